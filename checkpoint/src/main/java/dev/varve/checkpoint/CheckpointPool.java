@@ -1,0 +1,82 @@
+package dev.varve.checkpoint;
+
+import dev.varve.core.io.StorageException;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/** The {@code checkpointThreads} threads a checkpoint spreads its recovery-file and page writes over. */
+final class CheckpointPool implements AutoCloseable {
+    /** Work on one slice. */
+    interface SliceTask<T> {
+        void run(int index, T slice) throws Exception;
+    }
+
+    private final ExecutorService executor;
+    private final int threads;
+
+    CheckpointPool(int threads) {
+        this.threads = threads;
+        AtomicInteger n = new AtomicInteger();
+        this.executor = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "varve-checkpoint-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    int threads() {
+        return threads;
+    }
+
+    /** Cuts a sorted list into at most {@code n} contiguous slices (at least one, possibly empty). */
+    static <T> List<List<T>> slices(List<T> items, int n) {
+        int k = Math.max(1, Math.min(n, items.size()));
+        List<List<T>> out = new ArrayList<>(k);
+        for (int i = 0; i < k; i++) out.add(items.subList(items.size() * i / k, items.size() * (i + 1) / k));
+        return out;
+    }
+
+    /** Runs {@code task} on every slice in parallel and waits; the first failure is rethrown. */
+    <T> void forEachIndexed(List<T> slices, SliceTask<T> task) {
+        List<Future<?>> futures = new ArrayList<>(slices.size());
+        for (int i = 0; i < slices.size(); i++) {
+            int index = i;
+            T slice = slices.get(i);
+            futures.add(executor.submit(() -> {
+                task.run(index, slice);
+                return null;
+            }));
+        }
+        RuntimeException first = null;
+        for (Future<?> f : futures) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                Throwable c = e.getCause();
+                if (first == null) first = c instanceof RuntimeException r ? r : new StorageException("checkpoint task failed: " + c, null, c);
+                if (c instanceof Error err) throw err;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                if (first == null) first = new StorageException("interrupted while waiting for checkpoint threads", null, e);
+            }
+        }
+        if (first != null) throw first;
+    }
+
+    /** Runs {@code action} for every item, spread over the threads. */
+    <T> void forEach(List<T> items, Consumer<T> action) {
+        forEachIndexed(slices(items, threads), (i, slice) -> slice.forEach(action));
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+    }
+}

@@ -1,0 +1,334 @@
+package dev.varve.checkpoint;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.memory.Frame;
+import dev.varve.core.memory.PageMemory;
+import dev.varve.core.page.Page;
+import dev.varve.core.spi.CheckpointListener;
+import dev.varve.core.store.PageChecksum;
+import dev.varve.core.wal.Wal;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
+
+/**
+ * Writes dirty pages to the page files so that the store sits exactly at a WAL mark (I2), in the seven steps of
+ * DESIGN.md: (1) under the checkpoint write lock, collect the dirty set and the mark; (2) writers copy-on-write
+ * pages they change before they are written; (3) recovery files, unless every change since the previous mark was
+ * logged physically; (4) listeners (snapshot archive, I4); (5) start marker; (6) pages, sorted, in parallel, fsync
+ * per file; (7) end marker, then old markers, recovery files and WAL segments go.
+ *
+ * <p>Triggers (background thread, {@link CheckpointTrigger}): the period, the dirty-page ratio, WAL volume since
+ * the last mark, memory pressure and explicit requests. Recovery and shutdown call {@link #checkpoint} directly.
+ * One checkpoint at a time. A failed checkpoint poisons the checkpointer: the store must be reopened (recovery
+ * then repairs what it left).
+ */
+public final class Checkpointer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Checkpointer.class);
+
+    private final PageMemory memory;
+    private final Wal wal;
+    private final CheckpointMarkers markers;
+    private final ReentrantReadWriteLock checkpointLock;
+    private final ToLongFunction<Page> unusedRange;
+    private final PageCodec codec;
+    private final PhysicalPageLog physicalLog;
+    private final Throttle throttle;
+    private final CheckpointPool pool;
+    private final CheckpointTrigger trigger;
+    private final List<CheckpointListener> listeners = new CopyOnWriteArrayList<>();
+    private final ReentrantLock running = new ReentrantLock();
+
+    // guarded by running
+    private long lastId;
+    private long lastMarkLsn;
+    private volatile long walBytesAtLastMark; // read by the trigger thread
+    private boolean physicalSinceLastMark;
+
+    private volatile CheckpointStats last = CheckpointStats.NONE;
+    private volatile long completed;
+    private volatile long pagesWritten;
+    private volatile long recoveryFileBytes;
+    private volatile Throwable failure;
+
+    /**
+     * A checkpointer for {@code memory}. Writers must hold {@code checkpointLock}'s read lock for the whole
+     * append-and-apply of one operation. {@code unusedRange} tells SKIP_GARBAGE the unused middle of a page.
+     */
+    public Checkpointer(VarveConfig config, PageMemory memory, Wal wal, CheckpointMarkers markers,
+                        ReentrantReadWriteLock checkpointLock, ToLongFunction<Page> unusedRange) {
+        this.memory = memory;
+        this.wal = wal;
+        this.markers = markers;
+        this.checkpointLock = checkpointLock;
+        this.unusedRange = unusedRange;
+        this.codec = PageCodec.of(config.recoveryCompression());
+        this.throttle = new Throttle(memory);
+        this.pool = new CheckpointPool(config.checkpointThreads());
+        this.physicalLog = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL ? new PhysicalPageLog(wal, memory.pageSize()) : null;
+        if (physicalLog != null) memory.addWriteHook(physicalLog);
+        this.trigger = new CheckpointTrigger(this, config, memory, wal);
+        memory.onPressure(() -> trigger.wake("memory pressure"));
+    }
+
+    /** Where recovery left the store: the last complete checkpoint. */
+    public void resumeAfter(long checkpointId, long markLsn) {
+        running.lock();
+        try {
+            lastId = checkpointId;
+            lastMarkLsn = markLsn;
+            walBytesAtLastMark = wal.bytesWritten();
+        } finally {
+            running.unlock();
+        }
+    }
+
+    /** Starts the physical page log (WAL_PHYSICAL mode) and the background trigger; call after recovery. */
+    public void start() {
+        if (physicalLog != null) physicalLog.enabled(true);
+        trigger.start();
+    }
+
+    /** Adds a protocol listener (the snapshot layer). */
+    public void addListener(CheckpointListener l) {
+        listeners.add(l);
+    }
+
+    /** Writer throttling and head-room. */
+    public Throttle throttle() {
+        return throttle;
+    }
+
+    /** Asks the background thread for a checkpoint that starts after this call. */
+    public CompletableFuture<CheckpointStats> request(String reason) {
+        Throwable f = failure;
+        if (f != null) return CompletableFuture.failedFuture(new StorageException("the checkpointer failed earlier: " + f, null, f));
+        return trigger.request(reason);
+    }
+
+    /** Runs a checkpoint now on the calling thread, with the mark the current WAL position. */
+    public CheckpointStats checkpoint(String reason) {
+        return checkpoint(reason, wal::position);
+    }
+
+    /**
+     * Runs a checkpoint on the calling thread; {@code mark} gives the mark LSN under the lock (recovery passes its
+     * replay position: every record before it is applied).
+     */
+    public CheckpointStats checkpoint(String reason, LongSupplier mark) {
+        running.lock();
+        try {
+            checkUsable();
+            return run(reason, mark);
+        } catch (RuntimeException | Error e) {
+            if (failure == null) failure = e;
+            LOG.error("checkpoint failed; the store refuses further checkpoints until reopened", e);
+            throw e;
+        } finally {
+            running.unlock();
+        }
+    }
+
+    private CheckpointStats run(String reason, LongSupplier markSupplier) {
+        long t0 = System.nanoTime();
+        long throttledBefore = throttle.throttledNanos();
+        long cowBefore = memory.copyOnWritePages();
+        long mark;
+        long walBytesAtMark;
+        List<Frame> pages;
+        boolean covered;
+        long lockStart = System.nanoTime();
+        checkpointLock.writeLock().lock();
+        try {
+            mark = markSupplier.getAsLong();
+            walBytesAtMark = wal.bytesWritten();
+            pages = memory.beginCheckpoint();
+            covered = physicalLog != null && physicalLog.enabled() && physicalSinceLastMark;
+            if (physicalLog != null) {
+                physicalLog.nextGeneration();
+                physicalSinceLastMark = physicalLog.enabled();
+            }
+        } finally {
+            checkpointLock.writeLock().unlock();
+        }
+        long lockHold = System.nanoTime() - lockStart;
+        if (pages.isEmpty() && mark == lastMarkLsn) return last;
+        long id = lastId + 1;
+        throttle.begin(pages.size());
+        try {
+            wal.force(); // I1: the records that produced these page versions are durable before any of them is written
+            long rd0 = System.nanoTime();
+            RecoveryFiles files = covered ? RecoveryFiles.NONE : writeRecoveryFiles(id, pages);
+            long recoveryNanos = System.nanoTime() - rd0;
+            for (CheckpointListener l : listeners) l.beforeStartMarker(id, mark);
+            markers.write(new CheckpointMarker(CheckpointMarker.START, id, mark, lastMarkLsn,
+                    covered ? CheckpointMarker.PHYSICAL_WAL : CheckpointMarker.RECOVERY_FILES, codec.ordinal(), files.entries, files.bytes));
+            long w0 = System.nanoTime();
+            Set<Integer> touched = writePages(pages);
+            long pageWriteNanos = System.nanoTime() - w0;
+            long f0 = System.nanoTime();
+            pool.forEach(new ArrayList<>(touched), fileId -> memory.store().force(fileId));
+            long fsyncNanos = System.nanoTime() - f0;
+            markers.write(new CheckpointMarker(CheckpointMarker.END, id, mark, lastMarkLsn, CheckpointMarker.NO_RECOVERY_DATA, 0, new int[0], new long[0]));
+            for (CheckpointListener l : listeners) l.afterEndMarker(id, mark);
+            markers.deleteBefore(id);
+            wal.deleteSegmentsBefore(mark);
+            long walBytes = walBytesAtMark - walBytesAtLastMark;
+            lastId = id;
+            lastMarkLsn = mark;
+            walBytesAtLastMark = walBytesAtMark;
+            CheckpointStats s = new CheckpointStats(id, reason, pages.size(), covered ? "physical wal" : "recovery files", files.total(),
+                    covered ? 0 : recoveryNanos, pageWriteNanos, fsyncNanos, lockHold, System.nanoTime() - t0,
+                    memory.copyOnWritePages() - cowBefore, throttle.throttledNanos() - throttledBefore, walBytes);
+            completed++;
+            pagesWritten += pages.size();
+            recoveryFileBytes += files.total();
+            last = s;
+            LOG.info("{}", s);
+            return s;
+        } catch (RuntimeException | Error e) {
+            memory.abandonCheckpoint(pages);
+            throw e;
+        } finally {
+            throttle.end();
+        }
+    }
+
+    /**
+     * Binary restore from physical WAL records left the restored pages dirty in memory: writes them, fsyncs, and
+     * writes the end marker of the interrupted checkpoint {@code start}, whose mark the store now sits at.
+     */
+    public void finishRestore(CheckpointMarker start) {
+        running.lock();
+        try {
+            List<Frame> pages;
+            checkpointLock.writeLock().lock();
+            try {
+                pages = memory.beginCheckpoint();
+            } finally {
+                checkpointLock.writeLock().unlock();
+            }
+            Set<Integer> touched = writePages(pages);
+            pool.forEach(new ArrayList<>(touched), fileId -> memory.store().force(fileId));
+            markers.write(new CheckpointMarker(CheckpointMarker.END, start.id(), start.markLsn(), start.prevMarkLsn(),
+                    CheckpointMarker.NO_RECOVERY_DATA, 0, new int[0], new long[0]));
+            markers.deleteBefore(start.id());
+            lastId = start.id();
+            lastMarkLsn = start.markLsn();
+            walBytesAtLastMark = wal.bytesWritten();
+        } finally {
+            running.unlock();
+        }
+    }
+
+    private record RecoveryFiles(int[] entries, long[] bytes) {
+        static final RecoveryFiles NONE = new RecoveryFiles(new int[0], new long[0]);
+
+        long total() {
+            long t = 0;
+            for (long b : bytes) t += b;
+            return t;
+        }
+    }
+
+    private RecoveryFiles writeRecoveryFiles(long id, List<Frame> pages) {
+        List<List<Frame>> slices = CheckpointPool.slices(pages, pool.threads());
+        int[] entries = new int[slices.size()];
+        long[] bytes = new long[slices.size()];
+        int pageSize = memory.pageSize();
+        pool.forEachIndexed(slices, (n, slice) -> {
+            ByteBuffer buf = ByteBuffer.allocateDirect(pageSize);
+            Page image = new Page(buf, 0, pageSize);
+            try (RecoveryFileWriter w = new RecoveryFileWriter(markers.io(), markers.recoveryFilePath(id, n), id, pageSize, codec, unusedRange)) {
+                for (Frame f : slice) {
+                    long pageId = f.heldPageId();
+                    memory.copyCheckpointImage(f, buf, 0);
+                    PageChecksum.stamp(buf, 0, pageSize);
+                    w.append(pageId, image);
+                }
+                w.finish();
+                entries[n] = w.entries();
+                bytes[n] = w.bytes();
+            }
+        });
+        return new RecoveryFiles(entries, bytes);
+    }
+
+    private Set<Integer> writePages(List<Frame> pages) {
+        Set<Integer> touched = ConcurrentHashMap.newKeySet();
+        int pageSize = memory.pageSize();
+        pool.forEachIndexed(CheckpointPool.slices(pages, pool.threads()), (n, slice) -> {
+            ByteBuffer buf = ByteBuffer.allocateDirect(pageSize);
+            for (Frame f : slice) {
+                long pageId = f.heldPageId();
+                memory.copyCheckpointImage(f, buf, 0);
+                PageChecksum.stamp(buf, 0, pageSize);
+                memory.store().write(pageId, buf, 0);
+                memory.finishCheckpointPage(f);
+                touched.add(dev.varve.core.page.PageId.fileId(pageId));
+                throttle.pageWritten();
+            }
+        });
+        return touched;
+    }
+
+    private void checkUsable() {
+        Throwable f = failure;
+        if (f != null) throw new StorageException("the checkpointer failed earlier (" + f + "); reopen the store to recover", null, f);
+    }
+
+    /** The failure that stopped the checkpointer, or null. */
+    public Throwable failure() {
+        return failure;
+    }
+
+    /** Figures of the last checkpoint. */
+    public CheckpointStats last() {
+        return last;
+    }
+
+    /** Checkpoints completed since open. */
+    public long completed() {
+        return completed;
+    }
+
+    /** Pages written by checkpoints since open. */
+    public long pagesWritten() {
+        return pagesWritten;
+    }
+
+    /** Recovery-file bytes written since open. */
+    public long recoveryFileBytes() {
+        return recoveryFileBytes;
+    }
+
+    /** WAL bytes written since the last checkpoint's mark (for the WAL-volume trigger). */
+    long walBytesSinceMark() {
+        return wal.bytesWritten() - walBytesAtLastMark;
+    }
+
+    /** Stops the background trigger (pending requests fail); {@link #checkpoint} still works, e.g. at shutdown. */
+    public void stop() {
+        trigger.close();
+    }
+
+    /** Stops the trigger and the checkpoint threads; does not checkpoint. */
+    @Override
+    public void close() {
+        trigger.close();
+        pool.close();
+    }
+}

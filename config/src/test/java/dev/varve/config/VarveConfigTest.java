@@ -1,0 +1,214 @@
+package dev.varve.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class VarveConfigTest {
+
+    private static final long KiB = 1L << 10;
+    private static final long MiB = 1L << 20;
+    private static final long GiB = 1L << 30;
+    private static final long TiB = 1L << 40;
+    private static final Path DIR = Path.of("/tmp/varve-config-test");
+
+    private static VarveConfig.Builder base() {
+        return VarveConfig.builder().path(DIR);
+    }
+
+    @Test
+    void defaults() {
+        VarveConfig c = base().build();
+        assertEquals(DIR, c.path());
+        assertEquals(4096, c.pageSize());
+        assertEquals(256 * MiB, c.dataRegionSize());
+        assertEquals(16, c.partitions());
+        assertEquals(RecoveryMode.CHECKPOINT_RECOVERY_FILE, c.recoveryMode());
+        assertEquals(RecoveryCompression.SNAPPY, c.recoveryCompression());
+        assertEquals(WalSyncMode.LOG_ONLY, c.walSyncMode());
+        assertEquals(64 * MiB, c.walSegmentSize());
+        assertEquals(Duration.ofSeconds(1), c.walFlushFrequency());
+        assertEquals(Duration.ofSeconds(30), c.checkpointFrequency());
+        assertEquals(2, c.checkpointThreads());
+        assertEquals(64 * MiB, c.checkpointBufferSize());
+        assertEquals(0.75, c.checkpointDirtyRatio());
+        assertEquals(GiB, c.checkpointWalVolume());
+        assertEquals(RankTreePolicy.keepEverything(), c.retention());
+        assertEquals(DIR.resolve("archive"), c.archivePath());
+    }
+
+    @Test
+    void pathIsRequired() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> VarveConfig.builder().build());
+        assertEquals("path is required", e.getMessage());
+    }
+
+    @Test
+    void messageNamesFieldRangeAndValue() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> base().pageSize(3000).build());
+        assertEquals("pageSize must be a power of two in [1024, 16384], was 3000", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> base().dataRegionSize(7 * MiB).build());
+        assertEquals("dataRegionSize must be in [8 MiB, 1 TiB], was 7340032 bytes", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> base().walFlushFrequency(Duration.ZERO).build());
+        assertEquals("walFlushFrequency must be in [1ms, 1h], was PT0S", e.getMessage());
+    }
+
+    static Stream<Arguments> inside() {
+        return Stream.of(
+                arg("pageSize", b -> b.pageSize(1024)),
+                arg("pageSize", b -> b.pageSize(2048)),
+                arg("pageSize", b -> b.pageSize(16384)),
+                arg("dataRegionSize", b -> b.dataRegionSize(8 * MiB)),
+                arg("dataRegionSize", b -> b.dataRegionSize(TiB)),
+                arg("partitions", b -> b.partitions(1)),
+                arg("partitions", b -> b.partitions(1024)),
+                arg("walSegmentSize", b -> b.walSegmentSize(4 * MiB)),
+                arg("walSegmentSize", b -> b.walSegmentSize(GiB)),
+                arg("walSegmentSize", b -> b.walSegmentSize(4 * MiB + 4096)),
+                arg("walFlushFrequency", b -> b.walFlushFrequency(Duration.ofMillis(1))),
+                arg("walFlushFrequency", b -> b.walFlushFrequency(Duration.ofHours(1))),
+                arg("checkpointFrequency", b -> b.checkpointFrequency(Duration.ofMillis(1))),
+                arg("checkpointFrequency", b -> b.checkpointFrequency(Duration.ofDays(1))),
+                arg("checkpointThreads", b -> b.checkpointThreads(1)),
+                arg("checkpointThreads", b -> b.checkpointThreads(64)),
+                arg("checkpointBufferSize", b -> b.checkpointBufferSize(256 * KiB)),
+                arg("checkpointBufferSize", b -> b.checkpointBufferSize(64 * GiB)),
+                arg("checkpointDirtyRatio", b -> b.checkpointDirtyRatio(0.05)),
+                arg("checkpointDirtyRatio", b -> b.checkpointDirtyRatio(0.95)),
+                arg("checkpointWalVolume", b -> b.checkpointWalVolume(MiB)),
+                arg("checkpointWalVolume", b -> b.checkpointWalVolume(TiB)),
+                arg("recoveryMode", b -> b.recoveryMode(RecoveryMode.WAL_PHYSICAL)),
+                arg("recoveryCompression", b -> b.recoveryCompression(RecoveryCompression.DISABLED)),
+                arg("walSyncMode", b -> b.walSyncMode(WalSyncMode.BACKGROUND)),
+                arg("retention", b -> b.retention(RankTreePolicy.levels(Retention.keepLast(1)))),
+                arg("archivePath", b -> b.archivePath(Path.of("/elsewhere"))),
+                // cross-field: just enough pages, page-size multiples
+                arg("dataRegionSize", b -> b.pageSize(16384).dataRegionSize(32 * MiB)),
+                arg("dataRegionSize", b -> b.pageSize(1024).dataRegionSize(8 * MiB + 1024)),
+                arg("checkpointBufferSize", b -> b.pageSize(1024).checkpointBufferSize(256 * KiB + 1024)));
+    }
+
+    static Stream<Arguments> outside() {
+        return Stream.of(
+                arg("pageSize", b -> b.pageSize(512)),
+                arg("pageSize", b -> b.pageSize(32768)),
+                arg("pageSize", b -> b.pageSize(3000)),
+                arg("pageSize", b -> b.pageSize(-4096)),
+                arg("dataRegionSize", b -> b.dataRegionSize(8 * MiB - 4096)),
+                arg("dataRegionSize", b -> b.dataRegionSize(TiB + 4096)),
+                arg("partitions", b -> b.partitions(0)),
+                arg("partitions", b -> b.partitions(1025)),
+                arg("walSegmentSize", b -> b.walSegmentSize(4 * MiB - 4096)),
+                arg("walSegmentSize", b -> b.walSegmentSize(GiB + 4096)),
+                arg("walSegmentSize", b -> b.walSegmentSize(4 * MiB + 1)),
+                arg("walFlushFrequency", b -> b.walFlushFrequency(Duration.ofNanos(999_999))),
+                arg("walFlushFrequency", b -> b.walFlushFrequency(Duration.ofHours(1).plusMillis(1))),
+                arg("walFlushFrequency", b -> b.walFlushFrequency(null)),
+                arg("checkpointFrequency", b -> b.checkpointFrequency(Duration.ofMillis(1).minusNanos(1))),
+                arg("checkpointFrequency", b -> b.checkpointFrequency(Duration.ofDays(1).plusNanos(1))),
+                arg("checkpointFrequency", b -> b.checkpointFrequency(Duration.ofSeconds(-1))),
+                arg("checkpointThreads", b -> b.checkpointThreads(0)),
+                arg("checkpointThreads", b -> b.checkpointThreads(65)),
+                arg("checkpointBufferSize", b -> b.checkpointBufferSize(256 * KiB - 4096)),
+                arg("checkpointBufferSize", b -> b.checkpointBufferSize(64 * GiB + 4096)),
+                arg("checkpointDirtyRatio", b -> b.checkpointDirtyRatio(0.0499)),
+                arg("checkpointDirtyRatio", b -> b.checkpointDirtyRatio(0.9501)),
+                arg("checkpointDirtyRatio", b -> b.checkpointDirtyRatio(Double.NaN)),
+                arg("checkpointWalVolume", b -> b.checkpointWalVolume(MiB - 1)),
+                arg("checkpointWalVolume", b -> b.checkpointWalVolume(TiB + 1)),
+                arg("recoveryMode", b -> b.recoveryMode(null)),
+                arg("recoveryCompression", b -> b.recoveryCompression(null)),
+                arg("walSyncMode", b -> b.walSyncMode(null)),
+                arg("retention", b -> b.retention(null)),
+                arg("path", b -> b.path(null)),
+                // cross-field
+                arg("dataRegionSize", b -> b.pageSize(16384).dataRegionSize(32 * MiB - 16384)),
+                arg("dataRegionSize", b -> b.dataRegionSize(8 * MiB + 1024)),
+                arg("checkpointBufferSize", b -> b.checkpointBufferSize(256 * KiB + 1024)),
+                arg("archivePath", b -> b.archivePath(DIR.resolve("x/.."))));
+    }
+
+    private static Arguments arg(String field, UnaryOperator<VarveConfig.Builder> change) {
+        return Arguments.of(field, change);
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("inside")
+    void justInsidePasses(String field, UnaryOperator<VarveConfig.Builder> change) {
+        change.apply(base()).build();
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("outside")
+    void justOutsideFailsNamingTheField(String field, UnaryOperator<VarveConfig.Builder> change) {
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> change.apply(base()).build());
+        assertTrue(e.getMessage().startsWith(field + " "), e.getMessage());
+    }
+
+    @Test
+    void tooFewPagesMessage() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> base().pageSize(16384).dataRegionSize(8 * MiB).build());
+        assertEquals("dataRegionSize must hold at least 2048 pages of pageSize 16384 (32 MiB), was 8388608 bytes",
+                e.getMessage());
+    }
+
+    @Test
+    void toBuilderCopiesEveryField() {
+        VarveConfig a = base().pageSize(8192).dataRegionSize(64 * MiB).partitions(3)
+                .recoveryMode(RecoveryMode.WAL_PHYSICAL).recoveryCompression(RecoveryCompression.SKIP_GARBAGE)
+                .walSyncMode(WalSyncMode.FSYNC).walSegmentSize(8 * MiB).walFlushFrequency(Duration.ofMillis(5))
+                .checkpointFrequency(Duration.ofMinutes(2)).checkpointThreads(7).checkpointBufferSize(MiB)
+                .checkpointDirtyRatio(0.5).checkpointWalVolume(2 * GiB)
+                .retention(RankTreePolicy.levels(Retention.keepLast(3), Retention.keepAll()).withBudget(GiB))
+                .archivePath(Path.of("/arch")).build();
+        VarveConfig b = a.toBuilder().build();
+        assertEquals(a, b);
+        assertEquals(a.hashCode(), b.hashCode());
+        assertEquals(a.toString(), b.toString());
+        VarveConfig c = a.toBuilder().recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build();
+        assertNotEquals(a, c);
+        assertEquals(RecoveryMode.CHECKPOINT_RECOVERY_FILE, c.recoveryMode());
+        assertEquals(RecoveryMode.WAL_PHYSICAL, a.recoveryMode());
+    }
+
+    @Test
+    void defaultArchivePathFollowsPathThroughToBuilder() {
+        VarveConfig a = base().build();
+        VarveConfig b = a.toBuilder().path(Path.of("/other")).build();
+        assertEquals(Path.of("/other/archive"), b.archivePath());
+    }
+
+    @Test
+    void toStringListsEveryField() {
+        String s = base().build().toString();
+        for (String field : new String[] {"path=", "pageSize=4096", "dataRegionSize=268435456", "partitions=16",
+                "recoveryMode=CHECKPOINT_RECOVERY_FILE", "recoveryCompression=SNAPPY", "walSyncMode=LOG_ONLY",
+                "walSegmentSize=67108864", "walFlushFrequency=PT1S", "checkpointFrequency=PT30S",
+                "checkpointThreads=2", "checkpointBufferSize=67108864", "checkpointDirtyRatio=0.75",
+                "checkpointWalVolume=1073741824", "retention=keepAll()", "archivePath="}) {
+            assertTrue(s.contains(field), field + " missing in " + s);
+        }
+    }
+
+    @Test
+    void propertyNamesHaveThePrefixAndMatchTheFields() {
+        assertEquals("varve.pageSize", VarveConfig.PAGE_SIZE_PROP_NAME);
+        assertEquals("varve.checkpointDirtyRatio", VarveConfig.CHECKPOINT_DIRTY_RATIO_PROP_NAME);
+        for (String key : ConfigProperties.KEYS) {
+            assertTrue(key.startsWith(VarveConfig.PREFIX), key);
+        }
+        assertEquals(17, ConfigProperties.KEYS.stream().distinct().count());
+    }
+}

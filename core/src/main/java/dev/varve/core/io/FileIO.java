@@ -1,0 +1,37 @@
+package dev.varve.core.io;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+
+/**
+ * The seam every file of the store goes through (BookKeeper's {@code FileChannelProvider} idea): page files, WAL
+ * segments, markers, recovery files. Tests swap in an implementation that drops unsynced writes, tears writes at
+ * sector boundaries and fails fsync. Positional IO only; implementations are safe for concurrent positional calls.
+ */
+public interface FileIO extends Closeable {
+    /** The file's path, for messages. */
+    Path path();
+
+    /** Reads until {@code dst} is full or end of file; returns the bytes read. */
+    int read(ByteBuffer dst, long position) throws IOException;
+
+    /** Writes all of {@code src} at {@code position}. */
+    void write(ByteBuffer src, long position) throws IOException;
+
+    /** Makes every write so far durable (fsync, data and size). */
+    void force() throws IOException;
+
+    /** Current size in bytes. */
+    long size() throws IOException;
+
+    /** Cuts the file to {@code size} bytes. */
+    void truncate(long size) throws IOException;
+
+    /** Maps {@code length} bytes at {@code position} read-write, growing the file if needed. */
+    MappedRegion map(long position, int length) throws IOException;
+
+    @Override
+    void close() throws IOException;
+}

@@ -1,0 +1,28 @@
+package dev.varve.core.io;
+
+import java.nio.file.Path;
+
+/**
+ * A storage operation failed: an I/O error, a full disk, a failed fsync. Says which file. After one of these the
+ * component that raised it refuses further work rather than continue on a state it cannot vouch for.
+ */
+public class StorageException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final Path file;
+
+    /** A failure on {@code file} (may be null when no single file is to blame). */
+    public StorageException(String message, Path file, Throwable cause) {
+        super(file == null ? message : message + " [file " + file + "]", cause);
+        this.file = file;
+    }
+
+    /** A failure without an underlying exception. */
+    public StorageException(String message, Path file) {
+        this(message, file, null);
+    }
+
+    /** The file the failure concerns, or null. */
+    public Path file() {
+        return file;
+    }
+}

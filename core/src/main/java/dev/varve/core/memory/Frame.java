@@ -1,0 +1,103 @@
+package dev.varve.core.memory;
+
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageId;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+
+/**
+ * A slot of page memory and the page it currently holds.
+ *
+ * <p>Who may change what: {@code pins} by anyone (atomic); {@code state} by the thread that claimed the frame
+ * (CAS); {@code dirty}, {@code cpPending}, {@code cpCopy} by a writer holding the write latch, by the checkpointer
+ * holding the read latch (writers excluded), or by the checkpointer under the checkpoint write lock (no writer is
+ * inside an operation). They are volatile because eviction reads them without a latch.
+ */
+public final class Frame extends Page {
+    static final int FREE = 0;
+    static final int LOADING = 1;
+    static final int READY = 2;
+    static final int FAILED = 3;
+
+    private static final VarHandle PINS;
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            PINS = l.findVarHandle(Frame.class, "pins", int.class);
+            STATE = l.findVarHandle(Frame.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final int slot;
+    volatile long pageId = PageId.NONE;
+    @SuppressWarnings("unused") // through PINS
+    private volatile int pins;
+    @SuppressWarnings("unused") // through STATE
+    private volatile int state = FREE;
+    /** Second-chance bit of the clock; racy by design (a lost update only costs one more round). */
+    boolean referenced;
+    /** Changed since the last checkpoint collected this page. */
+    volatile boolean dirty;
+    /** In the running checkpoint's page set and not yet written by it. */
+    volatile boolean cpPending;
+    /** Checkpoint-buffer slot holding this page's image at the mark, or -1. */
+    volatile int cpCopy = -1;
+    /** Checkpoint generation in which the physical WAL last logged a full image of this page. */
+    private long physicalImageGeneration = -1;
+
+    Frame(ByteBuffer buffer, int base, int size, int slot) {
+        super(buffer, base, size);
+        this.slot = slot;
+    }
+
+    /** The page id this frame holds (valid while pinned). */
+    public long heldPageId() {
+        return pageId;
+    }
+
+    /** Generation of the last full-image physical record (physical WAL mode); guarded by the write latch. */
+    public long physicalImageGeneration() {
+        return physicalImageGeneration;
+    }
+
+    /** Records that a full image was logged in {@code generation}; caller holds the write latch. */
+    public void physicalImageGeneration(long generation) {
+        this.physicalImageGeneration = generation;
+    }
+
+    void pin() {
+        PINS.getAndAdd(this, 1);
+    }
+
+    void unpin() {
+        int before = (int) PINS.getAndAdd(this, -1);
+        assert before > 0 : "unpin of an unpinned frame " + slot;
+    }
+
+    int pins() {
+        return (int) PINS.getVolatile(this);
+    }
+
+    int state() {
+        return (int) STATE.getAcquire(this);
+    }
+
+    void state(int s) {
+        STATE.setRelease(this, s);
+    }
+
+    boolean casState(int expected, int next) {
+        return STATE.compareAndSet(this, expected, next);
+    }
+
+    /** Dirty or holding the checkpoint's only copy of its image: cannot be evicted. */
+    boolean held() {
+        return dirty || (cpPending && cpCopy < 0);
+    }
+}

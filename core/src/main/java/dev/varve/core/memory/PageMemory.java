@@ -1,0 +1,453 @@
+package dev.varve.core.memory;
+
+import dev.varve.core.io.StorageException;
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+import dev.varve.core.store.PageStore;
+import org.jctools.queues.MpmcArrayQueue;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Off-heap page memory bounded by the data region: direct-buffer chunks cut into frames, a striped page table,
+ * clock replacement of clean pages, per-page latches, dirty tracking, and the checkpoint's copy-on-write.
+ *
+ * <p>Design note. No-steal: a dirty page is never evicted; only a checkpoint makes it clean. Writers therefore
+ * reserve head-room before an operation ({@link #awaitHeadroom}) while holding no lock the checkpointer needs, and
+ * trigger a checkpoint when the region runs short; inside an operation, a frame is always found. A writer that
+ * changes a page the running checkpoint has not written yet first copies its image at the mark into the
+ * checkpoint buffer; if that buffer is full it waits with the page's latch released, so the checkpointer can
+ * always finish that page.
+ */
+public final class PageMemory implements PageAccess, AutoCloseable {
+    /**
+     * Frames never handed out as head-room: readers can always load pages, and an operation that dirties more
+     * than it reserved (overwriting a large value frees its overflow chain, ~260 pages at 1 MiB) still finds clean
+     * frames instead of waiting for a checkpoint that its own lock blocks.
+     */
+    private static final int MIN_SLACK_FRAMES = 320;
+    private static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
+
+    private final PageStore store;
+    private final int pageSize;
+    private final Frame[] frames;
+    private final MpmcArrayQueue<Frame> freeFrames;
+    private final PageTable table;
+    private final int slackFrames;
+    private final AtomicInteger clockHand = new AtomicInteger();
+    private final CheckpointBuffer checkpointBuffer;
+    private final AtomicLong heldFrames = new AtomicLong();
+    private final AtomicLong reservedFrames = new AtomicLong();
+    private final LongAdder pagesRead = new LongAdder();
+    private final LongAdder pagesEvicted = new LongAdder();
+    private final LongAdder copyOnWritePages = new LongAdder();
+    private volatile PageWriteHook[] hooks = new PageWriteHook[0];
+    /** Called when the region or the checkpoint buffer runs short: starts a checkpoint. */
+    private volatile Runnable pressure = () -> { };
+    private volatile boolean closed;
+
+    /** Page memory of {@code regionBytes} over {@code store}, with a checkpoint buffer of {@code checkpointBufferBytes}. */
+    public PageMemory(PageStore store, long regionBytes, long checkpointBufferBytes) {
+        this.store = store;
+        this.pageSize = store.pageSize();
+        long count = regionBytes / pageSize;
+        if (count < 4L * MIN_SLACK_FRAMES) throw new IllegalArgumentException("data region of " + regionBytes + " bytes holds " + count
+                + " pages; at least " + 4 * MIN_SLACK_FRAMES + " are needed");
+        if (count > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("data region too large: " + regionBytes);
+        frames = new Frame[(int) count];
+        freeFrames = new MpmcArrayQueue<>(frames.length);
+        int perChunk = Math.max(1, (1 << 30) / pageSize);
+        for (int first = 0; first < frames.length; first += perChunk) {
+            int n = Math.min(perChunk, frames.length - first);
+            ByteBuffer chunk = ByteBuffer.allocateDirect(n * pageSize);
+            for (int i = 0; i < n; i++) {
+                frames[first + i] = new Frame(chunk, i * pageSize, pageSize, first + i);
+                freeFrames.offer(frames[first + i]);
+            }
+        }
+        table = new PageTable(frames.length);
+        slackFrames = Math.max(MIN_SLACK_FRAMES, frames.length / 16);
+        checkpointBuffer = new CheckpointBuffer(checkpointBufferBytes, pageSize);
+    }
+
+    /** Adds a hook called at every page change. */
+    public synchronized void addWriteHook(PageWriteHook hook) {
+        PageWriteHook[] h = java.util.Arrays.copyOf(hooks, hooks.length + 1);
+        h[h.length - 1] = hook;
+        hooks = h;
+    }
+
+    /** What to run when memory runs short (start a checkpoint). */
+    public void onPressure(Runnable r) {
+        pressure = r;
+    }
+
+    @Override
+    public int pageSize() {
+        return pageSize;
+    }
+
+    /** The page store behind this memory. */
+    public PageStore store() {
+        return store;
+    }
+
+    // ---------------------------------------------------------------- PageAccess
+
+    @Override
+    public Page acquireRead(long pageId) {
+        Frame f = acquire(pageId, false);
+        f.latchRead();
+        return f;
+    }
+
+    @Override
+    public void releaseRead(Page page) {
+        Frame f = (Frame) page;
+        f.unlatchRead();
+        f.unpin();
+    }
+
+    @Override
+    public Page acquireWrite(long pageId) {
+        Frame f = acquire(pageId, false);
+        latchForChange(f);
+        try {
+            for (PageWriteHook h : hooks) h.beforeChange(f, false);
+        } catch (RuntimeException | Error e) {
+            f.unlatchWrite();
+            f.unpin();
+            throw e;
+        }
+        return f;
+    }
+
+    @Override
+    public Page acquireNew(long pageId) {
+        Frame f = acquire(pageId, true);
+        latchForChange(f);
+        try {
+            for (PageWriteHook h : hooks) h.beforeChange(f, true);
+        } catch (RuntimeException | Error e) {
+            f.unlatchWrite();
+            f.unpin();
+            throw e;
+        }
+        f.zero(0, pageSize);
+        f.putLong(PageHeader.PAGE_ID_OFFSET, pageId);
+        return f;
+    }
+
+    @Override
+    public void releaseWrite(Page page) {
+        Frame f = (Frame) page;
+        try {
+            for (PageWriteHook h : hooks) h.afterChange(f);
+        } finally {
+            f.unlatchWrite();
+            f.unpin();
+        }
+    }
+
+    /**
+     * Takes the write latch and makes the page dirty; preserves the checkpoint's image first (copy-on-write). When
+     * the checkpoint buffer is full, waits with the latch released until a slot frees or the checkpoint has written
+     * the page, so the checkpointer is never blocked by a waiting writer.
+     */
+    private void latchForChange(Frame f) {
+        long start = 0;
+        while (true) {
+            f.latchWrite();
+            if (f.cpPending && f.cpCopy < 0) {
+                int slot = checkpointBuffer.copyOf(f);
+                if (slot < 0) {
+                    f.unlatchWrite();
+                    if (start == 0) start = System.nanoTime();
+                    waitOrFail(start, "a checkpoint-buffer slot for page " + PageId.toString(f.pageId));
+                    continue;
+                }
+                assert !f.dirty : "a page of the running checkpoint was changed without copy-on-write";
+                f.cpCopy = slot;
+                f.dirty = true; // held() stays true: held for the checkpoint before, held as dirty now
+                copyOnWritePages.increment();
+                return;
+            }
+            if (!f.dirty) {
+                boolean wasHeld = f.held();
+                f.dirty = true;
+                if (!wasHeld) heldFrames.incrementAndGet();
+            }
+            return;
+        }
+    }
+
+    private void waitOrFail(long startNanos, String what) {
+        pressure.run();
+        if (System.nanoTime() - startNanos > WAIT_LIMIT_NANOS)
+            throw new StorageException("gave up waiting " + TimeUnit.NANOSECONDS.toSeconds(WAIT_LIMIT_NANOS) + " s for " + what
+                    + " (is the checkpointer stuck or failed?)", null);
+        LockSupport.parkNanos(50_000);
+    }
+
+    /** The frame holding {@code pageId}, pinned, loaded from disk unless {@code fresh}. */
+    private Frame acquire(long pageId, boolean fresh) {
+        if (closed) throw new IllegalStateException("page memory is closed");
+        if (pageId < 0) throw new IllegalArgumentException("invalid page id " + pageId);
+        while (true) {
+            Frame f = table.getAndPin(pageId);
+            if (f == null) {
+                Frame free = takeFrame();
+                free.pageId = pageId;
+                free.pin();
+                Frame existing = table.putIfAbsentOrPin(pageId, free);
+                if (existing == null) {
+                    load(free, pageId, fresh);
+                    f = free;
+                } else {
+                    free.unpin();
+                    free.pageId = PageId.NONE;
+                    free.state(Frame.FREE);
+                    freeFrames.offer(free);
+                    f = existing;
+                }
+            }
+            if (awaitReady(f)) {
+                f.referenced = true;
+                return f;
+            }
+            f.unpin(); // its load failed: try again, which reports the failure to this caller too
+        }
+    }
+
+    private void load(Frame f, long pageId, boolean fresh) {
+        try {
+            if (fresh) {
+                f.zero(0, pageSize);
+                f.putLong(PageHeader.PAGE_ID_OFFSET, pageId);
+            } else {
+                store.read(pageId, f.buffer(), f.base());
+                pagesRead.increment();
+            }
+            f.state(Frame.READY);
+        } catch (RuntimeException | Error e) {
+            table.remove(pageId, f);
+            f.pageId = PageId.NONE;
+            f.state(Frame.FAILED); // reclaimed by the clock once every waiter has unpinned it
+            f.unpin();
+            throw e;
+        }
+    }
+
+    private static boolean awaitReady(Frame f) {
+        for (int spins = 0; ; spins++) {
+            int s = f.state();
+            if (s == Frame.READY) return true;
+            if (s != Frame.LOADING) return false;
+            if (spins < 100) Thread.onSpinWait();
+            else Thread.yield();
+        }
+    }
+
+    /** A frame nobody else can see: from the free queue, or a clean page evicted by the clock. */
+    private Frame takeFrame() {
+        long start = 0;
+        while (true) {
+            Frame f = freeFrames.poll();
+            if (f != null) {
+                f.state(Frame.LOADING);
+                return f;
+            }
+            f = evict();
+            if (f != null) return f;
+            if (start == 0) start = System.nanoTime();
+            waitOrFail(start, "a clean page to evict (" + heldFrames.get() + " of " + frames.length + " pages dirty)");
+        }
+    }
+
+    private Frame evict() {
+        int n = frames.length;
+        for (int scanned = 0; scanned < 2 * n; scanned++) {
+            Frame f = frames[Math.floorMod(clockHand.getAndIncrement(), n)];
+            int s = f.state();
+            if (s == Frame.FAILED) {
+                if (f.pins() == 0 && f.casState(Frame.FAILED, Frame.LOADING)) return f;
+                continue;
+            }
+            if (s != Frame.READY || f.pins() != 0 || f.held()) continue;
+            if (f.referenced) {
+                f.referenced = false;
+                continue;
+            }
+            long id = f.pageId;
+            if (table.claimForEviction(id, f)) {
+                f.pageId = PageId.NONE;
+                pagesEvicted.increment();
+                return f;
+            }
+        }
+        return null;
+    }
+
+    // ---------------------------------------------------------------- head-room
+
+    /**
+     * Blocks until {@code pages} more frames may become dirty without exhausting the region, then reserves them.
+     * Called before an operation, holding no lock; pair with {@link #releaseHeadroom}.
+     */
+    public void awaitHeadroom(int pages) {
+        long start = 0;
+        while (!tryReserve(pages)) {
+            if (start == 0) start = System.nanoTime();
+            waitOrFail(start, "room in the data region (" + heldFrames.get() + " of " + frames.length + " pages dirty)");
+        }
+    }
+
+    /** Reserves head-room for {@code pages} if there is room now; false (nothing reserved) otherwise. */
+    public boolean tryReserve(int pages) {
+        long limit = frames.length - slackFrames;
+        if (pages > limit) throw new IllegalArgumentException("an operation touching ~" + pages + " pages cannot fit a data region of "
+                + frames.length + " pages; raise dataRegionSize or split the batch");
+        while (true) {
+            long r = reservedFrames.get();
+            if (heldFrames.get() + r + pages > limit) return false;
+            if (reservedFrames.compareAndSet(r, r + pages)) return true;
+        }
+    }
+
+    /** Returns head-room reserved by {@link #awaitHeadroom}. */
+    public void releaseHeadroom(int pages) {
+        reservedFrames.addAndGet(-pages);
+    }
+
+    // ---------------------------------------------------------------- checkpoint support
+
+    /**
+     * Step 1 of a checkpoint, called under the checkpoint write lock (no writer inside an operation): every dirty
+     * page becomes part of the checkpoint and clean for the next one. Returns them sorted by page id.
+     */
+    public List<Frame> beginCheckpoint() {
+        List<Frame> set = new ArrayList<>();
+        for (Frame f : frames) {
+            if (!f.dirty) continue;
+            if (f.cpPending) throw new IllegalStateException("page " + PageId.toString(f.pageId) + " still belongs to the previous checkpoint");
+            f.cpPending = true;
+            f.dirty = false; // still held: its image lives only in this frame
+            set.add(f);
+        }
+        set.sort(Comparator.comparingLong(fr -> fr.pageId));
+        return set;
+    }
+
+    /**
+     * Copies the image of {@code f} at the checkpoint mark into {@code dst} at {@code offset}. The page stays in the
+     * checkpoint's set until {@link #finishCheckpointPage}, which the checkpointer calls only after the image reached
+     * the page file: until then the frame cannot be evicted and re-read stale from disk.
+     */
+    public void copyCheckpointImage(Frame f, ByteBuffer dst, int offset) {
+        f.latchRead(); // excludes writers; they never wait for us while holding the latch
+        try {
+            if (!f.cpPending) throw new IllegalStateException("page " + PageId.toString(f.pageId) + " is not part of the checkpoint");
+            int copy = f.cpCopy;
+            if (copy >= 0) checkpointBuffer.copyOut(copy, dst, offset);
+            else f.copyTo(dst, offset);
+        } finally {
+            f.unlatchRead();
+        }
+    }
+
+    /** The page's image at the mark is in its file: it leaves the checkpoint's set; its copy-on-write slot frees. */
+    public void finishCheckpointPage(Frame f) {
+        f.latchRead();
+        try {
+            boolean wasHeld = f.held();
+            int copy = f.cpCopy;
+            if (copy >= 0) {
+                f.cpCopy = -1;
+                checkpointBuffer.free(copy);
+            }
+            f.cpPending = false;
+            if (wasHeld && !f.held()) heldFrames.decrementAndGet();
+        } finally {
+            f.unlatchRead();
+        }
+    }
+
+    /** Marks every page of an abandoned checkpoint dirty again (its writes failed), so the next one retries. */
+    public void abandonCheckpoint(List<Frame> set) {
+        for (Frame f : set) {
+            f.latchRead();
+            try {
+                if (!f.cpPending) continue;
+                boolean wasHeld = f.held();
+                if (f.cpCopy >= 0) {
+                    checkpointBuffer.free(f.cpCopy);
+                    f.cpCopy = -1;
+                }
+                f.cpPending = false;
+                f.dirty = true;
+                if (!wasHeld) heldFrames.incrementAndGet();
+            } finally {
+                f.unlatchRead();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- figures
+
+    /** Frames in the region. */
+    public int capacityPages() {
+        return frames.length;
+    }
+
+    /** Pages that cannot be evicted now (dirty, or the checkpoint's only image). */
+    public long heldPages() {
+        return heldFrames.get();
+    }
+
+    /** Dirty pages not yet collected by a checkpoint (walks the frames; for triggers and metrics). */
+    public int dirtyPages() {
+        int n = 0;
+        for (Frame f : frames) if (f.dirty) n++;
+        return n;
+    }
+
+    /** Checkpoint-buffer slots in use. */
+    public int checkpointBufferUsed() {
+        return checkpointBuffer.used();
+    }
+
+    /** Checkpoint-buffer slots in all. */
+    public int checkpointBufferCapacity() {
+        return checkpointBuffer.capacity();
+    }
+
+    /** Pages read from disk since open. */
+    public long pagesRead() {
+        return pagesRead.sum();
+    }
+
+    /** Clean pages evicted since open. */
+    public long pagesEvicted() {
+        return pagesEvicted.sum();
+    }
+
+    /** Pages copied into the checkpoint buffer since open. */
+    public long copyOnWritePages() {
+        return copyOnWritePages.sum();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+}

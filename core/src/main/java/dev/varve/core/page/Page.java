@@ -1,0 +1,234 @@
+package dev.varve.core.page;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * One page of memory: a fixed-size window at {@code base} into a direct {@link ByteBuffer}, with typed accessors
+ * (VarHandle views, little-endian) and a reader/writer latch. Page memory hands out subclasses bound to its slots;
+ * the snapshot layer hands out pages over archived copies. All offsets are relative to the start of the page.
+ *
+ * <p>Design note: the latch is a single int (0 free, n &gt; 0 readers, -1 one writer) changed by CAS, because
+ * latches are held for the few microseconds of one page access and a lock object per page would cost more heap than
+ * the page table itself. Waiters spin briefly, then yield.
+ */
+public class Page {
+    private static final VarHandle SHORT = MethodHandles.byteBufferViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    /** Big-endian views compare eight key bytes at a time in unsigned lexicographic order. */
+    private static final VarHandle LONG_BE = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle ARRAY_LONG_BE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle LATCH;
+
+    static {
+        try {
+            LATCH = MethodHandles.lookup().findVarHandle(Page.class, "latch", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final ByteBuffer buffer;
+    private final int base;
+    private final int size;
+    @SuppressWarnings("unused") // accessed through LATCH
+    private volatile int latch;
+
+    /** A page over {@code size} bytes of {@code buffer} starting at {@code base}. */
+    public Page(ByteBuffer buffer, int base, int size) {
+        if (!buffer.isDirect()) throw new IllegalArgumentException("pages live off-heap: buffer must be direct");
+        if (base < 0 || size <= 0 || base + size > buffer.capacity())
+            throw new IllegalArgumentException("page window [" + base + ", " + (base + size) + ") outside buffer of " + buffer.capacity());
+        this.buffer = buffer;
+        this.base = base;
+        this.size = size;
+    }
+
+    /** Page size in bytes. */
+    public final int size() {
+        return size;
+    }
+
+    /** The backing buffer (shared with other pages); use with {@link #base()}. */
+    public final ByteBuffer buffer() {
+        return buffer;
+    }
+
+    /** Offset of this page in {@link #buffer()}. */
+    public final int base() {
+        return base;
+    }
+
+    // ---- header fields ----
+
+    /** The page id stored in the header. */
+    public final long pageId() {
+        return getLong(PageHeader.PAGE_ID_OFFSET);
+    }
+
+    /** The page type stored in the header. */
+    public final int type() {
+        return getShort(PageHeader.TYPE_OFFSET);
+    }
+
+    /** Sets the page type. */
+    public final void type(int type) {
+        putShort(PageHeader.TYPE_OFFSET, type);
+    }
+
+    // ---- typed access; plain memory semantics, the latch orders them ----
+
+    private int at(int offset, int width) {
+        assert offset >= 0 && offset + width <= size : "offset " + offset + "+" + width + " outside page of " + size;
+        return base + offset;
+    }
+
+    /** Unsigned 8-bit value. */
+    public final int getByte(int offset) {
+        return buffer.get(at(offset, 1)) & 0xFF;
+    }
+
+    /** Stores the low 8 bits. */
+    public final void putByte(int offset, int value) {
+        buffer.put(at(offset, 1), (byte) value);
+    }
+
+    /** Unsigned 16-bit value. */
+    public final int getShort(int offset) {
+        return (short) SHORT.get(buffer, at(offset, 2)) & 0xFFFF;
+    }
+
+    /** Stores the low 16 bits. */
+    public final void putShort(int offset, int value) {
+        SHORT.set(buffer, at(offset, 2), (short) value);
+    }
+
+    /** 32-bit value. */
+    public final int getInt(int offset) {
+        return (int) INT.get(buffer, at(offset, 4));
+    }
+
+    /** Stores a 32-bit value. */
+    public final void putInt(int offset, int value) {
+        INT.set(buffer, at(offset, 4), value);
+    }
+
+    /** 64-bit value. */
+    public final long getLong(int offset) {
+        return (long) LONG.get(buffer, at(offset, 8));
+    }
+
+    /** Stores a 64-bit value. */
+    public final void putLong(int offset, long value) {
+        LONG.set(buffer, at(offset, 8), value);
+    }
+
+    /** Copies {@code length} bytes at {@code offset} into {@code dst}. */
+    public final void getBytes(int offset, byte[] dst, int dstOffset, int length) {
+        buffer.get(at(offset, length), dst, dstOffset, length);
+    }
+
+    /** A new array with {@code length} bytes at {@code offset}. */
+    public final byte[] getBytes(int offset, int length) {
+        byte[] b = new byte[length];
+        getBytes(offset, b, 0, length);
+        return b;
+    }
+
+    /** Copies {@code length} bytes of {@code src} to {@code offset}. */
+    public final void putBytes(int offset, byte[] src, int srcOffset, int length) {
+        buffer.put(at(offset, length), src, srcOffset, length);
+    }
+
+    /** Moves bytes inside this page; the ranges may overlap (memmove). */
+    public final void move(int from, int to, int length) {
+        if (length == 0) return;
+        buffer.put(at(to, length), buffer, at(from, length), length);
+    }
+
+    /** Zeroes {@code length} bytes at {@code offset}. */
+    public final void zero(int offset, int length) {
+        int p = at(offset, length);
+        int end = p + length;
+        for (; p + 8 <= end; p += 8) LONG.set(buffer, p, 0L);
+        for (; p < end; p++) buffer.put(p, (byte) 0);
+    }
+
+    /** Copies this whole page into {@code dst} (same size). */
+    public final void copyTo(Page dst) {
+        if (dst.size != size) throw new IllegalArgumentException("page sizes differ: " + size + " vs " + dst.size);
+        dst.buffer.put(dst.base, buffer, base, size);
+    }
+
+    /** Copies this whole page into {@code dst} at {@code dstOffset}. */
+    public final void copyTo(ByteBuffer dst, int dstOffset) {
+        dst.put(dstOffset, buffer, base, size);
+    }
+
+    /** Overwrites this whole page with {@code size()} bytes of {@code src} at {@code srcOffset}. */
+    public final void copyFrom(ByteBuffer src, int srcOffset) {
+        buffer.put(base, src, srcOffset, size);
+    }
+
+    /**
+     * Compares {@code length} bytes at {@code offset} with {@code key} in unsigned lexicographic order (shorter
+     * prefix first), like {@link java.util.Arrays#compareUnsigned(byte[], byte[])}.
+     */
+    public final int compareBytes(int offset, int length, byte[] key) {
+        int n = Math.min(length, key.length);
+        int p = at(offset, length);
+        int i = 0;
+        for (; i + 8 <= n; i += 8) {
+            long a = (long) LONG_BE.get(buffer, p + i);
+            long b = (long) ARRAY_LONG_BE.get(key, i);
+            if (a != b) return Long.compareUnsigned(a, b);
+        }
+        for (; i < n; i++) {
+            int a = buffer.get(p + i) & 0xFF;
+            int b = key[i] & 0xFF;
+            if (a != b) return a - b;
+        }
+        return Integer.compare(length, key.length);
+    }
+
+    // ---- latch ----
+
+    /** Takes the latch shared; many readers may hold it. */
+    public final void latchRead() {
+        for (int spins = 0; ; spins++) {
+            int s = (int) LATCH.getVolatile(this);
+            if (s >= 0 && LATCH.compareAndSet(this, s, s + 1)) return;
+            backoff(spins);
+        }
+    }
+
+    /** Releases a shared hold. */
+    public final void unlatchRead() {
+        int s = (int) LATCH.getAndAdd(this, -1);
+        assert s > 0 : "read latch released but not held: " + s;
+    }
+
+    /** Takes the latch exclusively. */
+    public final void latchWrite() {
+        for (int spins = 0; !LATCH.compareAndSet(this, 0, -1); spins++) backoff(spins);
+    }
+
+    /** Releases the exclusive hold. */
+    public final void unlatchWrite() {
+        boolean released = LATCH.compareAndSet(this, -1, 0);
+        assert released : "write latch released but not held";
+    }
+
+    /** True when a writer holds the latch (for assertions). */
+    public final boolean isWriteLatched() {
+        return (int) LATCH.getVolatile(this) == -1;
+    }
+
+    private static void backoff(int spins) {
+        if (spins < 64) Thread.onSpinWait();
+        else Thread.yield();
+    }
+}

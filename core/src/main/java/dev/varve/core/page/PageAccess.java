@@ -1,0 +1,34 @@
+package dev.varve.core.page;
+
+/**
+ * How the B+tree and table code reach pages. Page memory implements it for the current state; the snapshot layer
+ * implements a read-only one over past page versions, so the same tree code runs as of a snapshot.
+ *
+ * <p>Every acquire pins the page (it is not evicted) and takes its latch; the matching release drops both. Callers
+ * hold pages for one step of a tree operation and never across user code.
+ */
+public interface PageAccess {
+    /** Page size in bytes. */
+    int pageSize();
+
+    /** The page, pinned and read-latched. Its contents are checked (CRC) if it had to be read from disk. */
+    Page acquireRead(long pageId);
+
+    /** Releases a page taken by {@link #acquireRead}. */
+    void releaseRead(Page page);
+
+    /**
+     * The page, pinned, write-latched and marked dirty: the caller is about to change it. Throws
+     * {@link UnsupportedOperationException} on a read-only source.
+     */
+    Page acquireWrite(long pageId);
+
+    /**
+     * A page whose previous contents do not matter (a page just allocated at the end of a file, or taken off the free
+     * list): pinned, write-latched, dirty, zeroed except for its page id in the header. No disk read happens.
+     */
+    Page acquireNew(long pageId);
+
+    /** Releases a page taken by {@link #acquireWrite} or {@link #acquireNew}. */
+    void releaseWrite(Page page);
+}

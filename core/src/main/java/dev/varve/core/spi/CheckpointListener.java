@@ -1,0 +1,15 @@
+package dev.varve.core.spi;
+
+/**
+ * Callbacks of the checkpoint protocol for other layers. The snapshot layer makes its archive durable in
+ * {@link #beforeStartMarker} (write-ahead snapshot, I4) — before any page of the checkpoint reaches the store.
+ */
+public interface CheckpointListener {
+    /** Step 4: after recovery data is durable, before the start marker. */
+    default void beforeStartMarker(long checkpointId, long markLsn) {
+    }
+
+    /** After the end marker: the store is at {@code markLsn}. */
+    default void afterEndMarker(long checkpointId, long markLsn) {
+    }
+}

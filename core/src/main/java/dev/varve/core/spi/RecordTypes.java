@@ -1,0 +1,28 @@
+package dev.varve.core.spi;
+
+/**
+ * WAL record types. The WAL treats a type as an opaque byte; this is the one list of what each means, so that
+ * the engine (logical records), the checkpointer (physical records) and recovery agree.
+ */
+public final class RecordTypes {
+    /** An atomic batch of puts and removes across tables and partitions (logical). */
+    public static final int DATA_BATCH = 1;
+    /** A table created: name, id, partition count (logical). */
+    public static final int CREATE_TABLE = 2;
+    /** A partition emptied by {@code destroy()} (logical). */
+    public static final int DESTROY_PARTITION = 3;
+    /** A snapshot declaration, Retro's snaprec (logical). */
+    public static final int SNAPSHOT = 4;
+    /** Full image of a page at its first change after a checkpoint mark (physical, WAL_PHYSICAL mode). */
+    public static final int PAGE_IMAGE = 10;
+    /** Byte ranges of a page changed by one write (physical, WAL_PHYSICAL mode). */
+    public static final int PAGE_DELTA = 11;
+
+    private RecordTypes() {
+    }
+
+    /** True for records that logical replay applies. */
+    public static boolean isLogical(int type) {
+        return type < PAGE_IMAGE;
+    }
+}

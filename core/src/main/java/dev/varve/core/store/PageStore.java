@@ -1,0 +1,117 @@
+package dev.varve.core.store;
+
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.page.PageId;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The page files of a store: one per partition (file id), named {@code t<table>-p<partition>.page} in the
+ * {@code pages} directory, opened lazily. Page images handed to {@link #write} carry their CRC already
+ * ({@link PageChecksum#stamp}); {@link #read} checks it.
+ */
+public final class PageStore implements AutoCloseable {
+    private static final String PREFIX = "t";
+    private static final String SUFFIX = ".page";
+
+    private final FileIOFactory io;
+    private final Path dir;
+    private final int pageSize;
+    private final Map<Integer, PartitionFile> files = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /** A store over {@code dir} (created if missing). */
+    public PageStore(FileIOFactory io, Path dir, int pageSize) {
+        this.io = io;
+        this.dir = dir;
+        this.pageSize = pageSize;
+        try {
+            io.createDirectories(dir);
+        } catch (IOException e) {
+            throw new StorageException("cannot create page directory", dir, e);
+        }
+    }
+
+    /** Page size in bytes. */
+    public int pageSize() {
+        return pageSize;
+    }
+
+    /** The path of a file id's page file. */
+    public Path pathOf(int fileId) {
+        return dir.resolve(String.format("%s%05d-p%05d%s", PREFIX, PageId.tableOf(fileId), PageId.partitionOf(fileId), SUFFIX));
+    }
+
+    private PartitionFile file(int fileId) {
+        if (closed) throw new IllegalStateException("page store is closed");
+        return files.computeIfAbsent(fileId, id -> PartitionFile.open(io, pathOf(id), id, pageSize));
+    }
+
+    /** Reads and checks a page into {@code dst} at {@code offset}. */
+    public void read(long pageId, ByteBuffer dst, int offset) {
+        file(PageId.fileId(pageId)).read(PageId.index(pageId), dst, offset);
+    }
+
+    /** Writes a stamped page image. */
+    public void write(long pageId, ByteBuffer src, int offset) {
+        file(PageId.fileId(pageId)).write(PageId.index(pageId), src, offset);
+    }
+
+    /** fsync of one page file. */
+    public void force(int fileId) {
+        file(fileId).force();
+    }
+
+    /** Byte offset of a page in its file, for messages. */
+    public long offsetOf(long pageId) {
+        return (Integer.toUnsignedLong(PageId.index(pageId)) + 1) * pageSize;
+    }
+
+    /** True when the page file of {@code fileId} exists on disk. */
+    public boolean exists(int fileId) {
+        return files.containsKey(fileId) || io.exists(pathOf(fileId));
+    }
+
+    /** Pages present on disk in a file. */
+    public long pageCount(int fileId) {
+        return exists(fileId) ? file(fileId).pageCount() : 0;
+    }
+
+    /** File ids of every page file on disk. */
+    public List<Integer> fileIds() {
+        List<Integer> out = new ArrayList<>();
+        try {
+            for (Path p : io.list(dir, PREFIX)) {
+                String n = p.getFileName().toString();
+                if (!n.endsWith(SUFFIX)) continue;
+                int dash = n.indexOf("-p");
+                out.add(PageId.fileId(Integer.parseInt(n.substring(1, dash)), Integer.parseInt(n.substring(dash + 2, n.length() - SUFFIX.length()))));
+            }
+        } catch (IOException | RuntimeException e) {
+            throw new StorageException("cannot list page files: " + e.getMessage(), dir, e);
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        StorageException first = null;
+        for (PartitionFile f : files.values()) {
+            try {
+                f.close();
+            } catch (StorageException e) {
+                if (first == null) first = e;
+            }
+        }
+        files.clear();
+        if (first != null) throw first;
+    }
+}

@@ -1,0 +1,166 @@
+package dev.varve.core.store;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.page.PageId;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.zip.CRC32C;
+
+/**
+ * One partition's page file: a header, then page {@code i} at {@code (i + 1) * pageSize}. Reads check the page's
+ * CRC32C and its page id, so a flipped byte or a misdirected write is reported with the file and offset instead of
+ * being served as data. An IO failure poisons the file: it refuses further work.
+ */
+final class PartitionFile implements AutoCloseable {
+    private final FileIO io;
+    private final int fileId;
+    private final int pageSize;
+    private volatile Throwable failure;
+
+    private PartitionFile(FileIO io, int fileId, int pageSize) {
+        this.io = io;
+        this.fileId = fileId;
+        this.pageSize = pageSize;
+    }
+
+    /** Opens the file, creating it (header written and fsynced) when missing. */
+    static PartitionFile open(FileIOFactory factory, Path path, int fileId, int pageSize) {
+        try {
+            boolean existed = factory.exists(path);
+            FileIO io = factory.open(path, true);
+            PartitionFile f = new PartitionFile(io, fileId, pageSize);
+            if (!existed || io.size() == 0) f.writeHeader();
+            else f.checkHeader();
+            return f;
+        } catch (IOException e) {
+            throw new StorageException("cannot open page file: " + e.getMessage(), path, e);
+        }
+    }
+
+    private void writeHeader() throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(pageSize).order(ByteOrder.LITTLE_ENDIAN);
+        h.putLong(PartitionFileHeader.MAGIC_OFFSET, PartitionFileHeader.MAGIC)
+                .putInt(PartitionFileHeader.VERSION_OFFSET, PartitionFileHeader.VERSION)
+                .putInt(PartitionFileHeader.PAGE_SIZE_OFFSET, pageSize)
+                .putInt(PartitionFileHeader.FILE_ID_OFFSET, fileId)
+                .putInt(PartitionFileHeader.CRC_OFFSET, headerCrc(h));
+        io.write(h, 0);
+        io.force();
+    }
+
+    private void checkHeader() throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(PartitionFileHeader.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        if (io.read(h, 0) < PartitionFileHeader.LENGTH)
+            throw new CorruptionException("page file header truncated", io.path(), 0);
+        if (h.getInt(PartitionFileHeader.CRC_OFFSET) != headerCrc(h))
+            throw new CorruptionException("page file header checksum mismatch", io.path(), 0);
+        if (h.getLong(PartitionFileHeader.MAGIC_OFFSET) != PartitionFileHeader.MAGIC)
+            throw new CorruptionException("not a Varve page file (bad magic)", io.path(), 0);
+        int version = h.getInt(PartitionFileHeader.VERSION_OFFSET);
+        if (version != PartitionFileHeader.VERSION)
+            throw new CorruptionException("unsupported page file format version " + version, io.path(), PartitionFileHeader.VERSION_OFFSET);
+        int ps = h.getInt(PartitionFileHeader.PAGE_SIZE_OFFSET);
+        if (ps != pageSize)
+            throw new StorageException("page file was written with pageSize " + ps + " but the store is configured with " + pageSize, io.path());
+        int id = h.getInt(PartitionFileHeader.FILE_ID_OFFSET);
+        if (id != fileId)
+            throw new CorruptionException("page file holds file id " + id + ", expected " + fileId, io.path(), PartitionFileHeader.FILE_ID_OFFSET);
+    }
+
+    private static int headerCrc(ByteBuffer h) {
+        CRC32C crc = new CRC32C();
+        ByteBuffer b = h.duplicate();
+        b.position(0).limit(PartitionFileHeader.CRC_OFFSET);
+        crc.update(b);
+        return (int) crc.getValue();
+    }
+
+    long offsetOf(int index) {
+        return (Integer.toUnsignedLong(index) + 1) * pageSize;
+    }
+
+    /** Reads page {@code index} into {@code dst} at {@code dstOffset} and checks it. */
+    void read(int index, ByteBuffer dst, int dstOffset) {
+        checkUsable();
+        long off = offsetOf(index);
+        ByteBuffer b = dst.duplicate();
+        b.limit(dstOffset + pageSize).position(dstOffset);
+        int n;
+        try {
+            n = io.read(b, off);
+        } catch (IOException e) {
+            throw fail("page read failed", e);
+        }
+        if (n < pageSize)
+            throw new CorruptionException("page " + PageId.toString(PageId.of(fileId, index)) + " lies beyond the end of the file ("
+                    + n + " of " + pageSize + " bytes present)", io.path(), off);
+        int stored = PageChecksum.stored(dst, dstOffset);
+        int actual = PageChecksum.compute(dst, dstOffset, pageSize);
+        if (stored != actual)
+            throw new CorruptionException("page " + PageId.toString(PageId.of(fileId, index)) + " checksum mismatch (stored "
+                    + Integer.toHexString(stored) + ", computed " + Integer.toHexString(actual) + ")", io.path(), off);
+        long id = PageChecksum.storedPageId(dst, dstOffset);
+        if (id != PageId.of(fileId, index))
+            throw new CorruptionException("page at index " + index + " carries page id " + PageId.toString(id), io.path(), off);
+    }
+
+    /** Writes a page image (its CRC must already be stamped) to its index. */
+    void write(int index, ByteBuffer src, int srcOffset) {
+        checkUsable();
+        ByteBuffer b = src.duplicate();
+        b.limit(srcOffset + pageSize).position(srcOffset);
+        try {
+            io.write(b, offsetOf(index));
+        } catch (IOException e) {
+            throw fail("page write failed", e);
+        }
+    }
+
+    /** fsync. */
+    void force() {
+        checkUsable();
+        try {
+            io.force();
+        } catch (IOException e) {
+            throw fail("fsync failed", e);
+        }
+    }
+
+    /** Pages present in the file. */
+    long pageCount() {
+        try {
+            return Math.max(0, io.size() / pageSize - 1);
+        } catch (IOException e) {
+            throw fail("size failed", e);
+        }
+    }
+
+    Path path() {
+        return io.path();
+    }
+
+    private StorageException fail(String what, IOException e) {
+        failure = e;
+        return new StorageException(what + ": " + e.getMessage(), io.path(), e);
+    }
+
+    private void checkUsable() {
+        Throwable f = failure;
+        if (f != null) throw new StorageException("page file failed earlier (" + f + "); the store must be reopened", io.path(), f);
+    }
+
+    @Override
+    public void close() {
+        try {
+            io.close();
+        } catch (IOException e) {
+            throw new StorageException("close failed", io.path(), e);
+        }
+    }
+}

@@ -1,0 +1,265 @@
+package dev.varve.core.tree;
+
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+import java.nio.ByteBuffer;
+
+/**
+ * The ordered key-value tree of one partition file: variable-length {@code byte[]} keys in unsigned lexicographic
+ * order, {@code byte[]} values, everything in the file's pages. Page 0 is the meta page ({@link MetaPage}); leaves
+ * ({@link LeafPage}) hold the entries, inner pages ({@link InnerPage}) route to them, values too large to live
+ * inline go to overflow chains ({@link OverflowPage}), and freed pages wait on a free list ({@link FreePage}).
+ *
+ * <p>Limits:
+ * <ul>
+ *   <li>keys: 0 to {@link #maxKeyBytes(int) pageSize / 4} bytes (1024 at 4 KiB pages, 256 at 1 KiB, 4096 at
+ *       16 KiB); a page then always holds at least three cells, and at least four once keys are 28 bytes shorter;</li>
+ *   <li>values: 0 to {@link #MAX_VALUE_BYTES} (1 MiB); a value is stored inline in its leaf when
+ *       {@code key + value <= }{@link #maxInlineBytes(int)} (1004 bytes at 4 KiB pages) or the value is at most
+ *       8 bytes, otherwise in a chain of overflow pages;</li>
+ *   <li>page size: a power of two from 1 KiB to 32 KiB (in-page offsets are 16-bit).</li>
+ * </ul>
+ *
+ * <p>Concurrency: one writer per partition, and readers never run while it writes: the caller's partition lock
+ * excludes them. Reads ({@link #get}, {@link #scan}, {@link #size}, {@link #verify}) keep no state in this object,
+ * so any number may run at once, and a tree opened over a read-only {@link PageAccess} of past page versions reads
+ * the past tree with the same code. Page latches are taken one step at a time and only guard against the
+ * checkpointer copying a page mid-change; write latches are taken only on pages that change.
+ *
+ * <p>Determinism: the same operations on the same page images produce byte-identical page images (no time, no
+ * randomness, no hash order; removed cells, freed pages and the gap inside pages are zeroed), which WAL replay
+ * relies on.
+ */
+public final class BPlusTree {
+    /** Largest value, in bytes. */
+    public static final int MAX_VALUE_BYTES = 1 << 20;
+    /** Smallest supported page size. */
+    public static final int MIN_PAGE_SIZE = 1 << 10;
+    /** Largest supported page size. */
+    public static final int MAX_PAGE_SIZE = 1 << 15;
+
+    private final PageAccess pages;
+    private final int fileId;
+    private final long metaId;
+    private final int maxKeyBytes;
+    /** Created on the first write: readers, including read-only past-state trees, never need them. */
+    private TreeInserter inserter;
+    private TreeRemover remover;
+
+    /**
+     * Opens the tree of file {@code fileId}.
+     *
+     * @throws CorruptTreeException when page 0 is not a meta page of a known format
+     */
+    public BPlusTree(PageAccess pages, int fileId) {
+        checkPageSize(pages.pageSize());
+        this.pages = pages;
+        this.fileId = fileId;
+        this.metaId = PageId.of(fileId, MetaPage.META_INDEX);
+        this.maxKeyBytes = maxKeyBytes(pages.pageSize());
+        Page meta = pages.acquireRead(metaId);
+        try {
+            MetaPage.check(meta, metaId);
+        } finally {
+            pages.releaseRead(meta);
+        }
+    }
+
+    /** Writes an empty tree into file {@code fileId}: the meta page (page 0) and an empty root leaf (page 1). */
+    public static void format(PageAccess pages, int fileId) {
+        checkPageSize(pages.pageSize());
+        long rootId = PageId.of(fileId, MetaPage.META_INDEX + 1);
+        Page root = pages.acquireNew(rootId);
+        try {
+            SlottedPage.init(root, PageHeader.TYPE_LEAF);
+        } finally {
+            pages.releaseWrite(root);
+        }
+        Page meta = pages.acquireNew(PageId.of(fileId, MetaPage.META_INDEX));
+        try {
+            MetaPage.init(meta, rootId, 2);
+        } finally {
+            pages.releaseWrite(meta);
+        }
+    }
+
+    /** Largest key, in bytes, for a page size: a quarter page (1024 at 4 KiB). */
+    public static int maxKeyBytes(int pageSize) {
+        return pageSize / 4;
+    }
+
+    /**
+     * Largest {@code key.length + value.length} kept inline in a leaf (1004 at 4 KiB); larger values overflow, except
+     * values of up to 8 bytes (the size of an overflow link), which always stay inline.
+     */
+    public static int maxInlineBytes(int pageSize) {
+        return LeafPage.maxInlineBytes(pageSize);
+    }
+
+    /** The file this tree lives in. */
+    public int fileId() {
+        return fileId;
+    }
+
+    /** The value of {@code key}, or null when absent. */
+    public byte[] get(byte[] key) {
+        checkKey(key);
+        long id;
+        int height;
+        Page meta = pages.acquireRead(metaId);
+        try {
+            id = MetaPage.root(meta);
+            height = MetaPage.height(meta);
+        } finally {
+            pages.releaseRead(meta);
+        }
+        for (int level = 0; ; level++) {
+            Page page = pages.acquireRead(id);
+            try {
+                int type = page.type();
+                if (type == PageHeader.TYPE_INNER && level < height - 1) {
+                    id = InnerPage.child(page, InnerPage.childIndex(page, key));
+                    continue;
+                }
+                if (type != PageHeader.TYPE_LEAF || level != height - 1)
+                    throw new CorruptTreeException("unexpected " + PageHeader.typeName(type) + " page at depth " + level
+                            + " of a tree of height " + height, id);
+                int pos = LeafPage.search(page, key);
+                if (pos < 0) return null;
+                int offset = SlottedPage.slot(page, pos);
+                int valueLength = LeafPage.valueLength(page, offset);
+                if (LeafPage.isInline(page.size(), key.length, valueLength))
+                    return page.getBytes(LeafPage.valueOffset(page, offset), valueLength);
+                return OverflowChain.read(pages, LeafPage.overflowId(page, offset), valueLength);
+            } finally {
+                pages.releaseRead(page);
+            }
+        }
+    }
+
+    /**
+     * Maps {@code key} to {@code value}.
+     *
+     * @return true when it replaced a value, false when the key was new
+     * @throws IllegalArgumentException for a null or oversized key or value; nothing is changed then
+     */
+    public boolean put(byte[] key, byte[] value) {
+        checkKey(key);
+        if (value == null) throw new IllegalArgumentException("value is null");
+        if (value.length > MAX_VALUE_BYTES)
+            throw new IllegalArgumentException("value of " + value.length + " bytes exceeds the maximum of " + MAX_VALUE_BYTES + " bytes");
+        return inserter().put(key, value);
+    }
+
+    /**
+     * Removes {@code key}; merges and frees pages that it leaves underfull or empty.
+     *
+     * @return true when the key was present
+     */
+    public boolean remove(byte[] key) {
+        checkKey(key);
+        return remover().remove(key);
+    }
+
+    /** Number of entries. */
+    public long size() {
+        Page meta = pages.acquireRead(metaId);
+        try {
+            return MetaPage.entryCount(meta);
+        } finally {
+            pages.releaseRead(meta);
+        }
+    }
+
+    /** Pages in the file, meta and free pages included. */
+    public int pageCount() {
+        Page meta = pages.acquireRead(metaId);
+        try {
+            return MetaPage.pageCount(meta);
+        } finally {
+            pages.releaseRead(meta);
+        }
+    }
+
+    /** Pages on the free list. */
+    public int freePageCount() {
+        Page meta = pages.acquireRead(metaId);
+        try {
+            return MetaPage.freeCount(meta);
+        } finally {
+            pages.releaseRead(meta);
+        }
+    }
+
+    /** Levels of the tree, 1 when the root is a leaf. */
+    public int height() {
+        Page meta = pages.acquireRead(metaId);
+        try {
+            return MetaPage.height(meta);
+        } finally {
+            pages.releaseRead(meta);
+        }
+    }
+
+    /**
+     * Removes every entry: all pages but the meta page go to the free list (page 1 becomes the empty root). The file
+     * keeps its length. Used when a partition is destroyed.
+     */
+    public void clear() {
+        remover().clear();
+    }
+
+    /**
+     * Up to {@code maxEntries} entries with {@code from <= key} ({@code from < key} when not
+     * {@code fromInclusive}) and {@code key < toExclusive}, in key order; a null bound is open. Resume with
+     * {@code scan(batch.lastKey(), false, toExclusive, n)} while {@link ScanBatch#hasMore()}; no page is held between
+     * batches, so writes in between are seen by the next batch.
+     */
+    public ScanBatch scan(byte[] from, boolean fromInclusive, byte[] toExclusive, int maxEntries) {
+        if (maxEntries < 1) throw new IllegalArgumentException("maxEntries must be at least 1, was " + maxEntries);
+        return TreeScanner.scan(pages, metaId, from, fromInclusive, toExclusive, maxEntries);
+    }
+
+    /**
+     * Checks the whole file: page types and ids, slot arrays, key order in and across pages, separator bounds, equal
+     * leaf depth, overflow chains, the entry count, and that reachable, free and meta pages add up to the page count.
+     *
+     * @throws CorruptTreeException describing the first problem found
+     */
+    public void verify() {
+        new TreeVerifier(pages, fileId).verify();
+    }
+
+    private void checkKey(byte[] key) {
+        if (key == null) throw new IllegalArgumentException("key is null");
+        if (key.length > maxKeyBytes)
+            throw new IllegalArgumentException("key of " + key.length + " bytes exceeds the maximum of " + maxKeyBytes
+                    + " bytes for " + pages.pageSize() + "-byte pages");
+    }
+
+    private TreeInserter inserter() {
+        if (inserter == null) {
+            Page scratch = scratchPage();
+            inserter = new TreeInserter(pages, metaId, new PageAllocator(pages, fileId), scratch, maxKeyBytes);
+            remover = new TreeRemover(pages, fileId, new PageAllocator(pages, fileId), scratch, maxKeyBytes);
+        }
+        return inserter;
+    }
+
+    private TreeRemover remover() {
+        inserter();
+        return remover;
+    }
+
+    private Page scratchPage() {
+        return new Page(ByteBuffer.allocateDirect(pages.pageSize()), 0, pages.pageSize());
+    }
+
+    private static void checkPageSize(int pageSize) {
+        if (pageSize < MIN_PAGE_SIZE || pageSize > MAX_PAGE_SIZE || Integer.bitCount(pageSize) != 1)
+            throw new IllegalArgumentException("page size " + pageSize + " is not a power of two in ["
+                    + MIN_PAGE_SIZE + ", " + MAX_PAGE_SIZE + "]");
+    }
+}

@@ -1,0 +1,117 @@
+package dev.varve.core.tree;
+
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+
+/**
+ * Layout of a partition's meta page (index 0 of the file, {@link PageHeader#TYPE_META}): where the tree starts and
+ * how the file's pages are accounted for. Everything the tree needs is here, so a reader over past page versions
+ * finds the past tree by reading the past meta page.
+ *
+ * <pre>
+ *  0       32      36        40       48          52       56         64          68         72           80
+ * +-------+-------+---------+--------+-----------+--------+----------+-----------+----------+------------+-- zero
+ * |header | magic | version | root   | pageCount | height | freeHead | freeCount | reserved | entryCount |
+ * +-------+-------+---------+--------+-----------+--------+----------+-----------+----------+------------+
+ * </pre>
+ * {@code root} is a page id; {@code pageCount} the next page index to append (pages [0, pageCount) exist);
+ * {@code height} counts levels, 1 when the root is a leaf; {@code freeHead} is the first page of the free list
+ * ({@link PageId#NONE} when empty).
+ *
+ * <p>Format versions: 1 — initial layout.
+ */
+final class MetaPage {
+    /** "VBPT" read as a little-endian int. */
+    static final int MAGIC = 0x54504256;
+    static final int VERSION = 1;
+
+    static final int MAGIC_OFFSET = PageHeader.SIZE;
+    static final int VERSION_OFFSET = 36;
+    static final int ROOT_OFFSET = 40;
+    static final int PAGE_COUNT_OFFSET = 48;
+    static final int HEIGHT_OFFSET = 52;
+    static final int FREE_HEAD_OFFSET = 56;
+    static final int FREE_COUNT_OFFSET = 64;
+    static final int RESERVED_OFFSET = 68;
+    static final int ENTRY_COUNT_OFFSET = 72;
+    static final int END = 80;
+
+    /** The meta page is always page 0 of its file. */
+    static final int META_INDEX = 0;
+
+    private MetaPage() {
+    }
+
+    /** Writes a fresh meta page describing a tree whose only page is the empty root leaf {@code root}. */
+    static void init(Page meta, long root, int pageCount) {
+        meta.type(PageHeader.TYPE_META);
+        meta.zero(PageHeader.SIZE, meta.size() - PageHeader.SIZE);
+        meta.putInt(MAGIC_OFFSET, MAGIC);
+        meta.putInt(VERSION_OFFSET, VERSION);
+        root(meta, root);
+        pageCount(meta, pageCount);
+        height(meta, 1);
+        freeHead(meta, PageId.NONE);
+        freeCount(meta, 0);
+        entryCount(meta, 0);
+    }
+
+    /** Throws unless {@code meta} is a meta page of a known format version. */
+    static void check(Page meta, long pageId) {
+        if (meta.type() != PageHeader.TYPE_META)
+            throw new CorruptTreeException("expected a meta page, found type " + PageHeader.typeName(meta.type()), pageId);
+        if (meta.getInt(MAGIC_OFFSET) != MAGIC)
+            throw new CorruptTreeException("bad meta magic 0x" + Integer.toHexString(meta.getInt(MAGIC_OFFSET)), pageId);
+        if (meta.getInt(VERSION_OFFSET) != VERSION)
+            throw new CorruptTreeException("unknown tree format version " + meta.getInt(VERSION_OFFSET), pageId);
+    }
+
+    static long root(Page meta) {
+        return meta.getLong(ROOT_OFFSET);
+    }
+
+    static void root(Page meta, long root) {
+        meta.putLong(ROOT_OFFSET, root);
+    }
+
+    static int pageCount(Page meta) {
+        return meta.getInt(PAGE_COUNT_OFFSET);
+    }
+
+    static void pageCount(Page meta, int pageCount) {
+        meta.putInt(PAGE_COUNT_OFFSET, pageCount);
+    }
+
+    static int height(Page meta) {
+        return meta.getInt(HEIGHT_OFFSET);
+    }
+
+    static void height(Page meta, int height) {
+        meta.putInt(HEIGHT_OFFSET, height);
+    }
+
+    static long freeHead(Page meta) {
+        return meta.getLong(FREE_HEAD_OFFSET);
+    }
+
+    static void freeHead(Page meta, long head) {
+        meta.putLong(FREE_HEAD_OFFSET, head);
+    }
+
+    static int freeCount(Page meta) {
+        return meta.getInt(FREE_COUNT_OFFSET);
+    }
+
+    static void freeCount(Page meta, int count) {
+        meta.putInt(FREE_COUNT_OFFSET, count);
+    }
+
+    static long entryCount(Page meta) {
+        return meta.getLong(ENTRY_COUNT_OFFSET);
+    }
+
+    static void entryCount(Page meta, long count) {
+        meta.putLong(ENTRY_COUNT_OFFSET, count);
+    }
+}

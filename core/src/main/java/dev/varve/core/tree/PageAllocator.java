@@ -1,0 +1,83 @@
+package dev.varve.core.tree;
+
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+
+/**
+ * Hands out and takes back the pages of one partition file through the free list kept in the meta page. Allocation
+ * pops the free list first (last freed, first reused) and only then appends a page to the file, so a file grows only
+ * when it holds more live data than ever before. Writer side only.
+ */
+final class PageAllocator {
+    private final PageAccess pages;
+    private final int fileId;
+    private final long metaId;
+
+    PageAllocator(PageAccess pages, int fileId) {
+        this.pages = pages;
+        this.fileId = fileId;
+        this.metaId = PageId.of(fileId, MetaPage.META_INDEX);
+    }
+
+    /**
+     * A page id for a new page; the caller takes it with {@link PageAccess#acquireNew}, which zeroes it. A page off
+     * the free list was erased when freed and is unreachable from any past tree, so nothing is lost by not reading it.
+     */
+    long allocate() {
+        Page meta = pages.acquireWrite(metaId);
+        try {
+            long head = MetaPage.freeHead(meta);
+            if (head != PageId.NONE) {
+                MetaPage.freeHead(meta, nextFree(head));
+                MetaPage.freeCount(meta, MetaPage.freeCount(meta) - 1);
+                return head;
+            }
+            int index = MetaPage.pageCount(meta);
+            if (index == Integer.MAX_VALUE) throw new CorruptTreeException("partition file is full", metaId);
+            MetaPage.pageCount(meta, index + 1);
+            return PageId.of(fileId, index);
+        } finally {
+            pages.releaseWrite(meta);
+        }
+    }
+
+    private long nextFree(long head) {
+        checkOwn(head);
+        Page free = pages.acquireRead(head);
+        try {
+            if (free.type() != PageHeader.TYPE_FREE)
+                throw new CorruptTreeException("free list holds a " + PageHeader.typeName(free.type()) + " page", head);
+            return FreePage.next(free);
+        } finally {
+            pages.releaseRead(free);
+        }
+    }
+
+    /**
+     * Erases {@code pageId} and pushes it on the free list. Taken with {@link PageAccess#acquireWrite} rather than
+     * acquireNew: the page is live in the current tree, so a snapshot must still capture its old contents.
+     */
+    void free(long pageId) {
+        checkOwn(pageId);
+        Page meta = pages.acquireWrite(metaId);
+        try {
+            Page page = pages.acquireWrite(pageId);
+            try {
+                FreePage.init(page, MetaPage.freeHead(meta));
+            } finally {
+                pages.releaseWrite(page);
+            }
+            MetaPage.freeHead(meta, pageId);
+            MetaPage.freeCount(meta, MetaPage.freeCount(meta) + 1);
+        } finally {
+            pages.releaseWrite(meta);
+        }
+    }
+
+    private void checkOwn(long pageId) {
+        if (PageId.fileId(pageId) != fileId || PageId.index(pageId) == MetaPage.META_INDEX)
+            throw new CorruptTreeException("link to a page outside file " + fileId + "'s data pages", pageId);
+    }
+}

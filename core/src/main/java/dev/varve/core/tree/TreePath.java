@@ -1,0 +1,66 @@
+package dev.varve.core.tree;
+
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
+import dev.varve.core.page.PageHeader;
+import java.util.Arrays;
+
+/**
+ * The inner pages a descent passed through and the child taken at each, root first. Splits and merges walk it back
+ * up instead of keeping parent links in pages. Reused across operations by its single owner, so a descent
+ * allocates nothing once the arrays are as deep as the tree.
+ */
+final class TreePath {
+    private long[] pageIds = new long[8];
+    private int[] childIndexes = new int[8];
+    private int depth;
+    private long leafId;
+
+    /** Descends from {@code root} to the leaf whose range holds {@code key}, with read latches only. */
+    void descend(PageAccess pages, long root, int height, byte[] key) {
+        if (pageIds.length < height) {
+            pageIds = Arrays.copyOf(pageIds, height);
+            childIndexes = Arrays.copyOf(childIndexes, height);
+        }
+        long id = root;
+        for (int level = 0; ; level++) {
+            Page page = pages.acquireRead(id);
+            try {
+                int type = page.type();
+                if (type == PageHeader.TYPE_LEAF) {
+                    if (level != height - 1) throw new CorruptTreeException("leaf at depth " + level + " of a tree of height " + height, id);
+                    depth = level;
+                    leafId = id;
+                    return;
+                }
+                if (type != PageHeader.TYPE_INNER || level >= height - 1)
+                    throw new CorruptTreeException("expected an inner page at depth " + level + ", found " + PageHeader.typeName(type), id);
+                int index = InnerPage.childIndex(page, key);
+                pageIds[level] = id;
+                childIndexes[level] = index;
+                id = InnerPage.child(page, index);
+            } finally {
+                pages.releaseRead(page);
+            }
+        }
+    }
+
+    /** Number of inner pages above the leaf. */
+    int depth() {
+        return depth;
+    }
+
+    long leafId() {
+        return leafId;
+    }
+
+    /** The inner page at {@code level} (0 is the root). */
+    long pageId(int level) {
+        return pageIds[level];
+    }
+
+    /** The child index taken at {@code level}. */
+    int childIndex(int level) {
+        return childIndexes[level];
+    }
+}

@@ -1,0 +1,255 @@
+package dev.varve.core.tree;
+
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+
+/**
+ * Removes entries and gives their space back: an emptied subtree is cut out of its parent, an underfull page (below
+ * a quarter of its usable bytes) is merged with a sibling when both fit in one page, and a root left with a single
+ * child is replaced by that child. Freed pages go to the free list for the next allocation. Writer side only.
+ *
+ * <p>Design note: there is no redistribution between siblings. Moving entries would change the separator in the
+ * parent, which may grow and overflow it, turning a delete into a split; merging only ever shrinks parents. The
+ * price is that an inner page may be left with one child when its sibling is too full to merge with; it stays
+ * correct and is absorbed by a later merge.
+ */
+final class TreeRemover {
+    private final PageAccess pages;
+    private final int fileId;
+    private final long metaId;
+    private final PageAllocator allocator;
+    private final Page scratch;
+    private final TreePath path = new TreePath();
+    private final byte[] separator;
+
+    TreeRemover(PageAccess pages, int fileId, PageAllocator allocator, Page scratch, int maxKeyBytes) {
+        this.pages = pages;
+        this.fileId = fileId;
+        this.metaId = PageId.of(fileId, MetaPage.META_INDEX);
+        this.allocator = allocator;
+        this.scratch = scratch;
+        this.separator = new byte[maxKeyBytes];
+    }
+
+    /** Removes {@code key}; true when it was present. Changes no page when it was not. */
+    boolean remove(byte[] key) {
+        long root;
+        int height;
+        Page meta = pages.acquireRead(metaId);
+        try {
+            root = MetaPage.root(meta);
+            height = MetaPage.height(meta);
+        } finally {
+            pages.releaseRead(meta);
+        }
+        path.descend(pages, root, height, key);
+        long leafId = path.leafId();
+        int pos;
+        Page leaf = pages.acquireRead(leafId);
+        try {
+            pos = LeafPage.search(leaf, key);
+        } finally {
+            pages.releaseRead(leaf);
+        }
+        if (pos < 0) return false;
+        boolean empty;
+        leaf = pages.acquireWrite(leafId);
+        try {
+            int offset = SlottedPage.slot(leaf, pos);
+            if (!LeafPage.isInline(leaf, offset)) OverflowChain.free(pages, allocator, LeafPage.overflowId(leaf, offset));
+            SlottedPage.remove(leaf, pos);
+            empty = SlottedPage.count(leaf) == 0;
+        } finally {
+            pages.releaseWrite(leaf);
+        }
+        if (path.depth() > 0) {
+            rebalance(empty);
+            collapseRoot();
+        }
+        meta = pages.acquireWrite(metaId);
+        try {
+            MetaPage.entryCount(meta, MetaPage.entryCount(meta) - 1);
+        } finally {
+            pages.releaseWrite(meta);
+        }
+        return true;
+    }
+
+    /** Walks the path bottom-up while pages keep changing. */
+    private void rebalance(boolean childEmpty) {
+        for (int level = path.depth() - 1; level >= 0; level--) {
+            long parentId = path.pageId(level);
+            int index = path.childIndex(level);
+            int keys;
+            long child;
+            long leftSibling;
+            long rightSibling;
+            Page parent = pages.acquireRead(parentId);
+            try {
+                keys = SlottedPage.count(parent);
+                child = InnerPage.child(parent, index);
+                leftSibling = index > 0 ? InnerPage.child(parent, index - 1) : PageId.NONE;
+                rightSibling = index < keys ? InnerPage.child(parent, index + 1) : PageId.NONE;
+            } finally {
+                pages.releaseRead(parent);
+            }
+            if (childEmpty) {
+                // a parent passing through to an empty subtree is empty as well: the cut happens further up
+                if (keys == 0) continue;
+                dropEmptySubtree(level, parentId, index);
+                childEmpty = false;
+                continue;
+            }
+            if (keys == 0 || usedBytes(child) >= SlottedPage.usableBytes(pages.pageSize()) / 4) return;
+            boolean merged = (leftSibling != PageId.NONE && merge(parentId, index - 1, leftSibling, child))
+                    || (rightSibling != PageId.NONE && merge(parentId, index, child, rightSibling));
+            if (!merged) return;
+        }
+    }
+
+    private int usedBytes(long pageId) {
+        Page page = pages.acquireRead(pageId);
+        try {
+            return SlottedPage.usedBytes(page);
+        } finally {
+            pages.releaseRead(page);
+        }
+    }
+
+    /** Frees the empty subtree below {@code level} (the path's pages, each with one child) and cuts it out. */
+    private void dropEmptySubtree(int level, long parentId, int index) {
+        allocator.free(path.leafId());
+        for (int l = path.depth() - 1; l > level; l--) allocator.free(path.pageId(l));
+        Page parent = pages.acquireWrite(parentId);
+        try {
+            if (index == 0) {
+                InnerPage.firstChild(parent, InnerPage.child(parent, 1));
+                SlottedPage.remove(parent, 0);
+            } else {
+                SlottedPage.remove(parent, index - 1);
+            }
+        } finally {
+            pages.releaseWrite(parent);
+        }
+    }
+
+    /**
+     * Moves every cell of {@code rightId} into {@code leftId} (inner pages pull separator {@code key} down between
+     * them) when all fits in one page, frees the right page and drops its separator from the parent.
+     */
+    private boolean merge(long parentId, int key, long leftId, long rightId) {
+        int separatorLength;
+        Page parent = pages.acquireRead(parentId);
+        try {
+            int offset = SlottedPage.slot(parent, key);
+            separatorLength = InnerPage.keyLength(parent, offset);
+            parent.getBytes(offset + InnerPage.KEY_OFFSET, separator, 0, separatorLength);
+        } finally {
+            pages.releaseRead(parent);
+        }
+        Page right = pages.acquireRead(rightId);
+        try {
+            boolean inner = right.type() == PageHeader.TYPE_INNER;
+            int pulledDown = inner ? InnerPage.cellSize(separatorLength) : 0;
+            int needed = SlottedPage.usedBytes(right) + (inner ? pulledDown + SlottedPage.SLOT_BYTES : 0);
+            Page left = pages.acquireRead(leftId);
+            try {
+                if (SlottedPage.freeBytes(left) < needed) return false;
+            } finally {
+                pages.releaseRead(left);
+            }
+            left = pages.acquireWrite(leftId);
+            try {
+                if (inner) {
+                    int offset = SlottedPage.append(left, pulledDown, scratch);
+                    InnerPage.writeCell(left, offset, separator, separatorLength, InnerPage.firstChild(right));
+                }
+                int count = SlottedPage.count(right);
+                for (int i = 0; i < count; i++) {
+                    int source = SlottedPage.slot(right, i);
+                    int bytes = SlottedPage.cellSize(right, source);
+                    SlottedPage.copy(right, source, left, SlottedPage.append(left, bytes, scratch), bytes);
+                }
+            } finally {
+                pages.releaseWrite(left);
+            }
+        } finally {
+            pages.releaseRead(right);
+        }
+        allocator.free(rightId);
+        parent = pages.acquireWrite(parentId);
+        try {
+            SlottedPage.remove(parent, key);
+        } finally {
+            pages.releaseWrite(parent);
+        }
+        return true;
+    }
+
+    /** Replaces a root with no keys by its only child, as often as it takes. */
+    private void collapseRoot() {
+        while (true) {
+            long root;
+            Page meta = pages.acquireRead(metaId);
+            try {
+                root = MetaPage.root(meta);
+            } finally {
+                pages.releaseRead(meta);
+            }
+            long child;
+            Page page = pages.acquireRead(root);
+            try {
+                if (page.type() != PageHeader.TYPE_INNER || SlottedPage.count(page) > 0) return;
+                child = InnerPage.firstChild(page);
+            } finally {
+                pages.releaseRead(page);
+            }
+            allocator.free(root);
+            meta = pages.acquireWrite(metaId);
+            try {
+                MetaPage.root(meta, child);
+                MetaPage.height(meta, MetaPage.height(meta) - 1);
+            } finally {
+                pages.releaseWrite(meta);
+            }
+        }
+    }
+
+    /**
+     * Empties the tree: page 1 becomes an empty root leaf and every other page but the meta page goes on the free
+     * list in ascending order, whatever it held. Each page is rewritten, so a snapshot keeps its old contents.
+     */
+    void clear() {
+        Page meta = pages.acquireWrite(metaId);
+        try {
+            int pageCount = MetaPage.pageCount(meta);
+            long rootId = PageId.of(fileId, MetaPage.META_INDEX + 1);
+            Page root = pages.acquireWrite(rootId);
+            try {
+                SlottedPage.init(root, PageHeader.TYPE_LEAF);
+            } finally {
+                pages.releaseWrite(root);
+            }
+            long head = PageId.NONE;
+            for (int index = pageCount - 1; index > MetaPage.META_INDEX + 1; index--) {
+                long id = PageId.of(fileId, index);
+                Page page = pages.acquireWrite(id);
+                try {
+                    FreePage.init(page, head);
+                } finally {
+                    pages.releaseWrite(page);
+                }
+                head = id;
+            }
+            MetaPage.root(meta, rootId);
+            MetaPage.height(meta, 1);
+            MetaPage.freeHead(meta, head);
+            MetaPage.freeCount(meta, pageCount - 2);
+            MetaPage.entryCount(meta, 0);
+        } finally {
+            pages.releaseWrite(meta);
+        }
+    }
+}

@@ -1,0 +1,363 @@
+package dev.varve.core.wal;
+
+import static dev.varve.core.wal.WalSegmentDescriptor.HEADER_SIZE;
+import static dev.varve.core.wal.WalSegmentDescriptor.LSN_OFFSET;
+import static dev.varve.core.wal.WalSegmentDescriptor.PAYLOAD_OFFSET;
+import static dev.varve.core.wal.WalSegmentDescriptor.RECORD_HEADER_SIZE;
+import static dev.varve.core.wal.WalSegmentDescriptor.TYPE_OFFSET;
+
+import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.CRC32C;
+
+/**
+ * The write-ahead log writer: appends records to memory-mapped segment files (layout in
+ * {@link WalSegmentDescriptor}) and makes them durable as the {@link WalSyncMode} promises.
+ *
+ * <p>Design note. Appends copy the record into the mapped segment under {@code appendLock}; a store into the
+ * mapping reaches the OS at once, so every returned append survives a process crash. The record body is written
+ * first and its length last with release ordering, so a torn record never shows a valid length and CRC. Durability
+ * against power loss is a separate step, {@code msync} of the mapped range, done under {@code forceLock} by one
+ * thread at a time: group commit is that a thread which gets the lock forces everything appended so far, and a
+ * waiting thread whose record was covered meanwhile returns without forcing again ({@code durableLsn}). A segment
+ * switch forces the old segment entirely before the new one is written. Lock order is appendLock, then forceLock;
+ * a forcing thread never takes appendLock.
+ *
+ * <p>Failure: an {@link IOException} becomes a {@link StorageException} naming the file, and from then on the WAL
+ * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
+ */
+public final class Wal implements AutoCloseable {
+    private final Path dir;
+    private final FileIOFactory io;
+    private final long segmentSize;
+    private final WalSyncMode mode;
+    private final int maxPayloadBytes;
+    private final WalTailCut tailCut;
+    private final WalBackgroundFlusher flusher;
+
+    private final ReentrantLock appendLock = new ReentrantLock();
+    /** Serialises forcing; guards {@link #current} changes so a forcing thread sees a stable segment. */
+    private final ReentrantLock forceLock = new ReentrantLock();
+    private final Object deleteLock = new Object();
+    private final CRC32C crc = new CRC32C(); // appendLock
+
+    private WalSegment current; // written under appendLock + forceLock
+    private int endOffset; // appendLock: where the next record goes in current
+    private volatile long currentIndex;
+    /** Next LSN; published (volatile) after a record is complete, so every record below it is fully written. */
+    private volatile long position;
+    /** Every record below this LSN is durable. Only grows. */
+    private final AtomicLong durableLsn = new AtomicLong();
+    private volatile long firstSegmentIndex; // deleteLock
+    private volatile long bytesWritten; // appendLock
+    private final AtomicReference<StorageException> failure = new AtomicReference<>();
+    private volatile boolean closed;
+
+    private Wal(Path dir, FileIOFactory io, long segmentSize, WalSyncMode mode, WalOpenScan scan,
+                Duration flushFrequency) {
+        this.dir = dir;
+        this.io = io;
+        this.segmentSize = segmentSize;
+        this.mode = mode;
+        this.maxPayloadBytes = WalSegmentDescriptor.maxPayloadBytes(segmentSize);
+        this.tailCut = scan.tailCut;
+        this.current = scan.last;
+        this.currentIndex = scan.last.index;
+        this.endOffset = scan.endOffset;
+        this.firstSegmentIndex = scan.firstIndex;
+        this.position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
+        // what a crashed process left in the page cache may not be durable yet
+        current.force(0, endOffset);
+        durableLsn.set(position);
+        this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
+    }
+
+    /**
+     * Opens the WAL in {@code dir} (created if missing), cutting a torn tail (see {@link #tailCut()}), positioned
+     * after the last good record.
+     *
+     * @param segmentSize    bytes per segment file: a multiple of 4096 in [64 KiB, 1 GiB]; must match an existing WAL
+     * @param flushFrequency period of the background fsync in {@link WalSyncMode#BACKGROUND}, ignored otherwise
+     */
+    public static Wal open(Path dir, FileIOFactory io, long segmentSize, WalSyncMode mode, Duration flushFrequency) {
+        Objects.requireNonNull(dir, "dir");
+        Objects.requireNonNull(io, "io");
+        Objects.requireNonNull(mode, "mode");
+        if (segmentSize < WalSegmentDescriptor.MIN_SEGMENT_SIZE || segmentSize > WalSegmentDescriptor.MAX_SEGMENT_SIZE
+                || segmentSize % 4096 != 0) {
+            throw new IllegalArgumentException("WAL segment size must be a multiple of 4096 in ["
+                    + WalSegmentDescriptor.MIN_SEGMENT_SIZE + ", " + WalSegmentDescriptor.MAX_SEGMENT_SIZE
+                    + "], was " + segmentSize);
+        }
+        if (mode == WalSyncMode.BACKGROUND && (flushFrequency == null || flushFrequency.isNegative()
+                || flushFrequency.isZero())) {
+            throw new IllegalArgumentException("BACKGROUND WAL sync needs a positive flush frequency, was "
+                    + flushFrequency);
+        }
+        WalOpenScan scan = WalOpenScan.run(io, dir, segmentSize);
+        try {
+            Wal wal = new Wal(dir, io, segmentSize, mode, scan, flushFrequency);
+            if (wal.flusher != null) wal.flusher.start();
+            return wal;
+        } catch (RuntimeException e) {
+            WalSegment.closeQuietly(scan.last);
+            throw e;
+        }
+    }
+
+    /**
+     * Appends a record and returns its LSN. Copies {@code payload}'s remaining bytes (its position is not changed).
+     * The record survives a process crash once this returns; see {@link #commit} for power loss.
+     *
+     * @param type 1..255, opaque to the WAL
+     * @throws IllegalArgumentException when the record cannot fit in a segment (nothing is written)
+     * @throws StorageException         on an IO failure now or earlier
+     * @throws IllegalStateException    after {@link #close()}
+     */
+    public long append(int type, ByteBuffer payload) {
+        if (type < 1 || type > 255) throw new IllegalArgumentException("WAL record type must be in [1, 255], was " + type);
+        int payloadBytes = payload.remaining();
+        if (payloadBytes > maxPayloadBytes) {
+            throw new IllegalArgumentException("WAL record of " + ((long) payloadBytes + RECORD_HEADER_SIZE)
+                    + " bytes (payload " + payloadBytes + ") exceeds the limit of " + (maxPayloadBytes + RECORD_HEADER_SIZE)
+                    + " bytes (payload " + maxPayloadBytes + ") for a WAL segment of " + segmentSize
+                    + " bytes; raise walSegmentSize");
+        }
+        int length = RECORD_HEADER_SIZE + payloadBytes;
+        appendLock.lock();
+        try {
+            checkWritable();
+            if (endOffset + WalSegmentDescriptor.aligned(length) > segmentSize) switchSegment();
+            ByteBuffer seg = current.buffer;
+            int off = endOffset;
+            long lsn = WalSegmentDescriptor.lsn(current.index, off, segmentSize);
+            try {
+                seg.putLong(off + LSN_OFFSET, lsn);
+                seg.put(off + TYPE_OFFSET, (byte) type);
+                seg.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
+                seg.putInt(off + WalSegmentDescriptor.CRC_OFFSET, WalSegmentDescriptor.recordCrc(seg, off, length, crc));
+                WalSegmentDescriptor.putLengthRelease(seg, off, length);
+            } catch (InternalError e) {
+                // a fault on a mapped store (the file shrank or the device failed) is an IO error
+                throw fail(new StorageException("cannot write WAL record at offset " + off, current.path,
+                        new IOException(e)));
+            }
+            endOffset = off + WalSegmentDescriptor.aligned(length);
+            bytesWritten += length;
+            position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
+            return lsn;
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    /**
+     * Returns once the record at {@code lsn} is as durable as the sync mode promises: in {@link WalSyncMode#FSYNC}
+     * forced to disk (group commit), otherwise at once (the mapped store already survives a process crash).
+     */
+    public void commit(long lsn) {
+        if (lsn >= position) {
+            throw new IllegalArgumentException("LSN " + lsn + " was not appended (WAL position " + position + ")");
+        }
+        if (mode != WalSyncMode.FSYNC || lsn < durableLsn.get()) return;
+        forceCovering(lsn);
+    }
+
+    /** Makes every record appended so far durable (I1: the checkpointer calls this before writing pages). */
+    public void force() {
+        forceCovering(-1);
+    }
+
+    /** Forces everything appended so far unless {@code lsn >= 0} was already covered by another thread's force. */
+    private void forceCovering(long lsn) {
+        forceLock.lock();
+        try {
+            if (lsn >= 0 && lsn < durableLsn.get()) return;
+            if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
+            if (failure.get() != null) throw refused();
+            long target = position;
+            long from = durableLsn.get();
+            if (target <= from) return;
+            WalSegment seg = current; // stable: a switch needs forceLock
+            // target may be the next segment's first LSN when current is full
+            int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
+                    ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
+            int start = WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index
+                    ? 0 : WalSegmentDescriptor.offset(from, segmentSize);
+            try {
+                seg.force(start, to);
+            } catch (StorageException e) {
+                throw fail(e);
+            }
+            durableLsn.accumulateAndGet(target, Math::max);
+        } finally {
+            forceLock.unlock();
+        }
+    }
+
+    /** Forces the old segment entirely, then creates and switches to the next one. Holds appendLock. */
+    private void switchSegment() {
+        WalSegment old = current;
+        WalSegment next;
+        try {
+            old.force(0, (int) segmentSize);
+            next = WalSegment.create(io, dir, old.index + 1, segmentSize);
+        } catch (StorageException e) {
+            throw fail(e);
+        }
+        forceLock.lock();
+        try {
+            current = next;
+            currentIndex = next.index;
+            durableLsn.accumulateAndGet(WalSegmentDescriptor.firstLsn(next.index, segmentSize), Math::max);
+        } finally {
+            forceLock.unlock();
+        }
+        endOffset = HEADER_SIZE;
+        WalSegment.closeQuietly(old); // its records stay readable through readers' own mappings
+    }
+
+    /**
+     * Reads records from {@code fromLsn} (a record's LSN, a reader's {@code nextLsn}, or {@link #position()}) up to
+     * the current position. Close the reader when done.
+     */
+    public WalReader read(long fromLsn) {
+        long end = position;
+        if (fromLsn > end || fromLsn < 0) {
+            throw new IllegalArgumentException("cannot read the WAL from LSN " + fromLsn + ": beyond its end " + end);
+        }
+        long first = firstSegmentIndex;
+        long index = WalSegmentDescriptor.segmentIndex(fromLsn, segmentSize);
+        if (index < first) {
+            throw new IllegalArgumentException("cannot read the WAL from LSN " + fromLsn + ": its segment "
+                    + WalSegmentDescriptor.fileName(index) + " was deleted (oldest kept: "
+                    + WalSegmentDescriptor.fileName(first) + ")");
+        }
+        return new WalReader(io, dir, segmentSize, fromLsn, end);
+    }
+
+    /**
+     * Deletes the segment files lying entirely before {@code lsn}'s segment (never the segment being written). Call
+     * once no recovery can need records before {@code lsn}.
+     */
+    public void deleteSegmentsBefore(long lsn) {
+        if (lsn > position) {
+            throw new IllegalArgumentException("LSN " + lsn + " is beyond the WAL position " + position);
+        }
+        long upTo = Math.min(WalSegmentDescriptor.segmentIndex(lsn, segmentSize), currentIndex);
+        synchronized (deleteLock) {
+            // oldest first: a crash leaves a contiguous set (or a gap that open cleans up)
+            for (long i = firstSegmentIndex; i < upTo; i++) {
+                Path path = dir.resolve(WalSegmentDescriptor.fileName(i));
+                try {
+                    io.delete(path);
+                } catch (IOException e) {
+                    throw new StorageException("cannot delete WAL segment", path, e);
+                }
+                firstSegmentIndex = i + 1;
+            }
+        }
+    }
+
+    /** The LSN the next record will be written at (or, if it does not fit, the next segment's first LSN). */
+    public long position() {
+        return position;
+    }
+
+    /** Every record below this LSN is durable against power loss. */
+    public long durableLsn() {
+        return durableLsn.get();
+    }
+
+    /** Record bytes (headers included, alignment padding not) appended since open. */
+    public long bytesWritten() {
+        return bytesWritten;
+    }
+
+    /** The first LSN of the oldest segment kept. */
+    public long firstLsn() {
+        return WalSegmentDescriptor.firstLsn(firstSegmentIndex, segmentSize);
+    }
+
+    /** Bytes per segment file. */
+    public long segmentSize() {
+        return segmentSize;
+    }
+
+    /** Largest payload one record can carry. */
+    public int maxPayloadBytes() {
+        return maxPayloadBytes;
+    }
+
+    /** The sync mode. */
+    public WalSyncMode syncMode() {
+        return mode;
+    }
+
+    /** What {@link #open} cut off a torn or corrupt tail, empty when the WAL was clean. */
+    public Optional<WalTailCut> tailCut() {
+        return Optional.ofNullable(tailCut);
+    }
+
+    /** The failure that stopped this WAL, or null. */
+    public StorageException failure() {
+        return failure.get();
+    }
+
+    /** Forces everything appended (unless the WAL failed) and closes the files. Idempotent. */
+    @Override
+    public void close() {
+        if (flusher != null) flusher.close();
+        appendLock.lock();
+        try {
+            if (closed) return;
+            forceLock.lock();
+            try {
+                closed = true;
+                if (failure.get() == null) {
+                    long target = position;
+                    current.force(0, (int) segmentSize);
+                    durableLsn.accumulateAndGet(target, Math::max);
+                }
+            } catch (StorageException e) {
+                throw fail(e);
+            } finally {
+                WalSegment.closeQuietly(current);
+                forceLock.unlock();
+            }
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    private void checkWritable() {
+        if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
+        if (failure.get() != null) throw refused();
+    }
+
+    private StorageException refused() {
+        StorageException f = failure.get();
+        return new StorageException("the WAL failed earlier and refuses further work: " + f.getMessage(), f.file(), f);
+    }
+
+    /** Records the first failure; returns {@code e} for the caller to throw. */
+    private StorageException fail(StorageException e) {
+        failure.compareAndSet(null, e);
+        return e;
+    }
+
+    @Override
+    public String toString() {
+        return "Wal[" + dir + ", " + mode + ", position " + position + "]";
+    }
+}

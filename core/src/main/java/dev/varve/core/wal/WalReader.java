@@ -1,0 +1,158 @@
+package dev.varve.core.wal;
+
+import static dev.varve.core.wal.WalSegmentDescriptor.HEADER_SIZE;
+import static dev.varve.core.wal.WalSegmentDescriptor.LSN_OFFSET;
+import static dev.varve.core.wal.WalSegmentDescriptor.PAYLOAD_OFFSET;
+import static dev.varve.core.wal.WalSegmentDescriptor.RECORD_HEADER_SIZE;
+import static dev.varve.core.wal.WalSegmentDescriptor.TYPE_OFFSET;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIOFactory;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.NoSuchElementException;
+import java.util.zip.CRC32C;
+
+/**
+ * Iterates WAL records in LSN order from a start LSN to an end fixed when the reader was made (see
+ * {@link Wal#read}). Step with {@link #next()}, then look at {@link #lsn()}, {@link #type()}, {@link #payload()} and
+ * {@link #nextLsn()}. Every record's CRC is checked again; a bad one raises {@link CorruptionException}. Maps the
+ * segments itself, so it may run while the WAL is appended to. Not thread-safe.
+ */
+public final class WalReader implements AutoCloseable {
+    private final FileIOFactory io;
+    private final Path dir;
+    private final long segmentSize;
+    private final long endLsn;
+    private final CRC32C crc = new CRC32C();
+
+    private WalSegment segment;
+    private long nextLsn;
+    private long lsn = -1;
+    private int type;
+    private ByteBuffer payload;
+
+    WalReader(FileIOFactory io, Path dir, long segmentSize, long fromLsn, long endLsn) {
+        this.io = io;
+        this.dir = dir;
+        this.segmentSize = segmentSize;
+        this.endLsn = endLsn;
+        this.nextLsn = fromLsn;
+        if (fromLsn < endLsn) checkStart(fromLsn);
+    }
+
+    /** A start must be a record (or the zero end of a segment's records): checked once, to fail early and clearly. */
+    private void checkStart(long fromLsn) {
+        int off = WalSegmentDescriptor.offset(fromLsn, segmentSize);
+        WalSegment seg = segmentAt(WalSegmentDescriptor.segmentIndex(fromLsn, segmentSize), fromLsn);
+        ByteBuffer b = seg.buffer;
+        boolean boundary;
+        if (off < HEADER_SIZE || off % WalSegmentDescriptor.RECORD_ALIGNMENT != 0) {
+            boundary = false;
+        } else if (b.getInt(off) == 0) {
+            boundary = WalSegmentDescriptor.isZero(b, off, (int) segmentSize);
+        } else {
+            boundary = b.getLong(off + LSN_OFFSET) == fromLsn;
+        }
+        if (!boundary) {
+            close();
+            throw new IllegalArgumentException("LSN " + fromLsn + " is not a WAL record boundary (segment "
+                    + seg.path.getFileName() + ", offset " + off + ")");
+        }
+    }
+
+    /**
+     * Steps to the next record.
+     *
+     * @return false at the end (the reader's end LSN)
+     * @throws CorruptionException when a record fails its checks (names the file and offset)
+     */
+    public boolean next() {
+        payload = null;
+        while (nextLsn < endLsn) {
+            long index = WalSegmentDescriptor.segmentIndex(nextLsn, segmentSize);
+            int off = WalSegmentDescriptor.offset(nextLsn, segmentSize);
+            WalSegment seg = segmentAt(index, nextLsn);
+            ByteBuffer b = seg.buffer;
+            // acquire pairs with the writer's release: the body is complete once the length is seen
+            int length = WalSegmentDescriptor.lengthAcquire(b, off);
+            if (length == 0) {
+                nextLsn = WalSegmentDescriptor.firstLsn(index + 1, segmentSize); // rest of this segment is empty
+                continue;
+            }
+            String bad = WalSegmentDescriptor.checkRecord(b, index, off, segmentSize, crc);
+            if (bad != null) throw new CorruptionException("WAL record at LSN " + nextLsn + ": " + bad, seg.path, off);
+            lsn = nextLsn;
+            type = b.get(off + TYPE_OFFSET) & 0xFF;
+            payload = b.slice(off + PAYLOAD_OFFSET, length - RECORD_HEADER_SIZE).asReadOnlyBuffer()
+                    .order(ByteOrder.LITTLE_ENDIAN);
+            nextLsn = WalSegmentDescriptor.endLsn(index, off + WalSegmentDescriptor.aligned(length), segmentSize);
+            return true;
+        }
+        return false;
+    }
+
+    /** The current record's LSN. */
+    public long lsn() {
+        checkRecord();
+        return lsn;
+    }
+
+    /** The current record's type, 1..255. */
+    public int type() {
+        checkRecord();
+        return type;
+    }
+
+    /** The current record's payload: a read-only little-endian view, valid until the next step. */
+    public ByteBuffer payload() {
+        checkRecord();
+        return payload;
+    }
+
+    /** The LSN after the current record (before the first step: the start LSN); where a later read may resume. */
+    public long nextLsn() {
+        return nextLsn;
+    }
+
+    /** The LSN this reader stops at. */
+    public long endLsn() {
+        return endLsn;
+    }
+
+    private void checkRecord() {
+        if (payload == null) throw new NoSuchElementException("no current WAL record: call next() first");
+    }
+
+    private WalSegment segmentAt(long index, long forLsn) {
+        if (segment != null && segment.index == index) return segment;
+        if (segment != null) {
+            segment.close();
+            segment = null;
+        }
+        Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
+        if (!io.exists(path)) {
+            throw new IllegalStateException("WAL segment " + path + " holding LSN " + forLsn
+                    + " does not exist (deleted by deleteSegmentsBefore?)");
+        }
+        WalSegment seg = WalSegment.open(io, path, index, segmentSize);
+        if (seg == null) throw new CorruptionException("WAL segment has the wrong size", path, 0);
+        String bad = WalSegmentDescriptor.checkHeader(seg.buffer, index);
+        if (bad != null) {
+            seg.close();
+            throw new CorruptionException("WAL segment header: " + bad, path, 0);
+        }
+        segment = seg;
+        return seg;
+    }
+
+    @Override
+    public void close() {
+        payload = null;
+        if (segment != null) {
+            WalSegment.closeQuietly(segment);
+            segment = null;
+        }
+    }
+}

@@ -1,0 +1,139 @@
+package dev.varve.core.wal;
+
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.MappedRegion;
+import dev.varve.core.io.StorageException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+
+/**
+ * One WAL segment file, mapped whole. Creation goes through a temporary name and an atomic rename, so a file with a
+ * segment's name always has a durable header and its directory entry is durable too (the rename fsyncs the directory).
+ * IO failures become {@link StorageException}s naming the file.
+ */
+final class WalSegment implements AutoCloseable {
+    private static final byte[] ZEROS = new byte[4096];
+    private static final int PREALLOCATE_CHUNK_BYTES = 1 << 20;
+
+    final long index;
+    final Path path;
+    private final FileIO file;
+    private final MappedRegion region;
+    /** The whole segment, little-endian; position/limit of this instance are never changed. */
+    final ByteBuffer buffer;
+
+    private WalSegment(long index, Path path, FileIO file, MappedRegion region) {
+        this.index = index;
+        this.path = path;
+        this.file = file;
+        this.region = region;
+        this.buffer = region.buffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
+     * Creates segment {@code index} in {@code dir}: every block allocated (so a full disk fails here, not as a fault
+     * on a mapped store), header written and forced, directory entry durable.
+     */
+    static WalSegment create(FileIOFactory io, Path dir, long index, long segmentSize) {
+        Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
+        Path temp = dir.resolve(WalSegmentDescriptor.fileName(index) + WalSegmentDescriptor.TEMP_SUFFIX);
+        try {
+            try (FileIO tempFile = io.open(temp, true)) {
+                tempFile.truncate(0); // a leftover from a crashed creation may hold anything
+                ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(segmentSize, PREALLOCATE_CHUNK_BYTES));
+                for (long p = 0; p < segmentSize; p += zeros.capacity()) {
+                    tempFile.write(zeros.clear().limit((int) Math.min(zeros.capacity(), segmentSize - p)), p);
+                }
+                ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+                WalSegmentDescriptor.writeHeader(header, segmentSize, index);
+                tempFile.write(header, 0);
+                tempFile.force();
+            }
+            io.atomicMove(temp, path);
+        } catch (IOException | UncheckedIOException e) {
+            throw new StorageException("cannot create WAL segment " + index, path, unwrap(e));
+        }
+        WalSegment seg = open(io, path, index, segmentSize);
+        if (seg == null) throw new StorageException("WAL segment " + index + " has the wrong size after creation", path);
+        return seg;
+    }
+
+    /**
+     * Opens and maps an existing segment file without checking its records. Returns null when the file does not have
+     * {@code segmentSize} bytes; throws when it is a valid segment of another size (the size cannot change).
+     */
+    static WalSegment open(FileIOFactory io, Path path, long index, long segmentSize) {
+        FileIO file = null;
+        try {
+            file = io.open(path, false);
+            long size = file.size();
+            if (size != segmentSize) {
+                ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+                file.read(header, 0);
+                file.close();
+                if (WalSegmentDescriptor.checkHeader(header, index) == null
+                        && WalSegmentDescriptor.headerSegmentSize(header) == size) {
+                    throw new StorageException("the WAL was written with segments of " + size
+                            + " bytes but walSegmentSize is " + segmentSize
+                            + "; an existing WAL keeps its segment size, set walSegmentSize=" + size, path);
+                }
+                return null;
+            }
+            return new WalSegment(index, path, file, file.map(0, (int) segmentSize));
+        } catch (IOException | UncheckedIOException e) {
+            closeQuietly(file);
+            throw new StorageException("cannot open WAL segment " + index, path, unwrap(e));
+        }
+    }
+
+    /** Makes bytes [from, to) durable. */
+    void force(int from, int to) {
+        if (to <= from) return;
+        try {
+            region.force(from, to - from);
+        } catch (IOException | UncheckedIOException e) {
+            throw new StorageException("cannot force WAL segment " + index + " bytes [" + from + ", " + to + ")",
+                    path, unwrap(e));
+        }
+    }
+
+    /** Zeroes bytes [from, to) and makes them durable (cuts a torn tail). */
+    void zero(int from, int to) {
+        ByteBuffer b = buffer.duplicate();
+        for (int p = from; p < to; p += ZEROS.length) {
+            b.put(p, ZEROS, 0, Math.min(ZEROS.length, to - p));
+        }
+        force(from, to);
+    }
+
+    @Override
+    public void close() {
+        try {
+            file.close();
+        } catch (IOException e) {
+            throw new StorageException("cannot close WAL segment " + index, path, e);
+        }
+    }
+
+    static void closeQuietly(AutoCloseable c) {
+        if (c == null) return;
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // already failing; the first error is the one reported
+        }
+    }
+
+    static IOException unwrap(Exception e) {
+        return e instanceof UncheckedIOException ? ((UncheckedIOException) e).getCause() : (IOException) e;
+    }
+
+    @Override
+    public String toString() {
+        return path.toString();
+    }
+}

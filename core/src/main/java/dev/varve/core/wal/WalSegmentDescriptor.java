@@ -1,0 +1,230 @@
+package dev.varve.core.wal;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.zip.CRC32C;
+
+/**
+ * The on-disk layout of a WAL segment file and of the records in it. All fields are little-endian.
+ *
+ * <p>A segment is a file of exactly {@code segmentSize} bytes named {@code wal-<index, 16 digits>.seg}, so a directory
+ * listing is already an index. It starts with a header; records follow back to back, each starting at an 8-byte
+ * aligned offset (alignment padding is zero). A record never straddles two segments: when the next record does not
+ * fit, the rest of the segment stays zero and writing continues in the next segment.
+ *
+ * <pre>
+ * Segment header (HEADER_SIZE = 40 bytes):
+ *  0                8         12         16                24                32         36         40
+ * +----------------+---------+----------+-----------------+-----------------+----------+----------+
+ * | magic (long)   | version | reserved | segmentSize     | segmentIndex    | crc32c   | reserved |
+ * +----------------+---------+----------+-----------------+-----------------+----------+----------+
+ *   crc32c covers bytes [0, 32).
+ *
+ * Record (at an 8-aligned offset; RECORD_HEADER_SIZE = 17 bytes, then the payload):
+ *  0         4         8                16     17
+ * +---------+---------+----------------+------+------------------ ... -+
+ * | length  | crc32c  | lsn (long)     | type | payload                 |
+ * +---------+---------+----------------+------+------------------ ... -+
+ *   length: the whole record, header included (not the alignment padding); 0 = no more records in this segment.
+ *   crc32c: over bytes [8, length), i.e. everything after the crc field.
+ *   lsn:    the record's own position (see below); a record whose lsn is not its position is stale or garbage.
+ *   type:   1..255, opaque to the WAL; 0 is reserved.
+ * </pre>
+ *
+ * <p>An LSN is a plain {@code long}: {@code segmentIndex * segmentSize + offsetInSegment}. It is the record's position,
+ * so it grows monotonically across segments. The first LSN of an empty WAL is {@code HEADER_SIZE} (segment 0).
+ *
+ * <p>Format versions:
+ * <ul>
+ *   <li>1: initial format.</li>
+ * </ul>
+ */
+public final class WalSegmentDescriptor {
+    /** "VARVEWAL" in ASCII, read as a little-endian long. */
+    public static final long MAGIC = 0x4C41574556524156L;
+    /** Current format version. */
+    public static final int FORMAT_VERSION = 1;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int VERSION_OFFSET = 8;
+    public static final int SEGMENT_SIZE_OFFSET = 16;
+    public static final int SEGMENT_INDEX_OFFSET = 24;
+    public static final int HEADER_CRC_OFFSET = 32;
+    /** Bytes of segment header; the first record of a segment starts here. */
+    public static final int HEADER_SIZE = 40;
+
+    public static final int LENGTH_OFFSET = 0;
+    public static final int CRC_OFFSET = 4;
+    public static final int LSN_OFFSET = 8;
+    public static final int TYPE_OFFSET = 16;
+    public static final int PAYLOAD_OFFSET = 17;
+    /** Bytes of record header before the payload. */
+    public static final int RECORD_HEADER_SIZE = PAYLOAD_OFFSET;
+    /** Records start at offsets that are multiples of this, so the length field can be published atomically. */
+    public static final int RECORD_ALIGNMENT = 8;
+
+    /** Smallest segment the WAL accepts (the config may demand more). */
+    public static final long MIN_SEGMENT_SIZE = 64 * 1024;
+    /** Largest segment: a segment is mapped whole into one buffer. */
+    public static final long MAX_SEGMENT_SIZE = 1L << 30;
+
+    static final String FILE_PREFIX = "wal-";
+    static final String FILE_SUFFIX = ".seg";
+    static final String TEMP_SUFFIX = ".tmp";
+
+    /** Length field access with release/acquire ordering: the writer publishes a record by its length, last. */
+    static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+
+    private WalSegmentDescriptor() {
+    }
+
+    // ---- LSN helpers ----
+
+    /** The LSN of {@code offset} in segment {@code segmentIndex}. */
+    public static long lsn(long segmentIndex, int offset, long segmentSize) {
+        return segmentIndex * segmentSize + offset;
+    }
+
+    /** The segment an LSN lies in. */
+    public static long segmentIndex(long lsn, long segmentSize) {
+        return lsn / segmentSize;
+    }
+
+    /** The byte offset of an LSN inside its segment. */
+    public static int offset(long lsn, long segmentSize) {
+        return (int) (lsn % segmentSize);
+    }
+
+    /** The first record LSN of a segment (the first LSN ever is {@code firstLsn(0, size)}). */
+    public static long firstLsn(long segmentIndex, long segmentSize) {
+        return lsn(segmentIndex, HEADER_SIZE, segmentSize);
+    }
+
+    /**
+     * The LSN after a record ending (aligned) at {@code offset}: a full segment continues at the next segment's first
+     * record, so an end position is always a valid place to read or write from.
+     */
+    static long endLsn(long segmentIndex, int offset, long segmentSize) {
+        return offset >= segmentSize ? firstLsn(segmentIndex + 1, segmentSize) : lsn(segmentIndex, offset, segmentSize);
+    }
+
+    /** {@code length} rounded up to the record alignment. */
+    static int aligned(int length) {
+        return (length + RECORD_ALIGNMENT - 1) & -RECORD_ALIGNMENT;
+    }
+
+    /** Largest payload a record can carry in a segment of this size. */
+    public static int maxPayloadBytes(long segmentSize) {
+        return (int) (segmentSize - HEADER_SIZE - RECORD_HEADER_SIZE);
+    }
+
+    // ---- file names ----
+
+    /** {@code wal-0000000000000007.seg} for index 7. */
+    public static String fileName(long segmentIndex) {
+        return String.format("%s%016d%s", FILE_PREFIX, segmentIndex, FILE_SUFFIX);
+    }
+
+    /** The index in a segment file name, or -1 when the name is not a segment's. */
+    static long parseIndex(Path file) {
+        String name = file.getFileName().toString();
+        if (!name.startsWith(FILE_PREFIX) || !name.endsWith(FILE_SUFFIX)
+                || name.length() != FILE_PREFIX.length() + 16 + FILE_SUFFIX.length()) {
+            return -1;
+        }
+        String digits = name.substring(FILE_PREFIX.length(), FILE_PREFIX.length() + 16);
+        for (int i = 0; i < digits.length(); i++) {
+            if (!Character.isDigit(digits.charAt(i))) return -1;
+        }
+        return Long.parseLong(digits);
+    }
+
+    // ---- header ----
+
+    /** Writes a segment header at position 0 of {@code seg}. */
+    static void writeHeader(ByteBuffer seg, long segmentSize, long segmentIndex) {
+        seg.putLong(MAGIC_OFFSET, MAGIC);
+        seg.putInt(VERSION_OFFSET, FORMAT_VERSION);
+        seg.putInt(VERSION_OFFSET + 4, 0);
+        seg.putLong(SEGMENT_SIZE_OFFSET, segmentSize);
+        seg.putLong(SEGMENT_INDEX_OFFSET, segmentIndex);
+        seg.putInt(HEADER_CRC_OFFSET, headerCrc(seg));
+        seg.putInt(HEADER_CRC_OFFSET + 4, 0);
+    }
+
+    /** Why the header in {@code seg} is not that of segment {@code segmentIndex}, or null when it is. */
+    static String checkHeader(ByteBuffer seg, long segmentIndex) {
+        if (seg.getLong(MAGIC_OFFSET) != MAGIC) return "bad magic, not a WAL segment";
+        if (seg.getInt(HEADER_CRC_OFFSET) != headerCrc(seg)) return "segment header CRC mismatch";
+        int version = seg.getInt(VERSION_OFFSET);
+        if (version != FORMAT_VERSION) return "unsupported WAL format version " + version;
+        if (seg.getLong(SEGMENT_INDEX_OFFSET) != segmentIndex) {
+            return "header names segment " + seg.getLong(SEGMENT_INDEX_OFFSET) + ", file name says " + segmentIndex;
+        }
+        return null;
+    }
+
+    /** The segment size a (checked) header records. */
+    static long headerSegmentSize(ByteBuffer seg) {
+        return seg.getLong(SEGMENT_SIZE_OFFSET);
+    }
+
+    private static int headerCrc(ByteBuffer seg) {
+        CRC32C crc = new CRC32C();
+        crc.update(seg.duplicate().clear().limit(HEADER_CRC_OFFSET));
+        return (int) crc.getValue();
+    }
+
+    // ---- records ----
+
+    /** The record's length field with acquire ordering (pairs with the writer's release store). */
+    static int lengthAcquire(ByteBuffer seg, int offset) {
+        return (int) INT.getAcquire(seg, offset + LENGTH_OFFSET);
+    }
+
+    /** Publishes a record whose body is already written. */
+    static void putLengthRelease(ByteBuffer seg, int offset, int length) {
+        INT.setRelease(seg, offset + LENGTH_OFFSET, length);
+    }
+
+    /** CRC32C of the record body: bytes [offset + 8, offset + length). */
+    static int recordCrc(ByteBuffer seg, int offset, int length, CRC32C crc) {
+        crc.reset();
+        crc.update(seg.duplicate().limit(offset + length).position(offset + LSN_OFFSET));
+        return (int) crc.getValue();
+    }
+
+    /**
+     * Why the record at {@code offset} of segment {@code segmentIndex} is not valid, or null when it is. A zero
+     * length is not checked here (it means "no more records in this segment").
+     */
+    static String checkRecord(ByteBuffer seg, long segmentIndex, int offset, long segmentSize, CRC32C crc) {
+        int length = seg.getInt(offset + LENGTH_OFFSET);
+        if (length < RECORD_HEADER_SIZE || length > segmentSize - offset) {
+            return "bad record length " + length;
+        }
+        if (seg.getInt(offset + CRC_OFFSET) != recordCrc(seg, offset, length, crc)) return "record CRC mismatch";
+        long lsn = seg.getLong(offset + LSN_OFFSET);
+        if (lsn != lsn(segmentIndex, offset, segmentSize)) return "record LSN " + lsn + " is not its position";
+        if (seg.get(offset + TYPE_OFFSET) == 0) return "record type 0 is reserved";
+        return null;
+    }
+
+    /** True when bytes [from, to) of {@code seg} are all zero. */
+    static boolean isZero(ByteBuffer seg, int from, int to) {
+        int i = from;
+        for (; i < to && (i & 7) != 0; i++) {
+            if (seg.get(i) != 0) return false;
+        }
+        for (; i + 8 <= to; i += 8) {
+            if (seg.getLong(i) != 0) return false;
+        }
+        for (; i < to; i++) {
+            if (seg.get(i) != 0) return false;
+        }
+        return true;
+    }
+}

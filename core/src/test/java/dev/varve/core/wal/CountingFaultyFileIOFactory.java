@@ -1,0 +1,128 @@
+package dev.varve.core.wal;
+
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.MappedRegion;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Wraps the real file system for WAL tests: counts forces of mapped ranges (what a commit costs), can slow them down
+ * like a real disk, and can fail forces, writes or opens of chosen files with an {@link IOException}.
+ */
+final class CountingFaultyFileIOFactory implements FileIOFactory {
+    private final FileIOFactory delegate = FileIOFactory.standard();
+    final AtomicInteger regionForces = new AtomicInteger();
+    volatile long forceDelayNanos;
+    volatile boolean failForce;
+    volatile boolean failWrite;
+    /** Opens of files whose name contains this fail; null for none. */
+    volatile String failOpenOf;
+
+    @Override
+    public FileIO open(Path file, boolean create) throws IOException {
+        String fail = failOpenOf;
+        if (fail != null && file.getFileName().toString().contains(fail)) {
+            throw new IOException("injected open failure");
+        }
+        return new CountingFileIO(delegate.open(file, create));
+    }
+
+    @Override
+    public boolean exists(Path file) {
+        return delegate.exists(file);
+    }
+
+    @Override
+    public void delete(Path file) throws IOException {
+        delegate.delete(file);
+    }
+
+    @Override
+    public void atomicMove(Path from, Path to) throws IOException {
+        delegate.atomicMove(from, to);
+    }
+
+    @Override
+    public List<Path> list(Path dir, String prefix) throws IOException {
+        return delegate.list(dir, prefix);
+    }
+
+    @Override
+    public void createDirectories(Path dir) throws IOException {
+        delegate.createDirectories(dir);
+    }
+
+    private void beforeForce() throws IOException {
+        if (failForce) throw new IOException("injected fsync failure");
+        long delay = forceDelayNanos;
+        if (delay > 0) LockSupport.parkNanos(delay);
+    }
+
+    private final class CountingFileIO implements FileIO {
+        private final FileIO file;
+
+        CountingFileIO(FileIO file) {
+            this.file = file;
+        }
+
+        @Override
+        public Path path() {
+            return file.path();
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) throws IOException {
+            return file.read(dst, position);
+        }
+
+        @Override
+        public void write(ByteBuffer src, long position) throws IOException {
+            if (failWrite) throw new IOException("injected write failure (disk full)");
+            file.write(src, position);
+        }
+
+        @Override
+        public void force() throws IOException {
+            beforeForce();
+            file.force();
+        }
+
+        @Override
+        public long size() throws IOException {
+            return file.size();
+        }
+
+        @Override
+        public void truncate(long size) throws IOException {
+            file.truncate(size);
+        }
+
+        @Override
+        public MappedRegion map(long position, int length) throws IOException {
+            MappedRegion region = file.map(position, length);
+            return new MappedRegion() {
+                @Override
+                public ByteBuffer buffer() {
+                    return region.buffer();
+                }
+
+                @Override
+                public void force(int offset, int len) throws IOException {
+                    beforeForce();
+                    regionForces.incrementAndGet();
+                    region.force(offset, len);
+                }
+            };
+        }
+
+        @Override
+        public void close() throws IOException {
+            file.close();
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package dev.varve.core.wal;
+
+import static dev.varve.core.wal.WalTestSupport.readAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.WalSyncMode;
+import dev.varve.core.wal.WalTestSupport.Rec;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class WalGroupCommitTest {
+    private static final int THREADS = 4;
+    private static final int RECORDS_PER_THREAD = 400;
+
+    @TempDir
+    Path dir;
+
+    /** Payload: thread id, sequence number, then filler derived from both, so any damage is visible. */
+    private static byte[] payload(int thread, int seq) {
+        int filler = (thread * 31 + seq * 17) % 700;
+        ByteBuffer b = ByteBuffer.allocate(8 + filler);
+        b.putInt(thread).putInt(seq);
+        for (int i = 0; i < filler; i++) b.put((byte) (thread + seq + i));
+        return b.array();
+    }
+
+    @Test
+    void concurrentFsyncAppendsWithCommitAreAllReadBackOnceInLsnOrderWithFewerForcesThanCommits() throws Exception {
+        CountingFaultyFileIOFactory io = new CountingFaultyFileIOFactory();
+        io.forceDelayNanos = TimeUnit.MICROSECONDS.toNanos(200); // a disk is slower than the page cache
+        AtomicInteger commits = new AtomicInteger();
+        try (Wal wal = Wal.open(dir, io, 256 * 1024, WalSyncMode.FSYNC, null)) {
+            io.regionForces.set(0);
+            ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int thread = t;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    for (int seq = 0; seq < RECORDS_PER_THREAD; seq++) {
+                        long lsn = wal.append(7, ByteBuffer.wrap(payload(thread, seq)));
+                        wal.commit(lsn);
+                        commits.incrementAndGet();
+                        assertTrue(wal.durableLsn() > lsn, "commit returned before its record was forced");
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : futures) f.get(60, TimeUnit.SECONDS);
+            pool.shutdown();
+            int forces = io.regionForces.get();
+            System.out.println("group commit: " + commits.get() + " commits, " + forces + " forces");
+            assertTrue(forces < commits.get(), forces + " forces for " + commits.get() + " commits: no group commit");
+
+            List<Rec> read = readAll(wal, wal.firstLsn());
+            assertEquals(THREADS * RECORDS_PER_THREAD, read.size());
+            int[] nextSeq = new int[THREADS];
+            long lastLsn = -1;
+            for (Rec r : read) {
+                assertTrue(r.lsn() > lastLsn, "LSNs increase");
+                lastLsn = r.lsn();
+                ByteBuffer p = ByteBuffer.wrap(r.payload());
+                int thread = p.getInt();
+                int seq = p.getInt();
+                assertEquals(nextSeq[thread]++, seq, "each record once, in each thread's order");
+                assertEquals(ByteBuffer.wrap(payload(thread, seq)), ByteBuffer.wrap(r.payload()), "payload intact");
+            }
+            assertTrue(WalSegmentDescriptor.segmentIndex(wal.position(), 256 * 1024) > 0, "segment switches covered");
+        }
+    }
+
+    @Test
+    void commitInFsyncModeForcesAndInLogOnlyModeDoesNot() {
+        CountingFaultyFileIOFactory io = new CountingFaultyFileIOFactory();
+        try (Wal wal = Wal.open(dir.resolve("fsync"), io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.FSYNC, null)) {
+            io.regionForces.set(0);
+            long lsn = wal.append(1, ByteBuffer.allocate(10));
+            assertTrue(wal.durableLsn() <= lsn);
+            wal.commit(lsn);
+            assertEquals(1, io.regionForces.get());
+            assertTrue(wal.durableLsn() > lsn);
+            wal.commit(lsn); // already durable: no second force
+            assertEquals(1, io.regionForces.get());
+        }
+        try (Wal wal = Wal.open(dir.resolve("logonly"), io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            io.regionForces.set(0);
+            long lsn = wal.append(1, ByteBuffer.allocate(10));
+            wal.commit(lsn);
+            assertEquals(0, io.regionForces.get());
+            wal.force(); // the checkpointer's call (I1) forces in every mode
+            assertEquals(1, io.regionForces.get());
+            assertTrue(wal.durableLsn() > lsn);
+        }
+    }
+
+    @Test
+    void backgroundModeForcesPeriodically() throws InterruptedException {
+        CountingFaultyFileIOFactory io = new CountingFaultyFileIOFactory();
+        try (Wal wal = Wal.open(dir, io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.BACKGROUND, Duration.ofMillis(5))) {
+            long lsn = wal.append(1, ByteBuffer.allocate(10));
+            wal.commit(lsn); // returns at once
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (wal.durableLsn() <= lsn && System.nanoTime() < deadline) Thread.sleep(2);
+            assertTrue(wal.durableLsn() > lsn, "background flusher forced the record");
+        }
+    }
+}

@@ -1,0 +1,186 @@
+package dev.varve.core.wal;
+
+import static dev.varve.core.wal.WalSegmentDescriptor.LENGTH_OFFSET;
+import static dev.varve.core.wal.WalSegmentDescriptor.PAYLOAD_OFFSET;
+import static dev.varve.core.wal.WalTestSupport.SEGMENT_SIZE;
+import static dev.varve.core.wal.WalTestSupport.readAll;
+import static dev.varve.core.wal.WalTestSupport.segmentFile;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.wal.WalTestSupport.Rec;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** One test per shape of torn or corrupt WAL tail: each is cut at the last good record and appending continues. */
+class WalTornTailTest {
+    @TempDir
+    Path dir;
+
+    private final List<byte[]> payloads = new ArrayList<>();
+    private final List<Long> lsns = new ArrayList<>();
+
+    private Wal open() {
+        return Wal.open(dir, FileIOFactory.standard(), SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null);
+    }
+
+    /** Writes records of 500..1499 random bytes until {@code segments} segments exist; returns the end position. */
+    private long writeRecords(int segments) {
+        Random rnd = WalTestSupport.seeded("tornTail");
+        try (Wal wal = open()) {
+            while (WalSegmentDescriptor.segmentIndex(wal.position(), SEGMENT_SIZE) < segments - 1
+                    || lsns.size() < 20) {
+                byte[] p = WalTestSupport.randomBytes(rnd, 500 + rnd.nextInt(1000));
+                lsns.add(wal.append(9, ByteBuffer.wrap(p)));
+                payloads.add(p);
+            }
+            return wal.position();
+        }
+    }
+
+    private Path fileOf(long lsn) {
+        return segmentFile(dir, WalSegmentDescriptor.segmentIndex(lsn, SEGMENT_SIZE));
+    }
+
+    private static long offsetOf(long lsn) {
+        return WalSegmentDescriptor.offset(lsn, SEGMENT_SIZE);
+    }
+
+    /** Reopens, expects a cut at {@code lsns[keep]} (records before it kept), then checks appending continues there. */
+    private WalTailCut reopenExpectingCutAt(int keep) {
+        long cutLsn = lsns.get(keep);
+        WalTailCut cut;
+        try (Wal wal = open()) {
+            cut = wal.tailCut().orElseThrow(() -> new AssertionError("no tail cut reported"));
+            assertEquals(cutLsn, cut.lsn());
+            assertEquals(fileOf(cutLsn), cut.file());
+            assertEquals(offsetOf(cutLsn), cut.offset());
+            assertEquals(cutLsn, wal.position());
+            List<Rec> read = readAll(wal, wal.firstLsn());
+            assertEquals(keep, read.size());
+            for (int i = 0; i < keep; i++) assertArrayEquals(payloads.get(i), read.get(i).payload());
+            assertEquals(cutLsn, wal.append(1, ByteBuffer.wrap(new byte[] {42})), "appending continues at the cut");
+        }
+        try (Wal wal = open()) {
+            assertTrue(wal.tailCut().isEmpty(), "the cut is repaired for good");
+            List<Rec> read = readAll(wal, wal.firstLsn());
+            assertEquals(keep + 1, read.size(), "no stale record after the new one");
+            assertArrayEquals(new byte[] {42}, read.get(keep).payload());
+        }
+        return cut;
+    }
+
+    @Test
+    void truncatedPayloadOfTheLastRecordIsCut() throws IOException {
+        writeRecords(1);
+        int last = lsns.size() - 1;
+        long lsn = lsns.get(last);
+        int half = payloads.get(last).length / 2;
+        // the tail of the record never reached the disk: zeros where its second half should be
+        WalTestSupport.overwrite(fileOf(lsn), offsetOf(lsn) + PAYLOAD_OFFSET + half,
+                new byte[payloads.get(last).length - half]);
+        WalTailCut cut = reopenExpectingCutAt(last);
+        assertTrue(cut.reason().contains("CRC"), cut.reason());
+        assertEquals(0, cut.segmentsDeleted());
+    }
+
+    @Test
+    void garbageAfterTheLastRecordIsCutAndZeroed() throws IOException {
+        long end = writeRecords(1);
+        lsns.add(end); // the cut is at the end: every record is kept
+        byte[] garbage = WalTestSupport.randomBytes(new Random(1), 3000);
+        WalTestSupport.overwrite(fileOf(end), offsetOf(end), garbage);
+        reopenExpectingCutAt(lsns.size() - 1);
+        int newRecord = WalSegmentDescriptor.aligned(WalSegmentDescriptor.RECORD_HEADER_SIZE + 1);
+        byte[] after = WalTestSupport.readBytes(fileOf(end), offsetOf(end) + newRecord, garbage.length - newRecord);
+        assertArrayEquals(new byte[garbage.length - newRecord], after, "garbage beyond the new record is zeroed");
+    }
+
+    @Test
+    void flippedByteInTheLastRecordIsCut() throws IOException {
+        writeRecords(1);
+        int last = lsns.size() - 1;
+        WalTestSupport.flipByte(fileOf(lsns.get(last)), offsetOf(lsns.get(last)) + PAYLOAD_OFFSET + 3);
+        WalTailCut cut = reopenExpectingCutAt(last);
+        assertTrue(cut.reason().contains("CRC"), cut.reason());
+    }
+
+    @Test
+    void flippedByteInAMiddleRecordCutsThereDropsLaterRecordsAndDeletesLaterSegments() throws IOException {
+        writeRecords(4);
+        int middle = 10; // in segment 0, which is followed by segments 1..3
+        assertEquals(0, WalSegmentDescriptor.segmentIndex(lsns.get(middle), SEGMENT_SIZE));
+        WalTestSupport.flipByte(fileOf(lsns.get(middle)), offsetOf(lsns.get(middle)) + PAYLOAD_OFFSET + 100);
+        WalTailCut cut = reopenExpectingCutAt(middle);
+        assertEquals(3, cut.segmentsDeleted());
+        for (long i = 1; i <= 3; i++) assertFalse(Files.exists(segmentFile(dir, i)), "segment " + i + " deleted");
+    }
+
+    @Test
+    void zeroedLengthCutsTheRecordAndEverythingAfterIt() throws IOException {
+        writeRecords(1);
+        int victim = lsns.size() - 3;
+        WalTestSupport.overwrite(fileOf(lsns.get(victim)), offsetOf(lsns.get(victim)) + LENGTH_OFFSET, new byte[4]);
+        WalTailCut cut = reopenExpectingCutAt(victim);
+        assertTrue(cut.reason().contains("zero record length"), cut.reason());
+    }
+
+    @Test
+    void lengthBeyondTheSegmentEndIsCut() throws IOException {
+        writeRecords(1);
+        int last = lsns.size() - 1;
+        ByteBuffer huge = ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0, (int) SEGMENT_SIZE);
+        WalTestSupport.overwrite(fileOf(lsns.get(last)), offsetOf(lsns.get(last)), huge.array());
+        WalTailCut cut = reopenExpectingCutAt(last);
+        assertTrue(cut.reason().contains("bad record length"), cut.reason());
+    }
+
+    @Test
+    void corruptHeaderOfALaterSegmentDeletesItAndCutsAtTheEndOfThePreviousOne() throws IOException {
+        writeRecords(3);
+        WalTestSupport.flipByte(segmentFile(dir, 2), 1);
+        int firstInSegment2 = 0;
+        while (WalSegmentDescriptor.segmentIndex(lsns.get(firstInSegment2), SEGMENT_SIZE) < 2) firstInSegment2++;
+        try (Wal wal = open()) {
+            WalTailCut cut = wal.tailCut().orElseThrow();
+            assertTrue(cut.reason().contains("bad magic"), cut.reason());
+            assertEquals(1, cut.segmentsDeleted());
+            assertEquals(firstInSegment2, readAll(wal, wal.firstLsn()).size());
+            assertFalse(Files.exists(segmentFile(dir, 2)));
+        }
+    }
+
+    @Test
+    void corruptHeaderOfTheOldestSegmentRefusesToOpen() throws IOException {
+        writeRecords(1);
+        WalTestSupport.flipByte(segmentFile(dir, 0), WalSegmentDescriptor.SEGMENT_INDEX_OFFSET);
+        CorruptionException e = assertThrows(CorruptionException.class, this::open);
+        assertEquals(segmentFile(dir, 0), e.file());
+        assertTrue(e.getMessage().contains("CRC"), e.getMessage());
+    }
+
+    @Test
+    void leftoverTemporaryFileOfACrashedSegmentCreationIsRemoved() throws IOException {
+        long end = writeRecords(1);
+        Path temp = dir.resolve(WalSegmentDescriptor.fileName(1) + ".tmp");
+        Files.write(temp, new byte[100]);
+        try (Wal wal = open()) {
+            assertTrue(wal.tailCut().isEmpty());
+            assertEquals(end, wal.position());
+        }
+        assertFalse(Files.exists(temp));
+    }
+}

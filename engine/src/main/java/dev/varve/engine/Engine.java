@@ -1,0 +1,395 @@
+package dev.varve.engine;
+
+import dev.varve.checkpoint.CheckpointMarkers;
+import dev.varve.checkpoint.Checkpointer;
+import dev.varve.checkpoint.Throttle;
+import dev.varve.config.VarveConfig;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.memory.PageMemory;
+import dev.varve.core.page.PageId;
+import dev.varve.core.spi.LogicalReplay;
+import dev.varve.core.spi.RecordTypes;
+import dev.varve.core.store.PageStore;
+import dev.varve.core.tree.BPlusTree;
+import dev.varve.core.tree.PageLayout;
+import dev.varve.core.wal.Wal;
+import dev.varve.recovery.Recovery;
+import dev.varve.recovery.RecoveryReport;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The wired store: page store, page memory, WAL, checkpointer, catalog and partitions, and the write path that
+ * ties them together. A write appends its WAL record and applies its page changes inside the partition's critical
+ * section, holding the checkpoint read lock, so the WAL order is the order pages changed in (I6) and a checkpoint
+ * mark is a clean cut. Replay runs the same apply code.
+ *
+ * <p>Any failure after a record was appended (an IO error, a corrupt page) leaves page memory behind the WAL; the
+ * engine then refuses every further write, naming the cause: reopening recovers from the WAL.
+ */
+final class Engine implements LogicalReplay {
+    /** Longest table name, UTF-8 bytes. */
+    static final int MAX_TABLE_NAME_BYTES = 255;
+
+    final VarveConfig config;
+    final PageStore store;
+    final PageMemory memory;
+    final Wal wal;
+    final Checkpointer checkpointer;
+    final int maxKeyBytes;
+    final LongAdder writes = new LongAdder();
+    final LongAdder reads = new LongAdder();
+    private final ReentrantReadWriteLock checkpointLock = new ReentrantReadWriteLock();
+    private final Throttle throttle;
+    private final Map<String, TableHandle> tables = new ConcurrentHashMap<>();
+    private final Map<Integer, PartitionHandle> partitions = new ConcurrentHashMap<>();
+    private final Object catalogLock = new Object();
+    private final StoreLock dirLock;
+    private Catalog catalog;
+    private int nextTableId = 1;
+    private RecoveryReport recovery;
+    private volatile Throwable failure;
+    private volatile boolean closed;
+
+    private Engine(VarveConfig config, FileIOFactory io) {
+        this.config = config;
+        this.dirLock = StoreLock.acquire(config.path());
+        try {
+            this.store = new PageStore(io, config.path().resolve("pages"), config.pageSize());
+            this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
+            this.wal = Wal.open(config.path().resolve("wal"), io, config.walSegmentSize(), config.walSyncMode(), config.walFlushFrequency());
+            CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
+            this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange);
+            this.throttle = checkpointer.throttle();
+            this.maxKeyBytes = BPlusTree.maxKeyBytes(config.pageSize());
+            this.recovery = new Recovery(memory, wal, markers, checkpointer).run(this);
+            checkpointer.start();
+        } catch (RuntimeException | Error e) {
+            dirLock.release();
+            throw e;
+        }
+    }
+
+    static Engine open(VarveConfig config, FileIOFactory io) {
+        try {
+            io.createDirectories(config.path());
+        } catch (IOException e) {
+            throw new StorageException("cannot create the store directory", config.path(), e);
+        }
+        return new Engine(config, io);
+    }
+
+    RecoveryReport recoveryReport() {
+        return recovery;
+    }
+
+    // ---------------------------------------------------------------- replay (LogicalReplay)
+
+    @Override
+    public void beforeReplay(boolean emptyStore) {
+        if (emptyStore) Catalog.format(memory);
+        catalog = new Catalog(memory);
+        for (Catalog.Entry e : catalog.all()) register(e);
+    }
+
+    @Override
+    public void apply(int type, ByteBuffer payload, long lsn) {
+        switch (type) {
+            case RecordTypes.DATA_BATCH:
+                for (LogicalRecords.Op op : LogicalRecords.decodeBatch(payload)) applyOp(partitionOf(op.fileId()), op.key(), op.value());
+                break;
+            case RecordTypes.CREATE_TABLE: {
+                LogicalRecords.CreateTable c = LogicalRecords.decodeCreateTable(payload);
+                applyCreate(new Catalog.Entry(c.name(), c.tableId(), c.partitions()));
+                break;
+            }
+            case RecordTypes.DESTROY_PARTITION:
+                partitionOf(LogicalRecords.decodeDestroy(payload)).tree.clear();
+                break;
+            default:
+                break; // snapshot declarations belong to the snapshot layer
+        }
+    }
+
+    private PartitionHandle partitionOf(int fileId) {
+        PartitionHandle h = partitions.get(fileId);
+        if (h == null) throw new StorageException("WAL names partition " + PageId.tableOf(fileId) + "/" + PageId.partitionOf(fileId)
+                + " of a table the catalog does not hold", null);
+        return h;
+    }
+
+    private static boolean applyOp(PartitionHandle h, byte[] key, byte[] value) {
+        return value == null ? h.tree.remove(key) : h.tree.put(key, value);
+    }
+
+    private void applyCreate(Catalog.Entry e) {
+        catalog.add(e);
+        for (int p = 0; p < e.partitions(); p++) BPlusTree.format(memory, PageId.fileId(e.id(), p));
+        register(e);
+    }
+
+    private void register(Catalog.Entry e) {
+        PartitionHandle[] parts = new PartitionHandle[e.partitions()];
+        for (int p = 0; p < parts.length; p++) {
+            int fileId = PageId.fileId(e.id(), p);
+            parts[p] = new PartitionHandle(fileId, p, new BPlusTree(memory, fileId));
+            partitions.put(fileId, parts[p]);
+        }
+        tables.put(e.name(), new TableHandle(this, e.name(), parts));
+        nextTableId = Math.max(nextTableId, e.id() + 1);
+    }
+
+    // ---------------------------------------------------------------- tables
+
+    TableHandle table(String name) {
+        checkOpen();
+        if (name == null) throw new IllegalArgumentException("table name is null");
+        TableHandle t = tables.get(name);
+        if (t != null) return t;
+        int len = name.getBytes(StandardCharsets.UTF_8).length;
+        if (len == 0 || len > MAX_TABLE_NAME_BYTES)
+            throw new IllegalArgumentException("table name must be 1.." + MAX_TABLE_NAME_BYTES + " UTF-8 bytes, was " + len);
+        synchronized (catalogLock) {
+            t = tables.get(name);
+            if (t != null) return t;
+            if (nextTableId > PageId.MAX_TABLE_ID) throw new IllegalStateException("the store holds the maximum of " + PageId.MAX_TABLE_ID + " tables");
+            Catalog.Entry e = new Catalog.Entry(name, nextTableId, config.partitions());
+            int pages = 2 * e.partitions() + 16;
+            throttle.beforeWrite(pages);
+            long lsn;
+            try {
+                checkpointLock.readLock().lock();
+                try {
+                    checkWritable();
+                    lsn = wal.append(RecordTypes.CREATE_TABLE, LogicalRecords.encodeCreateTable(e.id(), e.partitions(), name));
+                    applyLogged(() -> {
+                        applyCreate(e);
+                        return true;
+                    });
+                } finally {
+                    checkpointLock.readLock().unlock();
+                }
+            } finally {
+                throttle.afterWrite(pages);
+            }
+            wal.commit(lsn);
+            return tables.get(name);
+        }
+    }
+
+    // ---------------------------------------------------------------- write path
+
+    /** Pages a put of this size may dirty: its overflow chain plus a split path. */
+    int pagesFor(byte[] key, byte[] value) {
+        int len = key.length + (value == null ? 0 : value.length);
+        return len / (config.pageSize() - 64) + 16;
+    }
+
+    void checkKey(byte[] key) {
+        if (key == null) throw new IllegalArgumentException("key is null");
+        if (key.length > maxKeyBytes) throw new IllegalArgumentException("key of " + key.length + " bytes exceeds the maximum of "
+                + maxKeyBytes + " bytes (pageSize / 4)");
+    }
+
+    void checkValue(byte[] value) {
+        if (value == null) throw new IllegalArgumentException("value is null (use remove to delete a key)");
+        if (value.length > BPlusTree.MAX_VALUE_BYTES) throw new IllegalArgumentException("value of " + value.length
+                + " bytes exceeds the maximum of " + BPlusTree.MAX_VALUE_BYTES + " bytes");
+    }
+
+    /** Put ({@code value != null}) or remove of one key in one partition; true when the key was present. */
+    boolean write(PartitionHandle h, byte[] key, byte[] value) {
+        int pages = pagesFor(key, value);
+        throttle.beforeWrite(pages);
+        long lsn;
+        boolean present;
+        try {
+            checkpointLock.readLock().lock();
+            try {
+                h.lock.writeLock().lock();
+                try {
+                    checkWritable();
+                    if (value == null && h.tree.get(key) == null) return false; // nothing to log
+                    lsn = wal.append(RecordTypes.DATA_BATCH, LogicalRecords.encodeSingle(h.fileId, key, value));
+                    present = applyLogged(() -> applyOp(h, key, value));
+                } finally {
+                    h.lock.writeLock().unlock();
+                }
+            } finally {
+                checkpointLock.readLock().unlock();
+            }
+        } finally {
+            throttle.afterWrite(pages);
+        }
+        writes.increment();
+        wal.commit(lsn);
+        return present;
+    }
+
+    /** An atomic batch: one WAL record, every touched partition locked in file-id order. */
+    void write(List<LogicalRecords.Op> ops) {
+        if (ops.isEmpty()) return;
+        int bytes = LogicalRecords.batchBytes(ops);
+        if (bytes > wal.maxPayloadBytes()) throw new IllegalArgumentException("batch of " + bytes + " bytes exceeds the WAL record limit of "
+                + wal.maxPayloadBytes() + " bytes; split it or raise walSegmentSize");
+        List<PartitionHandle> locked = new ArrayList<>();
+        int pages = 0;
+        for (LogicalRecords.Op op : ops) {
+            PartitionHandle h = partitionOf(op.fileId());
+            if (!locked.contains(h)) locked.add(h);
+            pages += pagesFor(op.key(), op.value());
+        }
+        locked.sort(Comparator.comparingInt(h -> h.fileId));
+        pages = Math.min(pages, memory.capacityPages() / 2);
+        throttle.beforeWrite(pages);
+        long lsn;
+        try {
+            checkpointLock.readLock().lock();
+            try {
+                for (PartitionHandle h : locked) h.lock.writeLock().lock();
+                try {
+                    checkWritable();
+                    lsn = wal.append(RecordTypes.DATA_BATCH, LogicalRecords.encodeBatch(ops));
+                    applyLogged(() -> {
+                        for (LogicalRecords.Op op : ops) applyOp(partitionOf(op.fileId()), op.key(), op.value());
+                        return true;
+                    });
+                } finally {
+                    for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
+                }
+            } finally {
+                checkpointLock.readLock().unlock();
+            }
+        } finally {
+            throttle.afterWrite(pages);
+        }
+        writes.add(ops.size());
+        wal.commit(lsn);
+    }
+
+    /** Empties a partition. */
+    void destroy(PartitionHandle h) {
+        int pages = 64;
+        throttle.beforeWrite(pages);
+        long lsn;
+        try {
+            checkpointLock.readLock().lock();
+            try {
+                h.lock.writeLock().lock();
+                try {
+                    checkWritable();
+                    lsn = wal.append(RecordTypes.DESTROY_PARTITION, LogicalRecords.encodeDestroy(h.fileId));
+                    applyLogged(() -> {
+                        h.tree.clear();
+                        return true;
+                    });
+                } finally {
+                    h.lock.writeLock().unlock();
+                }
+            } finally {
+                checkpointLock.readLock().unlock();
+            }
+        } finally {
+            throttle.afterWrite(pages);
+        }
+        wal.commit(lsn);
+    }
+
+    private interface Change {
+        boolean apply();
+    }
+
+    /** Applies a change whose record is already in the WAL; a failure here poisons the engine. */
+    private boolean applyLogged(Change c) {
+        try {
+            return c.apply();
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            throw new StorageException("a logged write could not be applied (" + e + "); the store refuses further writes — reopen it to recover", null, e);
+        }
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    byte[] get(PartitionHandle h, byte[] key) {
+        checkOpen();
+        h.lock.readLock().lock();
+        try {
+            reads.increment();
+            return h.tree.get(key);
+        } finally {
+            h.lock.readLock().unlock();
+        }
+    }
+
+    long size(PartitionHandle h) {
+        checkOpen();
+        h.lock.readLock().lock();
+        try {
+            return h.tree.size();
+        } finally {
+            h.lock.readLock().unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- life cycle
+
+    void checkOpen() {
+        if (closed) throw new IllegalStateException("the store is closed");
+    }
+
+    private void checkWritable() {
+        checkOpen();
+        Throwable f = failure;
+        if (f == null) f = checkpointer.failure();
+        if (f == null) f = wal.failure();
+        if (f != null) throw new StorageException("the store failed earlier (" + f + ") and refuses writes; reopen it to recover", null, f);
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Clean shutdown: no write in flight, a final checkpoint, files closed. */
+    void close() {
+        if (closed) return;
+        checkpointLock.writeLock().lock();
+        try {
+            closed = true;
+        } finally {
+            checkpointLock.writeLock().unlock();
+        }
+        try {
+            checkpointer.stop();
+            if (failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
+        } finally {
+            try {
+                checkpointer.close();
+                wal.close();
+            } finally {
+                memory.close();
+                store.close();
+                dirLock.release();
+            }
+        }
+    }
+
+    /** Simulated crash for tests: stops threads and releases files without flushing anything. */
+    void halt() {
+        closed = true;
+        checkpointer.close();
+        memory.close();
+        store.close();
+        dirLock.release();
+    }
+}

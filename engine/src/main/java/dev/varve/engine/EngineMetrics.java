@@ -1,0 +1,85 @@
+package dev.varve.engine;
+
+import dev.varve.checkpoint.CheckpointStats;
+
+/** Live counters of an {@link Engine}. */
+final class EngineMetrics implements VarveMetrics {
+    private final Engine e;
+
+    EngineMetrics(Engine e) {
+        this.e = e;
+    }
+
+    @Override
+    public long walBytesWritten() {
+        return e.wal.bytesWritten();
+    }
+
+    @Override
+    public long recoveryFileBytesWritten() {
+        return e.checkpointer.recoveryFileBytes();
+    }
+
+    @Override
+    public long checkpointsCompleted() {
+        return e.checkpointer.completed();
+    }
+
+    @Override
+    public long checkpointPagesWritten() {
+        return e.checkpointer.pagesWritten();
+    }
+
+    @Override
+    public long throttledNanos() {
+        return e.checkpointer.throttle().throttledNanos();
+    }
+
+    @Override
+    public long archiveBytes() {
+        return 0; // no snapshot archive in this build
+    }
+
+    @Override
+    public CheckpointStats lastCheckpoint() {
+        return e.checkpointer.last();
+    }
+
+    @Override
+    public long writes() {
+        return e.writes.sum();
+    }
+
+    @Override
+    public long reads() {
+        return e.reads.sum();
+    }
+
+    @Override
+    public long pagesRead() {
+        return e.memory.pagesRead();
+    }
+
+    @Override
+    public long pagesEvicted() {
+        return e.memory.pagesEvicted();
+    }
+
+    @Override
+    public long dirtyPages() {
+        return e.memory.heldPages();
+    }
+
+    @Override
+    public long copyOnWritePages() {
+        return e.memory.copyOnWritePages();
+    }
+
+    @Override
+    public String toString() {
+        return String.format("writes %d, reads %d, wal %d bytes, checkpoints %d (%d pages, %d recovery-file bytes), throttled %d ms, "
+                        + "pages read %d, evicted %d, dirty %d, copy-on-write %d",
+                writes(), reads(), walBytesWritten(), checkpointsCompleted(), checkpointPagesWritten(), recoveryFileBytesWritten(),
+                throttledNanos() / 1_000_000, pagesRead(), pagesEvicted(), dirtyPages(), copyOnWritePages());
+    }
+}

@@ -1,0 +1,119 @@
+package dev.varve.engine;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Payloads of the engine's logical WAL records (types in {@code RecordTypes}).
+ *
+ * <pre>
+ * DATA_BATCH:        count (4) | count x op
+ *   op:              kind (1: put, 2: remove) | fileId (4) | keyLength (4) | key | [valueLength (4) | value]
+ * CREATE_TABLE:      tableId (4) | partitions (4) | nameLength (4) | name (UTF-8)
+ * DESTROY_PARTITION: fileId (4)
+ * </pre>
+ */
+final class LogicalRecords {
+    static final byte PUT = 1;
+    static final byte REMOVE = 2;
+
+    /** One operation of a batch; value is null for a remove. */
+    record Op(int fileId, byte[] key, byte[] value) {
+        int encodedBytes() {
+            return 1 + 4 + 4 + key.length + (value == null ? 0 : 4 + value.length);
+        }
+    }
+
+    private LogicalRecords() {
+    }
+
+    private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(64 * 1024).order(ByteOrder.LITTLE_ENDIAN));
+
+    /** A cleared per-thread buffer of at least {@code bytes}; valid until the thread's next call. */
+    static ByteBuffer scratch(int bytes) {
+        ByteBuffer b = SCRATCH.get();
+        if (b.capacity() < bytes) {
+            b = ByteBuffer.allocateDirect(Math.max(bytes, b.capacity() * 2)).order(ByteOrder.LITTLE_ENDIAN);
+            SCRATCH.set(b);
+        }
+        b.clear();
+        return b;
+    }
+
+    static int batchBytes(List<Op> ops) {
+        int n = 4;
+        for (Op op : ops) n += op.encodedBytes();
+        return n;
+    }
+
+    static ByteBuffer encodeBatch(List<Op> ops) {
+        ByteBuffer b = scratch(batchBytes(ops));
+        b.putInt(ops.size());
+        for (Op op : ops) putOp(b, op.fileId(), op.key(), op.value());
+        return b.flip();
+    }
+
+    /** A batch of one operation, without allocating a list. */
+    static ByteBuffer encodeSingle(int fileId, byte[] key, byte[] value) {
+        ByteBuffer b = scratch(4 + 1 + 8 + key.length + (value == null ? 0 : 4 + value.length));
+        b.putInt(1);
+        putOp(b, fileId, key, value);
+        return b.flip();
+    }
+
+    private static void putOp(ByteBuffer b, int fileId, byte[] key, byte[] value) {
+        b.put(value == null ? REMOVE : PUT).putInt(fileId).putInt(key.length).put(key);
+        if (value != null) b.putInt(value.length).put(value);
+    }
+
+    static List<Op> decodeBatch(ByteBuffer payload) {
+        ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int n = b.getInt();
+        List<Op> ops = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            byte kind = b.get();
+            int fileId = b.getInt();
+            byte[] key = new byte[b.getInt()];
+            b.get(key);
+            byte[] value = null;
+            if (kind == PUT) {
+                value = new byte[b.getInt()];
+                b.get(value);
+            } else if (kind != REMOVE) {
+                throw new IllegalStateException("unknown batch operation kind " + kind);
+            }
+            ops.add(new Op(fileId, key, value));
+        }
+        return ops;
+    }
+
+    static ByteBuffer encodeCreateTable(int tableId, int partitions, String name) {
+        byte[] n = name.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = scratch(12 + n.length);
+        return b.putInt(tableId).putInt(partitions).putInt(n.length).put(n).flip();
+    }
+
+    /** A decoded CREATE_TABLE. */
+    record CreateTable(int tableId, int partitions, String name) {
+    }
+
+    static CreateTable decodeCreateTable(ByteBuffer payload) {
+        ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int id = b.getInt();
+        int parts = b.getInt();
+        byte[] n = new byte[b.getInt()];
+        b.get(n);
+        return new CreateTable(id, parts, new String(n, StandardCharsets.UTF_8));
+    }
+
+    static ByteBuffer encodeDestroy(int fileId) {
+        return scratch(4).putInt(fileId).flip();
+    }
+
+    static int decodeDestroy(ByteBuffer payload) {
+        return payload.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt();
+    }
+}

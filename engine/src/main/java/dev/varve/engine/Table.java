@@ -1,0 +1,29 @@
+package dev.varve.engine;
+
+/**
+ * A named key space, split into partitions by key hash. Keys are byte strings in unsigned lexicographic order, up
+ * to {@link Varve#maxKeyBytes()} bytes; values up to {@link Varve#MAX_VALUE_BYTES} bytes. Each write returns once it
+ * is as durable as the configured {@code walSyncMode} promises.
+ */
+public interface Table {
+    /** The table's name. */
+    String name();
+
+    /** Number of partitions. */
+    int partitions();
+
+    /** Stores {@code value} under {@code key}, replacing any previous value. */
+    void put(byte[] key, byte[] value);
+
+    /** The value of {@code key}, or null when absent. */
+    byte[] get(byte[] key);
+
+    /** Removes {@code key}; true when it was present. */
+    boolean remove(byte[] key);
+
+    /** Entries with {@code fromInclusive <= key < toExclusive} in key order; a null bound is open. */
+    Cursor scan(byte[] fromInclusive, byte[] toExclusive);
+
+    /** The same operations limited to partition {@code p}, plus {@link Partition#destroy()}. */
+    Partition partition(int p);
+}

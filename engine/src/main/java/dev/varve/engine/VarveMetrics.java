@@ -1,0 +1,45 @@
+package dev.varve.engine;
+
+import dev.varve.checkpoint.CheckpointStats;
+
+/** Counters of an open store, cumulative since open unless said otherwise. */
+public interface VarveMetrics {
+    /** WAL bytes appended. */
+    long walBytesWritten();
+
+    /** Checkpoint recovery-file bytes written. */
+    long recoveryFileBytesWritten();
+
+    /** Checkpoints completed. */
+    long checkpointsCompleted();
+
+    /** Pages written by checkpoints. */
+    long checkpointPagesWritten();
+
+    /** Time writers spent throttled (checkpoint buffer fill, data-region head-room). */
+    long throttledNanos();
+
+    /** Bytes held by the snapshot archive (0 while no snapshot archive exists). */
+    long archiveBytes();
+
+    /** The IEP-113 breakdown of the last checkpoint. */
+    CheckpointStats lastCheckpoint();
+
+    /** Puts and removes applied (each operation of a batch counts). */
+    long writes();
+
+    /** Point reads served. */
+    long reads();
+
+    /** Pages read from the page files. */
+    long pagesRead();
+
+    /** Clean pages evicted from the data region. */
+    long pagesEvicted();
+
+    /** Pages currently dirty or held for the running checkpoint. */
+    long dirtyPages();
+
+    /** Pages copied into the checkpoint buffer by writers. */
+    long copyOnWritePages();
+}

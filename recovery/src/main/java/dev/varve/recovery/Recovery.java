@@ -1,0 +1,138 @@
+package dev.varve.recovery;
+
+import dev.varve.checkpoint.CheckpointMarker;
+import dev.varve.checkpoint.CheckpointMarkers;
+import dev.varve.checkpoint.Checkpointer;
+import dev.varve.checkpoint.PhysicalRecords;
+import dev.varve.checkpoint.RecoveryFileReader;
+import dev.varve.core.memory.PageMemory;
+import dev.varve.core.page.PageId;
+import dev.varve.core.spi.LogicalReplay;
+import dev.varve.core.spi.RecordTypes;
+import dev.varve.core.store.PageStore;
+import dev.varve.core.wal.Wal;
+import dev.varve.core.wal.WalReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashSet;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Crash recovery, run by {@code Varve.open} before anything else touches the store:
+ * <ol>
+ *   <li>the markers decide: a start marker without its end means the crash hit that checkpoint's page writes;</li>
+ *   <li>binary restore puts every page of that checkpoint back to its image at the mark — from its recovery files
+ *       if it wrote them, else by replaying physical WAL records from the previous mark — chosen by what the
+ *       marker says is on disk, not by the current configuration; then its end marker is written;</li>
+ *   <li>logical replay applies every logical record after the last complete mark, checkpointing whenever the data
+ *       region runs short (marks at the replay position);</li>
+ *   <li>a final checkpoint.</li>
+ * </ol>
+ * Every step is idempotent, so a recovery that is itself interrupted recovers correctly the next time.
+ */
+public final class Recovery {
+    private static final Logger LOG = LoggerFactory.getLogger(Recovery.class);
+
+    private final PageMemory memory;
+    private final Wal wal;
+    private final CheckpointMarkers markers;
+    private final Checkpointer checkpointer;
+
+    /** Recovery over the store's parts; the checkpointer's background trigger must not be started yet. */
+    public Recovery(PageMemory memory, Wal wal, CheckpointMarkers markers, Checkpointer checkpointer) {
+        this.memory = memory;
+        this.wal = wal;
+        this.markers = markers;
+        this.checkpointer = checkpointer;
+    }
+
+    /** Runs recovery; {@code replay} applies logical records (and formats an empty store). */
+    public RecoveryReport run(LogicalReplay replay) {
+        long t0 = System.nanoTime();
+        Optional<CheckpointMarker> latest = markers.latestStart();
+        String restored = "none";
+        int restoredPages = 0;
+        CheckpointMarker complete = null;
+        if (latest.isPresent()) {
+            CheckpointMarker start = latest.get();
+            if (markers.end(start.id()).isPresent()) {
+                complete = start;
+            } else {
+                LOG.warn("checkpoint {} was interrupted: restoring its pages from {}", start.id(),
+                        start.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "its recovery files" : "physical WAL records");
+                restoredPages = start.recoveryData() == CheckpointMarker.RECOVERY_FILES ? restoreFromFiles(start) : restoreFromWal(start);
+                checkpointer.finishRestore(start);
+                restored = start.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal";
+                complete = start;
+            }
+        }
+        long from;
+        replay.beforeReplay(complete == null);
+        if (complete == null) {
+            from = wal.firstLsn();
+            checkpointer.resumeAfter(0, from);
+        } else {
+            from = complete.markLsn();
+            checkpointer.resumeAfter(complete.id(), from);
+        }
+        long replayed = replay(from, replay);
+        checkpointer.checkpoint("recovery", wal::position);
+        RecoveryReport report = new RecoveryReport(restored, restoredPages, replayed, wal.tailCut().map(Object::toString).orElse(null),
+                System.nanoTime() - t0);
+        if (replayed > 0 || restoredPages > 0 || report.walTailCut() != null) LOG.info("{}", report);
+        return report;
+    }
+
+    private int restoreFromFiles(CheckpointMarker start) {
+        PageStore store = memory.store();
+        Set<Integer> touched = new HashSet<>();
+        int[] pages = {0};
+        for (int n = 0; n < start.fileEntries().length; n++) {
+            RecoveryFileReader.read(markers, start, n, memory.pageSize(), (pageId, image) -> {
+                store.write(pageId, image, 0);
+                touched.add(PageId.fileId(pageId));
+                pages[0]++;
+            });
+        }
+        for (int fileId : touched) store.force(fileId);
+        return pages[0];
+    }
+
+    private int restoreFromWal(CheckpointMarker start) {
+        int pages = 0;
+        try (WalReader r = wal.read(start.prevMarkLsn())) {
+            while (r.next() && r.lsn() < start.markLsn()) {
+                if (!PhysicalRecords.isPhysical(r.type())) continue;
+                PhysicalRecords.apply(r.type(), r.payload(), memory);
+                if (r.type() == RecordTypes.PAGE_IMAGE) pages++;
+            }
+        }
+        return pages;
+    }
+
+    private long replay(long from, LogicalReplay replay) {
+        long n = 0;
+        int pageSize = memory.pageSize();
+        try (WalReader r = wal.read(from)) {
+            while (r.next()) {
+                if (!RecordTypes.isLogical(r.type())) continue;
+                // head-room for the pages this record may dirty; when short, checkpoint at this record (all before it applied)
+                int pages = 64 + 3 * (r.payload().remaining() / (pageSize / 2));
+                if (!memory.tryReserve(pages)) {
+                    long at = r.lsn();
+                    checkpointer.checkpoint("recovery", () -> at);
+                    memory.awaitHeadroom(pages);
+                }
+                try {
+                    replay.apply(r.type(), r.payload(), r.lsn());
+                } finally {
+                    memory.releaseHeadroom(pages);
+                }
+                n++;
+            }
+        }
+        return n;
+    }
+}
