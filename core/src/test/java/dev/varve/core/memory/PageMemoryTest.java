@@ -1,0 +1,268 @@
+package dev.varve.core.memory;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+import dev.varve.core.store.PageChecksum;
+import dev.varve.core.store.PageStore;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Pin, latch, evict, no-steal, copy-on-write and checksum basics of {@link PageMemory} over a real {@link PageStore}. */
+class PageMemoryTest {
+    private static final int PAGE = 1024;
+    /** The smallest region page memory accepts (4 x 320 slack frames). */
+    private static final int FRAMES = 1280;
+    private static final int FILE = PageId.fileId(2, 5);
+
+    @TempDir
+    Path dir;
+
+    private PageStore store;
+    private PageMemory memory;
+
+    private void open() {
+        store = new PageStore(FileIOFactory.standard(), dir.resolve("pages"), PAGE);
+        memory = new PageMemory(store, (long) FRAMES * PAGE, 16L * PAGE);
+    }
+
+    @AfterEach
+    void close() {
+        if (memory != null) memory.close();
+        if (store != null) store.close();
+    }
+
+    private static long id(int index) {
+        return PageId.of(FILE, index);
+    }
+
+    /** Deterministic body of page {@code index}, version {@code version}. */
+    private static byte[] body(int index, int version) {
+        byte[] b = new byte[PAGE - PageHeader.SIZE];
+        long x = index * 0x9E3779B97F4A7C15L + version * 0xC2B2AE3D27D4EB4FL + 1;
+        for (int i = 0; i < b.length; i++) {
+            x ^= x << 13;
+            x ^= x >>> 7;
+            x ^= x << 17;
+            b[i] = (byte) x;
+        }
+        return b;
+    }
+
+    private void writeNew(int index, int version) {
+        Page p = memory.acquireNew(id(index));
+        try {
+            p.type(PageHeader.TYPE_LEAF);
+            p.putBytes(PageHeader.SIZE, body(index, version), 0, PAGE - PageHeader.SIZE);
+        } finally {
+            memory.releaseWrite(p);
+        }
+    }
+
+    private void rewrite(int index, int version) {
+        Page p = memory.acquireWrite(id(index));
+        try {
+            p.putBytes(PageHeader.SIZE, body(index, version), 0, PAGE - PageHeader.SIZE);
+        } finally {
+            memory.releaseWrite(p);
+        }
+    }
+
+    private byte[] read(int index) {
+        Page p = memory.acquireRead(id(index));
+        try {
+            byte[] b = new byte[PAGE - PageHeader.SIZE];
+            p.getBytes(PageHeader.SIZE, b, 0, b.length);
+            assertEquals(id(index), p.pageId(), "page id in the header");
+            return b;
+        } finally {
+            memory.releaseRead(p);
+        }
+    }
+
+    /** A hand-run checkpoint: every held page's mark image stamped and written to its file. Returns the page count. */
+    private int flush() {
+        List<Frame> set = memory.beginCheckpoint();
+        ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
+        for (Frame f : set) {
+            memory.copyCheckpointImage(f, image, 0);
+            PageChecksum.stamp(image, 0, PAGE);
+            store.write(f.heldPageId(), image, 0);
+            memory.finishCheckpointPage(f);
+        }
+        return set.size();
+    }
+
+    @Test
+    void cleanPageIsEvictedAndReReadWithIdenticalContent() {
+        open();
+        int pages = 3 * FRAMES;
+        for (int i = 0; i < pages; i++) {
+            writeNew(i, 1);
+            if (i % 256 == 255) flush();
+        }
+        flush();
+        assertEquals(0, memory.heldPages());
+        assertTrue(memory.pagesEvicted() >= pages - FRAMES, "evicted " + memory.pagesEvicted() + " of " + pages + " pages through "
+                + FRAMES + " frames");
+        // page 0 was written first: long evicted. Reading it goes to disk and yields exactly what was written.
+        long readsBefore = memory.pagesRead();
+        assertArrayEquals(body(0, 1), read(0));
+        assertEquals(readsBefore + 1, memory.pagesRead(), "page 0 must have been re-read from its file");
+        assertArrayEquals(body(0, 1), read(0));
+        assertEquals(readsBefore + 1, memory.pagesRead(), "a resident page is not read again");
+        for (int i = 0; i < pages; i++) assertArrayEquals(body(i, 1), read(i), "page " + i);
+        assertTrue(memory.pagesRead() >= pages - FRAMES);
+    }
+
+    @Test
+    void dirtyPageIsNeverEvictedAcquireWaitsAndCallsForACheckpoint() throws Exception {
+        open();
+        AtomicInteger pressure = new AtomicInteger();
+        memory.onPressure(pressure::incrementAndGet);
+        for (int i = 0; i < FRAMES; i++) writeNew(i, 1);
+        assertEquals(FRAMES, memory.heldPages(), "every frame holds a dirty page");
+        assertEquals(FRAMES, memory.dirtyPages());
+
+        // one more page needs a frame: no clean page exists, so the acquire must wait (never evict a dirty page)
+        CompletableFuture<Void> extra = CompletableFuture.runAsync(() -> writeNew(FRAMES, 1));
+        assertThrows(TimeoutException.class, () -> extra.get(500, TimeUnit.MILLISECONDS), "an acquire evicted a dirty page");
+        assertEquals(0, memory.pagesEvicted(), "no-steal: a dirty page was evicted");
+        assertTrue(pressure.get() > 0, "a waiting acquire must call for a checkpoint");
+        // the dirty pages are still all there, unchanged, without a disk read (they were never written to disk)
+        for (int i = 0; i < 10; i++) assertArrayEquals(body(i, 1), read(i));
+        assertEquals(0, memory.pagesRead());
+
+        // a checkpoint makes them clean: the waiting acquire now evicts one and finishes
+        assertEquals(FRAMES, flush());
+        extra.get(30, TimeUnit.SECONDS);
+        assertEquals(1, memory.pagesEvicted());
+        assertEquals(1, memory.heldPages());
+        for (int i = 0; i <= FRAMES; i++) assertArrayEquals(body(i, 1), read(i), "page " + i);
+    }
+
+    @Test
+    void headroomAccounting() {
+        open();
+        int slack = Math.max(320, FRAMES / 16);
+        int limit = FRAMES - slack;
+        assertThrows(IllegalArgumentException.class, () -> memory.tryReserve(limit + 1), "larger than the region can ever give");
+        assertTrue(memory.tryReserve(limit));
+        assertFalse(memory.tryReserve(1), "reservations beyond the limit");
+        memory.releaseHeadroom(limit);
+        for (int i = 0; i < 100; i++) writeNew(i, 1);
+        assertEquals(100, memory.heldPages());
+        assertFalse(memory.tryReserve(limit - 99), "dirty pages count against head-room");
+        assertTrue(memory.tryReserve(limit - 100));
+        memory.releaseHeadroom(limit - 100);
+        flush();
+        assertEquals(0, memory.heldPages());
+        assertTrue(memory.tryReserve(limit), "a checkpoint gives head-room back");
+        memory.releaseHeadroom(limit);
+        memory.awaitHeadroom(10); // returns at once
+        memory.releaseHeadroom(10);
+    }
+
+    @Test
+    void pageChangedDuringCheckpointYieldsItsMarkImage() {
+        open();
+        writeNew(7, 1);
+        writeNew(8, 1);
+        List<Frame> set = memory.beginCheckpoint();
+        assertEquals(2, set.size());
+        Frame f7 = set.get(0);
+        assertEquals(id(7), f7.heldPageId());
+        assertEquals(0, memory.dirtyPages(), "collected pages are clean for the next checkpoint");
+        assertEquals(2, memory.heldPages(), "but still held: their only image is in memory");
+
+        rewrite(7, 2); // after the mark: copy-on-write
+        assertEquals(1, memory.copyOnWritePages());
+        assertEquals(1, memory.checkpointBufferUsed());
+        assertArrayEquals(body(7, 2), read(7), "the frame holds the new content");
+
+        ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
+        memory.copyCheckpointImage(f7, image, 0);
+        byte[] mark = new byte[PAGE - PageHeader.SIZE];
+        image.get(PageHeader.SIZE, mark);
+        assertArrayEquals(body(7, 1), mark, "the checkpoint image is the state at the mark");
+        assertArrayEquals(body(7, 2), read(7));
+        PageChecksum.stamp(image, 0, PAGE);
+        store.write(id(7), image, 0);
+        memory.finishCheckpointPage(f7);
+        assertEquals(0, memory.checkpointBufferUsed(), "the copy-on-write slot is given back");
+        for (Frame f : set.subList(1, set.size())) {
+            memory.copyCheckpointImage(f, image, 0);
+            PageChecksum.stamp(image, 0, PAGE);
+            store.write(f.heldPageId(), image, 0);
+            memory.finishCheckpointPage(f);
+        }
+        assertEquals(1, memory.dirtyPages(), "page 7 changed after the mark: dirty for the next checkpoint");
+        assertEquals(1, memory.heldPages());
+        // a second change in the same interval copies nothing
+        rewrite(7, 3);
+        assertEquals(1, memory.copyOnWritePages());
+
+        // the file holds the mark image until the next checkpoint writes version 3
+        ByteBuffer disk = ByteBuffer.allocateDirect(PAGE);
+        store.read(id(7), disk, 0);
+        disk.get(PageHeader.SIZE, mark);
+        assertArrayEquals(body(7, 1), mark);
+        assertEquals(1, flush());
+        store.read(id(7), disk, 0);
+        disk.get(PageHeader.SIZE, mark);
+        assertArrayEquals(body(7, 3), mark);
+    }
+
+    @Test
+    void flippedByteOnDiskIsReportedWithFileAndOffset() throws IOException {
+        open();
+        for (int i = 0; i < 20; i++) writeNew(i, 1);
+        flush();
+        Path file = store.pathOf(FILE);
+        memory.close();
+        store.close();
+
+        int index = 11;
+        long pageOffset = (long) (index + 1) * PAGE;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            ch.read(one, pageOffset + 300);
+            one.put(0, (byte) (one.get(0) ^ 0x10)).rewind();
+            ch.write(one, pageOffset + 300);
+        }
+
+        open();
+        for (int attempt = 0; attempt < 2; attempt++) { // a failed load is not cached as data
+            CorruptionException e = assertThrows(CorruptionException.class, () -> memory.acquireRead(id(index)));
+            assertNotNull(e.getMessage());
+            assertTrue(e.getMessage().contains(file.toString()), "message names the file: " + e.getMessage());
+            assertTrue(e.getMessage().contains("offset " + pageOffset), "message names the offset " + pageOffset + ": " + e.getMessage());
+            assertEquals(file, e.file());
+            assertEquals(pageOffset, e.offset());
+        }
+        assertThrows(CorruptionException.class, () -> memory.acquireWrite(id(index)));
+        // the neighbours are intact and no frame leaked
+        for (int i = 0; i < 20; i++) if (i != index) assertArrayEquals(body(i, 1), read(i), "page " + i);
+        assertEquals(0, memory.heldPages());
+    }
+}

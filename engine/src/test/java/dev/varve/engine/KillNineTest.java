@@ -1,0 +1,73 @@
+package dev.varve.engine;
+
+import dev.varve.config.RecoveryMode;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Real kill -9: a child JVM applies deterministic batches under load; it is killed (destroyForcibly) at a random
+ * moment, the store is reopened in the other recovery mode, and must hold exactly the acknowledged batches, plus at
+ * most the one in flight, all or nothing. A short run is in the default suite; {@code -Plong} runs hundreds.
+ */
+class KillNineTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void killedUnderLoadRecoversExactlyTheAcknowledgedBatches() throws Exception {
+        run(Integer.getInteger("varve.killRounds", 6), Long.getLong("varve.seed", System.nanoTime()));
+    }
+
+    @Test
+    @Tag("long")
+    void hundredsOfKills() throws Exception {
+        run(Integer.getInteger("varve.killRounds", 200), Long.getLong("varve.seed", System.nanoTime()));
+    }
+
+    private void run(int rounds, long seed) throws Exception {
+        Random rnd = new Random(seed);
+        Path dir = tmp.resolve("store");
+        Path ack = tmp.resolve("ack");
+        Path log = tmp.resolve("child.log");
+        long applied = 0;
+        for (int round = 0; round < rounds; round++) {
+            RecoveryMode mode = round % 2 == 0 ? RecoveryMode.CHECKPOINT_RECOVERY_FILE : RecoveryMode.WAL_PHYSICAL;
+            RecoveryMode reopen = round % 2 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE;
+            Files.deleteIfExists(ack);
+            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+                    "-cp", System.getProperty("java.class.path"), KillWorkload.class.getName(),
+                    dir.toString(), mode.name(), String.valueOf(applied), ack.toString())
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (KillWorkload.acknowledged(ack) <= applied && child.isAlive() && System.nanoTime() < deadline) Thread.sleep(10);
+            Thread.sleep(50 + rnd.nextInt(700));
+            if (!child.isAlive()) fail("seed " + seed + " round " + round + ": child died by itself:\n" + Files.readString(log));
+            child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            long acked = KillWorkload.acknowledged(ack);
+            assertTrue(acked > applied, "seed " + seed + " round " + round + ": child acknowledged nothing");
+            try (Varve store = Varve.open(KillWorkload.config(dir, reopen))) {
+                String d = KillWorkload.diff(store, KillWorkload.model(acked));
+                if (d == null) {
+                    applied = acked;
+                } else {
+                    String d2 = KillWorkload.diff(store, KillWorkload.model(acked + 1));
+                    assertNull(d2, "seed " + seed + " round " + round + " (" + mode + " -> " + reopen + "): state matches neither "
+                            + acked + " nor " + (acked + 1) + " batches: " + d);
+                    applied = acked + 1;
+                }
+            }
+        }
+        System.out.println("kill -9: " + rounds + " rounds, " + applied + " batches, seed " + seed + ", all consistent");
+    }
+}

@@ -1,0 +1,133 @@
+package dev.varve.engine;
+
+import dev.varve.config.RecoveryCompression;
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
+import dev.varve.config.WalSyncMode;
+
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+
+/**
+ * The workload of the kill -9 tests: batch {@code i} is a pure function of (seed, i), so the parent can rebuild the
+ * expected state of any prefix of batches. Run as a child JVM: {@code main(dir, mode, firstBatch, ackFile)} applies
+ * batches forever and appends each acknowledged batch number to the ack file (one write() per line, which survives
+ * the kill).
+ */
+final class KillWorkload {
+    static final long SEED = 99;
+    static final String[] TABLES = {"orders", "accounts"};
+    static final int KEYS = 600;
+
+    record Op(String table, byte[] key, byte[] value) {
+    }
+
+    private KillWorkload() {
+    }
+
+    static VarveConfig config(Path dir, RecoveryMode mode) {
+        return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(3).recoveryMode(mode)
+                .recoveryCompression(mode == RecoveryMode.CHECKPOINT_RECOVERY_FILE ? RecoveryCompression.SKIP_GARBAGE : RecoveryCompression.DISABLED)
+                .walSyncMode(WalSyncMode.LOG_ONLY).walSegmentSize(4L << 20).checkpointFrequency(Duration.ofMillis(100))
+                .checkpointBufferSize(1L << 20).build();
+    }
+
+    static List<Op> batch(long i) {
+        Random r = new Random(SEED * 1_000_003L + i);
+        int n = 1 + r.nextInt(6);
+        List<Op> ops = new ArrayList<>(n);
+        for (int j = 0; j < n; j++) {
+            String t = TABLES[r.nextInt(TABLES.length)];
+            byte[] k = ("k" + r.nextInt(KEYS)).getBytes(StandardCharsets.UTF_8);
+            if (r.nextInt(5) == 0) {
+                ops.add(new Op(t, k, null));
+                continue;
+            }
+            byte[] v = new byte[r.nextInt(40) == 0 ? 10_000 + r.nextInt(30_000) : r.nextInt(400)];
+            r.nextBytes(v);
+            ops.add(new Op(t, k, v));
+        }
+        return ops;
+    }
+
+    /** Expected tables after batches [0, n). */
+    static Map<String, TreeMap<String, byte[]>> model(long n) {
+        Map<String, TreeMap<String, byte[]>> m = new HashMap<>();
+        for (String t : TABLES) m.put(t, new TreeMap<>());
+        for (long i = 0; i < n; i++) {
+            for (Op op : batch(i)) {
+                String k = new String(op.key(), StandardCharsets.UTF_8);
+                if (op.value() == null) m.get(op.table()).remove(k);
+                else m.get(op.table()).put(k, op.value());
+            }
+        }
+        return m;
+    }
+
+    /** Null when the store holds exactly the model, else the first difference. */
+    static String diff(Varve store, Map<String, TreeMap<String, byte[]>> model) {
+        for (String t : TABLES) {
+            Table table = store.table(t);
+            TreeMap<String, byte[]> m = model.get(t);
+            for (int k = 0; k < KEYS; k++) {
+                byte[] key = ("k" + k).getBytes(StandardCharsets.UTF_8);
+                byte[] want = m.get("k" + k);
+                byte[] got = table.get(key);
+                if (!Arrays.equals(want, got)) return t + "/k" + k + ": want " + (want == null ? "absent" : want.length + " bytes")
+                        + ", got " + (got == null ? "absent" : got.length + " bytes");
+            }
+            try (Cursor c = table.scan(null, null)) {
+                var it = m.entrySet().iterator();
+                while (c.next()) {
+                    if (!it.hasNext()) return t + ": scan returned extra key " + new String(c.key(), StandardCharsets.UTF_8);
+                    var e = it.next();
+                    if (!e.getKey().equals(new String(c.key(), StandardCharsets.UTF_8)) || !Arrays.equals(e.getValue(), c.value()))
+                        return t + ": scan differs at " + e.getKey();
+                }
+                if (it.hasNext()) return t + ": scan ended early";
+            }
+        }
+        return null;
+    }
+
+    /** Highest acknowledged batch + 1, or -1. */
+    static long acknowledged(Path ack) throws IOException {
+        if (!Files.exists(ack)) return -1;
+        long last = -1;
+        for (String line : Files.readAllLines(ack)) {
+            line = line.trim();
+            if (!line.isEmpty()) last = Math.max(last, Long.parseLong(line) + 1);
+        }
+        return last;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path dir = Path.of(args[0]);
+        RecoveryMode mode = RecoveryMode.valueOf(args[1]);
+        long from = Long.parseLong(args[2]);
+        try (Varve store = Varve.open(config(dir, mode)); FileOutputStream ack = new FileOutputStream(args[3], true)) {
+            ack.write(((from - 1) + "\n").getBytes(StandardCharsets.UTF_8));
+            for (long i = from; ; i++) {
+                List<Op> ops = batch(i);
+                store.write(b -> {
+                    for (Op op : ops) {
+                        if (op.value() == null) b.remove(op.table(), op.key());
+                        else b.put(op.table(), op.key(), op.value());
+                    }
+                });
+                ack.write((i + "\n").getBytes(StandardCharsets.UTF_8));
+            }
+        }
+    }
+}
