@@ -1,10 +1,13 @@
 package dev.varve.benchmarks;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /** Value bytes that are a pure function of a key id, so a reader can verify a value without keeping a copy. */
 final class Values {
+    static final int WORDS = 256;
+
     private Values() {
     }
 
@@ -27,11 +30,32 @@ final class Values {
         return actual != null && actual.length == length && Arrays.equals(actual, of(id, length));
     }
 
-    /** {@code count} random values of {@code minBytes..maxBytes} bytes (both inclusive), for loads that need variety but no verification. */
-    static byte[][] pool(int count, int minBytes, int maxBytes, long seed) {
+    /**
+     * {@code count} text-like values of {@code minBytes..maxBytes} bytes (both inclusive): words drawn at random from
+     * a {@value #WORDS}-word vocabulary with a random 16-byte id in front, so a page of them compresses the way
+     * records of real applications do (a few times, not 100x), unlike {@link #of}'s random bytes, which do not
+     * compress at all.
+     */
+    static byte[][] textPool(int count, int minBytes, int maxBytes, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
+        String[] vocabulary = new String[WORDS];
+        for (int w = 0; w < WORDS; w++) {
+            StringBuilder word = new StringBuilder();
+            for (int c = rnd.nextInt(3, 10); c > 0; c--) word.append((char) ('a' + rnd.nextInt(26)));
+            vocabulary[w] = word.toString();
+        }
         byte[][] pool = new byte[count][];
-        for (int i = 0; i < count; i++) pool[i] = of(rnd.nextLong(), rnd.nextInt(minBytes, maxBytes + 1));
+        for (int i = 0; i < count; i++) {
+            byte[] v = new byte[rnd.nextInt(minBytes, maxBytes + 1)];
+            fill(v, rnd.nextLong()); // the random head stays; words overwrite the rest
+            for (int at = 16; at < v.length; ) {
+                byte[] word = (vocabulary[rnd.nextInt(WORDS)] + ' ').getBytes(StandardCharsets.US_ASCII);
+                int n = Math.min(word.length, v.length - at);
+                System.arraycopy(word, 0, v, at, n);
+                at += n;
+            }
+            pool[i] = v;
+        }
         return pool;
     }
 

@@ -156,6 +156,7 @@ public final class Checkpointer implements AutoCloseable {
             mark = markSupplier.getAsLong();
             walBytesAtMark = wal.bytesWritten();
             pages = memory.beginCheckpoint();
+            for (CheckpointListener l : listeners) l.onMark(lastId + 1, mark);
             covered = physicalLog != null && physicalLog.enabled() && physicalSinceLastMark;
             if (physicalLog != null) {
                 physicalLog.nextGeneration();

@@ -135,6 +135,33 @@ public final class VarveConfig {
     /** Largest checkpoint WAL volume: 1 TiB. */
     public static final long CHECKPOINT_WAL_VOLUME_MAX = TiB;
 
+    /** Skippy levels above the Maplog (0 = plain Maplog scans); more levels skip more repeated mappings of hot pages. */
+    public static final String SKIPPY_LEVELS_PROP_NAME = PREFIX + "skippyLevels";
+    /** Default Skippy levels. */
+    public static final int SKIPPY_LEVELS_DEFAULT = 2;
+    /** Fewest Skippy levels. */
+    public static final int SKIPPY_LEVELS_MIN = 0;
+    /** Most Skippy levels. */
+    public static final int SKIPPY_LEVELS_MAX = 8;
+
+    /** Mappings per Skippy node: a node's first-encountered mappings are promoted to the next level. */
+    public static final String SKIPPY_NODE_ENTRIES_PROP_NAME = PREFIX + "skippyNodeEntries";
+    /** Default Skippy node size. */
+    public static final int SKIPPY_NODE_ENTRIES_DEFAULT = 256;
+    /** Smallest Skippy node. */
+    public static final int SKIPPY_NODE_ENTRIES_MIN = 8;
+    /** Largest Skippy node. */
+    public static final int SKIPPY_NODE_ENTRIES_MAX = 65536;
+
+    /** Off-heap buffer for captured page pre-states on their way to the archive; writers wait when it is full. */
+    public static final String CAPTURE_BUFFER_SIZE_PROP_NAME = PREFIX + "captureBufferSize";
+    /** Default capture buffer: 16 MiB. */
+    public static final long CAPTURE_BUFFER_SIZE_DEFAULT = 16 * MiB;
+    /** Smallest capture buffer: 256 KiB. */
+    public static final long CAPTURE_BUFFER_SIZE_MIN = 256 * KiB;
+    /** Largest capture buffer: 64 GiB. */
+    public static final long CAPTURE_BUFFER_SIZE_MAX = 64 * GiB;
+
     /** Snapshot retention rules per rank level, e.g. {@code keepLast(60),keepFor(PT24H),keepAll()}. */
     public static final String RETENTION_PROP_NAME = PREFIX + "retention";
     /** Snapshot archive budget in bytes, see {@link RankTreePolicy#withBudget(long)}; none by default. */
@@ -161,6 +188,9 @@ public final class VarveConfig {
     private final long checkpointBufferSize;
     private final double checkpointDirtyRatio;
     private final long checkpointWalVolume;
+    private final int skippyLevels;
+    private final int skippyNodeEntries;
+    private final long captureBufferSize;
     private final RankTreePolicy retention;
     /** As given: null means {@code path.resolve(ARCHIVE_PATH_DEFAULT_NAME)}. */
     private final Path archivePathGiven;
@@ -180,6 +210,9 @@ public final class VarveConfig {
         checkpointBufferSize = b.checkpointBufferSize;
         checkpointDirtyRatio = b.checkpointDirtyRatio;
         checkpointWalVolume = b.checkpointWalVolume;
+        skippyLevels = b.skippyLevels;
+        skippyNodeEntries = b.skippyNodeEntries;
+        captureBufferSize = b.captureBufferSize;
         retention = b.retention;
         archivePathGiven = b.archivePath;
     }
@@ -218,7 +251,8 @@ public final class VarveConfig {
                 .walSegmentSize(walSegmentSize).walFlushFrequency(walFlushFrequency)
                 .checkpointFrequency(checkpointFrequency).checkpointThreads(checkpointThreads)
                 .checkpointBufferSize(checkpointBufferSize).checkpointDirtyRatio(checkpointDirtyRatio)
-                .checkpointWalVolume(checkpointWalVolume).retention(retention).archivePath(archivePathGiven);
+                .checkpointWalVolume(checkpointWalVolume).skippyLevels(skippyLevels).skippyNodeEntries(skippyNodeEntries)
+                .captureBufferSize(captureBufferSize).retention(retention).archivePath(archivePathGiven);
     }
 
     /** {@return the store directory} */
@@ -291,6 +325,21 @@ public final class VarveConfig {
         return checkpointWalVolume;
     }
 
+    /** {@return Skippy levels above the Maplog} */
+    public int skippyLevels() {
+        return skippyLevels;
+    }
+
+    /** {@return mappings per Skippy node} */
+    public int skippyNodeEntries() {
+        return skippyNodeEntries;
+    }
+
+    /** {@return the capture buffer size in bytes} */
+    public long captureBufferSize() {
+        return captureBufferSize;
+    }
+
     /** {@return the snapshot retention policy} */
     public RankTreePolicy retention() {
         return retention;
@@ -320,7 +369,8 @@ public final class VarveConfig {
                 + ", walSegmentSize=" + walSegmentSize + ", walFlushFrequency=" + walFlushFrequency
                 + ", checkpointFrequency=" + checkpointFrequency + ", checkpointThreads=" + checkpointThreads
                 + ", checkpointBufferSize=" + checkpointBufferSize + ", checkpointDirtyRatio=" + checkpointDirtyRatio
-                + ", checkpointWalVolume=" + checkpointWalVolume + ", retention=" + retention
+                + ", checkpointWalVolume=" + checkpointWalVolume + ", skippyLevels=" + skippyLevels
+                + ", skippyNodeEntries=" + skippyNodeEntries + ", captureBufferSize=" + captureBufferSize + ", retention=" + retention
                 + ", archivePath=" + archivePath() + "}";
     }
 
@@ -340,6 +390,9 @@ public final class VarveConfig {
         private long checkpointBufferSize = CHECKPOINT_BUFFER_SIZE_DEFAULT;
         private double checkpointDirtyRatio = CHECKPOINT_DIRTY_RATIO_DEFAULT;
         private long checkpointWalVolume = CHECKPOINT_WAL_VOLUME_DEFAULT;
+        private int skippyLevels = SKIPPY_LEVELS_DEFAULT;
+        private int skippyNodeEntries = SKIPPY_NODE_ENTRIES_DEFAULT;
+        private long captureBufferSize = CAPTURE_BUFFER_SIZE_DEFAULT;
         private RankTreePolicy retention = RETENTION_DEFAULT;
         private Path archivePath;
 
@@ -487,6 +540,36 @@ public final class VarveConfig {
         }
 
         /**
+         * Sets the Skippy levels, see {@link #SKIPPY_LEVELS_PROP_NAME}.
+         * @param v the new value
+         * @return this builder
+         */
+        public Builder skippyLevels(int v) {
+            skippyLevels = v;
+            return this;
+        }
+
+        /**
+         * Sets the Skippy node size in mappings, see {@link #SKIPPY_NODE_ENTRIES_PROP_NAME}.
+         * @param v the new value
+         * @return this builder
+         */
+        public Builder skippyNodeEntries(int v) {
+            skippyNodeEntries = v;
+            return this;
+        }
+
+        /**
+         * Sets the capture buffer size in bytes, see {@link #CAPTURE_BUFFER_SIZE_PROP_NAME}.
+         * @param v the new value
+         * @return this builder
+         */
+        public Builder captureBufferSize(long v) {
+            captureBufferSize = v;
+            return this;
+        }
+
+        /**
          * Sets the snapshot retention policy, see {@link #RETENTION_PROP_NAME}.
          * @param v the new value
          * @return this builder
@@ -533,6 +616,9 @@ public final class VarveConfig {
                     CHECKPOINT_DIRTY_RATIO_MIN, CHECKPOINT_DIRTY_RATIO_MAX);
             ConfigChecks.byteRange("checkpointWalVolume", checkpointWalVolume,
                     CHECKPOINT_WAL_VOLUME_MIN, CHECKPOINT_WAL_VOLUME_MAX);
+            ConfigChecks.intRange("skippyLevels", skippyLevels, SKIPPY_LEVELS_MIN, SKIPPY_LEVELS_MAX);
+            ConfigChecks.intRange("skippyNodeEntries", skippyNodeEntries, SKIPPY_NODE_ENTRIES_MIN, SKIPPY_NODE_ENTRIES_MAX);
+            ConfigChecks.byteRange("captureBufferSize", captureBufferSize, CAPTURE_BUFFER_SIZE_MIN, CAPTURE_BUFFER_SIZE_MAX);
             ConfigChecks.required("retention", retention);
 
             // Fields against each other.
@@ -543,6 +629,7 @@ public final class VarveConfig {
                         + "), was " + dataRegionSize + " bytes");
             }
             ConfigChecks.multipleOf("checkpointBufferSize", checkpointBufferSize, "pageSize", pageSize);
+            ConfigChecks.multipleOf("captureBufferSize", captureBufferSize, "pageSize", pageSize);
             if (archivePath != null && Objects.equals(archivePath.toAbsolutePath().normalize(),
                     path.toAbsolutePath().normalize())) {
                 throw new IllegalArgumentException("archivePath must differ from path, was " + archivePath);

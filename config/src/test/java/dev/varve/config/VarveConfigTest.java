@@ -87,6 +87,11 @@ class VarveConfigTest {
                 arg("checkpointDirtyRatio", b -> b.checkpointDirtyRatio(0.95)),
                 arg("checkpointWalVolume", b -> b.checkpointWalVolume(MiB)),
                 arg("checkpointWalVolume", b -> b.checkpointWalVolume(TiB)),
+                arg("skippyLevels", b -> b.skippyLevels(0)),
+                arg("skippyLevels", b -> b.skippyLevels(8)),
+                arg("skippyNodeEntries", b -> b.skippyNodeEntries(8)),
+                arg("skippyNodeEntries", b -> b.skippyNodeEntries(65536)),
+                arg("captureBufferSize", b -> b.captureBufferSize(256 * KiB)),
                 arg("recoveryMode", b -> b.recoveryMode(RecoveryMode.WAL_PHYSICAL)),
                 arg("recoveryCompression", b -> b.recoveryCompression(RecoveryCompression.DISABLED)),
                 arg("walSyncMode", b -> b.walSyncMode(WalSyncMode.BACKGROUND)),
@@ -126,6 +131,12 @@ class VarveConfigTest {
                 arg("checkpointDirtyRatio", b -> b.checkpointDirtyRatio(Double.NaN)),
                 arg("checkpointWalVolume", b -> b.checkpointWalVolume(MiB - 1)),
                 arg("checkpointWalVolume", b -> b.checkpointWalVolume(TiB + 1)),
+                arg("skippyLevels", b -> b.skippyLevels(-1)),
+                arg("skippyLevels", b -> b.skippyLevels(9)),
+                arg("skippyNodeEntries", b -> b.skippyNodeEntries(7)),
+                arg("skippyNodeEntries", b -> b.skippyNodeEntries(65537)),
+                arg("captureBufferSize", b -> b.captureBufferSize(256 * KiB - 4096)),
+                arg("captureBufferSize", b -> b.captureBufferSize(16 * MiB + 1)),
                 arg("recoveryMode", b -> b.recoveryMode(null)),
                 arg("recoveryCompression", b -> b.recoveryCompression(null)),
                 arg("walSyncMode", b -> b.walSyncMode(null)),
@@ -197,7 +208,8 @@ class VarveConfigTest {
                 "recoveryMode=CHECKPOINT_RECOVERY_FILE", "recoveryCompression=SNAPPY", "walSyncMode=LOG_ONLY",
                 "walSegmentSize=67108864", "walFlushFrequency=PT1S", "checkpointFrequency=PT30S",
                 "checkpointThreads=2", "checkpointBufferSize=67108864", "checkpointDirtyRatio=0.75",
-                "checkpointWalVolume=1073741824", "retention=keepAll()", "archivePath="}) {
+                "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=256", "captureBufferSize=16777216",
+                "retention=keepAll()", "archivePath="}) {
             assertTrue(s.contains(field), field + " missing in " + s);
         }
     }
@@ -209,6 +221,6 @@ class VarveConfigTest {
         for (String key : ConfigProperties.KEYS) {
             assertTrue(key.startsWith(VarveConfig.PREFIX), key);
         }
-        assertEquals(17, ConfigProperties.KEYS.stream().distinct().count());
+        assertEquals(20, ConfigProperties.KEYS.stream().distinct().count());
     }
 }

@@ -16,6 +16,9 @@ import dev.varve.core.tree.PageLayout;
 import dev.varve.core.wal.Wal;
 import dev.varve.recovery.Recovery;
 import dev.varve.recovery.RecoveryReport;
+import dev.varve.snapshot.AsOfPages;
+import dev.varve.snapshot.SnapshotArchive;
+import dev.varve.snapshot.SnapshotRecord;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -46,6 +49,7 @@ final class Engine implements LogicalReplay {
     final PageMemory memory;
     final Wal wal;
     final Checkpointer checkpointer;
+    final SnapshotArchive archive;
     final int maxKeyBytes;
     final LongAdder writes = new LongAdder();
     final LongAdder reads = new LongAdder();
@@ -71,6 +75,10 @@ final class Engine implements LogicalReplay {
             CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
             this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange);
             this.throttle = checkpointer.throttle();
+            this.archive = new SnapshotArchive(io, config.archivePath(), config.pageSize(), config.skippyLevels(), config.skippyNodeEntries(),
+                    config.captureBufferSize());
+            archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
+            checkpointer.addListener(archive);
             this.maxKeyBytes = BPlusTree.maxKeyBytes(config.pageSize());
             this.recovery = new Recovery(memory, wal, markers, checkpointer).run(this);
             checkpointer.start();
@@ -96,7 +104,8 @@ final class Engine implements LogicalReplay {
     // ---------------------------------------------------------------- replay (LogicalReplay)
 
     @Override
-    public void beforeReplay(boolean emptyStore) {
+    public void beforeReplay(boolean emptyStore, long markLsn) {
+        archive.recover(markLsn, emptyStore);
         if (emptyStore) Catalog.format(memory);
         catalog = new Catalog(memory);
         for (Catalog.Entry e : catalog.all()) register(e);
@@ -116,8 +125,13 @@ final class Engine implements LogicalReplay {
             case RecordTypes.DESTROY_PARTITION:
                 partitionOf(LogicalRecords.decodeDestroy(payload)).tree.clear();
                 break;
+            case RecordTypes.SNAPSHOT: {
+                LogicalRecords.Snapshot s = LogicalRecords.decodeSnapshot(payload);
+                archive.declare(s.id(), s.rank(), s.declaredMillis(), lsn); // Retro stage 2: re-declared from its snaprec
+                break;
+            }
             default:
-                break; // snapshot declarations belong to the snapshot layer
+                throw new StorageException("unknown logical WAL record type " + type + " at LSN " + lsn, null);
         }
     }
 
@@ -319,7 +333,53 @@ final class Engine implements LogicalReplay {
         }
     }
 
+    // ---------------------------------------------------------------- snapshots
+
+    /**
+     * Declares a snapshot: its snaprec is appended with no write in flight (under the checkpoint write lock), so
+     * writes that completed before are in it and writes that start after are not (I9).
+     */
+    long snapshotNow(int rank) {
+        checkOpen();
+        int levels = config.retention().levelCount();
+        if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
+        long id;
+        long lsn;
+        checkpointLock.writeLock().lock();
+        try {
+            checkWritable();
+            id = archive.nextId();
+            long now = System.currentTimeMillis();
+            lsn = wal.append(RecordTypes.SNAPSHOT, LogicalRecords.encodeSnapshot(id, rank, now));
+            archive.declare(id, rank, now, lsn);
+        } finally {
+            checkpointLock.writeLock().unlock();
+        }
+        wal.commit(lsn);
+        return id;
+    }
+
+    SnapshotView asOf(long id) {
+        checkOpen();
+        SnapshotRecord r = archive.find(id);
+        if (r == null) throw new SnapshotNotFoundException("snapshot " + id + " was never declared (latest is " + archive.latest() + ")");
+        return new SnapshotViewImpl(this, AsOfPages.open(archive, memory, r));
+    }
+
     // ---------------------------------------------------------------- reads
+
+    /** Batches of a partition's current state, each copied under its read lock. */
+    PartitionCursor.BatchSource scanSource(PartitionHandle h) {
+        return (from, inclusive, to, max) -> {
+            checkOpen();
+            h.lock.readLock().lock();
+            try {
+                return h.tree.scan(from, inclusive, to, max);
+            } finally {
+                h.lock.readLock().unlock();
+            }
+        };
+    }
 
     byte[] get(PartitionHandle h, byte[] key) {
         checkOpen();
@@ -375,6 +435,7 @@ final class Engine implements LogicalReplay {
         } finally {
             try {
                 checkpointer.close();
+                archive.close();
                 wal.close();
             } finally {
                 memory.close();
@@ -388,6 +449,7 @@ final class Engine implements LogicalReplay {
     void halt() {
         closed = true;
         checkpointer.close();
+        archive.close();
         memory.close();
         store.close();
         dirLock.release();

@@ -37,7 +37,7 @@ final class EngineMetrics implements VarveMetrics {
 
     @Override
     public long archiveBytes() {
-        return 0; // no snapshot archive in this build
+        return e.archive.bytes();
     }
 
     @Override

@@ -14,6 +14,7 @@ import java.util.List;
  *   op:              kind (1: put, 2: remove) | fileId (4) | keyLength (4) | key | [valueLength (4) | value]
  * CREATE_TABLE:      tableId (4) | partitions (4) | nameLength (4) | name (UTF-8)
  * DESTROY_PARTITION: fileId (4)
+ * SNAPSHOT:          id (8) | rank (4) | declaredMillis (8)
  * </pre>
  */
 final class LogicalRecords {
@@ -111,6 +112,19 @@ final class LogicalRecords {
 
     static ByteBuffer encodeDestroy(int fileId) {
         return scratch(4).putInt(fileId).flip();
+    }
+
+    /** A decoded snaprec. */
+    record Snapshot(long id, int rank, long declaredMillis) {
+    }
+
+    static ByteBuffer encodeSnapshot(long id, int rank, long declaredMillis) {
+        return scratch(20).putLong(id).putInt(rank).putLong(declaredMillis).flip();
+    }
+
+    static Snapshot decodeSnapshot(ByteBuffer payload) {
+        ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        return new Snapshot(b.getLong(), b.getInt(), b.getLong());
     }
 
     static int decodeDestroy(ByteBuffer payload) {

@@ -5,13 +5,17 @@ import dev.varve.core.tree.ScanBatch;
 import java.util.Arrays;
 
 /**
- * Scans one partition in batches: each batch is copied out under the partition's read lock, then the lock is
- * dropped, so a slow consumer never blocks the partition's writer.
+ * Scans one partition in batches: each batch is copied out (for the current state, under the partition's read
+ * lock), then nothing is held, so a slow consumer never blocks the partition's writer.
  */
 final class PartitionCursor implements Cursor {
+    /** Where batches come from: the current partition, or the partition as of a snapshot. */
+    interface BatchSource {
+        ScanBatch scan(byte[] from, boolean fromInclusive, byte[] toExclusive, int maxEntries);
+    }
+
     private static final int BATCH = 128;
-    private final Engine engine;
-    private final PartitionHandle handle;
+    private final BatchSource source;
     private final byte[] to;
     private byte[] resume;
     private boolean inclusive;
@@ -20,9 +24,8 @@ final class PartitionCursor implements Cursor {
     private boolean done;
     private boolean closed;
 
-    PartitionCursor(Engine engine, PartitionHandle handle, byte[] from, byte[] to) {
-        this.engine = engine;
-        this.handle = handle;
+    PartitionCursor(BatchSource source, byte[] from, byte[] to) {
+        this.source = source;
         this.resume = from == null ? null : Arrays.copyOf(from, from.length);
         this.inclusive = true;
         this.to = to == null ? null : Arrays.copyOf(to, to.length);
@@ -36,13 +39,7 @@ final class PartitionCursor implements Cursor {
             return true;
         }
         if (done) return false;
-        engine.checkOpen();
-        handle.lock.readLock().lock();
-        try {
-            batch = handle.tree.scan(resume, inclusive, to, BATCH);
-        } finally {
-            handle.lock.readLock().unlock();
-        }
+        batch = source.scan(resume, inclusive, to, BATCH);
         done = !batch.hasMore();
         if (batch.isEmpty()) {
             done = true;

@@ -44,7 +44,7 @@ final class PartitionView implements Partition {
     @Override
     public Cursor scan(byte[] fromInclusive, byte[] toExclusive) {
         engine.checkOpen();
-        return new PartitionCursor(engine, handle, fromInclusive, toExclusive);
+        return new PartitionCursor(engine.scanSource(handle), fromInclusive, toExclusive);
     }
 
     @Override

@@ -51,7 +51,7 @@ final class TableHandle implements Table {
     public Cursor scan(byte[] fromInclusive, byte[] toExclusive) {
         engine.checkOpen();
         List<PartitionCursor> cursors = new ArrayList<>(parts.length);
-        for (PartitionHandle h : parts) cursors.add(new PartitionCursor(engine, h, fromInclusive, toExclusive));
+        for (PartitionHandle h : parts) cursors.add(new PartitionCursor(engine.scanSource(h), fromInclusive, toExclusive));
         return new MergeCursor(cursors);
     }
 

@@ -6,6 +6,10 @@ import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.recovery.RecoveryReport;
 
+import dev.varve.snapshot.SnapshotRecord;
+
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -88,33 +92,43 @@ public final class Varve implements AutoCloseable {
         return engine.maxKeyBytes;
     }
 
-    /** Declares a rank-1 snapshot. */
+    /** Declares a rank-1 snapshot; see {@link #snapshotNow(int)}. */
     public long snapshotNow() {
         return snapshotNow(1);
     }
 
-    /** Declares a snapshot of rank {@code rank}. */
+    /**
+     * Declares a snapshot of rank {@code rank} (1 to the retention policy's level count) and returns its id. The
+     * snapshot holds exactly the writes that completed before the call and none that start after it returns; its
+     * declaration is as durable as {@code walSyncMode} makes writes.
+     */
     public long snapshotNow(int rank) {
-        engine.checkOpen();
-        throw new UnsupportedOperationException("split snapshots are not part of this build of Varve");
+        return engine.snapshotNow(rank);
     }
 
-    /** Raises the rank of a declared snapshot (lazy ranking). */
+    /** Raises the rank of a declared snapshot (lazy ranking; arrives with ranked retention). */
     public void rank(long snapshot, int rank) {
         engine.checkOpen();
-        throw new UnsupportedOperationException("ranked retention is not part of this build of Varve");
+        throw new UnsupportedOperationException("lazy ranking arrives with ranked retention; this build keeps every snapshot at its declared rank");
     }
 
-    /** A read-only view as of a snapshot. */
+    /**
+     * A read-only view of the store as of snapshot {@code snapshot}: the same {@link Table} and {@link Cursor} API,
+     * running the same B+tree code over past page versions, while writers and checkpoints carry on. Close it.
+     *
+     * @throws SnapshotNotFoundException if the id was never declared
+     */
     public SnapshotView asOf(long snapshot) {
-        engine.checkOpen();
-        throw new SnapshotNotFoundException("snapshot " + snapshot + " was never declared (this build of Varve declares no snapshots)");
+        return engine.asOf(snapshot);
     }
 
-    /** The live snapshots. */
+    /** The live snapshots, oldest first, with rank, declaration time and archive bytes. */
     public List<SnapshotInfo> snapshots() {
         engine.checkOpen();
-        return List.of();
+        List<SnapshotInfo> out = new ArrayList<>();
+        for (SnapshotRecord r : engine.archive.snapshots())
+            out.add(new SnapshotInfo(r.id(), r.rank(), Instant.ofEpochMilli(r.declaredMillis()), engine.archive.archiveBytes(r.id())));
+        return out;
     }
 
     /** Writes every dirty page, fsyncs, and releases the store. Idempotent. */

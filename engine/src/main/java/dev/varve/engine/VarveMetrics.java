@@ -19,7 +19,7 @@ public interface VarveMetrics {
     /** Time writers spent throttled (checkpoint buffer fill, data-region head-room). */
     long throttledNanos();
 
-    /** Bytes held by the snapshot archive (0 while no snapshot archive exists). */
+    /** Bytes held by the snapshot archive (Pagelog and Maplog with its Skippy levels). */
     long archiveBytes();
 
     /** The IEP-113 breakdown of the last checkpoint. */

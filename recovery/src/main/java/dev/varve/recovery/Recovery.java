@@ -69,14 +69,9 @@ public final class Recovery {
             }
         }
         long from;
-        replay.beforeReplay(complete == null);
-        if (complete == null) {
-            from = wal.firstLsn();
-            checkpointer.resumeAfter(0, from);
-        } else {
-            from = complete.markLsn();
-            checkpointer.resumeAfter(complete.id(), from);
-        }
+        from = complete == null ? wal.firstLsn() : complete.markLsn();
+        checkpointer.resumeAfter(complete == null ? 0 : complete.id(), from);
+        replay.beforeReplay(complete == null, from);
         long replayed = replay(from, replay);
         checkpointer.checkpoint("recovery", wal::position);
         RecoveryReport report = new RecoveryReport(restored, restoredPages, replayed, wal.tailCut().map(Object::toString).orElse(null),

@@ -45,7 +45,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     private final PageTable table;
     private final int slackFrames;
     private final AtomicInteger clockHand = new AtomicInteger();
-    private final CheckpointBuffer checkpointBuffer;
+    private final PageSlots checkpointBuffer;
     private final AtomicLong heldFrames = new AtomicLong();
     private final AtomicLong reservedFrames = new AtomicLong();
     private final LongAdder pagesRead = new LongAdder();
@@ -77,7 +77,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         }
         table = new PageTable(frames.length);
         slackFrames = Math.max(MIN_SLACK_FRAMES, frames.length / 16);
-        checkpointBuffer = new CheckpointBuffer(checkpointBufferBytes, pageSize);
+        checkpointBuffer = new PageSlots(checkpointBufferBytes, pageSize);
     }
 
     /** Adds a hook called at every page change. */
@@ -135,7 +135,9 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     @Override
     public Page acquireNew(long pageId) {
         Frame f = acquire(pageId, true);
-        latchForChange(f);
+        latchForChange(f); // the checkpoint's image is preserved before the old contents go
+        f.zero(0, pageSize);
+        f.putLong(PageHeader.PAGE_ID_OFFSET, pageId);
         try {
             for (PageWriteHook h : hooks) h.beforeChange(f, true);
         } catch (RuntimeException | Error e) {
@@ -143,8 +145,6 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             f.unpin();
             throw e;
         }
-        f.zero(0, pageSize);
-        f.putLong(PageHeader.PAGE_ID_OFFSET, pageId);
         return f;
     }
 

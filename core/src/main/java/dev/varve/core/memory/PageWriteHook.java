@@ -6,7 +6,10 @@ package dev.varve.core.memory;
  * with the page's write latch held, inside the writer's operation.
  */
 public interface PageWriteHook {
-    /** Before the caller changes {@code page}; {@code fresh} when its old contents are being discarded. */
+    /**
+     * Before the caller changes {@code page}. {@code fresh}: the page was just zeroed (a new page, or one taken off
+     * a free list) and its old contents are gone.
+     */
     void beforeChange(Frame page, boolean fresh);
 
     /** After the change, before the latch is released. */

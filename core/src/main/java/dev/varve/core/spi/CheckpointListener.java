@@ -5,6 +5,10 @@ package dev.varve.core.spi;
  * {@link #beforeStartMarker} (write-ahead snapshot, I4) — before any page of the checkpoint reaches the store.
  */
 public interface CheckpointListener {
+    /** Step 1, under the checkpoint write lock (no write in flight): the mark is taken. */
+    default void onMark(long checkpointId, long markLsn) {
+    }
+
     /** Step 4: after recovery data is durable, before the start marker. */
     default void beforeStartMarker(long checkpointId, long markLsn) {
     }

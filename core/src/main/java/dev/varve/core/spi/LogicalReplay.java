@@ -8,10 +8,11 @@ import java.nio.ByteBuffer;
  */
 public interface LogicalReplay {
     /**
-     * Called once before the first record: the page store sits at the last complete checkpoint's mark, or is
-     * empty ({@code emptyStore}: no checkpoint ever completed, so the catalog must be formatted first).
+     * Called once before the first record: the page store sits at the last complete checkpoint's mark
+     * {@code markLsn}, or is empty ({@code emptyStore}: no checkpoint ever completed, so the catalog must be
+     * formatted first, and replay starts at the beginning of the WAL).
      */
-    void beforeReplay(boolean emptyStore);
+    void beforeReplay(boolean emptyStore, long markLsn);
 
     /** Applies one logical record found at {@code lsn}. */
     void apply(int type, ByteBuffer payload, long lsn);

@@ -241,9 +241,11 @@ public final class BPlusTree {
 
     private TreeInserter inserter() {
         if (inserter == null) {
-            Page scratch = scratchPage();
-            inserter = new TreeInserter(pages, metaId, new PageAllocator(pages, fileId), scratch, maxKeyBytes);
-            remover = new TreeRemover(pages, fileId, new PageAllocator(pages, fileId), scratch, maxKeyBytes);
+            // one scratch page for both: a write is either an insert or a remove, never both at once
+            Page scratch = new Page(ByteBuffer.allocateDirect(pages.pageSize()), 0, pages.pageSize());
+            PageAllocator allocator = new PageAllocator(pages, fileId);
+            inserter = new TreeInserter(pages, metaId, allocator, scratch, maxKeyBytes);
+            remover = new TreeRemover(pages, fileId, allocator, scratch, maxKeyBytes);
         }
         return inserter;
     }
@@ -251,10 +253,6 @@ public final class BPlusTree {
     private TreeRemover remover() {
         inserter();
         return remover;
-    }
-
-    private Page scratchPage() {
-        return new Page(ByteBuffer.allocateDirect(pages.pageSize()), 0, pages.pageSize());
     }
 
     private static void checkPageSize(int pageSize) {

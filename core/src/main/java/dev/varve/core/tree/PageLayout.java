@@ -18,7 +18,8 @@ public final class PageLayout {
      * <ul>
      *   <li>leaf and inner pages: the gap between the slot array and the cells;</li>
      *   <li>overflow pages: the tail after the data;</li>
-     *   <li>free pages: everything after the next link.</li>
+     *   <li>free pages: everything after the next link;</li>
+     *   <li>the meta page: everything after its fields.</li>
      * </ul>
      */
     public static long unusedRange(Page page) {
@@ -36,6 +37,9 @@ public final class PageLayout {
                 break;
             case PageHeader.TYPE_FREE:
                 start = FreePage.END;
+                break;
+            case PageHeader.TYPE_META:
+                start = MetaPage.END;
                 break;
             default:
                 return 0;

@@ -10,10 +10,11 @@ import dev.varve.core.page.PageId;
  * a quarter of its usable bytes) is merged with a sibling when both fit in one page, and a root left with a single
  * child is replaced by that child. Freed pages go to the free list for the next allocation. Writer side only.
  *
- * <p>Design note: there is no redistribution between siblings. Moving entries would change the separator in the
- * parent, which may grow and overflow it, turning a delete into a split; merging only ever shrinks parents. The
- * price is that an inner page may be left with one child when its sibling is too full to merge with; it stays
- * correct and is absorbed by a later merge.
+ * <p>Design note: siblings are merged, not rebalanced, because moving entries changes the parent's separator,
+ * which may grow and overflow the parent, turning a delete into a split. The one exception is an inner page left
+ * with no keys (one child) whose sibling is too full to merge with: it takes one child from the sibling through the
+ * parent (a rotation), but only when the parent has room for the new separator. Otherwise it stays a correct
+ * pass-through page until a later merge absorbs it.
  */
 final class TreeRemover {
     private final PageAccess pages;
@@ -23,6 +24,10 @@ final class TreeRemover {
     private final Page scratch;
     private final TreePath path = new TreePath();
     private final byte[] separator;
+    /** The key a rotation moves up into the parent. */
+    private final byte[] spare;
+    /** Free bytes of the parent when {@link #readSeparator} read it. */
+    private int parentFree;
 
     TreeRemover(PageAccess pages, int fileId, PageAllocator allocator, Page scratch, int maxKeyBytes) {
         this.pages = pages;
@@ -31,6 +36,7 @@ final class TreeRemover {
         this.allocator = allocator;
         this.scratch = scratch;
         this.separator = new byte[maxKeyBytes];
+        this.spare = new byte[maxKeyBytes];
     }
 
     /** Removes {@code key}; true when it was present. Changes no page when it was not. */
@@ -103,9 +109,12 @@ final class TreeRemover {
                 continue;
             }
             if (keys == 0 || usedBytes(child) >= SlottedPage.usableBytes(pages.pageSize()) / 4) return;
-            boolean merged = (leftSibling != PageId.NONE && merge(parentId, index - 1, leftSibling, child))
-                    || (rightSibling != PageId.NONE && merge(parentId, index, child, rightSibling));
-            if (!merged) return;
+            boolean changed = (leftSibling != PageId.NONE && merge(parentId, index - 1, leftSibling, child))
+                    || (rightSibling != PageId.NONE && merge(parentId, index, child, rightSibling))
+                    || (isPassThrough(child) && (
+                            (leftSibling != PageId.NONE && rotateFromLeft(parentId, index - 1, leftSibling, child))
+                            || (rightSibling != PageId.NONE && rotateFromRight(parentId, index, child, rightSibling))));
+            if (!changed) return;
         }
     }
 
@@ -186,6 +195,120 @@ final class TreeRemover {
             pages.releaseWrite(parent);
         }
         return true;
+    }
+
+    private boolean isPassThrough(long pageId) {
+        Page page = pages.acquireRead(pageId);
+        try {
+            return page.type() == PageHeader.TYPE_INNER && SlottedPage.count(page) == 0;
+        } finally {
+            pages.releaseRead(page);
+        }
+    }
+
+    /**
+     * Gives the inner page {@code childId}, left with no keys and too big a sibling to merge with, the last child of
+     * its left sibling: the parent's separator {@code key} moves down into the child, the sibling's last key moves up
+     * into the parent. Only when the sibling keeps a key and the parent has room for the longer separator.
+     */
+    private boolean rotateFromLeft(long parentId, int key, long leftId, long childId) {
+        int down = readSeparator(parentId, key);
+        if (down < 0) return false;
+        int up;
+        long movedChild;
+        int leftKeys;
+        Page left = pages.acquireRead(leftId);
+        try {
+            leftKeys = SlottedPage.count(left);
+            if (leftKeys < 2) return false;
+            int offset = SlottedPage.slot(left, leftKeys - 1);
+            up = InnerPage.keyLength(left, offset);
+            if (up > down + parentFree) return false;
+            left.getBytes(offset + InnerPage.KEY_OFFSET, spare, 0, up);
+            movedChild = left.getLong(offset + InnerPage.CHILD_OFFSET);
+        } finally {
+            pages.releaseRead(left);
+        }
+        Page child = pages.acquireWrite(childId);
+        try {
+            int offset = SlottedPage.insert(child, 0, InnerPage.cellSize(down), scratch);
+            InnerPage.writeCell(child, offset, separator, down, InnerPage.firstChild(child));
+            InnerPage.firstChild(child, movedChild);
+        } finally {
+            pages.releaseWrite(child);
+        }
+        left = pages.acquireWrite(leftId);
+        try {
+            SlottedPage.remove(left, leftKeys - 1);
+        } finally {
+            pages.releaseWrite(left);
+        }
+        replaceSeparator(parentId, key, up);
+        return true;
+    }
+
+    /** As {@link #rotateFromLeft}, taking the first child of the right sibling. */
+    private boolean rotateFromRight(long parentId, int key, long childId, long rightId) {
+        int down = readSeparator(parentId, key);
+        if (down < 0) return false;
+        int up;
+        long movedChild;
+        long newFirst;
+        Page right = pages.acquireRead(rightId);
+        try {
+            if (SlottedPage.count(right) < 2) return false;
+            int offset = SlottedPage.slot(right, 0);
+            up = InnerPage.keyLength(right, offset);
+            if (up > down + parentFree) return false;
+            right.getBytes(offset + InnerPage.KEY_OFFSET, spare, 0, up);
+            movedChild = InnerPage.firstChild(right);
+            newFirst = right.getLong(offset + InnerPage.CHILD_OFFSET);
+        } finally {
+            pages.releaseRead(right);
+        }
+        Page child = pages.acquireWrite(childId);
+        try {
+            int offset = SlottedPage.append(child, InnerPage.cellSize(down), scratch);
+            InnerPage.writeCell(child, offset, separator, down, movedChild);
+        } finally {
+            pages.releaseWrite(child);
+        }
+        right = pages.acquireWrite(rightId);
+        try {
+            InnerPage.firstChild(right, newFirst);
+            SlottedPage.remove(right, 0);
+        } finally {
+            pages.releaseWrite(right);
+        }
+        replaceSeparator(parentId, key, up);
+        return true;
+    }
+
+    /** Copies separator {@code key} of the parent into {@link #separator}, notes the parent's free bytes. */
+    private int readSeparator(long parentId, int key) {
+        Page parent = pages.acquireRead(parentId);
+        try {
+            int offset = SlottedPage.slot(parent, key);
+            int length = InnerPage.keyLength(parent, offset);
+            parent.getBytes(offset + InnerPage.KEY_OFFSET, separator, 0, length);
+            parentFree = SlottedPage.freeBytes(parent);
+            return length;
+        } finally {
+            pages.releaseRead(parent);
+        }
+    }
+
+    /** Replaces the key of parent cell {@code key} with the first {@code length} bytes of {@link #spare}. */
+    private void replaceSeparator(long parentId, int key, int length) {
+        Page parent = pages.acquireWrite(parentId);
+        try {
+            long child = parent.getLong(SlottedPage.slot(parent, key) + InnerPage.CHILD_OFFSET);
+            SlottedPage.remove(parent, key);
+            int offset = SlottedPage.insert(parent, key, InnerPage.cellSize(length), scratch);
+            InnerPage.writeCell(parent, offset, spare, length, child);
+        } finally {
+            pages.releaseWrite(parent);
+        }
     }
 
     /** Replaces a root with no keys by its only child, as often as it takes. */

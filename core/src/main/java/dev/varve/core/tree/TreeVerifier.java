@@ -41,7 +41,7 @@ final class TreeVerifier {
             freeHead = MetaPage.freeHead(meta);
             freeCount = MetaPage.freeCount(meta);
             entryCount = MetaPage.entryCount(meta);
-            checkZero(meta, MetaPage.END, meta.size() - MetaPage.END, metaId, "meta page tail");
+            checkUnusedZero(meta, metaId);
         } finally {
             pages.releaseRead(meta);
         }

@@ -31,7 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 public class BPlusTreeRandomizedTest {
     static final int FILE_ID = PageId.fileId(3, 7);
     private static final boolean TRACE = Boolean.getBoolean("varve.tree.trace");
-    private static final int OPS_PER_SEED = Integer.getInteger("varve.tree.ops", 4000);
+    private static final int OPS_PER_SEED = Integer.getInteger("varve.tree.ops", 5000);
     private static final int VERIFY_EVERY = Integer.getInteger("varve.tree.verifyEvery", 150);
 
     /** The pages a tree under test lives in; override to test another page memory. */
@@ -48,7 +48,7 @@ public class BPlusTreeRandomizedTest {
             if (size == null || Integer.parseInt(size) == pageSize) runSeed(pageSize, Long.parseLong(only));
             return;
         }
-        int seeds = Integer.getInteger("varve.tree.seeds", pageSize == 16384 ? 8 : 12);
+        int seeds = Integer.getInteger("varve.tree.seeds", pageSize == 16384 ? 8 : 14);
         for (int i = 0; i < seeds; i++) runSeed(pageSize, i == 0 ? System.nanoTime() : 1000L * pageSize + i);
     }
 

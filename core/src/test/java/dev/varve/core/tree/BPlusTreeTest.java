@@ -239,7 +239,11 @@ class BPlusTreeTest {
         assertEquals(SlottedPage.SLOTS_OFFSET + 2 * 10, start);
         assertEquals(4096 - 10 * (LeafPage.CELL_HEADER_BYTES + 12 + 100), end);
         for (int i = start; i < end; i++) assertEquals(0, root.getByte(i));
-        assertEquals(0, PageLayout.unusedRange(pages.peek(PageId.of(FILE, 0))), "meta page: none");
+        assertEquals((long) MetaPage.END << 32 | 4096, PageLayout.unusedRange(pages.peek(PageId.of(FILE, 0))), "meta page tail");
+        tree.remove(key(0));
+        tree.put(b("big"), new byte[5000]);
+        long overflowTail = PageLayout.unusedRange(pages.peek(PageId.of(FILE, 3)));
+        assertEquals(OverflowPage.DATA_OFFSET + 5000 - OverflowPage.capacity(4096), PageLayout.rangeStart(overflowTail));
     }
 
     @Test
@@ -275,5 +279,83 @@ class BPlusTreeTest {
             }
         }
         pages.assertNothingHeld("scans");
+    }
+
+    @Test
+    void writesLatchOnlyThePagesTheyChange() {
+        for (int i = 0; i < 3000; i++) tree.put(key(i * 2), filled(40, i));
+        assertTrue(tree.height() >= 2);
+        long writes = pages.writeAcquires();
+        tree.remove(key(0));
+        assertEquals(2, pages.writeAcquires() - writes, "remove without a merge: leaf and meta");
+        writes = pages.writeAcquires();
+        tree.put(key(1), filled(40, 1));
+        assertEquals(2, pages.writeAcquires() - writes, "new key without a split: leaf and meta (entry count)");
+        writes = pages.writeAcquires();
+        tree.put(key(1), filled(40, 2));
+        assertEquals(1, pages.writeAcquires() - writes, "same-size overwrite: the leaf only");
+        pages.assertNothingHeld("writes");
+    }
+
+    @Test
+    void aTreeOverPastPageImagesReadsThePastWithoutWriting() {
+        java.util.TreeMap<byte[], byte[]> past = new java.util.TreeMap<>(java.util.Arrays::compareUnsigned);
+        for (int i = 0; i < 2000; i++) {
+            byte[] v = filled(i % 50 == 0 ? 5000 : 30, i);
+            tree.put(key(i), v);
+            past.put(key(i), v);
+        }
+        TestPageAccess snapshot = pages.copy();
+        for (int i = 0; i < 2000; i += 2) tree.remove(key(i));
+        for (int i = 0; i < 500; i++) tree.put(key(i * 3), filled(70, -i));
+        tree.clear();
+        BPlusTree asOf = new BPlusTree(new ReadOnlyPageAccess(snapshot), FILE);
+        assertEquals(past.size(), asOf.size());
+        for (java.util.Map.Entry<byte[], byte[]> e : past.entrySet()) assertArrayEquals(e.getValue(), asOf.get(e.getKey()));
+        ScanBatch batch = asOf.scan(key(100), true, key(200), 1000);
+        assertEquals(100, batch.size());
+        asOf.verify();
+        assertEquals(0, snapshot.writeAcquires());
+        assertThrows(UnsupportedOperationException.class, () -> asOf.put(b("x"), b("y")));
+        snapshot.assertNothingHeld("past reads");
+    }
+
+    /** What the snapshot layer gives the tree: past page images, no writing. */
+    private static final class ReadOnlyPageAccess implements dev.varve.core.page.PageAccess {
+        private final TestPageAccess pages;
+
+        ReadOnlyPageAccess(TestPageAccess pages) {
+            this.pages = pages;
+        }
+
+        @Override
+        public int pageSize() {
+            return pages.pageSize();
+        }
+
+        @Override
+        public Page acquireRead(long pageId) {
+            return pages.acquireRead(pageId);
+        }
+
+        @Override
+        public void releaseRead(Page page) {
+            pages.releaseRead(page);
+        }
+
+        @Override
+        public Page acquireWrite(long pageId) {
+            throw new UnsupportedOperationException("read-only");
+        }
+
+        @Override
+        public Page acquireNew(long pageId) {
+            throw new UnsupportedOperationException("read-only");
+        }
+
+        @Override
+        public void releaseWrite(Page page) {
+            throw new UnsupportedOperationException("read-only");
+        }
     }
 }

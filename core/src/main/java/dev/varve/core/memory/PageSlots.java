@@ -6,12 +6,12 @@ import org.jctools.queues.MpmcArrayQueue;
 import java.nio.ByteBuffer;
 
 /**
- * Off-heap copy-on-write area of the checkpoint: when a writer changes a page that the running checkpoint has not
- * written yet, the page's image at the mark is copied here first, so the checkpoint writes exactly the state at
- * its mark. Bounded; slots are handed out and returned through a JCTools MPMC queue (writers take, checkpoint
- * threads give back).
+ * A bounded off-heap pool of page-sized slots: the checkpoint buffer (copy-on-write images of pages the running
+ * checkpoint has not written yet) and the snapshot capture buffer (pre-states on their way to the archive). Slots
+ * are handed out and returned through a JCTools MPMC queue: writers take, checkpoint threads or the archiver give
+ * back.
  */
-final class CheckpointBuffer {
+public final class PageSlots {
     private final ByteBuffer memory;
     private final int pageSize;
     private final int capacity;
@@ -19,7 +19,8 @@ final class CheckpointBuffer {
     /** Slot numbers boxed once, so handing slots around allocates nothing. */
     private final Integer[] boxes;
 
-    CheckpointBuffer(long bytes, int pageSize) {
+    /** A pool of {@code bytes / pageSize} slots. */
+    public PageSlots(long bytes, int pageSize) {
         this.pageSize = pageSize;
         this.capacity = (int) Math.min(Integer.MAX_VALUE / pageSize, bytes / pageSize);
         this.memory = ByteBuffer.allocateDirect(capacity * pageSize);
@@ -31,8 +32,8 @@ final class CheckpointBuffer {
         }
     }
 
-    /** Copies {@code page} into a free slot; returns the slot or -1 when the buffer is full. */
-    int copyOf(Page page) {
+    /** Copies {@code page} into a free slot; returns the slot or -1 when the pool is empty. */
+    public int copyOf(Page page) {
         Integer slot = freeSlots.poll();
         if (slot == null) return -1;
         page.copyTo(memory, slot * pageSize);
@@ -40,19 +41,32 @@ final class CheckpointBuffer {
     }
 
     /** Copies slot contents to {@code dst}. */
-    void copyOut(int slot, ByteBuffer dst, int dstOffset) {
+    public void copyOut(int slot, ByteBuffer dst, int dstOffset) {
         dst.put(dstOffset, memory, slot * pageSize, pageSize);
     }
 
-    void free(int slot) {
+    /** The memory behind the slots; slot {@code n} starts at {@link #offsetOf}. */
+    public ByteBuffer memory() {
+        return memory;
+    }
+
+    /** Byte offset of a slot in {@link #memory()}. */
+    public int offsetOf(int slot) {
+        return slot * pageSize;
+    }
+
+    /** Returns a slot to the pool. */
+    public void free(int slot) {
         freeSlots.offer(boxes[slot]);
     }
 
-    int capacity() {
+    /** Slots in all. */
+    public int capacity() {
         return capacity;
     }
 
-    int used() {
+    /** Slots handed out. */
+    public int used() {
         return capacity - freeSlots.size();
     }
 }

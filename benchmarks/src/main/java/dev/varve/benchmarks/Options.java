@@ -1,0 +1,123 @@
+package dev.varve.benchmarks;
+
+import dev.varve.config.RecoveryCompression;
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
+import dev.varve.config.WalSyncMode;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+
+/** The command-line flags of {@link Main}, parsed and checked; {@link UsageException} names a bad one. */
+final class Options {
+    /** What to run. */
+    enum Job { DEMO, RECOVERY_MODES, RECOVERY_TIME, HELP }
+
+    /** A flag the parser does not accept; the message says which and why. */
+    static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    static final Path DIR_DEFAULT = Path.of("varve-data");
+    static final long KEYS_DEFAULT = 200_000;
+    static final int SECONDS_DEFAULT = 20;
+    static final int DIRTY_MIB_DEFAULT = 1024;
+
+    static final String USAGE = String.join("\n",
+            "usage: java -jar varve-benchmarks.jar [JOB] [FLAGS]",
+            "",
+            "jobs (default: a demo that writes, reopens, reads back and scans a store):",
+            "  --recovery-modes        the same put load in WAL_PHYSICAL and in CHECKPOINT_RECOVERY_FILE with",
+            "                          DISABLED, SKIP_GARBAGE and SNAPPY, one after another; prints one table",
+            "  --recovery-time         kill -9 a child JVM with --dirty-mib of dirty pages, time the recovery",
+            "                          (Varve.open) in both recovery modes",
+            "  --jmh [JMH ARGS...]     run JMH with the remaining arguments, e.g. --jmh PutGetBenchmark -f 1",
+            "                          (--jmh -h lists JMH's flags, --jmh -l the benchmarks)",
+            "  --help                  this text",
+            "",
+            "flags:",
+            "  --dir PATH              store directory, wiped first (default ./varve-data); only an empty",
+            "                          directory or one this tool or Varve wrote is wiped",
+            "  --keys N                demo: keys to write (default " + KEYS_DEFAULT + ", 100-byte values)",
+            "  --mode MODE             WAL_PHYSICAL | CHECKPOINT_RECOVERY_FILE (default " + VarveConfig.RECOVERY_MODE_DEFAULT + ")",
+            "  --compression C         DISABLED | SKIP_GARBAGE | SNAPPY (default " + VarveConfig.RECOVERY_COMPRESSION_DEFAULT + ")",
+            "  --sync S                FSYNC | LOG_ONLY | BACKGROUND (default " + VarveConfig.WAL_SYNC_MODE_DEFAULT + ")",
+            "  --seconds N             --recovery-modes: seconds per configuration (default " + SECONDS_DEFAULT + ")",
+            "  --dirty-mib N           --recovery-time: MiB of dirty pages at the kill (default " + DIRTY_MIB_DEFAULT + ")",
+            "  --verbose               log at INFO (checkpoints, recovery)",
+            "");
+
+    Job job = Job.DEMO;
+    Path dir = DIR_DEFAULT;
+    long keys = KEYS_DEFAULT;
+    RecoveryMode mode = VarveConfig.RECOVERY_MODE_DEFAULT;
+    RecoveryCompression compression = VarveConfig.RECOVERY_COMPRESSION_DEFAULT;
+    WalSyncMode sync = VarveConfig.WAL_SYNC_MODE_DEFAULT;
+    int seconds = SECONDS_DEFAULT;
+    int dirtyMiB = DIRTY_MIB_DEFAULT;
+    boolean verbose;
+
+    static Options parse(List<String> args) throws UsageException {
+        Options o = new Options();
+        for (int i = 0; i < args.size(); i++) {
+            String flag = args.get(i);
+            switch (flag) {
+                case "--help", "-h" -> o.job(Job.HELP);
+                case "--recovery-modes" -> o.job(Job.RECOVERY_MODES);
+                case "--recovery-time" -> o.job(Job.RECOVERY_TIME);
+                case "--verbose" -> o.verbose = true;
+                case "--dir" -> o.dir = Path.of(value(args, ++i, flag));
+                case "--keys" -> o.keys = number(args, ++i, flag, 1, Long.MAX_VALUE);
+                case "--seconds" -> o.seconds = (int) number(args, ++i, flag, 1, 3600);
+                case "--dirty-mib" -> o.dirtyMiB = (int) number(args, ++i, flag, 1, 64 * 1024);
+                case "--mode" -> o.mode = choice(RecoveryMode.class, args, ++i, flag);
+                case "--compression" -> o.compression = choice(RecoveryCompression.class, args, ++i, flag);
+                case "--sync" -> o.sync = choice(WalSyncMode.class, args, ++i, flag);
+                case "--jmh" -> throw new UsageException("--jmh must be the first argument");
+                default -> throw new UsageException("unknown argument '" + flag + "'");
+            }
+        }
+        return o;
+    }
+
+    /** The store configuration these flags describe, for {@code dir}, before job-specific changes. */
+    VarveConfig.Builder config(Path storeDir) {
+        return VarveConfig.builder().path(storeDir).recoveryMode(mode).recoveryCompression(compression).walSyncMode(sync);
+    }
+
+    private void job(Job j) throws UsageException {
+        if (job != Job.DEMO && job != j) throw new UsageException("choose one job, not both " + name(job) + " and " + name(j));
+        job = j;
+    }
+
+    private static String name(Job j) {
+        return "--" + j.name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    private static String value(List<String> args, int i, String flag) throws UsageException {
+        if (i >= args.size()) throw new UsageException(flag + " needs a value");
+        return args.get(i);
+    }
+
+    private static long number(List<String> args, int i, String flag, long min, long max) throws UsageException {
+        String v = value(args, i, flag).replace("_", "");
+        try {
+            long n = Long.parseLong(v);
+            if (n < min || n > max) throw new UsageException(flag + " must be " + min + ".." + max + ", was " + n);
+            return n;
+        } catch (NumberFormatException e) {
+            throw new UsageException(flag + " needs a whole number, was '" + v + "'");
+        }
+    }
+
+    private static <E extends Enum<E>> E choice(Class<E> type, List<String> args, int i, String flag) throws UsageException {
+        String v = value(args, i, flag);
+        for (E e : type.getEnumConstants()) if (e.name().equalsIgnoreCase(v)) return e;
+        throw new UsageException(flag + " must be one of " + java.util.Arrays.toString(type.getEnumConstants()) + ", was '" + v + "'");
+    }
+}

@@ -1,0 +1,133 @@
+package dev.varve.benchmarks;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
+import dev.varve.config.WalSyncMode;
+import dev.varve.engine.Table;
+import dev.varve.engine.Varve;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Random puts (overwrites) and random gets of 100-byte values over {@link #keys} 8-byte keys, with 1 and 2 threads.
+ * The trial setup preloads every key and checkpoints, so the data is resident in a data region sized to hold it
+ * ({@link #REGION_BYTES}, off-heap; the heap holds no data) and measurement starts from a clean region.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=2g"})
+@State(Scope.Benchmark)
+public class PutGetBenchmark {
+    static final int VALUE_BYTES = 100;
+    /** 1M entries of 8 + 100 bytes take about 170 MiB of B+tree pages; room to spare for splits and the checkpoint. */
+    static final long REGION_BYTES = 512L << 20;
+    static final String TABLE = "kv";
+    private static final int PRELOAD_BATCH = 256;
+
+    @Param("1000000")
+    public int keys;
+
+    @Param("CHECKPOINT_RECOVERY_FILE")
+    public RecoveryMode recoveryMode;
+
+    @Param("LOG_ONLY")
+    public WalSyncMode walSyncMode;
+
+    private Path dir;
+    private Varve store;
+    private Table table;
+
+    /** Per-thread randomness and value buffer. */
+    @State(Scope.Thread)
+    public static class Client {
+        final SplittableRandom random = new SplittableRandom(Thread.currentThread().getId());
+        final byte[] value = new byte[VALUE_BYTES];
+
+        long nextId(int bound) {
+            return random.nextInt(bound);
+        }
+    }
+
+    @Setup(Level.Trial)
+    public void openAndPreload() throws IOException {
+        dir = Files.createTempDirectory("varve-putget-");
+        store = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(REGION_BYTES).recoveryMode(recoveryMode)
+                .walSyncMode(walSyncMode).build());
+        table = store.table(TABLE);
+        for (long first = 0; first < keys; first += PRELOAD_BATCH) {
+            long from = first;
+            long to = Math.min(keys, first + PRELOAD_BATCH);
+            store.write(b -> {
+                for (long id = from; id < to; id++) b.put(TABLE, Keys.of(id), Values.of(id, VALUE_BYTES));
+            });
+        }
+        store.checkpoint().join();
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws IOException {
+        try {
+            store.close();
+        } finally {
+            StoreDirs.delete(dir);
+        }
+    }
+
+    @Benchmark
+    @Threads(1)
+    public void put(Client c) {
+        doPut(c);
+    }
+
+    @Benchmark
+    @Threads(2)
+    public void put2Threads(Client c) {
+        doPut(c);
+    }
+
+    @Benchmark
+    @Threads(1)
+    public byte[] get(Client c) {
+        return doGet(c);
+    }
+
+    @Benchmark
+    @Threads(2)
+    public byte[] get2Threads(Client c) {
+        return doGet(c);
+    }
+
+    private void doPut(Client c) {
+        long id = c.nextId(keys);
+        c.value[0] = (byte) id; // a different value each time; the rest stays
+        table.put(Keys.of(id), c.value);
+    }
+
+    private byte[] doGet(Client c) {
+        long id = c.nextId(keys);
+        byte[] v = table.get(Keys.of(id));
+        if (v == null) throw new IllegalStateException("key " + id + " is missing");
+        return v;
+    }
+}

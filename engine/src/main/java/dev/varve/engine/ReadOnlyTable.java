@@ -1,0 +1,118 @@
+package dev.varve.engine;
+
+import dev.varve.core.tree.BPlusTree;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A table as of a snapshot: the same B+tree code over the snapshot's page source, routed by the same key hash.
+ * A table that did not exist as of the snapshot reads as empty. Writes throw.
+ */
+final class ReadOnlyTable implements Table {
+    private final SnapshotViewImpl view;
+    private final String name;
+    private final BPlusTree[] trees;
+
+    ReadOnlyTable(SnapshotViewImpl view, String name, BPlusTree[] trees) {
+        this.view = view;
+        this.name = name;
+        this.trees = trees;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int partitions() {
+        return trees.length;
+    }
+
+    private BPlusTree treeFor(byte[] key) {
+        view.checkKey(key);
+        return trees.length == 0 ? null : trees[KeyHash.partition(key, trees.length)];
+    }
+
+    @Override
+    public byte[] get(byte[] key) {
+        BPlusTree t = treeFor(key);
+        return t == null ? null : t.get(key);
+    }
+
+    @Override
+    public Cursor scan(byte[] fromInclusive, byte[] toExclusive) {
+        view.checkOpen();
+        List<PartitionCursor> cursors = new ArrayList<>(trees.length);
+        for (BPlusTree t : trees) cursors.add(cursor(t, fromInclusive, toExclusive));
+        return new MergeCursor(cursors);
+    }
+
+    private PartitionCursor cursor(BPlusTree t, byte[] from, byte[] to) {
+        return new PartitionCursor((f, inclusive, end, max) -> {
+            view.checkOpen();
+            return t.scan(f, inclusive, end, max);
+        }, from, to);
+    }
+
+    @Override
+    public void put(byte[] key, byte[] value) {
+        throw readOnly();
+    }
+
+    @Override
+    public boolean remove(byte[] key) {
+        throw readOnly();
+    }
+
+    @Override
+    public Partition partition(int p) {
+        if (p < 0 || p >= trees.length) throw new IllegalArgumentException("partition " + p + " out of range [0, " + trees.length + ") of table " + name
+                + " as of snapshot " + view.id());
+        BPlusTree t = trees[p];
+        return new Partition() {
+            @Override
+            public int index() {
+                return p;
+            }
+
+            @Override
+            public void put(byte[] key, byte[] value) {
+                throw readOnly();
+            }
+
+            @Override
+            public byte[] get(byte[] key) {
+                if (treeFor(key) != t) throw new IllegalArgumentException("key belongs to another partition of table " + name);
+                return t.get(key);
+            }
+
+            @Override
+            public boolean remove(byte[] key) {
+                throw readOnly();
+            }
+
+            @Override
+            public Cursor scan(byte[] fromInclusive, byte[] toExclusive) {
+                view.checkOpen();
+                return cursor(t, fromInclusive, toExclusive);
+            }
+
+            @Override
+            public long size() {
+                view.checkOpen();
+                return t.size();
+            }
+
+            @Override
+            public void destroy() {
+                throw readOnly();
+            }
+        };
+    }
+
+    private UnsupportedOperationException readOnly() {
+        return new UnsupportedOperationException("snapshot view " + view.id() + " is read-only");
+    }
+}

@@ -1,0 +1,245 @@
+package dev.varve.engine;
+
+import dev.varve.config.VarveConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.TreeMap;
+import java.util.function.UnaryOperator;
+
+import static dev.varve.engine.FixtureSupport.assertTableHolds;
+import static dev.varve.engine.FixtureSupport.bytes;
+import static dev.varve.engine.FixtureSupport.newModel;
+import static dev.varve.engine.FixtureSupport.utf8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Bad arguments, a closed store and bad configs: a clear exception, and nothing stored changes or gets logged. */
+class BadInputTest {
+    @TempDir
+    Path dir;
+
+    private Varve store;
+    private Table table;
+    private final TreeMap<byte[], byte[]> model = newModel();
+
+    private Varve open() {
+        store = Varve.open(FixtureSupport.small(dir).build());
+        table = store.table("t");
+        return store;
+    }
+
+    private void fill() {
+        for (int i = 0; i < 200; i++) {
+            byte[] k = utf8("k" + i);
+            byte[] v = bytes(i, i % 25 == 0 ? 20_000 : 50);
+            table.put(k, v);
+            model.put(k, v);
+        }
+    }
+
+    /** Runs a bad call: it must throw {@code type} and leave the WAL and the table exactly as they were. */
+    private <T extends Throwable> T rejected(Class<T> type, Executable call, String... mustMention) {
+        long wal = store.metrics().walBytesWritten();
+        long writes = store.metrics().writes();
+        T e = assertThrows(type, call);
+        for (String s : mustMention) assertTrue(e.getMessage() != null && e.getMessage().contains(s), "message mentions '" + s + "': " + e.getMessage());
+        assertEquals(wal, store.metrics().walBytesWritten(), "a rejected call logged something: " + e);
+        assertEquals(writes, store.metrics().writes(), "a rejected call counted a write");
+        return e;
+    }
+
+    @Test
+    void badKeysAndValuesAreRejectedAndChangeNothing() {
+        open();
+        fill();
+        int max = store.maxKeyBytes();
+        assertTrue(max >= 1024, "documented maximum of at least 1 KiB");
+        byte[] k = utf8("k1");
+        byte[] v = bytes(1, 10);
+
+        rejected(IllegalArgumentException.class, () -> table.put(null, v), "key");
+        rejected(IllegalArgumentException.class, () -> table.put(k, null), "value");
+        rejected(IllegalArgumentException.class, () -> table.get(null), "key");
+        rejected(IllegalArgumentException.class, () -> table.remove(null), "key");
+        byte[] longKey = new byte[max + 1];
+        rejected(IllegalArgumentException.class, () -> table.put(longKey, v), String.valueOf(max + 1), String.valueOf(max));
+        rejected(IllegalArgumentException.class, () -> table.get(longKey), String.valueOf(max + 1), String.valueOf(max));
+        rejected(IllegalArgumentException.class, () -> table.remove(longKey), String.valueOf(max + 1), String.valueOf(max));
+        byte[] bigValue = new byte[Varve.MAX_VALUE_BYTES + 1];
+        rejected(IllegalArgumentException.class, () -> table.put(k, bigValue), String.valueOf(Varve.MAX_VALUE_BYTES + 1),
+                String.valueOf(Varve.MAX_VALUE_BYTES));
+        // bad keys through a partition view, and through a batch
+        Partition p0 = table.partition(0);
+        rejected(IllegalArgumentException.class, () -> p0.put(null, v));
+        rejected(IllegalArgumentException.class, () -> p0.put(longKey, v), String.valueOf(max));
+        rejected(IllegalArgumentException.class, () -> store.write(b -> b.put("t", longKey, v)), String.valueOf(max));
+        rejected(IllegalArgumentException.class, () -> store.write(b -> b.put("t", k, bigValue)), String.valueOf(Varve.MAX_VALUE_BYTES));
+        assertTableHolds(table, model, "after rejected keys and values");
+
+        // the limits themselves are accepted
+        byte[] maxKey = bytes(7, max);
+        byte[] maxValue = bytes(8, Varve.MAX_VALUE_BYTES);
+        table.put(maxKey, maxValue);
+        model.put(maxKey, maxValue);
+        table.put(new byte[0], new byte[0]);
+        model.put(new byte[0], new byte[0]);
+        assertTableHolds(table, model, "after limit-size writes");
+        store.close();
+        open();
+        assertTableHolds(table, model, "after reopen");
+        store.close();
+    }
+
+    @Test
+    void badTableNamesAndPartitionsAreRejected() {
+        open();
+        fill();
+        rejected(IllegalArgumentException.class, () -> store.table(""), "255");
+        rejected(IllegalArgumentException.class, () -> store.table(null));
+        String tooLong = "x".repeat(256);
+        rejected(IllegalArgumentException.class, () -> store.table(tooLong), "256", "255");
+        String tooLongUtf8 = "\u00e9".repeat(128); // 128 chars, 256 UTF-8 bytes
+        rejected(IllegalArgumentException.class, () -> store.table(tooLongUtf8), "256");
+        rejected(IllegalArgumentException.class, () -> table.partition(-1), "-1");
+        rejected(IllegalArgumentException.class, () -> table.partition(4), "4");
+        rejected(IllegalArgumentException.class, () -> table.partition(Integer.MAX_VALUE));
+
+        // a key that hashes elsewhere is refused by another partition's view: put, get, remove
+        byte[] k = utf8("k7");
+        int home = -1;
+        for (int p = 0; p < table.partitions(); p++) {
+            try {
+                table.partition(p).get(k);
+                home = p;
+            } catch (IllegalArgumentException expected) {
+                // not this partition
+            }
+        }
+        assertTrue(home >= 0, "exactly one partition accepts the key");
+        Partition other = table.partition((home + 1) % table.partitions());
+        rejected(IllegalArgumentException.class, () -> other.put(k, bytes(99, 10)), "partition " + home);
+        rejected(IllegalArgumentException.class, () -> other.remove(k), "partition " + home);
+        rejected(IllegalArgumentException.class, () -> other.get(k), "partition " + home);
+        assertArrayEquals(model.get(k), table.partition(home).get(k));
+        assertTableHolds(table, model, "after rejected partition writes");
+
+        // a legal name of exactly 255 bytes works
+        Table edge = store.table("y".repeat(255));
+        edge.put(k, k);
+        assertArrayEquals(k, edge.get(k));
+        assertEquals(2, countTables());
+        store.close();
+        open();
+        assertTableHolds(table, model, "after reopen");
+        assertArrayEquals(k, store.table("y".repeat(255)).get(k));
+        store.close();
+    }
+
+    private int countTables() {
+        int n = 0;
+        for (String name : new String[]{"t", "y".repeat(255), "", "x".repeat(256)}) {
+            try {
+                if (!name.isEmpty() && name.length() <= 255) {
+                    store.table(name);
+                    n++;
+                }
+            } catch (IllegalArgumentException ignored) {
+                // not a table
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void closedStoreRefusesEverything() {
+        open();
+        fill();
+        for (int i = 0; i < 1000; i++) { // more than one cursor batch (128) per partition
+            byte[] k = utf8("extra" + i);
+            table.put(k, k);
+            model.put(k, k);
+        }
+        Partition p0 = table.partition(0);
+        Cursor open = table.scan(null, null);
+        assertTrue(open.next());
+        long wal = store.metrics().walBytesWritten();
+        store.close();
+        store.close(); // idempotent
+        byte[] k = utf8("k1");
+        byte[] v = bytes(1, 10);
+        assertThrows(IllegalStateException.class, () -> store.table("t"));
+        assertThrows(IllegalStateException.class, () -> store.table("new"));
+        assertThrows(IllegalStateException.class, () -> table.put(k, v));
+        assertThrows(IllegalStateException.class, () -> table.get(k));
+        assertThrows(IllegalStateException.class, () -> table.remove(k));
+        assertThrows(IllegalStateException.class, () -> table.scan(null, null));
+        assertThrows(IllegalStateException.class, () -> p0.put(firstKeyOf(p0Keys()), v));
+        assertThrows(IllegalStateException.class, () -> p0.size());
+        assertThrows(IllegalStateException.class, () -> p0.destroy());
+        assertThrows(IllegalStateException.class, () -> p0.scan(null, null));
+        assertThrows(IllegalStateException.class, () -> store.write(b -> b.put("t", k, v)));
+        assertThrows(IllegalStateException.class, () -> store.checkpoint());
+        assertThrows(IllegalStateException.class, () -> {
+            while (open.next()) {
+                open.value();
+            }
+        }, "a cursor opened before close must not read pages after it (entries it copied before may still be served)");
+        assertEquals(wal, store.metrics().walBytesWritten());
+        open();
+        assertTableHolds(table, model, "after reopen");
+        store.close();
+    }
+
+    private TreeMap<byte[], byte[]> p0Keys() {
+        TreeMap<byte[], byte[]> m = newModel();
+        for (var e : model.entrySet()) if (KeyHash.partition(e.getKey(), 4) == 0) m.put(e.getKey(), e.getValue());
+        return m;
+    }
+
+    private static byte[] firstKeyOf(TreeMap<byte[], byte[]> m) {
+        return m.firstKey();
+    }
+
+    @Test
+    void secondOpenOfTheSameDirectoryIsRefused() {
+        open();
+        fill();
+        assertThrows(IllegalStateException.class, () -> Varve.open(FixtureSupport.small(dir).build()));
+        assertTableHolds(table, model, "after a refused second open");
+        store.close();
+    }
+
+    @Test
+    void invalidConfigNamesTheField() {
+        check("path", b -> b.path(null));
+        check("pageSize", b -> b.pageSize(3000));
+        check("pageSize", b -> b.pageSize(512));
+        check("pageSize", b -> b.pageSize(65536));
+        check("dataRegionSize", b -> b.dataRegionSize(1L << 20));
+        check("dataRegionSize", b -> b.pageSize(16384).dataRegionSize(16L << 20)); // 1024 pages < 2048
+        check("dataRegionSize", b -> b.dataRegionSize((8L << 20) + 1000));
+        check("partitions", b -> b.partitions(0));
+        check("partitions", b -> b.partitions(100_000));
+        check("walSegmentSize", b -> b.walSegmentSize(1L << 20));
+        check("walSegmentSize", b -> b.walSegmentSize((4L << 20) + 100));
+        check("checkpointFrequency", b -> b.checkpointFrequency(Duration.ZERO));
+        check("checkpointFrequency", b -> b.checkpointFrequency(null));
+        check("checkpointThreads", b -> b.checkpointThreads(0));
+        check("checkpointBufferSize", b -> b.checkpointBufferSize(1000));
+        check("recoveryMode", b -> b.recoveryMode(null));
+        check("walSyncMode", b -> b.walSyncMode(null));
+        check("recoveryCompression", b -> b.recoveryCompression(null));
+    }
+
+    private void check(String field, UnaryOperator<VarveConfig.Builder> change) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> change.apply(FixtureSupport.small(dir)).build(),
+                "invalid " + field);
+        assertTrue(e.getMessage() != null && e.getMessage().contains(field), "message names " + field + ": " + e.getMessage());
+    }
+}

@@ -1,0 +1,87 @@
+package dev.varve.engine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Runs a test fixture's {@code main} in a child JVM (own heap cap, killable) and collects its output. */
+final class FixtureChildJvm {
+    private FixtureChildJvm() {
+    }
+
+    /** Exit code ({@code -1} when killed on timeout) and combined stdout/stderr. */
+    record Result(int exitCode, String output, long millis) {
+        String describe() {
+            return "child JVM exit " + exitCode + " after " + millis + " ms; output:\n" + output;
+        }
+    }
+
+    static Result run(String heap, long timeoutSeconds, Class<?> main, String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add(heap);
+        cmd.add("-XX:+UseSerialGC");
+        cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(main.getName());
+        cmd.addAll(List.of(args));
+        long t0 = System.nanoTime();
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            Thread pump = new Thread(() -> {
+                try (InputStream in = p.getInputStream()) {
+                    in.transferTo(out);
+                } catch (IOException ignored) {
+                    // the process went away
+                }
+            });
+            pump.start();
+            boolean done = p.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+            if (!done) {
+                p.destroyForcibly();
+                p.waitFor(10, TimeUnit.SECONDS);
+            }
+            pump.join(5_000);
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            String text;
+            synchronized (out) {
+                text = out.toString(StandardCharsets.UTF_8);
+            }
+            return new Result(done ? p.exitValue() : -1, text, ms);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** For a child: after {@code seconds}, prints every thread's stack and halts the JVM with exit code 3. */
+    static void watchdog(long seconds, String what) {
+        Thread w = new Thread(() -> {
+            try {
+                Thread.sleep(seconds * 1000);
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.out.println("WATCHDOG: " + what + " did not finish in " + seconds + " s");
+            Thread.getAllStackTraces().forEach((t, st) -> {
+                if (!t.getName().startsWith("main") && !t.getName().startsWith("destroyer")) return;
+                System.out.println("thread " + t.getName() + ":");
+                for (StackTraceElement e : st) System.out.println("    at " + e);
+            });
+            System.out.flush();
+            Runtime.getRuntime().halt(3);
+        }, "watchdog");
+        w.setDaemon(true);
+        w.start();
+    }
+}

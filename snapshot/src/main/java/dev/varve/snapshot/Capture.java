@@ -1,0 +1,41 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.memory.Frame;
+import dev.varve.core.memory.PageWriteHook;
+import dev.varve.core.page.PageHeader;
+
+/**
+ * Retro's split copy-on-write: at the first change of a page after the latest snapshot declaration — its
+ * SavedAfter, cached in the page header (Retro's SAC), is older than the latest snapshot — the page's pre-state is
+ * copied to the archive before the change, and SavedAfter moves to the latest snapshot. A fresh page (new, or
+ * reused off a free list, whose old contents were captured when it was freed) has no pre-state any snapshot can
+ * reach; it only gets its SavedAfter.
+ */
+final class Capture implements PageWriteHook {
+    private final SnapshotArchive archive;
+    private volatile boolean enabled;
+
+    Capture(SnapshotArchive archive) {
+        this.archive = archive;
+    }
+
+    /** Off during binary restore (restoring images is not a change); on for replay and normal running. */
+    void enabled(boolean on) {
+        enabled = on;
+    }
+
+    @Override
+    public void beforeChange(Frame page, boolean fresh) {
+        if (!enabled) return;
+        long latest = archive.latest();
+        if (latest == 0) return;
+        if (page.getLong(PageHeader.SAVED_AFTER_OFFSET) >= latest) return;
+        if (!fresh) archive.capture(page, latest);
+        page.putLong(PageHeader.SAVED_AFTER_OFFSET, latest);
+    }
+
+    @Override
+    public void afterChange(Frame page) {
+        // the pre-state was taken before the change; nothing to do after it
+    }
+}

@@ -1,0 +1,185 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.zip.CRC32C;
+
+/**
+ * An append-only file of fixed 32-byte entries of three longs, each with a CRC32C: a Maplog level (page id,
+ * snapshot, Pagelog address) or a Skippy uplink index (start, end of a node's promoted mappings in the level above).
+ *
+ * <pre>
+ * header (32): magic (8) | version (4) | kind (4) | level (4) | nodeEntries (4) | reserved (4) | crc32c of [0,28) (4)
+ * entry  (32): a (8) | b (8) | c (8) | crc32c of [0,24) (4) | reserved (4)
+ * </pre>
+ * Format versions: 1 — initial layout. At open a torn tail (an entry whose CRC fails, or a partial entry) is cut:
+ * entries are appended in order and made durable in order, so everything before the first bad one is good.
+ */
+final class MaplogFile implements AutoCloseable {
+    static final long MAGIC = 0x564152564d41504cL; // "VARVMAPL"
+    static final int VERSION = 1;
+    static final int KIND_MAPPINGS = 1;
+    static final int KIND_UPLINKS = 2;
+    static final int HEADER = 32;
+    static final int ENTRY = 32;
+    private static final Logger LOG = LoggerFactory.getLogger(MaplogFile.class);
+
+    private final FileIO file;
+    private final ByteBuffer one = ByteBuffer.allocate(ENTRY).order(ByteOrder.LITTLE_ENDIAN);
+    private final CRC32C crc = new CRC32C();
+    private volatile long count;
+    private boolean dirty;
+
+    MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries) {
+        try {
+            boolean existed = io.exists(path);
+            file = io.open(path, true);
+            if (!existed || file.size() < HEADER) {
+                ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+                h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, kind).putInt(16, level).putInt(20, nodeEntries);
+                CRC32C c = new CRC32C();
+                c.update(h.array(), 0, 28);
+                h.putInt(28, (int) c.getValue());
+                file.truncate(0);
+                file.write(h, 0);
+                file.force();
+                count = 0;
+            } else {
+                checkHeader(path, kind, level, nodeEntries);
+                count = validEntries(path);
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot open archive file: " + e.getMessage(), path, e);
+        }
+    }
+
+    private void checkHeader(Path path, int kind, int level, int nodeEntries) throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+        file.read(h, 0);
+        CRC32C c = new CRC32C();
+        c.update(h.array(), 0, 28);
+        if (h.getInt(28) != (int) c.getValue() || h.getLong(0) != MAGIC) throw new CorruptionException("archive file header is corrupt", path, 0);
+        if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported archive file version " + h.getInt(8), path, 8);
+        if (h.getInt(12) != kind || h.getInt(16) != level) throw new CorruptionException("archive file holds kind " + h.getInt(12) + " level " + h.getInt(16), path, 12);
+        if (h.getInt(20) != nodeEntries)
+            throw new IllegalArgumentException("the archive was written with skippyNodeEntries=" + h.getInt(20) + " but the store is configured with "
+                    + nodeEntries + " [file " + path + "]");
+    }
+
+    /** Counts valid entries and cuts a torn tail. */
+    private long validEntries(Path path) throws IOException {
+        long size = file.size();
+        long n = (size - HEADER) / ENTRY;
+        ByteBuffer chunk = ByteBuffer.allocate(ENTRY * 2048).order(ByteOrder.LITTLE_ENDIAN);
+        long good = 0;
+        outer:
+        for (long at = 0; at < n; ) {
+            int batch = (int) Math.min(2048, n - at);
+            chunk.clear().limit(batch * ENTRY);
+            file.read(chunk, HEADER + at * ENTRY);
+            for (int i = 0; i < batch; i++) {
+                if (!entryValid(chunk, i * ENTRY)) break outer;
+                good++;
+            }
+            at += batch;
+        }
+        if (good * ENTRY + HEADER != size) {
+            LOG.warn("archive file {}: torn tail cut after {} entries ({} bytes dropped)", path, good, size - (good * ENTRY + HEADER));
+            file.truncate(HEADER + good * ENTRY);
+            file.force();
+        }
+        return good;
+    }
+
+    private boolean entryValid(ByteBuffer b, int off) {
+        crc.reset();
+        crc.update(b.array(), b.arrayOffset() + off, 24);
+        return b.getInt(off + 24) == (int) crc.getValue();
+    }
+
+    Path path() {
+        return file.path();
+    }
+
+    long count() {
+        return count;
+    }
+
+    /** Appends an entry (single writer: the archiver, or recovery before any view exists). */
+    void append(long a, long b, long c) {
+        one.clear();
+        one.putLong(0, a).putLong(8, b).putLong(16, c).putInt(28, 0);
+        crc.reset();
+        crc.update(one.array(), 0, 24);
+        one.putInt(24, (int) crc.getValue());
+        try {
+            file.write(one, HEADER + count * ENTRY);
+        } catch (IOException e) {
+            throw new StorageException("archive append failed: " + e.getMessage(), file.path(), e);
+        }
+        dirty = true;
+        count++;
+    }
+
+    /** Reads entries [from, from + n) into the arrays (any of which may be null), checking each CRC. */
+    void read(long from, int n, long[] a, long[] b, long[] c) {
+        ByteBuffer buf = ByteBuffer.allocate(n * ENTRY).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            if (file.read(buf, HEADER + from * ENTRY) < n * ENTRY) throw new CorruptionException("archive file shorter than its entry count", file.path(), HEADER + from * ENTRY);
+        } catch (IOException e) {
+            throw new StorageException("archive read failed: " + e.getMessage(), file.path(), e);
+        }
+        CRC32C check = new CRC32C();
+        for (int i = 0; i < n; i++) {
+            int off = i * ENTRY;
+            check.reset();
+            check.update(buf.array(), off, 24);
+            if (buf.getInt(off + 24) != (int) check.getValue())
+                throw new CorruptionException("archive entry checksum mismatch", file.path(), HEADER + (from + i) * ENTRY);
+            if (a != null) a[i] = buf.getLong(off);
+            if (b != null) b[i] = buf.getLong(off + 8);
+            if (c != null) c[i] = buf.getLong(off + 16);
+        }
+    }
+
+    /** fsync, if anything was appended since the last one. */
+    void force() {
+        if (!dirty) return;
+        try {
+            file.force();
+        } catch (IOException e) {
+            throw new StorageException("archive fsync failed: " + e.getMessage(), file.path(), e);
+        }
+        dirty = false;
+    }
+
+    /** Cuts the file to {@code n} entries. */
+    void truncate(long n) {
+        if (n >= count) return;
+        try {
+            file.truncate(HEADER + n * ENTRY);
+            file.force();
+        } catch (IOException e) {
+            throw new StorageException("cannot truncate archive file: " + e.getMessage(), file.path(), e);
+        }
+        count = n;
+    }
+
+    @Override
+    public void close() {
+        try {
+            file.close();
+        } catch (IOException e) {
+            throw new StorageException("cannot close archive file", file.path(), e);
+        }
+    }
+}

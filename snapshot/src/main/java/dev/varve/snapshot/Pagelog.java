@@ -1,0 +1,214 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * Retro's Pagelog: the archived pre-state pages, appended in log-structured segment files
+ * ({@code pagelog-<segment>.log}). An address is the record's global index (a plain long); segment and slot follow
+ * from it. Records are fixed-size, so reclamation can later drop whole segments.
+ *
+ * <pre>
+ * segment header (32):  magic (8) | version (4) | pageSize (4) | segment (8) | reserved (4) | crc32c of [0,28) (4)
+ * record (pageSize+24): pageId (8) | snapshot (8) | crc32c of pageId, snapshot and image (4) | reserved (4) | image
+ * </pre>
+ * Format versions: 1 — initial layout.
+ *
+ * <p>Appends come from the archiver thread only; reads (as-of views) from any thread.
+ */
+final class Pagelog implements AutoCloseable {
+    static final long MAGIC = 0x5641525645504c31L; // "VARVEPL1"
+    static final int VERSION = 1;
+    static final int HEADER = 32;
+    static final int RECORD_HEADER = 24;
+    private static final String PREFIX = "pagelog-";
+
+    private final FileIOFactory io;
+    private final Path dir;
+    private final int pageSize;
+    private final int recordBytes;
+    private final long recordsPerSegment;
+    private final List<FileIO> segments = new CopyOnWriteArrayList<>(); // appended by the archiver, read by views
+    private final ByteBuffer writeBuf;
+    private final CRC32C crc = new CRC32C();
+    private volatile long end;
+    private int unforcedFrom = Integer.MAX_VALUE;
+
+    Pagelog(FileIOFactory io, Path dir, int pageSize, long segmentBytes) {
+        this.io = io;
+        this.dir = dir;
+        this.pageSize = pageSize;
+        this.recordBytes = pageSize + RECORD_HEADER;
+        this.recordsPerSegment = Math.max(16, (segmentBytes - HEADER) / recordBytes);
+        this.writeBuf = ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            for (Path p : io.list(dir, PREFIX)) {
+                int n = segments.size();
+                if (!p.getFileName().toString().equals(name(n))) throw new CorruptionException("Pagelog segment " + name(n) + " is missing", p, 0);
+                FileIO f = io.open(p, false);
+                segments.add(f);
+                checkHeader(f, n);
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot open the Pagelog: " + e.getMessage(), dir, e);
+        }
+        end = segments.isEmpty() ? 0 : (segments.size() - 1) * recordsPerSegment + recordsIn(segments.size() - 1);
+    }
+
+    private static String name(int segment) {
+        return String.format("%s%08d.log", PREFIX, segment);
+    }
+
+    private long recordsIn(int segment) {
+        try {
+            return Math.max(0, (segments.get(segment).size() - HEADER) / recordBytes);
+        } catch (IOException e) {
+            throw new StorageException("cannot size a Pagelog segment", segments.get(segment).path(), e);
+        }
+    }
+
+    private void checkHeader(FileIO f, int n) throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+        if (f.read(h, 0) < HEADER) throw new CorruptionException("Pagelog segment header truncated", f.path(), 0);
+        CRC32C c = new CRC32C();
+        c.update(h.array(), 0, 28);
+        if (h.getInt(28) != (int) c.getValue() || h.getLong(0) != MAGIC) throw new CorruptionException("Pagelog segment header is corrupt", f.path(), 0);
+        if (h.getInt(12) != pageSize) throw new CorruptionException("Pagelog written with page size " + h.getInt(12), f.path(), 12);
+        if (h.getLong(16) != n) throw new CorruptionException("Pagelog segment holds number " + h.getLong(16), f.path(), 16);
+    }
+
+    /** Next address to be written. */
+    long end() {
+        return end;
+    }
+
+    /** Bytes held on disk. */
+    long bytes() {
+        long n = end;
+        return n * recordBytes + (long) segments.size() * HEADER;
+    }
+
+    /** Appends the image at [0, pageSize) of {@code image}; returns its address. Archiver thread only. */
+    long append(long pageId, long snapshot, ByteBuffer image, int imageOffset) {
+        long address = end;
+        int seg = (int) (address / recordsPerSegment);
+        try {
+            if (seg == segments.size()) newSegment(seg);
+            writeBuf.clear();
+            writeBuf.putLong(pageId).putLong(snapshot).putInt(0).putInt(0);
+            writeBuf.put(RECORD_HEADER, image, imageOffset, pageSize);
+            writeBuf.putInt(16, checksum(writeBuf));
+            writeBuf.position(0).limit(recordBytes);
+            segments.get(seg).write(writeBuf, offsetOf(address));
+        } catch (IOException e) {
+            throw new StorageException("Pagelog append failed: " + e.getMessage(), dir.resolve(name(seg)), e);
+        }
+        unforcedFrom = Math.min(unforcedFrom, seg);
+        end = address + 1;
+        return address;
+    }
+
+    private int checksum(ByteBuffer record) {
+        crc.reset();
+        ByteBuffer b = record.duplicate();
+        b.position(0).limit(16);
+        crc.update(b);
+        b.limit(recordBytes).position(RECORD_HEADER);
+        crc.update(b);
+        return (int) crc.getValue();
+    }
+
+    private void newSegment(int seg) throws IOException {
+        Path p = dir.resolve(name(seg));
+        FileIO f = io.open(p, true);
+        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+        h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, pageSize).putLong(16, seg);
+        CRC32C c = new CRC32C();
+        c.update(h.array(), 0, 28);
+        h.putInt(28, (int) c.getValue());
+        f.truncate(0);
+        f.write(h, 0);
+        segments.add(f);
+    }
+
+    private long offsetOf(long address) {
+        return HEADER + (address % recordsPerSegment) * recordBytes;
+    }
+
+    /**
+     * Reads the image at {@code address} into {@code dst} at {@code dstOffset}, checking its CRC and that it is the
+     * image of {@code pageId}; any mismatch is a {@link CorruptionException} naming the segment and offset.
+     */
+    void read(long address, long pageId, ByteBuffer dst, int dstOffset) {
+        if (address < 0 || address >= end) throw new IllegalArgumentException("Pagelog address " + address + " outside [0, " + end + ")");
+        int seg = (int) (address / recordsPerSegment);
+        FileIO f = segments.get(seg);
+        ByteBuffer rec = ByteBuffer.allocate(recordBytes).order(ByteOrder.LITTLE_ENDIAN);
+        long off = offsetOf(address);
+        try {
+            if (f.read(rec, off) < recordBytes) throw new CorruptionException("Pagelog record truncated", f.path(), off);
+        } catch (IOException e) {
+            throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
+        }
+        CRC32C c = new CRC32C();
+        c.update(rec.array(), 0, 16);
+        c.update(rec.array(), RECORD_HEADER, pageSize);
+        if (rec.getInt(16) != (int) c.getValue()) throw new CorruptionException("Pagelog record checksum mismatch (page " + pageId + ")", f.path(), off);
+        if (rec.getLong(0) != pageId) throw new CorruptionException("Pagelog record holds page " + rec.getLong(0) + ", expected " + pageId, f.path(), off);
+        dst.put(dstOffset, rec, RECORD_HEADER, pageSize);
+    }
+
+    /** Makes every appended record durable. */
+    void force() {
+        for (int s = Math.min(unforcedFrom, segments.size()); s < segments.size(); s++) {
+            try {
+                segments.get(s).force();
+            } catch (IOException e) {
+                throw new StorageException("Pagelog fsync failed: " + e.getMessage(), segments.get(s).path(), e);
+            }
+        }
+        unforcedFrom = Integer.MAX_VALUE;
+    }
+
+    /** Drops records at and after {@code newEnd} (recovery: data no durable mapping references). */
+    void truncate(long newEnd) {
+        if (newEnd >= end) return;
+        try {
+            int keep = newEnd == 0 ? 0 : (int) ((newEnd - 1) / recordsPerSegment) + 1;
+            while (segments.size() > keep) {
+                FileIO f = segments.remove(segments.size() - 1);
+                f.close();
+                io.delete(f.path());
+            }
+            if (keep > 0) {
+                FileIO last = segments.get(keep - 1);
+                last.truncate(HEADER + (newEnd - (keep - 1) * recordsPerSegment) * recordBytes);
+                last.force();
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot truncate the Pagelog: " + e.getMessage(), dir, e);
+        }
+        end = newEnd;
+    }
+
+    @Override
+    public void close() {
+        for (FileIO f : segments) {
+            try {
+                f.close();
+            } catch (IOException e) {
+                throw new StorageException("cannot close a Pagelog segment", f.path(), e);
+            }
+        }
+    }
+}

@@ -1,0 +1,230 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.FileIOFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * The Maplog with Skippy levels above it. Level 0 is the Maplog itself (page id, snapshot, Pagelog address, in
+ * snapshot order: I7). Each level is cut into nodes of {@code nodeEntries} mappings; when a node fills, its
+ * first-encountered mappings (the first per page id) are promoted to the next level, and an uplink records where
+ * they start and end there. Building SPT(v) scans from Start(v) to the end of its node, then climbs the uplink of the
+ * next node: a level-(i+1) entry stands for a whole run of level-i mappings with repeats of hot pages dropped.
+ *
+ * <p>Entering a level only where a lower node's promoted mappings start keeps "first encountered" exact: a node's
+ * promotion drops only mappings already seen earlier in that same node. Upper levels and uplinks are derived, so
+ * {@link #repair} rebuilds whatever a crash left incomplete.
+ *
+ * <p>One writer (the archiver); scans may run concurrently and see a prefix.
+ */
+final class Skippy implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Skippy.class);
+    private final int height;
+    private final int nodeEntries;
+    private final MaplogFile[] levels;
+    private final MaplogFile[] uplinks;
+    /** Per level, the mappings of its current (unfilled) node: page ids, snapshots, addresses. */
+    private final long[][] nodePages;
+    private final long[][] nodeSnapshots;
+    private final long[][] nodeAddresses;
+    /** Snapshot of the last Maplog mapping (I7). */
+    private long lastSnapshot;
+
+    Skippy(FileIOFactory io, Path dir, int height, int nodeEntries) {
+        this.height = height;
+        this.nodeEntries = nodeEntries;
+        levels = new MaplogFile[height + 1];
+        uplinks = new MaplogFile[height];
+        nodePages = new long[height + 1][nodeEntries];
+        nodeSnapshots = new long[height + 1][nodeEntries];
+        nodeAddresses = new long[height + 1][nodeEntries];
+        for (int i = 0; i <= height; i++) {
+            levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogFile.KIND_MAPPINGS, i, nodeEntries);
+            if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogFile.KIND_UPLINKS, i, nodeEntries);
+        }
+        repair();
+    }
+
+    /** The Maplog (level 0). */
+    MaplogFile maplog() {
+        return levels[0];
+    }
+
+    int height() {
+        return height;
+    }
+
+    /** Mappings in the Maplog. */
+    long size() {
+        return levels[0].count();
+    }
+
+    /**
+     * Makes the upper levels agree with the Maplog after a crash. They are derived data: when any level has an
+     * unpromoted filled node, an uplink past its level's end, or entries past its last uplink, every upper level is
+     * rebuilt from the Maplog. Then the current node of every level is reloaded.
+     */
+    private void repair() {
+        if (!consistent()) {
+            LOG.warn("Skippy levels do not match the Maplog after a crash; rebuilding {} levels from {} mappings", height, levels[0].count());
+            for (int i = 1; i <= height; i++) levels[i].truncate(0);
+            for (int i = 0; i < height; i++) uplinks[i].truncate(0);
+            long complete = levels[0].count() / nodeEntries;
+            for (long node = 0; node < complete; node++) {
+                levels[0].read(node * nodeEntries, nodeEntries, nodePages[0], nodeSnapshots[0], nodeAddresses[0]);
+                promote(0, nodeEntries);
+            }
+        }
+        for (int i = 0; i <= height; i++) {
+            int partial = (int) (levels[i].count() % nodeEntries);
+            levels[i].read(levels[i].count() - partial, partial, nodePages[i], nodeSnapshots[i], nodeAddresses[i]);
+        }
+        long[] last = new long[1];
+        lastSnapshot = 0;
+        if (levels[0].count() > 0) {
+            levels[0].read(levels[0].count() - 1, 1, null, last, null);
+            lastSnapshot = last[0];
+        }
+    }
+
+    private boolean consistent() {
+        long[] end = new long[1];
+        for (int i = 0; i < height; i++) {
+            long links = uplinks[i].count();
+            if (links != levels[i].count() / nodeEntries) return false;
+            long expected = 0;
+            if (links > 0) {
+                uplinks[i].read(links - 1, 1, null, end, null);
+                expected = end[0];
+            }
+            if (levels[i + 1].count() != expected) return false;
+        }
+        return true;
+    }
+
+    /**
+     * Appends a mapping to the Maplog, promoting filled nodes up the levels. I7: all mappings of pages retained for
+     * v precede those for v+1 — a mapping for an older snapshot than the last one is refused, since SPT
+     * construction ("first encountered from Start(v)") would silently return a wrong image.
+     */
+    void append(long pageId, long snapshot, long address) {
+        if (snapshot < lastSnapshot)
+            throw new IllegalStateException("Maplog order (I7) violated: mapping for snapshot " + snapshot + " after one for " + lastSnapshot);
+        appendAt(0, pageId, snapshot, address);
+        lastSnapshot = snapshot;
+    }
+
+    private void appendAt(int level, long pageId, long snapshot, long address) {
+        MaplogFile f = levels[level];
+        int slot = (int) (f.count() % nodeEntries);
+        f.append(pageId, snapshot, address);
+        nodePages[level][slot] = pageId;
+        nodeSnapshots[level][slot] = snapshot;
+        nodeAddresses[level][slot] = address;
+        if (slot == nodeEntries - 1 && level < height) promote(level, nodeEntries);
+    }
+
+    /** Promotes the first-encountered mappings of the filled node held in the level's node arrays. */
+    private void promote(int level, int n) {
+        long start = levels[level + 1].count();
+        LongLongMap seen = new LongLongMap(n);
+        long[] pages = Arrays.copyOf(nodePages[level], n);
+        long[] snaps = Arrays.copyOf(nodeSnapshots[level], n);
+        long[] addrs = Arrays.copyOf(nodeAddresses[level], n);
+        for (int i = 0; i < n; i++) {
+            if (seen.putIfAbsent(pages[i], i)) appendAt(level + 1, pages[i], snaps[i], addrs[i]);
+        }
+        uplinks[level].append(start, levels[level + 1].count(), 0);
+    }
+
+    /**
+     * Feeds every first-encountered mapping of Maplog positions [{@code from}, {@code end}) into {@code spt}: page
+     * id → Pagelog address. Safe while the archiver appends: every level is read only as far as the part that
+     * stands for [from, end).
+     */
+    void buildSpt(long from, LongLongMap spt, long end) {
+        scan(0, from, end, spt);
+    }
+
+    /** Adds the raw Maplog mappings of [from, current end) to {@code spt}; caller excludes the archiver. */
+    void catchUp(long from, LongLongMap spt) {
+        long end = levels[0].count();
+        long[] pages = new long[nodeEntries];
+        long[] addrs = new long[nodeEntries];
+        for (long p = from; p < end; ) {
+            int n = (int) Math.min(nodeEntries, end - p);
+            levels[0].read(p, n, pages, null, addrs);
+            for (int i = 0; i < n; i++) spt.putIfAbsent(pages[i], addrs[i]);
+            p += n;
+        }
+    }
+
+    private void scan(int level, long from, long end, LongLongMap spt) {
+        MaplogFile f = levels[level];
+        long promoted = level < height ? Math.min(uplinks[level].count(), end / nodeEntries) : 0;
+        long[] pages = new long[nodeEntries];
+        long[] addrs = new long[nodeEntries];
+        long[] start = new long[1];
+        long[] stop = new long[1];
+        long p = from;
+        while (p < end) {
+            long nodeEnd = Math.min((p / nodeEntries + 1) * nodeEntries, end);
+            int n = (int) (nodeEnd - p);
+            f.read(p, n, pages, null, addrs);
+            for (int i = 0; i < n; i++) spt.putIfAbsent(pages[i], addrs[i]);
+            p = nodeEnd;
+            long next = p / nodeEntries;
+            if (p % nodeEntries == 0 && next < promoted) {
+                // nodes [next, promoted) stand above as their first-encountered mappings
+                uplinks[level].read(next, 1, start, null, null);
+                uplinks[level].read(promoted - 1, 1, null, stop, null);
+                scan(level + 1, start[0], stop[0], spt);
+                p = promoted * nodeEntries;
+            }
+        }
+    }
+
+    /** Cuts the Maplog to {@code n} mappings (recovery) and rebuilds what stood above the cut. */
+    void truncate(long n) {
+        if (n >= levels[0].count()) return;
+        levels[0].truncate(n);
+        long[] end = new long[1];
+        for (int i = 0; i < height; i++) {
+            long links = Math.min(uplinks[i].count(), levels[i].count() / nodeEntries);
+            uplinks[i].truncate(links);
+            long keep = 0;
+            if (links > 0) {
+                uplinks[i].read(links - 1, 1, null, end, null);
+                keep = end[0];
+            }
+            levels[i + 1].truncate(keep);
+        }
+        repair();
+    }
+
+    /** fsync of every level and uplink file, Maplog first. */
+    void force() {
+        for (int i = 0; i <= height; i++) {
+            levels[i].force();
+            if (i < height) uplinks[i].force();
+        }
+    }
+
+    /** Mapping bytes on disk, all levels. */
+    long bytes() {
+        long b = 0;
+        for (int i = 0; i <= height; i++) b += levels[i].count() * MaplogFile.ENTRY + (i < height ? uplinks[i].count() * MaplogFile.ENTRY : 0);
+        return b;
+    }
+
+    @Override
+    public void close() {
+        for (int i = 0; i <= height; i++) {
+            levels[i].close();
+            if (i < height) uplinks[i].close();
+        }
+    }
+}

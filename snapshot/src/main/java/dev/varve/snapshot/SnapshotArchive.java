@@ -1,0 +1,374 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.memory.Frame;
+import dev.varve.core.memory.PageMemory;
+import dev.varve.core.memory.PageSlots;
+import dev.varve.core.spi.CheckpointListener;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The split-snapshot archive (Retro): Pagelog, Maplog with Skippy levels, Start(v) in the snapshot log, and
+ * SavedAfter in page headers; the capture path, the archiver, and the snapshot page tables of open views.
+ *
+ * <p>Design note. A capture is numbered when it is taken; the archiver writes captures in that order, so a
+ * capture's number is both its Pagelog address and its Maplog position, and Start(v) is the number of the next
+ * capture at v's declaration. At each checkpoint mark the archive notes the capture number; before the
+ * checkpoint's start marker it makes every capture up to there durable, Pagelog before Maplog before Start (I4,
+ * I5), and records (mark, capture number). Recovery cuts the archive back to the recovered mark; logical replay
+ * from that mark re-declares the later snapshots from their snaprecs and re-captures their pre-states —
+ * deterministically (I6), so nothing is captured twice.
+ *
+ * <p>One lock guards capture numbering, the pending queue, declarations and the views' tables; page images are
+ * copied and written outside it.
+ */
+public final class SnapshotArchive implements CheckpointListener, AutoCloseable {
+    private static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
+
+    private final int pageSize;
+    private final Pagelog pagelog;
+    private final Skippy skippy;
+    private final SnapshotLog snapshotLog;
+    private final MaplogFile marks;
+    private final PageSlots slots;
+    private final Capture capture;
+    private final Archiver archiver;
+    private final ReentrantLock lock = new ReentrantLock();
+
+    // guarded by lock
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private final List<SnapshotPageTable> views = new ArrayList<>();
+    private final TreeMap<Long, SnapshotRecord> snapshots = new TreeMap<>();
+    private final Map<Long, long[]> capturesPerSnapshot = new TreeMap<>();
+    private long nextCapture;
+    private long markCapture;
+
+    private volatile long latest;
+    private volatile long archived;
+    private volatile Throwable failure;
+
+    /** One captured pre-state on its way to the archive. */
+    private record Pending(long number, long pageId, long snapshot, int slot) {
+    }
+
+    /** Opens (or creates) the archive in {@code dir}; nothing is captured until {@link #recover} and {@link #start}. */
+    public SnapshotArchive(FileIOFactory io, Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes) {
+        this.pageSize = pageSize;
+        try {
+            io.createDirectories(dir);
+        } catch (IOException e) {
+            throw new StorageException("cannot create the archive directory", dir, e);
+        }
+        this.pagelog = new Pagelog(io, dir, pageSize, 64L << 20);
+        this.skippy = new Skippy(io, dir, skippyLevels, skippyNodeEntries);
+        this.snapshotLog = new SnapshotLog(io, dir.resolve("snapshots.log"));
+        this.marks = new MaplogFile(io, dir.resolve("archive-marks.log"), MaplogFile.KIND_UPLINKS, -1, skippyNodeEntries);
+        this.slots = new PageSlots(captureBufferBytes, pageSize);
+        this.capture = new Capture(this);
+        this.archiver = new Archiver(this);
+    }
+
+    /** Registers the capture hook with page memory (after any physical-WAL hook, so its deltas see SavedAfter change). */
+    public void attach(PageMemory memory) {
+        memory.addWriteHook(capture);
+    }
+
+    // ---------------------------------------------------------------- recovery
+
+    /**
+     * Retro stage 1: cuts the archive back to the recovered checkpoint mark ({@code markLsn}; {@code emptyStore}
+     * when no checkpoint ever completed) and turns capture on for logical replay.
+     */
+    public void recover(long markLsn, boolean emptyStore) {
+        long keep = emptyStore ? 0 : captureNumberAt(markLsn);
+        if (keep > skippy.size() || keep > pagelog.end())
+            throw new CorruptionException("the archive holds " + skippy.size() + " mappings and " + pagelog.end() + " pages but checkpoint mark "
+                    + markLsn + " recorded " + keep + " (I5 broken?)", skippy.maplog().path(), 0);
+        skippy.truncate(keep);
+        pagelog.truncate(keep);
+        List<SnapshotRecord> kept = new ArrayList<>();
+        for (SnapshotRecord r : snapshotLog.load()) if (r.walLsn() < markLsn && !emptyStore) kept.add(r);
+        snapshotLog.truncate(kept.size());
+        lock.lock();
+        try {
+            snapshots.clear();
+            capturesPerSnapshot.clear();
+            for (SnapshotRecord r : kept) snapshots.put(r.id(), r);
+            latest = snapshots.isEmpty() ? 0 : snapshots.lastKey();
+            nextCapture = keep;
+            archived = keep;
+            countCaptures(keep);
+        } finally {
+            lock.unlock();
+        }
+        capture.enabled(true);
+        archiver.start(); // replay captures too, and its checkpoints wait for the archive
+    }
+
+    private long captureNumberAt(long markLsn) {
+        long n = marks.count();
+        long[] lsn = new long[1];
+        long[] number = new long[1];
+        for (long i = n - 1; i >= 0; i--) {
+            marks.read(i, 1, lsn, number, null);
+            if (lsn[0] == markLsn) return number[0];
+        }
+        throw new CorruptionException("the archive has no record of checkpoint mark " + markLsn, marks.path(), 0);
+    }
+
+    private void countCaptures(long n) {
+        int chunk = 4096;
+        long[] snaps = new long[chunk];
+        for (long at = 0; at < n; at += chunk) {
+            int k = (int) Math.min(chunk, n - at);
+            skippy.maplog().read(at, k, null, snaps, null);
+            for (int i = 0; i < k; i++) capturesPerSnapshot.computeIfAbsent(snaps[i], s -> new long[1])[0]++;
+        }
+    }
+
+    // ---------------------------------------------------------------- declarations
+
+    /** Latest declared snapshot id, 0 when none. */
+    public long latest() {
+        return latest;
+    }
+
+    /** The id the next declaration gets. */
+    public long nextId() {
+        return latest + 1;
+    }
+
+    /**
+     * Declares snapshot {@code id} — called with no write in flight (under the checkpoint write lock), right after
+     * its snaprec was appended at {@code walLsn}; replay calls it for each snaprec after the recovered mark.
+     */
+    public void declare(long id, int rank, long declaredMillis, long walLsn) {
+        lock.lock();
+        try {
+            if (id != latest + 1) throw new IllegalStateException("snapshot " + id + " declared after " + latest);
+            SnapshotRecord r = new SnapshotRecord(id, rank, declaredMillis, nextCapture, walLsn);
+            snapshotLog.append(r);
+            snapshots.put(id, r);
+            latest = id;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The declaration of {@code id}, or null. */
+    public SnapshotRecord find(long id) {
+        lock.lock();
+        try {
+            return snapshots.get(id);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Every declared snapshot, oldest first. */
+    public List<SnapshotRecord> snapshots() {
+        lock.lock();
+        try {
+            return new ArrayList<>(snapshots.values());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Archive bytes held for snapshot {@code id}: its captured pre-states and their mappings. */
+    public long archiveBytes(long id) {
+        lock.lock();
+        try {
+            long[] c = capturesPerSnapshot.get(id);
+            return c == null ? 0 : c[0] * (pageSize + Pagelog.RECORD_HEADER + MaplogFile.ENTRY);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Bytes the archive holds on disk. */
+    public long bytes() {
+        return pagelog.bytes() + skippy.bytes();
+    }
+
+    // ---------------------------------------------------------------- capture and archiving
+
+    /** Copies the pre-state of {@code page} for {@code snapshot}; waits while the capture buffer is full. */
+    void capture(Frame page, long snapshot) {
+        long start = 0;
+        int slot;
+        while ((slot = slots.copyOf(page)) < 0) {
+            checkUsable();
+            archiver.wake();
+            if (start == 0) start = System.nanoTime();
+            if (System.nanoTime() - start > WAIT_LIMIT_NANOS) throw new StorageException("capture buffer full for "
+                    + TimeUnit.NANOSECONDS.toSeconds(WAIT_LIMIT_NANOS) + " s: the archiver is not keeping up", null);
+            LockSupport.parkNanos(20_000);
+        }
+        long pageId = page.heldPageId();
+        lock.lock();
+        try {
+            Pending p = new Pending(nextCapture++, pageId, snapshot, slot);
+            pending.addLast(p);
+            for (SnapshotPageTable v : views) v.onCapture(pageId, snapshot, SnapshotPageTable.pendingLocation(slot));
+        } finally {
+            lock.unlock();
+        }
+        archiver.wake();
+    }
+
+    /** Archives the oldest pending capture; false when none. Archiver thread only. */
+    boolean archiveNext() {
+        Pending p;
+        lock.lock();
+        try {
+            p = pending.peekFirst();
+        } finally {
+            lock.unlock();
+        }
+        if (p == null) return false;
+        long address = pagelog.append(p.pageId(), p.snapshot(), slots.memory(), slots.offsetOf(p.slot()));
+        if (address != p.number()) throw new IllegalStateException("Pagelog address " + address + " differs from capture number " + p.number());
+        lock.lock();
+        try {
+            skippy.append(p.pageId(), p.snapshot(), address);
+            for (SnapshotPageTable v : views) v.onArchived(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()), address);
+            pending.removeFirst();
+            slots.free(p.slot());
+            capturesPerSnapshot.computeIfAbsent(p.snapshot(), s -> new long[1])[0]++;
+            archived = address + 1;
+        } finally {
+            lock.unlock();
+        }
+        return true;
+    }
+
+    void failed(Throwable t) {
+        failure = t;
+    }
+
+    private void checkUsable() {
+        Throwable f = failure;
+        if (f != null) throw new StorageException("the snapshot archiver failed earlier (" + f + ")", null, f);
+    }
+
+    // ---------------------------------------------------------------- checkpoint protocol
+
+    @Override
+    public void onMark(long checkpointId, long markLsn) {
+        lock.lock();
+        try {
+            markCapture = nextCapture;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void beforeStartMarker(long checkpointId, long markLsn) {
+        flush(markLsn);
+    }
+
+    /**
+     * Makes every capture up to the mark durable — Pagelog, then Maplog and Skippy, then Start records — and
+     * records the mark's capture number (I4, I5).
+     */
+    void flush(long markLsn) {
+        long target;
+        lock.lock();
+        try {
+            target = markCapture;
+        } finally {
+            lock.unlock();
+        }
+        long start = System.nanoTime();
+        while (archived < target) {
+            checkUsable();
+            archiver.wake();
+            if (System.nanoTime() - start > WAIT_LIMIT_NANOS) throw new StorageException("the archiver did not catch up with the checkpoint mark", null);
+            LockSupport.parkNanos(20_000);
+        }
+        lock.lock();
+        try {
+            pagelog.force();
+            skippy.force();
+            snapshotLog.force();
+            marks.append(markLsn, target, 0);
+            marks.force();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- views
+
+    /** Builds SPT(v) for snapshot {@code id} and keeps it current until {@link #closeView}. */
+    SnapshotPageTable openView(SnapshotRecord r) {
+        SnapshotPageTable spt = new SnapshotPageTable(r.id());
+        long built = skippy.size();
+        skippy.buildSpt(r.start(), spt.map(), built);
+        lock.lock();
+        try {
+            skippy.catchUp(built, spt.map());
+            for (Pending p : pending) if (p.snapshot() >= r.id()) spt.map().putIfAbsent(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()));
+            views.add(spt);
+        } finally {
+            lock.unlock();
+        }
+        return spt;
+    }
+
+    void closeView(SnapshotPageTable spt) {
+        lock.lock();
+        try {
+            views.remove(spt);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Copies the archived image of {@code pageId} as of the view's snapshot into {@code dst}; false when SPT lacks it. */
+    boolean readArchived(SnapshotPageTable spt, long pageId, ByteBuffer dst, int offset) {
+        long location;
+        lock.lock();
+        try {
+            location = spt.map().get(pageId, SnapshotPageTable.MISSING);
+            if (location == SnapshotPageTable.MISSING) return false;
+            if (SnapshotPageTable.isPending(location)) {
+                slots.copyOut(SnapshotPageTable.slotOf(location), dst, offset);
+                return true;
+            }
+        } finally {
+            lock.unlock();
+        }
+        pagelog.read(location, pageId, dst, offset);
+        return true;
+    }
+
+    /** The Skippy index (benchmarks and tests). */
+    Skippy skippy() {
+        return skippy;
+    }
+
+    @Override
+    public void close() {
+        archiver.stop();
+        pagelog.close();
+        skippy.close();
+        snapshotLog.close();
+        marks.close();
+    }
+}

@@ -1,0 +1,127 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * Durable declarations, Retro's Start(v): one record per snapshot, appended in id order.
+ *
+ * <pre>
+ * header (16): magic (8) | version (4) | crc32c of [0,12) (4)
+ * record (48): id (8) | rank (4) | reserved (4) | declaredMillis (8) | start (8) | walLsn (8) | crc32c of [0,40) (4) | reserved (4)
+ * </pre>
+ * {@code start} is the Maplog position of the snapshot's first mapping, {@code walLsn} where its snaprec sits.
+ * Format versions: 1 — initial layout. A torn tail is cut at open.
+ */
+final class SnapshotLog implements AutoCloseable {
+    static final long MAGIC = 0x5641525645534e31L; // "VARVESN1"
+    static final int VERSION = 1;
+    static final int HEADER = 16;
+    static final int RECORD = 48;
+
+    private final FileIO file;
+    private long count;
+    private boolean dirty;
+
+    SnapshotLog(FileIOFactory io, Path path) {
+        try {
+            boolean existed = io.exists(path);
+            file = io.open(path, true);
+            if (!existed || file.size() < HEADER) {
+                ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+                h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, crc(h.array(), 0, 12));
+                file.truncate(0);
+                file.write(h, 0);
+                file.force();
+            } else {
+                ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+                file.read(h, 0);
+                if (h.getLong(0) != MAGIC || h.getInt(12) != crc(h.array(), 0, 12)) throw new CorruptionException("snapshot log header is corrupt", path, 0);
+                if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported snapshot log version " + h.getInt(8), path, 8);
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot open the snapshot log: " + e.getMessage(), path, e);
+        }
+    }
+
+    private static int crc(byte[] b, int off, int len) {
+        CRC32C c = new CRC32C();
+        c.update(b, off, len);
+        return (int) c.getValue();
+    }
+
+    /** Every intact record; cuts a torn tail. */
+    List<SnapshotRecord> load() {
+        List<SnapshotRecord> out = new ArrayList<>();
+        try {
+            long n = (file.size() - HEADER) / RECORD;
+            ByteBuffer r = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
+            for (long i = 0; i < n; i++) {
+                r.clear();
+                file.read(r, HEADER + i * RECORD);
+                if (r.getInt(40) != crc(r.array(), 0, 40)) break;
+                out.add(new SnapshotRecord(r.getLong(0), r.getInt(8), r.getLong(16), r.getLong(24), r.getLong(32)));
+            }
+            truncate(out.size());
+        } catch (IOException e) {
+            throw new StorageException("cannot read the snapshot log: " + e.getMessage(), file.path(), e);
+        }
+        count = out.size();
+        return out;
+    }
+
+    void append(SnapshotRecord s) {
+        ByteBuffer r = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
+        r.putLong(0, s.id()).putInt(8, s.rank()).putLong(16, s.declaredMillis()).putLong(24, s.start()).putLong(32, s.walLsn());
+        r.putInt(40, crc(r.array(), 0, 40));
+        try {
+            file.write(r, HEADER + count * RECORD);
+        } catch (IOException e) {
+            throw new StorageException("snapshot log append failed: " + e.getMessage(), file.path(), e);
+        }
+        count++;
+        dirty = true;
+    }
+
+    /** Keeps the first {@code n} records. */
+    void truncate(long n) {
+        try {
+            if (file.size() > HEADER + n * RECORD) {
+                file.truncate(HEADER + n * RECORD);
+                file.force();
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot truncate the snapshot log: " + e.getMessage(), file.path(), e);
+        }
+        count = n;
+    }
+
+    void force() {
+        if (!dirty) return;
+        try {
+            file.force();
+        } catch (IOException e) {
+            throw new StorageException("snapshot log fsync failed: " + e.getMessage(), file.path(), e);
+        }
+        dirty = false;
+    }
+
+    @Override
+    public void close() {
+        try {
+            file.close();
+        } catch (IOException e) {
+            throw new StorageException("cannot close the snapshot log", file.path(), e);
+        }
+    }
+}

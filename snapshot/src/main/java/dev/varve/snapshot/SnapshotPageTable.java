@@ -1,0 +1,49 @@
+package dev.varve.snapshot;
+
+/**
+ * SPT(v): for each page whose pre-state was captured for a snapshot at or after v, where its image as of v lives —
+ * the first mapping encountered scanning the Maplog from Start(v). Built when a view opens and kept current while
+ * pre-states keep arriving: a capture for a page not in the table yet adds it (first encountered), and archiving
+ * moves a location from the capture buffer to the Pagelog. Guarded by the archive's lock.
+ *
+ * <p>A location is a Pagelog address (&gt;= 0) or a capture-buffer slot still on its way ({@code -(slot + 2)}).
+ */
+final class SnapshotPageTable {
+    static final long MISSING = -1;
+    private final long snapshot;
+    private final LongLongMap map = new LongLongMap(1024);
+
+    SnapshotPageTable(long snapshot) {
+        this.snapshot = snapshot;
+    }
+
+    long snapshot() {
+        return snapshot;
+    }
+
+    LongLongMap map() {
+        return map;
+    }
+
+    static long pendingLocation(int slot) {
+        return -(slot + 2L);
+    }
+
+    static boolean isPending(long location) {
+        return location <= -2;
+    }
+
+    static int slotOf(long location) {
+        return (int) (-location - 2);
+    }
+
+    /** A pre-state was captured for {@code capturedFor}: first encountered for this view if it is at or after v. */
+    void onCapture(long pageId, long capturedFor, long location) {
+        if (capturedFor >= snapshot) map.putIfAbsent(pageId, location);
+    }
+
+    /** A pending capture reached the Pagelog. */
+    void onArchived(long pageId, long pendingLocation, long address) {
+        if (map.get(pageId, MISSING) == pendingLocation) map.replace(pageId, address);
+    }
+}
