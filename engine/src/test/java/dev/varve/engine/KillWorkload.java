@@ -77,8 +77,13 @@ final class KillWorkload {
 
     /** Null when the store holds exactly the model, else the first difference. */
     static String diff(Varve store, Map<String, TreeMap<String, byte[]>> model) {
+        return diff(store::table, model);
+    }
+
+    /** Null when the tables (current, or as of a snapshot) hold exactly the model, else the first difference. */
+    static String diff(java.util.function.Function<String, Table> tables, Map<String, TreeMap<String, byte[]>> model) {
         for (String t : TABLES) {
-            Table table = store.table(t);
+            Table table = tables.apply(t);
             TreeMap<String, byte[]> m = model.get(t);
             for (int k = 0; k < KEYS; k++) {
                 byte[] key = ("k" + k).getBytes(StandardCharsets.UTF_8);
