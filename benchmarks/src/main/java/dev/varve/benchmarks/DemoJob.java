@@ -35,6 +35,7 @@ final class DemoJob {
         this.out = out;
     }
 
+    @SuppressWarnings("try") // the store is closed inside its try, to time the closing checkpoint
     void run() throws IOException, MismatchException {
         StoreDirs.wipe(opts.dir);
         VarveConfig cfg = opts.config(opts.dir).build();

@@ -75,6 +75,7 @@ final class RecoveryTimeJob {
         StoreDirs.delete(opts.dir);
     }
 
+    @SuppressWarnings("try") // the store is closed inside its try, to time the closing checkpoint
     private Result measure(RecoveryMode mode, RecoveryCompression compression, String label)
             throws IOException, InterruptedException, FailedException {
         Path dir = opts.dir.resolve(label.replace('/', '_'));
@@ -105,6 +106,9 @@ final class RecoveryTimeJob {
         long directBytes = cfg.dataRegionSize() + cfg.checkpointBufferSize() + (256L << 20);
         List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:MaxDirectMemorySize=" + directBytes,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=" + (opts.verbose ? "info" : "warn"),
+                // snappy-java unpacks its native library per JVM and deletes it at exit, which a killed JVM never
+                // reaches: keep the copies in our directory, which this job deletes, rather than in /tmp
+                "-Dorg.xerial.snappy.tempdir=" + opts.dir.toAbsolutePath(),
                 "-cp", System.getProperty("java.class.path"), DirtyPageWriter.class.getName(),
                 cfg.path().toString(), cfg.recoveryMode().name(), cfg.recoveryCompression().name(), cfg.walSyncMode().name(),
                 Integer.toString(opts.dirtyMiB)));

@@ -23,13 +23,17 @@ import dev.varve.snapshot.SnapshotRecord;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * The wired store: page store, page memory, WAL, checkpointer, catalog and partitions, and the write path that
@@ -67,23 +71,36 @@ final class Engine implements LogicalReplay {
 
     private Engine(VarveConfig config, FileIOFactory io) {
         this.config = config;
+        this.maxKeyBytes = BPlusTree.maxKeyBytes(config.pageSize());
         this.dirLock = StoreLock.acquire(config.path());
+        Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
+        opened.push(dirLock::release);
         try {
             this.store = new PageStore(io, config.path().resolve("pages"), config.pageSize());
+            opened.push(store);
             this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
+            opened.push(memory);
             this.wal = Wal.open(config.path().resolve("wal"), io, config.walSegmentSize(), config.walSyncMode(), config.walFlushFrequency());
+            opened.push(wal);
             CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
             this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange);
+            opened.push(checkpointer);
             this.throttle = checkpointer.throttle();
             this.archive = new SnapshotArchive(io, config.archivePath(), config.pageSize(), config.skippyLevels(), config.skippyNodeEntries(),
                     config.captureBufferSize());
+            opened.push(archive);
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
-            this.maxKeyBytes = BPlusTree.maxKeyBytes(config.pageSize());
             this.recovery = new Recovery(memory, wal, markers, checkpointer).run(this);
             checkpointer.start();
         } catch (RuntimeException | Error e) {
-            dirLock.release();
+            for (AutoCloseable c : opened) {
+                try {
+                    c.close();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
             throw e;
         }
     }
@@ -167,36 +184,19 @@ final class Engine implements LogicalReplay {
 
     TableHandle table(String name) {
         checkOpen();
-        if (name == null) throw new IllegalArgumentException("table name is null");
+        checkTableName(name);
         TableHandle t = tables.get(name);
         if (t != null) return t;
-        int len = name.getBytes(StandardCharsets.UTF_8).length;
-        if (len == 0 || len > MAX_TABLE_NAME_BYTES)
-            throw new IllegalArgumentException("table name must be 1.." + MAX_TABLE_NAME_BYTES + " UTF-8 bytes, was " + len);
         synchronized (catalogLock) {
             t = tables.get(name);
             if (t != null) return t;
             if (nextTableId > PageId.MAX_TABLE_ID) throw new IllegalStateException("the store holds the maximum of " + PageId.MAX_TABLE_ID + " tables");
             Catalog.Entry e = new Catalog.Entry(name, nextTableId, config.partitions());
-            int pages = 2 * e.partitions() + 16;
-            throttle.beforeWrite(pages);
-            long lsn;
-            try {
-                checkpointLock.readLock().lock();
-                try {
-                    checkWritable();
-                    lsn = wal.append(RecordTypes.CREATE_TABLE, LogicalRecords.encodeCreateTable(e.id(), e.partitions(), name));
-                    applyLogged(() -> {
+            logged(2 * e.partitions() + 16, List.of(), RecordTypes.CREATE_TABLE,
+                    () -> LogicalRecords.encodeCreateTable(e.id(), e.partitions(), name), () -> true, () -> {
                         applyCreate(e);
                         return true;
                     });
-                } finally {
-                    checkpointLock.readLock().unlock();
-                }
-            } finally {
-                throttle.afterWrite(pages);
-            }
-            wal.commit(lsn);
             return tables.get(name);
         }
     }
@@ -204,9 +204,24 @@ final class Engine implements LogicalReplay {
     // ---------------------------------------------------------------- write path
 
     /** Pages a put of this size may dirty: its overflow chain plus a split path. */
-    int pagesFor(byte[] key, byte[] value) {
-        int len = key.length + (value == null ? 0 : value.length);
-        return len / (config.pageSize() - 64) + 16;
+    private int pagesFor(byte[] key, byte[] value) {
+        return memory.headroomFor(key.length + (value == null ? 0L : value.length), 1);
+    }
+
+    /** Rejects a batch, before anything is logged, that the WAL or the data region cannot take in one piece. */
+    void checkBatch(int bytes, long keyAndValueBytes, int operations) {
+        if (bytes > wal.maxPayloadBytes()) throw new IllegalArgumentException("batch of " + bytes + " bytes exceeds the WAL record limit of "
+                + wal.maxPayloadBytes() + " bytes; split it or raise walSegmentSize");
+        int pages = memory.headroomFor(keyAndValueBytes, operations);
+        if (pages > memory.maxHeadroom()) throw new IllegalArgumentException("batch of " + operations + " operations may touch ~" + pages
+                + " pages, more than half the data region (" + memory.capacityPages() + " pages); split it or raise dataRegionSize");
+    }
+
+    void checkTableName(String name) {
+        if (name == null) throw new IllegalArgumentException("table name is null");
+        int len = name.getBytes(StandardCharsets.UTF_8).length;
+        if (len == 0 || len > MAX_TABLE_NAME_BYTES)
+            throw new IllegalArgumentException("table name must be 1.." + MAX_TABLE_NAME_BYTES + " UTF-8 bytes, was " + len);
     }
 
     void checkKey(byte[] key) {
@@ -223,61 +238,59 @@ final class Engine implements LogicalReplay {
 
     /** Put ({@code value != null}) or remove of one key in one partition; true when the key was present. */
     boolean write(PartitionHandle h, byte[] key, byte[] value) {
-        int pages = pagesFor(key, value);
-        throttle.beforeWrite(pages);
-        long lsn;
-        boolean present;
-        try {
-            checkpointLock.readLock().lock();
-            try {
-                h.lock.writeLock().lock();
-                try {
-                    checkWritable();
-                    if (value == null && h.tree.get(key) == null) return false; // nothing to log
-                    lsn = wal.append(RecordTypes.DATA_BATCH, LogicalRecords.encodeSingle(h.fileId, key, value));
-                    present = applyLogged(() -> applyOp(h, key, value));
-                } finally {
-                    h.lock.writeLock().unlock();
-                }
-            } finally {
-                checkpointLock.readLock().unlock();
-            }
-        } finally {
-            throttle.afterWrite(pages);
-        }
+        boolean present = logged(pagesFor(key, value), List.of(h), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeSingle(h.fileId, key, value),
+                () -> value != null || h.tree.get(key) != null, // removing an absent key logs nothing
+                () -> applyOp(h, key, value));
         writes.increment();
-        wal.commit(lsn);
         return present;
     }
 
     /** An atomic batch: one WAL record, every touched partition locked in file-id order. */
     void write(List<LogicalRecords.Op> ops) {
         if (ops.isEmpty()) return;
-        int bytes = LogicalRecords.batchBytes(ops);
-        if (bytes > wal.maxPayloadBytes()) throw new IllegalArgumentException("batch of " + bytes + " bytes exceeds the WAL record limit of "
-                + wal.maxPayloadBytes() + " bytes; split it or raise walSegmentSize");
         List<PartitionHandle> locked = new ArrayList<>();
-        int pages = 0;
+        long keyAndValueBytes = 0;
         for (LogicalRecords.Op op : ops) {
             PartitionHandle h = partitionOf(op.fileId());
             if (!locked.contains(h)) locked.add(h);
-            pages += pagesFor(op.key(), op.value());
+            keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
         }
+        checkBatch(LogicalRecords.batchBytes(ops), keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
-        pages = Math.min(pages, memory.capacityPages() / 2);
+        logged(memory.headroomFor(keyAndValueBytes, ops.size()), locked, RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, () -> {
+            for (LogicalRecords.Op op : ops) applyOp(partitionOf(op.fileId()), op.key(), op.value());
+            return true;
+        });
+        writes.add(ops.size());
+    }
+
+    /** Empties a partition. */
+    void destroy(PartitionHandle h) {
+        logged(64, List.of(h), RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> true, () -> {
+            h.tree.clear();
+            return true;
+        });
+    }
+
+    /**
+     * The one write path: data-region head-room and throttling, the checkpoint read lock, the partitions' write
+     * locks (in file-id order), then — unless {@code worthLogging} says there is nothing to do — the WAL record and
+     * its page changes, and after the locks are released the commit as {@code walSyncMode} promises.
+     */
+    private boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
+                           Change change) {
         throttle.beforeWrite(pages);
         long lsn;
+        boolean result;
         try {
             checkpointLock.readLock().lock();
             try {
                 for (PartitionHandle h : locked) h.lock.writeLock().lock();
                 try {
                     checkWritable();
-                    lsn = wal.append(RecordTypes.DATA_BATCH, LogicalRecords.encodeBatch(ops));
-                    applyLogged(() -> {
-                        for (LogicalRecords.Op op : ops) applyOp(partitionOf(op.fileId()), op.key(), op.value());
-                        return true;
-                    });
+                    if (!worthLogging.getAsBoolean()) return false;
+                    lsn = wal.append(type, record.get());
+                    result = applyLogged(change);
                 } finally {
                     for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
                 }
@@ -287,36 +300,8 @@ final class Engine implements LogicalReplay {
         } finally {
             throttle.afterWrite(pages);
         }
-        writes.add(ops.size());
         wal.commit(lsn);
-    }
-
-    /** Empties a partition. */
-    void destroy(PartitionHandle h) {
-        int pages = 64;
-        throttle.beforeWrite(pages);
-        long lsn;
-        try {
-            checkpointLock.readLock().lock();
-            try {
-                h.lock.writeLock().lock();
-                try {
-                    checkWritable();
-                    lsn = wal.append(RecordTypes.DESTROY_PARTITION, LogicalRecords.encodeDestroy(h.fileId));
-                    applyLogged(() -> {
-                        h.tree.clear();
-                        return true;
-                    });
-                } finally {
-                    h.lock.writeLock().unlock();
-                }
-            } finally {
-                checkpointLock.readLock().unlock();
-            }
-        } finally {
-            throttle.afterWrite(pages);
-        }
-        wal.commit(lsn);
+        return result;
     }
 
     private interface Change {

@@ -198,7 +198,7 @@ class ConcurrencyTest {
                 int s = r.nextInt(SHARED_KEYS);
                 shared.remove(sharedKey(s));
                 w.lastShared[s] = REMOVED;
-            } else if (op < 80) { // get shared
+            } else if (op < 82 || op >= 98) { // get shared
                 int s = r.nextInt(SHARED_KEYS);
                 byte[] v = shared.get(sharedKey(s));
                 if (v != null) {
@@ -210,7 +210,7 @@ class ConcurrencyTest {
                                     + " but its latest operation on that key was " + describe(mineLast));
                     }
                 }
-            } else if (op < 86) { // atomic batch: own key + shared key + solo key
+            } else if (op < 90) { // atomic batch: own key + shared key + solo key
                 byte[] k = ownKey(w.id, r.nextInt(OWN_KEYS));
                 int s = r.nextInt(SHARED_KEYS);
                 byte[] sk = w.soloKeys[r.nextInt(SOLO_KEYS)];
@@ -224,7 +224,7 @@ class ConcurrencyTest {
                 w.own.put(k, v1);
                 w.lastShared[s] = v2;
                 if (removeSolo) w.solo.remove(sk);
-            } else if (op < 93) { // scan my own key range: exact
+            } else if (op < 92) { // scan my own key range: exact
                 byte[] from = utf8("own-" + w.id + "-");
                 byte[] to = utf8("own-" + w.id + ".");
                 assertSameContent(w.own, checkScan(own, own.scan(from, to)), "worker " + w.id + " own range scan");
@@ -233,7 +233,7 @@ class ConcurrencyTest {
                 assertSameContent(w.solo, checkScan(solo, mine.scan(null, null)), "worker " + w.id + " solo partition scan");
                 assertEquals(w.solo.size(), mine.size());
                 w.scans++;
-            } else { // another partition of the shared-partition table: ordered, valid, in that partition
+            } else { // (96..97) another partition of the shared-partition table: ordered, valid, in that partition
                 int p = r.nextInt(4);
                 TreeMap<byte[], byte[]> seen = checkScan(own, own.partition(p).scan(null, null));
                 for (byte[] k : seen.keySet()) assertEquals(p, KeyHash.partition(k, 4), "partition scan returned a key of another partition");

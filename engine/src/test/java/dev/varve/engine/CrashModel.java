@@ -130,11 +130,26 @@ final class CrashModel {
         inFlight = null;
     }
 
+    /** A copy of the acknowledged state (the model of a snapshot declared now). */
+    Map<String, TreeMap<String, byte[]>> state() {
+        return copy(tables);
+    }
+
+    /** Throws unless the tables (current, or as of a snapshot) hold exactly {@code expected}. */
+    static void verify(java.util.function.Function<String, Table> tables, Map<String, TreeMap<String, byte[]>> expected, String when) {
+        Map<String, TreeMap<String, byte[]>> actual = read(tables);
+        if (!same(actual, expected)) throw new AssertionError(when + ": " + diff(actual, expected));
+    }
+
     private static Map<String, TreeMap<String, byte[]>> read(Varve store) {
+        return read(store::table);
+    }
+
+    private static Map<String, TreeMap<String, byte[]>> read(java.util.function.Function<String, Table> tables) {
         Map<String, TreeMap<String, byte[]>> out = new TreeMap<>();
         for (String t : TABLES) {
             TreeMap<String, byte[]> m = new TreeMap<>();
-            try (Cursor c = store.table(t).scan(null, null)) {
+            try (Cursor c = tables.apply(t).scan(null, null)) {
                 while (c.next()) m.put(new String(c.key(), StandardCharsets.UTF_8), c.value());
             }
             out.put(t, m);

@@ -34,6 +34,8 @@ import java.util.Set;
  */
 public final class Recovery {
     private static final Logger LOG = LoggerFactory.getLogger(Recovery.class);
+    /** The smallest a logged operation can be (kind, file id, key length): bounds the operations in a record. */
+    private static final int MIN_OPERATION_BYTES = 9;
 
     private final PageMemory memory;
     private final Wal wal;
@@ -109,12 +111,12 @@ public final class Recovery {
 
     private long replay(long from, LogicalReplay replay) {
         long n = 0;
-        int pageSize = memory.pageSize();
         try (WalReader r = wal.read(from)) {
             while (r.next()) {
                 if (!RecordTypes.isLogical(r.type())) continue;
                 // head-room for the pages this record may dirty; when short, checkpoint at this record (all before it applied)
-                int pages = 64 + 3 * (r.payload().remaining() / (pageSize / 2));
+                int bytes = r.payload().remaining();
+                int pages = Math.min(memory.headroomFor(bytes, 1 + bytes / MIN_OPERATION_BYTES), memory.maxHeadroom());
                 if (!memory.tryReserve(pages)) {
                     long at = r.lsn();
                     checkpointer.checkpoint("recovery", () -> at);

@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
@@ -41,19 +42,16 @@ final class MaplogFile implements AutoCloseable {
 
     MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries) {
         try {
-            boolean existed = io.exists(path);
-            file = io.open(path, true);
-            if (!existed || file.size() < HEADER) {
+            if (!io.exists(path)) {
                 ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
                 h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, kind).putInt(16, level).putInt(20, nodeEntries);
                 CRC32C c = new CRC32C();
                 c.update(h.array(), 0, 28);
                 h.putInt(28, (int) c.getValue());
-                file.truncate(0);
-                file.write(h, 0);
-                file.force();
+                file = DurableFiles.create(io, path, h);
                 count = 0;
             } else {
+                file = io.open(path, false);
                 checkHeader(path, kind, level, nodeEntries);
                 count = validEntries(path);
             }

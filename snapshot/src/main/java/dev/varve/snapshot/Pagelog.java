@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
@@ -53,6 +54,10 @@ final class Pagelog implements AutoCloseable {
         this.writeBuf = ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN);
         try {
             for (Path p : io.list(dir, PREFIX)) {
+                if (DurableFiles.isTemp(p)) {
+                    io.delete(p); // a segment creation cut short by a crash
+                    continue;
+                }
                 int n = segments.size();
                 if (!p.getFileName().toString().equals(name(n))) throw new CorruptionException("Pagelog segment " + name(n) + " is missing", p, 0);
                 FileIO f = io.open(p, false);
@@ -129,16 +134,12 @@ final class Pagelog implements AutoCloseable {
     }
 
     private void newSegment(int seg) throws IOException {
-        Path p = dir.resolve(name(seg));
-        FileIO f = io.open(p, true);
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, pageSize).putLong(16, seg);
         CRC32C c = new CRC32C();
         c.update(h.array(), 0, 28);
         h.putInt(28, (int) c.getValue());
-        f.truncate(0);
-        f.write(h, 0);
-        segments.add(f);
+        segments.add(DurableFiles.create(io, dir.resolve(name(seg)), h));
     }
 
     private long offsetOf(long address) {

@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.Frame;
@@ -69,6 +70,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.pageSize = pageSize;
         try {
             io.createDirectories(dir);
+            for (Path p : io.list(dir, "")) if (DurableFiles.isTemp(p)) io.delete(p); // creations cut short by a crash
         } catch (IOException e) {
             throw new StorageException("cannot create the archive directory", dir, e);
         }

@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
@@ -35,15 +36,12 @@ final class SnapshotLog implements AutoCloseable {
 
     SnapshotLog(FileIOFactory io, Path path) {
         try {
-            boolean existed = io.exists(path);
-            file = io.open(path, true);
-            if (!existed || file.size() < HEADER) {
+            if (!io.exists(path)) {
                 ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
                 h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, crc(h.array(), 0, 12));
-                file.truncate(0);
-                file.write(h, 0);
-                file.force();
+                file = DurableFiles.create(io, path, h);
             } else {
+                file = io.open(path, false);
                 ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
                 file.read(h, 0);
                 if (h.getLong(0) != MAGIC || h.getInt(12) != crc(h.array(), 0, 12)) throw new CorruptionException("snapshot log header is corrupt", path, 0);

@@ -122,14 +122,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     public Page acquireWrite(long pageId) {
         Frame f = acquire(pageId, false);
         latchForChange(f);
-        try {
-            for (PageWriteHook h : hooks) h.beforeChange(f, false);
-        } catch (RuntimeException | Error e) {
-            f.unlatchWrite();
-            f.unpin();
-            throw e;
-        }
-        return f;
+        return beforeChange(f, false);
     }
 
     @Override
@@ -138,8 +131,13 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         latchForChange(f); // the checkpoint's image is preserved before the old contents go
         f.zero(0, pageSize);
         f.putLong(PageHeader.PAGE_ID_OFFSET, pageId);
+        return beforeChange(f, true);
+    }
+
+    /** Runs the write hooks on a write-latched frame; on failure the frame is released. */
+    private Frame beforeChange(Frame f, boolean fresh) {
         try {
-            for (PageWriteHook h : hooks) h.beforeChange(f, true);
+            for (PageWriteHook h : hooks) h.beforeChange(f, fresh);
         } catch (RuntimeException | Error e) {
             f.unlatchWrite();
             f.unpin();
@@ -322,6 +320,21 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             if (heldFrames.get() + r + pages > limit) return false;
             if (reservedFrames.compareAndSet(r, r + pages)) return true;
         }
+    }
+
+    /**
+     * Head-room a logged change of {@code bytes} (keys and values) in {@code operations} operations may need: its
+     * overflow pages plus a split path per operation. The one estimate used both live and during replay, so a
+     * change accepted live can always be replayed.
+     */
+    public int headroomFor(long bytes, int operations) {
+        long pages = bytes / (pageSize - 64) + 16L * operations;
+        return (int) Math.min(Integer.MAX_VALUE, pages);
+    }
+
+    /** The most head-room one change may reserve: half the region, leaving the rest to the checkpoint's progress. */
+    public int maxHeadroom() {
+        return frames.length / 2;
     }
 
     /** Returns head-room reserved by {@link #awaitHeadroom}. */

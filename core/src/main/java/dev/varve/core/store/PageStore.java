@@ -1,5 +1,6 @@
 package dev.varve.core.store;
 
+import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.page.PageId;
@@ -34,6 +35,7 @@ public final class PageStore implements AutoCloseable {
         this.pageSize = pageSize;
         try {
             io.createDirectories(dir);
+            for (Path p : io.list(dir, PREFIX)) if (DurableFiles.isTemp(p)) io.delete(p); // a creation cut short by a crash
         } catch (IOException e) {
             throw new StorageException("cannot create page directory", dir, e);
         }

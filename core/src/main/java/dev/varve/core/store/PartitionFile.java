@@ -1,6 +1,7 @@
 package dev.varve.core.store;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
@@ -29,29 +30,26 @@ final class PartitionFile implements AutoCloseable {
         this.pageSize = pageSize;
     }
 
-    /** Opens the file, creating it (header written and fsynced) when missing. */
+    /** Opens the file, creating it durably (header written, fsynced, renamed into place) when missing. */
     static PartitionFile open(FileIOFactory factory, Path path, int fileId, int pageSize) {
         try {
-            boolean existed = factory.exists(path);
-            FileIO io = factory.open(path, true);
-            PartitionFile f = new PartitionFile(io, fileId, pageSize);
-            if (!existed || io.size() == 0) f.writeHeader();
-            else f.checkHeader();
+            if (!factory.exists(path)) return new PartitionFile(DurableFiles.create(factory, path, header(fileId, pageSize)), fileId, pageSize);
+            PartitionFile f = new PartitionFile(factory.open(path, false), fileId, pageSize);
+            f.checkHeader();
             return f;
         } catch (IOException e) {
             throw new StorageException("cannot open page file: " + e.getMessage(), path, e);
         }
     }
 
-    private void writeHeader() throws IOException {
+    private static ByteBuffer header(int fileId, int pageSize) {
         ByteBuffer h = ByteBuffer.allocate(pageSize).order(ByteOrder.LITTLE_ENDIAN);
         h.putLong(PartitionFileHeader.MAGIC_OFFSET, PartitionFileHeader.MAGIC)
                 .putInt(PartitionFileHeader.VERSION_OFFSET, PartitionFileHeader.VERSION)
                 .putInt(PartitionFileHeader.PAGE_SIZE_OFFSET, pageSize)
                 .putInt(PartitionFileHeader.FILE_ID_OFFSET, fileId)
                 .putInt(PartitionFileHeader.CRC_OFFSET, headerCrc(h));
-        io.write(h, 0);
-        io.force();
+        return h;
     }
 
     private void checkHeader() throws IOException {

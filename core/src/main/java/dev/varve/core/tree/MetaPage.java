@@ -12,12 +12,14 @@ import dev.varve.core.page.PageId;
  * <pre>
  *  0       32      36        40       48          52       56         64          68         72           80
  * +-------+-------+---------+--------+-----------+--------+----------+-----------+----------+------------+-- zero
- * |header | magic | version | root   | pageCount | height | freeHead | freeCount | reserved | entryCount |
- * +-------+-------+---------+--------+-----------+--------+----------+-----------+----------+------------+
+ * |header | magic | version | root   | pageCount | height | freeHead | freeCount | erasedFrom | entryCount |
+ * +-------+-------+---------+--------+-----------+--------+----------+-----------+------------+------------+
  * </pre>
  * {@code root} is a page id; {@code pageCount} the next page index to append (pages [0, pageCount) exist);
  * {@code height} counts levels, 1 when the root is a leaf; {@code freeHead} is the first page of the free list
- * ({@link PageId#NONE} when empty).
+ * ({@link PageId#NONE} when empty); pages [{@code erasedFrom}, pageCount) are free without being on the list — what
+ * a {@code clear()} left, so emptying a partition touches two pages however large it was (0: no such range).
+ * {@code freeCount} counts both kinds.
  *
  * <p>Format versions: 1 — initial layout.
  */
@@ -33,7 +35,7 @@ final class MetaPage {
     static final int HEIGHT_OFFSET = 52;
     static final int FREE_HEAD_OFFSET = 56;
     static final int FREE_COUNT_OFFSET = 64;
-    static final int RESERVED_OFFSET = 68;
+    static final int ERASED_FROM_OFFSET = 68;
     static final int ENTRY_COUNT_OFFSET = 72;
     static final int END = 80;
 
@@ -97,6 +99,14 @@ final class MetaPage {
 
     static void freeHead(Page meta, long head) {
         meta.putLong(FREE_HEAD_OFFSET, head);
+    }
+
+    static int erasedFrom(Page meta) {
+        return meta.getInt(ERASED_FROM_OFFSET);
+    }
+
+    static void erasedFrom(Page meta, int index) {
+        meta.putInt(ERASED_FROM_OFFSET, index);
     }
 
     static int freeCount(Page meta) {

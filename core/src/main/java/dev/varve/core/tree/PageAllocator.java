@@ -7,8 +7,8 @@ import dev.varve.core.page.PageId;
 
 /**
  * Hands out and takes back the pages of one partition file through the free list kept in the meta page. Allocation
- * pops the free list first (last freed, first reused) and only then appends a page to the file, so a file grows only
- * when it holds more live data than ever before. Writer side only.
+ * pops the free list first (last freed, first reused), then the erased range a {@code clear()} left, and only then
+ * appends a page to the file, so a file grows only when it holds more live data than ever before. Writer side only.
  */
 final class PageAllocator {
     private final PageAccess pages;
@@ -34,12 +34,33 @@ final class PageAllocator {
                 MetaPage.freeCount(meta, MetaPage.freeCount(meta) - 1);
                 return head;
             }
+            int erased = MetaPage.erasedFrom(meta);
+            if (erased != 0) {
+                MetaPage.erasedFrom(meta, erased + 1 == MetaPage.pageCount(meta) ? 0 : erased + 1);
+                MetaPage.freeCount(meta, MetaPage.freeCount(meta) - 1);
+                long id = PageId.of(fileId, erased);
+                erase(id);
+                return id;
+            }
             int index = MetaPage.pageCount(meta);
             if (index == Integer.MAX_VALUE) throw new CorruptTreeException("partition file is full", metaId);
             MetaPage.pageCount(meta, index + 1);
             return PageId.of(fileId, index);
         } finally {
             pages.releaseWrite(meta);
+        }
+    }
+
+    /**
+     * A page of the erased range still holds what it held before {@code clear()}: it is rewritten with
+     * {@link PageAccess#acquireWrite} before the caller's acquireNew, so a snapshot captures its old contents.
+     */
+    private void erase(long pageId) {
+        Page page = pages.acquireWrite(pageId);
+        try {
+            FreePage.init(page, PageId.NONE);
+        } finally {
+            pages.releaseWrite(page);
         }
     }
 

@@ -341,8 +341,9 @@ final class TreeRemover {
     }
 
     /**
-     * Empties the tree: page 1 becomes an empty root leaf and every other page but the meta page goes on the free
-     * list in ascending order, whatever it held. Each page is rewritten, so a snapshot keeps its old contents.
+     * Empties the tree: page 1 becomes an empty root leaf and every other page but the meta page becomes the erased
+     * range, free without being rewritten — so emptying touches two pages however large the partition was. The
+     * allocator rewrites each erased page when it hands it out, which is when a snapshot captures its old contents.
      */
     void clear() {
         Page meta = pages.acquireWrite(metaId);
@@ -355,20 +356,10 @@ final class TreeRemover {
             } finally {
                 pages.releaseWrite(root);
             }
-            long head = PageId.NONE;
-            for (int index = pageCount - 1; index > MetaPage.META_INDEX + 1; index--) {
-                long id = PageId.of(fileId, index);
-                Page page = pages.acquireWrite(id);
-                try {
-                    FreePage.init(page, head);
-                } finally {
-                    pages.releaseWrite(page);
-                }
-                head = id;
-            }
             MetaPage.root(meta, rootId);
             MetaPage.height(meta, 1);
-            MetaPage.freeHead(meta, head);
+            MetaPage.freeHead(meta, PageId.NONE);
+            MetaPage.erasedFrom(meta, pageCount > MetaPage.META_INDEX + 2 ? MetaPage.META_INDEX + 2 : 0);
             MetaPage.freeCount(meta, pageCount - 2);
             MetaPage.entryCount(meta, 0);
         } finally {

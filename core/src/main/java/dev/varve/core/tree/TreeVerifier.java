@@ -31,6 +31,7 @@ final class TreeVerifier {
         long root;
         long freeHead;
         int freeCount;
+        int erasedFrom;
         long entryCount;
         Page meta = pages.acquireRead(metaId);
         try {
@@ -40,6 +41,7 @@ final class TreeVerifier {
             height = MetaPage.height(meta);
             freeHead = MetaPage.freeHead(meta);
             freeCount = MetaPage.freeCount(meta);
+            erasedFrom = MetaPage.erasedFrom(meta);
             entryCount = MetaPage.entryCount(meta);
             checkUnusedZero(meta, metaId);
         } finally {
@@ -65,7 +67,12 @@ final class TreeVerifier {
                 pages.releaseRead(page);
             }
         }
-        if (free != freeCount) throw new CorruptTreeException("meta counts " + freeCount + " free pages, list holds " + free, metaId);
+        if (erasedFrom != 0) {
+            if (erasedFrom <= MetaPage.META_INDEX + 1 || erasedFrom >= pageCount)
+                throw new CorruptTreeException("erased range starts at " + erasedFrom + " outside the file's " + pageCount + " pages", metaId);
+            for (int index = erasedFrom; index < pageCount; index++, free++) claim(PageId.of(fileId, index), "erased range");
+        }
+        if (free != freeCount) throw new CorruptTreeException("meta counts " + freeCount + " free pages, list and erased range hold " + free, metaId);
         int lost = seen.nextClearBit(0);
         if (lost < pageCount)
             throw new CorruptTreeException("page neither reachable nor free (" + (pageCount - seen.cardinality())

@@ -147,8 +147,7 @@ final class FaultyFile {
             if (createdUnsynced) {
                 switch (rnd.nextInt(3)) {
                     case 0 -> {
-                        ch.close();
-                        Files.delete(path); // the directory entry never became durable
+                        Files.delete(path); // the directory entry never became durable (unlinking an open file is fine)
                         return;
                     }
                     case 1 -> {

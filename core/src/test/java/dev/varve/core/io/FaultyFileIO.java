@@ -14,6 +14,7 @@ import java.nio.file.Path;
  * {@link FaultyFile} what is not durable yet. A handle opened before a {@link FaultyFileIOFactory#powerLoss} is
  * stale and refuses everything: it belongs to the process that died.
  */
+@SuppressWarnings("try") // an Access admits an operation for the length of its try block
 final class FaultyFileIO implements FileIO {
     private final FaultyFileIOFactory factory;
     private final Path path;

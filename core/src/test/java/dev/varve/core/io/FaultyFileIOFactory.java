@@ -29,6 +29,7 @@ import java.util.function.Predicate;
  * (a write is torn first) and so does every later one — and {@link #failForce} makes fsyncs of chosen files fail
  * while everything else goes on. Tests then halt the store, call {@link #powerLoss()} and reopen.
  */
+@SuppressWarnings("try") // an Access admits an operation for the length of its try block
 public final class FaultyFileIOFactory implements FileIOFactory {
     /** What an operation does. */
     public enum Kind { OPEN, READ, WRITE, TRUNCATE, FORCE, MAP, MAP_FORCE, MOVE, DELETE, MKDIRS, LIST }
