@@ -112,6 +112,7 @@ final class RecoveryTimeJob {
                 "-cp", System.getProperty("java.class.path"), DirtyPageWriter.class.getName(),
                 cfg.path().toString(), cfg.recoveryMode().name(), cfg.recoveryCompression().name(), cfg.walSyncMode().name(),
                 Integer.toString(opts.dirtyMiB)));
+        if (Runtime.version().feature() >= 22) cmd.add(1, "--enable-native-access=ALL-UNNAMED"); // snappy-java's native library
         Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             long[] ready = awaitReady(child);
