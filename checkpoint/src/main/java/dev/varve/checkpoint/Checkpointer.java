@@ -14,6 +14,7 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -96,9 +97,21 @@ public final class Checkpointer implements AutoCloseable {
         }
     }
 
-    /** Starts the physical page log (WAL_PHYSICAL mode) and the background trigger; call after recovery. */
+    /**
+     * Starts the physical page log (WAL_PHYSICAL mode) and the background trigger; call after recovery, before any
+     * write. Recovery's final checkpoint left nothing dirty, so from here every change since its mark is logged
+     * physically, and the next checkpoint can rely on the WAL instead of recovery files.
+     */
     public void start() {
-        if (physicalLog != null) physicalLog.enabled(true);
+        running.lock();
+        try {
+            if (physicalLog != null) {
+                physicalLog.enabled(true);
+                physicalSinceLastMark = memory.heldPages() == 0;
+            }
+        } finally {
+            running.unlock();
+        }
         trigger.start();
     }
 
@@ -167,6 +180,7 @@ public final class Checkpointer implements AutoCloseable {
         }
         long lockHold = System.nanoTime() - lockStart;
         if (pages.isEmpty() && mark == lastMarkLsn) return last;
+        pages.sort(Comparator.comparingLong(Frame::heldPageId)); // by file and index; outside the lock, writers are running again
         long id = lastId + 1;
         throttle.begin(pages.size());
         try {
@@ -222,6 +236,7 @@ public final class Checkpointer implements AutoCloseable {
             } finally {
                 checkpointLock.writeLock().unlock();
             }
+            pages.sort(Comparator.comparingLong(Frame::heldPageId));
             Set<Integer> touched = writePages(pages);
             pool.forEach(new ArrayList<>(touched), fileId -> memory.store().force(fileId));
             markers.write(new CheckpointMarker(CheckpointMarker.END, start.id(), start.markLsn(), start.prevMarkLsn(),

@@ -10,7 +10,6 @@ import org.jctools.queues.MpmcArrayQueue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -346,7 +345,8 @@ public final class PageMemory implements PageAccess, AutoCloseable {
 
     /**
      * Step 1 of a checkpoint, called under the checkpoint write lock (no writer inside an operation): every dirty
-     * page becomes part of the checkpoint and clean for the next one. Returns them sorted by page id.
+     * page becomes part of the checkpoint and clean for the next one. Returns them in frame order; the caller sorts
+     * them once the lock is released.
      */
     public List<Frame> beginCheckpoint() {
         List<Frame> set = new ArrayList<>();
@@ -357,7 +357,6 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             f.dirty = false; // still held: its image lives only in this frame
             set.add(f);
         }
-        set.sort(Comparator.comparingLong(fr -> fr.pageId));
         return set;
     }
 
