@@ -173,7 +173,7 @@ final class Engine implements LogicalReplay {
         PartitionHandle[] parts = new PartitionHandle[e.partitions()];
         for (int p = 0; p < parts.length; p++) {
             int fileId = PageId.fileId(e.id(), p);
-            parts[p] = new PartitionHandle(fileId, p, new BPlusTree(memory, fileId));
+            parts[p] = new PartitionHandle(fileId, p, new BPlusTree(memory.underWriterExclusion(), fileId)); // used under h.lock only
             partitions.put(fileId, parts[p]);
         }
         tables.put(e.name(), new TableHandle(this, e.name(), parts));

@@ -117,6 +117,47 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         f.unpin();
     }
 
+    /**
+     * This memory for code that holds a lock excluding every writer of the pages it reads — a partition's B+tree
+     * under its partition lock: reads only pin (no latch: nobody can change the page meanwhile, and the
+     * checkpointer and snapshot views only read), writes latch as usual.
+     */
+    public PageAccess underWriterExclusion() {
+        return unlatchedReads;
+    }
+
+    private final PageAccess unlatchedReads = new PageAccess() {
+        @Override
+        public int pageSize() {
+            return pageSize;
+        }
+
+        @Override
+        public Page acquireRead(long pageId) {
+            return acquire(pageId, false);
+        }
+
+        @Override
+        public void releaseRead(Page page) {
+            ((Frame) page).unpin();
+        }
+
+        @Override
+        public Page acquireWrite(long pageId) {
+            return PageMemory.this.acquireWrite(pageId);
+        }
+
+        @Override
+        public Page acquireNew(long pageId) {
+            return PageMemory.this.acquireNew(pageId);
+        }
+
+        @Override
+        public void releaseWrite(Page page) {
+            PageMemory.this.releaseWrite(page);
+        }
+    };
+
     @Override
     public Page acquireWrite(long pageId) {
         Frame f = acquire(pageId, false);
