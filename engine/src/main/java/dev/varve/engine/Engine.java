@@ -87,7 +87,7 @@ final class Engine implements LogicalReplay {
             opened.push(checkpointer);
             this.throttle = checkpointer.throttle();
             this.archive = new SnapshotArchive(io, config.archivePath(), config.pageSize(), config.skippyLevels(), config.skippyNodeEntries(),
-                    config.captureBufferSize());
+                    config.captureBufferSize(), config.retention());
             opened.push(archive);
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
@@ -145,6 +145,11 @@ final class Engine implements LogicalReplay {
             case RecordTypes.SNAPSHOT: {
                 LogicalRecords.Snapshot s = LogicalRecords.decodeSnapshot(payload);
                 archive.declare(s.id(), s.rank(), s.declaredMillis(), lsn); // Retro stage 2: re-declared from its snaprec
+                break;
+            }
+            case RecordTypes.RANK: {
+                LogicalRecords.Snapshot s = LogicalRecords.decodeRank(payload);
+                archive.rank(s.id(), s.rank(), lsn); // false when the policy has dropped it since: it stays dropped
                 break;
             }
             default:
@@ -344,11 +349,38 @@ final class Engine implements LogicalReplay {
         return id;
     }
 
+    /** Raises the rank of a live snapshot, logged like a write. */
+    void rank(long id, int rank) {
+        checkOpen();
+        int levels = config.retention().levelCount();
+        if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
+        long lsn;
+        checkpointLock.writeLock().lock();
+        try {
+            checkWritable();
+            SnapshotRecord r = liveSnapshot(id);
+            if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
+            lsn = wal.append(RecordTypes.RANK, LogicalRecords.encodeRank(id, rank));
+            archive.rank(id, rank, lsn);
+        } finally {
+            checkpointLock.writeLock().unlock();
+        }
+        wal.commit(lsn);
+    }
+
     SnapshotView asOf(long id) {
         checkOpen();
+        return new SnapshotViewImpl(this, AsOfPages.open(archive, memory, liveSnapshot(id)));
+    }
+
+    /** The live snapshot {@code id}, or the exception saying whether it was never declared or dropped (when, why). */
+    private SnapshotRecord liveSnapshot(long id) {
         SnapshotRecord r = archive.find(id);
-        if (r == null) throw new SnapshotNotFoundException("snapshot " + id + " was never declared (latest is " + archive.latest() + ")");
-        return new SnapshotViewImpl(this, AsOfPages.open(archive, memory, r));
+        if (r != null) return r;
+        SnapshotArchive.Dropped d = archive.dropped(id);
+        if (d != null) throw new SnapshotNotFoundException("snapshot " + id + " was dropped by the retention policy at "
+                + java.time.Instant.ofEpochMilli(d.droppedMillis()) + ": " + d.why());
+        throw new SnapshotNotFoundException("snapshot " + id + " was never declared (latest is " + archive.latest() + ")");
     }
 
     // ---------------------------------------------------------------- reads

@@ -15,6 +15,7 @@ import java.util.List;
  * CREATE_TABLE:      tableId (4) | partitions (4) | nameLength (4) | name (UTF-8)
  * DESTROY_PARTITION: fileId (4)
  * SNAPSHOT:          id (8) | rank (4) | declaredMillis (8)
+ * RANK:              id (8) | rank (4)
  * </pre>
  */
 final class LogicalRecords {
@@ -120,6 +121,15 @@ final class LogicalRecords {
 
     static ByteBuffer encodeSnapshot(long id, int rank, long declaredMillis) {
         return scratch(20).putLong(id).putInt(rank).putLong(declaredMillis).flip();
+    }
+
+    static ByteBuffer encodeRank(long id, int rank) {
+        return scratch(12).putLong(id).putInt(rank).flip();
+    }
+
+    static Snapshot decodeRank(ByteBuffer payload) {
+        ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        return new Snapshot(b.getLong(), b.getInt(), 0);
     }
 
     static Snapshot decodeSnapshot(ByteBuffer payload) {

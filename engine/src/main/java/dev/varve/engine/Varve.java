@@ -106,17 +106,23 @@ public final class Varve implements AutoCloseable {
         return engine.snapshotNow(rank);
     }
 
-    /** Raises the rank of a declared snapshot (lazy ranking; arrives with ranked retention). */
+    /**
+     * Raises the rank of a live snapshot after its declaration (lazy ranking), so the retention policy keeps it as
+     * long as its new rank says. Logged and as durable as a write.
+     *
+     * @throws SnapshotNotFoundException if the snapshot was never declared or was already dropped
+     * @throws IllegalArgumentException if the rank is outside the policy's levels or lower than the current one
+     */
     public void rank(long snapshot, int rank) {
-        engine.checkOpen();
-        throw new UnsupportedOperationException("lazy ranking arrives with ranked retention; this build keeps every snapshot at its declared rank");
+        engine.rank(snapshot, rank);
     }
 
     /**
      * A read-only view of the store as of snapshot {@code snapshot}: the same {@link Table} and {@link Cursor} API,
      * running the same B+tree code over past page versions, while writers and checkpoints carry on. Close it.
      *
-     * @throws SnapshotNotFoundException if the id was never declared
+     * @throws SnapshotNotFoundException if the id was never declared, or the retention policy dropped it (the
+     *         message says when and by which rules)
      */
     public SnapshotView asOf(long snapshot) {
         return engine.asOf(snapshot);

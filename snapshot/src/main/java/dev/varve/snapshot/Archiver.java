@@ -14,6 +14,7 @@ import java.util.concurrent.locks.LockSupport;
 final class Archiver {
     private static final Logger LOG = LoggerFactory.getLogger(Archiver.class);
     private static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final long ENFORCE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private final SnapshotArchive archive;
     private volatile boolean stopped;
     private volatile Thread thread;
@@ -35,8 +36,13 @@ final class Archiver {
     }
 
     private void loop() {
+        long nextEnforce = 0;
         while (!stopped) {
             try {
+                if (System.nanoTime() - nextEnforce >= 0) {
+                    archive.enforce(); // keepFor rules drop snapshots as they age
+                    nextEnforce = System.nanoTime() + ENFORCE_NANOS;
+                }
                 if (!archive.archiveNext()) LockSupport.parkNanos(this, IDLE_NANOS);
             } catch (Throwable t) {
                 LOG.error("archiver stops", t);

@@ -30,6 +30,7 @@ final class MaplogFile implements AutoCloseable {
     static final int VERSION = 1;
     static final int KIND_MAPPINGS = 1;
     static final int KIND_UPLINKS = 2;
+    static final int KIND_DROPS = 3;
     static final int HEADER = 32;
     static final int ENTRY = 32;
     private static final Logger LOG = LoggerFactory.getLogger(MaplogFile.class);

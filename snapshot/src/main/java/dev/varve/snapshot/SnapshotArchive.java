@@ -8,6 +8,7 @@ import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.memory.PageSlots;
 import dev.varve.core.spi.CheckpointListener;
+import dev.varve.config.RankTreePolicy;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -44,6 +45,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final Skippy skippy;
     private final SnapshotLog snapshotLog;
     private final MaplogFile marks;
+    private final MaplogFile drops;
+    private final RankTree rankTree;
     private final PageSlots slots;
     private final Capture capture;
     private final Archiver archiver;
@@ -53,6 +56,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final List<SnapshotPageTable> views = new ArrayList<>();
     private final TreeMap<Long, SnapshotRecord> snapshots = new TreeMap<>();
+    private final Map<Long, Dropped> dropped = new TreeMap<>();
     private final Map<Long, long[]> capturesPerSnapshot = new TreeMap<>();
     private long nextCapture;
     private long markCapture;
@@ -61,13 +65,19 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private volatile long archived;
     private volatile Throwable failure;
 
+    /** A snapshot the retention policy let go: when, and the rules of its levels. */
+    public record Dropped(long id, long droppedMillis, String why) {
+    }
+
     /** One captured pre-state on its way to the archive. */
     private record Pending(long number, long pageId, long snapshot, int slot) {
     }
 
     /** Opens (or creates) the archive in {@code dir}; nothing is captured until {@link #recover} and {@link #start}. */
-    public SnapshotArchive(FileIOFactory io, Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes) {
+    public SnapshotArchive(FileIOFactory io, Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes,
+                           RankTreePolicy retention) {
         this.pageSize = pageSize;
+        this.rankTree = new RankTree(retention);
         try {
             io.createDirectories(dir);
             for (Path p : io.list(dir, "")) if (DurableFiles.isTemp(p)) io.delete(p); // creations cut short by a crash
@@ -78,6 +88,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.skippy = new Skippy(io, dir, skippyLevels, skippyNodeEntries);
         this.snapshotLog = new SnapshotLog(io, dir.resolve("snapshots.log"));
         this.marks = new MaplogFile(io, dir.resolve("archive-marks.log"), MaplogFile.KIND_UPLINKS, -1, skippyNodeEntries);
+        this.drops = new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, skippyNodeEntries);
         this.slots = new PageSlots(captureBufferBytes, pageSize);
         this.capture = new Capture(this);
         this.archiver = new Archiver(this);
@@ -108,8 +119,9 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         try {
             snapshots.clear();
             capturesPerSnapshot.clear();
-            for (SnapshotRecord r : kept) snapshots.put(r.id(), r);
+            for (SnapshotRecord r : kept) snapshots.put(r.id(), r); // a later record of an id is a rank change
             latest = snapshots.isEmpty() ? 0 : snapshots.lastKey();
+            reloadDrops();
             nextCapture = keep;
             archived = keep;
             countCaptures(keep);
@@ -118,6 +130,26 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
         capture.enabled(true);
         archiver.start(); // replay captures too, and its checkpoints wait for the archive
+    }
+
+    /**
+     * Keeps the drop decisions about snapshots declared before the recovered mark (replay re-decides the rest, and a
+     * later id may be a different snapshot), rewriting the drop log to just those.
+     */
+    private void reloadDrops() {
+        long n = drops.count();
+        long[] ids = new long[(int) n];
+        long[] when = new long[(int) n];
+        drops.read(0, (int) n, ids, when, null);
+        drops.truncate(0);
+        dropped.clear();
+        for (int i = 0; i < n; i++) {
+            SnapshotRecord r = snapshots.remove(ids[i]);
+            if (r == null) continue;
+            drops.append(ids[i], when[i], 0);
+            dropped.put(ids[i], new Dropped(ids[i], when[i], "rank " + r.rank() + " under the policy then in force"));
+        }
+        drops.force();
     }
 
     private long captureNumberAt(long markLsn) {
@@ -165,12 +197,64 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             snapshotLog.append(r);
             snapshots.put(id, r);
             latest = id;
+            enforce(declaredMillis);
         } finally {
             lock.unlock();
         }
     }
 
-    /** The declaration of {@code id}, or null. */
+    /**
+     * Lazy ranking: raises live snapshot {@code id} to {@code rank}, logged at {@code walLsn}. Replay calls it
+     * again for each rank record after the recovered mark; a snapshot the policy has dropped since stays dropped.
+     *
+     * @return false when the snapshot is not live
+     */
+    public boolean rank(long id, int rank, long walLsn) {
+        lock.lock();
+        try {
+            SnapshotRecord r = snapshots.get(id);
+            if (r == null) return false;
+            if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
+            SnapshotRecord raised = new SnapshotRecord(id, rank, r.declaredMillis(), r.start(), walLsn);
+            snapshotLog.append(raised);
+            snapshots.put(id, raised);
+            enforce(System.currentTimeMillis());
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Applies the retention policy now (keepFor rules age); the archiver calls it periodically. */
+    public void enforce() {
+        lock.lock();
+        try {
+            enforce(System.currentTimeMillis());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void enforce(long nowMillis) {
+        for (RankTree.Verdict v : rankTree.drops(snapshots.values(), nowMillis)) {
+            snapshots.remove(v.id());
+            long when = System.currentTimeMillis();
+            drops.append(v.id(), when, 0);
+            dropped.put(v.id(), new Dropped(v.id(), when, v.why()));
+        }
+    }
+
+    /** Why {@code id} is no longer live, or null if it is live or was never declared. */
+    public Dropped dropped(long id) {
+        lock.lock();
+        try {
+            return dropped.get(id);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The declaration of live snapshot {@code id}, or null (never declared, or dropped by the policy). */
     public SnapshotRecord find(long id) {
         lock.lock();
         try {
@@ -180,7 +264,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
     }
 
-    /** Every declared snapshot, oldest first. */
+    /** Every live snapshot, oldest first. */
     public List<SnapshotRecord> snapshots() {
         lock.lock();
         try {
@@ -308,6 +392,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             pagelog.force();
             skippy.force();
             snapshotLog.force();
+            drops.force();
             marks.append(markLsn, target, 0);
             marks.force();
         } finally {
@@ -372,5 +457,6 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         skippy.close();
         snapshotLog.close();
         marks.close();
+        drops.close();
     }
 }

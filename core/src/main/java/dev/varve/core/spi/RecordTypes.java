@@ -13,6 +13,8 @@ public final class RecordTypes {
     public static final int DESTROY_PARTITION = 3;
     /** A snapshot declaration, Retro's snaprec (logical). */
     public static final int SNAPSHOT = 4;
+    /** A snapshot's rank raised after its declaration (lazy ranking; logical). */
+    public static final int RANK = 5;
     /** Full image of a page at its first change after a checkpoint mark (physical, WAL_PHYSICAL mode). */
     public static final int PAGE_IMAGE = 10;
     /** Byte ranges of a page changed by one write (physical, WAL_PHYSICAL mode). */
