@@ -26,11 +26,6 @@ public final class PhysicalRecords {
         return type == RecordTypes.PAGE_IMAGE || type == RecordTypes.PAGE_DELTA;
     }
 
-    /** The page id a physical record is about. */
-    public static long pageIdOf(ByteBuffer payload) {
-        return payload.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(payload.position());
-    }
-
     /** Re-applies a physical record to {@code pages} (binary restore). */
     public static void apply(int type, ByteBuffer payload, PageAccess pages) {
         ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);

@@ -76,6 +76,16 @@ final class EngineMetrics implements VarveMetrics {
     }
 
     @Override
+    public long checkpointBufferUsedPages() {
+        return e.memory.checkpointBufferUsed();
+    }
+
+    @Override
+    public long checkpointBufferPages() {
+        return e.memory.checkpointBufferCapacity();
+    }
+
+    @Override
     public String toString() {
         return String.format("writes %d, reads %d, wal %d bytes, checkpoints %d (%d pages, %d recovery-file bytes), throttled %d ms, "
                         + "pages read %d, evicted %d, dirty %d, copy-on-write %d",

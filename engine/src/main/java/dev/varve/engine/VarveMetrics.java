@@ -42,4 +42,10 @@ public interface VarveMetrics {
 
     /** Pages copied into the checkpoint buffer by writers. */
     long copyOnWritePages();
+
+    /** Checkpoint-buffer pages in use now (copy-on-write images of the running checkpoint). */
+    long checkpointBufferUsedPages();
+
+    /** Checkpoint-buffer capacity, pages. */
+    long checkpointBufferPages();
 }
