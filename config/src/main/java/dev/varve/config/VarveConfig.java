@@ -144,10 +144,13 @@ public final class VarveConfig {
     /** Most Skippy levels. */
     public static final int SKIPPY_LEVELS_MAX = 8;
 
-    /** Mappings per Skippy node: a node's first-encountered mappings are promoted to the next level. */
+    /**
+     * Mappings per Skippy node: a node's first-encountered mappings are promoted to the next level. A level pays off
+     * when a node holds repeats, i.e. when the hot pages are fewer than a node's mappings: hence the large default.
+     */
     public static final String SKIPPY_NODE_ENTRIES_PROP_NAME = PREFIX + "skippyNodeEntries";
     /** Default Skippy node size. */
-    public static final int SKIPPY_NODE_ENTRIES_DEFAULT = 256;
+    public static final int SKIPPY_NODE_ENTRIES_DEFAULT = 4096;
     /** Smallest Skippy node. */
     public static final int SKIPPY_NODE_ENTRIES_MIN = 8;
     /** Largest Skippy node. */

@@ -208,7 +208,7 @@ class VarveConfigTest {
                 "recoveryMode=CHECKPOINT_RECOVERY_FILE", "recoveryCompression=SNAPPY", "walSyncMode=LOG_ONLY",
                 "walSegmentSize=67108864", "walFlushFrequency=PT1S", "checkpointFrequency=PT30S",
                 "checkpointThreads=2", "checkpointBufferSize=67108864", "checkpointDirtyRatio=0.75",
-                "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=256", "captureBufferSize=16777216",
+                "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=4096", "captureBufferSize=16777216",
                 "retention=keepAll()", "archivePath="}) {
             assertTrue(s.contains(field), field + " missing in " + s);
         }

@@ -32,7 +32,7 @@ final class EngineMetrics implements VarveMetrics {
 
     @Override
     public long throttledNanos() {
-        return e.checkpointer.throttle().throttledNanos();
+        return e.checkpointer.throttle().throttledNanos() + e.archive.captureWaitNanos();
     }
 
     @Override

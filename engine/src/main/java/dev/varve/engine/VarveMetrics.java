@@ -16,7 +16,7 @@ public interface VarveMetrics {
     /** Pages written by checkpoints. */
     long checkpointPagesWritten();
 
-    /** Time writers spent throttled (checkpoint buffer fill, data-region head-room). */
+    /** Time writers spent throttled (checkpoint buffer fill, data-region head-room, a full snapshot capture buffer). */
     long throttledNanos();
 
     /** Bytes held by the snapshot archive (Pagelog and Maplog with its Skippy levels). */

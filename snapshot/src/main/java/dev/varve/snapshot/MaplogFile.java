@@ -35,10 +35,14 @@ final class MaplogFile implements AutoCloseable {
     static final int ENTRY = 32;
     private static final Logger LOG = LoggerFactory.getLogger(MaplogFile.class);
 
+    private static final int BUFFERED_ENTRIES = 2048;
     private final FileIO file;
-    private final ByteBuffer one = ByteBuffer.allocate(ENTRY).order(ByteOrder.LITTLE_ENDIAN);
+    /** Entries appended but not written yet: they are written in one go when it fills, at {@link #force}, or on truncate. */
+    private final ByteBuffer unwritten = ByteBuffer.allocate(ENTRY * BUFFERED_ENTRIES).order(ByteOrder.LITTLE_ENDIAN);
     private final CRC32C crc = new CRC32C();
     private volatile long count;
+    /** Entries in the file; [written, count) are in {@link #unwritten}. */
+    private long written;
     private boolean dirty;
 
     MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries) {
@@ -51,10 +55,12 @@ final class MaplogFile implements AutoCloseable {
                 h.putInt(28, (int) c.getValue());
                 file = DurableFiles.create(io, path, h);
                 count = 0;
+                written = 0;
             } else {
                 file = io.open(path, false);
                 checkHeader(path, kind, level, nodeEntries);
                 count = validEntries(path);
+                written = count;
             }
         } catch (IOException e) {
             throw new StorageException("cannot open archive file: " + e.getMessage(), path, e);
@@ -114,44 +120,67 @@ final class MaplogFile implements AutoCloseable {
     }
 
     /** Appends an entry (single writer: the archiver, or recovery before any view exists). */
-    void append(long a, long b, long c) {
-        one.clear();
-        one.putLong(0, a).putLong(8, b).putLong(16, c).putInt(28, 0);
+    synchronized void append(long a, long b, long c) {
+        if (!unwritten.hasRemaining()) writeBuffered();
+        int at = unwritten.position();
+        unwritten.putLong(a).putLong(b).putLong(c);
         crc.reset();
-        crc.update(one.array(), 0, 24);
-        one.putInt(24, (int) crc.getValue());
-        try {
-            file.write(one, HEADER + count * ENTRY);
-        } catch (IOException e) {
-            throw new StorageException("archive append failed: " + e.getMessage(), file.path(), e);
-        }
-        dirty = true;
+        crc.update(unwritten.array(), at, 24);
+        unwritten.putInt((int) crc.getValue()).putInt(0);
         count++;
     }
 
-    /** Reads entries [from, from + n) into the arrays (any of which may be null), checking each CRC. */
-    void read(long from, int n, long[] a, long[] b, long[] c) {
-        ByteBuffer buf = ByteBuffer.allocate(n * ENTRY).order(ByteOrder.LITTLE_ENDIAN);
+    private void writeBuffered() {
+        if (unwritten.position() == 0) return;
+        unwritten.flip();
         try {
-            if (file.read(buf, HEADER + from * ENTRY) < n * ENTRY) throw new CorruptionException("archive file shorter than its entry count", file.path(), HEADER + from * ENTRY);
+            file.write(unwritten, HEADER + written * ENTRY);
         } catch (IOException e) {
-            throw new StorageException("archive read failed: " + e.getMessage(), file.path(), e);
+            throw new StorageException("archive append failed: " + e.getMessage(), file.path(), e);
+        } finally {
+            unwritten.clear();
         }
+        written = count;
+        dirty = true;
+    }
+
+    /** Reads entries [from, from + n) into the arrays (any of which may be null), checking each CRC. */
+    synchronized void read(long from, int n, long[] a, long[] b, long[] c) {
+        if (from < 0 || from + n > count) throw new IllegalArgumentException("entries [" + from + ", " + (from + n) + ") outside [0, " + count + ")");
+        int fromFile = (int) Math.max(0, Math.min(n, written - from));
+        if (fromFile > 0) {
+            if (scratch.capacity() < fromFile * ENTRY) scratch = ByteBuffer.allocate(fromFile * ENTRY).order(ByteOrder.LITTLE_ENDIAN);
+            scratch.clear().limit(fromFile * ENTRY);
+            try {
+                if (file.read(scratch, HEADER + from * ENTRY) < fromFile * ENTRY)
+                    throw new CorruptionException("archive file shorter than its entry count", file.path(), HEADER + from * ENTRY);
+            } catch (IOException e) {
+                throw new StorageException("archive read failed: " + e.getMessage(), file.path(), e);
+            }
+            decode(scratch, 0, fromFile, from, a, b, c, 0);
+        }
+        if (fromFile < n) decode(unwritten, (int) (from + fromFile - written) * ENTRY, n - fromFile, from + fromFile, a, b, c, fromFile);
+    }
+
+    private ByteBuffer scratch = ByteBuffer.allocate(ENTRY * 256).order(ByteOrder.LITTLE_ENDIAN);
+
+    private void decode(ByteBuffer buf, int start, int n, long firstEntry, long[] a, long[] b, long[] c, int into) {
         CRC32C check = new CRC32C();
         for (int i = 0; i < n; i++) {
-            int off = i * ENTRY;
+            int off = start + i * ENTRY;
             check.reset();
             check.update(buf.array(), off, 24);
             if (buf.getInt(off + 24) != (int) check.getValue())
-                throw new CorruptionException("archive entry checksum mismatch", file.path(), HEADER + (from + i) * ENTRY);
-            if (a != null) a[i] = buf.getLong(off);
-            if (b != null) b[i] = buf.getLong(off + 8);
-            if (c != null) c[i] = buf.getLong(off + 16);
+                throw new CorruptionException("archive entry checksum mismatch", file.path(), HEADER + (firstEntry + i) * ENTRY);
+            if (a != null) a[into + i] = buf.getLong(off);
+            if (b != null) b[into + i] = buf.getLong(off + 8);
+            if (c != null) c[into + i] = buf.getLong(off + 16);
         }
     }
 
-    /** fsync, if anything was appended since the last one. */
-    void force() {
+    /** Writes buffered entries and fsyncs, if anything was appended since the last one. */
+    synchronized void force() {
+        writeBuffered();
         if (!dirty) return;
         try {
             file.force();
@@ -162,8 +191,9 @@ final class MaplogFile implements AutoCloseable {
     }
 
     /** Cuts the file to {@code n} entries. */
-    void truncate(long n) {
+    synchronized void truncate(long n) {
         if (n >= count) return;
+        writeBuffered();
         try {
             file.truncate(HEADER + n * ENTRY);
             file.force();
@@ -171,11 +201,13 @@ final class MaplogFile implements AutoCloseable {
             throw new StorageException("cannot truncate archive file: " + e.getMessage(), file.path(), e);
         }
         count = n;
+        written = n;
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         try {
+            writeBuffered();
             file.close();
         } catch (IOException e) {
             throw new StorageException("cannot close archive file", file.path(), e);

@@ -10,8 +10,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.zip.CRC32C;
 
 /**
@@ -39,10 +39,15 @@ final class Pagelog implements AutoCloseable {
     private final int pageSize;
     private final int recordBytes;
     private final long recordsPerSegment;
-    private final List<FileIO> segments = new CopyOnWriteArrayList<>(); // appended by the archiver, read by views
-    private final ByteBuffer writeBuf;
+    /** Segment number → file; appended by the archiver, read by views. */
+    private final Map<Integer, FileIO> segments = new ConcurrentHashMap<>();
+    /** Records appended but not written yet, one segment's run at most. */
+    private final ByteBuffer stage;
+    private final ThreadLocal<ByteBuffer> readBuf;
     private final CRC32C crc = new CRC32C();
+    /** Next address to write (readable records end here) and next address to stage. */
     private volatile long end;
+    private long staged;
     private int unforcedFrom = Integer.MAX_VALUE;
 
     Pagelog(FileIOFactory io, Path dir, int pageSize, long segmentBytes) {
@@ -51,7 +56,8 @@ final class Pagelog implements AutoCloseable {
         this.pageSize = pageSize;
         this.recordBytes = pageSize + RECORD_HEADER;
         this.recordsPerSegment = Math.max(16, (segmentBytes - HEADER) / recordBytes);
-        this.writeBuf = ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN);
+        this.stage = ByteBuffer.allocateDirect(recordBytes * 256).order(ByteOrder.LITTLE_ENDIAN);
+        this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
         try {
             for (Path p : io.list(dir, PREFIX)) {
                 if (DurableFiles.isTemp(p)) {
@@ -61,13 +67,14 @@ final class Pagelog implements AutoCloseable {
                 int n = segments.size();
                 if (!p.getFileName().toString().equals(name(n))) throw new CorruptionException("Pagelog segment " + name(n) + " is missing", p, 0);
                 FileIO f = io.open(p, false);
-                segments.add(f);
+                segments.put(n, f);
                 checkHeader(f, n);
             }
         } catch (IOException e) {
             throw new StorageException("cannot open the Pagelog: " + e.getMessage(), dir, e);
         }
         end = segments.isEmpty() ? 0 : (segments.size() - 1) * recordsPerSegment + recordsIn(segments.size() - 1);
+        staged = end;
     }
 
     private static String name(int segment) {
@@ -103,32 +110,46 @@ final class Pagelog implements AutoCloseable {
         return n * recordBytes + (long) segments.size() * HEADER;
     }
 
-    /** Appends the image at [0, pageSize) of {@code image}; returns its address. Archiver thread only. */
+    /**
+     * Stages the image at [0, pageSize) of {@code image} for writing and returns its address; staged records reach
+     * the file at {@link #writeStaged} (one write per run of records, not per page). Archiver thread only.
+     */
     long append(long pageId, long snapshot, ByteBuffer image, int imageOffset) {
-        long address = end;
-        int seg = (int) (address / recordsPerSegment);
-        try {
-            if (seg == segments.size()) newSegment(seg);
-            writeBuf.clear();
-            writeBuf.putLong(pageId).putLong(snapshot).putInt(0).putInt(0);
-            writeBuf.put(RECORD_HEADER, image, imageOffset, pageSize);
-            writeBuf.putInt(16, checksum(writeBuf));
-            writeBuf.position(0).limit(recordBytes);
-            segments.get(seg).write(writeBuf, offsetOf(address));
-        } catch (IOException e) {
-            throw new StorageException("Pagelog append failed: " + e.getMessage(), dir.resolve(name(seg)), e);
-        }
-        unforcedFrom = Math.min(unforcedFrom, seg);
-        end = address + 1;
+        long address = staged;
+        if (stage.remaining() < recordBytes || (address % recordsPerSegment == 0 && stage.position() > 0)) writeStaged();
+        int at = stage.position();
+        stage.putLong(pageId).putLong(snapshot).putInt(0).putInt(0);
+        stage.put(at + RECORD_HEADER, image, imageOffset, pageSize);
+        stage.position(at + recordBytes);
+        stage.putInt(at + 16, checksum(stage, at));
+        staged = address + 1;
         return address;
     }
 
-    private int checksum(ByteBuffer record) {
+    /** Writes every staged record; they become readable. Archiver thread only. */
+    void writeStaged() {
+        if (stage.position() == 0) return;
+        long first = end;
+        int seg = (int) (first / recordsPerSegment);
+        try {
+            if (!segments.containsKey(seg)) newSegment(seg);
+            stage.flip();
+            segments.get(seg).write(stage, offsetOf(first));
+        } catch (IOException e) {
+            throw new StorageException("Pagelog append failed: " + e.getMessage(), dir.resolve(name(seg)), e);
+        } finally {
+            stage.clear();
+        }
+        unforcedFrom = Math.min(unforcedFrom, seg);
+        end = staged;
+    }
+
+    private int checksum(ByteBuffer buf, int at) {
         crc.reset();
-        ByteBuffer b = record.duplicate();
-        b.position(0).limit(16);
+        ByteBuffer b = buf.duplicate();
+        b.limit(at + 16).position(at);
         crc.update(b);
-        b.limit(recordBytes).position(RECORD_HEADER);
+        b.limit(at + recordBytes).position(at + RECORD_HEADER);
         crc.update(b);
         return (int) crc.getValue();
     }
@@ -139,7 +160,7 @@ final class Pagelog implements AutoCloseable {
         CRC32C c = new CRC32C();
         c.update(h.array(), 0, 28);
         h.putInt(28, (int) c.getValue());
-        segments.add(DurableFiles.create(io, dir.resolve(name(seg)), h));
+        segments.put(seg, DurableFiles.create(io, dir.resolve(name(seg)), h));
     }
 
     private long offsetOf(long address) {
@@ -154,7 +175,8 @@ final class Pagelog implements AutoCloseable {
         if (address < 0 || address >= end) throw new IllegalArgumentException("Pagelog address " + address + " outside [0, " + end + ")");
         int seg = (int) (address / recordsPerSegment);
         FileIO f = segments.get(seg);
-        ByteBuffer rec = ByteBuffer.allocate(recordBytes).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer rec = readBuf.get();
+        rec.clear();
         long off = offsetOf(address);
         try {
             if (f.read(rec, off) < recordBytes) throw new CorruptionException("Pagelog record truncated", f.path(), off);
@@ -162,8 +184,11 @@ final class Pagelog implements AutoCloseable {
             throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
         }
         CRC32C c = new CRC32C();
-        c.update(rec.array(), 0, 16);
-        c.update(rec.array(), RECORD_HEADER, pageSize);
+        ByteBuffer b = rec.duplicate();
+        b.limit(16).position(0);
+        c.update(b);
+        b.limit(recordBytes).position(RECORD_HEADER);
+        c.update(b);
         if (rec.getInt(16) != (int) c.getValue()) throw new CorruptionException("Pagelog record checksum mismatch (page " + pageId + ")", f.path(), off);
         if (rec.getLong(0) != pageId) throw new CorruptionException("Pagelog record holds page " + rec.getLong(0) + ", expected " + pageId, f.path(), off);
         dst.put(dstOffset, rec, RECORD_HEADER, pageSize);
@@ -171,6 +196,7 @@ final class Pagelog implements AutoCloseable {
 
     /** Makes every appended record durable. */
     void force() {
+        writeStaged();
         for (int s = Math.min(unforcedFrom, segments.size()); s < segments.size(); s++) {
             try {
                 segments.get(s).force();
@@ -191,6 +217,7 @@ final class Pagelog implements AutoCloseable {
                 f.close();
                 io.delete(f.path());
             }
+            staged = newEnd;
             if (keep > 0) {
                 FileIO last = segments.get(keep - 1);
                 last.truncate(HEADER + (newEnd - (keep - 1) * recordsPerSegment) * recordBytes);
@@ -204,7 +231,7 @@ final class Pagelog implements AutoCloseable {
 
     @Override
     public void close() {
-        for (FileIO f : segments) {
+        for (FileIO f : segments.values()) {
             try {
                 f.close();
             } catch (IOException e) {

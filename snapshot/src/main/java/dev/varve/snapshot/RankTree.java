@@ -17,9 +17,19 @@ import java.util.Map;
  */
 final class RankTree {
     private final RankTreePolicy policy;
+    /** Lowest level that keeps everything: a snapshot counted there never drops (k + 1 when no level does). */
+    private final int keepAllFrom;
 
     RankTree(RankTreePolicy policy) {
         this.policy = policy;
+        int first = policy.levelCount() + 1;
+        for (int i = policy.levelCount(); i >= 1; i--) if (policy.levels().get(i - 1).kind() == Retention.Kind.ALL) first = i;
+        this.keepAllFrom = first;
+    }
+
+    /** True when no snapshot can ever drop (every level 1 keeps everything, the default): nothing to evaluate. */
+    boolean keepsEverything() {
+        return keepAllFrom == 1;
     }
 
     int levels() {
@@ -32,6 +42,7 @@ final class RankTree {
 
     /** The snapshots among {@code live} (ascending ids) that no level up to their rank keeps at {@code nowMillis}. */
     List<Verdict> drops(Collection<SnapshotRecord> live, long nowMillis) {
+        if (keepsEverything()) return List.of();
         int k = policy.levelCount();
         Map<Long, Integer> keptBy = new HashMap<>();
         for (int level = 1; level <= k; level++) {

@@ -33,6 +33,7 @@ final class SnapshotLog implements AutoCloseable {
     private final FileIO file;
     private long count;
     private boolean dirty;
+    private final List<ByteBuffer> unwritten = new ArrayList<>();
 
     SnapshotLog(FileIOFactory io, Path path) {
         try {
@@ -78,21 +79,34 @@ final class SnapshotLog implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Appends a record, buffered: declarations need only be durable by the checkpoint whose mark follows them
+     * (replay re-declares the others from their snaprecs), so they are written and fsynced at {@link #force}.
+     */
     void append(SnapshotRecord s) {
         ByteBuffer r = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
         r.putLong(0, s.id()).putInt(8, s.rank()).putLong(16, s.declaredMillis()).putLong(24, s.start()).putLong(32, s.walLsn());
         r.putInt(40, crc(r.array(), 0, 40));
-        try {
-            file.write(r, HEADER + count * RECORD);
-        } catch (IOException e) {
-            throw new StorageException("snapshot log append failed: " + e.getMessage(), file.path(), e);
-        }
-        count++;
-        dirty = true;
+        unwritten.add(r);
     }
 
-    /** Keeps the first {@code n} records. */
+    private void writeBuffered() {
+        try {
+            for (ByteBuffer r : unwritten) {
+                file.write(r, HEADER + count * RECORD);
+                count++;
+                dirty = true;
+            }
+        } catch (IOException e) {
+            throw new StorageException("snapshot log append failed: " + e.getMessage(), file.path(), e);
+        } finally {
+            unwritten.clear();
+        }
+    }
+
+    /** Keeps the first {@code n} records (recovery, before any append). */
     void truncate(long n) {
+        unwritten.clear();
         try {
             if (file.size() > HEADER + n * RECORD) {
                 file.truncate(HEADER + n * RECORD);
@@ -105,6 +119,7 @@ final class SnapshotLog implements AutoCloseable {
     }
 
     void force() {
+        writeBuffered();
         if (!dirty) return;
         try {
             file.force();
@@ -117,6 +132,7 @@ final class SnapshotLog implements AutoCloseable {
     @Override
     public void close() {
         try {
+            writeBuffered();
             file.close();
         } catch (IOException e) {
             throw new StorageException("cannot close the snapshot log", file.path(), e);
