@@ -68,9 +68,9 @@ public class SnapshotBenchmark {
         Table current;
         final SplittableRandom random = new SplittableRandom(42);
 
-        void open(String prefix) throws IOException {
+        void open(String prefix, WalSyncMode sync) throws IOException {
             dir = Files.createTempDirectory(prefix);
-            store = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(REGION_BYTES).walSyncMode(WalSyncMode.LOG_ONLY).build());
+            store = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(REGION_BYTES).walSyncMode(sync).build());
             current = store.table(TABLE);
             writeAll(0);
             store.checkpoint().join();
@@ -106,13 +106,20 @@ public class SnapshotBenchmark {
         @Param({"0", "1"})
         public int snapshotEvery;
 
+        /**
+         * LOG_ONLY: the baseline is memory speed, so each batch's captured pages (~4 KiB each, one per put here)
+         * dominate; FSYNC: commits wait for the disk, as in Retro's measurements.
+         */
+        @Param({"LOG_ONLY", "FSYNC"})
+        public WalSyncMode walSyncMode;
+
         final byte[][] values = new byte[BATCH][VALUE_BYTES];
         long batches;
         long walBefore;
 
         @Setup(Level.Trial)
         public void setup() throws IOException {
-            open("varve-snapupdate-");
+            open("varve-snapupdate-", walSyncMode);
             for (int i = 0; i < BATCH; i++) Values.fill(values[i], i);
             walBefore = store.metrics().walBytesWritten();
         }
@@ -120,7 +127,7 @@ public class SnapshotBenchmark {
         @TearDown(Level.Trial)
         public void tearDown() throws IOException {
             try {
-                System.out.printf("%n[update snapshotEvery=%d] batches=%d snapshots=%d archive=%s wal=%s throttled=%d ms%n", snapshotEvery, batches,
+                System.out.printf("%n[update snapshotEvery=%d %s] batches=%d snapshots=%d archive=%s wal=%s throttled=%d ms%n", snapshotEvery, walSyncMode, batches,
                         store.snapshots().size(), mib(store.metrics().archiveBytes()), mib(store.metrics().walBytesWritten() - walBefore),
                         TimeUnit.NANOSECONDS.toMillis(store.metrics().throttledNanos()));
             } finally {
@@ -140,7 +147,7 @@ public class SnapshotBenchmark {
 
         @Setup(Level.Trial)
         public void setup() throws IOException {
-            open("varve-snapread-");
+            open("varve-snapread-", WalSyncMode.LOG_ONLY);
             long id = store.snapshotNow();
             boolean archived;
             switch (pages) {

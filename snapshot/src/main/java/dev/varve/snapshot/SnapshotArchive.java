@@ -15,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -59,7 +60,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final List<SnapshotPageTable> views = new ArrayList<>();
     private final TreeMap<Long, SnapshotRecord> snapshots = new TreeMap<>();
     private final Map<Long, Dropped> dropped = new TreeMap<>();
-    private final Map<Long, long[]> capturesPerSnapshot = new TreeMap<>();
+    private final Map<Long, long[]> capturesPerSnapshot = new HashMap<>();
     private long nextCapture;
     private long markCapture;
 
