@@ -17,9 +17,12 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * page is read from its archived pre-state through SPT(v). Read-only: writes throw.
  */
 public final class AsOfPages implements PageAccess, AutoCloseable {
+    private static final int CACHED_PAGES = 1024;
     private final SnapshotArchive archive;
     private final PageMemory memory;
     private final SnapshotPageTable spt;
+    /** Archived pages this view read, kept for its later reads (1024 pages: its past tree's inner levels and more). */
+    private final ArchivedPageCache cache;
     private final ConcurrentLinkedQueue<Page> spare = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
@@ -27,6 +30,7 @@ public final class AsOfPages implements PageAccess, AutoCloseable {
         this.archive = archive;
         this.memory = memory;
         this.spt = spt;
+        this.cache = new ArchivedPageCache(CACHED_PAGES, memory.pageSize());
     }
 
     /** A page source as of the declared snapshot {@code r}; close it to stop keeping its SPT current. */
@@ -53,11 +57,13 @@ public final class AsOfPages implements PageAccess, AutoCloseable {
         memory.releaseRead(current);
         Page copy = spare.poll();
         if (copy == null) copy = new Page(ByteBuffer.allocateDirect(pageSize()), 0, pageSize());
+        if (cache.copyOut(pageId, copy.buffer(), 0)) return copy;
         if (!archive.readArchived(spt, pageId, copy.buffer(), 0)) {
             spare.offer(copy);
             throw new IllegalStateException("page " + PageId.toString(pageId) + " changed after snapshot " + spt.snapshot()
                     + " but the archive holds no pre-state for it");
         }
+        cache.put(pageId, copy.buffer(), 0);
         return copy;
     }
 

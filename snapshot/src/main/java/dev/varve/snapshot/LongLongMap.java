@@ -58,6 +58,29 @@ final class LongLongMap {
         return false;
     }
 
+    /** Removes {@code key}; backward-shift deletion keeps probe chains whole without tombstones. */
+    boolean remove(long key) {
+        int mask = keys.length - 1;
+        int i = hash(key) & mask;
+        while (keys[i] != key) {
+            if (keys[i] == EMPTY) return false;
+            i = (i + 1) & mask;
+        }
+        int hole = i;
+        for (int j = (hole + 1) & mask; keys[j] != EMPTY; j = (j + 1) & mask) {
+            int home = hash(keys[j]) & mask;
+            boolean movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+            if (movable) {
+                keys[hole] = keys[j];
+                values[hole] = values[j];
+                hole = j;
+            }
+        }
+        keys[hole] = EMPTY;
+        size--;
+        return true;
+    }
+
     int size() {
         return size;
     }
