@@ -165,6 +165,15 @@ public final class VarveConfig {
     /** Largest capture buffer: 64 GiB. */
     public static final long CAPTURE_BUFFER_SIZE_MAX = 64 * GiB;
 
+    /** Pagelog segment size: the unit in which the archive reclaims space (a whole segment, never a copy). */
+    public static final String ARCHIVE_SEGMENT_SIZE_PROP_NAME = PREFIX + "archiveSegmentSize";
+    /** Default archive segment: 64 MiB. */
+    public static final long ARCHIVE_SEGMENT_SIZE_DEFAULT = 64 * MiB;
+    /** Smallest archive segment: 256 KiB. */
+    public static final long ARCHIVE_SEGMENT_SIZE_MIN = 256 * KiB;
+    /** Largest archive segment: 4 GiB. */
+    public static final long ARCHIVE_SEGMENT_SIZE_MAX = 4 * GiB;
+
     /** Snapshot retention rules per rank level, e.g. {@code keepLast(60),keepFor(PT24H),keepAll()}. */
     public static final String RETENTION_PROP_NAME = PREFIX + "retention";
     /** Snapshot archive budget in bytes, see {@link RankTreePolicy#withBudget(long)}; none by default. */
@@ -194,6 +203,7 @@ public final class VarveConfig {
     private final int skippyLevels;
     private final int skippyNodeEntries;
     private final long captureBufferSize;
+    private final long archiveSegmentSize;
     private final RankTreePolicy retention;
     /** As given: null means {@code path.resolve(ARCHIVE_PATH_DEFAULT_NAME)}. */
     private final Path archivePathGiven;
@@ -216,6 +226,7 @@ public final class VarveConfig {
         skippyLevels = b.skippyLevels;
         skippyNodeEntries = b.skippyNodeEntries;
         captureBufferSize = b.captureBufferSize;
+        archiveSegmentSize = b.archiveSegmentSize;
         retention = b.retention;
         archivePathGiven = b.archivePath;
     }
@@ -255,7 +266,7 @@ public final class VarveConfig {
                 .checkpointFrequency(checkpointFrequency).checkpointThreads(checkpointThreads)
                 .checkpointBufferSize(checkpointBufferSize).checkpointDirtyRatio(checkpointDirtyRatio)
                 .checkpointWalVolume(checkpointWalVolume).skippyLevels(skippyLevels).skippyNodeEntries(skippyNodeEntries)
-                .captureBufferSize(captureBufferSize).retention(retention).archivePath(archivePathGiven);
+                .captureBufferSize(captureBufferSize).archiveSegmentSize(archiveSegmentSize).retention(retention).archivePath(archivePathGiven);
     }
 
     /** {@return the store directory} */
@@ -343,6 +354,11 @@ public final class VarveConfig {
         return captureBufferSize;
     }
 
+    /** {@return the archive (Pagelog) segment size in bytes} */
+    public long archiveSegmentSize() {
+        return archiveSegmentSize;
+    }
+
     /** {@return the snapshot retention policy} */
     public RankTreePolicy retention() {
         return retention;
@@ -373,7 +389,8 @@ public final class VarveConfig {
                 + ", checkpointFrequency=" + checkpointFrequency + ", checkpointThreads=" + checkpointThreads
                 + ", checkpointBufferSize=" + checkpointBufferSize + ", checkpointDirtyRatio=" + checkpointDirtyRatio
                 + ", checkpointWalVolume=" + checkpointWalVolume + ", skippyLevels=" + skippyLevels
-                + ", skippyNodeEntries=" + skippyNodeEntries + ", captureBufferSize=" + captureBufferSize + ", retention=" + retention
+                + ", skippyNodeEntries=" + skippyNodeEntries + ", captureBufferSize=" + captureBufferSize
+                + ", archiveSegmentSize=" + archiveSegmentSize + ", retention=" + retention
                 + ", archivePath=" + archivePath() + "}";
     }
 
@@ -396,6 +413,7 @@ public final class VarveConfig {
         private int skippyLevels = SKIPPY_LEVELS_DEFAULT;
         private int skippyNodeEntries = SKIPPY_NODE_ENTRIES_DEFAULT;
         private long captureBufferSize = CAPTURE_BUFFER_SIZE_DEFAULT;
+        private long archiveSegmentSize = ARCHIVE_SEGMENT_SIZE_DEFAULT;
         private RankTreePolicy retention = RETENTION_DEFAULT;
         private Path archivePath;
 
@@ -573,6 +591,16 @@ public final class VarveConfig {
         }
 
         /**
+         * Sets the archive segment size in bytes, see {@link #ARCHIVE_SEGMENT_SIZE_PROP_NAME}.
+         * @param v the new value
+         * @return this builder
+         */
+        public Builder archiveSegmentSize(long v) {
+            archiveSegmentSize = v;
+            return this;
+        }
+
+        /**
          * Sets the snapshot retention policy, see {@link #RETENTION_PROP_NAME}.
          * @param v the new value
          * @return this builder
@@ -622,6 +650,7 @@ public final class VarveConfig {
             ConfigChecks.intRange("skippyLevels", skippyLevels, SKIPPY_LEVELS_MIN, SKIPPY_LEVELS_MAX);
             ConfigChecks.intRange("skippyNodeEntries", skippyNodeEntries, SKIPPY_NODE_ENTRIES_MIN, SKIPPY_NODE_ENTRIES_MAX);
             ConfigChecks.byteRange("captureBufferSize", captureBufferSize, CAPTURE_BUFFER_SIZE_MIN, CAPTURE_BUFFER_SIZE_MAX);
+            ConfigChecks.byteRange("archiveSegmentSize", archiveSegmentSize, ARCHIVE_SEGMENT_SIZE_MIN, ARCHIVE_SEGMENT_SIZE_MAX);
             ConfigChecks.required("retention", retention);
 
             // Fields against each other.

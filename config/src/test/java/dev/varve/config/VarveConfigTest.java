@@ -92,6 +92,7 @@ class VarveConfigTest {
                 arg("skippyNodeEntries", b -> b.skippyNodeEntries(8)),
                 arg("skippyNodeEntries", b -> b.skippyNodeEntries(65536)),
                 arg("captureBufferSize", b -> b.captureBufferSize(256 * KiB)),
+                arg("archiveSegmentSize", b -> b.archiveSegmentSize(256 * KiB)),
                 arg("recoveryMode", b -> b.recoveryMode(RecoveryMode.WAL_PHYSICAL)),
                 arg("recoveryCompression", b -> b.recoveryCompression(RecoveryCompression.DISABLED)),
                 arg("walSyncMode", b -> b.walSyncMode(WalSyncMode.BACKGROUND)),
@@ -137,6 +138,7 @@ class VarveConfigTest {
                 arg("skippyNodeEntries", b -> b.skippyNodeEntries(65537)),
                 arg("captureBufferSize", b -> b.captureBufferSize(256 * KiB - 4096)),
                 arg("captureBufferSize", b -> b.captureBufferSize(16 * MiB + 1)),
+                arg("archiveSegmentSize", b -> b.archiveSegmentSize(256 * KiB - 1)),
                 arg("recoveryMode", b -> b.recoveryMode(null)),
                 arg("recoveryCompression", b -> b.recoveryCompression(null)),
                 arg("walSyncMode", b -> b.walSyncMode(null)),
@@ -208,7 +210,7 @@ class VarveConfigTest {
                 "recoveryMode=CHECKPOINT_RECOVERY_FILE", "recoveryCompression=SNAPPY", "walSyncMode=LOG_ONLY",
                 "walSegmentSize=67108864", "walFlushFrequency=PT1S", "checkpointFrequency=PT30S",
                 "checkpointThreads=2", "checkpointBufferSize=67108864", "checkpointDirtyRatio=0.75",
-                "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=4096", "captureBufferSize=16777216",
+                "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=4096", "captureBufferSize=16777216", "archiveSegmentSize=67108864",
                 "retention=keepAll()", "archivePath="}) {
             assertTrue(s.contains(field), field + " missing in " + s);
         }
@@ -221,6 +223,6 @@ class VarveConfigTest {
         for (String key : ConfigProperties.KEYS) {
             assertTrue(key.startsWith(VarveConfig.PREFIX), key);
         }
-        assertEquals(20, ConfigProperties.KEYS.stream().distinct().count());
+        assertEquals(21, ConfigProperties.KEYS.stream().distinct().count());
     }
 }

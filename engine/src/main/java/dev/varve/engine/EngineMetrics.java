@@ -41,6 +41,11 @@ final class EngineMetrics implements VarveMetrics {
     }
 
     @Override
+    public long archiveBytesReclaimed() {
+        return e.archive.reclaimedBytes();
+    }
+
+    @Override
     public CheckpointStats lastCheckpoint() {
         return e.checkpointer.last();
     }

@@ -22,6 +22,9 @@ public interface VarveMetrics {
     /** Bytes held by the snapshot archive (Pagelog and Maplog with its Skippy levels). */
     long archiveBytes();
 
+    /** Snapshot-archive bytes given back by reclamation (whole segments, nothing copied). */
+    long archiveBytesReclaimed();
+
     /** The IEP-113 breakdown of the last checkpoint. */
     CheckpointStats lastCheckpoint();
 

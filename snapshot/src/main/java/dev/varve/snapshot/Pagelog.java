@@ -48,6 +48,9 @@ final class Pagelog implements AutoCloseable {
     /** Next address to write (readable records end here) and next address to stage. */
     private volatile long end;
     private long staged;
+    /** Segments before this one were reclaimed. */
+    private volatile int firstSegment;
+    private long reclaimedBytes;
     private int unforcedFrom = Integer.MAX_VALUE;
 
     Pagelog(FileIOFactory io, Path dir, int pageSize, long segmentBytes) {
@@ -64,8 +67,9 @@ final class Pagelog implements AutoCloseable {
                     io.delete(p); // a segment creation cut short by a crash
                     continue;
                 }
-                int n = segments.size();
-                if (!p.getFileName().toString().equals(name(n))) throw new CorruptionException("Pagelog segment " + name(n) + " is missing", p, 0);
+                int n = segmentOf(p);
+                if (!segments.isEmpty() && n != lastSegment() + 1) throw new CorruptionException("Pagelog segment " + name(lastSegment() + 1) + " is missing", p, 0);
+                if (segments.isEmpty()) firstSegment = n; // the ones before were reclaimed
                 FileIO f = io.open(p, false);
                 segments.put(n, f);
                 checkHeader(f, n);
@@ -73,8 +77,21 @@ final class Pagelog implements AutoCloseable {
         } catch (IOException e) {
             throw new StorageException("cannot open the Pagelog: " + e.getMessage(), dir, e);
         }
-        end = segments.isEmpty() ? 0 : (segments.size() - 1) * recordsPerSegment + recordsIn(segments.size() - 1);
+        end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
         staged = end;
+    }
+
+    private int lastSegment() {
+        return firstSegment + segments.size() - 1;
+    }
+
+    private static int segmentOf(Path p) {
+        String n = p.getFileName().toString();
+        try {
+            return Integer.parseInt(n.substring(PREFIX.length(), n.length() - ".log".length()));
+        } catch (RuntimeException e) {
+            throw new CorruptionException("unexpected file in the archive: " + n, p, 0);
+        }
     }
 
     private static String name(int segment) {
@@ -106,8 +123,34 @@ final class Pagelog implements AutoCloseable {
 
     /** Bytes held on disk. */
     long bytes() {
-        long n = end;
-        return n * recordBytes + (long) segments.size() * HEADER;
+        long records = end - (long) firstSegment * recordsPerSegment;
+        return records * recordBytes + (long) segments.size() * HEADER;
+    }
+
+    /** Bytes given back by {@link #reclaimBelow} since open. */
+    long reclaimedBytes() {
+        return reclaimedBytes;
+    }
+
+    /**
+     * Deletes every segment whose records all lie below {@code address} — whole files, nothing copied — but never the
+     * segment being written. The caller guarantees nothing live maps below {@code address}. Archiver side.
+     */
+    void reclaimBelow(long address) {
+        while (firstSegment < lastSegment() && (firstSegment + 1L) * recordsPerSegment <= address) {
+            int seg = firstSegment;
+            FileIO f = segments.get(seg);
+            try {
+                long size = f.size();
+                f.close();
+                io.delete(f.path());
+                reclaimedBytes += size;
+            } catch (IOException e) {
+                throw new StorageException("cannot delete a reclaimed Pagelog segment: " + e.getMessage(), f.path(), e);
+            }
+            firstSegment = seg + 1; // readers never ask for reclaimed addresses: every live mapping lies above
+            segments.remove(seg);
+        }
     }
 
     /**
@@ -175,6 +218,7 @@ final class Pagelog implements AutoCloseable {
         if (address < 0 || address >= end) throw new IllegalArgumentException("Pagelog address " + address + " outside [0, " + end + ")");
         int seg = (int) (address / recordsPerSegment);
         FileIO f = segments.get(seg);
+        if (f == null) throw new IllegalStateException("Pagelog address " + address + " lies in reclaimed segment " + seg);
         ByteBuffer rec = readBuf.get();
         rec.clear();
         long off = offsetOf(address);
@@ -197,7 +241,7 @@ final class Pagelog implements AutoCloseable {
     /** Makes every appended record durable. */
     void force() {
         writeStaged();
-        for (int s = Math.min(unforcedFrom, segments.size()); s < segments.size(); s++) {
+        for (int s = Math.max(firstSegment, Math.min(unforcedFrom, lastSegment() + 1)); s <= lastSegment(); s++) {
             try {
                 segments.get(s).force();
             } catch (IOException e) {
@@ -210,19 +254,24 @@ final class Pagelog implements AutoCloseable {
     /** Drops records at and after {@code newEnd} (recovery: data no durable mapping references). */
     void truncate(long newEnd) {
         if (newEnd >= end) return;
+        if (newEnd < (long) firstSegment * recordsPerSegment)
+            throw new IllegalStateException("cannot cut the Pagelog to " + newEnd + ": segments before " + firstSegment + " were reclaimed");
         try {
-            int keep = newEnd == 0 ? 0 : (int) ((newEnd - 1) / recordsPerSegment) + 1;
-            while (segments.size() > keep) {
-                FileIO f = segments.remove(segments.size() - 1);
+            int keep = newEnd == 0 ? 0 : (int) ((newEnd - 1) / recordsPerSegment) + 1; // segments [0, keep) hold [0, newEnd)
+            while (!segments.isEmpty() && lastSegment() >= Math.max(keep, firstSegment + 1)) {
+                FileIO f = segments.remove(lastSegment());
                 f.close();
                 io.delete(f.path());
             }
-            staged = newEnd;
-            if (keep > 0) {
+            if (keep > firstSegment) {
                 FileIO last = segments.get(keep - 1);
-                last.truncate(HEADER + (newEnd - (keep - 1) * recordsPerSegment) * recordBytes);
+                last.truncate(HEADER + (newEnd - (keep - 1L) * recordsPerSegment) * recordBytes);
                 last.force();
+            } else if (!segments.isEmpty()) {
+                segments.get(firstSegment).truncate(HEADER);
+                segments.get(firstSegment).force();
             }
+            staged = newEnd;
         } catch (IOException e) {
             throw new StorageException("cannot truncate the Pagelog: " + e.getMessage(), dir, e);
         }

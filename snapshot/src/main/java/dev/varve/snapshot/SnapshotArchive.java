@@ -79,7 +79,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /** Opens (or creates) the archive in {@code dir}; nothing is captured until {@link #recover} and {@link #start}. */
     public SnapshotArchive(FileIOFactory io, Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes,
-                           RankTreePolicy retention) {
+                           long segmentBytes, RankTreePolicy retention) {
         this.pageSize = pageSize;
         this.rankTree = new RankTree(retention);
         try {
@@ -88,7 +88,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         } catch (IOException e) {
             throw new StorageException("cannot create the archive directory", dir, e);
         }
-        this.pagelog = new Pagelog(io, dir, pageSize, 64L << 20);
+        this.pagelog = new Pagelog(io, dir, pageSize, segmentBytes);
         this.skippy = new Skippy(io, dir, skippyLevels, skippyNodeEntries);
         this.snapshotLog = new SnapshotLog(io, dir.resolve("snapshots.log"));
         this.marks = new MaplogFile(io, dir.resolve("archive-marks.log"), MaplogFile.KIND_UPLINKS, -1, skippyNodeEntries);
@@ -390,6 +390,31 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
+     * After a checkpoint: reclaims the Pagelog segments no live snapshot and no open view can reach — wholly below
+     * Start of the oldest of them — and no recovery can need — below this checkpoint's mark. Whole files go;
+     * nothing is copied. Drop decisions are made durable first, so a crash cannot bring back a snapshot whose data
+     * is gone.
+     */
+    @Override
+    public void afterEndMarker(long checkpointId, long markLsn) {
+        long limit;
+        lock.lock();
+        try {
+            drops.force();
+            limit = Math.min(markCapture, snapshots.isEmpty() ? nextCapture : snapshots.firstEntry().getValue().start());
+            for (SnapshotPageTable v : views) limit = Math.min(limit, v.start());
+        } finally {
+            lock.unlock();
+        }
+        pagelog.reclaimBelow(limit);
+    }
+
+    /** Archive bytes given back by reclamation since open. */
+    public long reclaimedBytes() {
+        return pagelog.reclaimedBytes();
+    }
+
+    /**
      * Makes every capture up to the mark durable — Pagelog, then Maplog and Skippy, then Start records — and
      * records the mark's capture number (I4, I5).
      */
@@ -425,7 +450,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /** Builds SPT(v) for snapshot {@code id} and keeps it current until {@link #closeView}. */
     SnapshotPageTable openView(SnapshotRecord r) {
-        SnapshotPageTable spt = new SnapshotPageTable(r.id());
+        SnapshotPageTable spt = new SnapshotPageTable(r.id(), r.start());
         long built = skippy.size();
         skippy.buildSpt(r.start(), spt.map(), built);
         lock.lock();

@@ -11,10 +11,17 @@ package dev.varve.snapshot;
 final class SnapshotPageTable {
     static final long MISSING = -1;
     private final long snapshot;
+    private final long start;
     private final LongLongMap map = new LongLongMap(1024);
 
-    SnapshotPageTable(long snapshot) {
+    SnapshotPageTable(long snapshot, long start) {
         this.snapshot = snapshot;
+        this.start = start;
+    }
+
+    /** Start(v): an open view pins the archive from here on, even if the policy drops v meanwhile. */
+    long start() {
+        return start;
     }
 
     long snapshot() {
