@@ -46,6 +46,16 @@ final class EngineMetrics implements VarveMetrics {
     }
 
     @Override
+    public long[] archiveBytesPerLevel() {
+        return e.archive.bytesPerLevel();
+    }
+
+    @Override
+    public long archiveDeadBytes() {
+        return e.archive.deadBytesInLiveSegments();
+    }
+
+    @Override
     public CheckpointStats lastCheckpoint() {
         return e.checkpointer.last();
     }

@@ -25,6 +25,15 @@ public interface VarveMetrics {
     /** Snapshot-archive bytes given back by reclamation (whole segments, nothing copied). */
     long archiveBytesReclaimed();
 
+    /** Snapshot-archive bytes per rank level's region (its volume and Maplog), level 1 first. */
+    long[] archiveBytesPerLevel();
+
+    /**
+     * Snapshot-archive bytes inside segments still held that no live snapshot or open view can reach: the
+     * fragmentation whole-segment reclamation leaves. Reads every archived record's header: for tests and tools.
+     */
+    long archiveDeadBytes();
+
     /** The IEP-113 breakdown of the last checkpoint. */
     CheckpointStats lastCheckpoint();
 

@@ -29,8 +29,9 @@ final class Capture implements PageWriteHook {
         if (!enabled) return;
         long latest = archive.latest();
         if (latest == 0) return;
-        if (page.getLong(PageHeader.SAVED_AFTER_OFFSET) >= latest) return;
-        if (!fresh) archive.capture(page, latest);
+        long savedAfter = page.getLong(PageHeader.SAVED_AFTER_OFFSET);
+        if (savedAfter >= latest) return;
+        if (!fresh) archive.capture(page, latest, savedAfter);
         page.putLong(PageHeader.SAVED_AFTER_OFFSET, latest);
     }
 

@@ -21,17 +21,20 @@ import java.util.zip.CRC32C;
  *
  * <pre>
  * segment header (32):  magic (8) | version (4) | pageSize (4) | segment (8) | reserved (4) | crc32c of [0,28) (4)
- * record (pageSize+24): pageId (8) | snapshot (8) | crc32c of pageId, snapshot and image (4) | reserved (4) | image
+ * record (pageSize+32): pageId (8) | hi (8) | lo (8) | crc32c of [0,24) and the image (4) | reserved (4) | image
  * </pre>
- * Format versions: 1 — initial layout.
+ * A record is needed by no snapshot outside (lo, hi]: hi is the latest snapshot when it was captured, lo its
+ * page's SavedAfter at the volume's level before. A segment keeps the widest such range of its records, which is
+ * all reclamation needs to decide that none of them is reachable any more.
+ * Format versions: 1 — initial layout; 2 — records carry (lo, hi].
  *
  * <p>Appends come from the archiver thread only; reads (as-of views) from any thread.
  */
 final class Pagelog implements AutoCloseable {
     static final long MAGIC = 0x5641525645504c31L; // "VARVEPL1"
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int HEADER = 32;
-    static final int RECORD_HEADER = 24;
+    static final int RECORD_HEADER = 32;
     private static final String PREFIX = "pagelog-";
 
     private final FileIOFactory io;
@@ -50,6 +53,8 @@ final class Pagelog implements AutoCloseable {
     private long staged;
     /** Segments before this one were reclaimed. */
     private volatile int firstSegment;
+    /** Per segment, the widest (lo, hi] of its records: {lo, hi}. */
+    private final Map<Integer, long[]> ranges = new ConcurrentHashMap<>();
     private long reclaimedBytes;
     private int unforcedFrom = Integer.MAX_VALUE;
 
@@ -79,6 +84,26 @@ final class Pagelog implements AutoCloseable {
         }
         end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
         staged = end;
+        for (int seg : segments.keySet()) ranges.put(seg, scanRange(seg));
+    }
+
+    /** Reads the (lo, hi] of every record header of a segment (at open). */
+    private long[] scanRange(int seg) {
+        long[] range = {Long.MAX_VALUE, 0};
+        ByteBuffer h = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN);
+        long n = Math.min(recordsPerSegment, end - (long) seg * recordsPerSegment);
+        FileIO f = segments.get(seg);
+        try {
+            for (long i = 0; i < n; i++) {
+                h.clear();
+                f.read(h, HEADER + i * recordBytes);
+                range[1] = Math.max(range[1], h.getLong(8));
+                range[0] = Math.min(range[0], h.getLong(16));
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot scan a Pagelog segment: " + e.getMessage(), f.path(), e);
+        }
+        return range;
     }
 
     private int lastSegment() {
@@ -132,13 +157,20 @@ final class Pagelog implements AutoCloseable {
         return reclaimedBytes;
     }
 
+    /** A test of a segment's widest (lo, hi]: true when no snapshot that still matters lies in it. */
+    interface Unreachable {
+        boolean test(long lo, long hi);
+    }
+
     /**
-     * Deletes every segment whose records all lie below {@code address} — whole files, nothing copied — but never the
-     * segment being written. The caller guarantees nothing live maps below {@code address}. Archiver side.
+     * Deletes the oldest segments, in temporal order, while they lie wholly below {@code limit} and none of their
+     * records is {@code reachable} — whole files, nothing copied — never the segment being written. Archiver side.
      */
-    void reclaimBelow(long address) {
-        while (firstSegment < lastSegment() && (firstSegment + 1L) * recordsPerSegment <= address) {
+    void reclaimOldest(long limit, Unreachable unreachable) {
+        while (firstSegment < lastSegment() && (firstSegment + 1L) * recordsPerSegment <= limit) {
             int seg = firstSegment;
+            long[] range = ranges.getOrDefault(seg, new long[]{Long.MAX_VALUE, 0});
+            if (!unreachable.test(range[0], range[1])) return;
             FileIO f = segments.get(seg);
             try {
                 long size = f.size();
@@ -150,21 +182,42 @@ final class Pagelog implements AutoCloseable {
             }
             firstSegment = seg + 1; // readers never ask for reclaimed addresses: every live mapping lies above
             segments.remove(seg);
+            ranges.remove(seg);
         }
+    }
+
+    /** Bytes of records in segments still held that no snapshot can reach any more: the archive's fragmentation. */
+    long deadBytes(Unreachable unreachable) {
+        long dead = 0;
+        ByteBuffer h = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN);
+        for (long a = (long) firstSegment * recordsPerSegment; a < end; a++) {
+            FileIO f = segments.get((int) (a / recordsPerSegment));
+            h.clear();
+            try {
+                f.read(h, offsetOf(a));
+            } catch (IOException e) {
+                throw new StorageException("cannot read a Pagelog record header: " + e.getMessage(), f.path(), e);
+            }
+            if (unreachable.test(h.getLong(16), h.getLong(8))) dead += recordBytes;
+        }
+        return dead;
     }
 
     /**
      * Stages the image at [0, pageSize) of {@code image} for writing and returns its address; staged records reach
      * the file at {@link #writeStaged} (one write per run of records, not per page). Archiver thread only.
      */
-    long append(long pageId, long snapshot, ByteBuffer image, int imageOffset) {
+    long append(long pageId, long lo, long hi, ByteBuffer image, int imageOffset) {
         long address = staged;
         if (stage.remaining() < recordBytes || (address % recordsPerSegment == 0 && stage.position() > 0)) writeStaged();
         int at = stage.position();
-        stage.putLong(pageId).putLong(snapshot).putInt(0).putInt(0);
+        stage.putLong(pageId).putLong(hi).putLong(lo).putInt(0).putInt(0);
         stage.put(at + RECORD_HEADER, image, imageOffset, pageSize);
         stage.position(at + recordBytes);
-        stage.putInt(at + 16, checksum(stage, at));
+        stage.putInt(at + 24, checksum(stage, at));
+        long[] range = ranges.computeIfAbsent((int) (address / recordsPerSegment), x -> new long[]{Long.MAX_VALUE, 0});
+        range[0] = Math.min(range[0], lo);
+        range[1] = Math.max(range[1], hi);
         staged = address + 1;
         return address;
     }
@@ -190,7 +243,7 @@ final class Pagelog implements AutoCloseable {
     private int checksum(ByteBuffer buf, int at) {
         crc.reset();
         ByteBuffer b = buf.duplicate();
-        b.limit(at + 16).position(at);
+        b.limit(at + 24).position(at);
         crc.update(b);
         b.limit(at + recordBytes).position(at + RECORD_HEADER);
         crc.update(b);
@@ -229,11 +282,11 @@ final class Pagelog implements AutoCloseable {
         }
         CRC32C c = new CRC32C();
         ByteBuffer b = rec.duplicate();
-        b.limit(16).position(0);
+        b.limit(24).position(0);
         c.update(b);
         b.limit(recordBytes).position(RECORD_HEADER);
         c.update(b);
-        if (rec.getInt(16) != (int) c.getValue()) throw new CorruptionException("Pagelog record checksum mismatch (page " + pageId + ")", f.path(), off);
+        if (rec.getInt(24) != (int) c.getValue()) throw new CorruptionException("Pagelog record checksum mismatch (page " + pageId + ")", f.path(), off);
         if (rec.getLong(0) != pageId) throw new CorruptionException("Pagelog record holds page " + rec.getLong(0) + ", expected " + pageId, f.path(), off);
         dst.put(dstOffset, rec, RECORD_HEADER, pageSize);
     }
@@ -276,6 +329,8 @@ final class Pagelog implements AutoCloseable {
             throw new StorageException("cannot truncate the Pagelog: " + e.getMessage(), dir, e);
         }
         end = newEnd;
+        ranges.keySet().removeIf(seg -> !segments.containsKey(seg));
+        if (!segments.isEmpty()) ranges.put(lastSegment(), scanRange(lastSegment()));
     }
 
     @Override

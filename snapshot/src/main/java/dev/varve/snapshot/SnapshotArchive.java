@@ -19,21 +19,25 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The split-snapshot archive (Retro): Pagelog, Maplog with Skippy levels, Start(v) in the snapshot log, and
- * SavedAfter in page headers; the capture path, the archiver, and the snapshot page tables of open views.
+ * The split-snapshot archive (Retro), segregated by rank level (Thresher): per level a Pagelog volume and a Maplog
+ * with Skippy levels ({@link ArchiveLevel}); Start(v) in the snapshot log; SavedAfter in page headers; the capture
+ * path, the archiver, retention and reclamation, and the snapshot page tables of open views.
  *
- * <p>Design note. A capture is numbered when it is taken; the archiver writes captures in that order, so a
- * capture's number is both its Pagelog address and its Maplog position, and Start(v) is the number of the next
- * capture at v's declaration. At each checkpoint mark the archive notes the capture number; before the
- * checkpoint's start marker it makes every capture up to there durable, Pagelog before Maplog before Start (I4,
- * I5), and records (mark, capture number). Recovery cuts the archive back to the recovered mark; logical replay
- * from that mark re-declares the later snapshots from their snaprecs and re-captures their pre-states —
- * deterministically (I6), so nothing is captured twice.
+ * <p>Design note. Each level is a complete Retro archive of its own snapshots (those of rank &gt;= the level). A
+ * page's SavedAfter at level j follows from its SavedAfter (level 1, in the header) and the declared ranks: the
+ * latest snapshot of rank &gt;= j not after it. A pre-state is recorded by every level whose latest snapshot is
+ * newer than that, stored once in the volume of the highest of them, and mapped in each of their Maplogs. A
+ * snapshot of declared rank r is read through level min(r, k). Positions and addresses are handed out when a
+ * pre-state is captured and written by the archiver in capture order; at each checkpoint mark the archive notes
+ * them, and before the start marker makes everything up to there durable — volumes before Maplogs before Start
+ * (I4, I5) — with a (mark, level, positions) record. Recovery cuts every level back to the recovered mark; replay
+ * from the mark re-declares the later snapshots and re-captures their pre-states deterministically (I6).
  *
  * <p>One lock guards capture numbering, the pending queue, declarations and the views' tables; page images are
  * copied and written outside it.
@@ -42,10 +46,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
     /** Captures the archiver writes with one Pagelog write. */
     private static final int ARCHIVE_BATCH = 256;
+    /** In a mark record, levels offset by this carry volume addresses; the plain level carries Maplog positions. */
+    private static final long MARK_ADDRESSES = 1000;
 
     private final int pageSize;
-    private final Pagelog pagelog;
-    private final Skippy skippy;
+    private final ArchiveLevel[] levels;
     private final SnapshotLog snapshotLog;
     private final MaplogFile marks;
     private final MaplogFile drops;
@@ -61,6 +66,9 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final TreeMap<Long, SnapshotRecord> snapshots = new TreeMap<>();
     private final Map<Long, Dropped> dropped = new TreeMap<>();
     private final Map<Long, long[]> capturesPerSnapshot = new HashMap<>();
+    /** Per level (index j - 1), every snapshot declared with rank &gt;= j, dropped or not: SavedAfter at level j. */
+    private final TreeSet<Long>[] declaredAtLevel;
+    private final Map<Long, Integer> declaredRank = new HashMap<>();
     private long nextCapture;
     private long markCapture;
 
@@ -73,8 +81,16 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public record Dropped(long id, long droppedMillis, String why) {
     }
 
-    /** One captured pre-state on its way to the archive. */
-    private record Pending(long number, long pageId, long snapshot, int slot) {
+    /**
+     * One captured pre-state on its way to the archive: recorded by the levels in {@code levelMask}, at Maplog
+     * {@code positions[j - 1]} with snapshot {@code stamps[j - 1]}, stored in {@code volume} at {@code address};
+     * needed by no snapshot outside ({@code lo}, {@code hi}].
+     */
+    private record Pending(long number, long pageId, int slot, int levelMask, long[] stamps, long[] positions, int volume, long address,
+                           long lo, long hi) {
+        boolean recordedAt(int level) {
+            return (levelMask & (1 << (level - 1))) != 0;
+        }
     }
 
     /** Opens (or creates) the archive in {@code dir}; nothing is captured until {@link #recover} and {@link #start}. */
@@ -88,8 +104,16 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         } catch (IOException e) {
             throw new StorageException("cannot create the archive directory", dir, e);
         }
-        this.pagelog = new Pagelog(io, dir, pageSize, segmentBytes);
-        this.skippy = new Skippy(io, dir, skippyLevels, skippyNodeEntries);
+        int k = retention.levelCount();
+        if (io.exists(dir.resolve("level-" + (k + 1))))
+            throw new IllegalArgumentException("the archive in " + dir + " has more rank levels than the retention policy's " + k
+                    + "; the number of levels of an existing archive cannot shrink");
+        this.levels = new ArchiveLevel[k];
+        for (int j = 1; j <= k; j++) levels[j - 1] = new ArchiveLevel(io, dir, j, pageSize, skippyLevels, skippyNodeEntries, segmentBytes);
+        @SuppressWarnings("unchecked")
+        TreeSet<Long>[] sets = new TreeSet[k];
+        for (int j = 0; j < k; j++) sets[j] = new TreeSet<>();
+        this.declaredAtLevel = sets;
         this.snapshotLog = new SnapshotLog(io, dir.resolve("snapshots.log"));
         this.marks = new MaplogFile(io, dir.resolve("archive-marks.log"), MaplogFile.KIND_UPLINKS, -1, skippyNodeEntries);
         this.drops = new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, skippyNodeEntries);
@@ -110,12 +134,16 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      * when no checkpoint ever completed) and turns capture on for logical replay.
      */
     public void recover(long markLsn, boolean emptyStore) {
-        long keep = emptyStore ? 0 : captureNumberAt(markLsn);
-        if (keep > skippy.size() || keep > pagelog.end())
-            throw new CorruptionException("the archive holds " + skippy.size() + " mappings and " + pagelog.end() + " pages but checkpoint mark "
-                    + markLsn + " recorded " + keep + " (I5 broken?)", skippy.maplog().path(), 0);
-        skippy.truncate(keep);
-        pagelog.truncate(keep);
+        long[][] atMark = emptyStore ? new long[2][levels.length] : positionsAt(markLsn);
+        for (ArchiveLevel l : levels) {
+            long mappings = atMark[0][l.level - 1];
+            long addresses = atMark[1][l.level - 1];
+            if (mappings > l.maplog.size() || addresses > l.volume.end())
+                throw new CorruptionException("archive level " + l.level + " holds " + l.maplog.size() + " mappings and " + l.volume.end()
+                        + " pages but checkpoint mark " + markLsn + " recorded " + mappings + " and " + addresses + " (I5 broken?)",
+                        l.maplog.maplog().path(), 0);
+            l.cutTo(mappings, addresses);
+        }
         List<SnapshotRecord> kept = new ArrayList<>();
         for (SnapshotRecord r : snapshotLog.load()) if (r.walLsn() < markLsn && !emptyStore) kept.add(r);
         snapshotLog.truncate(kept.size());
@@ -123,12 +151,18 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         try {
             snapshots.clear();
             capturesPerSnapshot.clear();
-            for (SnapshotRecord r : kept) snapshots.put(r.id(), r); // a later record of an id is a rank change
+            declaredRank.clear();
+            for (TreeSet<Long> set : declaredAtLevel) set.clear();
+            for (SnapshotRecord r : kept) {
+                snapshots.put(r.id(), r); // a later record of an id is a rank change
+                if (declaredRank.putIfAbsent(r.id(), r.rank()) == null) noteDeclared(r.id(), r.rank());
+            }
             latest = snapshots.isEmpty() ? 0 : snapshots.lastKey();
             reloadDrops();
-            nextCapture = keep;
-            archived = keep;
-            countCaptures(keep);
+            nextCapture = 0;
+            archived = 0;
+            markCapture = 0;
+            countCaptures(levels[0].nextMapping);
         } finally {
             lock.unlock();
         }
@@ -156,15 +190,35 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         drops.force();
     }
 
-    private long captureNumberAt(long markLsn) {
-        long n = marks.count();
+    /** Per level, the Maplog positions ([0]) and volume addresses ([1]) a checkpoint mark recorded. */
+    private long[][] positionsAt(long markLsn) {
+        long[][] out = new long[2][levels.length];
+        boolean found = false;
         long[] lsn = new long[1];
-        long[] number = new long[1];
-        for (long i = n - 1; i >= 0; i--) {
-            marks.read(i, 1, lsn, number, null);
-            if (lsn[0] == markLsn) return number[0];
+        long[] what = new long[1];
+        long[] value = new long[1];
+        for (long i = marks.count() - 1; i >= 0; i--) {
+            marks.read(i, 1, lsn, what, value);
+            if (lsn[0] != markLsn) {
+                if (found) break;
+                continue;
+            }
+            found = true;
+            int level = (int) (what[0] % MARK_ADDRESSES);
+            if (level >= 1 && level <= levels.length) out[what[0] >= MARK_ADDRESSES ? 1 : 0][level - 1] = value[0];
         }
-        throw new CorruptionException("the archive has no record of checkpoint mark " + markLsn, marks.path(), 0);
+        if (!found) throw new CorruptionException("the archive has no record of checkpoint mark " + markLsn, marks.path(), 0);
+        return out;
+    }
+
+    /** Records that {@code id} was declared with {@code rank}: it counts at levels 1..min(rank, k). */
+    private void noteDeclared(long id, int rank) {
+        for (int j = 1; j <= Math.min(rank, levels.length); j++) declaredAtLevel[j - 1].add(id);
+    }
+
+    /** The level snapshot {@code id} is read through: its declared rank, capped at the top level. */
+    private int readLevel(long id) {
+        return Math.min(declaredRank.getOrDefault(id, 1), levels.length);
     }
 
     private void countCaptures(long n) {
@@ -172,7 +226,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         long[] snaps = new long[chunk];
         for (long at = 0; at < n; at += chunk) {
             int k = (int) Math.min(chunk, n - at);
-            skippy.maplog().read(at, k, null, snaps, null);
+            levels[0].maplog.maplog().read(at, k, null, snaps, null); // every capture is recorded at level 1
             for (int i = 0; i < k; i++) capturesPerSnapshot.computeIfAbsent(snaps[i], s -> new long[1])[0]++;
         }
     }
@@ -197,7 +251,9 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         lock.lock();
         try {
             if (id != latest + 1) throw new IllegalStateException("snapshot " + id + " declared after " + latest);
-            SnapshotRecord r = new SnapshotRecord(id, rank, declaredMillis, nextCapture, walLsn);
+            declaredRank.put(id, rank);
+            noteDeclared(id, rank);
+            SnapshotRecord r = new SnapshotRecord(id, rank, declaredMillis, levels[readLevel(id) - 1].nextMapping, walLsn);
             snapshotLog.append(r);
             snapshots.put(id, r);
             latest = id;
@@ -282,7 +338,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public long archiveBytes(long id) {
         lock.lock();
         try {
-            long[] c = capturesPerSnapshot.get(id);
+            long[] c = capturesPerSnapshot.get(id); // pre-states first captured for it, and their level-1 mappings
             return c == null ? 0 : c[0] * (pageSize + Pagelog.RECORD_HEADER + MaplogFile.ENTRY);
         } finally {
             lock.unlock();
@@ -296,13 +352,25 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /** Bytes the archive holds on disk. */
     public long bytes() {
-        return pagelog.bytes() + skippy.bytes();
+        long b = 0;
+        for (ArchiveLevel l : levels) b += l.bytes();
+        return b;
+    }
+
+    /** Bytes each level's region holds (volume and Maplog), level 1 first. */
+    public long[] bytesPerLevel() {
+        long[] out = new long[levels.length];
+        for (ArchiveLevel l : levels) out[l.level - 1] = l.bytes();
+        return out;
     }
 
     // ---------------------------------------------------------------- capture and archiving
 
-    /** Copies the pre-state of {@code page} for {@code snapshot}; waits while the capture buffer is full. */
-    void capture(Frame page, long snapshot) {
+    /**
+     * Copies the pre-state of {@code page}, whose SavedAfter was {@code savedAfter}, for the latest snapshot
+     * {@code snapshot}; decides which levels record it and where it is stored. Waits while the capture buffer is full.
+     */
+    void capture(Frame page, long snapshot, long savedAfter) {
         long start = 0;
         int slot;
         while ((slot = slots.copyOf(page)) < 0) {
@@ -317,9 +385,29 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         long pageId = page.heldPageId();
         lock.lock();
         try {
-            Pending p = new Pending(nextCapture++, pageId, snapshot, slot);
+            int k = levels.length;
+            long[] stamps = new long[k];
+            long[] positions = new long[k];
+            int mask = 0;
+            int top = 1;
+            long lo = 0;
+            for (int j = 1; j <= k; j++) {
+                TreeSet<Long> at = declaredAtLevel[j - 1];
+                if (at.isEmpty()) break;
+                Long before = at.floor(savedAfter);
+                long savedAfterAtJ = before == null ? 0 : before;
+                if (at.last() <= savedAfterAtJ) continue; // this level has its pre-state already
+                mask |= 1 << (j - 1);
+                stamps[j - 1] = at.last();
+                positions[j - 1] = levels[j - 1].nextMapping++;
+                top = j;
+                lo = savedAfterAtJ;
+            }
+            long address = levels[top - 1].nextAddress++; // highest recorder captures
+            Pending p = new Pending(nextCapture++, pageId, slot, mask, stamps, positions, top, address, lo, snapshot);
             pending.addLast(p);
-            for (SnapshotPageTable v : views) v.onCapture(pageId, snapshot, SnapshotPageTable.pendingLocation(slot));
+            long location = SnapshotPageTable.pendingLocation(slot);
+            for (SnapshotPageTable v : views) if (p.recordedAt(v.level())) v.onCapture(pageId, stamps[v.level() - 1], location);
         } finally {
             lock.unlock();
         }
@@ -342,19 +430,28 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             lock.unlock();
         }
         if (batch.isEmpty()) return false;
+        boolean[] touched = new boolean[levels.length];
         for (Pending p : batch) {
-            long address = pagelog.append(p.pageId(), p.snapshot(), slots.memory(), slots.offsetOf(p.slot()));
-            if (address != p.number()) throw new IllegalStateException("Pagelog address " + address + " differs from capture number " + p.number());
+            long address = levels[p.volume() - 1].volume.append(p.pageId(), p.lo(), p.hi(), slots.memory(), slots.offsetOf(p.slot()));
+            if (address != p.address()) throw new IllegalStateException("level " + p.volume() + " volume address " + address + " differs from " + p.address());
+            touched[p.volume() - 1] = true;
         }
-        pagelog.writeStaged();
+        for (int j = 0; j < levels.length; j++) if (touched[j]) levels[j].volume.writeStaged();
         lock.lock();
         try {
             for (Pending p : batch) {
-                skippy.append(p.pageId(), p.snapshot(), p.number());
-                for (SnapshotPageTable v : views) v.onArchived(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()), p.number());
+                long location = ArchiveLevel.location(p.volume(), p.address());
+                for (ArchiveLevel l : levels) {
+                    if (!p.recordedAt(l.level)) continue;
+                    if (l.maplog.size() != p.positions()[l.level - 1])
+                        throw new IllegalStateException("level " + l.level + " Maplog at " + l.maplog.size() + ", mapping due at " + p.positions()[l.level - 1]);
+                    l.maplog.append(p.pageId(), p.stamps()[l.level - 1], location);
+                }
+                long pendingLocation = SnapshotPageTable.pendingLocation(p.slot());
+                for (SnapshotPageTable v : views) v.onArchived(p.pageId(), pendingLocation, location);
                 pending.removeFirst();
                 slots.free(p.slot());
-                capturesPerSnapshot.computeIfAbsent(p.snapshot(), x -> new long[1])[0]++;
+                capturesPerSnapshot.computeIfAbsent(p.hi(), x -> new long[1])[0]++;
                 archived = p.number() + 1;
             }
         } finally {
@@ -379,6 +476,10 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         lock.lock();
         try {
             markCapture = nextCapture;
+            for (ArchiveLevel l : levels) {
+                l.mappingsAtMark = l.nextMapping;
+                l.addressesAtMark = l.nextAddress;
+            }
         } finally {
             lock.unlock();
         }
@@ -397,21 +498,58 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      */
     @Override
     public void afterEndMarker(long checkpointId, long markLsn) {
-        long limit;
+        List<TreeSet<Long>> reachingUpTo = new ArrayList<>();
+        long[] limits = new long[levels.length];
         lock.lock();
         try {
             drops.force();
-            limit = Math.min(markCapture, snapshots.isEmpty() ? nextCapture : snapshots.firstEntry().getValue().start());
-            for (SnapshotPageTable v : views) limit = Math.min(limit, v.start());
+            for (ArchiveLevel l : levels) {
+                limits[l.level - 1] = l.addressesAtMark;
+                TreeSet<Long> ids = new TreeSet<>(); // live or viewed snapshots read through level <= l
+                for (SnapshotRecord r : snapshots.values()) if (readLevel(r.id()) <= l.level) ids.add(r.id());
+                for (SnapshotPageTable v : views) if (v.level() <= l.level) ids.add(v.snapshot());
+                reachingUpTo.add(ids);
+            }
         } finally {
             lock.unlock();
         }
-        pagelog.reclaimBelow(limit);
+        for (ArchiveLevel l : levels) {
+            TreeSet<Long> ids = reachingUpTo.get(l.level - 1);
+            l.volume.reclaimOldest(limits[l.level - 1], (lo, hi) -> noneIn(ids, lo, hi));
+        }
+    }
+
+    /** True when no id of {@code ids} lies in (lo, hi]. */
+    private static boolean noneIn(TreeSet<Long> ids, long lo, long hi) {
+        Long first = ids.higher(lo);
+        return first == null || first > hi;
+    }
+
+    /**
+     * Bytes of pre-states still held inside live segments that no live snapshot or open view can reach: the
+     * fragmentation reclamation by whole segments leaves (reads every record header; for metrics and tests).
+     */
+    public long deadBytesInLiveSegments() {
+        long dead = 0;
+        for (ArchiveLevel l : levels) {
+            TreeSet<Long> ids = new TreeSet<>();
+            lock.lock();
+            try {
+                for (SnapshotRecord r : snapshots.values()) if (readLevel(r.id()) <= l.level) ids.add(r.id());
+                for (SnapshotPageTable v : views) if (v.level() <= l.level) ids.add(v.snapshot());
+            } finally {
+                lock.unlock();
+            }
+            dead += l.volume.deadBytes((lo, hi) -> noneIn(ids, lo, hi));
+        }
+        return dead;
     }
 
     /** Archive bytes given back by reclamation since open. */
     public long reclaimedBytes() {
-        return pagelog.reclaimedBytes();
+        long b = 0;
+        for (ArchiveLevel l : levels) b += l.volume.reclaimedBytes();
+        return b;
     }
 
     /**
@@ -420,9 +558,14 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      */
     void flush(long markLsn) {
         long target;
+        long[][] atMark = new long[2][levels.length];
         lock.lock();
         try {
             target = markCapture;
+            for (ArchiveLevel l : levels) {
+                atMark[0][l.level - 1] = l.mappingsAtMark;
+                atMark[1][l.level - 1] = l.addressesAtMark;
+            }
         } finally {
             lock.unlock();
         }
@@ -435,11 +578,14 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
         lock.lock();
         try {
-            pagelog.force();
-            skippy.force();
+            for (ArchiveLevel l : levels) l.volume.force();
+            for (ArchiveLevel l : levels) l.maplog.force();
             snapshotLog.force();
             drops.force();
-            marks.append(markLsn, target, 0);
+            for (ArchiveLevel l : levels) {
+                marks.append(markLsn, l.level, atMark[0][l.level - 1]);
+                marks.append(markLsn, MARK_ADDRESSES + l.level, atMark[1][l.level - 1]);
+            }
             marks.force();
         } finally {
             lock.unlock();
@@ -450,13 +596,23 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /** Builds SPT(v) for snapshot {@code id} and keeps it current until {@link #closeView}. */
     SnapshotPageTable openView(SnapshotRecord r) {
-        SnapshotPageTable spt = new SnapshotPageTable(r.id(), r.start());
-        long built = skippy.size();
-        skippy.buildSpt(r.start(), spt.map(), built);
+        int level;
         lock.lock();
         try {
-            skippy.catchUp(built, spt.map());
-            for (Pending p : pending) if (p.snapshot() >= r.id()) spt.map().putIfAbsent(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()));
+            level = readLevel(r.id());
+        } finally {
+            lock.unlock();
+        }
+        Skippy maplog = levels[level - 1].maplog;
+        SnapshotPageTable spt = new SnapshotPageTable(r.id(), r.start(), level);
+        long built = maplog.size();
+        maplog.buildSpt(r.start(), spt.map(), built);
+        lock.lock();
+        try {
+            maplog.catchUp(built, spt.map());
+            for (Pending p : pending) {
+                if (p.recordedAt(level) && p.stamps()[level - 1] >= r.id()) spt.map().putIfAbsent(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()));
+            }
             views.add(spt);
         } finally {
             lock.unlock();
@@ -487,20 +643,14 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         } finally {
             lock.unlock();
         }
-        pagelog.read(location, pageId, dst, offset);
+        levels[ArchiveLevel.levelOf(location) - 1].volume.read(ArchiveLevel.addressOf(location), pageId, dst, offset);
         return true;
-    }
-
-    /** The Skippy index (benchmarks and tests). */
-    Skippy skippy() {
-        return skippy;
     }
 
     @Override
     public void close() {
         archiver.stop();
-        pagelog.close();
-        skippy.close();
+        for (ArchiveLevel l : levels) l.close();
         snapshotLog.close();
         marks.close();
         drops.close();

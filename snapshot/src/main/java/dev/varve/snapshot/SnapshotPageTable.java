@@ -6,20 +6,28 @@ package dev.varve.snapshot;
  * pre-states keep arriving: a capture for a page not in the table yet adds it (first encountered), and archiving
  * moves a location from the capture buffer to the Pagelog. Guarded by the archive's lock.
  *
- * <p>A location is a Pagelog address (&gt;= 0) or a capture-buffer slot still on its way ({@code -(slot + 2)}).
+ * <p>A location is an archive location (&gt;= 0, {@link ArchiveLevel#location}) or a capture-buffer slot still on
+ * its way ({@code -(slot + 2)}).
  */
 final class SnapshotPageTable {
     static final long MISSING = -1;
     private final long snapshot;
     private final long start;
+    private final int level;
     private final LongLongMap map = new LongLongMap(1024);
 
-    SnapshotPageTable(long snapshot, long start) {
+    SnapshotPageTable(long snapshot, long start, int level) {
         this.snapshot = snapshot;
         this.start = start;
+        this.level = level;
     }
 
-    /** Start(v): an open view pins the archive from here on, even if the policy drops v meanwhile. */
+    /** The rank level whose Maplog and volumes this view reads. */
+    int level() {
+        return level;
+    }
+
+    /** Start(v) at its level: an open view pins what it reads, even if the policy drops v meanwhile. */
     long start() {
         return start;
     }

@@ -1,0 +1,71 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * One rank level's region of the segregated archive (Thresher): its Maplog with Skippy levels (VPT^i), mapping the
+ * pre-states its snapshots need, and its Pagelog volume, holding the pre-states whose highest recording level is
+ * this one. Positions are handed out when a pre-state is captured, so they are known at a checkpoint mark.
+ * Guarded by the archive's lock, except the archiver's writes.
+ */
+final class ArchiveLevel implements AutoCloseable {
+    final int level;
+    final Skippy maplog;
+    final Pagelog volume;
+    /** Maplog position of the next mapping recorded at this level. */
+    long nextMapping;
+    /** Volume address of the next pre-state stored here. */
+    long nextAddress;
+    /** The two above at the latest checkpoint mark. */
+    long mappingsAtMark;
+    long addressesAtMark;
+
+    ArchiveLevel(FileIOFactory io, Path archiveDir, int level, int pageSize, int skippyLevels, int skippyNodeEntries, long segmentBytes) {
+        this.level = level;
+        Path dir = archiveDir.resolve("level-" + level);
+        try {
+            io.createDirectories(dir);
+        } catch (IOException e) {
+            throw new StorageException("cannot create an archive level directory", dir, e);
+        }
+        this.maplog = new Skippy(io, dir, skippyLevels, skippyNodeEntries);
+        this.volume = new Pagelog(io, dir, pageSize, segmentBytes);
+    }
+
+    /** Cuts both back to what they held at a checkpoint mark (recovery). */
+    void cutTo(long mappings, long addresses) {
+        maplog.truncate(mappings);
+        volume.truncate(addresses);
+        nextMapping = mappings;
+        nextAddress = addresses;
+        mappingsAtMark = mappings;
+        addressesAtMark = addresses;
+    }
+
+    /** A location in the archive: the volume's level and the address in it. */
+    static long location(int level, long address) {
+        return ((long) level << 56) | address;
+    }
+
+    static int levelOf(long location) {
+        return (int) (location >>> 56);
+    }
+
+    static long addressOf(long location) {
+        return location & ((1L << 56) - 1);
+    }
+
+    long bytes() {
+        return maplog.bytes() + volume.bytes();
+    }
+
+    @Override
+    public void close() {
+        maplog.close();
+        volume.close();
+    }
+}
