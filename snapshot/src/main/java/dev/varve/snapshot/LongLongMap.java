@@ -81,6 +81,16 @@ final class LongLongMap {
         return true;
     }
 
+    /** Receives entries. */
+    interface Visitor {
+        void visit(long key, long value);
+    }
+
+    /** Visits every entry. */
+    void forEach(Visitor visitor) {
+        for (int i = 0; i < keys.length; i++) if (keys[i] != EMPTY) visitor.visit(keys[i], values[i]);
+    }
+
     int size() {
         return size;
     }

@@ -152,7 +152,12 @@ final class Pagelog implements AutoCloseable {
         return records * recordBytes + (long) segments.size() * HEADER;
     }
 
-    /** Bytes given back by {@link #reclaimBelow} since open. */
+    /** True when {@code address} was written and not reclaimed. */
+    boolean holds(long address) {
+        return address >= (long) firstSegment * recordsPerSegment && address < end;
+    }
+
+    /** Bytes given back by {@link #reclaimOldest} since open. */
     long reclaimedBytes() {
         return reclaimedBytes;
     }
