@@ -41,6 +41,7 @@ public final class Main {
             switch (opts.job) {
                 case HELP -> out.print(Options.USAGE);
                 case DEMO -> new DemoJob(opts, out).run();
+                case COMPARE -> new CompareJob(opts, out).run();
                 case RECOVERY_MODES -> new RecoveryModeComparison(opts, out).run();
                 case RECOVERY_TIME -> new RecoveryTimeJob(opts, out).run();
             }

@@ -12,7 +12,10 @@ import java.util.Locale;
 /** The command-line flags of {@link Main}, parsed and checked; {@link UsageException} names a bad one. */
 final class Options {
     /** What to run. */
-    enum Job { DEMO, RECOVERY_MODES, RECOVERY_TIME, HELP }
+    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, HELP }
+
+    /** What {@code java -jar varve-benchmarks.jar} runs without a job flag. */
+    static final Job DEFAULT_JOB = Job.COMPARE;
 
     /** A flag the parser does not accept; the message says which and why. */
     static final class UsageException extends Exception {
@@ -27,11 +30,24 @@ final class Options {
     static final long KEYS_DEFAULT = 200_000;
     static final int SECONDS_DEFAULT = 20;
     static final int DIRTY_MIB_DEFAULT = 1024;
+    static final Path OUT_DEFAULT = Path.of("benchmark-report");
+    static final int COMPARE_SECONDS_DEFAULT = 4;
+    static final int COMPARE_SECONDS_LONG = 20;
+    static final long COMPARE_KEYS_DEFAULT = 1_000_000;
+    static final int RATE_DEFAULT = 10_000;
+    static final int BATCH_DEFAULT = 100;
+    static final long CHECKPOINT_MILLIS_DEFAULT = 1000;
 
     static final String USAGE = String.join("\n",
             "usage: java -jar varve-benchmarks.jar [JOB] [FLAGS]",
             "",
-            "jobs (default: a demo that writes, reopens, reads back and scans a store):",
+            "jobs (default: " + (DEFAULT_JOB == Job.COMPARE ? "--compare" : "--demo") + "):",
+            "  --compare               the comparison harness: Varve (WAL_PHYSICAL, recovery files DISABLED / SKIP_GARBAGE /",
+            "                          SNAPPY) vs Apache Ignite 2.18 native persistence (physical WAL records, and",
+            "                          writeRecoveryDataOnCheckpoint) vs H2 MVStore, each in its own child JVM, same load and",
+            "                          durability; full-speed, fixed-rate and unique-key (disk-heavy) puts and batches; writes",
+            "                          BENCHMARKS.md and SVG charts to --out and prints the table (about 3 minutes on 2 cores)",
+            "  --demo                  writes --keys keys, closes, reopens, reads back, verifies and scans a store",
             "  --recovery-modes        the same put load in WAL_PHYSICAL and in CHECKPOINT_RECOVERY_FILE with",
             "                          DISABLED, SKIP_GARBAGE and SNAPPY, one after another; prints one table",
             "  --recovery-time         kill -9 a child JVM with --dirty-mib of dirty pages, time the recovery",
@@ -43,16 +59,26 @@ final class Options {
             "flags:",
             "  --dir PATH              store directory, wiped first (default ./varve-data); only an empty",
             "                          directory or one this tool or Varve wrote is wiped",
-            "  --keys N                demo: keys to write (default " + KEYS_DEFAULT + ", 100-byte values)",
+            "  --keys N                demo: keys to write (default " + KEYS_DEFAULT + ", 100-byte values); compare: key range",
+            "                          of the random phases (default " + COMPARE_KEYS_DEFAULT + ")",
             "  --mode MODE             WAL_PHYSICAL | CHECKPOINT_RECOVERY_FILE (default " + VarveConfig.RECOVERY_MODE_DEFAULT + ")",
             "  --compression C         DISABLED | SKIP_GARBAGE | SNAPPY (default " + VarveConfig.RECOVERY_COMPRESSION_DEFAULT + ")",
-            "  --sync S                FSYNC | LOG_ONLY | BACKGROUND (default " + VarveConfig.WAL_SYNC_MODE_DEFAULT + ")",
-            "  --seconds N             --recovery-modes: seconds per configuration (default " + SECONDS_DEFAULT + ")",
+            "  --sync S                FSYNC | LOG_ONLY | BACKGROUND (default " + VarveConfig.WAL_SYNC_MODE_DEFAULT + "); compare: only",
+            "                          this mode (default LOG_ONLY, --long: LOG_ONLY and FSYNC)",
+            "  --seconds N             --recovery-modes: seconds per configuration (default " + SECONDS_DEFAULT + "); compare: seconds",
+            "                          per phase (default " + COMPARE_SECONDS_DEFAULT + ", --long " + COMPARE_SECONDS_LONG + ")",
             "  --dirty-mib N           --recovery-time: MiB of dirty pages at the kill (default " + DIRTY_MIB_DEFAULT + ")",
+            "  --long                  compare: the long version: all six phases (puts and batches of each load), LOG_ONLY",
+            "                          and FSYNC, " + COMPARE_SECONDS_LONG + " s per phase (about an hour on 2 cores)",
+            "  --out PATH              compare: report directory (default ./" + OUT_DEFAULT + "): BENCHMARKS.md, charts, data, logs",
+            "  --threads N             compare: writer threads (default 1)",
+            "  --rate N                compare: puts/s of the fixed-rate phases (default " + RATE_DEFAULT + ")",
+            "  --batch N               compare: puts per batch (default " + BATCH_DEFAULT + ")",
+            "  --checkpoint-ms N       compare: checkpoint period of Varve and Ignite (default " + CHECKPOINT_MILLIS_DEFAULT + ")",
             "  --verbose               log at INFO (checkpoints, recovery)",
             "");
 
-    Job job = Job.DEMO;
+    Job job;
     Path dir = DIR_DEFAULT;
     long keys = KEYS_DEFAULT;
     RecoveryMode mode = VarveConfig.RECOVERY_MODE_DEFAULT;
@@ -61,6 +87,15 @@ final class Options {
     int seconds = SECONDS_DEFAULT;
     int dirtyMiB = DIRTY_MIB_DEFAULT;
     boolean verbose;
+    boolean longRun;
+    Path out = OUT_DEFAULT;
+    int threads = 1;
+    int rate = RATE_DEFAULT;
+    int batchSize = BATCH_DEFAULT;
+    long checkpointMillis = CHECKPOINT_MILLIS_DEFAULT;
+    boolean syncSet;
+    boolean secondsSet;
+    boolean keysSet;
 
     static Options parse(List<String> args) throws UsageException {
         Options o = new Options();
@@ -68,21 +103,49 @@ final class Options {
             String flag = args.get(i);
             switch (flag) {
                 case "--help", "-h" -> o.job(Job.HELP);
+                case "--compare" -> o.job(Job.COMPARE);
+                case "--demo" -> o.job(Job.DEMO);
+                case "--long" -> o.longRun = true;
+                case "--out" -> o.out = Path.of(value(args, ++i, flag));
+                case "--threads" -> o.threads = (int) number(args, ++i, flag, 1, 256);
+                case "--rate" -> o.rate = (int) number(args, ++i, flag, 1, 100_000_000);
+                case "--batch" -> o.batchSize = (int) number(args, ++i, flag, 1, 100_000);
+                case "--checkpoint-ms" -> o.checkpointMillis = number(args, ++i, flag, 1, 86_400_000);
                 case "--recovery-modes" -> o.job(Job.RECOVERY_MODES);
                 case "--recovery-time" -> o.job(Job.RECOVERY_TIME);
                 case "--verbose" -> o.verbose = true;
                 case "--dir" -> o.dir = Path.of(value(args, ++i, flag));
-                case "--keys" -> o.keys = number(args, ++i, flag, 1, Long.MAX_VALUE);
-                case "--seconds" -> o.seconds = (int) number(args, ++i, flag, 1, 3600);
+                case "--keys" -> {
+                    o.keys = number(args, ++i, flag, 1, Long.MAX_VALUE);
+                    o.keysSet = true;
+                }
+                case "--seconds" -> {
+                    o.seconds = (int) number(args, ++i, flag, 1, 3600);
+                    o.secondsSet = true;
+                }
                 case "--dirty-mib" -> o.dirtyMiB = (int) number(args, ++i, flag, 1, 64 * 1024);
                 case "--mode" -> o.mode = choice(RecoveryMode.class, args, ++i, flag);
                 case "--compression" -> o.compression = choice(RecoveryCompression.class, args, ++i, flag);
-                case "--sync" -> o.sync = choice(WalSyncMode.class, args, ++i, flag);
+                case "--sync" -> {
+                    o.sync = choice(WalSyncMode.class, args, ++i, flag);
+                    o.syncSet = true;
+                }
                 case "--jmh" -> throw new UsageException("--jmh must be the first argument");
                 default -> throw new UsageException("unknown argument '" + flag + "'");
             }
         }
+        if (o.job == null) o.job = DEFAULT_JOB;
         return o;
+    }
+
+    /** Measured seconds per phase of {@code --compare}. */
+    int compareSeconds() {
+        return secondsSet ? seconds : longRun ? COMPARE_SECONDS_LONG : COMPARE_SECONDS_DEFAULT;
+    }
+
+    /** Key range of the random phases of {@code --compare}. */
+    long compareKeys() {
+        return keysSet ? keys : COMPARE_KEYS_DEFAULT;
     }
 
     /** The store configuration these flags describe, for {@code dir}, before job-specific changes. */
@@ -91,7 +154,7 @@ final class Options {
     }
 
     private void job(Job j) throws UsageException {
-        if (job != Job.DEMO && job != j) throw new UsageException("choose one job, not both " + name(job) + " and " + name(j));
+        if (job != null && job != j) throw new UsageException("choose one job, not both " + name(job) + " and " + name(j));
         job = j;
     }
 

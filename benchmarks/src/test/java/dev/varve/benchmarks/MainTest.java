@@ -25,7 +25,7 @@ class MainTest {
     @Test
     void demoWritesReopensAndVerifiesEveryKey(@TempDir Path tmp) {
         Path dir = tmp.resolve("store");
-        assertEquals(Main.OK, run("--dir", dir.toString(), "--keys", "3000", "--mode", "WAL_PHYSICAL", "--sync", "BACKGROUND"), err::toString);
+        assertEquals(Main.OK, run("--demo", "--dir", dir.toString(), "--keys", "3000", "--mode", "WAL_PHYSICAL", "--sync", "BACKGROUND"), err::toString);
         String text = out.toString(StandardCharsets.UTF_8);
         assertTrue(text.contains("verified 3,000 keys: OK"), text);
         assertTrue(text.contains("gets") || text.contains("get "), text);
@@ -34,14 +34,14 @@ class MainTest {
     @Test
     void demoWipesItsOwnDirectoryOnTheNextRun(@TempDir Path tmp) {
         Path dir = tmp.resolve("store");
-        assertEquals(Main.OK, run("--dir", dir.toString(), "--keys", "500"), err::toString);
-        assertEquals(Main.OK, run("--dir", dir.toString(), "--keys", "200"), err::toString);
+        assertEquals(Main.OK, run("--demo", "--dir", dir.toString(), "--keys", "500"), err::toString);
+        assertEquals(Main.OK, run("--dir", dir.toString(), "--keys", "200", "--demo"), err::toString);
     }
 
     @Test
     void refusesToWipeADirectoryItDidNotMake(@TempDir Path tmp) throws IOException {
         Files.writeString(tmp.resolve("notes.txt"), "mine");
-        assertEquals(Main.FAILED, run("--dir", tmp.toString(), "--keys", "10"));
+        assertEquals(Main.FAILED, run("--demo", "--dir", tmp.toString(), "--keys", "10"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("refusing to wipe"), err::toString);
         assertTrue(Files.exists(tmp.resolve("notes.txt")));
     }
@@ -52,11 +52,69 @@ class MainTest {
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("--keys needs a whole number"), err::toString);
         assertEquals(Main.USAGE, run("--mode", "PHYSICAL"));
         assertEquals(Main.USAGE, run("--recovery-modes", "--recovery-time"));
+        assertEquals(Main.USAGE, run("--compare", "--demo"));
+        assertEquals(Main.USAGE, run("--compare", "--rate", "0"));
     }
 
     @Test
     void helpPrintsUsage() {
         assertEquals(Main.OK, run("--help"));
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("--recovery-modes"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("--compare"));
+    }
+
+    @Test
+    void compareIsTheDefaultJobAndLongWidensIt() throws Exception {
+        Options d = Options.parse(java.util.List.of());
+        assertEquals(Options.Job.COMPARE, d.job);
+        CompareJob j = new CompareJob(d, System.out);
+        assertEquals(java.util.List.of(ComparePhase.DEFAULT), j.phases());
+        assertEquals(java.util.List.of(dev.varve.config.WalSyncMode.LOG_ONLY), j.syncModes());
+        assertEquals(Options.COMPARE_SECONDS_DEFAULT, j.settings(dev.varve.config.WalSyncMode.LOG_ONLY).seconds());
+        Options l = Options.parse(java.util.List.of("--compare", "--long"));
+        CompareJob lj = new CompareJob(l, System.out);
+        assertEquals(ComparePhase.values().length, lj.phases().size());
+        assertEquals(2, lj.syncModes().size());
+        CompareSettings s = lj.settings(dev.varve.config.WalSyncMode.FSYNC);
+        assertEquals(s, CompareSettings.fromArgs(s.toArgs()));
+    }
+
+    @Test
+    void reportAndChartsAreWrittenAndWellFormed(@TempDir Path tmp) throws Exception {
+        CompareSettings s = new CompareSettings(4, 2, 1000, 100, 10, 1, 256L << 20, 64L << 20, 1000, 4096, 16,
+                dev.varve.config.WalSyncMode.LOG_ONLY);
+        java.util.List<PhaseResult> rs = new java.util.ArrayList<>();
+        for (CompareSetup setup : CompareSetup.values()) {
+            java.util.Map<String, Long> v = new java.util.LinkedHashMap<>();
+            v.put("ops", 1000L);
+            v.put("nanos", 1_000_000_000L);
+            v.put("p50", 2000L);
+            v.put("p99", 9000L);
+            v.put("walBytes", 250_000L);
+            if (setup.kind != CompareSetup.Kind.H2) v.put("checkpoints", 2L);
+            java.util.List<long[]> series = java.util.List.of(new long[] {0, 0, 0, 0}, new long[] {250, 250, 10, 40}, new long[] {500, 600, -1, 80});
+            rs.add(setup == CompareSetup.IGNITE_RECOVERY_DATA
+                    ? new PhaseResult(setup, ComparePhase.FULL_SPEED, s.sync(), java.util.Map.of(), java.util.List.of(), "", "boom <&>")
+                    : new PhaseResult(setup, ComparePhase.FULL_SPEED, s.sync(), v, series, setup.label + " config", null));
+        }
+        MachineInfo m = MachineInfo.probe(tmp);
+        CompareReport r = new CompareReport(s, java.util.List.of(ComparePhase.FULL_SPEED), java.util.Map.of(s.sync(), rs), m,
+                CompareJob.childJvmFlags(), false, 0.1);
+        Path md = r.write(tmp);
+        String text = Files.readString(md);
+        assertTrue(text.contains("| full-speed puts, puts/s | 1,000 |"), text);
+        assertTrue(text.contains("boom"), text);
+        assertTrue(text.contains("1.00x"), text);
+        javax.xml.parsers.DocumentBuilderFactory f = javax.xml.parsers.DocumentBuilderFactory.newInstance();
+        int svgs = 0;
+        try (var files = Files.list(tmp)) {
+            for (Path p : files.filter(p -> p.toString().endsWith(".svg")).toList()) {
+                f.newDocumentBuilder().parse(p.toFile());
+                svgs++;
+            }
+        }
+        assertEquals(3, svgs);
+        r.printConsole(new PrintStream(out, true, StandardCharsets.UTF_8));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("Varve RF/SNAPPY"));
     }
 }

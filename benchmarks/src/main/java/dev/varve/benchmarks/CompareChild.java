@@ -1,0 +1,296 @@
+package dev.varve.benchmarks;
+
+import org.HdrHistogram.Histogram;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The child JVM of {@link CompareJob}: runs one {@link CompareSetup} through an unreported warm-up and then each
+ * {@link ComparePhase}, each on a fresh store in its own directory, and appends the figures to a result file as it
+ * goes (see {@link PhaseResult} for the format), so a phase that fails leaves the others' figures.
+ *
+ * <p>Arguments: {@code setup=NAME workDir=PATH result=PATH phases=A,B,...} and {@link CompareSettings#toArgs()}.
+ */
+public final class CompareChild {
+    static final long SAMPLE_MILLIS = 250;
+    static final long CHECKPOINT_POLL_MILLIS = 5;
+    static final int VALUE_POOL = 4096; // a power of two
+    static final long SEED = 42;
+    private static final int PAD = 16; // longs between two writers' counters: no false sharing
+
+    private CompareChild() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        Map<String, String> a = new LinkedHashMap<>();
+        for (String s : args) {
+            int eq = s.indexOf('=');
+            if (eq > 0) a.put(s.substring(0, eq), s.substring(eq + 1));
+        }
+        CompareSetup setup = CompareSetup.valueOf(a.get("setup"));
+        Path work = Path.of(a.get("workDir"));
+        Path result = Path.of(a.get("result"));
+        List<ComparePhase> phases = new ArrayList<>();
+        for (String p : a.get("phases").split(",")) phases.add(ComparePhase.valueOf(p));
+        CompareSettings s = CompareSettings.fromArgs(List.of(args));
+        Files.deleteIfExists(result);
+        byte[][] pool = Values.textPool(VALUE_POOL, CompareSettings.MIN_VALUE_BYTES, CompareSettings.MAX_VALUE_BYTES, SEED);
+        int code = 0;
+        try {
+            if (s.warmupSeconds() > 0) {
+                PhaseResult w = runPhase(setup, s, ComparePhase.FULL_SPEED, work.resolve("warmup"), s.warmupSeconds(), pool);
+                append(result, "D " + w.description().replace('\n', ' '));
+            }
+        } catch (Throwable t) {
+            append(result, "E WARMUP " + oneLine(t));
+            code = 1;
+        }
+        for (ComparePhase p : phases) {
+            try {
+                PhaseResult r = runPhase(setup, s, p, work.resolve(p.name().toLowerCase(java.util.Locale.ROOT)), s.seconds(), pool);
+                if (s.warmupSeconds() <= 0 && p == phases.get(0)) append(result, "D " + r.description().replace('\n', ' '));
+                append(result, r.serialize());
+            } catch (Throwable t) {
+                t.printStackTrace();
+                append(result, "E " + p.name() + " " + oneLine(t));
+                code = 1;
+            }
+        }
+        System.out.flush();
+        // Ignite leaves non-daemon threads behind a stopped node: leave explicitly
+        System.exit(code);
+    }
+
+    private static String oneLine(Throwable t) {
+        StringWriter w = new StringWriter();
+        Throwable c = t;
+        while (c.getCause() != null && c.getCause() != c) c = c.getCause();
+        w.append(t.toString());
+        if (c != t) w.append(" (cause: ").append(c.toString()).append(')');
+        return w.toString().replace('\n', ' ').replace('\r', ' ');
+    }
+
+    private static void append(Path file, String text) throws IOException {
+        Files.writeString(file, text.endsWith("\n") ? text : text + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+
+    static PeerTarget open(CompareSetup setup, CompareSettings s, Path dir) {
+        return switch (setup.kind) {
+            case VARVE -> new VarveTarget(setup, s, dir);
+            case IGNITE -> new IgniteTarget(setup, s, dir);
+            case H2 -> new H2Target(s, dir);
+        };
+    }
+
+    /** Sums the checkpoints a target completes while the phase runs, polled every few milliseconds. */
+    private static final class CheckpointPoller extends Thread {
+        private final PeerTarget target;
+        private volatile boolean running = true;
+        private long lastKey;
+        long checkpoints, missed, pages, recoveryBytes, recoveryNanos, pageWriteNanos, fsyncNanos, lockNanos, totalNanos;
+        boolean any;
+
+        CheckpointPoller(PeerTarget target) {
+            super("checkpoint-poller");
+            setDaemon(true);
+            this.target = target;
+            PeerTarget.Checkpoint c = target.lastCheckpoint();
+            lastKey = c == null ? 0 : c.key();
+        }
+
+        @Override
+        public void run() {
+            while (running) {
+                poll();
+                LockSupport.parkNanos(CHECKPOINT_POLL_MILLIS * 1_000_000L);
+            }
+        }
+
+        synchronized void poll() {
+            PeerTarget.Checkpoint c = target.lastCheckpoint();
+            if (c == null || c.key() == lastKey) return;
+            if (target instanceof VarveTarget && c.key() > lastKey + 1) missed += c.key() - lastKey - 1; // ids are consecutive
+            lastKey = c.key();
+            any = true;
+            checkpoints++;
+            pages += Math.max(0, c.pages());
+            recoveryBytes += Math.max(0, c.recoveryDataBytes());
+            recoveryNanos += Math.max(0, c.recoveryDataNanos());
+            pageWriteNanos += Math.max(0, c.pageWriteNanos());
+            fsyncNanos += Math.max(0, c.fsyncNanos());
+            lockNanos += Math.max(0, c.lockHoldNanos());
+            totalNanos += Math.max(0, c.totalNanos());
+        }
+
+        void finish() throws InterruptedException {
+            running = false;
+            join();
+            poll();
+        }
+    }
+
+    /** One writer thread's loop. */
+    private static final class Writer extends Thread {
+        private final PeerTarget target;
+        private final ComparePhase phase;
+        private final CompareSettings s;
+        private final byte[][] pool;
+        private final int index;
+        private final AtomicLongArray ops;
+        private final long start;
+        private final long end;
+        final Histogram latency = new Histogram(3);
+        volatile Throwable failure;
+        long valueBytes;
+
+        Writer(PeerTarget target, ComparePhase phase, CompareSettings s, byte[][] pool, int index, AtomicLongArray ops, long start, long end) {
+            super("writer-" + index);
+            this.target = target;
+            this.phase = phase;
+            this.s = s;
+            this.pool = pool;
+            this.index = index;
+            this.ops = ops;
+            this.start = start;
+            this.end = end;
+        }
+
+        @Override
+        public void run() {
+            try {
+                loop();
+            } catch (Throwable t) {
+                failure = t;
+            }
+        }
+
+        private void loop() {
+            SplittableRandom rnd = new SplittableRandom(SEED * 31 + index);
+            long nextUnique = (long) index << 40;
+            int perCall = phase.batch ? s.batchSize() : 1;
+            long[] ids = new long[perCall];
+            byte[][] values = new byte[perCall][];
+            long interval = phase.fixedRate ? Math.max(1, (long) (1e9 * perCall * s.threads() / s.rate())) : 0;
+            long due = start + index * (interval / Math.max(1, s.threads()));
+            long done = 0;
+            while (true) {
+                long now = System.nanoTime();
+                if (now >= end) break;
+                long begin = now;
+                if (phase.fixedRate) {
+                    if (due >= end) break;
+                    while ((now = System.nanoTime()) < due) {
+                        long wait = due - now;
+                        if (wait > 200_000) LockSupport.parkNanos(wait - 100_000);
+                        else Thread.onSpinWait();
+                    }
+                    begin = due; // latency counts from when the write was due, not from when it could start
+                    due += interval;
+                }
+                for (int i = 0; i < perCall; i++) {
+                    long id = phase.load == ComparePhase.Load.UNIQUE ? nextUnique++ : rnd.nextLong(s.keys());
+                    ids[i] = id;
+                    values[i] = pool[(int) (id * 0x9E3779B97F4A7C15L >>> 52) & (VALUE_POOL - 1)];
+                    valueBytes += values[i].length;
+                }
+                if (phase.batch) target.putBatch(ids, values, perCall);
+                else target.put(ids[0], values[0]);
+                long finish = System.nanoTime();
+                latency.recordValue(Math.max(0, finish - begin));
+                done += perCall;
+                ops.lazySet(index * PAD, done);
+            }
+        }
+    }
+
+    static PhaseResult runPhase(CompareSetup setup, CompareSettings s, ComparePhase phase, Path dir, int seconds, byte[][] pool)
+            throws Exception {
+        StoreDirs.wipe(dir);
+        Files.delete(dir.resolve(StoreDirs.MARKER)); // the systems want their directory to themselves
+        long t0 = System.nanoTime();
+        PeerTarget target = open(setup, s, dir);
+        long openNanos = System.nanoTime() - t0;
+        String description = target.describe();
+        List<long[]> series = new ArrayList<>();
+        Map<String, Long> v = new LinkedHashMap<>();
+        try {
+            PeerTarget.Gauges g0 = target.gauges();
+            CheckpointPoller poller = new CheckpointPoller(target);
+            poller.start();
+            int n = s.threads();
+            AtomicLongArray ops = new AtomicLongArray(n * PAD);
+            long start = System.nanoTime() + 20_000_000L;
+            long end = start + seconds * 1_000_000_000L;
+            Writer[] writers = new Writer[n];
+            for (int i = 0; i < n; i++) (writers[i] = new Writer(target, phase, s, pool, i, ops, start, end)).start();
+            // the sampler: this thread
+            LockSupport.parkNanos(Math.max(0, start - System.nanoTime()));
+            long nextSample = start;
+            while (true) {
+                long now = System.nanoTime();
+                long total = 0;
+                for (int i = 0; i < n; i++) total += ops.get(i * PAD);
+                PeerTarget.Gauges g = target.gauges();
+                series.add(new long[] {(now - start) / 1_000_000L, total, g.bufferPages(), g.dirtyPages()});
+                boolean alive = false;
+                for (Writer w : writers) alive |= w.isAlive();
+                if (!alive || now >= end) break;
+                nextSample = Math.min(nextSample + SAMPLE_MILLIS * 1_000_000L, end);
+                LockSupport.parkNanos(Math.max(0, nextSample - System.nanoTime()));
+            }
+            for (Writer w : writers) w.join();
+            long elapsed = System.nanoTime() - start;
+            for (Writer w : writers) if (w.failure != null) throw new IllegalStateException("writer " + w.getName() + " failed", w.failure);
+            poller.finish();
+            PeerTarget.Gauges g1 = target.gauges();
+            Histogram h = new Histogram(3);
+            long opsTotal = 0;
+            long valueBytes = 0;
+            for (int i = 0; i < n; i++) {
+                h.add(writers[i].latency);
+                opsTotal += ops.get(i * PAD);
+                valueBytes += writers[i].valueBytes;
+            }
+            v.put("ops", opsTotal);
+            v.put("calls", h.getTotalCount());
+            v.put("nanos", elapsed);
+            v.put("valueBytes", valueBytes);
+            v.put("p50", h.getValueAtPercentile(50));
+            v.put("p99", h.getValueAtPercentile(99));
+            v.put("p999", h.getValueAtPercentile(99.9));
+            v.put("max", h.getMaxValue());
+            if (g0.walBytes() >= 0 && g1.walBytes() >= 0) v.put("walBytes", g1.walBytes() - g0.walBytes());
+            if (g0.throttledNanos() >= 0 && g1.throttledNanos() >= 0) v.put("throttledNanos", g1.throttledNanos() - g0.throttledNanos());
+            if (poller.any || setup.kind != CompareSetup.Kind.H2) {
+                v.put("checkpoints", poller.checkpoints);
+                v.put("missed", poller.missed);
+                v.put("cpPages", poller.pages);
+                v.put("rfBytes", poller.recoveryBytes);
+                v.put("rfNanos", poller.recoveryNanos);
+                v.put("pageWriteNanos", poller.pageWriteNanos);
+                v.put("fsyncNanos", poller.fsyncNanos);
+                v.put("lockNanos", poller.lockNanos);
+                v.put("cpTotalNanos", poller.totalNanos);
+            }
+            v.put("storeBytes", target.storeBytes(dir));
+            v.put("openMillis", openNanos / 1_000_000L);
+        } finally {
+            target.close();
+        }
+        StoreDirs.delete(dir);
+        return new PhaseResult(setup, phase, s.sync(), v, series, description, null);
+    }
+}

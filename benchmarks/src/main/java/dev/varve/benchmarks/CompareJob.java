@@ -1,0 +1,173 @@
+package dev.varve.benchmarks;
+
+import dev.varve.config.WalSyncMode;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code --compare}: the comparison harness. For each sync mode and each {@link CompareSetup} (four Varve recovery
+ * configurations, Ignite with physical WAL records, Ignite with checkpoint recovery data, H2 MVStore) it starts a
+ * child JVM ({@link CompareChild}) with the same heap, direct-memory limit and flags, which runs the same phases on
+ * fresh stores; then writes {@code BENCHMARKS.md} and SVG charts into {@code --out} and prints the table.
+ */
+final class CompareJob {
+    static final String HEAP = "1g";
+    static final String MAX_DIRECT = "1g";
+
+    /** The JDK 17+ module flags Apache Ignite 2.x needs (its docs' list); every child gets them, for equal footing. */
+    static final List<String> MODULE_FLAGS = List.of(
+            "--add-opens=java.base/jdk.internal.access=ALL-UNNAMED",
+            "--add-opens=java.base/jdk.internal.loader=ALL-UNNAMED",
+            "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--add-opens=java.base/sun.net.util=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.fs=ALL-UNNAMED",
+            "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+            "--add-opens=java.management/com.sun.jmx.mbeanserver=ALL-UNNAMED",
+            "--add-opens=jdk.internal.jvmstat/sun.jvmstat.monitor=ALL-UNNAMED",
+            "--add-opens=java.base/sun.reflect.generics.reflectiveObjects=ALL-UNNAMED",
+            "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
+            "--add-opens=java.base/java.io=ALL-UNNAMED",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+            "--add-opens=java.base/java.net=ALL-UNNAMED",
+            "--add-opens=java.base/java.util=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+            "--add-opens=java.base/java.math=ALL-UNNAMED",
+            "--add-opens=java.base/java.time=ALL-UNNAMED",
+            "--add-opens=java.base/java.text=ALL-UNNAMED",
+            "--add-opens=java.sql/java.sql=ALL-UNNAMED",
+            "--add-opens=java.management/sun.management=ALL-UNNAMED");
+
+    private final Options opts;
+    private final PrintStream out;
+
+    CompareJob(Options opts, PrintStream out) {
+        this.opts = opts;
+        this.out = out;
+    }
+
+    /** The settings the flags describe: the default run, or {@code --long}. */
+    CompareSettings settings(WalSyncMode sync) {
+        return new CompareSettings(opts.compareSeconds(), opts.longRun ? 5 : 2, opts.compareKeys(), opts.rate, opts.batchSize, opts.threads,
+                256L << 20, 64L << 20, opts.checkpointMillis, 4096, 16, sync);
+    }
+
+    List<WalSyncMode> syncModes() {
+        if (opts.syncSet) return List.of(opts.sync);
+        return opts.longRun ? List.of(WalSyncMode.LOG_ONLY, WalSyncMode.FSYNC) : List.of(WalSyncMode.LOG_ONLY);
+    }
+
+    List<ComparePhase> phases() {
+        return opts.longRun ? List.of(ComparePhase.values()) : List.of(ComparePhase.DEFAULT);
+    }
+
+    static List<String> childJvmFlags() {
+        List<String> f = new ArrayList<>(List.of("-Xms" + HEAP, "-Xmx" + HEAP, "-XX:MaxDirectMemorySize=" + MAX_DIRECT, "-XX:+UseG1GC",
+                "-Djava.net.preferIPv4Stack=true",
+                "-DIGNITE_QUIET=true", "-DIGNITE_UPDATE_NOTIFIER=false", "-DIGNITE_NO_ASCII=true",
+                "-DIGNITE_PERFORMANCE_SUGGESTIONS_DISABLED=true", "-DIGNITE_NO_SHUTDOWN_HOOK=true",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
+        f.addAll(MODULE_FLAGS);
+        int feature = Runtime.version().feature();
+        if (feature >= 22) f.add("--enable-native-access=ALL-UNNAMED"); // snappy-java's native library
+        if (feature >= 23) f.add("--sun-misc-unsafe-memory-access=allow"); // Ignite's GridUnsafe
+        return f;
+    }
+
+    void run() throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        Path outDir = opts.out.toAbsolutePath();
+        Files.createDirectories(outDir);
+        Path logs = outDir.resolve("logs");
+        Path data = outDir.resolve("data");
+        StoreDirs.delete(logs);
+        StoreDirs.delete(data);
+        Files.createDirectories(logs);
+        Files.createDirectories(data);
+        StoreDirs.wipe(opts.dir);
+        MachineInfo machine = MachineInfo.probe(opts.dir);
+        List<ComparePhase> phases = phases();
+        List<WalSyncMode> syncs = syncModes();
+        CompareSettings base = settings(syncs.get(0));
+        out.printf("comparison: Varve vs Apache Ignite 2.18 native persistence vs H2 MVStore%s; %d phases x %d s (+%d s warm-up per JVM), "
+                        + "%s, %d thread(s), one child JVM per configuration (-Xmx%s)%n",
+                opts.longRun ? " (long)" : "", phases.size(), base.seconds(), base.warmupSeconds(), syncs, base.threads(), HEAP);
+        out.printf("machine: %s%n", machine.oneLine());
+        Map<WalSyncMode, List<PhaseResult>> results = new LinkedHashMap<>();
+        int total = syncs.size() * CompareSetup.values().length;
+        int done = 0;
+        for (WalSyncMode sync : syncs) {
+            CompareSettings s = base.withSync(sync);
+            List<PhaseResult> rs = new ArrayList<>();
+            for (CompareSetup setup : CompareSetup.values()) {
+                done++;
+                long c0 = System.nanoTime();
+                List<PhaseResult> r = runChild(setup, s, phases, logs, data);
+                rs.addAll(r);
+                StringBuilder line = new StringBuilder(String.format("  [%d/%d] %-22s %-8s", done, total, setup.label, sync));
+                for (PhaseResult p : r) {
+                    line.append(p.error() != null ? "  " + p.phase().name().toLowerCase(Locale.ROOT) + " FAILED"
+                            : String.format("  %s %,.0f/s", p.phase().name().toLowerCase(Locale.ROOT), p.putsPerSecond()));
+                }
+                line.append(String.format("  (%.0f s)", (System.nanoTime() - c0) / 1e9));
+                out.println(line);
+                for (PhaseResult p : r) if (p.error() != null) out.println("      " + p.phase() + ": " + p.error());
+            }
+            results.put(sync, rs);
+        }
+        StoreDirs.delete(opts.dir);
+        double minutes = (System.nanoTime() - t0) / 60e9;
+        CompareReport report = new CompareReport(base, phases, results, machine, childJvmFlags(), opts.longRun, minutes);
+        Path md = report.write(outDir);
+        out.println();
+        report.printConsole(out);
+        out.printf("%nreport: %s (charts and child logs beside it); %.1f minutes%n", md, minutes);
+    }
+
+    private List<PhaseResult> runChild(CompareSetup setup, CompareSettings s, List<ComparePhase> phases, Path logs, Path data)
+            throws IOException, InterruptedException {
+        String name = s.sync().name().toLowerCase(Locale.ROOT) + "-" + setup.name().toLowerCase(Locale.ROOT);
+        Path result = data.resolve(name + ".txt");
+        Path log = logs.resolve(name + ".log");
+        Path work = opts.dir.resolve(name);
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java);
+        cmd.addAll(childJvmFlags());
+        cmd.add("-Dorg.xerial.snappy.tempdir=" + opts.dir.toAbsolutePath());
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(CompareChild.class.getName());
+        cmd.add("setup=" + setup.name());
+        cmd.add("workDir=" + work.toAbsolutePath());
+        cmd.add("result=" + result.toAbsolutePath());
+        cmd.add("phases=" + String.join(",", phases.stream().map(Enum::name).toList()));
+        cmd.addAll(s.toArgs());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        long timeout = s.warmupSeconds() + (long) phases.size() * (s.seconds() + 90) + 120;
+        String failure = null;
+        if (!p.waitFor(timeout, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor(60, TimeUnit.SECONDS);
+            failure = "child JVM timed out after " + timeout + " s (see " + log.getFileName() + ")";
+        } else if (p.exitValue() != 0) {
+            failure = "child JVM exited with code " + p.exitValue() + " (see logs/" + log.getFileName() + ")";
+        }
+        List<PhaseResult> r = PhaseResult.read(result, setup, s.sync(), phases, failure);
+        StoreDirs.delete(work);
+        return r;
+    }
+}

@@ -1,0 +1,48 @@
+package dev.varve.benchmarks;
+
+import java.nio.file.Path;
+
+/**
+ * One system under test, opened on a fresh directory by the comparison child ({@link CompareChild}): it takes puts and
+ * batches of long ids and byte[] values (Varve gets the id as an 8-byte big-endian key, the peers as a {@code Long}),
+ * and reports the gauges the harness samples. Every write returns once it is as durable as the run's sync mode says.
+ */
+interface PeerTarget extends AutoCloseable {
+    /** Cumulative counters and current gauges; -1 where a system has no such figure. */
+    record Gauges(long walBytes, long throttledNanos, long bufferPages, long dirtyPages) {
+    }
+
+    /**
+     * One completed checkpoint; times in nanoseconds, -1 where the system does not report a figure.
+     *
+     * @param key a value that changes with every checkpoint (Varve: its id; Ignite: its start time)
+     */
+    record Checkpoint(long key, long pages, long recoveryDataBytes, long recoveryDataNanos, long pageWriteNanos, long fsyncNanos,
+                      long lockHoldNanos, long totalNanos) {
+    }
+
+    void put(long id, byte[] value);
+
+    /** Writes {@code n} puts as one call (atomically where the system can; see {@link #describe()}). */
+    void putBatch(long[] ids, byte[][] values, int n);
+
+    Gauges gauges();
+
+    /** The last completed checkpoint, or null when there was none (or the system has no checkpoints). */
+    Checkpoint lastCheckpoint();
+
+    /** The configuration, in words, for the report. */
+    String describe();
+
+    /** Bytes on disk under the store's directory. */
+    default long storeBytes(Path dir) {
+        try {
+            return StoreDirs.size(dir);
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+            return -1;
+        }
+    }
+
+    @Override
+    void close();
+}
