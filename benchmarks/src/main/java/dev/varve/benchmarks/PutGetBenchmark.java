@@ -43,7 +43,6 @@ public class PutGetBenchmark {
     /** 1M entries of 8 + 100 bytes take about 170 MiB of B+tree pages; room to spare for splits and the checkpoint. */
     static final long REGION_BYTES = 512L << 20;
     static final String TABLE = "kv";
-    private static final int PRELOAD_BATCH = 256;
 
     @Param("1000000")
     public int keys;
@@ -75,13 +74,7 @@ public class PutGetBenchmark {
         store = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(REGION_BYTES).recoveryMode(recoveryMode)
                 .walSyncMode(walSyncMode).build());
         table = store.table(TABLE);
-        for (long first = 0; first < keys; first += PRELOAD_BATCH) {
-            long from = first;
-            long to = Math.min(keys, first + PRELOAD_BATCH);
-            store.write(b -> {
-                for (long id = from; id < to; id++) b.put(TABLE, Keys.of(id), Values.of(id, VALUE_BYTES));
-            });
-        }
+        Preload.keys(store, TABLE, keys, VALUE_BYTES, 0);
         store.checkpoint().join();
     }
 

@@ -59,7 +59,6 @@ public class SnapshotBenchmark {
     static final String TABLE = "kv";
     /** 100k entries of 8 + 100 bytes take about 20 MiB of B+tree pages: all resident. */
     static final long REGION_BYTES = 256L << 20;
-    private static final int PRELOAD_BATCH = 256;
 
     /** A store with {@link #KEYS} keys, preloaded and checkpointed. */
     abstract static class StoreState {
@@ -78,13 +77,7 @@ public class SnapshotBenchmark {
 
         /** Puts every key, key {@code id} getting value {@code id + generation * KEYS}. */
         void writeAll(long generation) {
-            for (long first = 0; first < KEYS; first += PRELOAD_BATCH) {
-                long from = first;
-                long to = Math.min(KEYS, first + PRELOAD_BATCH);
-                store.write(b -> {
-                    for (long id = from; id < to; id++) b.put(TABLE, Keys.of(id), Values.of(id + generation * KEYS, VALUE_BYTES));
-                });
-            }
+            Preload.keys(store, TABLE, KEYS, VALUE_BYTES, generation * KEYS);
         }
 
         void closeStore() throws IOException {

@@ -1,5 +1,7 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.util.LongLongMap;
+
 import java.nio.ByteBuffer;
 
 /**

@@ -1,5 +1,7 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.util.LongLongMap;
+
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIOFactory;

@@ -1,5 +1,7 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.util.LongLongMap;
+
 /**
  * SPT(v): for each page whose pre-state was captured for a snapshot at or after v, where its image as of v lives —
  * the first mapping encountered scanning the Maplog from Start(v). Built when a view opens and kept current while

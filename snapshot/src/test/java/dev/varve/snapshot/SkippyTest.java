@@ -1,5 +1,7 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.util.LongLongMap;
+
 import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -74,7 +74,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
                 freeFrames.offer(frames[first + i]);
             }
         }
-        table = new PageTable(frames.length);
+        table = new PageTable(frames);
         slackFrames = Math.max(MIN_SLACK_FRAMES, frames.length / 16);
         checkpointBuffer = new PageSlots(checkpointBufferBytes, pageSize);
     }

@@ -1,18 +1,20 @@
-package dev.varve.snapshot;
+package dev.varve.core.util;
 
 import java.util.Arrays;
 
 /**
- * Open-addressing map from non-negative long keys (page ids) to long values, without boxing: an SPT can hold
- * millions of mappings. Not thread-safe.
+ * Open-addressing map from non-negative long keys (page ids) to long values, without boxing: the page table's
+ * stripes and snapshot page tables hold millions of entries. Linear probing; deletion shifts entries back, so no
+ * tombstones accumulate. Not thread-safe.
  */
-final class LongLongMap {
+public final class LongLongMap {
     private static final long EMPTY = -1;
     private long[] keys;
     private long[] values;
     private int size;
 
-    LongLongMap(int expected) {
+    /** A map sized for about {@code expected} entries; it grows as needed. */
+    public LongLongMap(int expected) {
         int cap = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
         keys = new long[cap];
         values = new long[cap];
@@ -25,7 +27,7 @@ final class LongLongMap {
     }
 
     /** The value of {@code key}, or {@code missing}. */
-    long get(long key, long missing) {
+    public long get(long key, long missing) {
         int mask = keys.length - 1;
         for (int i = hash(key) & mask; ; i = (i + 1) & mask) {
             long k = keys[i];
@@ -35,7 +37,7 @@ final class LongLongMap {
     }
 
     /** Puts unless present (first-encountered wins); true when it was absent. */
-    boolean putIfAbsent(long key, long value) {
+    public boolean putIfAbsent(long key, long value) {
         if (key < 0) throw new IllegalArgumentException("negative key " + key);
         int mask = keys.length - 1;
         int i = hash(key) & mask;
@@ -47,7 +49,7 @@ final class LongLongMap {
     }
 
     /** Replaces the value of a present key; false when absent. */
-    boolean replace(long key, long value) {
+    public boolean replace(long key, long value) {
         int mask = keys.length - 1;
         for (int i = hash(key) & mask; keys[i] != EMPTY; i = (i + 1) & mask) {
             if (keys[i] == key) {
@@ -59,7 +61,7 @@ final class LongLongMap {
     }
 
     /** Removes {@code key}; backward-shift deletion keeps probe chains whole without tombstones. */
-    boolean remove(long key) {
+    public boolean remove(long key) {
         int mask = keys.length - 1;
         int i = hash(key) & mask;
         while (keys[i] != key) {
@@ -82,16 +84,17 @@ final class LongLongMap {
     }
 
     /** Receives entries. */
-    interface Visitor {
+    public interface Visitor {
         void visit(long key, long value);
     }
 
     /** Visits every entry. */
-    void forEach(Visitor visitor) {
+    public void forEach(Visitor visitor) {
         for (int i = 0; i < keys.length; i++) if (keys[i] != EMPTY) visitor.visit(keys[i], values[i]);
     }
 
-    int size() {
+    /** Entries held. */
+    public int size() {
         return size;
     }
 
