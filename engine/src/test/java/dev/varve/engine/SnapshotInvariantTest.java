@@ -2,17 +2,12 @@ package dev.varve.engine;
 
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
-import dev.varve.core.io.FileIO;
-import dev.varve.core.io.FileIOFactory;
-import dev.varve.core.io.MappedRegion;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -87,72 +82,6 @@ class SnapshotInvariantTest {
         }
     }
 
-    /** The real file system, recording every fsync by file name, in order. */
-    static final class ForceLog implements FileIOFactory {
-        final List<String> forces = Collections.synchronizedList(new ArrayList<>());
-        private final FileIOFactory real = FileIOFactory.standard();
-
-        @Override
-        public FileIO open(Path file, boolean create) throws IOException {
-            FileIO f = real.open(file, create);
-            return new FileIO() {
-                public Path path() {
-                    return f.path();
-                }
-
-                public int read(ByteBuffer dst, long position) throws IOException {
-                    return f.read(dst, position);
-                }
-
-                public void write(ByteBuffer src, long position) throws IOException {
-                    f.write(src, position);
-                }
-
-                public void force() throws IOException {
-                    f.force();
-                    forces.add(file.getFileName().toString());
-                }
-
-                public long size() throws IOException {
-                    return f.size();
-                }
-
-                public void truncate(long size) throws IOException {
-                    f.truncate(size);
-                }
-
-                public MappedRegion map(long position, int length) throws IOException {
-                    return f.map(position, length);
-                }
-
-                public void close() throws IOException {
-                    f.close();
-                }
-            };
-        }
-
-        public boolean exists(Path file) {
-            return real.exists(file);
-        }
-
-        public void delete(Path file) throws IOException {
-            real.delete(file);
-        }
-
-        public void atomicMove(Path from, Path to) throws IOException {
-            real.atomicMove(from, to);
-            forces.add("rename " + to.getFileName());
-        }
-
-        public List<Path> list(Path d, String prefix) throws IOException {
-            return real.list(d, prefix);
-        }
-
-        public void createDirectories(Path d) throws IOException {
-            real.createDirectories(d);
-        }
-    }
-
     private static int first(List<String> log, int from, String prefix) {
         for (int i = from; i < log.size(); i++) if (log.get(i).startsWith(prefix)) return i;
         return -1;
@@ -165,22 +94,22 @@ class SnapshotInvariantTest {
      */
     @Test
     void archiveIsDurableInOrderBeforeTheStartMarker() throws Exception {
-        ForceLog io = new ForceLog();
+        FileOpLog io = new FileOpLog();
         VarveConfig cfg = SnapshotTest.config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE).toBuilder().checkpointFrequency(java.time.Duration.ofHours(1)).build();
         try (Varve store = Varve.open(cfg, io)) {
             DeterministicReplayTestSupport.workload(store, 0, 300);
             store.checkpoint().get();
             store.snapshotNow();
             DeterministicReplayTestSupport.workload(store, 300, 600); // changes pages: their pre-states are captured
-            int from = io.forces.size();
+            int from = io.ops.size();
             store.checkpoint().get();
-            List<String> log = new ArrayList<>(io.forces.subList(from, io.forces.size()));
-            int pagelog = first(log, 0, "pagelog-");
-            int maplog = first(log, 0, "maplog-L0");
-            int start = first(log, 0, "snapshots.log");
-            int mark = first(log, 0, "archive-marks");
+            List<String> log = new ArrayList<>(io.ops.subList(from, io.ops.size()));
+            int pagelog = first(log, 0, "force pagelog-");
+            int maplog = first(log, 0, "force maplog-L0");
+            int start = first(log, 0, "force snapshots.log");
+            int mark = first(log, 0, "force archive-marks");
             int startMarker = first(log, 0, "rename cp-");
-            int pageFile = first(log, 0, "t0");
+            int pageFile = first(log, 0, "force t0");
             assertTrue(pagelog >= 0 && maplog >= 0 && start >= 0 && mark >= 0 && startMarker >= 0 && pageFile >= 0, "all steps ran: " + log);
             assertTrue(pagelog < maplog, "I5: Pagelog durable before Maplog: " + log);
             assertTrue(maplog < start && start < mark, "Maplog before Start records before the mark record: " + log);
