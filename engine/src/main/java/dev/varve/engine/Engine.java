@@ -17,6 +17,7 @@ import dev.varve.core.wal.Wal;
 import dev.varve.recovery.Recovery;
 import dev.varve.recovery.RecoveryReport;
 import dev.varve.snapshot.AsOfPages;
+import dev.varve.snapshot.DroppedSnapshot;
 import dev.varve.snapshot.SnapshotArchive;
 import dev.varve.snapshot.SnapshotRecord;
 
@@ -377,7 +378,7 @@ final class Engine implements LogicalReplay {
     private SnapshotRecord liveSnapshot(long id) {
         SnapshotRecord r = archive.find(id);
         if (r != null) return r;
-        SnapshotArchive.Dropped d = archive.dropped(id);
+        DroppedSnapshot d = archive.dropped(id);
         if (d != null) throw new SnapshotNotFoundException("snapshot " + id + " was dropped by the retention policy at "
                 + java.time.Instant.ofEpochMilli(d.droppedMillis()) + ": " + d.why());
         throw new SnapshotNotFoundException("snapshot " + id + " was never declared (latest is " + archive.latest() + ")");

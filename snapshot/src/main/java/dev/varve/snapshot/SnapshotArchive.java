@@ -20,7 +20,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -53,10 +52,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     private final int pageSize;
     private final ArchiveLevel[] levels;
-    private final SnapshotLog snapshotLog;
     private final MaplogFile marks;
-    private final MaplogFile drops;
-    private final RankTree rankTree;
+    private final SnapshotRegistry registry;
     private final PageSlots slots;
     private final Capture capture;
     private final Archiver archiver;
@@ -65,23 +62,13 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     // guarded by lock
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final List<SnapshotPageTable> views = new ArrayList<>();
-    private final TreeMap<Long, SnapshotRecord> snapshots = new TreeMap<>();
-    private final Map<Long, Dropped> dropped = new TreeMap<>();
     private final Map<Long, long[]> capturesPerSnapshot = new HashMap<>();
-    /** Per level (index j - 1), every snapshot declared with rank &gt;= j, dropped or not: SavedAfter at level j. */
-    private final TreeSet<Long>[] declaredAtLevel;
-    private final Map<Long, Integer> declaredRank = new HashMap<>();
     private long nextCapture;
     private long markCapture;
 
     private final java.util.concurrent.atomic.LongAdder captureWaitNanos = new java.util.concurrent.atomic.LongAdder();
-    private volatile long latest;
     private volatile long archived;
     private volatile Throwable failure;
-
-    /** A snapshot the retention policy let go: when, and the rules of its levels. */
-    public record Dropped(long id, long droppedMillis, String why) {
-    }
 
     /**
      * One captured pre-state on its way to the archive: recorded by the levels in {@code levelMask}, at Maplog
@@ -99,7 +86,6 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public SnapshotArchive(FileIOFactory io, Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes,
                            long segmentBytes, RankTreePolicy retention) {
         this.pageSize = pageSize;
-        this.rankTree = new RankTree(retention);
         try {
             io.createDirectories(dir);
             for (Path p : io.list(dir, "")) if (DurableFiles.isTemp(p)) io.delete(p); // creations cut short by a crash
@@ -112,13 +98,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
                     + "; the number of levels of an existing archive cannot shrink");
         this.levels = new ArchiveLevel[k];
         for (int j = 1; j <= k; j++) levels[j - 1] = new ArchiveLevel(io, dir, j, pageSize, skippyLevels, skippyNodeEntries, segmentBytes);
-        @SuppressWarnings("unchecked")
-        TreeSet<Long>[] sets = new TreeSet[k];
-        for (int j = 0; j < k; j++) sets[j] = new TreeSet<>();
-        this.declaredAtLevel = sets;
-        this.snapshotLog = new SnapshotLog(io, dir.resolve("snapshots.log"));
+        this.registry = new SnapshotRegistry(io, dir, retention, skippyNodeEntries);
         this.marks = new MaplogFile(io, dir.resolve("archive-marks.log"), MaplogFile.KIND_UPLINKS, -1, skippyNodeEntries);
-        this.drops = new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, skippyNodeEntries);
         this.slots = new PageSlots(captureBufferBytes, pageSize);
         this.capture = new Capture(this);
         this.archiver = new Archiver(this);
@@ -146,21 +127,10 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
                         l.maplog.maplog().path(), 0);
             l.cutTo(mappings, addresses);
         }
-        List<SnapshotRecord> kept = new ArrayList<>();
-        for (SnapshotRecord r : snapshotLog.load()) if (r.walLsn() < markLsn && !emptyStore) kept.add(r);
-        snapshotLog.truncate(kept.size());
         lock.lock();
         try {
-            snapshots.clear();
+            registry.recover(markLsn, emptyStore);
             capturesPerSnapshot.clear();
-            declaredRank.clear();
-            for (TreeSet<Long> set : declaredAtLevel) set.clear();
-            for (SnapshotRecord r : kept) {
-                snapshots.put(r.id(), r); // a later record of an id is a rank change
-                if (declaredRank.putIfAbsent(r.id(), r.rank()) == null) noteDeclared(r.id(), r.rank());
-            }
-            latest = snapshots.isEmpty() ? 0 : snapshots.lastKey();
-            reloadDrops();
             nextCapture = 0;
             archived = 0;
             markCapture = 0;
@@ -170,26 +140,6 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
         capture.enabled(true);
         archiver.start(); // replay captures too, and its checkpoints wait for the archive
-    }
-
-    /**
-     * Keeps the drop decisions about snapshots declared before the recovered mark (replay re-decides the rest, and a
-     * later id may be a different snapshot), rewriting the drop log to just those.
-     */
-    private void reloadDrops() {
-        long n = drops.count();
-        long[] ids = new long[(int) n];
-        long[] when = new long[(int) n];
-        drops.read(0, (int) n, ids, when, null);
-        drops.truncate(0);
-        dropped.clear();
-        for (int i = 0; i < n; i++) {
-            SnapshotRecord r = snapshots.remove(ids[i]);
-            if (r == null) continue;
-            drops.append(ids[i], when[i], 0);
-            dropped.put(ids[i], new Dropped(ids[i], when[i], "rank " + r.rank() + " under the policy then in force"));
-        }
-        drops.force();
     }
 
     /** Per level, the Maplog positions ([0]) and volume addresses ([1]) a checkpoint mark recorded. */
@@ -213,16 +163,6 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         return out;
     }
 
-    /** Records that {@code id} was declared with {@code rank}: it counts at levels 1..min(rank, k). */
-    private void noteDeclared(long id, int rank) {
-        for (int j = 1; j <= Math.min(rank, levels.length); j++) declaredAtLevel[j - 1].add(id);
-    }
-
-    /** The level snapshot {@code id} is read through: its declared rank, capped at the top level. */
-    private int readLevel(long id) {
-        return Math.min(declaredRank.getOrDefault(id, 1), levels.length);
-    }
-
     private void countCaptures(long n) {
         int chunk = 4096;
         long[] snaps = new long[chunk];
@@ -237,12 +177,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /** Latest declared snapshot id, 0 when none. */
     public long latest() {
-        return latest;
+        return registry.latest();
     }
 
     /** The id the next declaration gets. */
     public long nextId() {
-        return latest + 1;
+        return registry.latest() + 1;
     }
 
     /**
@@ -252,14 +192,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public void declare(long id, int rank, long declaredMillis, long walLsn) {
         lock.lock();
         try {
-            if (id != latest + 1) throw new IllegalStateException("snapshot " + id + " declared after " + latest);
-            declaredRank.put(id, rank);
-            noteDeclared(id, rank);
-            SnapshotRecord r = new SnapshotRecord(id, rank, declaredMillis, levels[readLevel(id) - 1].nextMapping, walLsn);
-            snapshotLog.append(r);
-            snapshots.put(id, r);
-            latest = id;
-            enforce(declaredMillis);
+            registry.declare(id, rank, declaredMillis, walLsn, level -> levels[level - 1].nextMapping);
         } finally {
             lock.unlock();
         }
@@ -274,14 +207,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public boolean rank(long id, int rank, long walLsn) {
         lock.lock();
         try {
-            SnapshotRecord r = snapshots.get(id);
-            if (r == null) return false;
-            if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
-            SnapshotRecord raised = new SnapshotRecord(id, rank, r.declaredMillis(), r.start(), walLsn);
-            snapshotLog.append(raised);
-            snapshots.put(id, raised);
-            enforce(System.currentTimeMillis());
-            return true;
+            return registry.rank(id, rank, walLsn);
         } finally {
             lock.unlock();
         }
@@ -291,26 +217,17 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public void enforce() {
         lock.lock();
         try {
-            enforce(System.currentTimeMillis());
+            registry.enforce(System.currentTimeMillis());
         } finally {
             lock.unlock();
         }
     }
 
-    private void enforce(long nowMillis) {
-        for (RankTree.Verdict v : rankTree.drops(snapshots.values(), nowMillis)) {
-            snapshots.remove(v.id());
-            long when = System.currentTimeMillis();
-            drops.append(v.id(), when, 0);
-            dropped.put(v.id(), new Dropped(v.id(), when, v.why()));
-        }
-    }
-
     /** Why {@code id} is no longer live, or null if it is live or was never declared. */
-    public Dropped dropped(long id) {
+    public DroppedSnapshot dropped(long id) {
         lock.lock();
         try {
-            return dropped.get(id);
+            return registry.dropped(id);
         } finally {
             lock.unlock();
         }
@@ -320,7 +237,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public SnapshotRecord find(long id) {
         lock.lock();
         try {
-            return snapshots.get(id);
+            return registry.find(id);
         } finally {
             lock.unlock();
         }
@@ -330,7 +247,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public List<SnapshotRecord> snapshots() {
         lock.lock();
         try {
-            return new ArrayList<>(snapshots.values());
+            return registry.live();
         } finally {
             lock.unlock();
         }
@@ -394,13 +311,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             int top = 1;
             long lo = 0;
             for (int j = 1; j <= k; j++) {
-                TreeSet<Long> at = declaredAtLevel[j - 1];
-                if (at.isEmpty()) break;
-                Long before = at.floor(savedAfter);
-                long savedAfterAtJ = before == null ? 0 : before;
-                if (at.last() <= savedAfterAtJ) continue; // this level has its pre-state already
+                long latestAtJ = registry.latestAt(j);
+                if (latestAtJ == 0) break;
+                long savedAfterAtJ = registry.savedAfterAt(j, savedAfter);
+                if (latestAtJ <= savedAfterAtJ) continue; // this level has its pre-state already
                 mask |= 1 << (j - 1);
-                stamps[j - 1] = at.last();
+                stamps[j - 1] = latestAtJ;
                 positions[j - 1] = levels[j - 1].nextMapping++;
                 top = j;
                 lo = savedAfterAtJ;
@@ -504,11 +420,10 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         long[] limits = new long[levels.length];
         lock.lock();
         try {
-            drops.force();
+            registry.forceDrops();
             for (ArchiveLevel l : levels) {
                 limits[l.level - 1] = l.addressesAtMark;
-                TreeSet<Long> ids = new TreeSet<>(); // live or viewed snapshots read through level <= l
-                for (SnapshotRecord r : snapshots.values()) if (readLevel(r.id()) <= l.level) ids.add(r.id());
+                TreeSet<Long> ids = registry.readingUpTo(l.level); // and the snapshots open views read through level <= l
                 for (SnapshotPageTable v : views) if (v.level() <= l.level) ids.add(v.snapshot());
                 reachingUpTo.add(ids);
             }
@@ -534,10 +449,10 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public long deadBytesInLiveSegments() {
         long dead = 0;
         for (ArchiveLevel l : levels) {
-            TreeSet<Long> ids = new TreeSet<>();
+            TreeSet<Long> ids;
             lock.lock();
             try {
-                for (SnapshotRecord r : snapshots.values()) if (readLevel(r.id()) <= l.level) ids.add(r.id());
+                ids = registry.readingUpTo(l.level);
                 for (SnapshotPageTable v : views) if (v.level() <= l.level) ids.add(v.snapshot());
             } finally {
                 lock.unlock();
@@ -582,8 +497,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         try {
             for (ArchiveLevel l : levels) l.volume.force();
             for (ArchiveLevel l : levels) l.maplog.force();
-            snapshotLog.force();
-            drops.force();
+            registry.force();
             for (ArchiveLevel l : levels) {
                 marks.append(markLsn, l.level, atMark[0][l.level - 1]);
                 marks.append(markLsn, MARK_ADDRESSES + l.level, atMark[1][l.level - 1]);
@@ -601,7 +515,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         int level;
         lock.lock();
         try {
-            level = readLevel(r.id());
+            level = registry.readLevel(r.id());
         } finally {
             lock.unlock();
         }
@@ -657,13 +571,19 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         List<SnapshotRecord> live;
         lock.lock();
         try {
-            live = new ArrayList<>(snapshots.values());
+            live = registry.live();
         } finally {
             lock.unlock();
         }
         List<String> out = new ArrayList<>();
         for (SnapshotRecord r : live) {
-            int level = readLevel(r.id());
+            int level;
+            lock.lock();
+            try {
+                level = registry.readLevel(r.id());
+            } finally {
+                lock.unlock();
+            }
             LongLongMap spt = new LongLongMap(1024);
             Skippy maplog = levels[level - 1].maplog;
             maplog.buildSpt(r.start(), spt, maplog.size());
@@ -685,8 +605,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public void close() {
         archiver.stop();
         for (ArchiveLevel l : levels) l.close();
-        snapshotLog.close();
+        registry.close();
         marks.close();
-        drops.close();
     }
 }

@@ -1,0 +1,169 @@
+package dev.varve.snapshot;
+
+import dev.varve.config.RankTreePolicy;
+import dev.varve.core.io.FileIOFactory;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The declared snapshots: their declarations and rank changes (the snapshot log, Start(v)), their declared ranks per
+ * level — from which a page's SavedAfter at each level follows — and the retention policy's decisions with the drop
+ * log behind them. Guarded by the archive's lock.
+ */
+final class SnapshotRegistry implements AutoCloseable {
+    private final SnapshotLog log;
+    private final MaplogFile drops;
+    private final RankTree rankTree;
+    private final int levels;
+    private final TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+    private final Map<Long, DroppedSnapshot> dropped = new TreeMap<>();
+    private final Map<Long, Integer> declaredRank = new HashMap<>();
+    /** Per level (index j - 1), every snapshot declared with rank &gt;= j, dropped or not. */
+    private final List<TreeSet<Long>> declaredAtLevel = new ArrayList<>();
+    private volatile long latest;
+
+    SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries) {
+        this.rankTree = new RankTree(policy);
+        this.levels = policy.levelCount();
+        for (int j = 0; j < levels; j++) declaredAtLevel.add(new TreeSet<>());
+        this.log = new SnapshotLog(io, dir.resolve("snapshots.log"));
+        this.drops = new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, nodeEntries);
+    }
+
+    /** Keeps the declarations before the recovered mark (replay re-declares the later ones) and their drops. */
+    void recover(long markLsn, boolean emptyStore) {
+        List<SnapshotRecord> kept = new ArrayList<>();
+        for (SnapshotRecord r : log.load()) if (r.walLsn() < markLsn && !emptyStore) kept.add(r);
+        log.truncate(kept.size());
+        live.clear();
+        declaredRank.clear();
+        declaredAtLevel.forEach(TreeSet::clear);
+        for (SnapshotRecord r : kept) {
+            live.put(r.id(), r); // a later record of an id is a rank change
+            if (declaredRank.putIfAbsent(r.id(), r.rank()) == null) noteDeclared(r.id(), r.rank());
+        }
+        latest = live.isEmpty() ? 0 : live.lastKey();
+        reloadDrops();
+    }
+
+    /**
+     * Keeps the drop decisions about snapshots declared before the recovered mark (replay re-decides the rest, and a
+     * later id may be a different snapshot), rewriting the drop log to just those.
+     */
+    private void reloadDrops() {
+        int n = (int) drops.count();
+        long[] ids = new long[n];
+        long[] when = new long[n];
+        drops.read(0, n, ids, when, null);
+        drops.truncate(0);
+        dropped.clear();
+        for (int i = 0; i < n; i++) {
+            SnapshotRecord r = live.remove(ids[i]);
+            if (r == null) continue;
+            drops.append(ids[i], when[i], 0);
+            dropped.put(ids[i], new DroppedSnapshot(ids[i], when[i], "rank " + r.rank() + " under the policy then in force"));
+        }
+        drops.force();
+    }
+
+    private void noteDeclared(long id, int rank) {
+        for (int j = 1; j <= Math.min(rank, levels); j++) declaredAtLevel.get(j - 1).add(id);
+    }
+
+    long latest() {
+        return latest;
+    }
+
+    /** The level snapshot {@code id} is read through: its declared rank, capped at the top level. */
+    int readLevel(long id) {
+        return Math.min(declaredRank.getOrDefault(id, 1), levels);
+    }
+
+    /** The latest snapshot counted at {@code level}, 0 when none. */
+    long latestAt(int level) {
+        TreeSet<Long> at = declaredAtLevel.get(level - 1);
+        return at.isEmpty() ? 0 : at.last();
+    }
+
+    /** A page's SavedAfter at {@code level}: the latest snapshot counted there not after its SavedAfter. */
+    long savedAfterAt(int level, long savedAfter) {
+        Long before = declaredAtLevel.get(level - 1).floor(savedAfter);
+        return before == null ? 0 : before;
+    }
+
+    /** Declares {@code id} (ids increase by one) whose Start at its read level is {@code start}. */
+    void declare(long id, int rank, long declaredMillis, long walLsn, java.util.function.IntToLongFunction startAtLevel) {
+        if (id != latest + 1) throw new IllegalStateException("snapshot " + id + " declared after " + latest);
+        declaredRank.put(id, rank);
+        noteDeclared(id, rank);
+        SnapshotRecord r = new SnapshotRecord(id, rank, declaredMillis, startAtLevel.applyAsLong(readLevel(id)), walLsn);
+        log.append(r);
+        live.put(id, r);
+        latest = id;
+        enforce(declaredMillis);
+    }
+
+    /** Raises a live snapshot's rank; false when it is not live. */
+    boolean rank(long id, int rank, long walLsn) {
+        SnapshotRecord r = live.get(id);
+        if (r == null) return false;
+        if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
+        SnapshotRecord raised = new SnapshotRecord(id, rank, r.declaredMillis(), r.start(), walLsn);
+        log.append(raised);
+        live.put(id, raised);
+        enforce(System.currentTimeMillis());
+        return true;
+    }
+
+    /** Drops what the policy no longer keeps at {@code nowMillis}. */
+    void enforce(long nowMillis) {
+        for (RankTree.Verdict v : rankTree.drops(live.values(), nowMillis)) {
+            live.remove(v.id());
+            long when = System.currentTimeMillis();
+            drops.append(v.id(), when, 0);
+            dropped.put(v.id(), new DroppedSnapshot(v.id(), when, v.why()));
+        }
+    }
+
+    DroppedSnapshot dropped(long id) {
+        return dropped.get(id);
+    }
+
+    SnapshotRecord find(long id) {
+        return live.get(id);
+    }
+
+    List<SnapshotRecord> live() {
+        return new ArrayList<>(live.values());
+    }
+
+    /** Live snapshots read through {@code level} or below. */
+    TreeSet<Long> readingUpTo(int level) {
+        TreeSet<Long> ids = new TreeSet<>();
+        for (SnapshotRecord r : live.values()) if (readLevel(r.id()) <= level) ids.add(r.id());
+        return ids;
+    }
+
+    /** Makes declarations and drops durable. */
+    void force() {
+        log.force();
+        drops.force();
+    }
+
+    /** Makes drops durable (before reclamation deletes what only dropped snapshots needed). */
+    void forceDrops() {
+        drops.force();
+    }
+
+    @Override
+    public void close() {
+        log.close();
+        drops.close();
+    }
+}
