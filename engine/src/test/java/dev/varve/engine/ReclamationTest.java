@@ -88,6 +88,29 @@ class ReclamationTest {
         }
     }
 
+    /**
+     * The archiver writes pre-states while checkpoints force and reclaim the same archive: with small segments and
+     * a checkpoint every few milliseconds their writes meet at segment boundaries. Nothing may fail, and every live
+     * snapshot reads right.
+     */
+    @Test
+    void archiverAndCheckpointsMeetAtSegmentBoundaries() throws Exception {
+        VarveConfig cfg = config(RecoveryMode.CHECKPOINT_RECOVERY_FILE).toBuilder().checkpointFrequency(Duration.ofMillis(3)).build();
+        Map<Long, Long> batchesAt = new TreeMap<>();
+        try (Varve store = Varve.open(cfg)) {
+            long end = System.nanoTime() + Duration.ofSeconds(4).toNanos();
+            for (long batch = 0; System.nanoTime() < end; ) {
+                DeterministicReplayTestSupport.workload(store, batch, batch + 1);
+                batch++;
+                batchesAt.put(store.snapshotNow(), batch);
+            }
+            store.checkpoint().get();
+            assertTrue(store.metrics().checkpointsCompleted() > 20, "checkpoints ran meanwhile: " + store.metrics().checkpointsCompleted());
+            assertTrue(store.metrics().archiveBytesReclaimed() > 0, "segments were created and reclaimed meanwhile");
+            checkLive(store, batchesAt);
+        }
+    }
+
     private static void checkLive(Varve store, Map<Long, Long> batchesAt) {
         for (SnapshotInfo s : store.snapshots()) {
             try (SnapshotView v = store.asOf(s.id())) {

@@ -28,7 +28,9 @@ import java.util.zip.CRC32C;
  * all reclamation needs to decide that none of them is reachable any more.
  * Format versions: 1 — initial layout; 2 — records carry (lo, hi].
  *
- * <p>Appends come from the archiver thread only; reads (as-of views) from any thread.
+ * <p>The write side — staging, writing, fsync, reclamation — is synchronized: the archiver stages and writes
+ * while a checkpoint's flush forces and its end reclaims. Reads (as-of views) take no lock: records below
+ * {@link #end()} never change, and views pin what they read.
  */
 final class Pagelog implements AutoCloseable {
     static final long MAGIC = 0x5641525645504c31L; // "VARVEPL1"
@@ -169,9 +171,9 @@ final class Pagelog implements AutoCloseable {
 
     /**
      * Deletes the oldest segments, in temporal order, while they lie wholly below {@code limit} and none of their
-     * records is {@code reachable} — whole files, nothing copied — never the segment being written. Archiver side.
+     * records is {@code reachable} — whole files, nothing copied — never the segment being written.
      */
-    void reclaimOldest(long limit, Unreachable unreachable) {
+    synchronized void reclaimOldest(long limit, Unreachable unreachable) {
         while (firstSegment < lastSegment() && (firstSegment + 1L) * recordsPerSegment <= limit) {
             int seg = firstSegment;
             long[] range = ranges.getOrDefault(seg, new long[]{Long.MAX_VALUE, 0});
@@ -210,9 +212,9 @@ final class Pagelog implements AutoCloseable {
 
     /**
      * Stages the image at [0, pageSize) of {@code image} for writing and returns its address; staged records reach
-     * the file at {@link #writeStaged} (one write per run of records, not per page). Archiver thread only.
+     * the file at {@link #writeStaged} (one write per run of records, not per page).
      */
-    long append(long pageId, long lo, long hi, ByteBuffer image, int imageOffset) {
+    synchronized long append(long pageId, long lo, long hi, ByteBuffer image, int imageOffset) {
         long address = staged;
         if (stage.remaining() < recordBytes || (address % recordsPerSegment == 0 && stage.position() > 0)) writeStaged();
         int at = stage.position();
@@ -227,8 +229,8 @@ final class Pagelog implements AutoCloseable {
         return address;
     }
 
-    /** Writes every staged record; they become readable. Archiver thread only. */
-    void writeStaged() {
+    /** Writes every staged record; they become readable. */
+    synchronized void writeStaged() {
         if (stage.position() == 0) return;
         long first = end;
         int seg = (int) (first / recordsPerSegment);
@@ -297,7 +299,7 @@ final class Pagelog implements AutoCloseable {
     }
 
     /** Makes every appended record durable. */
-    void force() {
+    synchronized void force() {
         writeStaged();
         for (int s = Math.max(firstSegment, Math.min(unforcedFrom, lastSegment() + 1)); s <= lastSegment(); s++) {
             try {
@@ -310,7 +312,7 @@ final class Pagelog implements AutoCloseable {
     }
 
     /** Drops records at and after {@code newEnd} (recovery: data no durable mapping references). */
-    void truncate(long newEnd) {
+    synchronized void truncate(long newEnd) {
         if (newEnd >= end) return;
         if (newEnd < (long) firstSegment * recordsPerSegment)
             throw new IllegalStateException("cannot cut the Pagelog to " + newEnd + ": segments before " + firstSegment + " were reclaimed");
