@@ -1,7 +1,9 @@
 package dev.varve.benchmarks;
 
+import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
+import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.Cursor;
@@ -79,7 +81,7 @@ public class HotPathBenchmark {
     public void openAndPreload() throws IOException {
         dir = Files.createTempDirectory("varve-hotpath-");
         store = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(1L << 30).recoveryMode(recoveryMode).recoveryCompression(compression)
-                .walSyncMode(walSyncMode).build());
+                .walSyncMode(walSyncMode).retention(RankTreePolicy.levels(Retention.keepLast(1000))).build()); // steady state for snapshotNow
         Preload.keys(store, TABLE, keys, valueBytes, 0);
         store.checkpoint().join();
     }

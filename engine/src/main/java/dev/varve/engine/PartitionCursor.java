@@ -14,7 +14,9 @@ final class PartitionCursor implements Cursor {
         ScanBatch scan(byte[] from, boolean fromInclusive, byte[] toExclusive, int maxEntries);
     }
 
-    private static final int BATCH = 128;
+    /** First batch: small, because a table scan opens one cursor per partition and may want few entries. */
+    private static final int FIRST_BATCH = 8;
+    private static final int MAX_BATCH = 256;
     private final BatchSource source;
     private final byte[] to;
     private byte[] resume;
@@ -23,6 +25,7 @@ final class PartitionCursor implements Cursor {
     private int index = -1;
     private boolean done;
     private boolean closed;
+    private int batchSize = FIRST_BATCH;
 
     PartitionCursor(BatchSource source, byte[] from, byte[] to) {
         this.source = source;
@@ -39,7 +42,8 @@ final class PartitionCursor implements Cursor {
             return true;
         }
         if (done) return false;
-        batch = source.scan(resume, inclusive, to, BATCH);
+        batch = source.scan(resume, inclusive, to, batchSize);
+        batchSize = Math.min(MAX_BATCH, batchSize * 2);
         done = !batch.hasMore();
         if (batch.isEmpty()) {
             done = true;

@@ -29,6 +29,7 @@ final class SnapshotLog implements AutoCloseable {
     static final int VERSION = 1;
     static final int HEADER = 16;
     static final int RECORD = 48;
+    private static final int MAX_UNWRITTEN = 1024;
 
     private final FileIO file;
     private long count;
@@ -88,6 +89,7 @@ final class SnapshotLog implements AutoCloseable {
         r.putLong(0, s.id()).putInt(8, s.rank()).putLong(16, s.declaredMillis()).putLong(24, s.start()).putLong(32, s.walLsn());
         r.putInt(40, crc(r.array(), 0, 40));
         unwritten.add(r);
+        if (unwritten.size() >= MAX_UNWRITTEN) writeBuffered(); // bounded heap however fast snapshots are declared
     }
 
     private void writeBuffered() {

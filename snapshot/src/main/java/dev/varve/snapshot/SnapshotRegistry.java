@@ -17,12 +17,21 @@ import java.util.TreeSet;
  * log behind them. Guarded by the archive's lock.
  */
 final class SnapshotRegistry implements AutoCloseable {
+    private static final int RECENT_DROPS = 4096;
     private final SnapshotLog log;
     private final MaplogFile drops;
     private final RankTree rankTree;
     private final int levels;
     private final TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
-    private final Map<Long, DroppedSnapshot> dropped = new TreeMap<>();
+    /** The most recent drops; older ones are looked up in the drop log. */
+    private final Map<Long, DroppedSnapshot> recentDrops = new java.util.LinkedHashMap<>(16, 0.75f, false) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, DroppedSnapshot> eldest) {
+            return size() > RECENT_DROPS;
+        }
+    };
     private final Map<Long, Integer> declaredRank = new HashMap<>();
     /** Per level (index j - 1), every snapshot declared with rank &gt;= j, dropped or not. */
     private final List<TreeSet<Long>> declaredAtLevel = new ArrayList<>();
@@ -62,12 +71,12 @@ final class SnapshotRegistry implements AutoCloseable {
         long[] when = new long[n];
         drops.read(0, n, ids, when, null);
         drops.truncate(0);
-        dropped.clear();
+        recentDrops.clear();
         for (int i = 0; i < n; i++) {
             SnapshotRecord r = live.remove(ids[i]);
             if (r == null) continue;
             drops.append(ids[i], when[i], 0);
-            dropped.put(ids[i], new DroppedSnapshot(ids[i], when[i], "rank " + r.rank() + " under the policy then in force"));
+            recentDrops.put(ids[i], new DroppedSnapshot(ids[i], when[i], whyLater(r.rank())));
         }
         drops.force();
     }
@@ -127,12 +136,25 @@ final class SnapshotRegistry implements AutoCloseable {
             live.remove(v.id());
             long when = System.currentTimeMillis();
             drops.append(v.id(), when, 0);
-            dropped.put(v.id(), new DroppedSnapshot(v.id(), when, v.why()));
+            recentDrops.put(v.id(), new DroppedSnapshot(v.id(), when, v.why()));
         }
     }
 
+    /** Why {@code id} is no longer live (from memory for recent drops, else from the drop log), or null. */
     DroppedSnapshot dropped(long id) {
-        return dropped.get(id);
+        DroppedSnapshot d = recentDrops.get(id);
+        if (d != null || id > latest || live.containsKey(id)) return d;
+        long[] ids = new long[1];
+        long[] when = new long[1];
+        for (long i = drops.count() - 1; i >= 0; i--) {
+            drops.read(i, 1, ids, when, null);
+            if (ids[0] == id) return new DroppedSnapshot(id, when[0], whyLater(declaredRank.getOrDefault(id, 1)));
+        }
+        return null;
+    }
+
+    private static String whyLater(int rank) {
+        return "no level up to its rank " + rank + " kept it under the policy then in force";
     }
 
     SnapshotRecord find(long id) {
