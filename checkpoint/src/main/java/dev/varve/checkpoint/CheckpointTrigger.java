@@ -41,6 +41,7 @@ final class CheckpointTrigger {
 
     synchronized void start() {
         if (thread != null) return;
+        wanted = null; // wake-ups during recovery were served by its own checkpoints, the last one just now
         thread = new Thread(this::loop, "varve-checkpointer");
         thread.setDaemon(true);
         thread.start();
