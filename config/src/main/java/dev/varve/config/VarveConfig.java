@@ -174,6 +174,22 @@ public final class VarveConfig {
     /** Largest archive segment: 4 GiB. */
     public static final long ARCHIVE_SEGMENT_SIZE_MAX = 4 * GiB;
 
+    /**
+     * Hybrid page window W of the snapshot archive: the W most recent snapshots are always read page-based. A snapshot
+     * whose rank was raised after its declaration (lazy ranking, {@code rank(id, level)}) keeps being read page-based
+     * from its declared level while it is among the W most recent; once W newer snapshots exist, the next checkpoint
+     * copies it into its new level's ranked extents as byte-range diffs against that level's pages (diff-based from
+     * then on). A rank change inside the window costs only a log record; one after the window is copied at the next
+     * checkpoint (a copy-out, reading the snapshot's diffs). 0 = copy at the next checkpoint.
+     */
+    public static final String SNAPSHOT_PAGE_WINDOW_PROP_NAME = PREFIX + "snapshotPageWindow";
+    /** Default snapshot page window. */
+    public static final int SNAPSHOT_PAGE_WINDOW_DEFAULT = 64;
+    /** Smallest snapshot page window: copy at the next checkpoint. */
+    public static final int SNAPSHOT_PAGE_WINDOW_MIN = 0;
+    /** Largest snapshot page window. */
+    public static final int SNAPSHOT_PAGE_WINDOW_MAX = 1_048_576;
+
     /** Snapshot retention rules per rank level, e.g. {@code keepLast(60),keepFor(PT24H),keepAll()}. */
     public static final String RETENTION_PROP_NAME = PREFIX + "retention";
     /** Snapshot archive budget in bytes, see {@link RankTreePolicy#withBudget(long)}; none by default. */
@@ -204,6 +220,7 @@ public final class VarveConfig {
     private final int skippyNodeEntries;
     private final long captureBufferSize;
     private final long archiveSegmentSize;
+    private final int snapshotPageWindow;
     private final RankTreePolicy retention;
     /** As given: null means {@code path.resolve(ARCHIVE_PATH_DEFAULT_NAME)}. */
     private final Path archivePathGiven;
@@ -227,6 +244,7 @@ public final class VarveConfig {
         skippyNodeEntries = b.skippyNodeEntries;
         captureBufferSize = b.captureBufferSize;
         archiveSegmentSize = b.archiveSegmentSize;
+        snapshotPageWindow = b.snapshotPageWindow;
         retention = b.retention;
         archivePathGiven = b.archivePath;
     }
@@ -266,7 +284,8 @@ public final class VarveConfig {
                 .checkpointFrequency(checkpointFrequency).checkpointThreads(checkpointThreads)
                 .checkpointBufferSize(checkpointBufferSize).checkpointDirtyRatio(checkpointDirtyRatio)
                 .checkpointWalVolume(checkpointWalVolume).skippyLevels(skippyLevels).skippyNodeEntries(skippyNodeEntries)
-                .captureBufferSize(captureBufferSize).archiveSegmentSize(archiveSegmentSize).retention(retention).archivePath(archivePathGiven);
+                .captureBufferSize(captureBufferSize).archiveSegmentSize(archiveSegmentSize)
+                .snapshotPageWindow(snapshotPageWindow).retention(retention).archivePath(archivePathGiven);
     }
 
     /** {@return the store directory} */
@@ -359,6 +378,11 @@ public final class VarveConfig {
         return archiveSegmentSize;
     }
 
+    /** {@return the hybrid page window W: the most recent snapshots always read page-based} */
+    public int snapshotPageWindow() {
+        return snapshotPageWindow;
+    }
+
     /** {@return the snapshot retention policy} */
     public RankTreePolicy retention() {
         return retention;
@@ -390,7 +414,8 @@ public final class VarveConfig {
                 + ", checkpointBufferSize=" + checkpointBufferSize + ", checkpointDirtyRatio=" + checkpointDirtyRatio
                 + ", checkpointWalVolume=" + checkpointWalVolume + ", skippyLevels=" + skippyLevels
                 + ", skippyNodeEntries=" + skippyNodeEntries + ", captureBufferSize=" + captureBufferSize
-                + ", archiveSegmentSize=" + archiveSegmentSize + ", retention=" + retention
+                + ", archiveSegmentSize=" + archiveSegmentSize + ", snapshotPageWindow=" + snapshotPageWindow
+                + ", retention=" + retention
                 + ", archivePath=" + archivePath() + "}";
     }
 
@@ -414,6 +439,7 @@ public final class VarveConfig {
         private int skippyNodeEntries = SKIPPY_NODE_ENTRIES_DEFAULT;
         private long captureBufferSize = CAPTURE_BUFFER_SIZE_DEFAULT;
         private long archiveSegmentSize = ARCHIVE_SEGMENT_SIZE_DEFAULT;
+        private int snapshotPageWindow = SNAPSHOT_PAGE_WINDOW_DEFAULT;
         private RankTreePolicy retention = RETENTION_DEFAULT;
         private Path archivePath;
 
@@ -601,6 +627,16 @@ public final class VarveConfig {
         }
 
         /**
+         * Sets the hybrid page window W in snapshots, see {@link #SNAPSHOT_PAGE_WINDOW_PROP_NAME}.
+         * @param v the new value
+         * @return this builder
+         */
+        public Builder snapshotPageWindow(int v) {
+            snapshotPageWindow = v;
+            return this;
+        }
+
+        /**
          * Sets the snapshot retention policy, see {@link #RETENTION_PROP_NAME}.
          * @param v the new value
          * @return this builder
@@ -651,6 +687,7 @@ public final class VarveConfig {
             ConfigChecks.intRange("skippyNodeEntries", skippyNodeEntries, SKIPPY_NODE_ENTRIES_MIN, SKIPPY_NODE_ENTRIES_MAX);
             ConfigChecks.byteRange("captureBufferSize", captureBufferSize, CAPTURE_BUFFER_SIZE_MIN, CAPTURE_BUFFER_SIZE_MAX);
             ConfigChecks.byteRange("archiveSegmentSize", archiveSegmentSize, ARCHIVE_SEGMENT_SIZE_MIN, ARCHIVE_SEGMENT_SIZE_MAX);
+            ConfigChecks.intRange("snapshotPageWindow", snapshotPageWindow, SNAPSHOT_PAGE_WINDOW_MIN, SNAPSHOT_PAGE_WINDOW_MAX);
             ConfigChecks.required("retention", retention);
 
             // Fields against each other.

@@ -93,6 +93,8 @@ class VarveConfigTest {
                 arg("skippyNodeEntries", b -> b.skippyNodeEntries(65536)),
                 arg("captureBufferSize", b -> b.captureBufferSize(256 * KiB)),
                 arg("archiveSegmentSize", b -> b.archiveSegmentSize(256 * KiB)),
+                arg("snapshotPageWindow", b -> b.snapshotPageWindow(0)),
+                arg("snapshotPageWindow", b -> b.snapshotPageWindow(1048576)),
                 arg("recoveryMode", b -> b.recoveryMode(RecoveryMode.WAL_PHYSICAL)),
                 arg("recoveryCompression", b -> b.recoveryCompression(RecoveryCompression.DISABLED)),
                 arg("walSyncMode", b -> b.walSyncMode(WalSyncMode.BACKGROUND)),
@@ -139,6 +141,8 @@ class VarveConfigTest {
                 arg("captureBufferSize", b -> b.captureBufferSize(256 * KiB - 4096)),
                 arg("captureBufferSize", b -> b.captureBufferSize(16 * MiB + 1)),
                 arg("archiveSegmentSize", b -> b.archiveSegmentSize(256 * KiB - 1)),
+                arg("snapshotPageWindow", b -> b.snapshotPageWindow(-1)),
+                arg("snapshotPageWindow", b -> b.snapshotPageWindow(1048577)),
                 arg("recoveryMode", b -> b.recoveryMode(null)),
                 arg("recoveryCompression", b -> b.recoveryCompression(null)),
                 arg("walSyncMode", b -> b.walSyncMode(null)),
@@ -211,7 +215,7 @@ class VarveConfigTest {
                 "walSegmentSize=67108864", "walFlushFrequency=PT1S", "checkpointFrequency=PT30S",
                 "checkpointThreads=2", "checkpointBufferSize=67108864", "checkpointDirtyRatio=0.75",
                 "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=4096", "captureBufferSize=16777216", "archiveSegmentSize=67108864",
-                "retention=keepAll()", "archivePath="}) {
+                "snapshotPageWindow=64", "retention=keepAll()", "archivePath="}) {
             assertTrue(s.contains(field), field + " missing in " + s);
         }
     }
@@ -223,6 +227,6 @@ class VarveConfigTest {
         for (String key : ConfigProperties.KEYS) {
             assertTrue(key.startsWith(VarveConfig.PREFIX), key);
         }
-        assertEquals(21, ConfigProperties.KEYS.stream().distinct().count());
+        assertEquals(22, ConfigProperties.KEYS.stream().distinct().count());
     }
 }

@@ -88,7 +88,7 @@ final class Engine implements LogicalReplay {
             opened.push(checkpointer);
             this.throttle = checkpointer.throttle();
             this.archive = new SnapshotArchive(io, config.archivePath(), config.pageSize(), config.skippyLevels(), config.skippyNodeEntries(),
-                    config.captureBufferSize(), config.archiveSegmentSize(), config.retention());
+                    config.captureBufferSize(), config.archiveSegmentSize(), config.retention(), config.snapshotPageWindow());
             opened.push(archive);
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);

@@ -56,6 +56,16 @@ final class EngineMetrics implements VarveMetrics {
     }
 
     @Override
+    public long archiveBytesCopiedByRanking() {
+        return e.archive.copiedByRankingBytes();
+    }
+
+    @Override
+    public double diffCompactness() {
+        return e.archive.diffCompactness();
+    }
+
+    @Override
     public CheckpointStats lastCheckpoint() {
         return e.checkpointer.last();
     }

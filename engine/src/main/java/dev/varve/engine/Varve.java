@@ -77,6 +77,11 @@ public final class Varve implements AutoCloseable {
         return metrics;
     }
 
+    /** Every archived mapping a live snapshot reaches that points at reclaimed data (I8; empty when it holds). For tests. */
+    List<String> danglingArchiveMappings() {
+        return engine.archive.reachableButReclaimed();
+    }
+
     /** What recovery did when this store was opened. */
     public RecoveryReport recoveryReport() {
         return engine.recoveryReport();

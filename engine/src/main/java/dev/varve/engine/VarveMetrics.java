@@ -34,6 +34,19 @@ public interface VarveMetrics {
      */
     long archiveDeadBytes();
 
+    /**
+     * Snapshot-archive bytes written by lazy ranking since open: the byte-range diffs (and the whole pages that had
+     * no base) copied into a higher level's ranked extents when a re-ranked snapshot left the page window. Eager
+     * ranking and reclamation copy nothing, so this stays 0 without {@code rank()}.
+     */
+    long archiveBytesCopiedByRanking();
+
+    /**
+     * Diff compactness R of the pages lazy ranking copied since open: diff bytes over full-page bytes (1.0 when
+     * every page went whole, NaN before the first copy). Thresher reports R well below 0.1 for low update density.
+     */
+    double diffCompactness();
+
     /** The IEP-113 breakdown of the last checkpoint. */
     CheckpointStats lastCheckpoint();
 

@@ -14,6 +14,7 @@ import java.nio.file.Path;
  */
 final class ArchiveLevel implements AutoCloseable {
     final int level;
+    final Path dir;
     final Skippy maplog;
     final Pagelog volume;
     /** Maplog position of the next mapping recorded at this level. */
@@ -26,7 +27,7 @@ final class ArchiveLevel implements AutoCloseable {
 
     ArchiveLevel(FileIOFactory io, Path archiveDir, int level, int pageSize, int skippyLevels, int skippyNodeEntries, long segmentBytes) {
         this.level = level;
-        Path dir = archiveDir.resolve("level-" + level);
+        this.dir = archiveDir.resolve("level-" + level);
         try {
             io.createDirectories(dir);
         } catch (IOException e) {
@@ -49,6 +50,22 @@ final class ArchiveLevel implements AutoCloseable {
     /** A location in the archive: the volume's level and the address in it. */
     static long location(int level, long address) {
         return ((long) level << 56) | address;
+    }
+
+    /** Locations of ranked-extent records carry this bit; the rest is the offset in the view's extent file. */
+    private static final long EXTENT = 1L << 62;
+
+    /** The location of the ranked-extent record at {@code offset} of the extent a view reads. */
+    static long extentLocation(long offset) {
+        return EXTENT | offset;
+    }
+
+    static boolean isExtent(long location) {
+        return location >= 0 && (location & EXTENT) != 0;
+    }
+
+    static long extentOffset(long location) {
+        return location & (EXTENT - 1);
     }
 
     static int levelOf(long location) {

@@ -16,7 +16,8 @@ import java.util.zip.CRC32C;
 
 /**
  * An append-only file of fixed 32-byte entries of three longs, each with a CRC32C: a Maplog level (page id,
- * snapshot, Pagelog address) or a Skippy uplink index (start, end of a node's promoted mappings in the level above).
+ * snapshot, Pagelog address), a Skippy uplink index (start, end of a node's promoted mappings in the level above),
+ * the drop log, the checkpoint marks or the lazy-ranking moves.
  *
  * <pre>
  * header (32): magic (8) | version (4) | kind (4) | level (4) | nodeEntries (4) | reserved (4) | crc32c of [0,28) (4)
@@ -31,6 +32,8 @@ final class MaplogFile implements AutoCloseable {
     static final int KIND_MAPPINGS = 1;
     static final int KIND_UPLINKS = 2;
     static final int KIND_DROPS = 3;
+    /** Lazy-ranking copies: (checkpoint mark, snapshot, level &lt;&lt; 56 | Start at that level). */
+    static final int KIND_MOVES = 4;
     static final int HEADER = 32;
     static final int ENTRY = 32;
     private static final Logger LOG = LoggerFactory.getLogger(MaplogFile.class);

@@ -193,8 +193,11 @@ final class Pagelog implements AutoCloseable {
         }
     }
 
-    /** Bytes of records in segments still held that no snapshot can reach any more: the archive's fragmentation. */
-    long deadBytes(Unreachable unreachable) {
+    /**
+     * Bytes of records in segments still held that no snapshot can reach any more and that no ranked extent uses as
+     * a base ({@code base}): the archive's fragmentation.
+     */
+    long deadBytes(Unreachable unreachable, java.util.function.LongPredicate base) {
         long dead = 0;
         ByteBuffer h = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN);
         for (long a = (long) firstSegment * recordsPerSegment; a < end; a++) {
@@ -205,7 +208,7 @@ final class Pagelog implements AutoCloseable {
             } catch (IOException e) {
                 throw new StorageException("cannot read a Pagelog record header: " + e.getMessage(), f.path(), e);
             }
-            if (unreachable.test(h.getLong(16), h.getLong(8))) dead += recordBytes;
+            if (unreachable.test(h.getLong(16), h.getLong(8)) && !base.test(a)) dead += recordBytes;
         }
         return dead;
     }

@@ -25,6 +25,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * The split-snapshot archive (Retro), segregated by rank level (Thresher): per level a Pagelog volume and a Maplog
  * with Skippy levels ({@link ArchiveLevel}); Start(v) in the snapshot log; SavedAfter in page headers; the capture
@@ -44,15 +47,19 @@ import java.util.concurrent.locks.ReentrantLock;
  * copied and written outside it.
  */
 public final class SnapshotArchive implements CheckpointListener, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SnapshotArchive.class);
     private static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
     /** Captures the archiver writes with one Pagelog write. */
     private static final int ARCHIVE_BATCH = 256;
     /** In a mark record, levels offset by this carry volume addresses; the plain level carries Maplog positions. */
     private static final long MARK_ADDRESSES = 1000;
 
+    private final FileIOFactory io;
     private final int pageSize;
+    private final int pageWindow;
     private final ArchiveLevel[] levels;
     private final MaplogFile marks;
+    private final MaplogFile moves;
     private final SnapshotRegistry registry;
     private final PageSlots slots;
     private final Capture capture;
@@ -63,8 +70,20 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final List<SnapshotPageTable> views = new ArrayList<>();
     private final Map<Long, long[]> capturesPerSnapshot = new HashMap<>();
+    /** The current ranked extent of each lazily ranked snapshot that was copied. */
+    private final Map<Long, RankedExtent> extents = new HashMap<>();
+    /** Extents replaced by a later copy or of dropped snapshots, deleted once no open view reads them. */
+    private final List<RankedExtent> retired = new ArrayList<>();
+    /** Extent files found at open, matched against the recovered moves by {@link #recover}. */
+    private final List<RankedExtent> found = new ArrayList<>();
+    /** The lazy-ranking copies decided at the latest checkpoint mark: {snapshot, target level}. */
+    private List<long[]> dueAtMark = List.of();
     private long nextCapture;
     private long markCapture;
+
+    private final java.util.concurrent.atomic.LongAdder copiedBytes = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder copiedDiffBytes = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder copiedPages = new java.util.concurrent.atomic.LongAdder();
 
     private final java.util.concurrent.atomic.LongAdder captureWaitNanos = new java.util.concurrent.atomic.LongAdder();
     private volatile long archived;
@@ -82,10 +101,15 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
     }
 
-    /** Opens (or creates) the archive in {@code dir}; nothing is captured until {@link #recover} and {@link #start}. */
+    /**
+     * Opens (or creates) the archive in {@code dir}; nothing is captured until {@link #recover}. Lazily ranked
+     * snapshots are copied into their level once {@code pageWindow} newer snapshots exist.
+     */
     public SnapshotArchive(FileIOFactory io, Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes,
-                           long segmentBytes, RankTreePolicy retention) {
+                           long segmentBytes, RankTreePolicy retention, int pageWindow) {
+        this.io = io;
         this.pageSize = pageSize;
+        this.pageWindow = pageWindow;
         try {
             io.createDirectories(dir);
             for (Path p : io.list(dir, "")) if (DurableFiles.isTemp(p)) io.delete(p); // creations cut short by a crash
@@ -100,9 +124,22 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         for (int j = 1; j <= k; j++) levels[j - 1] = new ArchiveLevel(io, dir, j, pageSize, skippyLevels, skippyNodeEntries, segmentBytes);
         this.registry = new SnapshotRegistry(io, dir, retention, skippyNodeEntries);
         this.marks = new MaplogFile(io, dir.resolve("archive-marks.log"), MaplogFile.KIND_UPLINKS, -1, skippyNodeEntries);
+        this.moves = new MaplogFile(io, dir.resolve("moves.log"), MaplogFile.KIND_MOVES, -1, skippyNodeEntries);
+        for (ArchiveLevel l : levels) findExtents(l.dir);
         this.slots = new PageSlots(captureBufferBytes, pageSize);
         this.capture = new Capture(this);
         this.archiver = new Archiver(this);
+    }
+
+    private void findExtents(Path levelDir) {
+        try {
+            for (Path p : io.list(levelDir, "extent-")) {
+                if (DurableFiles.isTemp(p)) io.delete(p); // a copy cut short by a crash
+                else if (RankedExtent.snapshotOf(p) >= 0) found.add(RankedExtent.open(io, p, pageSize));
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot list the ranked extents", levelDir, e);
+        }
     }
 
     /** Registers the capture hook with page memory (after any physical-WAL hook, so its deltas see SavedAfter change). */
@@ -130,6 +167,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         lock.lock();
         try {
             registry.recover(markLsn, emptyStore);
+            recoverMoves(markLsn, emptyStore);
             capturesPerSnapshot.clear();
             nextCapture = 0;
             archived = 0;
@@ -140,6 +178,33 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
         capture.enabled(true);
         archiver.start(); // replay captures too, and its checkpoints wait for the archive
+    }
+
+    /**
+     * Keeps the lazy-ranking copies made at checkpoint marks up to the recovered one (their extents and records were
+     * durable before that checkpoint's start marker; replay redoes the later ones) for snapshots still live, and
+     * deletes every other extent file.
+     */
+    private void recoverMoves(long markLsn, boolean emptyStore) {
+        int n = (int) moves.count();
+        long[] mark = new long[n];
+        long[] ids = new long[n];
+        long[] packed = new long[n];
+        moves.read(0, n, mark, ids, packed);
+        int keep = 0;
+        while (!emptyStore && keep < n && mark[keep] <= markLsn) keep++;
+        moves.truncate(keep);
+        moves.force();
+        for (int i = 0; i < keep; i++) {
+            if (registry.find(ids[i]) != null) registry.moved(ids[i], (int) (packed[i] >>> 56), packed[i] & ((1L << 56) - 1));
+        }
+        for (RankedExtent e : extents.values()) found.add(e);
+        extents.clear();
+        for (RankedExtent e : found) {
+            if (registry.movedTo(e.snapshot()) == e.level()) extents.put(e.snapshot(), e);
+            else e.delete(io);
+        }
+        found.clear();
     }
 
     /** Per level, the Maplog positions ([0]) and volume addresses ([1]) a checkpoint mark recorded. */
@@ -258,7 +323,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         lock.lock();
         try {
             long[] c = capturesPerSnapshot.get(id); // pre-states first captured for it, and their level-1 mappings
-            return c == null ? 0 : c[0] * (pageSize + Pagelog.RECORD_HEADER + MaplogFile.ENTRY);
+            RankedExtent e = extents.get(id);
+            return (c == null ? 0 : c[0] * (pageSize + Pagelog.RECORD_HEADER + MaplogFile.ENTRY)) + (e == null ? 0 : e.bytes());
         } finally {
             lock.unlock();
         }
@@ -272,15 +338,33 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     /** Bytes the archive holds on disk. */
     public long bytes() {
         long b = 0;
-        for (ArchiveLevel l : levels) b += l.bytes();
+        for (long l : bytesPerLevel()) b += l;
         return b;
     }
 
-    /** Bytes each level's region holds (volume and Maplog), level 1 first. */
+    /** Bytes each level's region holds (volume, Maplog and ranked extents), level 1 first. */
     public long[] bytesPerLevel() {
         long[] out = new long[levels.length];
         for (ArchiveLevel l : levels) out[l.level - 1] = l.bytes();
+        lock.lock();
+        try {
+            for (RankedExtent e : extents.values()) out[e.level() - 1] += e.bytes();
+            for (RankedExtent e : retired) out[e.level() - 1] += e.bytes();
+        } finally {
+            lock.unlock();
+        }
         return out;
+    }
+
+    /** Bytes lazy ranking wrote into ranked extents since open. */
+    public long copiedByRankingBytes() {
+        return copiedBytes.sum();
+    }
+
+    /** Diff compactness R of the pages lazy ranking copied since open: diff bytes over full-page bytes; NaN before any. */
+    public double diffCompactness() {
+        long pages = copiedPages.sum();
+        return pages == 0 ? Double.NaN : copiedDiffBytes.sum() / ((double) pages * pageSize);
     }
 
     // ---------------------------------------------------------------- capture and archiving
@@ -393,6 +477,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public void onMark(long checkpointId, long markLsn) {
         lock.lock();
         try {
+            dueAtMark = registry.dueForMove(pageWindow); // no rank change runs now, so each is on its new level already
             markCapture = nextCapture;
             for (ArchiveLevel l : levels) {
                 l.mappingsAtMark = l.nextMapping;
@@ -418,11 +503,26 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public void afterEndMarker(long checkpointId, long markLsn) {
         List<TreeSet<Long>> reachingUpTo = new ArrayList<>();
         long[] limits = new long[levels.length];
+        List<RankedExtent> unused = new ArrayList<>();
         lock.lock();
         try {
             registry.forceDrops();
+            for (var it = extents.values().iterator(); it.hasNext(); ) {
+                RankedExtent e = it.next();
+                if (registry.find(e.snapshot()) == null) {
+                    retired.add(e);
+                    it.remove();
+                }
+            }
+            for (var it = retired.iterator(); it.hasNext(); ) {
+                RankedExtent e = it.next();
+                if (views.stream().noneMatch(v -> v.extent() == e)) {
+                    unused.add(e);
+                    it.remove();
+                }
+            }
             for (ArchiveLevel l : levels) {
-                limits[l.level - 1] = l.addressesAtMark;
+                limits[l.level - 1] = Math.min(l.addressesAtMark, minPin(l.level)); // a ranked extent's bases stay
                 TreeSet<Long> ids = registry.readingUpTo(l.level); // and the snapshots open views read through level <= l
                 for (SnapshotPageTable v : views) if (v.level() <= l.level) ids.add(v.snapshot());
                 reachingUpTo.add(ids);
@@ -430,10 +530,19 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         } finally {
             lock.unlock();
         }
+        for (RankedExtent e : unused) e.delete(io); // whole files, like segments
         for (ArchiveLevel l : levels) {
             TreeSet<Long> ids = reachingUpTo.get(l.level - 1);
             l.volume.reclaimOldest(limits[l.level - 1], (lo, hi) -> noneIn(ids, lo, hi));
         }
+    }
+
+    /** The lowest address of volume {@code level} a ranked extent still on disk uses as a base. Caller holds the lock. */
+    private long minPin(int level) {
+        long min = Long.MAX_VALUE;
+        for (RankedExtent e : extents.values()) min = Math.min(min, e.pin(level));
+        for (RankedExtent e : retired) min = Math.min(min, e.pin(level));
+        return min;
     }
 
     /** True when no id of {@code ids} lies in (lo, hi]. */
@@ -448,6 +557,18 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      */
     public long deadBytesInLiveSegments() {
         long dead = 0;
+        List<TreeSet<Long>> bases = new ArrayList<>();
+        for (int j = 0; j < levels.length; j++) bases.add(new TreeSet<>());
+        lock.lock(); // so that no extent is deleted under the scan
+        try {
+            for (RankedExtent e : extentsOnDisk()) {
+                e.forEachRecord((pageId, offset, base) -> {
+                    if (base >= 0) bases.get(ArchiveLevel.levelOf(base) - 1).add(ArchiveLevel.addressOf(base));
+                });
+            }
+        } finally {
+            lock.unlock();
+        }
         for (ArchiveLevel l : levels) {
             TreeSet<Long> ids;
             lock.lock();
@@ -457,9 +578,21 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             } finally {
                 lock.unlock();
             }
-            dead += l.volume.deadBytes((lo, hi) -> noneIn(ids, lo, hi));
+            TreeSet<Long> based = bases.get(l.level - 1);
+            dead += l.volume.deadBytes((lo, hi) -> noneIn(ids, lo, hi), based::contains);
         }
         return dead;
+    }
+
+    private List<RankedExtent> extentsOnDisk() {
+        lock.lock();
+        try {
+            List<RankedExtent> all = new ArrayList<>(extents.values());
+            all.addAll(retired);
+            return all;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Archive bytes given back by reclamation since open. */
@@ -493,11 +626,21 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             if (System.nanoTime() - start > WAIT_LIMIT_NANOS) throw new StorageException("the archiver did not catch up with the checkpoint mark", null);
             LockSupport.parkNanos(20_000);
         }
+        List<long[]> due;
+        lock.lock();
+        try {
+            due = dueAtMark;
+            dueAtMark = List.of();
+        } finally {
+            lock.unlock();
+        }
+        for (long[] d : due) copyToLevel(d[0], (int) d[1], atMark[0], markLsn);
         lock.lock();
         try {
             for (ArchiveLevel l : levels) l.volume.force();
             for (ArchiveLevel l : levels) l.maplog.force();
             registry.force();
+            moves.force();
             for (ArchiveLevel l : levels) {
                 marks.append(markLsn, l.level, atMark[0][l.level - 1]);
                 marks.append(markLsn, MARK_ADDRESSES + l.level, atMark[1][l.level - 1]);
@@ -508,21 +651,106 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
     }
 
+    // ---------------------------------------------------------------- lazy ranking
+
+    /**
+     * Thresher's lazy segregation of snapshot {@code id}, ranked up to {@code target} after its declaration and now
+     * out of the page window: copies its pre-states as of the checkpoint mark — its SPT at the level it is read
+     * through, up to the mark's Maplog positions {@code mappingsAtMark} — into a ranked extent at {@code target}, as
+     * byte-range diffs against the page-based pre-states of the latest live snapshot read through {@code target}
+     * before it (whole pages where none). Pages first changed after the mark are recorded at {@code target} already
+     * (the rank change came before the mark), so the snapshot's SPT there is the extent, then that level's Maplog
+     * from the mark on. The move is logged with the mark; reads switch to the new level, and the lower levels stop
+     * keeping the snapshot's pre-states.
+     */
+    private void copyToLevel(long id, int target, long[] mappingsAtMark, long markLsn) {
+        SnapshotRecord r;
+        int from;
+        long fromStart;
+        long baseStart;
+        RankedExtent previous;
+        lock.lock();
+        try {
+            r = registry.find(id);
+            if (r == null) return; // dropped since the mark
+            from = registry.readLevel(id);
+            fromStart = registry.readStart(r);
+            baseStart = registry.baseStart(id, target);
+            previous = extents.get(id);
+        } finally {
+            lock.unlock();
+        }
+        LongLongMap source = new LongLongMap(1024);
+        if (previous != null) previous.index(source); // a copy-out after the window: its earlier copy comes first
+        levels[from - 1].maplog.buildSpt(fromStart, source, mappingsAtMark[from - 1]);
+        LongLongMap bases = new LongLongMap(1024);
+        if (baseStart >= 0) levels[target - 1].maplog.buildSpt(baseStart, bases, mappingsAtMark[target - 1]);
+        RankedExtent.Writer w = new RankedExtent.Writer(io, levels[target - 1].dir, id, target, levels.length, pageSize);
+        ByteBuffer image = ByteBuffer.allocateDirect(pageSize);
+        ByteBuffer baseImage = ByteBuffer.allocateDirect(pageSize);
+        RankedExtent extent;
+        try {
+            source.forEach((pageId, location) -> {
+                readLocation(location, pageId, image, previous);
+                long base = bases.get(pageId, SnapshotPageTable.MISSING);
+                if (base >= 0) {
+                    readLocation(base, pageId, baseImage, null);
+                    w.add(pageId, image, baseImage, base, ArchiveLevel.levelOf(base));
+                } else {
+                    w.add(pageId, image, null, -1, 0);
+                }
+            });
+            extent = w.finish();
+        } catch (RuntimeException e) {
+            w.abandon();
+            throw e;
+        }
+        moves.append(markLsn, id, ((long) target << 56) | mappingsAtMark[target - 1]);
+        lock.lock();
+        try {
+            registry.moved(id, target, mappingsAtMark[target - 1]);
+            extents.put(id, extent);
+            if (previous != null) retired.add(previous);
+        } finally {
+            lock.unlock();
+        }
+        copiedBytes.add(extent.bytes());
+        copiedDiffBytes.add(w.diffBytes());
+        copiedPages.add(w.records());
+        LOG.info("lazy ranking copied snapshot {} from level {} to level {}: {} pages ({} whole) in {} bytes, R {}", id, from, target,
+                w.records(), w.wholePages(), extent.bytes(), w.records() == 0 ? "-" : String.format("%.3f", w.diffBytes() / ((double) w.records() * pageSize)));
+    }
+
+    /** Reads the image at an archive {@code location}: a volume record, or a record of {@code extent}. */
+    private void readLocation(long location, long pageId, ByteBuffer dst, RankedExtent extent) {
+        if (ArchiveLevel.isExtent(location)) extent.read(ArchiveLevel.extentOffset(location), pageId, dst, 0, this::readVolume);
+        else readVolume(location, pageId, dst, 0);
+    }
+
+    private void readVolume(long location, long pageId, ByteBuffer dst, int dstOffset) {
+        levels[ArchiveLevel.levelOf(location) - 1].volume.read(ArchiveLevel.addressOf(location), pageId, dst, dstOffset);
+    }
+
     // ---------------------------------------------------------------- views
 
     /** Builds SPT(v) for snapshot {@code id} and keeps it current until {@link #closeView}. */
     SnapshotPageTable openView(SnapshotRecord r) {
         int level;
+        long start;
+        RankedExtent extent;
         lock.lock();
         try {
             level = registry.readLevel(r.id());
+            start = registry.readStart(r);
+            extent = registry.movedTo(r.id()) == 0 ? null : extents.get(r.id());
         } finally {
             lock.unlock();
         }
         Skippy maplog = levels[level - 1].maplog;
-        SnapshotPageTable spt = new SnapshotPageTable(r.id(), r.start(), level);
+        SnapshotPageTable spt = new SnapshotPageTable(r.id(), level, extent);
+        if (extent != null) extent.index(spt.map()); // its pre-states up to the copy come first
         long built = maplog.size();
-        maplog.buildSpt(r.start(), spt.map(), built);
+        maplog.buildSpt(start, spt.map(), built);
         lock.lock();
         try {
             maplog.catchUp(built, spt.map());
@@ -559,7 +787,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         } finally {
             lock.unlock();
         }
-        levels[ArchiveLevel.levelOf(location) - 1].volume.read(ArchiveLevel.addressOf(location), pageId, dst, offset);
+        if (ArchiveLevel.isExtent(location)) spt.extent().read(ArchiveLevel.extentOffset(location), pageId, dst, offset, this::readVolume);
+        else readVolume(location, pageId, dst, offset);
         return true;
     }
 
@@ -578,22 +807,34 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         List<String> out = new ArrayList<>();
         for (SnapshotRecord r : live) {
             int level;
+            long start;
+            RankedExtent extent;
             lock.lock();
             try {
                 level = registry.readLevel(r.id());
+                start = registry.readStart(r);
+                extent = registry.movedTo(r.id()) == 0 ? null : extents.get(r.id());
             } finally {
                 lock.unlock();
             }
             LongLongMap spt = new LongLongMap(1024);
             Skippy maplog = levels[level - 1].maplog;
-            maplog.buildSpt(r.start(), spt, maplog.size());
-            spt.forEach((pageId, location) -> {
-                if (!levels[ArchiveLevel.levelOf(location) - 1].volume.holds(ArchiveLevel.addressOf(location)))
-                    out.add("snapshot " + r.id() + " maps page " + pageId + " to reclaimed level-" + ArchiveLevel.levelOf(location)
-                            + " address " + ArchiveLevel.addressOf(location));
-            });
+            if (extent != null) {
+                if (!io.exists(extent.path())) out.add("snapshot " + r.id() + " reads ranked extent " + extent.path() + ", which is gone");
+                else extent.forEachRecord((pageId, offset, base) -> checkHeld(r.id(), pageId, base, out));
+                extent.index(spt);
+            }
+            maplog.buildSpt(start, spt, maplog.size());
+            spt.forEach((pageId, location) -> checkHeld(r.id(), pageId, location, out));
         }
         return out;
+    }
+
+    private void checkHeld(long snapshot, long pageId, long location, List<String> out) {
+        if (location < 0 || ArchiveLevel.isExtent(location)) return;
+        if (!levels[ArchiveLevel.levelOf(location) - 1].volume.holds(ArchiveLevel.addressOf(location)))
+            out.add("snapshot " + snapshot + " maps page " + pageId + " to reclaimed level-" + ArchiveLevel.levelOf(location)
+                    + " address " + ArchiveLevel.addressOf(location));
     }
 
     /** Level {@code level}'s volume (tests that break the reclamation order on purpose). */
@@ -607,5 +848,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         for (ArchiveLevel l : levels) l.close();
         registry.close();
         marks.close();
+        moves.close();
+        for (RankedExtent e : extentsOnDisk()) e.close();
+        for (RankedExtent e : found) e.close();
     }
 }

@@ -8,20 +8,20 @@ import dev.varve.core.util.LongLongMap;
  * pre-states keep arriving: a capture for a page not in the table yet adds it (first encountered), and archiving
  * moves a location from the capture buffer to the Pagelog. Guarded by the archive's lock.
  *
- * <p>A location is an archive location (&gt;= 0, {@link ArchiveLevel#location}) or a capture-buffer slot still on
- * its way ({@code -(slot + 2)}).
+ * <p>A location is an archive location (&gt;= 0, {@link ArchiveLevel#location}), a record of the view's ranked
+ * extent ({@link ArchiveLevel#extentLocation}) or a capture-buffer slot still on its way ({@code -(slot + 2)}).
  */
 final class SnapshotPageTable {
     static final long MISSING = -1;
     private final long snapshot;
-    private final long start;
     private final int level;
+    private final RankedExtent extent;
     private final LongLongMap map = new LongLongMap(1024);
 
-    SnapshotPageTable(long snapshot, long start, int level) {
+    SnapshotPageTable(long snapshot, int level, RankedExtent extent) {
         this.snapshot = snapshot;
-        this.start = start;
         this.level = level;
+        this.extent = extent;
     }
 
     /** The rank level whose Maplog and volumes this view reads. */
@@ -29,9 +29,9 @@ final class SnapshotPageTable {
         return level;
     }
 
-    /** Start(v) at its level: an open view pins what it reads, even if the policy drops v meanwhile. */
-    long start() {
-        return start;
+    /** The ranked extent a lazily ranked snapshot's view reads first, or null; the view keeps it on disk. */
+    RankedExtent extent() {
+        return extent;
     }
 
     long snapshot() {

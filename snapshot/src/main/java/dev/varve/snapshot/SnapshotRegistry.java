@@ -33,7 +33,9 @@ final class SnapshotRegistry implements AutoCloseable {
         }
     };
     private final Map<Long, Integer> declaredRank = new HashMap<>();
-    /** Per level (index j - 1), every snapshot declared with rank &gt;= j, dropped or not. */
+    /** Lazily ranked snapshots copied into a higher level (ranked extents): id → {level, Start at that level}. */
+    private final Map<Long, long[]> moved = new HashMap<>();
+    /** Per level (index j - 1), every snapshot declared or ranked with rank &gt;= j, dropped or not. */
     private final List<TreeSet<Long>> declaredAtLevel = new ArrayList<>();
     private volatile long latest;
 
@@ -52,10 +54,12 @@ final class SnapshotRegistry implements AutoCloseable {
         log.truncate(kept.size());
         live.clear();
         declaredRank.clear();
+        moved.clear();
         declaredAtLevel.forEach(TreeSet::clear);
         for (SnapshotRecord r : kept) {
             live.put(r.id(), r); // a later record of an id is a rank change
-            if (declaredRank.putIfAbsent(r.id(), r.rank()) == null) noteDeclared(r.id(), r.rank());
+            declaredRank.putIfAbsent(r.id(), r.rank());
+            noteDeclared(r.id(), r.rank());
         }
         latest = live.isEmpty() ? 0 : live.lastKey();
         reloadDrops();
@@ -89,9 +93,54 @@ final class SnapshotRegistry implements AutoCloseable {
         return latest;
     }
 
-    /** The level snapshot {@code id} is read through: its declared rank, capped at the top level. */
+    /**
+     * The level snapshot {@code id} is read through: the level it was copied to by lazy ranking, else its declared
+     * rank, capped at the top level.
+     */
     int readLevel(long id) {
-        return Math.min(declaredRank.getOrDefault(id, 1), levels);
+        long[] m = moved.get(id);
+        return m != null ? (int) m[0] : Math.min(declaredRank.getOrDefault(id, 1), levels);
+    }
+
+    /** Start of live snapshot {@code id} at its read level: where its SPT scan of that level's Maplog begins. */
+    long readStart(SnapshotRecord r) {
+        long[] m = moved.get(r.id());
+        return m != null ? m[1] : r.start();
+    }
+
+    /** The level live snapshot {@code id} was copied to by lazy ranking, 0 when it was not. */
+    int movedTo(long id) {
+        long[] m = moved.get(id);
+        return m == null ? 0 : (int) m[0];
+    }
+
+    /** Records that {@code id} is now read through {@code level}, whose Maplog it scans from {@code start}. */
+    void moved(long id, int level, long start) {
+        moved.put(id, new long[]{level, start});
+    }
+
+    /**
+     * Lazy segregation: live snapshots ranked above the level they are read through that have left the page
+     * window (at least {@code window} newer snapshots exist), as {id, target level}, oldest first.
+     */
+    List<long[]> dueForMove(int window) {
+        List<long[]> due = new ArrayList<>();
+        for (SnapshotRecord r : live.headMap(latest - window, true).values()) {
+            int target = Math.min(r.rank(), levels);
+            if (target > readLevel(r.id())) due.add(new long[]{r.id(), target});
+        }
+        return due;
+    }
+
+    /**
+     * Start, at {@code level}, of the latest live snapshot older than {@code id} read through that level: from there
+     * the level's Maplog maps the page-based pre-states that serve as diff bases for {@code id}. -1 when none.
+     */
+    long baseStart(long id, int level) {
+        for (SnapshotRecord r : live.headMap(id, false).descendingMap().values()) {
+            if (readLevel(r.id()) == level) return readStart(r);
+        }
+        return -1;
     }
 
     /** The latest snapshot counted at {@code level}, 0 when none. */
@@ -126,6 +175,7 @@ final class SnapshotRegistry implements AutoCloseable {
         SnapshotRecord raised = new SnapshotRecord(id, rank, r.declaredMillis(), r.start(), walLsn);
         log.append(raised);
         live.put(id, raised);
+        noteDeclared(id, rank); // pages first changed from now on record their pre-state as of it at the new levels too
         enforce(System.currentTimeMillis());
         return true;
     }
@@ -134,6 +184,7 @@ final class SnapshotRegistry implements AutoCloseable {
     void enforce(long nowMillis) {
         for (RankTree.Verdict v : rankTree.drops(live.values(), nowMillis)) {
             live.remove(v.id());
+            moved.remove(v.id());
             long when = System.currentTimeMillis();
             drops.append(v.id(), when, 0);
             recentDrops.put(v.id(), new DroppedSnapshot(v.id(), when, v.why()));

@@ -30,7 +30,7 @@ class ReclamationOrderTest {
         FileIOFactory io = FileIOFactory.standard();
         PageMemory memory = new PageMemory(new PageStore(io, dir.resolve("pages"), 4096), 16L << 20, 1L << 20);
         RankTreePolicy policy = RankTreePolicy.levels(Retention.keepLast(3), Retention.keepLast(2));
-        try (SnapshotArchive archive = new SnapshotArchive(io, dir.resolve("archive"), 4096, 1, 64, 1L << 20, 256L << 10, policy)) {
+        try (SnapshotArchive archive = new SnapshotArchive(io, dir.resolve("archive"), 4096, 1, 64, 1L << 20, 256L << 10, policy, 0)) {
             archive.attach(memory);
             archive.recover(0, true);
             int pages = 120;
