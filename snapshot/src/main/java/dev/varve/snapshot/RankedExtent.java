@@ -20,6 +20,8 @@ import java.util.zip.CRC32C;
  * {@code level-<t>/extent-<snapshot>.dat}. The file is written whole and renamed into place, read-only after, and
  * deleted whole when the snapshot is dropped — so, like a Pagelog segment, it is never copied or compacted. Its
  * bases stay in their volumes while it exists: the header records, per volume level, the lowest address it pins.
+ * This object is the extent's metadata; reading goes through a {@link Reader}, one per view or copy, so an archive
+ * with thousands of ranked snapshots keeps no file open for them.
  *
  * <pre>
  * header (40 + 8k): magic (8) | version (4) | pageSize (4) | snapshot (8) | level (4) | k (4) | records (4)
@@ -44,12 +46,10 @@ final class RankedExtent {
     private final int pageSize;
     private final long[] pins;
     private final long bytes;
-    private final FileIO file;
     private final int headerBytes;
 
-    private RankedExtent(Path path, FileIO file, long snapshot, int level, int pageSize, long[] pins, long bytes) {
+    private RankedExtent(Path path, long snapshot, int level, int pageSize, long[] pins, long bytes) {
         this.path = path;
-        this.file = file;
         this.snapshot = snapshot;
         this.level = level;
         this.pageSize = pageSize;
@@ -98,10 +98,9 @@ final class RankedExtent {
         return volumeLevel <= pins.length ? pins[volumeLevel - 1] : Long.MAX_VALUE;
     }
 
-    /** Opens an extent written earlier, checking its header. */
+    /** Reads the metadata of an extent written earlier, checking its header. */
     static RankedExtent open(FileIOFactory io, Path path, int pageSize) {
-        try {
-            FileIO f = io.open(path, false);
+        try (FileIO f = io.open(path, false)) {
             ByteBuffer h = ByteBuffer.allocate(36).order(ByteOrder.LITTLE_ENDIAN);
             if (f.read(h, 0) < 36 || h.getLong(0) != MAGIC) throw new CorruptionException("ranked extent header is corrupt", path, 0);
             if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported ranked extent version " + h.getInt(8), path, 8);
@@ -113,32 +112,26 @@ final class RankedExtent {
             if (full.getInt(full.capacity() - 4) != crc(full, 0, full.capacity() - 4)) throw new CorruptionException("ranked extent header checksum mismatch", path, 0);
             long[] pins = new long[k];
             for (int j = 0; j < k; j++) pins[j] = full.getLong(36 + 8 * j);
-            return new RankedExtent(path, f, full.getLong(16), full.getInt(24), pageSize, pins, f.size());
+            return new RankedExtent(path, full.getLong(16), full.getInt(24), pageSize, pins, f.size());
         } catch (IOException e) {
             throw new StorageException("cannot open a ranked extent: " + e.getMessage(), path, e);
         }
     }
 
-    /** Page id → location ({@link ArchiveLevel#extentLocation}) of every record, read from the file. */
-    void index(LongLongMap into) {
-        forEachRecord((pageId, offset, base) -> into.putIfAbsent(pageId, ArchiveLevel.extentLocation(offset)));
+    /** Opens the extent file for reading; close the reader when done. */
+    Reader reader(FileIOFactory io) {
+        try {
+            return new Reader(io.open(path, false));
+        } catch (IOException e) {
+            throw new StorageException("cannot open a ranked extent: " + e.getMessage(), path, e);
+        }
     }
 
-    /** Calls {@code visitor} with every record's page, file offset and base location. */
-    void forEachRecord(RecordVisitor visitor) {
-        ByteBuffer h = ByteBuffer.allocate(RECORD_HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        long at = headerBytes;
+    void delete(FileIOFactory io) {
         try {
-            while (at < bytes) {
-                h.clear();
-                if (file.read(h, at) < RECORD_HEADER) throw new CorruptionException("ranked extent record truncated", path, at);
-                int n = h.getInt(16);
-                if (n < 0 || n > pageSize) throw new CorruptionException("ranked extent record names " + n + " ranges", path, at);
-                visitor.visit(h.getLong(0), at, h.getLong(8));
-                at += RECORD_HEADER + 8L * n + payloadOf(at, n);
-            }
+            io.delete(path);
         } catch (IOException e) {
-            throw new StorageException("cannot read a ranked extent: " + e.getMessage(), path, e);
+            throw new StorageException("cannot delete a ranked extent: " + e.getMessage(), path, e);
         }
     }
 
@@ -150,62 +143,93 @@ final class RankedExtent {
         void read(long location, long pageId, ByteBuffer dst, int dstOffset);
     }
 
-    private int payloadOf(long at, int n) throws IOException {
-        ByteBuffer r = ByteBuffer.allocate(8 * n).order(ByteOrder.LITTLE_ENDIAN);
-        if (file.read(r, at + RECORD_HEADER) < r.capacity()) throw new CorruptionException("ranked extent ranges truncated", path, at);
-        int payload = 0;
-        for (int i = 0; i < n; i++) payload += r.getInt(8 * i + 4);
-        return payload;
-    }
+    /** An open extent file: its records, read without locks (the file never changes once in place). */
+    final class Reader implements AutoCloseable {
+        private final FileIO file;
 
-    /**
-     * Rebuilds the image of {@code pageId} from the record at {@code offset}: its base (read through {@code bases})
-     * with its ranges applied; checks the record's CRC and page id.
-     */
-    void read(long offset, long pageId, ByteBuffer dst, int dstOffset, BaseReader bases) {
-        try {
+        private Reader(FileIO file) {
+            this.file = file;
+        }
+
+        RankedExtent extent() {
+            return RankedExtent.this;
+        }
+
+        /** Page id → location ({@link ArchiveLevel#extentLocation}) of every record, read from the file. */
+        void index(LongLongMap into) {
+            forEachRecord((pageId, offset, base) -> into.putIfAbsent(pageId, ArchiveLevel.extentLocation(offset)));
+        }
+
+        /** Calls {@code visitor} with every record's page, file offset and base location. */
+        void forEachRecord(RecordVisitor visitor) {
             ByteBuffer h = ByteBuffer.allocate(RECORD_HEADER).order(ByteOrder.LITTLE_ENDIAN);
-            if (file.read(h, offset) < RECORD_HEADER) throw new CorruptionException("ranked extent record truncated", path, offset);
-            int n = h.getInt(16);
-            if (n < 0 || n > pageSize || h.getLong(0) != pageId)
+            long at = headerBytes;
+            try {
+                while (at < bytes) {
+                    h.clear();
+                    if (file.read(h, at) < RECORD_HEADER) throw new CorruptionException("ranked extent record truncated", path, at);
+                    int n = h.getInt(16);
+                    if (n < 0 || n > pageSize) throw new CorruptionException("ranked extent record names " + n + " ranges", path, at);
+                    visitor.visit(h.getLong(0), at, h.getLong(8));
+                    at += RECORD_HEADER + 8L * n + payloadOf(at, n);
+                }
+            } catch (IOException e) {
+                throw new StorageException("cannot read a ranked extent: " + e.getMessage(), path, e);
+            }
+        }
+
+        private int payloadOf(long at, int n) throws IOException {
+            ByteBuffer r = ByteBuffer.allocate(8 * n).order(ByteOrder.LITTLE_ENDIAN);
+            if (file.read(r, at + RECORD_HEADER) < r.capacity()) throw new CorruptionException("ranked extent ranges truncated", path, at);
+            int payload = 0;
+            for (int i = 0; i < n; i++) payload += r.getInt(8 * i + 4);
+            return payload;
+        }
+
+        /**
+         * Rebuilds the image of {@code pageId} from the record at {@code offset}: its base (read through {@code bases})
+         * with its ranges applied; checks the record's CRC and page id. One read per record.
+         */
+        void read(long offset, long pageId, ByteBuffer dst, int dstOffset, BaseReader bases) {
+            int max = (int) Math.min(bytes - offset, RECORD_HEADER + 8 + pageSize); // no record is larger
+            if (offset < headerBytes || max < RECORD_HEADER) throw new CorruptionException("no ranked extent record at this offset", path, offset);
+            ByteBuffer rec = ByteBuffer.allocate(max).order(ByteOrder.LITTLE_ENDIAN);
+            try {
+                if (file.read(rec, offset) < max) throw new CorruptionException("ranked extent record truncated", path, offset);
+            } catch (IOException e) {
+                throw new StorageException("cannot read a ranked extent: " + e.getMessage(), path, e);
+            }
+            int n = rec.getInt(16);
+            if (rec.getLong(0) != pageId || n < 0 || RECORD_HEADER + 8L * n > max)
                 throw new CorruptionException("ranked extent record at this offset is not page " + pageId + "'s", path, offset);
-            int payload = payloadOf(offset, n);
-            if (payload > pageSize) throw new CorruptionException("ranked extent record holds " + payload + " bytes", path, offset);
-            ByteBuffer body = ByteBuffer.allocate(8 * n + payload).order(ByteOrder.LITTLE_ENDIAN);
-            if (file.read(body, offset + RECORD_HEADER) < body.capacity()) throw new CorruptionException("ranked extent record truncated", path, offset);
-            CRC32C c = new CRC32C();
-            c.update(h.array(), 0, 20);
-            c.update(body.array(), 0, body.capacity());
-            if ((int) c.getValue() != h.getInt(20)) throw new CorruptionException("ranked extent record checksum mismatch (page " + pageId + ")", path, offset);
-            long base = h.getLong(8);
-            if (base >= 0) bases.read(base, pageId, dst, dstOffset);
-            int from = 8 * n;
+            int from = RECORD_HEADER + 8 * n;
+            int size = from;
             for (int i = 0; i < n; i++) {
-                int off = body.getInt(8 * i);
-                int len = body.getInt(8 * i + 4);
-                if (off < 0 || len < 0 || off + len > pageSize) throw new CorruptionException("ranked extent range outside the page", path, offset);
-                dst.put(dstOffset + off, body, from, len);
+                int off = rec.getInt(RECORD_HEADER + 8 * i);
+                int len = rec.getInt(RECORD_HEADER + 8 * i + 4);
+                if (off < 0 || len < 0 || off + len > pageSize || size + len > max) throw new CorruptionException("ranked extent range outside the page", path, offset);
+                size += len;
+            }
+            CRC32C c = new CRC32C();
+            c.update(rec.array(), 0, 20);
+            c.update(rec.array(), RECORD_HEADER, size - RECORD_HEADER);
+            if ((int) c.getValue() != rec.getInt(20)) throw new CorruptionException("ranked extent record checksum mismatch (page " + pageId + ")", path, offset);
+            long base = rec.getLong(8);
+            if (base >= 0) bases.read(base, pageId, dst, dstOffset);
+            for (int i = 0; i < n; i++) {
+                int len = rec.getInt(RECORD_HEADER + 8 * i + 4);
+                dst.put(dstOffset + rec.getInt(RECORD_HEADER + 8 * i), rec, from, len);
                 from += len;
             }
-        } catch (IOException e) {
-            throw new StorageException("cannot read a ranked extent: " + e.getMessage(), path, e);
         }
-    }
 
-    void delete(FileIOFactory io) {
-        try {
-            file.close();
-            io.delete(path);
-        } catch (IOException e) {
-            throw new StorageException("cannot delete a ranked extent: " + e.getMessage(), path, e);
-        }
-    }
-
-    void close() {
-        try {
-            file.close();
-        } catch (IOException e) {
-            throw new StorageException("cannot close a ranked extent", path, e);
+        @Override
+        public void close() {
+            try {
+                file.close();
+            } catch (IOException e) {
+                throw new StorageException("cannot close a ranked extent", path, e);
+            }
         }
     }
 

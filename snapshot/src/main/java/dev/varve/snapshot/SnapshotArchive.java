@@ -409,7 +409,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             Pending p = new Pending(nextCapture++, pageId, slot, mask, stamps, positions, top, address, lo, snapshot);
             pending.addLast(p);
             long location = SnapshotPageTable.pendingLocation(slot);
-            for (SnapshotPageTable v : views) if (p.recordedAt(v.level())) v.onCapture(pageId, stamps[v.level() - 1], location);
+            for (SnapshotPageTable v : views) if (!v.building() && p.recordedAt(v.level())) v.onCapture(pageId, stamps[v.level() - 1], location);
         } finally {
             lock.unlock();
         }
@@ -450,7 +450,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
                     l.maplog.append(p.pageId(), p.stamps()[l.level - 1], location);
                 }
                 long pendingLocation = SnapshotPageTable.pendingLocation(p.slot());
-                for (SnapshotPageTable v : views) v.onArchived(p.pageId(), pendingLocation, location);
+                for (SnapshotPageTable v : views) if (!v.building()) v.onArchived(p.pageId(), pendingLocation, location);
                 pending.removeFirst();
                 slots.free(p.slot());
                 capturesPerSnapshot.computeIfAbsent(p.hi(), x -> new long[1])[0]++;
@@ -516,7 +516,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             }
             for (var it = retired.iterator(); it.hasNext(); ) {
                 RankedExtent e = it.next();
-                if (views.stream().noneMatch(v -> v.extent() == e)) {
+                if (views.stream().noneMatch(v -> v.extent() != null && v.extent().extent() == e)) {
                     unused.add(e);
                     it.remove();
                 }
@@ -562,9 +562,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         lock.lock(); // so that no extent is deleted under the scan
         try {
             for (RankedExtent e : extentsOnDisk()) {
-                e.forEachRecord((pageId, offset, base) -> {
-                    if (base >= 0) bases.get(ArchiveLevel.levelOf(base) - 1).add(ArchiveLevel.addressOf(base));
-                });
+                try (RankedExtent.Reader r = e.reader(io)) {
+                    r.forEachRecord((pageId, offset, base) -> {
+                        if (base >= 0) bases.get(ArchiveLevel.levelOf(base) - 1).add(ArchiveLevel.addressOf(base));
+                    });
+                }
             }
         } finally {
             lock.unlock();
@@ -681,17 +683,17 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             lock.unlock();
         }
         LongLongMap source = new LongLongMap(1024);
-        if (previous != null) previous.index(source); // a copy-out after the window: its earlier copy comes first
-        levels[from - 1].maplog.buildSpt(fromStart, source, mappingsAtMark[from - 1]);
         LongLongMap bases = new LongLongMap(1024);
         if (baseStart >= 0) levels[target - 1].maplog.buildSpt(baseStart, bases, mappingsAtMark[target - 1]);
         RankedExtent.Writer w = new RankedExtent.Writer(io, levels[target - 1].dir, id, target, levels.length, pageSize);
         ByteBuffer image = ByteBuffer.allocateDirect(pageSize);
         ByteBuffer baseImage = ByteBuffer.allocateDirect(pageSize);
         RankedExtent extent;
-        try {
+        try (RankedExtent.Reader earlier = previous == null ? null : previous.reader(io)) {
+            if (earlier != null) earlier.index(source); // a copy-out after the window: its earlier copy comes first
+            levels[from - 1].maplog.buildSpt(fromStart, source, mappingsAtMark[from - 1]);
             source.forEach((pageId, location) -> {
-                readLocation(location, pageId, image, previous);
+                readLocation(location, pageId, image, earlier);
                 long base = bases.get(pageId, SnapshotPageTable.MISSING);
                 if (base >= 0) {
                     readLocation(base, pageId, baseImage, null);
@@ -722,7 +724,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /** Reads the image at an archive {@code location}: a volume record, or a record of {@code extent}. */
-    private void readLocation(long location, long pageId, ByteBuffer dst, RankedExtent extent) {
+    private void readLocation(long location, long pageId, ByteBuffer dst, RankedExtent.Reader extent) {
         if (ArchiveLevel.isExtent(location)) extent.read(ArchiveLevel.extentOffset(location), pageId, dst, 0, this::readVolume);
         else readVolume(location, pageId, dst, 0);
     }
@@ -735,33 +737,35 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /** Builds SPT(v) for snapshot {@code id} and keeps it current until {@link #closeView}. */
     SnapshotPageTable openView(SnapshotRecord r) {
-        int level;
-        long start;
-        RankedExtent extent;
+        SnapshotPageTable spt;
         lock.lock();
         try {
-            level = registry.readLevel(r.id());
-            start = registry.readStart(r);
-            extent = registry.movedTo(r.id()) == 0 ? null : extents.get(r.id());
+            RankedExtent e = registry.movedTo(r.id()) == 0 ? null : extents.get(r.id());
+            spt = new SnapshotPageTable(r.id(), registry.readLevel(r.id()), registry.readStart(r), e == null ? null : e.reader(io));
+            views.add(spt); // pins what it will read from now on; fed captures only once built
         } finally {
             lock.unlock();
         }
-        Skippy maplog = levels[level - 1].maplog;
-        SnapshotPageTable spt = new SnapshotPageTable(r.id(), level, extent);
-        if (extent != null) extent.index(spt.map()); // its pre-states up to the copy come first
-        long built = maplog.size();
-        maplog.buildSpt(start, spt.map(), built);
-        lock.lock();
         try {
-            maplog.catchUp(built, spt.map());
-            for (Pending p : pending) {
-                if (p.recordedAt(level) && p.stamps()[level - 1] >= r.id()) spt.map().putIfAbsent(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()));
+            Skippy maplog = levels[spt.level() - 1].maplog;
+            if (spt.extent() != null) spt.extent().index(spt.map()); // its pre-states up to the copy come first
+            long built = maplog.size();
+            maplog.buildSpt(spt.start(), spt.map(), built);
+            lock.lock();
+            try {
+                maplog.catchUp(built, spt.map());
+                for (Pending p : pending) {
+                    if (p.recordedAt(spt.level()) && p.stamps()[spt.level() - 1] >= r.id()) spt.map().putIfAbsent(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()));
+                }
+                spt.built();
+            } finally {
+                lock.unlock();
             }
-            views.add(spt);
-        } finally {
-            lock.unlock();
+            return spt;
+        } catch (RuntimeException e) {
+            closeView(spt);
+            throw e;
         }
-        return spt;
     }
 
     void closeView(SnapshotPageTable spt) {
@@ -771,6 +775,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         } finally {
             lock.unlock();
         }
+        if (spt.extent() != null) spt.extent().close();
     }
 
     /** Copies the archived image of {@code pageId} as of the view's snapshot into {@code dst}; false when SPT lacks it. */
@@ -819,10 +824,13 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             }
             LongLongMap spt = new LongLongMap(1024);
             Skippy maplog = levels[level - 1].maplog;
-            if (extent != null) {
-                if (!io.exists(extent.path())) out.add("snapshot " + r.id() + " reads ranked extent " + extent.path() + ", which is gone");
-                else extent.forEachRecord((pageId, offset, base) -> checkHeld(r.id(), pageId, base, out));
-                extent.index(spt);
+            if (extent != null && !io.exists(extent.path())) {
+                out.add("snapshot " + r.id() + " reads ranked extent " + extent.path() + ", which is gone");
+            } else if (extent != null) {
+                try (RankedExtent.Reader reader = extent.reader(io)) {
+                    reader.forEachRecord((pageId, offset, base) -> checkHeld(r.id(), pageId, base, out));
+                    reader.index(spt);
+                }
             }
             maplog.buildSpt(start, spt, maplog.size());
             spt.forEach((pageId, location) -> checkHeld(r.id(), pageId, location, out));
@@ -849,7 +857,5 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         registry.close();
         marks.close();
         moves.close();
-        for (RankedExtent e : extentsOnDisk()) e.close();
-        for (RankedExtent e : found) e.close();
     }
 }

@@ -6,7 +6,8 @@ import dev.varve.core.util.LongLongMap;
  * SPT(v): for each page whose pre-state was captured for a snapshot at or after v, where its image as of v lives —
  * the first mapping encountered scanning the Maplog from Start(v). Built when a view opens and kept current while
  * pre-states keep arriving: a capture for a page not in the table yet adds it (first encountered), and archiving
- * moves a location from the capture buffer to the Pagelog. Guarded by the archive's lock.
+ * moves a location from the capture buffer to the Pagelog. Registered before it is built, so that reclamation
+ * keeps what it is about to read. Guarded by the archive's lock.
  *
  * <p>A location is an archive location (&gt;= 0, {@link ArchiveLevel#location}), a record of the view's ranked
  * extent ({@link ArchiveLevel#extentLocation}) or a capture-buffer slot still on its way ({@code -(slot + 2)}).
@@ -15,13 +16,31 @@ final class SnapshotPageTable {
     static final long MISSING = -1;
     private final long snapshot;
     private final int level;
-    private final RankedExtent extent;
+    private final long start;
+    private final RankedExtent.Reader extent;
     private final LongLongMap map = new LongLongMap(1024);
+    private boolean building = true;
 
-    SnapshotPageTable(long snapshot, int level, RankedExtent extent) {
+    SnapshotPageTable(long snapshot, int level, long start, RankedExtent.Reader extent) {
         this.snapshot = snapshot;
         this.level = level;
+        this.start = start;
         this.extent = extent;
+    }
+
+    /** Start(v) at the level it reads: where its scan of that level's Maplog begins. */
+    long start() {
+        return start;
+    }
+
+    /** True while the table is being built outside the archive's lock: captures are not fed to it yet. */
+    boolean building() {
+        return building;
+    }
+
+    /** The table caught up with the captures made while it was built; from now on it is kept current. */
+    void built() {
+        building = false;
     }
 
     /** The rank level whose Maplog and volumes this view reads. */
@@ -30,7 +49,7 @@ final class SnapshotPageTable {
     }
 
     /** The ranked extent a lazily ranked snapshot's view reads first, or null; the view keeps it on disk. */
-    RankedExtent extent() {
+    RankedExtent.Reader extent() {
         return extent;
     }
 
