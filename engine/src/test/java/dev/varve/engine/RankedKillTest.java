@@ -71,8 +71,10 @@ class RankedKillTest {
             enforce();
         }
 
+        /** A raise counts the snapshot at more levels, which can push an older one out of them. */
         void rank(long id, int rank) {
             ranks.put(id, rank);
+            enforce();
         }
 
         private void enforce() {

@@ -17,7 +17,7 @@ import java.util.zip.CRC32C;
 /**
  * An append-only file of fixed 32-byte entries of three longs, each with a CRC32C: a Maplog level (page id,
  * snapshot, Pagelog address), a Skippy uplink index (start, end of a node's promoted mappings in the level above),
- * the drop log, the checkpoint marks or the lazy-ranking moves.
+ * the drop log, the checkpoint marks, the rank changes' positions or the lazy-ranking moves.
  *
  * <pre>
  * header (32): magic (8) | version (4) | kind (4) | level (4) | nodeEntries (4) | reserved (4) | crc32c of [0,28) (4)
@@ -34,6 +34,8 @@ final class MaplogFile implements AutoCloseable {
     static final int KIND_DROPS = 3;
     /** Lazy-ranking copies: (checkpoint mark, snapshot, level &lt;&lt; 56 | Start at that level). */
     static final int KIND_MOVES = 4;
+    /** Rank changes: (walLsn, snapshot, level &lt;&lt; 56 | that level's Maplog position then). */
+    static final int KIND_JOINS = 5;
     static final int HEADER = 32;
     static final int ENTRY = 32;
     private static final Logger LOG = LoggerFactory.getLogger(MaplogFile.class);

@@ -77,7 +77,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     /** Extent files found at open, matched against the recovered moves by {@link #recover}. */
     private final List<RankedExtent> found = new ArrayList<>();
     /** The lazy-ranking copies decided at the latest checkpoint mark: {snapshot, target level}. */
-    private List<long[]> dueAtMark = List.of();
+    private List<SnapshotRegistry.Move> dueAtMark = List.of();
     private long nextCapture;
     private long markCapture;
 
@@ -272,7 +272,9 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public boolean rank(long id, int rank, long walLsn) {
         lock.lock();
         try {
-            return registry.rank(id, rank, walLsn);
+            long[] positions = new long[levels.length];
+            for (ArchiveLevel l : levels) positions[l.level - 1] = l.nextMapping;
+            return registry.rank(id, rank, walLsn, positions);
         } finally {
             lock.unlock();
         }
@@ -477,7 +479,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public void onMark(long checkpointId, long markLsn) {
         lock.lock();
         try {
-            dueAtMark = registry.dueForMove(pageWindow); // no rank change runs now, so each is on its new level already
+            dueAtMark = registry.dueForMove(pageWindow); // taken now: a raise between the mark and the copy waits for the next
             markCapture = nextCapture;
             for (ArchiveLevel l : levels) {
                 l.mappingsAtMark = l.nextMapping;
@@ -628,7 +630,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             if (System.nanoTime() - start > WAIT_LIMIT_NANOS) throw new StorageException("the archiver did not catch up with the checkpoint mark", null);
             LockSupport.parkNanos(20_000);
         }
-        List<long[]> due;
+        List<SnapshotRegistry.Move> due;
         lock.lock();
         try {
             due = dueAtMark;
@@ -636,7 +638,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         } finally {
             lock.unlock();
         }
-        for (long[] d : due) copyToLevel(d[0], (int) d[1], atMark[0], markLsn);
+        for (SnapshotRegistry.Move m : due) copyToLevel(m, markLsn);
         lock.lock();
         try {
             for (ArchiveLevel l : levels) l.volume.force();
@@ -656,24 +658,25 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     // ---------------------------------------------------------------- lazy ranking
 
     /**
-     * Thresher's lazy segregation of snapshot {@code id}, ranked up to {@code target} after its declaration and now
-     * out of the page window: copies its pre-states as of the checkpoint mark — its SPT at the level it is read
-     * through, up to the mark's Maplog positions {@code mappingsAtMark} — into a ranked extent at {@code target}, as
-     * byte-range diffs against the page-based pre-states of the latest live snapshot read through {@code target}
-     * before it (whole pages where none). Pages first changed after the mark are recorded at {@code target} already
-     * (the rank change came before the mark), so the snapshot's SPT there is the extent, then that level's Maplog
-     * from the mark on. The move is logged with the mark; reads switch to the new level, and the lower levels stop
-     * keeping the snapshot's pre-states.
+     * Thresher's lazy segregation of a snapshot raised after its declaration and now out of the page window. Pages
+     * first changed after the raise (the join) are recorded at the new level already; the ones first changed between
+     * the declaration and the join — its SPT at the level it is read through, up to that level's join position — are
+     * copied into a ranked extent at the target level, as byte-range diffs against pre-states that level holds (of the
+     * latest live snapshot there before it; whole pages where it has none). The move is logged with the mark; reads
+     * switch to the extent, then the target level's Maplog from the join, and the lower levels stop keeping the
+     * snapshot's pre-states. A snapshot raised right after its declaration copies (next to) nothing.
      */
-    private void copyToLevel(long id, int target, long[] mappingsAtMark, long markLsn) {
-        SnapshotRecord r;
+    private void copyToLevel(SnapshotRegistry.Move move, long markLsn) {
+        long id = move.id();
+        int target = move.target();
+        long targetStart = move.positions()[target - 1];
         int from;
         long fromStart;
         long baseStart;
         RankedExtent previous;
         lock.lock();
         try {
-            r = registry.find(id);
+            SnapshotRecord r = registry.find(id);
             if (r == null) return; // dropped since the mark
             from = registry.readLevel(id);
             fromStart = registry.readStart(r);
@@ -684,43 +687,52 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
         LongLongMap source = new LongLongMap(1024);
         LongLongMap bases = new LongLongMap(1024);
-        if (baseStart >= 0) levels[target - 1].maplog.buildSpt(baseStart, bases, mappingsAtMark[target - 1]);
-        RankedExtent.Writer w = new RankedExtent.Writer(io, levels[target - 1].dir, id, target, levels.length, pageSize);
+        if (baseStart >= 0 && baseStart < targetStart) levels[target - 1].maplog.buildSpt(baseStart, bases, targetStart);
         ByteBuffer image = ByteBuffer.allocateDirect(pageSize);
         ByteBuffer baseImage = ByteBuffer.allocateDirect(pageSize);
-        RankedExtent extent;
+        RankedExtent extent = null;
+        RankedExtent.Writer w = null;
         try (RankedExtent.Reader earlier = previous == null ? null : previous.reader(io)) {
             if (earlier != null) earlier.index(source); // a copy-out after the window: its earlier copy comes first
-            levels[from - 1].maplog.buildSpt(fromStart, source, mappingsAtMark[from - 1]);
-            source.forEach((pageId, location) -> {
-                readLocation(location, pageId, image, earlier);
-                long base = bases.get(pageId, SnapshotPageTable.MISSING);
-                if (base >= 0) {
-                    readLocation(base, pageId, baseImage, null);
-                    w.add(pageId, image, baseImage, base, ArchiveLevel.levelOf(base));
-                } else {
-                    w.add(pageId, image, null, -1, 0);
-                }
-            });
-            extent = w.finish();
+            levels[from - 1].maplog.buildSpt(fromStart, source, Math.max(fromStart, move.positions()[from - 1]));
+            if (source.size() > 0) {
+                RankedExtent.Writer writer = new RankedExtent.Writer(io, levels[target - 1].dir, id, target, levels.length, pageSize);
+                w = writer;
+                source.forEach((pageId, location) -> {
+                    readLocation(location, pageId, image, earlier);
+                    long base = bases.get(pageId, SnapshotPageTable.MISSING);
+                    if (base >= 0 && levels[ArchiveLevel.levelOf(base) - 1].volume.holds(ArchiveLevel.addressOf(base))) {
+                        readLocation(base, pageId, baseImage, null);
+                        writer.add(pageId, image, baseImage, base, ArchiveLevel.levelOf(base));
+                    } else {
+                        writer.add(pageId, image, null, -1, 0);
+                    }
+                });
+                extent = writer.finish();
+            }
         } catch (RuntimeException e) {
-            w.abandon();
+            if (w != null) w.abandon();
             throw e;
         }
-        moves.append(markLsn, id, ((long) target << 56) | mappingsAtMark[target - 1]);
+        moves.append(markLsn, id, ((long) target << 56) | targetStart);
         lock.lock();
         try {
-            registry.moved(id, target, mappingsAtMark[target - 1]);
-            extents.put(id, extent);
+            registry.moved(id, target, targetStart);
+            if (extent != null) extents.put(id, extent);
+            else extents.remove(id);
             if (previous != null) retired.add(previous);
         } finally {
             lock.unlock();
+        }
+        if (extent == null) {
+            LOG.info("lazy ranking moved snapshot {} from level {} to level {} without copying: no page changed before its raise", id, from, target);
+            return;
         }
         copiedBytes.add(extent.bytes());
         copiedDiffBytes.add(w.diffBytes());
         copiedPages.add(w.records());
         LOG.info("lazy ranking copied snapshot {} from level {} to level {}: {} pages ({} whole) in {} bytes, R {}", id, from, target,
-                w.records(), w.wholePages(), extent.bytes(), w.records() == 0 ? "-" : String.format("%.3f", w.diffBytes() / ((double) w.records() * pageSize)));
+                w.records(), w.wholePages(), extent.bytes(), String.format("%.3f", w.diffBytes() / ((double) w.records() * pageSize)));
     }
 
     /** Reads the image at an archive {@code location}: a volume record, or a record of {@code extent}. */

@@ -20,6 +20,8 @@ final class SnapshotRegistry implements AutoCloseable {
     private static final int RECENT_DROPS = 4096;
     private final SnapshotLog log;
     private final MaplogFile drops;
+    /** Per rank change, the Maplog position of every level at that moment: (walLsn, id, level &lt;&lt; 56 | position). */
+    private final MaplogFile joinLog;
     private final RankTree rankTree;
     private final int levels;
     private final TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
@@ -35,6 +37,16 @@ final class SnapshotRegistry implements AutoCloseable {
     private final Map<Long, Integer> declaredRank = new HashMap<>();
     /** Lazily ranked snapshots copied into a higher level (ranked extents): id → {level, Start at that level}. */
     private final Map<Long, long[]> moved = new HashMap<>();
+    /**
+     * Live snapshots whose rank was raised: every level's Maplog position at the latest raise (index j - 1). Pages
+     * first changed after it are recorded at the new levels; the ones changed between the declaration and it are what
+     * a copy has to bring over.
+     */
+    private final Map<Long, long[]> joins = new HashMap<>();
+
+    /** A copy lazy ranking owes: snapshot {@code id} into level {@code target}, joined at {@code positions}. */
+    record Move(long id, int target, long[] positions) {
+    }
     /** Per level (index j - 1), every snapshot declared or ranked with rank &gt;= j, dropped or not. */
     private final List<TreeSet<Long>> declaredAtLevel = new ArrayList<>();
     private volatile long latest;
@@ -45,6 +57,7 @@ final class SnapshotRegistry implements AutoCloseable {
         for (int j = 0; j < levels; j++) declaredAtLevel.add(new TreeSet<>());
         this.log = new SnapshotLog(io, dir.resolve("snapshots.log"));
         this.drops = new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, nodeEntries);
+        this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogFile.KIND_JOINS, -1, nodeEntries);
     }
 
     /** Keeps the declarations before the recovered mark (replay re-declares the later ones) and their drops. */
@@ -63,6 +76,26 @@ final class SnapshotRegistry implements AutoCloseable {
         }
         latest = live.isEmpty() ? 0 : live.lastKey();
         reloadDrops();
+        reloadJoins(markLsn, emptyStore);
+    }
+
+    /** Keeps the positions of the rank changes before the recovered mark (replay redoes the later ones). */
+    private void reloadJoins(long markLsn, boolean emptyStore) {
+        joins.clear();
+        int n = (int) joinLog.count();
+        long[] lsn = new long[n];
+        long[] ids = new long[n];
+        long[] packed = new long[n];
+        joinLog.read(0, n, lsn, ids, packed);
+        int keep = 0;
+        while (!emptyStore && keep < n && lsn[keep] < markLsn) keep++;
+        joinLog.truncate(keep);
+        joinLog.force();
+        for (int i = 0; i < keep; i++) {
+            if (!live.containsKey(ids[i])) continue;
+            int level = (int) (packed[i] >>> 56);
+            if (level >= 1 && level <= levels) joins.computeIfAbsent(ids[i], x -> new long[levels])[level - 1] = packed[i] & ((1L << 56) - 1);
+        }
     }
 
     /**
@@ -123,11 +156,12 @@ final class SnapshotRegistry implements AutoCloseable {
      * Lazy segregation: live snapshots ranked above the level they are read through that have left the page
      * window (at least {@code window} newer snapshots exist), as {id, target level}, oldest first.
      */
-    List<long[]> dueForMove(int window) {
-        List<long[]> due = new ArrayList<>();
+    List<Move> dueForMove(int window) {
+        List<Move> due = new ArrayList<>();
         for (SnapshotRecord r : live.headMap(latest - window, true).values()) {
             int target = Math.min(r.rank(), levels);
-            if (target > readLevel(r.id())) due.add(new long[]{r.id(), target});
+            long[] joined = joins.get(r.id()); // none for a raise made before archives kept joins.log: it stays put
+            if (target > readLevel(r.id()) && joined != null) due.add(new Move(r.id(), target, joined.clone()));
         }
         return due;
     }
@@ -139,6 +173,8 @@ final class SnapshotRegistry implements AutoCloseable {
     long baseStart(long id, int level) {
         for (SnapshotRecord r : live.headMap(id, false).descendingMap().values()) {
             if (readLevel(r.id()) == level) return readStart(r);
+            long[] joined = joins.get(r.id());
+            if (joined != null && Math.min(r.rank(), levels) >= level) return joined[level - 1];
         }
         return -1;
     }
@@ -167,14 +203,18 @@ final class SnapshotRegistry implements AutoCloseable {
         enforce(declaredMillis);
     }
 
-    /** Raises a live snapshot's rank; false when it is not live. */
-    boolean rank(long id, int rank, long walLsn) {
+    /** Raises a live snapshot's rank, when every level's Maplog stood at {@code positions}; false when it is not live. */
+    boolean rank(long id, int rank, long walLsn, long[] positions) {
         SnapshotRecord r = live.get(id);
         if (r == null) return false;
         if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
         SnapshotRecord raised = new SnapshotRecord(id, rank, r.declaredMillis(), r.start(), walLsn);
         log.append(raised);
         live.put(id, raised);
+        if (rank > r.rank()) {
+            joins.put(id, positions.clone());
+            for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ((long) j << 56) | positions[j - 1]);
+        }
         noteDeclared(id, rank); // pages first changed from now on record their pre-state as of it at the new levels too
         enforce(System.currentTimeMillis());
         return true;
@@ -185,6 +225,7 @@ final class SnapshotRegistry implements AutoCloseable {
         for (RankTree.Verdict v : rankTree.drops(live.values(), nowMillis)) {
             live.remove(v.id());
             moved.remove(v.id());
+            joins.remove(v.id());
             long when = System.currentTimeMillis();
             drops.append(v.id(), when, 0);
             recentDrops.put(v.id(), new DroppedSnapshot(v.id(), when, v.why()));
@@ -227,6 +268,7 @@ final class SnapshotRegistry implements AutoCloseable {
     void force() {
         log.force();
         drops.force();
+        joinLog.force();
     }
 
     /** Makes drops durable (before reclamation deletes what only dropped snapshots needed). */
@@ -238,5 +280,6 @@ final class SnapshotRegistry implements AutoCloseable {
     public void close() {
         log.close();
         drops.close();
+        joinLog.close();
     }
 }
