@@ -217,11 +217,17 @@ final class CompareReport {
         return sync.name().toLowerCase(Locale.ROOT).replace('_', '-') + "-" + p.name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
+    /** A chart this report writes: {@code <phase>-throughput.svg}, {@code -checkpoint-buffer.svg}, {@code -dirty-pages.svg}. */
+    private static boolean isChart(Path p) {
+        String n = p.getFileName().toString();
+        return n.endsWith("-throughput.svg") || n.endsWith("-checkpoint-buffer.svg") || n.endsWith("-dirty-pages.svg");
+    }
+
     /** Writes BENCHMARKS.md and the charts into {@code dir}; returns the report's path. */
     Path write(Path dir) throws IOException {
         Files.createDirectories(dir);
         try (var s = Files.list(dir)) {
-            for (Path p : s.filter(p -> p.getFileName().toString().endsWith(".svg")).toList()) Files.delete(p); // last run's
+            for (Path p : s.filter(CompareReport::isChart).toList()) Files.delete(p); // last run's; other jobs' charts stay
         }
         StringBuilder sb = new StringBuilder();
         sb.append("# Varve benchmarks: Varve vs Apache Ignite native persistence vs H2 MVStore\n\n");

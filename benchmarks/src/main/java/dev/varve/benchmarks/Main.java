@@ -44,6 +44,7 @@ public final class Main {
                 case COMPARE -> new CompareJob(opts, out).run();
                 case RECOVERY_MODES -> new RecoveryModeComparison(opts, out).run();
                 case RECOVERY_TIME -> new RecoveryTimeJob(opts, out).run();
+                case RETENTION -> new RetentionComparison(opts, out).run();
             }
             return OK;
         } catch (DemoJob.MismatchException | RecoveryTimeJob.FailedException e) {

@@ -12,7 +12,7 @@ import java.util.Locale;
 /** The command-line flags of {@link Main}, parsed and checked; {@link UsageException} names a bad one. */
 final class Options {
     /** What to run. */
-    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, HELP }
+    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, HELP }
 
     /** What {@code java -jar varve-benchmarks.jar} runs without a job flag. */
     static final Job DEFAULT_JOB = Job.COMPARE;
@@ -33,6 +33,7 @@ final class Options {
     static final Path OUT_DEFAULT = Path.of("benchmark-report");
     static final int COMPARE_SECONDS_DEFAULT = 4;
     static final int COMPARE_SECONDS_LONG = 20;
+    static final int RETENTION_SECONDS_DEFAULT = 10;
     static final long COMPARE_KEYS_DEFAULT = 1_000_000;
     static final int RATE_DEFAULT = 10_000;
     static final int BATCH_DEFAULT = 100;
@@ -52,6 +53,9 @@ final class Options {
             "                          DISABLED, SKIP_GARBAGE and SNAPPY, one after another; prints one table",
             "  --recovery-time         kill -9 a child JVM with --dirty-mib of dirty pages, time the recovery",
             "                          (Varve.open) in both recovery modes",
+            "  --retention             Thresher's ranked-retention claims in one run: checkpoint cost vs retention fraction,",
+            "                          archive plateau, lazy vs eager ranking, diff compactness, as-of reads page- vs",
+            "                          diff-based; writes RETENTION.md and a chart to --out and prints the tables",
             "  --jmh [JMH ARGS...]     run JMH with the remaining arguments, e.g. --jmh PutGetBenchmark -f 1",
             "                          (--jmh -h lists JMH's flags, --jmh -l the benchmarks)",
             "  --help                  this text",
@@ -66,11 +70,13 @@ final class Options {
             "  --sync S                FSYNC | LOG_ONLY | BACKGROUND (default " + VarveConfig.WAL_SYNC_MODE_DEFAULT + "); compare: only",
             "                          this mode (default LOG_ONLY, --long: LOG_ONLY and FSYNC)",
             "  --seconds N             --recovery-modes: seconds per configuration (default " + SECONDS_DEFAULT + "); compare: seconds",
-            "                          per phase (default " + COMPARE_SECONDS_DEFAULT + ", --long " + COMPARE_SECONDS_LONG + ")",
+            "                          per phase (default " + COMPARE_SECONDS_DEFAULT + ", --long " + COMPARE_SECONDS_LONG + "); retention: seconds",
+            "                          per configuration (default " + RETENTION_SECONDS_DEFAULT + ")",
             "  --dirty-mib N           --recovery-time: MiB of dirty pages at the kill (default " + DIRTY_MIB_DEFAULT + ")",
             "  --long                  compare: the long version: all six phases (puts and batches of each load), LOG_ONLY",
             "                          and FSYNC, " + COMPARE_SECONDS_LONG + " s per phase (about an hour on 2 cores)",
-            "  --out PATH              compare: report directory (default ./" + OUT_DEFAULT + "): BENCHMARKS.md, charts, data, logs",
+            "  --out PATH              compare: report directory (default ./" + OUT_DEFAULT + "): BENCHMARKS.md, charts, data, logs;",
+            "                          retention: the same directory, for RETENTION.md and its chart",
             "  --threads N             compare: writer threads (default 1)",
             "  --rate N                compare: puts/s of the fixed-rate phases (default " + RATE_DEFAULT + ")",
             "  --batch N               compare: puts per batch (default " + BATCH_DEFAULT + ")",
@@ -113,6 +119,7 @@ final class Options {
                 case "--checkpoint-ms" -> o.checkpointMillis = number(args, ++i, flag, 1, 86_400_000);
                 case "--recovery-modes" -> o.job(Job.RECOVERY_MODES);
                 case "--recovery-time" -> o.job(Job.RECOVERY_TIME);
+                case "--retention" -> o.job(Job.RETENTION);
                 case "--verbose" -> o.verbose = true;
                 case "--dir" -> o.dir = Path.of(value(args, ++i, flag));
                 case "--keys" -> {
@@ -141,6 +148,11 @@ final class Options {
     /** Measured seconds per phase of {@code --compare}. */
     int compareSeconds() {
         return secondsSet ? seconds : longRun ? COMPARE_SECONDS_LONG : COMPARE_SECONDS_DEFAULT;
+    }
+
+    /** Measured seconds per configuration of {@code --retention}. */
+    int retentionSeconds() {
+        return secondsSet ? seconds : RETENTION_SECONDS_DEFAULT;
     }
 
     /** Key range of the random phases of {@code --compare}. */
