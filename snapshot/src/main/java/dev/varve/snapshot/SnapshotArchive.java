@@ -57,6 +57,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final FileIOFactory io;
     private final int pageSize;
     private final int pageWindow;
+    /** The policy's archive budget in bytes, -1 when none. */
+    private final long budget;
     private final ArchiveLevel[] levels;
     private final MaplogFile marks;
     private final MaplogFile moves;
@@ -80,6 +82,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private List<SnapshotRegistry.Move> dueAtMark = List.of();
     private long nextCapture;
     private long markCapture;
+    /** Bytes attributed to snapshots the budget dropped since the last reclamation: not given back yet. */
+    private long budgetPending;
 
     private final java.util.concurrent.atomic.LongAdder copiedBytes = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder copiedDiffBytes = new java.util.concurrent.atomic.LongAdder();
@@ -110,6 +114,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.io = io;
         this.pageSize = pageSize;
         this.pageWindow = pageWindow;
+        this.budget = retention.budgetBytes().orElse(-1);
         try {
             io.createDirectories(dir);
             for (Path p : io.list(dir, "")) if (DurableFiles.isTemp(p)) io.delete(p); // creations cut short by a crash
@@ -258,6 +263,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         lock.lock();
         try {
             registry.declare(id, rank, declaredMillis, walLsn, level -> levels[level - 1].nextMapping);
+            enforceBudget();
         } finally {
             lock.unlock();
         }
@@ -285,9 +291,20 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         lock.lock();
         try {
             registry.enforce(System.currentTimeMillis());
+            enforceBudget();
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Over the budget, drops snapshots (lowest rank, oldest first) until the bytes attributed to them cover the
+     * excess, counting what earlier budget drops will give back at the next reclamation. Caller holds the lock.
+     */
+    private void enforceBudget() {
+        if (budget < 0) return;
+        long excess = bytes() - budget - budgetPending;
+        if (excess > 0) budgetPending += registry.dropForBudget(excess, budget, this::attributedBytes);
     }
 
     /** Why {@code id} is no longer live, or null if it is live or was never declared. */
@@ -324,12 +341,17 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public long archiveBytes(long id) {
         lock.lock();
         try {
-            long[] c = capturesPerSnapshot.get(id); // pre-states first captured for it, and their level-1 mappings
-            RankedExtent e = extents.get(id);
-            return (c == null ? 0 : c[0] * (pageSize + Pagelog.RECORD_HEADER + MaplogFile.ENTRY)) + (e == null ? 0 : e.bytes());
+            return attributedBytes(id);
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The pre-states first captured for snapshot {@code id} with their level-1 mappings, and its ranked extent. Caller holds the lock. */
+    private long attributedBytes(long id) {
+        long[] c = capturesPerSnapshot.get(id);
+        RankedExtent e = extents.get(id);
+        return (c == null ? 0 : c[0] * (pageSize + Pagelog.RECORD_HEADER + MaplogFile.ENTRY)) + (e == null ? 0 : e.bytes());
     }
 
     /** Time writers waited for room in the capture buffer (the archiver's back-pressure), since open. */
@@ -506,8 +528,10 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         List<TreeSet<Long>> reachingUpTo = new ArrayList<>();
         long[] limits = new long[levels.length];
         List<RankedExtent> unused = new ArrayList<>();
+        long pendingBefore;
         lock.lock();
         try {
+            pendingBefore = budgetPending;
             registry.forceDrops();
             for (var it = extents.values().iterator(); it.hasNext(); ) {
                 RankedExtent e = it.next();
@@ -536,6 +560,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         for (ArchiveLevel l : levels) {
             TreeSet<Long> ids = reachingUpTo.get(l.level - 1);
             l.volume.reclaimOldest(limits[l.level - 1], (lo, hi) -> noneIn(ids, lo, hi));
+        }
+        lock.lock();
+        try {
+            budgetPending -= pendingBefore; // given back now, as far as whole segments allow; later drops still count
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -18,8 +18,14 @@ import java.util.TreeSet;
  */
 final class SnapshotRegistry implements AutoCloseable {
     private static final int RECENT_DROPS = 4096;
+    private static final long DROPPED_BY_POLICY = 0;
+    private static final long DROPPED_BY_BUDGET = 1;
+    private static final String REWRITE_SUFFIX = ".rewrite";
+    private final FileIOFactory io;
+    private final int nodeEntries;
     private final SnapshotLog log;
-    private final MaplogFile drops;
+    /** (id, when, {@link #DROPPED_BY_POLICY} or {@link #DROPPED_BY_BUDGET}) per drop. */
+    private MaplogFile drops;
     /** Per rank change, the Maplog position of every level at that moment: (walLsn, id, level &lt;&lt; 56 | position). */
     private final MaplogFile joinLog;
     private final RankTree rankTree;
@@ -52,11 +58,20 @@ final class SnapshotRegistry implements AutoCloseable {
     private volatile long latest;
 
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries) {
+        this.io = io;
+        this.nodeEntries = nodeEntries;
         this.rankTree = new RankTree(policy);
         this.levels = policy.levelCount();
         for (int j = 0; j < levels; j++) declaredAtLevel.add(new TreeSet<>());
         this.log = new SnapshotLog(io, dir.resolve("snapshots.log"));
-        this.drops = new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, nodeEntries);
+        Path dropLog = dir.resolve("drops.log");
+        try {
+            Path rewrite = dropLog.resolveSibling(dropLog.getFileName() + REWRITE_SUFFIX);
+            if (io.exists(rewrite)) io.delete(rewrite); // a rewrite cut short: the log itself is whole
+        } catch (java.io.IOException e) {
+            throw new dev.varve.core.io.StorageException("cannot delete a half-written drop log", dropLog, e);
+        }
+        this.drops = new MaplogFile(io, dropLog, MaplogFile.KIND_DROPS, -1, nodeEntries);
         this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogFile.KIND_JOINS, -1, nodeEntries);
     }
 
@@ -106,16 +121,27 @@ final class SnapshotRegistry implements AutoCloseable {
         int n = (int) drops.count();
         long[] ids = new long[n];
         long[] when = new long[n];
-        drops.read(0, n, ids, when, null);
-        drops.truncate(0);
+        long[] kind = new long[n];
+        drops.read(0, n, ids, when, kind);
         recentDrops.clear();
+        Path path = drops.path();
+        Path rewrite = path.resolveSibling(path.getFileName() + REWRITE_SUFFIX);
+        MaplogFile kept = new MaplogFile(io, rewrite, MaplogFile.KIND_DROPS, -1, nodeEntries);
         for (int i = 0; i < n; i++) {
             SnapshotRecord r = live.remove(ids[i]);
             if (r == null) continue;
-            drops.append(ids[i], when[i], 0);
-            recentDrops.put(ids[i], new DroppedSnapshot(ids[i], when[i], whyLater(r.rank())));
+            kept.append(ids[i], when[i], kind[i]);
+            recentDrops.put(ids[i], new DroppedSnapshot(ids[i], when[i], whyLater(r.rank(), kind[i])));
         }
-        drops.force();
+        kept.force();
+        kept.close();
+        drops.close();
+        try {
+            io.atomicMove(rewrite, path); // never a moment without every kept drop on disk
+        } catch (java.io.IOException e) {
+            throw new dev.varve.core.io.StorageException("cannot replace the drop log: " + e.getMessage(), path, e);
+        }
+        drops = new MaplogFile(io, path, MaplogFile.KIND_DROPS, -1, nodeEntries);
     }
 
     private void noteDeclared(long id, int rank) {
@@ -222,14 +248,38 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /** Drops what the policy no longer keeps at {@code nowMillis}. */
     void enforce(long nowMillis) {
-        for (RankTree.Verdict v : rankTree.drops(live.values(), nowMillis)) {
-            live.remove(v.id());
-            moved.remove(v.id());
-            joins.remove(v.id());
-            long when = System.currentTimeMillis();
-            drops.append(v.id(), when, 0);
-            recentDrops.put(v.id(), new DroppedSnapshot(v.id(), when, v.why()));
+        for (RankTree.Verdict v : rankTree.drops(live.values(), nowMillis)) drop(v.id(), v.why(), DROPPED_BY_POLICY);
+    }
+
+    /**
+     * The budget: drops live snapshots — lowest rank first, so a level's rule loses nothing while a lower level still
+     * has snapshots, and oldest first within a rank; never the latest — until the archive bytes attributed to them
+     * ({@code bytesOf}) reach {@code excess}. Returns those bytes; reclamation gives them back whole segments at a time.
+     */
+    long dropForBudget(long excess, long budget, java.util.function.LongUnaryOperator bytesOf) {
+        List<SnapshotRecord> order = new ArrayList<>(live.values());
+        order.sort(java.util.Comparator.comparingInt((SnapshotRecord r) -> Math.min(r.rank(), levels)).thenComparingLong(SnapshotRecord::id));
+        long freed = 0;
+        for (SnapshotRecord r : order) {
+            if (freed >= excess) break;
+            if (r.id() == latest) continue;
+            freed += bytesOf.applyAsLong(r.id());
+            drop(r.id(), budgetWhy(budget), DROPPED_BY_BUDGET);
         }
+        return freed;
+    }
+
+    private static String budgetWhy(long budget) {
+        return "the archive passed its budget of " + budget + " bytes, and no snapshot of a lower rank or older was left to drop first";
+    }
+
+    private void drop(long id, String why, long kind) {
+        live.remove(id);
+        moved.remove(id);
+        joins.remove(id);
+        long when = System.currentTimeMillis();
+        drops.append(id, when, kind);
+        recentDrops.put(id, new DroppedSnapshot(id, when, why));
     }
 
     /** Why {@code id} is no longer live (from memory for recent drops, else from the drop log), or null. */
@@ -238,15 +288,17 @@ final class SnapshotRegistry implements AutoCloseable {
         if (d != null || id > latest || live.containsKey(id)) return d;
         long[] ids = new long[1];
         long[] when = new long[1];
+        long[] kind = new long[1];
         for (long i = drops.count() - 1; i >= 0; i--) {
-            drops.read(i, 1, ids, when, null);
-            if (ids[0] == id) return new DroppedSnapshot(id, when[0], whyLater(declaredRank.getOrDefault(id, 1)));
+            drops.read(i, 1, ids, when, kind);
+            if (ids[0] == id) return new DroppedSnapshot(id, when[0], whyLater(declaredRank.getOrDefault(id, 1), kind[0]));
         }
         return null;
     }
 
-    private static String whyLater(int rank) {
-        return "no level up to its rank " + rank + " kept it under the policy then in force";
+    private String whyLater(int rank, long kind) {
+        return kind == DROPPED_BY_BUDGET ? "the archive passed the budget then in force, with no snapshot of a lower rank or older left to drop first"
+                : "no level up to its rank " + rank + " kept it under the policy then in force";
     }
 
     SnapshotRecord find(long id) {
