@@ -29,8 +29,10 @@ public interface VarveMetrics {
     long[] archiveBytesPerLevel();
 
     /**
-     * Snapshot-archive bytes inside segments still held that no live snapshot or open view can reach: the
-     * fragmentation whole-segment reclamation leaves. Reads every archived record's header: for tests and tools.
+     * Fragmentation of the snapshot archive: bytes of archived pre-states that no live snapshot, open view or ranked
+     * extent needs but that lie behind one still needed, so whole-segment reclamation in temporal order cannot give
+     * them back yet. The expired head of each level's oldest segment is not counted: it goes whole once the rest of
+     * that segment expires. Reads every archived record's header: for tests and tools.
      */
     long archiveDeadBytes();
 

@@ -194,11 +194,14 @@ final class Pagelog implements AutoCloseable {
     }
 
     /**
-     * Bytes of records in segments still held that no snapshot can reach any more and that no ranked extent uses as
-     * a base ({@code base}): the archive's fragmentation.
+     * Fragmentation: bytes of records that no snapshot can reach any more and no ranked extent uses as a base
+     * ({@code base}), lying after a record that is still needed — dead data reclamation by whole segments in temporal
+     * order cannot give back while something older lives. The expired records before the first needed one are not
+     * counted: they are the oldest segment's prefix, which goes whole once the rest of that segment expires.
      */
     long deadBytes(Unreachable unreachable, java.util.function.LongPredicate base) {
         long dead = 0;
+        boolean needed = false;
         ByteBuffer h = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN);
         for (long a = (long) firstSegment * recordsPerSegment; a < end; a++) {
             FileIO f = segments.get((int) (a / recordsPerSegment));
@@ -208,7 +211,8 @@ final class Pagelog implements AutoCloseable {
             } catch (IOException e) {
                 throw new StorageException("cannot read a Pagelog record header: " + e.getMessage(), f.path(), e);
             }
-            if (unreachable.test(h.getLong(16), h.getLong(8)) && !base.test(a)) dead += recordBytes;
+            if (!unreachable.test(h.getLong(16), h.getLong(8)) || base.test(a)) needed = true;
+            else if (needed) dead += recordBytes;
         }
         return dead;
     }

@@ -584,8 +584,10 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
-     * Bytes of pre-states still held inside live segments that no live snapshot or open view can reach: the
-     * fragmentation reclamation by whole segments leaves (reads every record header; for metrics and tests).
+     * Fragmentation: bytes of pre-states no live snapshot, open view or ranked extent needs that lie behind one still
+     * needed, in any level's volume — what reclamation by whole segments in temporal order cannot give back (reads
+     * every record header; for metrics and tests). Eager ranking keeps it at 0: within a level pre-states expire in
+     * the order they were archived.
      */
     public long deadBytesInLiveSegments() {
         long dead = 0;
