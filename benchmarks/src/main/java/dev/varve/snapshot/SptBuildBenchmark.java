@@ -85,7 +85,7 @@ public class SptBuildBenchmark {
                     + " cold pages; need at least perSnapshot (" + perSnapshot + ") hot and one cold");
 
         dir = Files.createTempDirectory("varve-sptbuild-");
-        skippy = new Skippy(FileIOFactory.standard(), dir, height, nodeEntries);
+        skippy = new Skippy(FileIOFactory.standard(), dir, height, nodeEntries, MaplogFile.ONE_PART);
         from = perSnapshot; // Start(2)
         SplittableRandom rnd = new SplittableRandom(1);
         int[] cold = shuffled(hotPages, coldPages, rnd);

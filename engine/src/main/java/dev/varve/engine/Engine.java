@@ -371,7 +371,9 @@ final class Engine implements LogicalReplay {
 
     SnapshotView asOf(long id) {
         checkOpen();
-        return new SnapshotViewImpl(this, AsOfPages.open(archive, memory, liveSnapshot(id)));
+        AsOfPages pages = AsOfPages.open(archive, memory, liveSnapshot(id));
+        if (pages == null) liveSnapshot(id); // dropped in between: says so
+        return new SnapshotViewImpl(this, pages);
     }
 
     /** The live snapshot {@code id}, or the exception saying whether it was never declared or dropped (when, why). */

@@ -33,7 +33,10 @@ final class ArchiveLevel implements AutoCloseable {
         } catch (IOException e) {
             throw new StorageException("cannot create an archive level directory", dir, e);
         }
-        this.maplog = new Skippy(io, dir, skippyLevels, skippyNodeEntries);
+        // a Maplog portion for about as many mappings as a Pagelog segment holds pages, in whole Skippy nodes
+        long perSegment = Math.max(1, segmentBytes / pageSize);
+        long partEntries = (perSegment + skippyNodeEntries - 1) / skippyNodeEntries * skippyNodeEntries;
+        this.maplog = new Skippy(io, dir, skippyLevels, skippyNodeEntries, partEntries);
         this.volume = new Pagelog(io, dir, pageSize, segmentBytes);
     }
 

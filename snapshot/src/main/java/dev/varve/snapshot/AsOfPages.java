@@ -33,9 +33,13 @@ public final class AsOfPages implements PageAccess, AutoCloseable {
         this.cache = new ArchivedPageCache(CACHED_PAGES, memory.pageSize());
     }
 
-    /** A page source as of the declared snapshot {@code r}; close it to stop keeping its SPT current. */
+    /**
+     * A page source as of the declared snapshot {@code r}; close it to stop keeping its SPT current. Null when the
+     * policy dropped {@code r} after it was looked up.
+     */
     public static AsOfPages open(SnapshotArchive archive, PageMemory memory, SnapshotRecord r) {
-        return new AsOfPages(archive, memory, archive.openView(r));
+        SnapshotPageTable spt = archive.openView(r);
+        return spt == null ? null : new AsOfPages(archive, memory, spt);
     }
 
     /** The snapshot id. */

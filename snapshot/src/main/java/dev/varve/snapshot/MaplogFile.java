@@ -12,19 +12,27 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.zip.CRC32C;
 
 /**
- * An append-only file of fixed 32-byte entries of three longs, each with a CRC32C: a Maplog level (page id,
+ * An append-only log of fixed 32-byte entries of three longs, each with a CRC32C: a Maplog level (page id,
  * snapshot, Pagelog address), a Skippy uplink index (start, end of a node's promoted mappings in the level above),
  * the drop log, the checkpoint marks, the rank changes' positions or the lazy-ranking moves.
+ *
+ * <p>An entry's position is its global index. The entries live in part files of {@code partEntries} entries each:
+ * the first is {@code <name>}, every later one {@code <name>.<position of its first entry>}, so that the Maplog's
+ * portions no snapshot reads any more go whole ({@link #reclaimBefore}), like Pagelog segments. Logs that are never
+ * reclaimed use one part.
  *
  * <pre>
  * header (32): magic (8) | version (4) | kind (4) | level (4) | nodeEntries (4) | reserved (4) | crc32c of [0,28) (4)
  * entry  (32): a (8) | b (8) | c (8) | crc32c of [0,24) (4) | reserved (4)
  * </pre>
- * Format versions: 1 — initial layout. At open a torn tail (an entry whose CRC fails, or a partial entry) is cut:
- * entries are appended in order and made durable in order, so everything before the first bad one is good.
+ * Format versions: 1 — initial layout. At open a torn tail (an entry whose CRC fails, or a partial entry) of the last
+ * part is cut: entries are appended in order and made durable in order, so everything before the first bad one is
+ * good.
  */
 final class MaplogFile implements AutoCloseable {
     static final long MAGIC = 0x564152564d41504cL; // "VARVMAPL"
@@ -38,55 +46,117 @@ final class MaplogFile implements AutoCloseable {
     static final int KIND_JOINS = 5;
     static final int HEADER = 32;
     static final int ENTRY = 32;
+    /** Part size of logs that are never reclaimed: one part. */
+    static final long ONE_PART = Long.MAX_VALUE;
     private static final Logger LOG = LoggerFactory.getLogger(MaplogFile.class);
 
     private static final int BUFFERED_ENTRIES = 2048;
-    private final FileIO file;
+    private final FileIOFactory io;
+    private final Path path;
+    private final int kind;
+    private final int level;
+    private final int nodeEntries;
+    private final long partEntries;
+    /** Position of each part's first entry → the part. */
+    private final TreeMap<Long, FileIO> parts = new TreeMap<>();
     /** Entries appended but not written yet: they are written in one go when it fills, at {@link #force}, or on truncate. */
     private final ByteBuffer unwritten = ByteBuffer.allocate(ENTRY * BUFFERED_ENTRIES).order(ByteOrder.LITTLE_ENDIAN);
     private final CRC32C crc = new CRC32C();
     private volatile long count;
-    /** Entries in the file; [written, count) are in {@link #unwritten}. */
+    /** Entries in the files; [written, count) are in {@link #unwritten}. */
     private long written;
-    private boolean dirty;
+    /** Parts written since the last fsync. */
+    private final java.util.Set<FileIO> dirty = new java.util.HashSet<>();
+    private long reclaimedBytes;
 
     MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries) {
+        this(io, path, kind, level, nodeEntries, ONE_PART);
+    }
+
+    MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries, long partEntries) {
+        this.io = io;
+        this.path = path;
+        this.kind = kind;
+        this.level = level;
+        this.nodeEntries = nodeEntries;
+        this.partEntries = partEntries;
         try {
-            if (!io.exists(path)) {
-                ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-                h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, kind).putInt(16, level).putInt(20, nodeEntries);
-                CRC32C c = new CRC32C();
-                c.update(h.array(), 0, 28);
-                h.putInt(28, (int) c.getValue());
-                file = DurableFiles.create(io, path, h);
-                count = 0;
-                written = 0;
-            } else {
-                file = io.open(path, false);
-                checkHeader(path, kind, level, nodeEntries);
-                count = validEntries(path);
-                written = count;
+            String name = path.getFileName().toString();
+            for (Path p : io.list(path.getParent(), name)) {
+                if (DurableFiles.isTemp(p)) {
+                    io.delete(p); // a part creation cut short by a crash
+                    continue;
+                }
+                long first = firstOf(p.getFileName().toString(), name);
+                if (first < 0) continue;
+                FileIO f = io.open(p, false);
+                parts.put(first, f);
+                checkHeader(f);
             }
+            if (parts.isEmpty()) {
+                parts.put(0L, DurableFiles.create(io, path, header()));
+                count = 0;
+            } else {
+                checkContiguous();
+                count = validEntries(parts.lastEntry());
+            }
+            written = count;
         } catch (IOException e) {
             throw new StorageException("cannot open archive file: " + e.getMessage(), path, e);
         }
     }
 
-    private void checkHeader(Path path, int kind, int level, int nodeEntries) throws IOException {
-        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        file.read(h, 0);
-        CRC32C c = new CRC32C();
-        c.update(h.array(), 0, 28);
-        if (h.getInt(28) != (int) c.getValue() || h.getLong(0) != MAGIC) throw new CorruptionException("archive file header is corrupt", path, 0);
-        if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported archive file version " + h.getInt(8), path, 8);
-        if (h.getInt(12) != kind || h.getInt(16) != level) throw new CorruptionException("archive file holds kind " + h.getInt(12) + " level " + h.getInt(16), path, 12);
-        if (h.getInt(20) != nodeEntries)
-            throw new IllegalArgumentException("the archive was written with skippyNodeEntries=" + h.getInt(20) + " but the store is configured with "
-                    + nodeEntries + " [file " + path + "]");
+    /** The position of the first entry of the part file {@code fileName} of log {@code name}; -1 for other files. */
+    private static long firstOf(String fileName, String name) {
+        if (fileName.equals(name)) return 0;
+        if (!fileName.startsWith(name + ".")) return -1;
+        try {
+            return Long.parseLong(fileName.substring(name.length() + 1));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
-    /** Counts valid entries and cuts a torn tail. */
-    private long validEntries(Path path) throws IOException {
+    private Path partPath(long first) {
+        return first == 0 ? path : path.resolveSibling(path.getFileName() + "." + first);
+    }
+
+    private ByteBuffer header() {
+        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+        h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, kind).putInt(16, level).putInt(20, nodeEntries);
+        CRC32C c = new CRC32C();
+        c.update(h.array(), 0, 28);
+        h.putInt(28, (int) c.getValue());
+        return h;
+    }
+
+    private void checkHeader(FileIO f) throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+        f.read(h, 0);
+        CRC32C c = new CRC32C();
+        c.update(h.array(), 0, 28);
+        if (h.getInt(28) != (int) c.getValue() || h.getLong(0) != MAGIC) throw new CorruptionException("archive file header is corrupt", f.path(), 0);
+        if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported archive file version " + h.getInt(8), f.path(), 8);
+        if (h.getInt(12) != kind || h.getInt(16) != level) throw new CorruptionException("archive file holds kind " + h.getInt(12) + " level " + h.getInt(16), f.path(), 12);
+        if (h.getInt(20) != nodeEntries)
+            throw new IllegalArgumentException("the archive was written with skippyNodeEntries=" + h.getInt(20) + " but the store is configured with "
+                    + nodeEntries + " [file " + f.path() + "]");
+    }
+
+    /** Every part but the last holds exactly the entries up to the next one: a gap is a lost part. */
+    private void checkContiguous() throws IOException {
+        Map.Entry<Long, FileIO> prev = null;
+        for (Map.Entry<Long, FileIO> e : parts.entrySet()) {
+            if (prev != null && prev.getValue().size() != HEADER + (e.getKey() - prev.getKey()) * ENTRY)
+                throw new CorruptionException("archive file holds " + (prev.getValue().size() - HEADER) / ENTRY + " entries but the next part starts at "
+                        + e.getKey(), prev.getValue().path(), 0);
+            prev = e;
+        }
+    }
+
+    /** Counts the valid entries of the last part, cutting a torn tail; returns the log's entry count. */
+    private long validEntries(Map.Entry<Long, FileIO> last) throws IOException {
+        FileIO file = last.getValue();
         long size = file.size();
         long n = (size - HEADER) / ENTRY;
         ByteBuffer chunk = ByteBuffer.allocate(ENTRY * 2048).order(ByteOrder.LITTLE_ENDIAN);
@@ -103,11 +173,11 @@ final class MaplogFile implements AutoCloseable {
             at += batch;
         }
         if (good * ENTRY + HEADER != size) {
-            LOG.warn("archive file {}: torn tail cut after {} entries ({} bytes dropped)", path, good, size - (good * ENTRY + HEADER));
+            LOG.warn("archive file {}: torn tail cut after {} entries ({} bytes dropped)", file.path(), good, size - (good * ENTRY + HEADER));
             file.truncate(HEADER + good * ENTRY);
             file.force();
         }
-        return good;
+        return last.getKey() + good;
     }
 
     private boolean entryValid(ByteBuffer b, int off) {
@@ -117,11 +187,27 @@ final class MaplogFile implements AutoCloseable {
     }
 
     Path path() {
-        return file.path();
+        return path;
     }
 
+    /** Position after the last entry. */
     long count() {
         return count;
+    }
+
+    /** Position of the first entry still held (0 until a part was reclaimed). */
+    synchronized long first() {
+        return parts.firstKey();
+    }
+
+    /** Bytes on disk, reclaimed parts not counted. */
+    synchronized long bytes() {
+        return (count - parts.firstKey()) * ENTRY + (long) parts.size() * HEADER;
+    }
+
+    /** Bytes given back by {@link #reclaimBefore} since open. */
+    synchronized long reclaimedBytes() {
+        return reclaimedBytes;
     }
 
     /** Appends an entry (single writer: the archiver, or recovery before any view exists). */
@@ -135,87 +221,142 @@ final class MaplogFile implements AutoCloseable {
         count++;
     }
 
+    /** Writes the buffered entries into their parts, starting a new part whenever the last one is full. */
     private void writeBuffered() {
         if (unwritten.position() == 0) return;
         unwritten.flip();
         try {
-            file.write(unwritten, HEADER + written * ENTRY);
+            while (unwritten.hasRemaining()) {
+                Map.Entry<Long, FileIO> last = parts.lastEntry();
+                long room = partEntries - (written - last.getKey());
+                if (room <= 0) {
+                    parts.put(written, DurableFiles.create(io, partPath(written), header()));
+                    continue;
+                }
+                int n = (int) Math.min(room, unwritten.remaining() / ENTRY);
+                ByteBuffer run = unwritten.duplicate();
+                run.limit(run.position() + n * ENTRY);
+                last.getValue().write(run, HEADER + (written - last.getKey()) * ENTRY);
+                dirty.add(last.getValue());
+                unwritten.position(unwritten.position() + n * ENTRY);
+                written += n;
+            }
         } catch (IOException e) {
-            throw new StorageException("archive append failed: " + e.getMessage(), file.path(), e);
+            throw new StorageException("archive append failed: " + e.getMessage(), path, e);
         } finally {
             unwritten.clear();
         }
         written = count;
-        dirty = true;
     }
 
     /** Reads entries [from, from + n) into the arrays (any of which may be null), checking each CRC. */
     synchronized void read(long from, int n, long[] a, long[] b, long[] c) {
-        if (from < 0 || from + n > count) throw new IllegalArgumentException("entries [" + from + ", " + (from + n) + ") outside [0, " + count + ")");
+        if (from < parts.firstKey() || from + n > count)
+            throw new IllegalArgumentException("entries [" + from + ", " + (from + n) + ") outside [" + parts.firstKey() + ", " + count + ") of " + path);
         int fromFile = (int) Math.max(0, Math.min(n, written - from));
-        if (fromFile > 0) {
-            if (scratch.capacity() < fromFile * ENTRY) scratch = ByteBuffer.allocate(fromFile * ENTRY).order(ByteOrder.LITTLE_ENDIAN);
-            scratch.clear().limit(fromFile * ENTRY);
+        int done = 0;
+        while (done < fromFile) {
+            long at = from + done;
+            Map.Entry<Long, FileIO> part = parts.floorEntry(at);
+            Long next = parts.higherKey(at);
+            int k = (int) Math.min(fromFile - done, next == null ? Long.MAX_VALUE : next - at);
+            if (scratch.capacity() < k * ENTRY) scratch = ByteBuffer.allocate(k * ENTRY).order(ByteOrder.LITTLE_ENDIAN);
+            scratch.clear().limit(k * ENTRY);
+            long offset = HEADER + (at - part.getKey()) * ENTRY;
             try {
-                if (file.read(scratch, HEADER + from * ENTRY) < fromFile * ENTRY)
-                    throw new CorruptionException("archive file shorter than its entry count", file.path(), HEADER + from * ENTRY);
+                if (part.getValue().read(scratch, offset) < k * ENTRY)
+                    throw new CorruptionException("archive file shorter than its entry count", part.getValue().path(), offset);
             } catch (IOException e) {
-                throw new StorageException("archive read failed: " + e.getMessage(), file.path(), e);
+                throw new StorageException("archive read failed: " + e.getMessage(), part.getValue().path(), e);
             }
-            decode(scratch, 0, fromFile, from, a, b, c, 0);
+            decode(scratch, 0, k, part, at, a, b, c, done);
+            done += k;
         }
-        if (fromFile < n) decode(unwritten, (int) (from + fromFile - written) * ENTRY, n - fromFile, from + fromFile, a, b, c, fromFile);
+        if (fromFile < n) decode(unwritten, (int) (from + fromFile - written) * ENTRY, n - fromFile, null, from + fromFile, a, b, c, fromFile);
     }
 
     private ByteBuffer scratch = ByteBuffer.allocate(ENTRY * 256).order(ByteOrder.LITTLE_ENDIAN);
 
-    private void decode(ByteBuffer buf, int start, int n, long firstEntry, long[] a, long[] b, long[] c, int into) {
+    private void decode(ByteBuffer buf, int start, int n, Map.Entry<Long, FileIO> part, long firstEntry, long[] a, long[] b, long[] c, int into) {
         CRC32C check = new CRC32C();
         for (int i = 0; i < n; i++) {
             int off = start + i * ENTRY;
             check.reset();
             check.update(buf.array(), off, 24);
             if (buf.getInt(off + 24) != (int) check.getValue())
-                throw new CorruptionException("archive entry checksum mismatch", file.path(), HEADER + (firstEntry + i) * ENTRY);
+                throw new CorruptionException("archive entry checksum mismatch", part == null ? path : part.getValue().path(),
+                        part == null ? -1 : HEADER + (firstEntry + i - part.getKey()) * ENTRY);
             if (a != null) a[into + i] = buf.getLong(off);
             if (b != null) b[into + i] = buf.getLong(off + 8);
             if (c != null) c[into + i] = buf.getLong(off + 16);
         }
     }
 
-    /** Writes buffered entries and fsyncs, if anything was appended since the last one. */
+    /** Writes buffered entries and fsyncs the parts written since the last fsync. */
     synchronized void force() {
         writeBuffered();
-        if (!dirty) return;
         try {
-            file.force();
+            for (FileIO f : dirty) f.force();
         } catch (IOException e) {
-            throw new StorageException("archive fsync failed: " + e.getMessage(), file.path(), e);
+            throw new StorageException("archive fsync failed: " + e.getMessage(), path, e);
         }
-        dirty = false;
+        dirty.clear();
     }
 
-    /** Cuts the file to {@code n} entries. */
+    /** Cuts the log to {@code n} entries (n at or after the first held entry). */
     synchronized void truncate(long n) {
         if (n >= count) return;
+        if (n < parts.firstKey()) throw new IllegalStateException("cannot cut " + path + " to " + n + ": entries before " + parts.firstKey() + " were reclaimed");
         writeBuffered();
         try {
-            file.truncate(HEADER + n * ENTRY);
-            file.force();
+            while (parts.lastKey() > n) {
+                FileIO f = parts.pollLastEntry().getValue();
+                dirty.remove(f);
+                f.close();
+                io.delete(f.path());
+            }
+            Map.Entry<Long, FileIO> last = parts.lastEntry();
+            last.getValue().truncate(HEADER + (n - last.getKey()) * ENTRY);
+            last.getValue().force();
         } catch (IOException e) {
-            throw new StorageException("cannot truncate archive file: " + e.getMessage(), file.path(), e);
+            throw new StorageException("cannot truncate archive file: " + e.getMessage(), path, e);
         }
         count = n;
         written = n;
     }
 
+    /**
+     * Deletes the parts that lie wholly before {@code position} — never the last one — and returns the first
+     * position still held. Nothing before {@code position} may be read again.
+     */
+    synchronized long reclaimBefore(long position) {
+        while (parts.size() > 1) {
+            Map.Entry<Long, FileIO> firstPart = parts.firstEntry();
+            long end = parts.higherKey(firstPart.getKey());
+            if (end > position || end >= count) break; // the last entry stays readable: a restart reads it
+            FileIO f = firstPart.getValue();
+            try {
+                f.close();
+                io.delete(f.path());
+            } catch (IOException e) {
+                throw new StorageException("cannot delete a reclaimed archive file: " + e.getMessage(), f.path(), e);
+            }
+            dirty.remove(f);
+            parts.pollFirstEntry();
+            reclaimedBytes += HEADER + (end - firstPart.getKey()) * ENTRY;
+        }
+        return parts.firstKey();
+    }
+
     @Override
     public synchronized void close() {
-        try {
-            writeBuffered();
-            file.close();
-        } catch (IOException e) {
-            throw new StorageException("cannot close archive file", file.path(), e);
+        writeBuffered();
+        for (FileIO f : parts.values()) {
+            try {
+                f.close();
+            } catch (IOException e) {
+                throw new StorageException("cannot close archive file", f.path(), e);
+            }
         }
     }
 }

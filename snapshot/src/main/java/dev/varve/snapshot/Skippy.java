@@ -18,7 +18,8 @@ import java.util.Arrays;
  *
  * <p>Entering a level only where a lower node's promoted mappings start keeps "first encountered" exact: a node's
  * promotion drops only mappings already seen earlier in that same node. Upper levels and uplinks are derived, so
- * {@link #repair} rebuilds whatever a crash left incomplete.
+ * {@link #repair} redoes whatever promotions a crash left incomplete. Every level is kept in parts; the parts no
+ * snapshot's scan can reach any more are reclaimed whole ({@link #reclaimBefore}).
  *
  * <p>One writer (the archiver); scans may run concurrently and see a prefix.
  */
@@ -35,7 +36,7 @@ final class Skippy implements AutoCloseable {
     /** Snapshot of the last Maplog mapping (I7). */
     private long lastSnapshot;
 
-    Skippy(FileIOFactory io, Path dir, int height, int nodeEntries) {
+    Skippy(FileIOFactory io, Path dir, int height, int nodeEntries, long partEntries) {
         this.height = height;
         this.nodeEntries = nodeEntries;
         levels = new MaplogFile[height + 1];
@@ -44,8 +45,8 @@ final class Skippy implements AutoCloseable {
         nodeSnapshots = new long[height + 1][nodeEntries];
         nodeAddresses = new long[height + 1][nodeEntries];
         for (int i = 0; i <= height; i++) {
-            levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogFile.KIND_MAPPINGS, i, nodeEntries);
-            if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogFile.KIND_UPLINKS, i, nodeEntries);
+            levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogFile.KIND_MAPPINGS, i, nodeEntries, partEntries);
+            if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogFile.KIND_UPLINKS, i, nodeEntries, partEntries);
         }
         repair();
     }
@@ -65,46 +66,72 @@ final class Skippy implements AutoCloseable {
     }
 
     /**
-     * Makes the upper levels agree with the Maplog after a crash. They are derived data: when any level has an
-     * unpromoted filled node, an uplink past its level's end, or entries past its last uplink, every upper level is
-     * rebuilt from the Maplog. Then the current node of every level is reloaded.
+     * Makes the upper levels agree with the Maplog after a crash (or a cut): first every uplink past its level's
+     * complete nodes, and every upper-level mapping past the last uplink, is dropped; then, from the top level down,
+     * the complete nodes without an uplink are promoted again — top-down, so that a node filled by these promotions
+     * finds every level above it consistent. Then the current node of every level is reloaded.
      */
     private void repair() {
-        if (!consistent()) {
-            LOG.warn("Skippy levels do not match the Maplog after a crash; rebuilding {} levels from {} mappings", height, levels[0].count());
-            for (int i = 1; i <= height; i++) levels[i].truncate(0);
-            for (int i = 0; i < height; i++) uplinks[i].truncate(0);
-            long complete = levels[0].count() / nodeEntries;
-            for (long node = 0; node < complete; node++) {
-                levels[0].read(node * nodeEntries, nodeEntries, nodePages[0], nodeSnapshots[0], nodeAddresses[0]);
-                promote(0, nodeEntries);
+        long[] end = new long[1];
+        for (int i = 0; i < height; i++) {
+            long links = Math.min(uplinks[i].count(), levels[i].count() / nodeEntries);
+            uplinks[i].truncate(links);
+            long keep = 0;
+            if (links > 0) {
+                uplinks[i].read(links - 1, 1, null, end, null);
+                keep = end[0];
+            }
+            levels[i + 1].truncate(keep);
+        }
+        for (int i = height - 1; i >= 0; i--) {
+            for (int j = i + 1; j <= height; j++) loadCurrentNode(j);
+            long complete = levels[i].count() / nodeEntries;
+            if (uplinks[i].count() < complete)
+                LOG.warn("Skippy level {} lacks the promotions of nodes [{}, {}) after a crash; redoing them", i, uplinks[i].count(), complete);
+            for (long node = uplinks[i].count(); node < complete; node++) {
+                levels[i].read(node * nodeEntries, nodeEntries, nodePages[i], nodeSnapshots[i], nodeAddresses[i]);
+                promote(i, nodeEntries);
             }
         }
-        for (int i = 0; i <= height; i++) {
-            int partial = (int) (levels[i].count() % nodeEntries);
-            levels[i].read(levels[i].count() - partial, partial, nodePages[i], nodeSnapshots[i], nodeAddresses[i]);
-        }
+        for (int i = 0; i <= height; i++) loadCurrentNode(i);
         long[] last = new long[1];
         lastSnapshot = 0;
-        if (levels[0].count() > 0) {
+        if (levels[0].count() > levels[0].first()) {
             levels[0].read(levels[0].count() - 1, 1, null, last, null);
             lastSnapshot = last[0];
         }
     }
 
-    private boolean consistent() {
-        long[] end = new long[1];
-        for (int i = 0; i < height; i++) {
+    /** Loads the mappings of a level's current (unfilled) node into its node arrays. */
+    private void loadCurrentNode(int level) {
+        int partial = (int) (levels[level].count() % nodeEntries);
+        levels[level].read(levels[level].count() - partial, partial, nodePages[level], nodeSnapshots[level], nodeAddresses[level]);
+    }
+
+    /**
+     * Reclaims every part of every level that no scan from Maplog position {@code bound} on can reach: Maplog nodes
+     * before the one holding {@code bound}, the uplinks of those nodes (but the last, which {@link #repair} reads),
+     * and the upper-level mappings that stand for them.
+     */
+    void reclaimBefore(long bound) {
+        long b = bound / nodeEntries * nodeEntries;
+        long[] start = new long[1];
+        for (int i = 0; i <= height; i++) {
+            levels[i].reclaimBefore(b);
+            if (i == height) break;
+            long node = b / nodeEntries;
+            uplinks[i].reclaimBefore(Math.max(0, Math.min(node, uplinks[i].count()) - 1));
             long links = uplinks[i].count();
-            if (links != levels[i].count() / nodeEntries) return false;
-            long expected = 0;
-            if (links > 0) {
-                uplinks[i].read(links - 1, 1, null, end, null);
-                expected = end[0];
+            long next = levels[i + 1].first();
+            if (node < links && node >= uplinks[i].first()) {
+                uplinks[i].read(node, 1, start, null, null); // where that node's promoted mappings start
+                next = start[0];
+            } else if (node >= links && links > 0) {
+                uplinks[i].read(links - 1, 1, null, start, null); // every promoted node lies before: up to the last one's end
+                next = start[0];
             }
-            if (levels[i + 1].count() != expected) return false;
+            b = next / nodeEntries * nodeEntries;
         }
-        return true;
     }
 
     /**
@@ -193,17 +220,6 @@ final class Skippy implements AutoCloseable {
     void truncate(long n) {
         if (n >= levels[0].count()) return;
         levels[0].truncate(n);
-        long[] end = new long[1];
-        for (int i = 0; i < height; i++) {
-            long links = Math.min(uplinks[i].count(), levels[i].count() / nodeEntries);
-            uplinks[i].truncate(links);
-            long keep = 0;
-            if (links > 0) {
-                uplinks[i].read(links - 1, 1, null, end, null);
-                keep = end[0];
-            }
-            levels[i + 1].truncate(keep);
-        }
         repair();
     }
 
@@ -215,10 +231,17 @@ final class Skippy implements AutoCloseable {
         }
     }
 
-    /** Mapping bytes on disk, all levels. */
+    /** Mapping bytes on disk, all levels, reclaimed parts not counted. */
     long bytes() {
         long b = 0;
-        for (int i = 0; i <= height; i++) b += levels[i].count() * MaplogFile.ENTRY + (i < height ? uplinks[i].count() * MaplogFile.ENTRY : 0);
+        for (int i = 0; i <= height; i++) b += levels[i].bytes() + (i < height ? uplinks[i].bytes() : 0);
+        return b;
+    }
+
+    /** Bytes given back by {@link #reclaimBefore} since open, all levels. */
+    long reclaimedBytes() {
+        long b = 0;
+        for (int i = 0; i <= height; i++) b += levels[i].reclaimedBytes() + (i < height ? uplinks[i].reclaimedBytes() : 0);
         return b;
     }
 

@@ -236,7 +236,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private void countCaptures(long n) {
         int chunk = 4096;
         long[] snaps = new long[chunk];
-        for (long at = 0; at < n; at += chunk) {
+        for (long at = levels[0].maplog.maplog().first(); at < n; at += chunk) { // reclaimed portions count no more
             int k = (int) Math.min(chunk, n - at);
             levels[0].maplog.maplog().read(at, k, null, snaps, null); // every capture is recorded at level 1
             for (int i = 0; i < k; i++) capturesPerSnapshot.computeIfAbsent(snaps[i], s -> new long[1])[0]++;
@@ -527,6 +527,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public void afterEndMarker(long checkpointId, long markLsn) {
         List<TreeSet<Long>> reachingUpTo = new ArrayList<>();
         long[] limits = new long[levels.length];
+        long[] scannedFrom = new long[levels.length];
         List<RankedExtent> unused = new ArrayList<>();
         long pendingBefore;
         lock.lock();
@@ -549,6 +550,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             }
             for (ArchiveLevel l : levels) {
                 limits[l.level - 1] = Math.min(l.addressesAtMark, minPin(l.level)); // a ranked extent's bases stay
+                scannedFrom[l.level - 1] = Math.min(l.mappingsAtMark, registry.firstScanned(l.level));
+                for (SnapshotPageTable v : views) if (v.level() == l.level) scannedFrom[l.level - 1] = Math.min(scannedFrom[l.level - 1], v.start());
                 TreeSet<Long> ids = registry.readingUpTo(l.level); // and the snapshots open views read through level <= l
                 for (SnapshotPageTable v : views) if (v.level() <= l.level) ids.add(v.snapshot());
                 reachingUpTo.add(ids);
@@ -560,6 +563,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         for (ArchiveLevel l : levels) {
             TreeSet<Long> ids = reachingUpTo.get(l.level - 1);
             l.volume.reclaimOldest(limits[l.level - 1], (lo, hi) -> noneIn(ids, lo, hi));
+            l.maplog.reclaimBefore(scannedFrom[l.level - 1]); // and the Maplog portions no scan starts in any more
         }
         lock.lock();
         try {
@@ -634,7 +638,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     /** Archive bytes given back by reclamation since open. */
     public long reclaimedBytes() {
         long b = 0;
-        for (ArchiveLevel l : levels) b += l.volume.reclaimedBytes();
+        for (ArchiveLevel l : levels) b += l.volume.reclaimedBytes() + l.maplog.reclaimedBytes();
         return b;
     }
 
@@ -779,11 +783,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     // ---------------------------------------------------------------- views
 
-    /** Builds SPT(v) for snapshot {@code id} and keeps it current until {@link #closeView}. */
+    /** Builds SPT(v) for snapshot {@code r} and keeps it current until {@link #closeView}; null when it was dropped meanwhile. */
     SnapshotPageTable openView(SnapshotRecord r) {
         SnapshotPageTable spt;
         lock.lock();
         try {
+            if (registry.find(r.id()) == null) return null; // dropped since it was looked up: nothing pins it
             RankedExtent e = registry.movedTo(r.id()) == 0 ? null : extents.get(r.id());
             spt = new SnapshotPageTable(r.id(), registry.readLevel(r.id()), registry.readStart(r), e == null ? null : e.reader(io));
             views.add(spt); // pins what it will read from now on; fed captures only once built

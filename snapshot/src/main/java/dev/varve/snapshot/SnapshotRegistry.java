@@ -193,6 +193,21 @@ final class SnapshotRegistry implements AutoCloseable {
     }
 
     /**
+     * The lowest Maplog position of {@code level} a live snapshot's scan may start at: its Start there when it is
+     * read through that level, and every level's position at its latest raise (a copy's source end, its Start at
+     * the new level, another copy's diff bases). Long.MAX_VALUE when none.
+     */
+    long firstScanned(int level) {
+        long min = Long.MAX_VALUE;
+        for (SnapshotRecord r : live.values()) {
+            if (readLevel(r.id()) == level) min = Math.min(min, readStart(r));
+            long[] joined = joins.get(r.id());
+            if (joined != null) min = Math.min(min, joined[level - 1]);
+        }
+        return min;
+    }
+
+    /**
      * Start, at {@code level}, of the latest live snapshot older than {@code id} read through that level: from there
      * the level's Maplog maps the page-based pre-states that serve as diff bases for {@code id}. -1 when none.
      */

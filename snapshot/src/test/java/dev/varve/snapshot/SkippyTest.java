@@ -63,8 +63,8 @@ class SkippyTest {
         java.nio.file.Files.createDirectories(dir.resolve("plain"));
         java.nio.file.Files.createDirectories(dir.resolve("levels"));
         List<long[]> maplog = workload(seed, 20_000, 5000, hot, 50);
-        try (Skippy plain = new Skippy(FileIOFactory.standard(), dir.resolve("plain"), 0, node);
-             Skippy levels = new Skippy(FileIOFactory.standard(), dir.resolve("levels"), height, node)) {
+        try (Skippy plain = new Skippy(FileIOFactory.standard(), dir.resolve("plain"), 0, node, 4L * node);
+             Skippy levels = new Skippy(FileIOFactory.standard(), dir.resolve("levels"), height, node, 4L * node)) {
             for (int i = 0; i < maplog.size(); i++) {
                 plain.append(maplog.get(i)[0], maplog.get(i)[1], i);
                 levels.append(maplog.get(i)[0], maplog.get(i)[1], i);
@@ -82,7 +82,7 @@ class SkippyTest {
     @Test
     void upperLevelsHoldFewerMappingsUnderSkew() {
         List<long[]> maplog = workload(3, 20_000, 5000, 0.99, 50);
-        try (Skippy levels = new Skippy(FileIOFactory.standard(), dir, 2, 64)) {
+        try (Skippy levels = new Skippy(FileIOFactory.standard(), dir, 2, 64, MaplogFile.ONE_PART)) {
             for (int i = 0; i < maplog.size(); i++) levels.append(maplog.get(i)[0], maplog.get(i)[1], i);
             assertTrue(levels.bytes() < 20_000L * MaplogFile.ENTRY * 2, "99/1 skew: promoted levels are much smaller than the Maplog");
         }
@@ -90,7 +90,7 @@ class SkippyTest {
 
     @Test
     void mappingForAnOlderSnapshotIsRefused() {
-        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 1, 8)) {
+        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 1, 8, MaplogFile.ONE_PART)) {
             s.append(1, 5, 0);
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> s.append(2, 4, 1));
             assertTrue(e.getMessage().contains("I7"), e.getMessage());
@@ -101,14 +101,47 @@ class SkippyTest {
     @Test
     void reopenAfterTruncationRebuildsConsistentLevels() {
         List<long[]> maplog = workload(9, 5000, 800, 0.8, 20);
-        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16)) {
+        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16, 64)) {
             for (int i = 0; i < maplog.size(); i++) s.append(maplog.get(i)[0], maplog.get(i)[1], i);
             s.truncate(3001); // recovery cuts the Maplog back to a checkpoint mark
             assertEquals(expected(maplog.subList(0, 3001), 100), spt(s, 100));
             for (int i = 3001; i < maplog.size(); i++) s.append(maplog.get(i)[0], maplog.get(i)[1], i);
         }
-        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16)) {
+        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16, 64)) {
             assertEquals(expected(maplog, 1234), spt(s, 1234));
+        }
+    }
+
+    /**
+     * Reclaiming the parts before a position leaves every scan from there on exact — also after a reopen, and after
+     * a crash that left promotions undone (upper levels cut back) — and gives the bytes back.
+     */
+    @Test
+    void reclaimedPrefixLeavesLaterScansExact() throws Exception {
+        List<long[]> maplog = workload(5, 20_000, 3000, 0.8, 400);
+        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16, 64)) {
+            for (int i = 0; i < maplog.size(); i++) s.append(maplog.get(i)[0], maplog.get(i)[1], i);
+            long before = s.bytes();
+            s.reclaimBefore(12_345);
+            assertTrue(s.reclaimedBytes() > 0 && s.bytes() < before, "parts went: " + before + " -> " + s.bytes());
+            for (long from : new long[]{12_345, 12_346, 15_000, 19_999}) assertEquals(expected(maplog, from), spt(s, from), "from " + from);
+            s.reclaimBefore(11_000); // never backwards
+            assertEquals(expected(maplog, 12_345), spt(s, 12_345));
+        }
+        // a crash between a node's promotion and its uplink: the upper levels lose their tails
+        for (String f : new String[]{"skippy-uplinks-L0.log", "skippy-uplinks-L1.log"}) {
+            try (var files = java.nio.file.Files.list(dir)) {
+                Path last = files.filter(p -> p.getFileName().toString().startsWith(f))
+                        .max(java.util.Comparator.comparingLong(p -> p.getFileName().toString().equals(f) ? 0 : Long.parseLong(p.getFileName().toString().substring(f.length() + 1))))
+                        .orElseThrow();
+                try (var ch = java.nio.channels.FileChannel.open(last, java.nio.file.StandardOpenOption.WRITE)) {
+                    ch.truncate(Math.max(MaplogFile.HEADER, ch.size() - 3 * MaplogFile.ENTRY));
+                }
+            }
+        }
+        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16, 64)) {
+            for (long from : new long[]{12_345, 17_777, 19_999}) assertEquals(expected(maplog, from), spt(s, from), "after repair, from " + from);
+            for (int i = 0; i < 500; i++) s.append(i % 3000, 1000, maplog.size() + i);
         }
     }
 }
