@@ -84,4 +84,23 @@ final class FixtureChildJvm {
         w.setDaemon(true);
         w.start();
     }
+
+    /**
+     * Kill -9 under load: starts {@code main(dir, mode, from, ack)} in a child JVM, waits until it has acknowledged
+     * work past {@code from} in the ack file, lets it run {@code runMillis} more and kills it (destroyForcibly).
+     * Returns what it acknowledged ({@link KillWorkload#acknowledged}); a child that died by itself fails the test.
+     */
+    static long killUnderLoad(Class<?> main, Path dir, dev.varve.config.RecoveryMode mode, long from, Path ack, Path log, long runMillis,
+                              String where) throws IOException, InterruptedException {
+        java.nio.file.Files.deleteIfExists(ack);
+        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+                "-cp", System.getProperty("java.class.path"), main.getName(), dir.toString(), mode.name(), String.valueOf(from), ack.toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (KillWorkload.acknowledged(ack) <= from && child.isAlive() && System.nanoTime() < deadline) Thread.sleep(10);
+        Thread.sleep(runMillis);
+        if (!child.isAlive()) org.junit.jupiter.api.Assertions.fail(where + ": child died by itself:\n" + java.nio.file.Files.readString(log));
+        child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        return KillWorkload.acknowledged(ack);
+    }
 }

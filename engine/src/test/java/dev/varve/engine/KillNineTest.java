@@ -5,15 +5,11 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Real kill -9: a child JVM applies deterministic batches under load; it is killed (destroyForcibly) at a random
@@ -44,17 +40,8 @@ class KillNineTest {
         for (int round = 0; round < rounds; round++) {
             RecoveryMode mode = round % 2 == 0 ? RecoveryMode.CHECKPOINT_RECOVERY_FILE : RecoveryMode.WAL_PHYSICAL;
             RecoveryMode reopen = round % 2 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE;
-            Files.deleteIfExists(ack);
-            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                    "-cp", System.getProperty("java.class.path"), KillWorkload.class.getName(),
-                    dir.toString(), mode.name(), String.valueOf(applied), ack.toString())
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (KillWorkload.acknowledged(ack) <= applied && child.isAlive() && System.nanoTime() < deadline) Thread.sleep(10);
-            Thread.sleep(50 + rnd.nextInt(700));
-            if (!child.isAlive()) fail("seed " + seed + " round " + round + ": child died by itself:\n" + Files.readString(log));
-            child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-            long acked = KillWorkload.acknowledged(ack);
+            long acked = FixtureChildJvm.killUnderLoad(KillWorkload.class, dir, mode, applied, ack, log, 50 + rnd.nextInt(700),
+                    "seed " + seed + " round " + round);
             assertTrue(acked > applied, "seed " + seed + " round " + round + ": child acknowledged nothing");
             try (Varve store = Varve.open(KillWorkload.config(dir, reopen))) {
                 String d = KillWorkload.diff(store, KillWorkload.model(acked));

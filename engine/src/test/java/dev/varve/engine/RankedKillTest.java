@@ -19,13 +19,11 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Ranked retention under real kill -9: a child JVM runs steps — batch {@code i}, then snapshot {@code i + 1} of a
@@ -143,18 +141,8 @@ class RankedKillTest {
         for (int round = 0; round < rounds; round++) {
             RecoveryMode mode = round % 2 == 0 ? RecoveryMode.CHECKPOINT_RECOVERY_FILE : RecoveryMode.WAL_PHYSICAL;
             RecoveryMode reopen = round % 2 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE;
-            Files.deleteIfExists(ack);
-            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                    "-cp", System.getProperty("java.class.path"), RankedKillTest.class.getName(),
-                    dir.toString(), mode.name(), String.valueOf(steps), ack.toString())
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (KillWorkload.acknowledged(ack) <= steps && child.isAlive() && System.nanoTime() < deadline) Thread.sleep(10);
-            Thread.sleep(100 + rnd.nextInt(900));
-            if (!child.isAlive()) fail("seed " + seed + " round " + round + ": child died by itself:\n" + Files.readString(log));
-            child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-            long acked = KillWorkload.acknowledged(ack);
             String where = "seed " + seed + " round " + round + " (" + mode + " -> " + reopen + ")";
+            long acked = FixtureChildJvm.killUnderLoad(RankedKillTest.class, dir, mode, steps, ack, log, 100 + rnd.nextInt(900), where);
             try (Varve store = Varve.open(config(dir, reopen))) {
                 List<SnapshotInfo> infos = store.snapshots();
                 long declared = infos.get(infos.size() - 1).id(); // the newest is always live (level 1 keeps it)
