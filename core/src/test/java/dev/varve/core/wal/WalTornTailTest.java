@@ -41,8 +41,8 @@ class WalTornTailTest {
     private long writeRecords(int segments) {
         Random rnd = WalTestSupport.seeded("tornTail");
         try (Wal wal = open()) {
-            while (WalSegmentDescriptor.segmentIndex(wal.position(), SEGMENT_SIZE) < segments - 1
-                    || lsns.size() < 20) {
+            // until a record lies in the last segment: the position alone can sit at a segment's start before its file exists
+            while (lsns.size() < 20 || WalSegmentDescriptor.segmentIndex(lsns.get(lsns.size() - 1), SEGMENT_SIZE) < segments - 1) {
                 byte[] p = WalTestSupport.randomBytes(rnd, 500 + rnd.nextInt(1000));
                 lsns.add(wal.append(9, ByteBuffer.wrap(p)));
                 payloads.add(p);
