@@ -71,7 +71,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     // guarded by lock
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final List<SnapshotPageTable> views = new ArrayList<>();
-    private final Map<Long, long[]> capturesPerSnapshot = new HashMap<>();
+    /** Pre-states first captured for each snapshot from the oldest live one on. */
+    private final java.util.TreeMap<Long, long[]> capturesPerSnapshot = new java.util.TreeMap<>();
     /** The current ranked extent of each lazily ranked snapshot that was copied. */
     private final Map<Long, RankedExtent> extents = new HashMap<>();
     /** Extents replaced by a later copy or of dropped snapshots, deleted once no open view reads them. */
@@ -264,6 +265,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         try {
             registry.declare(id, rank, declaredMillis, walLsn, level -> levels[level - 1].nextMapping);
             enforceBudget();
+            capturesPerSnapshot.headMap(registry.oldestLive()).clear();
         } finally {
             lock.unlock();
         }

@@ -40,7 +40,8 @@ final class SnapshotRegistry implements AutoCloseable {
             return size() > RECENT_DROPS;
         }
     };
-    private final Map<Long, Integer> declaredRank = new HashMap<>();
+    /** Declared ranks of the snapshots from the oldest live one on (older ones are forgotten: see {@link #forgetBefore}). */
+    private final TreeMap<Long, Integer> declaredRank = new TreeMap<>();
     /** Lazily ranked snapshots copied into a higher level (ranked extents): id → {level, Start at that level}. */
     private final Map<Long, long[]> moved = new HashMap<>();
     /**
@@ -53,7 +54,10 @@ final class SnapshotRegistry implements AutoCloseable {
     /** A copy lazy ranking owes: snapshot {@code id} into level {@code target}, joined at {@code positions}. */
     record Move(long id, int target, long[] positions) {
     }
-    /** Per level (index j - 1), every snapshot declared or ranked with rank &gt;= j, dropped or not. */
+    /**
+     * Per level (index j - 1), the snapshots declared or ranked with rank &gt;= j, dropped or not, from the oldest
+     * live one on.
+     */
     private final List<TreeSet<Long>> declaredAtLevel = new ArrayList<>();
     private volatile long latest;
 
@@ -91,6 +95,7 @@ final class SnapshotRegistry implements AutoCloseable {
         }
         latest = live.isEmpty() ? 0 : live.lastKey();
         reloadDrops();
+        forgetBefore(oldestLive());
         reloadJoins(markLsn, emptyStore);
     }
 
@@ -131,7 +136,7 @@ final class SnapshotRegistry implements AutoCloseable {
             SnapshotRecord r = live.remove(ids[i]);
             if (r == null) continue;
             kept.append(ids[i], when[i], kind[i]);
-            recentDrops.put(ids[i], new DroppedSnapshot(ids[i], when[i], whyLater(r.rank(), kind[i])));
+            recentDrops.put(ids[i], new DroppedSnapshot(ids[i], when[i], whyLater(kind[i])));
         }
         kept.force();
         kept.close();
@@ -264,6 +269,29 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Drops what the policy no longer keeps at {@code nowMillis}. */
     void enforce(long nowMillis) {
         for (RankTree.Verdict v : rankTree.drops(live.values(), nowMillis)) drop(v.id(), v.why(), DROPPED_BY_POLICY);
+        forgetBefore(oldestLive());
+    }
+
+    /** Declarations held in memory, over all levels (tests: it follows the live snapshots). */
+    int remembered() {
+        int n = declaredRank.size();
+        for (TreeSet<Long> at : declaredAtLevel) n += at.size();
+        return n;
+    }
+
+    /** The oldest live snapshot, or the next id when none is live. */
+    long oldestLive() {
+        return live.isEmpty() ? latest + 1 : live.firstKey();
+    }
+
+    /**
+     * Keeps the heap proportional to the live snapshots, not to every one ever declared: the declarations older than
+     * the oldest live snapshot are forgotten. That only makes a page's SavedAfter at a level look older than it is,
+     * which records a pre-state at a level that had it already, or with a wider (lo, hi] — never too few.
+     */
+    private void forgetBefore(long oldest) {
+        declaredRank.headMap(oldest).clear();
+        for (TreeSet<Long> at : declaredAtLevel) at.headSet(oldest).clear();
     }
 
     /**
@@ -281,6 +309,7 @@ final class SnapshotRegistry implements AutoCloseable {
             freed += bytesOf.applyAsLong(r.id());
             drop(r.id(), budgetWhy(budget), DROPPED_BY_BUDGET);
         }
+        forgetBefore(oldestLive());
         return freed;
     }
 
@@ -289,11 +318,12 @@ final class SnapshotRegistry implements AutoCloseable {
     }
 
     private void drop(long id, String why, long kind) {
+        int rank = live.get(id).rank();
         live.remove(id);
         moved.remove(id);
         joins.remove(id);
         long when = System.currentTimeMillis();
-        drops.append(id, when, kind);
+        drops.append(id, when, kind | (long) rank << 8);
         recentDrops.put(id, new DroppedSnapshot(id, when, why));
     }
 
@@ -306,14 +336,16 @@ final class SnapshotRegistry implements AutoCloseable {
         long[] kind = new long[1];
         for (long i = drops.count() - 1; i >= 0; i--) {
             drops.read(i, 1, ids, when, kind);
-            if (ids[0] == id) return new DroppedSnapshot(id, when[0], whyLater(declaredRank.getOrDefault(id, 1), kind[0]));
+            if (ids[0] == id) return new DroppedSnapshot(id, when[0], whyLater(kind[0]));
         }
         return null;
     }
 
-    private String whyLater(int rank, long kind) {
-        return kind == DROPPED_BY_BUDGET ? "the archive passed the budget then in force, with no snapshot of a lower rank or older left to drop first"
-                : "no level up to its rank " + rank + " kept it under the policy then in force";
+    /** The reason recorded with a drop in the log: its cause (low byte) and the snapshot's rank then. */
+    private static String whyLater(long recorded) {
+        long rank = recorded >>> 8;
+        return (recorded & 0xff) == DROPPED_BY_BUDGET ? "the archive passed the budget then in force, with no snapshot of a lower rank or older left to drop first"
+                : "no level up to its rank " + (rank == 0 ? "" : rank + " ") + "kept it under the policy then in force";
     }
 
     SnapshotRecord find(long id) {

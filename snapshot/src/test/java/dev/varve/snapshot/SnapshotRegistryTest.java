@@ -13,7 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Drops beyond the in-memory window are still explained, from the drop log; live ones and unknown ids are not. */
+/**
+ * Drops beyond the in-memory window are still explained, from the drop log; live ones and unknown ids are not; and
+ * the declarations held in memory follow the live snapshots, not every snapshot ever declared.
+ */
 class SnapshotRegistryTest {
     @TempDir
     Path dir;
@@ -30,6 +33,7 @@ class SnapshotRegistryTest {
             assertNotNull(r.dropped(5998), "a recent drop");
             assertNull(r.dropped(6000), "a live snapshot is not dropped");
             assertNull(r.dropped(6001), "a snapshot never declared is not dropped");
+            assertTrue(r.remembered() <= 3 * 2, "declarations kept in memory follow the live ones, not the 6,000 declared: " + r.remembered());
         }
     }
 }
