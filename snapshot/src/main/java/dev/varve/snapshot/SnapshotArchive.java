@@ -20,8 +20,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -72,7 +74,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final List<SnapshotPageTable> views = new ArrayList<>();
     /** Pre-states first captured for each snapshot from the oldest live one on. */
-    private final java.util.TreeMap<Long, long[]> capturesPerSnapshot = new java.util.TreeMap<>();
+    private final TreeMap<Long, long[]> capturesPerSnapshot = new TreeMap<>();
     /** The current ranked extent of each lazily ranked snapshot that was copied. */
     private final Map<Long, RankedExtent> extents = new HashMap<>();
     /** Extents replaced by a later copy or of dropped snapshots, deleted once no open view reads them. */
@@ -86,11 +88,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     /** Bytes attributed to snapshots the budget dropped since the last reclamation: not given back yet. */
     private long budgetPending;
 
-    private final java.util.concurrent.atomic.LongAdder copiedBytes = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder copiedDiffBytes = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder copiedPages = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder copiedBytes = new LongAdder();
+    private final LongAdder copiedDiffBytes = new LongAdder();
+    private final LongAdder copiedPages = new LongAdder();
 
-    private final java.util.concurrent.atomic.LongAdder captureWaitNanos = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder captureWaitNanos = new LongAdder();
     private volatile long archived;
     private volatile Throwable failure;
 

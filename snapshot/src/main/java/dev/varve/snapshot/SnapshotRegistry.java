@@ -2,14 +2,18 @@ package dev.varve.snapshot;
 
 import dev.varve.config.RankTreePolicy;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.LongUnaryOperator;
 
 /**
  * The declared snapshots: their declarations and rank changes (the snapshot log, Start(v)), their declared ranks per
@@ -72,8 +76,8 @@ final class SnapshotRegistry implements AutoCloseable {
         try {
             Path rewrite = dropLog.resolveSibling(dropLog.getFileName() + REWRITE_SUFFIX);
             if (io.exists(rewrite)) io.delete(rewrite); // a rewrite cut short: the log itself is whole
-        } catch (java.io.IOException e) {
-            throw new dev.varve.core.io.StorageException("cannot delete a half-written drop log", dropLog, e);
+        } catch (IOException e) {
+            throw new StorageException("cannot delete a half-written drop log", dropLog, e);
         }
         this.drops = new MaplogFile(io, dropLog, MaplogFile.KIND_DROPS, -1, nodeEntries);
         this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogFile.KIND_JOINS, -1, nodeEntries);
@@ -143,8 +147,8 @@ final class SnapshotRegistry implements AutoCloseable {
         drops.close();
         try {
             io.atomicMove(rewrite, path); // never a moment without every kept drop on disk
-        } catch (java.io.IOException e) {
-            throw new dev.varve.core.io.StorageException("cannot replace the drop log: " + e.getMessage(), path, e);
+        } catch (IOException e) {
+            throw new StorageException("cannot replace the drop log: " + e.getMessage(), path, e);
         }
         drops = new MaplogFile(io, path, MaplogFile.KIND_DROPS, -1, nodeEntries);
     }
@@ -299,9 +303,9 @@ final class SnapshotRegistry implements AutoCloseable {
      * has snapshots, and oldest first within a rank; never the latest — until the archive bytes attributed to them
      * ({@code bytesOf}) reach {@code excess}. Returns those bytes; reclamation gives them back whole segments at a time.
      */
-    long dropForBudget(long excess, long budget, java.util.function.LongUnaryOperator bytesOf) {
+    long dropForBudget(long excess, long budget, LongUnaryOperator bytesOf) {
         List<SnapshotRecord> order = new ArrayList<>(live.values());
-        order.sort(java.util.Comparator.comparingInt((SnapshotRecord r) -> Math.min(r.rank(), levels)).thenComparingLong(SnapshotRecord::id));
+        order.sort(Comparator.comparingInt((SnapshotRecord r) -> Math.min(r.rank(), levels)).thenComparingLong(SnapshotRecord::id));
         long freed = 0;
         for (SnapshotRecord r : order) {
             if (freed >= excess) break;
