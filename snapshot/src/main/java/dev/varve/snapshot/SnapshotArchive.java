@@ -45,6 +45,17 @@ import org.slf4j.LoggerFactory;
  * (I4, I5) — with a (mark, level, positions) record. Recovery cuts every level back to the recovered mark; replay
  * from the mark re-declares the later snapshots and re-captures their pre-states deterministically (I6).
  *
+ * <p>Lazy ranking (Thresher's lazy segregation, with the hybrid page window W). A raise adds the snapshot to the new
+ * levels at once, so pages first changed after it are recorded there; every level's Maplog position at the raise
+ * is logged (the join). While the snapshot is among the W most recent it is read page-based at its old level. At
+ * the first checkpoint mark after it leaves the window, the pages first changed between declaration and join are
+ * copied into a {@link RankedExtent} at the new level as byte-range diffs against that level's pre-states (pinned
+ * there while the extent lives), the move is logged with the mark, and reads switch to extent + new level.
+ *
+ * <p>Reclamation after each checkpoint: whole Pagelog segments in temporal order (I8, below the mark and below any
+ * extent's bases), whole Maplog portions before the first position any live snapshot or view scans from, extents
+ * of dropped snapshots no view reads. The byte budget drops the lowest rank's oldest snapshots first.
+ *
  * <p>One lock guards capture numbering, the pending queue, declarations and the views' tables; page images are
  * copied and written outside it.
  */
