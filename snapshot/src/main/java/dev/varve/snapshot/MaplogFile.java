@@ -326,6 +326,24 @@ final class MaplogFile implements AutoCloseable {
     }
 
     /**
+     * Recovery of a log appended in mark order: keeps the longest prefix of entries whose first field {@code keep}
+     * accepts, cuts the rest durably, and returns the kept count.
+     */
+    synchronized long keepPrefix(java.util.function.LongPredicate keep) {
+        long[] a = new long[BUFFERED_ENTRIES];
+        long n = parts.firstKey();
+        scan:
+        while (n < count) {
+            int k = (int) Math.min(a.length, count - n);
+            read(n, k, a, null, null);
+            for (int i = 0; i < k; i++, n++) if (!keep.test(a[i])) break scan;
+        }
+        truncate(n);
+        force();
+        return n;
+    }
+
+    /**
      * Deletes the parts that lie wholly before {@code position} — never the last one — and returns the first
      * position still held. Nothing before {@code position} may be read again.
      */

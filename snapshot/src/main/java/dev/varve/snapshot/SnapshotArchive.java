@@ -205,17 +205,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      * deletes every other extent file.
      */
     private void recoverMoves(long markLsn, boolean emptyStore) {
-        int n = (int) moves.count();
-        long[] mark = new long[n];
-        long[] ids = new long[n];
-        long[] packed = new long[n];
-        moves.read(0, n, mark, ids, packed);
-        int keep = 0;
-        while (!emptyStore && keep < n && mark[keep] <= markLsn) keep++;
-        moves.truncate(keep);
-        moves.force();
+        int keep = (int) moves.keepPrefix(mark -> !emptyStore && mark <= markLsn);
+        long[] ids = new long[keep];
+        long[] moved = new long[keep]; // level and Start there, packed like an archive location
+        moves.read(0, keep, null, ids, moved);
         for (int i = 0; i < keep; i++) {
-            if (registry.find(ids[i]) != null) registry.moved(ids[i], (int) (packed[i] >>> 56), packed[i] & ((1L << 56) - 1));
+            if (registry.find(ids[i]) != null) registry.moved(ids[i], ArchiveLevel.levelOf(moved[i]), ArchiveLevel.addressOf(moved[i]));
         }
         for (RankedExtent e : extents.values()) found.add(e);
         extents.clear();
@@ -765,7 +760,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             if (w != null) w.abandon();
             throw e;
         }
-        moves.append(markLsn, id, ((long) target << 56) | targetStart);
+        moves.append(markLsn, id, ArchiveLevel.location(target, targetStart));
         lock.lock();
         try {
             registry.moved(id, target, targetStart);

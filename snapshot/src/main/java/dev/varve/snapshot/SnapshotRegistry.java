@@ -106,19 +106,14 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Keeps the positions of the rank changes before the recovered mark (replay redoes the later ones). */
     private void reloadJoins(long markLsn, boolean emptyStore) {
         joins.clear();
-        int n = (int) joinLog.count();
-        long[] lsn = new long[n];
-        long[] ids = new long[n];
-        long[] packed = new long[n];
-        joinLog.read(0, n, lsn, ids, packed);
-        int keep = 0;
-        while (!emptyStore && keep < n && lsn[keep] < markLsn) keep++;
-        joinLog.truncate(keep);
-        joinLog.force();
+        int keep = (int) joinLog.keepPrefix(lsn -> !emptyStore && lsn < markLsn);
+        long[] ids = new long[keep];
+        long[] joined = new long[keep]; // level and its position, packed like an archive location
+        joinLog.read(0, keep, null, ids, joined);
         for (int i = 0; i < keep; i++) {
-            if (!live.containsKey(ids[i])) continue;
-            int level = (int) (packed[i] >>> 56);
-            if (level >= 1 && level <= levels) joins.computeIfAbsent(ids[i], x -> new long[levels])[level - 1] = packed[i] & ((1L << 56) - 1);
+            int level = ArchiveLevel.levelOf(joined[i]);
+            if (live.containsKey(ids[i]) && level >= 1 && level <= levels)
+                joins.computeIfAbsent(ids[i], x -> new long[levels])[level - 1] = ArchiveLevel.addressOf(joined[i]);
         }
     }
 
@@ -263,7 +258,7 @@ final class SnapshotRegistry implements AutoCloseable {
         live.put(id, raised);
         if (rank > r.rank()) {
             joins.put(id, positions.clone());
-            for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ((long) j << 56) | positions[j - 1]);
+            for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ArchiveLevel.location(j, positions[j - 1]));
         }
         noteDeclared(id, rank); // pages first changed from now on record their pre-state as of it at the new levels too
         enforce(System.currentTimeMillis());
