@@ -904,6 +904,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
                     + " address " + ArchiveLevel.addressOf(location));
     }
 
+    /** Level {@code level}'s Maplog with its Skippy levels (tests). */
+    Skippy maplog(int level) {
+        return levels[level - 1].maplog;
+    }
+
     /** Level {@code level}'s volume (tests that break the reclamation order on purpose). */
     Pagelog volume(int level) {
         return levels[level - 1].volume;

@@ -13,13 +13,15 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * I8, Thresher's reclamation order: after reclamation no live snapshot maps a page to reclaimed data. The check
  * holds after the archive's own reclamation (temporal order, only what no live snapshot can reach), and catches a
- * reclamation that ignores that order.
+ * reclamation that ignores that order. Maplog portions are reclaimed only below the checkpoint mark, so that
+ * recovery can always cut back to it (I5).
  */
 class ReclamationOrderTest {
     @TempDir
@@ -58,6 +60,55 @@ class ReclamationOrderTest {
             archive.volume(1).reclaimOldest(Long.MAX_VALUE, (lo, hi) -> true);
             archive.volume(2).reclaimOldest(Long.MAX_VALUE, (lo, hi) -> true);
             assertFalse(archive.reachableButReclaimed().isEmpty(), "a reclamation that ignored the order rule went unnoticed");
+        }
+    }
+
+    /**
+     * I5 with Maplog reclamation: recovery cuts every level back to the recovered checkpoint mark, so a checkpoint
+     * may reclaim Maplog portions only below its own mark — even when every snapshot still live was declared after
+     * the mark (here keepLast(1) drops all older ones while the checkpoint runs).
+     */
+    @Test
+    void maplogPortionsFromTheMarkOnStaySoRecoveryCanCutBack() throws Exception {
+        FileIOFactory io = FileIOFactory.standard();
+        PageMemory memory = new PageMemory(new PageStore(io, dir.resolve("pages"), 4096), 16L << 20, 1L << 20);
+        RankTreePolicy policy = RankTreePolicy.levels(Retention.keepLast(1));
+        int pages = 120;
+        long mark = 2;
+        long mappingsAtMark;
+        try (SnapshotArchive archive = new SnapshotArchive(io, dir.resolve("archive"), 4096, 1, 16, 1L << 20, 256L << 10, policy, 0)) {
+            archive.attach(memory);
+            archive.recover(0, true);
+            for (int i = 0; i < pages; i++) memory.releaseWrite(memory.acquireNew(PageId.of(1, i)));
+            archive.declare(1, 1, 1, 1);
+            changeAll(memory, pages, 1);
+            archive.onMark(1, mark);
+            archive.beforeStartMarker(1, mark); // the archive is durable up to the mark: 120 mappings
+            mappingsAtMark = archive.maplog(1).size();
+            long last = 25; // enough mappings after the mark to fill the Maplog's write buffer into new portions
+            for (long id = 2; id <= last; id++) { // after the mark, before the checkpoint ends: the older ones drop
+                archive.declare(id, 1, id, mark + id);
+                changeAll(memory, pages, id);
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (archive.maplog(1).size() < last * pages && System.nanoTime() < deadline) Thread.sleep(5); // archived
+            archive.afterEndMarker(1, mark);
+            assertTrue(archive.maplog(1).maplog().first() <= mappingsAtMark, "Maplog portions after the mark were reclaimed: first held "
+                    + archive.maplog(1).maplog().first() + ", mark at " + mappingsAtMark);
+        }
+        // a crash before the next checkpoint: recovery cuts back to the mark, which must still be there
+        try (SnapshotArchive archive = new SnapshotArchive(io, dir.resolve("archive"), 4096, 1, 16, 1L << 20, 256L << 10, policy, 0)) {
+            archive.recover(mark, false);
+            assertEquals(mappingsAtMark, archive.maplog(1).size());
+            assertTrue(archive.reachableButReclaimed().isEmpty());
+        }
+    }
+
+    private static void changeAll(PageMemory memory, int pages, long value) {
+        for (int i = 0; i < pages; i++) {
+            Page p = memory.acquireWrite(PageId.of(1, i));
+            p.putLong(64, value);
+            memory.releaseWrite(p);
         }
     }
 }
