@@ -37,11 +37,13 @@ public final class CheckpointMarkers {
         return io;
     }
 
-    Path startPath(long id) {
+    /** Path of the start marker of checkpoint {@code id}. */
+    public Path startPath(long id) {
         return dir.resolve(String.format("%s%016d-start.bin", PREFIX, id));
     }
 
-    Path endPath(long id) {
+    /** Path of the end marker of checkpoint {@code id}. */
+    public Path endPath(long id) {
         return dir.resolve(String.format("%s%016d-end.bin", PREFIX, id));
     }
 
@@ -74,6 +76,18 @@ public final class CheckpointMarkers {
             if (n.endsWith("-start.bin")) best = Math.max(best, idOf(p));
         }
         return best < 0 ? Optional.empty() : Optional.of(read(startPath(best), CheckpointMarker.START));
+    }
+
+    /**
+     * The highest checkpoint id with an end marker, -1 when none: an end marker is written only after its start
+     * marker (recovery files are not evidence: they are written before it).
+     */
+    public long latestEnd() {
+        long best = -1;
+        for (Path p : list()) {
+            if (p.getFileName().toString().endsWith("-end.bin")) best = Math.max(best, idOf(p));
+        }
+        return best;
     }
 
     /** The end marker of checkpoint {@code id}, if written. */

@@ -1,6 +1,8 @@
 package dev.varve.config;
 
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 
 /** Range checks whose {@link IllegalArgumentException} names the field, the allowed range and the value. */
 final class ConfigChecks {
@@ -87,5 +89,24 @@ final class ConfigChecks {
             }
         }
         return ms + "ms";
+    }
+
+    /**
+     * An archive directory apart from the store's: not {@code path} itself, not inside one of the store's own
+     * directories (their files would be taken for damage), and not an ancestor of {@code path}.
+     */
+    static void archiveApart(Path path, Path archivePath, List<String> storeDirs) {
+        Path p = path.toAbsolutePath().normalize();
+        Path a = archivePath.toAbsolutePath().normalize();
+        if (a.equals(p)) throw new IllegalArgumentException("archivePath must differ from path, was " + archivePath);
+        if (p.startsWith(a)) {
+            throw new IllegalArgumentException("archivePath must not contain path " + path + ", was " + archivePath);
+        }
+        for (String own : storeDirs) {
+            if (a.startsWith(p.resolve(own))) {
+                throw new IllegalArgumentException("archivePath must not lie inside the store's own directory "
+                        + p.resolve(own) + ", was " + archivePath);
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ import static dev.varve.config.ConfigChecks.TiB;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -199,6 +200,8 @@ public final class VarveConfig {
 
     /** Snapshot archive directory; must differ from the store directory. */
     public static final String ARCHIVE_PATH_PROP_NAME = PREFIX + "archivePath";
+    /** The directories the store keeps under {@code path}; an {@code archivePath} may not lie in one of them. */
+    public static final List<String> STORE_DIRECTORIES = List.of("pages", "wal", "checkpoints");
     /** Name of the default archive directory inside the store directory. */
     public static final String ARCHIVE_PATH_DEFAULT_NAME = "archive";
 
@@ -699,10 +702,7 @@ public final class VarveConfig {
             }
             ConfigChecks.multipleOf("checkpointBufferSize", checkpointBufferSize, "pageSize", pageSize);
             ConfigChecks.multipleOf("captureBufferSize", captureBufferSize, "pageSize", pageSize);
-            if (archivePath != null && Objects.equals(archivePath.toAbsolutePath().normalize(),
-                    path.toAbsolutePath().normalize())) {
-                throw new IllegalArgumentException("archivePath must differ from path, was " + archivePath);
-            }
+            if (archivePath != null) ConfigChecks.archiveApart(path, archivePath, STORE_DIRECTORIES);
             return new VarveConfig(this);
         }
     }

@@ -4,6 +4,8 @@ import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.checkpoint.Checkpointer;
 import dev.varve.checkpoint.Throttle;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.Closeables;
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.PageMemory;
@@ -14,8 +16,11 @@ import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.core.tree.PageLayout;
 import dev.varve.core.wal.Wal;
+import dev.varve.core.wal.WalOpenScan;
+import dev.varve.core.wal.WalSegmentDescriptor;
 import dev.varve.recovery.Recovery;
 import dev.varve.recovery.RecoveryReport;
+import dev.varve.recovery.RecoveryStart;
 import dev.varve.snapshot.AsOfPages;
 import dev.varve.snapshot.DroppedSnapshot;
 import dev.varve.snapshot.SnapshotArchive;
@@ -23,6 +28,7 @@ import dev.varve.snapshot.SnapshotRecord;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -64,35 +70,55 @@ final class Engine implements LogicalReplay {
     private final Map<Integer, PartitionHandle> partitions = new ConcurrentHashMap<>();
     private final Object catalogLock = new Object();
     private final StoreLock dirLock;
+    /** The archive directory has its own lock: two stores must not share an archive, whatever their paths. */
+    private final StoreLock archiveDirLock;
     private Catalog catalog;
     private int nextTableId = 1;
     private RecoveryReport recovery;
     private volatile Throwable failure;
     private volatile boolean closed;
 
-    private Engine(VarveConfig config, FileIOFactory io) {
+    /**
+     * Opens the store. Everything that can be decided from the files is decided before the first byte is written:
+     * the checkpoint markers say where recovery starts, the WAL is validated from there to its end, and the archive
+     * is loaded and checked; only then are a torn WAL tail cut and recovery run.
+     */
+    private Engine(VarveConfig config, FileIOFactory io, boolean truncateDamagedWal) {
         this.config = config;
         this.maxKeyBytes = BPlusTree.maxKeyBytes(config.pageSize());
-        this.dirLock = StoreLock.acquire(config.path());
+        this.dirLock = StoreLock.acquire(config.path(), "store");
         Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
         opened.push(dirLock::release);
         try {
+            StoreLock archiveLock = StoreLock.acquire(config.archivePath(), "archive");
+            this.archiveDirLock = archiveLock;
+            opened.push(archiveLock::release);
+            CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
+            RecoveryStart start = RecoveryStart.decide(markers, config.pageSize());
+            Path walDir = config.path().resolve("wal");
+            // with no checkpoint ever completed, no segment was ever deleted: the WAL must start at its first LSN
+            long neededFrom = start.latest() == null ? WalSegmentDescriptor.firstLsn(0, config.walSegmentSize()) : start.neededFrom();
+            WalOpenScan walScan;
+            try {
+                walScan = WalOpenScan.run(io, walDir, config.walSegmentSize(), config.walSyncMode(), neededFrom, truncateDamagedWal);
+            } catch (CorruptionException e) {
+                throw start.explain(e, markers);
+            }
+            this.archive = new SnapshotArchive(io, config.archivePath(), config.pageSize(), config.skippyLevels(), config.skippyNodeEntries(),
+                    config.captureBufferSize(), config.archiveSegmentSize(), config.retention(), config.snapshotPageWindow());
+            opened.push(archive);
             this.store = new PageStore(io, config.path().resolve("pages"), config.pageSize());
             opened.push(store);
             this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
             opened.push(memory);
-            this.wal = Wal.open(config.path().resolve("wal"), io, config.walSegmentSize(), config.walSyncMode(), config.walFlushFrequency());
+            this.wal = Wal.open(walScan, config.walFlushFrequency()); // the first write: the store was found sound
             opened.push(wal);
-            CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
             this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange);
             opened.push(checkpointer);
             this.throttle = checkpointer.throttle();
-            this.archive = new SnapshotArchive(io, config.archivePath(), config.pageSize(), config.skippyLevels(), config.skippyNodeEntries(),
-                    config.captureBufferSize(), config.archiveSegmentSize(), config.retention(), config.snapshotPageWindow());
-            opened.push(archive);
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
-            this.recovery = new Recovery(memory, wal, markers, checkpointer).run(this);
+            this.recovery = new Recovery(memory, wal, markers, checkpointer, start).run(this);
             checkpointer.start();
         } catch (RuntimeException | Error e) {
             for (AutoCloseable c : opened) {
@@ -106,13 +132,13 @@ final class Engine implements LogicalReplay {
         }
     }
 
-    static Engine open(VarveConfig config, FileIOFactory io) {
+    static Engine open(VarveConfig config, FileIOFactory io, boolean truncateDamagedWal) {
         try {
             io.createDirectories(config.path());
         } catch (IOException e) {
             throw new StorageException("cannot create the store directory", config.path(), e);
         }
-        return new Engine(config, io);
+        return new Engine(config, io, truncateDamagedWal);
     }
 
     RecoveryReport recoveryReport() {
@@ -453,15 +479,8 @@ final class Engine implements LogicalReplay {
             checkpointer.stop();
             if (failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
         } finally {
-            try {
-                checkpointer.close();
-                archive.close();
-                wal.close();
-            } finally {
-                memory.close();
-                store.close();
-                dirLock.release();
-            }
+            // every resource is released even when one fails to close (a full disk refusing the archive's last writes)
+            Closeables.closeAll(checkpointer, archive, wal, memory, store, dirLock::release, archiveDirLock::release);
         }
     }
 
@@ -471,7 +490,8 @@ final class Engine implements LogicalReplay {
      */
     void halt() {
         closed = true;
-        for (Runnable r : new Runnable[]{checkpointer::close, archive::close, memory::close, store::close, dirLock::release}) {
+        for (Runnable r : new Runnable[]{checkpointer::close, archive::close, memory::close, store::close, dirLock::release,
+                archiveDirLock::release}) {
             try {
                 r.run();
             } catch (RuntimeException ignored) {

@@ -10,7 +10,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
-/** An OS lock on {@code varve.lock} in the store directory: two processes (or two opens) never share a store. */
+/**
+ * An OS lock on {@code varve.lock} in a directory: two processes (or two opens) never share a store directory, nor an
+ * archive directory (two stores configured with the same {@code archivePath} would write the same snapshot log).
+ */
 final class StoreLock {
     private final FileChannel channel;
     private final FileLock lock;
@@ -20,21 +23,22 @@ final class StoreLock {
         this.lock = lock;
     }
 
-    static StoreLock acquire(Path dir) {
+    /** Locks {@code dir}; {@code what} names it in errors ("store", "archive"). */
+    static StoreLock acquire(Path dir, String what) {
         Path file = dir.resolve("varve.lock");
         FileChannel ch = null;
         try {
             Files.createDirectories(dir);
             ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             FileLock l = ch.tryLock();
-            if (l == null) throw new IllegalStateException("store " + dir + " is open in another process");
+            if (l == null) throw new IllegalStateException(what + " directory " + dir + " is in use by another process");
             return new StoreLock(ch, l);
         } catch (OverlappingFileLockException e) {
             closeQuietly(ch);
-            throw new IllegalStateException("store " + dir + " is already open in this JVM", e);
+            throw new IllegalStateException(what + " directory " + dir + " is already in use by a store open in this JVM", e);
         } catch (IOException e) {
             closeQuietly(ch);
-            throw new StorageException("cannot lock the store directory", file, e);
+            throw new StorageException("cannot lock the " + what + " directory", file, e);
         } catch (RuntimeException e) {
             closeQuietly(ch);
             throw e;

@@ -11,7 +11,8 @@ import dev.varve.snapshot.SnapshotRecord;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -40,16 +41,27 @@ public final class Varve implements AutoCloseable {
         this.metrics = new EngineMetrics(engine);
     }
 
-    /** Opens (creating or recovering) the store described by {@code config}. */
-    public static Varve open(VarveConfig config) {
-        return open(config, FileIOFactory.standard());
+    /**
+     * Opens (creating or recovering) the store described by {@code config}. Nothing on disk is changed until the
+     * store is found sound; damage is a {@link dev.varve.core.io.CorruptionException} naming the file and offset.
+     *
+     * @param options what the operator accepts beyond the default, e.g. {@link OpenOption#TRUNCATE_DAMAGED_WAL}
+     */
+    public static Varve open(VarveConfig config, OpenOption... options) {
+        return open(config, FileIOFactory.standard(), options);
     }
 
     /** Opens the store with every file access going through {@code io} (fault-injection tests, tools). */
-    public static Varve open(VarveConfig config, FileIOFactory io) {
-        Objects.requireNonNull(config, "config");
-        Objects.requireNonNull(io, "io");
-        return new Varve(Engine.open(config, io));
+    public static Varve open(VarveConfig config, FileIOFactory io, OpenOption... options) {
+        if (config == null) throw new IllegalArgumentException("config must not be null");
+        if (io == null) throw new IllegalArgumentException("io must not be null");
+        if (options == null) throw new IllegalArgumentException("options must not be null");
+        Set<OpenOption> set = EnumSet.noneOf(OpenOption.class);
+        for (OpenOption o : options) {
+            if (o == null) throw new IllegalArgumentException("an open option must not be null");
+            set.add(o);
+        }
+        return new Varve(Engine.open(config, io, set.contains(OpenOption.TRUNCATE_DAMAGED_WAL)));
     }
 
     /** The table {@code name}, created on first use with the configured partition count. */
@@ -59,7 +71,7 @@ public final class Varve implements AutoCloseable {
 
     /** Applies the batch's operations atomically across keys, tables and partitions: all of them or none. */
     public void write(Consumer<WriteBatch> batch) {
-        Objects.requireNonNull(batch, "batch");
+        if (batch == null) throw new IllegalArgumentException("batch must not be null");
         engine.checkOpen();
         BatchBuilder b = new BatchBuilder(engine);
         batch.accept(b);

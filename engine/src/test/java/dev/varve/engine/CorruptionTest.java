@@ -149,8 +149,16 @@ class CorruptionTest {
         crashed.halt(); // kill -9: the mapped WAL keeps every LOG_ONLY write, nothing else is flushed
         FixtureSupport.WalRecord last = FixtureSupport.lastWalRecord(dir);
         assertEquals(RecordTypes.DATA_BATCH, last.type(), "the last WAL record is the last put: " + last);
-        // the second half of the record never reached the disk
+        // the second half of the record never reached the disk: what power loss does to a record not yet forced.
+        // LOG_ONLY never runs with a record whose length is written but whose body is not (a process crash cannot
+        // tear it that way), so there it is damage; FSYNC does (the group being forced), so there it is a torn tail.
         FixtureSupport.zero(last.file(), last.offset() + last.length() / 2, last.length() - last.length() / 2);
+        java.util.Map<Path, byte[]> before = FixtureSupport.filesUnder(dir);
+        VarveConfig logOnly = cfg;
+        CorruptionException refused = assertThrows(CorruptionException.class, () -> Varve.open(logOnly));
+        assertEquals(last.file(), refused.file());
+        FixtureSupport.assertSameFiles(before, FixtureSupport.filesUnder(dir));
+        cfg = FixtureSupport.small(dir).walSyncMode(dev.varve.config.WalSyncMode.FSYNC).build();
 
         try (Varve store = Varve.open(cfg)) {
             assertNotNull(store.recoveryReport().walTailCut(), "recovery reports the cut: " + store.recoveryReport());

@@ -11,8 +11,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -118,23 +120,46 @@ final class FixtureSupport {
     record WalRecord(Path file, int offset, int length, int type) {
     }
 
-    /** The last record of the newest WAL segment (records are 8-aligned after a 40-byte header; length 0 ends). */
-    static WalRecord lastWalRecord(Path store) throws IOException {
-        List<Path> segs = walSegments(store);
-        WalRecord last = null;
-        for (int i = segs.size() - 1; i >= 0 && last == null; i--) {
-            Path f = segs.get(i);
+    /** Every record of every WAL segment, oldest first (records are 8-aligned after a 40-byte header; length 0 ends). */
+    static List<WalRecord> walRecords(Path store) throws IOException {
+        List<WalRecord> out = new ArrayList<>();
+        for (Path f : walSegments(store)) {
             ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(f)).order(ByteOrder.LITTLE_ENDIAN);
             int off = 40;
             while (off + 17 <= b.capacity()) {
                 int len = b.getInt(off);
                 if (len <= 0) break;
-                last = new WalRecord(f, off, len, b.get(off + 16) & 0xFF);
+                out.add(new WalRecord(f, off, len, b.get(off + 16) & 0xFF));
                 off += (len + 7) & ~7;
             }
         }
-        if (last == null) throw new AssertionError("no WAL record found in " + segs);
-        return last;
+        return out;
+    }
+
+    /** The last record of the newest WAL segment. */
+    static WalRecord lastWalRecord(Path store) throws IOException {
+        List<WalRecord> all = walRecords(store);
+        if (all.isEmpty()) throw new AssertionError("no WAL record found in " + walSegments(store));
+        return all.get(all.size() - 1);
+    }
+
+    /** Every file under {@code dir} with its bytes: to show that a refused open changed nothing. */
+    static Map<Path, byte[]> filesUnder(Path dir) throws IOException {
+        Map<Path, byte[]> files = new TreeMap<>();
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) s.filter(Files::isRegularFile)::iterator) {
+                if (!p.getFileName().toString().equals("varve.lock")) files.put(dir.relativize(p), Files.readAllBytes(p));
+            }
+        }
+        return files;
+    }
+
+    /** Asserts two {@link #filesUnder} results hold the same files with the same bytes. */
+    static void assertSameFiles(Map<Path, byte[]> before, Map<Path, byte[]> after) {
+        assertEquals(before.keySet(), after.keySet(), "the same files");
+        for (Map.Entry<Path, byte[]> e : before.entrySet()) {
+            assertArrayEquals(e.getValue(), after.get(e.getKey()), e.getKey() + " unchanged");
+        }
     }
 
     /** Overwrites {@code length} bytes at {@code offset} with zeros (a write that never reached the disk). */

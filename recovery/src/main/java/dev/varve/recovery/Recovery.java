@@ -16,7 +16,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.HashSet;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -41,37 +40,36 @@ public final class Recovery {
     private final Wal wal;
     private final CheckpointMarkers markers;
     private final Checkpointer checkpointer;
+    private final RecoveryStart start;
 
-    /** Recovery over the store's parts; the checkpointer's background trigger must not be started yet. */
-    public Recovery(PageMemory memory, Wal wal, CheckpointMarkers markers, Checkpointer checkpointer) {
+    /**
+     * Recovery over the store's parts from {@code start} (decided before the WAL was opened); the checkpointer's
+     * background trigger must not be started yet.
+     */
+    public Recovery(PageMemory memory, Wal wal, CheckpointMarkers markers, Checkpointer checkpointer, RecoveryStart start) {
         this.memory = memory;
         this.wal = wal;
         this.markers = markers;
         this.checkpointer = checkpointer;
+        this.start = start;
     }
 
     /** Runs recovery; {@code replay} applies logical records (and formats an empty store). */
     public RecoveryReport run(LogicalReplay replay) {
         long t0 = System.nanoTime();
-        Optional<CheckpointMarker> latest = markers.latestStart();
         String restored = "none";
         int restoredPages = 0;
-        CheckpointMarker complete = null;
-        if (latest.isPresent()) {
-            CheckpointMarker start = latest.get();
-            if (markers.end(start.id()).isPresent()) {
-                complete = start;
-            } else {
-                LOG.warn("checkpoint {} was interrupted: restoring its pages from {}", start.id(),
-                        start.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "its recovery files" : "physical WAL records");
-                restoredPages = start.recoveryData() == CheckpointMarker.RECOVERY_FILES ? restoreFromFiles(start) : restoreFromWal(start);
-                checkpointer.finishRestore(start);
-                restored = start.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal";
-                complete = start;
-            }
+        CheckpointMarker complete = start.latest();
+        if (start.interrupted()) {
+            CheckpointMarker interrupted = start.latest();
+            boolean files = interrupted.recoveryData() == CheckpointMarker.RECOVERY_FILES;
+            LOG.warn("checkpoint {} was interrupted: restoring its pages from {}", interrupted.id(),
+                    files ? "its recovery files" : "physical WAL records");
+            restoredPages = files ? restoreFromFiles(interrupted) : restoreFromWal(interrupted);
+            checkpointer.finishRestore(interrupted);
+            restored = files ? "recovery files" : "physical wal";
         }
-        long from;
-        from = complete == null ? wal.firstLsn() : complete.markLsn();
+        long from = complete == null ? wal.firstLsn() : complete.markLsn();
         checkpointer.resumeAfter(complete == null ? 0 : complete.id(), from);
         replay.beforeReplay(complete == null, from);
         long replayed = replay(from, replay);

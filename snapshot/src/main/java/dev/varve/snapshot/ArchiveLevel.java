@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 
@@ -85,7 +86,6 @@ final class ArchiveLevel implements AutoCloseable {
 
     @Override
     public void close() {
-        maplog.close();
-        volume.close();
+        Closeables.closeAll(maplog, volume);
     }
 }

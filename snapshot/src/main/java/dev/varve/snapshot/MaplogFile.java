@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
@@ -368,13 +369,11 @@ final class MaplogFile implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        writeBuffered();
-        for (FileIO f : parts.values()) {
-            try {
-                f.close();
-            } catch (IOException e) {
-                throw new StorageException("cannot close archive file", f.path(), e);
-            }
+        // the parts are closed even when the last write fails (a full disk): no descriptor outlives the store
+        try {
+            writeBuffered();
+        } finally {
+            Closeables.closeAll(parts.values().toArray(new AutoCloseable[0]));
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
@@ -349,12 +350,6 @@ final class Pagelog implements AutoCloseable {
 
     @Override
     public void close() {
-        for (FileIO f : segments.values()) {
-            try {
-                f.close();
-            } catch (IOException e) {
-                throw new StorageException("cannot close a Pagelog segment", f.path(), e);
-            }
-        }
+        Closeables.closeAll(segments.values().toArray(new AutoCloseable[0]));
     }
 }

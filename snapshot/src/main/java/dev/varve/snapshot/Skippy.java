@@ -2,12 +2,15 @@ package dev.varve.snapshot;
 
 import dev.varve.core.util.LongLongMap;
 
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.FileIOFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The Maplog with Skippy levels above it. Level 0 is the Maplog itself (page id, snapshot, Pagelog address, in
@@ -247,9 +250,8 @@ final class Skippy implements AutoCloseable {
 
     @Override
     public void close() {
-        for (int i = 0; i <= height; i++) {
-            levels[i].close();
-            if (i < height) uplinks[i].close();
-        }
+        List<AutoCloseable> files = new ArrayList<>(List.of(levels));
+        for (int i = 0; i < height; i++) files.add(uplinks[i]);
+        Closeables.closeAll(files.toArray(new AutoCloseable[0]));
     }
 }

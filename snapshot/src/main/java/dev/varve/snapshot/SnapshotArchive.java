@@ -2,6 +2,7 @@ package dev.varve.snapshot;
 
 import dev.varve.core.util.LongLongMap;
 
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIOFactory;
@@ -916,10 +917,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     @Override
     public void close() {
-        archiver.stop();
-        for (ArchiveLevel l : levels) l.close();
-        registry.close();
-        marks.close();
-        moves.close();
+        try {
+            archiver.stop();
+        } finally {
+            List<AutoCloseable> parts = new ArrayList<>(List.of(levels));
+            parts.addAll(List.of(registry, marks, moves));
+            Closeables.closeAll(parts.toArray(new AutoCloseable[0]));
+        }
     }
 }

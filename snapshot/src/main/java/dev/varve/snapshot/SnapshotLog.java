@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
@@ -135,9 +136,8 @@ final class SnapshotLog implements AutoCloseable {
     public void close() {
         try {
             writeBuffered();
-            file.close();
-        } catch (IOException e) {
-            throw new StorageException("cannot close the snapshot log", file.path(), e);
+        } finally {
+            Closeables.closeAll(file);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.config.RankTreePolicy;
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 
@@ -376,8 +377,6 @@ final class SnapshotRegistry implements AutoCloseable {
 
     @Override
     public void close() {
-        log.close();
-        drops.close();
-        joinLog.close();
+        Closeables.closeAll(log, drops, joinLog);
     }
 }

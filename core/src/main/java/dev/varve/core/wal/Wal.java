@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The write-ahead log writer: appends records to memory-mapped segment files (layout in
@@ -37,6 +39,7 @@ import java.util.zip.CRC32C;
  * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
  */
 public final class Wal implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Wal.class);
     private final Path dir;
     private final FileIOFactory io;
     private final long segmentSize;
@@ -63,18 +66,17 @@ public final class Wal implements AutoCloseable {
     private final AtomicReference<StorageException> failure = new AtomicReference<>();
     private volatile boolean closed;
 
-    private Wal(Path dir, FileIOFactory io, long segmentSize, WalSyncMode mode, WalOpenScan scan,
-                Duration flushFrequency) {
-        this.dir = dir;
-        this.io = io;
-        this.segmentSize = segmentSize;
-        this.mode = mode;
+    private Wal(WalOpenScan scan, WalSegment last, Duration flushFrequency) {
+        this.dir = scan.dir;
+        this.io = scan.io;
+        this.segmentSize = scan.segmentSize;
+        this.mode = scan.mode;
         this.maxPayloadBytes = WalSegmentDescriptor.maxPayloadBytes(segmentSize);
         this.tailCut = scan.tailCut;
-        this.current = scan.last;
-        this.currentIndex = scan.last.index;
+        this.current = last;
+        this.currentIndex = last.index;
         this.endOffset = scan.endOffset;
-        this.firstSegmentIndex = scan.firstIndex;
+        this.firstSegmentIndex = scan.empty ? 0 : scan.firstIndex;
         this.position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
         // what a crashed process left in the page cache may not be durable yet
         current.force(0, endOffset);
@@ -84,7 +86,7 @@ public final class Wal implements AutoCloseable {
 
     /**
      * Opens the WAL in {@code dir} (created if missing), cutting a torn tail (see {@link #tailCut()}), positioned
-     * after the last good record.
+     * after the last good record; damage is refused (see {@link WalOpenScan}).
      *
      * @param segmentSize    bytes per segment file: a multiple of 4096 in [64 KiB, 1 GiB]; must match an existing WAL
      * @param flushFrequency period of the background fsync in {@link WalSyncMode#BACKGROUND}, ignored otherwise
@@ -93,25 +95,61 @@ public final class Wal implements AutoCloseable {
         Objects.requireNonNull(dir, "dir");
         Objects.requireNonNull(io, "io");
         Objects.requireNonNull(mode, "mode");
+        return open(WalOpenScan.run(io, dir, segmentSize, mode, -1, false), flushFrequency);
+    }
+
+    /**
+     * Carries out what {@code scan} decided — deletes leftover segments and those after a cut, zeroes the cut tail —
+     * and opens the WAL for appending. Call once the store as a whole is known to be sound: this is the first write.
+     *
+     * @param flushFrequency period of the background fsync in {@link WalSyncMode#BACKGROUND}, ignored otherwise
+     */
+    public static Wal open(WalOpenScan scan, Duration flushFrequency) {
+        if (scan.mode == WalSyncMode.BACKGROUND && (flushFrequency == null || flushFrequency.isNegative()
+                || flushFrequency.isZero())) {
+            throw new IllegalArgumentException("BACKGROUND WAL sync needs a positive flush frequency, was "
+                    + flushFrequency);
+        }
+        WalSegment last = carryOut(scan);
+        try {
+            Wal wal = new Wal(scan, last, flushFrequency);
+            if (wal.flusher != null) wal.flusher.start();
+            return wal;
+        } catch (RuntimeException e) {
+            WalSegment.closeQuietly(last);
+            throw e;
+        }
+    }
+
+    /** Applies the scan's repairs: deletions first (newest first), then the cut zeroed; returns the last segment. */
+    private static WalSegment carryOut(WalOpenScan scan) {
+        try {
+            scan.io.createDirectories(scan.dir);
+            for (Path p : scan.io.list(scan.dir, WalSegmentDescriptor.FILE_PREFIX)) {
+                if (p.getFileName().toString().endsWith(WalSegmentDescriptor.TEMP_SUFFIX)) scan.io.delete(p);
+            }
+            for (Path p : scan.toDelete) scan.io.delete(p);
+        } catch (IOException e) {
+            throw new StorageException("cannot clean up the WAL directory", scan.dir, e);
+        }
+        if (scan.empty) return WalSegment.create(scan.io, scan.dir, 0, scan.segmentSize);
+        Path path = scan.dir.resolve(WalSegmentDescriptor.fileName(scan.lastIndex));
+        WalSegment last = WalSegment.open(scan.io, path, scan.lastIndex, scan.segmentSize);
+        if (last == null) throw new StorageException("WAL segment changed size while it was opened", path);
+        if (scan.tailCut != null) {
+            LOG.warn("{}", scan.tailCut);
+            last.zero(scan.endOffset, (int) scan.segmentSize);
+        }
+        return last;
+    }
+
+    /** Checks a segment size: a multiple of 4096 in [64 KiB, 1 GiB]. */
+    static void checkSegmentSize(long segmentSize) {
         if (segmentSize < WalSegmentDescriptor.MIN_SEGMENT_SIZE || segmentSize > WalSegmentDescriptor.MAX_SEGMENT_SIZE
                 || segmentSize % 4096 != 0) {
             throw new IllegalArgumentException("WAL segment size must be a multiple of 4096 in ["
                     + WalSegmentDescriptor.MIN_SEGMENT_SIZE + ", " + WalSegmentDescriptor.MAX_SEGMENT_SIZE
                     + "], was " + segmentSize);
-        }
-        if (mode == WalSyncMode.BACKGROUND && (flushFrequency == null || flushFrequency.isNegative()
-                || flushFrequency.isZero())) {
-            throw new IllegalArgumentException("BACKGROUND WAL sync needs a positive flush frequency, was "
-                    + flushFrequency);
-        }
-        WalOpenScan scan = WalOpenScan.run(io, dir, segmentSize);
-        try {
-            Wal wal = new Wal(dir, io, segmentSize, mode, scan, flushFrequency);
-            if (wal.flusher != null) wal.flusher.start();
-            return wal;
-        } catch (RuntimeException e) {
-            WalSegment.closeQuietly(scan.last);
-            throw e;
         }
     }
 

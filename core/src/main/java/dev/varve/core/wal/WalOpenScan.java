@@ -2,6 +2,7 @@ package dev.varve.core.wal;
 
 import static dev.varve.core.wal.WalSegmentDescriptor.HEADER_SIZE;
 
+import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
@@ -12,88 +13,150 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.zip.CRC32C;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * Finds where a WAL ends when it is opened: validates every record of every segment (length, CRC, LSN equal to its
- * position) and cuts a torn or corrupt tail so that appending can continue right after the last good record.
+ * Decides, without writing a byte, where a WAL ends when it is opened and whether it is sound: validates every
+ * record (length, CRC, LSN equal to its position) from the first LSN recovery needs to the end, and tells a torn
+ * tail, which may be cut, from damage, which is refused. {@link Wal#open(WalOpenScan, java.time.Duration)} carries
+ * out what the scan decided (the cut, the leftovers' deletion) only once the caller has decided the whole store is
+ * sound.
  *
- * <p>Repair order matters for a crash during the repair itself: later segments are deleted first (newest first, so
- * the remaining files stay contiguous), then the bad bytes of the cut segment are zeroed. An interrupted repair is
- * found again on the next open; no stale record can ever follow new ones.
+ * <p>Design note: where can a torn write be? A record is written body first and its length last, and appends are
+ * serialised, so after a process crash at most the one record being appended is incomplete, and it shows a zero
+ * length (with some of its body behind it). A segment is forced whole before the next one is created, so every
+ * segment but the last is durable whatever the crash. Power loss can tear more, but only what was not forced yet:
+ * the tail of the last segment. Hence:
+ * <ul>
+ *   <li>a bad record with a valid record anywhere after it, or in a segment that is not the last, is damage;</li>
+ *   <li>a zero length followed by bytes of a record that never got its length is a torn tail;</li>
+ *   <li>a bad record with a non-zero length at the very end is a torn tail only under {@link WalSyncMode#FSYNC}, the
+ *       one mode that promises survival of power loss and so runs with records beyond the last fsync; under
+ *       {@code LOG_ONLY} and {@code BACKGROUND} every appended record is whole after a process crash, so it is
+ *       damage (after power loss, where those modes promise nothing, the operator accepts the loss
+ *       explicitly with {@code truncateDamage}).</li>
+ * </ul>
+ * Damage in the part recovery needs is a {@link CorruptionException} naming the file and offset, unless the caller
+ * asked to truncate at damage. Records before {@code neededFrom} are not read at all: no recovery needs them.
  */
-final class WalOpenScan {
-    private static final Logger LOG = LoggerFactory.getLogger(WalOpenScan.class);
-
-    /** The segment appending continues in (mapped, open). */
-    final WalSegment last;
-    /** Offset in {@link #last} after its last good record. */
+public final class WalOpenScan {
+    private static final String SEGMENTS_ARE_WHOLE = "a segment file is created whole, under a temporary name";
+    final FileIOFactory io;
+    final Path dir;
+    final long segmentSize;
+    final WalSyncMode mode;
+    /** The segment appending continues in. */
+    final long lastIndex;
+    /** Offset in the last segment after its last good record. */
     final int endOffset;
     /** Index of the oldest segment kept. */
     final long firstIndex;
-    /** What was cut, or null when the WAL was clean. */
+    /** What is cut off, or null when the WAL ends cleanly. */
     final WalTailCut tailCut;
+    /** Files to delete when the scan is carried out: leftovers of interrupted cleanups and segments after a cut. */
+    final List<Path> toDelete;
+    /** True when no segment existed: the open creates segment 0. */
+    final boolean empty;
 
-    private WalOpenScan(WalSegment last, int endOffset, long firstIndex, WalTailCut tailCut) {
-        this.last = last;
+    private WalOpenScan(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long lastIndex, int endOffset,
+                        long firstIndex, WalTailCut tailCut, List<Path> toDelete, boolean empty) {
+        this.io = io;
+        this.dir = dir;
+        this.segmentSize = segmentSize;
+        this.mode = mode;
+        this.lastIndex = lastIndex;
         this.endOffset = endOffset;
         this.firstIndex = firstIndex;
         this.tailCut = tailCut;
+        this.toDelete = toDelete;
+        this.empty = empty;
     }
 
-    /** Where the records of one segment stop, and why if not at a clean end. */
-    private record Stop(int offset, String reason) {
+    /**
+     * Where the records of one segment stop, why if not at a clean end, and, when that is damage rather than a torn
+     * tail, what shows it ({@code evidence}, null for a torn tail).
+     */
+    private record Stop(int offset, String reason, String evidence) {
     }
 
-    static WalOpenScan run(FileIOFactory io, Path dir, long segmentSize) {
+    /**
+     * Scans the WAL in {@code dir}.
+     *
+     * @param neededFrom     the first LSN recovery reads, or -1 for every record of the oldest segment on
+     * @param truncateDamage cut at damage instead of refusing (the operator accepts losing every later record)
+     * @throws CorruptionException when records recovery needs are damaged or missing
+     */
+    public static WalOpenScan run(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long neededFrom,
+                                  boolean truncateDamage) {
+        Wal.checkSegmentSize(segmentSize);
         List<Long> indexes = listSegments(io, dir);
+        List<Path> toDelete = new ArrayList<>();
         if (indexes.isEmpty()) {
-            return new WalOpenScan(WalSegment.create(io, dir, 0, segmentSize), HEADER_SIZE, 0, null);
+            if (neededFrom > WalSegmentDescriptor.firstLsn(0, segmentSize)) throw missing(dir, neededFrom, segmentSize);
+            return new WalOpenScan(io, dir, segmentSize, mode, 0, HEADER_SIZE, 0, null, toDelete, true);
         }
-        int start = dropBeforeLastGap(io, dir, indexes);
+        int start = firstOfLastRun(indexes);
+        for (int i = 0; i < start; i++) toDelete.add(segmentPath(dir, indexes.get(i)));
+        long first = indexes.get(start);
+        long last = indexes.get(indexes.size() - 1);
+        long from = neededFrom < 0 ? WalSegmentDescriptor.firstLsn(first, segmentSize) : neededFrom;
+        long fromIndex = WalSegmentDescriptor.segmentIndex(from, segmentSize);
+        if (fromIndex < first || (fromIndex > last && from != WalSegmentDescriptor.firstLsn(last + 1, segmentSize))) {
+            throw missing(dir, from, segmentSize);
+        }
         CRC32C crc = new CRC32C();
-        WalSegment prev = null;
-        int prevEnd = 0;
-        try {
-            for (int i = start; i < indexes.size(); i++) {
-                long index = indexes.get(i);
-                Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
-                WalSegment seg = WalSegment.open(io, path, index, segmentSize);
-                String bad = seg == null ? "file size is not " + segmentSize + " bytes" : checkHeader(seg, segmentSize);
-                if (bad != null) {
-                    WalSegment.closeQuietly(seg);
-                    if (prev == null) {
-                        throw new CorruptionException("oldest WAL segment is unreadable: " + bad, path, 0);
-                    }
-                    // prev's tail was already verified to be zero: the cut is at its end, nothing to zero
-                    int deleted = deleteFrom(io, dir, indexes, i);
-                    return cut(prev, prevEnd, indexes.get(start), segmentSize,
-                            "segment " + path.getFileName() + ": " + bad, deleted);
+        int endOffset = (int) segmentSize; // a mark at the next segment's start: the last one is full
+        for (long index = Math.min(fromIndex, last); index <= last; index++) {
+            Path path = segmentPath(dir, index);
+            int offset = index == fromIndex ? WalSegmentDescriptor.offset(from, segmentSize) : HEADER_SIZE;
+            Stop stop;
+            try (WalSegment seg = WalSegment.open(io, path, index, segmentSize)) {
+                if (seg == null) {
+                    stop = new Stop(0, "file size is not " + segmentSize + " bytes", SEGMENTS_ARE_WHOLE);
+                } else {
+                    String bad = checkHeader(seg, segmentSize);
+                    stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
+                            : fromIndex > last ? new Stop((int) segmentSize, null, null)
+                            : scanRecords(seg, offset, index < last, mode, crc);
                 }
-                WalSegment.closeQuietly(prev);
-                prev = seg;
-                Stop stop = scanRecords(seg, segmentSize, crc);
-                if (stop.reason != null) {
-                    int deleted = deleteFrom(io, dir, indexes, i + 1);
-                    seg.zero(stop.offset, (int) segmentSize);
-                    return cut(seg, stop.offset, indexes.get(start), segmentSize, stop.reason, deleted);
-                }
-                prevEnd = stop.offset;
             }
-        } catch (RuntimeException e) {
-            WalSegment.closeQuietly(prev);
-            throw e;
+            if (stop.reason == null) {
+                endOffset = stop.offset;
+                continue;
+            }
+            if (stop.evidence != null && !truncateDamage) {
+                throw new CorruptionException("WAL damaged where recovery needs it (" + stop.reason + "); not a torn "
+                        + "write: " + stop.evidence + ". To accept losing every record from here on, open with the "
+                        + "option to truncate a damaged WAL", path, stop.offset);
+            }
+            if (stop.offset == 0) { // the whole segment is bad: the WAL ends where the previous one does
+                if (index == fromIndex && offset > 0) throw missing(dir, from, segmentSize);
+                for (long i = last; i >= index; i--) toDelete.add(segmentPath(dir, i));
+                WalTailCut cut = new WalTailCut(path, 0, WalSegmentDescriptor.firstLsn(index, segmentSize),
+                        "segment " + path.getFileName() + ": " + stop.reason, (int) (last - index + 1));
+                return new WalOpenScan(io, dir, segmentSize, mode, index - 1, (int) segmentSize, first, cut, toDelete,
+                        false);
+            }
+            for (long i = last; i > index; i--) toDelete.add(segmentPath(dir, i));
+            WalTailCut cut = new WalTailCut(path, stop.offset, WalSegmentDescriptor.endLsn(index, stop.offset, segmentSize),
+                    stop.reason, (int) (last - index));
+            return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false);
         }
-        return new WalOpenScan(prev, prevEnd, indexes.get(start), null);
+        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false);
     }
 
-    private static WalOpenScan cut(WalSegment seg, int offset, long firstIndex, long segmentSize, String reason,
-                                   int deleted) {
-        WalTailCut cut = new WalTailCut(seg.path, offset, WalSegmentDescriptor.endLsn(seg.index, offset, segmentSize),
-                reason, deleted);
-        LOG.warn("{}", cut);
-        return new WalOpenScan(seg, offset, firstIndex, cut);
+    /** What the scan found cut off, or null when the WAL ends cleanly. */
+    public WalTailCut tailCut() {
+        return tailCut;
+    }
+
+    private static CorruptionException missing(Path dir, long lsn, long segmentSize) {
+        Path path = segmentPath(dir, WalSegmentDescriptor.segmentIndex(lsn, segmentSize));
+        return new CorruptionException("WAL segment holding LSN " + lsn + ", which recovery needs, is missing", path,
+                WalSegmentDescriptor.offset(lsn, segmentSize));
+    }
+
+    private static Path segmentPath(Path dir, long index) {
+        return dir.resolve(WalSegmentDescriptor.fileName(index));
     }
 
     private static String checkHeader(WalSegment seg, long segmentSize) {
@@ -104,33 +167,56 @@ final class WalOpenScan {
         return bad;
     }
 
-    private static Stop scanRecords(WalSegment seg, long segmentSize, CRC32C crc) {
+    /**
+     * Validates the records of {@code seg} from {@code off}. A bad record is damage when a later segment exists
+     * ({@code durable}), when a valid record follows it, or when it has a length and the mode does not run with
+     * unforced records; otherwise it is a torn tail.
+     */
+    private static Stop scanRecords(WalSegment seg, int off, boolean durable, WalSyncMode mode, CRC32C crc) {
         ByteBuffer b = seg.buffer;
-        int size = (int) segmentSize;
-        int off = HEADER_SIZE;
+        int size = b.capacity();
         while (off < size) {
+            String bad;
             if (b.getInt(off) == 0) {
-                // a clean end (or a segment switch) leaves only zeros behind; anything else is a lost record
-                return WalSegmentDescriptor.isZero(b, off, size) ? new Stop(off, null)
-                        : new Stop(off, "zero record length followed by non-zero bytes");
+                if (WalSegmentDescriptor.isZero(b, off, size)) return new Stop(off, null, null);
+                bad = "zero record length followed by non-zero bytes";
+            } else {
+                bad = WalSegmentDescriptor.checkRecord(b, seg.index, off, size, crc);
             }
-            String bad = WalSegmentDescriptor.checkRecord(b, seg.index, off, segmentSize, crc);
-            if (bad != null) return new Stop(off, bad);
+            if (bad != null) {
+                String evidence = durable ? "a later segment exists, so this one was forced whole before it"
+                        : validRecordAfter(seg, off, crc) ? "a valid record follows it"
+                        : b.getInt(off) != 0 && mode != WalSyncMode.FSYNC ? "the record's length is written last, so "
+                                + "under " + mode + " a crash leaves no record with a length but a bad body"
+                        : null;
+                return new Stop(off, bad, evidence);
+            }
             off += WalSegmentDescriptor.aligned(b.getInt(off));
         }
-        return new Stop(off, null);
+        return new Stop(off, null, null);
     }
 
-    /** Segment indexes in the directory, ascending; leftovers of crashed segment creations are deleted. */
+    /** True when a whole, valid record starts at some aligned offset after {@code off}: what follows was written. */
+    private static boolean validRecordAfter(WalSegment seg, int off, CRC32C crc) {
+        ByteBuffer b = seg.buffer;
+        int size = b.capacity();
+        for (int p = off + WalSegmentDescriptor.RECORD_ALIGNMENT; p + WalSegmentDescriptor.RECORD_HEADER_SIZE <= size;
+             p += WalSegmentDescriptor.RECORD_ALIGNMENT) {
+            // the LSN field equal to the position is a cheap filter before the CRC
+            if (b.getLong(p + WalSegmentDescriptor.LSN_OFFSET) == WalSegmentDescriptor.lsn(seg.index, p, size)
+                    && WalSegmentDescriptor.checkRecord(b, seg.index, p, size, crc) == null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Segment indexes in the directory, ascending; temporary files of crashed segment creations are ignored. */
     private static List<Long> listSegments(FileIOFactory io, Path dir) {
         List<Long> indexes = new ArrayList<>();
+        if (!io.exists(dir)) return indexes;
         try {
-            io.createDirectories(dir);
             for (Path file : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) {
-                if (file.getFileName().toString().endsWith(WalSegmentDescriptor.TEMP_SUFFIX)) {
-                    io.delete(file);
-                    continue;
-                }
                 long index = WalSegmentDescriptor.parseIndex(file);
                 if (index >= 0) indexes.add(index);
             }
@@ -142,35 +228,15 @@ final class WalOpenScan {
     }
 
     /**
-     * Segments before a gap in the numbering are leftovers of an interrupted {@code deleteSegmentsBefore} (deletes
-     * may reach the disk out of order): finish deleting them. Returns the position of the first kept index.
+     * Position of the first segment of the last contiguous run: segments before a gap in the numbering are leftovers
+     * of an interrupted {@code deleteSegmentsBefore} (deletes may reach the disk out of order), or damage when
+     * recovery needs them, which {@link #run} finds by the needed segment being missing.
      */
-    private static int dropBeforeLastGap(FileIOFactory io, Path dir, List<Long> indexes) {
+    private static int firstOfLastRun(List<Long> indexes) {
         int start = 0;
         for (int i = 1; i < indexes.size(); i++) {
             if (indexes.get(i) != indexes.get(i - 1) + 1) start = i;
         }
-        for (int i = 0; i < start; i++) {
-            Path path = dir.resolve(WalSegmentDescriptor.fileName(indexes.get(i)));
-            LOG.warn("Deleting WAL segment {} left before a gap in segment numbering (an interrupted cleanup)", path);
-            delete(io, path);
-        }
         return start;
-    }
-
-    /** Deletes segments {@code indexes[from..]}, newest first; returns how many. */
-    private static int deleteFrom(FileIOFactory io, Path dir, List<Long> indexes, int from) {
-        for (int i = indexes.size() - 1; i >= from; i--) {
-            delete(io, dir.resolve(WalSegmentDescriptor.fileName(indexes.get(i))));
-        }
-        return Math.max(0, indexes.size() - from);
-    }
-
-    private static void delete(FileIOFactory io, Path path) {
-        try {
-            io.delete(path);
-        } catch (IOException e) {
-            throw new StorageException("cannot delete WAL segment", path, e);
-        }
     }
 }

@@ -133,8 +133,8 @@ public final class WalReader implements AutoCloseable {
         }
         Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
         if (!io.exists(path)) {
-            throw new IllegalStateException("WAL segment " + path + " holding LSN " + forLsn
-                    + " does not exist (deleted by deleteSegmentsBefore?)");
+            throw new CorruptionException("WAL segment holding LSN " + forLsn + " does not exist", path,
+                    WalSegmentDescriptor.offset(forLsn, segmentSize));
         }
         WalSegment seg = WalSegment.open(io, path, index, segmentSize);
         if (seg == null) throw new CorruptionException("WAL segment has the wrong size", path, 0);

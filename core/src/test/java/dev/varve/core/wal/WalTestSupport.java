@@ -1,13 +1,20 @@
 package dev.varve.core.wal;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
+import java.util.stream.Stream;
 
 /** Helpers shared by the WAL tests: seeded randomness, reading everything back, raw byte surgery on segments. */
 final class WalTestSupport {
@@ -72,5 +79,22 @@ final class WalTestSupport {
         byte[] b = readBytes(file, offset, 1);
         b[0] ^= (byte) 0xFF;
         overwrite(file, offset, b);
+    }
+
+    /** Every file in {@code dir} with its bytes. */
+    static Map<Path, byte[]> snapshotFiles(Path dir) throws IOException {
+        Map<Path, byte[]> files = new TreeMap<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path p : (Iterable<Path>) s::iterator) files.put(p, Files.readAllBytes(p));
+        }
+        return files;
+    }
+
+    /** Asserts two {@link #snapshotFiles} results are the same files with the same bytes. */
+    static void assertSameFiles(Map<Path, byte[]> before, Map<Path, byte[]> after) {
+        assertEquals(before.keySet(), after.keySet(), "the same files");
+        for (Map.Entry<Path, byte[]> e : before.entrySet()) {
+            assertArrayEquals(e.getValue(), after.get(e.getKey()), e.getKey() + " unchanged");
+        }
     }
 }

@@ -21,11 +21,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** One test per shape of torn or corrupt WAL tail: each is cut at the last good record and appending continues. */
+/**
+ * One test per shape of torn or damaged WAL tail. A torn tail (what a crash can leave: a record without its length,
+ * or under FSYNC the unforced end) is cut at the last good record and appending continues; damage (a bad record
+ * with durable records after it, or a whole record gone bad where no crash could tear it) is refused with the file
+ * and offset, and the files are left as they were unless the operator asks to truncate.
+ */
 class WalTornTailTest {
     @TempDir
     Path dir;
@@ -34,7 +40,11 @@ class WalTornTailTest {
     private final List<Long> lsns = new ArrayList<>();
 
     private Wal open() {
-        return Wal.open(dir, FileIOFactory.standard(), SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null);
+        return open(WalSyncMode.LOG_ONLY, false);
+    }
+
+    private Wal open(WalSyncMode mode, boolean truncateDamage) {
+        return Wal.open(WalOpenScan.run(FileIOFactory.standard(), dir, SEGMENT_SIZE, mode, -1, truncateDamage), null);
     }
 
     /** Writes records of 500..1499 random bytes until {@code segments} segments exist; returns the end position. */
@@ -60,10 +70,10 @@ class WalTornTailTest {
     }
 
     /** Reopens, expects a cut at {@code lsns[keep]} (records before it kept), then checks appending continues there. */
-    private WalTailCut reopenExpectingCutAt(int keep) {
+    private WalTailCut reopenExpectingCutAt(int keep, WalSyncMode mode, boolean truncateDamage) {
         long cutLsn = lsns.get(keep);
         WalTailCut cut;
-        try (Wal wal = open()) {
+        try (Wal wal = open(mode, truncateDamage)) {
             cut = wal.tailCut().orElseThrow(() -> new AssertionError("no tail cut reported"));
             assertEquals(cutLsn, cut.lsn());
             assertEquals(fileOf(cutLsn), cut.file());
@@ -83,83 +93,147 @@ class WalTornTailTest {
         return cut;
     }
 
+    /** Expects open to refuse with the file and offset of record {@code victim}, leaving every file as it was. */
+    private CorruptionException expectRefusedAt(int victim, WalSyncMode mode) throws IOException {
+        Map<Path, byte[]> before = WalTestSupport.snapshotFiles(dir);
+        CorruptionException e = assertThrows(CorruptionException.class, () -> open(mode, false));
+        assertEquals(fileOf(lsns.get(victim)), e.file());
+        assertEquals(offsetOf(lsns.get(victim)), e.offset());
+        WalTestSupport.assertSameFiles(before, WalTestSupport.snapshotFiles(dir));
+        return e;
+    }
+
     @Test
-    void truncatedPayloadOfTheLastRecordIsCut() throws IOException {
+    void truncatedPayloadOfTheLastRecordIsCutUnderFsyncAndRefusedOtherwise() throws IOException {
         writeRecords(1);
         int last = lsns.size() - 1;
         long lsn = lsns.get(last);
         int half = payloads.get(last).length / 2;
-        // the tail of the record never reached the disk: zeros where its second half should be
+        // the tail of the record never reached the disk: zeros where its second half should be. Only power loss
+        // tears a record that has its length, and only FSYNC promises to survive power loss with unforced records.
         WalTestSupport.overwrite(fileOf(lsn), offsetOf(lsn) + PAYLOAD_OFFSET + half,
                 new byte[payloads.get(last).length - half]);
-        WalTailCut cut = reopenExpectingCutAt(last);
+        expectRefusedAt(last, WalSyncMode.LOG_ONLY);
+        WalTailCut cut = reopenExpectingCutAt(last, WalSyncMode.FSYNC, false);
         assertTrue(cut.reason().contains("CRC"), cut.reason());
         assertEquals(0, cut.segmentsDeleted());
     }
 
     @Test
-    void garbageAfterTheLastRecordIsCutAndZeroed() throws IOException {
+    void recordWithoutItsLengthIsCutAndZeroed() throws IOException {
         long end = writeRecords(1);
         lsns.add(end); // the cut is at the end: every record is kept
+        // what a process crash leaves: a record body whose length was never published
         byte[] garbage = WalTestSupport.randomBytes(new Random(1), 3000);
+        java.util.Arrays.fill(garbage, 0, 4, (byte) 0);
         WalTestSupport.overwrite(fileOf(end), offsetOf(end), garbage);
-        reopenExpectingCutAt(lsns.size() - 1);
+        reopenExpectingCutAt(lsns.size() - 1, WalSyncMode.LOG_ONLY, false);
         int newRecord = WalSegmentDescriptor.aligned(WalSegmentDescriptor.RECORD_HEADER_SIZE + 1);
         byte[] after = WalTestSupport.readBytes(fileOf(end), offsetOf(end) + newRecord, garbage.length - newRecord);
         assertArrayEquals(new byte[garbage.length - newRecord], after, "garbage beyond the new record is zeroed");
     }
 
     @Test
-    void flippedByteInTheLastRecordIsCut() throws IOException {
+    void flippedByteInTheLastRecordIsRefusedUnlessFsyncMayHaveTornIt() throws IOException {
         writeRecords(1);
         int last = lsns.size() - 1;
         WalTestSupport.flipByte(fileOf(lsns.get(last)), offsetOf(lsns.get(last)) + PAYLOAD_OFFSET + 3);
-        WalTailCut cut = reopenExpectingCutAt(last);
+        CorruptionException e = expectRefusedAt(last, WalSyncMode.LOG_ONLY);
+        assertTrue(e.getMessage().contains("CRC"), e.getMessage());
+        expectRefusedAt(last, WalSyncMode.BACKGROUND);
+        WalTailCut cut = reopenExpectingCutAt(last, WalSyncMode.FSYNC, false);
         assertTrue(cut.reason().contains("CRC"), cut.reason());
     }
 
     @Test
-    void flippedByteInAMiddleRecordCutsThereDropsLaterRecordsAndDeletesLaterSegments() throws IOException {
+    void flippedByteInAMiddleRecordIsRefusedInEveryModeAndTruncatedOnlyOnRequest() throws IOException {
         writeRecords(4);
         int middle = 10; // in segment 0, which is followed by segments 1..3
         assertEquals(0, WalSegmentDescriptor.segmentIndex(lsns.get(middle), SEGMENT_SIZE));
         WalTestSupport.flipByte(fileOf(lsns.get(middle)), offsetOf(lsns.get(middle)) + PAYLOAD_OFFSET + 100);
-        WalTailCut cut = reopenExpectingCutAt(middle);
+        for (WalSyncMode mode : WalSyncMode.values()) expectRefusedAt(middle, mode);
+        WalTailCut cut = reopenExpectingCutAt(middle, WalSyncMode.LOG_ONLY, true);
         assertEquals(3, cut.segmentsDeleted());
         for (long i = 1; i <= 3; i++) assertFalse(Files.exists(segmentFile(dir, i)), "segment " + i + " deleted");
     }
 
     @Test
-    void zeroedLengthCutsTheRecordAndEverythingAfterIt() throws IOException {
+    void flippedByteInTheLastSegmentWithRecordsAfterItIsRefusedEvenUnderFsync() throws IOException {
         writeRecords(1);
         int victim = lsns.size() - 3;
-        WalTestSupport.overwrite(fileOf(lsns.get(victim)), offsetOf(lsns.get(victim)) + LENGTH_OFFSET, new byte[4]);
-        WalTailCut cut = reopenExpectingCutAt(victim);
-        assertTrue(cut.reason().contains("zero record length"), cut.reason());
+        WalTestSupport.flipByte(fileOf(lsns.get(victim)), offsetOf(lsns.get(victim)) + PAYLOAD_OFFSET + 7);
+        expectRefusedAt(victim, WalSyncMode.FSYNC);
     }
 
     @Test
-    void lengthBeyondTheSegmentEndIsCut() throws IOException {
+    void zeroedLengthWithRecordsAfterItIsRefused() throws IOException {
+        writeRecords(1);
+        int victim = lsns.size() - 3;
+        WalTestSupport.overwrite(fileOf(lsns.get(victim)), offsetOf(lsns.get(victim)) + LENGTH_OFFSET, new byte[4]);
+        CorruptionException e = expectRefusedAt(victim, WalSyncMode.FSYNC);
+        assertTrue(e.getMessage().contains("zero record length"), e.getMessage());
+    }
+
+    @Test
+    void lengthBeyondTheSegmentEndIsRefusedUnderLogOnlyAndCutUnderFsync() throws IOException {
         writeRecords(1);
         int last = lsns.size() - 1;
         ByteBuffer huge = ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0, (int) SEGMENT_SIZE);
         WalTestSupport.overwrite(fileOf(lsns.get(last)), offsetOf(lsns.get(last)), huge.array());
-        WalTailCut cut = reopenExpectingCutAt(last);
+        expectRefusedAt(last, WalSyncMode.LOG_ONLY);
+        WalTailCut cut = reopenExpectingCutAt(last, WalSyncMode.FSYNC, false);
         assertTrue(cut.reason().contains("bad record length"), cut.reason());
     }
 
     @Test
-    void corruptHeaderOfALaterSegmentDeletesItAndCutsAtTheEndOfThePreviousOne() throws IOException {
+    void corruptHeaderOfALaterSegmentIsRefusedAndDeletedOnlyOnRequest() throws IOException {
         writeRecords(3);
         WalTestSupport.flipByte(segmentFile(dir, 2), 1);
         int firstInSegment2 = 0;
         while (WalSegmentDescriptor.segmentIndex(lsns.get(firstInSegment2), SEGMENT_SIZE) < 2) firstInSegment2++;
-        try (Wal wal = open()) {
+        CorruptionException e = assertThrows(CorruptionException.class, this::open);
+        assertEquals(segmentFile(dir, 2), e.file());
+        assertTrue(e.getMessage().contains("bad magic"), e.getMessage());
+        try (Wal wal = open(WalSyncMode.LOG_ONLY, true)) {
             WalTailCut cut = wal.tailCut().orElseThrow();
             assertTrue(cut.reason().contains("bad magic"), cut.reason());
             assertEquals(1, cut.segmentsDeleted());
             assertEquals(firstInSegment2, readAll(wal, wal.firstLsn()).size());
             assertFalse(Files.exists(segmentFile(dir, 2)));
+        }
+    }
+
+    @Test
+    void truncatedSegmentIsRefused() throws IOException {
+        writeRecords(2);
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(segmentFile(dir, 0),
+                java.nio.file.StandardOpenOption.WRITE)) {
+            ch.truncate(SEGMENT_SIZE / 3);
+        }
+        CorruptionException e = assertThrows(CorruptionException.class, this::open);
+        assertEquals(segmentFile(dir, 0), e.file());
+    }
+
+    @Test
+    void missingNeededSegmentIsRefused() throws IOException {
+        writeRecords(3);
+        Files.delete(segmentFile(dir, 1));
+        long needed = lsns.get(0);
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Wal.open(
+                WalOpenScan.run(FileIOFactory.standard(), dir, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, needed, false), null));
+        assertEquals(segmentFile(dir, 0), e.file(), "segment 0 lies before the gap: it is taken for a leftover");
+        assertTrue(Files.exists(segmentFile(dir, 0)), "nothing deleted before the decision");
+    }
+
+    @Test
+    void damageBeforeTheNeededPartIsNotRead() throws IOException {
+        writeRecords(1);
+        WalTestSupport.flipByte(fileOf(lsns.get(3)), offsetOf(lsns.get(3)) + PAYLOAD_OFFSET + 1);
+        long needed = lsns.get(5);
+        try (Wal wal = Wal.open(WalOpenScan.run(FileIOFactory.standard(), dir, SEGMENT_SIZE, WalSyncMode.LOG_ONLY,
+                needed, false), null)) {
+            assertTrue(wal.tailCut().isEmpty());
+            assertEquals(lsns.size() - 5, readAll(wal, needed).size());
         }
     }
 

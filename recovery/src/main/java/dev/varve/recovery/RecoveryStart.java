@@ -1,0 +1,67 @@
+package dev.varve.recovery;
+
+import dev.varve.checkpoint.CheckpointMarker;
+import dev.varve.checkpoint.CheckpointMarkers;
+import dev.varve.checkpoint.RecoveryFileReader;
+import dev.varve.core.io.CorruptionException;
+
+import java.util.Optional;
+
+/**
+ * Where recovery starts, decided from the checkpoint markers alone and before anything is written: the latest
+ * checkpoint, whether it completed, and the first WAL LSN recovery reads ({@link #neededFrom}), which the WAL open
+ * scan validates to the end.
+ *
+ * <p>The markers must tell one consistent story, because a lost marker would otherwise be read as a different, valid
+ * history: an end marker without its start marker means the start marker was lost (recovery would
+ * start from an older mark whose WAL is gone, or from an empty store); a start marker without its end whose recovery
+ * files are gone means the end marker was lost (the files are deleted only once the end is written). Either is a
+ * {@link CorruptionException} naming the missing marker. An interrupted checkpoint's recovery files are read in full
+ * here, so a damaged one stops the open before its first page is restored.
+ *
+ * @param latest      the latest checkpoint's start marker, or null when no checkpoint ever started
+ * @param interrupted true when {@code latest} has no end marker: its pages are restored first
+ * @param neededFrom  the first WAL LSN recovery reads, or -1 for all of it (no checkpoint ever completed)
+ */
+public record RecoveryStart(CheckpointMarker latest, boolean interrupted, long neededFrom) {
+
+    /** Decides where recovery starts; reads only. */
+    public static RecoveryStart decide(CheckpointMarkers markers, int pageSize) {
+        Optional<CheckpointMarker> found = markers.latestStart();
+        long evidence = markers.latestEnd();
+        long latestId = found.map(CheckpointMarker::id).orElse(-1L);
+        if (evidence > latestId) {
+            throw new CorruptionException("checkpoint " + evidence + " left an end marker but its start marker " + markers.startPath(evidence).getFileName() + " is missing",
+                    markers.startPath(evidence), 0);
+        }
+        if (found.isEmpty()) return new RecoveryStart(null, false, -1);
+        CheckpointMarker start = found.get();
+        if (markers.end(start.id()).isPresent()) return new RecoveryStart(start, false, start.markLsn());
+        if (start.recoveryData() == CheckpointMarker.RECOVERY_FILES) {
+            for (int n = 0; n < start.fileEntries().length; n++) {
+                if (!markers.io().exists(markers.recoveryFilePath(start.id(), n))) {
+                    throw new CorruptionException("checkpoint " + start.id() + " has no end marker ("
+                            + markers.endPath(start.id()).getFileName() + " missing) and its recovery file is gone: "
+                            + "either the end marker or the recovery file was lost", markers.recoveryFilePath(start.id(), n), 0);
+                }
+                RecoveryFileReader.read(markers, start, n, pageSize, (pageId, image) -> { });
+            }
+            return new RecoveryStart(start, true, start.markLsn());
+        }
+        return new RecoveryStart(start, true, start.prevMarkLsn());
+    }
+
+    /**
+     * Wraps a WAL failure met while checking the part of the log an interrupted checkpoint's restore needs: when its
+     * end marker was lost, that part was legitimately deleted, and the lost marker is what to report.
+     */
+    public CorruptionException explain(CorruptionException walDamage, CheckpointMarkers markers) {
+        if (!interrupted || latest.recoveryData() != CheckpointMarker.PHYSICAL_WAL) return walDamage;
+        CorruptionException e = new CorruptionException(walDamage.getMessage() + "; checkpoint " + latest.id()
+                + " has no end marker (" + markers.endPath(latest.id()).getFileName() + " missing), so restoring its "
+                + "pages needs the WAL from LSN " + neededFrom + ": either the end marker or that WAL was lost",
+                walDamage.file(), walDamage.offset());
+        e.initCause(walDamage);
+        return e;
+    }
+}
