@@ -11,6 +11,7 @@ import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -163,7 +164,10 @@ public final class Wal implements AutoCloseable {
      * @throws IllegalStateException    after {@link #close()}
      */
     public long append(int type, ByteBuffer payload) {
-        if (type < 1 || type > 255) throw new IllegalArgumentException("WAL record type must be in [1, 255], was " + type);
+        if (type < 1 || type >= WalSegmentDescriptor.SEAL_TYPE) {
+            throw new IllegalArgumentException("WAL record type must be in [1, " + (WalSegmentDescriptor.SEAL_TYPE - 1)
+                    + "], was " + type);
+        }
         int payloadBytes = payload.remaining();
         if (payloadBytes > maxPayloadBytes) {
             throw new IllegalArgumentException("WAL record of " + ((long) payloadBytes + RECORD_HEADER_SIZE)
@@ -175,28 +179,37 @@ public final class Wal implements AutoCloseable {
         appendLock.lock();
         try {
             checkWritable();
-            if (endOffset + WalSegmentDescriptor.aligned(length) > segmentSize) switchSegment();
-            ByteBuffer seg = current.buffer;
-            int off = endOffset;
-            long lsn = WalSegmentDescriptor.lsn(current.index, off, segmentSize);
-            try {
-                seg.putLong(off + LSN_OFFSET, lsn);
-                seg.put(off + TYPE_OFFSET, (byte) type);
-                seg.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
-                seg.putInt(off + WalSegmentDescriptor.CRC_OFFSET, WalSegmentDescriptor.recordCrc(seg, off, length, crc));
-                WalSegmentDescriptor.putLengthRelease(seg, off, length);
-            } catch (InternalError e) {
-                // a fault on a mapped store (the file shrank or the device failed) is an IO error
-                throw fail(new StorageException("cannot write WAL record at offset " + off, current.path,
-                        new IOException(e)));
+            if (endOffset + WalSegmentDescriptor.aligned(length) + WalSegmentDescriptor.SEAL_BYTES > segmentSize) {
+                switchSegment();
             }
-            endOffset = off + WalSegmentDescriptor.aligned(length);
+            long lsn = write(type, payload, payloadBytes);
             bytesWritten += length;
             position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
             return lsn;
         } finally {
             appendLock.unlock();
         }
+    }
+
+    /** Writes one record at {@link #endOffset} of the current segment and advances past it. Holds appendLock. */
+    private long write(int type, ByteBuffer payload, int payloadBytes) {
+        int length = RECORD_HEADER_SIZE + payloadBytes;
+        ByteBuffer seg = current.buffer;
+        int off = endOffset;
+        long lsn = WalSegmentDescriptor.lsn(current.index, off, segmentSize);
+        try {
+            seg.putLong(off + LSN_OFFSET, lsn);
+            seg.put(off + TYPE_OFFSET, (byte) type);
+            seg.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
+            seg.putInt(off + WalSegmentDescriptor.CRC_OFFSET, WalSegmentDescriptor.recordCrc(seg, off, length, crc));
+            WalSegmentDescriptor.putLengthRelease(seg, off, length);
+        } catch (InternalError e) {
+            // a fault on a mapped store (the file shrank or the device failed) is an IO error
+            throw fail(new StorageException("cannot write WAL record at offset " + off, current.path,
+                    new IOException(e)));
+        }
+        endOffset = off + WalSegmentDescriptor.aligned(length);
+        return lsn;
     }
 
     /**
@@ -243,13 +256,21 @@ public final class Wal implements AutoCloseable {
         }
     }
 
-    /** Forces the old segment entirely, then creates and switches to the next one. Holds appendLock. */
+    /**
+     * Forces the old segment entirely, creates the next one, then seals the old one (a record naming its successor,
+     * forced too) and switches. The order is what open relies on: a later segment's existence proves the earlier
+     * one durable, and a seal proves its successor existed. Holds appendLock.
+     */
     private void switchSegment() {
         WalSegment old = current;
         WalSegment next;
         try {
             old.force(0, (int) segmentSize);
             next = WalSegment.create(io, dir, old.index + 1, segmentSize);
+            int sealAt = endOffset;
+            write(WalSegmentDescriptor.SEAL_TYPE, ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN)
+                    .putLong(0, next.index), Long.BYTES);
+            old.force(sealAt, endOffset);
         } catch (StorageException e) {
             throw fail(e);
         }

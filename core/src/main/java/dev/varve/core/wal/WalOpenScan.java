@@ -75,7 +75,10 @@ public final class WalOpenScan {
      * Where the records of one segment stop, why if not at a clean end, and, when that is damage rather than a torn
      * tail, what shows it ({@code evidence}, null for a torn tail).
      */
-    private record Stop(int offset, String reason, String evidence) {
+    private record Stop(int offset, String reason, String evidence, boolean sealed) {
+        Stop(int offset, String reason, String evidence) {
+            this(offset, reason, evidence, false);
+        }
     }
 
     /**
@@ -118,6 +121,19 @@ public final class WalOpenScan {
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
                             : scanRecords(seg, offset, index < last, mode, crc);
                 }
+            }
+            if (stop.reason == null && stop.sealed && index == last) {
+                // the newest segment names a successor: that file existed and is gone, with its records
+                Path next = segmentPath(dir, last + 1);
+                if (!truncateDamage) {
+                    throw new CorruptionException("WAL segment " + path.getFileName() + " is sealed, so its successor "
+                            + next.getFileName() + " was created, but that file is missing. To accept losing its "
+                            + "records, open with the option to truncate a damaged WAL", next, 0);
+                }
+                int sealAt = stop.offset - WalSegmentDescriptor.SEAL_BYTES;
+                WalTailCut cut = new WalTailCut(path, sealAt, WalSegmentDescriptor.lsn(index, sealAt, segmentSize),
+                        "successor " + next.getFileName() + " missing", 0);
+                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false);
             }
             if (stop.reason == null) {
                 endOffset = stop.offset;
@@ -175,10 +191,11 @@ public final class WalOpenScan {
     private static Stop scanRecords(WalSegment seg, int off, boolean durable, WalSyncMode mode, CRC32C crc) {
         ByteBuffer b = seg.buffer;
         int size = b.capacity();
+        boolean sealed = false;
         while (off < size) {
             String bad;
             if (b.getInt(off) == 0) {
-                if (WalSegmentDescriptor.isZero(b, off, size)) return new Stop(off, null, null);
+                if (WalSegmentDescriptor.isZero(b, off, size)) return new Stop(off, null, null, sealed);
                 bad = "zero record length followed by non-zero bytes";
             } else {
                 bad = WalSegmentDescriptor.checkRecord(b, seg.index, off, size, crc);
@@ -191,9 +208,10 @@ public final class WalOpenScan {
                         : null;
                 return new Stop(off, bad, evidence);
             }
+            sealed = (b.get(off + WalSegmentDescriptor.TYPE_OFFSET) & 0xFF) == WalSegmentDescriptor.SEAL_TYPE;
             off += WalSegmentDescriptor.aligned(b.getInt(off));
         }
-        return new Stop(off, null, null);
+        return new Stop(off, null, null, sealed);
     }
 
     /** True when a whole, valid record starts at some aligned offset after {@code off}: what follows was written. */

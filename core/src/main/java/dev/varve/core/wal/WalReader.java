@@ -17,7 +17,7 @@ import java.util.zip.CRC32C;
 /**
  * Iterates WAL records in LSN order from a start LSN to an end fixed when the reader was made (see
  * {@link Wal#read}). Step with {@link #next()}, then look at {@link #lsn()}, {@link #type()}, {@link #payload()} and
- * {@link #nextLsn()}. Every record's CRC is checked again; a bad one raises {@link CorruptionException}. Maps the
+ * {@link #nextLsn()}. Segment seals are skipped. Every record's CRC is checked again; a bad one raises {@link CorruptionException}. Maps the
  * segments itself, so it may run while the WAL is appended to. Not thread-safe.
  */
 public final class WalReader implements AutoCloseable {
@@ -83,11 +83,14 @@ public final class WalReader implements AutoCloseable {
             }
             String bad = WalSegmentDescriptor.checkRecord(b, index, off, segmentSize, crc);
             if (bad != null) throw new CorruptionException("WAL record at LSN " + nextLsn + ": " + bad, seg.path, off);
-            lsn = nextLsn;
-            type = b.get(off + TYPE_OFFSET) & 0xFF;
+            long at = nextLsn;
+            nextLsn = WalSegmentDescriptor.endLsn(index, off + WalSegmentDescriptor.aligned(length), segmentSize);
+            int recordType = b.get(off + TYPE_OFFSET) & 0xFF;
+            if (recordType == WalSegmentDescriptor.SEAL_TYPE) continue; // the WAL's own bookkeeping
+            lsn = at;
+            type = recordType;
             payload = b.slice(off + PAYLOAD_OFFSET, length - RECORD_HEADER_SIZE).asReadOnlyBuffer()
                     .order(ByteOrder.LITTLE_ENDIAN);
-            nextLsn = WalSegmentDescriptor.endLsn(index, off + WalSegmentDescriptor.aligned(length), segmentSize);
             return true;
         }
         return false;

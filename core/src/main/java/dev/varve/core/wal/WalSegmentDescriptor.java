@@ -31,7 +31,11 @@ import java.util.zip.CRC32C;
  *   length: the whole record, header included (not the alignment padding); 0 = no more records in this segment.
  *   crc32c: over bytes [8, length), i.e. everything after the crc field.
  *   lsn:    the record's own position (see below); a record whose lsn is not its position is stale or garbage.
- *   type:   1..255, opaque to the WAL; 0 is reserved.
+ *   type:   1..254, opaque to the WAL; 0 is reserved; 255 is the seal (below).
+ *
+ * Seal (type SEAL_TYPE, payload: the next segment's index, a long): the last record of every segment but the
+ * newest, written once the next segment file exists. A segment that ends in a seal proves its successor was
+ * created, so a newest segment that went missing is noticed. Room for it is kept free in every segment.
  * </pre>
  *
  * <p>An LSN is a plain {@code long}: {@code segmentIndex * segmentSize + offsetInSegment}. It is the record's position,
@@ -39,7 +43,8 @@ import java.util.zip.CRC32C;
  *
  * <p>Format versions:
  * <ul>
- *   <li>1: initial format.</li>
+ *   <li>1: initial format; since the seal was added, segments written by this version end in one (older ones
+ *       read the same: a segment without a seal is simply not proof of a successor).</li>
  * </ul>
  */
 public final class WalSegmentDescriptor {
@@ -65,6 +70,11 @@ public final class WalSegmentDescriptor {
     public static final int RECORD_HEADER_SIZE = PAYLOAD_OFFSET;
     /** Records start at offsets that are multiples of this, so the length field can be published atomically. */
     public static final int RECORD_ALIGNMENT = 8;
+
+    /** Record type of the seal that ends every segment but the newest; readers never see it. */
+    public static final int SEAL_TYPE = 255;
+    /** Bytes a seal takes, aligned: kept free at the end of every segment. */
+    static final int SEAL_BYTES = (RECORD_HEADER_SIZE + Long.BYTES + RECORD_ALIGNMENT - 1) & -RECORD_ALIGNMENT;
 
     /** Smallest segment the WAL accepts (the config may demand more). */
     public static final long MIN_SEGMENT_SIZE = 64 * 1024;
@@ -118,7 +128,7 @@ public final class WalSegmentDescriptor {
 
     /** Largest payload a record can carry in a segment of this size. */
     public static int maxPayloadBytes(long segmentSize) {
-        return (int) (segmentSize - HEADER_SIZE - RECORD_HEADER_SIZE);
+        return (int) (segmentSize - HEADER_SIZE - RECORD_HEADER_SIZE - SEAL_BYTES);
     }
 
     // ---- file names ----

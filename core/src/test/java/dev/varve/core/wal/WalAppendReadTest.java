@@ -56,13 +56,14 @@ class WalAppendReadTest {
         List<Long> lsns = new ArrayList<>();
         try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
             int max = wal.maxPayloadBytes();
-            assertEquals(SEGMENT_SIZE - WalSegmentDescriptor.HEADER_SIZE - WalSegmentDescriptor.RECORD_HEADER_SIZE, max);
+            assertEquals(SEGMENT_SIZE - WalSegmentDescriptor.HEADER_SIZE - WalSegmentDescriptor.RECORD_HEADER_SIZE
+                    - WalSegmentDescriptor.SEAL_BYTES, max, "room for the seal stays free");
             int[] fixed = {0, max, 1, 0, max, 7, 8, 9};
             for (int i = 0; i < 300; i++) {
                 int size = i < fixed.length ? fixed[i] : rnd.nextInt(rnd.nextBoolean() ? 64 : 4000);
                 byte[] payload = randomBytes(rnd, size);
                 ByteBuffer buf = ByteBuffer.wrap(payload);
-                lsns.add(wal.append(1 + i % 255, buf));
+                lsns.add(wal.append(1 + i % 254, buf));
                 assertEquals(0, buf.position(), "append must not consume the payload");
                 written.add(payload);
             }
@@ -70,7 +71,7 @@ class WalAppendReadTest {
             assertEquals(written.size(), read.size());
             for (int i = 0; i < read.size(); i++) {
                 assertEquals(lsns.get(i), read.get(i).lsn());
-                assertEquals(1 + i % 255, read.get(i).type());
+                assertEquals(1 + i % 254, read.get(i).type());
                 assertArrayEquals(written.get(i), read.get(i).payload(), "record " + i);
                 if (i > 0) assertTrue(read.get(i).lsn() > read.get(i - 1).lsn());
             }
@@ -173,15 +174,19 @@ class WalAppendReadTest {
     }
 
     @Test
-    void reopenAfterAnExactlyFullSegmentContinuesInTheNextOne() {
+    void reopenAfterAFullSegmentContinuesInTheNextOne() {
+        long sealAt = SEGMENT_SIZE - WalSegmentDescriptor.SEAL_BYTES;
         try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
             wal.append(1, ByteBuffer.allocate(wal.maxPayloadBytes()));
-            assertEquals(WalSegmentDescriptor.firstLsn(1, SEGMENT_SIZE), wal.position());
+            assertEquals(sealAt, wal.position(), "only the seal's room is left");
             wal.force();
         }
         try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
-            assertEquals(WalSegmentDescriptor.firstLsn(1, SEGMENT_SIZE), wal.position());
+            assertEquals(sealAt, wal.position());
             assertEquals(WalSegmentDescriptor.firstLsn(1, SEGMENT_SIZE), wal.append(1, ByteBuffer.allocate(5)));
+            assertEquals(2, readAll(wal, wal.firstLsn()).size(), "the seal between them is not a record to readers");
+        }
+        try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
             assertEquals(2, readAll(wal, wal.firstLsn()).size());
         }
     }
@@ -210,8 +215,10 @@ class WalAppendReadTest {
         try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
             assertThrows(IllegalArgumentException.class, () -> wal.append(0, ByteBuffer.allocate(1)));
             assertThrows(IllegalArgumentException.class, () -> wal.append(256, ByteBuffer.allocate(1)));
-            long lsn = wal.append(255, ByteBuffer.allocate(1));
-            assertEquals(255, readAll(wal, lsn).get(0).type());
+            assertThrows(IllegalArgumentException.class, () -> wal.append(WalSegmentDescriptor.SEAL_TYPE,
+                    ByteBuffer.allocate(1)), "the seal type is the WAL's own");
+            long lsn = wal.append(254, ByteBuffer.allocate(1));
+            assertEquals(254, readAll(wal, lsn).get(0).type());
         }
         assertThrows(IllegalArgumentException.class,
                 () -> Wal.open(dir, FileIOFactory.standard(), 32 * 1024, WalSyncMode.LOG_ONLY, null));

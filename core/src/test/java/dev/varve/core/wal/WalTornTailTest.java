@@ -257,4 +257,23 @@ class WalTornTailTest {
         }
         assertFalse(Files.exists(temp));
     }
+
+    @Test
+    void missingNewestSegmentIsNoticedByItsPredecessorsSeal() throws IOException {
+        writeRecords(3);
+        Files.delete(segmentFile(dir, 2));
+        Map<Path, byte[]> before = WalTestSupport.snapshotFiles(dir);
+        CorruptionException e = assertThrows(CorruptionException.class, this::open);
+        assertEquals(segmentFile(dir, 2), e.file());
+        WalTestSupport.assertSameFiles(before, WalTestSupport.snapshotFiles(dir));
+        int inSegment2 = 0;
+        while (WalSegmentDescriptor.segmentIndex(lsns.get(inSegment2), SEGMENT_SIZE) < 2) inSegment2++;
+        try (Wal wal = open(WalSyncMode.LOG_ONLY, true)) {
+            assertEquals(inSegment2, readAll(wal, wal.firstLsn()).size(), "segments 0 and 1 kept whole");
+            wal.append(1, ByteBuffer.wrap(new byte[] {1}));
+        }
+        try (Wal wal = open()) {
+            assertEquals(inSegment2 + 1, readAll(wal, wal.firstLsn()).size(), "appending went on after the cut seal");
+        }
+    }
 }
