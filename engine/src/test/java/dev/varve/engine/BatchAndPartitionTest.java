@@ -218,7 +218,9 @@ class BatchAndPartitionTest {
         FixtureSupport.WalRecord last = FixtureSupport.lastWalRecord(dir);
         assertEquals(RecordTypes.DATA_BATCH, last.type());
         FixtureSupport.zero(last.file(), last.offset() + last.length() - 16, 16);
-        try (Varve store = Varve.open(config())) {
+        // a record with its length but not its whole body is what power loss leaves of the group being forced:
+        // a torn tail under FSYNC (LOG_ONLY refuses it as damage, see DamageRefusalTest)
+        try (Varve store = Varve.open(config().toBuilder().walSyncMode(dev.varve.config.WalSyncMode.FSYNC).build())) {
             assertNotNull(store.recoveryReport().walTailCut());
             for (String t : TABLES) assertTableHolds(store.table(t), before.get(t), "after a torn batch " + t);
         }
