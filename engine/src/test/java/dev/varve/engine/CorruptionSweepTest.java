@@ -56,16 +56,26 @@ class CorruptionSweepTest {
         System.out.printf("corruption sweep: seed %d, %d trial(s) per image, kind and operation; images built in %d ms:%n", seed,
                 trialsPerKind, TimeUnit.NANOSECONDS.toMillis(built - t0));
         for (SweepImage image : images) {
-            System.out.println("  " + image);
+            System.out.println("  " + image + "\n    files: " + image.kindCounts());
             for (Path p : image.files()) assertTrue(SweepFiles.kindOf(p) != null, image.name() + ": a file of no kind the sweep knows: " + p);
         }
+        List<String> absent = new ArrayList<>();
+        for (String kind : SweepFiles.kinds()) if (images.stream().noneMatch(i -> i.files().stream().anyMatch(p -> kind.equals(SweepFiles.kindOf(p))))) absent.add(kind);
+        System.out.println("  kinds in no image (no trial): " + absent);
+        for (SweepImage image : images) {
+            if (image.name().startsWith("clean")) assertTrue(image.kindCounts().matches(".*\\bextent=[1-9].*"), image.name() + " has no ranked extent");
+        }
         SweepTrial trial = new SweepTrial(Long.getLong("varve.sweepTrialTimeout", 60));
+        for (SweepImage image : images) { // an undamaged copy must read right, or the sweep could not tell damage from its own mistakes
+            SweepTrial.Result control = trial.run(image, null, SweepTrial.Op.NONE, 0, tmp.resolve(image.name() + "-undamaged"));
+            assertEquals(SweepTrial.Outcome.RIGHT, control.outcome(), image.name() + " undamaged: " + control.detail());
+        }
         SweepTally tally = new SweepTally();
         int n = 0;
         try {
             for (SweepImage image : images) {
                 for (String kind : SweepFiles.kinds()) {
-                    for (SweepTrial.Op op : SweepTrial.Op.values()) {
+                    for (SweepTrial.Op op : SweepTrial.DAMAGE) {
                         for (long trialSeed : trialSeeds(seed, image, kind, op, trialsPerKind, one)) {
                             SweepTrial.Result r = trial.run(image, kind, op, trialSeed, tmp.resolve("trial-" + n++));
                             if (r != null) tally.add(r);

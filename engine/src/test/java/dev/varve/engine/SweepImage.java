@@ -28,10 +28,11 @@ record SweepImage(String name, Path dir, RecoveryMode mode, SweepModel acknowled
     }
 
     /**
-     * A kill -9 image: a child JVM runs the workload past {@link SweepWorkload#IMAGE_STEPS} steps, requesting
-     * checkpoints it does not wait for, and is killed -9 (destroyForcibly) 50-450 ms later, chosen by {@code rnd}.
-     * Up to {@code attempts} kills, until one lands inside a checkpoint (a start marker without its end marker, and
-     * so, in CHECKPOINT_RECOVERY_FILE mode, the recovery files): those files exist in no other image.
+     * A kill -9 image: a child JVM runs the workload past {@link SweepWorkload#IMAGE_STEPS} steps, checkpointing
+     * without waiting, and is killed -9 (destroyForcibly) once 50-450 ms (chosen by {@code rnd}) have passed and a
+     * checkpoint is seen running (its start marker without its end marker; after 60 s it is killed anyway). The
+     * checkpoint may finish before the kill lands, so up to {@code attempts} kills, until one leaves a checkpoint
+     * unfinished on disk: the recovery files of CHECKPOINT_RECOVERY_FILE mode exist in no other image.
      */
     static SweepImage killed(Path root, RecoveryMode mode, Random rnd, int attempts) throws IOException, InterruptedException {
         SweepImage image = null;
@@ -46,8 +47,12 @@ record SweepImage(String name, Path dir, RecoveryMode mode, SweepModel acknowled
         Path dir = root.resolve("kill9-" + mode);
         Path ack = root.resolve("kill9-" + mode + ".ack");
         Path log = root.resolve("kill9-" + mode + ".log");
-        long acked = FixtureChildJvm.killUnderLoad(SweepWorkload.class, dir, mode, SweepWorkload.IMAGE_STEPS, ack, log, 50 + rnd.nextInt(400),
-                "sweep image " + mode);
+        long[] notBefore = {0};
+        long delay = 50 + rnd.nextInt(400);
+        long acked = FixtureChildJvm.killWhen(SweepWorkload.class, dir, mode, SweepWorkload.IMAGE_STEPS, ack, log, () -> {
+            if (notBefore[0] == 0) notBefore[0] = System.nanoTime() + delay * 1_000_000;
+            return System.nanoTime() >= notBefore[0] && unfinishedCheckpoint(dir);
+        }, "sweep image " + mode);
         if (acked <= SweepWorkload.IMAGE_STEPS) throw new AssertionError("the child acknowledged only " + acked + " steps:\n" + Files.readString(log));
         SweepModel model = SweepWorkload.replay(acked);
         SweepWorkload.Step next = SweepWorkload.step(acked, model);
@@ -58,11 +63,16 @@ record SweepImage(String name, Path dir, RecoveryMode mode, SweepModel acknowled
 
     /** Whether the image was taken inside a checkpoint: a start marker without its end marker. */
     boolean midCheckpoint() {
-        for (Path p : files()) {
-            String n = p.getFileName().toString();
-            if (n.endsWith("-start.bin") && !Files.exists(dir.resolve(p.toString().replace("-start.bin", "-end.bin")))) return true;
+        return unfinishedCheckpoint(dir);
+    }
+
+    private static boolean unfinishedCheckpoint(Path store) {
+        try (Stream<Path> s = Files.list(store.resolve("checkpoints"))) {
+            return s.map(p -> p.getFileName().toString()).anyMatch(n -> n.endsWith("-start.bin")
+                    && !Files.exists(store.resolve("checkpoints").resolve(n.replace("-start.bin", "-end.bin"))));
+        } catch (IOException e) {
+            return false; // the directory is not there yet, or a file went while listing: no checkpoint seen
         }
-        return false;
     }
 
     /** The image's files (not directories), relative to its root, sorted. */
@@ -95,6 +105,16 @@ record SweepImage(String name, Path dir, RecoveryMode mode, SweepModel acknowled
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** How many files of each kind the image holds, e.g. {@code page=6 wal-segment=1 ...}. */
+    String kindCounts() {
+        java.util.Map<String, Integer> n = new java.util.LinkedHashMap<>();
+        for (String k : SweepFiles.kinds()) n.put(k, 0);
+        for (Path p : files()) n.merge(String.valueOf(SweepFiles.kindOf(p)), 1, Integer::sum);
+        StringBuilder b = new StringBuilder();
+        n.forEach((k, c) -> b.append(b.length() == 0 ? "" : " ").append(k).append('=').append(c));
+        return b.toString();
     }
 
     @Override

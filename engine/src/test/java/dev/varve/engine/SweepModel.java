@@ -103,16 +103,15 @@ final class SweepModel {
     }
 
     /**
-     * The snapshot to raise one rank: the newest live one that already left the hybrid page window (so the next
-     * checkpoint copies it into a ranked extent) — the newest, so its new level keeps it and the extent lives a
-     * while; null when there is none or it is at the top level already.
+     * The snapshot to raise one rank: the newest live one below the top level that already left the hybrid page
+     * window (so the next checkpoint copies it into a ranked extent) — the newest, so its new level keeps it and the
+     * extent lives a while; null when there is none.
      */
     Long rankTarget(int window) {
         List<Snapshot> live = new ArrayList<>();
         for (Snapshot s : snapshots.values()) if (s.live) live.add(s);
-        if (live.size() <= window) return null;
-        Snapshot s = live.get(live.size() - 1 - window);
-        return s.rank < levels.size() ? s.id : null;
+        for (int i = live.size() - 1 - window; i >= 0; i--) if (live.get(i).rank < levels.size()) return live.get(i).id;
+        return null;
     }
 
     /** Drops what no level up to its rank keeps: keepLast(n) at level l keeps the n newest live snapshots of rank >= l. */

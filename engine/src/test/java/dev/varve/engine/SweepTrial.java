@@ -22,7 +22,10 @@ import java.util.concurrent.TimeoutException;
  * build.
  */
 final class SweepTrial {
-    enum Op { FLIP, TRUNCATE, DELETE }
+    /** The damage; {@code NONE} is the control trial of an undamaged copy. */
+    enum Op { FLIP, TRUNCATE, DELETE, NONE }
+
+    static final List<Op> DAMAGE = List.of(Op.FLIP, Op.TRUNCATE, Op.DELETE);
 
     /**
      * How a trial ended, exactly one per trial. Acceptable: {@link #RIGHT} (everything read matches the model) and
@@ -60,11 +63,12 @@ final class SweepTrial {
      * chosen file has no bytes to flip or cut (the empty lock file).
      */
     Result run(SweepImage image, String kind, Op op, long seed, Path work) throws IOException, InterruptedException {
+        image.copyTo(work);
+        if (op == Op.NONE) return openAndClassify(image, null, null, op, seed, work, "none");
         List<Path> files = image.files().stream().filter(p -> kind.equals(SweepFiles.kindOf(p))).toList();
         if (files.isEmpty()) return null;
         Random rnd = new Random(seed);
         Path relative = files.get(rnd.nextInt(files.size()));
-        image.copyTo(work);
         Path file = work.resolve(relative.toString());
         long used = SweepFiles.usedBytes(file, kind);
         String damage;
@@ -87,6 +91,11 @@ final class SweepTrial {
             }
             default -> throw new AssertionError(op);
         }
+        return openAndClassify(image, kind, relative, op, seed, work, damage);
+    }
+
+    private Result openAndClassify(SweepImage image, String kind, Path relative, Op op, long seed, Path work, String damage)
+            throws InterruptedException {
         Future<String> f = worker.submit(() -> openAndRead(image, work));
         Outcome outcome;
         String detail;
@@ -153,7 +162,7 @@ final class SweepTrial {
      * another file of the image has the same name (each archive level has its own maplog-L0.log, ...).
      */
     private static boolean names(Throwable t, Path relative, SweepImage image) {
-        if (!(t instanceof StorageException) || t.getMessage() == null) return false;
+        if (relative == null || !(t instanceof StorageException) || t.getMessage() == null) return false;
         String name = relative.getFileName().toString();
         long sameName = image.files().stream().filter(p -> p.getFileName().toString().equals(name)).count();
         String needed = sameName > 1 ? relative.getParent().getFileName() + "/" + name : name;
