@@ -40,7 +40,7 @@ final class SweepCheck {
             try (SnapshotView v = store.asOf(s.id)) {
                 d = tables(v::table, s.contents, "as of snapshot " + s.id + (s.live ? "" : " (dropped by the policy, yet listed)"));
             } catch (SnapshotNotFoundException e) {
-                return "snapshot " + s.id + " is listed but asOf says: " + e.getMessage();
+                return "snapshot " + s.id + (s.live ? "" : ", dropped by the policy,") + " is listed by snapshots() but asOf says: " + e.getMessage();
             }
             if (d != null) return d;
         }

@@ -43,12 +43,27 @@ final class SweepTally {
         b.append('\n');
         table(b, "image", byImage);
         row(b, "total", total);
-        b.append('\n').append(failures.size()).append(" trial(s) neither read right nor failed naming the damaged file:\n");
+        b.append('\n').append(failures.size()).append(" trial(s) neither read right nor failed naming the damaged file, by symptom:\n");
+        symptoms().forEach((symptom, where) -> b.append(String.format("  %4d  %s%n        in %s%n", where.size(), symptom, new java.util.TreeSet<>(where))));
+        b.append("\nevery such trial (reproduce one with -Dvarve.sweepOnly=<image:kind:op:seed>):\n");
         for (SweepTrial.Result r : failures) {
             b.append("  ").append(r.outcome()).append("  ").append(r.id()).append("\n      ").append(r.damage()).append("\n      ")
                     .append(r.detail()).append('\n');
         }
         return b.toString();
+    }
+
+    /**
+     * Failures grouped by outcome and message with numbers and trial directories blanked out, each with the
+     * kind/operation pairs it occurred for: the list of distinct things to fix.
+     */
+    private Map<String, List<String>> symptoms() {
+        Map<String, List<String>> out = new java.util.TreeMap<>();
+        for (SweepTrial.Result r : failures) {
+            String symptom = r.outcome() + ": " + r.detail().replaceAll("/\\S*/trial-\\d+/", "").replaceAll("\\d+", "#");
+            out.computeIfAbsent(symptom, k -> new ArrayList<>()).add(r.kind() + "/" + r.op());
+        }
+        return out;
     }
 
     private static void table(StringBuilder b, String first, Map<String, EnumMap<SweepTrial.Outcome, Integer>> rows) {
