@@ -107,13 +107,15 @@ record SweepImage(String name, Path dir, RecoveryMode mode, SweepModel acknowled
         }
     }
 
-    /** How many files of each kind the image holds, e.g. {@code page=6 wal-segment=1 ...}. */
+    /** How many files of {@code kind} the image holds. */
+    int count(String kind) {
+        return (int) files().stream().filter(p -> kind.equals(SweepFiles.kindOf(p))).count();
+    }
+
+    /** How many files of each kind the image holds, e.g. {@code lock=1 catalog-page=1 page=6 ...}. */
     String kindCounts() {
-        java.util.Map<String, Integer> n = new java.util.LinkedHashMap<>();
-        for (String k : SweepFiles.kinds()) n.put(k, 0);
-        for (Path p : files()) n.merge(String.valueOf(SweepFiles.kindOf(p)), 1, Integer::sum);
         StringBuilder b = new StringBuilder();
-        n.forEach((k, c) -> b.append(b.length() == 0 ? "" : " ").append(k).append('=').append(c));
+        for (String k : SweepFiles.kinds()) b.append(b.length() == 0 ? "" : " ").append(k).append('=').append(count(k));
         return b.toString();
     }
 

@@ -60,7 +60,7 @@ final class SweepTally {
     private Map<String, List<String>> symptoms() {
         Map<String, List<String>> out = new java.util.TreeMap<>();
         for (SweepTrial.Result r : failures) {
-            String symptom = r.outcome() + ": " + r.detail().replaceAll("/\\S*/trial-\\d+/", "").replaceAll("\\d+", "#");
+            String symptom = r.outcome() + ": " + r.detail().replaceAll("/\\S*/trial-\\d+/", "").replaceAll("\\d+", "#").replaceAll("\\[[#, ]+]", "[#...]");
             out.computeIfAbsent(symptom, k -> new ArrayList<>()).add(r.kind() + "/" + r.op());
         }
         return out;

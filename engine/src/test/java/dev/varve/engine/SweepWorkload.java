@@ -144,7 +144,6 @@ final class SweepWorkload {
         }
     }
 
-
     /**
      * The snapshot id a declaration returns: ids increase by one from 1, dropped ones included, so the parent can
      * replay a killed child's acknowledged steps; the child and the clean build check every id against it.
@@ -184,10 +183,10 @@ final class SweepWorkload {
     }
 
     /**
-     * Child JVM, {@code main(dir, mode, threshold, ackFile)} as {@link FixtureChildJvm#killUnderLoad} starts it (the
+     * Child JVM, {@code main(dir, mode, threshold, ackFile)} as {@link FixtureChildJvm#killWhen} starts it (the
      * threshold is the parent's): runs steps until killed, appending each acknowledged step's number to the ack file
-     * in {@link KillWorkload#acknowledged}'s format. Past the image's steps it pauses 1 ms per step, so the
-     * background checkpoints it requests (and does not wait for) take a good part of the time before the kill.
+     * in {@link KillWorkload#acknowledged}'s format. Past the image's steps it pauses 1 ms per step and checkpoints
+     * every 20 steps without waiting, so a checkpoint is running a good part of the time before the kill.
      */
     public static void main(String[] args) throws IOException, InterruptedException {
         Path dir = Path.of(args[0]);
