@@ -92,13 +92,27 @@ final class FixtureChildJvm {
      */
     static long killUnderLoad(Class<?> main, Path dir, dev.varve.config.RecoveryMode mode, long from, Path ack, Path log, long runMillis,
                               String where) throws IOException, InterruptedException {
+        long[] killAt = {0};
+        return killWhen(main, dir, mode, from, ack, log, () -> {
+            if (killAt[0] == 0) killAt[0] = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runMillis);
+            return System.nanoTime() >= killAt[0];
+        }, where);
+    }
+
+    /**
+     * Like {@link #killUnderLoad}, but once the child acknowledged work past {@code from}, kills it as soon as
+     * {@code when} (polled every millisecond, for at most 60 s) says so: at a moment seen on disk.
+     */
+    static long killWhen(Class<?> main, Path dir, dev.varve.config.RecoveryMode mode, long from, Path ack, Path log,
+                         java.util.function.BooleanSupplier when, String where) throws IOException, InterruptedException {
         java.nio.file.Files.deleteIfExists(ack);
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
                 "-cp", System.getProperty("java.class.path"), main.getName(), dir.toString(), mode.name(), String.valueOf(from), ack.toString())
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (KillWorkload.acknowledged(ack) <= from && child.isAlive() && System.nanoTime() < deadline) Thread.sleep(10);
-        Thread.sleep(runMillis);
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!when.getAsBoolean() && child.isAlive() && System.nanoTime() < deadline) Thread.sleep(1);
         if (!child.isAlive()) org.junit.jupiter.api.Assertions.fail(where + ": child died by itself:\n" + java.nio.file.Files.readString(log));
         child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         return KillWorkload.acknowledged(ack);
