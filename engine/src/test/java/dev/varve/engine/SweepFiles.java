@@ -24,7 +24,7 @@ final class SweepFiles {
 
     static {
         // varve.lock is empty: the lock is the OS lock on the open channel, so only its deletion is a trial
-        kind("lock", "varve\\.lock");
+        kind("lock", "(archive/)?varve\\.lock"); // the store directory's and the archive directory's
         kind("catalog-page", "pages/t00000-p\\d+\\.page"); // table 0: the catalog of tables
         kind("page", "pages/t\\d+-p\\d+\\.page");
         kind("wal-segment", "wal/wal-\\d+\\.seg");
