@@ -57,11 +57,9 @@ public record RecoveryStart(CheckpointMarker latest, boolean interrupted, long n
      */
     public CorruptionException explain(CorruptionException walDamage, CheckpointMarkers markers) {
         if (!interrupted || latest.recoveryData() != CheckpointMarker.PHYSICAL_WAL) return walDamage;
-        CorruptionException e = new CorruptionException(walDamage.getMessage() + "; checkpoint " + latest.id()
-                + " has no end marker (" + markers.endPath(latest.id()).getFileName() + " missing), so restoring its "
-                + "pages needs the WAL from LSN " + neededFrom + ": either the end marker or that WAL was lost",
-                walDamage.file(), walDamage.offset());
-        e.initCause(walDamage);
-        return e;
+        return new CorruptionException("checkpoint " + latest.id() + " has no end marker ("
+                + markers.endPath(latest.id()).getFileName() + " missing), so restoring its pages needs the WAL from "
+                + "LSN " + neededFrom + ", and that part of the WAL is missing or damaged: either the end marker or "
+                + "the WAL was lost (" + walDamage.getMessage() + ")", walDamage.file(), walDamage.offset(), walDamage);
     }
 }

@@ -9,7 +9,12 @@ public class CorruptionException extends StorageException {
 
     /** Corruption found in {@code file} at byte {@code offset}. */
     public CorruptionException(String what, Path file, long offset) {
-        super(what + " at offset " + offset, file);
+        this(what, file, offset, null);
+    }
+
+    /** Corruption found in {@code file} at byte {@code offset}, explaining an earlier finding {@code cause}. */
+    public CorruptionException(String what, Path file, long offset, Throwable cause) {
+        super(what + " at offset " + offset, file, cause);
         this.offset = offset;
     }
 
