@@ -70,18 +70,17 @@ final class Pagelog implements AutoCloseable {
         this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
         try {
             for (Path p : io.list(dir, PREFIX)) {
-                if (DurableFiles.isTemp(p)) {
-                    io.delete(p); // a segment creation cut short by a crash
-                    continue;
-                }
+                if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
                 int n = segmentOf(p);
-                if (!segments.isEmpty() && n != lastSegment() + 1) throw new CorruptionException("Pagelog segment " + name(lastSegment() + 1) + " is missing", p, 0);
+                if (!segments.isEmpty() && n != lastSegment() + 1) throw new CorruptionException("Pagelog segment is missing", dir.resolve(name(lastSegment() + 1)), 0);
                 if (segments.isEmpty()) firstSegment = n; // the ones before were reclaimed
                 FileIO f = io.open(p, false);
                 segments.put(n, f);
                 checkHeader(f, n);
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            close();
+            if (e instanceof RuntimeException r) throw r;
             throw new StorageException("cannot open the Pagelog: " + e.getMessage(), dir, e);
         }
         end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
@@ -141,6 +140,11 @@ final class Pagelog implements AutoCloseable {
         if (h.getInt(28) != (int) c.getValue() || h.getLong(0) != MAGIC) throw new CorruptionException("Pagelog segment header is corrupt", f.path(), 0);
         if (h.getInt(12) != pageSize) throw new CorruptionException("Pagelog written with page size " + h.getInt(12), f.path(), 12);
         if (h.getLong(16) != n) throw new CorruptionException("Pagelog segment holds number " + h.getLong(16), f.path(), 16);
+    }
+
+    /** The segment file that holds (or would hold) {@code address}. */
+    Path pathOf(long address) {
+        return dir.resolve(name((int) (address / recordsPerSegment)));
     }
 
     /** Next address to be written. */
@@ -285,7 +289,7 @@ final class Pagelog implements AutoCloseable {
         if (address < 0 || address >= end) throw new IllegalArgumentException("Pagelog address " + address + " outside [0, " + end + ")");
         int seg = (int) (address / recordsPerSegment);
         FileIO f = segments.get(seg);
-        if (f == null) throw new IllegalStateException("Pagelog address " + address + " lies in reclaimed segment " + seg);
+        if (f == null) throw new CorruptionException("Pagelog address " + address + " is mapped by a live snapshot but its segment is gone", pathOf(address), offsetOf(address));
         ByteBuffer rec = readBuf.get();
         rec.clear();
         long off = offsetOf(address);
@@ -322,7 +326,7 @@ final class Pagelog implements AutoCloseable {
     synchronized void truncate(long newEnd) {
         if (newEnd >= end) return;
         if (newEnd < (long) firstSegment * recordsPerSegment)
-            throw new IllegalStateException("cannot cut the Pagelog to " + newEnd + ": segments before " + firstSegment + " were reclaimed");
+            throw new CorruptionException("the recovered checkpoint mark needs Pagelog address " + newEnd + " but its segment is gone", pathOf(newEnd), 0);
         try {
             int keep = newEnd == 0 ? 0 : (int) ((newEnd - 1) / recordsPerSegment) + 1; // segments [0, keep) hold [0, newEnd)
             while (!segments.isEmpty() && lastSegment() >= Math.max(keep, firstSegment + 1)) {
