@@ -290,9 +290,17 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     // ---------------------------------------------------------------- declarations
 
-    /** Latest declared snapshot id, 0 when none. */
+    /**
+     * Latest snapshot id handed out, 0 when none: declared, or known to the recovered checkpoint mark (ids are never
+     * handed out twice, even when replay does not re-declare every one of them).
+     */
     public long latest() {
         return registry.latest();
+    }
+
+    /** Latest snapshot declared (replayed, or since recovery): the one a page's pre-state is captured for. */
+    long latestDeclared() {
+        return registry.declaredLatest();
     }
 
     /** The id the next declaration gets. */
