@@ -110,19 +110,9 @@ final class MaplogFile implements AutoCloseable {
             }
             written = count;
         } catch (IOException | RuntimeException e) {
-            closeParts(e);
+            Closing.closeAll(e, parts.values());
             if (e instanceof RuntimeException r) throw r;
             throw new StorageException("cannot open archive file: " + e.getMessage(), path, e);
-        }
-    }
-
-    private void closeParts(Exception cause) {
-        for (FileIO f : parts.values()) {
-            try {
-                f.close();
-            } catch (IOException suppressed) {
-                cause.addSuppressed(suppressed);
-            }
         }
     }
 

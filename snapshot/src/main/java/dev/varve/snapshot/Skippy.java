@@ -55,23 +55,11 @@ final class Skippy implements AutoCloseable {
                 if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogFile.KIND_UPLINKS, i, nodeEntries, partEntries, missing);
             }
         } catch (RuntimeException e) {
-            closeQuietly(e);
+            Closing.closeAll(e, Arrays.asList(levels));
+            Closing.closeAll(e, Arrays.asList(uplinks));
             throw e;
         }
         loadNodes();
-    }
-
-    private void closeQuietly(RuntimeException cause) {
-        for (MaplogFile f : levels) if (f != null) closeQuietly(f, cause);
-        for (MaplogFile f : uplinks) if (f != null) closeQuietly(f, cause);
-    }
-
-    private static void closeQuietly(MaplogFile f, RuntimeException cause) {
-        try {
-            f.close();
-        } catch (RuntimeException suppressed) {
-            cause.addSuppressed(suppressed);
-        }
     }
 
     /**

@@ -43,8 +43,10 @@ import org.slf4j.LoggerFactory;
  * snapshot of declared rank r is read through level min(r, k). Positions and addresses are handed out when a
  * pre-state is captured and written by the archiver in capture order; at each checkpoint mark the archive notes
  * them, and before the start marker makes everything up to there durable — volumes before Maplogs before Start
- * (I4, I5) — with a (mark, level, positions) record. Recovery cuts every level back to the recovered mark; replay
- * from the mark re-declares the later snapshots and re-captures their pre-states deterministically (I6).
+ * (I4, I5) — with a record of the mark ({@link ArchiveMarks}: positions, addresses, every log's record count, the
+ * snapshot ids). Opening only reads; recovery first checks every file against the recovered mark, then cuts every
+ * level and log back to it; replay from the mark re-declares the later snapshots and re-captures their pre-states
+ * deterministically (I6).
  *
  * <p>Lazy ranking (Thresher's lazy segregation, with the hybrid page window W). A raise adds the snapshot to the new
  * levels at once, so pages first changed after it are recorded there; every level's Maplog position at the raise
@@ -148,32 +150,21 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.levels = new ArchiveLevel[k];
         List<AutoCloseable> opened = new ArrayList<>();
         try {
-            ArchiveMarks found = fresh ? null : open(opened, new ArchiveMarks(io, dir, skippyNodeEntries, MaplogFile.Missing.CORRUPT));
+            ArchiveMarks found = fresh ? null : Closing.track(opened, new ArchiveMarks(io, dir, skippyNodeEntries, MaplogFile.Missing.CORRUPT));
             MaplogFile.Missing missing = fresh ? MaplogFile.Missing.CREATE : MaplogFile.Missing.CORRUPT;
             MaplogFile.Missing later = fresh || found.olderFormat() ? MaplogFile.Missing.CREATE : missing; // joins and moves came after the first archives
             for (int j = 1; j <= k; j++)
-                levels[j - 1] = open(opened, new ArchiveLevel(io, dir, j, pageSize, skippyLevels, skippyNodeEntries, segmentBytes, missing));
-            this.registry = open(opened, new SnapshotRegistry(io, dir, retention, skippyNodeEntries, missing, later));
-            this.moves = open(opened, new MoveLog(io, dir, skippyNodeEntries, later));
+                levels[j - 1] = Closing.track(opened, new ArchiveLevel(io, dir, j, pageSize, skippyLevels, skippyNodeEntries, segmentBytes, missing));
+            this.registry = Closing.track(opened, new SnapshotRegistry(io, dir, retention, skippyNodeEntries, missing, later));
+            this.moves = Closing.track(opened, new MoveLog(io, dir, skippyNodeEntries, later));
             this.marks = fresh ? new ArchiveMarks(io, dir, skippyNodeEntries, MaplogFile.Missing.CREATE) : found;
         } catch (RuntimeException e) {
-            for (AutoCloseable c : opened) {
-                try {
-                    c.close();
-                } catch (Exception suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-            }
+            Closing.closeAll(e, opened);
             throw e;
         }
         this.slots = new PageSlots(captureBufferBytes, pageSize);
         this.capture = new Capture(this);
         this.archiver = new Archiver(this);
-    }
-
-    private static <T extends AutoCloseable> T open(List<AutoCloseable> opened, T part) {
-        opened.add(part);
-        return part;
     }
 
     /**

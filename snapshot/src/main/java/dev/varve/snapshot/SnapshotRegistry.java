@@ -87,17 +87,13 @@ final class SnapshotRegistry implements AutoCloseable {
         this.rankTree = new RankTree(policy);
         this.levels = policy.levelCount();
         for (int j = 0; j < levels; j++) declaredAtLevel.add(new TreeSet<>());
-        this.log = new SnapshotLog(io, dir.resolve("snapshots.log"), missing);
+        List<AutoCloseable> opened = new ArrayList<>();
         try {
-            this.drops = new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, nodeEntries, missing);
-            try {
-                this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogFile.KIND_JOINS, -1, nodeEntries, missingJoins);
-            } catch (RuntimeException e) {
-                drops.close();
-                throw e;
-            }
+            this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve("snapshots.log"), missing));
+            this.drops = Closing.track(opened, new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, nodeEntries, missing));
+            this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogFile.KIND_JOINS, -1, nodeEntries, missingJoins);
         } catch (RuntimeException e) {
-            log.close();
+            Closing.closeAll(e, opened);
             throw e;
         }
     }
