@@ -72,6 +72,31 @@ class SnapshotIdRecoveryTest {
         }
     }
 
+    /**
+     * Archives written before marks recorded the log counts hold them as plain level entries (kind KIND_UPLINKS, no
+     * end entry) and may lack the join and move logs: they are still read, without the count checks.
+     */
+    @Test
+    void marksWrittenBeforeTheCountsAreStillRead() throws IOException {
+        FileIOFactory io = FileIOFactory.standard();
+        long mark = declareAroundAMark(io);
+        Path archiveDir = dir.resolve("archive");
+        Files.delete(archiveDir.resolve(ArchiveMarks.FILE));
+        Files.delete(archiveDir.resolve("joins.log"));
+        Files.delete(archiveDir.resolve("moves.log"));
+        try (MaplogFile older = new MaplogFile(io, archiveDir.resolve(ArchiveMarks.FILE), MaplogFile.KIND_UPLINKS, -1, 16, MaplogFile.Missing.CREATE)) {
+            older.append(mark, 1, 0); // level 1: Maplog position, then volume address, as the older archives wrote them
+            older.append(mark, 1001, 0);
+            older.force();
+        }
+        try (SnapshotArchive archive = open(io)) {
+            archive.recover(mark, false);
+            assertEquals(3, archive.snapshots().size(), "the declarations before the mark");
+            assertEquals(4, archive.nextId(), "no high-water mark in an older archive: replay re-declares from its snaprecs");
+        }
+        assertTrue(Files.exists(archiveDir.resolve("joins.log")) && Files.exists(archiveDir.resolve("moves.log")), "created for the older archive");
+    }
+
     @Test
     void aSnapshotLogCutShortOfTheMarkIsRefused() throws IOException {
         FileIOFactory io = FileIOFactory.standard();
