@@ -54,12 +54,12 @@ final class Skippy implements AutoCloseable {
                 levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogFile.KIND_MAPPINGS, i, nodeEntries, partEntries, missing);
                 if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogFile.KIND_UPLINKS, i, nodeEntries, partEntries, missing);
             }
+            loadNodes();
         } catch (RuntimeException e) {
             Closing.closeAll(e, Arrays.asList(levels));
             Closing.closeAll(e, Arrays.asList(uplinks));
             throw e;
         }
-        loadNodes();
     }
 
     /**
