@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.Closeables;
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 
@@ -26,9 +27,11 @@ final class ArchiveLevel implements AutoCloseable {
     long mappingsAtMark;
     long addressesAtMark;
 
-    ArchiveLevel(FileIOFactory io, Path archiveDir, int level, int pageSize, int skippyLevels, int skippyNodeEntries, long segmentBytes) {
+    ArchiveLevel(FileIOFactory io, Path archiveDir, int level, int pageSize, int skippyLevels, int skippyNodeEntries, long segmentBytes,
+                 MaplogFile.Missing missing) {
         this.level = level;
-        this.dir = archiveDir.resolve("level-" + level);
+        this.dir = dirOf(archiveDir, level);
+        if (!io.exists(dir)) missing = MaplogFile.Missing.CREATE; // a level the retention policy added (recovery checks the marks)
         try {
             io.createDirectories(dir);
         } catch (IOException e) {
@@ -37,11 +40,31 @@ final class ArchiveLevel implements AutoCloseable {
         // a Maplog portion for about as many mappings as a Pagelog segment holds pages, in whole Skippy nodes
         long perSegment = Math.max(1, segmentBytes / pageSize);
         long partEntries = (perSegment + skippyNodeEntries - 1) / skippyNodeEntries * skippyNodeEntries;
-        this.maplog = new Skippy(io, dir, skippyLevels, skippyNodeEntries, partEntries);
-        this.volume = new Pagelog(io, dir, pageSize, segmentBytes);
+        this.maplog = new Skippy(io, dir, skippyLevels, skippyNodeEntries, partEntries, missing);
+        try {
+            this.volume = new Pagelog(io, dir, pageSize, segmentBytes);
+        } catch (RuntimeException e) {
+            maplog.close();
+            throw e;
+        }
     }
 
-    /** Cuts both back to what they held at a checkpoint mark (recovery). */
+    static Path dirOf(Path archiveDir, int level) {
+        return archiveDir.resolve("level-" + level);
+    }
+
+    /**
+     * Recovery, before any cut: throws a {@link CorruptionException} naming the file unless the Maplog (with its
+     * Skippy levels) and the volume hold what a checkpoint mark recorded as durable.
+     */
+    void checkDurable(long mappings, long addresses) {
+        maplog.checkDurable(mappings);
+        if (addresses > volume.end())
+            throw new CorruptionException("archive level " + level + " holds " + volume.end() + " pages but the recovered checkpoint mark made "
+                    + addresses + " durable (a Pagelog segment was cut short or deleted)", volume.pathOf(addresses - 1), 0);
+    }
+
+    /** Cuts both back to what they held at a checkpoint mark, and any torn tail (recovery, once the store is sound). */
     void cutTo(long mappings, long addresses) {
         maplog.truncate(mappings);
         volume.truncate(addresses);

@@ -5,7 +5,6 @@ import dev.varve.core.memory.PageMemory;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
-import dev.varve.core.page.PageId;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -64,8 +63,7 @@ public final class AsOfPages implements PageAccess, AutoCloseable {
         if (cache.copyOut(pageId, copy.buffer(), 0)) return copy;
         if (!archive.readArchived(spt, pageId, copy.buffer(), 0)) {
             spare.offer(copy);
-            throw new IllegalStateException("page " + PageId.toString(pageId) + " changed after snapshot " + spt.snapshot()
-                    + " but the archive holds no pre-state for it");
+            throw archive.noPreState(spt, pageId);
         }
         cache.put(pageId, copy.buffer(), 0);
         return copy;

@@ -27,7 +27,7 @@ final class Capture implements PageWriteHook {
     @Override
     public void beforeChange(Frame page, boolean fresh) {
         if (!enabled) return;
-        long latest = archive.latest();
+        long latest = archive.latestDeclared();
         if (latest == 0) return;
         long savedAfter = page.getLong(PageHeader.SAVED_AFTER_OFFSET);
         if (savedAfter >= latest) return;

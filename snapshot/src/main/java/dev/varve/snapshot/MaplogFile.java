@@ -31,9 +31,9 @@ import java.util.zip.CRC32C;
  * header (32): magic (8) | version (4) | kind (4) | level (4) | nodeEntries (4) | reserved (4) | crc32c of [0,28) (4)
  * entry  (32): a (8) | b (8) | c (8) | crc32c of [0,24) (4) | reserved (4)
  * </pre>
- * Format versions: 1 — initial layout. At open a torn tail (an entry whose CRC fails, or a partial entry) of the last
- * part is cut: entries are appended in order and made durable in order, so everything before the first bad one is
- * good.
+ * Format versions: 1 — initial layout. Opening only reads: the last part's entries are checked ({@link LogScan}), and
+ * what follows the first bad one is cut by {@link #truncate} once recovery has decided that it lies past what the
+ * recovered checkpoint mark made durable ({@link #checkDurable}). A missing log is created only for a new archive.
  */
 final class MaplogFile implements AutoCloseable {
     static final long MAGIC = 0x564152564d41504cL; // "VARVMAPL"
@@ -45,11 +45,15 @@ final class MaplogFile implements AutoCloseable {
     static final int KIND_MOVES = 4;
     /** Rank changes: (walLsn, snapshot, level &lt;&lt; 56 | that level's Maplog position then). */
     static final int KIND_JOINS = 5;
+    /** Checkpoint marks ({@link ArchiveMarks}); archives written before it existed hold their marks as KIND_UPLINKS, level -1. */
+    static final int KIND_MARKS = 6;
     static final int HEADER = 32;
     static final int ENTRY = 32;
     /** Part size of logs that are never reclaimed: one part. */
     static final long ONE_PART = Long.MAX_VALUE;
     private static final Logger LOG = LoggerFactory.getLogger(MaplogFile.class);
+    /** Whether a missing log may be created (a new archive) or is corruption. */
+    enum Missing { CREATE, CORRUPT }
 
     private static final int BUFFERED_ENTRIES = 2048;
     private final FileIOFactory io;
@@ -69,40 +73,46 @@ final class MaplogFile implements AutoCloseable {
     /** Parts written since the last fsync. */
     private final java.util.Set<FileIO> dirty = new java.util.HashSet<>();
     private long reclaimedBytes;
+    /** The kind in the file's header ({@link #kind}, or KIND_UPLINKS for marks of an older archive). */
+    private int foundKind;
+    /** The last part's entries as found at open; null once its tail was cut or when the log was created. */
+    private LogScan tail;
 
-    MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries) {
-        this(io, path, kind, level, nodeEntries, ONE_PART);
+    MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries, Missing missing) {
+        this(io, path, kind, level, nodeEntries, ONE_PART, missing);
     }
 
-    MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries, long partEntries) {
+    MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries, long partEntries, Missing missing) {
         this.io = io;
         this.path = path;
         this.kind = kind;
         this.level = level;
         this.nodeEntries = nodeEntries;
         this.partEntries = partEntries;
+        this.foundKind = kind;
         try {
             String name = path.getFileName().toString();
             for (Path p : io.list(path.getParent(), name)) {
-                if (DurableFiles.isTemp(p)) {
-                    io.delete(p); // a part creation cut short by a crash
-                    continue;
-                }
                 long first = firstOf(p.getFileName().toString(), name);
-                if (first < 0) continue;
+                if (first < 0 || DurableFiles.isTemp(p)) continue; // a part creation cut short: deleted by recovery
                 FileIO f = io.open(p, false);
                 parts.put(first, f);
                 checkHeader(f);
             }
             if (parts.isEmpty()) {
+                if (missing == Missing.CORRUPT) throw new CorruptionException("archive file is missing", path, 0);
                 parts.put(0L, DurableFiles.create(io, path, header()));
                 count = 0;
             } else {
                 checkContiguous();
-                count = validEntries(parts.lastEntry());
+                Map.Entry<Long, FileIO> last = parts.lastEntry();
+                tail = LogScan.of(last.getValue(), HEADER, ENTRY, this::entryValid);
+                count = last.getKey() + tail.valid;
             }
             written = count;
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            Closing.closeAll(e, parts.values());
+            if (e instanceof RuntimeException r) throw r;
             throw new StorageException("cannot open archive file: " + e.getMessage(), path, e);
         }
     }
@@ -133,12 +143,15 @@ final class MaplogFile implements AutoCloseable {
 
     private void checkHeader(FileIO f) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        f.read(h, 0);
+        if (f.read(h, 0) < HEADER) throw new CorruptionException("archive file header truncated", f.path(), 0);
         CRC32C c = new CRC32C();
         c.update(h.array(), 0, 28);
         if (h.getInt(28) != (int) c.getValue() || h.getLong(0) != MAGIC) throw new CorruptionException("archive file header is corrupt", f.path(), 0);
         if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported archive file version " + h.getInt(8), f.path(), 8);
-        if (h.getInt(12) != kind || h.getInt(16) != level) throw new CorruptionException("archive file holds kind " + h.getInt(12) + " level " + h.getInt(16), f.path(), 12);
+        boolean olderMarks = kind == KIND_MARKS && h.getInt(12) == KIND_UPLINKS;
+        if ((h.getInt(12) != kind && !olderMarks) || h.getInt(16) != level)
+            throw new CorruptionException("archive file holds kind " + h.getInt(12) + " level " + h.getInt(16), f.path(), 12);
+        foundKind = h.getInt(12);
         if (h.getInt(20) != nodeEntries)
             throw new IllegalArgumentException("the archive was written with skippyNodeEntries=" + h.getInt(20) + " but the store is configured with "
                     + nodeEntries + " [file " + f.path() + "]");
@@ -148,37 +161,13 @@ final class MaplogFile implements AutoCloseable {
     private void checkContiguous() throws IOException {
         Map.Entry<Long, FileIO> prev = null;
         for (Map.Entry<Long, FileIO> e : parts.entrySet()) {
+            if (prev != null && prev.getKey() + partEntries < e.getKey())
+                throw new CorruptionException("archive file part is missing", partPath(prev.getKey() + partEntries), 0);
             if (prev != null && prev.getValue().size() != HEADER + (e.getKey() - prev.getKey()) * ENTRY)
                 throw new CorruptionException("archive file holds " + (prev.getValue().size() - HEADER) / ENTRY + " entries but the next part starts at "
                         + e.getKey(), prev.getValue().path(), 0);
             prev = e;
         }
-    }
-
-    /** Counts the valid entries of the last part, cutting a torn tail; returns the log's entry count. */
-    private long validEntries(Map.Entry<Long, FileIO> last) throws IOException {
-        FileIO file = last.getValue();
-        long size = file.size();
-        long n = (size - HEADER) / ENTRY;
-        ByteBuffer chunk = ByteBuffer.allocate(ENTRY * 2048).order(ByteOrder.LITTLE_ENDIAN);
-        long good = 0;
-        outer:
-        for (long at = 0; at < n; ) {
-            int batch = (int) Math.min(2048, n - at);
-            chunk.clear().limit(batch * ENTRY);
-            file.read(chunk, HEADER + at * ENTRY);
-            for (int i = 0; i < batch; i++) {
-                if (!entryValid(chunk, i * ENTRY)) break outer;
-                good++;
-            }
-            at += batch;
-        }
-        if (good * ENTRY + HEADER != size) {
-            LOG.warn("archive file {}: torn tail cut after {} entries ({} bytes dropped)", file.path(), good, size - (good * ENTRY + HEADER));
-            file.truncate(HEADER + good * ENTRY);
-            file.force();
-        }
-        return last.getKey() + good;
     }
 
     private boolean entryValid(ByteBuffer b, int off) {
@@ -189,6 +178,23 @@ final class MaplogFile implements AutoCloseable {
 
     Path path() {
         return path;
+    }
+
+    /** True for checkpoint marks written before they had a kind of their own (no log counts, no end record). */
+    boolean olderMarks() {
+        return foundKind != kind;
+    }
+
+    /**
+     * Recovery, before any cut: throws a {@link CorruptionException} naming the part and offset unless the log holds
+     * its first {@code durable} entries (-1 when not known) and what follows may be a torn tail ({@link LogScan}).
+     */
+    synchronized void checkDurable(long durable) {
+        long lastFirst = parts.lastKey();
+        if (durable >= 0 && durable < lastFirst) return; // the full parts before hold it: the last part lies wholly past it
+        if (tail != null) tail.checkDurable(durable < 0 ? durable : durable - lastFirst);
+        else if (durable > count) throw new CorruptionException("archive file holds " + count + " entries but the recovered checkpoint mark made "
+                + durable + " durable", partPath(lastFirst), HEADER + (count - lastFirst) * ENTRY);
     }
 
     /** Position after the last entry. */
@@ -252,6 +258,8 @@ final class MaplogFile implements AutoCloseable {
 
     /** Reads entries [from, from + n) into the arrays (any of which may be null), checking each CRC. */
     synchronized void read(long from, int n, long[] a, long[] b, long[] c) {
+        if (from < parts.firstKey() && from >= 0)
+            throw new CorruptionException("archive entry " + from + " is needed but its part was deleted", partPath(from / partEntries * partEntries), 0);
         if (from < parts.firstKey() || from + n > count)
             throw new IllegalArgumentException("entries [" + from + ", " + (from + n) + ") outside [" + parts.firstKey() + ", " + count + ") of " + path);
         int fromFile = (int) Math.max(0, Math.min(n, written - from));
@@ -304,10 +312,20 @@ final class MaplogFile implements AutoCloseable {
         dirty.clear();
     }
 
-    /** Cuts the log to {@code n} entries (n at or after the first held entry). */
+    /**
+     * Cuts the log to {@code n} entries (n at or after the first held entry), and any torn tail found at open after
+     * them: recovery, once it has decided what is durable.
+     */
     synchronized void truncate(long n) {
-        if (n >= count) return;
-        if (n < parts.firstKey()) throw new IllegalStateException("cannot cut " + path + " to " + n + ": entries before " + parts.firstKey() + " were reclaimed");
+        if (n > count) return;
+        if (n == count && (tail == null || !tail.hasTail())) {
+            tail = null;
+            return;
+        }
+        if (n < parts.firstKey()) throw new CorruptionException("archive entries before " + parts.firstKey() + " are needed but their part was deleted",
+                partPath(n / partEntries * partEntries), 0);
+        if (n == count && tail.hasTail()) LOG.warn("archive file {}: torn tail cut after {} entries", partPath(parts.lastKey()), n - parts.lastKey());
+        tail = null;
         writeBuffered();
         try {
             while (parts.lastKey() > n) {
@@ -326,11 +344,8 @@ final class MaplogFile implements AutoCloseable {
         written = n;
     }
 
-    /**
-     * Recovery of a log appended in mark order: keeps the longest prefix of entries whose first field {@code keep}
-     * accepts, cuts the rest durably, and returns the kept count.
-     */
-    synchronized long keepPrefix(java.util.function.LongPredicate keep) {
+    /** Recovery of a log appended in mark order: the length of the longest prefix whose first fields {@code keep} accepts. */
+    synchronized long prefix(java.util.function.LongPredicate keep) {
         long[] a = new long[BUFFERED_ENTRIES];
         long n = parts.firstKey();
         scan:
@@ -339,8 +354,6 @@ final class MaplogFile implements AutoCloseable {
             read(n, k, a, null, null);
             for (int i = 0; i < k; i++, n++) if (!keep.test(a[i])) break scan;
         }
-        truncate(n);
-        force();
         return n;
     }
 

@@ -58,6 +58,8 @@ final class Pagelog implements AutoCloseable {
     private volatile int firstSegment;
     /** Per segment, the widest (lo, hi] of its records: {lo, hi}. */
     private final Map<Integer, long[]> ranges = new ConcurrentHashMap<>();
+    /** Segments whose range was read from unchecked record headers. */
+    private final java.util.Set<Integer> unchecked = ConcurrentHashMap.newKeySet();
     private long reclaimedBytes;
     private int unforcedFrom = Integer.MAX_VALUE;
 
@@ -71,18 +73,17 @@ final class Pagelog implements AutoCloseable {
         this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
         try {
             for (Path p : io.list(dir, PREFIX)) {
-                if (DurableFiles.isTemp(p)) {
-                    io.delete(p); // a segment creation cut short by a crash
-                    continue;
-                }
+                if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
                 int n = segmentOf(p);
-                if (!segments.isEmpty() && n != lastSegment() + 1) throw new CorruptionException("Pagelog segment " + name(lastSegment() + 1) + " is missing", p, 0);
+                if (!segments.isEmpty() && n != lastSegment() + 1) throw new CorruptionException("Pagelog segment is missing", dir.resolve(name(lastSegment() + 1)), 0);
                 if (segments.isEmpty()) firstSegment = n; // the ones before were reclaimed
                 FileIO f = io.open(p, false);
                 segments.put(n, f);
                 checkHeader(f, n);
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            close();
+            if (e instanceof RuntimeException r) throw r;
             throw new StorageException("cannot open the Pagelog: " + e.getMessage(), dir, e);
         }
         end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
@@ -90,7 +91,10 @@ final class Pagelog implements AutoCloseable {
         for (int seg : segments.keySet()) ranges.put(seg, scanRange(seg));
     }
 
-    /** Reads the (lo, hi] of every record header of a segment (at open). */
+    /**
+     * Reads the (lo, hi] of every record header of a segment (at open, or of the last one after a cut). Only the
+     * headers, so unchecked: the segment is read whole and checked before reclamation trusts it ({@link #checkedRange}).
+     */
     private long[] scanRange(int seg) {
         long[] range = {Long.MAX_VALUE, 0};
         ByteBuffer h = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN);
@@ -106,7 +110,33 @@ final class Pagelog implements AutoCloseable {
         } catch (IOException e) {
             throw new StorageException("cannot scan a Pagelog segment: " + e.getMessage(), f.path(), e);
         }
+        unchecked.add(seg);
         return range;
+    }
+
+    /** The (lo, hi] of a segment's records, each record read whole and its CRC checked: a damaged one is named. */
+    private long[] checkedRange(int seg) {
+        long[] range = {Long.MAX_VALUE, 0};
+        ByteBuffer rec = readBuf.get();
+        FileIO f = segments.get(seg);
+        for (long i = 0; i < recordsPerSegment; i++) {
+            long off = HEADER + i * recordBytes;
+            rec.clear();
+            try {
+                if (f.read(rec, off) < recordBytes) throw new CorruptionException("Pagelog record truncated", f.path(), off);
+            } catch (IOException e) {
+                throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
+            }
+            if (!intact(rec)) throw new CorruptionException("Pagelog record checksum mismatch", f.path(), off);
+            range[1] = Math.max(range[1], rec.getLong(8));
+            range[0] = Math.min(range[0], rec.getLong(16));
+        }
+        return range;
+    }
+
+    /** True when the record in {@code rec} matches its CRC (over its header fields and its image). */
+    private boolean intact(ByteBuffer rec) {
+        return rec.getInt(24) == checksum(rec, 0, new CRC32C());
     }
 
     private int lastSegment() {
@@ -144,6 +174,11 @@ final class Pagelog implements AutoCloseable {
         if (h.getLong(16) != n) throw new CorruptionException("Pagelog segment holds number " + h.getLong(16), f.path(), 16);
     }
 
+    /** The segment file that holds (or would hold) {@code address}. */
+    Path pathOf(long address) {
+        return dir.resolve(name((int) (address / recordsPerSegment)));
+    }
+
     /** Next address to be written. */
     long end() {
         return end;
@@ -177,6 +212,7 @@ final class Pagelog implements AutoCloseable {
     synchronized void reclaimOldest(long limit, Unreachable unreachable) {
         while (firstSegment < lastSegment() && (firstSegment + 1L) * recordsPerSegment <= limit) {
             int seg = firstSegment;
+            if (unchecked.remove(seg)) ranges.put(seg, checkedRange(seg)); // a damaged header must not let a needed segment go
             long[] range = ranges.getOrDefault(seg, new long[]{Long.MAX_VALUE, 0});
             if (!unreachable.test(range[0], range[1])) return;
             FileIO f = segments.get(seg);
@@ -191,6 +227,7 @@ final class Pagelog implements AutoCloseable {
             firstSegment = seg + 1; // readers never ask for reclaimed addresses: every live mapping lies above
             segments.remove(seg);
             ranges.remove(seg);
+            unchecked.remove(seg);
         }
     }
 
@@ -229,7 +266,7 @@ final class Pagelog implements AutoCloseable {
         stage.putLong(pageId).putLong(hi).putLong(lo).putInt(0).putInt(0);
         stage.put(at + RECORD_HEADER, image, imageOffset, pageSize);
         stage.position(at + recordBytes);
-        stage.putInt(at + 24, checksum(stage, at));
+        stage.putInt(at + 24, checksum(stage, at, crc));
         long[] range = ranges.computeIfAbsent((int) (address / recordsPerSegment), x -> new long[]{Long.MAX_VALUE, 0});
         range[0] = Math.min(range[0], lo);
         range[1] = Math.max(range[1], hi);
@@ -255,7 +292,8 @@ final class Pagelog implements AutoCloseable {
         end = staged;
     }
 
-    private int checksum(ByteBuffer buf, int at) {
+    /** The CRC of the record at {@code at} of {@code buf}: its header fields and its image, computed with {@code crc}. */
+    private int checksum(ByteBuffer buf, int at, CRC32C crc) {
         crc.reset();
         ByteBuffer b = buf.duplicate();
         b.limit(at + 24).position(at);
@@ -286,7 +324,7 @@ final class Pagelog implements AutoCloseable {
         if (address < 0 || address >= end) throw new IllegalArgumentException("Pagelog address " + address + " outside [0, " + end + ")");
         int seg = (int) (address / recordsPerSegment);
         FileIO f = segments.get(seg);
-        if (f == null) throw new IllegalStateException("Pagelog address " + address + " lies in reclaimed segment " + seg);
+        if (f == null) throw new CorruptionException("Pagelog address " + address + " is mapped by a live snapshot but its segment is gone", pathOf(address), offsetOf(address));
         ByteBuffer rec = readBuf.get();
         rec.clear();
         long off = offsetOf(address);
@@ -295,13 +333,7 @@ final class Pagelog implements AutoCloseable {
         } catch (IOException e) {
             throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
         }
-        CRC32C c = new CRC32C();
-        ByteBuffer b = rec.duplicate();
-        b.limit(24).position(0);
-        c.update(b);
-        b.limit(recordBytes).position(RECORD_HEADER);
-        c.update(b);
-        if (rec.getInt(24) != (int) c.getValue()) throw new CorruptionException("Pagelog record checksum mismatch (page " + pageId + ")", f.path(), off);
+        if (!intact(rec)) throw new CorruptionException("Pagelog record checksum mismatch (page " + pageId + ")", f.path(), off);
         if (rec.getLong(0) != pageId) throw new CorruptionException("Pagelog record holds page " + rec.getLong(0) + ", expected " + pageId, f.path(), off);
         dst.put(dstOffset, rec, RECORD_HEADER, pageSize);
     }
@@ -323,7 +355,7 @@ final class Pagelog implements AutoCloseable {
     synchronized void truncate(long newEnd) {
         if (newEnd >= end) return;
         if (newEnd < (long) firstSegment * recordsPerSegment)
-            throw new IllegalStateException("cannot cut the Pagelog to " + newEnd + ": segments before " + firstSegment + " were reclaimed");
+            throw new CorruptionException("the recovered checkpoint mark needs Pagelog address " + newEnd + " but its segment is gone", pathOf(newEnd), 0);
         try {
             int keep = newEnd == 0 ? 0 : (int) ((newEnd - 1) / recordsPerSegment) + 1; // segments [0, keep) hold [0, newEnd)
             while (!segments.isEmpty() && lastSegment() >= Math.max(keep, firstSegment + 1)) {
@@ -345,6 +377,7 @@ final class Pagelog implements AutoCloseable {
         }
         end = newEnd;
         ranges.keySet().removeIf(seg -> !segments.containsKey(seg));
+        unchecked.removeIf(seg -> !segments.containsKey(seg));
         if (!segments.isEmpty()) ranges.put(lastSegment(), scanRange(lastSegment()));
     }
 

@@ -30,6 +30,11 @@ import java.util.zip.CRC32C;
  *                   | crc32c of the record without this field (4) | n × (offset (4) | length (4)) | payload
  * </pre>
  * A record rebuilds the page as its base image with the ranges overwritten (a whole page is one range over no base).
+ * Every byte that decides what is read is checked before use: the header by its CRC, and each record — page id,
+ * base, ranges and payload — by its own whenever the records are walked ({@link Reader#forEachRecord}, which also
+ * checks that they fill the file and number what the header says) or one is read. A damaged record is a
+ * {@link CorruptionException}, never a page left out of a view's index, which would let the read fall through to
+ * another version's pre-state.
  */
 final class RankedExtent {
     static final long MAGIC = 0x5641525645455831L; // "VARVEEX1"
@@ -47,8 +52,9 @@ final class RankedExtent {
     private final long[] pins;
     private final long bytes;
     private final int headerBytes;
+    private final int records;
 
-    private RankedExtent(Path path, long snapshot, int level, int pageSize, long[] pins, long bytes) {
+    private RankedExtent(Path path, long snapshot, int level, int pageSize, long[] pins, long bytes, int records) {
         this.path = path;
         this.snapshot = snapshot;
         this.level = level;
@@ -56,6 +62,7 @@ final class RankedExtent {
         this.pins = pins;
         this.bytes = bytes;
         this.headerBytes = headerBytes(pins.length);
+        this.records = records;
     }
 
     private static int headerBytes(int k) {
@@ -112,9 +119,22 @@ final class RankedExtent {
             if (full.getInt(full.capacity() - 4) != crc(full, 0, full.capacity() - 4)) throw new CorruptionException("ranked extent header checksum mismatch", path, 0);
             long[] pins = new long[k];
             for (int j = 0; j < k; j++) pins[j] = full.getLong(36 + 8 * j);
-            return new RankedExtent(path, full.getLong(16), full.getInt(24), pageSize, pins, f.size());
+            return new RankedExtent(path, full.getLong(16), full.getInt(24), pageSize, pins, f.size(), full.getInt(32));
         } catch (IOException e) {
             throw new StorageException("cannot open a ranked extent: " + e.getMessage(), path, e);
+        }
+    }
+
+    /**
+     * Recovery: checks that this is snapshot {@code id}'s extent at {@code expectedLevel} and that every record is
+     * whole and intact; a {@link CorruptionException} naming the file otherwise.
+     */
+    void verify(FileIOFactory io, long id, int expectedLevel) {
+        if (snapshot != id || level != expectedLevel)
+            throw new CorruptionException("ranked extent holds snapshot " + snapshot + " at level " + level + ", expected snapshot " + id + " at level "
+                    + expectedLevel, path, 16);
+        try (Reader r = reader(io)) {
+            r.forEachRecord((pageId, offset, base) -> { });
         }
     }
 
@@ -160,30 +180,43 @@ final class RankedExtent {
             forEachRecord((pageId, offset, base) -> into.putIfAbsent(pageId, ArchiveLevel.extentLocation(offset)));
         }
 
-        /** Calls {@code visitor} with every record's page, file offset and base location. */
+        /**
+         * Calls {@code visitor} with every record's page, file offset and base location, each record checked whole
+         * (CRC, ranges) before it is used; the records must fill the file and number what the header says.
+         */
         void forEachRecord(RecordVisitor visitor) {
-            ByteBuffer h = ByteBuffer.allocate(RECORD_HEADER).order(ByteOrder.LITTLE_ENDIAN);
+            Window w = new Window(file);
             long at = headerBytes;
+            int count = 0;
             try {
                 while (at < bytes) {
-                    h.clear();
-                    if (file.read(h, at) < RECORD_HEADER) throw new CorruptionException("ranked extent record truncated", path, at);
-                    int n = h.getInt(16);
-                    if (n < 0 || n > pageSize) throw new CorruptionException("ranked extent record names " + n + " ranges", path, at);
-                    visitor.visit(h.getLong(0), at, h.getLong(8));
-                    at += RECORD_HEADER + 8L * n + payloadOf(at, n);
+                    ByteBuffer b = w.buffer();
+                    int h = w.at(at, RECORD_HEADER);
+                    int n = b.getInt(h + 16);
+                    if (n < 0 || 8L * n > pageSize + 8) throw new CorruptionException("ranked extent record names " + n + " ranges", path, at);
+                    int r = w.at(at, RECORD_HEADER + 8 * n);
+                    long payload = 0;
+                    for (int i = 0; i < n; i++) {
+                        int off = b.getInt(r + RECORD_HEADER + 8 * i);
+                        int len = b.getInt(r + RECORD_HEADER + 8 * i + 4);
+                        if (off < 0 || len < 0 || (long) off + len > pageSize) throw new CorruptionException("ranked extent range outside the page", path, at);
+                        payload += len;
+                    }
+                    if (8L * n + payload > pageSize + 8) throw new CorruptionException("ranked extent record larger than a page", path, at);
+                    int size = RECORD_HEADER + 8 * n + (int) payload;
+                    int o = w.at(at, size);
+                    CRC32C c = new CRC32C();
+                    c.update(b.array(), o, 20);
+                    c.update(b.array(), o + RECORD_HEADER, size - RECORD_HEADER);
+                    if ((int) c.getValue() != b.getInt(o + 20)) throw new CorruptionException("ranked extent record checksum mismatch", path, at);
+                    visitor.visit(b.getLong(o), at, b.getLong(o + 8));
+                    at += size;
+                    count++;
                 }
             } catch (IOException e) {
                 throw new StorageException("cannot read a ranked extent: " + e.getMessage(), path, e);
             }
-        }
-
-        private int payloadOf(long at, int n) throws IOException {
-            ByteBuffer r = ByteBuffer.allocate(8 * n).order(ByteOrder.LITTLE_ENDIAN);
-            if (file.read(r, at + RECORD_HEADER) < r.capacity()) throw new CorruptionException("ranked extent ranges truncated", path, at);
-            int payload = 0;
-            for (int i = 0; i < n; i++) payload += r.getInt(8 * i + 4);
-            return payload;
+            if (count != records) throw new CorruptionException("ranked extent holds " + count + " records but its header says " + records, path, at);
         }
 
         /**
@@ -230,6 +263,36 @@ final class RankedExtent {
             } catch (IOException e) {
                 throw new StorageException("cannot close a ranked extent", path, e);
             }
+        }
+    }
+
+    /** A sequential read window over an extent file, so a walk reads it in large pieces. */
+    private final class Window {
+        private final FileIO file;
+        private final ByteBuffer buf = ByteBuffer.allocate(Math.max(1 << 20, 2 * (RECORD_HEADER + 8 + pageSize))).order(ByteOrder.LITTLE_ENDIAN);
+        private long start;
+        private int length;
+
+        Window(FileIO file) {
+            this.file = file;
+        }
+
+        ByteBuffer buffer() {
+            return buf;
+        }
+
+        /** The position in {@link #buffer} of file bytes [at, at + n), read in when not there yet. */
+        int at(long at, int n) throws IOException {
+            if (at < start || at + n > start + length) {
+                int want = (int) Math.min(buf.capacity(), bytes - at);
+                if (want < n) throw new CorruptionException("ranked extent record runs past the end of the file", path, at);
+                buf.clear().limit(want);
+                int got = file.read(buf, at);
+                if (got < n) throw new CorruptionException("ranked extent record truncated", path, at);
+                start = at;
+                length = got;
+            }
+            return (int) (at - start);
         }
     }
 

@@ -40,6 +40,11 @@ final class Skippy implements AutoCloseable {
     private long lastSnapshot;
 
     Skippy(FileIOFactory io, Path dir, int height, int nodeEntries, long partEntries) {
+        this(io, dir, height, nodeEntries, partEntries, MaplogFile.Missing.CREATE);
+    }
+
+    /** Opens the levels in {@code dir}, reading only; {@link #truncate} repairs them after a crash. */
+    Skippy(FileIOFactory io, Path dir, int height, int nodeEntries, long partEntries, MaplogFile.Missing missing) {
         this.height = height;
         this.nodeEntries = nodeEntries;
         levels = new MaplogFile[height + 1];
@@ -47,11 +52,39 @@ final class Skippy implements AutoCloseable {
         nodePages = new long[height + 1][nodeEntries];
         nodeSnapshots = new long[height + 1][nodeEntries];
         nodeAddresses = new long[height + 1][nodeEntries];
-        for (int i = 0; i <= height; i++) {
-            levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogFile.KIND_MAPPINGS, i, nodeEntries, partEntries);
-            if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogFile.KIND_UPLINKS, i, nodeEntries, partEntries);
+        try {
+            for (int i = 0; i <= height; i++) {
+                levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogFile.KIND_MAPPINGS, i, nodeEntries, partEntries, missing);
+                if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogFile.KIND_UPLINKS, i, nodeEntries, partEntries, missing);
+            }
+            loadNodes();
+        } catch (RuntimeException e) {
+            Closing.closeAll(e, Arrays.asList(levels));
+            Closing.closeAll(e, Arrays.asList(uplinks));
+            throw e;
         }
-        repair();
+    }
+
+    /**
+     * Recovery, before any cut: throws a {@link dev.varve.core.io.CorruptionException} naming the file unless the
+     * Maplog holds its first {@code mappings} and every uplink and upper level what stood for them at the checkpoint
+     * mark — promotions are made with the append that fills a node, and all of them were durable by the mark.
+     */
+    void checkDurable(long mappings) {
+        long durable = mappings;
+        long[] end = new long[1];
+        for (int i = 0; i <= height; i++) {
+            levels[i].checkDurable(durable);
+            if (i == height) break;
+            long links = durable < 0 ? -1 : durable / nodeEntries;
+            uplinks[i].checkDurable(links);
+            if (links <= 0 || links - 1 < uplinks[i].first()) {
+                durable = links == 0 ? 0 : -1; // none, or not known: reclaimed
+            } else {
+                uplinks[i].read(links - 1, 1, null, end, null);
+                durable = end[0];
+            }
+        }
     }
 
     /** The Maplog (level 0). */
@@ -78,12 +111,14 @@ final class Skippy implements AutoCloseable {
         long[] end = new long[1];
         for (int i = 0; i < height; i++) {
             long links = Math.min(uplinks[i].count(), levels[i].count() / nodeEntries);
-            uplinks[i].truncate(links);
             long keep = 0;
-            if (links > 0) {
+            for (; links > uplinks[i].first(); links--) { // an uplink past the level above's end goes too: redone below
                 uplinks[i].read(links - 1, 1, null, end, null);
                 keep = end[0];
+                if (keep <= levels[i + 1].count()) break;
+                keep = 0;
             }
+            uplinks[i].truncate(links);
             levels[i + 1].truncate(keep);
         }
         for (int i = height - 1; i >= 0; i--) {
@@ -96,6 +131,11 @@ final class Skippy implements AutoCloseable {
                 promote(i, nodeEntries);
             }
         }
+        loadNodes();
+    }
+
+    /** Loads every level's current node and the snapshot of the last mapping. */
+    private void loadNodes() {
         for (int i = 0; i <= height; i++) loadCurrentNode(i);
         long[] last = new long[1];
         lastSnapshot = 0;
@@ -219,9 +259,11 @@ final class Skippy implements AutoCloseable {
         }
     }
 
-    /** Cuts the Maplog to {@code n} mappings (recovery) and rebuilds what stood above the cut. */
+    /**
+     * Recovery: cuts the Maplog to {@code n} mappings and any torn tail, and makes the upper levels agree with it
+     * ({@link #repair}).
+     */
     void truncate(long n) {
-        if (n >= levels[0].count()) return;
         levels[0].truncate(n);
         repair();
     }

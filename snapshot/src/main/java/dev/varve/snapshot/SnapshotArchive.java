@@ -10,6 +10,7 @@ import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.memory.PageSlots;
+import dev.varve.core.page.PageId;
 import dev.varve.core.spi.CheckpointListener;
 import dev.varve.config.RankTreePolicy;
 
@@ -43,8 +44,10 @@ import org.slf4j.LoggerFactory;
  * snapshot of declared rank r is read through level min(r, k). Positions and addresses are handed out when a
  * pre-state is captured and written by the archiver in capture order; at each checkpoint mark the archive notes
  * them, and before the start marker makes everything up to there durable — volumes before Maplogs before Start
- * (I4, I5) — with a (mark, level, positions) record. Recovery cuts every level back to the recovered mark; replay
- * from the mark re-declares the later snapshots and re-captures their pre-states deterministically (I6).
+ * (I4, I5) — with a record of the mark ({@link ArchiveMarks}: positions, addresses, every log's record count, the
+ * snapshot ids). Opening only reads; recovery first checks every file against the recovered mark, then cuts every
+ * level and log back to it; replay from the mark re-declares the later snapshots and re-captures their pre-states
+ * deterministically (I6).
  *
  * <p>Lazy ranking (Thresher's lazy segregation, with the hybrid page window W). A raise adds the snapshot to the new
  * levels at once, so pages first changed after it are recorded there; every level's Maplog position at the raise
@@ -65,17 +68,18 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
     /** Captures the archiver writes with one Pagelog write. */
     private static final int ARCHIVE_BATCH = 256;
-    /** In a mark record, levels offset by this carry volume addresses; the plain level carries Maplog positions. */
-    private static final long MARK_ADDRESSES = 1000;
+    /** A file larger than this holds records, not just a header (every archive file's header is at most this long). */
+    private static final int HEADER_BYTES = MaplogFile.HEADER;
 
     private final FileIOFactory io;
+    private final Path dir;
     private final int pageSize;
     private final int pageWindow;
     /** The policy's archive budget in bytes, -1 when none. */
     private final long budget;
     private final ArchiveLevel[] levels;
-    private final MaplogFile marks;
-    private final MaplogFile moves;
+    private final ArchiveMarks marks;
+    private final MoveLog moves;
     private final SnapshotRegistry registry;
     private final PageSlots slots;
     private final Capture capture;
@@ -91,12 +95,13 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final Map<Long, RankedExtent> extents = new HashMap<>();
     /** Extents replaced by a later copy or of dropped snapshots, deleted once no open view reads them. */
     private final List<RankedExtent> retired = new ArrayList<>();
-    /** Extent files found at open, matched against the recovered moves by {@link #recover}. */
-    private final List<RankedExtent> found = new ArrayList<>();
     /** The lazy-ranking copies decided at the latest checkpoint mark: {snapshot, target level}. */
     private List<SnapshotRegistry.Move> dueAtMark = List.of();
     private long nextCapture;
     private long markCapture;
+    /** At the latest checkpoint mark: the snapshot, drop and join logs' record counts, and the latest declared id. */
+    private long[] logsAtMark = new long[3];
+    private long latestAtMark;
     /** Bytes attributed to snapshots the budget dropped since the last reclamation: not given back yet. */
     private long budgetPending;
 
@@ -127,38 +132,60 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public SnapshotArchive(FileIOFactory io, Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes,
                            long segmentBytes, RankTreePolicy retention, int pageWindow) {
         this.io = io;
+        this.dir = dir;
         this.pageSize = pageSize;
         this.pageWindow = pageWindow;
         this.budget = retention.budgetBytes().orElse(-1);
         try {
             io.createDirectories(dir);
-            for (Path p : io.list(dir, "")) if (DurableFiles.isTemp(p)) io.delete(p); // creations cut short by a crash
         } catch (IOException e) {
             throw new StorageException("cannot create the archive directory", dir, e);
         }
         int k = retention.levelCount();
-        if (io.exists(dir.resolve("level-" + (k + 1))))
+        if (io.exists(ArchiveLevel.dirOf(dir, k + 1)))
             throw new IllegalArgumentException("the archive in " + dir + " has more rank levels than the retention policy's " + k
                     + "; the number of levels of an existing archive cannot shrink");
+        // a new archive has no marks file: it is created last, so an archive without one holds no records
+        boolean fresh = !io.exists(dir.resolve(ArchiveMarks.FILE));
+        if (fresh) refuseRecordsWithoutMarks();
         this.levels = new ArchiveLevel[k];
-        for (int j = 1; j <= k; j++) levels[j - 1] = new ArchiveLevel(io, dir, j, pageSize, skippyLevels, skippyNodeEntries, segmentBytes);
-        this.registry = new SnapshotRegistry(io, dir, retention, skippyNodeEntries);
-        this.marks = new MaplogFile(io, dir.resolve("archive-marks.log"), MaplogFile.KIND_UPLINKS, -1, skippyNodeEntries);
-        this.moves = new MaplogFile(io, dir.resolve("moves.log"), MaplogFile.KIND_MOVES, -1, skippyNodeEntries);
-        for (ArchiveLevel l : levels) findExtents(l.dir);
+        List<AutoCloseable> opened = new ArrayList<>();
+        try {
+            ArchiveMarks found = fresh ? null : Closing.track(opened, new ArchiveMarks(io, dir, skippyNodeEntries, MaplogFile.Missing.CORRUPT));
+            MaplogFile.Missing missing = fresh ? MaplogFile.Missing.CREATE : MaplogFile.Missing.CORRUPT;
+            MaplogFile.Missing later = fresh || found.olderFormat() ? MaplogFile.Missing.CREATE : missing; // joins and moves came after the first archives
+            for (int j = 1; j <= k; j++)
+                levels[j - 1] = Closing.track(opened, new ArchiveLevel(io, dir, j, pageSize, skippyLevels, skippyNodeEntries, segmentBytes, missing));
+            this.registry = Closing.track(opened, new SnapshotRegistry(io, dir, retention, skippyNodeEntries, missing, later));
+            this.moves = Closing.track(opened, new MoveLog(io, dir, skippyNodeEntries, later));
+            this.marks = fresh ? new ArchiveMarks(io, dir, skippyNodeEntries, MaplogFile.Missing.CREATE) : found;
+        } catch (RuntimeException e) {
+            Closing.closeAll(e, opened);
+            throw e;
+        }
         this.slots = new PageSlots(captureBufferBytes, pageSize);
         this.capture = new Capture(this);
         this.archiver = new Archiver(this);
     }
 
-    private void findExtents(Path levelDir) {
+    /**
+     * An archive without its marks file must be new, or a creation cut short — no file holds more than its header;
+     * otherwise the marks were lost, and with them what recovery needs to tell a torn tail from lost records.
+     */
+    private void refuseRecordsWithoutMarks() {
+        List<Path> files = new ArrayList<>();
         try {
-            for (Path p : io.list(levelDir, "extent-")) {
-                if (DurableFiles.isTemp(p)) io.delete(p); // a copy cut short by a crash
-                else if (RankedExtent.snapshotOf(p) >= 0) found.add(RankedExtent.open(io, p, pageSize));
+            for (Path p : io.list(dir, "")) if (!p.getFileName().toString().startsWith("level-")) files.add(p);
+            for (int j = 1; io.exists(ArchiveLevel.dirOf(dir, j)); j++) files.addAll(io.list(ArchiveLevel.dirOf(dir, j), ""));
+            for (Path p : files) {
+                if (DurableFiles.isTemp(p)) continue;
+                try (var f = io.open(p, false)) {
+                    if (f.size() > HEADER_BYTES)
+                        throw new CorruptionException("the archive's checkpoint marks are missing, but " + p + " holds records", dir.resolve(ArchiveMarks.FILE), 0);
+                }
             }
         } catch (IOException e) {
-            throw new StorageException("cannot list the ranked extents", levelDir, e);
+            throw new StorageException("cannot list the archive: " + e.getMessage(), dir, e);
         }
     }
 
@@ -170,24 +197,28 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     // ---------------------------------------------------------------- recovery
 
     /**
-     * Retro stage 1: cuts the archive back to the recovered checkpoint mark ({@code markLsn}; {@code emptyStore}
-     * when no checkpoint ever completed) and turns capture on for logical replay.
+     * Retro stage 1, once the engine has decided its WAL and markers are sound: checks that every archive file holds
+     * what the recovered checkpoint mark ({@code markLsn}; {@code emptyStore} when no checkpoint ever completed) made
+     * durable — reading only, so a damaged archive is refused with a {@link CorruptionException} naming the file and
+     * nothing changed — then cuts every log back to the mark (and any torn tail past it), deletes what a crash left
+     * half-made, and turns capture on for logical replay.
      */
     public void recover(long markLsn, boolean emptyStore) {
-        long[][] atMark = emptyStore ? new long[2][levels.length] : positionsAt(markLsn);
-        for (ArchiveLevel l : levels) {
-            long mappings = atMark[0][l.level - 1];
-            long addresses = atMark[1][l.level - 1];
-            if (mappings > l.maplog.size() || addresses > l.volume.end())
-                throw new CorruptionException("archive level " + l.level + " holds " + l.maplog.size() + " mappings and " + l.volume.end()
-                        + " pages but checkpoint mark " + markLsn + " recorded " + mappings + " and " + addresses + " (I5 broken?)",
-                        l.maplog.maplog().path(), 0);
-            l.cutTo(mappings, addresses);
-        }
+        ArchiveMarks.Mark mark = emptyStore ? ArchiveMarks.Mark.none(levels.length) : marks.find(markLsn, levels.length);
+        for (ArchiveLevel l : levels) l.checkDurable(mark.mappings()[l.level - 1], mark.addresses()[l.level - 1]);
         lock.lock();
         try {
-            registry.recover(markLsn, emptyStore);
-            recoverMoves(markLsn, emptyStore);
+            registry.prepare(markLsn, emptyStore, mark);
+            Map<Long, RankedExtent> kept = recoveredExtents(moves.prepare(markLsn, emptyStore, mark.moves()));
+            // sound: from here on the cuts
+            for (ArchiveLevel l : levels) l.cutTo(mark.mappings()[l.level - 1], mark.addresses()[l.level - 1]);
+            registry.cut();
+            moves.cut();
+            marks.cut(emptyStore);
+            extents.clear();
+            extents.putAll(kept);
+            retired.clear();
+            deleteLeftovers();
             capturesPerSnapshot.clear();
             nextCapture = 0;
             archived = 0;
@@ -201,46 +232,42 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
-     * Keeps the lazy-ranking copies made at checkpoint marks up to the recovered one (their extents and records were
-     * durable before that checkpoint's start marker; replay redoes the later ones) for snapshots still live, and
-     * deletes every other extent file.
+     * Applies the lazy-ranking copies made at marks up to the recovered one to the snapshots still live, and returns
+     * the ranked extent each of them reads — checked whole, so a missing, cut or damaged extent is found now, not
+     * when a read falls back on pre-states of other versions. Caller holds the lock; reads only.
      */
-    private void recoverMoves(long markLsn, boolean emptyStore) {
-        int keep = (int) moves.keepPrefix(mark -> !emptyStore && mark <= markLsn);
-        long[] ids = new long[keep];
-        long[] moved = new long[keep]; // level and Start there, packed like an archive location
-        moves.read(0, keep, null, ids, moved);
-        for (int i = 0; i < keep; i++) {
-            if (registry.find(ids[i]) != null) registry.moved(ids[i], ArchiveLevel.levelOf(moved[i]), ArchiveLevel.addressOf(moved[i]));
+    private Map<Long, RankedExtent> recoveredExtents(List<MoveLog.Move> moved) {
+        Map<Long, MoveLog.Move> latest = new HashMap<>();
+        for (MoveLog.Move m : moved) if (registry.find(m.id()) != null) latest.put(m.id(), m);
+        Map<Long, RankedExtent> out = new HashMap<>();
+        for (MoveLog.Move m : latest.values()) {
+            registry.moved(m.id(), m.level(), m.start());
+            Path path = RankedExtent.pathOf(ArchiveLevel.dirOf(dir, m.level()), m.id());
+            if (Boolean.FALSE.equals(m.extent()) || (m.extent() == null && !io.exists(path))) continue; // the copy found nothing to copy
+            if (!io.exists(path))
+                throw new CorruptionException("snapshot " + m.id() + " is read through its ranked extent, which is missing (copied at checkpoint mark "
+                        + m.mark() + ")", path, 0);
+            RankedExtent e = RankedExtent.open(io, path, pageSize);
+            e.verify(io, m.id(), m.level());
+            out.put(m.id(), e);
         }
-        for (RankedExtent e : extents.values()) found.add(e);
-        extents.clear();
-        for (RankedExtent e : found) {
-            if (registry.movedTo(e.snapshot()) == e.level()) extents.put(e.snapshot(), e);
-            else e.delete(io);
-        }
-        found.clear();
+        return out;
     }
 
-    /** Per level, the Maplog positions ([0]) and volume addresses ([1]) a checkpoint mark recorded. */
-    private long[][] positionsAt(long markLsn) {
-        long[][] out = new long[2][levels.length];
-        boolean found = false;
-        long[] lsn = new long[1];
-        long[] what = new long[1];
-        long[] value = new long[1];
-        for (long i = marks.count() - 1; i >= 0; i--) {
-            marks.read(i, 1, lsn, what, value);
-            if (lsn[0] != markLsn) {
-                if (found) break;
-                continue;
+    /** Deletes what a crash left half-made (temp files) and the extents no live snapshot reads. Recovery, once sound. */
+    private void deleteLeftovers() {
+        List<Path> files = new ArrayList<>();
+        try {
+            files.addAll(io.list(dir, ""));
+            for (ArchiveLevel l : levels) files.addAll(io.list(l.dir, ""));
+            for (Path p : files) {
+                long snapshot = RankedExtent.snapshotOf(p);
+                RankedExtent e = snapshot < 0 ? null : extents.get(snapshot);
+                if (DurableFiles.isTemp(p) || (snapshot >= 0 && (e == null || !e.path().equals(p)))) io.delete(p);
             }
-            found = true;
-            int level = (int) (what[0] % MARK_ADDRESSES);
-            if (level >= 1 && level <= levels.length) out[what[0] >= MARK_ADDRESSES ? 1 : 0][level - 1] = value[0];
+        } catch (IOException e) {
+            throw new StorageException("cannot delete what a crash left in the archive: " + e.getMessage(), dir, e);
         }
-        if (!found) throw new CorruptionException("the archive has no record of checkpoint mark " + markLsn, marks.path(), 0);
-        return out;
     }
 
     private void countCaptures(long n) {
@@ -255,9 +282,17 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     // ---------------------------------------------------------------- declarations
 
-    /** Latest declared snapshot id, 0 when none. */
+    /**
+     * Latest snapshot id handed out, 0 when none: declared, or known to the recovered checkpoint mark (ids are never
+     * handed out twice, even when replay does not re-declare every one of them).
+     */
     public long latest() {
         return registry.latest();
+    }
+
+    /** Latest snapshot declared (replayed, or since recovery): the one a page's pre-state is captured for. */
+    long latestDeclared() {
+        return registry.declaredLatest();
     }
 
     /** The id the next declaration gets. */
@@ -514,6 +549,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         try {
             dueAtMark = registry.dueForMove(pageWindow); // taken now: a raise between the mark and the copy waits for the next
             markCapture = nextCapture;
+            logsAtMark = registry.counts();
+            latestAtMark = registry.declaredLatest();
             for (ArchiveLevel l : levels) {
                 l.mappingsAtMark = l.nextMapping;
                 l.addressesAtMark = l.nextAddress;
@@ -660,9 +697,13 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     void flush(long markLsn) {
         long target;
         long[][] atMark = new long[2][levels.length];
+        long[] logs;
+        long latestDeclared;
         lock.lock();
         try {
             target = markCapture;
+            logs = logsAtMark;
+            latestDeclared = latestAtMark;
             for (ArchiveLevel l : levels) {
                 atMark[0][l.level - 1] = l.mappingsAtMark;
                 atMark[1][l.level - 1] = l.addressesAtMark;
@@ -692,11 +733,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             for (ArchiveLevel l : levels) l.maplog.force();
             registry.force();
             moves.force();
-            for (ArchiveLevel l : levels) {
-                marks.append(markLsn, l.level, atMark[0][l.level - 1]);
-                marks.append(markLsn, MARK_ADDRESSES + l.level, atMark[1][l.level - 1]);
-            }
-            marks.force();
+            marks.append(new ArchiveMarks.Mark(markLsn, atMark[0], atMark[1], logs[0], logs[1], logs[2], moves.count(), latestDeclared, registry.latest()));
         } finally {
             lock.unlock();
         }
@@ -761,7 +798,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             if (w != null) w.abandon();
             throw e;
         }
-        moves.append(markLsn, id, ArchiveLevel.location(target, targetStart));
+        moves.append(markLsn, id, target, targetStart, extent != null);
         lock.lock();
         try {
             registry.moved(id, target, targetStart);
@@ -855,6 +892,17 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         if (ArchiveLevel.isExtent(location)) spt.extent().read(ArchiveLevel.extentOffset(location), pageId, dst, offset, this::readVolume);
         else readVolume(location, pageId, dst, offset);
         return true;
+    }
+
+    /**
+     * The error for a page a view needs that changed after its snapshot but has no archived pre-state: the files it
+     * was looked for in lost it (or are not the ones written).
+     */
+    StorageException noPreState(SnapshotPageTable spt, long pageId) {
+        Path maplog = levels[spt.level() - 1].maplog.maplog().path();
+        String extent = spt.extent() == null ? "" : " and ranked extent " + spt.extent().extent().path();
+        return new StorageException("page " + PageId.toString(pageId) + " changed after snapshot " + spt.snapshot() + " but the archive holds no pre-state for it: "
+                + "the level-" + spt.level() + " Maplog from position " + spt.start() + extent + " maps none", maplog);
     }
 
     /**

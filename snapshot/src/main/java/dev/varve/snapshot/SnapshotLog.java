@@ -23,7 +23,8 @@ import java.util.zip.CRC32C;
  * record (48): id (8) | rank (4) | reserved (4) | declaredMillis (8) | start (8) | walLsn (8) | crc32c of [0,40) (4) | reserved (4)
  * </pre>
  * {@code start} is the Maplog position of the snapshot's first mapping, {@code walLsn} where its snaprec sits.
- * Format versions: 1 — initial layout. A torn tail is cut at open.
+ * Format versions: 1 — initial layout. Opening only reads and checks ({@link LogScan}); recovery decides what is
+ * durable ({@link #checkDurable}) and only then cuts ({@link #truncate}).
  */
 final class SnapshotLog implements AutoCloseable {
     static final long MAGIC = 0x5641525645534e31L; // "VARVESN1"
@@ -33,25 +34,39 @@ final class SnapshotLog implements AutoCloseable {
     private static final int MAX_UNWRITTEN = 1024;
 
     private final FileIO file;
+    /** The records as found at open; null once the log was cut or when it was created. */
+    private LogScan scan;
     private long count;
     private boolean dirty;
     private final List<ByteBuffer> unwritten = new ArrayList<>();
 
-    SnapshotLog(FileIOFactory io, Path path) {
+    SnapshotLog(FileIOFactory io, Path path, MaplogFile.Missing missing) {
         try {
             if (!io.exists(path)) {
+                if (missing == MaplogFile.Missing.CORRUPT) throw new CorruptionException("the snapshot log is missing", path, 0);
                 ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
                 h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, crc(h.array(), 0, 12));
                 file = DurableFiles.create(io, path, h);
             } else {
                 file = io.open(path, false);
-                ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-                file.read(h, 0);
-                if (h.getLong(0) != MAGIC || h.getInt(12) != crc(h.array(), 0, 12)) throw new CorruptionException("snapshot log header is corrupt", path, 0);
-                if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported snapshot log version " + h.getInt(8), path, 8);
+                checkHeader(path);
+                scan = LogScan.of(file, HEADER, RECORD, (b, at) -> b.getInt(at + 40) == crc(b.array(), at, 40));
+                count = scan.valid;
             }
         } catch (IOException e) {
             throw new StorageException("cannot open the snapshot log: " + e.getMessage(), path, e);
+        }
+    }
+
+    private void checkHeader(Path path) throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            if (file.read(h, 0) < HEADER || h.getLong(0) != MAGIC || h.getInt(12) != crc(h.array(), 0, 12))
+                throw new CorruptionException("snapshot log header is corrupt", path, 0);
+            if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported snapshot log version " + h.getInt(8), path, 8);
+        } catch (IOException | RuntimeException e) {
+            file.close();
+            throw e;
         }
     }
 
@@ -61,24 +76,40 @@ final class SnapshotLog implements AutoCloseable {
         return (int) c.getValue();
     }
 
-    /** Every intact record; cuts a torn tail. */
+    Path path() {
+        return file.path();
+    }
+
+    /** Byte offset of record {@code i}. */
+    static long offsetOf(long i) {
+        return HEADER + i * RECORD;
+    }
+
+    /** Records appended, written or not. */
+    long records() {
+        return count + unwritten.size();
+    }
+
+    /** The valid records as found at open, without changing the file. */
     List<SnapshotRecord> load() {
         List<SnapshotRecord> out = new ArrayList<>();
         try {
-            long n = (file.size() - HEADER) / RECORD;
             ByteBuffer r = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
-            for (long i = 0; i < n; i++) {
+            for (long i = 0; i < count; i++) {
                 r.clear();
-                file.read(r, HEADER + i * RECORD);
-                if (r.getInt(40) != crc(r.array(), 0, 40)) break;
+                if (file.read(r, offsetOf(i)) < RECORD || r.getInt(40) != crc(r.array(), 0, 40))
+                    throw new CorruptionException("snapshot log record changed since open", file.path(), offsetOf(i));
                 out.add(new SnapshotRecord(r.getLong(0), r.getInt(8), r.getLong(16), r.getLong(24), r.getLong(32)));
             }
-            truncate(out.size());
         } catch (IOException e) {
             throw new StorageException("cannot read the snapshot log: " + e.getMessage(), file.path(), e);
         }
-        count = out.size();
         return out;
+    }
+
+    /** See {@link LogScan#checkDurable}: throws unless the first {@code durable} records are intact (-1: not known). */
+    void checkDurable(long durable) {
+        if (scan != null) scan.checkDurable(durable);
     }
 
     /**
@@ -107,9 +138,11 @@ final class SnapshotLog implements AutoCloseable {
         }
     }
 
-    /** Keeps the first {@code n} records (recovery, before any append). */
+    /** Keeps the first {@code n} valid records, cutting whatever follows them (recovery, before any append). */
     void truncate(long n) {
+        if (n > count) throw new IllegalArgumentException("cannot keep " + n + " of " + count + " snapshot log records");
         unwritten.clear();
+        scan = null;
         try {
             if (file.size() > HEADER + n * RECORD) {
                 file.truncate(HEADER + n * RECORD);

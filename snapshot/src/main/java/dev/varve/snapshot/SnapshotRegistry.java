@@ -2,6 +2,7 @@ package dev.varve.snapshot;
 
 import dev.varve.config.RankTreePolicy;
 import dev.varve.core.io.Closeables;
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 
@@ -64,50 +65,98 @@ final class SnapshotRegistry implements AutoCloseable {
      * live one on.
      */
     private final List<TreeSet<Long>> declaredAtLevel = new ArrayList<>();
+    /** The latest snapshot declared. */
     private volatile long latest;
+    /** The highest id the recovered checkpoint mark knew of: ids up to it are never handed out again, even if replay does not re-declare them. */
+    private volatile long floor;
+    /** What {@link #prepare} kept of each log, cut to by {@link #cut}. */
+    private long keptRecords;
+    private long keptJoins;
+    private final List<long[]> keptDrops = new ArrayList<>();
 
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries) {
+        this(io, dir, policy, nodeEntries, MaplogFile.Missing.CREATE, MaplogFile.Missing.CREATE);
+    }
+
+    /**
+     * Opens the logs in {@code dir}, reading only. {@code missing}: whether a missing snapshot or drop log is created
+     * (a new archive) or corruption; {@code missingJoins} the same for the join log, which older archives lack.
+     */
+    SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries, MaplogFile.Missing missing, MaplogFile.Missing missingJoins) {
         this.io = io;
         this.nodeEntries = nodeEntries;
         this.rankTree = new RankTree(policy);
         this.levels = policy.levelCount();
         for (int j = 0; j < levels; j++) declaredAtLevel.add(new TreeSet<>());
-        this.log = new SnapshotLog(io, dir.resolve("snapshots.log"));
-        Path dropLog = dir.resolve("drops.log");
+        List<AutoCloseable> opened = new ArrayList<>();
         try {
-            Path rewrite = dropLog.resolveSibling(dropLog.getFileName() + REWRITE_SUFFIX);
-            if (io.exists(rewrite)) io.delete(rewrite); // a rewrite cut short: the log itself is whole
-        } catch (IOException e) {
-            throw new StorageException("cannot delete a half-written drop log", dropLog, e);
+            this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve("snapshots.log"), missing));
+            this.drops = Closing.track(opened, new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, nodeEntries, missing));
+            this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogFile.KIND_JOINS, -1, nodeEntries, missingJoins);
+        } catch (RuntimeException e) {
+            Closing.closeAll(e, opened);
+            throw e;
         }
-        this.drops = new MaplogFile(io, dropLog, MaplogFile.KIND_DROPS, -1, nodeEntries);
-        this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogFile.KIND_JOINS, -1, nodeEntries);
     }
 
-    /** Keeps the declarations before the recovered mark (replay re-declares the later ones) and their drops. */
-    void recover(long markLsn, boolean emptyStore) {
-        List<SnapshotRecord> kept = new ArrayList<>();
-        for (SnapshotRecord r : log.load()) if (r.walLsn() < markLsn && !emptyStore) kept.add(r);
-        log.truncate(kept.size());
+    /** Record counts of the snapshot, drop and join logs, appended or not: {snapshots, drops, joins} (at a checkpoint mark). */
+    long[] counts() {
+        return new long[]{log.records(), drops.count(), joinLog.count()};
+    }
+
+    /**
+     * Recovery, reading only: checks that the logs hold what checkpoint mark {@code mark} made durable — its
+     * declarations, drops and rank changes, and every snapshot id up to its latest — and rebuilds the declarations
+     * before the mark (replay re-declares the later ones), their drops and their joins. Nothing is cut until
+     * {@link #cut}; a log that lost part of that is a {@link CorruptionException} naming it.
+     */
+    void prepare(long markLsn, boolean emptyStore, ArchiveMarks.Mark mark) {
+        log.checkDurable(mark.snapshots());
+        drops.checkDurable(mark.drops());
+        joinLog.checkDurable(mark.joins());
+        List<SnapshotRecord> all = log.load();
+        int kept = 0;
+        while (!emptyStore && kept < all.size() && all.get(kept).walLsn() < markLsn) kept++;
+        if (mark.snapshots() >= 0 && kept != mark.snapshots())
+            throw new CorruptionException("the snapshot log holds " + kept + " records before checkpoint mark " + markLsn + " but the mark recorded "
+                    + mark.snapshots(), log.path(), SnapshotLog.offsetOf(Math.min(kept, mark.snapshots())));
+        keptRecords = kept;
         live.clear();
         declaredRank.clear();
         moved.clear();
         declaredAtLevel.forEach(TreeSet::clear);
-        for (SnapshotRecord r : kept) {
+        for (SnapshotRecord r : all.subList(0, kept)) {
             live.put(r.id(), r); // a later record of an id is a rank change
             declaredRank.putIfAbsent(r.id(), r.rank());
             noteDeclared(r.id(), r.rank());
         }
         latest = live.isEmpty() ? 0 : live.lastKey();
-        reloadDrops();
+        if (mark.latest() >= 0 && latest != mark.latest())
+            throw new CorruptionException("the snapshot log's declarations before checkpoint mark " + markLsn + " end at snapshot " + latest
+                    + " but the mark recorded snapshot " + mark.latest(), log.path(), SnapshotLog.offsetOf(kept));
+        floor = Math.max(0, mark.highWater()); // ids handed out up to the mark's flush are never handed out again
+        readDrops(mark.drops());
         forgetBefore(oldestLive());
-        reloadJoins(markLsn, emptyStore);
+        readJoins(markLsn, emptyStore, mark.joins());
+    }
+
+    /** Recovery, once the store is decided sound: cuts the logs to what {@link #prepare} kept. */
+    void cut() {
+        log.truncate(keptRecords);
+        log.force();
+        rewriteDrops();
+        joinLog.truncate(keptJoins);
+        joinLog.force();
     }
 
     /** Keeps the positions of the rank changes before the recovered mark (replay redoes the later ones). */
-    private void reloadJoins(long markLsn, boolean emptyStore) {
+    private void readJoins(long markLsn, boolean emptyStore, long durable) {
         joins.clear();
-        int keep = (int) joinLog.keepPrefix(lsn -> !emptyStore && lsn < markLsn);
+        int keep = (int) joinLog.prefix(lsn -> !emptyStore && lsn < markLsn);
+        if (durable >= 0 && keep != durable)
+            throw new CorruptionException("the join log holds " + keep + " rank changes before checkpoint mark " + markLsn + " but the mark recorded "
+                    + durable, joinLog.path(), MaplogFile.HEADER + Math.min(keep, durable) * MaplogFile.ENTRY);
+        keptJoins = keep;
         long[] ids = new long[keep];
         long[] joined = new long[keep]; // level and its position, packed like an archive location
         joinLog.read(0, keep, null, ids, joined);
@@ -120,41 +169,63 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /**
      * Keeps the drop decisions about snapshots declared before the recovered mark (replay re-decides the rest, and a
-     * later id may be a different snapshot), rewriting the drop log to just those.
+     * later id may be a different snapshot). The first {@code durable} drops were made before the mark: each must
+     * name a snapshot declared then and not dropped before.
      */
-    private void reloadDrops() {
+    private void readDrops(long durable) {
         int n = (int) drops.count();
         long[] ids = new long[n];
         long[] when = new long[n];
         long[] kind = new long[n];
         drops.read(0, n, ids, when, kind);
         recentDrops.clear();
-        Path path = drops.path();
-        Path rewrite = path.resolveSibling(path.getFileName() + REWRITE_SUFFIX);
-        MaplogFile kept = new MaplogFile(io, rewrite, MaplogFile.KIND_DROPS, -1, nodeEntries);
+        keptDrops.clear();
         for (int i = 0; i < n; i++) {
             SnapshotRecord r = live.remove(ids[i]);
+            if (r == null && i < durable)
+                throw new CorruptionException("the drop log names snapshot " + ids[i] + ", which the snapshot log does not hold as live", drops.path(),
+                        MaplogFile.HEADER + (long) i * MaplogFile.ENTRY);
             if (r == null) continue;
-            kept.append(ids[i], when[i], kind[i]);
+            keptDrops.add(new long[]{ids[i], when[i], kind[i]});
             recentDrops.put(ids[i], new DroppedSnapshot(ids[i], when[i], whyLater(kind[i])));
         }
+    }
+
+    /** Rewrites the drop log to the drops {@link #readDrops} kept: never a moment without every kept drop on disk. */
+    private void rewriteDrops() {
+        Path path = drops.path();
+        Path rewrite = path.resolveSibling(path.getFileName() + REWRITE_SUFFIX);
+        try {
+            if (io.exists(rewrite)) io.delete(rewrite); // a rewrite cut short: the log itself is whole
+        } catch (IOException e) {
+            throw new StorageException("cannot delete a half-written drop log", rewrite, e);
+        }
+        MaplogFile kept = new MaplogFile(io, rewrite, MaplogFile.KIND_DROPS, -1, nodeEntries, MaplogFile.Missing.CREATE);
+        for (long[] d : keptDrops) kept.append(d[0], d[1], d[2]);
+        keptDrops.clear();
         kept.force();
         kept.close();
         drops.close();
         try {
-            io.atomicMove(rewrite, path); // never a moment without every kept drop on disk
+            io.atomicMove(rewrite, path);
         } catch (IOException e) {
             throw new StorageException("cannot replace the drop log: " + e.getMessage(), path, e);
         }
-        drops = new MaplogFile(io, path, MaplogFile.KIND_DROPS, -1, nodeEntries);
+        drops = new MaplogFile(io, path, MaplogFile.KIND_DROPS, -1, nodeEntries, MaplogFile.Missing.CORRUPT);
     }
 
     private void noteDeclared(long id, int rank) {
         for (int j = 1; j <= Math.min(rank, levels); j++) declaredAtLevel.get(j - 1).add(id);
     }
 
-    long latest() {
+    /** The latest snapshot declared (what a checkpoint mark records as its latest). */
+    long declaredLatest() {
         return latest;
+    }
+
+    /** The latest snapshot id handed out: declared, or known to the recovered checkpoint mark. */
+    long latest() {
+        return Math.max(latest, floor);
     }
 
     /**
@@ -237,9 +308,13 @@ final class SnapshotRegistry implements AutoCloseable {
         return before == null ? 0 : before;
     }
 
-    /** Declares {@code id} (ids increase by one) whose Start at its read level is {@code start}. */
+    /**
+     * Declares {@code id} whose Start at its read level is {@code start}. Ids increase by one, except that the first
+     * new one after a recovery whose replay did not re-declare every id the mark knew of skips past them.
+     */
     void declare(long id, int rank, long declaredMillis, long walLsn, java.util.function.IntToLongFunction startAtLevel) {
-        if (id != latest + 1) throw new IllegalStateException("snapshot " + id + " declared after " + latest);
+        long expected = id <= floor ? latest + 1 : latest() + 1;
+        if (id != expected) throw new IllegalStateException("snapshot " + id + " declared after " + latest + " (ids up to " + floor + " handed out)");
         declaredRank.put(id, rank);
         noteDeclared(id, rank);
         SnapshotRecord r = new SnapshotRecord(id, rank, declaredMillis, startAtLevel.applyAsLong(readLevel(id)), walLsn);
@@ -281,7 +356,7 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /** The oldest live snapshot, or the next id when none is live. */
     long oldestLive() {
-        return live.isEmpty() ? latest + 1 : live.firstKey();
+        return live.isEmpty() ? latest() + 1 : live.firstKey();
     }
 
     /**
@@ -330,7 +405,7 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Why {@code id} is no longer live (from memory for recent drops, else from the drop log), or null. */
     DroppedSnapshot dropped(long id) {
         DroppedSnapshot d = recentDrops.get(id);
-        if (d != null || id > latest || live.containsKey(id)) return d;
+        if (d != null || id > latest() || live.containsKey(id)) return d;
         long[] ids = new long[1];
         long[] when = new long[1];
         long[] kind = new long[1];

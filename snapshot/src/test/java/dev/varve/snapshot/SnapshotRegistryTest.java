@@ -24,7 +24,8 @@ class SnapshotRegistryTest {
     @Test
     void oldDropsAreFoundInTheDropLog() {
         try (SnapshotRegistry r = new SnapshotRegistry(FileIOFactory.standard(), dir, RankTreePolicy.levels(Retention.keepLast(2)), 64)) {
-            r.recover(0, true);
+            r.prepare(0, true, ArchiveMarks.Mark.none(1));
+            r.cut();
             for (long id = 1; id <= 6000; id++) r.declare(id, 1, 1000 + id, id, level -> 0);
             assertEquals(2, r.live().size());
             DroppedSnapshot first = r.dropped(1); // dropped 5,997 drops ago: no longer in memory
