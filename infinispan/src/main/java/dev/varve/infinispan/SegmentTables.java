@@ -79,6 +79,19 @@ final class SegmentTables implements AutoCloseable {
         return entries.partition(segment).get(key);
     }
 
+    /**
+     * Rejects, before anything is written, an entry Varve cannot hold: the expiry index adds 8 bytes to the key.
+     *
+     * @throws IllegalArgumentException naming the size and the limit
+     */
+    private void checkSizes(Change c) {
+        int maxKey = store.maxKeyBytes() - 8;
+        if (c.key().length > maxKey) throw new IllegalArgumentException("marshalled key of " + c.key().length + " bytes exceeds the store's maximum of "
+                + maxKey + " bytes (Varve's key limit, pageSize / 4, less the 8 bytes of the expiry index)");
+        if (c.stored() != null && c.stored().length > Varve.MAX_VALUE_BYTES) throw new IllegalArgumentException("stored entry of " + c.stored().length
+                + " bytes exceeds Varve's maximum value of " + Varve.MAX_VALUE_BYTES + " bytes");
+    }
+
     /** Stores one entry (and moves its expiry-index entry) atomically. */
     void put(int segment, byte[] key, byte[] stored) {
         apply(List.of(new Change(segment, key, stored)));
@@ -103,31 +116,50 @@ final class SegmentTables implements AutoCloseable {
     }
 
     /**
-     * Applies puts and removes, in order, as one atomic Varve write, with the expiry-index changes they imply.
-     * The stripes of every key are locked in ascending order, so concurrent batches cannot deadlock.
+     * Applies puts and removes, in order, with the expiry-index changes they imply: as one atomic Varve write when
+     * the batch fits one write (Varve takes up to half its data region per write), otherwise as consecutive atomic
+     * writes of halves, each entry always together with its index entry. Sizes are checked first, so a bad entry
+     * rejects the whole batch before anything is written. The stripes of every key are locked in ascending order,
+     * so concurrent batches cannot deadlock.
      */
     void apply(List<Change> changes) {
         if (changes.isEmpty()) return;
+        changes.forEach(this::checkSizes);
         TreeSet<Integer> held = new TreeSet<>();
         for (Change c : changes) held.add(stripe(c.segment(), c.key()));
         for (int s : held) stripes[s].lock();
         try {
-            Map<String, Long> expiryNow = new HashMap<>(); // segment/key -> expiry as the batch goes, -1 immortal, null absent
-            store.write(b -> {
-                for (Change c : changes) {
-                    String id = c.segment() + "/" + Arrays.toString(c.key());
-                    Long before = expiryNow.containsKey(id) ? expiryNow.get(id) : storedExpiry(c.segment(), c.key());
-                    Long after = c.stored() == null ? null : EntryCodec.expiryTime(c.stored());
-                    if (c.stored() == null) b.remove(ENTRIES, c.segment(), c.key());
-                    else b.put(ENTRIES, c.segment(), c.key(), c.stored());
-                    if (before != null && before > -1 && !before.equals(after)) b.remove(EXPIRY, c.segment(), EntryCodec.expiryKey(before, c.key()));
-                    if (after != null && after > -1 && !after.equals(before)) b.put(EXPIRY, c.segment(), EntryCodec.expiryKey(after, c.key()), EntryCodec.EMPTY);
-                    expiryNow.put(id, after);
-                }
-            });
+            writeInPieces(changes);
         } finally {
             for (int s : held) stripes[s].unlock();
         }
+    }
+
+    private void writeInPieces(List<Change> changes) {
+        try {
+            writeAtomically(changes);
+        } catch (IllegalArgumentException tooBigForOneWrite) { // sizes were checked: only the batch's total can be refused
+            if (changes.size() == 1) throw tooBigForOneWrite;
+            int half = changes.size() / 2;
+            writeInPieces(changes.subList(0, half));
+            writeInPieces(changes.subList(half, changes.size()));
+        }
+    }
+
+    private void writeAtomically(List<Change> changes) {
+        Map<String, Long> expiryNow = new HashMap<>(); // segment/key -> expiry as the batch goes, -1 immortal, null absent
+        store.write(b -> {
+            for (Change c : changes) {
+                String id = c.segment() + "/" + Arrays.toString(c.key());
+                Long before = expiryNow.containsKey(id) ? expiryNow.get(id) : storedExpiry(c.segment(), c.key());
+                Long after = c.stored() == null ? null : EntryCodec.expiryTime(c.stored());
+                if (c.stored() == null) b.remove(ENTRIES, c.segment(), c.key());
+                else b.put(ENTRIES, c.segment(), c.key(), c.stored());
+                if (before != null && before > -1 && !before.equals(after)) b.remove(EXPIRY, c.segment(), EntryCodec.expiryKey(before, c.key()));
+                if (after != null && after > -1 && !after.equals(before)) b.put(EXPIRY, c.segment(), EntryCodec.expiryKey(after, c.key()), EntryCodec.EMPTY);
+                expiryNow.put(id, after);
+            }
+        });
     }
 
     private Long storedExpiry(int segment, byte[] key) {
