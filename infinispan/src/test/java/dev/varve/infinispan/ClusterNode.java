@@ -19,7 +19,7 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +34,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Commands: {@code put FROM TO TAG}, {@code check FROM TO TAG} (how many {@code k<i>} read {@code TAG-i}),
  * {@code putttl FROM TO MILLIS}, {@code stream FROM ACKFILE} (put {@code s<i>} one by one, recording each
  * acknowledged index), {@code checkstream FROM TO}, {@code topology}, {@code local} (what this node's store holds,
- * and how much of it this node does not own), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL), {@code snapshot LABEL}, {@code asof LABEL FROM TO TAG},
+ * and how much of it this node does not own), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL), {@code snapshot LABEL} (on every node,
+ * through {@link CacheHistory}), {@code asof LABEL ACKED_BEFORE ACKED_AFTER},
  * {@code exit}.
  */
 public final class ClusterNode {
@@ -47,6 +48,7 @@ public final class ClusterNode {
 
     private ClusterNode(String name, Path dir) {
         GlobalConfigurationBuilder global = GlobalConfigurationBuilder.defaultClusteredBuilder();
+        global.serialization().addContextInitializer(CacheHistory.serializationContext());
         global.transport().clusterName("varve-loopback").nodeName(name).addProperty("configurationFile", "jgroups-loopback.xml");
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.clustering().cacheMode(CacheMode.DIST_SYNC).hash().numOwners(2).numSegments(SEGMENTS);
@@ -127,6 +129,10 @@ public final class ClusterNode {
             }
             case "local":
                 return local();
+            case "snapshot":
+                return String.valueOf(CacheHistory.declare(manager, CACHE, a[1]).size());
+            case "asof":
+                return asOf(a[1], Long.parseLong(a[2]), Long.parseLong(a[3]));
             case "resolve":
                 ConflictManagerFactory.get(cache).resolveConflicts(MergePolicy.PREFERRED_NON_NULL);
                 return "resolved";
@@ -155,14 +161,38 @@ public final class ClusterNode {
     }
 
     private void stream(long from, Path ack) {
+        Path next = ack.resolveSibling(ack.getFileName() + ".next");
         try {
             for (long i = from; ; i++) {
                 cache.put("s" + i, "s-" + i);
-                Files.writeString(ack, Long.toString(i), StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+                Files.writeString(next, Long.toString(i)); // then an atomic rename: a reader never sees a half-written number
+                Files.move(next, ack, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             }
         } catch (Exception e) {
             e.printStackTrace();
         }
+    }
+
+    /**
+     * Reads the cache as of {@code label} and summarises it against the documented cut: bulk keys with their first
+     * value and with any other value, stream keys acknowledged by {@code ackedBefore} that are missing, and stream
+     * keys beyond {@code ackedAfter + 1} (started after the declaration returned) that are present.
+     */
+    private String asOf(String label, long ackedBefore, long ackedAfter) {
+        Map<String, String> past = CacheHistory.readAsOf(manager, CACHE, label);
+        long kFirst = 0, kOther = 0, sPresent = 0, sBeyond = 0;
+        for (Map.Entry<String, String> e : past.entrySet()) {
+            String k = e.getKey();
+            if (k.startsWith("k")) {
+                if (e.getValue().equals("v1-" + k.substring(1))) kFirst++;
+                else kOther++;
+            } else if (k.startsWith("s")) {
+                long i = Long.parseLong(k.substring(1));
+                if (i <= ackedBefore) sPresent++;
+                if (i > ackedAfter + 1) sBeyond++;
+            }
+        }
+        return "kFirst=" + kFirst + " kOther=" + kOther + " sMissing=" + (ackedBefore + 1 - sPresent) + " sBeyond=" + sBeyond;
     }
 
     /** Per key prefix, how many entries this node's own Varve store holds, and how many of them this node does not own. */

@@ -69,6 +69,11 @@ class ThreeNodeClusterTest {
         return m;
     }
 
+    /** The last stream index the writer saw acknowledged, -1 before the first. */
+    private static long acked(Path ack) throws Exception {
+        return Files.exists(ack) ? Long.parseLong(Files.readString(ack).trim()) : -1;
+    }
+
     /** Entries in all stores, expired ones included. */
     private long rawEntries() throws Exception {
         long n = 0;
@@ -140,15 +145,26 @@ class ThreeNodeClusterTest {
             for (NodeProcess n : live()) n.ask("purge", 300);
             assertEquals(2L * KEYS, rawEntries(), "stored entries (expired ones included) after the purge");
 
-            // kill -9 of all three while a writer is mid-stream: every acknowledged write is back (LOG_ONLY)
+            // a cluster snapshot while a writer is mid-stream; the writer keeps going into the full crash below
             Path ack = tmp.resolve("stream.ack");
             nodes[0].ask("stream 0 " + ack, 30);
-            Thread.sleep(3000);
+            Thread.sleep(1500);
+            long ackedBefore = acked(ack);
+            assertEquals("3", nodes[1].ask("snapshot L1", 300), "nodes that declared L1");
+            long ackedAfter = acked(ack);
+            nodes[2].ask("put 0 1000 v2", 300); // overwrite after the declaration: invisible as of L1
+            String cut = "kFirst=" + KEYS + " kOther=0 sMissing=0 sBeyond=0";
+            assertEquals(cut, nodes[2].ask("asof L1 " + ackedBefore + " " + ackedAfter, 600), "L1 as of its cut (stream acked "
+                    + ackedBefore + " before, " + ackedAfter + " after the declaration)");
+            System.out.println("cluster snapshot L1 read back as its documented cut: " + cut + " (stream acked " + ackedBefore + " / " + ackedAfter + ")");
+
+            // kill -9 of all three while the writer is mid-stream: every acknowledged write is back (LOG_ONLY)
+            Thread.sleep(1500);
             for (int i = 0; i < 3; i++) {
                 nodes[i].kill();
                 nodes[i] = null;
             }
-            int acked = Integer.parseInt(Files.readString(ack).trim()) + 1;
+            int acked = (int) acked(ack) + 1;
             assertTrue(acked > 0, "the stream acknowledged nothing");
             for (int i = 0; i < 3; i++) start(i);
             awaitStable(3);
@@ -156,7 +172,8 @@ class ThreeNodeClusterTest {
             // its new consistent hash may make a node without a copy a key's primary owner. Infinispan's conflict
             // resolution compares the owners' copies and gives every key its surviving value on both owners.
             nodes[0].ask("resolve", 600);
-            assertEquals(String.valueOf(KEYS), nodes[1].ask("check 0 " + KEYS + " v1", 600), "bulk writes after the full crash");
+            assertEquals(String.valueOf(KEYS - 1000), nodes[1].ask("check 1000 " + KEYS + " v1", 600), "bulk writes after the full crash");
+            assertEquals("1000", nodes[1].ask("check 0 1000 v2", 600), "overwrites after the full crash");
             assertExactlyOwnersHold("k", KEYS, "after the full crash and conflict resolution");
             assertEquals(String.valueOf(acked), nodes[2].ask("checkstream 0 " + acked, 600), "acknowledged stream writes after the full crash");
             assertEquals("0", nodes[0].ask("checkttl 0 " + ttlKeys, 300), "expired entries came back after the restart");
@@ -165,6 +182,7 @@ class ThreeNodeClusterTest {
                     "after the full crash the stores hold " + raw + " entries: not the bulk keys plus the acknowledged stream"
                             + " (plus at most the one in flight) -- an expired entry came back, or a copy is missing");
             System.out.println("full crash: " + acked + " acknowledged stream writes all back");
+            assertEquals(cut, nodes[0].ask("asof L1 " + ackedBefore + " " + ackedAfter, 600), "L1 after the full crash");
         } finally {
             for (NodeProcess n : nodes) if (n != null) n.close();
         }
