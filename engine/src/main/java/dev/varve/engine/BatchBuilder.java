@@ -11,7 +11,10 @@ import java.util.Set;
  * caller may reuse its arrays.
  */
 final class BatchBuilder implements WriteBatch {
-    private record Added(String table, byte[] key, byte[] value) {
+    /** No partition named: the table places the key by hash. */
+    private static final int BY_HASH = -1;
+
+    private record Added(String table, int partition, byte[] key, byte[] value) {
     }
 
     private final Engine engine;
@@ -23,35 +26,64 @@ final class BatchBuilder implements WriteBatch {
 
     @Override
     public WriteBatch put(String table, byte[] key, byte[] value) {
-        engine.checkTableName(table);
-        engine.checkKey(key);
         engine.checkValue(value);
-        added.add(new Added(table, key.clone(), value.clone()));
-        return this;
+        return add(table, BY_HASH, key, value);
     }
 
     @Override
     public WriteBatch remove(String table, byte[] key) {
+        return add(table, BY_HASH, key, null);
+    }
+
+    @Override
+    public WriteBatch put(String table, int partition, byte[] key, byte[] value) {
+        checkPartition(partition);
+        engine.checkValue(value);
+        return add(table, partition, key, value);
+    }
+
+    @Override
+    public WriteBatch remove(String table, int partition, byte[] key) {
+        checkPartition(partition);
+        return add(table, partition, key, null);
+    }
+
+    private static void checkPartition(int partition) {
+        if (partition < 0) throw new IllegalArgumentException("partition " + partition + " is negative");
+    }
+
+    private WriteBatch add(String table, int partition, byte[] key, byte[] value) {
         engine.checkTableName(table);
         engine.checkKey(key);
-        added.add(new Added(table, key.clone(), null));
+        added.add(new Added(table, partition, key.clone(), value == null ? null : value.clone()));
         return this;
     }
 
-    /** Checks the batch's size, creates the tables it names that do not exist yet, and resolves partitions. */
+    /**
+     * Checks the batch's size and every operation against the tables that exist, then creates the hash-placed
+     * tables it names that do not exist yet, and resolves partitions.
+     */
     List<LogicalRecords.Op> ops() {
         int bytes = 4;
         long keyAndValueBytes = 0;
-        Set<String> names = new LinkedHashSet<>();
+        Set<String> missing = new LinkedHashSet<>();
         for (Added a : added) {
             bytes += new LogicalRecords.Op(0, a.key(), a.value()).encodedBytes();
             keyAndValueBytes += a.key().length + (a.value() == null ? 0 : a.value().length);
-            names.add(a.table());
+            TableHandle t = engine.existingTable(a.table());
+            if (t != null) resolve(t, a);
+            else if (a.partition() != BY_HASH) throw new IllegalArgumentException("table " + a.table()
+                    + " does not exist; create it with store.table(name, options) before writing to one of its partitions");
+            else missing.add(a.table());
         }
         engine.checkBatch(bytes, keyAndValueBytes, added.size());
-        for (String n : names) engine.table(n);
+        for (String n : missing) engine.table(n);
         List<LogicalRecords.Op> ops = new ArrayList<>(added.size());
-        for (Added a : added) ops.add(new LogicalRecords.Op(engine.table(a.table()).handleFor(a.key()).fileId, a.key(), a.value()));
+        for (Added a : added) ops.add(new LogicalRecords.Op(resolve(engine.table(a.table()), a).fileId, a.key(), a.value()));
         return ops;
+    }
+
+    private static PartitionHandle resolve(TableHandle t, Added a) {
+        return a.partition() == BY_HASH ? t.handleFor(a.key()) : t.handleFor(a.partition(), a.key());
     }
 }

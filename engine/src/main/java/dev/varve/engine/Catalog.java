@@ -13,14 +13,26 @@ import java.util.List;
 
 /**
  * The catalog of tables, kept in pages: a B+tree in file 0 (table 0, partition 0) mapping a table's UTF-8 name to
- * its id and partition count. Because it lives in pages, a past-state read sees the catalog as of its snapshot.
+ * its id, partition count and placement. Because it lives in pages, a past-state read sees the catalog as of its
+ * snapshot.
+ *
+ * <pre>
+ * value: tableId (4) | partitions (4) | placement (1: 0 hash, 1 caller)
+ * </pre>
+ * Stores written before caller placement existed hold 8-byte values without the placement byte: hash-placed.
  */
 final class Catalog {
     static final int FILE_ID = PageId.fileId(0, 0);
 
     /** A table's catalog entry. */
-    record Entry(String name, int id, int partitions) {
+    record Entry(String name, int id, TableOptions options) {
+        int partitions() {
+            return options.partitions();
+        }
     }
+
+    private static final byte HASH = 0;
+    private static final byte CALLER = 1;
 
     private final BPlusTree tree;
 
@@ -40,7 +52,8 @@ final class Catalog {
     }
 
     void add(Entry e) {
-        byte[] v = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putInt(e.id()).putInt(e.partitions()).array();
+        byte[] v = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN).putInt(e.id()).putInt(e.partitions())
+                .put(e.options().callerPlaced() ? CALLER : HASH).array();
         tree.put(e.name().getBytes(StandardCharsets.UTF_8), v);
     }
 
@@ -58,8 +71,12 @@ final class Catalog {
         }
     }
 
-    private static Entry decode(String name, byte[] v) {
+    static Entry decode(String name, byte[] v) {
         ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
-        return new Entry(name, b.getInt(), b.getInt());
+        int id = b.getInt();
+        int partitions = b.getInt();
+        byte placement = b.hasRemaining() ? b.get() : HASH;
+        if (placement != HASH && placement != CALLER) throw new IllegalStateException("catalog entry of table " + name + " has unknown placement " + placement);
+        return new Entry(name, id, placement == CALLER ? TableOptions.callerPlaced(partitions) : TableOptions.hashPlaced(partitions));
     }
 }

@@ -163,7 +163,7 @@ final class Engine implements LogicalReplay {
                 break;
             case RecordTypes.CREATE_TABLE: {
                 LogicalRecords.CreateTable c = LogicalRecords.decodeCreateTable(payload);
-                applyCreate(new Catalog.Entry(c.name(), c.tableId(), c.partitions()));
+                applyCreate(new Catalog.Entry(c.name(), c.tableId(), c.options()));
                 break;
             }
             case RecordTypes.DESTROY_PARTITION:
@@ -208,24 +208,48 @@ final class Engine implements LogicalReplay {
             parts[p] = new PartitionHandle(fileId, p, new BPlusTree(memory.underWriterExclusion(), fileId)); // used under h.lock only
             partitions.put(fileId, parts[p]);
         }
-        tables.put(e.name(), new TableHandle(this, e.name(), parts));
+        tables.put(e.name(), new TableHandle(this, e.name(), e.options(), parts));
         nextTableId = Math.max(nextTableId, e.id() + 1);
     }
 
     // ---------------------------------------------------------------- tables
 
+    /** The table {@code name}, created hash-placed with the configured partition count on first use. */
     TableHandle table(String name) {
         checkOpen();
         checkTableName(name);
         TableHandle t = tables.get(name);
-        if (t != null) return t;
+        return t != null ? t : create(name, TableOptions.hashPlaced(config.partitions()));
+    }
+
+    /** The table {@code name}, created with {@code options} on first use; an existing table must have been created with them. */
+    TableHandle table(String name, TableOptions options) {
+        checkOpen();
+        checkTableName(name);
+        if (options == null) throw new IllegalArgumentException("table options are null");
+        TableHandle t = tables.get(name);
+        if (t == null) t = create(name, options);
+        if (!t.options().equals(options))
+            throw new IllegalArgumentException("table " + name + " exists as " + t.options() + "; it cannot be opened as " + options);
+        return t;
+    }
+
+    /** The table {@code name} if it exists, else null. */
+    TableHandle existingTable(String name) {
+        return tables.get(name);
+    }
+
+    private TableHandle create(String name, TableOptions options) {
         synchronized (catalogLock) {
-            t = tables.get(name);
+            TableHandle t = tables.get(name);
             if (t != null) return t;
             if (nextTableId > PageId.MAX_TABLE_ID) throw new IllegalStateException("the store holds the maximum of " + PageId.MAX_TABLE_ID + " tables");
-            Catalog.Entry e = new Catalog.Entry(name, nextTableId, config.partitions());
-            logged(2 * e.partitions() + 16, List.of(), RecordTypes.CREATE_TABLE,
-                    () -> LogicalRecords.encodeCreateTable(e.id(), e.partitions(), name), () -> true, () -> {
+            int pages = 2 * options.partitions() + 16;
+            if (pages > memory.maxHeadroom()) throw new IllegalArgumentException("creating table " + name + " with " + options.partitions()
+                    + " partitions touches ~" + pages + " pages, more than half the data region (" + memory.capacityPages() + " pages); raise dataRegionSize");
+            Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
+            logged(pages, List.of(), RecordTypes.CREATE_TABLE,
+                    () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> true, () -> {
                         applyCreate(e);
                         return true;
                     });

@@ -12,7 +12,8 @@ import java.util.List;
  * <pre>
  * DATA_BATCH:        count (4) | count x op
  *   op:              kind (1: put, 2: remove) | fileId (4) | keyLength (4) | key | [valueLength (4) | value]
- * CREATE_TABLE:      tableId (4) | partitions (4) | nameLength (4) | name (UTF-8)
+ * CREATE_TABLE:      tableId (4) | partitions (4) | nameLength (4) | name (UTF-8) | callerPlaced (1)
+ *                    (a CREATE_TABLE from before caller placement ends after the name: hash-placed)
  * DESTROY_PARTITION: fileId (4)
  * SNAPSHOT:          id (8) | rank (4) | declaredMillis (8)
  * RANK:              id (8) | rank (4)
@@ -92,14 +93,14 @@ final class LogicalRecords {
         return ops;
     }
 
-    static ByteBuffer encodeCreateTable(int tableId, int partitions, String name) {
+    static ByteBuffer encodeCreateTable(int tableId, TableOptions options, String name) {
         byte[] n = name.getBytes(StandardCharsets.UTF_8);
-        ByteBuffer b = scratch(12 + n.length);
-        return b.putInt(tableId).putInt(partitions).putInt(n.length).put(n).flip();
+        ByteBuffer b = scratch(13 + n.length);
+        return b.putInt(tableId).putInt(options.partitions()).putInt(n.length).put(n).put((byte) (options.callerPlaced() ? 1 : 0)).flip();
     }
 
     /** A decoded CREATE_TABLE. */
-    record CreateTable(int tableId, int partitions, String name) {
+    record CreateTable(int tableId, TableOptions options, String name) {
     }
 
     static CreateTable decodeCreateTable(ByteBuffer payload) {
@@ -108,7 +109,8 @@ final class LogicalRecords {
         int parts = b.getInt();
         byte[] n = new byte[b.getInt()];
         b.get(n);
-        return new CreateTable(id, parts, new String(n, StandardCharsets.UTF_8));
+        boolean callerPlaced = b.hasRemaining() && b.get() == 1;
+        return new CreateTable(id, callerPlaced ? TableOptions.callerPlaced(parts) : TableOptions.hashPlaced(parts), new String(n, StandardCharsets.UTF_8));
     }
 
     static ByteBuffer encodeDestroy(int fileId) {

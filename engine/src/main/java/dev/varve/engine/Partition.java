@@ -1,14 +1,15 @@
 package dev.varve.engine;
 
 /**
- * One partition of a table: the unit a data grid maps its own partitions onto. Keys that hash to another
- * partition are rejected by writes here.
+ * One partition of a table: the unit a data grid maps its own partitions onto. In a caller-placed table (see
+ * {@link TableOptions#callerPlaced(int)}) it takes any key; in a hash-placed table, keys that hash to another
+ * partition are rejected here with {@link IllegalArgumentException}.
  */
 public interface Partition {
     /** The partition number. */
     int index();
 
-    /** Stores a key of this partition. */
+    /** Stores {@code key} in this partition. */
     void put(byte[] key, byte[] value);
 
     /** The value of {@code key} in this partition, or null. */

@@ -18,10 +18,7 @@ final class PartitionView implements Partition {
     }
 
     private PartitionHandle own(byte[] key) {
-        PartitionHandle h = table.handleFor(key);
-        if (h != handle) throw new IllegalArgumentException("key belongs to partition " + h.index + " of table " + table.name()
-                + ", not partition " + handle.index);
-        return h;
+        return table.handleFor(handle.index, key);
     }
 
     @Override

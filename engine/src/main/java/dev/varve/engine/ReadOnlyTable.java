@@ -6,18 +6,30 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A table as of a snapshot: the same B+tree code over the snapshot's page source, routed by the same key hash.
- * A table that did not exist as of the snapshot reads as empty. Writes throw.
+ * A table as of a snapshot: the same B+tree code over the snapshot's page source, routed like the live table (by
+ * the same key hash, or by the caller's partition). A table that did not exist as of the snapshot reads as empty.
+ * Writes throw.
  */
 final class ReadOnlyTable implements Table {
     private final SnapshotViewImpl view;
     private final String name;
+    private final TableOptions options;
     private final BPlusTree[] trees;
 
-    ReadOnlyTable(SnapshotViewImpl view, String name, BPlusTree[] trees) {
+    ReadOnlyTable(SnapshotViewImpl view, String name, TableOptions options, BPlusTree[] trees) {
         this.view = view;
         this.name = name;
+        this.options = options;
         this.trees = trees;
+    }
+
+    @Override
+    public TableOptions options() {
+        return options;
+    }
+
+    private boolean callerPlaced() {
+        return options != null && options.callerPlaced();
     }
 
     @Override
@@ -32,6 +44,7 @@ final class ReadOnlyTable implements Table {
 
     private BPlusTree treeFor(byte[] key) {
         view.checkKey(key);
+        if (callerPlaced()) throw TableHandle.callerPlaced(name);
         return trees.length == 0 ? null : trees[KeyHash.partition(key, trees.length)];
     }
 
@@ -84,7 +97,8 @@ final class ReadOnlyTable implements Table {
 
             @Override
             public byte[] get(byte[] key) {
-                if (treeFor(key) != t) throw new IllegalArgumentException("key belongs to another partition of table " + name);
+                if (callerPlaced()) view.checkKey(key);
+                else if (treeFor(key) != t) throw new IllegalArgumentException("key belongs to another partition of table " + name);
                 return t.get(key);
             }
 

@@ -34,7 +34,7 @@ final class SnapshotViewImpl implements SnapshotView {
             Catalog.Entry e = catalog.find(n);
             BPlusTree[] trees = new BPlusTree[e == null ? 0 : e.partitions()];
             for (int p = 0; p < trees.length; p++) trees[p] = new BPlusTree(pages, PageId.fileId(e.id(), p));
-            return new ReadOnlyTable(this, n, trees);
+            return new ReadOnlyTable(this, n, e == null ? null : e.options(), trees);
         });
     }
 

@@ -1,7 +1,9 @@
 package dev.varve.engine;
 
 /**
- * A named key space, split into partitions by key hash. Keys are byte strings in unsigned lexicographic order, up
+ * A named key space, split into partitions by key hash or, for a caller-placed table, by the caller (see
+ * {@link TableOptions}; table-level {@code put}, {@code get} and {@code remove} of a caller-placed table throw
+ * {@link IllegalArgumentException}). Keys are byte strings in unsigned lexicographic order, up
  * to {@link Varve#maxKeyBytes()} bytes; values up to {@link Varve#MAX_VALUE_BYTES} bytes. Each write returns once it
  * is as durable as the configured {@code walSyncMode} promises.
  */
@@ -11,6 +13,12 @@ public interface Table {
 
     /** Number of partitions. */
     int partitions();
+
+    /**
+     * How the table places keys, and its partition count; null for a table that a {@link SnapshotView} reads as empty
+     * because it did not exist as of the snapshot.
+     */
+    TableOptions options();
 
     /** Stores {@code value} under {@code key}, replacing any previous value. */
     void put(byte[] key, byte[] value);

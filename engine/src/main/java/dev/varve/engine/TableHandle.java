@@ -3,16 +3,26 @@ package dev.varve.engine;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A table: routes each key to its partition by {@link KeyHash}; scans merge the partitions in key order. */
+/**
+ * A table: a hash-placed table routes each key to its partition by {@link KeyHash}; a caller-placed one takes the
+ * partition from the caller (see {@link TableOptions}). Scans merge the partitions in key order.
+ */
 final class TableHandle implements Table {
     private final Engine engine;
     private final String name;
+    private final TableOptions options;
     private final PartitionHandle[] parts;
 
-    TableHandle(Engine engine, String name, PartitionHandle[] parts) {
+    TableHandle(Engine engine, String name, TableOptions options, PartitionHandle[] parts) {
         this.engine = engine;
         this.name = name;
+        this.options = options;
         this.parts = parts;
+    }
+
+    @Override
+    public TableOptions options() {
+        return options;
     }
 
     @Override
@@ -25,9 +35,31 @@ final class TableHandle implements Table {
         return parts.length;
     }
 
+    /** The partition of {@code key} in a hash-placed table. */
     PartitionHandle handleFor(byte[] key) {
         engine.checkKey(key);
+        if (options.callerPlaced()) throw callerPlaced(name);
         return parts[KeyHash.partition(key, parts.length)];
+    }
+
+    /** Partition {@code p} for {@code key}: any key in a caller-placed table, only a key hashing to {@code p} otherwise. */
+    PartitionHandle handleFor(int p, byte[] key) {
+        PartitionHandle h = handle(p);
+        engine.checkKey(key);
+        if (!options.callerPlaced()) {
+            int owner = KeyHash.partition(key, parts.length);
+            if (owner != p) throw new IllegalArgumentException("key belongs to partition " + owner + " of table " + name + ", not partition " + p);
+        }
+        return h;
+    }
+
+    private PartitionHandle handle(int p) {
+        if (p < 0 || p >= parts.length) throw new IllegalArgumentException("partition " + p + " out of range [0, " + parts.length + ") of table " + name);
+        return parts[p];
+    }
+
+    static IllegalArgumentException callerPlaced(String table) {
+        return new IllegalArgumentException("table " + table + " is caller-placed: name the partition (table.partition(p), batch.put(table, p, ...))");
     }
 
     @Override
@@ -57,12 +89,11 @@ final class TableHandle implements Table {
 
     @Override
     public Partition partition(int p) {
-        if (p < 0 || p >= parts.length) throw new IllegalArgumentException("partition " + p + " out of range [0, " + parts.length + ") of table " + name);
-        return new PartitionView(engine, this, parts[p]);
+        return new PartitionView(engine, this, handle(p));
     }
 
     @Override
     public String toString() {
-        return "table " + name + " (" + parts.length + " partitions)";
+        return "table " + name + " (" + options + ")";
     }
 }

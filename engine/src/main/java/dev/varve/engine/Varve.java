@@ -64,9 +64,23 @@ public final class Varve implements AutoCloseable {
         return new Varve(Engine.open(config, io, set.contains(OpenOption.TRUNCATE_DAMAGED_WAL)));
     }
 
-    /** The table {@code name}, created on first use with the configured partition count. */
+    /**
+     * The table {@code name}: an existing table as it was created, else a new hash-placed table with the configured
+     * partition count.
+     */
     public Table table(String name) {
         return engine.table(name);
+    }
+
+    /**
+     * The table {@code name}, created with {@code options} on first use (placement and partition count are kept in
+     * the catalog and survive restarts).
+     *
+     * @throws IllegalArgumentException if the name or options are invalid, or the table exists with other options
+     *         (another placement or partition count)
+     */
+    public Table table(String name, TableOptions options) {
+        return engine.table(name, options);
     }
 
     /** Applies the batch's operations atomically across keys, tables and partitions: all of them or none. */

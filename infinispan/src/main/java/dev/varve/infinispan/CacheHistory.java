@@ -1,0 +1,117 @@
+package dev.varve.infinispan;
+
+import org.infinispan.Cache;
+import org.infinispan.commons.util.IntSet;
+import org.infinispan.commons.util.IntSets;
+import org.infinispan.factories.ComponentRegistry;
+import org.infinispan.manager.EmbeddedCacheManager;
+import org.infinispan.marshall.persistence.PersistenceMarshaller;
+import org.infinispan.protostream.SerializationContextInitializer;
+import org.infinispan.remoting.transport.Address;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * History for a cache across a cluster: {@link #declare} takes a Varve snapshot of the cache's store on every node
+ * at once (through Infinispan's cluster executor) under one cluster-wide label, and {@link #readAsOf} reads the
+ * cache's entries as of that label, each segment answered by the node that was its primary owner when the label was
+ * declared, the answers merged.
+ *
+ * <h2>The cut</h2>
+ * Each node's snapshot is an exact cut of that node's own store (Varve's I9: every store write that completed
+ * before the node declared is in it, none that started after). The nodes declare at nearly the same moment, not
+ * in one global transaction, so across the cluster the label promises:
+ * <ul>
+ *   <li>every write acknowledged to its caller before {@code declare} was called is in the label (with a
+ *       synchronous, write-through store a put returns only after both owners stored it);</li>
+ *   <li>no write that started after {@code declare} returned is in it;</li>
+ *   <li>a write running concurrently with the declaration is in it or not, per key: each segment is read from one
+ *       node's cut, so a key reads either its value before or after such a write, never a torn one, but two keys
+ *       in different segments may reflect slightly different moments (a multi-key write may show partly).</li>
+ * </ul>
+ * Every node needs {@link #serializationContext()} in its global serialization configuration.
+ *
+ * <p>A segment whose primary owner is unknown as of the label (the topology was changing, or that node has since lost
+ * its store) makes {@link #readAsOf} fail rather than return an incomplete state.
+ */
+public final class CacheHistory {
+    private static final long TIMEOUT_SECONDS = 120;
+
+    private CacheHistory() {
+    }
+
+    /**
+     * The serialization context of the tasks {@link #declare} and {@link #readAsOf} send to the nodes. Add it to
+     * every node's global configuration: {@code global.serialization().addContextInitializer(CacheHistory.serializationContext())}.
+     */
+    public static SerializationContextInitializer serializationContext() {
+        return new HistorySerialization();
+    }
+
+    /**
+     * Declares a snapshot labelled {@code label} on every node's {@link VarveStore} of cache {@code cacheName}.
+     * Returns each node's Varve snapshot id.
+     *
+     * @throws IllegalArgumentException if the label is empty or already used on a node
+     */
+    public static Map<Address, Long> declare(EmbeddedCacheManager manager, String cacheName, String label) {
+        checkArguments(manager, cacheName, label);
+        Map<Address, Long> ids = new ConcurrentHashMap<>();
+        Map<Address, Throwable> failures = new ConcurrentHashMap<>();
+        manager.executor().timeout(TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                .submitConsumer(new HistoryTasks.Declare(cacheName, label), (address, id, error) -> {
+                    if (error != null) failures.put(address, error);
+                    else ids.put(address, id);
+                }).join();
+        if (!failures.isEmpty()) throw new IllegalStateException("declaring snapshot '" + label + "' failed on " + failures);
+        return ids;
+    }
+
+    /**
+     * The entries of cache {@code cacheName} as of {@code label} (entries whose lifespan has run out by now are
+     * left out, as in a live read).
+     *
+     * @throws IllegalArgumentException if no node knows the label
+     * @throws IllegalStateException if some segment has no node that was its primary owner as of the label
+     */
+    public static <K, V> Map<K, V> readAsOf(EmbeddedCacheManager manager, String cacheName, String label) {
+        checkArguments(manager, cacheName, label);
+        Map<Address, byte[]> answers = new ConcurrentHashMap<>();
+        Map<Address, Throwable> failures = new ConcurrentHashMap<>();
+        manager.executor().timeout(TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                .submitConsumer(new HistoryTasks.ReadAsOf(cacheName, label), (address, answer, error) -> {
+                    if (error != null) failures.put(address, error);
+                    else answers.put(address, answer);
+                }).join();
+        if (!failures.isEmpty()) throw new IllegalStateException("reading as of '" + label + "' failed on " + failures);
+        Cache<K, V> cache = manager.getCache(cacheName);
+        int segments = cache.getCacheConfiguration().clustering().hash().numSegments();
+        PersistenceMarshaller marshaller = ComponentRegistry.of(cache).getPersistenceMarshaller();
+        IntSet answered = IntSets.mutableEmptySet(segments);
+        Map<K, V> out = new HashMap<>();
+        for (byte[] answer : answers.values()) {
+            HistoryTasks.Answer a = HistoryTasks.Answer.decode(answer);
+            for (int s : a.segments()) {
+                if (!answered.add(s)) throw new IllegalStateException("segment " + s + " had two primary owners as of '" + label + "'");
+            }
+            a.putEntries(out, marshaller);
+        }
+        if (answered.isEmpty()) throw new IllegalArgumentException("no node knows a snapshot labelled '" + label + "' of cache " + cacheName);
+        if (answered.size() != segments) {
+            IntSet missing = IntSets.mutableCopyFrom(IntSets.immutableRangeSet(segments));
+            missing.removeAll(answered);
+            throw new IllegalStateException("no node was the primary owner of segments " + missing + " as of '" + label
+                    + "' (the topology was changing, or that node lost its store)");
+        }
+        return out;
+    }
+
+    private static void checkArguments(EmbeddedCacheManager manager, String cacheName, String label) {
+        if (manager == null) throw new IllegalArgumentException("cache manager is null");
+        if (cacheName == null || !manager.cacheExists(cacheName)) throw new IllegalArgumentException("no cache named " + cacheName);
+        if (label == null || label.isEmpty()) throw new IllegalArgumentException("snapshot label is null or empty");
+    }
+}

@@ -1,0 +1,72 @@
+package dev.varve.infinispan;
+
+import org.infinispan.protostream.FileDescriptorSource;
+import org.infinispan.protostream.MessageMarshaller;
+import org.infinispan.protostream.SerializationContext;
+import org.infinispan.protostream.SerializationContextInitializer;
+
+import java.io.IOException;
+import java.util.function.BiFunction;
+
+/**
+ * Teaches Infinispan's marshaller the two tasks {@link CacheHistory} sends through the cluster executor: each is a
+ * message of the cache name and the label.
+ */
+final class HistorySerialization implements SerializationContextInitializer {
+    private static final String PACKAGE = "dev.varve.infinispan";
+    private static final String FILE = "varve-history.proto";
+    private static final String SCHEMA = """
+            syntax = "proto2";
+            package dev.varve.infinispan;
+            message Declare { optional string cacheName = 1; optional string label = 2; }
+            message ReadAsOf { optional string cacheName = 1; optional string label = 2; }
+            """;
+
+    @Override
+    public String getProtoFileName() {
+        return FILE;
+    }
+
+    @Override
+    public String getProtoFile() {
+        return SCHEMA;
+    }
+
+    @Override
+    public void registerSchema(SerializationContext ctx) {
+        ctx.registerProtoFiles(FileDescriptorSource.fromString(FILE, SCHEMA));
+    }
+
+    @Override
+    public void registerMarshallers(SerializationContext ctx) {
+        ctx.registerMarshaller(new Task<>(HistoryTasks.Declare.class, "Declare", HistoryTasks.Declare::new, HistoryTasks.Declare::cacheName,
+                HistoryTasks.Declare::label));
+        ctx.registerMarshaller(new Task<>(HistoryTasks.ReadAsOf.class, "ReadAsOf", HistoryTasks.ReadAsOf::new, HistoryTasks.ReadAsOf::cacheName,
+                HistoryTasks.ReadAsOf::label));
+    }
+
+    /** A task message: cache name and label. */
+    private record Task<T>(Class<T> type, String name, BiFunction<String, String, T> create, java.util.function.Function<T, String> cacheName,
+                           java.util.function.Function<T, String> label) implements MessageMarshaller<T> {
+        @Override
+        public T readFrom(ProtoStreamReader reader) throws IOException {
+            return create.apply(reader.readString("cacheName"), reader.readString("label"));
+        }
+
+        @Override
+        public void writeTo(ProtoStreamWriter writer, T task) throws IOException {
+            writer.writeString("cacheName", cacheName.apply(task));
+            writer.writeString("label", label.apply(task));
+        }
+
+        @Override
+        public Class<? extends T> getJavaClass() {
+            return type;
+        }
+
+        @Override
+        public String getTypeName() {
+            return PACKAGE + "." + name;
+        }
+    }
+}

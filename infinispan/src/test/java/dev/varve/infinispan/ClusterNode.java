@@ -1,0 +1,214 @@
+package dev.varve.infinispan;
+
+import io.reactivex.rxjava3.core.Flowable;
+import org.infinispan.AdvancedCache;
+import org.infinispan.Cache;
+import org.infinispan.conflict.ConflictManagerFactory;
+import org.infinispan.conflict.MergePolicy;
+import org.infinispan.configuration.cache.CacheMode;
+import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.configuration.global.GlobalConfigurationBuilder;
+import org.infinispan.distribution.LocalizedCacheTopology;
+import org.infinispan.factories.ComponentRegistry;
+import org.infinispan.manager.DefaultCacheManager;
+import org.infinispan.persistence.manager.PersistenceManager;
+import org.infinispan.topology.CacheTopology;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One grid node in its own JVM (started by {@link NodeProcess}): a clustered cache manager over JGroups TCP on
+ * 127.0.0.1 with static discovery, and the distributed synchronous cache {@value #CACHE} (2 owners, 256 segments)
+ * persisted by a {@link VarveStore} in the node's directory. It reads one command per line from stdin and answers
+ * one line starting with {@code @@} on stdout (logs go to stderr).
+ *
+ * <p>Commands: {@code put FROM TO TAG}, {@code check FROM TO TAG} (how many {@code k<i>} read {@code TAG-i}),
+ * {@code putttl FROM TO MILLIS}, {@code stream FROM ACKFILE} (put {@code s<i>} one by one, recording each
+ * acknowledged index), {@code checkstream FROM TO}, {@code topology}, {@code local} (what this node's store holds,
+ * and how much of it this node does not own), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL), {@code snapshot LABEL} (on every node,
+ * through {@link CacheHistory}), {@code asof LABEL ACKED_BEFORE ACKED_AFTER},
+ * {@code exit}.
+ */
+public final class ClusterNode {
+    static final String CACHE = "grid";
+    static final int SEGMENTS = 256;
+    private static final int CHUNK = 500;
+
+    private final DefaultCacheManager manager;
+    private final AdvancedCache<String, String> cache;
+
+    private ClusterNode(String name, Path dir) {
+        GlobalConfigurationBuilder global = GlobalConfigurationBuilder.defaultClusteredBuilder();
+        global.serialization().addContextInitializer(CacheHistory.serializationContext());
+        global.transport().clusterName("varve-loopback").nodeName(name).addProperty("configurationFile", "jgroups-loopback.xml");
+        ConfigurationBuilder cb = new ConfigurationBuilder();
+        cb.clustering().cacheMode(CacheMode.DIST_SYNC).hash().numOwners(2).numSegments(SEGMENTS);
+        cb.clustering().stateTransfer().timeout(120, TimeUnit.SECONDS);
+        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
+                .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).walSegmentSize(16L << 20);
+        manager = new DefaultCacheManager(global.build(), false);
+        manager.defineConfiguration(CACHE, cb.build());
+        manager.start();
+        Cache<String, String> c = manager.getCache(CACHE);
+        cache = c.getAdvancedCache();
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true);
+        System.setOut(System.err); // only answers on the real stdout
+        ClusterNode node = new ClusterNode(args[0], Path.of(args[1]));
+        out.println("@@ started");
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        for (String line; (line = in.readLine()) != null; ) {
+            String[] a = line.trim().split(" ");
+            try {
+                if (a[0].equals("exit")) {
+                    node.manager.stop();
+                    out.println("@@ bye");
+                    return;
+                }
+                out.println("@@ " + node.run(a));
+            } catch (Exception | AssertionError e) {
+                e.printStackTrace();
+                out.println("@@ERR " + e);
+            }
+        }
+    }
+
+    private String run(String[] a) throws Exception {
+        switch (a[0]) {
+            case "put": {
+                int from = Integer.parseInt(a[1]), to = Integer.parseInt(a[2]);
+                for (int i = from; i < to; i += CHUNK) {
+                    Map<String, String> m = new HashMap<>();
+                    for (int j = i; j < Math.min(to, i + CHUNK); j++) m.put("k" + j, a[3] + "-" + j);
+                    cache.putAll(m);
+                }
+                return "done";
+            }
+            case "check": {
+                int from = Integer.parseInt(a[1]), to = Integer.parseInt(a[2]);
+                return String.valueOf(count("k", from, to, j -> a[3] + "-" + j));
+            }
+            case "putttl": {
+                int from = Integer.parseInt(a[1]), to = Integer.parseInt(a[2]);
+                long lifespan = Long.parseLong(a[3]);
+                Map<String, String> m = new HashMap<>();
+                for (int j = from; j < to; j++) m.put("t" + j, "ttl-" + j);
+                cache.putAll(m, lifespan, TimeUnit.MILLISECONDS);
+                return "done";
+            }
+            case "checkttl": {
+                return String.valueOf(count("t", Integer.parseInt(a[1]), Integer.parseInt(a[2]), j -> "ttl-" + j));
+            }
+            case "stream": {
+                long from = Long.parseLong(a[1]);
+                Path ack = Path.of(a[2]);
+                Thread t = new Thread(() -> stream(from, ack), "stream-writer");
+                t.setDaemon(true);
+                t.start();
+                return "streaming";
+            }
+            case "checkstream": {
+                return String.valueOf(count("s", Integer.parseInt(a[1]), Integer.parseInt(a[2]), j -> "s-" + j));
+            }
+            case "topology": {
+                CacheTopology t = cache.getDistributionManager().getCacheTopology();
+                boolean stable = t.getPhase() == CacheTopology.Phase.NO_REBALANCE && t.getPendingCH() == null
+                        && cache.getDistributionManager().isJoinComplete();
+                return t.getMembers().size() + " " + stable;
+            }
+            case "local":
+                return local();
+            case "snapshot":
+                return String.valueOf(CacheHistory.declare(manager, CACHE, a[1]).size());
+            case "asof":
+                return asOf(a[1], Long.parseLong(a[2]), Long.parseLong(a[3]));
+            case "resolve":
+                ConflictManagerFactory.get(cache).resolveConflicts(MergePolicy.PREFERRED_NON_NULL);
+                return "resolved";
+            case "purge":
+                cache.getExpirationManager().processExpiration();
+                return "purged";
+            default:
+                throw new IllegalArgumentException("unknown command " + a[0]);
+        }
+    }
+
+    private interface Expected {
+        String value(int index);
+    }
+
+    /** How many of the keys PREFIX<from..to) read their expected value (through the cluster). */
+    private int count(String prefix, int from, int to, Expected expected) {
+        int ok = 0;
+        for (int i = from; i < to; i += CHUNK) {
+            java.util.Set<String> keys = new java.util.HashSet<>();
+            for (int j = i; j < Math.min(to, i + CHUNK); j++) keys.add(prefix + j);
+            Map<String, String> got = cache.getAll(keys);
+            for (int j = i; j < Math.min(to, i + CHUNK); j++) if (expected.value(j).equals(got.get(prefix + j))) ok++;
+        }
+        return ok;
+    }
+
+    private void stream(long from, Path ack) {
+        Path next = ack.resolveSibling(ack.getFileName() + ".next");
+        try {
+            for (long i = from; ; i++) {
+                cache.put("s" + i, "s-" + i);
+                Files.writeString(next, Long.toString(i)); // then an atomic rename: a reader never sees a half-written number
+                Files.move(next, ack, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (Exception e) {
+            e.printStackTrace();
+        }
+    }
+
+    /**
+     * Reads the cache as of {@code label} and summarises it against the documented cut: bulk keys with their first
+     * value and with any other value, stream keys acknowledged by {@code ackedBefore} that are missing, and stream
+     * keys beyond {@code ackedAfter + 1} (started after the declaration returned) that are present.
+     */
+    private String asOf(String label, long ackedBefore, long ackedAfter) {
+        Map<String, String> past = CacheHistory.readAsOf(manager, CACHE, label);
+        long kFirst = 0, kOther = 0, sPresent = 0, sBeyond = 0;
+        for (Map.Entry<String, String> e : past.entrySet()) {
+            String k = e.getKey();
+            if (k.startsWith("k")) {
+                if (e.getValue().equals("v1-" + k.substring(1))) kFirst++;
+                else kOther++;
+            } else if (k.startsWith("s")) {
+                long i = Long.parseLong(k.substring(1));
+                if (i <= ackedBefore) sPresent++;
+                if (i > ackedAfter + 1) sBeyond++;
+            }
+        }
+        return "kFirst=" + kFirst + " kOther=" + kOther + " sMissing=" + (ackedBefore + 1 - sPresent) + " sBeyond=" + sBeyond;
+    }
+
+    /** Per key prefix, how many entries this node's own Varve store holds, and how many of them this node does not own. */
+    private String local() {
+        VarveStore<?, ?> store = ComponentRegistry.of(cache).getComponent(PersistenceManager.class).getStores(VarveStore.class).iterator().next();
+        LocalizedCacheTopology topology = cache.getDistributionManager().getCacheTopology();
+        Map<Character, AtomicLong> byPrefix = new java.util.TreeMap<>();
+        AtomicLong notOwned = new AtomicLong();
+        Flowable.fromPublisher(store.publishKeys(null, null)).blockingForEach(k -> {
+            String key = (String) k;
+            byPrefix.computeIfAbsent(key.charAt(0), x -> new AtomicLong()).incrementAndGet();
+            if (!topology.isWriteOwner(key)) notOwned.incrementAndGet();
+        });
+        long raw = store.approximateSize(null).toCompletableFuture().join(); // expired entries included
+        StringBuilder sb = new StringBuilder("raw=").append(raw).append(' ');
+        for (char p : new char[]{'k', 's', 't'}) sb.append(p).append('=').append(byPrefix.getOrDefault(p, new AtomicLong()).get()).append(' ');
+        return sb.append("notOwned=").append(notOwned.get()).toString();
+    }
+}

@@ -1,0 +1,111 @@
+package dev.varve.infinispan;
+
+import dev.varve.config.RecoveryCompression;
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.WalSyncMode;
+import org.infinispan.Cache;
+import org.infinispan.commons.CacheConfigurationException;
+import org.infinispan.configuration.cache.Configuration;
+import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.configuration.parsing.ConfigurationBuilderHolder;
+import org.infinispan.configuration.parsing.ParserRegistry;
+import org.infinispan.manager.DefaultCacheManager;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The programmatic and the declarative configuration give the same store, and reject bad values by name. */
+@Timeout(120)
+class VarveStoreConfigurationTest {
+    @TempDir
+    Path dir;
+
+    private String xml(String storeAttributes) {
+        return """
+                <infinispan>
+                  <cache-container default-cache="c">
+                    <local-cache name="c">
+                      <persistence>
+                        <varve-store xmlns="urn:varve:infinispan:store:0.1" path="%s" %s/>
+                      </persistence>
+                    </local-cache>
+                  </cache-container>
+                </infinispan>
+                """.formatted(dir, storeAttributes);
+    }
+
+    private static VarveStoreConfiguration storeOf(Configuration c) {
+        return (VarveStoreConfiguration) c.persistence().stores().get(0);
+    }
+
+    @Test
+    void xmlSetsEveryVarveAttribute() {
+        ConfigurationBuilderHolder holder = new ParserRegistry().parse(xml("data-region-size=\"33554432\" checkpoint-buffer-size=\"4194304\""
+                + " wal-segment-size=\"8388608\" recovery-mode=\"WAL_PHYSICAL\" recovery-compression=\"SKIP_GARBAGE\" wal-sync-mode=\"FSYNC\""
+                + " retention=\"keepLast(3),keepAll()\" preload=\"true\""));
+        VarveStoreConfiguration s = storeOf(holder.getNamedConfigurationBuilders().get("c").build());
+        assertEquals(dir.toString(), s.location());
+        assertEquals(32L << 20, s.dataRegionSize());
+        assertEquals(4L << 20, s.checkpointBufferSize());
+        assertEquals(8L << 20, s.walSegmentSize());
+        assertEquals(RecoveryMode.WAL_PHYSICAL, s.recoveryMode());
+        assertEquals(RecoveryCompression.SKIP_GARBAGE, s.recoveryCompression());
+        assertEquals(WalSyncMode.FSYNC, s.walSyncMode());
+        assertEquals("keepLast(3),keepAll()", s.retention());
+        assertTrue(s.preload(), "Infinispan's common store attributes are read too");
+    }
+
+    @Test
+    void programmaticAndXmlGiveTheSameStore() {
+        ConfigurationBuilder cb = new ConfigurationBuilder();
+        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).dataRegionSize(32L << 20)
+                .recoveryMode(RecoveryMode.WAL_PHYSICAL).walSyncMode(WalSyncMode.FSYNC).retention("keepLast(3)");
+        VarveStoreConfiguration programmatic = storeOf(cb.build());
+        VarveStoreConfiguration declarative = storeOf(new ParserRegistry().parse(xml("data-region-size=\"33554432\" recovery-mode=\"WAL_PHYSICAL\""
+                + " wal-sync-mode=\"FSYNC\" retention=\"keepLast(3)\"")).getNamedConfigurationBuilders().get("c").build());
+        assertEquals(programmatic.attributes(), declarative.attributes());
+    }
+
+    @Test
+    void aCacheConfiguredInXmlKeepsItsEntriesAcrossRestarts() throws Exception {
+        String config = xml("data-region-size=\"16777216\" checkpoint-buffer-size=\"2097152\" wal-segment-size=\"4194304\"");
+        try (DefaultCacheManager cm = new DefaultCacheManager(new java.io.ByteArrayInputStream(config.getBytes()))) {
+            Cache<String, String> c = cm.getCache("c");
+            for (int i = 0; i < 500; i++) c.put("k" + i, "v" + i);
+        }
+        assertTrue(Files.isDirectory(dir.resolve("c")), "the cache's Varve store lives in path/cache-name");
+        try (DefaultCacheManager cm = new DefaultCacheManager(new java.io.ByteArrayInputStream(config.getBytes()))) {
+            Cache<String, String> c = cm.getCache("c");
+            for (int i = 0; i < 500; i++) assertEquals("v" + i, c.get("k" + i));
+            assertNull(c.get("absent"));
+        }
+    }
+
+    @Test
+    void badValuesAreRejectedByName() {
+        VarveStoreConfigurationBuilder b = new ConfigurationBuilder().persistence().addStore(VarveStoreConfigurationBuilder.class);
+        assertMessage(IllegalArgumentException.class, "location", () -> b.location(null));
+        assertMessage(IllegalArgumentException.class, "walSyncMode", () -> b.walSyncMode(null));
+        assertMessage(IllegalArgumentException.class, "retention", () -> b.retention("keepSome(3)"));
+        ConfigurationBuilder small = new ConfigurationBuilder();
+        small.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).dataRegionSize(1024);
+        assertMessage(CacheConfigurationException.class, "dataRegionSize", small::build);
+        assertMessage(RuntimeException.class, "wal-sync-mode", () -> new ParserRegistry().parse(xml("wal-sync-mode=\"SOMETIMES\"")));
+        assertMessage(RuntimeException.class, "data-region-size", () -> new ParserRegistry().parse(xml("data-region-size=\"big\"")));
+    }
+
+    private static void assertMessage(Class<? extends Throwable> type, String part, org.junit.jupiter.api.function.Executable e) {
+        Throwable t = assertThrows(type, e);
+        StringBuilder all = new StringBuilder();
+        for (Throwable x = t; x != null; x = x.getCause()) all.append(x.getMessage()).append(" | ");
+        assertTrue(all.toString().contains(part), "expected '" + part + "' in: " + all);
+    }
+}
