@@ -113,6 +113,7 @@ final class SnapshotRegistry implements AutoCloseable {
     void prepare(long markLsn, boolean emptyStore, ArchiveMarks.Mark mark) {
         log.checkDurable(mark.snapshots());
         drops.checkDurable(mark.drops());
+        drops.checkDurable(-1); // drops made after the mark are kept too (a reclamation may have relied on them): no damage before a valid one
         joinLog.checkDurable(mark.joins());
         List<SnapshotRecord> all = log.load();
         int kept = 0;
