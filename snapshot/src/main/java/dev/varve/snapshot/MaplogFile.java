@@ -192,6 +192,11 @@ final class MaplogFile implements AutoCloseable {
     synchronized void checkDurable(long durable) {
         long lastFirst = parts.lastKey();
         if (durable >= 0 && durable < lastFirst) return; // the full parts before hold it: the last part lies wholly past it
+        if (partEntries != ONE_PART && count == lastFirst + partEntries && durable > count) {
+            // the last part found is full and the mark needs more: the part after it was lost
+            throw new CorruptionException("archive log part is missing: the recovered checkpoint mark made " + durable
+                    + " entries durable but the parts end at " + count, partPath(count), 0);
+        }
         if (tail != null) tail.checkDurable(durable < 0 ? durable : durable - lastFirst);
         else if (durable > count) throw new CorruptionException("archive file holds " + count + " entries but the recovered checkpoint mark made "
                 + durable + " durable", partPath(lastFirst), HEADER + (count - lastFirst) * ENTRY);
