@@ -24,6 +24,7 @@ import dev.varve.snapshot.SnapshotRecord;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -63,19 +64,23 @@ final class Engine implements LogicalReplay {
     private final Map<String, TableHandle> tables = new ConcurrentHashMap<>();
     private final Map<Integer, PartitionHandle> partitions = new ConcurrentHashMap<>();
     private final Object catalogLock = new Object();
+    /** Null for a read-only open of a directory no writer ever locked. */
     private final StoreLock dirLock;
+    /** Opened by {@link #openReadOnly}: every change stays in memory, writes are refused. */
+    final boolean readOnly;
     private Catalog catalog;
     private int nextTableId = 1;
     private RecoveryReport recovery;
     private volatile Throwable failure;
     private volatile boolean closed;
 
-    private Engine(VarveConfig config, FileIOFactory io) {
+    private Engine(VarveConfig config, FileIOFactory io, boolean readOnly) {
         this.config = config;
+        this.readOnly = readOnly;
         this.maxKeyBytes = BPlusTree.maxKeyBytes(config.pageSize());
-        this.dirLock = StoreLock.acquire(config.path());
+        this.dirLock = readOnly ? StoreLock.acquireShared(config.path()) : StoreLock.acquire(config.path());
         Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
-        opened.push(dirLock::release);
+        if (dirLock != null) opened.push(dirLock::release);
         try {
             this.store = new PageStore(io, config.path().resolve("pages"), config.pageSize());
             opened.push(store);
@@ -93,7 +98,7 @@ final class Engine implements LogicalReplay {
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
             this.recovery = new Recovery(memory, wal, markers, checkpointer).run(this);
-            checkpointer.start();
+            if (!readOnly) checkpointer.start(); // a read-only store never changes after its in-memory recovery
         } catch (RuntimeException | Error e) {
             for (AutoCloseable c : opened) {
                 try {
@@ -112,7 +117,19 @@ final class Engine implements LogicalReplay {
         } catch (IOException e) {
             throw new StorageException("cannot create the store directory", config.path(), e);
         }
-        return new Engine(config, io);
+        return new Engine(config, io, false);
+    }
+
+    /**
+     * Opens an existing store read-only: the usual open and recovery run over a {@link MemoryOverlayIO}, so a store
+     * that crashed is recovered in memory and reads as it would after a real recovery, while not one byte of the
+     * directory changes (no lock file is created, see {@link StoreLock#acquireShared}).
+     */
+    static Engine openReadOnly(VarveConfig config, FileIOFactory io) {
+        Path dir = config.path();
+        if (!io.exists(dir.resolve("wal")) && !io.exists(dir.resolve("pages")))
+            throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
+        return new Engine(config, new MemoryOverlayIO(), true);
     }
 
     RecoveryReport recoveryReport() {
@@ -193,6 +210,7 @@ final class Engine implements LogicalReplay {
         checkTableName(name);
         TableHandle t = tables.get(name);
         if (t != null) return t;
+        if (readOnly) throw new IllegalArgumentException("store " + config.path() + " (opened read-only) has no table " + name);
         synchronized (catalogLock) {
             t = tables.get(name);
             if (t != null) return t;
@@ -205,6 +223,18 @@ final class Engine implements LogicalReplay {
                     });
             return tables.get(name);
         }
+    }
+
+    /** Table names in name order. */
+    List<String> tableNames() {
+        List<String> names = new ArrayList<>(tables.keySet());
+        names.sort(null);
+        return names;
+    }
+
+    /** The partitions of table {@code name} (an existing one), for inspection. */
+    PartitionHandle[] partitionsOf(String name) {
+        return tables.get(name).handles();
     }
 
     // ---------------------------------------------------------------- write path
@@ -285,6 +315,7 @@ final class Engine implements LogicalReplay {
      */
     private boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
                            Change change) {
+        checkNotReadOnly();
         throttle.beforeWrite(pages);
         long lsn;
         boolean result;
@@ -332,6 +363,7 @@ final class Engine implements LogicalReplay {
      */
     long snapshotNow(int rank) {
         checkOpen();
+        checkNotReadOnly();
         int levels = config.retention().levelCount();
         if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
         long id;
@@ -353,6 +385,7 @@ final class Engine implements LogicalReplay {
     /** Raises the rank of a live snapshot, logged like a write. */
     void rank(long id, int rank) {
         checkOpen();
+        checkNotReadOnly();
         int levels = config.retention().levelCount();
         if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
         long lsn;
@@ -428,8 +461,14 @@ final class Engine implements LogicalReplay {
         if (closed) throw new IllegalStateException("the store is closed");
     }
 
+    /** Fails a change of a read-only store before anything happens. */
+    void checkNotReadOnly() {
+        if (readOnly) throw new ReadOnlyStoreException("store " + config.path() + " was opened read-only; writes, snapshots, ranks and checkpoints need Varve.open");
+    }
+
     private void checkWritable() {
         checkOpen();
+        checkNotReadOnly();
         Throwable f = failure;
         if (f == null) f = checkpointer.failure();
         if (f == null) f = wal.failure();
@@ -451,7 +490,7 @@ final class Engine implements LogicalReplay {
         }
         try {
             checkpointer.stop();
-            if (failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
+            if (!readOnly && failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
         } finally {
             try {
                 checkpointer.close();
@@ -460,7 +499,7 @@ final class Engine implements LogicalReplay {
             } finally {
                 memory.close();
                 store.close();
-                dirLock.release();
+                if (dirLock != null) dirLock.release();
             }
         }
     }
@@ -471,7 +510,9 @@ final class Engine implements LogicalReplay {
      */
     void halt() {
         closed = true;
-        for (Runnable r : new Runnable[]{checkpointer::close, archive::close, memory::close, store::close, dirLock::release}) {
+        for (Runnable r : new Runnable[]{checkpointer::close, archive::close, memory::close, store::close, () -> {
+            if (dirLock != null) dirLock.release();
+        }}) {
             try {
                 r.run();
             } catch (RuntimeException ignored) {

@@ -10,7 +10,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
-/** An OS lock on {@code varve.lock} in the store directory: two processes (or two opens) never share a store. */
+/**
+ * An OS lock on {@code varve.lock} in the store directory: two processes (or two opens) never share a store. A
+ * read-only open takes a shared lock on the existing file (opened for reading, so nothing is created or changed):
+ * it waits for no one, fails while a writer holds the store, and keeps a writer out while it reads. A directory
+ * without the file was never opened by a writer, and a read-only open takes no lock there.
+ */
 final class StoreLock {
     private final FileChannel channel;
     private final FileLock lock;
@@ -28,6 +33,28 @@ final class StoreLock {
             ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             FileLock l = ch.tryLock();
             if (l == null) throw new IllegalStateException("store " + dir + " is open in another process");
+            return new StoreLock(ch, l);
+        } catch (OverlappingFileLockException e) {
+            closeQuietly(ch);
+            throw new IllegalStateException("store " + dir + " is already open in this JVM", e);
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new StorageException("cannot lock the store directory", file, e);
+        } catch (RuntimeException e) {
+            closeQuietly(ch);
+            throw e;
+        }
+    }
+
+    /** The shared lock of a read-only open, or null when the store has no lock file. */
+    static StoreLock acquireShared(Path dir) {
+        Path file = dir.resolve("varve.lock");
+        if (!Files.exists(file)) return null;
+        FileChannel ch = null;
+        try {
+            ch = FileChannel.open(file, StandardOpenOption.READ);
+            FileLock l = ch.tryLock(0, Long.MAX_VALUE, true);
+            if (l == null) throw new IllegalStateException("store " + dir + " is open for writing in another process; a read-only open needs it closed");
             return new StoreLock(ch, l);
         } catch (OverlappingFileLockException e) {
             closeQuietly(ch);

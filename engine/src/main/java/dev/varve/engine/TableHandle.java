@@ -25,6 +25,11 @@ final class TableHandle implements Table {
         return parts.length;
     }
 
+    /** Every partition, by index. */
+    PartitionHandle[] handles() {
+        return parts.clone();
+    }
+
     PartitionHandle handleFor(byte[] key) {
         engine.checkKey(key);
         return parts[KeyHash.partition(key, parts.length)];

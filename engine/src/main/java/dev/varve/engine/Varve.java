@@ -52,6 +52,30 @@ public final class Varve implements AutoCloseable {
         return new Varve(Engine.open(config, io));
     }
 
+    /**
+     * Opens an existing store for reading only; not one byte of its directory changes (every file is opened for
+     * reading, no lock file is created, nothing is flushed at close). A store whose last run crashed is recovered in
+     * memory: it reads exactly as {@link #open} would leave it, while its files stay as the crash left them, so the
+     * next {@code open} recovers it for real. The open takes a shared lock on an existing {@code varve.lock}: it
+     * fails while another process has the store open for writing, and keeps writers out until closed.
+     *
+     * <p>Writes, table creation, {@link #snapshotNow}, {@link #rank} and {@link #checkpoint} throw
+     * {@link ReadOnlyStoreException}. The configuration must match the store's on-disk layout as for {@code open}
+     * ({@link StoreInspector#detectConfig} reads it from the files). Memory: what recovery changes is held on the
+     * heap, and so is each WAL segment it reads.
+     *
+     * @throws IllegalArgumentException if the directory holds no store
+     */
+    public static Varve openReadOnly(VarveConfig config) {
+        Objects.requireNonNull(config, "config");
+        return new Varve(Engine.openReadOnly(config, FileIOFactory.standard()));
+    }
+
+    /** True for a store opened with {@link #openReadOnly}. */
+    public boolean isReadOnly() {
+        return engine.readOnly;
+    }
+
     /** The table {@code name}, created on first use with the configured partition count. */
     public Table table(String name) {
         return engine.table(name);
@@ -61,6 +85,7 @@ public final class Varve implements AutoCloseable {
     public void write(Consumer<WriteBatch> batch) {
         Objects.requireNonNull(batch, "batch");
         engine.checkOpen();
+        engine.checkNotReadOnly();
         BatchBuilder b = new BatchBuilder(engine);
         batch.accept(b);
         engine.write(b.ops());
@@ -69,6 +94,7 @@ public final class Varve implements AutoCloseable {
     /** Starts a checkpoint (after any running one); completes when it is durable. */
     public CompletableFuture<CheckpointStats> checkpoint() {
         engine.checkOpen();
+        engine.checkNotReadOnly();
         return engine.checkpointer.request("explicit");
     }
 
@@ -146,6 +172,17 @@ public final class Varve implements AutoCloseable {
     @Override
     public void close() {
         engine.close();
+    }
+
+    /** The wired store, for the inspection classes of this package. */
+    Engine engine() {
+        return engine;
+    }
+
+    /** Names of the tables, in name order. */
+    public List<String> tableNames() {
+        engine.checkOpen();
+        return engine.tableNames();
     }
 
     /** Simulates a process crash (tests): threads stop, nothing is flushed, the directory lock is released. */
