@@ -15,9 +15,12 @@ import dev.varve.core.store.PageFileCheck;
 import dev.varve.core.store.PageStore;
 import dev.varve.core.wal.WalFileCheck;
 import dev.varve.snapshot.ArchiveFileCheck;
+import dev.varve.snapshot.DroppedSnapshot;
+import dev.varve.snapshot.SnapshotRecord;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -56,7 +59,44 @@ public final class StoreInspector {
     public record CheckpointState(long id, long markLsn, long prevMarkLsn, boolean complete, String recoveryData, int recoveryFiles) {
     }
 
+    /**
+     * A live snapshot as tools show it: {@code keptBy} is its rank level's retention rule, and {@code pinned} says
+     * that rule keeps it unconditionally (keepAll, no byte budget): nothing but a lower rule can drop it.
+     */
+    public record SnapshotDetail(long id, int rank, Instant declared, long walLsn, long archiveBytes, String keptBy, boolean pinned) {
+    }
+
+    /** A snapshot the retention policy dropped: when, and by which rules. */
+    public record DroppedDetail(long id, Instant dropped, String why) {
+    }
+
     private StoreInspector() {
+    }
+
+    /** The live snapshots of {@code store}, oldest first. */
+    public static List<SnapshotDetail> snapshots(Varve store) {
+        Engine e = store.engine();
+        e.checkOpen();
+        RankTreePolicy policy = e.config.retention();
+        List<SnapshotDetail> out = new ArrayList<>();
+        for (SnapshotRecord r : e.archive.snapshots()) {
+            Retention rule = policy.levels().get(r.rank() - 1);
+            out.add(new SnapshotDetail(r.id(), r.rank(), Instant.ofEpochMilli(r.declaredMillis()), r.walLsn(), e.archive.archiveBytes(r.id()),
+                    rule.toString(), rule.equals(Retention.keepAll()) && policy.budgetBytes().isEmpty()));
+        }
+        return out;
+    }
+
+    /** The snapshots the retention policy dropped, by id. */
+    public static List<DroppedDetail> dropped(Varve store) {
+        Engine e = store.engine();
+        e.checkOpen();
+        List<DroppedDetail> out = new ArrayList<>();
+        for (long id = 1; id <= e.archive.latest(); id++) {
+            DroppedSnapshot d = e.archive.dropped(id);
+            if (d != null) out.add(new DroppedDetail(id, Instant.ofEpochMilli(d.droppedMillis()), d.why()));
+        }
+        return out;
     }
 
     /**

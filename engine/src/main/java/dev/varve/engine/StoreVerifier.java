@@ -10,8 +10,14 @@ import dev.varve.core.tree.ScanBatch;
 import dev.varve.snapshot.AsOfPages;
 import dev.varve.snapshot.SnapshotRecord;
 
+import dev.varve.config.VarveConfig;
+
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Structural check of an open store (operator tools, on a read-only open): the catalog's and every partition's
@@ -24,6 +30,47 @@ import java.util.List;
 public final class StoreVerifier {
     /** Trees and snapshots checked, and damage found. */
     public record Result(int trees, int snapshots, long entries, List<StoreInspector.Damage> damage) {
+    }
+
+    /**
+     * A whole check: {@code files} from {@link StoreInspector#checkFiles}, {@code structure} from a read-only open
+     * (null when the open failed), every damage found once ({@code damage}), and why the store could not be checked
+     * at all ({@code unusable}; null when it could).
+     */
+    public record Report(StoreInspector.FileCheck files, Result structure, List<StoreInspector.Damage> damage, String unusable) {
+    }
+
+    /**
+     * Checks the store of {@code config} without changing a byte: every file's checksums, then — if it opens
+     * read-only (recovered in memory when it crashed) — its trees, snapshots and archive mappings. A corruption
+     * that stops the open is reported as damage; any other failure to open makes the store unusable.
+     */
+    public static Report verify(VarveConfig config) {
+        StoreInspector.FileCheck files;
+        try {
+            files = StoreInspector.checkFiles(config);
+        } catch (StorageException x) {
+            return new Report(null, null, List.of(), "cannot read the store's files: " + x.getMessage());
+        }
+        Set<StoreInspector.Damage> all = new LinkedHashSet<>(files.damage());
+        Result structure = null;
+        try (Varve store = Varve.openReadOnly(config)) {
+            structure = verify(store);
+            all.addAll(structure.damage());
+        } catch (CorruptionException x) {
+            all.add(new StoreInspector.Damage(x.file(), x.offset(), "the store does not open: " + StoreInspector.withoutOffset(x)));
+        } catch (RuntimeException x) {
+            if (all.isEmpty()) return new Report(files, null, List.of(), "the store does not open: " + x.getMessage());
+            // damage already found explains a failed open; it is reported as such
+        }
+        return new Report(files, structure, dedupe(all), null);
+    }
+
+    /** One damage per file and offset (a bad page is seen by the file check and again by the tree walk). */
+    private static List<StoreInspector.Damage> dedupe(Set<StoreInspector.Damage> all) {
+        Map<String, StoreInspector.Damage> byPlace = new LinkedHashMap<>();
+        for (StoreInspector.Damage d : all) byPlace.putIfAbsent(d.file() + "@" + d.offset(), d);
+        return new ArrayList<>(byPlace.values());
     }
 
     private StoreVerifier() {

@@ -1,0 +1,127 @@
+package dev.varve.cli;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.SnapshotInfo;
+import dev.varve.engine.StoreInspector;
+import dev.varve.engine.Table;
+import dev.varve.engine.Varve;
+import dev.varve.engine.WalInspector;
+import dev.varve.recovery.RecoveryReport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+
+/** {@code varve info DIR}: what a store holds and in which state its files are. */
+@Command(name = "info", mixinStandardHelpOptions = true,
+        description = {"Tables, partitions and sizes, WAL range, the last checkpoint and its marker state, the recovery data recorded on disk, "
+                + "archive bytes per rank level, live snapshots, and whether recovery is pending. Opens the store read-only: a crashed "
+                + "store is recovered in memory to answer, and no file changes."})
+final class InfoCommand implements Callable<Integer> {
+    @Mixin
+    StoreOptions store;
+
+    @Option(names = "--json", description = "One JSON object instead of text.")
+    boolean json;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws IOException {
+        VarveConfig config = store.config();
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("store", config.path().toString());
+        r.put("layout", Map.of("pageSize", config.pageSize(), "walSegmentSize", config.walSegmentSize(), "rankLevels", config.retention().levelCount()));
+        r.put("pageFiles", files(config.path().resolve("pages")));
+        WalInspector.Range wal = WalInspector.range(config);
+        Map<String, Object> w = new LinkedHashMap<>(files(config.path().resolve("wal")));
+        w.put("firstLsn", wal.firstLsn());
+        w.put("endLsn", wal.endLsn());
+        w.put("tornTail", wal.tailCut() == null ? "none" : wal.tailCut());
+        r.put("wal", w);
+        Optional<StoreInspector.CheckpointState> cp = StoreInspector.lastCheckpoint(config);
+        Map<String, Object> c = new LinkedHashMap<>();
+        if (cp.isPresent()) {
+            StoreInspector.CheckpointState s = cp.get();
+            c.put("id", s.id());
+            c.put("markLsn", s.markLsn());
+            c.put("markers", s.complete() ? "start and end (complete)" : "start only (interrupted: its pages are restored at open)");
+            c.put("recoveryData", s.recoveryData());
+            c.put("recoveryFilesOnDisk", s.recoveryFiles());
+        } else {
+            c.put("id", "none (no checkpoint ever started)");
+        }
+        r.put("lastCheckpoint", c);
+        try (Varve v = Varve.openReadOnly(config)) {
+            RecoveryReport rec = v.recoveryReport();
+            boolean pending = rec.restoredPages() > 0 || rec.replayedRecords() > 0;
+            r.put("recoveryPending", pending ? "yes: " + rec.restoredPages() + " pages to restore from " + rec.restoredFrom() + ", "
+                    + rec.replayedRecords() + " logical WAL records to replay (shown below as recovered in memory)" : "no");
+            r.put("tables", tables(v));
+            Map<String, Object> a = new LinkedHashMap<>();
+            a.put("bytes", v.metrics().archiveBytes());
+            a.put("bytesPerLevel", v.metrics().archiveBytesPerLevel());
+            r.put("archive", a);
+            List<SnapshotInfo> snaps = v.snapshots();
+            Map<Integer, Integer> perRank = new TreeMap<>();
+            for (SnapshotInfo s : snaps) perRank.merge(s.rank(), 1, Integer::sum);
+            Map<String, Object> s = new LinkedHashMap<>();
+            s.put("live", snaps.size());
+            s.put("perRank", perRank.toString());
+            s.put("latest", snaps.isEmpty() ? "none" : snaps.get(snaps.size() - 1).id());
+            r.put("snapshots", s);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        Report.print(out, r, json);
+        return Main.OK;
+    }
+
+    private static List<Map<String, Object>> tables(Varve v) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (String name : v.tableNames()) {
+            Table t = v.table(name);
+            long[] sizes = new long[t.partitions()];
+            long total = 0;
+            for (int p = 0; p < sizes.length; p++) total += sizes[p] = t.partition(p).size();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", name);
+            m.put("partitions", t.partitions());
+            m.put("entries", total);
+            m.put("entriesPerPartition", sizes);
+            out.add(m);
+        }
+        return out;
+    }
+
+    /** Number and total bytes of the regular files in {@code dir}. */
+    static Map<String, Object> files(Path dir) throws IOException {
+        long n = 0;
+        long bytes = 0;
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> s = Files.list(dir)) {
+                for (Path p : (Iterable<Path>) s::iterator) {
+                    if (!Files.isRegularFile(p)) continue;
+                    n++;
+                    bytes += Files.size(p);
+                }
+            }
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("files", n);
+        m.put("bytes", bytes);
+        return m;
+    }
+}
