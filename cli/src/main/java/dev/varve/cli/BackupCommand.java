@@ -1,6 +1,5 @@
 package dev.varve.cli;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -39,11 +38,10 @@ final class BackupCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         NewStore.checkEmpty(to);
-        VarveConfig source = store.config();
         Map<String, Object> perTable = new LinkedHashMap<>();
-        try (Varve s = Varve.openReadOnly(source); ReadOptions.Source src = new ReadOptions.Source(s, asOf)) {
+        try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, asOf)) {
             int partitions = s.tableNames().isEmpty() ? 1 : s.table(s.tableNames().get(0)).partitions();
-            try (Varve target = Varve.open(NewStore.config(to, newConfig, source.pageSize(), partitions))) {
+            try (Varve target = Varve.open(NewStore.config(to, newConfig, s.config().pageSize(), partitions))) {
                 BatchWriter w = new BatchWriter(target);
                 for (String name : s.tableNames()) {
                     target.table(name);

@@ -49,7 +49,7 @@ public final class Main implements Runnable {
         });
         cl.setExecutionExceptionHandler((e, line, parsed) -> {
             line.getErr().println("varve: " + describe(e));
-            return e instanceof IllegalArgumentException ? USAGE : UNUSABLE;
+            return e instanceof IllegalArgumentException ? USAGE : UNUSABLE; // an unusable store, a failed operation
         });
         int code = cl.execute(args);
         out.flush();

@@ -22,9 +22,18 @@ final class StoreOptions {
                     + "rank levels, Skippy) is read from the files.")
     Path config;
 
-    /** The configuration to open the store with. */
+    /** The configuration to open the store with; a directory that holds no store is unusable. */
     VarveConfig config() {
-        if (!Files.isDirectory(dir)) throw new IllegalArgumentException(dir + " is not a directory");
+        if (!Files.isDirectory(dir)) throw new UnusableStoreException(dir + " is not a directory", null);
+        try {
+            return detect();
+        } catch (IllegalArgumentException e) {
+            if (config != null) throw e; // the properties file is at fault
+            throw new UnusableStoreException(e.getMessage(), e);
+        }
+    }
+
+    private VarveConfig detect() {
         if (config != null) {
             VarveConfig.Builder b = VarveConfig.load(config).toBuilder().path(dir);
             if (archive != null) b.archivePath(archive);
@@ -35,6 +44,11 @@ final class StoreOptions {
 
     /** Opens the store read-only (recovered in memory if it crashed; nothing on disk changes). */
     Varve openReadOnly() {
-        return Varve.openReadOnly(config());
+        VarveConfig c = config();
+        try {
+            return Varve.openReadOnly(c);
+        } catch (RuntimeException e) {
+            throw new UnusableStoreException("cannot open " + dir + " read-only: " + Main.describe(e), e);
+        }
     }
 }

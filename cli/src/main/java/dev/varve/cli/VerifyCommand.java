@@ -34,7 +34,7 @@ final class VerifyCommand implements Callable<Integer> {
         VarveConfig config;
         try {
             config = store.config();
-        } catch (RuntimeException e) {
+        } catch (UnusableStoreException | IllegalArgumentException e) {
             spec.commandLine().getErr().println("varve: " + Main.describe(e));
             return Main.UNUSABLE;
         }

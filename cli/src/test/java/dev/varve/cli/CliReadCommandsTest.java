@@ -212,6 +212,8 @@ class CliReadCommandsTest {
         assertTrue(top.out().contains("Exit codes:"), top.out());
         assertEquals(Main.USAGE, CliRun.of("info").code());
         assertEquals(Main.USAGE, CliRun.of("frobnicate").code());
+        CliRun missing = CliRun.of("info", tmp.resolve("missing").toString());
+        assertEquals(Main.UNUSABLE, missing.code(), missing.toString());
         CliRun notStore = CliRun.of("verify", tmp.toString());
         assertEquals(Main.UNUSABLE, notStore.code(), notStore.toString());
     }

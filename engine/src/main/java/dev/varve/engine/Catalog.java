@@ -58,7 +58,8 @@ final class Catalog {
         }
     }
 
-    private static Entry decode(String name, byte[] v) {
+    /** An entry from its name and stored value (also used by salvage, which reads catalog leaves raw). */
+    static Entry decode(String name, byte[] v) {
         ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
         return new Entry(name, b.getInt(), b.getInt());
     }
