@@ -13,6 +13,7 @@ import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.core.tree.PageLayout;
+import dev.varve.core.util.StoreThreads;
 import dev.varve.core.wal.Wal;
 import dev.varve.recovery.Recovery;
 import dev.varve.recovery.RecoveryReport;
@@ -117,7 +118,9 @@ final class Engine implements LogicalReplay {
         } catch (IOException e) {
             throw new StorageException("cannot create the store directory", config.path(), e);
         }
-        return new Engine(config, io, false);
+        try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
+            return new Engine(config, io, false);
+        }
     }
 
     /**
@@ -129,7 +132,9 @@ final class Engine implements LogicalReplay {
         Path dir = config.path();
         if (!io.exists(dir.resolve("wal")) && !io.exists(dir.resolve("pages")))
             throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
-        return new Engine(config, new MemoryOverlayIO(), true);
+        try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
+            return new Engine(config, new MemoryOverlayIO(), true);
+        }
     }
 
     RecoveryReport recoveryReport() {

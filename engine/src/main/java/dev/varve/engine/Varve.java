@@ -27,6 +27,10 @@ import java.util.function.Consumer;
  * }</pre>
  * Thread-safe. A write returns once it is as durable as {@code walSyncMode} promises; {@link #close()} writes every
  * dirty page and fsyncs, so a reopened store holds everything.
+ *
+ * <p>While open, the store is registered in the platform MBean server as {@code dev.varve:type=Store,name=<name>}
+ * ({@link VarveStoreMXBean}; the name is {@link VarveConfig#name()}), and its background threads' names end in
+ * {@code [<name>]}.
  */
 public final class Varve implements AutoCloseable {
     /** Largest value, bytes. */
@@ -34,10 +38,17 @@ public final class Varve implements AutoCloseable {
 
     private final Engine engine;
     private final EngineMetrics metrics;
+    private final StoreMXBeanImpl mbean;
 
     private Varve(Engine engine) {
         this.engine = engine;
         this.metrics = new EngineMetrics(engine);
+        try {
+            this.mbean = StoreMXBeanImpl.register(engine, metrics);
+        } catch (RuntimeException e) {
+            engine.close();
+            throw e;
+        }
     }
 
     /** Opens (creating or recovering) the store described by {@code config}. */
@@ -171,6 +182,7 @@ public final class Varve implements AutoCloseable {
     /** Writes every dirty page, fsyncs, and releases the store. Idempotent. */
     @Override
     public void close() {
+        mbean.unregister();
         engine.close();
     }
 
@@ -187,6 +199,7 @@ public final class Varve implements AutoCloseable {
 
     /** Simulates a process crash (tests): threads stop, nothing is flushed, the directory lock is released. */
     void halt() {
+        mbean.unregister();
         engine.halt();
     }
 }
