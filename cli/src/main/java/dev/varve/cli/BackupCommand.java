@@ -23,25 +23,19 @@ final class BackupCommand implements Callable<Integer> {
     @Option(names = "--as-of", paramLabel = "ID", description = "The snapshot to copy.")
     Long asOf;
 
-    @Option(names = "--to", required = true, paramLabel = "NEWDIR", description = "The new store directory (new or empty).")
-    Path to;
+    @Mixin
+    NewStoreOptions newStore;
 
-    @Option(names = "--new-config", paramLabel = "FILE", description = "A varve.* properties file for the new store (its path is NEWDIR).")
-    Path newConfig;
-
-    @Option(names = "--json", description = "The summary as one JSON object.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() throws IOException {
-        NewStore.checkEmpty(to);
+        newStore.checkEmpty();
         Map<String, Object> perTable = new LinkedHashMap<>();
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, asOf)) {
             int partitions = s.tableNames().isEmpty() ? 1 : s.table(s.tableNames().get(0)).partitions();
-            try (Varve target = Varve.open(NewStore.config(to, newConfig, s.config().pageSize(), partitions))) {
+            try (Varve target = Varve.open(newStore.config(s.config().pageSize(), partitions))) {
                 BatchWriter w = new BatchWriter(target);
                 for (String name : s.tableNames()) {
                     target.table(name);
@@ -56,10 +50,10 @@ final class BackupCommand implements Callable<Integer> {
             }
         }
         Map<String, Object> r = new LinkedHashMap<>();
-        r.put("store", to.toString());
+        r.put("store", newStore.to.toString());
         r.put("asOf", asOf == null ? "current state" : asOf);
         r.put("entries", perTable);
-        Report.print(spec.commandLine().getOut(), r, json);
+        output.print(r);
         return Main.OK;
     }
 }

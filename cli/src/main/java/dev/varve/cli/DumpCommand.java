@@ -6,7 +6,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -37,11 +36,8 @@ final class DumpCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, paramLabel = "FILE", description = "The dump file to write (must not exist).")
     Path out;
 
-    @Option(names = "--json", description = "The summary as one JSON object.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() throws IOException {
@@ -68,8 +64,7 @@ final class DumpCommand implements Callable<Integer> {
         r.put("dump", out.toString());
         r.put("asOf", read.asOf == null ? "current state" : read.asOf);
         r.put("entries", perTable);
-        PrintWriter o = spec.commandLine().getOut();
-        Report.print(o, r, json);
+        output.print(r);
         return Main.OK;
     }
 }

@@ -30,11 +30,8 @@ final class GetCommand implements Callable<Integer> {
     @Parameters(index = "1", paramLabel = "KEY", description = "The key, in --encoding.")
     String key;
 
-    @Option(names = "--json", description = "A JSON object {key, found, value}.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() {
@@ -43,8 +40,8 @@ final class GetCommand implements Callable<Integer> {
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf)) {
             v = src.table(table).get(k);
         }
-        PrintWriter out = spec.commandLine().getOut();
-        if (json) {
+        PrintWriter out = output.out();
+        if (output.json) {
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("key", read.encoding.encode(k));
             r.put("found", v != null);

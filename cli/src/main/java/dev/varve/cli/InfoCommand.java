@@ -12,7 +12,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -33,11 +32,8 @@ final class InfoCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
 
-    @Option(names = "--json", description = "One JSON object instead of text.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() throws IOException {
@@ -84,8 +80,7 @@ final class InfoCommand implements Callable<Integer> {
             s.put("latest", snaps.isEmpty() ? "none" : snaps.get(snaps.size() - 1).id());
             r.put("snapshots", s);
         }
-        PrintWriter out = spec.commandLine().getOut();
-        Report.print(out, r, json);
+        output.print(r);
         return Main.OK;
     }
 

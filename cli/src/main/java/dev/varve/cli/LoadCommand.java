@@ -2,6 +2,7 @@ package dev.varve.cli;
 
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -19,24 +20,18 @@ final class LoadCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "The dump file.")
     Path file;
 
-    @Option(names = "--to", required = true, paramLabel = "NEWDIR", description = "The new store directory.")
-    Path to;
-
-    @Option(names = "--config", paramLabel = "FILE", description = "A varve.* properties file for the new store (its path is NEWDIR).")
-    Path config;
+    @Mixin
+    NewStoreOptions newStore;
 
     @Option(names = "--page-size", paramLabel = "BYTES", defaultValue = "4096", description = "Page size of the new store (default ${DEFAULT-VALUE}).")
     int pageSize;
 
-    @Option(names = "--json", description = "The summary as one JSON object.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() throws IOException {
-        NewStore.checkEmpty(to);
+        newStore.checkEmpty();
         int[] partitions = {0};
         long entries = DumpFile.read(file, new DumpFile.Visitor() { // checks it all before anything is created
             @Override
@@ -49,7 +44,7 @@ final class LoadCommand implements Callable<Integer> {
             }
         });
         Map<String, Object> perTable = new LinkedHashMap<>();
-        try (Varve s = Varve.open(NewStore.config(to, config, pageSize, Math.max(1, partitions[0])))) {
+        try (Varve s = Varve.open(newStore.config(pageSize, Math.max(1, partitions[0])))) {
             BatchWriter w = new BatchWriter(s);
             String[] current = {null};
             DumpFile.read(file, new DumpFile.Visitor() {
@@ -69,10 +64,10 @@ final class LoadCommand implements Callable<Integer> {
             w.flush();
         }
         Map<String, Object> r = new LinkedHashMap<>();
-        r.put("store", to.toString());
+        r.put("store", newStore.to.toString());
         r.put("entries", entries);
         r.put("perTable", perTable);
-        Report.print(spec.commandLine().getOut(), r, json);
+        output.print(r);
         return Main.OK;
     }
 }

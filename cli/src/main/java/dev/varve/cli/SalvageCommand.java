@@ -26,21 +26,15 @@ final class SalvageCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
 
-    @Option(names = "--to", required = true, paramLabel = "NEWDIR", description = "The new store directory (new or empty).")
-    Path to;
+    @Mixin
+    NewStoreOptions newStore;
 
-    @Option(names = "--new-config", paramLabel = "FILE", description = "A varve.* properties file for the new store (its path is NEWDIR).")
-    Path newConfig;
-
-    @Option(names = "--json", description = "The report as one JSON object.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() throws IOException {
-        NewStore.checkEmpty(to);
+        newStore.checkEmpty();
         VarveConfig source = store.config();
         Map<String, Long> perTable = new LinkedHashMap<>();
         List<Map<String, Object>> lost = new ArrayList<>();
@@ -52,7 +46,7 @@ final class SalvageCommand implements Callable<Integer> {
                 @Override
                 public void table(String name, int partitions) {
                     if (target[0] == null) {
-                        target[0] = Varve.open(NewStore.config(to, newConfig, source.pageSize(), partitions));
+                        target[0] = Varve.open(newStore.config(source.pageSize(), partitions));
                         writer[0] = new BatchWriter(target[0]);
                     }
                     target[0].table(name);
@@ -79,11 +73,11 @@ final class SalvageCommand implements Callable<Integer> {
             if (target[0] != null) target[0].close();
         }
         Map<String, Object> r = new LinkedHashMap<>();
-        r.put("store", to.toString());
+        r.put("store", newStore.to.toString());
         r.put("source", result.opened() ? "opened read-only (recovered in memory)" : "page files only; the store did not open: " + result.openFailure());
         r.put("entries", perTable);
         r.put("lost", lost);
-        Report.print(spec.commandLine().getOut(), r, json);
+        output.print(r);
         if (target[0] == null) return Main.UNUSABLE;
         return lost.isEmpty() && result.opened() ? Main.OK : Main.DAMAGE;
     }

@@ -13,7 +13,7 @@ import java.util.concurrent.Callable;
 
 /** {@code varve scan DIR --table T [--from K] [--to K]}: entries in key order. */
 @Command(name = "scan", mixinStandardHelpOptions = true,
-        description = {"Prints the entries of a table in key order, one \"key<TAB>value\" line each (--json: one JSON object per line), "
+        description = {"Prints the entries of a table in key order, one \"key<TAB>value\" line each (--output.json: one JSON object per line), "
                 + "now or as of a snapshot, optionally from --from (inclusive) to --to (exclusive). Read-only."})
 final class ScanCommand implements Callable<Integer> {
     @Mixin
@@ -34,23 +34,20 @@ final class ScanCommand implements Callable<Integer> {
     @Option(names = "--limit", paramLabel = "N", defaultValue = "-1", description = "At most N entries.")
     long limit;
 
-    @Option(names = "--json", description = "One JSON object {key, value} per line.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() {
         byte[] lo = from == null ? null : read.encoding.decode(from);
         byte[] hi = to == null ? null : read.encoding.decode(to);
-        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter out = output.out();
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf);
              Cursor c = src.table(table).scan(lo, hi)) {
             for (long n = 0; (limit < 0 || n < limit) && c.next(); n++) {
                 String k = read.encoding.encode(c.key());
                 String v = read.encoding.encode(c.value());
-                if (json) {
+                if (output.json) {
                     Map<String, Object> m = new LinkedHashMap<>();
                     m.put("key", k);
                     m.put("value", v);

@@ -20,11 +20,8 @@ final class SnapshotsCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
 
-    @Option(names = "--json", description = "One JSON object instead of text.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() {
@@ -53,7 +50,7 @@ final class SnapshotsCommand implements Callable<Integer> {
             r.put("live", live);
             r.put("dropped", dropped);
         }
-        Report.print(spec.commandLine().getOut(), r, json);
+        output.print(r);
         return Main.OK;
     }
 }

@@ -23,11 +23,8 @@ final class VerifyCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
 
-    @Option(names = "--json", description = "One JSON object instead of text.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() {
@@ -35,7 +32,7 @@ final class VerifyCommand implements Callable<Integer> {
         try {
             config = store.config();
         } catch (UnusableStoreException | IllegalArgumentException e) {
-            spec.commandLine().getErr().println("varve: " + Main.describe(e));
+            output.err().println("varve: " + Main.describe(e));
             return Main.UNUSABLE;
         }
         StoreVerifier.Report report = StoreVerifier.verify(config);
@@ -44,7 +41,7 @@ final class VerifyCommand implements Callable<Integer> {
         if (report.unusable() != null) {
             r.put("result", "unusable");
             r.put("reason", report.unusable());
-            Report.print(spec.commandLine().getOut(), r, json);
+            output.print(r);
             return Main.UNUSABLE;
         }
         StoreInspector.FileCheck f = report.files();
@@ -74,7 +71,7 @@ final class VerifyCommand implements Callable<Integer> {
         }
         r.put("result", damage.isEmpty() ? "clean" : damage.size() + " damaged spots");
         r.put("damage", damage);
-        Report.print(spec.commandLine().getOut(), r, json);
+        output.print(r);
         return damage.isEmpty() ? Main.OK : Main.DAMAGE;
     }
 }

@@ -31,22 +31,19 @@ final class WalDumpCommand implements Callable<Integer> {
     @Option(names = "--encoding", paramLabel = "ENC", defaultValue = "utf8", description = "How keys are written: ${COMPLETION-CANDIDATES}.")
     Encoding encoding;
 
-    @Option(names = "--json", description = "One JSON object per record, one per line.")
-    boolean json;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Mixin
+    OutputOptions output;
 
     @Override
     public Integer call() {
         if (fromLsn < 0) throw new IllegalArgumentException("--from-lsn must be >= 0, was " + fromLsn);
         VarveConfig config = store.config();
-        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter out = output.out();
         long[] n = {0};
         WalInspector.read(config, fromLsn, rec -> {
             if (limit >= 0 && n[0] >= limit) return false;
             n[0]++;
-            if (json) {
+            if (output.json) {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("lsn", rec.lsn());
                 m.put("type", rec.type());

@@ -44,15 +44,7 @@ class CliDamageTest {
 
     /** A fresh copy of {@code store}. */
     private static Path copy(Path store) throws IOException {
-        Path to = tmp.resolve("copy-" + copies++);
-        try (Stream<Path> s = Files.walk(store)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                Path t = to.resolve(store.relativize(p).toString());
-                if (Files.isDirectory(p)) Files.createDirectories(t);
-                else Files.copy(p, t);
-            }
-        }
-        return to;
+        return StoreCopy.of(store, tmp.resolve("copy-" + copies++));
     }
 
     private static void flip(Path file, long offset) throws IOException {

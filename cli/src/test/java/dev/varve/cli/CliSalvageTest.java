@@ -37,15 +37,7 @@ class CliSalvageTest {
     }
 
     private static Path copy(String name) throws IOException {
-        Path to = tmp.resolve(name);
-        try (Stream<Path> s = Files.walk(healthy)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                Path t = to.resolve(healthy.relativize(p).toString());
-                if (Files.isDirectory(p)) Files.createDirectories(t);
-                else Files.copy(p, t);
-            }
-        }
-        return to;
+        return StoreCopy.of(healthy, tmp.resolve(name));
     }
 
     private static Map<String, TreeMap<String, String>> salvaged(Path dir) {

@@ -26,35 +26,27 @@ final class StoreLock {
     }
 
     static StoreLock acquire(Path dir) {
-        Path file = dir.resolve("varve.lock");
-        FileChannel ch = null;
         try {
             Files.createDirectories(dir);
-            ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock l = ch.tryLock();
-            if (l == null) throw new IllegalStateException("store " + dir + " is open in another process");
-            return new StoreLock(ch, l);
-        } catch (OverlappingFileLockException e) {
-            closeQuietly(ch);
-            throw new IllegalStateException("store " + dir + " is already open in this JVM", e);
         } catch (IOException e) {
-            closeQuietly(ch);
-            throw new StorageException("cannot lock the store directory", file, e);
-        } catch (RuntimeException e) {
-            closeQuietly(ch);
-            throw e;
+            throw new StorageException("cannot create the store directory", dir, e);
         }
+        return lock(dir, false);
     }
 
     /** The shared lock of a read-only open, or null when the store has no lock file. */
     static StoreLock acquireShared(Path dir) {
+        return Files.exists(dir.resolve("varve.lock")) ? lock(dir, true) : null;
+    }
+
+    private static StoreLock lock(Path dir, boolean shared) {
         Path file = dir.resolve("varve.lock");
-        if (!Files.exists(file)) return null;
         FileChannel ch = null;
         try {
-            ch = FileChannel.open(file, StandardOpenOption.READ);
-            FileLock l = ch.tryLock(0, Long.MAX_VALUE, true);
-            if (l == null) throw new IllegalStateException("store " + dir + " is open for writing in another process; a read-only open needs it closed");
+            ch = shared ? FileChannel.open(file, StandardOpenOption.READ) : FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock l = ch.tryLock(0, Long.MAX_VALUE, shared);
+            if (l == null) throw new IllegalStateException("store " + dir + (shared ? " is open for writing in another process; a read-only open needs it closed"
+                    : " is open in another process"));
             return new StoreLock(ch, l);
         } catch (OverlappingFileLockException e) {
             closeQuietly(ch);

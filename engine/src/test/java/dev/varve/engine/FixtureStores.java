@@ -6,15 +6,11 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
-import dev.varve.core.io.FileIOFactory;
-import dev.varve.core.io.FileIO;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -105,41 +101,7 @@ public final class FixtureStores {
     public static void main(String[] args) throws IOException {
         Path dir = Path.of(args[0]);
         String kind = args[1];
-        boolean[] armed = {false};
-        FileIOFactory haltAtEndMarker = new FileIOFactory() {
-            private final FileIOFactory disk = FileIOFactory.standard();
-
-            @Override
-            public FileIO open(Path file, boolean create) throws IOException {
-                return disk.open(file, create);
-            }
-
-            @Override
-            public boolean exists(Path file) {
-                return disk.exists(file);
-            }
-
-            @Override
-            public void delete(Path file) throws IOException {
-                disk.delete(file);
-            }
-
-            @Override
-            public void atomicMove(Path from, Path to) throws IOException {
-                if (armed[0] && to.getFileName().toString().endsWith("-end.bin")) Runtime.getRuntime().halt(HALTED);
-                disk.atomicMove(from, to);
-            }
-
-            @Override
-            public List<Path> list(Path d, String prefix) throws IOException {
-                return disk.list(d, prefix);
-            }
-
-            @Override
-            public void createDirectories(Path d) throws IOException {
-                disk.createDirectories(d);
-            }
-        };
+        NoEndMarker haltAtEndMarker = new NoEndMarker(HALTED);
         Varve store = Varve.open(config(dir), haltAtEndMarker);
         populate(store);
         switch (kind) {
@@ -152,7 +114,7 @@ public final class FixtureStores {
                 return;
             case "midcheckpoint":
                 write(store, ROUNDS);
-                armed[0] = true;
+                haltAtEndMarker.armed = true;
                 store.checkpoint().join();
                 throw new IllegalStateException("the checkpoint finished without writing its end marker");
             default:
