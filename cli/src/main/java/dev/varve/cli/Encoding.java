@@ -9,7 +9,10 @@ import java.util.HexFormat;
 
 /** How keys and values are written on the command line and in output. */
 enum Encoding {
-    /** UTF-8 text; bytes that are not valid UTF-8 are printed as {@code hex:...}. */
+    /**
+     * UTF-8 text; bytes that are not valid UTF-8, hold control characters or would read as a prefixed key are printed
+     * as {@code hex:...}, which {@link #decode} reads back.
+     */
     utf8,
     /** Lower-case hex digits. */
     hex,
@@ -24,11 +27,13 @@ enum Encoding {
                 return Base64.getEncoder().encodeToString(b);
             default:
                 try {
-                    return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    String text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                             .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b)).toString();
+                    if (text.chars().noneMatch(Character::isISOControl) && !text.startsWith("hex:") && !text.startsWith("base64:")) return text;
                 } catch (CharacterCodingException e) {
-                    return "hex:" + HexFormat.of().formatHex(b);
+                    // not text: shown as hex below
                 }
+                return "hex:" + HexFormat.of().formatHex(b);
         }
     }
 

@@ -40,7 +40,11 @@ final class InfoCommand implements Callable<Integer> {
         VarveConfig config = store.config();
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("store", config.path().toString());
-        r.put("layout", Map.of("pageSize", config.pageSize(), "walSegmentSize", config.walSegmentSize(), "rankLevels", config.retention().levelCount()));
+        Map<String, Object> layout = new LinkedHashMap<>();
+        layout.put("pageSize", config.pageSize());
+        layout.put("walSegmentSize", config.walSegmentSize());
+        layout.put("rankLevels", config.retention().levelCount());
+        r.put("layout", layout);
         r.put("pageFiles", files(config.path().resolve("pages")));
         WalInspector.Range wal = WalInspector.range(config);
         Map<String, Object> w = new LinkedHashMap<>(files(config.path().resolve("wal")));
