@@ -45,27 +45,10 @@ final class InfoCommand implements Callable<Integer> {
         layout.put("walSegmentSize", config.walSegmentSize());
         layout.put("rankLevels", config.retention().levelCount());
         r.put("layout", layout);
-        r.put("pageFiles", files(config.path().resolve("pages")));
-        WalInspector.Range wal = WalInspector.range(config);
-        Map<String, Object> w = new LinkedHashMap<>(files(config.path().resolve("wal")));
-        w.put("firstLsn", wal.firstLsn());
-        w.put("endLsn", wal.endLsn());
-        w.put("tornTail", wal.tailCut() == null ? "none" : wal.tailCut());
-        r.put("wal", w);
-        Optional<StoreInspector.CheckpointState> cp = StoreInspector.lastCheckpoint(config);
-        Map<String, Object> c = new LinkedHashMap<>();
-        if (cp.isPresent()) {
-            StoreInspector.CheckpointState s = cp.get();
-            c.put("id", s.id());
-            c.put("markLsn", s.markLsn());
-            c.put("markers", s.complete() ? "start and end (complete)" : "start only (interrupted: its pages are restored at open)");
-            c.put("recoveryData", s.recoveryData());
-            c.put("recoveryFilesOnDisk", s.recoveryFiles());
-        } else {
-            c.put("id", "none (no checkpoint ever started)");
-        }
-        r.put("lastCheckpoint", c);
-        try (Varve v = Varve.openReadOnly(config)) {
+        try (Varve v = store.openReadOnly()) { // holds the shared lock: no writer moves the files while they are read
+            r.put("pageFiles", files(config.path().resolve("pages")));
+            r.put("wal", wal(config));
+            r.put("lastCheckpoint", lastCheckpoint(config));
             RecoveryReport rec = v.recoveryReport();
             boolean pending = rec.restoredPages() > 0 || rec.replayedRecords() > 0;
             r.put("recoveryPending", pending ? "yes: " + rec.restoredPages() + " pages to restore from " + rec.restoredFrom() + ", "
@@ -75,17 +58,46 @@ final class InfoCommand implements Callable<Integer> {
             a.put("bytes", v.metrics().archiveBytes());
             a.put("bytesPerLevel", v.metrics().archiveBytesPerLevel());
             r.put("archive", a);
-            List<SnapshotInfo> snaps = v.snapshots();
-            Map<Integer, Integer> perRank = new TreeMap<>();
-            for (SnapshotInfo s : snaps) perRank.merge(s.rank(), 1, Integer::sum);
-            Map<String, Object> s = new LinkedHashMap<>();
-            s.put("live", snaps.size());
-            s.put("perRank", perRank.toString());
-            s.put("latest", snaps.isEmpty() ? "none" : snaps.get(snaps.size() - 1).id());
-            r.put("snapshots", s);
+            r.put("snapshots", snapshots(v));
         }
         output.print(r);
         return Main.OK;
+    }
+
+    private static Map<String, Object> wal(VarveConfig config) throws IOException {
+        WalInspector.Range wal = WalInspector.range(config);
+        Map<String, Object> w = new LinkedHashMap<>(files(config.path().resolve("wal")));
+        w.put("firstLsn", wal.firstLsn());
+        w.put("endLsn", wal.endLsn());
+        w.put("tornTail", wal.tailCut() == null ? "none" : wal.tailCut());
+        return w;
+    }
+
+    private static Map<String, Object> lastCheckpoint(VarveConfig config) {
+        Optional<StoreInspector.CheckpointState> cp = StoreInspector.lastCheckpoint(config);
+        Map<String, Object> c = new LinkedHashMap<>();
+        if (cp.isEmpty()) {
+            c.put("id", "none (no checkpoint ever started)");
+            return c;
+        }
+        StoreInspector.CheckpointState s = cp.get();
+        c.put("id", s.id());
+        c.put("markLsn", s.markLsn());
+        c.put("markers", s.complete() ? "start and end (complete)" : "start only (interrupted: its pages are restored at open)");
+        c.put("recoveryData", s.recoveryData());
+        c.put("recoveryFilesOnDisk", s.recoveryFiles());
+        return c;
+    }
+
+    private static Map<String, Object> snapshots(Varve v) {
+        List<SnapshotInfo> snaps = v.snapshots();
+        Map<Integer, Integer> perRank = new TreeMap<>();
+        for (SnapshotInfo s : snaps) perRank.merge(s.rank(), 1, Integer::sum);
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("live", snaps.size());
+        s.put("perRank", perRank.toString());
+        s.put("latest", snaps.isEmpty() ? "none" : snaps.get(snaps.size() - 1).id());
+        return s;
     }
 
     private static List<Map<String, Object>> tables(Varve v) {

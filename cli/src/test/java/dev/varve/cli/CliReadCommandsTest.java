@@ -218,6 +218,20 @@ class CliReadCommandsTest {
         assertEquals(Main.UNUSABLE, notStore.code(), notStore.toString());
     }
 
+    @Test
+    void aStoreOpenForWritingIsUnusable() {
+        Path live = tmp.resolve("live");
+        try (Varve writer = Varve.open(dev.varve.config.VarveConfig.builder().path(live).dataRegionSize(16L << 20).build())) {
+            writer.table("t").put(new byte[]{1}, new byte[]{2});
+            for (String cmd : new String[]{"verify", "info", "wal-dump", "snapshots"}) {
+                CliRun r = CliRun.of(cmd, live.toString());
+                assertEquals(Main.UNUSABLE, r.code(), cmd + ": " + r);
+                assertTrue((r.out() + r.err()).contains("already open in this JVM"), cmd + ": " + r);
+            }
+        }
+        assertEquals(0, CliRun.of("verify", live.toString()).code());
+    }
+
     /** The fixture's tables as key -> hex value, comparable with {@link #hex}. */
     static Map<String, TreeMap<String, String>> contents(java.util.function.Function<String, dev.varve.engine.Table> tables) {
         Map<String, TreeMap<String, String>> out = new java.util.HashMap<>();

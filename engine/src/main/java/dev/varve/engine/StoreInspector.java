@@ -30,7 +30,8 @@ import java.util.Optional;
  * What operator tools need to look into a store directory without changing it: the layout-bound configuration read
  * from the files ({@link #detectConfig}), an offline check of every file's checksums ({@link #checkFiles}), the
  * checkpoint markers' state ({@link #lastCheckpoint}) and the WAL's records ({@link WalInspector}). Everything here
- * reads through a {@link MemoryOverlayIO}, so not one byte of the directory changes. The structure of an open
+ * reads through a {@link MemoryOverlayIO}, so not one byte of the directory changes, and under the store's shared
+ * lock, so no writer moves the files meanwhile (it fails while one has the store open). The structure of an open
  * store is checked by {@link StoreVerifier}.
  */
 public final class StoreInspector {
@@ -149,6 +150,10 @@ public final class StoreInspector {
      * archive's Pagelog, Maplog and snapshot logs. Reports each damage found and carries on. Never writes.
      */
     public static FileCheck checkFiles(VarveConfig config) {
+        return StoreLock.whileShared(config.path(), () -> checkFilesLocked(config));
+    }
+
+    private static FileCheck checkFilesLocked(VarveConfig config) {
         FileIOFactory io = new MemoryOverlayIO();
         List<Damage> damage = new ArrayList<>();
         DamageSink sink = (file, offset, what) -> damage.add(new Damage(file, offset, what));
@@ -207,6 +212,10 @@ public final class StoreInspector {
 
     /** The latest checkpoint's markers as found on disk, or empty when no checkpoint ever started. */
     public static Optional<CheckpointState> lastCheckpoint(VarveConfig config) {
+        return StoreLock.whileShared(config.path(), () -> lastCheckpointLocked(config));
+    }
+
+    private static Optional<CheckpointState> lastCheckpointLocked(VarveConfig config) {
         FileIOFactory io = new MemoryOverlayIO();
         CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
         return markers.latestStart().map(s -> {

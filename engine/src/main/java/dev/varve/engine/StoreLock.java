@@ -9,16 +9,26 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * An OS lock on {@code varve.lock} in the store directory: two processes (or two opens) never share a store. A
  * read-only open takes a shared lock on the existing file (opened for reading, so nothing is created or changed):
  * it waits for no one, fails while a writer holds the store, and keeps a writer out while it reads. A directory
- * without the file was never opened by a writer, and a read-only open takes no lock there.
+ * without the file was never opened by a writer, and a read-only open takes no lock there. Readers in one JVM share
+ * one OS lock (the OS counts locks per process), counted here, so read-only opens and tools can nest.
  */
 final class StoreLock {
+    /** The shared locks this JVM holds, by store directory. */
+    private static final Map<Path, StoreLock> SHARED = new HashMap<>();
+
     private final FileChannel channel;
     private final FileLock lock;
+    /** For a shared lock: its key in {@link #SHARED} and how many hold it (guarded by SHARED). */
+    private Path sharedKey;
+    private int holders;
 
     private StoreLock(FileChannel channel, FileLock lock) {
         this.channel = channel;
@@ -36,7 +46,30 @@ final class StoreLock {
 
     /** The shared lock of a read-only open, or null when the store has no lock file. */
     static StoreLock acquireShared(Path dir) {
-        return Files.exists(dir.resolve("varve.lock")) ? lock(dir, true) : null;
+        Path key = dir.toAbsolutePath().normalize();
+        synchronized (SHARED) {
+            StoreLock held = SHARED.get(key);
+            if (held != null) {
+                held.holders++;
+                return held;
+            }
+            if (!Files.exists(dir.resolve("varve.lock"))) return null;
+            StoreLock l = lock(dir, true);
+            l.sharedKey = key;
+            l.holders = 1;
+            SHARED.put(key, l);
+            return l;
+        }
+    }
+
+    /** Runs {@code work} under the shared lock of {@code dir} (see {@link #acquireShared}). */
+    static <T> T whileShared(Path dir, Supplier<T> work) {
+        StoreLock l = acquireShared(dir);
+        try {
+            return work.get();
+        } finally {
+            if (l != null) l.release();
+        }
     }
 
     private static StoreLock lock(Path dir, boolean shared) {
@@ -70,6 +103,18 @@ final class StoreLock {
     }
 
     void release() {
+        if (sharedKey == null) {
+            releaseOsLock();
+            return;
+        }
+        synchronized (SHARED) { // the OS lock goes before another reader of this JVM can take a new one
+            if (--holders > 0) return;
+            SHARED.remove(sharedKey);
+            releaseOsLock();
+        }
+    }
+
+    private void releaseOsLock() {
         try {
             if (lock.isValid()) lock.release();
             channel.close();

@@ -3,6 +3,9 @@ package dev.varve.engine;
 import dev.varve.checkpoint.CheckpointStats;
 
 import java.lang.management.ManagementFactory;
+import java.util.Hashtable;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.TimeUnit;
 import javax.management.InstanceAlreadyExistsException;
 import javax.management.JMException;
@@ -28,10 +31,15 @@ final class StoreMXBeanImpl implements VarveStoreMXBean {
         this.objectName = objectName;
     }
 
-    /** The object name of a store named {@code name}. */
-    static ObjectName objectName(String name) {
+    /** Numbers the read-only opens, which may share a name (several may read one store). */
+    private static final AtomicLong READ_ONLY_OPENS = new AtomicLong();
+
+    /** {@code dev.varve:type=Store,name=<name>}, and {@code ,readOnly=<n>} for the n-th read-only open of this JVM. */
+    static ObjectName objectName(String name, boolean readOnly) {
+        Hashtable<String, String> keys = new Hashtable<>(Map.of("type", "Store", "name", ObjectName.quote(name)));
+        if (readOnly) keys.put("readOnly", String.valueOf(READ_ONLY_OPENS.incrementAndGet()));
         try {
-            return new ObjectName("dev.varve", new java.util.Hashtable<>(java.util.Map.of("type", "Store", "name", ObjectName.quote(name))));
+            return new ObjectName("dev.varve", keys);
         } catch (MalformedObjectNameException e) {
             throw new IllegalArgumentException("store name '" + name + "' cannot name an MBean: " + e.getMessage(), e);
         }
@@ -39,7 +47,7 @@ final class StoreMXBeanImpl implements VarveStoreMXBean {
 
     /** Registers the store's MXBean with the platform MBean server. */
     static StoreMXBeanImpl register(Engine engine, VarveMetrics metrics) {
-        StoreMXBeanImpl bean = new StoreMXBeanImpl(engine, metrics, objectName(engine.config.name()));
+        StoreMXBeanImpl bean = new StoreMXBeanImpl(engine, metrics, objectName(engine.config.name(), engine.readOnly));
         try {
             ManagementFactory.getPlatformMBeanServer().registerMBean(bean, bean.objectName);
         } catch (InstanceAlreadyExistsException e) {

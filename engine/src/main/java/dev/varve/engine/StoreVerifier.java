@@ -46,6 +46,29 @@ public final class StoreVerifier {
      * that stops the open is reported as damage; any other failure to open makes the store unusable.
      */
     public static Report verify(VarveConfig config) {
+        try {
+            StoreLock probe = StoreLock.acquireShared(config.path()); // a writer's files are moving: checking them would find false damage
+            if (probe != null) probe.release();
+        } catch (IllegalStateException | StorageException x) {
+            return new Report(null, null, List.of(), x.getMessage());
+        }
+        Varve store;
+        try {
+            store = Varve.openReadOnly(config); // holds the shared lock while the files are checked
+        } catch (RuntimeException x) {
+            return withoutOpen(config, x);
+        }
+        try (store) {
+            StoreInspector.FileCheck files = StoreInspector.checkFiles(config);
+            Result structure = verify(store);
+            Set<StoreInspector.Damage> all = new LinkedHashSet<>(files.damage());
+            all.addAll(structure.damage());
+            return new Report(files, structure, dedupe(all), null);
+        }
+    }
+
+    /** The file checks of a store that does not open; what stopped the open is damage when it names a spot. */
+    private static Report withoutOpen(VarveConfig config, RuntimeException failure) {
         StoreInspector.FileCheck files;
         try {
             files = StoreInspector.checkFiles(config);
@@ -53,17 +76,12 @@ public final class StoreVerifier {
             return new Report(null, null, List.of(), "cannot read the store's files: " + x.getMessage());
         }
         Set<StoreInspector.Damage> all = new LinkedHashSet<>(files.damage());
-        Result structure = null;
-        try (Varve store = Varve.openReadOnly(config)) {
-            structure = verify(store);
-            all.addAll(structure.damage());
-        } catch (CorruptionException x) {
+        if (failure instanceof CorruptionException x) {
             all.add(new StoreInspector.Damage(x.file(), x.offset(), "the store does not open: " + StoreInspector.withoutOffset(x)));
-        } catch (RuntimeException x) {
-            if (all.isEmpty()) return new Report(files, null, List.of(), "the store does not open: " + x.getMessage());
-            // damage already found explains a failed open; it is reported as such
-        }
-        return new Report(files, structure, dedupe(all), null);
+        } else if (all.isEmpty()) {
+            return new Report(files, null, List.of(), "the store does not open: " + failure.getMessage());
+        } // else: damage already found explains the failed open
+        return new Report(files, null, dedupe(all), null);
     }
 
     /** One damage per file and offset (a bad page is seen by the file check and again by the tree walk). */

@@ -16,6 +16,7 @@ import java.util.function.Predicate;
 /**
  * The WAL's records as a tool shows them (LSN, type, size, and for a batch its operations), read through a
  * {@link MemoryOverlayIO}: opening the WAL cuts a torn tail and would create a first segment, but only in memory.
+ * Reads hold the store's shared lock (they fail while a writer has the store open).
  */
 public final class WalInspector {
     /** One operation of a batch: table id, partition, key, and the value's size (-1 for a remove). */
@@ -35,9 +36,11 @@ public final class WalInspector {
 
     /** The LSN range the WAL of {@code config}'s store holds. */
     public static Range range(VarveConfig config) {
-        try (Wal wal = open(config)) {
-            return new Range(wal.firstLsn(), wal.position(), wal.tailCut().map(Object::toString).orElse(null));
-        }
+        return StoreLock.whileShared(config.path(), () -> {
+            try (Wal wal = open(config)) {
+                return new Range(wal.firstLsn(), wal.position(), wal.tailCut().map(Object::toString).orElse(null));
+            }
+        });
     }
 
     /**
@@ -46,12 +49,15 @@ public final class WalInspector {
      * @throws IllegalArgumentException if {@code fromLsn} lies beyond the WAL's end
      */
     public static void read(VarveConfig config, long fromLsn, Predicate<Record> out) {
-        try (Wal wal = open(config)) {
-            if (fromLsn > wal.position()) throw new IllegalArgumentException("LSN " + fromLsn + " lies beyond the WAL's end " + wal.position());
-            try (WalReader r = wal.read(Math.max(fromLsn, wal.firstLsn()))) {
-                while (r.next()) if (!out.test(decode(r))) return;
+        StoreLock.whileShared(config.path(), () -> {
+            try (Wal wal = open(config)) {
+                if (fromLsn > wal.position()) throw new IllegalArgumentException("LSN " + fromLsn + " lies beyond the WAL's end " + wal.position());
+                try (WalReader r = wal.read(Math.max(fromLsn, wal.firstLsn()))) {
+                    while (r.next()) if (!out.test(decode(r))) break;
+                }
             }
-        }
+            return null;
+        });
     }
 
     private static Wal open(VarveConfig config) {
