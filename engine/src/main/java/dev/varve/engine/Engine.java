@@ -118,9 +118,7 @@ final class Engine implements LogicalReplay {
         } catch (IOException e) {
             throw new StorageException("cannot create the store directory", config.path(), e);
         }
-        try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
-            return new Engine(config, io, false);
-        }
+        return named(config, io, false);
     }
 
     /**
@@ -132,8 +130,13 @@ final class Engine implements LogicalReplay {
         Path dir = config.path();
         if (!io.exists(dir.resolve("wal")) && !io.exists(dir.resolve("pages")))
             throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
+        return named(config, new MemoryOverlayIO(), true);
+    }
+
+    /** Opens with the store's name on the opening thread and the threads it starts (see {@link StoreThreads}). */
+    private static Engine named(VarveConfig config, FileIOFactory io, boolean readOnly) {
         try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
-            return new Engine(config, new MemoryOverlayIO(), true);
+            return new Engine(config, io, readOnly);
         }
     }
 
@@ -235,11 +238,6 @@ final class Engine implements LogicalReplay {
         List<String> names = new ArrayList<>(tables.keySet());
         names.sort(null);
         return names;
-    }
-
-    /** The partitions of table {@code name} (an existing one), for inspection. */
-    PartitionHandle[] partitionsOf(String name) {
-        return tables.get(name).handles();
     }
 
     // ---------------------------------------------------------------- write path

@@ -125,6 +125,7 @@ final class MemoryOverlayIO implements FileIOFactory {
 
         synchronized int read(ByteBuffer dst, long position) throws IOException {
             int n = (int) Math.max(0, Math.min(dst.remaining(), size - position));
+            if (n == 0) return 0;
             if (whole != null) {
                 dst.put(whole, (int) position, n);
                 return n;

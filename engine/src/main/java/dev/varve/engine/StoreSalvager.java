@@ -52,13 +52,13 @@ public final class StoreSalvager {
             for (String name : store.tableNames()) {
                 Table t = store.table(name);
                 sink.table(name, t.partitions());
-                for (int p = 0; p < t.partitions(); p++) scanOrSalvage(e, name, t.partition(p), sink);
+                for (int p = 0; p < t.partitions(); p++) scanOrSalvage(store, e, name, t.partition(p), sink);
             }
         }
         return new Result(true, null);
     }
 
-    private static void scanOrSalvage(Engine e, String table, Partition partition, Sink sink) {
+    private static void scanOrSalvage(Varve store, Engine e, String table, Partition partition, Sink sink) {
         byte[] last = null;
         try (Cursor c = partition.scan(null, null)) {
             while (c.next()) {
@@ -67,7 +67,7 @@ public final class StoreSalvager {
             }
             return;
         } catch (RuntimeException x) {
-            int fileId = e.partitionsOf(table)[partition.index()].fileId;
+            int fileId = ((TableHandle) store.table(table)).handles()[partition.index()].fileId;
             sink.lost(e.store.pathOf(fileId), 0, "scan of " + table + " partition " + partition.index() + " failed (" + x.getMessage()
                     + "); the rest is salvaged from the page file as of the last checkpoint");
             byte[] after = last;
