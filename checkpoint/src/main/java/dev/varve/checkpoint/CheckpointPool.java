@@ -1,6 +1,7 @@
 package dev.varve.checkpoint;
 
 import dev.varve.core.io.StorageException;
+import dev.varve.core.util.StoreThreads;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -24,8 +25,9 @@ final class CheckpointPool implements AutoCloseable {
     CheckpointPool(int threads) {
         this.threads = threads;
         AtomicInteger n = new AtomicInteger();
+        String store = StoreThreads.suffix(); // pool threads start later, on other threads
         this.executor = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "varve-checkpoint-" + n.incrementAndGet());
+            Thread t = new Thread(r, "varve-checkpoint-" + n.incrementAndGet() + store);
             t.setDaemon(true);
             return t;
         });

@@ -2,6 +2,7 @@ package dev.varve.checkpoint;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.core.memory.PageMemory;
+import dev.varve.core.util.StoreThreads;
 import dev.varve.core.wal.Wal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,7 +43,7 @@ final class CheckpointTrigger {
     synchronized void start() {
         if (thread != null) return;
         wanted = null; // wake-ups during recovery were served by its own checkpoints, the last one just now
-        thread = new Thread(this::loop, "varve-checkpointer");
+        thread = new Thread(this::loop, "varve-checkpointer" + StoreThreads.suffix());
         thread.setDaemon(true);
         thread.start();
     }

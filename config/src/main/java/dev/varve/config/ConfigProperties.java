@@ -26,7 +26,8 @@ final class ConfigProperties {
             WAL_SEGMENT_SIZE_PROP_NAME, WAL_FLUSH_FREQUENCY_PROP_NAME, CHECKPOINT_FREQUENCY_PROP_NAME,
             CHECKPOINT_THREADS_PROP_NAME, CHECKPOINT_BUFFER_SIZE_PROP_NAME, CHECKPOINT_DIRTY_RATIO_PROP_NAME,
             CHECKPOINT_WAL_VOLUME_PROP_NAME, SKIPPY_LEVELS_PROP_NAME, SKIPPY_NODE_ENTRIES_PROP_NAME, CAPTURE_BUFFER_SIZE_PROP_NAME,
-            ARCHIVE_SEGMENT_SIZE_PROP_NAME, SNAPSHOT_PAGE_WINDOW_PROP_NAME, RETENTION_PROP_NAME, RETENTION_BUDGET_PROP_NAME, ARCHIVE_PATH_PROP_NAME);
+            ARCHIVE_SEGMENT_SIZE_PROP_NAME, SNAPSHOT_PAGE_WINDOW_PROP_NAME, RETENTION_PROP_NAME, RETENTION_BUDGET_PROP_NAME, ARCHIVE_PATH_PROP_NAME,
+            NAME_PROP_NAME);
 
     private static final String SIZE_SYNTAX = "a byte count or a number with suffix k, m, g or t (e.g. 64m)";
     private static final String DURATION_SYNTAX = "ISO-8601 (e.g. PT30S) or a number with unit ms, s, m, h or d (e.g. 150ms)";
@@ -91,6 +92,7 @@ final class ConfigProperties {
                         RankTreePolicy::parse);
                 case RETENTION_BUDGET_PROP_NAME -> budgetText = text;
                 case ARCHIVE_PATH_PROP_NAME -> b.archivePath(path(key, text, baseDir));
+                case NAME_PROP_NAME -> b.name(text);
                 default -> throw unknownKey(key);
             }
         }

@@ -205,6 +205,14 @@ public final class VarveConfig {
     /** Name of the default archive directory inside the store directory. */
     public static final String ARCHIVE_PATH_DEFAULT_NAME = "archive";
 
+    /**
+     * The store's name in JMX ({@code dev.varve:type=Store,name=<name>}), thread names and log lines, so stores in
+     * one JVM can be told apart; by default the absolute store path.
+     */
+    public static final String NAME_PROP_NAME = PREFIX + "name";
+    /** Longest store name, characters. */
+    public static final int NAME_MAX_LENGTH = 200;
+
     private final Path path;
     private final int pageSize;
     private final long dataRegionSize;
@@ -227,6 +235,8 @@ public final class VarveConfig {
     private final RankTreePolicy retention;
     /** As given: null means {@code path.resolve(ARCHIVE_PATH_DEFAULT_NAME)}. */
     private final Path archivePathGiven;
+    /** As given: null means the absolute path. */
+    private final String nameGiven;
 
     private VarveConfig(Builder b) {
         path = b.path;
@@ -250,6 +260,7 @@ public final class VarveConfig {
         snapshotPageWindow = b.snapshotPageWindow;
         retention = b.retention;
         archivePathGiven = b.archivePath;
+        nameGiven = b.name;
     }
 
     /** {@return a builder with every field at its default and no path} */
@@ -288,7 +299,7 @@ public final class VarveConfig {
                 .checkpointBufferSize(checkpointBufferSize).checkpointDirtyRatio(checkpointDirtyRatio)
                 .checkpointWalVolume(checkpointWalVolume).skippyLevels(skippyLevels).skippyNodeEntries(skippyNodeEntries)
                 .captureBufferSize(captureBufferSize).archiveSegmentSize(archiveSegmentSize)
-                .snapshotPageWindow(snapshotPageWindow).retention(retention).archivePath(archivePathGiven);
+                .snapshotPageWindow(snapshotPageWindow).retention(retention).archivePath(archivePathGiven).name(nameGiven);
     }
 
     /** {@return the store directory} */
@@ -396,6 +407,11 @@ public final class VarveConfig {
         return archivePathGiven != null ? archivePathGiven : path.resolve(ARCHIVE_PATH_DEFAULT_NAME);
     }
 
+    /** {@return the store's name: the one given, else the absolute, normalized store path} */
+    public String name() {
+        return nameGiven != null ? nameGiven : path.toAbsolutePath().normalize().toString();
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof VarveConfig c && toString().equals(c.toString());
@@ -419,7 +435,7 @@ public final class VarveConfig {
                 + ", skippyNodeEntries=" + skippyNodeEntries + ", captureBufferSize=" + captureBufferSize
                 + ", archiveSegmentSize=" + archiveSegmentSize + ", snapshotPageWindow=" + snapshotPageWindow
                 + ", retention=" + retention
-                + ", archivePath=" + archivePath() + "}";
+                + ", archivePath=" + archivePath() + ", name=" + name() + "}";
     }
 
     /** Collects the fields of a {@link VarveConfig}; {@link #build()} validates them. Not thread-safe. */
@@ -445,6 +461,7 @@ public final class VarveConfig {
         private int snapshotPageWindow = SNAPSHOT_PAGE_WINDOW_DEFAULT;
         private RankTreePolicy retention = RETENTION_DEFAULT;
         private Path archivePath;
+        private String name;
 
         private Builder() {
         }
@@ -660,6 +677,16 @@ public final class VarveConfig {
         }
 
         /**
+         * Sets the store's name, see {@link #NAME_PROP_NAME}.
+         * @param v 1 to {@link #NAME_MAX_LENGTH} characters without control characters, or null for the store path
+         * @return this builder
+         */
+        public Builder name(String v) {
+            name = v;
+            return this;
+        }
+
+        /**
          * Validates every field and the fields against each other.
          *
          * @return the configuration
@@ -692,6 +719,10 @@ public final class VarveConfig {
             ConfigChecks.byteRange("archiveSegmentSize", archiveSegmentSize, ARCHIVE_SEGMENT_SIZE_MIN, ARCHIVE_SEGMENT_SIZE_MAX);
             ConfigChecks.intRange("snapshotPageWindow", snapshotPageWindow, SNAPSHOT_PAGE_WINDOW_MIN, SNAPSHOT_PAGE_WINDOW_MAX);
             ConfigChecks.required("retention", retention);
+            if (name != null && (name.isEmpty() || name.length() > NAME_MAX_LENGTH || name.chars().anyMatch(Character::isISOControl))) {
+                throw new IllegalArgumentException("name must be 1.." + NAME_MAX_LENGTH + " characters without control characters, was '"
+                        + name + "'");
+            }
 
             // Fields against each other.
             ConfigChecks.multipleOf("dataRegionSize", dataRegionSize, "pageSize", pageSize);

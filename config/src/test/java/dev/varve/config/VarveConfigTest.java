@@ -227,6 +227,20 @@ class VarveConfigTest {
         for (String key : ConfigProperties.KEYS) {
             assertTrue(key.startsWith(VarveConfig.PREFIX), key);
         }
-        assertEquals(22, ConfigProperties.KEYS.stream().distinct().count());
+        assertEquals(23, ConfigProperties.KEYS.stream().distinct().count());
+    }
+
+    @Test
+    void nameDefaultsToTheAbsolutePathAndIsChecked() {
+        VarveConfig a = VarveConfig.builder().path(Path.of("rel/store")).build();
+        assertEquals(Path.of("rel/store").toAbsolutePath().normalize().toString(), a.name());
+        VarveConfig b = a.toBuilder().name("orders-db").build();
+        assertEquals("orders-db", b.name());
+        assertEquals("orders-db", b.toBuilder().build().name());
+        assertTrue(b.toString().contains("name=orders-db"), b.toString());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> a.toBuilder().name("").build());
+        assertTrue(e.getMessage().contains("name must be 1..200 characters"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> a.toBuilder().name("a\nb").build());
+        assertThrows(IllegalArgumentException.class, () -> a.toBuilder().name("x".repeat(201)).build());
     }
 }

@@ -71,6 +71,7 @@ final class Catalog {
         }
     }
 
+    /** An entry from its name and stored value (also used by salvage, which reads catalog leaves raw). */
     static Entry decode(String name, byte[] v) {
         ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
         int id = b.getInt();

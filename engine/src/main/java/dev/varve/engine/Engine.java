@@ -15,6 +15,7 @@ import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.core.tree.PageLayout;
+import dev.varve.core.util.StoreThreads;
 import dev.varve.core.wal.Wal;
 import dev.varve.core.wal.WalOpenScan;
 import dev.varve.core.wal.WalSegmentDescriptor;
@@ -28,8 +29,8 @@ import dev.varve.snapshot.SnapshotRecord;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -69,9 +70,12 @@ final class Engine implements LogicalReplay {
     private final Map<String, TableHandle> tables = new ConcurrentHashMap<>();
     private final Map<Integer, PartitionHandle> partitions = new ConcurrentHashMap<>();
     private final Object catalogLock = new Object();
+    /** Null for a read-only open of a directory no writer ever locked. */
     private final StoreLock dirLock;
     /** The archive directory has its own lock: two stores must not share an archive, whatever their paths. */
     private final StoreLock archiveDirLock;
+    /** Opened by {@link #openReadOnly}: every change stays in memory, writes are refused. */
+    final boolean readOnly;
     private Catalog catalog;
     private int nextTableId = 1;
     private RecoveryReport recovery;
@@ -83,16 +87,18 @@ final class Engine implements LogicalReplay {
      * the checkpoint markers say where recovery starts, the WAL is validated from there to its end, and the archive
      * is loaded and checked; only then are a torn WAL tail cut and recovery run.
      */
-    private Engine(VarveConfig config, FileIOFactory io, boolean truncateDamagedWal) {
+    private Engine(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal) {
         this.config = config;
+        this.readOnly = readOnly;
         this.maxKeyBytes = BPlusTree.maxKeyBytes(config.pageSize());
-        this.dirLock = StoreLock.acquire(config.path(), "store");
+        this.dirLock = readOnly ? StoreLock.acquireShared(config.path(), "store") : StoreLock.acquire(config.path(), "store");
         Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
-        opened.push(dirLock::release);
+        if (dirLock != null) opened.push(dirLock::release);
         try {
-            StoreLock archiveLock = StoreLock.acquire(config.archivePath(), "archive");
+            StoreLock archiveLock = readOnly ? StoreLock.acquireShared(config.archivePath(), "archive")
+                    : StoreLock.acquire(config.archivePath(), "archive");
             this.archiveDirLock = archiveLock;
-            opened.push(archiveLock::release);
+            opened.push(() -> release(archiveLock));
             CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
             RecoveryStart start = RecoveryStart.decide(markers, config.pageSize());
             Path walDir = config.path().resolve("wal");
@@ -119,7 +125,7 @@ final class Engine implements LogicalReplay {
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
             this.recovery = new Recovery(memory, wal, markers, checkpointer, start).run(this);
-            checkpointer.start();
+            if (!readOnly) checkpointer.start(); // a read-only store never changes after its in-memory recovery
         } catch (RuntimeException | Error e) {
             for (AutoCloseable c : opened) {
                 try {
@@ -138,7 +144,26 @@ final class Engine implements LogicalReplay {
         } catch (IOException e) {
             throw new StorageException("cannot create the store directory", config.path(), e);
         }
-        return new Engine(config, io, truncateDamagedWal);
+        return named(config, io, false, truncateDamagedWal);
+    }
+
+    /**
+     * Opens an existing store read-only: the usual open and recovery run over a {@link MemoryOverlayIO}, so a store
+     * that crashed is recovered in memory and reads as it would after a real recovery, while not one byte of the
+     * directory changes (no lock file is created, see {@link StoreLock#acquireShared}).
+     */
+    static Engine openReadOnly(VarveConfig config, FileIOFactory io) {
+        Path dir = config.path();
+        if (!io.exists(dir.resolve("wal")) && !io.exists(dir.resolve("pages")))
+            throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
+        return named(config, new MemoryOverlayIO(), true, false);
+    }
+
+    /** Opens with the store's name on the opening thread and the threads it starts (see {@link StoreThreads}). */
+    private static Engine named(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal) {
+        try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
+            return new Engine(config, io, readOnly, truncateDamagedWal);
+        }
     }
 
     RecoveryReport recoveryReport() {
@@ -240,6 +265,7 @@ final class Engine implements LogicalReplay {
     }
 
     private TableHandle create(String name, TableOptions options) {
+        if (readOnly) throw new IllegalArgumentException("store " + config.path() + " (opened read-only) has no table " + name);
         synchronized (catalogLock) {
             TableHandle t = tables.get(name);
             if (t != null) return t;
@@ -255,6 +281,13 @@ final class Engine implements LogicalReplay {
                     });
             return tables.get(name);
         }
+    }
+
+    /** Table names in name order. */
+    List<String> tableNames() {
+        List<String> names = new ArrayList<>(tables.keySet());
+        names.sort(null);
+        return names;
     }
 
     // ---------------------------------------------------------------- write path
@@ -335,6 +368,7 @@ final class Engine implements LogicalReplay {
      */
     private boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
                            Change change) {
+        checkNotReadOnly();
         throttle.beforeWrite(pages);
         long lsn;
         boolean result;
@@ -382,6 +416,7 @@ final class Engine implements LogicalReplay {
      */
     long snapshotNow(int rank) {
         checkOpen();
+        checkNotReadOnly();
         int levels = config.retention().levelCount();
         if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
         long id;
@@ -403,6 +438,7 @@ final class Engine implements LogicalReplay {
     /** Raises the rank of a live snapshot, logged like a write. */
     void rank(long id, int rank) {
         checkOpen();
+        checkNotReadOnly();
         int levels = config.retention().levelCount();
         if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
         long lsn;
@@ -478,8 +514,14 @@ final class Engine implements LogicalReplay {
         if (closed) throw new IllegalStateException("the store is closed");
     }
 
+    /** Fails a change of a read-only store before anything happens. */
+    void checkNotReadOnly() {
+        if (readOnly) throw new ReadOnlyStoreException("store " + config.path() + " was opened read-only; writes, snapshots, ranks and checkpoints need Varve.open");
+    }
+
     private void checkWritable() {
         checkOpen();
+        checkNotReadOnly();
         Throwable f = failure;
         if (f == null) f = checkpointer.failure();
         if (f == null) f = wal.failure();
@@ -501,11 +543,16 @@ final class Engine implements LogicalReplay {
         }
         try {
             checkpointer.stop();
-            if (failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
+            if (!readOnly && failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
         } finally {
             // every resource is released even when one fails to close (a full disk refusing the archive's last writes)
-            Closeables.closeAll(checkpointer, archive, wal, memory, store, dirLock::release, archiveDirLock::release);
+            Closeables.closeAll(checkpointer, archive, wal, memory, store, () -> release(dirLock), () -> release(archiveDirLock));
         }
+    }
+
+    /** Releases a directory lock; a read-only open of a directory no writer ever locked holds none. */
+    private static void release(StoreLock lock) {
+        if (lock != null) lock.release();
     }
 
     /**
@@ -514,8 +561,8 @@ final class Engine implements LogicalReplay {
      */
     void halt() {
         closed = true;
-        for (Runnable r : new Runnable[]{checkpointer::close, archive::close, memory::close, store::close, dirLock::release,
-                archiveDirLock::release}) {
+        for (Runnable r : new Runnable[]{checkpointer::close, archive::close, memory::close, store::close, () -> release(dirLock),
+                () -> release(archiveDirLock)}) {
             try {
                 r.run();
             } catch (RuntimeException ignored) {

@@ -9,29 +9,85 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * An OS lock on {@code varve.lock} in a directory: two processes (or two opens) never share a store directory, nor an
- * archive directory (two stores configured with the same {@code archivePath} would write the same snapshot log).
+ * archive directory (two stores configured with the same {@code archivePath} would write the same snapshot log). A
+ * read-only open takes a shared lock on the existing file (opened for reading, so nothing is created or changed):
+ * it waits for no one, fails while a writer holds the store, and keeps a writer out while it reads. A directory
+ * without the file was never opened by a writer, and a read-only open takes no lock there. Readers in one JVM share
+ * one OS lock (the OS counts locks per process), counted here, so read-only opens and tools can nest.
  */
 final class StoreLock {
+    /** The shared locks this JVM holds, by store directory. */
+    private static final Map<Path, StoreLock> SHARED = new HashMap<>();
+
     private final FileChannel channel;
     private final FileLock lock;
+    /** For a shared lock: its key in {@link #SHARED} and how many hold it (guarded by SHARED). */
+    private Path sharedKey;
+    private int holders;
 
     private StoreLock(FileChannel channel, FileLock lock) {
         this.channel = channel;
         this.lock = lock;
     }
 
-    /** Locks {@code dir}; {@code what} names it in errors ("store", "archive"). */
+    /** Locks {@code dir} for writing; {@code what} names it in errors ("store", "archive"). */
     static StoreLock acquire(Path dir, String what) {
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new StorageException("cannot create the " + what + " directory", dir, e);
+        }
+        return lock(dir, false, what);
+    }
+
+    /** The shared lock of a read-only open, or null when the store has no lock file. */
+    static StoreLock acquireShared(Path dir) {
+        return acquireShared(dir, "store");
+    }
+
+    /** {@link #acquireShared(Path)} of a directory {@code what} names in errors ("store", "archive"). */
+    static StoreLock acquireShared(Path dir, String what) {
+        Path key = dir.toAbsolutePath().normalize();
+        synchronized (SHARED) {
+            StoreLock held = SHARED.get(key);
+            if (held != null) {
+                held.holders++;
+                return held;
+            }
+            if (!Files.exists(dir.resolve("varve.lock"))) return null;
+            StoreLock l = lock(dir, true, what);
+            l.sharedKey = key;
+            l.holders = 1;
+            SHARED.put(key, l);
+            return l;
+        }
+    }
+
+    /** Runs {@code work} under the shared lock of {@code dir} (see {@link #acquireShared}). */
+    static <T> T whileShared(Path dir, Supplier<T> work) {
+        StoreLock l = acquireShared(dir);
+        try {
+            return work.get();
+        } finally {
+            if (l != null) l.release();
+        }
+    }
+
+    private static StoreLock lock(Path dir, boolean shared, String what) {
         Path file = dir.resolve("varve.lock");
         FileChannel ch = null;
         try {
-            Files.createDirectories(dir);
-            ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock l = ch.tryLock();
-            if (l == null) throw new IllegalStateException(what + " directory " + dir + " is in use by another process");
+            ch = shared ? FileChannel.open(file, StandardOpenOption.READ) : FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock l = ch.tryLock(0, Long.MAX_VALUE, shared);
+            if (l == null) throw new IllegalStateException(what + " directory " + dir + (shared
+                    ? " is open for writing in another process; a read-only open needs it closed"
+                    : " is in use by another process"));
             return new StoreLock(ch, l);
         } catch (OverlappingFileLockException e) {
             closeQuietly(ch);
@@ -55,6 +111,18 @@ final class StoreLock {
     }
 
     void release() {
+        if (sharedKey == null) {
+            releaseOsLock();
+            return;
+        }
+        synchronized (SHARED) { // the OS lock goes before another reader of this JVM can take a new one
+            if (--holders > 0) return;
+            SHARED.remove(sharedKey);
+            releaseOsLock();
+        }
+    }
+
+    private void releaseOsLock() {
         try {
             if (lock.isValid()) lock.release();
             channel.close();

@@ -35,6 +35,11 @@ final class TableHandle implements Table {
         return parts.length;
     }
 
+    /** Every partition, by index. */
+    PartitionHandle[] handles() {
+        return parts.clone();
+    }
+
     /** The partition of {@code key} in a hash-placed table. */
     PartitionHandle handleFor(byte[] key) {
         engine.checkKey(key);

@@ -28,6 +28,10 @@ import java.util.function.Consumer;
  * }</pre>
  * Thread-safe. A write returns once it is as durable as {@code walSyncMode} promises; {@link #close()} writes every
  * dirty page and fsyncs, so a reopened store holds everything.
+ *
+ * <p>While open, the store is registered in the platform MBean server as {@code dev.varve:type=Store,name=<name>}
+ * ({@link VarveStoreMXBean}; the name is {@link VarveConfig#name()}), and its background threads' names end in
+ * {@code [<name>]}.
  */
 public final class Varve implements AutoCloseable {
     /** Largest value, bytes. */
@@ -35,10 +39,17 @@ public final class Varve implements AutoCloseable {
 
     private final Engine engine;
     private final EngineMetrics metrics;
+    private final StoreMXBeanImpl mbean;
 
     private Varve(Engine engine) {
         this.engine = engine;
         this.metrics = new EngineMetrics(engine);
+        try {
+            this.mbean = StoreMXBeanImpl.register(engine, metrics);
+        } catch (RuntimeException e) {
+            engine.close();
+            throw e;
+        }
     }
 
     /**
@@ -65,6 +76,30 @@ public final class Varve implements AutoCloseable {
     }
 
     /**
+     * Opens an existing store for reading only; not one byte of its directory changes (every file is opened for
+     * reading, no lock file is created, nothing is flushed at close). A store whose last run crashed is recovered in
+     * memory: it reads exactly as {@link #open} would leave it, while its files stay as the crash left them, so the
+     * next {@code open} recovers it for real. The open takes a shared lock on an existing {@code varve.lock}: it
+     * fails while another process has the store open for writing, and keeps writers out until closed.
+     *
+     * <p>Writes, table creation, {@link #snapshotNow}, {@link #rank} and {@link #checkpoint} throw
+     * {@link ReadOnlyStoreException}. The configuration must match the store's on-disk layout as for {@code open}
+     * ({@link StoreInspector#detectConfig} reads it from the files). Memory: what recovery changes is held on the
+     * heap, and so is each WAL segment it reads.
+     *
+     * @throws IllegalArgumentException if the directory holds no store
+     */
+    public static Varve openReadOnly(VarveConfig config) {
+        if (config == null) throw new IllegalArgumentException("config must not be null");
+        return new Varve(Engine.openReadOnly(config, FileIOFactory.standard()));
+    }
+
+    /** True for a store opened with {@link #openReadOnly}. */
+    public boolean isReadOnly() {
+        return engine.readOnly;
+    }
+
+    /**
      * The table {@code name}: an existing table as it was created, else a new hash-placed table with the configured
      * partition count.
      */
@@ -87,6 +122,7 @@ public final class Varve implements AutoCloseable {
     public void write(Consumer<WriteBatch> batch) {
         if (batch == null) throw new IllegalArgumentException("batch must not be null");
         engine.checkOpen();
+        engine.checkNotReadOnly();
         BatchBuilder b = new BatchBuilder(engine);
         batch.accept(b);
         engine.write(b.ops());
@@ -95,6 +131,7 @@ public final class Varve implements AutoCloseable {
     /** Starts a checkpoint (after any running one); completes when it is durable. */
     public CompletableFuture<CheckpointStats> checkpoint() {
         engine.checkOpen();
+        engine.checkNotReadOnly();
         return engine.checkpointer.request("explicit");
     }
 
@@ -171,11 +208,24 @@ public final class Varve implements AutoCloseable {
     /** Writes every dirty page, fsyncs, and releases the store. Idempotent. */
     @Override
     public void close() {
+        mbean.unregister();
         engine.close();
+    }
+
+    /** The wired store, for the inspection classes of this package. */
+    Engine engine() {
+        return engine;
+    }
+
+    /** Names of the tables, in name order. */
+    public List<String> tableNames() {
+        engine.checkOpen();
+        return engine.tableNames();
     }
 
     /** Simulates a process crash (tests): threads stop, nothing is flushed, the directory lock is released. */
     void halt() {
+        mbean.unregister();
         engine.halt();
     }
 }

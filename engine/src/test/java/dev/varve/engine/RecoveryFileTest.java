@@ -5,8 +5,6 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.CorruptionException;
-import dev.varve.core.io.FileIO;
-import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -35,43 +33,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RecoveryFileTest {
     @TempDir
     Path dir;
-
-    /** The real file system, except that the end marker's rename fails: the checkpoint stops before step 7. */
-    static final class NoEndMarker implements FileIOFactory {
-        private final FileIOFactory real = FileIOFactory.standard();
-        volatile boolean armed;
-
-        @Override
-        public FileIO open(Path file, boolean create) throws IOException {
-            return real.open(file, create);
-        }
-
-        @Override
-        public boolean exists(Path file) {
-            return real.exists(file);
-        }
-
-        @Override
-        public void delete(Path file) throws IOException {
-            real.delete(file);
-        }
-
-        @Override
-        public void atomicMove(Path from, Path to) throws IOException {
-            if (armed && to.getFileName().toString().endsWith("-end.bin")) throw new IOException("injected: no end marker");
-            real.atomicMove(from, to);
-        }
-
-        @Override
-        public List<Path> list(Path d, String prefix) throws IOException {
-            return real.list(d, prefix);
-        }
-
-        @Override
-        public void createDirectories(Path d) throws IOException {
-            real.createDirectories(d);
-        }
-    }
 
     private VarveConfig config(RecoveryCompression c) {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(4).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)

@@ -1,5 +1,7 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.util.StoreThreads;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,7 +27,7 @@ final class Archiver {
 
     synchronized void start() {
         if (thread != null) return;
-        thread = new Thread(this::loop, "varve-archiver");
+        thread = new Thread(this::loop, "varve-archiver" + StoreThreads.suffix());
         thread.setDaemon(true);
         thread.start();
     }

@@ -1,6 +1,7 @@
 package dev.varve.core.wal;
 
 import dev.varve.core.io.StorageException;
+import dev.varve.core.util.StoreThreads;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -21,7 +22,7 @@ final class WalBackgroundFlusher implements Runnable, AutoCloseable {
     WalBackgroundFlusher(Wal wal, Duration flushFrequency) {
         this.wal = wal;
         this.periodNanos = flushFrequency.toNanos();
-        this.thread = new Thread(this, "varve-wal-flusher");
+        this.thread = new Thread(this, "varve-wal-flusher" + StoreThreads.suffix());
         thread.setDaemon(true);
     }
 

@@ -1,0 +1,44 @@
+package dev.varve.cli;
+
+import dev.varve.engine.Varve;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Writes entries into a new store in atomic batches of bounded size (load, backup, salvage). */
+final class BatchWriter {
+    private static final int MAX_OPS = 64; // a batch must fit in half the smallest data region (2048 pages)
+    private static final long MAX_BYTES = 1L << 20;
+
+    private record Put(String table, byte[] key, byte[] value) {
+    }
+
+    private final Varve store;
+    private final List<Put> pending = new ArrayList<>();
+    private long pendingBytes;
+    private long written;
+
+    BatchWriter(Varve store) {
+        this.store = store;
+    }
+
+    void put(String table, byte[] key, byte[] value) {
+        if (pendingBytes + key.length + value.length > MAX_BYTES) flush();
+        pending.add(new Put(table, key, value));
+        pendingBytes += key.length + value.length;
+        if (pending.size() >= MAX_OPS) flush();
+    }
+
+    /** Writes what is pending; returns the entries written so far. */
+    long flush() {
+        if (!pending.isEmpty()) {
+            store.write(b -> {
+                for (Put p : pending) b.put(p.table(), p.key(), p.value());
+            });
+            written += pending.size();
+            pending.clear();
+            pendingBytes = 0;
+        }
+        return written;
+    }
+}

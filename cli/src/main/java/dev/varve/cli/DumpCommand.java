@@ -1,0 +1,70 @@
+package dev.varve.cli;
+
+import dev.varve.engine.Varve;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code varve dump DIR --out FILE}: tables to a file that {@code varve load} reads. */
+@Command(name = "dump", mixinStandardHelpOptions = true,
+        description = {"Writes every entry of the given tables (default: all), now or as of a snapshot, optionally in [--from, --to), to a "
+                + "dump file that `varve load` reads back into a new store. Read-only on the store."})
+final class DumpCommand implements Callable<Integer> {
+    @Mixin
+    StoreOptions store;
+
+    @Mixin
+    ReadOptions read;
+
+    @Option(names = "--table", paramLabel = "T", description = "A table to dump (repeatable; default: every table).")
+    List<String> tables;
+
+    @Option(names = "--from", paramLabel = "K", description = "First key (inclusive), in --encoding.")
+    String from;
+
+    @Option(names = "--to", paramLabel = "K", description = "End key (exclusive), in --encoding.")
+    String to;
+
+    @Option(names = "--out", required = true, paramLabel = "FILE", description = "The dump file to write (must not exist).")
+    Path out;
+
+    @Mixin
+    OutputOptions output;
+
+    @Override
+    public Integer call() throws IOException {
+        if (Files.exists(out)) throw new IllegalArgumentException(out + " exists; dump writes a new file");
+        byte[] lo = from == null ? null : read.encoding.decode(from);
+        byte[] hi = to == null ? null : read.encoding.decode(to);
+        Map<String, Object> perTable = new LinkedHashMap<>();
+        try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf)) {
+            List<String> names = tables == null ? s.tableNames() : tables;
+            try (DumpFile.Writer w = new DumpFile.Writer(out)) {
+                for (String name : names) {
+                    w.table(name, src.table(name).partitions());
+                    long before = w.entries();
+                    src.forEach(name, lo, hi, w::entry);
+                    perTable.put(name, w.entries() - before);
+                }
+                w.end();
+            } catch (IOException | RuntimeException e) {
+                Files.deleteIfExists(out); // no half-written dump left behind
+                throw e;
+            }
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("dump", out.toString());
+        r.put("asOf", read.asOf == null ? "current state" : read.asOf);
+        r.put("entries", perTable);
+        output.print(r);
+        return Main.OK;
+    }
+}

@@ -1,0 +1,168 @@
+package dev.varve.cli;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+import java.util.zip.CheckedInputStream;
+import java.util.zip.CheckedOutputStream;
+
+/**
+ * The file {@code varve dump} writes and {@code varve load} reads: every entry of some tables, losslessly.
+ *
+ * <pre>
+ * "VARVEDMP" (8) | version (int, 1)
+ * then per table:  'T' | name (modified UTF-8) | partitions (int)
+ *     per entry:   'E' | key length (int) | key | value length (int) | value
+ * end:             'Z' | entries (long) | CRC32C of every byte before it (int)
+ * </pre>
+ * Big-endian, as {@link DataOutputStream} writes. A reader checks the whole file before a load writes anything.
+ */
+final class DumpFile {
+    private static final byte[] MAGIC = "VARVEDMP".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final int VERSION = 1;
+    private static final int MAX_KEY_BYTES = 1 << 16;
+    private static final int MAX_VALUE_BYTES = 1 << 20;
+
+    /** Receives the content of a dump. */
+    interface Visitor {
+        void table(String name, int partitions) throws IOException;
+
+        void entry(byte[] key, byte[] value) throws IOException;
+    }
+
+    private DumpFile() {
+    }
+
+    /** Writes a dump; {@link #end} finishes it. */
+    static final class Writer implements AutoCloseable {
+        private final CheckedOutputStream checked;
+        private final DataOutputStream out;
+        private long entries;
+
+        Writer(Path file) throws IOException {
+            OutputStream os = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
+            this.checked = new CheckedOutputStream(os, new CRC32C());
+            this.out = new DataOutputStream(checked);
+            out.write(MAGIC);
+            out.writeInt(VERSION);
+        }
+
+        void table(String name, int partitions) throws IOException {
+            out.writeByte('T');
+            out.writeUTF(name);
+            out.writeInt(partitions);
+        }
+
+        void entry(byte[] key, byte[] value) throws IOException {
+            out.writeByte('E');
+            out.writeInt(key.length);
+            out.write(key);
+            out.writeInt(value.length);
+            out.write(value);
+            entries++;
+        }
+
+        long entries() {
+            return entries;
+        }
+
+        /** Writes the end record and its checksum. */
+        void end() throws IOException {
+            out.writeByte('Z');
+            out.writeLong(entries);
+            out.flush();
+            out.writeInt((int) checked.getChecksum().getValue());
+        }
+
+        @Override
+        public void close() throws IOException {
+            out.close();
+        }
+    }
+
+    /**
+     * Reads {@code file} to {@code v} (null: only checks it); returns the entries.
+     *
+     * @throws IOException naming the offset when the file is not a complete, intact dump
+     */
+    static long read(Path file, Visitor v) throws IOException {
+        try (InputStream is = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+            CountingCheckedInput in = new CountingCheckedInput(is);
+            DataInputStream d = new DataInputStream(in);
+            byte[] magic = new byte[MAGIC.length];
+            d.readFully(magic);
+            if (!Arrays.equals(magic, MAGIC)) throw new IOException(file + " is not a varve dump (bad magic)");
+            int version = d.readInt();
+            if (version != VERSION) throw new IOException(file + ": unsupported dump version " + version);
+            long entries = 0;
+            boolean inTable = false;
+            while (true) {
+                long at = in.count;
+                int tag = d.readUnsignedByte();
+                if (tag == 'T') {
+                    String name = d.readUTF();
+                    int partitions = d.readInt();
+                    if (v != null) v.table(name, partitions);
+                    inTable = true;
+                } else if (tag == 'E' && inTable) {
+                    byte[] key = bytes(d, MAX_KEY_BYTES, file, at);
+                    byte[] value = bytes(d, MAX_VALUE_BYTES, file, at);
+                    if (v != null) v.entry(key, value);
+                    entries++;
+                } else if (tag == 'Z') {
+                    long n = d.readLong();
+                    int crc = (int) in.getChecksum().getValue();
+                    int stored = d.readInt();
+                    if (n != entries) throw new IOException(file + ": end record counts " + n + " entries, the file holds " + entries);
+                    if (stored != crc) throw new IOException(file + ": checksum mismatch (the dump is damaged)");
+                    if (d.read() != -1) throw new IOException(file + ": bytes after the end record");
+                    return entries;
+                } else {
+                    throw new IOException(file + ": unexpected record tag " + tag + " at offset " + at);
+                }
+            }
+        } catch (EOFException e) {
+            throw new IOException(file + " is truncated (no end record)", e);
+        }
+    }
+
+    private static byte[] bytes(DataInputStream d, int max, Path file, long at) throws IOException {
+        int n = d.readInt();
+        if (n < 0 || n > max) throw new IOException(file + ": implausible length " + n + " in the record at offset " + at);
+        byte[] b = new byte[n];
+        d.readFully(b);
+        return b;
+    }
+
+    /** Checksums and counts what is read (the end record's own checksum is read after taking the value). */
+    private static final class CountingCheckedInput extends CheckedInputStream {
+        long count;
+
+        CountingCheckedInput(InputStream in) {
+            super(in, new CRC32C());
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0) count++;
+            return b;
+        }
+
+        @Override
+        public int read(byte[] buf, int off, int len) throws IOException {
+            int n = super.read(buf, off, len);
+            if (n > 0) count += n;
+            return n;
+        }
+    }
+}

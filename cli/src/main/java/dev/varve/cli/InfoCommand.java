@@ -1,0 +1,138 @@
+package dev.varve.cli;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.SnapshotInfo;
+import dev.varve.engine.StoreInspector;
+import dev.varve.engine.Table;
+import dev.varve.engine.Varve;
+import dev.varve.engine.WalInspector;
+import dev.varve.recovery.RecoveryReport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+
+/** {@code varve info DIR}: what a store holds and in which state its files are. */
+@Command(name = "info", mixinStandardHelpOptions = true,
+        description = {"Tables, partitions and sizes, WAL range, the last checkpoint and its marker state, the recovery data recorded on disk, "
+                + "archive bytes per rank level, live snapshots, and whether recovery is pending. Opens the store read-only: a crashed "
+                + "store is recovered in memory to answer, and no file changes."})
+final class InfoCommand implements Callable<Integer> {
+    @Mixin
+    StoreOptions store;
+
+    @Mixin
+    OutputOptions output;
+
+    @Override
+    public Integer call() throws IOException {
+        VarveConfig config = store.config();
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("store", config.path().toString());
+        Map<String, Object> layout = new LinkedHashMap<>();
+        layout.put("pageSize", config.pageSize());
+        layout.put("walSegmentSize", config.walSegmentSize());
+        layout.put("rankLevels", config.retention().levelCount());
+        r.put("layout", layout);
+        try (Varve v = store.openReadOnly()) { // holds the shared lock: no writer moves the files while they are read
+            r.put("pageFiles", files(config.path().resolve("pages")));
+            r.put("wal", wal(config));
+            r.put("lastCheckpoint", lastCheckpoint(config));
+            RecoveryReport rec = v.recoveryReport();
+            boolean pending = rec.restoredPages() > 0 || rec.replayedRecords() > 0;
+            r.put("recoveryPending", pending ? "yes: " + rec.restoredPages() + " pages to restore from " + rec.restoredFrom() + ", "
+                    + rec.replayedRecords() + " logical WAL records to replay (shown below as recovered in memory)" : "no");
+            r.put("tables", tables(v));
+            Map<String, Object> a = new LinkedHashMap<>();
+            a.put("bytes", v.metrics().archiveBytes());
+            a.put("bytesPerLevel", v.metrics().archiveBytesPerLevel());
+            r.put("archive", a);
+            r.put("snapshots", snapshots(v));
+        }
+        output.print(r);
+        return Main.OK;
+    }
+
+    private static Map<String, Object> wal(VarveConfig config) throws IOException {
+        WalInspector.Range wal = WalInspector.range(config);
+        Map<String, Object> w = new LinkedHashMap<>(files(config.path().resolve("wal")));
+        w.put("firstLsn", wal.firstLsn());
+        w.put("endLsn", wal.endLsn());
+        w.put("tornTail", wal.tailCut() == null ? "none" : wal.tailCut());
+        return w;
+    }
+
+    private static Map<String, Object> lastCheckpoint(VarveConfig config) {
+        Optional<StoreInspector.CheckpointState> cp = StoreInspector.lastCheckpoint(config);
+        Map<String, Object> c = new LinkedHashMap<>();
+        if (cp.isEmpty()) {
+            c.put("id", "none (no checkpoint ever started)");
+            return c;
+        }
+        StoreInspector.CheckpointState s = cp.get();
+        c.put("id", s.id());
+        c.put("markLsn", s.markLsn());
+        c.put("markers", s.complete() ? "start and end (complete)" : "start only (interrupted: its pages are restored at open)");
+        c.put("recoveryData", s.recoveryData());
+        c.put("recoveryFilesOnDisk", s.recoveryFiles());
+        return c;
+    }
+
+    private static Map<String, Object> snapshots(Varve v) {
+        List<SnapshotInfo> snaps = v.snapshots();
+        Map<Integer, Integer> perRank = new TreeMap<>();
+        for (SnapshotInfo s : snaps) perRank.merge(s.rank(), 1, Integer::sum);
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("live", snaps.size());
+        s.put("perRank", perRank.toString());
+        s.put("latest", snaps.isEmpty() ? "none" : snaps.get(snaps.size() - 1).id());
+        return s;
+    }
+
+    private static List<Map<String, Object>> tables(Varve v) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (String name : v.tableNames()) {
+            Table t = v.table(name);
+            long[] sizes = new long[t.partitions()];
+            long total = 0;
+            for (int p = 0; p < sizes.length; p++) total += sizes[p] = t.partition(p).size();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", name);
+            m.put("partitions", t.partitions());
+            m.put("entries", total);
+            m.put("entriesPerPartition", sizes);
+            out.add(m);
+        }
+        return out;
+    }
+
+    /** Number and total bytes of the regular files in {@code dir}. */
+    static Map<String, Object> files(Path dir) throws IOException {
+        long n = 0;
+        long bytes = 0;
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> s = Files.list(dir)) {
+                for (Path p : (Iterable<Path>) s::iterator) {
+                    if (!Files.isRegularFile(p)) continue;
+                    n++;
+                    bytes += Files.size(p);
+                }
+            }
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("files", n);
+        m.put("bytes", bytes);
+        return m;
+    }
+}

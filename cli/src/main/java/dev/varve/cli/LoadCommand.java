@@ -1,0 +1,73 @@
+package dev.varve.cli;
+
+import dev.varve.engine.Varve;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code varve load FILE --to NEWDIR}: a dump into a new store. */
+@Command(name = "load", mixinStandardHelpOptions = true,
+        description = {"Reads a dump file written by `varve dump` into a new store directory. The whole file is checked (structure, "
+                + "checksum) before the store is created; the target must be new or empty."})
+final class LoadCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "FILE", description = "The dump file.")
+    Path file;
+
+    @Mixin
+    NewStoreOptions newStore;
+
+    @Option(names = "--page-size", paramLabel = "BYTES", defaultValue = "4096", description = "Page size of the new store (default ${DEFAULT-VALUE}).")
+    int pageSize;
+
+    @Mixin
+    OutputOptions output;
+
+    @Override
+    public Integer call() throws IOException {
+        newStore.checkEmpty();
+        int[] partitions = {0};
+        long entries = DumpFile.read(file, new DumpFile.Visitor() { // checks it all before anything is created
+            @Override
+            public void table(String name, int p) {
+                if (partitions[0] == 0) partitions[0] = p;
+            }
+
+            @Override
+            public void entry(byte[] key, byte[] value) {
+            }
+        });
+        Map<String, Object> perTable = new LinkedHashMap<>();
+        try (Varve s = Varve.open(newStore.config(pageSize, Math.max(1, partitions[0])))) {
+            BatchWriter w = new BatchWriter(s);
+            String[] current = {null};
+            DumpFile.read(file, new DumpFile.Visitor() {
+                @Override
+                public void table(String name, int p) {
+                    current[0] = name;
+                    s.table(name); // created even when empty
+                    perTable.put(name, 0L);
+                }
+
+                @Override
+                public void entry(byte[] key, byte[] value) {
+                    w.put(current[0], key, value);
+                    perTable.merge(current[0], 1L, (a, b) -> (Long) a + (Long) b);
+                }
+            });
+            w.flush();
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("store", newStore.to.toString());
+        r.put("entries", entries);
+        r.put("perTable", perTable);
+        output.print(r);
+        return Main.OK;
+    }
+}

@@ -1,0 +1,69 @@
+package dev.varve.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+import java.io.PrintWriter;
+
+/**
+ * The {@code varve} tool: looks into, checks and copies store directories. Every command but {@code load},
+ * {@code backup} and {@code salvage} (which write only their new directory) opens the store read-only and leaves
+ * every file byte-identical.
+ */
+@Command(name = "varve", mixinStandardHelpOptions = true, version = "varve 0.1.0-SNAPSHOT",
+        description = "Inspect, verify and copy Varve store directories.",
+        subcommands = {InfoCommand.class, VerifyCommand.class, SnapshotsCommand.class, GetCommand.class, ScanCommand.class, DumpCommand.class,
+                LoadCommand.class, WalDumpCommand.class, BackupCommand.class, SalvageCommand.class, CommandLine.HelpCommand.class},
+        footerHeading = "%nExit codes:%n",
+        footer = {"  0   success (verify: no damage found)",
+                "  1   damage found (verify), or entries lost (salvage)",
+                "  2   the store cannot be used: not a store, open elsewhere, unreadable, or the operation failed",
+                "  64  bad command line"})
+public final class Main implements Runnable {
+    /** Success; for verify, no damage. */
+    public static final int OK = 0;
+    /** Damage found (verify) or entries lost (salvage). */
+    public static final int DAMAGE = 1;
+    /** The store cannot be used, or the operation failed. */
+    public static final int UNUSABLE = 2;
+    /** Bad command line (sysexits EX_USAGE). */
+    public static final int USAGE = 64;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+    }
+
+    /** Runs the tool with {@code args}, printing to {@code out} and {@code err}; returns the exit code. */
+    public static int run(PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setOut(out);
+        cl.setErr(err);
+        cl.setParameterExceptionHandler((e, a) -> {
+            e.getCommandLine().getErr().println("varve: " + e.getMessage());
+            e.getCommandLine().usage(e.getCommandLine().getErr());
+            return USAGE;
+        });
+        cl.setExecutionExceptionHandler((e, line, parsed) -> {
+            line.getErr().println("varve: " + describe(e));
+            return e instanceof IllegalArgumentException ? USAGE : UNUSABLE; // an unusable store, a failed operation
+        });
+        int code = cl.execute(args);
+        out.flush();
+        err.flush();
+        return code;
+    }
+
+    /** A failure in one line: the exception's message, with its cause when that says more. */
+    static String describe(Throwable e) {
+        String m = e.getMessage() == null ? e.toString() : e.getMessage();
+        return e.getCause() != null && e.getCause().getMessage() != null && !m.contains(e.getCause().getMessage()) ? m + " (" + e.getCause().getMessage() + ")" : m;
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+    }
+}

@@ -1,0 +1,84 @@
+package dev.varve.cli;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.StoreSalvager;
+import dev.varve.engine.Varve;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code varve salvage DIR --to NEWDIR}: what a damaged store still holds, into a new store. */
+@Command(name = "salvage", mixinStandardHelpOptions = true,
+        description = {"Copies every entry whose page still checks out from a damaged store into a new store directory, and reports what "
+                + "was lost (file, offset, what). If the damaged store opens read-only it is recovered in memory first and each "
+                + "partition is scanned, a partition that hits a bad page being finished from its page file; if it does not open, "
+                + "every leaf page of every page file is read directly (writes after the last checkpoint are then lost). The damaged "
+                + "store is not changed.", "Exit code 0: nothing lost; 1: something lost (listed); 2: nothing could be read."})
+final class SalvageCommand implements Callable<Integer> {
+    @Mixin
+    StoreOptions store;
+
+    @Mixin
+    NewStoreOptions newStore;
+
+    @Mixin
+    OutputOptions output;
+
+    @Override
+    public Integer call() throws IOException {
+        newStore.checkEmpty();
+        VarveConfig source = store.config();
+        Map<String, Long> perTable = new LinkedHashMap<>();
+        List<Map<String, Object>> lost = new ArrayList<>();
+        Varve[] target = {null};
+        BatchWriter[] writer = {null};
+        StoreSalvager.Result result;
+        try {
+            result = StoreSalvager.salvage(source, new StoreSalvager.Sink() {
+                @Override
+                public void table(String name, int partitions) {
+                    if (target[0] == null) {
+                        target[0] = Varve.open(newStore.config(source.pageSize(), partitions));
+                        writer[0] = new BatchWriter(target[0]);
+                    }
+                    target[0].table(name);
+                    perTable.put(name, 0L);
+                }
+
+                @Override
+                public void entry(String table, byte[] key, byte[] value) {
+                    writer[0].put(table, key, value);
+                    perTable.merge(table, 1L, Long::sum);
+                }
+
+                @Override
+                public void lost(Path file, long offset, String what) {
+                    Map<String, Object> m = new LinkedHashMap<>();
+                    m.put("file", file.toString());
+                    m.put("offset", offset);
+                    m.put("what", what);
+                    lost.add(m);
+                }
+            });
+            if (writer[0] != null) writer[0].flush();
+        } finally {
+            if (target[0] != null) target[0].close();
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("store", newStore.to.toString());
+        r.put("source", result.opened() ? "opened read-only (recovered in memory)" : "page files only; the store did not open: " + result.openFailure());
+        r.put("entries", perTable);
+        r.put("lost", lost);
+        output.print(r);
+        if (target[0] == null) return Main.UNUSABLE;
+        return lost.isEmpty() && result.opened() ? Main.OK : Main.DAMAGE;
+    }
+}

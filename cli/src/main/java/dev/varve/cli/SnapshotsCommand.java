@@ -1,0 +1,56 @@
+package dev.varve.cli;
+
+import dev.varve.engine.StoreInspector;
+import dev.varve.engine.Varve;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code varve snapshots DIR}: live and dropped snapshots. */
+@Command(name = "snapshots", mixinStandardHelpOptions = true,
+        description = {"Live snapshots with rank, declaration time and WAL LSN, archive bytes attributed, the retention rule that keeps "
+                + "them and whether it pins them (keepAll, no budget); dropped snapshots with when and by which rules. Read-only."})
+final class SnapshotsCommand implements Callable<Integer> {
+    @Mixin
+    StoreOptions store;
+
+    @Mixin
+    OutputOptions output;
+
+    @Override
+    public Integer call() {
+        Map<String, Object> r = new LinkedHashMap<>();
+        try (Varve v = store.openReadOnly()) {
+            List<Map<String, Object>> live = new ArrayList<>();
+            for (StoreInspector.SnapshotDetail d : StoreInspector.snapshots(v)) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("id", d.id());
+                m.put("rank", d.rank());
+                m.put("declared", d.declared().toString());
+                m.put("walLsn", d.walLsn());
+                m.put("archiveBytes", d.archiveBytes());
+                m.put("keptBy", d.keptBy());
+                m.put("pinned", d.pinned());
+                live.add(m);
+            }
+            List<Map<String, Object>> dropped = new ArrayList<>();
+            for (StoreInspector.DroppedDetail d : StoreInspector.dropped(v)) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("id", d.id());
+                m.put("dropped", d.dropped().toString());
+                m.put("why", d.why());
+                dropped.add(m);
+            }
+            r.put("live", live);
+            r.put("dropped", dropped);
+        }
+        output.print(r);
+        return Main.OK;
+    }
+}

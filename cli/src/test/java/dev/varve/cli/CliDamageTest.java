@@ -1,0 +1,174 @@
+package dev.varve.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.core.io.DirectoryFingerprint;
+import dev.varve.engine.FixtureStores;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code varve verify} on damaged copies of real stores: for each kind of file (page file, WAL segment, checkpoint
+ * marker, recovery file, Pagelog, Maplog, snapshot log) a flipped byte and a truncation are each named with the file
+ * and the offset of the damaged page or record, with exit code 1, and verify changes none of the damaged files.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class CliDamageTest {
+    private static final int PAGE = 4096;
+
+    @TempDir
+    static Path tmp;
+    static Path healthy;
+    static Path mid;
+    private static int copies;
+
+    @BeforeAll
+    static void stores() {
+        healthy = tmp.resolve("healthy");
+        mid = tmp.resolve("mid");
+        FixtureStores.create(healthy, "healthy");
+        FixtureStores.create(mid, "midcheckpoint");
+    }
+
+    /** A fresh copy of {@code store}. */
+    private static Path copy(Path store) throws IOException {
+        return StoreCopy.of(store, tmp.resolve("copy-" + copies++));
+    }
+
+    private static void flip(Path file, long offset) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.seek(offset);
+            int b = f.read();
+            f.seek(offset);
+            f.write(b ^ 0x5a);
+        }
+    }
+
+    private static void truncate(Path file, long size) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(size);
+        }
+    }
+
+    private static Path first(Path dir, String prefix) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().startsWith(prefix)).sorted().findFirst().orElseThrow(() -> new AssertionError("no " + prefix + "* in " + dir));
+        }
+    }
+
+    /**
+     * Runs verify on a damaged copy: exit 1, a damage naming {@code file} at an offset in [{@code from}, {@code to}],
+     * and nothing on disk changed.
+     */
+    private static void expectDamage(Path store, Path file, long from, long to) {
+        Map<String, String> before = DirectoryFingerprint.of(store);
+        CliRun r = CliRun.of("verify", "--json", store.toString());
+        assertEquals(before, DirectoryFingerprint.of(store), "verify changed the directory");
+        assertEquals(Main.DAMAGE, r.code(), r.toString());
+        List<CliRun.Damage> d = r.damage();
+        assertTrue(d.stream().anyMatch(x -> Path.of(x.file()).equals(file) && x.offset() >= from && x.offset() <= to),
+                "no damage named in " + file + " at [" + from + ", " + to + "]: " + d);
+    }
+
+    @Test
+    void pageFile() throws IOException {
+        Path s = copy(healthy);
+        Path f = first(s.resolve("pages"), "t00001-p00000");
+        flip(f, 2L * PAGE + 700); // page index 1
+        expectDamage(s, f, 2L * PAGE, 2L * PAGE);
+        s = copy(healthy);
+        f = first(s.resolve("pages"), "t00001-p00001");
+        long size = Files.size(f);
+        truncate(f, size - PAGE / 2);
+        expectDamage(s, f, size - PAGE, size - PAGE);
+    }
+
+    @Test
+    void walSegment() throws IOException {
+        Path s = copy(healthy);
+        Path f = first(s.resolve("wal"), "wal-");
+        flip(f, 40 + 30); // inside the first record, which many follow
+        expectDamage(s, f, 40, 40);
+        s = copy(healthy);
+        f = first(s.resolve("wal"), "wal-");
+        truncate(f, 100_000);
+        expectDamage(s, f, 100_000, 100_000);
+    }
+
+    @Test
+    void checkpointMarker() throws IOException {
+        Path s = copy(healthy);
+        Path f = first(s.resolve("checkpoints"), "cp-");
+        flip(f, 20);
+        expectDamage(s, f, 0, Files.size(f));
+        s = copy(healthy);
+        f = first(s.resolve("checkpoints"), "cp-");
+        truncate(f, 10);
+        expectDamage(s, f, 0, 10);
+    }
+
+    @Test
+    void recoveryFile() throws IOException {
+        Path s = copy(mid);
+        Path f = first(s.resolve("checkpoints"), "cp-");
+        try (Stream<Path> l = Files.list(s.resolve("checkpoints"))) {
+            f = l.filter(p -> p.getFileName().toString().contains("-recovery-")).sorted().findFirst().orElseThrow();
+        }
+        long size = Files.size(f);
+        flip(f, size / 2);
+        expectDamage(s, f, 0, size / 2);
+        s = copy(mid);
+        Path g = s.resolve("checkpoints").resolve(f.getFileName());
+        truncate(g, size / 2);
+        expectDamage(s, g, 0, size / 2);
+    }
+
+    @Test
+    void pagelog() throws IOException {
+        int record = PAGE + 32;
+        Path s = copy(healthy);
+        Path f = first(s.resolve("archive/level-1"), "pagelog-");
+        flip(f, 32 + record + 500); // record 1's image
+        expectDamage(s, f, 32 + record, 32 + record);
+        s = copy(healthy);
+        f = first(s.resolve("archive/level-1"), "pagelog-");
+        truncate(f, 32 + 2L * record + 100);
+        expectDamage(s, f, 32 + 2L * record, 32 + 2L * record);
+    }
+
+    @Test
+    void maplog() throws IOException {
+        Path s = copy(healthy);
+        Path f = s.resolve("archive/level-1/maplog-L0.log");
+        flip(f, 32 + 2 * 32 + 3);
+        expectDamage(s, f, 32 + 64, 32 + 64);
+        s = copy(healthy);
+        f = s.resolve("archive/level-1/maplog-L0.log");
+        truncate(f, 32 + 3 * 32 + 7);
+        expectDamage(s, f, 32 + 96, 32 + 96);
+    }
+
+    @Test
+    void snapshotLog() throws IOException {
+        Path s = copy(healthy);
+        Path f = s.resolve("archive/snapshots.log");
+        flip(f, 16 + 48 + 9);
+        expectDamage(s, f, 16 + 48, 16 + 48);
+        s = copy(healthy);
+        f = s.resolve("archive/snapshots.log");
+        truncate(f, 16 + 2 * 48 + 20);
+        expectDamage(s, f, 16 + 96, 16 + 96);
+    }
+}

@@ -1,0 +1,98 @@
+package dev.varve.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.core.io.DirectoryFingerprint;
+import dev.varve.engine.FixtureStores;
+import dev.varve.engine.Varve;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code varve salvage}: everything from a sound store, all but a damaged leaf's entries from a damaged one, page files when it does not open. */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class CliSalvageTest {
+    private static final int PAGE = 4096;
+
+    @TempDir
+    static Path tmp;
+    static Path healthy;
+
+    @BeforeAll
+    static void store() {
+        healthy = tmp.resolve("healthy");
+        FixtureStores.create(healthy, "healthy");
+    }
+
+    private static Path copy(String name) throws IOException {
+        return StoreCopy.of(healthy, tmp.resolve(name));
+    }
+
+    private static Map<String, TreeMap<String, String>> salvaged(Path dir) {
+        try (Varve v = Varve.open(VarveConfig.builder().path(dir).build())) {
+            return CliReadCommandsTest.contents(v::table);
+        }
+    }
+
+    @Test
+    void soundStoreIsCopiedWhole() {
+        Path to = tmp.resolve("whole");
+        CliRun r = CliReadCommandsTest.unchanged(healthy, "salvage", healthy.toString(), "--to", to.toString());
+        assertEquals(Main.OK, r.code(), r.toString());
+        assertEquals(CliReadCommandsTest.hex(FixtureStores.model(FixtureStores.ROUNDS)), salvaged(to));
+    }
+
+    @Test
+    void damagedLeafLosesOnlyItsEntries() throws IOException {
+        Path s = copy("leaf");
+        Path file = s.resolve("pages/t00001-p00000.page");
+        long leaf = -1;
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            for (long off = PAGE; off < f.length() && leaf < 0; off += PAGE) {
+                f.seek(off + 12);
+                if (f.read() == 3) leaf = off; // PageHeader.TYPE_LEAF
+            }
+            assertTrue(leaf > 0, "no leaf page in " + file);
+            f.seek(leaf + 200);
+            f.write(f.read() ^ 0xff);
+        }
+        Path to = tmp.resolve("leaf-salvaged");
+        CliRun r = CliReadCommandsTest.unchanged(s, "salvage", "--json", s.toString(), "--to", to.toString());
+        assertEquals(Main.DAMAGE, r.code(), r.toString());
+        long offset = leaf;
+        assertTrue(r.damage().stream().anyMatch(d -> Path.of(d.file()).equals(file) && d.offset() == offset), r.out());
+        Map<String, TreeMap<String, String>> want = CliReadCommandsTest.hex(FixtureStores.model(FixtureStores.ROUNDS));
+        Map<String, TreeMap<String, String>> got = salvaged(to);
+        assertEquals(want.get("accounts"), got.get("accounts"));
+        TreeMap<String, String> orders = got.get("orders");
+        assertTrue(orders.size() < want.get("orders").size() && orders.size() > want.get("orders").size() / 2, orders.size() + " of " + want.get("orders").size());
+        orders.forEach((k, v) -> assertEquals(want.get("orders").get(k), v, k));
+    }
+
+    @Test
+    void storeThatDoesNotOpenIsSalvagedFromItsPageFiles() throws IOException {
+        Path s = copy("noopen");
+        try (Stream<Path> l = Files.list(s.resolve("checkpoints"))) {
+            for (Path p : (Iterable<Path>) l::iterator) Files.write(p, new byte[]{1, 2, 3}); // every marker damaged
+        }
+        Map<String, String> before = DirectoryFingerprint.of(s);
+        Path to = tmp.resolve("noopen-salvaged");
+        CliRun r = CliRun.of("salvage", s.toString(), "--to", to.toString());
+        assertEquals(before, DirectoryFingerprint.of(s));
+        assertEquals(Main.DAMAGE, r.code(), r.toString());
+        assertTrue(r.out().contains("source: page files only; the store did not open"), r.out());
+        assertEquals(CliReadCommandsTest.hex(FixtureStores.model(FixtureStores.ROUNDS)), salvaged(to)); // closed cleanly: the page files hold it all
+    }
+}

@@ -1,0 +1,228 @@
+package dev.varve.engine;
+
+import dev.varve.checkpoint.CheckpointMarker;
+import dev.varve.checkpoint.CheckpointMarkers;
+import dev.varve.checkpoint.RecoveryFileReader;
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.Retention;
+import dev.varve.config.VarveConfig;
+import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DamageSink;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.store.PageFileCheck;
+import dev.varve.core.store.PageStore;
+import dev.varve.core.wal.WalFileCheck;
+import dev.varve.snapshot.ArchiveFileCheck;
+import dev.varve.snapshot.DroppedSnapshot;
+import dev.varve.snapshot.SnapshotRecord;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What operator tools need to look into a store directory without changing it: the layout-bound configuration read
+ * from the files ({@link #detectConfig}), an offline check of every file's checksums ({@link #checkFiles}), the
+ * checkpoint markers' state ({@link #lastCheckpoint}) and the WAL's records ({@link WalInspector}). Everything here
+ * reads through a {@link MemoryOverlayIO}, so not one byte of the directory changes, and under the store's shared
+ * lock, so no writer moves the files meanwhile (it fails while one has the store open). The structure of an open
+ * store is checked by {@link StoreVerifier}.
+ */
+public final class StoreInspector {
+    /** Data region of a tool's read-only open: small, since tools read and recovery checkpoints when short. */
+    private static final long TOOL_REGION_BYTES = 64L << 20;
+    private static final long TOOL_BUFFER_BYTES = 4L << 20;
+
+    /** One damaged spot: file, byte offset, what is wrong. */
+    public record Damage(Path file, long offset, String what) {
+        @Override
+        public String toString() {
+            return file + " at offset " + offset + ": " + what;
+        }
+    }
+
+    /** Files and records an offline check read, and damage found. */
+    public record FileCheck(long pages, int walSegments, long walRecords, String walTornTail, int markers, int recoveryFiles,
+                            long archiveRecords, List<Damage> damage) {
+    }
+
+    /**
+     * The latest checkpoint's markers: whether its end marker is there ({@code complete}; if not, the crash hit its
+     * page writes and recovery restores them), where its recovery data is ({@code "recovery files"} or
+     * {@code "physical wal"}) and how many recovery files are on disk.
+     */
+    public record CheckpointState(long id, long markLsn, long prevMarkLsn, boolean complete, String recoveryData, int recoveryFiles) {
+    }
+
+    /**
+     * A live snapshot as tools show it: {@code keptBy} is its rank level's retention rule, and {@code pinned} says
+     * that rule keeps it unconditionally (keepAll, no byte budget): nothing but a lower rule can drop it.
+     */
+    public record SnapshotDetail(long id, int rank, Instant declared, long walLsn, long archiveBytes, String keptBy, boolean pinned) {
+    }
+
+    /** A snapshot the retention policy dropped: when, and by which rules. */
+    public record DroppedDetail(long id, Instant dropped, String why) {
+    }
+
+    private StoreInspector() {
+    }
+
+    /** The live snapshots of {@code store}, oldest first. */
+    public static List<SnapshotDetail> snapshots(Varve store) {
+        Engine e = store.engine();
+        e.checkOpen();
+        RankTreePolicy policy = e.config.retention();
+        List<SnapshotDetail> out = new ArrayList<>();
+        for (SnapshotRecord r : e.archive.snapshots()) {
+            Retention rule = policy.levels().get(r.rank() - 1);
+            out.add(new SnapshotDetail(r.id(), r.rank(), Instant.ofEpochMilli(r.declaredMillis()), r.walLsn(), e.archive.archiveBytes(r.id()),
+                    rule.toString(), rule.equals(Retention.keepAll()) && policy.budgetBytes().isEmpty()));
+        }
+        return out;
+    }
+
+    /** The snapshots the retention policy dropped, by id. */
+    public static List<DroppedDetail> dropped(Varve store) {
+        Engine e = store.engine();
+        e.checkOpen();
+        List<DroppedDetail> out = new ArrayList<>();
+        for (long id = 1; id <= e.archive.latest(); id++) {
+            DroppedSnapshot d = e.archive.dropped(id);
+            if (d != null) out.add(new DroppedDetail(id, Instant.ofEpochMilli(d.droppedMillis()), d.why()));
+        }
+        return out;
+    }
+
+    /**
+     * A configuration for {@code dir} whose layout-bound fields match its files: page size (page file headers), WAL
+     * segment size (segment headers), rank levels (kept all: a tool drops nothing), Skippy levels and node entries and
+     * the archive segment size (archive files); memory sizes small, for a tool.
+     *
+     * @throws IllegalArgumentException if {@code dir} holds no store
+     */
+    public static VarveConfig detectConfig(Path dir) {
+        return detectConfig(dir, dir.resolve("archive"));
+    }
+
+    /** {@link #detectConfig(Path)} for a store whose archive lies in {@code archiveDir}. */
+    public static VarveConfig detectConfig(Path dir, Path archiveDir) {
+        FileIOFactory io = new MemoryOverlayIO();
+        if (!io.exists(dir.resolve("wal")) && !io.exists(dir.resolve("pages")))
+            throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
+        VarveConfig.Builder b = VarveConfig.builder().path(dir).archivePath(archiveDir).dataRegionSize(TOOL_REGION_BYTES)
+                .checkpointBufferSize(TOOL_BUFFER_BYTES).captureBufferSize(TOOL_BUFFER_BYTES).walSyncMode(WalSyncMode.LOG_ONLY);
+        try {
+            int pageSize = -1;
+            for (Path p : io.list(dir.resolve("pages"), "t")) if (pageSize < 0) pageSize = PageFileCheck.pageSizeOf(io, p);
+            if (pageSize > 0) b.pageSize(pageSize);
+            for (Path p : io.list(dir.resolve("wal"), "wal-")) {
+                long s = WalFileCheck.segmentSizeOf(io, p);
+                if (s > 0) {
+                    b.walSegmentSize(s);
+                    break;
+                }
+            }
+            int levels = ArchiveFileCheck.levels(io, archiveDir);
+            if (levels > 0) {
+                Retention[] keep = new Retention[levels];
+                Arrays.fill(keep, Retention.keepAll());
+                b.retention(RankTreePolicy.levels(keep)).skippyLevels(ArchiveFileCheck.skippyLevels(io, archiveDir));
+                int nodeEntries = ArchiveFileCheck.nodeEntries(io, archiveDir);
+                if (nodeEntries > 0) b.skippyNodeEntries(nodeEntries);
+                b.archiveSegmentSize(ArchiveFileCheck.segmentBytes(io, archiveDir, b.build().pageSize(), VarveConfig.builder().path(dir).build().archiveSegmentSize()));
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot read the store's layout: " + e.getMessage(), dir, e);
+        }
+        return b.build();
+    }
+
+    /**
+     * Checks every checksum on disk: page files (header, each page's CRC32C and id), WAL segments (header, each
+     * record's length, CRC32C and LSN), checkpoint markers and the recovery files a start marker lists, and the
+     * archive's Pagelog, Maplog and snapshot logs. Reports each damage found and carries on. Never writes.
+     */
+    public static FileCheck checkFiles(VarveConfig config) {
+        return StoreLock.whileShared(config.path(), () -> checkFilesLocked(config));
+    }
+
+    private static FileCheck checkFilesLocked(VarveConfig config) {
+        FileIOFactory io = new MemoryOverlayIO();
+        List<Damage> damage = new ArrayList<>();
+        DamageSink sink = (file, offset, what) -> damage.add(new Damage(file, offset, what));
+        Path dir = config.path();
+        try (PageStore pages = new PageStore(io, dir.resolve("pages"), config.pageSize())) {
+            long pageCount = PageFileCheck.check(pages, io, sink);
+            WalFileCheck.Result wal = WalFileCheck.check(io, dir.resolve("wal"), config.walSegmentSize(), sink);
+            int[] markerCounts = checkMarkers(io, dir.resolve("checkpoints"), config.pageSize(), sink);
+            long archived = io.exists(config.archivePath()) ? ArchiveFileCheck.check(io, config.archivePath(), config.pageSize(), sink) : 0;
+            return new FileCheck(pageCount, wal.segments(), wal.records(), wal.tornTail(), markerCounts[0], markerCounts[1], archived, damage);
+        } catch (IOException e) {
+            throw new StorageException("cannot read the store: " + e.getMessage(), dir, e);
+        }
+    }
+
+    /** Checks every marker file and the recovery files of each start marker; returns {markers, recovery files}. */
+    private static int[] checkMarkers(FileIOFactory io, Path dir, int pageSize, DamageSink sink) throws IOException {
+        CheckpointMarkers markers = new CheckpointMarkers(io, dir);
+        int[] counts = new int[2];
+        for (Path p : io.list(dir, "cp-")) {
+            String n = p.getFileName().toString();
+            boolean start = n.endsWith("-start.bin");
+            if (!start && !n.endsWith("-end.bin")) continue;
+            counts[0]++;
+            long id = Long.parseLong(n.substring(3, 19));
+            try {
+                Optional<CheckpointMarker> m = start ? markers.start(id) : markers.end(id);
+                if (start && m.isPresent() && m.get().recoveryData() == CheckpointMarker.RECOVERY_FILES && markers.end(id).isEmpty()) {
+                    for (int f = 0; f < m.get().fileEntries().length; f++) {
+                        counts[1]++;
+                        checkRecoveryFile(markers, m.get(), f, pageSize, sink);
+                    }
+                }
+            } catch (CorruptionException e) {
+                sink.damage(e.file(), e.offset(), withoutOffset(e));
+            }
+        }
+        return counts;
+    }
+
+    private static void checkRecoveryFile(CheckpointMarkers markers, CheckpointMarker start, int n, int pageSize, DamageSink sink) {
+        try {
+            RecoveryFileReader.read(markers, start, n, pageSize, (pageId, image) -> {
+            });
+        } catch (CorruptionException e) {
+            sink.damage(e.file(), e.offset(), withoutOffset(e));
+        }
+    }
+
+    /** The message of a corruption without its file and offset, which a {@link Damage} carries itself. */
+    static String withoutOffset(CorruptionException e) {
+        String m = e.getMessage();
+        int at = m.indexOf(" at offset ");
+        return at < 0 ? m : m.substring(0, at);
+    }
+
+    /** The latest checkpoint's markers as found on disk, or empty when no checkpoint ever started. */
+    public static Optional<CheckpointState> lastCheckpoint(VarveConfig config) {
+        return StoreLock.whileShared(config.path(), () -> lastCheckpointLocked(config));
+    }
+
+    private static Optional<CheckpointState> lastCheckpointLocked(VarveConfig config) {
+        FileIOFactory io = new MemoryOverlayIO();
+        CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
+        return markers.latestStart().map(s -> {
+            int files = 0;
+            while (s.recoveryData() == CheckpointMarker.RECOVERY_FILES && io.exists(markers.recoveryFilePath(s.id(), files))) files++;
+            return new CheckpointState(s.id(), s.markLsn(), s.prevMarkLsn(), markers.end(s.id()).isPresent(),
+                    s.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal", files);
+        });
+    }
+}

@@ -1,0 +1,120 @@
+package dev.varve.engine;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.page.PageId;
+import dev.varve.core.store.PageStore;
+import dev.varve.core.tree.LeafSalvage;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * Copies what can still be read out of a damaged store (operator tools), never writing to it. If the store opens
+ * read-only (recovered in memory), every partition is scanned; a partition whose scan hits a bad page is finished
+ * from its page file by {@link LeafSalvage} (keys after the last one scanned). If it does not open, every partition
+ * is salvaged from its page file, with table names from the catalog's leaves; writes after the last checkpoint
+ * are then lost, which the result says.
+ */
+public final class StoreSalvager {
+    /** Receives the salvaged tables and entries, and each loss. */
+    public interface Sink {
+        /** A table, before its entries. */
+        void table(String name, int partitions);
+
+        /** An intact entry. */
+        void entry(String table, byte[] key, byte[] value);
+
+        /** Something lost: where, and what. */
+        void lost(Path file, long offset, String what);
+    }
+
+    /** Whether the store opened (so writes after the last checkpoint are in), and why not. */
+    public record Result(boolean opened, String openFailure) {
+    }
+
+    private StoreSalvager() {
+    }
+
+    /** Salvages the store of {@code config} into {@code sink}. */
+    public static Result salvage(VarveConfig config, Sink sink) {
+        Varve store;
+        try {
+            store = Varve.openReadOnly(config);
+        } catch (RuntimeException e) {
+            fromPageFiles(config, sink);
+            return new Result(false, e.getMessage());
+        }
+        try (store) {
+            Engine e = store.engine();
+            for (String name : store.tableNames()) {
+                Table t = store.table(name);
+                sink.table(name, t.partitions());
+                for (int p = 0; p < t.partitions(); p++) scanOrSalvage(store, e, name, t.partition(p), sink);
+            }
+        }
+        return new Result(true, null);
+    }
+
+    private static void scanOrSalvage(Varve store, Engine e, String table, Partition partition, Sink sink) {
+        byte[] last = null;
+        try (Cursor c = partition.scan(null, null)) {
+            while (c.next()) {
+                sink.entry(table, c.key(), c.value());
+                last = c.key();
+            }
+            return;
+        } catch (RuntimeException x) {
+            int fileId = ((TableHandle) store.table(table)).handles()[partition.index()].fileId;
+            sink.lost(e.store.pathOf(fileId), 0, "scan of " + table + " partition " + partition.index() + " failed (" + x.getMessage()
+                    + "); the rest is salvaged from the page file as of the last checkpoint");
+            byte[] after = last;
+            salvageFile(e.store, fileId, table, after, sink);
+        }
+    }
+
+    private static void fromPageFiles(VarveConfig config, Sink sink) {
+        try (PageStore pages = new PageStore(new MemoryOverlayIO(), config.path().resolve("pages"), config.pageSize())) {
+            LeafSalvage.salvage(pages, Catalog.FILE_ID, new LeafSalvage.Sink() {
+                @Override
+                public void entry(byte[] key, byte[] value) {
+                    Catalog.Entry t = Catalog.decode(new String(key, StandardCharsets.UTF_8), value);
+                    sink.table(t.name(), t.partitions());
+                    for (int p = 0; p < t.partitions(); p++) salvageFile(pages, PageId.fileId(t.id(), p), t.name(), null, sink);
+                }
+
+                @Override
+                public void lost(long pageId, byte[] key, String why) {
+                    sink.lost(pages.pathOf(Catalog.FILE_ID), pages.offsetOf(pageId), "catalog page (tables listed there are lost): " + why);
+                }
+            });
+        }
+    }
+
+    /** Salvages one partition file, keeping only keys after {@code after} (null: all). */
+    private static void salvageFile(PageStore pages, int fileId, String table, byte[] after, Sink sink) {
+        if (!pages.exists(fileId)) return;
+        try {
+            salvageChecked(pages, fileId, table, after, sink);
+        } catch (StorageException x) { // its header: the file cannot be read as a page file
+            sink.lost(pages.pathOf(fileId), x instanceof CorruptionException c ? c.offset() : 0, "page file unreadable, every entry of "
+                    + table + " partition " + PageId.partitionOf(fileId) + " in it is lost: " + x.getMessage());
+        }
+    }
+
+    private static void salvageChecked(PageStore pages, int fileId, String table, byte[] after, Sink sink) {
+        LeafSalvage.salvage(pages, fileId, new LeafSalvage.Sink() {
+            @Override
+            public void entry(byte[] key, byte[] value) {
+                if (after == null || Arrays.compareUnsigned(key, after) > 0) sink.entry(table, key, value);
+            }
+
+            @Override
+            public void lost(long pageId, byte[] key, String why) {
+                sink.lost(pages.pathOf(fileId), pages.offsetOf(pageId), (key == null ? "page and its entries lost: " : "value of one key lost: ") + why);
+            }
+        });
+    }
+}

@@ -1,0 +1,101 @@
+package dev.varve.engine;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.config.WalSyncMode;
+import dev.varve.core.page.PageId;
+import dev.varve.core.spi.RecordTypes;
+import dev.varve.core.wal.Wal;
+import dev.varve.core.wal.WalReader;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * The WAL's records as a tool shows them (LSN, type, size, and for a batch its operations), read through a
+ * {@link MemoryOverlayIO}: opening the WAL cuts a torn tail and would create a first segment, but only in memory.
+ * Reads hold the store's shared lock (they fail while a writer has the store open).
+ */
+public final class WalInspector {
+    /** One operation of a batch: table id, partition, key, and the value's size (-1 for a remove). */
+    public record Op(int tableId, int partition, byte[] key, int valueBytes) {
+    }
+
+    /** One record: its LSN, type name, payload bytes, the operations of a batch (else empty) and a short detail. */
+    public record Record(long lsn, String type, int bytes, List<Op> ops, String detail) {
+    }
+
+    /** First LSN held, end (next LSN), and the torn tail cut at open (null when none). */
+    public record Range(long firstLsn, long endLsn, String tailCut) {
+    }
+
+    private WalInspector() {
+    }
+
+    /** The LSN range the WAL of {@code config}'s store holds. */
+    public static Range range(VarveConfig config) {
+        return StoreLock.whileShared(config.path(), () -> {
+            try (Wal wal = open(config)) {
+                return new Range(wal.firstLsn(), wal.position(), wal.tailCut().map(Object::toString).orElse(null));
+            }
+        });
+    }
+
+    /**
+     * Hands each record from {@code fromLsn} (the WAL's first when below it) to {@code out} until it returns false.
+     *
+     * @throws IllegalArgumentException if {@code fromLsn} lies beyond the WAL's end
+     */
+    public static void read(VarveConfig config, long fromLsn, Predicate<Record> out) {
+        StoreLock.whileShared(config.path(), () -> {
+            try (Wal wal = open(config)) {
+                if (fromLsn > wal.position()) throw new IllegalArgumentException("LSN " + fromLsn + " lies beyond the WAL's end " + wal.position());
+                try (WalReader r = wal.read(Math.max(fromLsn, wal.firstLsn()))) {
+                    while (r.next()) if (!out.test(decode(r))) break;
+                }
+            }
+            return null;
+        });
+    }
+
+    private static Wal open(VarveConfig config) {
+        Path dir = config.path().resolve("wal");
+        return Wal.open(dir, new MemoryOverlayIO(), config.walSegmentSize(), WalSyncMode.LOG_ONLY, Duration.ofSeconds(1));
+    }
+
+    private static Record decode(WalReader r) {
+        int bytes = r.payload().remaining();
+        switch (r.type()) {
+            case RecordTypes.DATA_BATCH: {
+                List<Op> ops = new ArrayList<>();
+                for (LogicalRecords.Op op : LogicalRecords.decodeBatch(r.payload().duplicate()))
+                    ops.add(new Op(PageId.tableOf(op.fileId()), PageId.partitionOf(op.fileId()), op.key(), op.value() == null ? -1 : op.value().length));
+                return new Record(r.lsn(), "DATA_BATCH", bytes, ops, ops.size() + " operations");
+            }
+            case RecordTypes.CREATE_TABLE: {
+                LogicalRecords.CreateTable c = LogicalRecords.decodeCreateTable(r.payload().duplicate());
+                return new Record(r.lsn(), "CREATE_TABLE", bytes, List.of(), "table " + c.name() + " id " + c.tableId() + ", " + c.options());
+            }
+            case RecordTypes.DESTROY_PARTITION: {
+                int fileId = LogicalRecords.decodeDestroy(r.payload().duplicate());
+                return new Record(r.lsn(), "DESTROY_PARTITION", bytes, List.of(), "table " + PageId.tableOf(fileId) + " partition " + PageId.partitionOf(fileId));
+            }
+            case RecordTypes.SNAPSHOT: {
+                LogicalRecords.Snapshot s = LogicalRecords.decodeSnapshot(r.payload().duplicate());
+                return new Record(r.lsn(), "SNAPSHOT", bytes, List.of(), "snapshot " + s.id() + " rank " + s.rank() + " declared " + java.time.Instant.ofEpochMilli(s.declaredMillis()));
+            }
+            case RecordTypes.RANK: {
+                LogicalRecords.Snapshot s = LogicalRecords.decodeRank(r.payload().duplicate());
+                return new Record(r.lsn(), "RANK", bytes, List.of(), "snapshot " + s.id() + " raised to rank " + s.rank());
+            }
+            case RecordTypes.PAGE_IMAGE:
+                return new Record(r.lsn(), "PAGE_IMAGE", bytes, List.of(), "");
+            case RecordTypes.PAGE_DELTA:
+                return new Record(r.lsn(), "PAGE_DELTA", bytes, List.of(), "");
+            default:
+                return new Record(r.lsn(), "TYPE_" + r.type(), bytes, List.of(), "");
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.DamageSink;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.zip.CRC32C;
+
+/**
+ * Offline check of the snapshot archive's files (operator tools): the header and every record's CRC32C of each
+ * Pagelog segment, each Maplog-format log (Maplog and Skippy levels and their portions, uplinks, drops, joins,
+ * moves, checkpoint marks) and the snapshot log, reported to a {@link DamageSink}; opening the archive would cut a
+ * bad tail instead. Ranked extents are checked when the archive opens them. Reads only.
+ */
+public final class ArchiveFileCheck {
+    private ArchiveFileCheck() {
+    }
+
+    /** Rank levels present in {@code archiveDir} ({@code level-1} .. {@code level-k}); 0 when there is no archive. */
+    public static int levels(FileIOFactory io, Path archiveDir) {
+        int k = 0;
+        while (io.exists(archiveDir.resolve("level-" + (k + 1)))) k++;
+        return k;
+    }
+
+    /** The skippyNodeEntries a level's Maplog was written with, or -1 when there is none. */
+    public static int nodeEntries(FileIOFactory io, Path archiveDir) throws IOException {
+        Path maplog = archiveDir.resolve("level-1").resolve("maplog-L0.log");
+        if (!io.exists(maplog)) return -1;
+        try (FileIO f = io.open(maplog, false)) {
+            ByteBuffer h = ByteBuffer.allocate(MaplogFile.HEADER).order(ByteOrder.LITTLE_ENDIAN);
+            f.read(h, 0);
+            return h.getLong(0) == MaplogFile.MAGIC ? h.getInt(20) : -1;
+        }
+    }
+
+    /** Skippy levels above a level's Maplog: the number of {@code maplog-L<i>.log} files beyond L0. */
+    public static int skippyLevels(FileIOFactory io, Path archiveDir) {
+        Path level = archiveDir.resolve("level-1");
+        int i = 0;
+        while (io.exists(level.resolve("maplog-L" + (i + 1) + ".log"))) i++;
+        return i;
+    }
+
+    /**
+     * The archiveSegmentSize that maps a level's Pagelog addresses as they were written: one that holds as many
+     * records as a full first segment when there are two or more, else {@code fallback} (any size at least that of
+     * the one segment reads it).
+     */
+    public static long segmentBytes(FileIOFactory io, Path archiveDir, int pageSize, long fallback) throws IOException {
+        long best = fallback;
+        for (int j = 1, k = levels(io, archiveDir); j <= k; j++) {
+            java.util.List<Path> segs = io.list(archiveDir.resolve("level-" + j), "pagelog-");
+            if (segs.isEmpty()) continue;
+            try (FileIO f = io.open(segs.get(0), false)) {
+                if (segs.size() > 1) return f.size() + pageSize + Pagelog.RECORD_HEADER - 1; // the configured size is rounded down to whole records
+                best = Math.max(best, f.size());
+            }
+        }
+        return best;
+    }
+
+    /** Checks every archive file; returns the records checked. */
+    public static long check(FileIOFactory io, Path archiveDir, int pageSize, DamageSink sink) throws IOException {
+        long records = 0;
+        for (Path p : io.list(archiveDir, "")) records += checkFile(io, p, pageSize, sink);
+        for (int j = 1, k = levels(io, archiveDir); j <= k; j++) {
+            for (Path p : io.list(archiveDir.resolve("level-" + j), "")) records += checkFile(io, p, pageSize, sink);
+        }
+        return records;
+    }
+
+    private static long checkFile(FileIOFactory io, Path p, int pageSize, DamageSink sink) throws IOException {
+        String n = p.getFileName().toString();
+        if (n.startsWith("level-") || n.startsWith("extent-")) return 0;
+        if (n.equals("snapshots.log")) return checkLog(io, p, SnapshotLog.MAGIC, SnapshotLog.HEADER, 12, SnapshotLog.RECORD, 0, 40, 40, sink);
+        if (n.startsWith("pagelog-")) return checkLog(io, p, Pagelog.MAGIC, Pagelog.HEADER, 28, pageSize + Pagelog.RECORD_HEADER, Pagelog.RECORD_HEADER, 24, 24, sink);
+        if (n.contains(".log")) return checkLog(io, p, MaplogFile.MAGIC, MaplogFile.HEADER, 28, MaplogFile.ENTRY, 0, 24, 24, sink);
+        return 0;
+    }
+
+    /**
+     * One fixed-record log: a header whose CRC32C at {@code headerCrcAt} covers the bytes before it, then records of
+     * {@code recordBytes} whose CRC32C at {@code crcAt} covers [0, {@code coveredHead}) and [{@code bodyFrom}, end).
+     */
+    private static long checkLog(FileIOFactory io, Path p, long magic, int headerBytes, int headerCrcAt, int recordBytes, int bodyFrom,
+                                 int coveredHead, int crcAt, DamageSink sink) throws IOException {
+        try (FileIO f = io.open(p, false)) {
+            long size = f.size();
+            ByteBuffer h = ByteBuffer.allocate(headerBytes).order(ByteOrder.LITTLE_ENDIAN);
+            if (f.read(h, 0) < headerBytes) {
+                sink.damage(p, 0, "header truncated (" + size + " bytes)");
+                return 0;
+            }
+            CRC32C c = new CRC32C();
+            c.update(h.array(), 0, headerCrcAt);
+            if (h.getLong(0) != magic || h.getInt(headerCrcAt) != (int) c.getValue()) {
+                sink.damage(p, 0, "header is corrupt (magic or CRC32C)");
+                return 0;
+            }
+            if ((size - headerBytes) % recordBytes != 0)
+                sink.damage(p, size - (size - headerBytes) % recordBytes, "file ends inside a record (" + size + " bytes, records of " + recordBytes + ")");
+            long n = (size - headerBytes) / recordBytes;
+            ByteBuffer r = ByteBuffer.allocate(recordBytes).order(ByteOrder.LITTLE_ENDIAN);
+            for (long i = 0; i < n; i++) {
+                long off = headerBytes + i * recordBytes;
+                f.read(r.clear(), off);
+                c.reset();
+                c.update(r.array(), 0, coveredHead);
+                if (bodyFrom > 0) c.update(r.array(), bodyFrom, recordBytes - bodyFrom);
+                if (r.getInt(crcAt) != (int) c.getValue()) sink.damage(p, off, "record " + i + " CRC32C mismatch");
+            }
+            return n;
+        }
+    }
+}
