@@ -7,6 +7,7 @@ import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.page.Page;
 import dev.varve.core.spi.CheckpointListener;
+import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.store.PageChecksum;
 import dev.varve.core.wal.Wal;
 import org.slf4j.Logger;
@@ -191,6 +192,9 @@ public final class Checkpointer implements AutoCloseable {
             for (CheckpointListener l : listeners) l.beforeStartMarker(id, mark);
             markers.write(new CheckpointMarker(CheckpointMarker.START, id, mark, lastMarkLsn,
                     covered ? CheckpointMarker.PHYSICAL_WAL : CheckpointMarker.RECOVERY_FILES, codec.ordinal(), files.entries, files.bytes));
+            // the WAL witnesses that pages of this checkpoint may reach the page files (a lost start marker is named)
+            wal.append(RecordTypes.CHECKPOINT_STARTED, RecordTypes.checkpointStarted(id));
+            wal.force();
             long w0 = System.nanoTime();
             Set<Integer> touched = writePages(pages);
             long pageWriteNanos = System.nanoTime() - w0;

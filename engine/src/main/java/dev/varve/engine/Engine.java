@@ -110,6 +110,7 @@ final class Engine implements LogicalReplay {
             } catch (CorruptionException e) {
                 throw start.explain(e, markers);
             }
+            start.checkWalWitness(walScan.lastOf(RecordTypes.CHECKPOINT_STARTED), markers);
             this.archive = new SnapshotArchive(io, config.archivePath(), config.pageSize(), config.skippyLevels(), config.skippyNodeEntries(),
                     config.captureBufferSize(), config.archiveSegmentSize(), config.retention(), config.snapshotPageWindow());
             opened.push(archive);

@@ -91,7 +91,7 @@ final class StoreLock {
             return new StoreLock(ch, l);
         } catch (OverlappingFileLockException e) {
             closeQuietly(ch);
-            throw new IllegalStateException(what + " directory " + dir + " is already in use by a store open in this JVM", e);
+            throw new IllegalStateException(what + " directory " + dir + " is already open in this JVM", e);
         } catch (IOException e) {
             closeQuietly(ch);
             throw new StorageException("cannot lock the " + what + " directory", file, e);

@@ -94,6 +94,8 @@ public final class WalInspector {
                 return new Record(r.lsn(), "PAGE_IMAGE", bytes, List.of(), "");
             case RecordTypes.PAGE_DELTA:
                 return new Record(r.lsn(), "PAGE_DELTA", bytes, List.of(), "");
+            case RecordTypes.CHECKPOINT_STARTED:
+                return new Record(r.lsn(), "CHECKPOINT_STARTED", bytes, List.of(), "checkpoint " + r.payload().getLong(0));
             default:
                 return new Record(r.lsn(), "TYPE_" + r.type(), bytes, List.of(), "");
         }

@@ -81,7 +81,7 @@ class CorruptionSweepTest {
         System.out.printf("%n%d trials in %d ms (seed %d)%n%s", tally.trials(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - built), seed,
                 tally.report());
         int bad = tally.count(SweepTrial.Outcome.WRONG_DATA) + tally.count(SweepTrial.Outcome.UNNAMED_ERROR) + tally.count(SweepTrial.Outcome.HANG);
-        assertEquals(0, bad, tally.count(SweepTrial.Outcome.WRONG_DATA) + " wrong-data, " + tally.count(SweepTrial.Outcome.UNNAMED_ERROR)
+        assertEquals(0, bad, () -> tally.count(SweepTrial.Outcome.WRONG_DATA) + " wrong-data, " + tally.count(SweepTrial.Outcome.UNNAMED_ERROR)
                 + " unnamed-error and " + tally.count(SweepTrial.Outcome.HANG) + " hung trials of " + tally.trials() + " (seed " + seed
                 + "); the table and the list are on stdout. First: " + tally.failures().get(0));
     }

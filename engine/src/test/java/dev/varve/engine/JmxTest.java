@@ -59,6 +59,7 @@ class JmxTest {
                 for (int i = 0; !stop.get(); i++) t.put(("k" + (i % 5000)).getBytes(StandardCharsets.UTF_8), new byte[200]);
             });
             writer.start();
+            while (store.metrics().writes() == 0) Thread.sleep(1); // the writer is under way (bounded by @Timeout)
             try {
                 for (int round = 0; round < 20; round++) {
                     VarveMetrics m = store.metrics();
@@ -83,7 +84,7 @@ class JmxTest {
             }
             CheckpointStats last = store.checkpoint().join();
             VarveMetrics m = store.metrics();
-            assertTrue(m.writes() > 0 && m.checkpointsCompleted() > 5);
+            assertTrue(m.writes() > 0 && m.checkpointsCompleted() >= 5, "the four checkpoints of the loop and the last one");
             // quiescent: every attribute equals its metric (the background trigger may not run a checkpoint now:
             // the store is clean, nothing triggers one)
             for (String a : new String[]{"Writes", "Reads", "WalBytesWritten", "RecoveryFileBytesWritten", "PagesRead", "PagesEvicted",

@@ -52,6 +52,20 @@ public record RecoveryStart(CheckpointMarker latest, boolean interrupted, long n
     }
 
     /**
+     * Checks the WAL's witness: {@code startedInWal} is the latest checkpoint the WAL records as having begun writing
+     * pages ({@code CHECKPOINT_STARTED}, -1 for none). A checkpoint newer than every start marker means its start
+     * marker was lost while its pages may be in the page files.
+     */
+    public void checkWalWitness(long startedInWal, CheckpointMarkers markers) {
+        long latestId = latest == null ? 0 : latest.id();
+        if (startedInWal > latestId) {
+            throw new CorruptionException("the WAL records that checkpoint " + startedInWal + " began writing pages, "
+                    + "but its start marker " + markers.startPath(startedInWal).getFileName() + " is missing (latest "
+                    + "start marker: checkpoint " + latestId + ")", markers.startPath(startedInWal), 0);
+        }
+    }
+
+    /**
      * Wraps a WAL failure met while checking the part of the log an interrupted checkpoint's restore needs: when its
      * end marker was lost, that part was legitimately deleted, and the lost marker is what to report.
      */

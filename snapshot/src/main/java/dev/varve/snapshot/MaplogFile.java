@@ -367,7 +367,9 @@ final class MaplogFile implements AutoCloseable {
      * position still held. Nothing before {@code position} may be read again.
      */
     synchronized long reclaimBefore(long position) {
-        while (parts.size() > 1) {
+        // the two newest parts always stay: losing any one file then leaves a part beside it that names the lost one
+        // (a full last part the mark needs more than, or a first part after which a needed entry's part is gone)
+        while (parts.size() > 2) {
             Map.Entry<Long, FileIO> firstPart = parts.firstEntry();
             long end = parts.higherKey(firstPart.getKey());
             if (end > position || end >= count) break; // the last entry stays readable: a restart reads it

@@ -19,6 +19,12 @@ public final class RecordTypes {
     public static final int PAGE_IMAGE = 10;
     /** Byte ranges of a page changed by one write (physical, WAL_PHYSICAL mode). */
     public static final int PAGE_DELTA = 11;
+    /**
+     * A checkpoint began writing pages (its id; neither logical nor physical): appended and forced after the start
+     * marker and before the first page write, so a page file never holds a checkpoint's pages without the WAL
+     * saying so — the witness that tells a lost start marker from a crash before it was written.
+     */
+    public static final int CHECKPOINT_STARTED = 12;
 
     private RecordTypes() {
     }
@@ -26,5 +32,10 @@ public final class RecordTypes {
     /** True for records that logical replay applies. */
     public static boolean isLogical(int type) {
         return type < PAGE_IMAGE;
+    }
+
+    /** The payload of a {@link #CHECKPOINT_STARTED} record. */
+    public static java.nio.ByteBuffer checkpointStarted(long checkpointId) {
+        return java.nio.ByteBuffer.allocate(Long.BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(0, checkpointId);
     }
 }

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.zip.CRC32C;
@@ -56,9 +57,11 @@ public final class WalOpenScan {
     final List<Path> toDelete;
     /** True when no segment existed: the open creates segment 0. */
     final boolean empty;
+    /** Per record type, the first payload long of the last record of that type scanned, or -1 (see {@link #lastOf}). */
+    private final long[] lastHead;
 
     private WalOpenScan(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long lastIndex, int endOffset,
-                        long firstIndex, WalTailCut tailCut, List<Path> toDelete, boolean empty) {
+                        long firstIndex, WalTailCut tailCut, List<Path> toDelete, boolean empty, long[] lastHead) {
         this.io = io;
         this.dir = dir;
         this.segmentSize = segmentSize;
@@ -69,6 +72,21 @@ public final class WalOpenScan {
         this.tailCut = tailCut;
         this.toDelete = toDelete;
         this.empty = empty;
+        this.lastHead = lastHead != null ? lastHead : noRecords();
+    }
+
+    private static long[] noRecords() {
+        long[] heads = new long[256];
+        Arrays.fill(heads, -1);
+        return heads;
+    }
+
+    /**
+     * The first payload long (little-endian) of the last record of {@code type} this scan validated, or -1 when it
+     * met none: what the open can learn of the log without reading it again (the latest checkpoint it records).
+     */
+    public long lastOf(int type) {
+        return lastHead[type];
     }
 
     /**
@@ -95,7 +113,7 @@ public final class WalOpenScan {
         List<Path> toDelete = new ArrayList<>();
         if (indexes.isEmpty()) {
             if (neededFrom > WalSegmentDescriptor.firstLsn(0, segmentSize)) throw missing(dir, neededFrom, segmentSize);
-            return new WalOpenScan(io, dir, segmentSize, mode, 0, HEADER_SIZE, 0, null, toDelete, true);
+            return new WalOpenScan(io, dir, segmentSize, mode, 0, HEADER_SIZE, 0, null, toDelete, true, null);
         }
         int start = firstOfLastRun(indexes);
         for (int i = 0; i < start; i++) toDelete.add(segmentPath(dir, indexes.get(i)));
@@ -107,6 +125,7 @@ public final class WalOpenScan {
             throw missing(dir, from, segmentSize);
         }
         CRC32C crc = new CRC32C();
+        long[] lastHead = noRecords();
         int endOffset = (int) segmentSize; // a mark at the next segment's start: the last one is full
         for (long index = Math.min(fromIndex, last); index <= last; index++) {
             Path path = segmentPath(dir, index);
@@ -119,7 +138,7 @@ public final class WalOpenScan {
                     String bad = checkHeader(seg, segmentSize);
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
-                            : scanRecords(seg, offset, index < last, mode, crc);
+                            : scanRecords(seg, offset, index < last, mode, crc, lastHead);
                 }
             }
             if (stop.reason == null && stop.sealed && index == last) {
@@ -133,7 +152,7 @@ public final class WalOpenScan {
                 int sealAt = stop.offset - WalSegmentDescriptor.SEAL_BYTES;
                 WalTailCut cut = new WalTailCut(path, sealAt, WalSegmentDescriptor.lsn(index, sealAt, segmentSize),
                         "successor " + next.getFileName() + " missing", 0);
-                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false);
+                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, lastHead);
             }
             if (stop.reason == null) {
                 endOffset = stop.offset;
@@ -150,14 +169,14 @@ public final class WalOpenScan {
                 WalTailCut cut = new WalTailCut(path, 0, WalSegmentDescriptor.firstLsn(index, segmentSize),
                         "segment " + path.getFileName() + ": " + stop.reason, (int) (last - index + 1));
                 return new WalOpenScan(io, dir, segmentSize, mode, index - 1, (int) segmentSize, first, cut, toDelete,
-                        false);
+                        false, lastHead);
             }
             for (long i = last; i > index; i--) toDelete.add(segmentPath(dir, i));
             WalTailCut cut = new WalTailCut(path, stop.offset, WalSegmentDescriptor.endLsn(index, stop.offset, segmentSize),
                     stop.reason, (int) (last - index));
-            return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false);
+            return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false, lastHead);
         }
-        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false);
+        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, lastHead);
     }
 
     /** What the scan found cut off, or null when the WAL ends cleanly. */
@@ -188,7 +207,7 @@ public final class WalOpenScan {
      * ({@code durable}), when a valid record follows it, or when it has a length and the mode does not run with
      * unforced records; otherwise it is a torn tail.
      */
-    private static Stop scanRecords(WalSegment seg, int off, boolean durable, WalSyncMode mode, CRC32C crc) {
+    private static Stop scanRecords(WalSegment seg, int off, boolean durable, WalSyncMode mode, CRC32C crc, long[] lastHead) {
         ByteBuffer b = seg.buffer;
         int size = b.capacity();
         boolean sealed = false;
@@ -208,7 +227,11 @@ public final class WalOpenScan {
                         : null;
                 return new Stop(off, bad, evidence);
             }
-            sealed = (b.get(off + WalSegmentDescriptor.TYPE_OFFSET) & 0xFF) == WalSegmentDescriptor.SEAL_TYPE;
+            int type = b.get(off + WalSegmentDescriptor.TYPE_OFFSET) & 0xFF;
+            sealed = type == WalSegmentDescriptor.SEAL_TYPE;
+            if (b.getInt(off) >= WalSegmentDescriptor.RECORD_HEADER_SIZE + Long.BYTES) {
+                lastHead[type] = b.getLong(off + WalSegmentDescriptor.PAYLOAD_OFFSET);
+            }
             off += WalSegmentDescriptor.aligned(b.getInt(off));
         }
         return new Stop(off, null, null, sealed);
