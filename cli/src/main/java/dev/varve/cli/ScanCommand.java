@@ -13,7 +13,7 @@ import java.util.concurrent.Callable;
 
 /** {@code varve scan DIR --table T [--from K] [--to K]}: entries in key order. */
 @Command(name = "scan", mixinStandardHelpOptions = true,
-        description = {"Prints the entries of a table in key order, one \"key<TAB>value\" line each (--output.json: one JSON object per line), "
+        description = {"Prints the entries of a table in key order, one \"key<TAB>value\" line each (--json: one JSON object per line), "
                 + "now or as of a snapshot, optionally from --from (inclusive) to --to (exclusive). Read-only."})
 final class ScanCommand implements Callable<Integer> {
     @Mixin

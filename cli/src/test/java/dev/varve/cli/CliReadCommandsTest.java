@@ -111,7 +111,7 @@ class CliReadCommandsTest {
         CliRun r = unchanged(crashed, "get", crashed.toString(), "--table", "orders", now.lastKey());
         assertEquals(new String(now.lastEntry().getValue(), StandardCharsets.UTF_8), r.out().trim());
         CliRun absent = unchanged(healthy, "get", healthy.toString(), "--table", "orders", "no-such-key", "--json");
-        assertEquals(GetCommand.ABSENT, absent.code(), absent.toString());
+        assertEquals(Main.ABSENT, absent.code(), absent.toString());
         assertTrue(absent.out().contains("\"found\":false"), absent.out());
         CliRun noTable = unchanged(healthy, "get", healthy.toString(), "--table", "nope", "k");
         assertEquals(Main.USAGE, noTable.code(), noTable.toString());
