@@ -25,7 +25,6 @@ import dev.varve.snapshot.SnapshotRecord;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -112,29 +111,18 @@ final class Engine implements LogicalReplay {
         }
     }
 
-    static Engine open(VarveConfig config, FileIOFactory io) {
-        try {
-            io.createDirectories(config.path());
-        } catch (IOException e) {
-            throw new StorageException("cannot create the store directory", config.path(), e);
-        }
-        return named(config, io, false);
-    }
-
     /**
-     * Opens an existing store read-only: the usual open and recovery run over a {@link MemoryOverlayIO}, so a store
-     * that crashed is recovered in memory and reads as it would after a real recovery, while not one byte of the
-     * directory changes (no lock file is created, see {@link StoreLock#acquireShared}).
+     * Opens the store with the store's name on the opening thread and the threads it starts ({@link StoreThreads});
+     * a writable open creates the directory, a read-only one gets a {@link MemoryOverlayIO} (see {@link Varve#openReadOnly}).
      */
-    static Engine openReadOnly(VarveConfig config, FileIOFactory io) {
-        Path dir = config.path();
-        if (!io.exists(dir.resolve("wal")) && !io.exists(dir.resolve("pages")))
-            throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
-        return named(config, new MemoryOverlayIO(), true);
-    }
-
-    /** Opens with the store's name on the opening thread and the threads it starts (see {@link StoreThreads}). */
-    private static Engine named(VarveConfig config, FileIOFactory io, boolean readOnly) {
+    static Engine open(VarveConfig config, FileIOFactory io, boolean readOnly) {
+        if (!readOnly) {
+            try {
+                io.createDirectories(config.path());
+            } catch (IOException e) {
+                throw new StorageException("cannot create the store directory", config.path(), e);
+            }
+        }
         try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
             return new Engine(config, io, readOnly);
         }
@@ -502,9 +490,13 @@ final class Engine implements LogicalReplay {
             } finally {
                 memory.close();
                 store.close();
-                if (dirLock != null) dirLock.release();
+                releaseDirLock();
             }
         }
+    }
+
+    private void releaseDirLock() {
+        if (dirLock != null) dirLock.release();
     }
 
     /**
@@ -513,9 +505,7 @@ final class Engine implements LogicalReplay {
      */
     void halt() {
         closed = true;
-        for (Runnable r : new Runnable[]{checkpointer::close, archive::close, memory::close, store::close, () -> {
-            if (dirLock != null) dirLock.release();
-        }}) {
+        for (Runnable r : new Runnable[]{checkpointer::close, archive::close, memory::close, store::close, this::releaseDirLock}) {
             try {
                 r.run();
             } catch (RuntimeException ignored) {

@@ -8,6 +8,8 @@ import dev.varve.recovery.RecoveryReport;
 
 import dev.varve.snapshot.SnapshotRecord;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,7 +62,7 @@ public final class Varve implements AutoCloseable {
     public static Varve open(VarveConfig config, FileIOFactory io) {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(io, "io");
-        return new Varve(Engine.open(config, io));
+        return new Varve(Engine.open(config, io, false));
     }
 
     /**
@@ -79,7 +81,10 @@ public final class Varve implements AutoCloseable {
      */
     public static Varve openReadOnly(VarveConfig config) {
         Objects.requireNonNull(config, "config");
-        return new Varve(Engine.openReadOnly(config, FileIOFactory.standard()));
+        Path dir = config.path();
+        if (!Files.isDirectory(dir.resolve("wal")) && !Files.isDirectory(dir.resolve("pages")))
+            throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
+        return new Varve(Engine.open(config, new MemoryOverlayIO(), true));
     }
 
     /** True for a store opened with {@link #openReadOnly}. */
