@@ -27,11 +27,8 @@ final class DumpCommand implements Callable<Integer> {
     @Option(names = "--table", paramLabel = "T", description = "A table to dump (repeatable; default: every table).")
     List<String> tables;
 
-    @Option(names = "--from", paramLabel = "K", description = "First key (inclusive), in --encoding.")
-    String from;
-
-    @Option(names = "--to", paramLabel = "K", description = "End key (exclusive), in --encoding.")
-    String to;
+    @Mixin
+    RangeOptions range;
 
     @Option(names = "--out", required = true, paramLabel = "FILE", description = "The dump file to write (must not exist).")
     Path out;
@@ -42,8 +39,8 @@ final class DumpCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if (Files.exists(out)) throw new IllegalArgumentException(out + " exists; dump writes a new file");
-        byte[] lo = from == null ? null : read.encoding.decode(from);
-        byte[] hi = to == null ? null : read.encoding.decode(to);
+        byte[] lo = range.lo(read.encoding);
+        byte[] hi = range.hi(read.encoding);
         Map<String, Object> perTable = new LinkedHashMap<>();
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf)) {
             List<String> names = tables == null ? s.tableNames() : tables;

@@ -15,9 +15,6 @@ import java.util.concurrent.Callable;
 @Command(name = "get", mixinStandardHelpOptions = true,
         description = {"Prints the value of one key, now or as of a snapshot. Read-only.", "Exit code 3 when the key is absent."})
 final class GetCommand implements Callable<Integer> {
-    /** The key is absent. */
-    static final int ABSENT = 3;
-
     @Mixin
     StoreOptions store;
 
@@ -51,6 +48,6 @@ final class GetCommand implements Callable<Integer> {
             out.println(read.encoding.encode(v));
         }
         out.flush();
-        return v == null ? ABSENT : Main.OK;
+        return v == null ? Main.ABSENT : Main.OK;
     }
 }

@@ -18,6 +18,7 @@ import java.io.PrintWriter;
         footer = {"  0   success (verify: no damage found)",
                 "  1   damage found (verify), or entries lost (salvage)",
                 "  2   the store cannot be used: not a store, open elsewhere, unreadable, or the operation failed",
+                "  3   key absent (get)",
                 "  64  bad command line"})
 public final class Main implements Runnable {
     /** Success; for verify, no damage. */
@@ -26,6 +27,8 @@ public final class Main implements Runnable {
     public static final int DAMAGE = 1;
     /** The store cannot be used, or the operation failed. */
     public static final int UNUSABLE = 2;
+    /** The key is absent ({@code get}). */
+    public static final int ABSENT = 3;
     /** Bad command line (sysexits EX_USAGE). */
     public static final int USAGE = 64;
 

@@ -13,7 +13,7 @@ import java.util.concurrent.Callable;
 
 /** {@code varve scan DIR --table T [--from K] [--to K]}: entries in key order. */
 @Command(name = "scan", mixinStandardHelpOptions = true,
-        description = {"Prints the entries of a table in key order, one \"key<TAB>value\" line each (--output.json: one JSON object per line), "
+        description = {"Prints the entries of a table in key order, one \"key<TAB>value\" line each (--json: one JSON object per line), "
                 + "now or as of a snapshot, optionally from --from (inclusive) to --to (exclusive). Read-only."})
 final class ScanCommand implements Callable<Integer> {
     @Mixin
@@ -25,11 +25,8 @@ final class ScanCommand implements Callable<Integer> {
     @Option(names = "--table", required = true, paramLabel = "T", description = "The table.")
     String table;
 
-    @Option(names = "--from", paramLabel = "K", description = "First key (inclusive).")
-    String from;
-
-    @Option(names = "--to", paramLabel = "K", description = "End key (exclusive).")
-    String to;
+    @Mixin
+    RangeOptions range;
 
     @Option(names = "--limit", paramLabel = "N", defaultValue = "-1", description = "At most N entries.")
     long limit;
@@ -39,8 +36,8 @@ final class ScanCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        byte[] lo = from == null ? null : read.encoding.decode(from);
-        byte[] hi = to == null ? null : read.encoding.decode(to);
+        byte[] lo = range.lo(read.encoding);
+        byte[] hi = range.hi(read.encoding);
         PrintWriter out = output.out();
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf);
              Cursor c = src.table(table).scan(lo, hi)) {

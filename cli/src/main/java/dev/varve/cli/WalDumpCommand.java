@@ -16,7 +16,7 @@ import java.util.concurrent.Callable;
 /** {@code varve wal-dump DIR [--from-lsn N]}: the WAL's records. */
 @Command(name = "wal-dump", mixinStandardHelpOptions = true,
         description = {"Prints the WAL's records from --from-lsn (default: the first held): LSN, type, payload bytes and, for a batch, "
-                + "each operation's table id, partition, key and value size (-1: remove). A torn tail is left out, as recovery would "
+                + "each operation's table, partition, key and value size (-1: remove). A torn tail is left out, as recovery would "
                 + "cut it. Read-only."})
 final class WalDumpCommand implements Callable<Integer> {
     @Mixin
@@ -54,7 +54,8 @@ final class WalDumpCommand implements Callable<Integer> {
                     for (WalInspector.Op op : rec.ops()) {
                         Map<String, Object> o = new LinkedHashMap<>();
                         o.put("op", op.valueBytes() < 0 ? "remove" : "put");
-                        o.put("table", op.tableId());
+                        o.put("tableId", op.tableId());
+                        o.put("table", op.table());
                         o.put("partition", op.partition());
                         o.put("key", encoding.encode(op.key()));
                         o.put("valueBytes", op.valueBytes());
@@ -66,7 +67,8 @@ final class WalDumpCommand implements Callable<Integer> {
             } else {
                 out.println("lsn " + rec.lsn() + "  " + rec.type() + "  " + rec.bytes() + " bytes" + (rec.detail().isEmpty() ? "" : "  " + rec.detail()));
                 for (WalInspector.Op op : rec.ops())
-                    out.println("    " + (op.valueBytes() < 0 ? "remove" : "put   ") + " table " + op.tableId() + " p" + op.partition() + "  "
+                    out.println("    " + (op.valueBytes() < 0 ? "remove" : "put   ") + " " + (op.table() == null ? "table " + op.tableId() : op.table())
+                            + " p" + op.partition() + "  "
                             + encoding.encode(op.key()) + (op.valueBytes() < 0 ? "" : "  (" + op.valueBytes() + " bytes)"));
             }
             return true;

@@ -82,6 +82,26 @@ class CliDamageTest {
                 "no damage named in " + file + " at [" + from + ", " + to + "]: " + d);
     }
 
+    /** The tool as a process (its main, System.exit and all): the exit code a script sees. */
+    private static int exitCodeOfProcess(String... args) throws IOException, InterruptedException {
+        java.util.List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "varve " + String.join(" ", args) + " did not finish");
+        return p.exitValue();
+    }
+
+    @Test
+    void aScriptSeesTheExitCodes() throws Exception {
+        assertEquals(Main.OK, exitCodeOfProcess("verify", healthy.toString()));
+        Path s = copy(healthy);
+        flip(first(s.resolve("pages"), "t00001-p00002"), PAGE + 100);
+        assertEquals(Main.DAMAGE, exitCodeOfProcess("verify", s.toString()));
+        assertEquals(Main.UNUSABLE, exitCodeOfProcess("verify", tmp.resolve("nothing-here").toString()));
+        assertEquals(Main.USAGE, exitCodeOfProcess("verify"));
+    }
+
     @Test
     void pageFile() throws IOException {
         Path s = copy(healthy);

@@ -139,29 +139,18 @@ final class Engine implements LogicalReplay {
         }
     }
 
-    static Engine open(VarveConfig config, FileIOFactory io, boolean truncateDamagedWal) {
-        try {
-            io.createDirectories(config.path());
-        } catch (IOException e) {
-            throw new StorageException("cannot create the store directory", config.path(), e);
-        }
-        return named(config, io, false, truncateDamagedWal);
-    }
-
     /**
-     * Opens an existing store read-only: the usual open and recovery run over a {@link MemoryOverlayIO}, so a store
-     * that crashed is recovered in memory and reads as it would after a real recovery, while not one byte of the
-     * directory changes (no lock file is created, see {@link StoreLock#acquireShared}).
+     * Opens the store with the store's name on the opening thread and the threads it starts ({@link StoreThreads});
+     * a writable open creates the directory, a read-only one gets a {@link MemoryOverlayIO} (see {@link Varve#openReadOnly}).
      */
-    static Engine openReadOnly(VarveConfig config, FileIOFactory io) {
-        Path dir = config.path();
-        if (!io.exists(dir.resolve("wal")) && !io.exists(dir.resolve("pages")))
-            throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
-        return named(config, new MemoryOverlayIO(), true, false);
-    }
-
-    /** Opens with the store's name on the opening thread and the threads it starts (see {@link StoreThreads}). */
-    private static Engine named(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal) {
+    static Engine open(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal) {
+        if (!readOnly) {
+            try {
+                io.createDirectories(config.path());
+            } catch (IOException e) {
+                throw new StorageException("cannot create the store directory", config.path(), e);
+            }
+        }
         try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
             return new Engine(config, io, readOnly, truncateDamagedWal);
         }

@@ -24,7 +24,8 @@ import java.util.stream.Stream;
  * open and recovery code runs unchanged and the store reads as it would after a real recovery, while not one byte
  * of the directory changes. Disk files are opened for reading only.
  *
- * <p>Memory: changed 4 KiB blocks are kept on the heap; a file mapped into memory (a WAL segment) is held whole
+ * <p>Memory: changed 4 KiB blocks are kept on the heap; a file mapped into memory (a WAL segment) is held whole in
+ * a direct buffer (the WAL reads it with atomic VarHandle access, which heap buffers do not support on every JDK)
  * while open, and dropped at its last close unless it was changed.
  */
 final class MemoryOverlayIO implements FileIOFactory {
@@ -107,7 +108,8 @@ final class MemoryOverlayIO implements FileIOFactory {
         private long baseLimit;
         private long size;
         private final TreeMap<Long, byte[]> blocks = new TreeMap<>();
-        private byte[] whole;
+        /** The whole file once mapped: direct, position 0 and limit its capacity, never moved. */
+        private ByteBuffer whole;
         private boolean changed;
         private int handles;
         private FileChannel channel;
@@ -127,7 +129,7 @@ final class MemoryOverlayIO implements FileIOFactory {
             int n = (int) Math.max(0, Math.min(dst.remaining(), size - position));
             if (n == 0) return 0;
             if (whole != null) {
-                dst.put(whole, (int) position, n);
+                dst.put(whole.slice((int) position, n));
                 return n;
             }
             for (long p = position; p < position + n; ) {
@@ -163,8 +165,9 @@ final class MemoryOverlayIO implements FileIOFactory {
             changed = true;
             int n = src.remaining();
             if (whole != null) {
-                if (position + n > whole.length) whole = Arrays.copyOf(whole, (int) (position + n));
-                src.get(whole, (int) position, n);
+                if (position + n > whole.capacity()) whole = grown(whole, (int) (position + n));
+                whole.put((int) position, src, src.position(), n);
+                src.position(src.position() + n);
             } else {
                 for (long p = position; p < position + n; ) {
                     long block = p / BLOCK;
@@ -189,7 +192,7 @@ final class MemoryOverlayIO implements FileIOFactory {
             size = newSize;
             baseLimit = Math.min(baseLimit, newSize);
             if (whole != null) {
-                Arrays.fill(whole, (int) newSize, whole.length, (byte) 0);
+                for (int i = (int) newSize; i < whole.capacity(); i++) whole.put(i, (byte) 0);
                 return;
             }
             blocks.tailMap(newSize / BLOCK + 1).clear();
@@ -200,14 +203,16 @@ final class MemoryOverlayIO implements FileIOFactory {
         /** The whole file on the heap (mapped WAL segments are written through the buffer, so it must be one array). */
         synchronized MappedRegion map(long position, int length) throws IOException {
             if (whole == null) {
-                byte[] all = new byte[(int) Math.max(size, position + length)];
-                read(ByteBuffer.wrap(all, 0, (int) size), 0);
+                ByteBuffer all = ByteBuffer.allocateDirect((int) Math.max(size, position + length));
+                read(all.duplicate().limit((int) size), 0);
                 whole = all;
                 blocks.clear();
                 baseLimit = 0;
+            } else if (position + length > whole.capacity()) {
+                whole = grown(whole, (int) (position + length));
             }
             size = Math.max(size, position + length);
-            ByteBuffer b = ByteBuffer.wrap(whole, (int) position, length).slice();
+            ByteBuffer b = whole.slice((int) position, length);
             return new MappedRegion() {
                 @Override
                 public ByteBuffer buffer() {
@@ -219,6 +224,13 @@ final class MemoryOverlayIO implements FileIOFactory {
                     // nothing goes to disk
                 }
             };
+        }
+
+        /** A larger copy of {@code b} (a write or map past the end of a mapped file). */
+        private static ByteBuffer grown(ByteBuffer b, int capacity) {
+            ByteBuffer g = ByteBuffer.allocateDirect(capacity);
+            g.put(b.duplicate().clear());
+            return g.clear();
         }
 
         synchronized long size() {
@@ -244,7 +256,7 @@ final class MemoryOverlayIO implements FileIOFactory {
             for (long p = 0; p < size; p += disk.capacity()) {
                 disk.clear().limit((int) Math.min(disk.capacity(), size - p));
                 while (disk.hasRemaining()) if (channel().read(disk, p + disk.position()) < 0) return false;
-                if (!disk.flip().equals(ByteBuffer.wrap(whole, (int) p, disk.limit()))) return false;
+                if (!disk.flip().equals(whole.slice((int) p, disk.limit()))) return false;
             }
             return true;
         }

@@ -8,6 +8,8 @@ import dev.varve.recovery.RecoveryReport;
 
 import dev.varve.snapshot.SnapshotRecord;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,7 +74,7 @@ public final class Varve implements AutoCloseable {
             if (o == null) throw new IllegalArgumentException("an open option must not be null");
             set.add(o);
         }
-        return new Varve(Engine.open(config, io, set.contains(OpenOption.TRUNCATE_DAMAGED_WAL)));
+        return new Varve(Engine.open(config, io, false, set.contains(OpenOption.TRUNCATE_DAMAGED_WAL)));
     }
 
     /**
@@ -91,7 +93,10 @@ public final class Varve implements AutoCloseable {
      */
     public static Varve openReadOnly(VarveConfig config) {
         if (config == null) throw new IllegalArgumentException("config must not be null");
-        return new Varve(Engine.openReadOnly(config, FileIOFactory.standard()));
+        Path dir = config.path();
+        if (!Files.isDirectory(dir.resolve("wal")) && !Files.isDirectory(dir.resolve("pages")))
+            throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
+        return new Varve(Engine.open(config, new MemoryOverlayIO(), true, false));
     }
 
     /** True for a store opened with {@link #openReadOnly}. */

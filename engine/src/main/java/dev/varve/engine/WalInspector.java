@@ -2,15 +2,21 @@ package dev.varve.engine;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.StorageException;
 import dev.varve.core.page.PageId;
+import dev.varve.core.store.PageStore;
+import dev.varve.core.tree.LeafSalvage;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.wal.Wal;
 import dev.varve.core.wal.WalReader;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 
 /**
@@ -19,8 +25,11 @@ import java.util.function.Predicate;
  * Reads hold the store's shared lock (they fail while a writer has the store open).
  */
 public final class WalInspector {
-    /** One operation of a batch: table id, partition, key, and the value's size (-1 for a remove). */
-    public record Op(int tableId, int partition, byte[] key, int valueBytes) {
+    /**
+     * One operation of a batch: table id and name (as the catalog on disk and the WAL's table creations name it; null
+     * when neither does), partition, key, and the value's size (-1 for a remove).
+     */
+    public record Op(int tableId, String table, int partition, byte[] key, int valueBytes) {
     }
 
     /** One record: its LSN, type name, payload bytes, the operations of a batch (else empty) and a short detail. */
@@ -50,10 +59,11 @@ public final class WalInspector {
      */
     public static void read(VarveConfig config, long fromLsn, Predicate<Record> out) {
         StoreLock.whileShared(config.path(), () -> {
+            Map<Integer, String> names = catalogNames(config);
             try (Wal wal = open(config)) {
                 if (fromLsn > wal.position()) throw new IllegalArgumentException("LSN " + fromLsn + " lies beyond the WAL's end " + wal.position());
                 try (WalReader r = wal.read(Math.max(fromLsn, wal.firstLsn()))) {
-                    while (r.next()) if (!out.test(decode(r))) break;
+                    while (r.next()) if (!out.test(decode(r, names))) break;
                 }
             }
             return null;
@@ -65,17 +75,42 @@ public final class WalInspector {
         return Wal.open(dir, new MemoryOverlayIO(), config.walSegmentSize(), WalSyncMode.LOG_ONLY, Duration.ofSeconds(1));
     }
 
-    private static Record decode(WalReader r) {
+    /** Table names by id from the catalog's leaves in the page file (as of the last checkpoint; damaged leaves skipped). */
+    private static Map<Integer, String> catalogNames(VarveConfig config) {
+        Map<Integer, String> names = new HashMap<>();
+        try (PageStore pages = new PageStore(new MemoryOverlayIO(), config.path().resolve("pages"), config.pageSize())) {
+            if (!pages.exists(Catalog.FILE_ID)) return names;
+            LeafSalvage.salvage(pages, Catalog.FILE_ID, new LeafSalvage.Sink() {
+                @Override
+                public void entry(byte[] key, byte[] value) {
+                    Catalog.Entry e = Catalog.decode(new String(key, StandardCharsets.UTF_8), value);
+                    names.put(e.id(), e.name());
+                }
+
+                @Override
+                public void lost(long pageId, byte[] key, String why) {
+                    // a name it held shows as its id only; verify reports the page
+                }
+            });
+        } catch (StorageException e) {
+            // no readable catalog: ids only
+        }
+        return names;
+    }
+
+    private static Record decode(WalReader r, Map<Integer, String> names) {
         int bytes = r.payload().remaining();
         switch (r.type()) {
             case RecordTypes.DATA_BATCH: {
                 List<Op> ops = new ArrayList<>();
                 for (LogicalRecords.Op op : LogicalRecords.decodeBatch(r.payload().duplicate()))
-                    ops.add(new Op(PageId.tableOf(op.fileId()), PageId.partitionOf(op.fileId()), op.key(), op.value() == null ? -1 : op.value().length));
+                    ops.add(new Op(PageId.tableOf(op.fileId()), names.get(PageId.tableOf(op.fileId())), PageId.partitionOf(op.fileId()), op.key(),
+                            op.value() == null ? -1 : op.value().length));
                 return new Record(r.lsn(), "DATA_BATCH", bytes, ops, ops.size() + " operations");
             }
             case RecordTypes.CREATE_TABLE: {
                 LogicalRecords.CreateTable c = LogicalRecords.decodeCreateTable(r.payload().duplicate());
+                names.put(c.tableId(), c.name());
                 return new Record(r.lsn(), "CREATE_TABLE", bytes, List.of(), "table " + c.name() + " id " + c.tableId() + ", " + c.options());
             }
             case RecordTypes.DESTROY_PARTITION: {
