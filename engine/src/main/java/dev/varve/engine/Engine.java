@@ -207,6 +207,14 @@ final class Engine implements LogicalReplay {
         }
     }
 
+    /** The names of the tables in the catalog, in the catalog's order (unsigned UTF-8 bytes, as a snapshot lists them). */
+    List<String> tableNames() {
+        checkOpen();
+        List<String> names = new ArrayList<>(tables.keySet());
+        names.sort((a, b) -> java.util.Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8)));
+        return names;
+    }
+
     // ---------------------------------------------------------------- write path
 
     /** Pages a put of this size may dirty: its overflow chain plus a split path. */

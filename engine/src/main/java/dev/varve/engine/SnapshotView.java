@@ -5,6 +5,9 @@ public interface SnapshotView extends AutoCloseable {
     /** The snapshot id. */
     long id();
 
+    /** The names of the tables that existed at the snapshot, in unsigned UTF-8 byte order. */
+    java.util.List<String> tables();
+
     /** The table as of the snapshot. */
     Table table(String name);
 

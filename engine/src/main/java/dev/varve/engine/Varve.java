@@ -6,6 +6,7 @@ import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.recovery.RecoveryReport;
 
+import dev.varve.snapshot.DroppedSnapshot;
 import dev.varve.snapshot.SnapshotRecord;
 
 import java.time.Instant;
@@ -32,6 +33,12 @@ public final class Varve implements AutoCloseable {
     /** Largest value, bytes. */
     public static final int MAX_VALUE_BYTES = BPlusTree.MAX_VALUE_BYTES;
 
+    /**
+     * A subdirectory of the store directory that marks an unfinished transfer (a backup being received into it):
+     * while it exists, {@link #open} refuses the directory, so a cut transfer never passes for a store.
+     */
+    public static final String INCOMING_DIR = ".incoming";
+
     private final Engine engine;
     private final EngineMetrics metrics;
 
@@ -49,12 +56,20 @@ public final class Varve implements AutoCloseable {
     public static Varve open(VarveConfig config, FileIOFactory io) {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(io, "io");
+        if (java.nio.file.Files.exists(config.path().resolve(INCOMING_DIR)))
+            throw new IllegalStateException("the directory " + config.path() + " holds an unfinished transfer (" + INCOMING_DIR
+                    + " is present): it is not a store yet; run the same backup again to complete it, or delete the directory");
         return new Varve(Engine.open(config, io));
     }
 
     /** The table {@code name}, created on first use with the configured partition count. */
     public Table table(String name) {
         return engine.table(name);
+    }
+
+    /** The names of the store's tables, in unsigned UTF-8 byte order (as {@link SnapshotView#tables()} lists them). */
+    public List<String> tables() {
+        return engine.tableNames();
     }
 
     /** Applies the batch's operations atomically across keys, tables and partitions: all of them or none. */
@@ -139,6 +154,21 @@ public final class Varve implements AutoCloseable {
         List<SnapshotInfo> out = new ArrayList<>();
         for (SnapshotRecord r : engine.archive.snapshots())
             out.add(new SnapshotInfo(r.id(), r.rank(), Instant.ofEpochMilli(r.declaredMillis()), engine.archive.archiveBytes(r.id())));
+        return out;
+    }
+
+    /**
+     * The most recent snapshots the retention policy let go, newest first, at most {@code max} of them, each with
+     * when and why it was dropped.
+     */
+    public List<DroppedSnapshotInfo> droppedSnapshots(int max) {
+        if (max < 0) throw new IllegalArgumentException("max must be >= 0, was " + max);
+        engine.checkOpen();
+        List<DroppedSnapshotInfo> out = new ArrayList<>();
+        for (long id = engine.archive.latest(); id >= 1 && out.size() < max; id--) {
+            DroppedSnapshot d = engine.archive.dropped(id);
+            if (d != null) out.add(new DroppedSnapshotInfo(d.id(), Instant.ofEpochMilli(d.droppedMillis()), d.why()));
+        }
         return out;
     }
 

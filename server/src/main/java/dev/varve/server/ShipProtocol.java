@@ -1,0 +1,65 @@
+package dev.varve.server;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The snapshot-shipping wire format. A shipping connection opens with the 4-byte {@link #MAGIC} (the server tells it
+ * from HTTP by those bytes), then both sides exchange frames:
+ *
+ * <pre>
+ *   0        4      5                  5+n      9+n
+ *   +--------+------+------------------+--------+
+ *   | length | type | payload (n bytes)| crc32c |     length = 1 + n + 4 (bytes after the length field)
+ *   +--------+------+------------------+--------+     crc32c over type and payload
+ * </pre>
+ * All integers big-endian. Client to server: {@link #HELLO}. Server to client: {@link #HEADER}, then per table a
+ * {@link #TABLE} and its {@link #ENTRIES} frames in key order, then {@link #END}; or {@link #ERROR} at any point.
+ *
+ * <ul>
+ *   <li>HELLO: version u32, snapshot id u64, flags u32 (0).</li>
+ *   <li>HEADER: snapshot id u64, rank u32, declared millis u64, page size u32, partitions u32, recovery mode (string).</li>
+ *   <li>TABLE: name (string).</li>
+ *   <li>ENTRIES: count u32, then per entry key length u16, key, value length u32, value.</li>
+ *   <li>END: entries u64, key and value bytes u64, tables u32, image digest u32 (see {@link ImageDigest}).</li>
+ *   <li>ERROR: message (string).</li>
+ * </ul>
+ * A string is a u16 byte length and UTF-8 bytes.
+ *
+ * <p>Versions: 1 — the first.
+ */
+final class ShipProtocol {
+    /** "VRVS": first bytes of a shipping connection. */
+    static final byte[] MAGIC = "VRVS".getBytes(StandardCharsets.US_ASCII);
+    static final int VERSION = 1;
+
+    static final byte HELLO = 1;
+    static final byte HEADER = 2;
+    static final byte TABLE = 3;
+    static final byte ENTRIES = 4;
+    static final byte END = 5;
+    static final byte ERROR = 6;
+
+    /** Bytes of the length field. */
+    static final int LENGTH_BYTES = 4;
+    /** Bytes around a payload after the length field: type and CRC. */
+    static final int FRAME_OVERHEAD = 1 + 4;
+    /** An ENTRIES frame is closed once its payload passes this size (one entry may take it to ~1 MiB more). */
+    static final int ENTRIES_TARGET_BYTES = 256 << 10;
+    /** Largest frame accepted: a target-size frame plus one largest entry, with room for headers. */
+    static final int MAX_FRAME_BYTES = ENTRIES_TARGET_BYTES + (1 << 20) + (64 << 10);
+
+    private ShipProtocol() {
+    }
+
+    static String typeName(byte type) {
+        switch (type) {
+            case HELLO: return "HELLO";
+            case HEADER: return "HEADER";
+            case TABLE: return "TABLE";
+            case ENTRIES: return "ENTRIES";
+            case END: return "END";
+            case ERROR: return "ERROR";
+            default: return "unknown type " + type;
+        }
+    }
+}
