@@ -167,7 +167,7 @@ public final class SnapshotBackup {
             applier.execute(() -> {
                 try {
                     if (!result.isDone()) apply(frame);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) { // an Error too: the applier must never die silently
                     result.completeExceptionally(e);
                     ch.close();
                 } finally {

@@ -17,12 +17,19 @@ final class Workload {
 
     private final Random rnd;
     private final int keys;
+    private final boolean modelled;
     private final Map<String, TreeMap<String, byte[]>> model = new TreeMap<>();
     private long steps;
 
     Workload(long seed, int keys) {
+        this(seed, keys, true);
+    }
+
+    /** Without a model ({@code modelled} false) the load holds no values: for a writer that runs on and on. */
+    Workload(long seed, int keys, boolean modelled) {
         this.rnd = new Random(seed);
         this.keys = keys;
+        this.modelled = modelled;
         for (String t : TABLES) model.put(t, new TreeMap<>());
     }
 
@@ -39,13 +46,13 @@ final class Workload {
         byte[] k = key.getBytes(StandardCharsets.UTF_8);
         if (dice < 8) {
             if (store != null) store.table(table).remove(k);
-            model.get(table).remove(key);
+            if (modelled) model.get(table).remove(key);
         } else {
             int size = table.equals("blobs") || dice < 18 ? 4096 + rnd.nextInt(20_000) : 16 + rnd.nextInt(300);
             byte[] v = new byte[size];
             rnd.nextBytes(v);
             if (store != null) store.table(table).put(k, v);
-            model.get(table).put(key, v);
+            if (modelled) model.get(table).put(key, v);
         }
         steps++;
     }
