@@ -58,6 +58,7 @@ final class Engine implements LogicalReplay {
     final int maxKeyBytes;
     final LongAdder writes = new LongAdder();
     final LongAdder reads = new LongAdder();
+    final ChangePublisher changes = new ChangePublisher();
     private final ReentrantReadWriteLock checkpointLock = new ReentrantReadWriteLock();
     private final Throttle throttle;
     private final Map<String, TableHandle> tables = new ConcurrentHashMap<>();
@@ -183,6 +184,7 @@ final class Engine implements LogicalReplay {
             partitions.put(fileId, parts[p]);
         }
         tables.put(e.name(), new TableHandle(this, e.name(), parts));
+        changes.tableRegistered(e.id(), e.name());
         nextTableId = Math.max(nextTableId, e.id() + 1);
     }
 
@@ -303,8 +305,11 @@ final class Engine implements LogicalReplay {
                 try {
                     checkWritable();
                     if (!worthLogging.getAsBoolean()) return false;
-                    lsn = wal.append(type, record.get());
+                    ByteBuffer payload = record.get();
+                    ByteBuffer published = changes.active() ? payload.duplicate() : null; // read after the apply
+                    lsn = wal.append(type, payload);
                     result = applyLogged(change);
+                    if (published != null) changes.logged(type, published, lsn);
                 } finally {
                     for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
                 }
@@ -339,6 +344,15 @@ final class Engine implements LogicalReplay {
      * writes that completed before are in it and writes that start after are not (I9).
      */
     long snapshotNow(int rank) {
+        return declare(rank, null);
+    }
+
+    /** Declares a snapshot and, in the same instant (no write in flight), subscribes {@code l} to what follows it. */
+    ChangeFeed follow(int rank, ChangeListener l) {
+        return changes.feed(declare(rank, l), l);
+    }
+
+    private long declare(int rank, ChangeListener subscriber) {
         checkOpen();
         int levels = config.retention().levelCount();
         if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
@@ -351,6 +365,8 @@ final class Engine implements LogicalReplay {
             long now = System.currentTimeMillis();
             lsn = wal.append(RecordTypes.SNAPSHOT, LogicalRecords.encodeSnapshot(id, rank, now));
             archive.declare(id, rank, now, lsn);
+            changes.snapshot(lsn, id, rank);
+            if (subscriber != null) changes.add(subscriber);
         } finally {
             checkpointLock.writeLock().unlock();
         }
@@ -371,6 +387,7 @@ final class Engine implements LogicalReplay {
             if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
             lsn = wal.append(RecordTypes.RANK, LogicalRecords.encodeRank(id, rank));
             archive.rank(id, rank, lsn);
+            changes.rank(lsn, id, rank);
         } finally {
             checkpointLock.writeLock().unlock();
         }

@@ -127,6 +127,17 @@ public final class Varve implements AutoCloseable {
     }
 
     /**
+     * Declares a snapshot of rank {@code rank} and, in the same instant, subscribes {@code listener} to every change
+     * committed after it (see {@link ChangeListener} for when and how it is called): a consistent image
+     * ({@code asOf(feed.snapshot())}) plus the feed reproduce the store as it goes on. Used by snapshot shipping's
+     * follow mode. Close the feed to stop.
+     */
+    public ChangeFeed follow(int rank, ChangeListener listener) {
+        Objects.requireNonNull(listener, "listener");
+        return engine.follow(rank, listener);
+    }
+
+    /**
      * Raises the rank of a live snapshot after its declaration (lazy ranking), so the retention policy keeps it as
      * long as its new rank says. Logged and as durable as a write.
      *

@@ -28,6 +28,7 @@ final class ImageWriter implements AutoCloseable {
     private Varve store;
     private String table;
     private long snapshotId;
+    private long verifyNanos;
 
     ImageWriter(IncomingStore incoming, RecoveryMode recoveryModeOverride) {
         this.incoming = incoming;
@@ -40,6 +41,11 @@ final class ImageWriter implements AutoCloseable {
 
     ImageDigest received() {
         return received;
+    }
+
+    /** Time {@link #end} spent reading the store back. */
+    long verifyNanos() {
+        return verifyNanos;
     }
 
     void header(ByteBuf p) {
@@ -95,8 +101,8 @@ final class ImageWriter implements AutoCloseable {
         keysAndValues.clear();
     }
 
-    /** Checks the END frame against what arrived, closes the store, reads it back and checks again, commits. */
-    void end(ByteBuf p) {
+    /** Checks the END frame against what arrived, closes the store, reads it back and checks again, commits; returns the config of the committed store. */
+    VarveConfig end(ByteBuf p) {
         checkStarted();
         long entries = p.readLong();
         long bytes = p.readLong();
@@ -107,11 +113,14 @@ final class ImageWriter implements AutoCloseable {
         VarveConfig config = store.config();
         store.close();
         store = null;
+        long verifyStart = System.nanoTime();
         try (Varve reopened = Varve.open(config)) {
             String stored = readBack(reopened).mismatch(entries, bytes, tables, crc);
             if (stored != null) throw new BackupException("the store built from the image does not read back as sent: " + stored);
         }
+        verifyNanos = System.nanoTime() - verifyStart;
         incoming.commit();
+        return config.toBuilder().path(incoming.target()).walSyncMode(WalSyncMode.LOG_ONLY).build();
     }
 
     private static ImageDigest readBack(Varve s) {

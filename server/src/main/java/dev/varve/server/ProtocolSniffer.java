@@ -41,7 +41,7 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
             in.skipBytes(ShipProtocol.MAGIC.length);
             p.remove(IDLE); // a transfer's receiver sends nothing after HELLO; the sender watches for stalls itself
             p.addLast(new FrameDecoder());
-            p.addLast(new ShipSender(shared.store, shared.shipThreads, shared.options.shipStallTimeout().toNanos()));
+            p.addLast(new ShipSender(shared.store, shared.shipThreads, shared.options));
         } else {
             ServerOptions o = shared.options;
             p.addLast(new HttpServerCodec(o.maxInitialLineBytes(), o.maxHeaderBytes(), 8192));

@@ -17,12 +17,16 @@ public final class ServerOptions {
     private Duration requestTimeout = Duration.ofSeconds(10);
     private Duration shipStallTimeout = Duration.ofSeconds(60);
     private int maxTransfers = 4;
+    private long followBufferBytes = 64L << 20;
     private int checkpointHistory = 100;
     private int sampleHistory = 300;
     private Duration sampleInterval = Duration.ofSeconds(1);
     private Duration deadBytesInterval = Duration.ofSeconds(60);
 
-    /** Enables POST /api/snapshots (declare) and POST /api/rank (default off: the server only reads). */
+    /**
+     * Enables what writes to the store (default off: the server only reads): POST /api/snapshots (declare), POST
+     * /api/rank, and follow-mode shipping (which declares the snapshot its image is taken at).
+     */
     public ServerOptions allowWrites(boolean v) {
         allowWrites = v;
         return this;
@@ -73,6 +77,16 @@ public final class ServerOptions {
     /** Snapshot transfers served at once (default 4); more are refused with a message. */
     public ServerOptions maxTransfers(int v) {
         maxTransfers = positive("maxTransfers", v);
+        return this;
+    }
+
+    /**
+     * Bytes of committed changes a follow stream may hold for a standby that reads slower than the store writes
+     * (default 64 MiB); past that the stream is cut, never the writers slowed.
+     */
+    public ServerOptions followBufferBytes(long v) {
+        if (v < 1 << 20) throw new IllegalArgumentException("followBufferBytes must be at least 1 MiB, was " + v);
+        followBufferBytes = v;
         return this;
     }
 
@@ -134,6 +148,10 @@ public final class ServerOptions {
 
     int maxTransfers() {
         return maxTransfers;
+    }
+
+    long followBufferBytes() {
+        return followBufferBytes;
     }
 
     int checkpointHistory() {

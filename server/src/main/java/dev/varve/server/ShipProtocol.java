@@ -14,14 +14,23 @@ import java.nio.charset.StandardCharsets;
  * </pre>
  * All integers big-endian. Client to server: {@link #HELLO}. Server to client: {@link #HEADER}, then per table a
  * {@link #TABLE} and its {@link #ENTRIES} frames in key order, then {@link #END}; or {@link #ERROR} at any point.
+ * In follow mode ({@link #FOLLOW} in HELLO's flags) the connection stays open after END and carries every change
+ * committed after the image's snapshot, in commit order: {@link #CHANGES}, {@link #TABLE_CREATED},
+ * {@link #PARTITION_DESTROYED}, {@link #SNAPSHOT}, {@link #RANK}, and a {@link #HEARTBEAT} each second without one.
  *
  * <ul>
- *   <li>HELLO: version u32, snapshot id u64, flags u32 (0).</li>
+ *   <li>HELLO: version u32, snapshot id u64 (ignored in follow mode: the sender declares the image's snapshot),
+ *       flags u32.</li>
  *   <li>HEADER: snapshot id u64, rank u32, declared millis u64, page size u32, partitions u32, recovery mode (string).</li>
  *   <li>TABLE: name (string).</li>
  *   <li>ENTRIES: count u32, then per entry key length u16, key, value length u32, value.</li>
  *   <li>END: entries u64, key and value bytes u64, tables u32, image digest u32 (see {@link ImageDigest}).</li>
  *   <li>ERROR: message (string).</li>
+ *   <li>CHANGES: lsn u64, count u32, then per change table (string), key length u16, key, value length i32 (-1 for a
+ *       remove), value: one atomic write.</li>
+ *   <li>TABLE_CREATED: lsn u64, name (string), partitions u32. PARTITION_DESTROYED: lsn u64, table (string),
+ *       partition u32.</li>
+ *   <li>SNAPSHOT and RANK: lsn u64, snapshot id u64, rank u32. HEARTBEAT: empty.</li>
  * </ul>
  * A string is a u16 byte length and UTF-8 bytes.
  *
@@ -38,6 +47,15 @@ final class ShipProtocol {
     static final byte ENTRIES = 4;
     static final byte END = 5;
     static final byte ERROR = 6;
+    static final byte CHANGES = 7;
+    static final byte TABLE_CREATED = 8;
+    static final byte PARTITION_DESTROYED = 9;
+    static final byte SNAPSHOT = 10;
+    static final byte RANK = 11;
+    static final byte HEARTBEAT = 12;
+
+    /** HELLO flag: stream the changes after the image. */
+    static final int FOLLOW = 1;
 
     /** Bytes of the length field. */
     static final int LENGTH_BYTES = 4;
@@ -59,6 +77,12 @@ final class ShipProtocol {
             case ENTRIES: return "ENTRIES";
             case END: return "END";
             case ERROR: return "ERROR";
+            case CHANGES: return "CHANGES";
+            case TABLE_CREATED: return "TABLE_CREATED";
+            case PARTITION_DESTROYED: return "PARTITION_DESTROYED";
+            case SNAPSHOT: return "SNAPSHOT";
+            case RANK: return "RANK";
+            case HEARTBEAT: return "HEARTBEAT";
             default: return "unknown type " + type;
         }
     }

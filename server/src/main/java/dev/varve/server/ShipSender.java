@@ -1,11 +1,13 @@
 package dev.varve.server;
 
+import dev.varve.engine.ChangeFeed;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.SnapshotNotFoundException;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Varve;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -13,6 +15,7 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +29,9 @@ import java.util.concurrent.TimeUnit;
  * therefore holds the sender to about one watermark plus one frame of heap, and slows only this thread: the
  * store's writers never wait for the network, only for the page latches the as-of reads take like any reader. A
  * receiver that reads nothing for {@code stallNanos} is cut off.
+ *
+ * <p>Follow mode (writes allowed only: it declares a snapshot) streams, after the image, every change the store
+ * commits, through a bounded {@link ChangeQueue}.
  */
 final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     private static final Logger LOG = LoggerFactory.getLogger(ShipSender.class);
@@ -33,14 +39,18 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     private final Varve store;
     private final Executor shipThreads;
     private final long stallNanos;
+    private final boolean allowFollow;
+    private final long followBufferBytes;
     private final Object writability = new Object();
     private boolean started;
     private volatile Throwable writeFailure;
 
-    ShipSender(Varve store, Executor shipThreads, long stallNanos) {
+    ShipSender(Varve store, Executor shipThreads, ServerOptions options) {
         this.store = store;
         this.shipThreads = shipThreads;
-        this.stallNanos = stallNanos;
+        this.stallNanos = options.shipStallTimeout().toNanos();
+        this.allowFollow = options.allowWrites();
+        this.followBufferBytes = options.followBufferBytes();
     }
 
     @Override
@@ -55,20 +65,76 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         }
         int version = frame.payload.readInt();
         long id = frame.payload.readLong();
+        boolean follow = (frame.payload.readInt() & ShipProtocol.FOLLOW) != 0;
         if (version != ShipProtocol.VERSION) {
             fail(ctx.channel(), "shipping protocol version " + version + " is not supported (this server speaks " + ShipProtocol.VERSION + ")");
+            return;
+        }
+        if (follow && !allowFollow) {
+            fail(ctx.channel(), "follow mode declares a snapshot on the sender, and this server is read-only; start it with writes allowed");
             return;
         }
         started = true;
         Channel ch = ctx.channel();
         try {
-            shipThreads.execute(() -> ship(ch, id));
+            shipThreads.execute(() -> serve(ch, id, follow));
         } catch (RejectedExecutionException e) {
             fail(ch, "the server is busy with the maximum number of transfers; try again later");
         }
     }
 
-    private void ship(Channel ch, long id) {
+    private void serve(Channel ch, long id, boolean follow) {
+        try {
+            if (follow) {
+                follow(ch);
+            } else {
+                shipImage(ch, id);
+                ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE); // after END went out
+            }
+        } catch (SnapshotNotFoundException | IllegalArgumentException e) {
+            fail(ch, e.getMessage());
+        } catch (ReceiverGone e) {
+            LOG.info("transfer to {} cut: {}", ch.remoteAddress(), e.getMessage());
+            ch.close();
+        } catch (RuntimeException e) {
+            LOG.warn("transfer to {} failed", ch.remoteAddress(), e);
+            fail(ch, "the sender failed: " + e);
+        }
+    }
+
+    /**
+     * Follow mode: declares a snapshot and subscribes to the changes after it in one instant, ships its image, then
+     * the changes as they commit, until the receiver goes or falls too far behind.
+     */
+    private void follow(Channel ch) {
+        ChangeQueue queue = new ChangeQueue(followBufferBytes);
+        try (ChangeFeed feed = store.follow(1, queue)) {
+            shipImage(ch, feed.snapshot());
+            while (true) {
+                List<byte[]> bodies;
+                try {
+                    bodies = queue.take(1000, ShipProtocol.ENTRIES_TARGET_BYTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new ReceiverGone("the shipping thread was interrupted");
+                }
+                if (queue.overflowed()) {
+                    fail(ch, "the standby fell more than " + (followBufferBytes >> 20) + " MiB behind the sender; the follow stream ends"
+                            + " (the standby holds everything up to here; follow again into a new directory to reseed)");
+                    return;
+                }
+                if (bodies.isEmpty()) bodies = List.of(new byte[]{ShipProtocol.HEARTBEAT});
+                for (byte[] body : bodies) {
+                    ByteBuf f = Frame.start(ch.alloc(), body[0], body.length - 1);
+                    f.writeBytes(body, 1, body.length - 1);
+                    send(ch, Frame.finish(f));
+                }
+            }
+        }
+    }
+
+    /** Ships the image of snapshot {@code id}: HEADER, the tables and their entries, END. */
+    private void shipImage(Channel ch, long id) {
         try (SnapshotView view = store.asOf(id)) {
             send(ch, header(ch, id));
             ImageDigest digest = new ImageDigest();
@@ -81,17 +147,8 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
             }
             ByteBuf end = Frame.start(ch.alloc(), ShipProtocol.END, 24);
             end.writeLong(digest.entries()).writeLong(digest.bytes()).writeInt(digest.tables()).writeInt(digest.crc());
-            awaitWritable(ch);
-            ch.writeAndFlush(Frame.finish(end)).addListener(ChannelFutureListener.CLOSE);
+            send(ch, Frame.finish(end));
             LOG.info("shipped snapshot {} to {}: {} tables, {} entries, {} bytes", id, ch.remoteAddress(), digest.tables(), digest.entries(), digest.bytes());
-        } catch (SnapshotNotFoundException | IllegalArgumentException e) {
-            fail(ch, e.getMessage());
-        } catch (ReceiverGone e) {
-            LOG.info("transfer of snapshot {} to {} cut: {}", id, ch.remoteAddress(), e.getMessage());
-            ch.close();
-        } catch (RuntimeException e) {
-            LOG.warn("transfer of snapshot {} to {} failed", id, ch.remoteAddress(), e);
-            fail(ch, "the sender failed: " + e);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.varve.server;
 
 import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -49,6 +50,9 @@ public final class SnapshotBackup {
     private Duration idleTimeout = Duration.ofSeconds(60);
     private RecoveryMode recoveryMode;
     private ShipProgress progress = (entries, bytes) -> { };
+    private boolean follow;
+    private volatile boolean stopping;
+    private volatile Channel channel;
 
     /**
      * A backup of snapshot {@code snapshot} of the store served at {@code from} into the new directory {@code target}
@@ -74,6 +78,23 @@ public final class SnapshotBackup {
         return this;
     }
 
+    /**
+     * Follow mode: the sender (which must allow writes) declares a snapshot, ships its image, then streams every
+     * change committed after it; {@link #run} keeps the target as a standby until {@link #stop} or the stream ends.
+     * See {@link Standby} for opening it at the latest state or at a sender snapshot.
+     */
+    public SnapshotBackup follow(boolean v) {
+        this.follow = v;
+        return this;
+    }
+
+    /** Ends a follow: {@link #run} returns once the change being applied is in. Safe from any thread. */
+    public void stop() {
+        stopping = true;
+        Channel ch = channel;
+        if (ch != null) ch.close();
+    }
+
     /** Called on the applier thread after each applied frame with the running totals. */
     public SnapshotBackup progress(ShipProgress listener) {
         this.progress = Objects.requireNonNull(listener, "progress");
@@ -93,8 +114,8 @@ public final class SnapshotBackup {
         ExecutorService applier = Executors.newSingleThreadExecutor(r -> new Thread(r, "varve-backup-applier"));
         CompletableFuture<BackupResult> result = new CompletableFuture<>();
         ImageWriter writer = new ImageWriter(incoming, recoveryMode);
+        Receiver receiver = new Receiver(writer, applier, result, incoming.target(), started);
         try {
-            Receiver receiver = new Receiver(writer, applier, result, incoming.target(), started);
             Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
                     .option(ChannelOption.AUTO_READ, false)
                     .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
@@ -107,7 +128,8 @@ public final class SnapshotBackup {
                         }
                     });
             try {
-                b.connect(from).sync();
+                channel = b.connect(from).sync().channel();
+                if (stopping) channel.close();
             } catch (Exception e) {
                 throw new BackupException("cannot connect to " + from + ": " + e.getMessage(), e);
             }
@@ -129,7 +151,8 @@ public final class SnapshotBackup {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            writer.close(); // after the applier stopped: it is the writer's only other user
+            writer.close(); // after the applier stopped: it is the stores' only other user
+            receiver.closeStandby();
         }
     }
 
@@ -141,6 +164,9 @@ public final class SnapshotBackup {
         private final Path finalTarget;
         private final long started;
         private final AtomicInteger queued = new AtomicInteger();
+        private StandbyWriter standby;
+        private BackupResult image;
+        private long latestSenderSnapshot;
 
         Receiver(ImageWriter writer, ExecutorService applier, CompletableFuture<BackupResult> result, Path finalTarget, long started) {
             super(false); // the applier releases each frame
@@ -154,7 +180,7 @@ public final class SnapshotBackup {
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
             ByteBuf hello = Frame.start(ctx.alloc(), ShipProtocol.HELLO, 16);
-            hello.writeInt(ShipProtocol.VERSION).writeLong(snapshot).writeInt(0);
+            hello.writeInt(ShipProtocol.VERSION).writeLong(snapshot).writeInt(follow ? ShipProtocol.FOLLOW : 0);
             ctx.write(Unpooled.wrappedBuffer(ShipProtocol.MAGIC));
             ctx.writeAndFlush(Frame.finish(hello));
             ctx.read();
@@ -190,23 +216,50 @@ public final class SnapshotBackup {
                     progress.received(writer.received().entries(), writer.received().bytes());
                     break;
                 case ShipProtocol.END: {
-                    writer.end(f.payload);
+                    VarveConfig committed = writer.end(f.payload);
                     ImageDigest d = writer.received();
-                    result.complete(new BackupResult(finalTarget, writer.snapshotId(), d.tables(), d.entries(), d.bytes(), System.nanoTime() - started));
+                    image = new BackupResult(finalTarget, writer.snapshotId(), d.tables(), d.entries(), d.bytes(), System.nanoTime() - started,
+                            writer.verifyNanos(), 0);
+                    if (!follow) {
+                        result.complete(image);
+                    } else {
+                        standby = new StandbyWriter(committed, writer.snapshotId());
+                        latestSenderSnapshot = writer.snapshotId();
+                        progress.imageComplete(image);
+                    }
                     break;
                 }
                 case ShipProtocol.ERROR:
-                    throw new BackupException("the sender refused: " + Frame.readString(f.payload));
+                    throw new BackupException((standby == null ? "the sender refused: " : "the follow stream ended: ") + Frame.readString(f.payload));
                 default:
-                    throw new BackupException("the sender sent an unexpected " + ShipProtocol.typeName(f.type) + " frame");
+                    if (standby == null) throw new BackupException("the sender sent an unexpected " + ShipProtocol.typeName(f.type) + " frame");
+                    if (f.type == ShipProtocol.SNAPSHOT) latestSenderSnapshot = f.payload.getLong(f.payload.readerIndex() + 8);
+                    standby.apply(f.type, f.payload);
+                    progress.followed(standby.changesApplied(), latestSenderSnapshot);
             }
         }
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             // after the frames already queued: an END still waiting there completes the transfer
-            applier.execute(() -> result.completeExceptionally(new BackupException("the connection to " + from + " closed after "
-                    + writer.received().entries() + " entries, before the image was complete; " + target + " stays unfinished")));
+            applier.execute(() -> {
+                if (standby != null && stopping) {
+                    result.complete(new BackupResult(image.target(), image.snapshotId(), image.tables(), image.entries(), image.bytes(),
+                            image.nanos(), image.verifyNanos(), standby.changesApplied()));
+                } else if (standby != null) {
+                    result.completeExceptionally(new BackupException("the follow stream from " + from + " ended (connection closed) after "
+                            + standby.changesApplied() + " writes; the standby " + target + " holds everything up to sender snapshot "
+                            + latestSenderSnapshot + " and the writes after it that arrived"));
+                } else {
+                    result.completeExceptionally(new BackupException("the connection to " + from + " closed after "
+                            + writer.received().entries() + " entries, before the image was complete; " + target + " stays unfinished"));
+                }
+            });
+        }
+
+        /** Closes the standby (after the applier stopped). */
+        void closeStandby() {
+            if (standby != null) standby.close();
         }
 
         @Override

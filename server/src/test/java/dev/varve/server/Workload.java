@@ -62,6 +62,11 @@ final class Workload {
         for (long i = 0; i < count; i++) step(null);
     }
 
+    /** Takes keys out of the model (the test removed them from the store another way). */
+    void forget(String table, java.util.Collection<String> keys) {
+        model.get(table).keySet().removeAll(keys);
+    }
+
     long steps() {
         return steps;
     }
