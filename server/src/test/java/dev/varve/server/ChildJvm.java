@@ -72,6 +72,12 @@ final class ChildJvm implements AutoCloseable {
         if (!process.waitFor(30, TimeUnit.SECONDS)) throw new AssertionError("child did not die");
     }
 
+    /** SIGTERM: the JVM runs its shutdown hooks. Returns the exit code. */
+    int terminate() throws InterruptedException {
+        process.destroy();
+        return awaitExit(60);
+    }
+
     /** Waits for a normal exit and returns the exit code. */
     int awaitExit(long timeoutSeconds) throws InterruptedException {
         if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
