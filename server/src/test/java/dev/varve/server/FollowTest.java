@@ -63,6 +63,9 @@ class FollowTest {
                 }
             });
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (store.snapshots().isEmpty() && System.nanoTime() < deadline) w.step(store); // until the sender declared the image's snapshot
+            assertEquals(1, store.snapshots().size());
             // the writer never pauses: the image is cut while it writes, and the stream carries what follows
             for (int round = 0; round < 4; round++) {
                 for (int i = 0; i < 800; i++) w.step(store);
@@ -72,7 +75,7 @@ class FollowTest {
                 models.put(id, w.snapshot());
             }
             last = models.keySet().stream().max(Long::compare).orElseThrow();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (latestHeld.get() < last && System.nanoTime() < deadline) Thread.sleep(20);
             assertEquals(last, latestHeld.get(), "the standby received the last snapshot");
             follow.stop();
