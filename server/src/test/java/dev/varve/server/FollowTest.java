@@ -107,6 +107,46 @@ class FollowTest {
         }
     }
 
+    @Test
+    @Timeout(120)
+    void aStandbyThatFallsBehindTheBufferIsCutOffWithoutSlowingTheWriters() throws Exception {
+        Path target = dir.resolve("standby");
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
+             VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true).followBufferBytes(1 << 20))) {
+            Workload w = new Workload(5, 500);
+            w.createTables(store);
+            for (int i = 0; i < 300; i++) w.step(store);
+            CountDownLatch stalled = new CountDownLatch(1);
+            CountDownLatch resume = new CountDownLatch(1);
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(new ShipProgress() {
+                @Override
+                public void received(long entries, long bytes) {
+                }
+
+                @Override
+                public void imageComplete(BackupResult image) {
+                    stalled.countDown();
+                    try {
+                        resume.await(60, TimeUnit.SECONDS); // the standby's applier is stuck: it reads nothing meanwhile
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
+            assertTrue(stalled.await(60, TimeUnit.SECONDS));
+            long before = store.metrics().writes();
+            for (int i = 0; i < 1500; i++) w.step(store); // several MiB while the standby reads nothing: not slowed, never blocked
+            assertTrue(store.metrics().writes() - before >= 1300);
+            resume.countDown();
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, () -> run.get(60, TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("fell more than 1 MiB behind"), e.getCause().getMessage());
+        }
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
+            assertEquals(List.of("accounts", "blobs", "orders"), standby.tables(), "the standby opens with what it held");
+        }
+    }
+
     /** Empties a partition of the sender and takes its keys out of the model. */
     private static void destroyPartition(Varve store, Workload w, String table, int partition) {
         List<String> keys = new ArrayList<>();

@@ -1,0 +1,81 @@
+package dev.varve.server;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.SnapshotView;
+import dev.varve.engine.Varve;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The receiver of a follow stream (the backup command in a child JVM) killed with kill -9 while it applies changes:
+ * the standby opens (recovering in the sender's recovery mode) and every sender snapshot it declared equals that
+ * snapshot's model.
+ */
+class FollowKillTest {
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(240)
+    void standbyOfAKilledReceiverOpensAtEverySnapshotItHolds(RecoveryMode mode) throws Exception {
+        Path target = dir.resolve("standby");
+        Map<Long, Map<String, TreeMap<String, byte[]>>> models = new ConcurrentHashMap<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Throwable> writerFailure = new AtomicReference<>();
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), mode));
+             VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
+            Workload w = new Workload(17, 1500);
+            w.createTables(store);
+            for (int i = 0; i < 1000; i++) w.step(store);
+            Thread writer = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        for (int i = 0; i < 200; i++) w.step(store);
+                        long id = store.snapshotNow();
+                        models.put(id, w.snapshot());
+                        Thread.sleep(50); // a pace the standby keeps up with (FollowTest covers one that falls behind)
+                    }
+                } catch (Throwable t) {
+                    writerFailure.set(t);
+                }
+            }, "writer");
+            writer.start();
+            try (ChildJvm receiver = ChildJvm.start(ServerMain.class, "backup", "--from", "127.0.0.1:" + server.address().getPort(), "--follow",
+                    "--to", target.toString())) {
+                for (int i = 0; i < 4; i++) receiver.awaitLine("standby holds sender snapshot", 120);
+                receiver.kill9();
+            } finally {
+                stop.set(true);
+                writer.join(30_000);
+            }
+            if (writerFailure.get() != null) throw new AssertionError("writer failed", writerFailure.get());
+        }
+        int compared = 0;
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
+            long latestLocal = standby.snapshots().stream().mapToLong(s -> s.id()).max().orElse(0);
+            for (Map.Entry<Long, Long> m : Standby.snapshots(target).entrySet()) {
+                Map<String, TreeMap<String, byte[]>> model = models.get(m.getKey());
+                if (model == null || m.getValue() > latestLocal) continue; // the image's own snapshot; a map line the kill cut off
+                try (SnapshotView v = standby.asOf(m.getValue())) {
+                    StoreAssert.assertTablesEqual(model, v.tables(), v::table, "standby as of sender snapshot " + m.getKey());
+                }
+                compared++;
+            }
+        }
+        assertTrue(compared >= 3, "snapshots compared: " + compared);
+    }
+}
