@@ -9,6 +9,7 @@ import dev.varve.recovery.RecoveryReport;
 import dev.varve.snapshot.DroppedSnapshot;
 import dev.varve.snapshot.SnapshotRecord;
 
+import java.nio.file.Files;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +57,7 @@ public final class Varve implements AutoCloseable {
     public static Varve open(VarveConfig config, FileIOFactory io) {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(io, "io");
-        if (java.nio.file.Files.exists(config.path().resolve(INCOMING_DIR)))
+        if (Files.exists(config.path().resolve(INCOMING_DIR)))
             throw new IllegalStateException("the directory " + config.path() + " holds an unfinished transfer (" + INCOMING_DIR
                     + " is present): it is not a store yet; run the same backup again to complete it, or delete the directory");
         return new Varve(Engine.open(config, io));

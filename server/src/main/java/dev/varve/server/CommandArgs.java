@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -59,13 +60,13 @@ final class CommandArgs {
     }
 
     /** HOST:PORT, with the port in 1..65535. */
-    static java.net.InetSocketAddress hostPort(String name, String text) {
+    static InetSocketAddress hostPort(String name, String text) {
         int colon = text.lastIndexOf(':');
         if (colon <= 0 || colon == text.length() - 1) throw new IllegalArgumentException(name + " must be HOST:PORT, was " + text);
         long port = parseLong(name + " port", text.substring(colon + 1));
         if (port < 1 || port > 65535) throw new IllegalArgumentException(name + " port must be 1..65535, was " + port);
         String host = text.substring(0, colon);
         if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
-        return new java.net.InetSocketAddress(host, (int) port);
+        return new InetSocketAddress(host, (int) port);
     }
 }

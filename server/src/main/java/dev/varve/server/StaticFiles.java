@@ -3,6 +3,7 @@ package dev.varve.server;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -20,7 +21,7 @@ final class StaticFiles {
     private final Map<String, AdminRoutes.Response> loaded;
 
     StaticFiles() {
-        java.util.HashMap<String, AdminRoutes.Response> m = new java.util.HashMap<>();
+        HashMap<String, AdminRoutes.Response> m = new HashMap<>();
         for (Map.Entry<String, String[]> e : FILES.entrySet()) m.put(e.getKey(), new AdminRoutes.Response(200, e.getValue()[1], read(e.getValue()[0])));
         loaded = Map.copyOf(m);
     }

@@ -12,17 +12,22 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The receiver of a follow stream (the backup command in a child JVM) killed with kill -9 while it applies changes:
- * the standby opens (recovering in the sender's recovery mode) and every sender snapshot it declared equals that
- * snapshot's model.
+ * A follow stream cut by kill -9, in both recovery modes: of the receiver (the backup command in a child JVM) while
+ * it applies changes, or of the sender (a writing child JVM). Either way the standby opens (recovering) and every
+ * sender snapshot it declared equals that snapshot's model.
  */
 class FollowKillTest {
     @TempDir
@@ -64,6 +69,54 @@ class FollowKillTest {
             }
             if (writerFailure.get() != null) throw new AssertionError("writer failed", writerFailure.get());
         }
+        assertStandbyHoldsModels(target, models);
+    }
+
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(240)
+    void standbyOfAKilledSenderOpensAtEverySnapshotItHolds(RecoveryMode mode) throws Exception {
+        Path target = dir.resolve("standby");
+        long seed = 23;
+        int keys = 1500;
+        Map<Long, Long> stepsAt = new ConcurrentHashMap<>();
+        try (ChildJvm sender = ChildJvm.start(SenderFixture.class, dir.resolve("source").toString(), mode.name(), Long.toString(seed),
+                Integer.toString(keys), "1000", "follow")) {
+            int port = Integer.parseInt(sender.awaitLine("READY", 120).split(" ")[1]);
+            Set<Long> held = ConcurrentHashMap.newKeySet();
+            SnapshotBackup follow = new SnapshotBackup(new InetSocketAddress("127.0.0.1", port), 1, target).follow(true).progress(new ShipProgress() {
+                @Override
+                public void received(long entries, long bytes) {
+                }
+
+                @Override
+                public void followed(long writesApplied, long latestSenderSnapshot) {
+                    held.add(latestSenderSnapshot);
+                }
+            });
+            CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
+            while (held.size() < 4) {
+                String[] line = sender.awaitLine("SNAPSHOT", 120).split(" ");
+                stepsAt.put(Long.parseLong(line[1]), Long.parseLong(line[2]));
+            }
+            sender.kill9();
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> run.get(120, TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("follow stream"), e.getCause().getMessage());
+        }
+        // rebuild the model of every snapshot the sender declared, in step order
+        Map<Long, Map<String, TreeMap<String, byte[]>>> models = new ConcurrentHashMap<>();
+        Workload w = new Workload(seed, keys);
+        w.replay(1000);
+        for (Map.Entry<Long, Long> s : new TreeMap<>(stepsAt).entrySet()) {
+            w.replay(s.getValue() - w.steps());
+            models.put(s.getKey(), w.snapshot());
+        }
+        assertStandbyHoldsModels(target, models);
+    }
+
+    /** Opens the standby; every sender snapshot it declared that has a model equals it; at least three do. */
+    private static void assertStandbyHoldsModels(Path target, Map<Long, Map<String, TreeMap<String, byte[]>>> models) {
         int compared = 0;
         try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
             long latestLocal = standby.snapshots().stream().mapToLong(s -> s.id()).max().orElse(0);
