@@ -14,12 +14,13 @@ import java.util.concurrent.TimeUnit;
  * body (type byte and payload, see {@link ShipProtocol}) on the writer's thread and queued. The queue is bounded in
  * bytes: a standby that falls further behind than that is cut off ({@link #overflowed}) rather than growing the
  * sender's heap or slowing its writers; its standby stays consistent up to what it applied, and a new follow reseeds it.
+ * So is one whose next write is too large for a frame.
  */
 final class ChangeQueue implements ChangeListener {
     private final long maxBytes;
     private final ArrayDeque<byte[]> bodies = new ArrayDeque<>();
     private long bytes;
-    private boolean overflowed;
+    private String overflow; // why the stream must end, once it must
 
     ChangeQueue(long maxBytes) {
         this.maxBytes = maxBytes;
@@ -64,9 +65,13 @@ final class ChangeQueue implements ChangeListener {
     }
 
     private synchronized void add(byte[] body) {
-        if (overflowed) return;
-        if (bytes + body.length > maxBytes) {
-            overflowed = true; // everything queued is useless now: the standby must be reseeded
+        if (overflow != null) return;
+        if (body.length > ShipProtocol.MAX_FRAME_BYTES) {
+            overflow = "a write of " + body.length + " bytes is larger than one follow frame (" + (ShipProtocol.MAX_FRAME_BYTES >> 20) + " MiB)";
+        } else if (bytes + body.length > maxBytes) {
+            overflow = "the standby fell more than " + (maxBytes >> 20) + " MiB behind the sender";
+        }
+        if (overflow != null) { // everything queued is useless now: the standby must be reseeded
             bodies.clear();
             bytes = 0;
         } else {
@@ -79,7 +84,7 @@ final class ChangeQueue implements ChangeListener {
     /** The queued frame bodies (at most about {@code maxTake} bytes), waiting up to {@code timeoutMillis} for one. */
     synchronized List<byte[]> take(long timeoutMillis, int maxTake) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (bodies.isEmpty() && !overflowed) {
+        while (bodies.isEmpty() && overflow == null) {
             long left = deadline - System.nanoTime();
             if (left <= 0) break;
             TimeUnit.NANOSECONDS.timedWait(this, left);
@@ -95,8 +100,9 @@ final class ChangeQueue implements ChangeListener {
         return out;
     }
 
-    synchronized boolean overflowed() {
-        return overflowed;
+    /** Why the stream must end (the standby can no longer be kept whole), or null while it goes on. */
+    synchronized String overflow() {
+        return overflow;
     }
 
     private static byte[] utf8(String s) {

@@ -8,13 +8,13 @@ import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import java.util.zip.CRC32C;
 
 /**
- * Cuts the byte stream into {@link Frame}s and checks each one's CRC32C; a frame longer than
- * {@link ShipProtocol#MAX_FRAME_BYTES} or with a wrong checksum fails the connection (a transfer is never trusted
- * past a damaged frame).
+ * Cuts the byte stream into {@link Frame}s and checks each one's CRC32C; a frame longer than the limit or with a
+ * wrong checksum fails the connection (a transfer is never trusted past a damaged frame).
  */
 final class FrameDecoder extends LengthFieldBasedFrameDecoder {
-    FrameDecoder() {
-        super(ShipProtocol.LENGTH_BYTES + ShipProtocol.MAX_FRAME_BYTES, 0, ShipProtocol.LENGTH_BYTES, 0, ShipProtocol.LENGTH_BYTES);
+    /** Frames of up to {@code maxFrameBytes} after the length field. */
+    FrameDecoder(int maxFrameBytes) {
+        super(ShipProtocol.LENGTH_BYTES + maxFrameBytes, 0, ShipProtocol.LENGTH_BYTES, 0, ShipProtocol.LENGTH_BYTES);
     }
 
     @Override

@@ -40,7 +40,7 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
         if (ByteBufUtil.equals(in, in.readerIndex(), Unpooled.wrappedBuffer(ShipProtocol.MAGIC), 0, ShipProtocol.MAGIC.length)) {
             in.skipBytes(ShipProtocol.MAGIC.length);
             p.remove(IDLE); // a transfer's receiver sends nothing after HELLO; the sender watches for stalls itself
-            p.addLast(new FrameDecoder());
+            p.addLast(new FrameDecoder(ShipProtocol.MAX_REQUEST_FRAME_BYTES));
             p.addLast(new ShipSender(shared.store, shared.shipThreads, shared.options));
         } else {
             ServerOptions o = shared.options;

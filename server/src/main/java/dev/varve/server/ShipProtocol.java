@@ -63,8 +63,13 @@ final class ShipProtocol {
     static final int FRAME_OVERHEAD = 1 + 4;
     /** An ENTRIES frame is closed once its payload passes this size (one entry may take it to ~1 MiB more). */
     static final int ENTRIES_TARGET_BYTES = 256 << 10;
-    /** Largest frame accepted: a target-size frame plus one largest entry, with room for headers. */
-    static final int MAX_FRAME_BYTES = ENTRIES_TARGET_BYTES + (1 << 20) + (64 << 10);
+    /**
+     * Largest frame a receiver accepts: an image frame is at most a target-size frame plus one largest entry, but one
+     * CHANGES frame carries a whole atomic write of the sender, which its WAL bounds only by the segment size.
+     */
+    static final int MAX_FRAME_BYTES = 256 << 20;
+    /** Largest frame the server accepts from a client (HELLO): nothing a client sends needs more. */
+    static final int MAX_REQUEST_FRAME_BYTES = 4096;
 
     private ShipProtocol() {
     }

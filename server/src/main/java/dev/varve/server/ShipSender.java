@@ -118,9 +118,10 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                     Thread.currentThread().interrupt();
                     throw new ReceiverGone("the shipping thread was interrupted");
                 }
-                if (queue.overflowed()) {
-                    fail(ch, "the standby fell more than " + (followBufferBytes >> 20) + " MiB behind the sender; the follow stream ends"
-                            + " (the standby holds everything up to here; follow again into a new directory to reseed)");
+                String overflow = queue.overflow();
+                if (overflow != null) {
+                    fail(ch, overflow + "; the follow stream ends (the standby holds everything up to here; follow again into a new"
+                            + " directory to reseed)");
                     return;
                 }
                 if (bodies.isEmpty()) bodies = List.of(new byte[]{ShipProtocol.HEARTBEAT});

@@ -123,7 +123,7 @@ public final class SnapshotBackup {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             ch.pipeline().addLast(new IdleStateHandler(idleTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS));
-                            ch.pipeline().addLast(new FrameDecoder());
+                            ch.pipeline().addLast(new FrameDecoder(ShipProtocol.MAX_FRAME_BYTES));
                             ch.pipeline().addLast(receiver);
                         }
                     });
