@@ -22,12 +22,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * HTTP glue of the admin endpoint: a request the codec could not decode (line or headers too long, malformed) gets
- * its 4xx and the connection is closed; a decoded one goes to {@link AdminRoutes}. Runs on the admin executor, not
- * the event loop, since a route may read pages. A failure inside a route is logged and answered 500 without
- * details.
+ * its 4xx and the connection is closed; a decoded one goes to {@link AdminRoutes} on the admin threads, not the event
+ * loop, since a route may read pages. One connection's requests are answered one after another, in order (pipelined
+ * requests too); when the admin threads are swamped the answer is 503. A failure inside a route is logged and
+ * answered 500 without details.
  */
 final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static final Logger LOG = LoggerFactory.getLogger(HttpAdminHandler.class);
@@ -35,13 +40,39 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
     private static final int MAX_PARAMS = 16;
 
     private final AdminRoutes routes;
+    private final Executor adminThreads;
+    /** The answer to this connection's previous request: the next one is computed after it. */
+    private CompletableFuture<Void> previous = CompletableFuture.completedFuture(null);
 
-    HttpAdminHandler(AdminRoutes routes) {
+    HttpAdminHandler(AdminRoutes routes, Executor adminThreads) {
+        super(false); // the request is released once answered, on an admin thread
         this.routes = routes;
+        this.adminThreads = adminThreads;
     }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        // after the previous answer, whatever became of it; the event loop is the only thread touching `previous`
+        previous = previous.handle((ignored, failure) -> null).thenRunAsync(() -> {
+            try {
+                answer(ctx, req);
+            } finally {
+                req.release();
+            }
+        }, adminThreads).exceptionally(failure -> {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            if (cause instanceof RejectedExecutionException) { // never ran: answer and release here
+                send(ctx, req, AdminRoutes.Response.error(503, "the server is busy; try again"), false);
+                req.release();
+            } else {
+                LOG.warn("admin request {} {} failed", req.method(), req.uri(), cause);
+                ctx.close();
+            }
+            return null;
+        });
+    }
+
+    private void answer(ChannelHandlerContext ctx, FullHttpRequest req) {
         DecoderResult dr = req.decoderResult();
         if (dr.isFailure()) {
             Throwable c = dr.cause();

@@ -47,7 +47,7 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
             p.addLast(new HttpServerCodec(o.maxInitialLineBytes(), o.maxHeaderBytes(), 8192));
             p.addLast(new RequestDeadline(o.requestTimeout().toNanos()));
             p.addLast(new HttpObjectAggregator(o.maxRequestBodyBytes()));
-            p.addLast(shared.adminExecutor, new HttpAdminHandler(shared.routes));
+            p.addLast(new HttpAdminHandler(shared.routes, shared.adminThreads));
         }
         p.remove(this); // hands what it has buffered to the handlers just added
     }

@@ -11,11 +11,10 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.util.concurrent.DefaultEventExecutorGroup;
-import io.netty.util.concurrent.EventExecutorGroup;
 
 import java.net.InetSocketAddress;
 import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -40,14 +39,14 @@ public final class VarveServer implements AutoCloseable {
         final Varve store;
         final ServerOptions options;
         final AdminRoutes routes;
-        final EventExecutorGroup adminExecutor;
+        final ExecutorService adminThreads;
         final ExecutorService shipThreads;
 
-        Shared(Varve store, ServerOptions options, AdminRoutes routes, EventExecutorGroup adminExecutor, ExecutorService shipThreads) {
+        Shared(Varve store, ServerOptions options, AdminRoutes routes, ExecutorService adminThreads, ExecutorService shipThreads) {
             this.store = store;
             this.options = options;
             this.routes = routes;
-            this.adminExecutor = adminExecutor;
+            this.adminThreads = adminThreads;
             this.shipThreads = shipThreads;
         }
     }
@@ -66,7 +65,7 @@ public final class VarveServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.shared = new Shared(store, options, new AdminRoutes(store, sampler, options.allowWrites()), new DefaultEventExecutorGroup(2), shipThreads);
+        this.shared = new Shared(store, options, new AdminRoutes(store, sampler, options.allowWrites()), adminThreads(), shipThreads);
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
         try {
@@ -83,6 +82,16 @@ public final class VarveServer implements AutoCloseable {
             shutdown();
             throw new IllegalStateException("cannot bind " + address + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Two threads answer HTTP requests (routes may read pages); a backlog of more than 256 requests gets 503. */
+    private static ExecutorService adminThreads() {
+        AtomicInteger no = new AtomicInteger();
+        return new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(256), r -> {
+            Thread t = new Thread(r, "varve-server-admin-" + no.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** Starts a read-only server for {@code store} on {@code address} (a loopback address) with default options. */
@@ -123,7 +132,7 @@ public final class VarveServer implements AutoCloseable {
         sampler.close();
         boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
-        shared.adminExecutor.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        shared.adminThreads.shutdownNow();
         shared.shipThreads.shutdownNow();
     }
 }

@@ -202,6 +202,12 @@ class AdminHttpTest {
         byte[] badCrc = {'V', 'R', 'V', 'S', 0, 0, 0, 9, ShipProtocol.HELLO, 0, 0, 0, 1, 0, 0, 0, 0};
         assertFalse(http.raw(badCrc, Duration.ofSeconds(10)).contains("<timeout>"));
 
+        // pipelined requests on one connection are answered in order
+        String pipelined = http.raw(ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
+        int ok = pipelined.indexOf("HTTP/1.1 200"), missing = pipelined.indexOf("HTTP/1.1 404");
+        assertTrue(ok >= 0 && missing > ok, pipelined);
+
         assertEquals(200, http.get("/api/tables").statusCode(), "the server still serves");
         assertEquals("20", new String(store.table("accounts").get(bytes("alice")), StandardCharsets.UTF_8));
         store.table("accounts").put(bytes("carol"), bytes("1")); // and the store still writes

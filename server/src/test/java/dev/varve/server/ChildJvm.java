@@ -92,7 +92,13 @@ final class ChildJvm implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
-        if (process.isAlive()) kill9();
+    public void close() {
+        if (!process.isAlive()) return;
+        try {
+            kill9();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while killing a child JVM", e);
+        }
     }
 }
