@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
@@ -15,8 +16,9 @@ import java.util.List;
  * digest of what arrived against the sender's END frame, then the digest of what the closed and reopened store reads
  * back. Not thread-safe: one applier thread drives it.
  *
- * <p>The store is written with {@code walSyncMode=BACKGROUND}: until the transfer is committed the directory is
- * marked unfinished, so nothing written before the final close (a checkpoint and fsync) needs to survive a crash.
+ * <p>The store is written with {@code walSyncMode=BACKGROUND} and uncompressed recovery files: until the transfer is
+ * committed the directory is marked unfinished, so nothing written before the final close (a checkpoint and fsync)
+ * needs to survive a crash, and compressing what no recovery will read would only cost CPU.
  */
 final class ImageWriter implements AutoCloseable {
     /** Puts go to the store in atomic batches of about this many key and value bytes. */
@@ -57,7 +59,7 @@ final class ImageWriter implements AutoCloseable {
         int partitions = p.readInt();
         RecoveryMode mode = recoveryModeOverride != null ? recoveryModeOverride : RecoveryMode.valueOf(Frame.readString(p));
         store = Varve.open(VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
-                .recoveryMode(mode).walSyncMode(WalSyncMode.BACKGROUND).build());
+                .recoveryMode(mode).recoveryCompression(RecoveryCompression.DISABLED).walSyncMode(WalSyncMode.BACKGROUND).build());
     }
 
     void table(ByteBuf p) {
@@ -101,7 +103,10 @@ final class ImageWriter implements AutoCloseable {
         keysAndValues.clear();
     }
 
-    /** Checks the END frame against what arrived, closes the store, reads it back and checks again, commits; returns the config of the committed store. */
+    /**
+     * Checks the END frame against what arrived, closes the store, reads it back and checks again, commits; returns
+     * the configuration to keep writing the committed store with (follow mode): durable writes, default compression.
+     */
     VarveConfig end(ByteBuf p) {
         checkStarted();
         long entries = p.readLong();
@@ -120,7 +125,8 @@ final class ImageWriter implements AutoCloseable {
         }
         verifyNanos = System.nanoTime() - verifyStart;
         incoming.commit();
-        return config.toBuilder().path(incoming.target()).walSyncMode(WalSyncMode.LOG_ONLY).build();
+        return config.toBuilder().path(incoming.target()).walSyncMode(WalSyncMode.LOG_ONLY)
+                .recoveryCompression(VarveConfig.RECOVERY_COMPRESSION_DEFAULT).build();
     }
 
     private static ImageDigest readBack(Varve s) {
