@@ -12,7 +12,7 @@ import java.util.Locale;
 /** The command-line flags of {@link Main}, parsed and checked; {@link UsageException} names a bad one. */
 final class Options {
     /** What to run. */
-    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, HELP }
+    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, SHIP, HELP }
 
     /** What {@code java -jar varve-benchmarks.jar} runs without a job flag. */
     static final Job DEFAULT_JOB = Job.COMPARE;
@@ -30,6 +30,7 @@ final class Options {
     static final long KEYS_DEFAULT = 200_000;
     static final int SECONDS_DEFAULT = 20;
     static final int DIRTY_MIB_DEFAULT = 1024;
+    static final int SHIP_MIB_DEFAULT = 1024;
     static final Path OUT_DEFAULT = Path.of("benchmark-report");
     static final int COMPARE_SECONDS_DEFAULT = 4;
     static final int COMPARE_SECONDS_LONG = 20;
@@ -56,6 +57,9 @@ final class Options {
             "  --retention             Thresher's ranked-retention claims in one run: checkpoint cost vs retention fraction,",
             "                          archive plateau, lazy vs eager ranking, diff compactness, as-of reads page- vs",
             "                          diff-based; writes RETENTION.md and a chart to --out and prints the tables",
+            "  --ship                  snapshot shipping on loopback: a --ship-mib image pulled from a live store while a",
+            "                          writer keeps writing; throughput against the disk's durable write bandwidth and the",
+            "                          writer's put rate during the transfer against without it",
             "  --jmh [JMH ARGS...]     run JMH with the remaining arguments, e.g. --jmh PutGetBenchmark -f 1",
             "                          (--jmh -h lists JMH's flags, --jmh -l the benchmarks)",
             "  --help                  this text",
@@ -72,6 +76,7 @@ final class Options {
             "  --seconds N             --recovery-modes: seconds per configuration (default " + SECONDS_DEFAULT + "); compare: seconds",
             "                          per phase (default " + COMPARE_SECONDS_DEFAULT + ", --long " + COMPARE_SECONDS_LONG + "); retention: seconds",
             "                          per configuration (default " + RETENTION_SECONDS_DEFAULT + ")",
+            "  --ship-mib N            --ship: MiB of key and value bytes in the shipped image (default " + SHIP_MIB_DEFAULT + ")",
             "  --dirty-mib N           --recovery-time: MiB of dirty pages at the kill (default " + DIRTY_MIB_DEFAULT + ")",
             "  --long                  compare: the long version: all six phases (puts and batches of each load), LOG_ONLY",
             "                          and FSYNC, " + COMPARE_SECONDS_LONG + " s per phase (about an hour on 2 cores)",
@@ -92,6 +97,7 @@ final class Options {
     WalSyncMode sync = VarveConfig.WAL_SYNC_MODE_DEFAULT;
     int seconds = SECONDS_DEFAULT;
     int dirtyMiB = DIRTY_MIB_DEFAULT;
+    int shipMiB = SHIP_MIB_DEFAULT;
     boolean verbose;
     boolean longRun;
     Path out = OUT_DEFAULT;
@@ -120,6 +126,8 @@ final class Options {
                 case "--recovery-modes" -> o.job(Job.RECOVERY_MODES);
                 case "--recovery-time" -> o.job(Job.RECOVERY_TIME);
                 case "--retention" -> o.job(Job.RETENTION);
+                case "--ship" -> o.job(Job.SHIP);
+                case "--ship-mib" -> o.shipMiB = (int) number(args, ++i, flag, 1, 64 * 1024);
                 case "--verbose" -> o.verbose = true;
                 case "--dir" -> o.dir = Path.of(value(args, ++i, flag));
                 case "--keys" -> {

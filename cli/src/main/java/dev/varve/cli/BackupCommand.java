@@ -34,10 +34,10 @@ final class BackupCommand implements Callable<Integer> {
         newStore.checkEmpty();
         Map<String, Object> perTable = new LinkedHashMap<>();
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, asOf)) {
-            int partitions = s.tableNames().isEmpty() ? 1 : s.table(s.tableNames().get(0)).partitions();
+            int partitions = s.tables().isEmpty() ? 1 : s.table(s.tables().get(0)).partitions();
             try (Varve target = Varve.open(newStore.config(s.config().pageSize(), partitions))) {
                 BatchWriter w = new BatchWriter(target);
-                for (String name : s.tableNames()) {
+                for (String name : s.tables()) {
                     target.table(name);
                     long[] n = {0};
                     src.forEach(name, null, null, (k, v) -> {

@@ -43,7 +43,7 @@ final class DumpCommand implements Callable<Integer> {
         byte[] hi = range.hi(read.encoding);
         Map<String, Object> perTable = new LinkedHashMap<>();
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf)) {
-            List<String> names = tables == null ? s.tableNames() : tables;
+            List<String> names = tables == null ? s.tables() : tables;
             try (DumpFile.Writer w = new DumpFile.Writer(out)) {
                 for (String name : names) {
                     w.table(name, src.table(name).partitions());

@@ -102,7 +102,7 @@ final class InfoCommand implements Callable<Integer> {
 
     private static List<Map<String, Object>> tables(Varve v) {
         List<Map<String, Object>> out = new ArrayList<>();
-        for (String name : v.tableNames()) {
+        for (String name : v.tables()) {
             Table t = v.table(name);
             long[] sizes = new long[t.partitions()];
             long total = 0;

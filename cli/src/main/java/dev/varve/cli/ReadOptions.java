@@ -33,7 +33,7 @@ final class ReadOptions {
 
         /** The table {@code name}; an unknown name is refused rather than created. */
         Table table(String name) {
-            if (!store.tableNames().contains(name)) throw new IllegalArgumentException("the store has no table '" + name + "' (tables: " + store.tableNames() + ")");
+            if (!store.tables().contains(name)) throw new IllegalArgumentException("the store has no table '" + name + "' (tables: " + store.tables() + ")");
             return view == null ? store.table(name) : view.table(name);
         }
 

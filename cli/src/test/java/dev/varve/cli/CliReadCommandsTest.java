@@ -156,7 +156,7 @@ class CliReadCommandsTest {
         Path loaded = tmp.resolve("asof2-loaded");
         assertEquals(0, CliRun.of("load", dump.toString(), "--to", loaded.toString()).code());
         try (Varve v = Varve.open(dev.varve.config.VarveConfig.builder().path(loaded).build())) {
-            assertEquals(List.of("accounts"), v.tableNames());
+            assertEquals(List.of("accounts"), v.tables());
             assertEquals(FixtureStores.model(2).get("accounts").keySet(), contents(v::table).get("accounts").keySet());
         }
         Files.write(dump, new byte[]{1}, java.nio.file.StandardOpenOption.APPEND);

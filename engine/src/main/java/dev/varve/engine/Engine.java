@@ -33,6 +33,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
@@ -65,6 +66,7 @@ final class Engine implements LogicalReplay {
     final int maxKeyBytes;
     final LongAdder writes = new LongAdder();
     final LongAdder reads = new LongAdder();
+    final ChangePublisher changes = new ChangePublisher();
     private final ReentrantReadWriteLock checkpointLock = new ReentrantReadWriteLock();
     private final Throttle throttle;
     private final Map<String, TableHandle> tables = new ConcurrentHashMap<>();
@@ -224,6 +226,7 @@ final class Engine implements LogicalReplay {
             partitions.put(fileId, parts[p]);
         }
         tables.put(e.name(), new TableHandle(this, e.name(), e.options(), parts));
+        changes.tableRegistered(e.id(), e.name());
         nextTableId = Math.max(nextTableId, e.id() + 1);
     }
 
@@ -273,10 +276,11 @@ final class Engine implements LogicalReplay {
         }
     }
 
-    /** Table names in name order. */
+    /** The names of the tables in the catalog, in the catalog's order (unsigned UTF-8 bytes, as a snapshot lists them). */
     List<String> tableNames() {
+        checkOpen();
         List<String> names = new ArrayList<>(tables.keySet());
-        names.sort(null);
+        names.sort((a, b) -> Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8)));
         return names;
     }
 
@@ -369,8 +373,11 @@ final class Engine implements LogicalReplay {
                 try {
                     checkWritable();
                     if (!worthLogging.getAsBoolean()) return false;
-                    lsn = wal.append(type, record.get());
+                    ByteBuffer payload = record.get();
+                    ByteBuffer published = changes.active() ? payload.duplicate() : null; // read after the apply
+                    lsn = wal.append(type, payload);
                     result = applyLogged(change);
+                    if (published != null) changes.logged(type, published, lsn);
                 } finally {
                     for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
                 }
@@ -405,6 +412,15 @@ final class Engine implements LogicalReplay {
      * writes that completed before are in it and writes that start after are not (I9).
      */
     long snapshotNow(int rank) {
+        return declare(rank, null);
+    }
+
+    /** Declares a snapshot and, in the same instant (no write in flight), subscribes {@code l} to what follows it. */
+    ChangeFeed follow(int rank, ChangeListener l) {
+        return changes.feed(declare(rank, l), l);
+    }
+
+    private long declare(int rank, ChangeListener subscriber) {
         checkOpen();
         checkNotReadOnly();
         int levels = config.retention().levelCount();
@@ -418,6 +434,8 @@ final class Engine implements LogicalReplay {
             long now = System.currentTimeMillis();
             lsn = wal.append(RecordTypes.SNAPSHOT, LogicalRecords.encodeSnapshot(id, rank, now));
             archive.declare(id, rank, now, lsn);
+            changes.snapshot(lsn, id, rank);
+            if (subscriber != null) changes.add(subscriber);
         } finally {
             checkpointLock.writeLock().unlock();
         }
@@ -439,6 +457,7 @@ final class Engine implements LogicalReplay {
             if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
             lsn = wal.append(RecordTypes.RANK, LogicalRecords.encodeRank(id, rank));
             archive.rank(id, rank, lsn);
+            changes.rank(lsn, id, rank);
         } finally {
             checkpointLock.writeLock().unlock();
         }

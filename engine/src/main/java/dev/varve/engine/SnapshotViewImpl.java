@@ -4,6 +4,8 @@ import dev.varve.core.page.PageId;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.snapshot.AsOfPages;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -24,6 +26,14 @@ final class SnapshotViewImpl implements SnapshotView {
     @Override
     public long id() {
         return pages.snapshot();
+    }
+
+    @Override
+    public List<String> tables() {
+        checkOpen();
+        List<String> names = new ArrayList<>();
+        for (Catalog.Entry e : catalog.all()) names.add(e.name());
+        return names;
     }
 
     @Override

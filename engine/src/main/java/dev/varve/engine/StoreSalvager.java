@@ -49,7 +49,7 @@ public final class StoreSalvager {
         }
         try (store) {
             Engine e = store.engine();
-            for (String name : store.tableNames()) {
+            for (String name : store.tables()) {
                 Table t = store.table(name);
                 sink.table(name, t.partitions());
                 for (int p = 0; p < t.partitions(); p++) scanOrSalvage(store, e, name, t.partition(p), sink);

@@ -6,6 +6,7 @@ import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.recovery.RecoveryReport;
 
+import dev.varve.snapshot.DroppedSnapshot;
 import dev.varve.snapshot.SnapshotRecord;
 
 import java.nio.file.Files;
@@ -38,6 +39,12 @@ import java.util.function.Consumer;
 public final class Varve implements AutoCloseable {
     /** Largest value, bytes. */
     public static final int MAX_VALUE_BYTES = BPlusTree.MAX_VALUE_BYTES;
+
+    /**
+     * A subdirectory of the store directory that marks an unfinished transfer (a backup being received into it):
+     * while it exists, {@link #open} refuses the directory, so a cut transfer never passes for a store.
+     */
+    public static final String INCOMING_DIR = ".incoming";
 
     private final Engine engine;
     private final EngineMetrics metrics;
@@ -74,7 +81,15 @@ public final class Varve implements AutoCloseable {
             if (o == null) throw new IllegalArgumentException("an open option must not be null");
             set.add(o);
         }
+        refuseUnfinishedTransfer(config);
         return new Varve(Engine.open(config, io, false, set.contains(OpenOption.TRUNCATE_DAMAGED_WAL)));
+    }
+
+    /** A directory a backup is still being received into is not a store yet: neither open may take it for one. */
+    private static void refuseUnfinishedTransfer(VarveConfig config) {
+        if (Files.exists(config.path().resolve(INCOMING_DIR)))
+            throw new IllegalStateException("the directory " + config.path() + " holds an unfinished transfer (" + INCOMING_DIR
+                    + " is present): it is not a store yet; run the same backup again to complete it, or delete the directory");
     }
 
     /**
@@ -96,6 +111,7 @@ public final class Varve implements AutoCloseable {
         Path dir = config.path();
         if (!Files.isDirectory(dir.resolve("wal")) && !Files.isDirectory(dir.resolve("pages")))
             throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
+        refuseUnfinishedTransfer(config);
         return new Varve(Engine.open(config, new MemoryOverlayIO(), true, false));
     }
 
@@ -121,6 +137,11 @@ public final class Varve implements AutoCloseable {
      */
     public Table table(String name, TableOptions options) {
         return engine.table(name, options);
+    }
+
+    /** The names of the store's tables, in unsigned UTF-8 byte order (as {@link SnapshotView#tables()} lists them). */
+    public List<String> tables() {
+        return engine.tableNames();
     }
 
     /** Applies the batch's operations atomically across keys, tables and partitions: all of them or none. */
@@ -180,6 +201,17 @@ public final class Varve implements AutoCloseable {
     }
 
     /**
+     * Declares a snapshot of rank {@code rank} and, in the same instant, subscribes {@code listener} to every change
+     * committed after it (see {@link ChangeListener} for when and how it is called): a consistent image
+     * ({@code asOf(feed.snapshot())}) plus the feed reproduce the store as it goes on. Used by snapshot shipping's
+     * follow mode. Close the feed to stop.
+     */
+    public ChangeFeed follow(int rank, ChangeListener listener) {
+        if (listener == null) throw new IllegalArgumentException("listener must not be null");
+        return engine.follow(rank, listener);
+    }
+
+    /**
      * Raises the rank of a live snapshot after its declaration (lazy ranking), so the retention policy keeps it as
      * long as its new rank says. Logged and as durable as a write.
      *
@@ -210,6 +242,21 @@ public final class Varve implements AutoCloseable {
         return out;
     }
 
+    /**
+     * The most recent snapshots the retention policy let go, newest first, at most {@code max} of them, each with
+     * when and why it was dropped.
+     */
+    public List<DroppedSnapshotInfo> droppedSnapshots(int max) {
+        if (max < 0) throw new IllegalArgumentException("max must be >= 0, was " + max);
+        engine.checkOpen();
+        List<DroppedSnapshotInfo> out = new ArrayList<>();
+        for (long id = engine.archive.latest(); id >= 1 && out.size() < max; id--) {
+            DroppedSnapshot d = engine.archive.dropped(id);
+            if (d != null) out.add(new DroppedSnapshotInfo(d.id(), Instant.ofEpochMilli(d.droppedMillis()), d.why()));
+        }
+        return out;
+    }
+
     /** Writes every dirty page, fsyncs, and releases the store. Idempotent. */
     @Override
     public void close() {
@@ -222,11 +269,6 @@ public final class Varve implements AutoCloseable {
         return engine;
     }
 
-    /** Names of the tables, in name order. */
-    public List<String> tableNames() {
-        engine.checkOpen();
-        return engine.tableNames();
-    }
 
     /** Simulates a process crash (tests): threads stop, nothing is flushed, the directory lock is released. */
     void halt() {

@@ -1,0 +1,156 @@
+package dev.varve.benchmarks;
+
+import dev.varve.engine.Table;
+import dev.varve.engine.Varve;
+import dev.varve.server.BackupResult;
+import dev.varve.server.SnapshotBackup;
+import dev.varve.server.VarveServer;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@code --ship}: snapshot shipping on loopback, in one run and on one disk. Loads an image of {@code --ship-mib} MiB
+ * (8 KiB values, so every value has an overflow page), declares a snapshot, then measures, one after another:
+ * <ol>
+ *   <li>the disk's durable sequential write bandwidth: a file as large as the image (at most 1 GiB) written in
+ *       1 MiB pieces and fsynced;</li>
+ *   <li>a writer's put rate (1 KiB values over 200,000 keys, full speed) for {@code --seconds} without a transfer;</li>
+ *   <li>the transfer ({@link SnapshotBackup} from a {@link VarveServer} on loopback into a new directory on the
+ *       same disk) while the same writer runs: image bytes per second of the whole transfer (its final close, fsync
+ *       and read-back verification included), and the writer's put rate meanwhile.</li>
+ * </ol>
+ * Sender and receiver share the machine's cores and disk, as a backup onto the same host would.
+ */
+final class ShipJob {
+    private static final int IMAGE_VALUE_BYTES = 8 << 10;
+    private static final int WRITER_VALUE_BYTES = 1 << 10;
+    private static final int WRITER_KEYS = 200_000;
+    private static final int BASELINE_SECONDS_DEFAULT = 10;
+
+    private final Options opts;
+    private final PrintStream out;
+
+    ShipJob(Options opts, PrintStream out) {
+        this.opts = opts;
+        this.out = out;
+    }
+
+    void run() throws Exception {
+        StoreDirs.wipe(opts.dir);
+        long imageBytes = (long) opts.shipMiB << 20;
+        out.printf(Locale.ROOT, "--ship: %d MiB image, writer %d-byte puts over %d keys, store in %s%n", opts.shipMiB, WRITER_VALUE_BYTES,
+                WRITER_KEYS, opts.dir.toAbsolutePath());
+        double diskBytesPerSec = diskBandwidth(opts.dir.resolve("disk-probe"), Math.min(imageBytes, 1L << 30));
+        out.printf(Locale.ROOT, "disk: durable sequential writes %.0f MiB/s%n", diskBytesPerSec / (1 << 20));
+        try (Varve store = Varve.open(opts.config(opts.dir.resolve("source")).build())) {
+            long snapshot = load(store, imageBytes);
+            int seconds = opts.secondsSet ? opts.seconds : BASELINE_SECONDS_DEFAULT;
+            double baseline = writerRate(store, seconds);
+            out.printf(Locale.ROOT, "writer without a transfer: %.0f puts/s over %d s%n", baseline, seconds);
+            try (VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
+                AtomicBoolean stop = new AtomicBoolean();
+                AtomicLong puts = new AtomicLong();
+                Thread writer = new Thread(() -> write(store, stop, puts), "ship-writer");
+                writer.start();
+                long t0 = System.nanoTime();
+                BackupResult r;
+                try {
+                    r = new SnapshotBackup(server.address(), snapshot, opts.dir.resolve("backup")).run();
+                } finally {
+                    stop.set(true);
+                    writer.join();
+                }
+                double secs = (System.nanoTime() - t0) / 1e9;
+                double during = puts.get() / secs;
+                double shipBytesPerSec = r.bytes() / (r.nanos() / 1e9);
+                long backupBytes = StoreDirs.size(opts.dir.resolve("backup"));
+                TextTable t = new TextTable("snapshot shipping, " + opts.shipMiB + " MiB", List.of("figure"));
+                t.row("entries shipped", List.of(Long.toString(r.entries())));
+                t.row("key+value bytes shipped, MiB", List.of(String.format(Locale.ROOT, "%.0f", r.bytes() / (double) (1 << 20))));
+                t.row("backup directory on disk, MiB", List.of(String.format(Locale.ROOT, "%.0f", backupBytes / (double) (1 << 20))));
+                t.row("transfer time, s", List.of(String.format(Locale.ROOT, "%.1f", r.nanos() / 1e9)));
+                t.row("  of which read-back verification, s", List.of(String.format(Locale.ROOT, "%.1f", r.verifyNanos() / 1e9)));
+                t.row("transfer throughput, MiB/s", List.of(String.format(Locale.ROOT, "%.1f", shipBytesPerSec / (1 << 20))));
+                t.row("disk durable write bandwidth, MiB/s", List.of(String.format(Locale.ROOT, "%.1f", diskBytesPerSec / (1 << 20))));
+                t.row("transfer / disk bandwidth", List.of(String.format(Locale.ROOT, "%.2f", shipBytesPerSec / diskBytesPerSec)));
+                t.row("writer puts/s without transfer", List.of(String.format(Locale.ROOT, "%.0f", baseline)));
+                t.row("writer puts/s during transfer", List.of(String.format(Locale.ROOT, "%.0f", during)));
+                t.row("during / without", List.of(String.format(Locale.ROOT, "%.2f", during / baseline)));
+                t.print(out);
+            }
+        }
+    }
+
+    /** Bytes per second of writing {@code bytes} to a new file in 1 MiB pieces and fsyncing it. */
+    private static double diskBandwidth(Path file, long bytes) throws IOException {
+        ByteBuffer chunk = ByteBuffer.allocateDirect(1 << 20);
+        SplittableRandom rnd = new SplittableRandom(1);
+        while (chunk.hasRemaining()) chunk.putLong(rnd.nextLong());
+        long t0 = System.nanoTime();
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            for (long written = 0; written < bytes; written += chunk.capacity()) {
+                chunk.clear();
+                while (chunk.hasRemaining()) ch.write(chunk);
+            }
+            ch.force(true);
+        }
+        double rate = bytes / ((System.nanoTime() - t0) / 1e9);
+        Files.delete(file);
+        return rate;
+    }
+
+    /** Puts {@code bytes} of 8 KiB values, declares a snapshot and checkpoints; returns the snapshot id. */
+    private long load(Varve store, long bytes) {
+        Table t = store.table("image");
+        SplittableRandom rnd = new SplittableRandom(7);
+        byte[] v = new byte[IMAGE_VALUE_BYTES];
+        long t0 = System.nanoTime();
+        long n = bytes / (IMAGE_VALUE_BYTES + 16);
+        for (long i = 0; i < n; i++) {
+            for (int j = 0; j < v.length; j += 8) {
+                long r = rnd.nextLong();
+                for (int b = 0; b < 8; b++) v[j + b] = (byte) (r >>> (8 * b));
+            }
+            t.put(String.format("image-%010d", i).getBytes(), v);
+        }
+        long snapshot = store.snapshotNow();
+        store.checkpoint().join();
+        out.printf(Locale.ROOT, "loaded %d entries in %.1f s, snapshot %d%n", n, (System.nanoTime() - t0) / 1e9, snapshot);
+        return snapshot;
+    }
+
+    private static double writerRate(Varve store, int seconds) throws InterruptedException {
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong puts = new AtomicLong();
+        Thread writer = new Thread(() -> write(store, stop, puts), "ship-writer-baseline");
+        long t0 = System.nanoTime();
+        writer.start();
+        Thread.sleep(seconds * 1000L);
+        stop.set(true);
+        writer.join();
+        return puts.get() / ((System.nanoTime() - t0) / 1e9);
+    }
+
+    private static void write(Varve store, AtomicBoolean stop, AtomicLong puts) {
+        Table t = store.table("live");
+        SplittableRandom rnd = new SplittableRandom(11);
+        byte[] v = new byte[WRITER_VALUE_BYTES];
+        while (!stop.get()) {
+            v[rnd.nextInt(v.length)] = (byte) rnd.nextInt();
+            t.put(("live-" + rnd.nextInt(WRITER_KEYS)).getBytes(), v);
+            puts.incrementAndGet();
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package dev.varve.engine;
+
+import java.util.List;
+
+/**
+ * Receives the changes committed to a store after a snapshot (see {@link Varve#follow}): what the logical WAL records
+ * say, decoded, as each write commits.
+ *
+ * <p>Each call is made on the writer's thread inside the write's critical section (after its WAL record was appended
+ * and its pages changed, while it holds the locks of the partitions it wrote): an implementation must be
+ * thread-safe, must not block and must not call the store. Calls for one partition come in WAL order; calls for
+ * different partitions may interleave in any order, but never across a snapshot or rank declaration: every write
+ * committed before a declaration was delivered before it, every later one after it. Replaying the calls in the order
+ * they arrive therefore reproduces the store's state at every declaration. A listener that throws is unsubscribed
+ * (the write itself stands).
+ */
+public interface ChangeListener {
+    /** One atomic write (a single put or remove, or a whole batch): puts have a value, removes a null value. */
+    void onWrite(long lsn, List<Change> changes);
+
+    /** A table was created. */
+    void onTableCreated(long lsn, String table, int partitions);
+
+    /** Partition {@code partition} of {@code table} was emptied ({@link Partition#destroy()}). */
+    void onPartitionDestroyed(long lsn, String table, int partition);
+
+    /** A snapshot was declared. */
+    void onSnapshot(long lsn, long id, int rank);
+
+    /** A snapshot's rank was raised. */
+    void onRank(long lsn, long id, int rank);
+
+    /**
+     * One put ({@code value} non-null) or remove.
+     *
+     * @param table table name
+     * @param key   key
+     * @param value new value, or null for a remove
+     */
+    record Change(String table, byte[] key, byte[] value) {
+    }
+}

@@ -1,0 +1,19 @@
+package dev.varve.server;
+
+import java.nio.file.Path;
+
+/**
+ * A finished backup.
+ *
+ * @param target     the directory now holding the store
+ * @param snapshotId the snapshot it equals
+ * @param tables     tables received
+ * @param entries    entries received
+ * @param bytes      key and value bytes received
+ * @param nanos      wall time from connecting to the store being in place
+ * @param verifyNanos of which reading the closed store back to check it against the sender's digest
+ * @param writesFollowed follow mode: the sender's writes applied to the standby after the image (0 otherwise)
+ */
+public record BackupResult(Path target, long snapshotId, int tables, long entries, long bytes, long nanos, long verifyNanos,
+                           long writesFollowed) {
+}

@@ -1,0 +1,39 @@
+package dev.varve.server;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+
+import java.util.zip.CRC32C;
+
+/**
+ * Cuts the byte stream into {@link Frame}s and checks each one's CRC32C; a frame longer than the limit or with a
+ * wrong checksum fails the connection (a transfer is never trusted past a damaged frame).
+ */
+final class FrameDecoder extends LengthFieldBasedFrameDecoder {
+    /** Frames of up to {@code maxFrameBytes} after the length field. */
+    FrameDecoder(int maxFrameBytes) {
+        super(ShipProtocol.LENGTH_BYTES + maxFrameBytes, 0, ShipProtocol.LENGTH_BYTES, 0, ShipProtocol.LENGTH_BYTES);
+    }
+
+    @Override
+    protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
+        ByteBuf body = (ByteBuf) super.decode(ctx, in);
+        if (body == null) return null;
+        try {
+            if (body.readableBytes() < ShipProtocol.FRAME_OVERHEAD)
+                throw new CorruptedFrameException("shipping frame of " + body.readableBytes() + " bytes is shorter than its header");
+            int crcAt = body.writerIndex() - 4;
+            CRC32C crc = new CRC32C();
+            crc.update(body.nioBuffer(body.readerIndex(), crcAt - body.readerIndex()));
+            int expected = body.getInt(crcAt);
+            if ((int) crc.getValue() != expected)
+                throw new CorruptedFrameException(String.format("shipping frame fails its CRC32C (stored %08x, computed %08x)", expected, (int) crc.getValue()));
+            byte type = body.readByte();
+            return new Frame(type, body.retainedSlice(body.readerIndex(), crcAt - body.readerIndex()));
+        } finally {
+            body.release();
+        }
+    }
+}

@@ -1,0 +1,117 @@
+package dev.varve.server;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * HTTP glue of the admin endpoint: a request the codec could not decode (line or headers too long, malformed) gets
+ * its 4xx and the connection is closed; a decoded one goes to {@link AdminRoutes} on the admin threads, not the event
+ * loop, since a route may read pages. One connection's requests are answered one after another, in order (pipelined
+ * requests too); when the admin threads are swamped the answer is 503. A failure inside a route is logged and
+ * answered 500 without details.
+ */
+final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private static final Logger LOG = LoggerFactory.getLogger(HttpAdminHandler.class);
+    /** Query parameters decoded at most. */
+    private static final int MAX_PARAMS = 16;
+
+    private final AdminRoutes routes;
+    private final Executor adminThreads;
+    /** The answer to this connection's previous request: the next one is computed after it. */
+    private CompletableFuture<Void> previous = CompletableFuture.completedFuture(null);
+
+    HttpAdminHandler(AdminRoutes routes, Executor adminThreads) {
+        super(false); // the request is released once answered, on an admin thread
+        this.routes = routes;
+        this.adminThreads = adminThreads;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        // after the previous answer, whatever became of it; the event loop is the only thread touching `previous`
+        previous = previous.handle((ignored, failure) -> null).thenRunAsync(() -> {
+            try {
+                answer(ctx, req);
+            } finally {
+                req.release();
+            }
+        }, adminThreads).exceptionally(failure -> {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            if (cause instanceof RejectedExecutionException) { // never ran: answer and release here
+                send(ctx, req, AdminRoutes.Response.error(503, "the server is busy; try again"), false);
+                req.release();
+            } else {
+                LOG.warn("admin request {} {} failed", req.method(), req.uri(), cause);
+                ctx.close();
+            }
+            return null;
+        });
+    }
+
+    private void answer(ChannelHandlerContext ctx, FullHttpRequest req) {
+        DecoderResult dr = req.decoderResult();
+        if (dr.isFailure()) {
+            Throwable c = dr.cause();
+            int status = c instanceof TooLongHttpHeaderException ? 431 : c instanceof TooLongHttpLineException ? 414
+                    : c instanceof TooLongFrameException ? 413 : 400;
+            send(ctx, req, AdminRoutes.Response.error(status, "bad request: " + c.getMessage()), false);
+            return;
+        }
+        AdminRoutes.Response r;
+        try {
+            QueryStringDecoder q = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8, true, MAX_PARAMS);
+            String path = q.path();
+            r = routes.handle(req.method().name(), path, q.parameters());
+        } catch (IllegalArgumentException e) { // a malformed escape in the URI
+            r = AdminRoutes.Response.error(400, "bad request URI: " + e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.warn("admin request {} {} failed", req.method(), req.uri(), e);
+            r = AdminRoutes.Response.error(500, "internal error; the server log has the details");
+        }
+        send(ctx, req, r, r.status() < 400 && HttpUtil.isKeepAlive(req));
+    }
+
+    private static void send(ChannelHandlerContext ctx, FullHttpRequest req, AdminRoutes.Response r, boolean keepAlive) {
+        boolean head = HttpMethod.HEAD.equals(req.method());
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()),
+                head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(r.body()));
+        res.headers().set(HttpHeaderNames.CONTENT_TYPE, r.contentType());
+        res.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, r.body().length);
+        res.headers().set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE);
+        res.headers().set("X-Content-Type-Options", "nosniff");
+        res.headers().set("Content-Security-Policy", "default-src 'self'");
+        if (!keepAlive) res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        if (keepAlive) ctx.writeAndFlush(res);
+        else ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.debug("admin connection from {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+        ctx.close();
+    }
+}

@@ -1,0 +1,112 @@
+package dev.varve.server;
+
+import dev.varve.checkpoint.CheckpointStats;
+import dev.varve.engine.Varve;
+import dev.varve.engine.VarveMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Samples the store's metrics on one thread at a fixed interval into two bounded rings: the recent samples (for
+ * charts over time) and the recent checkpoints (each seen once, by its id changing). The archive's dead-byte count,
+ * which reads every archived record's header, is measured at a much lower rate and cached.
+ */
+final class MetricsSampler implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MetricsSampler.class);
+
+    /** One sample of the store's counters. */
+    record Sample(long millis, long writes, long walBytes, long archiveBytes, long[] archiveBytesPerLevel, long dirtyPages,
+                  long copyOnWritePages, long throttledNanos, long checkpointBufferUsedPages, long checkpoints) {
+    }
+
+    /** A checkpoint and when the sampler first saw it. */
+    record SeenCheckpoint(long seenMillis, CheckpointStats stats) {
+    }
+
+    private final Varve store;
+    private final int sampleCapacity;
+    private final int checkpointCapacity;
+    private final long deadBytesIntervalNanos;
+    private final ArrayDeque<Sample> samples = new ArrayDeque<>();
+    private final ArrayDeque<SeenCheckpoint> checkpoints = new ArrayDeque<>();
+    private final ScheduledExecutorService thread;
+    private long lastCheckpointId = -1;
+    private final Object deadBytesLock = new Object(); // apart from the rings: a measurement may take a while
+    private long deadBytes = -1;
+    private long deadBytesAt;
+
+    MetricsSampler(Varve store, ServerOptions options) {
+        this.store = store;
+        this.sampleCapacity = options.sampleHistory();
+        this.checkpointCapacity = options.checkpointHistory();
+        this.deadBytesIntervalNanos = options.deadBytesInterval().toNanos();
+        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "varve-server-sampler");
+            t.setDaemon(true);
+            return t;
+        });
+        sample();
+        long every = options.sampleInterval().toMillis();
+        thread.scheduleWithFixedDelay(this::sampleQuietly, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    private void sampleQuietly() {
+        try {
+            sample();
+        } catch (IllegalStateException closed) {
+            thread.shutdown(); // the store was closed under the server: nothing left to sample
+        } catch (RuntimeException e) {
+            LOG.warn("sampling the store's metrics failed", e);
+        }
+    }
+
+    private void sample() {
+        VarveMetrics m = store.metrics();
+        long now = System.currentTimeMillis();
+        Sample s = new Sample(now, m.writes(), m.walBytesWritten(), m.archiveBytes(), m.archiveBytesPerLevel(), m.dirtyPages(),
+                m.copyOnWritePages(), m.throttledNanos(), m.checkpointBufferUsedPages(), m.checkpointsCompleted());
+        CheckpointStats last = m.lastCheckpoint();
+        synchronized (this) {
+            add(samples, s, sampleCapacity);
+            if (last.id() != lastCheckpointId && last.id() > 0) add(checkpoints, new SeenCheckpoint(now, last), checkpointCapacity);
+            lastCheckpointId = last.id();
+        }
+    }
+
+    private static <T> void add(ArrayDeque<T> ring, T item, int capacity) {
+        if (ring.size() == capacity) ring.removeFirst();
+        ring.addLast(item);
+    }
+
+    synchronized List<Sample> samples() {
+        return new ArrayList<>(samples);
+    }
+
+    synchronized List<SeenCheckpoint> checkpoints() {
+        return new ArrayList<>(checkpoints);
+    }
+
+    /** The archive's dead bytes, measured again when the cached figure is older than the interval. */
+    long archiveDeadBytes() {
+        synchronized (deadBytesLock) {
+            long now = System.nanoTime();
+            if (deadBytes < 0 || now - deadBytesAt > deadBytesIntervalNanos) {
+                deadBytes = store.metrics().archiveDeadBytes();
+                deadBytesAt = now;
+            }
+            return deadBytes;
+        }
+    }
+
+    @Override
+    public void close() {
+        thread.shutdownNow();
+    }
+}

@@ -1,0 +1,60 @@
+package dev.varve.server;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One port, two protocols: looks at a connection's first four bytes and sets up the rest of its pipeline, the
+ * snapshot-shipping protocol for {@link ShipProtocol#MAGIC}, HTTP (admin, metrics, dashboard) for anything else.
+ * Until then the connection has the idle timeout, so a client that sends nothing is closed.
+ */
+final class ProtocolSniffer extends ByteToMessageDecoder {
+    static final String IDLE = "idle";
+
+    private final VarveServer.Shared shared;
+
+    ProtocolSniffer(VarveServer.Shared shared) {
+        this.shared = shared;
+    }
+
+    static void install(ChannelPipeline p, VarveServer.Shared shared) {
+        p.addLast(IDLE, new IdleStateHandler(0, 0, shared.options.idleTimeout().toNanos(), TimeUnit.NANOSECONDS));
+        p.addLast(new ProtocolSniffer(shared));
+    }
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (in.readableBytes() < ShipProtocol.MAGIC.length) return;
+        ChannelPipeline p = ctx.pipeline();
+        if (ByteBufUtil.equals(in, in.readerIndex(), Unpooled.wrappedBuffer(ShipProtocol.MAGIC), 0, ShipProtocol.MAGIC.length)) {
+            in.skipBytes(ShipProtocol.MAGIC.length);
+            p.remove(IDLE); // a transfer's receiver sends nothing after HELLO; the sender watches for stalls itself
+            p.addLast(new FrameDecoder(ShipProtocol.MAX_REQUEST_FRAME_BYTES));
+            p.addLast(new ShipSender(shared.store, shared.shipThreads, shared.options));
+        } else {
+            ServerOptions o = shared.options;
+            p.addLast(new HttpServerCodec(o.maxInitialLineBytes(), o.maxHeaderBytes(), 8192));
+            p.addLast(new RequestDeadline(o.requestTimeout().toNanos()));
+            p.addLast(new HttpObjectAggregator(o.maxRequestBodyBytes()));
+            p.addLast(new HttpAdminHandler(shared.routes, shared.adminThreads));
+        }
+        p.remove(this); // hands what it has buffered to the handlers just added
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof IdleStateEvent) ctx.close();
+        else super.userEventTriggered(ctx, evt);
+    }
+}

@@ -1,0 +1,77 @@
+package dev.varve.server;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Cuts slow HTTP clients: from the first byte of a connection, and again after each whole request, the next request
+ * must arrive whole within the deadline, or the client gets 408 and the connection closes. An idle-state event (no
+ * traffic at all) closes it too. The idle handler alone would not do: a client trickling one byte at a time never
+ * looks idle.
+ */
+final class RequestDeadline extends ChannelDuplexHandler {
+    private final long deadlineNanos;
+    private ScheduledFuture<?> timer;
+
+    RequestDeadline(long deadlineNanos) {
+        this.deadlineNanos = deadlineNanos;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        arm(ctx); // the sniffer adds this handler on the connection's first bytes
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof HttpObject) {
+            if (timer == null) arm(ctx);
+            if (msg instanceof LastHttpContent) disarm();
+        }
+        ctx.fireChannelRead(msg);
+    }
+
+    private void arm(ChannelHandlerContext ctx) {
+        if (timer != null) return;
+        timer = ctx.executor().schedule(() -> {
+            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.REQUEST_TIMEOUT,
+                    Unpooled.copiedBuffer("{\"status\":408,\"error\":\"the request did not arrive in time\"}", StandardCharsets.UTF_8));
+            r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=utf-8");
+            r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
+            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+        }, deadlineNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void disarm() {
+        if (timer != null) timer.cancel(false);
+        timer = null;
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent) ctx.close();
+        else ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        disarm();
+        ctx.fireChannelInactive();
+    }
+}

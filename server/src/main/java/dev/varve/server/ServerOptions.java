@@ -1,0 +1,182 @@
+package dev.varve.server;
+
+import java.time.Duration;
+
+/**
+ * Settings of a {@link VarveServer}, each with its default; every setter validates and names the bad field.
+ * Read-only and loopback-only by default: {@link #allowWrites} enables the endpoints that declare or rank snapshots,
+ * {@link #allowNonLoopback} lets the server bind an address other hosts can reach.
+ */
+public final class ServerOptions {
+    private boolean allowWrites;
+    private boolean allowNonLoopback;
+    private int maxInitialLineBytes = 4096;
+    private int maxHeaderBytes = 8192;
+    private int maxRequestBodyBytes = 64 << 10;
+    private Duration idleTimeout = Duration.ofSeconds(30);
+    private Duration requestTimeout = Duration.ofSeconds(10);
+    private Duration shipStallTimeout = Duration.ofSeconds(60);
+    private int maxTransfers = 4;
+    private long followBufferBytes = 64L << 20;
+    private int checkpointHistory = 100;
+    private int sampleHistory = 300;
+    private Duration sampleInterval = Duration.ofSeconds(1);
+    private Duration deadBytesInterval = Duration.ofSeconds(60);
+
+    /**
+     * Enables what writes to the store (default off: the server only reads): POST /api/snapshots (declare), POST
+     * /api/rank, and follow-mode shipping (which declares the snapshot its image is taken at).
+     */
+    public ServerOptions allowWrites(boolean v) {
+        allowWrites = v;
+        return this;
+    }
+
+    /** Allows binding a non-loopback address (default off). */
+    public ServerOptions allowNonLoopback(boolean v) {
+        allowNonLoopback = v;
+        return this;
+    }
+
+    /** Longest HTTP request line, bytes (default 4096); longer gets 414. */
+    public ServerOptions maxInitialLineBytes(int v) {
+        maxInitialLineBytes = positive("maxInitialLineBytes", v);
+        return this;
+    }
+
+    /** Largest HTTP header block, bytes (default 8192); larger gets 431. */
+    public ServerOptions maxHeaderBytes(int v) {
+        maxHeaderBytes = positive("maxHeaderBytes", v);
+        return this;
+    }
+
+    /** Largest HTTP request body, bytes (default 64 KiB); larger gets 413. */
+    public ServerOptions maxRequestBodyBytes(int v) {
+        maxRequestBodyBytes = positive("maxRequestBodyBytes", v);
+        return this;
+    }
+
+    /** An HTTP connection idle this long is closed (default 30 s). */
+    public ServerOptions idleTimeout(Duration v) {
+        idleTimeout = positive("idleTimeout", v);
+        return this;
+    }
+
+    /** An HTTP request must arrive whole within this time of its first byte (default 10 s): slow clients are cut. */
+    public ServerOptions requestTimeout(Duration v) {
+        requestTimeout = positive("requestTimeout", v);
+        return this;
+    }
+
+    /** A backup receiver that reads nothing for this long is cut off (default 60 s). */
+    public ServerOptions shipStallTimeout(Duration v) {
+        shipStallTimeout = positive("shipStallTimeout", v);
+        return this;
+    }
+
+    /** Snapshot transfers served at once (default 4); more are refused with a message. */
+    public ServerOptions maxTransfers(int v) {
+        maxTransfers = positive("maxTransfers", v);
+        return this;
+    }
+
+    /**
+     * Bytes of committed changes a follow stream may hold for a standby that reads slower than the store writes
+     * (default 64 MiB); past that the stream is cut, never the writers slowed.
+     */
+    public ServerOptions followBufferBytes(long v) {
+        if (v < 1 << 20) throw new IllegalArgumentException("followBufferBytes must be at least 1 MiB, was " + v);
+        followBufferBytes = v;
+        return this;
+    }
+
+    /** Checkpoints kept for /api/checkpoints and the dashboard (default 100). */
+    public ServerOptions checkpointHistory(int v) {
+        checkpointHistory = positive("checkpointHistory", v);
+        return this;
+    }
+
+    /** Metric samples kept for /api/series and the dashboard (default 300). */
+    public ServerOptions sampleHistory(int v) {
+        sampleHistory = positive("sampleHistory", v);
+        return this;
+    }
+
+    /** How often the server samples the store's metrics (default 1 s). */
+    public ServerOptions sampleInterval(Duration v) {
+        sampleInterval = positive("sampleInterval", v);
+        return this;
+    }
+
+    /** How often the archive's dead bytes are measured (default 60 s; it reads every archived record's header). */
+    public ServerOptions deadBytesInterval(Duration v) {
+        deadBytesInterval = positive("deadBytesInterval", v);
+        return this;
+    }
+
+    boolean allowWrites() {
+        return allowWrites;
+    }
+
+    boolean allowNonLoopback() {
+        return allowNonLoopback;
+    }
+
+    int maxInitialLineBytes() {
+        return maxInitialLineBytes;
+    }
+
+    int maxHeaderBytes() {
+        return maxHeaderBytes;
+    }
+
+    int maxRequestBodyBytes() {
+        return maxRequestBodyBytes;
+    }
+
+    Duration idleTimeout() {
+        return idleTimeout;
+    }
+
+    Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    Duration shipStallTimeout() {
+        return shipStallTimeout;
+    }
+
+    int maxTransfers() {
+        return maxTransfers;
+    }
+
+    long followBufferBytes() {
+        return followBufferBytes;
+    }
+
+    int checkpointHistory() {
+        return checkpointHistory;
+    }
+
+    int sampleHistory() {
+        return sampleHistory;
+    }
+
+    Duration sampleInterval() {
+        return sampleInterval;
+    }
+
+    Duration deadBytesInterval() {
+        return deadBytesInterval;
+    }
+
+    private static int positive(String field, int v) {
+        if (v <= 0) throw new IllegalArgumentException(field + " must be positive, was " + v);
+        return v;
+    }
+
+    private static Duration positive(String field, Duration v) {
+        if (v == null || v.isNegative() || v.isZero()) throw new IllegalArgumentException(field + " must be a positive duration, was " + v);
+        return v;
+    }
+}

@@ -1,0 +1,94 @@
+package dev.varve.server;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The snapshot-shipping wire format. A shipping connection opens with the 4-byte {@link #MAGIC} (the server tells it
+ * from HTTP by those bytes), then both sides exchange frames:
+ *
+ * <pre>
+ *   0        4      5                  5+n      9+n
+ *   +--------+------+------------------+--------+
+ *   | length | type | payload (n bytes)| crc32c |     length = 1 + n + 4 (bytes after the length field)
+ *   +--------+------+------------------+--------+     crc32c over type and payload
+ * </pre>
+ * All integers big-endian. Client to server: {@link #HELLO}. Server to client: {@link #HEADER}, then per table a
+ * {@link #TABLE} and its {@link #ENTRIES} frames in key order, then {@link #END}; or {@link #ERROR} at any point.
+ * In follow mode ({@link #FOLLOW} in HELLO's flags) the connection stays open after END and carries every change
+ * committed after the image's snapshot, in commit order: {@link #CHANGES}, {@link #TABLE_CREATED},
+ * {@link #PARTITION_DESTROYED}, {@link #SNAPSHOT}, {@link #RANK}, and a {@link #HEARTBEAT} each second without one.
+ *
+ * <ul>
+ *   <li>HELLO: version u32, snapshot id u64 (ignored in follow mode: the sender declares the image's snapshot),
+ *       flags u32.</li>
+ *   <li>HEADER: snapshot id u64, rank u32, declared millis u64, page size u32, partitions u32, recovery mode (string).</li>
+ *   <li>TABLE: name (string).</li>
+ *   <li>ENTRIES: count u32, then per entry key length u16, key, value length u32, value.</li>
+ *   <li>END: entries u64, key and value bytes u64, tables u32, image digest u32 (see {@link ImageDigest}).</li>
+ *   <li>ERROR: message (string).</li>
+ *   <li>CHANGES: lsn u64, count u32, then per change table (string), key length u16, key, value length i32 (-1 for a
+ *       remove), value: one atomic write.</li>
+ *   <li>TABLE_CREATED: lsn u64, name (string), partitions u32. PARTITION_DESTROYED: lsn u64, table (string),
+ *       partition u32.</li>
+ *   <li>SNAPSHOT and RANK: lsn u64, snapshot id u64, rank u32. HEARTBEAT: empty.</li>
+ * </ul>
+ * A string is a u16 byte length and UTF-8 bytes.
+ *
+ * <p>Versions: 1 — the first.
+ */
+final class ShipProtocol {
+    /** "VRVS": first bytes of a shipping connection. */
+    static final byte[] MAGIC = "VRVS".getBytes(StandardCharsets.US_ASCII);
+    static final int VERSION = 1;
+
+    static final byte HELLO = 1;
+    static final byte HEADER = 2;
+    static final byte TABLE = 3;
+    static final byte ENTRIES = 4;
+    static final byte END = 5;
+    static final byte ERROR = 6;
+    static final byte CHANGES = 7;
+    static final byte TABLE_CREATED = 8;
+    static final byte PARTITION_DESTROYED = 9;
+    static final byte SNAPSHOT = 10;
+    static final byte RANK = 11;
+    static final byte HEARTBEAT = 12;
+
+    /** HELLO flag: stream the changes after the image. */
+    static final int FOLLOW = 1;
+
+    /** Bytes of the length field. */
+    static final int LENGTH_BYTES = 4;
+    /** Bytes around a payload after the length field: type and CRC. */
+    static final int FRAME_OVERHEAD = 1 + 4;
+    /** An ENTRIES frame is closed once its payload passes this size (one entry may take it to ~1 MiB more). */
+    static final int ENTRIES_TARGET_BYTES = 256 << 10;
+    /**
+     * Largest frame a receiver accepts: an image frame is at most a target-size frame plus one largest entry, but one
+     * CHANGES frame carries a whole atomic write of the sender, which its WAL bounds only by the segment size.
+     */
+    static final int MAX_FRAME_BYTES = 256 << 20;
+    /** Largest frame the server accepts from a client (HELLO): nothing a client sends needs more. */
+    static final int MAX_REQUEST_FRAME_BYTES = 4096;
+
+    private ShipProtocol() {
+    }
+
+    static String typeName(byte type) {
+        switch (type) {
+            case HELLO: return "HELLO";
+            case HEADER: return "HEADER";
+            case TABLE: return "TABLE";
+            case ENTRIES: return "ENTRIES";
+            case END: return "END";
+            case ERROR: return "ERROR";
+            case CHANGES: return "CHANGES";
+            case TABLE_CREATED: return "TABLE_CREATED";
+            case PARTITION_DESTROYED: return "PARTITION_DESTROYED";
+            case SNAPSHOT: return "SNAPSHOT";
+            case RANK: return "RANK";
+            case HEARTBEAT: return "HEARTBEAT";
+            default: return "unknown type " + type;
+        }
+    }
+}

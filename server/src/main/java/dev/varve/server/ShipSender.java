@@ -1,0 +1,273 @@
+package dev.varve.server;
+
+import dev.varve.engine.ChangeFeed;
+import dev.varve.engine.Cursor;
+import dev.varve.engine.SnapshotInfo;
+import dev.varve.engine.SnapshotNotFoundException;
+import dev.varve.engine.SnapshotView;
+import dev.varve.engine.Varve;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The sending side of one shipping connection: on the client's HELLO it opens {@code asOf(id)} and streams the image
+ * from a shipping thread (never the event loop: reading history may wait for the disk).
+ *
+ * <p>Flow control: the thread writes a frame only while the channel is writable, i.e. while less than the high
+ * write-buffer watermark is queued, and otherwise waits for {@link #channelWritabilityChanged}. A slow receiver
+ * therefore holds the sender to about one watermark plus one frame of heap, and slows only this thread: the
+ * store's writers never wait for the network, only for the page latches the as-of reads take like any reader. A
+ * receiver that reads nothing for {@code stallNanos} is cut off.
+ *
+ * <p>Follow mode (writes allowed only: it declares a snapshot) streams, after the image, every change the store
+ * commits, through a bounded {@link ChangeQueue}.
+ */
+final class ShipSender extends SimpleChannelInboundHandler<Frame> {
+    private static final Logger LOG = LoggerFactory.getLogger(ShipSender.class);
+
+    private final Varve store;
+    private final Executor shipThreads;
+    private final long stallNanos;
+    private final boolean allowFollow;
+    private final long followBufferBytes;
+    private final Object writability = new Object();
+    private boolean started;
+    private volatile Throwable writeFailure;
+
+    ShipSender(Varve store, Executor shipThreads, ServerOptions options) {
+        this.store = store;
+        this.shipThreads = shipThreads;
+        this.stallNanos = options.shipStallTimeout().toNanos();
+        this.allowFollow = options.allowWrites();
+        this.followBufferBytes = options.followBufferBytes();
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
+        if (started) {
+            fail(ctx.channel(), "unexpected " + ShipProtocol.typeName(frame.type) + " frame during a transfer");
+            return;
+        }
+        if (frame.type != ShipProtocol.HELLO || frame.payload.readableBytes() < 16) {
+            fail(ctx.channel(), "a shipping connection must start with HELLO, got " + ShipProtocol.typeName(frame.type));
+            return;
+        }
+        int version = frame.payload.readInt();
+        long id = frame.payload.readLong();
+        boolean follow = (frame.payload.readInt() & ShipProtocol.FOLLOW) != 0;
+        if (version != ShipProtocol.VERSION) {
+            fail(ctx.channel(), "shipping protocol version " + version + " is not supported (this server speaks " + ShipProtocol.VERSION + ")");
+            return;
+        }
+        if (follow && !allowFollow) {
+            fail(ctx.channel(), "follow mode declares a snapshot on the sender, and this server is read-only; start it with writes allowed");
+            return;
+        }
+        started = true;
+        Channel ch = ctx.channel();
+        try {
+            shipThreads.execute(() -> serve(ch, id, follow));
+        } catch (RejectedExecutionException e) {
+            fail(ch, "the server is busy with the maximum number of transfers; try again later");
+        }
+    }
+
+    private void serve(Channel ch, long id, boolean follow) {
+        try {
+            if (follow) {
+                follow(ch);
+            } else {
+                shipImage(ch, id);
+                ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE); // after END went out
+            }
+        } catch (SnapshotNotFoundException | IllegalArgumentException e) {
+            fail(ch, e.getMessage());
+        } catch (ReceiverGone e) {
+            LOG.info("transfer to {} cut: {}", ch.remoteAddress(), e.getMessage());
+            ch.close();
+        } catch (RuntimeException e) {
+            LOG.warn("transfer to {} failed", ch.remoteAddress(), e);
+            fail(ch, "the sender failed: " + e);
+        }
+    }
+
+    /**
+     * Follow mode: declares a snapshot and subscribes to the changes after it in one instant, ships its image, then
+     * the changes as they commit, until the receiver goes or falls too far behind.
+     */
+    private void follow(Channel ch) {
+        ChangeQueue queue = new ChangeQueue(followBufferBytes);
+        try (ChangeFeed feed = store.follow(1, queue)) {
+            shipImage(ch, feed.snapshot());
+            while (true) {
+                List<byte[]> bodies;
+                try {
+                    bodies = queue.take(1000, ShipProtocol.ENTRIES_TARGET_BYTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new ReceiverGone("the shipping thread was interrupted");
+                }
+                String overflow = queue.overflow();
+                if (overflow != null) {
+                    fail(ch, overflow + "; the follow stream ends (the standby holds everything up to here; follow again into a new"
+                            + " directory to reseed)");
+                    return;
+                }
+                if (bodies.isEmpty()) bodies = List.of(new byte[]{ShipProtocol.HEARTBEAT});
+                for (byte[] body : bodies) {
+                    ByteBuf f = Frame.start(ch.alloc(), body[0], body.length - 1);
+                    f.writeBytes(body, 1, body.length - 1);
+                    send(ch, Frame.finish(f));
+                }
+            }
+        }
+    }
+
+    /** Ships the image of snapshot {@code id}: HEADER, the tables and their entries, END. */
+    private void shipImage(Channel ch, long id) {
+        try (SnapshotView view = store.asOf(id)) {
+            send(ch, header(ch, id));
+            ImageDigest digest = new ImageDigest();
+            for (String table : view.tables()) {
+                ByteBuf t = Frame.start(ch.alloc(), ShipProtocol.TABLE, 64);
+                Frame.writeString(t, table);
+                send(ch, Frame.finish(t));
+                digest.table(table);
+                shipTable(ch, view, table, digest);
+            }
+            ByteBuf end = Frame.start(ch.alloc(), ShipProtocol.END, 24);
+            end.writeLong(digest.entries()).writeLong(digest.bytes()).writeInt(digest.tables()).writeInt(digest.crc());
+            send(ch, Frame.finish(end));
+            LOG.info("shipped snapshot {} to {}: {} tables, {} entries, {} bytes", id, ch.remoteAddress(), digest.tables(), digest.entries(), digest.bytes());
+        }
+    }
+
+    private ByteBuf header(Channel ch, long id) {
+        SnapshotInfo info = null;
+        for (SnapshotInfo s : store.snapshots()) if (s.id() == id) info = s;
+        ByteBuf h = Frame.start(ch.alloc(), ShipProtocol.HEADER, 64);
+        h.writeLong(id).writeInt(info == null ? 0 : info.rank()).writeLong(info == null ? 0 : info.declared().toEpochMilli());
+        h.writeInt(store.config().pageSize()).writeInt(store.config().partitions());
+        Frame.writeString(h, store.config().recoveryMode().name());
+        return Frame.finish(h);
+    }
+
+    private void shipTable(Channel ch, SnapshotView view, String table, ImageDigest digest) {
+        ByteBuf batch = null;
+        int count = 0;
+        try (Cursor c = view.table(table).scan(null, null)) {
+            while (c.next()) {
+                byte[] key = c.key();
+                byte[] value = c.value();
+                if (batch == null) {
+                    batch = Frame.start(ch.alloc(), ShipProtocol.ENTRIES, ShipProtocol.ENTRIES_TARGET_BYTES);
+                    batch.writeInt(0); // count, set when the frame is closed
+                    count = 0;
+                }
+                batch.writeShort(key.length).writeBytes(key).writeInt(value.length).writeBytes(value);
+                digest.entry(key, value);
+                count++;
+                if (batch.readableBytes() >= ShipProtocol.ENTRIES_TARGET_BYTES) {
+                    ByteBuf full = batch;
+                    batch = null;
+                    sendEntries(ch, full, count);
+                }
+            }
+            if (batch != null) {
+                ByteBuf last = batch;
+                batch = null;
+                sendEntries(ch, last, count);
+            }
+        } finally {
+            if (batch != null) batch.release();
+        }
+    }
+
+    private void sendEntries(Channel ch, ByteBuf frame, int count) {
+        frame.setInt(frame.readerIndex() + ShipProtocol.LENGTH_BYTES + 1, count);
+        send(ch, Frame.finish(frame));
+    }
+
+    /** Writes a finished frame once the channel can take it; the frame is released whatever happens. */
+    private void send(Channel ch, ByteBuf frame) {
+        try {
+            awaitWritable(ch);
+        } catch (RuntimeException e) {
+            frame.release();
+            throw e;
+        }
+        ch.writeAndFlush(frame).addListener(f -> {
+            if (!f.isSuccess()) writeFailure = f.cause();
+        });
+    }
+
+    private void awaitWritable(Channel ch) {
+        long deadline = System.nanoTime() + stallNanos;
+        synchronized (writability) {
+            while (!ch.isWritable()) {
+                if (!ch.isActive()) throw new ReceiverGone("the connection closed");
+                long left = deadline - System.nanoTime();
+                if (left <= 0) throw new ReceiverGone("the receiver read nothing for " + TimeUnit.NANOSECONDS.toSeconds(stallNanos) + " s");
+                try {
+                    writability.wait(Math.max(1, Math.min(100, TimeUnit.NANOSECONDS.toMillis(left))));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new ReceiverGone("the shipping thread was interrupted");
+                }
+            }
+        }
+        Throwable f = writeFailure;
+        if (f != null) throw new ReceiverGone("a write failed: " + f);
+        if (!ch.isActive()) throw new ReceiverGone("the connection closed");
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        synchronized (writability) {
+            writability.notifyAll();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        synchronized (writability) {
+            writability.notifyAll();
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.info("shipping connection from {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+        fail(ctx.channel(), "bad request: " + cause.getMessage());
+    }
+
+    /** Sends an ERROR frame with {@code message} and closes the connection. */
+    private static void fail(Channel ch, String message) {
+        if (!ch.isActive()) return;
+        ByteBuf e = Frame.start(ch.alloc(), ShipProtocol.ERROR, 128);
+        Frame.writeString(e, message.length() > 4000 ? message.substring(0, 4000) : message);
+        ch.writeAndFlush(Frame.finish(e)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    /** The receiver went away or stopped reading: the transfer ends, nothing to tell it. */
+    private static final class ReceiverGone extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ReceiverGone(String message) {
+            super(message, null, false, false);
+        }
+    }
+}

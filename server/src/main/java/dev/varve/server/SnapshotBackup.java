@@ -1,0 +1,282 @@
+package dev.varve.server;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Pulls a consistent image of {@code asOf(snapshot)} from a live store served by {@link VarveServer} into a new
+ * directory, over one connection:
+ * <pre>{@code
+ * BackupResult r = new SnapshotBackup(new InetSocketAddress("127.0.0.1", 7070), 42, Path.of("/backups/s42")).run();
+ * }</pre>
+ * The target becomes an ordinary store equal to the snapshot, and only once every frame arrived, passed its CRC32C and
+ * the image verified (see {@link IncomingStore}); until then {@code Varve.open} refuses it. After a failure (a
+ * {@link BackupException}, or this process killed) running the same backup again completes it.
+ *
+ * <p>Flow control: the channel does not read on its own ({@code autoRead} off). Frames go to one applier thread,
+ * and the next read is asked for only when the applier has caught up, so a slow disk here stops the reads, fills
+ * the TCP window and makes the sender's channel unwritable: neither side's heap grows with the lag.
+ */
+public final class SnapshotBackup {
+    private final InetSocketAddress from;
+    private final long snapshot;
+    private final Path target;
+    private Duration idleTimeout = Duration.ofSeconds(60);
+    private RecoveryMode recoveryMode;
+    private ShipProgress progress = (entries, bytes) -> { };
+    private boolean follow;
+    private volatile boolean stopping;
+    private volatile Channel channel;
+
+    /**
+     * A backup of snapshot {@code snapshot} of the store served at {@code from} into the new directory {@code target}
+     * (absent, empty, or left unfinished by an earlier run of this backup).
+     */
+    public SnapshotBackup(InetSocketAddress from, long snapshot, Path target) {
+        this.from = Objects.requireNonNull(from, "from");
+        if (snapshot < 1) throw new IllegalArgumentException("snapshot id must be >= 1, was " + snapshot);
+        this.snapshot = snapshot;
+        this.target = Objects.requireNonNull(target, "target");
+    }
+
+    /** Gives up when the sender sends nothing for this long (default 60 s). */
+    public SnapshotBackup idleTimeout(Duration timeout) {
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("idleTimeout must be positive, was " + timeout);
+        this.idleTimeout = timeout;
+        return this;
+    }
+
+    /** The recovery mode of the new store (default: the sender's). */
+    public SnapshotBackup recoveryMode(RecoveryMode mode) {
+        this.recoveryMode = Objects.requireNonNull(mode, "recoveryMode");
+        return this;
+    }
+
+    /**
+     * Follow mode: the sender (which must allow writes) declares a snapshot, ships its image, then streams every
+     * change committed after it; {@link #run} keeps the target as a standby until {@link #stop} or the stream ends.
+     * See {@link Standby} for opening it at the latest state or at a sender snapshot.
+     */
+    public SnapshotBackup follow(boolean v) {
+        this.follow = v;
+        return this;
+    }
+
+    /** Ends a follow: {@link #run} returns once the change being applied is in. Safe from any thread. */
+    public void stop() {
+        stopping = true;
+        Channel ch = channel;
+        if (ch != null) ch.close();
+    }
+
+    /** Called on the applier thread after each applied frame with the running totals. */
+    public SnapshotBackup progress(ShipProgress listener) {
+        this.progress = Objects.requireNonNull(listener, "progress");
+        return this;
+    }
+
+    /**
+     * Runs the backup to completion.
+     *
+     * @throws BackupException if it did not complete (the target stays marked unfinished)
+     * @throws IllegalArgumentException if the target exists and is neither empty nor an unfinished backup
+     */
+    public BackupResult run() {
+        long started = System.nanoTime();
+        IncomingStore incoming = IncomingStore.prepare(target);
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        ExecutorService applier = Executors.newSingleThreadExecutor(r -> new Thread(r, "varve-backup-applier"));
+        CompletableFuture<BackupResult> result = new CompletableFuture<>();
+        ImageWriter writer = new ImageWriter(incoming, recoveryMode);
+        Receiver receiver = new Receiver(writer, applier, result, incoming.target(), started);
+        try {
+            Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                    .option(ChannelOption.AUTO_READ, false)
+                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
+                    .handler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast(new IdleStateHandler(idleTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS));
+                            ch.pipeline().addLast(new FrameDecoder(ShipProtocol.MAX_FRAME_BYTES));
+                            ch.pipeline().addLast(receiver);
+                        }
+                    });
+            try {
+                channel = b.connect(from).sync().channel();
+                if (stopping) channel.close();
+            } catch (Exception e) {
+                throw new BackupException("cannot connect to " + from + ": " + e.getMessage(), e);
+            }
+            try {
+                return result.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BackupException("interrupted; " + target + " stays unfinished", e);
+            } catch (ExecutionException e) {
+                Throwable c = e.getCause();
+                if (c instanceof BackupException) throw new BackupException(c.getMessage(), c);
+                throw new BackupException("backup of snapshot " + snapshot + " from " + from + " failed: " + c, c);
+            }
+        } finally {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            applier.shutdown();
+            try {
+                applier.awaitTermination(1, TimeUnit.MINUTES);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            writer.close(); // after the applier stopped: it is the stores' only other user
+            receiver.closeStandby();
+        }
+    }
+
+    /** The client's handler: HELLO on connect, frames handed to the applier, one read at a time. */
+    private final class Receiver extends SimpleChannelInboundHandler<Frame> {
+        private final ImageWriter writer;
+        private final ExecutorService applier;
+        private final CompletableFuture<BackupResult> result;
+        private final Path finalTarget;
+        private final long started;
+        private final AtomicInteger queued = new AtomicInteger();
+        private StandbyWriter standby;
+        private BackupResult image;
+        private long latestSenderSnapshot;
+
+        Receiver(ImageWriter writer, ExecutorService applier, CompletableFuture<BackupResult> result, Path finalTarget, long started) {
+            super(false); // the applier releases each frame
+            this.writer = writer;
+            this.applier = applier;
+            this.result = result;
+            this.finalTarget = finalTarget;
+            this.started = started;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            ByteBuf hello = Frame.start(ctx.alloc(), ShipProtocol.HELLO, 16);
+            hello.writeInt(ShipProtocol.VERSION).writeLong(snapshot).writeInt(follow ? ShipProtocol.FOLLOW : 0);
+            ctx.write(Unpooled.wrappedBuffer(ShipProtocol.MAGIC));
+            ctx.writeAndFlush(Frame.finish(hello));
+            ctx.read();
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
+            Channel ch = ctx.channel();
+            queued.incrementAndGet();
+            applier.execute(() -> {
+                try {
+                    if (!result.isDone()) apply(frame);
+                } catch (RuntimeException | Error e) { // an Error too: the applier must never die silently
+                    result.completeExceptionally(e);
+                    ch.close();
+                } finally {
+                    frame.release();
+                }
+                if (queued.decrementAndGet() == 0 && !result.isDone()) ch.read();
+            });
+        }
+
+        private void apply(Frame f) {
+            switch (f.type) {
+                case ShipProtocol.HEADER:
+                    writer.header(f.payload);
+                    break;
+                case ShipProtocol.TABLE:
+                    writer.table(f.payload);
+                    break;
+                case ShipProtocol.ENTRIES:
+                    writer.entries(f.payload);
+                    progress.received(writer.received().entries(), writer.received().bytes());
+                    break;
+                case ShipProtocol.END: {
+                    VarveConfig committed = writer.end(f.payload);
+                    ImageDigest d = writer.received();
+                    image = new BackupResult(finalTarget, writer.snapshotId(), d.tables(), d.entries(), d.bytes(), System.nanoTime() - started,
+                            writer.verifyNanos(), 0);
+                    if (!follow) {
+                        result.complete(image);
+                    } else {
+                        standby = new StandbyWriter(committed, writer.snapshotId());
+                        latestSenderSnapshot = writer.snapshotId();
+                        progress.imageComplete(image);
+                    }
+                    break;
+                }
+                case ShipProtocol.ERROR:
+                    throw new BackupException((standby == null ? "the sender refused: " : "the follow stream ended: ") + Frame.readString(f.payload));
+                default:
+                    if (standby == null) throw new BackupException("the sender sent an unexpected " + ShipProtocol.typeName(f.type) + " frame");
+                    if (f.type == ShipProtocol.SNAPSHOT) latestSenderSnapshot = f.payload.getLong(f.payload.readerIndex() + 8);
+                    standby.apply(f.type, f.payload);
+                    progress.followed(standby.changesApplied(), latestSenderSnapshot);
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            // after the frames already queued: an END still waiting there completes the transfer
+            applier.execute(() -> {
+                if (standby != null && stopping) {
+                    result.complete(new BackupResult(image.target(), image.snapshotId(), image.tables(), image.entries(), image.bytes(),
+                            image.nanos(), image.verifyNanos(), standby.changesApplied()));
+                } else if (standby != null) {
+                    result.completeExceptionally(new BackupException("the follow stream from " + from + " ended (connection closed) after "
+                            + standby.changesApplied() + " writes; the standby " + target + " holds everything up to sender snapshot "
+                            + latestSenderSnapshot + " and the writes after it that arrived"));
+                } else {
+                    result.completeExceptionally(new BackupException("the connection to " + from + " closed after "
+                            + writer.received().entries() + " entries, before the image was complete; " + target + " stays unfinished"));
+                }
+            });
+        }
+
+        /** Closes the standby (after the applier stopped). */
+        void closeStandby() {
+            if (standby != null) standby.close();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof IdleStateEvent) {
+                result.completeExceptionally(new BackupException("the sender sent nothing for " + idleTimeout.toSeconds() + " s; "
+                        + target + " stays unfinished"));
+                ctx.close();
+            } else {
+                ctx.fireUserEventTriggered(evt);
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            result.completeExceptionally(new BackupException("transfer from " + from + " failed: " + cause.getMessage(), cause));
+            ctx.close();
+        }
+    }
+}

@@ -1,0 +1,58 @@
+package dev.varve.server;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+
+/**
+ * A standby kept by follow mode ({@code backup --follow}): an ordinary store directory plus {@value #SNAPSHOT_MAP},
+ * which maps the sender's snapshot ids to the standby's own. Open the standby with {@code Varve.open} for the latest
+ * state it holds, or {@code asOf(Standby.localSnapshot(dir, id).getAsLong())} for the sender's snapshot {@code id}.
+ *
+ * <p>The map holds one line {@code SENDER-ID LOCAL-ID} per snapshot, appended and fsynced <em>before</em> the
+ * standby declares the local snapshot: after a crash a line may name a local snapshot that was never declared (its
+ * {@code asOf} then says so), never a wrong one.
+ */
+public final class Standby {
+    /** The snapshot map's file name in the standby directory. */
+    public static final String SNAPSHOT_MAP = "followed-snapshots.map";
+
+    private Standby() {
+    }
+
+    /** The standby's snapshot standing for the sender's snapshot {@code senderSnapshot}, if the standby received it. */
+    public static OptionalLong localSnapshot(Path standbyDir, long senderSnapshot) {
+        Long local = read(standbyDir).get(senderSnapshot);
+        return local == null ? OptionalLong.empty() : OptionalLong.of(local);
+    }
+
+    /** The whole map, sender id to local id; empty when the directory is not a standby. */
+    public static Map<Long, Long> snapshots(Path standbyDir) {
+        return read(standbyDir);
+    }
+
+    private static Map<Long, Long> read(Path dir) {
+        Path file = dir.resolve(SNAPSHOT_MAP);
+        Map<Long, Long> map = new TreeMap<>();
+        if (!Files.exists(file)) return map;
+        try {
+            for (String line : Files.readAllLines(file, StandardCharsets.US_ASCII)) {
+                String[] f = line.trim().split(" ");
+                if (f.length != 2) continue; // a torn last line of a crash
+                try {
+                    map.put(Long.parseLong(f[0]), Long.parseLong(f[1]));
+                } catch (NumberFormatException torn) {
+                    // a line cut short by a crash: the declaration after it never happened
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file, e);
+        }
+        return map;
+    }
+}

@@ -1,0 +1,123 @@
+package dev.varve.server;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.ChangeListener;
+import dev.varve.engine.SnapshotInfo;
+import dev.varve.engine.Varve;
+import io.netty.buffer.ByteBuf;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Applies a follow stream to the standby (the committed image, reopened). Crash safety: each sender write is applied
+ * as one atomic write of the standby, in the sender's commit order, with the standby's {@code walSyncMode}
+ * ({@code LOG_ONLY} survives a killed receiver, {@code FSYNC} a power loss too), so whatever the standby recovers to is
+ * the sender's state after some prefix of its writes; each sender snapshot becomes a standby snapshot (rank 1, kept
+ * by the standby's default keep-everything policy) at the same cut, recorded in the {@link Standby} map first. Rank
+ * changes are not mirrored. One applier thread drives it.
+ */
+final class StandbyWriter implements AutoCloseable {
+    private final Varve store;
+    private final FileChannel map;
+    private long lastLocal;
+    private long changesApplied;
+
+    StandbyWriter(VarveConfig config, long imageSnapshot) {
+        this.store = Varve.open(config);
+        try {
+            this.map = FileChannel.open(config.path().resolve(Standby.SNAPSHOT_MAP), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            store.close();
+            throw new UncheckedIOException("cannot open the standby's snapshot map in " + config.path(), e);
+        }
+        for (SnapshotInfo s : store.snapshots()) lastLocal = Math.max(lastLocal, s.id());
+        declare(imageSnapshot);
+    }
+
+    long changesApplied() {
+        return changesApplied;
+    }
+
+    void apply(byte type, ByteBuf p) {
+        switch (type) {
+            case ShipProtocol.CHANGES: {
+                p.readLong(); // lsn
+                int count = p.readInt();
+                List<ChangeListener.Change> changes = new ArrayList<>(count);
+                for (int i = 0; i < count; i++) {
+                    String table = Frame.readString(p);
+                    byte[] key = new byte[p.readUnsignedShort()];
+                    p.readBytes(key);
+                    int len = p.readInt();
+                    byte[] value = null;
+                    if (len >= 0) {
+                        value = new byte[len];
+                        p.readBytes(value);
+                    }
+                    changes.add(new ChangeListener.Change(table, key, value));
+                }
+                store.write(b -> {
+                    for (ChangeListener.Change c : changes) {
+                        if (c.value() == null) b.remove(c.table(), c.key());
+                        else b.put(c.table(), c.key(), c.value());
+                    }
+                });
+                changesApplied++;
+                break;
+            }
+            case ShipProtocol.TABLE_CREATED:
+                p.readLong();
+                store.table(Frame.readString(p));
+                break;
+            case ShipProtocol.PARTITION_DESTROYED: {
+                p.readLong();
+                String table = Frame.readString(p);
+                store.table(table).partition(p.readInt()).destroy();
+                break;
+            }
+            case ShipProtocol.SNAPSHOT:
+                p.readLong();
+                declare(p.readLong());
+                break;
+            case ShipProtocol.RANK: // retention is the sender's business: the standby keeps every snapshot it received
+            case ShipProtocol.HEARTBEAT:
+                break;
+            default:
+                throw new BackupException("the sender sent an unexpected " + ShipProtocol.typeName(type) + " frame while following");
+        }
+    }
+
+    /** Maps the sender's snapshot to the next local id (durably), then declares it (rank 1: the standby keeps all). */
+    private void declare(long senderId) {
+        long local = lastLocal + 1;
+        try {
+            map.write(ByteBuffer.wrap((senderId + " " + local + "\n").getBytes(StandardCharsets.US_ASCII)));
+            map.force(true);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot append to the standby's snapshot map", e);
+        }
+        long declared = store.snapshotNow(1);
+        if (declared != local) throw new BackupException("the standby declared snapshot " + declared + " where its map expected " + local
+                + "; was the standby written to by someone else?");
+        lastLocal = local;
+    }
+
+    @Override
+    public void close() {
+        try {
+            map.close();
+        } catch (IOException ignored) {
+            // only reads and appends went through it, each forced
+        } finally {
+            store.close();
+        }
+    }
+}

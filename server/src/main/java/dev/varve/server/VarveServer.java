@@ -1,0 +1,138 @@
+package dev.varve.server;
+
+import dev.varve.engine.Varve;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+
+import java.net.InetSocketAddress;
+import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Varve on the network: one port (netty, NIO transport) serving the snapshot-shipping protocol (see
+ * {@link SnapshotBackup}) and HTTP: Prometheus {@code /metrics}, JSON under {@code /api/} and the dashboard at
+ * {@code /} (see {@link AdminRoutes}). The two are told apart by a connection's first bytes.
+ * <pre>{@code
+ * try (VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 7070))) { ... }
+ * }</pre>
+ * Read-only and loopback-only unless {@link ServerOptions} say otherwise. Closing the server leaves the store open.
+ */
+public final class VarveServer implements AutoCloseable {
+    /** Write-buffer watermarks: a connection stops taking frames above the high one (flow control of shipping). */
+    static final WriteBufferWaterMark WATERMARKS = new WriteBufferWaterMark(256 << 10, 1 << 20);
+
+    /** What every connection's handlers share. */
+    static final class Shared {
+        final Varve store;
+        final ServerOptions options;
+        final AdminRoutes routes;
+        final ExecutorService adminThreads;
+        final ExecutorService shipThreads;
+
+        Shared(Varve store, ServerOptions options, AdminRoutes routes, ExecutorService adminThreads, ExecutorService shipThreads) {
+            this.store = store;
+            this.options = options;
+            this.routes = routes;
+            this.adminThreads = adminThreads;
+            this.shipThreads = shipThreads;
+        }
+    }
+
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Shared shared;
+    private final MetricsSampler sampler;
+    private final Channel channel;
+
+    private VarveServer(Varve store, InetSocketAddress address, ServerOptions options) {
+        this.sampler = new MetricsSampler(store, options);
+        AtomicInteger shipThreadNo = new AtomicInteger();
+        ExecutorService shipThreads = new ThreadPoolExecutor(0, options.maxTransfers(), 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+            Thread t = new Thread(r, "varve-server-ship-" + shipThreadNo.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.shared = new Shared(store, options, new AdminRoutes(store, sampler, options.allowWrites()), adminThreads(), shipThreads);
+        this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        this.workers = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
+        try {
+            this.channel = new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
+                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATERMARKS)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ProtocolSniffer.install(ch.pipeline(), shared);
+                        }
+                    })
+                    .bind(address).syncUninterruptibly().channel();
+        } catch (RuntimeException e) {
+            shutdown();
+            throw new IllegalStateException("cannot bind " + address + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Two threads answer HTTP requests (routes may read pages); a backlog of more than 256 requests gets 503. */
+    private static ExecutorService adminThreads() {
+        AtomicInteger no = new AtomicInteger();
+        return new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(256), r -> {
+            Thread t = new Thread(r, "varve-server-admin-" + no.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts a read-only server for {@code store} on {@code address} (a loopback address) with default options. */
+    public static VarveServer start(Varve store, InetSocketAddress address) {
+        return start(store, address, new ServerOptions());
+    }
+
+    /**
+     * Starts a server for {@code store} on {@code address}; port 0 picks a free port (see {@link #address()}).
+     *
+     * @throws IllegalArgumentException if the address is unresolved, or not a loopback address while the options do
+     *         not allow that
+     */
+    public static VarveServer start(Varve store, InetSocketAddress address, ServerOptions options) {
+        Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(options, "options");
+        if (address.isUnresolved()) throw new IllegalArgumentException("address " + address + " is unresolved");
+        if (!address.getAddress().isLoopbackAddress() && !options.allowNonLoopback())
+            throw new IllegalArgumentException("address " + address + " is not a loopback address; allow it with ServerOptions.allowNonLoopback(true)");
+        store.metrics(); // fails now, not on the first request, if the store is closed
+        return new VarveServer(store, address, options);
+    }
+
+    /** The address the server listens on. */
+    public InetSocketAddress address() {
+        return (InetSocketAddress) channel.localAddress();
+    }
+
+    /** Stops listening, closes every connection (cutting running transfers) and stops the sampler. Idempotent. */
+    @Override
+    public void close() {
+        channel.close().syncUninterruptibly();
+        shutdown();
+    }
+
+    private void shutdown() {
+        sampler.close();
+        boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        shared.adminThreads.shutdownNow();
+        shared.shipThreads.shutdownNow();
+    }
+}

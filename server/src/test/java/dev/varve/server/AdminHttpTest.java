@@ -1,0 +1,250 @@
+package dev.varve.server;
+
+import dev.varve.checkpoint.CheckpointStats;
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.Retention;
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.Varve;
+import dev.varve.engine.VarveMetrics;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetSocketAddress;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The admin endpoint over a real socket: Prometheus text through a real parser, the JSON API, hostile requests. */
+@Timeout(120)
+class AdminHttpTest {
+    @TempDir
+    Path dir;
+    private Varve store;
+    private VarveServer server;
+    private HttpProbe http;
+    private long first;
+    private long second;
+
+    @BeforeEach
+    void start() {
+        store = Varve.open(VarveConfig.builder().path(dir).checkpointFrequency(Duration.ofHours(1))
+                .retention(RankTreePolicy.levels(Retention.keepLast(1), Retention.keepAll())).build());
+        store.table("accounts").put(bytes("alice"), bytes("10"));
+        first = store.snapshotNow(2);
+        store.table("accounts").put(bytes("alice"), bytes("20"));
+        store.table("orders").put(bytes("o1"), new byte[10_000]);
+        second = store.snapshotNow(1);
+        store.snapshotNow(1); // level 1 keeps the last one: `second` is dropped, `first` lives on at level 2
+        store.table("accounts").put(bytes("bob"), bytes("5"));
+        store.checkpoint().join();
+        server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions()
+                .requestTimeout(Duration.ofSeconds(1)).idleTimeout(Duration.ofSeconds(2)).sampleInterval(Duration.ofMillis(100)));
+        http = new HttpProbe(server.address());
+    }
+
+    @AfterEach
+    void stop() {
+        if (server != null) server.close();
+        if (store != null) store.close();
+    }
+
+    @Test
+    void metricsAreValidPrometheusTextAndMatchTheStoresFigures() throws Exception {
+        HttpResponse<String> r = http.get("/metrics");
+        assertEquals(200, r.statusCode());
+        assertTrue(r.headers().firstValue("content-type").orElse("").startsWith("text/plain; version=0.0.4"));
+        Map<String, Double> parsed = PrometheusParser.parse(r.body());
+        VarveMetrics m = store.metrics(); // the store is idle: nothing moves between the scrape and this read
+        CheckpointStats c = m.lastCheckpoint();
+        Map<String, Double> expected = new HashMap<>();
+        expected.put("varve_wal_bytes_written_total", (double) m.walBytesWritten());
+        expected.put("varve_recovery_file_bytes_written_total", (double) m.recoveryFileBytesWritten());
+        expected.put("varve_checkpoints_completed_total", (double) m.checkpointsCompleted());
+        expected.put("varve_checkpoint_pages_written_total", (double) m.checkpointPagesWritten());
+        expected.put("varve_throttled_seconds_total", m.throttledNanos() / 1e9);
+        expected.put("varve_archive_bytes", (double) m.archiveBytes());
+        expected.put("varve_archive_reclaimed_bytes_total", (double) m.archiveBytesReclaimed());
+        long[] levels = m.archiveBytesPerLevel();
+        for (int i = 0; i < levels.length; i++) expected.put("varve_archive_level_bytes{level=\"" + (i + 1) + "\"}", (double) levels[i]);
+        expected.put("varve_archive_dead_bytes", (double) m.archiveDeadBytes());
+        expected.put("varve_archive_ranking_copied_bytes_total", (double) m.archiveBytesCopiedByRanking());
+        expected.put("varve_writes_total", (double) m.writes());
+        expected.put("varve_reads_total", (double) m.reads());
+        expected.put("varve_pages_read_total", (double) m.pagesRead());
+        expected.put("varve_pages_evicted_total", (double) m.pagesEvicted());
+        expected.put("varve_dirty_pages", (double) m.dirtyPages());
+        expected.put("varve_copy_on_write_pages_total", (double) m.copyOnWritePages());
+        expected.put("varve_checkpoint_buffer_used_pages", (double) m.checkpointBufferUsedPages());
+        expected.put("varve_checkpoint_buffer_capacity_pages", (double) m.checkpointBufferPages());
+        expected.put("varve_snapshots_live", (double) store.snapshots().size());
+        expected.put("varve_last_checkpoint_info{id=\"" + c.id() + "\",reason=\"" + c.reason() + "\",recovery_data=\"" + c.recoveryData() + "\"}", 1.0);
+        expected.put("varve_last_checkpoint_id", (double) c.id());
+        expected.put("varve_last_checkpoint_pages", (double) c.pages());
+        expected.put("varve_last_checkpoint_recovery_data_bytes", (double) c.recoveryDataBytes());
+        expected.put("varve_last_checkpoint_recovery_data_seconds", c.recoveryDataNanos() / 1e9);
+        expected.put("varve_last_checkpoint_page_write_seconds", c.pageWriteNanos() / 1e9);
+        expected.put("varve_last_checkpoint_fsync_seconds", c.fsyncNanos() / 1e9);
+        expected.put("varve_last_checkpoint_lock_hold_seconds", c.lockHoldNanos() / 1e9);
+        expected.put("varve_last_checkpoint_total_seconds", c.totalNanos() / 1e9);
+        expected.put("varve_last_checkpoint_copy_on_write_pages", (double) c.copyOnWritePages());
+        expected.put("varve_last_checkpoint_throttled_seconds", c.throttledNanos() / 1e9);
+        expected.put("varve_last_checkpoint_wal_bytes", (double) c.walBytes());
+        for (Map.Entry<String, Double> e : expected.entrySet()) {
+            assertTrue(parsed.containsKey(e.getKey()), "missing sample " + e.getKey() + " in " + parsed.keySet());
+            assertEquals(e.getValue(), parsed.get(e.getKey()), 1e-9, e.getKey());
+        }
+        assertTrue(Double.isNaN(parsed.get("varve_archive_diff_compactness_ratio")), "no ranking copy yet: NaN");
+        assertEquals(expected.size() + 1, parsed.size(), "every sample checked: " + parsed.keySet());
+        assertTrue(c.id() > 0 && m.checkpointsCompleted() > 0 && m.walBytesWritten() > 0 && levels.length == 2);
+    }
+
+    @Test
+    void jsonEndpointsReportSnapshotsTablesCheckpointsAndAsOfReads() throws Exception {
+        Map<String, Object> snaps = HttpProbe.json(http.get("/api/snapshots"));
+        List<?> live = (List<?>) snaps.get("live");
+        assertEquals(2, live.size());
+        assertEquals(first, ((Number) ((Map<?, ?>) live.get(0)).get("id")).longValue());
+        assertEquals(2, ((Number) ((Map<?, ?>) live.get(0)).get("rank")).intValue());
+        List<?> dropped = (List<?>) snaps.get("dropped");
+        assertEquals(1, dropped.size());
+        Map<?, ?> d = (Map<?, ?>) dropped.get(0);
+        assertEquals(second, ((Number) d.get("id")).longValue());
+        assertFalse(((String) d.get("why")).isBlank());
+
+        Map<String, Object> tables = HttpProbe.json(http.get("/api/tables"));
+        assertEquals(List.of("accounts", "orders"), ((List<?>) tables.get("tables")).stream().map(t -> ((Map<?, ?>) t).get("name")).toList());
+
+        assertEquals("20", value(http.get("/api/get?table=accounts&key=alice")));
+        assertEquals("10", value(http.get("/api/get?table=accounts&key=alice&asOf=" + first)));
+        assertEquals("5", value(http.get("/api/get?table=accounts&keyHex=626f62")));
+        HttpResponse<String> absentThen = http.get("/api/get?table=accounts&key=bob&asOf=" + first);
+        assertEquals(404, absentThen.statusCode());
+        assertEquals(false, HttpProbe.json(absentThen).get("found"));
+
+        Map<String, Object> cps = HttpProbe.json(http.get("/api/checkpoints"));
+        List<?> list = (List<?>) cps.get("checkpoints");
+        assertFalse(list.isEmpty());
+        assertEquals(store.metrics().lastCheckpoint().id(), ((Number) ((Map<?, ?>) list.get(list.size() - 1)).get("id")).longValue());
+        Map<String, Object> metrics = HttpProbe.json(http.get("/api/metrics"));
+        assertEquals(store.metrics().walBytesWritten(), ((Number) metrics.get("walBytesWritten")).longValue());
+        assertFalse(((List<?>) HttpProbe.json(http.get("/api/series")).get("samples")).isEmpty());
+        assertEquals(200, http.send("HEAD", "/api/tables").statusCode());
+    }
+
+    @Test
+    void badRequestsGetA4xxWithAMessageAndNoStackTrace() throws Exception {
+        Map<String, Integer> cases = new HashMap<>();
+        cases.put("/nope", 404);
+        cases.put("/../../etc/passwd", 404);
+        cases.put("/api/get?table=accounts", 400);
+        cases.put("/api/get?key=alice", 400);
+        cases.put("/api/get?table=missing&key=a", 404);
+        cases.put("/api/get?table=accounts&key=a&keyHex=61", 400);
+        cases.put("/api/get?table=accounts&keyHex=zz", 400);
+        cases.put("/api/get?table=accounts&key=alice&asOf=999", 404);
+        cases.put("/api/get?table=accounts&key=alice&asOf=" + second, 404);
+        cases.put("/api/get?table=accounts&key=alice&asOf=-1", 400);
+        cases.put("/api/get?table=accounts&key=alice&asOf=x", 400);
+        cases.put("/api/get?table=accounts&key=alice&asOf=1&asOf=2", 400);
+        cases.put("/api/get?table=accounts&key=" + "k".repeat(2000), 400);
+        for (Map.Entry<String, Integer> c : cases.entrySet()) {
+            HttpResponse<String> r = http.get(c.getKey());
+            assertEquals(c.getValue(), r.statusCode(), c.getKey() + " -> " + r.body());
+            String error = (String) HttpProbe.json(r).get("error");
+            assertFalse(error == null || error.isBlank(), c.getKey());
+            assertFalse(r.body().contains("\tat ") || r.body().contains("Exception"), c.getKey() + " leaks internals: " + r.body());
+        }
+        HttpResponse<String> dropped = http.get("/api/get?table=accounts&key=alice&asOf=" + second);
+        assertTrue(((String) HttpProbe.json(dropped).get("error")).contains("dropped"));
+        assertEquals(405, http.send("DELETE", "/api/tables").statusCode());
+        assertEquals(403, http.send("POST", "/api/snapshots").statusCode());
+        assertEquals(403, http.send("POST", "/api/rank?id=1&rank=2").statusCode());
+        assertEquals(3, store.snapshots().size() + 1, "nothing was declared");
+        assertEquals(List.of("accounts", "orders"), store.tables(), "no table was created by a read");
+    }
+
+    @Test
+    void hostileClientsAreAnsweredOrCutWithoutHarmingTheStore() throws Exception {
+        String hugeHeader = "GET /api/tables HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(20_000) + "\r\n\r\n";
+        assertTrue(http.raw(ascii(hugeHeader), Duration.ofSeconds(10)).startsWith("HTTP/1.1 431"));
+        String hugeLine = "GET /" + "a".repeat(10_000) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+        assertTrue(http.raw(ascii(hugeLine), Duration.ofSeconds(10)).startsWith("HTTP/1.1 414"));
+        String hugeBody = "POST /api/snapshots HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n" + "x".repeat(1000);
+        assertTrue(http.raw(ascii(hugeBody), Duration.ofSeconds(10)).startsWith("HTTP/1.1 413"));
+        assertTrue(http.raw(ascii("NOT HTTP AT ALL\r\n\r\n"), Duration.ofSeconds(10)).startsWith("HTTP/1.1 400"));
+        String badEscape = http.raw(ascii("GET /api/get?table=accounts&key=%zz HTTP/1.1\r\nHost: x\r\n\r\n"), Duration.ofSeconds(10));
+        assertTrue(badEscape.startsWith("HTTP/1.1 400") && !badEscape.contains("Exception"), badEscape);
+        // a slow client trickling its request is cut at the request deadline (1 s here) with 408
+        assertTrue(http.raw(ascii("GET /api/tab"), Duration.ofSeconds(10)).startsWith("HTTP/1.1 408"));
+        // a silent client is closed at the idle timeout (2 s here)
+        assertEquals("", http.raw(new byte[0], Duration.ofSeconds(10)));
+        // the shipping magic followed by garbage: a frame too long to accept, answered with an error frame and closed
+        byte[] badShip = new byte[64];
+        System.arraycopy(ShipProtocol.MAGIC, 0, badShip, 0, 4);
+        badShip[4] = 0x7f;
+        String shipReply = http.raw(badShip, Duration.ofSeconds(10));
+        assertFalse(shipReply.contains("<timeout>"), "closed, not left hanging: " + shipReply);
+        // a frame with a bad CRC
+        byte[] badCrc = {'V', 'R', 'V', 'S', 0, 0, 0, 9, ShipProtocol.HELLO, 0, 0, 0, 1, 0, 0, 0, 0};
+        assertFalse(http.raw(badCrc, Duration.ofSeconds(10)).contains("<timeout>"));
+
+        // pipelined requests on one connection are answered in order
+        String pipelined = http.raw(ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
+        int ok = pipelined.indexOf("HTTP/1.1 200"), missing = pipelined.indexOf("HTTP/1.1 404");
+        assertTrue(ok >= 0 && missing > ok, pipelined);
+
+        assertEquals(200, http.get("/api/tables").statusCode(), "the server still serves");
+        assertEquals("20", new String(store.table("accounts").get(bytes("alice")), StandardCharsets.UTF_8));
+        store.table("accounts").put(bytes("carol"), bytes("1")); // and the store still writes
+    }
+
+    @Test
+    void writingEndpointsWorkOnlyWhenAllowed() throws Exception {
+        try (VarveServer rw = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
+            HttpProbe p = new HttpProbe(rw.address());
+            HttpResponse<String> r = p.send("POST", "/api/snapshots?rank=2");
+            assertEquals(201, r.statusCode(), r.body());
+            long id = ((Number) HttpProbe.json(r).get("id")).longValue();
+            assertEquals(2, store.snapshots().stream().filter(s -> s.id() == id).findFirst().orElseThrow().rank());
+            assertEquals(400, p.send("POST", "/api/snapshots?rank=9").statusCode());
+            assertEquals(400, p.send("POST", "/api/rank?id=" + id + "&rank=1").statusCode(), "ranks only go up");
+            assertEquals(404, p.send("POST", "/api/rank?id=999&rank=2").statusCode());
+        }
+    }
+
+    @Test
+    void serverRefusesNonLoopbackUnlessAllowedAndValidatesOptions() {
+        assertThrows(IllegalArgumentException.class, () -> VarveServer.start(store, new InetSocketAddress("0.0.0.0", 0)));
+        assertThrows(IllegalArgumentException.class, () -> VarveServer.start(store, InetSocketAddress.createUnresolved("localhost", 0)));
+        assertThrows(IllegalArgumentException.class, () -> new ServerOptions().maxHeaderBytes(0));
+        assertThrows(IllegalArgumentException.class, () -> new ServerOptions().idleTimeout(Duration.ZERO));
+    }
+
+    private static String value(HttpResponse<String> r) {
+        assertEquals(200, r.statusCode(), r.body());
+        return new String(Base64.getDecoder().decode((String) HttpProbe.json(r).get("valueBase64")), StandardCharsets.UTF_8);
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+}

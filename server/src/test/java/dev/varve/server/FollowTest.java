@@ -1,0 +1,161 @@
+package dev.varve.server;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.Cursor;
+import dev.varve.engine.SnapshotView;
+import dev.varve.engine.Varve;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Follow mode: the image, then every change committed after it, kept as a standby openable at any sender snapshot. */
+class FollowTest {
+    private static final InetSocketAddress LOOPBACK = new InetSocketAddress("127.0.0.1", 0);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    @Timeout(180)
+    void standbyOpensAtEverySnapshotDeclaredSinceAndAtTheLatestRecord() throws Exception {
+        Path target = dir.resolve("standby");
+        Map<Long, Map<String, TreeMap<String, byte[]>>> models = new LinkedHashMap<>();
+        long last;
+        BackupResult result;
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+             VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
+            Workload w = new Workload(99, 2000);
+            w.createTables(store);
+            for (int i = 0; i < 2000; i++) w.step(store);
+            CountDownLatch imageIn = new CountDownLatch(1);
+            AtomicLong latestHeld = new AtomicLong();
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(new ShipProgress() {
+                @Override
+                public void received(long entries, long bytes) {
+                }
+
+                @Override
+                public void imageComplete(BackupResult image) {
+                    imageIn.countDown();
+                }
+
+                @Override
+                public void followed(long writesApplied, long latestSenderSnapshot) {
+                    latestHeld.set(latestSenderSnapshot);
+                }
+            });
+            CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (store.snapshots().isEmpty() && System.nanoTime() < deadline) w.step(store); // until the sender declared the image's snapshot
+            assertEquals(1, store.snapshots().size());
+            // the writer never pauses: the image is cut while it writes, and the stream carries what follows
+            for (int round = 0; round < 4; round++) {
+                for (int i = 0; i < 800; i++) w.step(store);
+                if (round == 1) assertTrue(imageIn.await(60, TimeUnit.SECONDS), "image in place");
+                if (round == 2) destroyPartition(store, w, "orders", 0);
+                long id = store.snapshotNow(1 + round % 3);
+                models.put(id, w.snapshot());
+            }
+            last = models.keySet().stream().max(Long::compare).orElseThrow();
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (latestHeld.get() < last && System.nanoTime() < deadline) Thread.sleep(20);
+            assertEquals(last, latestHeld.get(), "the standby received the last snapshot");
+            follow.stop();
+            result = run.get(60, TimeUnit.SECONDS);
+            // at least rounds 2 and 3 came after the image's snapshot (less removes of absent keys, which log nothing)
+            assertTrue(result.writesFollowed() >= 1400, "writes followed: " + result.writesFollowed());
+        }
+        Map<Long, Long> map = Standby.snapshots(target);
+        assertEquals(models.size() + 1, map.size(), "the image's snapshot and every one declared since: " + map);
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
+            for (Map.Entry<Long, Map<String, TreeMap<String, byte[]>>> m : models.entrySet()) {
+                long local = Standby.localSnapshot(target, m.getKey()).orElseThrow();
+                try (SnapshotView v = standby.asOf(local)) {
+                    StoreAssert.assertTablesEqual(m.getValue(), v.tables(), v::table, "standby as of sender snapshot " + m.getKey());
+                }
+            }
+            StoreAssert.assertTablesEqual(models.get(last), standby.tables(), standby::table, "standby's latest state");
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void followNeedsASenderThatAllowsWrites() {
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
+             VarveServer server = VarveServer.start(store, LOOPBACK)) {
+            BackupException e = assertThrows(BackupException.class, () -> new SnapshotBackup(server.address(), 1, dir.resolve("t")).follow(true).run());
+            assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+            assertTrue(store.snapshots().isEmpty(), "nothing declared");
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aStandbyThatFallsBehindTheBufferIsCutOffWithoutSlowingTheWriters() throws Exception {
+        Path target = dir.resolve("standby");
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
+             VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true).followBufferBytes(1 << 20))) {
+            Workload w = new Workload(5, 500);
+            w.createTables(store);
+            for (int i = 0; i < 300; i++) w.step(store);
+            CountDownLatch stalled = new CountDownLatch(1);
+            CountDownLatch resume = new CountDownLatch(1);
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(new ShipProgress() {
+                @Override
+                public void received(long entries, long bytes) {
+                }
+
+                @Override
+                public void imageComplete(BackupResult image) {
+                    stalled.countDown();
+                    try {
+                        resume.await(60, TimeUnit.SECONDS); // the standby's applier is stuck: it reads nothing meanwhile
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
+            assertTrue(stalled.await(60, TimeUnit.SECONDS));
+            // while the standby reads nothing, write far more than the socket buffers and the 1 MiB queue hold: never blocked
+            long walBefore = store.metrics().walBytesWritten();
+            while (store.metrics().walBytesWritten() - walBefore < 48L << 20) w.step(store);
+            resume.countDown();
+            ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(60, TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("fell more than 1 MiB behind"), e.getCause().getMessage());
+        }
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
+            assertEquals(List.of("accounts", "blobs", "orders"), standby.tables(), "the standby opens with what it held");
+        }
+    }
+
+    /** Empties a partition of the sender and takes its keys out of the model. */
+    private static void destroyPartition(Varve store, Workload w, String table, int partition) {
+        List<String> keys = new ArrayList<>();
+        try (Cursor c = store.table(table).partition(partition).scan(null, null)) {
+            while (c.next()) keys.add(new String(c.key(), StandardCharsets.UTF_8));
+        }
+        assertTrue(!keys.isEmpty());
+        store.table(table).partition(partition).destroy();
+        w.forget(table, keys);
+    }
+}

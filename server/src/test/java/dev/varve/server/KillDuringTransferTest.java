@@ -1,0 +1,102 @@
+package dev.varve.server;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.engine.Varve;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A transfer cut by kill -9 of either side (child JVMs, a writer running in the sender): the target refuses to open,
+ * saying it is unfinished; running the same backup again completes it, equal to the snapshot. In both recovery modes
+ * of the sender (which recovers from the kill before the rerun).
+ */
+class KillDuringTransferTest {
+    private static final long SEED = 20261123;
+    private static final int KEYS = 30_000;
+    /** About 45 MiB of live data: the kill lands once the first 16 MiB arrived (the command's first progress line). */
+    private static final long STEPS = 9_000;
+    private static final long KILL_AFTER_BYTES = 16L << 20;
+
+    @TempDir
+    Path dir;
+
+    private static Map<String, TreeMap<String, byte[]>> model() {
+        Workload w = new Workload(SEED, KEYS);
+        w.replay(STEPS);
+        return w.snapshot();
+    }
+
+    private ChildJvm startSender(RecoveryMode mode) {
+        return ChildJvm.start(SenderFixture.class, dir.resolve("source").toString(), mode.name(), Long.toString(SEED), Integer.toString(KEYS), Long.toString(STEPS));
+    }
+
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(300)
+    void receiverKilledMidTransfer(RecoveryMode mode) throws Exception {
+        Path target = dir.resolve("target");
+        try (ChildJvm sender = startSender(mode)) {
+            String[] ready = sender.awaitLine("READY", 180).split(" ");
+            String from = "127.0.0.1:" + ready[1];
+            String[] backup = {"backup", "--from", from, "--as-of", ready[2], "--to", target.toString()};
+            try (ChildJvm receiver = ChildJvm.start(ServerMain.class, backup)) {
+                receiver.awaitLine("received", 120);
+                receiver.kill9();
+                assertTrue(!receiver.output().contains("complete"), "killed mid-transfer:\n" + receiver.output());
+            }
+            StoreAssert.assertRefusesToOpen(target);
+            try (ChildJvm rerun = ChildJvm.start(ServerMain.class, backup)) {
+                assertEquals(0, rerun.awaitExit(180), rerun.output());
+                assertTrue(rerun.output().contains("backup of snapshot " + ready[2] + " complete"), rerun.output());
+            }
+        }
+        StoreAssert.assertStoreEquals(model(), target);
+    }
+
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(300)
+    void senderKilledMidTransfer(RecoveryMode mode) throws Exception {
+        Path target = dir.resolve("target");
+        long snapshot;
+        try (ChildJvm sender = startSender(mode)) {
+            String[] ready = sender.awaitLine("READY", 180).split(" ");
+            snapshot = Long.parseLong(ready[2]);
+            CountDownLatch halfway = new CountDownLatch(1);
+            SnapshotBackup backup = new SnapshotBackup(new InetSocketAddress("127.0.0.1", Integer.parseInt(ready[1])), snapshot, target)
+                    .progress((entries, bytes) -> {
+                        if (bytes >= KILL_AFTER_BYTES) halfway.countDown();
+                    });
+            CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(backup::run);
+            assertTrue(halfway.await(120, TimeUnit.SECONDS), "transfer under way");
+            sender.kill9();
+            ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(120, TimeUnit.SECONDS));
+            assertInstanceOf(BackupException.class, e.getCause());
+            assertTrue(e.getCause().getMessage().contains("closed"), e.getCause().getMessage());
+        }
+        StoreAssert.assertRefusesToOpen(target);
+        // the sender comes back (recovering from the kill) and the same backup completes
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), mode));
+             VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
+            BackupResult r = new SnapshotBackup(server.address(), snapshot, target).run();
+            assertEquals(snapshot, r.snapshotId());
+        }
+        StoreAssert.assertStoreEquals(model(), target);
+    }
+}

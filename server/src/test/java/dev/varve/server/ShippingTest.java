@@ -1,0 +1,150 @@
+package dev.varve.server;
+
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.Retention;
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.Varve;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Snapshot shipping on loopback from a store that keeps writing. */
+class ShippingTest {
+    private static final InetSocketAddress LOOPBACK = new InetSocketAddress("127.0.0.1", 0);
+
+    @TempDir
+    Path dir;
+
+    static VarveConfig config(Path dir, RecoveryMode mode) {
+        return VarveConfig.builder().path(dir).recoveryMode(mode).dataRegionSize(64L << 20).checkpointFrequency(Duration.ofSeconds(1))
+                .retention(RankTreePolicy.levels(Retention.keepLast(2), Retention.keepLast(2), Retention.keepAll())).build();
+    }
+
+    /**
+     * A writer declares snapshots of ranks 1, 2 and 3 (and later ones that push the first out of level 1), keeping a
+     * model of each, and never stops writing; each retained snapshot is shipped meanwhile and must equal its model.
+     */
+    @Test
+    @Timeout(180)
+    void receivedStoreEqualsTheSnapshotWhileTheSenderKeepsWriting() throws Exception {
+        Map<Long, Map<String, TreeMap<String, byte[]>>> models = new ConcurrentHashMap<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Throwable> writerFailure = new AtomicReference<>();
+        CountDownLatch declared = new CountDownLatch(1);
+        long[] wantedSnapshots = new long[3];
+        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+             VarveServer server = VarveServer.start(store, LOOPBACK)) {
+            Workload w = new Workload(42, 3000);
+            w.createTables(store);
+            Thread writer = new Thread(() -> {
+                try {
+                    int[] ranks = {1, 2, 3, 1, 1};
+                    for (int i = 0; i < ranks.length; i++) {
+                        for (int s = 0; s < 1500; s++) w.step(store);
+                        long id = store.snapshotNow(ranks[i]);
+                        models.put(id, w.snapshot());
+                        if (i < 3) wantedSnapshots[i] = id;
+                    }
+                    declared.countDown();
+                    while (!stop.get()) w.step(store);
+                } catch (Throwable t) {
+                    writerFailure.set(t);
+                    declared.countDown();
+                }
+            }, "writer");
+            writer.start();
+            assertTrue(declared.await(120, TimeUnit.SECONDS));
+            // keepLast(2) at level 1 has dropped snapshot 1's level-1 life, but rank 2 and 3 keep 2 and 3 alive
+            List<Long> shipped = new ArrayList<>();
+            for (long id : new long[]{wantedSnapshots[1], wantedSnapshots[2], models.keySet().stream().max(Long::compare).orElseThrow()}) {
+                Path target = dir.resolve("backup-" + id);
+                long writesBefore = store.metrics().writes();
+                BackupResult r = new SnapshotBackup(server.address(), id, target).run();
+                assertTrue(store.metrics().writes() > writesBefore, "the writer kept writing during the transfer");
+                assertEquals(id, r.snapshotId());
+                long entries = StoreAssert.assertStoreEquals(models.get(id), target);
+                assertEquals(entries, r.entries());
+                shipped.add(id);
+            }
+            stop.set(true);
+            writer.join(30_000);
+            if (writerFailure.get() != null) throw new AssertionError("writer failed", writerFailure.get());
+            assertEquals(3, shipped.size());
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void unknownSnapshotIsRefusedAndTheTargetStaysUnfinishedUntilARerunCompletes() {
+        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
+             VarveServer server = VarveServer.start(store, LOOPBACK)) {
+            Workload w = new Workload(7, 200);
+            w.createTables(store);
+            for (int i = 0; i < 300; i++) w.step(store);
+            long id = store.snapshotNow();
+            Path target = dir.resolve("backup");
+            BackupException e = assertThrows(BackupException.class, () -> new SnapshotBackup(server.address(), id + 5, target).run());
+            assertTrue(e.getMessage().contains("never declared"), e.getMessage());
+            StoreAssert.assertRefusesToOpen(target);
+            new SnapshotBackup(server.address(), id, target).run();
+            StoreAssert.assertStoreEquals(w.snapshot(), target);
+            // a finished store is never overwritten
+            IllegalArgumentException again = assertThrows(IllegalArgumentException.class, () -> new SnapshotBackup(server.address(), id, target).run());
+            assertTrue(again.getMessage().contains("not empty"), again.getMessage());
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void droppedSnapshotIsRefusedWithTheReason() {
+        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+             VarveServer server = VarveServer.start(store, LOOPBACK)) {
+            store.table("t").put(new byte[]{1}, new byte[]{2});
+            long first = store.snapshotNow();
+            store.snapshotNow();
+            store.snapshotNow(); // level 1 keeps the last 2: the first is dropped
+            BackupException e = assertThrows(BackupException.class, () -> new SnapshotBackup(server.address(), first, dir.resolve("b")).run());
+            assertTrue(e.getMessage().contains("dropped"), e.getMessage());
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void nothingListeningIsAClearFailure() throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        BackupException e = assertThrows(BackupException.class,
+                () -> new SnapshotBackup(new InetSocketAddress("127.0.0.1", port), 1, dir.resolve("b")).run());
+        assertTrue(e.getMessage().contains("cannot connect"), e.getMessage());
+        assertTrue(Files.exists(dir.resolve("b").resolve(Varve.INCOMING_DIR)));
+    }
+
+    @Test
+    void badArgumentsAreRejectedUpFront() {
+        InetSocketAddress a = new InetSocketAddress("127.0.0.1", 1);
+        assertThrows(IllegalArgumentException.class, () -> new SnapshotBackup(a, 0, dir));
+        assertThrows(NullPointerException.class, () -> new SnapshotBackup(a, 1, null));
+        assertThrows(IllegalArgumentException.class, () -> new SnapshotBackup(a, 1, dir).idleTimeout(Duration.ZERO));
+    }
+}
