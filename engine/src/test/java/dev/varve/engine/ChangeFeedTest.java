@@ -125,7 +125,7 @@ class ChangeFeedTest {
             store.table("t").put(bytes("k"), bytes("v2"));
             assertEquals(1, calls[0]);
             assertArrayEquals(bytes("v2"), store.table("t").get(bytes("k")));
-            assertThrows(NullPointerException.class, () -> store.follow(1, null));
+            assertThrows(IllegalArgumentException.class, () -> store.follow(1, null));
             assertThrows(IllegalArgumentException.class, () -> store.follow(9, new Replica()));
         }
     }
