@@ -12,7 +12,7 @@ import java.util.Locale;
 /** The command-line flags of {@link Main}, parsed and checked; {@link UsageException} names a bad one. */
 final class Options {
     /** What to run. */
-    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, HELP }
+    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, INFINISPAN, HELP }
 
     /** What {@code java -jar varve-benchmarks.jar} runs without a job flag. */
     static final Job DEFAULT_JOB = Job.COMPARE;
@@ -56,6 +56,9 @@ final class Options {
             "  --retention             Thresher's ranked-retention claims in one run: checkpoint cost vs retention fraction,",
             "                          archive plateau, lazy vs eager ranking, diff compactness, as-of reads page- vs",
             "                          diff-based; writes RETENTION.md and a chart to --out and prints the tables",
+            "  --infinispan            SoftIndexFileStore vs RocksDBStore vs VarveStore under the same Infinispan cache on one",
+            "                          node: put throughput and p99, bytes on disk, restart time, cold",
+            "                          gets (--keys entries, default " + KEYS_DEFAULT + "); writes INFINISPAN.md to --out",
             "  --jmh [JMH ARGS...]     run JMH with the remaining arguments, e.g. --jmh PutGetBenchmark -f 1",
             "                          (--jmh -h lists JMH's flags, --jmh -l the benchmarks)",
             "  --help                  this text",
@@ -120,6 +123,7 @@ final class Options {
                 case "--recovery-modes" -> o.job(Job.RECOVERY_MODES);
                 case "--recovery-time" -> o.job(Job.RECOVERY_TIME);
                 case "--retention" -> o.job(Job.RETENTION);
+                case "--infinispan" -> o.job(Job.INFINISPAN);
                 case "--verbose" -> o.verbose = true;
                 case "--dir" -> o.dir = Path.of(value(args, ++i, flag));
                 case "--keys" -> {
