@@ -12,7 +12,7 @@ import java.util.Locale;
 /** The command-line flags of {@link Main}, parsed and checked; {@link UsageException} names a bad one. */
 final class Options {
     /** What to run. */
-    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, SHIP, HELP }
+    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, SHIP, INFINISPAN, HELP }
 
     /** What {@code java -jar varve-benchmarks.jar} runs without a job flag. */
     static final Job DEFAULT_JOB = Job.COMPARE;
@@ -60,6 +60,9 @@ final class Options {
             "  --ship                  snapshot shipping on loopback: a --ship-mib image pulled from a live store while a",
             "                          writer keeps writing; throughput against the disk's durable write bandwidth and the",
             "                          writer's put rate during the transfer against without it",
+            "  --infinispan            SoftIndexFileStore vs RocksDBStore vs VarveStore under the same Infinispan cache on one",
+            "                          node: put throughput and p99, bytes on disk, restart time, cold",
+            "                          gets (--keys entries, default " + KEYS_DEFAULT + "); writes INFINISPAN.md to --out",
             "  --jmh [JMH ARGS...]     run JMH with the remaining arguments, e.g. --jmh PutGetBenchmark -f 1",
             "                          (--jmh -h lists JMH's flags, --jmh -l the benchmarks)",
             "  --help                  this text",
@@ -128,6 +131,7 @@ final class Options {
                 case "--retention" -> o.job(Job.RETENTION);
                 case "--ship" -> o.job(Job.SHIP);
                 case "--ship-mib" -> o.shipMiB = (int) number(args, ++i, flag, 1, 64 * 1024);
+                case "--infinispan" -> o.job(Job.INFINISPAN);
                 case "--verbose" -> o.verbose = true;
                 case "--dir" -> o.dir = Path.of(value(args, ++i, flag));
                 case "--keys" -> {

@@ -8,10 +8,11 @@ import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.marshall.persistence.PersistenceMarshaller;
 import org.infinispan.protostream.SerializationContextInitializer;
 import org.infinispan.remoting.transport.Address;
+import org.infinispan.util.function.SerializableFunction;
 
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -53,21 +54,30 @@ public final class CacheHistory {
 
     /**
      * Declares a snapshot labelled {@code label} on every node's {@link VarveStore} of cache {@code cacheName}.
-     * Returns each node's Varve snapshot id.
+     * Returns each node's Varve snapshot id (a cache manager that is not clustered answers under the address null).
      *
-     * @throws IllegalArgumentException if the label is empty or already used on a node
+     * @throws IllegalArgumentException if the manager, cache or label is missing
+     * @throws IllegalStateException naming each node where the declaration failed (for example, the label is
+     *         already used there)
      */
     public static Map<Address, Long> declare(EmbeddedCacheManager manager, String cacheName, String label) {
         checkArguments(manager, cacheName, label);
-        Map<Address, Long> ids = new ConcurrentHashMap<>();
-        Map<Address, Throwable> failures = new ConcurrentHashMap<>();
-        manager.executor().timeout(TIMEOUT_SECONDS, TimeUnit.SECONDS)
-                .submitConsumer(new HistoryTasks.Declare(cacheName, label), (address, id, error) -> {
-                    if (error != null) failures.put(address, error);
-                    else ids.put(address, id);
-                }).join();
-        if (!failures.isEmpty()) throw new IllegalStateException("declaring snapshot '" + label + "' failed on " + failures);
-        return ids;
+        return onEveryNode(manager, new HistoryTasks.Declare(cacheName, label), "declaring snapshot '" + label + "'");
+    }
+
+    /**
+     * Runs {@code task} on every node and returns each node's result, or fails naming the nodes where it failed. A
+     * manager that is not clustered answers alone, under the address null.
+     */
+    private static <T> Map<Address, T> onEveryNode(EmbeddedCacheManager manager, SerializableFunction<EmbeddedCacheManager, T> task, String what) {
+        Map<Address, T> results = Collections.synchronizedMap(new HashMap<>());
+        Map<Address, Throwable> failures = Collections.synchronizedMap(new HashMap<>());
+        manager.executor().timeout(TIMEOUT_SECONDS, TimeUnit.SECONDS).submitConsumer(task, (address, result, error) -> {
+            if (error != null) failures.put(address, error);
+            else results.put(address, result);
+        }).join();
+        if (!failures.isEmpty()) throw new IllegalStateException(what + " failed on " + failures);
+        return results;
     }
 
     /**
@@ -79,14 +89,7 @@ public final class CacheHistory {
      */
     public static <K, V> Map<K, V> readAsOf(EmbeddedCacheManager manager, String cacheName, String label) {
         checkArguments(manager, cacheName, label);
-        Map<Address, byte[]> answers = new ConcurrentHashMap<>();
-        Map<Address, Throwable> failures = new ConcurrentHashMap<>();
-        manager.executor().timeout(TIMEOUT_SECONDS, TimeUnit.SECONDS)
-                .submitConsumer(new HistoryTasks.ReadAsOf(cacheName, label), (address, answer, error) -> {
-                    if (error != null) failures.put(address, error);
-                    else answers.put(address, answer);
-                }).join();
-        if (!failures.isEmpty()) throw new IllegalStateException("reading as of '" + label + "' failed on " + failures);
+        Map<Address, byte[]> answers = onEveryNode(manager, new HistoryTasks.ReadAsOf(cacheName, label), "reading as of '" + label + "'");
         Cache<K, V> cache = manager.getCache(cacheName);
         int segments = cache.getCacheConfiguration().clustering().hash().numSegments();
         PersistenceMarshaller marshaller = ComponentRegistry.of(cache).getPersistenceMarshaller();
@@ -111,7 +114,7 @@ public final class CacheHistory {
 
     private static void checkArguments(EmbeddedCacheManager manager, String cacheName, String label) {
         if (manager == null) throw new IllegalArgumentException("cache manager is null");
-        if (cacheName == null || !manager.cacheExists(cacheName)) throw new IllegalArgumentException("no cache named " + cacheName);
+        if (cacheName == null || manager.getCacheConfiguration(cacheName) == null) throw new IllegalArgumentException("no cache named " + cacheName);
         if (label == null || label.isEmpty()) throw new IllegalArgumentException("snapshot label is null or empty");
     }
 }

@@ -23,11 +23,13 @@ final class HistorySerialization implements SerializationContextInitializer {
             """;
 
     @Override
+    @SuppressWarnings("deprecation") // still what SerializationContextInitializer asks for in ProtoStream 5
     public String getProtoFileName() {
         return FILE;
     }
 
     @Override
+    @SuppressWarnings("deprecation")
     public String getProtoFile() {
         return SCHEMA;
     }

@@ -4,6 +4,8 @@ import io.reactivex.rxjava3.core.Flowable;
 import org.infinispan.AdvancedCache;
 import org.infinispan.Cache;
 import org.infinispan.commons.util.IntSet;
+import org.infinispan.commons.util.IntSets;
+import org.infinispan.distribution.DistributionManager;
 import org.infinispan.factories.ComponentRegistry;
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.marshall.persistence.PersistenceMarshaller;
@@ -41,7 +43,9 @@ final class HistoryTasks {
         @Override
         public Long apply(EmbeddedCacheManager manager) {
             AdvancedCache<Object, Object> cache = manager.getCache(cacheName).getAdvancedCache();
-            IntSet primary = cache.getDistributionManager().getCacheTopology().getLocalPrimarySegments();
+            DistributionManager dm = cache.getDistributionManager(); // null for a local cache: it owns every segment
+            IntSet primary = dm != null ? dm.getCacheTopology().getLocalPrimarySegments()
+                    : IntSets.immutableRangeSet(cache.getCacheConfiguration().clustering().hash().numSegments());
             return storeOf(manager, cacheName).snapshot(label, primary).toCompletableFuture().join();
         }
     }

@@ -45,7 +45,6 @@ final class SegmentTables implements AutoCloseable {
     private final Table entries;
     private final Table expiry;
     private final Table labels;
-    private final int segments;
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
 
     /**
@@ -63,12 +62,7 @@ final class SegmentTables implements AutoCloseable {
             store.close();
             throw e;
         }
-        this.segments = segments;
         for (int i = 0; i < STRIPES; i++) stripes[i] = new ReentrantLock();
-    }
-
-    int segments() {
-        return segments;
     }
 
     private int stripe(int segment, byte[] key) {

@@ -59,7 +59,7 @@ final class NodeProcess implements AutoCloseable {
     static NodeProcess start(String name, Path dir, int port, int[] ports) throws IOException, InterruptedException {
         StringBuilder hosts = new StringBuilder();
         for (int p : ports) hosts.append(hosts.length() == 0 ? "" : ",").append("127.0.0.1[").append(p).append(']');
-        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m",
+        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
                 "-Djava.net.preferIPv4Stack=true", "-Dvarve.test.port=" + port, "-Dvarve.test.hosts=" + hosts,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(), name, dir.toString());

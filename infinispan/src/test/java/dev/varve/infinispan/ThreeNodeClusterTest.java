@@ -1,5 +1,6 @@
 package dev.varve.infinispan;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class ThreeNodeClusterTest {
-    private static final int KEYS = Integer.getInteger("varve.clusterKeys", 100_000);
+    private int keys;
 
     @TempDir
     Path tmp;
@@ -110,6 +111,19 @@ class ThreeNodeClusterTest {
 
     @Test
     void writesKillsRestartsExpiryAndFullCrash() throws Exception {
+        run(Integer.getInteger("varve.clusterKeys", 100_000));
+    }
+
+    /** The same with a million keys (-Plong). */
+    @Test
+    @Tag("long")
+    @Timeout(value = 60, unit = TimeUnit.MINUTES)
+    void aMillionKeys() throws Exception {
+        run(1_000_000);
+    }
+
+    private void run(int keyCount) throws Exception {
+        keys = keyCount;
         ports = NodeProcess.freePorts(3);
         try {
             for (int i = 0; i < 3; i++) start(i);
@@ -117,33 +131,33 @@ class ThreeNodeClusterTest {
 
             // 100k writes, a third from each node, in parallel
             long t0 = System.nanoTime();
-            int third = KEYS / 3;
-            inParallel("put 0 " + third + " v1", "put " + third + " " + 2 * third + " v1", "put " + 2 * third + " " + KEYS + " v1");
-            System.out.printf("%d writes in %.1f s%n", KEYS, (System.nanoTime() - t0) / 1e9);
-            assertEquals(String.valueOf(KEYS), nodes[1].ask("check 0 " + KEYS + " v1", 600));
-            assertExactlyOwnersHold("k", KEYS, "after " + KEYS + " writes");
+            int third = keys / 3;
+            inParallel("put 0 " + third + " v1", "put " + third + " " + 2 * third + " v1", "put " + 2 * third + " " + keys + " v1");
+            System.out.printf("%d writes in %.1f s%n", keys, (System.nanoTime() - t0) / 1e9);
+            assertEquals(String.valueOf(keys), nodes[1].ask("check 0 " + keys + " v1", 600));
+            assertExactlyOwnersHold("k", keys, "after " + keys + " writes");
 
             // kill -9 of one node: every key readable, rebalance restores two copies on the survivors
             nodes[2].kill();
             nodes[2] = null;
             awaitStable(2);
-            assertEquals(String.valueOf(KEYS), nodes[0].ask("check 0 " + KEYS + " v1", 600), "keys readable after kill -9 of C");
-            assertExactlyOwnersHold("k", KEYS, "after kill -9 of C and rebalance");
+            assertEquals(String.valueOf(keys), nodes[0].ask("check 0 " + keys + " v1", 600), "keys readable after kill -9 of C");
+            assertExactlyOwnersHold("k", keys, "after kill -9 of C and rebalance");
 
             // C restarts on its directory: recovers, rejoins, and keeps only the segments it owns now
             start(2);
             awaitStable(3);
-            assertExactlyOwnersHold("k", KEYS, "after C restarted and rejoined");
-            assertEquals(String.valueOf(KEYS), nodes[2].ask("check 0 " + KEYS + " v1", 600), "keys readable through the restarted node");
+            assertExactlyOwnersHold("k", keys, "after C restarted and rejoined");
+            assertEquals(String.valueOf(keys), nodes[2].ask("check 0 " + keys + " v1", 600), "keys readable through the restarted node");
 
             // entries with a lifespan are gone after an expiry purge
             int ttlKeys = 1000;
             nodes[0].ask("putttl 0 " + ttlKeys + " 5000", 300);
             assertExactlyOwnersHold("t", ttlKeys, "lifespan entries written");
-            assertEquals(2L * KEYS + 2L * ttlKeys, rawEntries(), "stored entries before expiry");
+            assertEquals(2L * keys + 2L * ttlKeys, rawEntries(), "stored entries before expiry");
             Thread.sleep(5500); // let the 5 s lifespan pass
             for (NodeProcess n : live()) n.ask("purge", 300);
-            assertEquals(2L * KEYS, rawEntries(), "stored entries (expired ones included) after the purge");
+            assertEquals(2L * keys, rawEntries(), "stored entries (expired ones included) after the purge");
 
             // a cluster snapshot while a writer is mid-stream; the writer keeps going into the full crash below
             Path ack = tmp.resolve("stream.ack");
@@ -153,7 +167,7 @@ class ThreeNodeClusterTest {
             assertEquals("3", nodes[1].ask("snapshot L1", 300), "nodes that declared L1");
             long ackedAfter = acked(ack);
             nodes[2].ask("put 0 1000 v2", 300); // overwrite after the declaration: invisible as of L1
-            String cut = "kFirst=" + KEYS + " kOther=0 sMissing=0 sBeyond=0";
+            String cut = "kFirst=" + keys + " kOther=0 sMissing=0 sBeyond=0";
             assertEquals(cut, nodes[2].ask("asof L1 " + ackedBefore + " " + ackedAfter, 600), "L1 as of its cut (stream acked "
                     + ackedBefore + " before, " + ackedAfter + " after the declaration)");
             System.out.println("cluster snapshot L1 read back as its documented cut: " + cut + " (stream acked " + ackedBefore + " / " + ackedAfter + ")");
@@ -172,13 +186,13 @@ class ThreeNodeClusterTest {
             // its new consistent hash may make a node without a copy a key's primary owner. Infinispan's conflict
             // resolution compares the owners' copies and gives every key its surviving value on both owners.
             nodes[0].ask("resolve", 600);
-            assertEquals(String.valueOf(KEYS - 1000), nodes[1].ask("check 1000 " + KEYS + " v1", 600), "bulk writes after the full crash");
+            assertEquals(String.valueOf(keys - 1000), nodes[1].ask("check 1000 " + keys + " v1", 600), "bulk writes after the full crash");
             assertEquals("1000", nodes[1].ask("check 0 1000 v2", 600), "overwrites after the full crash");
-            assertExactlyOwnersHold("k", KEYS, "after the full crash and conflict resolution");
+            assertExactlyOwnersHold("k", keys, "after the full crash and conflict resolution");
             assertEquals(String.valueOf(acked), nodes[2].ask("checkstream 0 " + acked, 600), "acknowledged stream writes after the full crash");
             assertEquals("0", nodes[0].ask("checkttl 0 " + ttlKeys, 300), "expired entries came back after the restart");
             long raw = rawEntries();
-            assertTrue(raw == 2L * KEYS + 2L * acked || raw == 2L * KEYS + 2L * (acked + 1),
+            assertTrue(raw == 2L * keys + 2L * acked || raw == 2L * keys + 2L * (acked + 1),
                     "after the full crash the stores hold " + raw + " entries: not the bulk keys plus the acknowledged stream"
                             + " (plus at most the one in flight) -- an expired entry came back, or a copy is missing");
             System.out.println("full crash: " + acked + " acknowledged stream writes all back");

@@ -1,0 +1,77 @@
+package dev.varve.infinispan;
+
+import org.infinispan.Cache;
+import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.configuration.global.GlobalConfigurationBuilder;
+import org.infinispan.manager.DefaultCacheManager;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@link CacheHistory} on one node with a local cache: labels, the state as of a label, restarts and bad input. */
+@Timeout(120)
+class CacheHistoryLocalTest {
+    @TempDir
+    Path dir;
+
+    private DefaultCacheManager manager() {
+        GlobalConfigurationBuilder global = new GlobalConfigurationBuilder().nonClusteredDefault();
+        global.serialization().addContextInitializer(CacheHistory.serializationContext());
+        ConfigurationBuilder cb = new ConfigurationBuilder();
+        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
+                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20);
+        DefaultCacheManager m = new DefaultCacheManager(global.build());
+        m.defineConfiguration("c", cb.build());
+        return m;
+    }
+
+    @Test
+    void aLabelReadsTheStateAtItsDeclarationAlsoAfterARestart() throws Exception {
+        try (DefaultCacheManager m = manager()) {
+            Cache<String, String> c = m.getCache("c");
+            for (int i = 0; i < 300; i++) c.put("k" + i, "old" + i);
+            assertEquals(1, CacheHistory.declare(m, "c", "before").size());
+            for (int i = 0; i < 300; i += 2) c.put("k" + i, "new" + i);
+            c.remove("k1");
+            c.put("added", "x");
+            Map<String, String> past = CacheHistory.readAsOf(m, "c", "before");
+            assertEquals(300, past.size());
+            for (int i = 0; i < 300; i++) assertEquals("old" + i, past.get("k" + i));
+            assertNull(past.get("added"));
+            assertEquals("new0", c.get("k0"), "the live cache moved on");
+        }
+        try (DefaultCacheManager m = manager()) {
+            Map<String, String> past = CacheHistory.readAsOf(m, "c", "before");
+            assertEquals("old1", past.get("k1"), "the label and its snapshot survive a restart");
+            assertEquals(300, past.size());
+        }
+    }
+
+    @Test
+    void badInputIsRejectedByName() throws Exception {
+        try (DefaultCacheManager m = manager()) {
+            m.getCache("c").put("k", "v");
+            CacheHistory.declare(m, "c", "once");
+            assertMessage(IllegalStateException.class, "already used", () -> CacheHistory.declare(m, "c", "once"));
+            assertMessage(IllegalArgumentException.class, "no node knows", () -> CacheHistory.readAsOf(m, "c", "never"));
+            assertMessage(IllegalArgumentException.class, "no cache named", () -> CacheHistory.declare(m, "missing", "x"));
+            assertMessage(IllegalArgumentException.class, "label is null", () -> CacheHistory.declare(m, "c", null));
+            assertMessage(IllegalArgumentException.class, "label is null or empty", () -> CacheHistory.readAsOf(m, "c", ""));
+        }
+    }
+
+    private static void assertMessage(Class<? extends Throwable> type, String part, org.junit.jupiter.api.function.Executable e) {
+        Throwable t = assertThrows(type, e);
+        StringBuilder all = new StringBuilder();
+        for (Throwable x = t; x != null; x = x.getCause()) all.append(x.getMessage()).append(" | ");
+        assertTrue(all.toString().contains(part), "expected '" + part + "' in: " + all);
+    }
+}
