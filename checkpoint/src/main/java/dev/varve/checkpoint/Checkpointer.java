@@ -192,9 +192,12 @@ public final class Checkpointer implements AutoCloseable {
             for (CheckpointListener l : listeners) l.beforeStartMarker(id, mark);
             markers.write(new CheckpointMarker(CheckpointMarker.START, id, mark, lastMarkLsn,
                     covered ? CheckpointMarker.PHYSICAL_WAL : CheckpointMarker.RECOVERY_FILES, codec.ordinal(), files.entries, files.bytes));
-            // the WAL witnesses that pages of this checkpoint may reach the page files (a lost start marker is named)
-            wal.append(RecordTypes.CHECKPOINT_STARTED, RecordTypes.checkpointStarted(id));
-            wal.force();
+            // the WAL witnesses that pages of this checkpoint may reach the page files (a lost start marker is named);
+            // a checkpoint with no page to write needs no witness and costs the WAL nothing
+            if (!pages.isEmpty()) {
+                wal.append(RecordTypes.CHECKPOINT_STARTED, RecordTypes.checkpointStarted(id));
+                wal.force();
+            }
             long w0 = System.nanoTime();
             Set<Integer> touched = writePages(pages);
             long pageWriteNanos = System.nanoTime() - w0;

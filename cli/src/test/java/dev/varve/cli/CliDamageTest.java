@@ -119,7 +119,7 @@ class CliDamageTest {
     void walSegment() throws IOException {
         Path s = copy(healthy);
         Path f = first(s.resolve("wal"), "wal-");
-        flip(f, 40 + 30); // inside the first record, which many follow
+        flip(f, 40 + 20); // inside the first record (its payload), which many follow
         expectDamage(s, f, 40, 40);
         s = copy(healthy);
         f = first(s.resolve("wal"), "wal-");
