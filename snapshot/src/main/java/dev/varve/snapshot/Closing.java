@@ -1,25 +1,29 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.io.Closeables;
+
+import java.util.ArrayList;
+import java.util.List;
+
 /** Closing what an open got through before it failed, so that a refused open leaves no file open. */
 final class Closing {
     private Closing() {
     }
 
     /** Adds {@code part} to {@code opened} and returns it. */
-    static <T extends AutoCloseable> T track(java.util.List<AutoCloseable> opened, T part) {
+    static <T extends AutoCloseable> T track(List<AutoCloseable> opened, T part) {
         opened.add(part);
         return part;
     }
 
     /** Closes every one of {@code opened} (nulls skipped), adding their failures to {@code cause}, which the caller throws. */
     static void closeAll(Exception cause, Iterable<? extends AutoCloseable> opened) {
-        for (AutoCloseable c : opened) {
-            if (c == null) continue;
-            try {
-                c.close();
-            } catch (Exception suppressed) {
-                cause.addSuppressed(suppressed);
-            }
+        List<AutoCloseable> all = new ArrayList<>();
+        opened.forEach(all::add);
+        try {
+            Closeables.closeAll(all.toArray(new AutoCloseable[0]));
+        } catch (RuntimeException failed) {
+            cause.addSuppressed(failed);
         }
     }
 }
