@@ -1,7 +1,7 @@
 package dev.varve.engine;
 
 import dev.varve.core.io.FileIO;
-import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.ForwardingFileIOFactory;
 import dev.varve.core.io.MappedRegion;
 
 import java.io.IOException;
@@ -15,9 +15,8 @@ import java.util.List;
  * The real file system, recording in order every fsync ("force NAME", mapped ranges included), every write to a page
  * file ("write NAME") and every rename ("rename NAME"): ordering invariants are checked against it.
  */
-final class FileOpLog implements FileIOFactory {
+final class FileOpLog extends ForwardingFileIOFactory {
     final List<String> ops = Collections.synchronizedList(new ArrayList<>());
-    private final FileIOFactory real = FileIOFactory.standard();
 
     /** Index of the first op at or after {@code from} starting with {@code prefix}, or -1. */
     int first(int from, String prefix) {
@@ -29,7 +28,7 @@ final class FileOpLog implements FileIOFactory {
 
     @Override
     public FileIO open(Path file, boolean create) throws IOException {
-        FileIO f = real.open(file, create);
+        FileIO f = delegate.open(file, create);
         String name = file.getFileName().toString();
         return new FileIO() {
             public Path path() {
@@ -78,24 +77,9 @@ final class FileOpLog implements FileIOFactory {
         };
     }
 
-    public boolean exists(Path file) {
-        return real.exists(file);
-    }
-
-    public void delete(Path file) throws IOException {
-        real.delete(file);
-    }
-
+    @Override
     public void atomicMove(Path from, Path to) throws IOException {
-        real.atomicMove(from, to);
+        delegate.atomicMove(from, to);
         ops.add("rename " + to.getFileName());
-    }
-
-    public List<Path> list(Path d, String prefix) throws IOException {
-        return real.list(d, prefix);
-    }
-
-    public void createDirectories(Path d) throws IOException {
-        real.createDirectories(d);
     }
 }

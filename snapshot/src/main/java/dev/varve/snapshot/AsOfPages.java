@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * captures its pre-state under the write latch before changing it, so the check and the read agree); any other
  * page is read from its archived pre-state through SPT(v). Read-only: writes throw.
  */
-public final class AsOfPages implements PageAccess, AutoCloseable {
+public final class AsOfPages implements PageAccess.ReadOnly, AutoCloseable {
     private static final int CACHED_PAGES = 1024;
     private final SnapshotArchive archive;
     private final PageMemory memory;
@@ -76,18 +76,8 @@ public final class AsOfPages implements PageAccess, AutoCloseable {
     }
 
     @Override
-    public Page acquireWrite(long pageId) {
-        throw new UnsupportedOperationException("a snapshot view is read-only");
-    }
-
-    @Override
-    public Page acquireNew(long pageId) {
-        throw new UnsupportedOperationException("a snapshot view is read-only");
-    }
-
-    @Override
-    public void releaseWrite(Page page) {
-        throw new UnsupportedOperationException("a snapshot view is read-only");
+    public String readOnlyReason() {
+        return "a snapshot view is read-only";
     }
 
     @Override

@@ -31,4 +31,25 @@ public interface PageAccess {
 
     /** Releases a page taken by {@link #acquireWrite} or {@link #acquireNew}. */
     void releaseWrite(Page page);
+
+    /** A source that only reads (past versions, salvage): every write throws {@link UnsupportedOperationException}. */
+    interface ReadOnly extends PageAccess {
+        /** Why this source refuses writes, for the exception's message. */
+        String readOnlyReason();
+
+        @Override
+        default Page acquireWrite(long pageId) {
+            throw new UnsupportedOperationException(readOnlyReason());
+        }
+
+        @Override
+        default Page acquireNew(long pageId) {
+            throw new UnsupportedOperationException(readOnlyReason());
+        }
+
+        @Override
+        default void releaseWrite(Page page) {
+            throw new UnsupportedOperationException(readOnlyReason());
+        }
+    }
 }

@@ -69,7 +69,7 @@ public final class LeafSalvage {
     }
 
     /** Pages read from the page file on every acquire, checked, never cached; writes refused. */
-    private static final class DiskPages implements PageAccess {
+    private static final class DiskPages implements PageAccess.ReadOnly {
         private final PageStore store;
         /** Released direct buffers, reused (a leaf and one overflow page are held at most). */
         private final java.util.ArrayDeque<ByteBuffer> free = new java.util.ArrayDeque<>();
@@ -113,18 +113,8 @@ public final class LeafSalvage {
         }
 
         @Override
-        public Page acquireWrite(long pageId) {
-            throw new UnsupportedOperationException("salvage reads only");
-        }
-
-        @Override
-        public Page acquireNew(long pageId) {
-            throw new UnsupportedOperationException("salvage reads only");
-        }
-
-        @Override
-        public void releaseWrite(Page page) {
-            throw new UnsupportedOperationException("salvage reads only");
+        public String readOnlyReason() {
+            return "salvage reads only";
         }
     }
 }

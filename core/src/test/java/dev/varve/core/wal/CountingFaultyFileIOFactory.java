@@ -1,12 +1,11 @@
 package dev.varve.core.wal;
 
 import dev.varve.core.io.FileIO;
-import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.ForwardingFileIOFactory;
 import dev.varve.core.io.MappedRegion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -14,8 +13,7 @@ import java.util.concurrent.locks.LockSupport;
  * Wraps the real file system for WAL tests: counts forces of mapped ranges (what a commit costs), can slow them down
  * like a real disk, and can fail forces, writes or opens of chosen files with an {@link IOException}.
  */
-final class CountingFaultyFileIOFactory implements FileIOFactory {
-    private final FileIOFactory delegate = FileIOFactory.standard();
+final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     final AtomicInteger regionForces = new AtomicInteger();
     volatile long forceDelayNanos;
     volatile boolean failForce;
@@ -30,31 +28,6 @@ final class CountingFaultyFileIOFactory implements FileIOFactory {
             throw new IOException("injected open failure");
         }
         return new CountingFileIO(delegate.open(file, create));
-    }
-
-    @Override
-    public boolean exists(Path file) {
-        return delegate.exists(file);
-    }
-
-    @Override
-    public void delete(Path file) throws IOException {
-        delegate.delete(file);
-    }
-
-    @Override
-    public void atomicMove(Path from, Path to) throws IOException {
-        delegate.atomicMove(from, to);
-    }
-
-    @Override
-    public List<Path> list(Path dir, String prefix) throws IOException {
-        return delegate.list(dir, prefix);
-    }
-
-    @Override
-    public void createDirectories(Path dir) throws IOException {
-        delegate.createDirectories(dir);
     }
 
     private void beforeForce() throws IOException {

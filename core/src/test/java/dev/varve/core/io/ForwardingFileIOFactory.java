@@ -1,0 +1,44 @@
+package dev.varve.core.io;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A {@link FileIOFactory} that forwards every call to the real file system: a test wrapper extends it and overrides
+ * only the calls it watches or breaks.
+ */
+public abstract class ForwardingFileIOFactory implements FileIOFactory {
+    /** The file system every call goes to. */
+    protected final FileIOFactory delegate = FileIOFactory.standard();
+
+    @Override
+    public FileIO open(Path file, boolean create) throws IOException {
+        return delegate.open(file, create);
+    }
+
+    @Override
+    public boolean exists(Path file) {
+        return delegate.exists(file);
+    }
+
+    @Override
+    public void delete(Path file) throws IOException {
+        delegate.delete(file);
+    }
+
+    @Override
+    public void atomicMove(Path from, Path to) throws IOException {
+        delegate.atomicMove(from, to);
+    }
+
+    @Override
+    public List<Path> list(Path dir, String prefix) throws IOException {
+        return delegate.list(dir, prefix);
+    }
+
+    @Override
+    public void createDirectories(Path dir) throws IOException {
+        delegate.createDirectories(dir);
+    }
+}
