@@ -7,9 +7,11 @@ import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -39,20 +41,36 @@ final class NodeProcess implements AutoCloseable {
         reader.start();
     }
 
-    /** Free loopback ports for {@code n} nodes. */
+    /**
+     * Free loopback ports for {@code n} nodes, below the kernel's ephemeral range: a node restarted after kill -9
+     * binds its port again, and a port the kernel may hand out to an outgoing connection meanwhile (as a port from
+     * {@code new ServerSocket(0)} is) can be taken by then. The port 100 above each (JGroups FD_SOCK2) must be free too.
+     */
     static int[] freePorts(int n) throws IOException {
-        int[] ports = new int[n];
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                held.add(s);
-                ports[i] = s.getLocalPort();
-            }
-        } finally {
-            for (ServerSocket s : held) s.close();
+        int ephemeralLow = 32768;
+        Path range = Path.of("/proc/sys/net/ipv4/ip_local_port_range");
+        if (Files.isReadable(range)) {
+            ephemeralLow = Integer.parseInt(Files.readAllLines(range).get(0).trim().split("\\s+")[0]); // readString stops short on /proc
         }
+        int[] ports = new int[n];
+        int found = 0;
+        Random rnd = new Random();
+        for (int tries = 0; found < n && tries < 10_000; tries++) {
+            int p = 10_000 + rnd.nextInt(Math.max(1, ephemeralLow - 10_200));
+            if (bindable(p) && bindable(p + 100) && Arrays.stream(ports, 0, found).noneMatch(q -> Math.abs(q - p) == 100 || q == p)) {
+                ports[found++] = p;
+            }
+        }
+        if (found < n) throw new IOException("no " + n + " free loopback ports below " + ephemeralLow);
         return ports;
+    }
+
+    private static boolean bindable(int port) {
+        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** Starts node {@code name} with its store in {@code dir}, listening on {@code port}, discovering {@code ports}. */
@@ -64,7 +82,7 @@ final class NodeProcess implements AutoCloseable {
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(), name, dir.toString());
         Path logs = Path.of("target", "cluster-logs");
-        java.nio.file.Files.createDirectories(logs);
+        Files.createDirectories(logs);
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(logs.resolve(name + ".log").toFile())).start();
         NodeProcess node = new NodeProcess(name, p);
         node.await("started", 120);
