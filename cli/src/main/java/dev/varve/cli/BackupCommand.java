@@ -1,9 +1,12 @@
 package dev.varve.cli;
 
+import dev.varve.config.RecoveryMode;
+import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -11,17 +14,40 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-/** {@code varve backup DIR --as-of ID --to NEWDIR}: a snapshot as a new, ordinary store. */
+/**
+ * {@code varve backup DIR [--as-of ID] --to NEWDIR}: a snapshot (or the current state) of a store directory as a new,
+ * ordinary store; {@code varve backup --from HOST:PORT (--as-of ID | --follow) --to NEWDIR}: the same pulled from a
+ * store that {@code varve serve} serves (see {@link RemoteBackup}).
+ */
 @Command(name = "backup", mixinStandardHelpOptions = true,
-        description = {"Writes a new, ordinary store directory whose current state equals the source store as of snapshot ID (without "
-                + "--as-of: its current state). The new store opens with Varve.open and passes `varve verify`; it has no snapshots. "
-                + "The source is opened read-only and does not change."})
+        description = {"Writes a new, ordinary store directory whose current state equals a store as of snapshot ID (without --as-of: its "
+                + "current state). The new store opens with Varve.open and passes `varve verify`; it has no snapshots. Tables keep their "
+                + "placement and partition count, and every key its partition.",
+                "With DIR the source is a store directory, opened read-only: it does not change.",
+                "With --from the source is a live store served by `varve serve` (snapshot shipping over one connection, checksummed "
+                        + "frames). Until the image is complete and verified NEWDIR refuses to open as a store; a cut transfer is "
+                        + "completed by running the same command again. With --follow (the server must allow writes) the server "
+                        + "declares a snapshot, ships it, then streams every change it commits: NEWDIR is kept as a standby until "
+                        + "Ctrl-C or SIGTERM, openable at the latest change it holds or at any server snapshot declared since."})
 final class BackupCommand implements Callable<Integer> {
+    @Parameters(index = "0", arity = "0..1", paramLabel = "DIR", description = "The store directory to copy (not with --from).")
+    Path dir;
+
     @Mixin
-    StoreOptions store;
+    LayoutOptions layout;
+
+    @Option(names = "--from", paramLabel = "HOST:PORT", description = "Pull the snapshot from the store served there instead of DIR.")
+    String from;
 
     @Option(names = "--as-of", paramLabel = "ID", description = "The snapshot to copy.")
     Long asOf;
+
+    @Option(names = "--follow", description = "With --from: the image of a snapshot the server declares, then its changes as they commit.")
+    boolean follow;
+
+    @Option(names = "--recovery-mode", paramLabel = "MODE",
+            description = "With --from: the new store's recovery mode, ${COMPLETION-CANDIDATES} (default: the server's).")
+    RecoveryMode recoveryMode;
 
     @Mixin
     NewStoreOptions newStore;
@@ -31,23 +57,38 @@ final class BackupCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        if ((dir == null) == (from == null)) throw new IllegalArgumentException("give either a store directory DIR or --from HOST:PORT");
+        if (from != null) {
+            if (layout.given()) throw new IllegalArgumentException("--archive and --config describe a store directory; not with --from");
+            if (newStore.properties != null) throw new IllegalArgumentException("--new-config is not supported with --from: the image keeps the server's layout");
+            if (follow == (asOf != null)) throw new IllegalArgumentException("with --from give either --as-of ID or --follow");
+            return new RemoteBackup(RemoteBackup.hostPort(from), asOf, newStore.to, recoveryMode, output).run(follow);
+        }
+        if (follow || recoveryMode != null) throw new IllegalArgumentException("--follow and --recovery-mode need --from");
+        return local();
+    }
+
+    /** Copies the store in {@code dir}: table by table, partition by partition. */
+    private int local() throws IOException {
         newStore.checkEmpty();
         Map<String, Object> perTable = new LinkedHashMap<>();
-        try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, asOf)) {
-            int partitions = s.tables().isEmpty() ? 1 : s.table(s.tables().get(0)).partitions();
-            try (Varve target = Varve.open(newStore.config(s.config().pageSize(), partitions))) {
-                BatchWriter w = new BatchWriter(target);
-                for (String name : s.tables()) {
-                    target.table(name);
-                    long[] n = {0};
-                    src.forEach(name, null, null, (k, v) -> {
-                        w.put(name, k, v);
+        try (Varve s = StoreOptions.openReadOnly(dir, layout); ReadOptions.Source src = new ReadOptions.Source(s, asOf);
+             Varve target = Varve.open(newStore.config(s.config().pageSize(), s.config().partitions()))) {
+            BatchWriter w = new BatchWriter(target);
+            for (String name : s.tables()) {
+                Table table = src.table(name);
+                target.table(name, table.options());
+                long[] n = {0};
+                for (int p = 0; p < table.partitions(); p++) {
+                    int partition = p;
+                    src.forEach(table.partition(p), (k, v) -> {
+                        w.put(name, partition, k, v);
                         n[0]++;
                     });
-                    perTable.put(name, n[0]);
                 }
-                w.flush();
+                perTable.put(name, n[0]);
             }
+            w.flush();
         }
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("store", newStore.to.toString());

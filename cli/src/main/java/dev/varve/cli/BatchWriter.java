@@ -10,7 +10,8 @@ final class BatchWriter {
     private static final int MAX_OPS = 64; // a batch must fit in half the smallest data region (2048 pages)
     private static final long MAX_BYTES = 1L << 20;
 
-    private record Put(String table, byte[] key, byte[] value) {
+    /** One put; {@code partition} -1 places the key by hash. */
+    private record Put(String table, int partition, byte[] key, byte[] value) {
     }
 
     private final Varve store;
@@ -23,8 +24,13 @@ final class BatchWriter {
     }
 
     void put(String table, byte[] key, byte[] value) {
+        put(table, -1, key, value);
+    }
+
+    /** A put into partition {@code partition} of an existing table (-1: by key hash). */
+    void put(String table, int partition, byte[] key, byte[] value) {
         if (pendingBytes + key.length + value.length > MAX_BYTES) flush();
-        pending.add(new Put(table, key, value));
+        pending.add(new Put(table, partition, key, value));
         pendingBytes += key.length + value.length;
         if (pending.size() >= MAX_OPS) flush();
     }
@@ -33,7 +39,10 @@ final class BatchWriter {
     long flush() {
         if (!pending.isEmpty()) {
             store.write(b -> {
-                for (Put p : pending) b.put(p.table(), p.key(), p.value());
+                for (Put p : pending) {
+                    if (p.partition() < 0) b.put(p.table(), p.key(), p.value());
+                    else b.put(p.table(), p.partition(), p.key(), p.value());
+                }
             });
             written += pending.size();
             pending.clear();

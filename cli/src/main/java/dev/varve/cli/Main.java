@@ -6,18 +6,20 @@ import picocli.CommandLine.Command;
 import java.io.PrintWriter;
 
 /**
- * The {@code varve} tool: looks into, checks and copies store directories. Every command but {@code load},
- * {@code backup} and {@code salvage} (which write only their new directory) opens the store read-only and leaves
- * every file byte-identical.
+ * The {@code varve} tool: looks into, checks and copies store directories, serves a live store on the network and
+ * backs one up from there. Every command but {@code load}, {@code backup} and {@code salvage} (which write only their
+ * new directory) and {@code serve} (which runs the store) opens the store read-only and leaves every file
+ * byte-identical.
  */
 @Command(name = "varve", mixinStandardHelpOptions = true, version = "varve 0.1.0-SNAPSHOT",
-        description = "Inspect, verify and copy Varve store directories.",
+        description = "Inspect, verify, copy and serve Varve store directories.",
         subcommands = {InfoCommand.class, VerifyCommand.class, SnapshotsCommand.class, GetCommand.class, ScanCommand.class, DumpCommand.class,
-                LoadCommand.class, WalDumpCommand.class, BackupCommand.class, SalvageCommand.class, CommandLine.HelpCommand.class},
+                LoadCommand.class, WalDumpCommand.class, BackupCommand.class, SalvageCommand.class, ServeCommand.class, CommandLine.HelpCommand.class},
         footerHeading = "%nExit codes:%n",
-        footer = {"  0   success (verify: no damage found)",
+        footer = {"  0   success (verify: no damage found; serve: stopped cleanly)",
                 "  1   damage found (verify), or entries lost (salvage)",
-                "  2   the store cannot be used: not a store, open elsewhere, unreadable, or the operation failed",
+                "  2   the store cannot be used: not a store, open elsewhere, unreadable, or the operation failed (backup --from: the "
+                        + "transfer failed; NEWDIR stays marked unfinished)",
                 "  3   key absent (get)",
                 "  64  bad command line"})
 public final class Main implements Runnable {

@@ -1,6 +1,7 @@
 package dev.varve.cli;
 
 import dev.varve.engine.Cursor;
+import dev.varve.engine.Partition;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
@@ -39,7 +40,16 @@ final class ReadOptions {
 
         /** Every entry of table {@code name} in [lo, hi) (null: open), in key order. */
         void forEach(String name, byte[] lo, byte[] hi, Entries sink) throws java.io.IOException {
-            try (Cursor c = table(name).scan(lo, hi)) {
+            drain(table(name).scan(lo, hi), sink);
+        }
+
+        /** Every entry of one partition of a table, in key order. */
+        void forEach(Partition partition, Entries sink) throws java.io.IOException {
+            drain(partition.scan(null, null), sink);
+        }
+
+        private static void drain(Cursor cursor, Entries sink) throws java.io.IOException {
+            try (Cursor c = cursor) {
                 while (c.next()) sink.entry(c.key(), c.value());
             }
         }

@@ -18,8 +18,20 @@ public interface ChangeListener {
     /** One atomic write (a single put or remove, or a whole batch): puts have a value, removes a null value. */
     void onWrite(long lsn, List<Change> changes);
 
-    /** A table was created. */
-    void onTableCreated(long lsn, String table, int partitions);
+    /**
+     * A table of {@code partitions} partitions was created: what {@link #onTableCreated(long, String, TableOptions)}
+     * forwards to unless overridden, for a listener that does not care about placement. Does nothing by default.
+     */
+    default void onTableCreated(long lsn, String table, int partitions) {
+    }
+
+    /**
+     * A table was created with {@code options} (placement and partition count); the store calls this one. By default
+     * it forwards to {@link #onTableCreated(long, String, int)}.
+     */
+    default void onTableCreated(long lsn, String table, TableOptions options) {
+        onTableCreated(lsn, table, options.partitions());
+    }
 
     /** Partition {@code partition} of {@code table} was emptied ({@link Partition#destroy()}). */
     void onPartitionDestroyed(long lsn, String table, int partition);
@@ -33,10 +45,11 @@ public interface ChangeListener {
     /**
      * One put ({@code value} non-null) or remove.
      *
-     * @param table table name
-     * @param key   key
-     * @param value new value, or null for a remove
+     * @param table     table name
+     * @param key       key
+     * @param value     new value, or null for a remove
+     * @param partition the partition of the table it went to (the caller's choice in a caller-placed table)
      */
-    record Change(String table, byte[] key, byte[] value) {
+    record Change(String table, byte[] key, byte[] value, int partition) {
     }
 }

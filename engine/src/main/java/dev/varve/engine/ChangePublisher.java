@@ -65,14 +65,14 @@ final class ChangePublisher {
             case RecordTypes.DATA_BATCH: {
                 List<ChangeListener.Change> changes = new ArrayList<>();
                 for (LogicalRecords.Op op : LogicalRecords.decodeBatch(payload))
-                    changes.add(new ChangeListener.Change(tableNames.get(PageId.tableOf(op.fileId())), op.key(), op.value()));
+                    changes.add(new ChangeListener.Change(tableNames.get(PageId.tableOf(op.fileId())), op.key(), op.value(), PageId.partitionOf(op.fileId())));
                 List<ChangeListener.Change> immutable = List.copyOf(changes);
                 deliver(l -> l.onWrite(lsn, immutable));
                 break;
             }
             case RecordTypes.CREATE_TABLE: {
                 LogicalRecords.CreateTable c = LogicalRecords.decodeCreateTable(payload);
-                deliver(l -> l.onTableCreated(lsn, c.name(), c.options().partitions()));
+                deliver(l -> l.onTableCreated(lsn, c.name(), c.options()));
                 break;
             }
             case RecordTypes.DESTROY_PARTITION: {

@@ -1,6 +1,7 @@
 package dev.varve.server;
 
 import dev.varve.engine.ChangeListener;
+import dev.varve.engine.TableOptions;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -29,10 +30,11 @@ final class ChangeQueue implements ChangeListener {
     @Override
     public void onWrite(long lsn, List<Change> changes) {
         int size = 1 + 8 + 4;
-        for (Change c : changes) size += 2 + utf8(c.table()).length + 2 + c.key().length + 4 + (c.value() == null ? 0 : c.value().length);
+        for (Change c : changes) size += 2 + utf8(c.table()).length + 4 + 2 + c.key().length + 4 + (c.value() == null ? 0 : c.value().length);
         ByteBuffer b = ByteBuffer.allocate(size).put(ShipProtocol.CHANGES).putLong(lsn).putInt(changes.size());
         for (Change c : changes) {
             putString(b, c.table());
+            b.putInt(c.partition());
             b.putShort((short) c.key().length).put(c.key());
             if (c.value() == null) b.putInt(-1);
             else b.putInt(c.value().length).put(c.value());
@@ -41,10 +43,10 @@ final class ChangeQueue implements ChangeListener {
     }
 
     @Override
-    public void onTableCreated(long lsn, String table, int partitions) {
-        ByteBuffer b = ByteBuffer.allocate(1 + 8 + 2 + utf8(table).length + 4).put(ShipProtocol.TABLE_CREATED).putLong(lsn);
+    public void onTableCreated(long lsn, String table, TableOptions options) {
+        ByteBuffer b = ByteBuffer.allocate(1 + 8 + 2 + utf8(table).length + 1 + 4).put(ShipProtocol.TABLE_CREATED).putLong(lsn);
         putString(b, table);
-        add(b.putInt(partitions).array());
+        add(b.put((byte) (options.callerPlaced() ? 1 : 0)).putInt(options.partitions()).array());
     }
 
     @Override

@@ -1,11 +1,13 @@
 package dev.varve.server;
 
+import dev.varve.engine.TableOptions;
+
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
 
 /**
- * What a snapshot image holds, summed up: tables, entries, key and value bytes, and a CRC32C over every table name
- * and every entry (with their lengths) in shipping order. The sender computes it over what it read, the receiver over
+ * What a snapshot image holds, summed up: tables, entries, key and value bytes, and a CRC32C over every table (name,
+ * placement, partition count), every partition number and every entry (with their lengths) in shipping order. The sender computes it over what it read, the receiver over
  * what it received and again over what its finished store reads back; all three must agree.
  */
 final class ImageDigest {
@@ -14,11 +16,18 @@ final class ImageDigest {
     private long bytes;
     private int tables;
 
-    void table(String name) {
+    void table(String name, TableOptions options) {
         byte[] b = name.getBytes(StandardCharsets.UTF_8);
         updateInt(b.length);
         crc.update(b);
+        crc.update(options.callerPlaced() ? 1 : 0);
+        updateInt(options.partitions());
         tables++;
+    }
+
+    /** The entries after this call are partition {@code p}'s. */
+    void partition(int p) {
+        updateInt(p);
     }
 
     void entry(byte[] key, byte[] value) {

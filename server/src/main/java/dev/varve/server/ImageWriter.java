@@ -5,6 +5,8 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.Cursor;
+import dev.varve.engine.Table;
+import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
 import io.netty.buffer.ByteBuf;
 
@@ -29,6 +31,7 @@ final class ImageWriter implements AutoCloseable {
     private final ImageDigest received = new ImageDigest();
     private Varve store;
     private String table;
+    private int partition;
     private long snapshotId;
     private long verifyNanos;
 
@@ -65,14 +68,21 @@ final class ImageWriter implements AutoCloseable {
     void table(ByteBuf p) {
         checkStarted();
         table = Frame.readString(p);
-        store.table(table); // created even when empty
-        received.table(table);
+        TableOptions options = ShipProtocol.readOptions(p);
+        store.table(table, options); // created even when empty, placed as on the sender
+        received.table(table, options);
+        partition = -1;
     }
 
     /** Applies one ENTRIES frame; returns the number of entries. */
     int entries(ByteBuf p) {
         checkStarted();
         if (table == null) throw new BackupException("the sender sent entries before a TABLE frame");
+        int part = p.readInt();
+        if (part < partition || part >= store.table(table).partitions())
+            throw new BackupException("the sender sent entries of partition " + part + " of table " + table + " out of order or range");
+        if (part != partition) received.partition(part);
+        partition = part;
         int count = p.readInt();
         List<byte[]> batch = new ArrayList<>();
         int batchBytes = 0;
@@ -97,8 +107,9 @@ final class ImageWriter implements AutoCloseable {
 
     private void putAll(List<byte[]> keysAndValues) {
         String t = table;
+        int part = partition;
         store.write(b -> {
-            for (int i = 0; i < keysAndValues.size(); i += 2) b.put(t, keysAndValues.get(i), keysAndValues.get(i + 1));
+            for (int i = 0; i < keysAndValues.size(); i += 2) b.put(t, part, keysAndValues.get(i), keysAndValues.get(i + 1));
         });
         keysAndValues.clear();
     }
@@ -132,9 +143,14 @@ final class ImageWriter implements AutoCloseable {
     private static ImageDigest readBack(Varve s) {
         ImageDigest d = new ImageDigest();
         for (String name : s.tables()) {
-            d.table(name);
-            try (Cursor c = s.table(name).scan(null, null)) {
-                while (c.next()) d.entry(c.key(), c.value());
+            Table t = s.table(name);
+            d.table(name, t.options());
+            for (int p = 0; p < t.partitions(); p++) {
+                try (Cursor c = t.partition(p).scan(null, null)) {
+                    if (!c.next()) continue; // the sender sends no frame for an empty partition
+                    d.partition(p);
+                    do d.entry(c.key(), c.value()); while (c.next());
+                }
             }
         }
         return d;

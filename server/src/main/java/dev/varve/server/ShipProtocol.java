@@ -1,5 +1,8 @@
 package dev.varve.server;
 
+import dev.varve.engine.TableOptions;
+import io.netty.buffer.ByteBuf;
+
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -13,7 +16,7 @@ import java.nio.charset.StandardCharsets;
  *   +--------+------+------------------+--------+     crc32c over type and payload
  * </pre>
  * All integers big-endian. Client to server: {@link #HELLO}. Server to client: {@link #HEADER}, then per table a
- * {@link #TABLE} and its {@link #ENTRIES} frames in key order, then {@link #END}; or {@link #ERROR} at any point.
+ * {@link #TABLE} and its {@link #ENTRIES} frames, partition by partition and in key order within each, then {@link #END}; or {@link #ERROR} at any point.
  * In follow mode ({@link #FOLLOW} in HELLO's flags) the connection stays open after END and carries every change
  * committed after the image's snapshot, in commit order: {@link #CHANGES}, {@link #TABLE_CREATED},
  * {@link #PARTITION_DESTROYED}, {@link #SNAPSHOT}, {@link #RANK}, and a {@link #HEARTBEAT} each second without one.
@@ -22,24 +25,26 @@ import java.nio.charset.StandardCharsets;
  *   <li>HELLO: version u32, snapshot id u64 (ignored in follow mode: the sender declares the image's snapshot),
  *       flags u32.</li>
  *   <li>HEADER: snapshot id u64, rank u32, declared millis u64, page size u32, partitions u32, recovery mode (string).</li>
- *   <li>TABLE: name (string).</li>
- *   <li>ENTRIES: count u32, then per entry key length u16, key, value length u32, value.</li>
+ *   <li>TABLE: name (string), placement u8 (0 by key hash, 1 by the caller), partitions u32: the table is created
+ *       with exactly these options, so a caller-placed table keeps each key in its partition.</li>
+ *   <li>ENTRIES: partition u32, count u32, then per entry key length u16, key, value length u32, value.</li>
  *   <li>END: entries u64, key and value bytes u64, tables u32, image digest u32 (see {@link ImageDigest}).</li>
  *   <li>ERROR: message (string).</li>
- *   <li>CHANGES: lsn u64, count u32, then per change table (string), key length u16, key, value length i32 (-1 for a
- *       remove), value: one atomic write.</li>
- *   <li>TABLE_CREATED: lsn u64, name (string), partitions u32. PARTITION_DESTROYED: lsn u64, table (string),
- *       partition u32.</li>
+ *   <li>CHANGES: lsn u64, count u32, then per change table (string), partition u32, key length u16, key, value
+ *       length i32 (-1 for a remove), value: one atomic write.</li>
+ *   <li>TABLE_CREATED: lsn u64, name (string), placement u8, partitions u32. PARTITION_DESTROYED: lsn u64, table
+ *       (string), partition u32.</li>
  *   <li>SNAPSHOT and RANK: lsn u64, snapshot id u64, rank u32. HEARTBEAT: empty.</li>
  * </ul>
  * A string is a u16 byte length and UTF-8 bytes.
  *
- * <p>Versions: 1 — the first.
+ * <p>Versions: 1 — the first; 2 — tables carry their placement and partition count, entries and changes their
+ * partition (caller-placed tables ship exactly), image frames of 1 MiB.
  */
 final class ShipProtocol {
     /** "VRVS": first bytes of a shipping connection. */
     static final byte[] MAGIC = "VRVS".getBytes(StandardCharsets.US_ASCII);
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     static final byte HELLO = 1;
     static final byte HEADER = 2;
@@ -62,7 +67,7 @@ final class ShipProtocol {
     /** Bytes around a payload after the length field: type and CRC. */
     static final int FRAME_OVERHEAD = 1 + 4;
     /** An ENTRIES frame is closed once its payload passes this size (one entry may take it to ~1 MiB more). */
-    static final int ENTRIES_TARGET_BYTES = 256 << 10;
+    static final int ENTRIES_TARGET_BYTES = 1 << 20;
     /**
      * Largest frame a receiver accepts: an image frame is at most a target-size frame plus one largest entry, but one
      * CHANGES frame carries a whole atomic write of the sender, which its WAL bounds only by the segment size.
@@ -72,6 +77,21 @@ final class ShipProtocol {
     static final int MAX_REQUEST_FRAME_BYTES = 4096;
 
     private ShipProtocol() {
+    }
+
+    /** Placement and partition count, as TABLE and TABLE_CREATED carry them. */
+    static void writeOptions(ByteBuf b, TableOptions options) {
+        b.writeByte(options.callerPlaced() ? 1 : 0).writeInt(options.partitions());
+    }
+
+    /** Reads what {@link #writeOptions} wrote; a bad placement or partition count is a damaged stream. */
+    static TableOptions readOptions(ByteBuf b) {
+        byte placement = b.readByte();
+        int partitions = b.readInt();
+        if (placement != 0 && placement != 1) throw new BackupException("the sender sent table placement " + placement + " (0 or 1 expected)");
+        if (partitions < 1 || partitions > TableOptions.MAX_PARTITIONS)
+            throw new BackupException("the sender sent a table of " + partitions + " partitions");
+        return placement == 1 ? TableOptions.callerPlaced(partitions) : TableOptions.hashPlaced(partitions);
     }
 
     static String typeName(byte type) {

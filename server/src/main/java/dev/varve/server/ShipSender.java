@@ -2,9 +2,11 @@ package dev.varve.server;
 
 import dev.varve.engine.ChangeFeed;
 import dev.varve.engine.Cursor;
+import dev.varve.engine.Partition;
 import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.SnapshotNotFoundException;
 import dev.varve.engine.SnapshotView;
+import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -139,12 +141,14 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         try (SnapshotView view = store.asOf(id)) {
             send(ch, header(ch, id));
             ImageDigest digest = new ImageDigest();
-            for (String table : view.tables()) {
+            for (String name : view.tables()) {
+                Table table = view.table(name);
                 ByteBuf t = Frame.start(ch.alloc(), ShipProtocol.TABLE, 64);
-                Frame.writeString(t, table);
+                Frame.writeString(t, name);
+                ShipProtocol.writeOptions(t, table.options());
                 send(ch, Frame.finish(t));
-                digest.table(table);
-                shipTable(ch, view, table, digest);
+                digest.table(name, table.options());
+                for (int p = 0; p < table.partitions(); p++) shipPartition(ch, table.partition(p), digest);
             }
             ByteBuf end = Frame.start(ch.alloc(), ShipProtocol.END, 24);
             end.writeLong(digest.entries()).writeLong(digest.bytes()).writeInt(digest.tables()).writeInt(digest.crc());
@@ -163,15 +167,19 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         return Frame.finish(h);
     }
 
-    private void shipTable(Channel ch, SnapshotView view, String table, ImageDigest digest) {
+    /** Ships one partition's entries in key order: ENTRIES frames of about {@link ShipProtocol#ENTRIES_TARGET_BYTES}. */
+    private void shipPartition(Channel ch, Partition partition, ImageDigest digest) {
         ByteBuf batch = null;
         int count = 0;
-        try (Cursor c = view.table(table).scan(null, null)) {
-            while (c.next()) {
+        try (Cursor c = partition.scan(null, null)) {
+            if (!c.next()) return; // an empty partition sends nothing
+            digest.partition(partition.index());
+            do {
                 byte[] key = c.key();
                 byte[] value = c.value();
                 if (batch == null) {
-                    batch = Frame.start(ch.alloc(), ShipProtocol.ENTRIES, ShipProtocol.ENTRIES_TARGET_BYTES);
+                    batch = Frame.start(ch.alloc(), ShipProtocol.ENTRIES, ShipProtocol.ENTRIES_TARGET_BYTES + 64);
+                    batch.writeInt(partition.index());
                     batch.writeInt(0); // count, set when the frame is closed
                     count = 0;
                 }
@@ -183,7 +191,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                     batch = null;
                     sendEntries(ch, full, count);
                 }
-            }
+            } while (c.next());
             if (batch != null) {
                 ByteBuf last = batch;
                 batch = null;
@@ -195,7 +203,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     }
 
     private void sendEntries(Channel ch, ByteBuf frame, int count) {
-        frame.setInt(frame.readerIndex() + ShipProtocol.LENGTH_BYTES + 1, count);
+        frame.setInt(frame.readerIndex() + ShipProtocol.LENGTH_BYTES + 1 + 4, count); // after type and partition
         send(ch, Frame.finish(frame));
     }
 

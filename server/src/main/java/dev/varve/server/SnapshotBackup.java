@@ -27,7 +27,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Pulls a consistent image of {@code asOf(snapshot)} from a live store served by {@link VarveServer} into a new
@@ -40,10 +40,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link BackupException}, or this process killed) running the same backup again completes it.
  *
  * <p>Flow control: the channel does not read on its own ({@code autoRead} off). Frames go to one applier thread,
- * and the next read is asked for only when the applier has caught up, so a slow disk here stops the reads, fills
- * the TCP window and makes the sender's channel unwritable: neither side's heap grows with the lag.
+ * and the next read is asked for only while less than {@value #MAX_QUEUED_BYTES} bytes of frames wait for it: the
+ * network keeps receiving while the applier writes, but a slow disk here stops the reads, fills the TCP window and
+ * makes the sender's channel unwritable, so neither side's heap grows with the lag.
  */
 public final class SnapshotBackup {
+    /** Frames received but not yet applied, at most (plus what one socket read brings). */
+    static final long MAX_QUEUED_BYTES = 8L << 20;
+
     private final InetSocketAddress from;
     private final long snapshot;
     private final Path target;
@@ -163,7 +167,7 @@ public final class SnapshotBackup {
         private final CompletableFuture<BackupResult> result;
         private final Path finalTarget;
         private final long started;
-        private final AtomicInteger queued = new AtomicInteger();
+        private final AtomicLong queuedBytes = new AtomicLong();
         private StandbyWriter standby;
         private BackupResult image;
         private long latestSenderSnapshot;
@@ -189,7 +193,8 @@ public final class SnapshotBackup {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
             Channel ch = ctx.channel();
-            queued.incrementAndGet();
+            long size = frame.payload.readableBytes();
+            queuedBytes.addAndGet(size);
             applier.execute(() -> {
                 try {
                     if (!result.isDone()) apply(frame);
@@ -199,8 +204,14 @@ public final class SnapshotBackup {
                 } finally {
                     frame.release();
                 }
-                if (queued.decrementAndGet() == 0 && !result.isDone()) ch.read();
+                long left = queuedBytes.addAndGet(-size);
+                if (left < MAX_QUEUED_BYTES && left + size >= MAX_QUEUED_BYTES && !result.isDone()) ch.read(); // reads had stopped
             });
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            if (queuedBytes.get() < MAX_QUEUED_BYTES && !result.isDone()) ctx.read(); // else the applier asks once it caught up
         }
 
         private void apply(Frame f) {

@@ -1,7 +1,7 @@
 package dev.varve.server;
 
 import dev.varve.config.VarveConfig;
-import dev.varve.engine.ChangeListener;
+import dev.varve.engine.ChangeListener.Change;
 import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.Varve;
 import io.netty.buffer.ByteBuf;
@@ -48,35 +48,15 @@ final class StandbyWriter implements AutoCloseable {
 
     void apply(byte type, ByteBuf p) {
         switch (type) {
-            case ShipProtocol.CHANGES: {
-                p.readLong(); // lsn
-                int count = p.readInt();
-                List<ChangeListener.Change> changes = new ArrayList<>(count);
-                for (int i = 0; i < count; i++) {
-                    String table = Frame.readString(p);
-                    byte[] key = new byte[p.readUnsignedShort()];
-                    p.readBytes(key);
-                    int len = p.readInt();
-                    byte[] value = null;
-                    if (len >= 0) {
-                        value = new byte[len];
-                        p.readBytes(value);
-                    }
-                    changes.add(new ChangeListener.Change(table, key, value));
-                }
-                store.write(b -> {
-                    for (ChangeListener.Change c : changes) {
-                        if (c.value() == null) b.remove(c.table(), c.key());
-                        else b.put(c.table(), c.key(), c.value());
-                    }
-                });
-                changesApplied++;
+            case ShipProtocol.CHANGES:
+                applyWrite(p);
+                break;
+            case ShipProtocol.TABLE_CREATED: {
+                p.readLong();
+                String name = Frame.readString(p);
+                store.table(name, ShipProtocol.readOptions(p));
                 break;
             }
-            case ShipProtocol.TABLE_CREATED:
-                p.readLong();
-                store.table(Frame.readString(p));
-                break;
             case ShipProtocol.PARTITION_DESTROYED: {
                 p.readLong();
                 String table = Frame.readString(p);
@@ -93,6 +73,33 @@ final class StandbyWriter implements AutoCloseable {
             default:
                 throw new BackupException("the sender sent an unexpected " + ShipProtocol.typeName(type) + " frame while following");
         }
+    }
+
+    /** One sender write (a CHANGES frame) as one atomic write, each change into the partition it went to there. */
+    private void applyWrite(ByteBuf p) {
+        p.readLong(); // lsn
+        int count = p.readInt();
+        List<Change> changes = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            String table = Frame.readString(p);
+            int partition = p.readInt();
+            byte[] key = new byte[p.readUnsignedShort()];
+            p.readBytes(key);
+            int len = p.readInt();
+            byte[] value = null;
+            if (len >= 0) {
+                value = new byte[len];
+                p.readBytes(value);
+            }
+            changes.add(new Change(table, key, value, partition));
+        }
+        store.write(b -> {
+            for (Change c : changes) {
+                if (c.value() == null) b.remove(c.table(), c.partition(), c.key());
+                else b.put(c.table(), c.partition(), c.key(), c.value());
+            }
+        });
+        changesApplied++;
     }
 
     /** Maps the sender's snapshot to the next local id (durably), then declares it (rank 1: the standby keeps all). */

@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class VarveServer implements AutoCloseable {
     /** Write-buffer watermarks: a connection stops taking frames above the high one (flow control of shipping). */
-    static final WriteBufferWaterMark WATERMARKS = new WriteBufferWaterMark(256 << 10, 1 << 20);
+    static final WriteBufferWaterMark WATERMARKS = new WriteBufferWaterMark(1 << 20, 4 << 20);
 
     /** What every connection's handlers share. */
     static final class Shared {

@@ -13,7 +13,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /** A child JVM running a main class of the test class path, whose output lines the test can wait for, and kill -9. */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
     private final Process process;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final StringBuffer output = new StringBuffer();
@@ -34,7 +34,7 @@ final class ChildJvm implements AutoCloseable {
         pump.start();
     }
 
-    static ChildJvm start(Class<?> main, String... args) {
+    public static ChildJvm start(Class<?> main, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xmx256m");
@@ -53,7 +53,7 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** Waits for the first line starting with {@code prefix} and returns it. */
-    String awaitLine(String prefix, long timeoutSeconds) throws InterruptedException {
+    public String awaitLine(String prefix, long timeoutSeconds) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
         while (true) {
             long left = deadline - System.nanoTime();
@@ -67,19 +67,19 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** SIGKILL (kill -9), and waits until the process is gone. */
-    void kill9() throws InterruptedException {
+    public void kill9() throws InterruptedException {
         process.destroyForcibly();
         if (!process.waitFor(30, TimeUnit.SECONDS)) throw new AssertionError("child did not die");
     }
 
     /** SIGTERM: the JVM runs its shutdown hooks. Returns the exit code. */
-    int terminate() throws InterruptedException {
+    public int terminate() throws InterruptedException {
         process.destroy();
         return awaitExit(60);
     }
 
     /** Waits for a normal exit and returns the exit code. */
-    int awaitExit(long timeoutSeconds) throws InterruptedException {
+    public int awaitExit(long timeoutSeconds) throws InterruptedException {
         if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             throw new AssertionError("child did not exit in " + timeoutSeconds + " s; output:\n" + output);
@@ -87,7 +87,7 @@ final class ChildJvm implements AutoCloseable {
         return process.exitValue();
     }
 
-    String output() {
+    public String output() {
         return output.toString();
     }
 

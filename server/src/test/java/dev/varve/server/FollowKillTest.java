@@ -59,8 +59,7 @@ class FollowKillTest {
                 }
             }, "writer");
             writer.start();
-            try (ChildJvm receiver = ChildJvm.start(ServerMain.class, "backup", "--from", "127.0.0.1:" + server.address().getPort(), "--follow",
-                    "--to", target.toString())) {
+            try (ChildJvm receiver = ChildJvm.start(ReceiverFixture.class, Integer.toString(server.address().getPort()), "follow", target.toString())) {
                 for (int i = 0; i < 4; i++) receiver.awaitLine("standby holds sender snapshot", 120);
                 receiver.kill9();
             } finally {

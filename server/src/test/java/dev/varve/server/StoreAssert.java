@@ -21,19 +21,19 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Checks on received stores. */
-final class StoreAssert {
+public final class StoreAssert {
     private StoreAssert() {
     }
 
     /** Opens {@code dir} as a store and checks it holds exactly {@code model}, table by table, key for key. Returns the entry count. */
-    static long assertStoreEquals(Map<String, TreeMap<String, byte[]>> model, Path dir) {
+    public static long assertStoreEquals(Map<String, TreeMap<String, byte[]>> model, Path dir) {
         try (Varve s = Varve.open(VarveConfig.builder().path(dir).build())) {
             return assertTablesEqual(model, s.tables(), s::table, dir.toString());
         }
     }
 
     /** Checks that the tables {@code names}, read through {@code tables}, hold exactly {@code model}. Returns the entry count. */
-    static long assertTablesEqual(Map<String, TreeMap<String, byte[]>> model, List<String> names, Function<String, Table> tables, String what) {
+    public static long assertTablesEqual(Map<String, TreeMap<String, byte[]>> model, List<String> names, Function<String, Table> tables, String what) {
         long n = 0;
         assertEquals(new ArrayList<>(model.keySet()), names, "tables of " + what);
         for (Map.Entry<String, TreeMap<String, byte[]>> t : model.entrySet()) {
@@ -54,7 +54,7 @@ final class StoreAssert {
     }
 
     /** {@code dir} must refuse to open, saying it is an unfinished transfer. */
-    static void assertRefusesToOpen(Path dir) {
+    public static void assertRefusesToOpen(Path dir) {
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> Varve.open(VarveConfig.builder().path(dir).build()).close());
         assertTrue(e.getMessage().contains("unfinished transfer"), e.getMessage());
     }

@@ -12,7 +12,7 @@ import java.util.TreeMap;
  * chains), overwrites and removes. The same seed and step count give the same store content, so a parent JVM can
  * rebuild the model of what a child wrote.
  */
-final class Workload {
+public final class Workload {
     static final String[] TABLES = {"accounts", "blobs", "orders"};
 
     private final Random rnd;
@@ -21,7 +21,7 @@ final class Workload {
     private final Map<String, TreeMap<String, byte[]>> model = new TreeMap<>();
     private long steps;
 
-    Workload(long seed, int keys) {
+    public Workload(long seed, int keys) {
         this(seed, keys, true);
     }
 
@@ -34,12 +34,12 @@ final class Workload {
     }
 
     /** Creates the tables (so an image holds them even while empty). */
-    void createTables(Varve store) {
+    public void createTables(Varve store) {
         for (String t : TABLES) store.table(t);
     }
 
     /** One write, applied to the store and the model. */
-    void step(Varve store) {
+    public void step(Varve store) {
         String table = TABLES[rnd.nextInt(TABLES.length)];
         String key = String.format("k%07d", rnd.nextInt(keys));
         int dice = rnd.nextInt(100);
@@ -72,7 +72,7 @@ final class Workload {
     }
 
     /** A deep-enough copy of the model now (values are never mutated). */
-    Map<String, TreeMap<String, byte[]>> snapshot() {
+    public Map<String, TreeMap<String, byte[]>> snapshot() {
         Map<String, TreeMap<String, byte[]>> copy = new TreeMap<>();
         model.forEach((t, m) -> copy.put(t, new TreeMap<>(m)));
         return copy;

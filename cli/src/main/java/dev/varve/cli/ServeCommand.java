@@ -1,0 +1,70 @@
+package dev.varve.cli;
+
+import dev.varve.engine.Varve;
+import dev.varve.server.ServerOptions;
+import dev.varve.server.VarveServer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code varve serve DIR [--port N]}: opens the store (read-write: it keeps working as the server's store) and serves
+ * it on one port until the process is stopped; SIGTERM or Ctrl-C close the server and then the store cleanly.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = {"Opens the store and serves it on one TCP port until stopped (Ctrl-C or SIGTERM close it cleanly): snapshot shipping "
+                + "for `varve backup --from`, Prometheus metrics at /metrics, a JSON API under /api/ and a dashboard at /. Read-only "
+                + "and bound to 127.0.0.1 unless told otherwise."})
+final class ServeCommand implements Callable<Integer> {
+    @Mixin
+    StoreOptions store;
+
+    @Option(names = "--port", paramLabel = "N", defaultValue = "7070", description = "The port (default ${DEFAULT-VALUE}; 0 picks a free one).")
+    int port;
+
+    @Option(names = "--bind", paramLabel = "ADDRESS", defaultValue = "127.0.0.1", description = "The address to listen on (default ${DEFAULT-VALUE}).")
+    String bind;
+
+    @Option(names = "--allow-remote", description = "Allow binding an address other than loopback.")
+    boolean allowRemote;
+
+    @Option(names = "--allow-writes",
+            description = "Allow what writes: declaring snapshots and raising ranks over the API, and follow mode (it declares a snapshot).")
+    boolean allowWrites;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        if (port < 0 || port > 65535) throw new IllegalArgumentException("--port must be 0..65535, was " + port);
+        ServerOptions options = new ServerOptions().allowWrites(allowWrites).allowNonLoopback(allowRemote);
+        Varve s = Varve.open(store.config());
+        VarveServer server;
+        try {
+            server = VarveServer.start(s, new InetSocketAddress(bind, port), options);
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            s.close();
+            stopped.countDown();
+        }, "varve-serve-shutdown"));
+        InetSocketAddress at = server.address();
+        PrintWriter out = spec.commandLine().getOut();
+        out.println("serving " + store.dir + " on " + at.getHostString() + ":" + at.getPort() + (allowWrites ? " (writes allowed)" : " (read-only)"));
+        out.flush();
+        stopped.await();
+        return Main.OK;
+    }
+}

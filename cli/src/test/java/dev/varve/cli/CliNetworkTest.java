@@ -1,0 +1,112 @@
+package dev.varve.cli;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.SnapshotView;
+import dev.varve.engine.Varve;
+import dev.varve.server.ChildJvm;
+import dev.varve.server.Standby;
+import dev.varve.server.StoreAssert;
+import dev.varve.server.Workload;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code varve serve} and {@code varve backup --from} as an operator runs them: the server in a child JVM stopped
+ * with SIGTERM, a backup of a snapshot in this one, a follow in another child JVM.
+ */
+class CliNetworkTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    @Timeout(60)
+    void badCommandLinesExit64AndSayWhy() {
+        String to = dir.resolve("t").toString();
+        assertUsage("either a store directory DIR or --from HOST:PORT", "backup", "--to", to);
+        assertUsage("either a store directory DIR or --from HOST:PORT", "backup", dir.toString(), "--from", "127.0.0.1:1", "--as-of", "1", "--to", to);
+        assertUsage("either --as-of ID or --follow", "backup", "--from", "127.0.0.1:1", "--to", to);
+        assertUsage("either --as-of ID or --follow", "backup", "--from", "127.0.0.1:1", "--as-of", "1", "--follow", "--to", to);
+        assertUsage("--from must be HOST:PORT", "backup", "--from", "nohost", "--as-of", "1", "--to", to);
+        assertUsage("--from port must be 1..65535", "backup", "--from", "127.0.0.1:70000", "--as-of", "1", "--to", to);
+        assertUsage("--follow and --recovery-mode need --from", "backup", dir.toString(), "--follow", "--to", to);
+        assertUsage("not with --from", "backup", "--from", "127.0.0.1:1", "--as-of", "1", "--config", "x.properties", "--to", to);
+        assertUsage("--port must be 0..65535", "serve", dir.toString(), "--port", "70000");
+        assertUsage("Unknown option: '--bogus'", "serve", dir.toString(), "--bogus");
+    }
+
+    @Test
+    @Timeout(60)
+    void nothingListeningFailsWithExit2AndTheTargetUnfinished() {
+        Path target = dir.resolve("t");
+        CliRun r = CliRun.of("backup", "--from", "127.0.0.1:1", "--as-of", "1", "--to", target.toString());
+        assertEquals(Main.UNUSABLE, r.code(), r.toString());
+        assertTrue(r.err().contains("cannot connect to"), r.toString());
+        StoreAssert.assertRefusesToOpen(target);
+    }
+
+    @Test
+    @Timeout(240)
+    void serveInOneProcessBackUpAndFollowFromOthers() throws Exception {
+        Path source = dir.resolve("source");
+        Workload w = new Workload(3, 500);
+        long id;
+        try (Varve store = Varve.open(VarveConfig.builder().path(source).build())) {
+            w.createTables(store);
+            for (int i = 0; i < 600; i++) w.step(store);
+            id = store.snapshotNow();
+        }
+        Map<String, TreeMap<String, byte[]>> model = w.snapshot();
+        Path copy = dir.resolve("copy");
+        Path standby = dir.resolve("standby");
+        long declared;
+        try (ChildJvm server = ChildJvm.start(Main.class, "serve", source.toString(), "--port", "0", "--allow-writes")) {
+            String line = server.awaitLine("serving", 120);
+            assertTrue(line.endsWith("(writes allowed)"), line);
+            String at = "127.0.0.1:" + line.replaceAll(".*:(\\d+) .*", "$1");
+            HttpClient http = HttpClient.newHttpClient();
+            assertEquals(200, http.send(HttpRequest.newBuilder(URI.create("http://" + at + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+
+            CliRun backup = CliRun.of("backup", "--from", at, "--as-of", Long.toString(id), "--to", copy.toString());
+            assertEquals(Main.OK, backup.code(), backup.toString());
+            assertTrue(backup.out().contains("asOf: " + id), backup.out());
+            assertTrue(backup.out().contains("entries: " + model.values().stream().mapToInt(Map::size).sum()), backup.out());
+
+            try (ChildJvm follow = ChildJvm.start(Main.class, "backup", "--from", at, "--follow", "--to", standby.toString())) {
+                follow.awaitLine("image of snapshot", 120);
+                HttpResponse<String> posted = http.send(HttpRequest.newBuilder(URI.create("http://" + at + "/api/snapshots?rank=1"))
+                        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(201, posted.statusCode(), posted.body());
+                declared = Long.parseLong(posted.body().replaceAll("\\D", ""));
+                follow.awaitLine("standby holds server snapshot " + declared, 120);
+                assertEquals(143, follow.terminate(), "SIGTERM (128 + 15) stops the follow through its shutdown hook");
+            }
+            assertEquals(143, server.terminate(), "SIGTERM ends the server through its shutdown hook");
+        }
+        StoreAssert.assertStoreEquals(model, copy);
+        try (Varve s = Varve.open(VarveConfig.builder().path(standby).build());
+             SnapshotView v = s.asOf(Standby.localSnapshot(standby, declared).orElseThrow())) {
+            StoreAssert.assertTablesEqual(model, v.tables(), v::table, "standby as of server snapshot " + declared);
+        }
+        try (Varve reopened = Varve.open(VarveConfig.builder().path(source).build())) {
+            assertEquals(0, reopened.recoveryReport().replayedRecords(), "the hook closed the store cleanly: " + reopened.recoveryReport());
+        }
+    }
+
+    private static void assertUsage(String expected, String... args) {
+        CliRun r = CliRun.of(args);
+        assertEquals(Main.USAGE, r.code(), r.toString());
+        assertTrue(r.err().contains(expected), r.toString());
+    }
+}

@@ -1,0 +1,52 @@
+package dev.varve.server;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+
+/**
+ * Child-JVM receiver for the kill tests: runs a {@link SnapshotBackup} and prints what the parent waits for:
+ * {@code received <bytes>} once 16 MiB of the image arrived, {@code complete <snapshot>} when the backup is done,
+ * and in follow mode {@code standby holds sender snapshot <id>} for each sender snapshot the standby received (it
+ * follows until killed). Exits 1 with the reason when the backup fails.
+ * Arguments: port, snapshot id or {@code follow}, target directory.
+ */
+public final class ReceiverFixture {
+    private static final long REPORT_AFTER_BYTES = 16L << 20;
+
+    private ReceiverFixture() {
+    }
+
+    public static void main(String[] args) {
+        boolean follow = args[1].equals("follow");
+        SnapshotBackup backup = new SnapshotBackup(new InetSocketAddress("127.0.0.1", Integer.parseInt(args[0])), follow ? 1 : Long.parseLong(args[1]),
+                Path.of(args[2])).follow(follow).progress(new ShipProgress() {
+                    private boolean reported;
+                    private long latest;
+
+                    @Override
+                    public void received(long entries, long bytes) {
+                        if (reported || bytes < REPORT_AFTER_BYTES) return;
+                        reported = true;
+                        print("received " + bytes);
+                    }
+
+                    @Override
+                    public void followed(long writesApplied, long latestSenderSnapshot) {
+                        if (latestSenderSnapshot == latest) return;
+                        latest = latestSenderSnapshot;
+                        print("standby holds sender snapshot " + latestSenderSnapshot);
+                    }
+                });
+        try {
+            print("complete " + backup.run().snapshotId());
+        } catch (BackupException e) {
+            print("failed: " + e.getMessage());
+            System.exit(1);
+        }
+    }
+
+    private static void print(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+}
