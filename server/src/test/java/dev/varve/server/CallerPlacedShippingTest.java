@@ -22,7 +22,6 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -137,17 +136,8 @@ class CallerPlacedShippingTest {
         try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
              VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
             before.write(store, 2000);
-            AtomicLong held = new AtomicLong();
-            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(new ShipProgress() {
-                @Override
-                public void received(long entries, long bytes) {
-                }
-
-                @Override
-                public void followed(long writesApplied, long latestSenderSnapshot) {
-                    held.set(latestSenderSnapshot);
-                }
-            });
+            FollowedSnapshots held = new FollowedSnapshots();
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(held);
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (store.snapshots().isEmpty() && System.nanoTime() < deadline) before.write(store, 10); // the image is cut meanwhile
@@ -156,8 +146,8 @@ class CallerPlacedShippingTest {
             id = store.snapshotNow();
             beforeModel = before.copy();
             afterModel = after.copy();
-            while (held.get() < id && System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(60)) Thread.sleep(20);
-            assertEquals(id, held.get(), "the standby received the snapshot");
+            while (held.latest() < id && System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(60)) Thread.sleep(20);
+            assertEquals(id, held.latest(), "the standby received the snapshot");
             follow.stop();
             run.get(60, TimeUnit.SECONDS);
         }

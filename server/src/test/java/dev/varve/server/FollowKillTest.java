@@ -12,7 +12,6 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -82,19 +81,10 @@ class FollowKillTest {
         try (ChildJvm sender = ChildJvm.start(SenderFixture.class, dir.resolve("source").toString(), mode.name(), Long.toString(seed),
                 Integer.toString(keys), "1000", "follow")) {
             int port = Integer.parseInt(sender.awaitLine("READY", 120).split(" ")[1]);
-            Set<Long> held = ConcurrentHashMap.newKeySet();
-            SnapshotBackup follow = new SnapshotBackup(new InetSocketAddress("127.0.0.1", port), 1, target).follow(true).progress(new ShipProgress() {
-                @Override
-                public void received(long entries, long bytes) {
-                }
-
-                @Override
-                public void followed(long writesApplied, long latestSenderSnapshot) {
-                    held.add(latestSenderSnapshot);
-                }
-            });
+            FollowedSnapshots held = new FollowedSnapshots();
+            SnapshotBackup follow = new SnapshotBackup(new InetSocketAddress("127.0.0.1", port), 1, target).follow(true).progress(held);
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
-            while (held.size() < 4) {
+            while (held.count() < 4) {
                 String[] line = sender.awaitLine("SNAPSHOT", 120).split(" ");
                 stepsAt.put(Long.parseLong(line[1]), Long.parseLong(line[2]));
             }
