@@ -16,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The serve and backup commands as an operator runs them. */
+@Timeout(180)
 class ServerMainTest {
     @TempDir
     Path dir;

@@ -8,6 +8,7 @@ import dev.varve.core.page.Page;
 import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageStore;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -23,6 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * reclamation that ignores that order. Maplog portions are reclaimed only below the checkpoint mark, so that
  * recovery can always cut back to it (I5).
  */
+@Timeout(180)
 class ReclamationOrderTest {
     @TempDir
     Path dir;
