@@ -67,6 +67,15 @@ class RecoveryStartTest {
         Files.write(file, h.array());
     }
 
+    /** Checkpoint 1 completed, checkpoint 2 (physical WAL) started and was interrupted. */
+    private CheckpointMarkers completedThenStarted() {
+        CheckpointMarkers m = markers();
+        m.write(start(1, MARK_1, 0, CheckpointMarker.PHYSICAL_WAL, 0));
+        m.write(end(1, MARK_1, 0));
+        m.write(start(2, MARK_2, MARK_1, CheckpointMarker.PHYSICAL_WAL, 0));
+        return m;
+    }
+
     @Test
     void aStoreNoCheckpointEverStartedReplaysTheWholeWal() {
         RecoveryStart s = RecoveryStart.decide(markers(), PAGE_SIZE);
@@ -78,10 +87,7 @@ class RecoveryStartTest {
 
     @Test
     void aCompletedCheckpointStartsReplayAtItsMark() {
-        CheckpointMarkers m = markers();
-        m.write(start(1, MARK_1, 0, CheckpointMarker.PHYSICAL_WAL, 0));
-        m.write(end(1, MARK_1, 0));
-        m.write(start(2, MARK_2, MARK_1, CheckpointMarker.PHYSICAL_WAL, 0));
+        CheckpointMarkers m = completedThenStarted();
         m.write(end(2, MARK_2, MARK_1));
         RecoveryStart s = RecoveryStart.decide(m, PAGE_SIZE);
         assertEquals(2, s.latest().id());
@@ -91,10 +97,7 @@ class RecoveryStartTest {
 
     @Test
     void anInterruptedPhysicalCheckpointNeedsTheWalFromThePreviousMark() {
-        CheckpointMarkers m = markers();
-        m.write(start(1, MARK_1, 0, CheckpointMarker.PHYSICAL_WAL, 0));
-        m.write(end(1, MARK_1, 0));
-        m.write(start(2, MARK_2, MARK_1, CheckpointMarker.PHYSICAL_WAL, 0));
+        CheckpointMarkers m = completedThenStarted();
         RecoveryStart s = RecoveryStart.decide(m, PAGE_SIZE);
         assertEquals(2, s.latest().id());
         assertTrue(s.interrupted(), "its pages are restored first");
@@ -179,10 +182,7 @@ class RecoveryStartTest {
 
     @Test
     void walDamageInARestoresPartIsExplainedAsALostEndMarker() {
-        CheckpointMarkers m = markers();
-        m.write(start(1, MARK_1, 0, CheckpointMarker.PHYSICAL_WAL, 0));
-        m.write(end(1, MARK_1, 0));
-        m.write(start(2, MARK_2, MARK_1, CheckpointMarker.PHYSICAL_WAL, 0));
+        CheckpointMarkers m = completedThenStarted();
         RecoveryStart interrupted = RecoveryStart.decide(m, PAGE_SIZE);
         CorruptionException walDamage = new CorruptionException("segment missing", dir.resolve("wal-0.log"), 64);
         CorruptionException explained = interrupted.explain(walDamage, m);

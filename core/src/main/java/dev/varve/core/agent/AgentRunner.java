@@ -28,6 +28,7 @@ public final class AgentRunner implements AgentHandle {
     private final Thread thread;
     private volatile boolean running = true;
     private boolean started; // this
+    private boolean closed; // this
 
     /** A runner for {@code agent}; its thread is created now, so it carries the opening store's name. */
     public AgentRunner(Agent agent, IdleStrategy idle) {
@@ -41,7 +42,7 @@ public final class AgentRunner implements AgentHandle {
 
     /** Starts the thread; once. */
     public synchronized void start() {
-        if (started) throw new IllegalStateException("agent " + agent.roleName() + " was started already");
+        if (started || closed) throw new IllegalStateException("agent " + agent.roleName() + (closed ? " was closed" : " was started already"));
         started = true;
         thread.start();
     }
@@ -84,10 +85,10 @@ public final class AgentRunner implements AgentHandle {
     public void close() {
         boolean wasStarted;
         synchronized (this) {
-            if (!running && !started) return; // closed before it ever started
+            if (closed) return;
+            closed = true;
             running = false;
             wasStarted = started;
-            started = true; // a later start() is refused
         }
         if (!wasStarted) {
             agent.onClose();
