@@ -12,18 +12,29 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
-/** The {@code checkpointThreads} threads a checkpoint spreads its recovery-file and page writes over. */
+/**
+ * The {@code checkpointThreads} threads a checkpoint spreads its recovery-file and page writes over. It is not an
+ * agent: it has no duty cycle, only fork-join work handed to it by the checkpoint that runs. When the store's agents
+ * are stepped by hand ({@link dev.varve.core.agent.Agents#invoked}) it has no threads, and every slice runs in turn
+ * on the thread that runs the checkpoint, so a test that steps the checkpointer sees the same order every time.
+ */
 final class CheckpointPool implements AutoCloseable {
     /** Work on one slice. */
     interface SliceTask<T> {
         void run(int index, T slice) throws Exception;
     }
 
+    /** Null when slices run on the calling thread. */
     private final ExecutorService executor;
     private final int threads;
 
-    CheckpointPool(int threads) {
+    /** A pool of {@code threads} threads, or none when not {@code parallel}. */
+    CheckpointPool(int threads, boolean parallel) {
         this.threads = threads;
+        if (!parallel) {
+            this.executor = null;
+            return;
+        }
         AtomicInteger n = new AtomicInteger();
         String store = StoreThreads.suffix(); // pool threads start later, on other threads
         this.executor = Executors.newFixedThreadPool(threads, r -> {
@@ -47,6 +58,10 @@ final class CheckpointPool implements AutoCloseable {
 
     /** Runs {@code task} on every slice in parallel and waits; the first failure is rethrown. */
     <T> void forEachIndexed(List<T> slices, SliceTask<T> task) {
+        if (executor == null) {
+            runInline(slices, task);
+            return;
+        }
         List<Future<?>> futures = new ArrayList<>(slices.size());
         for (int i = 0; i < slices.size(); i++) {
             int index = i;
@@ -72,6 +87,19 @@ final class CheckpointPool implements AutoCloseable {
         if (first != null) throw first;
     }
 
+    /** Runs every slice in turn on this thread; the first failure stops the rest and is rethrown. */
+    private static <T> void runInline(List<T> slices, SliceTask<T> task) {
+        for (int i = 0; i < slices.size(); i++) {
+            try {
+                task.run(i, slices.get(i));
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Exception e) {
+                throw new StorageException("checkpoint task failed: " + e, null, e);
+            }
+        }
+    }
+
     /** Runs {@code action} for every item, spread over the threads. */
     <T> void forEach(List<T> items, Consumer<T> action) {
         forEachIndexed(slices(items, threads), (i, slice) -> slice.forEach(action));
@@ -79,6 +107,6 @@ final class CheckpointPool implements AutoCloseable {
 
     @Override
     public void close() {
-        executor.shutdownNow();
+        if (executor != null) executor.shutdownNow();
     }
 }

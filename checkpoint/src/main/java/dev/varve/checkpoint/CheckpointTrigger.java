@@ -1,26 +1,24 @@
 package dev.varve.checkpoint;
 
 import dev.varve.config.VarveConfig;
+import dev.varve.core.agent.Agent;
+import dev.varve.core.agent.AgentHandle;
+import dev.varve.core.agent.Agents;
 import dev.varve.core.memory.PageMemory;
-import dev.varve.core.util.StoreThreads;
-import dev.varve.core.wal.Wal;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The checkpointer's background agent: decides when a checkpoint is due — the period, the dirty-page ratio, WAL
  * volume since the last mark, memory pressure, or an explicit request — and runs it. Requests made while a
- * checkpoint runs are served by the next one, which starts after them.
+ * checkpoint runs are served by the next one, which starts after them. Between checks its runner idles up to
+ * {@link #POLL}: the dirty-page and WAL-volume thresholds are polled, not signalled.
  */
-final class CheckpointTrigger {
-    private static final Logger LOG = LoggerFactory.getLogger(CheckpointTrigger.class);
-    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+final class CheckpointTrigger implements Agent {
+    private static final Duration POLL = Duration.ofMillis(20);
 
     private final Checkpointer checkpointer;
     private final PageMemory memory;
@@ -30,9 +28,10 @@ final class CheckpointTrigger {
     private final List<CompletableFuture<CheckpointStats>> waiters = new ArrayList<>();
     private volatile String wanted;
     private volatile boolean stopped;
-    private Thread thread;
+    private volatile AgentHandle handle;
+    private long nextNanos; // stepping thread only
 
-    CheckpointTrigger(Checkpointer checkpointer, VarveConfig config, PageMemory memory, Wal wal) {
+    CheckpointTrigger(Checkpointer checkpointer, VarveConfig config, PageMemory memory) {
         this.checkpointer = checkpointer;
         this.memory = memory;
         this.periodNanos = config.checkpointFrequency().toNanos();
@@ -40,19 +39,23 @@ final class CheckpointTrigger {
         this.walVolumeBytes = config.checkpointWalVolume();
     }
 
-    synchronized void start() {
-        if (thread != null) return;
+    synchronized void start(Agents agents) {
+        if (handle != null || stopped) return;
         wanted = null; // wake-ups during recovery were served by its own checkpoints, the last one just now
-        thread = new Thread(this::loop, "varve-checkpointer" + StoreThreads.suffix());
-        thread.setDaemon(true);
-        thread.start();
+        nextNanos = System.nanoTime() + periodNanos;
+        handle = agents.start(this, POLL);
+    }
+
+    @Override
+    public String roleName() {
+        return "checkpointer";
     }
 
     /** Wakes the agent with a reason; cheap enough to call from a waiting writer's loop. */
     void wake(String reason) {
         if (wanted == null) wanted = reason;
-        Thread t = thread;
-        if (t != null) LockSupport.unpark(t);
+        AgentHandle h = handle;
+        if (h != null) h.wake();
     }
 
     CompletableFuture<CheckpointStats> request(String reason) {
@@ -68,37 +71,47 @@ final class CheckpointTrigger {
         return f;
     }
 
-    private void loop() {
-        long next = System.nanoTime() + periodNanos;
-        while (!stopped) {
-            long now = System.nanoTime();
-            String reason = wanted;
-            if (reason == null) {
-                if (now - next >= 0) reason = "timer";
-                else if (memory.heldPages() >= dirtyLimitPages) reason = "dirty pages";
-                else if (checkpointer.walBytesSinceMark() >= walVolumeBytes) reason = "wal volume";
-            }
-            if (reason == null) {
-                LockSupport.parkNanos(this, Math.min(POLL_NANOS, next - now));
-                continue;
-            }
-            wanted = null;
-            List<CompletableFuture<CheckpointStats>> served;
-            synchronized (this) {
-                served = new ArrayList<>(waiters);
-                waiters.clear();
-            }
-            try {
-                CheckpointStats s = checkpointer.checkpoint(reason);
-                served.forEach(f -> f.complete(s));
-            } catch (Throwable t) {
-                served.forEach(f -> f.completeExceptionally(t));
-                LOG.error("checkpointer stops after a failed checkpoint", t);
-                failWaiters(t);
-                return;
-            }
-            next = System.nanoTime() + periodNanos;
+    /** Runs one checkpoint if one is due, serving every request made before it; 1 if it ran, else 0. */
+    @Override
+    public int doWork() {
+        String reason = dueReason();
+        if (reason == null) return 0;
+        wanted = null;
+        List<CompletableFuture<CheckpointStats>> served;
+        synchronized (this) {
+            served = new ArrayList<>(waiters);
+            waiters.clear();
         }
+        try {
+            CheckpointStats s = checkpointer.checkpoint(reason);
+            served.forEach(f -> f.complete(s));
+        } catch (Throwable t) {
+            served.forEach(f -> f.completeExceptionally(t));
+            throw t;
+        }
+        nextNanos = System.nanoTime() + periodNanos;
+        return 1;
+    }
+
+    /** Why a checkpoint is due now, or null. */
+    private String dueReason() {
+        String reason = wanted;
+        if (reason != null) return reason;
+        if (System.nanoTime() - nextNanos >= 0) return "timer";
+        if (memory.heldPages() >= dirtyLimitPages) return "dirty pages";
+        if (checkpointer.walBytesSinceMark() >= walVolumeBytes) return "wal volume";
+        return null;
+    }
+
+    /** A failed checkpoint ends the agent: later requests fail with its cause. */
+    @Override
+    public void onError(Throwable failure) {
+        failWaiters(failure);
+    }
+
+    @Override
+    public void onClose() {
+        failWaiters(new IllegalStateException("the checkpointer is closed"));
     }
 
     private synchronized void failWaiters(Throwable t) {
@@ -107,20 +120,14 @@ final class CheckpointTrigger {
         waiters.clear();
     }
 
+    /** Stops the agent after the checkpoint in progress; pending requests fail. */
     void close() {
-        Thread t;
+        AgentHandle h;
         synchronized (this) {
             stopped = true;
-            t = thread;
+            h = handle;
         }
-        if (t != null) {
-            LockSupport.unpark(t);
-            try {
-                t.join(TimeUnit.MINUTES.toMillis(5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        if (h != null) h.close();
         failWaiters(new IllegalStateException("the checkpointer is closed"));
     }
 }

@@ -2,6 +2,7 @@ package dev.varve.checkpoint;
 
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.agent.Agents;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageMemory;
@@ -17,6 +18,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -51,6 +53,7 @@ public final class Checkpointer implements AutoCloseable {
     private final Throttle throttle;
     private final CheckpointPool pool;
     private final CheckpointTrigger trigger;
+    private final Agents agents;
     private final List<CheckpointListener> listeners = new CopyOnWriteArrayList<>();
     private final ReentrantLock running = new ReentrantLock();
 
@@ -72,6 +75,16 @@ public final class Checkpointer implements AutoCloseable {
      */
     public Checkpointer(VarveConfig config, PageMemory memory, Wal wal, CheckpointMarkers markers,
                         ReentrantReadWriteLock checkpointLock, ToLongFunction<Page> unusedRange) {
+        this(config, memory, wal, markers, checkpointLock, unusedRange, Agents.dedicated());
+    }
+
+    /**
+     * As the constructor above, with the trigger started by {@code agents} at {@link #start}; when they are
+     * {@link Agents#invoked} the checkpoint's writes also stay on the thread that runs it.
+     */
+    public Checkpointer(VarveConfig config, PageMemory memory, Wal wal, CheckpointMarkers markers,
+                        ReentrantReadWriteLock checkpointLock, ToLongFunction<Page> unusedRange, Agents agents) {
+        this.agents = Objects.requireNonNull(agents, "agents");
         this.memory = memory;
         this.wal = wal;
         this.markers = markers;
@@ -79,10 +92,10 @@ public final class Checkpointer implements AutoCloseable {
         this.unusedRange = unusedRange;
         this.codec = PageCodec.of(config.recoveryCompression());
         this.throttle = new Throttle(memory);
-        this.pool = new CheckpointPool(config.checkpointThreads());
+        this.pool = new CheckpointPool(config.checkpointThreads(), agents.parallel());
         this.physicalLog = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL ? new PhysicalPageLog(wal, memory.pageSize()) : null;
         if (physicalLog != null) memory.addWriteHook(physicalLog);
-        this.trigger = new CheckpointTrigger(this, config, memory, wal);
+        this.trigger = new CheckpointTrigger(this, config, memory);
         memory.onPressure(() -> trigger.wake("memory pressure"));
     }
 
@@ -113,7 +126,7 @@ public final class Checkpointer implements AutoCloseable {
         } finally {
             running.unlock();
         }
-        trigger.start();
+        trigger.start(agents);
     }
 
     /** Adds a protocol listener (the snapshot layer). */

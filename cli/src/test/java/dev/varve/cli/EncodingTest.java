@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Keys and values on the command line: text stays text, anything else is shown so that it reads back exactly. */
+@Timeout(180)
 class EncodingTest {
     @Test
     void everyEncodingReadsBackWhatItWrote() {

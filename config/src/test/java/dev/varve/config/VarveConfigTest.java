@@ -10,10 +10,12 @@ import java.time.Duration;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+@Timeout(180)
 class VarveConfigTest {
 
     private static final long KiB = 1L << 10;

@@ -4,6 +4,7 @@ import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.checkpoint.Checkpointer;
 import dev.varve.checkpoint.Throttle;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.agent.Agents;
 import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
@@ -89,7 +90,7 @@ final class Engine implements LogicalReplay {
      * the checkpoint markers say where recovery starts, the WAL is validated from there to its end, and the archive
      * is loaded and checked; only then are a torn WAL tail cut and recovery run.
      */
-    private Engine(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal) {
+    private Engine(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal, Agents agents) {
         this.config = config;
         this.readOnly = readOnly;
         this.maxKeyBytes = BPlusTree.maxKeyBytes(config.pageSize());
@@ -116,13 +117,14 @@ final class Engine implements LogicalReplay {
             this.archive = new SnapshotArchive(io, config.archivePath(), config.pageSize(), config.skippyLevels(), config.skippyNodeEntries(),
                     config.captureBufferSize(), config.archiveSegmentSize(), config.retention(), config.snapshotPageWindow());
             opened.push(archive);
+            archive.useAgents(agents);
             this.store = new PageStore(io, config.path().resolve("pages"), config.pageSize());
             opened.push(store);
             this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
             opened.push(memory);
-            this.wal = Wal.open(walScan, config.walFlushFrequency()); // the first write: the store was found sound
+            this.wal = Wal.open(walScan, config.walFlushFrequency(), agents); // the first write: the store was found sound
             opened.push(wal);
-            this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange);
+            this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange, agents);
             opened.push(checkpointer);
             this.throttle = checkpointer.throttle();
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
@@ -146,6 +148,11 @@ final class Engine implements LogicalReplay {
      * a writable open creates the directory, a read-only one gets a {@link MemoryOverlayIO} (see {@link Varve#openReadOnly}).
      */
     static Engine open(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal) {
+        return open(config, io, readOnly, truncateDamagedWal, Agents.dedicated());
+    }
+
+    /** As above, with the background agents run by {@code agents}: the test seam that steps them by hand. */
+    static Engine open(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal, Agents agents) {
         if (!readOnly) {
             try {
                 io.createDirectories(config.path());
@@ -154,7 +161,7 @@ final class Engine implements LogicalReplay {
             }
         }
         try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
-            return new Engine(config, io, readOnly, truncateDamagedWal);
+            return new Engine(config, io, readOnly, truncateDamagedWal, agents);
         }
     }
 

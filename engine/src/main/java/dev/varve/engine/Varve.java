@@ -2,6 +2,7 @@ package dev.varve.engine;
 
 import dev.varve.checkpoint.CheckpointStats;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.recovery.RecoveryReport;
@@ -73,8 +74,17 @@ public final class Varve implements AutoCloseable {
 
     /** Opens the store with every file access going through {@code io} (fault-injection tests, tools). */
     public static Varve open(VarveConfig config, FileIOFactory io, OpenOption... options) {
+        return open(config, io, Agents.dedicated(), options);
+    }
+
+    /**
+     * The test seam: opens the store with its background agents (checkpointer, archiver, WAL flusher) run by
+     * {@code agents}; with {@link Agents#invoked()} nothing runs until the test steps them.
+     */
+    static Varve open(VarveConfig config, FileIOFactory io, Agents agents, OpenOption... options) {
         if (config == null) throw new IllegalArgumentException("config must not be null");
         if (io == null) throw new IllegalArgumentException("io must not be null");
+        if (agents == null) throw new IllegalArgumentException("agents must not be null");
         if (options == null) throw new IllegalArgumentException("options must not be null");
         Set<OpenOption> set = EnumSet.noneOf(OpenOption.class);
         for (OpenOption o : options) {
@@ -82,7 +92,7 @@ public final class Varve implements AutoCloseable {
             set.add(o);
         }
         refuseUnfinishedTransfer(config);
-        return new Varve(Engine.open(config, io, false, set.contains(OpenOption.TRUNCATE_DAMAGED_WAL)));
+        return new Varve(Engine.open(config, io, false, set.contains(OpenOption.TRUNCATE_DAMAGED_WAL), agents));
     }
 
     /** A directory a backup is still being received into is not a store yet: neither open may take it for one. */

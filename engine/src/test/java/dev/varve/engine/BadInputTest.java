@@ -2,6 +2,7 @@ package dev.varve.engine;
 
 import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Bad arguments, a closed store and bad configs: a clear exception, and nothing stored changes or gets logged. */
+@Timeout(300)
 class BadInputTest {
     @TempDir
     Path dir;

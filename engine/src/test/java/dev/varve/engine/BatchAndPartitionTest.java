@@ -3,6 +3,7 @@ package dev.varve.engine;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.spi.RecordTypes;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -28,6 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Atomic multi-table batches and partition destroy: all-or-nothing, across close/reopen and a crash. */
+@Timeout(300)
 class BatchAndPartitionTest {
     private static final String[] TABLES = {"a", "b", "c"};
 

@@ -5,6 +5,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * round adds before reclamation gives whole segments back), the snapshots it drops are the oldest of the lowest rank
  * first, each says the budget dropped it, and the ones it keeps read right — also after a restart.
  */
+@Timeout(300)
 class BudgetTest {
     private static final long SEGMENT = 256L << 10;
     private static final long BUDGET = 4L << 20;

@@ -23,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@link Varve#follow}: an image at the feed's snapshot plus the calls, replayed in order, reproduce every later state. */
+@Timeout(300)
 class ChangeFeedTest {
     @TempDir
     Path dir;

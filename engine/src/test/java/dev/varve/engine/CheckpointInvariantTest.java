@@ -3,6 +3,7 @@ package dev.varve.engine;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -17,14 +18,20 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Checkpoint invariants I1 (WAL before data) and I2 (a completed checkpoint leaves the store exactly at its mark). */
+@Timeout(300)
 class CheckpointInvariantTest {
     @TempDir
     Path dir;
@@ -40,6 +47,7 @@ class CheckpointInvariantTest {
      */
     @ParameterizedTest
     @EnumSource(RecoveryMode.class)
+    @Timeout(120)
     void walIsDurableBeforeAnyPageOfTheCheckpoint(RecoveryMode mode) throws Exception {
         FileOpLog io = new FileOpLog();
         try (Varve store = Varve.open(config(mode), io)) {
@@ -60,34 +68,50 @@ class CheckpointInvariantTest {
 
     /**
      * I2: a checkpoint taken while a writer keeps writing leaves the page files at its mark, not later — pages the
-     * writer changed meanwhile go out as copied at the mark. Cutting the WAL at the mark and reopening shows the page
-     * files alone: the writer's writes must be an exact prefix of its sequence.
+     * writer changed meanwhile go out as copied at the mark. The checkpoint's first page write is held until the
+     * writer has made {@link #RACED_WRITES} more writes, so the writer always races it (copy-on-write). Cutting the
+     * WAL at the mark and reopening shows the page files alone: the writer's writes must be an exact prefix of its
+     * sequence.
      */
     @ParameterizedTest
     @EnumSource(RecoveryMode.class)
+    @Timeout(180)
     void completedCheckpointLeavesTheStoreAtItsMark(RecoveryMode mode) throws Exception {
-        int keys = 20_000; // ~600 pages of 100-byte values: the checkpoint takes long enough for the writer to race it
-        Varve store = Varve.open(config(mode));
+        int keys = 20_000; // ~600 pages of 100-byte values
+        HeldPageWrites io = new HeldPageWrites();
+        Varve store = Varve.open(config(mode), io);
         Table t = store.table("seq");
         for (int k = 0; k < keys; k++) t.put(key(k), value(-1));
         store.checkpoint().get();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong written = new AtomicLong();
+        AtomicReference<Throwable> writerFailure = new AtomicReference<>();
         Thread writer = new Thread(() -> {
-            for (long s = 0; !stop.get(); s++) { // write s goes to key s % keys: a later write never hides an earlier key's absence
-                t.put(key((int) (s % keys)), value(s));
-                written.set(s + 1);
+            try {
+                for (long s = 0; !stop.get(); s++) { // write s goes to key s % keys: a later write never hides an earlier key's absence
+                    t.put(key((int) (s % keys)), value(s));
+                    written.set(s + 1);
+                }
+            } catch (Throwable e) {
+                writerFailure.set(e);
             }
-        });
+        }, "I2-writer");
         writer.start();
-        while (written.get() < 2 * keys) Thread.sleep(1);
-        long cowBefore = store.metrics().copyOnWritePages();
-        store.checkpoint().get(); // under load: copy-on-write keeps the pages at the mark
-        assertTrue(store.metrics().copyOnWritePages() > cowBefore, "the writer raced the checkpoint (copy-on-write happened)");
-        long markLsn = latestMark();
-        while (written.get() < 4 * keys) Thread.sleep(1);
-        stop.set(true);
-        writer.join();
+        long markLsn;
+        try {
+            awaitWrites(written::get, 2L * keys, writerFailure);
+            long cowBefore = store.metrics().copyOnWritePages();
+            io.holdNextPageWrite(written::get, RACED_WRITES, writerFailure);
+            store.checkpoint().get(); // under load: copy-on-write keeps the pages at the mark
+            assertTrue(store.metrics().copyOnWritePages() > cowBefore, "the writer raced the checkpoint (copy-on-write happened)");
+            markLsn = latestMark();
+            awaitWrites(written::get, written.get() + RACED_WRITES, writerFailure); // writes after the mark, to be cut
+        } finally {
+            stop.set(true);
+            writer.join(TimeUnit.SECONDS.toMillis(60));
+        }
+        assertFalse(writer.isAlive(), "the writer stopped");
+        assertNull(writerFailure.get(), "the writer failed");
         store.halt();
         cutWalAt(markLsn, store.config().walSegmentSize());
         try (Varve reopened = Varve.open(config(mode))) {
@@ -106,6 +130,51 @@ class CheckpointInvariantTest {
                 // the prefix [0, max]: each key holds its last write not after max
                 long expected = max - Math.floorMod(max - k, keys);
                 assertEquals(expected, s, "I2: key " + k + " is not at the cut " + max + " (a page went out later than the mark)");
+            }
+        }
+    }
+
+    /** How many writes the writer makes while the checkpoint's page writes are held: ~30 pages, well inside the copy-on-write buffer. */
+    private static final long RACED_WRITES = 1_000;
+    /** Longest wait for the writer to make progress before the test fails instead of hanging. */
+    private static final long PROGRESS_WAIT_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    /** Waits until the writer has made {@code target} writes; fails if it died or made no progress for a minute. */
+    private static void awaitWrites(LongSupplier written, long target, AtomicReference<Throwable> writerFailure) throws InterruptedException {
+        long deadline = System.nanoTime() + PROGRESS_WAIT_NANOS;
+        while (written.getAsLong() < target) {
+            if (writerFailure.get() != null) throw new AssertionError("the writer failed", writerFailure.get());
+            if (System.nanoTime() - deadline > 0) throw new AssertionError("the writer made " + written.getAsLong() + " of " + target + " writes in time");
+            Thread.sleep(1);
+        }
+    }
+
+    /**
+     * The real file system, holding the first page write after {@link #holdNextPageWrite} (a checkpoint's first page)
+     * until the writer has made a number of further writes: the checkpoint is then certainly in progress while the
+     * writer changes its pages.
+     */
+    private static final class HeldPageWrites extends FileOpLog {
+        private volatile LongSupplier progress;
+        private volatile long target;
+        private volatile AtomicReference<Throwable> writerFailure;
+
+        void holdNextPageWrite(LongSupplier progress, long more, AtomicReference<Throwable> writerFailure) {
+            this.target = progress.getAsLong() + more;
+            this.writerFailure = writerFailure;
+            this.progress = progress;
+        }
+
+        @Override
+        protected void beforeWrite(String name) throws IOException {
+            LongSupplier p = progress;
+            if (p == null || !name.endsWith(".page")) return;
+            progress = null;
+            try {
+                awaitWrites(p, target, writerFailure);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while holding a page write", e);
             }
         }
     }

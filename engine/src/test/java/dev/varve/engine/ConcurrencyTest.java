@@ -2,6 +2,7 @@ package dev.varve.engine;
 
 import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -34,7 +35,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Four threads mix puts, removes, gets, scans and batches over shared and separate partitions while checkpoints run
- * every 50 ms in a region small enough to evict. Checked so that it can fail:
+ * every 50 ms in a region small enough to evict; each thread runs to its ops cap or time limit, and on until at least
+ * three checkpoints completed under it. Checked so that it can fail:
  * <ul>
  *   <li>"own" table: each thread owns a disjoint key set spread over all partitions (shared partitions) and keeps an
  *       exact model of it: every get and every scan of its own key range must match the model exactly.</li>
@@ -47,6 +49,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * </ul>
  * Then close, reopen, and the same final checks.
  */
+@Timeout(300)
 class ConcurrencyTest {
     private static final int THREADS = 4;
     private static final int OWN_KEYS = 1000;
@@ -54,6 +57,8 @@ class ConcurrencyTest {
     private static final int SHARED_KEYS = 48;
     private static final long RUN_MILLIS = 9_000;
     private static final int MAX_OPS = 40_000;
+    /** Each worker goes on past its ops cap or time limit until this many checkpoints completed under it. */
+    private static final int MIN_CHECKPOINTS = 3;
 
     @TempDir
     Path dir;
@@ -146,7 +151,7 @@ class ConcurrencyTest {
             evicted = m.pagesEvicted();
             checkpoints = m.checkpointsCompleted();
         }
-        assertTrue(checkpoints >= 3, "checkpoints ran during the workload: " + checkpoints);
+        assertTrue(checkpoints >= MIN_CHECKPOINTS, "checkpoints ran during the workload: " + checkpoints);
         assertTrue(evicted > 0, "the region was small enough to evict pages");
         try (Varve store = Varve.open(config())) {
             assertEquals(0, store.recoveryReport().replayedRecords());
@@ -163,7 +168,10 @@ class ConcurrencyTest {
             own.put(k, v);
             w.own.put(k, v);
         }
-        while (w.ops < MAX_OPS && System.nanoTime() < deadline) {
+        long checkpointsAtStart = store.metrics().checkpointsCompleted();
+        // the ops cap or the time limit ends the run, but not before checkpoints ran under it: that is what is tested
+        while ((w.ops < MAX_OPS && System.nanoTime() < deadline)
+                || store.metrics().checkpointsCompleted() - checkpointsAtStart < MIN_CHECKPOINTS) {
             w.ops++;
             int op = r.nextInt(100);
             if (op < 22) { // put own

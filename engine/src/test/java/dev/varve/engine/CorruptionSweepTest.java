@@ -30,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * offset on a new kill); {@code varve.sweepTrialTimeout} seconds per trial (default 30; a trial
  * normally takes well under a second).
  */
+@Timeout(300)
 class CorruptionSweepTest {
     @TempDir
     Path tmp;

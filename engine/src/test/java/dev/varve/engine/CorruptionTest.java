@@ -4,6 +4,7 @@ import dev.varve.config.VarveConfig;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.spi.RecordTypes;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -27,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /** Corrupt page files are reported (file + offset), never served; a torn WAL tail is cut and the rest recovered. */
+@Timeout(600)
 class CorruptionTest {
     private static final int PAGE = 4096;
     private static final int PAGE_TYPE_OFFSET = 12;

@@ -8,6 +8,7 @@ import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FaultyFileIOFactory.Op;
 import dev.varve.core.io.Seeds;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -43,6 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * itself is followed by a third, clean open. The file system is {@link FaultyFileIOFactory}: un-fsynced writes are
  * dropped, kept or torn at sector boundaries, un-forced WAL bytes revert. Seeds: {@code -Dvarve.seed=N}.
  */
+@Timeout(600)
 class CrashStageTest {
     private static final long BASE_SEED = Seeds.base();
     private static final int WRITES_BEFORE_FIRST_CHECKPOINT = 150;

@@ -3,6 +3,7 @@ package dev.varve.engine;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * I6, deterministic replay: a run that crashes after a checkpoint and replays the rest of the WAL at reopen ends
  * with page files byte-identical, partition by partition, to those of the same workload run without a crash.
  */
+@Timeout(600)
 class DeterministicReplayTest {
     @TempDir
     Path tmp;

@@ -15,7 +15,7 @@ import java.util.List;
  * The real file system, recording in order every fsync ("force NAME", mapped ranges included), every write to a page
  * file ("write NAME") and every rename ("rename NAME"): ordering invariants are checked against it.
  */
-final class FileOpLog extends ForwardingFileIOFactory {
+class FileOpLog extends ForwardingFileIOFactory {
     final List<String> ops = Collections.synchronizedList(new ArrayList<>());
 
     /** Index of the first op at or after {@code from} starting with {@code prefix}, or -1. */
@@ -24,6 +24,10 @@ final class FileOpLog extends ForwardingFileIOFactory {
             for (int i = from; i < ops.size(); i++) if (ops.get(i).startsWith(prefix)) return i;
         }
         return -1;
+    }
+
+    /** Called before every write to file {@code name}: a subclass may hold the writing thread there. */
+    protected void beforeWrite(String name) throws IOException {
     }
 
     @Override
@@ -40,6 +44,7 @@ final class FileOpLog extends ForwardingFileIOFactory {
             }
 
             public void write(ByteBuffer src, long position) throws IOException {
+                beforeWrite(name);
                 f.write(src, position);
                 if (name.endsWith(".page")) ops.add("write " + name);
             }

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * writes and checkpoints run, and compared with {@link Varve#metrics()}; two stores are two MBeans, a closed store
  * none; background threads carry the store's name.
  */
+@Timeout(300)
 class JmxTest {
     private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
 

@@ -3,10 +3,12 @@ package dev.varve.engine;
 import dev.varve.config.RecoveryMode;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * moment, the store is reopened in the other recovery mode, and must hold exactly the acknowledged batches, plus at
  * most the one in flight, all or nothing. A short run is in the default suite; {@code -Plong} runs hundreds.
  */
+@Timeout(600)
 class KillNineTest {
     @TempDir
     Path tmp;
@@ -27,6 +30,7 @@ class KillNineTest {
 
     @Test
     @Tag("long")
+    @Timeout(value = 4, unit = TimeUnit.HOURS)
     void hundredsOfKills() throws Exception {
         run(Integer.getInteger("varve.killRounds", 200), Long.getLong("varve.seed", System.nanoTime()));
     }

@@ -1,6 +1,7 @@
 package dev.varve.engine;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -12,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A data set of ~80 MiB (5x the 16 MiB data region) written and read back by a child JVM whose heap is capped at
  * 128 MiB: pages, not the Java heap, hold the data (the child checks that pages were evicted and read back).
  */
+@Timeout(600)
 class LargeDataSetTest {
     @TempDir
     Path dir;

@@ -7,9 +7,10 @@ import dev.varve.config.VarveConfig;
 import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FaultyFileIOFactory.Kind;
 import dev.varve.core.io.FaultyFileIOFactory.Op;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * made), no half-written or orphaned extent stays behind, and the next checkpoint copies it if recovery had to
  * drop the copy.
  */
+@Timeout(600)
 class LazyRankingCrashTest {
     private static final int KEYS = 2000;
     @TempDir

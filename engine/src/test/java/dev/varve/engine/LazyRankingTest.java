@@ -5,6 +5,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -24,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * its new level as byte-range diffs (and after a second raise copies it out again), at every step across the window
  * boundary, after its old level has reclaimed everything it used to read there, and after a restart.
  */
+@Timeout(600)
 class LazyRankingTest {
     private static final int WINDOW = 3;
     @TempDir

@@ -6,6 +6,7 @@ import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.FileOutputStream;
@@ -19,6 +20,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -32,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the store is reopened in the other recovery mode and must hold exactly the policy's snapshots for the steps it
  * recovered (every acknowledged one), each reading right as of its declaration.
  */
+@Timeout(600)
 class RankedKillTest {
     private static final long SEED = 7;
     private static final int[] KEEP_LAST = {6, 3}; // level 3 keeps all
@@ -128,6 +131,7 @@ class RankedKillTest {
 
     @Test
     @Tag("long")
+    @Timeout(value = 4, unit = TimeUnit.HOURS)
     void hundredsOfKills() throws Exception {
         run(Integer.getInteger("varve.killRounds", 100), Long.getLong("varve.seed", System.nanoTime()));
     }

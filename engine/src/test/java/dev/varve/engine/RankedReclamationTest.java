@@ -5,6 +5,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * pre-state is ever stuck behind a live one (fragmentation 0 after every round), and every live snapshot reads
  * right — after a restart and a crash too.
  */
+@Timeout(300)
 class RankedReclamationTest {
     @TempDir
     Path dir;

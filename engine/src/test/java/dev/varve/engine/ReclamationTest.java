@@ -26,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * right, an open view keeps its snapshot readable after the policy drops it, and all of it survives a restart and
  * a crash.
  */
+@Timeout(300)
 class ReclamationTest {
     @TempDir
     Path dir;

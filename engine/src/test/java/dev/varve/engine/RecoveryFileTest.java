@@ -5,6 +5,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.CorruptionException;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -30,6 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A checkpoint interrupted after its start marker is restored from its recovery files, in every compression; a
  * recovery file with a flipped byte makes open fail with the file's name rather than guess.
  */
+@Timeout(300)
 class RecoveryFileTest {
     @TempDir
     Path dir;

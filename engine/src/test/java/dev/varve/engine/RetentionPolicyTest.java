@@ -5,6 +5,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ones are exactly those the policy keeps (computed here independently), after a restart and after a crash too, and
  * every live one reads right as of its declaration. A dropped one says it was dropped, and by which rules.
  */
+@Timeout(300)
 class RetentionPolicyTest {
     @TempDir
     Path dir;

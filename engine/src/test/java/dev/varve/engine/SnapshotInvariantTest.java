@@ -3,6 +3,7 @@ package dev.varve.engine;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
@@ -15,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Snapshot invariants: I9 (a snapshot is a cut of the WAL order), I4 and I5 (archive durability order). */
+@Timeout(600)
 class SnapshotInvariantTest {
     @TempDir
     Path dir;

@@ -6,6 +6,7 @@ import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -30,6 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * As-of reads of many snapshots, each compared with a model of the data at its declaration: while a writer keeps
  * writing and checkpoints run, after a clean restart, and after a crash in both recovery modes.
  */
+@Timeout(300)
 class SnapshotTest {
     @TempDir
     Path dir;

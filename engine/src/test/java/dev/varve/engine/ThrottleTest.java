@@ -3,6 +3,7 @@ package dev.varve.engine;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -16,15 +17,22 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A tiny checkpoint buffer under heavy writers: checkpoints keep running, writers are slowed (and the time is
- * reported) instead of failing or running out of memory, and every write is there afterwards.
+ * reported) instead of failing or running out of memory, and every write is there afterwards. The writers run until
+ * all of that was seen, not for a fixed time.
  */
+@Timeout(300)
 class ThrottleTest {
+    /** Longest the writers run before the test gives up on seeing checkpoints throttle them. */
+    private static final long WORKLOAD_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
+
     @TempDir
     Path dir;
 
@@ -40,24 +48,29 @@ class ThrottleTest {
         try (Varve store = Varve.open(cfg)) {
             Table t = store.table("heavy");
             ExecutorService pool = Executors.newFixedThreadPool(threads);
-            long end = System.nanoTime() + Duration.ofSeconds(4).toNanos();
+            AtomicBoolean stop = new AtomicBoolean();
             List<Future<?>> fs = new ArrayList<>();
-            for (int w = 0; w < threads; w++) {
-                int id = w;
-                fs.add(pool.submit(() -> {
-                    Random r = new Random(id);
-                    byte[] v = new byte[300];
-                    for (long seq = 1; System.nanoTime() < end; seq++) {
-                        int k = r.nextInt(keys);
-                        ByteBuffer.wrap(v).putLong(seq);
-                        t.put(key(id, k), v);
-                        last[id][k] = seq;
-                    }
-                    return null;
-                }));
+            try {
+                for (int w = 0; w < threads; w++) {
+                    int id = w;
+                    fs.add(pool.submit(() -> {
+                        Random r = new Random(id);
+                        byte[] v = new byte[300];
+                        for (long seq = 1; !stop.get(); seq++) {
+                            int k = r.nextInt(keys);
+                            ByteBuffer.wrap(v).putLong(seq);
+                            t.put(key(id, k), v);
+                            last[id][k] = seq;
+                        }
+                        return null;
+                    }));
+                }
+                awaitThrottledCheckpoints(store.metrics(), fs);
+            } finally {
+                stop.set(true);
+                pool.shutdown();
             }
-            for (Future<?> f : fs) f.get();
-            pool.shutdown();
+            for (Future<?> f : fs) f.get(60, TimeUnit.SECONDS);
             VarveMetrics m = store.metrics();
             System.out.println("throttle test (" + mode + "): " + m + "; last " + m.lastCheckpoint());
             assertTrue(m.checkpointsCompleted() > 3, "checkpoints kept running: " + m.checkpointsCompleted());
@@ -73,6 +86,19 @@ class ThrottleTest {
                     assertArrayEquals(ByteBuffer.allocate(8).putLong(last[w][k]).array(), java.util.Arrays.copyOf(v, 8), "writer " + w + " key " + k);
                 }
             }
+        }
+    }
+
+    /**
+     * Lets the writers run until checkpoints kept running under them, hit their pages and throttled them; fails if a
+     * writer failed, or if that took more than {@link #WORKLOAD_LIMIT_NANOS} (something stopped).
+     */
+    private static void awaitThrottledCheckpoints(VarveMetrics m, List<Future<?>> writers) throws Exception {
+        long deadline = System.nanoTime() + WORKLOAD_LIMIT_NANOS;
+        while (m.checkpointsCompleted() <= 3 || m.copyOnWritePages() == 0 || m.throttledNanos() == 0) {
+            for (Future<?> f : writers) if (f.isDone()) f.get(); // a writer that failed says why
+            assertTrue(System.nanoTime() - deadline < 0, "checkpoints, copy-on-write and throttling did not all happen: " + m);
+            Thread.sleep(10);
         }
     }
 

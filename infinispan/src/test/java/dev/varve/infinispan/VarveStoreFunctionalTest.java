@@ -1,5 +1,6 @@
 package dev.varve.infinispan;
 
+import org.junit.jupiter.api.Timeout;
 import org.infinispan.commons.test.CommonsTestingUtil;
 import org.infinispan.commons.util.Util;
 import org.infinispan.configuration.cache.PersistenceConfigurationBuilder;
@@ -9,6 +10,7 @@ import org.testng.annotations.Test;
 
 /** Infinispan's functional store test (caches with preload, passivation, eviction, expiry, iteration) on {@link VarveStore}. */
 @Test(groups = "unit", testName = "varve.VarveStoreFunctionalTest")
+@Timeout(180)
 public class VarveStoreFunctionalTest extends BaseStoreFunctionalTest {
     private final String tmpDirectory = CommonsTestingUtil.tmpDirectory(getClass());
 

@@ -1,5 +1,6 @@
 package dev.varve.infinispan;
 
+import org.junit.jupiter.api.Timeout;
 import org.infinispan.commons.test.CommonsTestingUtil;
 import org.infinispan.commons.util.Util;
 import org.infinispan.configuration.cache.Configuration;
@@ -11,6 +12,7 @@ import org.testng.annotations.Test;
 
 /** Infinispan's own contract test for non-blocking stores, run against {@link VarveStore}. */
 @Test(groups = "unit", testName = "varve.VarveStoreTest")
+@Timeout(180)
 public class VarveStoreTest extends BaseNonBlockingStoreTest {
     private final String tmpDirectory = CommonsTestingUtil.tmpDirectory(getClass());
 

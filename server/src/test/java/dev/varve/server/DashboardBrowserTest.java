@@ -41,6 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * charts and the snapshot timeline show what the JSON endpoints report, and they move as the store writes. Saves a
  * screenshot to {@code target/dashboard.png}.
  */
+@Timeout(180)
 class DashboardBrowserTest {
     @TempDir
     Path dir;

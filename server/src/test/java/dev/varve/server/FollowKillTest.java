@@ -28,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * it applies changes, or of the sender (a writing child JVM). Either way the standby opens (recovering) and every
  * sender snapshot it declared equals that snapshot's model.
  */
+@Timeout(180)
 class FollowKillTest {
     @TempDir
     Path dir;

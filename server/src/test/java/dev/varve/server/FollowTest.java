@@ -28,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Follow mode: the image, then every change committed after it, kept as a standby openable at any sender snapshot. */
+@Timeout(180)
 class FollowTest {
     private static final InetSocketAddress LOOPBACK = new InetSocketAddress("127.0.0.1", 0);
 

@@ -26,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * saying it is unfinished; running the same backup again completes it, equal to the snapshot. In both recovery modes
  * of the sender (which recovers from the kill before the rerun).
  */
+@Timeout(180)
 class KillDuringTransferTest {
     private static final long SEED = 20261123;
     private static final int KEYS = 30_000;

@@ -28,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Snapshot shipping on loopback from a store that keeps writing. */
+@Timeout(180)
 class ShippingTest {
     private static final InetSocketAddress LOOPBACK = new InetSocketAddress("127.0.0.1", 0);
 

@@ -1,68 +1,78 @@
 package dev.varve.snapshot;
 
-import dev.varve.core.util.StoreThreads;
+import dev.varve.core.agent.Agent;
+import dev.varve.core.agent.AgentHandle;
+import dev.varve.core.agent.Agents;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The background agent that trickles captured pre-states from the capture buffer into the Pagelog and their
- * mappings into the Maplog, in capture order, between checkpoints. A checkpoint waits for it to catch up with the
- * mark ({@link SnapshotArchive#flush}). A failure stops it and is reported to every later capture and checkpoint.
+ * mappings into the Maplog, in capture order, between checkpoints, and applies the keepFor rules as snapshots age.
+ * A checkpoint waits for it to catch up with the mark ({@link SnapshotArchive#flush}). A failure stops it and is
+ * reported to every later capture and checkpoint.
  */
-final class Archiver {
-    private static final Logger LOG = LoggerFactory.getLogger(Archiver.class);
-    private static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+final class Archiver implements Agent {
+    /** Idle between steps that found nothing pending; a capture wakes it sooner. */
+    private static final Duration IDLE = Duration.ofMillis(1);
     private static final long ENFORCE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private final SnapshotArchive archive;
-    private volatile boolean stopped;
-    private volatile Thread thread;
+    private Agents agents = Agents.dedicated();
+    private volatile AgentHandle handle;
+    private long nextEnforceNanos; // stepping thread only
 
     Archiver(SnapshotArchive archive) {
         this.archive = archive;
     }
 
+    /** How to run: set before {@link #start}. */
+    synchronized void agents(Agents agents) {
+        if (agents == null) throw new IllegalArgumentException("agents must not be null");
+        if (handle != null) throw new IllegalStateException("the archiver has started already");
+        this.agents = agents;
+    }
+
     synchronized void start() {
-        if (thread != null) return;
-        thread = new Thread(this::loop, "varve-archiver" + StoreThreads.suffix());
-        thread.setDaemon(true);
-        thread.start();
+        if (handle != null) return;
+        nextEnforceNanos = System.nanoTime();
+        handle = agents.start(this, IDLE);
     }
 
+    @Override
+    public String roleName() {
+        return "archiver";
+    }
+
+    /** New captures are pending. */
     void wake() {
-        Thread t = thread;
-        if (t != null) LockSupport.unpark(t);
+        AgentHandle h = handle;
+        if (h != null) h.wake();
     }
 
-    private void loop() {
-        long nextEnforce = 0;
-        while (!stopped) {
-            try {
-                if (System.nanoTime() - nextEnforce >= 0) {
-                    archive.enforce(); // keepFor rules drop snapshots as they age
-                    nextEnforce = System.nanoTime() + ENFORCE_NANOS;
-                }
-                if (!archive.archiveNext()) LockSupport.parkNanos(this, IDLE_NANOS);
-            } catch (Throwable t) {
-                LOG.error("archiver stops", t);
-                archive.failed(t);
-                return;
-            }
+    /** The caller waits for archiving to progress: wakes the agent, or steps it when stepped by hand. */
+    void awaitProgress() {
+        AgentHandle h = handle;
+        if (h != null) h.awaitProgress();
+    }
+
+    /** Applies the keepFor rules once a second, then archives the next batch; the work count is the batch's. */
+    @Override
+    public int doWork() {
+        if (System.nanoTime() - nextEnforceNanos >= 0) {
+            archive.enforce(); // keepFor rules drop snapshots as they age
+            nextEnforceNanos = System.nanoTime() + ENFORCE_NANOS;
         }
+        return archive.archiveNext() ? 1 : 0;
+    }
+
+    @Override
+    public void onError(Throwable failure) {
+        archive.failed(failure);
     }
 
     void stop() {
-        stopped = true;
-        Thread t = thread;
-        if (t == null) return;
-        LockSupport.unpark(t);
-        try {
-            t.join(TimeUnit.SECONDS.toMillis(30));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        AgentHandle h = handle;
+        if (h != null) h.close();
     }
 }

@@ -2,6 +2,7 @@ package dev.varve.snapshot;
 
 import dev.varve.core.util.LongLongMap;
 
+import dev.varve.core.agent.Agents;
 import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
@@ -187,6 +188,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         } catch (IOException e) {
             throw new StorageException("cannot list the archive: " + e.getMessage(), dir, e);
         }
+    }
+
+    /** Steps the archiver with {@code agents} (by hand when {@link Agents#invoked}); call before {@link #recover}. */
+    public void useAgents(Agents agents) {
+        archiver.agents(agents);
     }
 
     /** Registers the capture hook with page memory (after any physical-WAL hook, so its deltas see SavedAfter change). */
@@ -448,7 +454,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         int slot;
         while ((slot = slots.copyOf(page)) < 0) {
             checkUsable();
-            archiver.wake();
+            archiver.awaitProgress();
             if (start == 0) start = System.nanoTime();
             if (System.nanoTime() - start > WAIT_LIMIT_NANOS) throw new StorageException("capture buffer full for "
                     + TimeUnit.NANOSECONDS.toSeconds(WAIT_LIMIT_NANOS) + " s: the archiver is not keeping up", null);
@@ -714,7 +720,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         long start = System.nanoTime();
         while (archived < target) {
             checkUsable();
-            archiver.wake();
+            archiver.awaitProgress();
             if (System.nanoTime() - start > WAIT_LIMIT_NANOS) throw new StorageException("the archiver did not catch up with the checkpoint mark", null);
             LockSupport.parkNanos(20_000);
         }

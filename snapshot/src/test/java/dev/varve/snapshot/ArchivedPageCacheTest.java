@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.ByteBuffer;
 import java.util.HashMap;
@@ -12,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The archived-page cache returns exactly what was put, under replacement, and forgets evicted pages. */
+@Timeout(180)
 class ArchivedPageCacheTest {
     @Test
     void servesWhatWasPutAndEvictsUnderPressure() {

@@ -3,6 +3,7 @@ package dev.varve.snapshot;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * segment look unreachable: before a segment read that way goes, its records are checked whole, and damage is named
  * instead of deleting what a snapshot reads.
  */
+@Timeout(180)
 class PagelogDamageTest {
     private static final int PAGE = 4096;
     private static final long SEGMENT = 16L * (PAGE + Pagelog.RECORD_HEADER) + Pagelog.HEADER; // 16 records

@@ -3,6 +3,7 @@ package dev.varve.snapshot;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The rank-tree rules RT1–RT3, checked against a direct reading of the policy. */
+@Timeout(180)
 class RankTreeTest {
     private static SnapshotRecord snap(long id, int rank, long millis) {
         return new SnapshotRecord(id, rank, millis, 0, id);

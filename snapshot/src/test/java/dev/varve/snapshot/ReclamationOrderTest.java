@@ -2,12 +2,14 @@ package dev.varve.snapshot;
 
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
+import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageStore;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -23,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * reclamation that ignores that order. Maplog portions are reclaimed only below the checkpoint mark, so that
  * recovery can always cut back to it (I5).
  */
+@Timeout(180)
 class ReclamationOrderTest {
     @TempDir
     Path dir;
@@ -76,7 +79,9 @@ class ReclamationOrderTest {
         int pages = 120;
         long mark = 2;
         long mappingsAtMark;
+        Agents agents = Agents.invoked(); // the archiver runs only when this test (or a wait for it) steps it
         try (SnapshotArchive archive = new SnapshotArchive(io, dir.resolve("archive"), 4096, 1, 16, 1L << 20, 256L << 10, policy, 0)) {
+            archive.useAgents(agents);
             archive.attach(memory);
             archive.recover(0, true);
             for (int i = 0; i < pages; i++) memory.releaseWrite(memory.acquireNew(PageId.of(1, i)));
@@ -90,8 +95,10 @@ class ReclamationOrderTest {
                 archive.declare(id, 1, id, mark + id);
                 changeAll(memory, pages, id);
             }
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (archive.maplog(1).size() < last * pages && System.nanoTime() < deadline) Thread.sleep(5); // archived
+            int steps = 0;
+            while (agents.invoker("archiver").invoke() > 0) steps++; // archive every capture still pending
+            assertTrue(steps > 0, "captures were left for the archiver");
+            assertEquals(last * pages, archive.maplog(1).size(), "every capture was archived");
             archive.afterEndMarker(1, mark);
             assertTrue(archive.maplog(1).maplog().first() <= mappingsAtMark, "Maplog portions after the mark were reclaimed: first held "
                     + archive.maplog(1).maplog().first() + ", mark at " + mappingsAtMark);

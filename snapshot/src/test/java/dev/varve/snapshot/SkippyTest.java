@@ -4,6 +4,7 @@ import dev.varve.core.util.LongLongMap;
 
 import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -20,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** SPT(v) built with Skippy levels equals the one built by a plain Maplog scan, for uniform and skewed updates. */
+@Timeout(180)
 class SkippyTest {
     @TempDir
     Path dir;

@@ -7,6 +7,7 @@ import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.store.PageStore;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * declared after the mark (their WAL records were lost with a weaker sync mode). And a snapshot log that lost
  * declarations the mark made durable is refused, never read as a shorter history.
  */
+@Timeout(180)
 class SnapshotIdRecoveryTest {
     private static final RankTreePolicy POLICY = RankTreePolicy.levels(Retention.keepAll());
 

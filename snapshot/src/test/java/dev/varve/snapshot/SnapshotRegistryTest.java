@@ -4,6 +4,7 @@ import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -17,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Drops beyond the in-memory window are still explained, from the drop log; live ones and unknown ids are not; and
  * the declarations held in memory follow the live snapshots, not every snapshot ever declared.
  */
+@Timeout(180)
 class SnapshotRegistryTest {
     @TempDir
     Path dir;

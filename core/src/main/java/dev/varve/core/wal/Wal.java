@@ -7,6 +7,7 @@ import static dev.varve.core.wal.WalSegmentDescriptor.RECORD_HEADER_SIZE;
 import static dev.varve.core.wal.WalSegmentDescriptor.TYPE_OFFSET;
 
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import java.io.IOException;
@@ -106,6 +107,15 @@ public final class Wal implements AutoCloseable {
      * @param flushFrequency period of the background fsync in {@link WalSyncMode#BACKGROUND}, ignored otherwise
      */
     public static Wal open(WalOpenScan scan, Duration flushFrequency) {
+        return open(scan, flushFrequency, Agents.dedicated());
+    }
+
+    /**
+     * As {@link #open(WalOpenScan, Duration)}, with the background flusher started by {@code agents} (stepped by
+     * hand when they are {@link Agents#invoked}).
+     */
+    public static Wal open(WalOpenScan scan, Duration flushFrequency, Agents agents) {
+        Objects.requireNonNull(agents, "agents");
         if (scan.mode == WalSyncMode.BACKGROUND && (flushFrequency == null || flushFrequency.isNegative()
                 || flushFrequency.isZero())) {
             throw new IllegalArgumentException("BACKGROUND WAL sync needs a positive flush frequency, was "
@@ -114,7 +124,7 @@ public final class Wal implements AutoCloseable {
         WalSegment last = carryOut(scan);
         try {
             Wal wal = new Wal(scan, last, flushFrequency);
-            if (wal.flusher != null) wal.flusher.start();
+            if (wal.flusher != null) wal.flusher.start(agents);
             return wal;
         } catch (RuntimeException e) {
             WalSegment.closeQuietly(last);

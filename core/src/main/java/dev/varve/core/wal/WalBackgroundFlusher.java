@@ -1,63 +1,51 @@
 package dev.varve.core.wal;
 
-import dev.varve.core.io.StorageException;
-import dev.varve.core.util.StoreThreads;
+import dev.varve.core.agent.Agent;
+import dev.varve.core.agent.AgentHandle;
+import dev.varve.core.agent.Agents;
+
 import java.time.Duration;
-import java.util.concurrent.locks.LockSupport;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * The daemon of {@link dev.varve.config.WalSyncMode#BACKGROUND}: forces the WAL every {@code flushFrequency}. Stops
- * at close, or at the first failure (the WAL has then refused further work and says why to every caller).
+ * The agent of {@link dev.varve.config.WalSyncMode#BACKGROUND}: forces the WAL every {@code flushFrequency}. Stops
+ * at close, or at the first failure (the WAL has then refused further work and says why to every caller). Its runner
+ * idles a whole period between forces, so it costs one wake-up per period.
  */
-final class WalBackgroundFlusher implements Runnable, AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(WalBackgroundFlusher.class);
-
+final class WalBackgroundFlusher implements Agent, AutoCloseable {
     private final Wal wal;
-    private final long periodNanos;
-    private final Thread thread;
-    private volatile boolean running = true;
+    private final Duration period;
+    private long nextForceNanos; // stepping thread only
+    private AgentHandle handle;
 
     WalBackgroundFlusher(Wal wal, Duration flushFrequency) {
         this.wal = wal;
-        this.periodNanos = flushFrequency.toNanos();
-        this.thread = new Thread(this, "varve-wal-flusher" + StoreThreads.suffix());
-        thread.setDaemon(true);
+        this.period = flushFrequency;
     }
 
-    void start() {
-        thread.start();
+    /** Starts stepping, the first force one period from now. */
+    void start(Agents agents) {
+        nextForceNanos = System.nanoTime() + period.toNanos();
+        handle = agents.start(this, period);
     }
 
     @Override
-    public void run() {
-        while (running) {
-            long deadline = System.nanoTime() + periodNanos;
-            for (long left = periodNanos; running && left > 0; left = deadline - System.nanoTime()) {
-                LockSupport.parkNanos(this, left);
-            }
-            if (!running) return;
-            try {
-                wal.force();
-            } catch (StorageException e) {
-                LOG.error("Background WAL flush failed, flusher stops: {}", e.getMessage(), e);
-                return;
-            } catch (IllegalStateException closed) {
-                return;
-            }
-        }
+    public String roleName() {
+        return "wal-flusher";
     }
 
-    /** Stops the thread and waits for it (a force in progress completes first). */
+    /** Forces the WAL once a period has passed since the last force; a failure ends the agent. */
+    @Override
+    public int doWork() {
+        long now = System.nanoTime();
+        if (now - nextForceNanos < 0) return 0;
+        wal.force();
+        nextForceNanos = System.nanoTime() + period.toNanos();
+        return 1;
+    }
+
+    /** Stops stepping and waits for the thread (a force in progress completes first). */
     @Override
     public void close() {
-        running = false;
-        LockSupport.unpark(thread);
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        if (handle != null) handle.close();
     }
 }

@@ -1,6 +1,7 @@
 package dev.varve.core.io;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -20,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The fault-injecting file system keeps exactly what a power cut may keep, and crashes where it is told to. */
+@Timeout(180)
 class FaultyFileIOFactoryTest {
     private static final int ROUNDS = 120;
     private static final int FILE_BYTES = 8192;

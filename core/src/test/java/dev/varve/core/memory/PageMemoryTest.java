@@ -26,9 +26,11 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Pin, latch, evict, no-steal, copy-on-write and checksum basics of {@link PageMemory} over a real {@link PageStore}. */
+@Timeout(180)
 class PageMemoryTest {
     private static final int PAGE = 1024;
     /** The smallest region page memory accepts (4 x 320 slack frames). */

@@ -1,5 +1,6 @@
 package dev.varve.core.tree;
 
+import org.junit.jupiter.api.Timeout;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.varve.core.page.PageId;
@@ -11,6 +12,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * whether run by a tree object that has been working for a while or by a fresh one opened on copied pages (as WAL
  * replay after a crash would).
  */
+@Timeout(180)
 class BPlusTreeDeterminismTest {
     private static final int FILE = PageId.fileId(9, 1);
 

@@ -1,5 +1,6 @@
 package dev.varve.core.tree;
 
+import org.junit.jupiter.api.Timeout;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,6 +29,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Rerun one case with {@code -Dvarve.tree.seed=S -Dvarve.tree.pageSize=P}; run more seeds with
  * {@code -Dvarve.tree.seeds=N}.
  */
+@Timeout(180)
 public class BPlusTreeRandomizedTest {
     static final int FILE_ID = PageId.fileId(3, 7);
     private static final boolean TRACE = Boolean.getBoolean("varve.tree.trace");

@@ -12,10 +12,12 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Deletes give space back: merges, root collapse, free-list reuse, clear(). */
+@Timeout(180)
 class BPlusTreeSpaceTest {
     private static final int FILE = PageId.fileId(4, 4);
 

@@ -1,6 +1,7 @@
 package dev.varve.core.util;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -9,6 +10,7 @@ import java.util.Random;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** LongLongMap against HashMap under random puts, replaces and removes (removal shifts probe chains back). */
+@Timeout(180)
 class LongLongMapTest {
     @Test
     void behavesLikeAHashMap() {

@@ -12,9 +12,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** An IOException from the file seam fails the operation naming the file, and the WAL refuses further appends. */
+@Timeout(180)
 class WalFailureTest {
     @TempDir
     Path dir;

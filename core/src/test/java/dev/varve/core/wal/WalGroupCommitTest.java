@@ -18,8 +18,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+@Timeout(180)
 class WalGroupCommitTest {
     private static final int THREADS = 4;
     private static final int RECORDS_PER_THREAD = 400;

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with durable records after it, or a whole record gone bad where no crash could tear it) is refused with the file
  * and offset, and the files are left as they were unless the operator asks to truncate.
  */
+@Timeout(180)
 class WalTornTailTest {
     @TempDir
     Path dir;

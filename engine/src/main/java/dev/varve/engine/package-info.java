@@ -1,0 +1,41 @@
+/**
+ * The store as an application sees it: {@link dev.varve.engine.Varve} (open, tables, atomic writes, snapshots,
+ * checkpoints, metrics), {@link dev.varve.engine.Table} and {@link dev.varve.engine.Cursor}, as-of
+ * {@link dev.varve.engine.SnapshotView}s, the change feed, and the inspection tools ({@code StoreInspector},
+ * {@code StoreVerifier}, {@code StoreSalvager}, {@code WalInspector}) the command-line tool and the server build on.
+ * {@code Engine} wires page store, page memory, WAL, checkpointer, snapshot archive and recovery together and owns
+ * the one write path.
+ *
+ * <h2>Global lock order</h2>
+ * Every thread takes the store's locks in this order, outermost first, and never one further up while holding one
+ * further down. Each lock is documented where it lives; this is the one place that ranks them all.
+ * <ol>
+ *   <li><b>Checkpoint run lock</b> ({@code Checkpointer.running}): one checkpoint at a time; taken only by the
+ *       thread running a checkpoint, before anything else.</li>
+ *   <li><b>Catalog monitor</b> ({@code Engine.catalogLock}): table creation, held around the create's logged write.</li>
+ *   <li><b>Checkpoint lock</b> ({@code Engine.checkpointLock}): a writer holds the read lock for the whole
+ *       append-and-apply of one operation; the checkpoint's mark, snapshot declaration, ranking and close take the
+ *       write lock, for microseconds. The mark's listener (the archive's {@code onMark}) runs under it.</li>
+ *   <li><b>Partition locks</b> ({@code PartitionHandle.lock}): a writer takes the write locks of every partition its
+ *       operation touches in file-id order; readers take one read lock.</li>
+ *   <li><b>Page latches</b> ({@code Frame}): taken under the partition lock by the B+tree. Only a writer holding its
+ *       partition's write lock holds several at once (a split: up to three), so their order among themselves cannot
+ *       deadlock; the checkpointer reads pages under a read latch one at a time, holding nothing above but the run
+ *       lock. A writer that finds the checkpoint buffer full waits with its latch released.</li>
+ *   <li><b>WAL locks</b> ({@code Wal}): the append lock, then the force lock. A logical record is appended before
+ *       the page changes, holding no latch; in {@code WAL_PHYSICAL} mode the page-image hook appends while it holds
+ *       the page's write latch, which is why the WAL ranks below the latches. A commit's fsync waits for the force
+ *       lock after the partition and checkpoint locks were released.</li>
+ *   <li><b>Archive lock</b> ({@code SnapshotArchive.lock}): the capture hook takes it under the page's write latch;
+ *       the archiver, the checkpoint's archive flush and the as-of views take it holding no latch.</li>
+ *   <li><b>File monitors</b>: the synchronized methods of {@code Pagelog}, {@code MaplogFile} and
+ *       {@code ArchivedPageCache}, and the page table's stripe monitors in page memory. Innermost: nothing is locked
+ *       while one is held.</li>
+ * </ol>
+ * {@link dev.varve.engine.ChangeListener}s are called inside the write path, under the checkpoint lock and the
+ * partition locks (a snapshot's declaration under the checkpoint write lock): a listener's own lock ranks with the
+ * file monitors, innermost, and a listener must not call back into the store.
+ * Waits without a lock: the archiver and checkpoint-trigger agents ({@link dev.varve.core.agent}) are woken, never
+ * locked, and a checkpoint waiting for the archiver holds only the run lock.
+ */
+package dev.varve.engine;
