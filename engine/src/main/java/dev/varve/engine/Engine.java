@@ -153,8 +153,11 @@ final class Engine implements LogicalReplay {
                 throw new StorageException("cannot create the store directory", config.path(), e);
             }
         }
-        try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
+        StoreThreads.Scope named = StoreThreads.opening(config.name());
+        try {
             return new Engine(config, io, readOnly, truncateDamagedWal);
+        } finally {
+            named.close();
         }
     }
 
