@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.varve.checkpoint.CheckpointStats;
 import dev.varve.config.VarveConfig;
 
 import java.lang.management.ManagementFactory;
