@@ -2,6 +2,7 @@ package dev.varve.benchmarks;
 
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.Table;
@@ -29,8 +30,8 @@ public final class DirtyPageWriter {
     static VarveConfig config(Path dir, RecoveryMode mode, RecoveryCompression compression, WalSyncMode sync, int dirtyMiB) {
         return VarveConfig.builder().path(dir).recoveryMode(mode).recoveryCompression(compression).walSyncMode(sync)
                 .dataRegionSize(regionBytes(dirtyMiB))
-                .checkpointFrequency(VarveConfig.CHECKPOINT_FREQUENCY_MAX)
-                .checkpointWalVolume(VarveConfig.CHECKPOINT_WAL_VOLUME_MAX)
+                .checkpointFrequency(ConfigLimits.CHECKPOINT_FREQUENCY_MAX)
+                .checkpointWalVolume(ConfigLimits.CHECKPOINT_WAL_VOLUME_MAX)
                 .build();
     }
 

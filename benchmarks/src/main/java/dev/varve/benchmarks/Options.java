@@ -2,6 +2,7 @@ package dev.varve.benchmarks;
 
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 
@@ -72,9 +73,9 @@ final class Options {
             "                          directory or one this tool or Varve wrote is wiped",
             "  --keys N                demo: keys to write (default " + KEYS_DEFAULT + ", 100-byte values); compare: key range",
             "                          of the random phases (default " + COMPARE_KEYS_DEFAULT + ")",
-            "  --mode MODE             WAL_PHYSICAL | CHECKPOINT_RECOVERY_FILE (default " + VarveConfig.RECOVERY_MODE_DEFAULT + ")",
-            "  --compression C         DISABLED | SKIP_GARBAGE | SNAPPY (default " + VarveConfig.RECOVERY_COMPRESSION_DEFAULT + ")",
-            "  --sync S                FSYNC | LOG_ONLY | BACKGROUND (default " + VarveConfig.WAL_SYNC_MODE_DEFAULT + "); compare: only",
+            "  --mode MODE             WAL_PHYSICAL | CHECKPOINT_RECOVERY_FILE (default " + ConfigLimits.RECOVERY_MODE_DEFAULT + ")",
+            "  --compression C         DISABLED | SKIP_GARBAGE | SNAPPY (default " + ConfigLimits.RECOVERY_COMPRESSION_DEFAULT + ")",
+            "  --sync S                FSYNC | LOG_ONLY | BACKGROUND (default " + ConfigLimits.WAL_SYNC_MODE_DEFAULT + "); compare: only",
             "                          this mode (default LOG_ONLY, --long: LOG_ONLY and FSYNC)",
             "  --seconds N             --recovery-modes: seconds per configuration (default " + SECONDS_DEFAULT + "); compare: seconds",
             "                          per phase (default " + COMPARE_SECONDS_DEFAULT + ", --long " + COMPARE_SECONDS_LONG + "); retention: seconds",
@@ -95,9 +96,9 @@ final class Options {
     Job job;
     Path dir = DIR_DEFAULT;
     long keys = KEYS_DEFAULT;
-    RecoveryMode mode = VarveConfig.RECOVERY_MODE_DEFAULT;
-    RecoveryCompression compression = VarveConfig.RECOVERY_COMPRESSION_DEFAULT;
-    WalSyncMode sync = VarveConfig.WAL_SYNC_MODE_DEFAULT;
+    RecoveryMode mode = ConfigLimits.RECOVERY_MODE_DEFAULT;
+    RecoveryCompression compression = ConfigLimits.RECOVERY_COMPRESSION_DEFAULT;
+    WalSyncMode sync = ConfigLimits.WAL_SYNC_MODE_DEFAULT;
     int seconds = SECONDS_DEFAULT;
     int dirtyMiB = DIRTY_MIB_DEFAULT;
     int shipMiB = SHIP_MIB_DEFAULT;

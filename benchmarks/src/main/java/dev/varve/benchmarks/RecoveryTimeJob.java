@@ -6,7 +6,7 @@ import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
-import dev.varve.recovery.RecoveryReport;
+import dev.varve.engine.RecoveryReport;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package dev.varve.benchmarks;
 
-import dev.varve.checkpoint.CheckpointStats;
+import dev.varve.engine.CheckpointStats;
 import dev.varve.config.VarveConfig;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;

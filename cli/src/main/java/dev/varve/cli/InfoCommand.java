@@ -6,7 +6,7 @@ import dev.varve.engine.StoreInspector;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import dev.varve.engine.WalInspector;
-import dev.varve.recovery.RecoveryReport;
+import dev.varve.engine.RecoveryReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;

@@ -1,6 +1,6 @@
 package dev.varve.config;
 
-import static dev.varve.config.VarveConfig.*;
+import static dev.varve.config.ConfigLimits.*;
 
 import java.io.IOException;
 import java.io.Reader;

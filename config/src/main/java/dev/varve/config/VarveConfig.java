@@ -1,217 +1,18 @@
 package dev.varve.config;
 
-import static dev.varve.config.ConfigChecks.GiB;
-import static dev.varve.config.ConfigChecks.KiB;
-import static dev.varve.config.ConfigChecks.MiB;
-import static dev.varve.config.ConfigChecks.TiB;
+import static dev.varve.config.ConfigLimits.*;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Objects;
 
 /**
  * The immutable configuration of a Varve store, made with {@link #builder()} or {@link #load(Path)}.
  *
- * <p>Each field has a property name constant ({@code *_PROP_NAME}, prefix {@value #PREFIX}) used by
- * {@link #load(Path)}, and a default ({@code *_DEFAULT}) and allowed range ({@code *_MIN},
- * {@code *_MAX}) side by side. {@link Builder#build()} validates every field and the fields against
- * each other; its {@link IllegalArgumentException} names the field, the allowed range and the value.
- * Sizes are in bytes.
+ * <p>Each field's property name, default and allowed range are in {@link ConfigLimits}.
+ * {@link Builder#build()} validates every field and the fields against each other; its
+ * {@link IllegalArgumentException} names the field, the allowed range and the value. Sizes are in bytes.
  */
 public final class VarveConfig {
-
-    /** The prefix of every property name. */
-    public static final String PREFIX = "varve.";
-
-    /** Store directory, created if missing; required. A relative value in a file is resolved against the file's directory. */
-    public static final String PATH_PROP_NAME = PREFIX + "path";
-
-    /** Page size in bytes, a power of two. */
-    public static final String PAGE_SIZE_PROP_NAME = PREFIX + "pageSize";
-    /** Default page size: 4 KiB. */
-    public static final int PAGE_SIZE_DEFAULT = 4096;
-    /** Smallest page size. */
-    public static final int PAGE_SIZE_MIN = 1024;
-    /** Largest page size. */
-    public static final int PAGE_SIZE_MAX = 16384;
-
-    /** Off-heap page memory in bytes; a multiple of the page size holding at least {@value #DATA_REGION_MIN_PAGES} pages. */
-    public static final String DATA_REGION_SIZE_PROP_NAME = PREFIX + "dataRegionSize";
-    /** Default data region size: 256 MiB. */
-    public static final long DATA_REGION_SIZE_DEFAULT = 256 * MiB;
-    /** Smallest data region size: 8 MiB. */
-    public static final long DATA_REGION_SIZE_MIN = 8 * MiB;
-    /** Largest data region size: 1 TiB. */
-    public static final long DATA_REGION_SIZE_MAX = TiB;
-    /** Fewest pages the data region must hold. */
-    public static final int DATA_REGION_MIN_PAGES = 2048;
-
-    /** Partitions per table. */
-    public static final String PARTITIONS_PROP_NAME = PREFIX + "partitions";
-    /** Default partitions per table. */
-    public static final int PARTITIONS_DEFAULT = 16;
-    /** Fewest partitions per table. */
-    public static final int PARTITIONS_MIN = 1;
-    /** Most partitions per table. */
-    public static final int PARTITIONS_MAX = 1024;
-
-    /** How a crash during a checkpoint is repaired, see {@link RecoveryMode}. */
-    public static final String RECOVERY_MODE_PROP_NAME = PREFIX + "recoveryMode";
-    /** Default recovery mode. */
-    public static final RecoveryMode RECOVERY_MODE_DEFAULT = RecoveryMode.CHECKPOINT_RECOVERY_FILE;
-
-    /** Compression of recovery page images, see {@link RecoveryCompression}. */
-    public static final String RECOVERY_COMPRESSION_PROP_NAME = PREFIX + "recoveryCompression";
-    /** Default recovery compression. */
-    public static final RecoveryCompression RECOVERY_COMPRESSION_DEFAULT = RecoveryCompression.SNAPPY;
-
-    /** When the WAL is forced to disk, see {@link WalSyncMode}. */
-    public static final String WAL_SYNC_MODE_PROP_NAME = PREFIX + "walSyncMode";
-    /** Default WAL sync mode. */
-    public static final WalSyncMode WAL_SYNC_MODE_DEFAULT = WalSyncMode.LOG_ONLY;
-
-    /** WAL segment file size in bytes, a multiple of {@value #WAL_SEGMENT_ALIGNMENT}. */
-    public static final String WAL_SEGMENT_SIZE_PROP_NAME = PREFIX + "walSegmentSize";
-    /** Default WAL segment size: 64 MiB. */
-    public static final long WAL_SEGMENT_SIZE_DEFAULT = 64 * MiB;
-    /** Smallest WAL segment size: 4 MiB, so that a 1 MiB value plus record overhead always fits. */
-    public static final long WAL_SEGMENT_SIZE_MIN = 4 * MiB;
-    /** Largest WAL segment size: 1 GiB. */
-    public static final long WAL_SEGMENT_SIZE_MAX = GiB;
-    /** A WAL segment size must be a multiple of this. */
-    public static final int WAL_SEGMENT_ALIGNMENT = 4096;
-
-    /** Interval of the background WAL fsync in {@link WalSyncMode#BACKGROUND} mode. */
-    public static final String WAL_FLUSH_FREQUENCY_PROP_NAME = PREFIX + "walFlushFrequency";
-    /** Default WAL flush frequency: 1 s. */
-    public static final Duration WAL_FLUSH_FREQUENCY_DEFAULT = Duration.ofSeconds(1);
-    /** Shortest WAL flush frequency: 1 ms. */
-    public static final Duration WAL_FLUSH_FREQUENCY_MIN = Duration.ofMillis(1);
-    /** Longest WAL flush frequency: 1 h. */
-    public static final Duration WAL_FLUSH_FREQUENCY_MAX = Duration.ofHours(1);
-
-    /** Interval between checkpoints. */
-    public static final String CHECKPOINT_FREQUENCY_PROP_NAME = PREFIX + "checkpointFrequency";
-    /** Default checkpoint frequency: 30 s. */
-    public static final Duration CHECKPOINT_FREQUENCY_DEFAULT = Duration.ofSeconds(30);
-    /** Shortest checkpoint frequency: 1 ms. */
-    public static final Duration CHECKPOINT_FREQUENCY_MIN = Duration.ofMillis(1);
-    /** Longest checkpoint frequency: 1 d. */
-    public static final Duration CHECKPOINT_FREQUENCY_MAX = Duration.ofDays(1);
-
-    /** Threads writing pages during a checkpoint. */
-    public static final String CHECKPOINT_THREADS_PROP_NAME = PREFIX + "checkpointThreads";
-    /** Default checkpoint threads. */
-    public static final int CHECKPOINT_THREADS_DEFAULT = 2;
-    /** Fewest checkpoint threads. */
-    public static final int CHECKPOINT_THREADS_MIN = 1;
-    /** Most checkpoint threads. */
-    public static final int CHECKPOINT_THREADS_MAX = 64;
-
-    /** Copy-on-write buffer in bytes for pages changed while a checkpoint runs; a multiple of the page size. */
-    public static final String CHECKPOINT_BUFFER_SIZE_PROP_NAME = PREFIX + "checkpointBufferSize";
-    /** Default checkpoint buffer size: 64 MiB. */
-    public static final long CHECKPOINT_BUFFER_SIZE_DEFAULT = 64 * MiB;
-    /** Smallest checkpoint buffer size: 256 KiB. */
-    public static final long CHECKPOINT_BUFFER_SIZE_MIN = 256 * KiB;
-    /** Largest checkpoint buffer size: 64 GiB. */
-    public static final long CHECKPOINT_BUFFER_SIZE_MAX = 64 * GiB;
-
-    /** Dirty share of the data region that triggers a checkpoint. */
-    public static final String CHECKPOINT_DIRTY_RATIO_PROP_NAME = PREFIX + "checkpointDirtyRatio";
-    /** Default checkpoint dirty ratio. */
-    public static final double CHECKPOINT_DIRTY_RATIO_DEFAULT = 0.75;
-    /** Smallest checkpoint dirty ratio. */
-    public static final double CHECKPOINT_DIRTY_RATIO_MIN = 0.05;
-    /** Largest checkpoint dirty ratio. */
-    public static final double CHECKPOINT_DIRTY_RATIO_MAX = 0.95;
-
-    /** WAL bytes written since the last checkpoint that trigger a checkpoint. */
-    public static final String CHECKPOINT_WAL_VOLUME_PROP_NAME = PREFIX + "checkpointWalVolume";
-    /** Default checkpoint WAL volume: 1 GiB. */
-    public static final long CHECKPOINT_WAL_VOLUME_DEFAULT = GiB;
-    /** Smallest checkpoint WAL volume: 1 MiB. */
-    public static final long CHECKPOINT_WAL_VOLUME_MIN = MiB;
-    /** Largest checkpoint WAL volume: 1 TiB. */
-    public static final long CHECKPOINT_WAL_VOLUME_MAX = TiB;
-
-    /** Skippy levels above the Maplog (0 = plain Maplog scans); more levels skip more repeated mappings of hot pages. */
-    public static final String SKIPPY_LEVELS_PROP_NAME = PREFIX + "skippyLevels";
-    /** Default Skippy levels. */
-    public static final int SKIPPY_LEVELS_DEFAULT = 2;
-    /** Fewest Skippy levels. */
-    public static final int SKIPPY_LEVELS_MIN = 0;
-    /** Most Skippy levels. */
-    public static final int SKIPPY_LEVELS_MAX = 8;
-
-    /**
-     * Mappings per Skippy node: a node's first-encountered mappings are promoted to the next level. A level pays off
-     * when a node holds repeats, i.e. when the hot pages are fewer than a node's mappings: hence the large default.
-     */
-    public static final String SKIPPY_NODE_ENTRIES_PROP_NAME = PREFIX + "skippyNodeEntries";
-    /** Default Skippy node size. */
-    public static final int SKIPPY_NODE_ENTRIES_DEFAULT = 4096;
-    /** Smallest Skippy node. */
-    public static final int SKIPPY_NODE_ENTRIES_MIN = 8;
-    /** Largest Skippy node. */
-    public static final int SKIPPY_NODE_ENTRIES_MAX = 65536;
-
-    /** Off-heap buffer for captured page pre-states on their way to the archive; writers wait when it is full. */
-    public static final String CAPTURE_BUFFER_SIZE_PROP_NAME = PREFIX + "captureBufferSize";
-    /** Default capture buffer: 16 MiB. */
-    public static final long CAPTURE_BUFFER_SIZE_DEFAULT = 16 * MiB;
-    /** Smallest capture buffer: 256 KiB. */
-    public static final long CAPTURE_BUFFER_SIZE_MIN = 256 * KiB;
-    /** Largest capture buffer: 64 GiB. */
-    public static final long CAPTURE_BUFFER_SIZE_MAX = 64 * GiB;
-
-    /** Pagelog segment size: the unit in which the archive reclaims space (a whole segment, never a copy). */
-    public static final String ARCHIVE_SEGMENT_SIZE_PROP_NAME = PREFIX + "archiveSegmentSize";
-    /** Default archive segment: 64 MiB. */
-    public static final long ARCHIVE_SEGMENT_SIZE_DEFAULT = 64 * MiB;
-    /** Smallest archive segment: 256 KiB. */
-    public static final long ARCHIVE_SEGMENT_SIZE_MIN = 256 * KiB;
-    /** Largest archive segment: 4 GiB. */
-    public static final long ARCHIVE_SEGMENT_SIZE_MAX = 4 * GiB;
-
-    /**
-     * Hybrid page window W of the snapshot archive: the W most recent snapshots are always read page-based. A snapshot
-     * whose rank was raised after its declaration (lazy ranking, {@code rank(id, level)}) keeps being read page-based
-     * from its declared level while it is among the W most recent; once W newer snapshots exist, the next checkpoint
-     * copies it into its new level's ranked extents as byte-range diffs against that level's pages (diff-based from
-     * then on). A rank change inside the window costs only a log record; one after the window is copied at the next
-     * checkpoint (a copy-out, reading the snapshot's diffs). 0 = copy at the next checkpoint.
-     */
-    public static final String SNAPSHOT_PAGE_WINDOW_PROP_NAME = PREFIX + "snapshotPageWindow";
-    /** Default snapshot page window. */
-    public static final int SNAPSHOT_PAGE_WINDOW_DEFAULT = 64;
-    /** Smallest snapshot page window: copy at the next checkpoint. */
-    public static final int SNAPSHOT_PAGE_WINDOW_MIN = 0;
-    /** Largest snapshot page window. */
-    public static final int SNAPSHOT_PAGE_WINDOW_MAX = 1_048_576;
-
-    /** Snapshot retention rules per rank level, e.g. {@code keepLast(60),keepFor(PT24H),keepAll()}. */
-    public static final String RETENTION_PROP_NAME = PREFIX + "retention";
-    /** Snapshot archive budget in bytes, see {@link RankTreePolicy#withBudget(long)}; none by default. */
-    public static final String RETENTION_BUDGET_PROP_NAME = PREFIX + "retentionBudget";
-    /** Default retention: keep every snapshot, no budget. */
-    public static final RankTreePolicy RETENTION_DEFAULT = RankTreePolicy.keepEverything();
-
-    /** Snapshot archive directory; must differ from the store directory. */
-    public static final String ARCHIVE_PATH_PROP_NAME = PREFIX + "archivePath";
-    /** The directories the store keeps under {@code path}; an {@code archivePath} may not lie in one of them. */
-    public static final List<String> STORE_DIRECTORIES = List.of("pages", "wal", "checkpoints");
-    /** Name of the default archive directory inside the store directory. */
-    public static final String ARCHIVE_PATH_DEFAULT_NAME = "archive";
-
-    /**
-     * The store's name in JMX ({@code dev.varve:type=Store,name=<name>}), thread names and log lines, so stores in
-     * one JVM can be told apart; by default the absolute store path.
-     */
-    public static final String NAME_PROP_NAME = PREFIX + "name";
-    /** Longest store name, characters. */
-    public static final int NAME_MAX_LENGTH = 200;
 
     private final Path path;
     private final int pageSize;
@@ -274,7 +75,7 @@ public final class VarveConfig {
      * or {@code t} ({@code 64m}); durations are ISO-8601 ({@code PT30S}) or a number with a unit
      * {@code ms}, {@code s}, {@code m}, {@code h} or {@code d} ({@code 150ms}); enums are
      * case-insensitive. Relative paths are resolved against the file's directory. Keys without the
-     * {@value #PREFIX} prefix are ignored; unknown keys with it are rejected.
+     * {@value ConfigLimits#PREFIX} prefix are ignored; unknown keys with it are rejected.
      *
      * @param propertiesFile the file to read
      * @return the validated configuration
@@ -477,7 +278,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the page size in bytes, see {@link #PAGE_SIZE_PROP_NAME}.
+         * Sets the page size in bytes, see {@link ConfigLimits#PAGE_SIZE_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -487,7 +288,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the data region size in bytes, see {@link #DATA_REGION_SIZE_PROP_NAME}.
+         * Sets the data region size in bytes, see {@link ConfigLimits#DATA_REGION_SIZE_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -497,7 +298,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the partitions per table, see {@link #PARTITIONS_PROP_NAME}.
+         * Sets the partitions per table, see {@link ConfigLimits#PARTITIONS_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -507,7 +308,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the recovery mode, see {@link #RECOVERY_MODE_PROP_NAME}.
+         * Sets the recovery mode, see {@link ConfigLimits#RECOVERY_MODE_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -517,7 +318,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the recovery compression, see {@link #RECOVERY_COMPRESSION_PROP_NAME}.
+         * Sets the recovery compression, see {@link ConfigLimits#RECOVERY_COMPRESSION_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -527,7 +328,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the WAL sync mode, see {@link #WAL_SYNC_MODE_PROP_NAME}.
+         * Sets the WAL sync mode, see {@link ConfigLimits#WAL_SYNC_MODE_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -537,7 +338,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the WAL segment size in bytes, see {@link #WAL_SEGMENT_SIZE_PROP_NAME}.
+         * Sets the WAL segment size in bytes, see {@link ConfigLimits#WAL_SEGMENT_SIZE_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -547,7 +348,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the WAL flush frequency, see {@link #WAL_FLUSH_FREQUENCY_PROP_NAME}.
+         * Sets the WAL flush frequency, see {@link ConfigLimits#WAL_FLUSH_FREQUENCY_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -557,7 +358,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the checkpoint frequency, see {@link #CHECKPOINT_FREQUENCY_PROP_NAME}.
+         * Sets the checkpoint frequency, see {@link ConfigLimits#CHECKPOINT_FREQUENCY_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -567,7 +368,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the checkpoint threads, see {@link #CHECKPOINT_THREADS_PROP_NAME}.
+         * Sets the checkpoint threads, see {@link ConfigLimits#CHECKPOINT_THREADS_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -577,7 +378,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the checkpoint buffer size in bytes, see {@link #CHECKPOINT_BUFFER_SIZE_PROP_NAME}.
+         * Sets the checkpoint buffer size in bytes, see {@link ConfigLimits#CHECKPOINT_BUFFER_SIZE_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -587,7 +388,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the checkpoint dirty ratio, see {@link #CHECKPOINT_DIRTY_RATIO_PROP_NAME}.
+         * Sets the checkpoint dirty ratio, see {@link ConfigLimits#CHECKPOINT_DIRTY_RATIO_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -597,7 +398,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the checkpoint WAL volume in bytes, see {@link #CHECKPOINT_WAL_VOLUME_PROP_NAME}.
+         * Sets the checkpoint WAL volume in bytes, see {@link ConfigLimits#CHECKPOINT_WAL_VOLUME_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -607,7 +408,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the Skippy levels, see {@link #SKIPPY_LEVELS_PROP_NAME}.
+         * Sets the Skippy levels, see {@link ConfigLimits#SKIPPY_LEVELS_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -617,7 +418,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the Skippy node size in mappings, see {@link #SKIPPY_NODE_ENTRIES_PROP_NAME}.
+         * Sets the Skippy node size in mappings, see {@link ConfigLimits#SKIPPY_NODE_ENTRIES_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -627,7 +428,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the capture buffer size in bytes, see {@link #CAPTURE_BUFFER_SIZE_PROP_NAME}.
+         * Sets the capture buffer size in bytes, see {@link ConfigLimits#CAPTURE_BUFFER_SIZE_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -637,7 +438,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the archive segment size in bytes, see {@link #ARCHIVE_SEGMENT_SIZE_PROP_NAME}.
+         * Sets the archive segment size in bytes, see {@link ConfigLimits#ARCHIVE_SEGMENT_SIZE_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -647,7 +448,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the hybrid page window W in snapshots, see {@link #SNAPSHOT_PAGE_WINDOW_PROP_NAME}.
+         * Sets the hybrid page window W in snapshots, see {@link ConfigLimits#SNAPSHOT_PAGE_WINDOW_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -657,7 +458,7 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the snapshot retention policy, see {@link #RETENTION_PROP_NAME}.
+         * Sets the snapshot retention policy, see {@link ConfigLimits#RETENTION_PROP_NAME}.
          * @param v the new value
          * @return this builder
          */
@@ -677,8 +478,8 @@ public final class VarveConfig {
         }
 
         /**
-         * Sets the store's name, see {@link #NAME_PROP_NAME}.
-         * @param v 1 to {@link #NAME_MAX_LENGTH} characters without control characters, or null for the store path
+         * Sets the store's name, see {@link ConfigLimits#NAME_PROP_NAME}.
+         * @param v 1 to {@link ConfigLimits#NAME_MAX_LENGTH} characters without control characters, or null for the store path
          * @return this builder
          */
         public Builder name(String v) {
@@ -693,48 +494,9 @@ public final class VarveConfig {
          * @throws IllegalArgumentException naming the field, the allowed range and the value given
          */
         public VarveConfig build() {
-            ConfigChecks.required("path", path);
-            ConfigChecks.powerOfTwo("pageSize", pageSize, PAGE_SIZE_MIN, PAGE_SIZE_MAX);
-            ConfigChecks.byteRange("dataRegionSize", dataRegionSize, DATA_REGION_SIZE_MIN, DATA_REGION_SIZE_MAX);
-            ConfigChecks.intRange("partitions", partitions, PARTITIONS_MIN, PARTITIONS_MAX);
-            ConfigChecks.required("recoveryMode", recoveryMode);
-            ConfigChecks.required("recoveryCompression", recoveryCompression);
-            ConfigChecks.required("walSyncMode", walSyncMode);
-            ConfigChecks.byteRange("walSegmentSize", walSegmentSize, WAL_SEGMENT_SIZE_MIN, WAL_SEGMENT_SIZE_MAX);
-            ConfigChecks.multipleOf("walSegmentSize", walSegmentSize, "4096", WAL_SEGMENT_ALIGNMENT);
-            ConfigChecks.durationRange("walFlushFrequency", walFlushFrequency,
-                    WAL_FLUSH_FREQUENCY_MIN, WAL_FLUSH_FREQUENCY_MAX);
-            ConfigChecks.durationRange("checkpointFrequency", checkpointFrequency,
-                    CHECKPOINT_FREQUENCY_MIN, CHECKPOINT_FREQUENCY_MAX);
-            ConfigChecks.intRange("checkpointThreads", checkpointThreads, CHECKPOINT_THREADS_MIN, CHECKPOINT_THREADS_MAX);
-            ConfigChecks.byteRange("checkpointBufferSize", checkpointBufferSize,
-                    CHECKPOINT_BUFFER_SIZE_MIN, CHECKPOINT_BUFFER_SIZE_MAX);
-            ConfigChecks.doubleRange("checkpointDirtyRatio", checkpointDirtyRatio,
-                    CHECKPOINT_DIRTY_RATIO_MIN, CHECKPOINT_DIRTY_RATIO_MAX);
-            ConfigChecks.byteRange("checkpointWalVolume", checkpointWalVolume,
-                    CHECKPOINT_WAL_VOLUME_MIN, CHECKPOINT_WAL_VOLUME_MAX);
-            ConfigChecks.intRange("skippyLevels", skippyLevels, SKIPPY_LEVELS_MIN, SKIPPY_LEVELS_MAX);
-            ConfigChecks.intRange("skippyNodeEntries", skippyNodeEntries, SKIPPY_NODE_ENTRIES_MIN, SKIPPY_NODE_ENTRIES_MAX);
-            ConfigChecks.byteRange("captureBufferSize", captureBufferSize, CAPTURE_BUFFER_SIZE_MIN, CAPTURE_BUFFER_SIZE_MAX);
-            ConfigChecks.byteRange("archiveSegmentSize", archiveSegmentSize, ARCHIVE_SEGMENT_SIZE_MIN, ARCHIVE_SEGMENT_SIZE_MAX);
-            ConfigChecks.intRange("snapshotPageWindow", snapshotPageWindow, SNAPSHOT_PAGE_WINDOW_MIN, SNAPSHOT_PAGE_WINDOW_MAX);
-            ConfigChecks.required("retention", retention);
-            if (name != null && (name.isEmpty() || name.length() > NAME_MAX_LENGTH || name.chars().anyMatch(Character::isISOControl))) {
-                throw new IllegalArgumentException("name must be 1.." + NAME_MAX_LENGTH + " characters without control characters, was '"
-                        + name + "'");
-            }
-
-            // Fields against each other.
-            ConfigChecks.multipleOf("dataRegionSize", dataRegionSize, "pageSize", pageSize);
-            if (dataRegionSize / pageSize < DATA_REGION_MIN_PAGES) {
-                throw new IllegalArgumentException("dataRegionSize must hold at least " + DATA_REGION_MIN_PAGES
-                        + " pages of pageSize " + pageSize + " (" + ConfigChecks.bytes((long) DATA_REGION_MIN_PAGES * pageSize)
-                        + "), was " + dataRegionSize + " bytes");
-            }
-            ConfigChecks.multipleOf("checkpointBufferSize", checkpointBufferSize, "pageSize", pageSize);
-            ConfigChecks.multipleOf("captureBufferSize", captureBufferSize, "pageSize", pageSize);
-            if (archivePath != null) ConfigChecks.archiveApart(path, archivePath, STORE_DIRECTORIES);
-            return new VarveConfig(this);
+            VarveConfig c = new VarveConfig(this);
+            ConfigValidation.check(c, archivePath, name);
+            return c;
         }
     }
 }

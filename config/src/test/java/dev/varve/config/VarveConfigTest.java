@@ -224,10 +224,10 @@ class VarveConfigTest {
 
     @Test
     void propertyNamesHaveThePrefixAndMatchTheFields() {
-        assertEquals("varve.pageSize", VarveConfig.PAGE_SIZE_PROP_NAME);
-        assertEquals("varve.checkpointDirtyRatio", VarveConfig.CHECKPOINT_DIRTY_RATIO_PROP_NAME);
+        assertEquals("varve.pageSize", ConfigLimits.PAGE_SIZE_PROP_NAME);
+        assertEquals("varve.checkpointDirtyRatio", ConfigLimits.CHECKPOINT_DIRTY_RATIO_PROP_NAME);
         for (String key : ConfigProperties.KEYS) {
-            assertTrue(key.startsWith(VarveConfig.PREFIX), key);
+            assertTrue(key.startsWith(ConfigLimits.PREFIX), key);
         }
         assertEquals(23, ConfigProperties.KEYS.stream().distinct().count());
     }

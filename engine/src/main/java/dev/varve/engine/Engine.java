@@ -10,8 +10,6 @@ import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.PageMemory;
-import dev.varve.core.page.PageId;
-import dev.varve.core.spi.LogicalReplay;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.BPlusTree;
@@ -30,16 +28,12 @@ import dev.varve.snapshot.SnapshotRecord;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
@@ -54,10 +48,7 @@ import java.util.function.Supplier;
  * <p>Any failure after a record was appended (an IO error, a corrupt page) leaves page memory behind the WAL; the
  * engine then refuses every further write, naming the cause: reopening recovers from the WAL.
  */
-final class Engine implements LogicalReplay {
-    /** Longest table name, UTF-8 bytes. */
-    static final int MAX_TABLE_NAME_BYTES = 255;
-
+final class Engine {
     final VarveConfig config;
     final PageStore store;
     final PageMemory memory;
@@ -70,17 +61,13 @@ final class Engine implements LogicalReplay {
     final ChangePublisher changes = new ChangePublisher();
     private final ReentrantReadWriteLock checkpointLock = new ReentrantReadWriteLock();
     private final Throttle throttle;
-    private final Map<String, TableHandle> tables = new ConcurrentHashMap<>();
-    private final Map<Integer, PartitionHandle> partitions = new ConcurrentHashMap<>();
-    private final Object catalogLock = new Object();
+    final TableRegistry tables = new TableRegistry(this);
     /** Null for a read-only open of a directory no writer ever locked. */
     private final StoreLock dirLock;
     /** The archive directory has its own lock: two stores must not share an archive, whatever their paths. */
     private final StoreLock archiveDirLock;
     /** Opened by {@link #openReadOnly}: every change stays in memory, writes are refused. */
     final boolean readOnly;
-    private Catalog catalog;
-    private int nextTableId = 1;
     private RecoveryReport recovery;
     private volatile Throwable failure;
     private volatile boolean closed;
@@ -129,7 +116,7 @@ final class Engine implements LogicalReplay {
             this.throttle = checkpointer.throttle();
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
-            this.recovery = new Recovery(memory, wal, markers, checkpointer, start).run(this);
+            this.recovery = new Recovery(memory, wal, markers, checkpointer, start).run(new LogicalReplayer(this));
             if (!readOnly) checkpointer.start(); // a read-only store never changes after its in-memory recovery
         } catch (RuntimeException | Error e) {
             for (AutoCloseable c : opened) {
@@ -160,8 +147,11 @@ final class Engine implements LogicalReplay {
                 throw new StorageException("cannot create the store directory", config.path(), e);
             }
         }
-        try (StoreThreads.Scope named = StoreThreads.opening(config.name())) {
+        StoreThreads.Scope named = StoreThreads.opening(config.name());
+        try {
             return new Engine(config, io, readOnly, truncateDamagedWal, agents);
+        } finally {
+            named.close();
         }
     }
 
@@ -169,127 +159,35 @@ final class Engine implements LogicalReplay {
         return recovery;
     }
 
-    // ---------------------------------------------------------------- replay (LogicalReplay)
+    // ---------------------------------------------------------------- replay (LogicalReplayer)
 
-    @Override
-    public void beforeReplay(boolean emptyStore, long markLsn) {
-        archive.recover(markLsn, emptyStore);
-        if (emptyStore) Catalog.format(memory);
-        catalog = new Catalog(memory);
-        for (Catalog.Entry e : catalog.all()) register(e);
-    }
-
-    @Override
-    public void apply(int type, ByteBuffer payload, long lsn) {
-        switch (type) {
-            case RecordTypes.DATA_BATCH:
-                for (LogicalRecords.Op op : LogicalRecords.decodeBatch(payload)) applyOp(partitionOf(op.fileId()), op.key(), op.value());
-                break;
-            case RecordTypes.CREATE_TABLE: {
-                LogicalRecords.CreateTable c = LogicalRecords.decodeCreateTable(payload);
-                applyCreate(new Catalog.Entry(c.name(), c.tableId(), c.options()));
-                break;
-            }
-            case RecordTypes.DESTROY_PARTITION:
-                partitionOf(LogicalRecords.decodeDestroy(payload)).tree.clear();
-                break;
-            case RecordTypes.SNAPSHOT: {
-                LogicalRecords.Snapshot s = LogicalRecords.decodeSnapshot(payload);
-                archive.declare(s.id(), s.rank(), s.declaredMillis(), lsn); // Retro stage 2: re-declared from its snaprec
-                break;
-            }
-            case RecordTypes.RANK: {
-                LogicalRecords.Snapshot s = LogicalRecords.decodeRank(payload);
-                archive.rank(s.id(), s.rank(), lsn); // false when the policy has dropped it since: it stays dropped
-                break;
-            }
-            default:
-                throw new StorageException("unknown logical WAL record type " + type + " at LSN " + lsn, null);
-        }
-    }
-
-    private PartitionHandle partitionOf(int fileId) {
-        PartitionHandle h = partitions.get(fileId);
-        if (h == null) throw new StorageException("WAL names partition " + PageId.tableOf(fileId) + "/" + PageId.partitionOf(fileId)
-                + " of a table the catalog does not hold", null);
-        return h;
-    }
-
-    private static boolean applyOp(PartitionHandle h, byte[] key, byte[] value) {
+    /** The page change of one put or remove: the write path and replay both run it. */
+    static boolean applyOp(PartitionHandle h, byte[] key, byte[] value) {
         return value == null ? h.tree.remove(key) : h.tree.put(key, value);
     }
 
-    private void applyCreate(Catalog.Entry e) {
-        catalog.add(e);
-        for (int p = 0; p < e.partitions(); p++) BPlusTree.format(memory, PageId.fileId(e.id(), p));
-        register(e);
-    }
+    // ---------------------------------------------------------------- tables (TableRegistry)
 
-    private void register(Catalog.Entry e) {
-        PartitionHandle[] parts = new PartitionHandle[e.partitions()];
-        for (int p = 0; p < parts.length; p++) {
-            int fileId = PageId.fileId(e.id(), p);
-            parts[p] = new PartitionHandle(fileId, p, new BPlusTree(memory.underWriterExclusion(), fileId)); // used under h.lock only
-            partitions.put(fileId, parts[p]);
-        }
-        tables.put(e.name(), new TableHandle(this, e.name(), e.options(), parts));
-        changes.tableRegistered(e.id(), e.name());
-        nextTableId = Math.max(nextTableId, e.id() + 1);
-    }
-
-    // ---------------------------------------------------------------- tables
-
-    /** The table {@code name}, created hash-placed with the configured partition count on first use. */
     TableHandle table(String name) {
-        checkOpen();
-        checkTableName(name);
-        TableHandle t = tables.get(name);
-        return t != null ? t : create(name, TableOptions.hashPlaced(config.partitions()));
+        return tables.table(name);
     }
 
-    /** The table {@code name}, created with {@code options} on first use; an existing table must have been created with them. */
     TableHandle table(String name, TableOptions options) {
-        checkOpen();
-        checkTableName(name);
-        if (options == null) throw new IllegalArgumentException("table options are null");
-        TableHandle t = tables.get(name);
-        if (t == null) t = create(name, options);
-        if (!t.options().equals(options))
-            throw new IllegalArgumentException("table " + name + " exists as " + t.options() + "; it cannot be opened as " + options);
-        return t;
+        return tables.table(name, options);
     }
 
-    /** The table {@code name} if it exists, else null. */
     TableHandle existingTable(String name) {
-        return tables.get(name);
+        return tables.existing(name);
     }
 
-    private TableHandle create(String name, TableOptions options) {
-        if (readOnly) throw new IllegalArgumentException("store " + config.path() + " (opened read-only) has no table " + name);
-        synchronized (catalogLock) {
-            TableHandle t = tables.get(name);
-            if (t != null) return t;
-            if (nextTableId > PageId.MAX_TABLE_ID) throw new IllegalStateException("the store holds the maximum of " + PageId.MAX_TABLE_ID + " tables");
-            int pages = 2 * options.partitions() + 16;
-            if (pages > memory.maxHeadroom()) throw new IllegalArgumentException("creating table " + name + " with " + options.partitions()
-                    + " partitions touches ~" + pages + " pages, more than half the data region (" + memory.capacityPages() + " pages); raise dataRegionSize");
-            Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
-            logged(pages, List.of(), RecordTypes.CREATE_TABLE,
-                    () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> true, () -> {
-                        applyCreate(e);
-                        return true;
-                    });
-            return tables.get(name);
-        }
-    }
-
-    /** The names of the tables in the catalog, in the catalog's order (unsigned UTF-8 bytes, as a snapshot lists them). */
     List<String> tableNames() {
-        checkOpen();
-        List<String> names = new ArrayList<>(tables.keySet());
-        names.sort((a, b) -> Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8)));
-        return names;
+        return tables.names();
     }
+
+    void checkTableName(String name) {
+        TableRegistry.checkName(name);
+    }
+
 
     // ---------------------------------------------------------------- write path
 
@@ -307,12 +205,6 @@ final class Engine implements LogicalReplay {
                 + " pages, more than half the data region (" + memory.capacityPages() + " pages); split it or raise dataRegionSize");
     }
 
-    void checkTableName(String name) {
-        if (name == null) throw new IllegalArgumentException("table name is null");
-        int len = name.getBytes(StandardCharsets.UTF_8).length;
-        if (len == 0 || len > MAX_TABLE_NAME_BYTES)
-            throw new IllegalArgumentException("table name must be 1.." + MAX_TABLE_NAME_BYTES + " UTF-8 bytes, was " + len);
-    }
 
     void checkKey(byte[] key) {
         if (key == null) throw new IllegalArgumentException("key is null");
@@ -341,14 +233,14 @@ final class Engine implements LogicalReplay {
         List<PartitionHandle> locked = new ArrayList<>();
         long keyAndValueBytes = 0;
         for (LogicalRecords.Op op : ops) {
-            PartitionHandle h = partitionOf(op.fileId());
+            PartitionHandle h = tables.partitionOf(op.fileId());
             if (!locked.contains(h)) locked.add(h);
             keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
         }
         checkBatch(LogicalRecords.batchBytes(ops), keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
         logged(memory.headroomFor(keyAndValueBytes, ops.size()), locked, RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, () -> {
-            for (LogicalRecords.Op op : ops) applyOp(partitionOf(op.fileId()), op.key(), op.value());
+            for (LogicalRecords.Op op : ops) applyOp(tables.partitionOf(op.fileId()), op.key(), op.value());
             return true;
         });
         writes.add(ops.size());
@@ -367,7 +259,7 @@ final class Engine implements LogicalReplay {
      * locks (in file-id order), then — unless {@code worthLogging} says there is nothing to do — the WAL record and
      * its page changes, and after the locks are released the commit as {@code walSyncMode} promises.
      */
-    private boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
+    boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
                            Change change) {
         checkNotReadOnly();
         throttle.beforeWrite(pages);
@@ -398,7 +290,7 @@ final class Engine implements LogicalReplay {
         return result;
     }
 
-    private interface Change {
+    interface Change {
         boolean apply();
     }
 

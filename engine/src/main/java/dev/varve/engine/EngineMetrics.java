@@ -1,6 +1,5 @@
 package dev.varve.engine;
 
-import dev.varve.checkpoint.CheckpointStats;
 
 /** Live counters of an {@link Engine}. */
 final class EngineMetrics implements VarveMetrics {
@@ -67,7 +66,7 @@ final class EngineMetrics implements VarveMetrics {
 
     @Override
     public CheckpointStats lastCheckpoint() {
-        return e.checkpointer.last();
+        return CheckpointStats.of(e.checkpointer.last());
     }
 
     @Override

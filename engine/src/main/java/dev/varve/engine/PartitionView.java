@@ -1,13 +1,12 @@
 package dev.varve.engine;
 
 /** {@link Table#partition(int)}: the table's operations on one partition. */
-final class PartitionView implements Partition {
-    private final Engine engine;
+final class PartitionView extends RoutedOperations implements Partition {
     private final TableHandle table;
     private final PartitionHandle handle;
 
     PartitionView(Engine engine, TableHandle table, PartitionHandle handle) {
-        this.engine = engine;
+        super(engine);
         this.table = table;
         this.handle = handle;
     }
@@ -17,25 +16,9 @@ final class PartitionView implements Partition {
         return handle.index;
     }
 
-    private PartitionHandle own(byte[] key) {
+    @Override
+    PartitionHandle route(byte[] key) {
         return table.handleFor(handle.index, key);
-    }
-
-    @Override
-    public void put(byte[] key, byte[] value) {
-        PartitionHandle h = own(key);
-        engine.checkValue(value);
-        engine.write(h, key, value);
-    }
-
-    @Override
-    public byte[] get(byte[] key) {
-        return engine.get(own(key), key);
-    }
-
-    @Override
-    public boolean remove(byte[] key) {
-        return engine.write(own(key), key, null);
     }
 
     @Override

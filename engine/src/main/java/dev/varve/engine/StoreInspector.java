@@ -160,7 +160,7 @@ public final class StoreInspector {
         Path dir = config.path();
         try (PageStore pages = new PageStore(io, dir.resolve("pages"), config.pageSize())) {
             long pageCount = PageFileCheck.check(pages, io, sink);
-            WalFileCheck.Result wal = WalFileCheck.check(io, dir.resolve("wal"), config.walSegmentSize(), sink);
+            WalFileCheck.Result wal = WalFileCheck.check(io, dir.resolve("wal"), config.walSegmentSize(), config.walSyncMode(), sink);
             int[] markerCounts = checkMarkers(io, dir.resolve("checkpoints"), config.pageSize(), sink);
             long archived = io.exists(config.archivePath()) ? ArchiveFileCheck.check(io, config.archivePath(), config.pageSize(), sink) : 0;
             return new FileCheck(pageCount, wal.segments(), wal.records(), wal.tornTail(), markerCounts[0], markerCounts[1], archived, damage);

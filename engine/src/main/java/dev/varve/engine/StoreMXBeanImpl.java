@@ -1,6 +1,5 @@
 package dev.varve.engine;
 
-import dev.varve.checkpoint.CheckpointStats;
 
 import java.lang.management.ManagementFactory;
 import java.util.Hashtable;

@@ -7,14 +7,13 @@ import java.util.List;
  * A table: a hash-placed table routes each key to its partition by {@link KeyHash}; a caller-placed one takes the
  * partition from the caller (see {@link TableOptions}). Scans merge the partitions in key order.
  */
-final class TableHandle implements Table {
-    private final Engine engine;
+final class TableHandle extends RoutedOperations implements Table {
     private final String name;
     private final TableOptions options;
     private final PartitionHandle[] parts;
 
     TableHandle(Engine engine, String name, TableOptions options, PartitionHandle[] parts) {
-        this.engine = engine;
+        super(engine);
         this.name = name;
         this.options = options;
         this.parts = parts;
@@ -68,20 +67,8 @@ final class TableHandle implements Table {
     }
 
     @Override
-    public void put(byte[] key, byte[] value) {
-        PartitionHandle h = handleFor(key);
-        engine.checkValue(value);
-        engine.write(h, key, value);
-    }
-
-    @Override
-    public byte[] get(byte[] key) {
-        return engine.get(handleFor(key), key);
-    }
-
-    @Override
-    public boolean remove(byte[] key) {
-        return engine.write(handleFor(key), key, null);
+    PartitionHandle route(byte[] key) {
+        return handleFor(key);
     }
 
     @Override

@@ -1,11 +1,9 @@
 package dev.varve.engine;
 
-import dev.varve.checkpoint.CheckpointStats;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.tree.BPlusTree;
-import dev.varve.recovery.RecoveryReport;
 
 import dev.varve.snapshot.DroppedSnapshot;
 import dev.varve.snapshot.SnapshotRecord;
@@ -168,7 +166,7 @@ public final class Varve implements AutoCloseable {
     public CompletableFuture<CheckpointStats> checkpoint() {
         engine.checkOpen();
         engine.checkNotReadOnly();
-        return engine.checkpointer.request("explicit");
+        return engine.checkpointer.request("explicit").thenApply(CheckpointStats::of);
     }
 
     /** Live counters. */
@@ -183,7 +181,7 @@ public final class Varve implements AutoCloseable {
 
     /** What recovery did when this store was opened. */
     public RecoveryReport recoveryReport() {
-        return engine.recoveryReport();
+        return RecoveryReport.of(engine.recoveryReport());
     }
 
     /** The configuration the store was opened with. */

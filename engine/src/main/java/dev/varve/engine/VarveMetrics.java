@@ -1,7 +1,5 @@
 package dev.varve.engine;
 
-import dev.varve.checkpoint.CheckpointStats;
-
 /** Counters of an open store, cumulative since open unless said otherwise. */
 public interface VarveMetrics {
     /** WAL bytes appended. */

@@ -255,7 +255,7 @@ class BatchAndPartitionTest {
     // ---------------------------------------------------------------- destroy
 
     private static TreeMap<byte[], byte[]>[] fillPartitions(Table t, int keys, long seed) {
-        @SuppressWarnings("unchecked")
+        @SuppressWarnings({"unchecked", "rawtypes"}) // Java has no generic array creation
         TreeMap<byte[], byte[]>[] parts = new TreeMap[t.partitions()];
         for (int p = 0; p < parts.length; p++) parts[p] = newModel();
         for (int i = 0; i < keys; i++) {

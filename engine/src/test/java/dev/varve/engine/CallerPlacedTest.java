@@ -34,7 +34,7 @@ class CallerPlacedTest {
 
     /** partition -> key -> value: what every partition must hold. */
     private static TreeMap<byte[], byte[]>[] models() {
-        @SuppressWarnings("unchecked")
+        @SuppressWarnings({"unchecked", "rawtypes"}) // Java has no generic array creation
         TreeMap<byte[], byte[]>[] m = new TreeMap[PARTS];
         for (int p = 0; p < PARTS; p++) m[p] = FixtureSupport.newModel();
         return m;

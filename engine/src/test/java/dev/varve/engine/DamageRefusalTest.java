@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FaultyFileIOFactory;
@@ -173,7 +174,7 @@ class DamageRefusalTest {
 
     @Test
     void archiveInsideTheStoresOwnDirectoriesIsRejected() {
-        for (String own : VarveConfig.STORE_DIRECTORIES) {
+        for (String own : ConfigLimits.STORE_DIRECTORIES) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> FixtureSupport.small(dir).archivePath(dir.resolve(own).resolve("archive")).build());
             assertTrue(e.getMessage().contains("archivePath"), e.getMessage());

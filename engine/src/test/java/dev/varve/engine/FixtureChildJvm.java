@@ -22,6 +22,26 @@ final class FixtureChildJvm {
         }
     }
 
+    /**
+     * The class path a child JVM runs with: this JVM's and, when surefire runs the tests on the module path, the
+     * module path's entries and what is patched into modules (this module's test classes, core's test fixtures), which
+     * is on neither path. The child runs the same code, all of it on its class path.
+     */
+    static String classPath() {
+        List<String> parts = new ArrayList<>();
+        for (Class<?> patched : new Class<?>[]{FixtureChildJvm.class, dev.varve.core.io.ForwardingFileIOFactory.class}) {
+            try {
+                parts.add(Path.of(patched.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+            } catch (java.net.URISyntaxException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        for (String path : new String[]{System.getProperty("jdk.module.path"), System.getProperty("java.class.path")}) {
+            if (path != null && !path.isEmpty()) parts.add(path);
+        }
+        return String.join(java.io.File.pathSeparator, parts);
+    }
+
     static Result run(String heap, long timeoutSeconds, Class<?> main, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -29,7 +49,7 @@ final class FixtureChildJvm {
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(classPath());
         cmd.add(main.getName());
         cmd.addAll(List.of(args));
         long t0 = System.nanoTime();
@@ -107,7 +127,7 @@ final class FixtureChildJvm {
                          java.util.function.BooleanSupplier when, String where) throws IOException, InterruptedException {
         java.nio.file.Files.deleteIfExists(ack);
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                "-cp", System.getProperty("java.class.path"), main.getName(), dir.toString(), mode.name(), String.valueOf(from), ack.toString())
+                "-cp", classPath(), main.getName(), dir.toString(), mode.name(), String.valueOf(from), ack.toString())
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (KillWorkload.acknowledged(ack) <= from && child.isAlive() && System.nanoTime() < deadline) Thread.sleep(10);

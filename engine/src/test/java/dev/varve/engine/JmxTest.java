@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.varve.checkpoint.CheckpointStats;
 import dev.varve.config.VarveConfig;
 
 import java.lang.management.ManagementFactory;
@@ -109,6 +108,7 @@ class JmxTest {
 
     @Test
     @Timeout(value = 1, unit = TimeUnit.MINUTES)
+    @SuppressWarnings("try") // closes a store inside its try on purpose: close is idempotent
     void twoStoresTwoMBeansClosedStoreNone() throws Exception {
         Set<ObjectName> before = stores();
         VarveConfig b = VarveConfig.builder().path(tmp.resolve("b")).dataRegionSize(16L << 20).build(); // named by its path

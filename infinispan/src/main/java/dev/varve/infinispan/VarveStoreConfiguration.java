@@ -3,6 +3,7 @@ package dev.varve.infinispan;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import org.infinispan.commons.configuration.BuiltBy;
@@ -24,12 +25,12 @@ import java.nio.file.Path;
 public class VarveStoreConfiguration extends AbstractStoreConfiguration<VarveStoreConfiguration> {
     /** Directory holding one Varve store per cache; null: the global persistent location. */
     static final AttributeDefinition<String> LOCATION = AttributeDefinition.builder(XmlNames.PATH, null, String.class).immutable().build();
-    static final AttributeDefinition<Long> DATA_REGION_SIZE = AttributeDefinition.builder(XmlNames.DATA_REGION_SIZE, VarveConfig.DATA_REGION_SIZE_DEFAULT).immutable().build();
-    static final AttributeDefinition<Long> CHECKPOINT_BUFFER_SIZE = AttributeDefinition.builder(XmlNames.CHECKPOINT_BUFFER_SIZE, VarveConfig.CHECKPOINT_BUFFER_SIZE_DEFAULT).immutable().build();
-    static final AttributeDefinition<Long> WAL_SEGMENT_SIZE = AttributeDefinition.builder(XmlNames.WAL_SEGMENT_SIZE, VarveConfig.WAL_SEGMENT_SIZE_DEFAULT).immutable().build();
-    static final AttributeDefinition<RecoveryMode> RECOVERY_MODE = AttributeDefinition.builder(XmlNames.RECOVERY_MODE, VarveConfig.RECOVERY_MODE_DEFAULT).immutable().build();
-    static final AttributeDefinition<RecoveryCompression> RECOVERY_COMPRESSION = AttributeDefinition.builder(XmlNames.RECOVERY_COMPRESSION, VarveConfig.RECOVERY_COMPRESSION_DEFAULT).immutable().build();
-    static final AttributeDefinition<WalSyncMode> WAL_SYNC_MODE = AttributeDefinition.builder(XmlNames.WAL_SYNC_MODE, VarveConfig.WAL_SYNC_MODE_DEFAULT).immutable().build();
+    static final AttributeDefinition<Long> DATA_REGION_SIZE = AttributeDefinition.builder(XmlNames.DATA_REGION_SIZE, ConfigLimits.DATA_REGION_SIZE_DEFAULT).immutable().build();
+    static final AttributeDefinition<Long> CHECKPOINT_BUFFER_SIZE = AttributeDefinition.builder(XmlNames.CHECKPOINT_BUFFER_SIZE, ConfigLimits.CHECKPOINT_BUFFER_SIZE_DEFAULT).immutable().build();
+    static final AttributeDefinition<Long> WAL_SEGMENT_SIZE = AttributeDefinition.builder(XmlNames.WAL_SEGMENT_SIZE, ConfigLimits.WAL_SEGMENT_SIZE_DEFAULT).immutable().build();
+    static final AttributeDefinition<RecoveryMode> RECOVERY_MODE = AttributeDefinition.builder(XmlNames.RECOVERY_MODE, ConfigLimits.RECOVERY_MODE_DEFAULT).immutable().build();
+    static final AttributeDefinition<RecoveryCompression> RECOVERY_COMPRESSION = AttributeDefinition.builder(XmlNames.RECOVERY_COMPRESSION, ConfigLimits.RECOVERY_COMPRESSION_DEFAULT).immutable().build();
+    static final AttributeDefinition<WalSyncMode> WAL_SYNC_MODE = AttributeDefinition.builder(XmlNames.WAL_SYNC_MODE, ConfigLimits.WAL_SYNC_MODE_DEFAULT).immutable().build();
     /** Snapshot retention in {@link RankTreePolicy#parse} syntax; null keeps every snapshot. */
     static final AttributeDefinition<String> RETENTION = AttributeDefinition.builder(XmlNames.RETENTION, null, String.class).immutable().build();
 

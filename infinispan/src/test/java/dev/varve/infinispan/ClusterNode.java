@@ -134,7 +134,7 @@ public final class ClusterNode {
             case "asof":
                 return asOf(a[1], Long.parseLong(a[2]), Long.parseLong(a[3]));
             case "resolve":
-                ConflictManagerFactory.get(cache).resolveConflicts(MergePolicy.PREFERRED_NON_NULL);
+                resolveConflicts();
                 return "resolved";
             case "purge":
                 cache.getExpirationManager().processExpiration();
@@ -210,5 +210,11 @@ public final class ClusterNode {
         StringBuilder sb = new StringBuilder("raw=").append(raw).append(' ');
         for (char p : new char[]{'k', 's', 't'}) sb.append(p).append('=').append(byPrefix.getOrDefault(p, new AtomicLong()).get()).append(' ');
         return sb.append("notOwned=").append(notOwned.get()).toString();
+    }
+
+    /** Infinispan's {@link MergePolicy} constants are raw {@code EntryMergePolicy}s: the call cannot be checked. */
+    @SuppressWarnings("unchecked")
+    private void resolveConflicts() {
+        ConflictManagerFactory.get(cache).resolveConflicts(MergePolicy.PREFERRED_NON_NULL);
     }
 }

@@ -67,7 +67,7 @@ final class NodeProcess implements AutoCloseable {
 
     private static boolean bindable(int port) {
         try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-            return true;
+            return s.isBound();
         } catch (IOException e) {
             return false;
         }
@@ -112,8 +112,14 @@ final class NodeProcess implements AutoCloseable {
         return name;
     }
 
+    /** Kills the node if it still runs; an interrupt while waiting for it is kept for the caller to see. */
     @Override
-    public void close() throws InterruptedException {
-        if (process.isAlive()) kill();
+    public void close() {
+        try {
+            if (process.isAlive()) kill();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
     }
 }

@@ -2,6 +2,7 @@ package dev.varve.server;
 
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.Cursor;
@@ -137,7 +138,7 @@ final class ImageWriter implements AutoCloseable {
         verifyNanos = System.nanoTime() - verifyStart;
         incoming.commit();
         return config.toBuilder().path(incoming.target()).walSyncMode(WalSyncMode.LOG_ONLY)
-                .recoveryCompression(VarveConfig.RECOVERY_COMPRESSION_DEFAULT).build();
+                .recoveryCompression(ConfigLimits.RECOVERY_COMPRESSION_DEFAULT).build();
     }
 
     private static ImageDigest readBack(Varve s) {

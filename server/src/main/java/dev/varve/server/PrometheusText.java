@@ -1,6 +1,6 @@
 package dev.varve.server;
 
-import dev.varve.checkpoint.CheckpointStats;
+import dev.varve.engine.CheckpointStats;
 import dev.varve.engine.VarveMetrics;
 
 /**

@@ -1,6 +1,6 @@
 package dev.varve.server;
 
-import dev.varve.checkpoint.CheckpointStats;
+import dev.varve.engine.CheckpointStats;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;

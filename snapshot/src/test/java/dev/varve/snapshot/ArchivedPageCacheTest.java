@@ -28,7 +28,7 @@ class ArchivedPageCacheTest {
             long page = rnd.nextInt(40);
             if (cache.copyOut(page, dst, 0)) {
                 hits++;
-                for (int b = 0; b < pageSize; b += 97) assertEquals((byte) fill.get(page).byteValue(), dst.get(b), "page " + page);
+                for (int b = 0; b < pageSize; b += 97) assertEquals(fill.get(page).byteValue(), dst.get(b), "page " + page);
             } else {
                 byte v = (byte) rnd.nextInt();
                 for (int b = 0; b < pageSize; b++) src.put(b, v);

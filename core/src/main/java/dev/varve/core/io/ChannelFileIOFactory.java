@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /** The real file system through {@link FileChannel}. */
-public final class ChannelFileIOFactory implements FileIOFactory {
+final class ChannelFileIOFactory implements FileIOFactory {
     static final ChannelFileIOFactory INSTANCE = new ChannelFileIOFactory();
 
     private ChannelFileIOFactory() {

@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 
-/** Opens, lists, renames and deletes the store's files. The default is {@link ChannelFileIOFactory}. */
+/**
+ * Opens, lists, renames and deletes the store's files. The default, {@link #standard()}, goes through
+ * {@link java.nio.channels.FileChannel}.
+ */
 public interface FileIOFactory {
     /** Opens {@code file} read-write, creating it when {@code create} is set. */
     FileIO open(Path file, boolean create) throws IOException;

@@ -106,15 +106,9 @@ public final class BPlusTree {
     /** The value of {@code key}, or null when absent. */
     public byte[] get(byte[] key) {
         checkKey(key);
-        long id;
-        int height;
-        Page meta = pages.acquireRead(metaId);
-        try {
-            id = MetaPage.root(meta);
-            height = MetaPage.height(meta);
-        } finally {
-            pages.releaseRead(meta);
-        }
+        MetaPage.Top top = MetaPage.top(pages, metaId);
+        long id = top.root();
+        int height = top.height();
         for (int level = 0; ; level++) {
             Page page = pages.acquireRead(id);
             try {

@@ -1,6 +1,7 @@
 package dev.varve.core.tree;
 
 import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
 
@@ -83,6 +84,30 @@ final class MetaPage {
 
     static void pageCount(Page meta, int pageCount) {
         meta.putInt(PAGE_COUNT_OFFSET, pageCount);
+    }
+
+    /** Where a descent starts: the root page and the number of levels. */
+    record Top(long root, int height) {
+    }
+
+    /**
+     * Reads the root and height from meta page {@code metaId} under its read latch: the pair is consistent, as a root
+     * split or collapse changes both under the write latch.
+     *
+     * @throws CorruptTreeException when the height is below 1 (a tree has at least its root leaf)
+     */
+    static Top top(PageAccess pages, long metaId) {
+        long root;
+        int height;
+        Page meta = pages.acquireRead(metaId);
+        try {
+            root = root(meta);
+            height = height(meta);
+        } finally {
+            pages.releaseRead(meta);
+        }
+        if (height < 1) throw new CorruptTreeException("tree height " + height, metaId);
+        return new Top(root, height);
     }
 
     static int height(Page meta) {

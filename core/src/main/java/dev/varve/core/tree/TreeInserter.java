@@ -36,16 +36,8 @@ final class TreeInserter {
 
     /** Puts {@code key -> value} (both validated by the caller); true when it replaced a value. */
     boolean put(byte[] key, byte[] value) {
-        long root;
-        int height;
-        Page meta = pages.acquireRead(metaId);
-        try {
-            root = MetaPage.root(meta);
-            height = MetaPage.height(meta);
-        } finally {
-            pages.releaseRead(meta);
-        }
-        path.descend(pages, root, height, key);
+        MetaPage.Top top = MetaPage.top(pages, metaId);
+        path.descend(pages, top.root(), top.height(), key);
         int pageSize = pages.pageSize();
         boolean replaced = false;
         long rightId = PageId.NONE;
@@ -86,7 +78,7 @@ final class TreeInserter {
         }
         if (rightId != PageId.NONE) insertSeparator(rightId);
         if (!replaced) {
-            meta = pages.acquireWrite(metaId);
+            Page meta = pages.acquireWrite(metaId);
             try {
                 MetaPage.entryCount(meta, MetaPage.entryCount(meta) + 1);
             } finally {

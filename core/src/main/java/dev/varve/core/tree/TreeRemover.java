@@ -41,16 +41,8 @@ final class TreeRemover {
 
     /** Removes {@code key}; true when it was present. Changes no page when it was not. */
     boolean remove(byte[] key) {
-        long root;
-        int height;
-        Page meta = pages.acquireRead(metaId);
-        try {
-            root = MetaPage.root(meta);
-            height = MetaPage.height(meta);
-        } finally {
-            pages.releaseRead(meta);
-        }
-        path.descend(pages, root, height, key);
+        MetaPage.Top top = MetaPage.top(pages, metaId);
+        path.descend(pages, top.root(), top.height(), key);
         long leafId = path.leafId();
         int pos;
         Page leaf = pages.acquireRead(leafId);
@@ -74,7 +66,7 @@ final class TreeRemover {
             rebalance(empty);
             collapseRoot();
         }
-        meta = pages.acquireWrite(metaId);
+        Page meta = pages.acquireWrite(metaId);
         try {
             MetaPage.entryCount(meta, MetaPage.entryCount(meta) - 1);
         } finally {

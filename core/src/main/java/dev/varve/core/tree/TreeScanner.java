@@ -33,17 +33,8 @@ final class TreeScanner {
     /** Up to {@code maxEntries} entries with from &lt;(=) key &lt; to; null bounds are open. */
     static ScanBatch scan(PageAccess pages, long metaId, byte[] from, boolean fromInclusive, byte[] toExclusive,
                           int maxEntries) {
-        long root;
-        int height;
-        Page meta = pages.acquireRead(metaId);
-        try {
-            root = MetaPage.root(meta);
-            height = MetaPage.height(meta);
-        } finally {
-            pages.releaseRead(meta);
-        }
-        if (height < 1) throw new CorruptTreeException("tree height " + height, metaId);
-        return new TreeScanner(pages, height, maxEntries).run(root, from, fromInclusive, toExclusive, maxEntries);
+        MetaPage.Top top = MetaPage.top(pages, metaId);
+        return new TreeScanner(pages, top.height(), maxEntries).run(top.root(), from, fromInclusive, toExclusive, maxEntries);
     }
 
     private ScanBatch run(long root, byte[] from, boolean fromInclusive, byte[] to, int maxEntries) {

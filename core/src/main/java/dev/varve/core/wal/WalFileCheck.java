@@ -2,6 +2,7 @@ package dev.varve.core.wal;
 
 import static dev.varve.core.wal.WalSegmentDescriptor.HEADER_SIZE;
 
+import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.DamageSink;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
@@ -10,13 +11,16 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
  * Offline check of WAL segment files (operator tools): size, header and every record's length, CRC32C and LSN,
- * reported to a {@link DamageSink} instead of cut away as opening the WAL does. A bad record after which the
- * segment holds only zeros, in the last segment, is a torn tail a crash left: recovery cuts it, so it is reported
- * separately ({@link Result#tornTail}), not as damage. Reads only.
+ * reported to a {@link DamageSink} instead of cut away as opening the WAL does. What opening would cut as a torn tail
+ * (by {@link WalOpenScan}'s rule, the one rule for both) is reported separately ({@link Result#tornTail}), not as
+ * damage. Reads only.
  */
 public final class WalFileCheck {
     /** What the check saw: segments, records, and the torn tail if any (null when none). */
@@ -35,17 +39,24 @@ public final class WalFileCheck {
         }
     }
 
-    /** Checks every segment in {@code dir}, whose segments are {@code segmentSize} bytes. */
-    public static Result check(FileIOFactory io, Path dir, long segmentSize, DamageSink sink) throws IOException {
+    /**
+     * Checks every segment in {@code dir}, whose segments are {@code segmentSize} bytes and were written under
+     * {@code mode}. Records are judged by the rule opening the WAL applies ({@link WalOpenScan}): what open would cut
+     * as a torn tail is reported as one, what open would refuse is damage, so verify and open never disagree.
+     */
+    public static Result check(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, DamageSink sink) throws IOException {
         int segments = 0;
         long records = 0;
         String torn = null;
         CRC32C crc = new CRC32C();
-        java.util.List<Path> files = new java.util.ArrayList<>();
-        for (Path p : io.list(dir, "wal-")) if (WalSegmentDescriptor.parseIndex(p) >= 0) files.add(p);
+        long[] heads = WalOpenScan.noRecords();
+        List<Path> files = new ArrayList<>();
+        for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) if (WalSegmentDescriptor.parseIndex(p) >= 0) files.add(p);
+        files.sort(Comparator.comparingLong(WalSegmentDescriptor::parseIndex));
         for (int i = 0; i < files.size(); i++) {
             Path p = files.get(i);
             long index = WalSegmentDescriptor.parseIndex(p);
+            boolean last = i == files.size() - 1;
             segments++;
             ByteBuffer b;
             try (FileIO f = io.open(p, false)) {
@@ -62,29 +73,19 @@ public final class WalFileCheck {
                 sink.damage(p, 0, bad);
                 continue;
             }
-            int off = HEADER_SIZE;
-            while (off < segmentSize) {
-                if (b.getInt(off) == 0) {
-                    if (!WalSegmentDescriptor.isZero(b, off, (int) segmentSize)) sink.damage(p, off, "zero record length followed by non-zero bytes");
-                    break;
+            WalOpenScan.Stop stop = WalOpenScan.scanRecords(b, index, HEADER_SIZE, !last, mode, crc, heads);
+            records += stop.records();
+            if (stop.reason() == null) {
+                if (last && stop.sealed()) {
+                    sink.damage(dir.resolve(WalSegmentDescriptor.fileName(index + 1)), 0, "segment " + p.getFileName()
+                            + " is sealed, so its successor was created, but that file is missing");
                 }
-                bad = WalSegmentDescriptor.checkRecord(b, index, off, segmentSize, crc);
-                if (bad != null) {
-                    boolean tail = i == files.size() - 1 && WalSegmentDescriptor.isZero(b, Math.min((int) segmentSize, off + maxRecordEnd(b, off, segmentSize)), (int) segmentSize);
-                    if (tail) torn = p.getFileName() + " at offset " + off + ": " + bad;
-                    else sink.damage(p, off, bad);
-                    break;
-                }
-                records++;
-                off += WalSegmentDescriptor.aligned(b.getInt(off));
+            } else if (stop.evidence() == null) {
+                torn = p.getFileName() + " at offset " + stop.offset() + ": " + stop.reason();
+            } else {
+                sink.damage(p, stop.offset(), stop.reason() + "; not a torn write: " + stop.evidence());
             }
         }
         return new Result(segments, records, segmentSize, torn);
-    }
-
-    /** How far a bad record at {@code off} may reach: its length field if plausible, else nothing past its header. */
-    private static int maxRecordEnd(ByteBuffer b, int off, long segmentSize) {
-        int len = b.getInt(off);
-        return len >= WalSegmentDescriptor.RECORD_HEADER_SIZE && len <= segmentSize - off ? WalSegmentDescriptor.aligned(len) : WalSegmentDescriptor.RECORD_HEADER_SIZE;
     }
 }

@@ -75,7 +75,8 @@ public final class WalOpenScan {
         this.lastHead = lastHead != null ? lastHead : noRecords();
     }
 
-    private static long[] noRecords() {
+    /** Per record type, -1: no record of that type seen yet (see {@link #lastOf}). */
+    static long[] noRecords() {
         long[] heads = new long[256];
         Arrays.fill(heads, -1);
         return heads;
@@ -91,11 +92,12 @@ public final class WalOpenScan {
 
     /**
      * Where the records of one segment stop, why if not at a clean end, and, when that is damage rather than a torn
-     * tail, what shows it ({@code evidence}, null for a torn tail).
+     * tail, what shows it ({@code evidence}, null for a torn tail); {@code records} valid records came before the
+     * stop. The offline check ({@link WalFileCheck}) reads segments by the same rule, so verify and open agree.
      */
-    private record Stop(int offset, String reason, String evidence, boolean sealed) {
+    record Stop(int offset, String reason, String evidence, boolean sealed, long records) {
         Stop(int offset, String reason, String evidence) {
-            this(offset, reason, evidence, false);
+            this(offset, reason, evidence, false, 0);
         }
     }
 
@@ -138,7 +140,7 @@ public final class WalOpenScan {
                     String bad = checkHeader(seg, segmentSize);
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
-                            : scanRecords(seg, offset, index < last, mode, crc, lastHead);
+                            : scanRecords(seg.buffer, seg.index, offset, index < last, mode, crc, lastHead);
                 }
             }
             if (stop.reason == null && stop.sealed && index == last) {
@@ -203,30 +205,31 @@ public final class WalOpenScan {
     }
 
     /**
-     * Validates the records of {@code seg} from {@code off}. A bad record is damage when a later segment exists
-     * ({@code durable}), when a valid record follows it, or when it has a length and the mode does not run with
-     * unforced records; otherwise it is a torn tail.
+     * Validates the records of segment {@code index}, whole in {@code b}, from {@code off}. A bad record is damage
+     * when a later segment exists ({@code durable}), when a valid record follows it, or when it has a length and the
+     * mode does not run with unforced records; otherwise it is a torn tail. {@code lastHead} is updated per type.
      */
-    private static Stop scanRecords(WalSegment seg, int off, boolean durable, WalSyncMode mode, CRC32C crc, long[] lastHead) {
-        ByteBuffer b = seg.buffer;
+    static Stop scanRecords(ByteBuffer b, long index, int off, boolean durable, WalSyncMode mode, CRC32C crc, long[] lastHead) {
         int size = b.capacity();
         boolean sealed = false;
+        long records = 0;
         while (off < size) {
             String bad;
             if (b.getInt(off) == 0) {
-                if (WalSegmentDescriptor.isZero(b, off, size)) return new Stop(off, null, null, sealed);
+                if (WalSegmentDescriptor.isZero(b, off, size)) return new Stop(off, null, null, sealed, records);
                 bad = "zero record length followed by non-zero bytes";
             } else {
-                bad = WalSegmentDescriptor.checkRecord(b, seg.index, off, size, crc);
+                bad = WalSegmentDescriptor.checkRecord(b, index, off, size, crc);
             }
             if (bad != null) {
                 String evidence = durable ? "a later segment exists, so this one was forced whole before it"
-                        : validRecordAfter(seg, off, crc) ? "a valid record follows it"
+                        : validRecordAfter(b, index, off, crc) ? "a valid record follows it"
                         : b.getInt(off) != 0 && mode != WalSyncMode.FSYNC ? "the record's length is written last, so "
                                 + "under " + mode + " a crash leaves no record with a length but a bad body"
                         : null;
-                return new Stop(off, bad, evidence);
+                return new Stop(off, bad, evidence, false, records);
             }
+            records++;
             int type = b.get(off + WalSegmentDescriptor.TYPE_OFFSET) & 0xFF;
             sealed = type == WalSegmentDescriptor.SEAL_TYPE;
             if (b.getInt(off) >= WalSegmentDescriptor.RECORD_HEADER_SIZE + Long.BYTES) {
@@ -234,18 +237,17 @@ public final class WalOpenScan {
             }
             off += WalSegmentDescriptor.aligned(b.getInt(off));
         }
-        return new Stop(off, null, null, sealed);
+        return new Stop(off, null, null, sealed, records);
     }
 
     /** True when a whole, valid record starts at some aligned offset after {@code off}: what follows was written. */
-    private static boolean validRecordAfter(WalSegment seg, int off, CRC32C crc) {
-        ByteBuffer b = seg.buffer;
+    private static boolean validRecordAfter(ByteBuffer b, long index, int off, CRC32C crc) {
         int size = b.capacity();
         for (int p = off + WalSegmentDescriptor.RECORD_ALIGNMENT; p + WalSegmentDescriptor.RECORD_HEADER_SIZE <= size;
              p += WalSegmentDescriptor.RECORD_ALIGNMENT) {
             // the LSN field equal to the position is a cheap filter before the CRC
-            if (b.getLong(p + WalSegmentDescriptor.LSN_OFFSET) == WalSegmentDescriptor.lsn(seg.index, p, size)
-                    && WalSegmentDescriptor.checkRecord(b, seg.index, p, size, crc) == null) {
+            if (b.getLong(p + WalSegmentDescriptor.LSN_OFFSET) == WalSegmentDescriptor.lsn(index, p, size)
+                    && WalSegmentDescriptor.checkRecord(b, index, p, size, crc) == null) {
                 return true;
             }
         }

@@ -12,6 +12,10 @@ public abstract class ForwardingFileIOFactory implements FileIOFactory {
     /** The file system every call goes to. */
     protected final FileIOFactory delegate = FileIOFactory.standard();
 
+    /** For a wrapper: everything goes to the real file system until the wrapper overrides it. */
+    protected ForwardingFileIOFactory() {
+    }
+
     @Override
     public FileIO open(Path file, boolean create) throws IOException {
         return delegate.open(file, create);

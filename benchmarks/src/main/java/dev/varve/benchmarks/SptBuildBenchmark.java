@@ -1,8 +1,8 @@
-package dev.varve.snapshot;
+package dev.varve.benchmarks;
 
 import dev.varve.core.util.LongLongMap;
 
-import dev.varve.core.io.FileIOFactory;
+import dev.varve.snapshot.SkippyProbe;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -29,10 +29,10 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Skippy: time to build SPT(v) for an early snapshot v over one overwrite cycle, per update skew and Skippy height.
- * Lives in {@code dev.varve.snapshot} (inside the benchmarks module) to reach the package-private {@link Skippy} and
+ * It drives the archive's own Skippy through {@link SkippyProbe} and fills a
  * {@link LongLongMap}.
  *
- * <p>The Maplog of a trial is written once, in a temp directory, through {@link Skippy#append} (so the upper levels
+ * <p>The Maplog of a trial is written once, in a temp directory, through {@link SkippyProbe#append} (so the upper levels
  * and uplinks are the ones the archiver would write). Skew {@code x/y}: x% of the mappings go to the hot y% of the
  * {@link #pages} pages, the rest to the cold pages. Cold mappings walk the cold pages in one random order, hot mappings
  * walk the hot pages in a random order reshuffled every pass, and a page is mapped at most once per snapshot; the
@@ -41,7 +41,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * mappings: {@code pages} for 50/50, 5x {@code pages} x 0.8 for 80/20, 100x {@code pages} x 0.99 for 99/1.
  *
  * <p>The measured build scans from Start(2) (position {@link #perSnapshot}, inside the first node) to the end into a
- * fresh table, as {@link SnapshotArchive#openView} does. The setup checks the built table against the
+ * fresh table, as a snapshot view's open does. The setup checks the built table against the
  * first-encountered mappings it recorded while writing.
  */
 @BenchmarkMode(Mode.AverageTime)
@@ -69,7 +69,7 @@ public class SptBuildBenchmark {
     public int perSnapshot;
 
     private Path dir;
-    private Skippy skippy;
+    private SkippyProbe skippy;
     private long from;
     private long end;
 
@@ -85,7 +85,7 @@ public class SptBuildBenchmark {
                     + " cold pages; need at least perSnapshot (" + perSnapshot + ") hot and one cold");
 
         dir = Files.createTempDirectory("varve-sptbuild-");
-        skippy = new Skippy(FileIOFactory.standard(), dir, height, nodeEntries, MaplogFile.ONE_PART);
+        skippy = new SkippyProbe(dir, height, nodeEntries);
         from = perSnapshot; // Start(2)
         SplittableRandom rnd = new SplittableRandom(1);
         int[] cold = shuffled(hotPages, coldPages, rnd);
@@ -132,7 +132,7 @@ public class SptBuildBenchmark {
         if (spt.size() != expected) throw new IllegalStateException("SPT holds " + spt.size() + " pages, expected " + expected);
         System.out.printf("%n[skew=%s height=%d] %d pages (%d hot), %d mappings in %d snapshots, Skippy files %.1f MiB (Maplog %.1f MiB), "
                         + "SPT(2) %d pages; written in %.1f s%n", skew, height, pages, hotPages, end, (end - 1) / perSnapshot + 1,
-                skippy.bytes() / 1048576.0, end * MaplogFile.ENTRY / 1048576.0, expected, (System.nanoTime() - started) / 1e9);
+                skippy.bytes() / 1048576.0, end * SkippyProbe.MAPLOG_ENTRY_BYTES / 1048576.0, expected, (System.nanoTime() - started) / 1e9);
     }
 
     @TearDown(Level.Trial)

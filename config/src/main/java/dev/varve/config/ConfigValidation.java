@@ -1,0 +1,63 @@
+package dev.varve.config;
+
+import static dev.varve.config.ConfigLimits.*;
+
+import java.nio.file.Path;
+
+/**
+ * The checks {@link VarveConfig.Builder#build()} runs: every field against its range in {@link ConfigLimits}, then
+ * the fields against each other. Each failure is an {@link IllegalArgumentException} naming the field, the allowed
+ * range and the value given.
+ */
+final class ConfigValidation {
+    private ConfigValidation() {
+    }
+
+    /**
+     * Checks {@code c}; {@code archivePath} and {@code name} as the caller gave them (null for the defaults, which
+     * are valid by construction).
+     */
+    static void check(VarveConfig c, Path archivePath, String name) {
+        ConfigChecks.required("path", c.path());
+        ConfigChecks.powerOfTwo("pageSize", c.pageSize(), PAGE_SIZE_MIN, PAGE_SIZE_MAX);
+        ConfigChecks.byteRange("dataRegionSize", c.dataRegionSize(), DATA_REGION_SIZE_MIN, DATA_REGION_SIZE_MAX);
+        ConfigChecks.intRange("partitions", c.partitions(), PARTITIONS_MIN, PARTITIONS_MAX);
+        ConfigChecks.required("recoveryMode", c.recoveryMode());
+        ConfigChecks.required("recoveryCompression", c.recoveryCompression());
+        ConfigChecks.required("walSyncMode", c.walSyncMode());
+        ConfigChecks.byteRange("walSegmentSize", c.walSegmentSize(), WAL_SEGMENT_SIZE_MIN, WAL_SEGMENT_SIZE_MAX);
+        ConfigChecks.multipleOf("walSegmentSize", c.walSegmentSize(), "4096", WAL_SEGMENT_ALIGNMENT);
+        ConfigChecks.durationRange("walFlushFrequency", c.walFlushFrequency(),
+                WAL_FLUSH_FREQUENCY_MIN, WAL_FLUSH_FREQUENCY_MAX);
+        ConfigChecks.durationRange("checkpointFrequency", c.checkpointFrequency(),
+                CHECKPOINT_FREQUENCY_MIN, CHECKPOINT_FREQUENCY_MAX);
+        ConfigChecks.intRange("checkpointThreads", c.checkpointThreads(), CHECKPOINT_THREADS_MIN, CHECKPOINT_THREADS_MAX);
+        ConfigChecks.byteRange("checkpointBufferSize", c.checkpointBufferSize(),
+                CHECKPOINT_BUFFER_SIZE_MIN, CHECKPOINT_BUFFER_SIZE_MAX);
+        ConfigChecks.doubleRange("checkpointDirtyRatio", c.checkpointDirtyRatio(),
+                CHECKPOINT_DIRTY_RATIO_MIN, CHECKPOINT_DIRTY_RATIO_MAX);
+        ConfigChecks.byteRange("checkpointWalVolume", c.checkpointWalVolume(),
+                CHECKPOINT_WAL_VOLUME_MIN, CHECKPOINT_WAL_VOLUME_MAX);
+        ConfigChecks.intRange("skippyLevels", c.skippyLevels(), SKIPPY_LEVELS_MIN, SKIPPY_LEVELS_MAX);
+        ConfigChecks.intRange("skippyNodeEntries", c.skippyNodeEntries(), SKIPPY_NODE_ENTRIES_MIN, SKIPPY_NODE_ENTRIES_MAX);
+        ConfigChecks.byteRange("captureBufferSize", c.captureBufferSize(), CAPTURE_BUFFER_SIZE_MIN, CAPTURE_BUFFER_SIZE_MAX);
+        ConfigChecks.byteRange("archiveSegmentSize", c.archiveSegmentSize(), ARCHIVE_SEGMENT_SIZE_MIN, ARCHIVE_SEGMENT_SIZE_MAX);
+        ConfigChecks.intRange("snapshotPageWindow", c.snapshotPageWindow(), SNAPSHOT_PAGE_WINDOW_MIN, SNAPSHOT_PAGE_WINDOW_MAX);
+        ConfigChecks.required("retention", c.retention());
+        if (name != null && (name.isEmpty() || name.length() > NAME_MAX_LENGTH || name.chars().anyMatch(Character::isISOControl))) {
+            throw new IllegalArgumentException("name must be 1.." + NAME_MAX_LENGTH + " characters without control characters, was '"
+                    + name + "'");
+        }
+
+        // Fields against each other.
+        ConfigChecks.multipleOf("dataRegionSize", c.dataRegionSize(), "pageSize", c.pageSize());
+        if (c.dataRegionSize() / c.pageSize() < DATA_REGION_MIN_PAGES) {
+            throw new IllegalArgumentException("dataRegionSize must hold at least " + DATA_REGION_MIN_PAGES
+                    + " pages of pageSize " + c.pageSize() + " (" + ConfigChecks.bytes((long) DATA_REGION_MIN_PAGES * c.pageSize())
+                    + "), was " + c.dataRegionSize() + " bytes");
+        }
+        ConfigChecks.multipleOf("checkpointBufferSize", c.checkpointBufferSize(), "pageSize", c.pageSize());
+        ConfigChecks.multipleOf("captureBufferSize", c.captureBufferSize(), "pageSize", c.pageSize());
+        if (archivePath != null) ConfigChecks.archiveApart(c.path(), archivePath, STORE_DIRECTORIES);
+    }
+}

@@ -1,0 +1,128 @@
+package dev.varve.engine;
+
+import dev.varve.core.io.StorageException;
+import dev.varve.core.page.PageId;
+import dev.varve.core.spi.RecordTypes;
+import dev.varve.core.tree.BPlusTree;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The tables of an open store and their partitions, as the catalog holds them: lookup by name and by partition file
+ * id, creation (logged through the engine's one write path), and registration when the catalog is loaded or a
+ * creation is replayed.
+ */
+final class TableRegistry {
+    /** Longest table name, UTF-8 bytes. */
+    static final int MAX_TABLE_NAME_BYTES = 255;
+
+    private final Engine engine;
+    private final Map<String, TableHandle> tables = new ConcurrentHashMap<>();
+    private final Map<Integer, PartitionHandle> partitions = new ConcurrentHashMap<>();
+    private final Object catalogLock = new Object();
+    private Catalog catalog;
+    private int nextTableId = 1;
+
+    TableRegistry(Engine engine) {
+        this.engine = engine;
+    }
+
+    /** Loads the catalog before replay, formatting it first in an empty store, and registers every table in it. */
+    void load(boolean emptyStore) {
+        if (emptyStore) Catalog.format(engine.memory);
+        catalog = new Catalog(engine.memory);
+        for (Catalog.Entry e : catalog.all()) register(e);
+    }
+
+    /** The partition with file id {@code fileId}; a WAL record naming one the catalog lacks is damage. */
+    PartitionHandle partitionOf(int fileId) {
+        PartitionHandle h = partitions.get(fileId);
+        if (h == null) throw new StorageException("WAL names partition " + PageId.tableOf(fileId) + "/" + PageId.partitionOf(fileId)
+                + " of a table the catalog does not hold", null);
+        return h;
+    }
+
+    /** Adds a table to the catalog, formats its partitions' trees and registers it (a live creation or its replay). */
+    void applyCreate(Catalog.Entry e) {
+        catalog.add(e);
+        for (int p = 0; p < e.partitions(); p++) BPlusTree.format(engine.memory, PageId.fileId(e.id(), p));
+        register(e);
+    }
+
+    private void register(Catalog.Entry e) {
+        PartitionHandle[] parts = new PartitionHandle[e.partitions()];
+        for (int p = 0; p < parts.length; p++) {
+            int fileId = PageId.fileId(e.id(), p);
+            parts[p] = new PartitionHandle(fileId, p, new BPlusTree(engine.memory.underWriterExclusion(), fileId)); // used under h.lock only
+            partitions.put(fileId, parts[p]);
+        }
+        tables.put(e.name(), new TableHandle(engine, e.name(), e.options(), parts));
+        engine.changes.tableRegistered(e.id(), e.name());
+        nextTableId = Math.max(nextTableId, e.id() + 1);
+    }
+
+    /** The table {@code name}, created hash-placed with the configured partition count on first use. */
+    TableHandle table(String name) {
+        engine.checkOpen();
+        checkName(name);
+        TableHandle t = tables.get(name);
+        return t != null ? t : create(name, TableOptions.hashPlaced(engine.config.partitions()));
+    }
+
+    /** The table {@code name}, created with {@code options} on first use; an existing table must have been created with them. */
+    TableHandle table(String name, TableOptions options) {
+        engine.checkOpen();
+        checkName(name);
+        if (options == null) throw new IllegalArgumentException("table options are null");
+        TableHandle t = tables.get(name);
+        if (t == null) t = create(name, options);
+        if (!t.options().equals(options))
+            throw new IllegalArgumentException("table " + name + " exists as " + t.options() + "; it cannot be opened as " + options);
+        return t;
+    }
+
+    /** The table {@code name} if it exists, else null. */
+    TableHandle existing(String name) {
+        return tables.get(name);
+    }
+
+    private TableHandle create(String name, TableOptions options) {
+        if (engine.readOnly) throw new IllegalArgumentException("store " + engine.config.path() + " (opened read-only) has no table " + name);
+        synchronized (catalogLock) {
+            TableHandle t = tables.get(name);
+            if (t != null) return t;
+            if (nextTableId > PageId.MAX_TABLE_ID) throw new IllegalStateException("the store holds the maximum of " + PageId.MAX_TABLE_ID + " tables");
+            int pages = 2 * options.partitions() + 16;
+            if (pages > engine.memory.maxHeadroom()) throw new IllegalArgumentException("creating table " + name + " with " + options.partitions()
+                    + " partitions touches ~" + pages + " pages, more than half the data region (" + engine.memory.capacityPages() + " pages); raise dataRegionSize");
+            Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
+            engine.logged(pages, List.of(), RecordTypes.CREATE_TABLE,
+                    () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> true, () -> {
+                        applyCreate(e);
+                        return true;
+                    });
+            return tables.get(name);
+        }
+    }
+
+    /** The names of the tables in the catalog, in the catalog's order (unsigned UTF-8 bytes, as a snapshot lists them). */
+    List<String> names() {
+        engine.checkOpen();
+        List<String> names = new ArrayList<>(tables.keySet());
+        names.sort((a, b) -> Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8)));
+        return names;
+    }
+
+    /** Validates a table name: 1 to {@value #MAX_TABLE_NAME_BYTES} UTF-8 bytes. */
+    static void checkName(String name) {
+        if (name == null) throw new IllegalArgumentException("table name is null");
+        int len = name.getBytes(StandardCharsets.UTF_8).length;
+        if (len == 0 || len > MAX_TABLE_NAME_BYTES)
+            throw new IllegalArgumentException("table name must be 1.." + MAX_TABLE_NAME_BYTES + " UTF-8 bytes, was " + len);
+    }
+}
