@@ -35,7 +35,7 @@
  * {@link dev.varve.engine.ChangeListener}s are called inside the write path, under the checkpoint lock and the
  * partition locks (a snapshot's declaration under the checkpoint write lock): a listener's own lock ranks with the
  * file monitors, innermost, and a listener must not call back into the store.
- * Waits without a lock: the archiver and checkpoint-trigger agents ({@link dev.varve.core.agent}) are woken, never
+ * Waits without a lock: the archiver and checkpoint-trigger agents ({@code dev.varve.core.agent}) are woken, never
  * locked, and a checkpoint waiting for the archiver holds only the run lock.
  */
 package dev.varve.engine;

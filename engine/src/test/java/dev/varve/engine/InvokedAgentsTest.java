@@ -1,6 +1,5 @@
 package dev.varve.engine;
 
-import dev.varve.checkpoint.CheckpointStats;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
