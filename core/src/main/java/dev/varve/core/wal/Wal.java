@@ -9,6 +9,7 @@ import static dev.varve.core.wal.WalSegmentDescriptor.TYPE_OFFSET;
 import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
+import dev.varve.core.util.StoreThreads;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -33,8 +34,9 @@ import org.slf4j.LoggerFactory;
  * against power loss is a separate step, {@code msync} of the mapped range, done under {@code forceLock} by one
  * thread at a time: group commit is that a thread which gets the lock forces everything appended so far, and a
  * waiting thread whose record was covered meanwhile returns without forcing again ({@code durableLsn}). A segment
- * switch forces the old segment entirely before the new one is written. Lock order is appendLock, then forceLock;
- * a forcing thread never takes appendLock.
+ * switch forces what of the old segment is not durable yet before the new one is written; the new segment's file is
+ * prepared ahead ({@link WalSegmentPreparer}) so the switch does not write a whole file while writers wait. Lock
+ * order is appendLock, then forceLock; a forcing thread never takes appendLock.
  *
  * <p>Failure: an {@link IOException} becomes a {@link StorageException} naming the file, and from then on the WAL
  * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
@@ -48,6 +50,9 @@ public final class Wal implements AutoCloseable {
     private final int maxPayloadBytes;
     private final WalTailCut tailCut;
     private final WalBackgroundFlusher flusher;
+    private final WalSegmentPreparer preparer;
+    /** The segment whose file {@link #preparer} was last asked for; appendLock. */
+    private long preparing = -1;
 
     private final ReentrantLock appendLock = new ReentrantLock();
     /** Serialises forcing; guards {@link #current} changes so a forcing thread sees a stable segment. */
@@ -83,6 +88,7 @@ public final class Wal implements AutoCloseable {
         current.force(0, endOffset);
         durableLsn.set(position);
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
+        this.preparer = new WalSegmentPreparer(io, dir, segmentSize, "varve-wal-preparer" + StoreThreads.suffix());
     }
 
     /**
@@ -185,6 +191,10 @@ public final class Wal implements AutoCloseable {
             long lsn = write(type, payload, payloadBytes);
             bytesWritten += length;
             position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
+            if (endOffset > segmentSize / 2 && preparing != current.index + 1) {
+                preparing = current.index + 1;
+                preparer.prepareAhead(preparing);
+            }
             return lsn;
         } finally {
             appendLock.unlock();
@@ -257,16 +267,20 @@ public final class Wal implements AutoCloseable {
     }
 
     /**
-     * Forces the old segment entirely, creates the next one, then seals the old one (a record naming its successor,
-     * forced too) and switches. The order is what open relies on: a later segment's existence proves the earlier
-     * one durable, and a seal proves its successor existed. Holds appendLock.
+     * Forces the old segment (what is not durable yet), names the next one (prepared ahead), then seals the old one (a
+     * record naming its successor, forced too) and switches. The order is what open relies on: a later segment's
+     * existence proves the earlier one durable, and a seal proves its successor existed. Holds appendLock.
      */
     private void switchSegment() {
         WalSegment old = current;
         WalSegment next;
         try {
-            old.force(0, (int) segmentSize);
-            next = WalSegment.create(io, dir, old.index + 1, segmentSize);
+            long durable = durableLsn.get(); // only grows, and only once its force returned: [0, durable) needs none
+            long durableIndex = WalSegmentDescriptor.segmentIndex(durable, segmentSize);
+            int from = durableIndex < old.index ? 0 : durableIndex > old.index ? (int) segmentSize
+                    : WalSegmentDescriptor.offset(durable, segmentSize);
+            old.force(from, (int) segmentSize);
+            next = preparer.take(old.index + 1);
             int sealAt = endOffset;
             write(WalSegmentDescriptor.SEAL_TYPE, ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN)
                     .putLong(0, next.index), Long.BYTES);
@@ -368,6 +382,11 @@ public final class Wal implements AutoCloseable {
         return Optional.ofNullable(tailCut);
     }
 
+    /** True when the next segment's file is prepared (see {@link WalSegmentPreparer}) and waits for the switch. */
+    boolean nextSegmentReady() {
+        return preparer.ready(currentIndex + 1);
+    }
+
     /** The failure that stopped this WAL, or null. */
     public StorageException failure() {
         return failure.get();
@@ -377,6 +396,7 @@ public final class Wal implements AutoCloseable {
     @Override
     public void close() {
         if (flusher != null) flusher.close();
+        preparer.close();
         appendLock.lock();
         try {
             if (closed) return;
