@@ -28,9 +28,12 @@ import org.slf4j.LoggerFactory;
  * The write-ahead log writer: appends records to memory-mapped segment files (layout in
  * {@link WalSegmentDescriptor}) and makes them durable as the {@link WalSyncMode} promises.
  *
- * <p>Design note. Appends copy the record into the mapped segment under {@code appendLock}; a store into the
- * mapping reaches the OS at once, so every returned append survives a process crash. The record body is written
- * first and its length last with release ordering, so a torn record never shows a valid length and CRC. Durability
+ * <p>Design note. An append reserves its place under {@code appendLock} (a few field updates), then copies the
+ * record body and computes its CRC outside the lock, so concurrent writers copy in parallel; a store into the
+ * mapping reaches the OS at once, so every returned append survives a process crash. The length is written last,
+ * with release ordering and in LSN order (each append waits until its predecessor is published, see
+ * {@link #publish}), so a torn record never shows a valid length and CRC, and after a crash no record with a length
+ * follows one without: open's rule for telling a torn tail from damage holds as with serial appends. Durability
  * against power loss is a separate step, {@code msync} of the mapped range, done under {@code forceLock} by one
  * thread at a time: group commit is that a thread which gets the lock forces everything appended so far, and a
  * waiting thread whose record was covered meanwhile returns without forcing again ({@code durableLsn}). A segment
@@ -58,12 +61,18 @@ public final class Wal implements AutoCloseable {
     /** Serialises forcing; guards {@link #current} changes so a forcing thread sees a stable segment. */
     private final ReentrantLock forceLock = new ReentrantLock();
     private final Object deleteLock = new Object();
-    private final CRC32C crc = new CRC32C(); // appendLock
+    /** Spins before a publishing append yields its core to the writer it waits for. */
+    private static final int PUBLISH_SPINS = 128;
 
     private WalSegment current; // written under appendLock + forceLock
     private int endOffset; // appendLock: where the next record goes in current
+    /** The end LSN of the last record reserved; {@link #position} reaches it once every reserved record is published. */
+    private long reservedEnd; // appendLock
     private volatile long currentIndex;
-    /** Next LSN; published (volatile) after a record is complete, so every record below it is fully written. */
+    /**
+     * Next LSN; published (volatile) after a record is complete (length written), so every record below it is fully
+     * written. Only the append that reserved the record at this LSN advances it (see {@link #publish}), and a switch.
+     */
     private volatile long position;
     /** Every record below this LSN is durable. Only grows. */
     private final AtomicLong durableLsn = new AtomicLong();
@@ -84,6 +93,7 @@ public final class Wal implements AutoCloseable {
         this.endOffset = scan.endOffset;
         this.firstSegmentIndex = scan.empty ? 0 : scan.firstIndex;
         this.position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
+        this.reservedEnd = position;
         // what a crashed process left in the page cache may not be durable yet
         current.force(0, endOffset);
         durableLsn.set(position);
@@ -182,44 +192,70 @@ public final class Wal implements AutoCloseable {
                     + " bytes; raise walSegmentSize");
         }
         int length = RECORD_HEADER_SIZE + payloadBytes;
+        WalSegment seg;
+        int off;
+        long end;
         appendLock.lock();
         try {
             checkWritable();
             if (endOffset + WalSegmentDescriptor.aligned(length) + WalSegmentDescriptor.SEAL_BYTES > segmentSize) {
                 switchSegment();
             }
-            long lsn = write(type, payload, payloadBytes);
+            seg = current;
+            off = endOffset;
+            endOffset = off + WalSegmentDescriptor.aligned(length);
+            end = WalSegmentDescriptor.endLsn(seg.index, endOffset, segmentSize);
+            reservedEnd = end;
             bytesWritten += length;
-            position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
-            if (endOffset > segmentSize / 2 && preparing != current.index + 1) {
-                preparing = current.index + 1;
+            if (endOffset > segmentSize / 2 && preparing != seg.index + 1) {
+                preparing = seg.index + 1;
                 preparer.prepareAhead(preparing);
             }
-            return lsn;
         } finally {
             appendLock.unlock();
         }
+        long lsn = WalSegmentDescriptor.lsn(seg.index, off, segmentSize);
+        writeBody(seg, off, lsn, type, payload, payloadBytes);
+        publish(seg, off, lsn, length, end);
+        return lsn;
     }
 
-    /** Writes one record at {@link #endOffset} of the current segment and advances past it. Holds appendLock. */
-    private long write(int type, ByteBuffer payload, int payloadBytes) {
+    /** Writes a reserved record's body and CRC at {@code off} of {@code seg}, everything but its length. */
+    private void writeBody(WalSegment seg, int off, long lsn, int type, ByteBuffer payload, int payloadBytes) {
         int length = RECORD_HEADER_SIZE + payloadBytes;
-        ByteBuffer seg = current.buffer;
-        int off = endOffset;
-        long lsn = WalSegmentDescriptor.lsn(current.index, off, segmentSize);
+        ByteBuffer b = seg.buffer; // absolute puts only: concurrent writers share it, each in its own range
         try {
-            seg.putLong(off + LSN_OFFSET, lsn);
-            seg.put(off + TYPE_OFFSET, (byte) type);
-            seg.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
-            seg.putInt(off + WalSegmentDescriptor.CRC_OFFSET, WalSegmentDescriptor.recordCrc(seg, off, length, crc));
-            WalSegmentDescriptor.putLengthRelease(seg, off, length);
+            b.putLong(off + LSN_OFFSET, lsn);
+            b.put(off + TYPE_OFFSET, (byte) type);
+            b.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
+            b.putInt(off + WalSegmentDescriptor.CRC_OFFSET, WalSegmentDescriptor.recordCrc(b, off, length, new CRC32C()));
         } catch (InternalError e) {
             // a fault on a mapped store (the file shrank or the device failed) is an IO error
-            throw fail(new StorageException("cannot write WAL record at offset " + off, current.path,
-                    new IOException(e)));
+            throw fail(new StorageException("cannot write WAL record at offset " + off, seg.path, new IOException(e)));
         }
-        endOffset = off + WalSegmentDescriptor.aligned(length);
-        return lsn;
+    }
+
+    /**
+     * Writes the record's length, in LSN order: waits until every earlier record is published (they were reserved
+     * earlier and are being copied by other writers), then publishes this one and moves {@link #position} past it.
+     */
+    private void publish(WalSegment seg, int off, long lsn, int length, long end) {
+        if (!awaitPublished(lsn)) throw refused();
+        WalSegmentDescriptor.putLengthRelease(seg.buffer, off, length);
+        position = end;
+    }
+
+    /**
+     * Waits until {@link #position} reaches {@code lsn}: every record reserved before it is published. False when the
+     * WAL failed meanwhile (a writer before us may never publish its record).
+     */
+    private boolean awaitPublished(long lsn) {
+        for (int spins = 0; position != lsn; spins++) {
+            if (failure.get() != null) return false;
+            if (spins < PUBLISH_SPINS) Thread.onSpinWait();
+            else Thread.yield();
+        }
+        return true;
     }
 
     /**
@@ -272,6 +308,7 @@ public final class Wal implements AutoCloseable {
      * existence proves the earlier one durable, and a seal proves its successor existed. Holds appendLock.
      */
     private void switchSegment() {
+        if (!awaitPublished(reservedEnd)) throw refused(); // the old segment's records are whole before it is forced and sealed
         WalSegment old = current;
         WalSegment next;
         try {
@@ -282,8 +319,11 @@ public final class Wal implements AutoCloseable {
             old.force(from, (int) segmentSize);
             next = preparer.take(old.index + 1);
             int sealAt = endOffset;
-            write(WalSegmentDescriptor.SEAL_TYPE, ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN)
-                    .putLong(0, next.index), Long.BYTES);
+            int sealLength = RECORD_HEADER_SIZE + Long.BYTES;
+            writeBody(old, sealAt, WalSegmentDescriptor.lsn(old.index, sealAt, segmentSize), WalSegmentDescriptor.SEAL_TYPE,
+                    ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(0, next.index), Long.BYTES);
+            WalSegmentDescriptor.putLengthRelease(old.buffer, sealAt, sealLength);
+            endOffset = sealAt + WalSegmentDescriptor.aligned(sealLength);
             old.force(sealAt, endOffset);
         } catch (StorageException e) {
             throw fail(e);
@@ -292,7 +332,10 @@ public final class Wal implements AutoCloseable {
         try {
             current = next;
             currentIndex = next.index;
-            durableLsn.accumulateAndGet(WalSegmentDescriptor.firstLsn(next.index, segmentSize), Math::max);
+            long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
+            durableLsn.accumulateAndGet(first, Math::max);
+            position = first; // the first record of the next segment waits for this in publish
+            reservedEnd = first;
         } finally {
             forceLock.unlock();
         }
@@ -400,6 +443,7 @@ public final class Wal implements AutoCloseable {
         appendLock.lock();
         try {
             if (closed) return;
+            awaitPublished(reservedEnd); // appends in flight finish before the unmap (or the WAL failed)
             forceLock.lock();
             try {
                 closed = true;
