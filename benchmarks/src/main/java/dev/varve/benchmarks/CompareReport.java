@@ -109,6 +109,7 @@ final class CompareReport {
         r.add(new Row("page write, ms/cp", x -> perCheckpointMs(x, "pageWriteNanos"), ONE));
         r.add(new Row("fsync, ms/cp", x -> perCheckpointMs(x, "fsyncNanos"), ONE));
         r.add(new Row("checkpoint total, ms/cp", x -> perCheckpointMs(x, "cpTotalNanos"), ONE));
+        r.add(new Row("checkpoint lock hold, ms/cp", x -> perCheckpointMs(x, "lockNanos"), ONE));
         r.add(new Row("throttled, ms", x -> x.get("throttledNanos") == null ? null : x.get("throttledNanos") / 1e6, INT));
         r.add(new Row("on disk at end, MiB", x -> v(x, "storeBytes"), MIB));
         r.add(new Row("on disk per put, bytes", x -> perPut(x, "storeBytes"), ONE));
