@@ -19,6 +19,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
@@ -35,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * {@link #publish}), so a torn record never shows a valid length and CRC, and after a crash no record with a length
  * follows one without: open's rule for telling a torn tail from damage holds as with serial appends. Durability
  * against power loss is a separate step, {@code msync} of the mapped range, done under {@code forceLock} by one
- * thread at a time: group commit is that a thread which gets the lock forces everything appended so far, and a
- * waiting thread whose record was covered meanwhile returns without forcing again ({@code durableLsn}). A segment
+ * thread at a time: group commit is that a thread which gets the lock forces everything appended so far, and the
+ * threads waiting for that force ({@link #awaitDurable}) all wake when it ends; those it covered return without
+ * forcing again ({@code durableLsn}). A segment
  * switch forces what of the old segment is not durable yet before the new one is written; the new segment's file is
  * prepared ahead ({@link WalSegmentPreparer}) so the switch does not write a whole file while writers wait. Lock
  * order is appendLock, then forceLock; a forcing thread never takes appendLock.
@@ -60,9 +62,14 @@ public final class Wal implements AutoCloseable {
     private final ReentrantLock appendLock = new ReentrantLock();
     /** Serialises forcing; guards {@link #current} changes so a forcing thread sees a stable segment. */
     private final ReentrantLock forceLock = new ReentrantLock();
+    /** Notified whenever forceLock is released: threads waiting for a force in progress (see {@link #awaitDurable}). */
+    private final Object durableSignal = new Object();
     private final Object deleteLock = new Object();
     /** Spins before a publishing append yields its core to the writer it waits for. */
     private static final int PUBLISH_SPINS = 128;
+    /** Yields before it parks: a writer descheduled between its reservation and its publish holds everyone after it. */
+    private static final int PUBLISH_YIELDS = 16;
+    private static final long PUBLISH_PARK_NANOS = 20_000;
 
     private WalSegment current; // written under appendLock + forceLock
     private int endOffset; // appendLock: where the next record goes in current
@@ -253,7 +260,8 @@ public final class Wal implements AutoCloseable {
         for (int spins = 0; position != lsn; spins++) {
             if (failure.get() != null) return false;
             if (spins < PUBLISH_SPINS) Thread.onSpinWait();
-            else Thread.yield();
+            else if (spins < PUBLISH_SPINS + PUBLISH_YIELDS) Thread.yield();
+            else LockSupport.parkNanos(PUBLISH_PARK_NANOS); // more writers than cores: the one we wait for needs a core
         }
         return true;
     }
@@ -267,38 +275,73 @@ public final class Wal implements AutoCloseable {
             throw new IllegalArgumentException("LSN " + lsn + " was not appended (WAL position " + position + ")");
         }
         if (mode != WalSyncMode.FSYNC || lsn < durableLsn.get()) return;
-        forceCovering(lsn);
+        awaitDurable(lsn + 1);
     }
 
     /** Makes every record appended so far durable (I1: the checkpointer calls this before writing pages). */
     public void force() {
-        forceCovering(-1);
+        if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
+        if (failure.get() != null) throw refused();
+        awaitDurable(position);
     }
 
-    /** Forces everything appended so far unless {@code lsn >= 0} was already covered by another thread's force. */
-    private void forceCovering(long lsn) {
-        forceLock.lock();
-        try {
-            if (lsn >= 0 && lsn < durableLsn.get()) return;
-            if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
-            if (failure.get() != null) throw refused();
-            long target = position;
-            long from = durableLsn.get();
-            if (target <= from) return;
-            WalSegment seg = current; // stable: a switch needs forceLock
-            // target may be the next segment's first LSN when current is full
-            int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
-                    ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
-            int start = WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index
-                    ? 0 : WalSegmentDescriptor.offset(from, segmentSize);
-            try {
-                seg.force(start, to);
-            } catch (StorageException e) {
-                throw fail(e);
+    /**
+     * Returns once every record below {@code upTo} is durable. Group commit: the thread that gets {@code forceLock}
+     * forces everything appended so far; the others do not queue on the lock (a queue wakes its threads one at a
+     * time, each after the previous one ran) but wait on {@link #durableSignal}, so every thread whose record the
+     * force covered wakes at once, and the first one still uncovered forces the next group.
+     */
+    private void awaitDurable(long upTo) {
+        boolean interrupted = false;
+        while (durableLsn.get() < upTo) {
+            if (forceLock.tryLock()) {
+                try {
+                    forceAppended();
+                } finally {
+                    unlockForce();
+                }
+                continue;
             }
-            durableLsn.accumulateAndGet(target, Math::max);
-        } finally {
-            forceLock.unlock();
+            synchronized (durableSignal) {
+                // unlockForce notifies under this monitor after unlocking, so a holder seen here cannot be missed
+                while (forceLock.isLocked() && durableLsn.get() < upTo) {
+                    try {
+                        durableSignal.wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true; // a commit is not abandoned half-way; the interrupt is kept for the caller
+                    }
+                }
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    /** Forces everything appended so far. Holds forceLock. */
+    private void forceAppended() {
+        if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
+        if (failure.get() != null) throw refused();
+        long target = position;
+        long from = durableLsn.get();
+        if (target <= from) return;
+        WalSegment seg = current; // stable: a switch needs forceLock
+        // target may be the next segment's first LSN when current is full
+        int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
+                ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
+        int start = WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index
+                ? 0 : WalSegmentDescriptor.offset(from, segmentSize);
+        try {
+            seg.force(start, to);
+        } catch (StorageException e) {
+            throw fail(e);
+        }
+        durableLsn.accumulateAndGet(target, Math::max);
+    }
+
+    /** Releases forceLock and wakes the threads waiting for a force to finish. */
+    private void unlockForce() {
+        forceLock.unlock();
+        synchronized (durableSignal) {
+            durableSignal.notifyAll();
         }
     }
 
@@ -337,7 +380,7 @@ public final class Wal implements AutoCloseable {
             position = first; // the first record of the next segment waits for this in publish
             reservedEnd = first;
         } finally {
-            forceLock.unlock();
+            unlockForce();
         }
         endOffset = HEADER_SIZE;
         WalSegment.closeQuietly(old); // its records stay readable through readers' own mappings
@@ -456,7 +499,7 @@ public final class Wal implements AutoCloseable {
                 throw fail(e);
             } finally {
                 WalSegment.closeQuietly(current);
-                forceLock.unlock();
+                unlockForce();
             }
         } finally {
             appendLock.unlock();

@@ -85,7 +85,7 @@ class WalGroupCommitTest {
 
     /**
      * Appends copy their records outside the append lock and publish them in LSN order: with more writers than cores
-     * and a switch every few dozen records, every record is read back once and whole, before and after a reopen
+     * and a switch every few hundred records, every record is read back once and whole, before and after a reopen
      * (whose scan refuses a record with a length behind one without).
      */
     @Test
@@ -93,7 +93,7 @@ class WalGroupCommitTest {
     void concurrentAppendsAcrossManySegmentSwitchesAreWholeAndInOrderAfterAReopen() throws Exception {
         int threads = 8;
         int perThread = 1000;
-        long segment = 64 * 1024;
+        long segment = 256 * 1024;
         try (Wal wal = Wal.open(dir, new CountingFaultyFileIOFactory(), segment, WalSyncMode.LOG_ONLY, null)) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             CountDownLatch start = new CountDownLatch(1);
@@ -109,7 +109,7 @@ class WalGroupCommitTest {
             start.countDown();
             for (Future<?> f : futures) f.get(100, TimeUnit.SECONDS);
             pool.shutdown();
-            assertTrue(WalSegmentDescriptor.segmentIndex(wal.position(), segment) > 20, "many segment switches");
+            assertTrue(WalSegmentDescriptor.segmentIndex(wal.position(), segment) > 5, "several segment switches");
             checkEveryRecordOnceInThreadOrder(readAll(wal, wal.firstLsn()), threads, perThread);
         }
         try (Wal wal = Wal.open(dir, new CountingFaultyFileIOFactory(), segment, WalSyncMode.LOG_ONLY, null)) {
