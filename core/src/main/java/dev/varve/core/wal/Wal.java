@@ -69,7 +69,8 @@ public final class Wal implements AutoCloseable {
     private static final int PUBLISH_SPINS = 128;
     /** Yields before it parks: a writer descheduled between its reservation and its publish holds everyone after it. */
     private static final int PUBLISH_YIELDS = 16;
-    private static final long PUBLISH_PARK_NANOS = 20_000;
+    private static final long PUBLISH_PARK_MIN_NANOS = 10_000;
+    private static final long PUBLISH_PARK_MAX_NANOS = 1_000_000;
 
     private WalSegment current; // written under appendLock + forceLock
     private int endOffset; // appendLock: where the next record goes in current
@@ -257,11 +258,18 @@ public final class Wal implements AutoCloseable {
      * WAL failed meanwhile (a writer before us may never publish its record).
      */
     private boolean awaitPublished(long lsn) {
+        long park = PUBLISH_PARK_MIN_NANOS;
         for (int spins = 0; position != lsn; spins++) {
             if (failure.get() != null) return false;
-            if (spins < PUBLISH_SPINS) Thread.onSpinWait();
-            else if (spins < PUBLISH_SPINS + PUBLISH_YIELDS) Thread.yield();
-            else LockSupport.parkNanos(PUBLISH_PARK_NANOS); // more writers than cores: the one we wait for needs a core
+            if (spins < PUBLISH_SPINS) {
+                Thread.onSpinWait();
+            } else if (spins < PUBLISH_SPINS + PUBLISH_YIELDS) {
+                Thread.yield();
+            } else {
+                // more writers than cores: the one we wait for needs a core more than we need to look again soon
+                LockSupport.parkNanos(park);
+                park = Math.min(park * 2, PUBLISH_PARK_MAX_NANOS);
+            }
         }
         return true;
     }
