@@ -22,8 +22,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The write-ahead log writer: appends records to memory-mapped segment files (layout in
@@ -47,7 +45,6 @@ import org.slf4j.LoggerFactory;
  * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
  */
 public final class Wal implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(Wal.class);
     private final Path dir;
     private final FileIOFactory io;
     private final long segmentSize;
@@ -135,7 +132,7 @@ public final class Wal implements AutoCloseable {
             throw new IllegalArgumentException("BACKGROUND WAL sync needs a positive flush frequency, was "
                     + flushFrequency);
         }
-        WalSegment last = carryOut(scan);
+        WalSegment last = scan.carryOut();
         try {
             Wal wal = new Wal(scan, last, flushFrequency);
             if (wal.flusher != null) wal.flusher.start();
@@ -143,38 +140,6 @@ public final class Wal implements AutoCloseable {
         } catch (RuntimeException e) {
             WalSegment.closeQuietly(last);
             throw e;
-        }
-    }
-
-    /** Applies the scan's repairs: deletions first (newest first), then the cut zeroed; returns the last segment. */
-    private static WalSegment carryOut(WalOpenScan scan) {
-        try {
-            scan.io.createDirectories(scan.dir);
-            for (Path p : scan.io.list(scan.dir, WalSegmentDescriptor.FILE_PREFIX)) {
-                if (p.getFileName().toString().endsWith(WalSegmentDescriptor.TEMP_SUFFIX)) scan.io.delete(p);
-            }
-            for (Path p : scan.toDelete) scan.io.delete(p);
-        } catch (IOException e) {
-            throw new StorageException("cannot clean up the WAL directory", scan.dir, e);
-        }
-        if (scan.empty) return WalSegment.create(scan.io, scan.dir, 0, scan.segmentSize);
-        Path path = scan.dir.resolve(WalSegmentDescriptor.fileName(scan.lastIndex));
-        WalSegment last = WalSegment.open(scan.io, path, scan.lastIndex, scan.segmentSize);
-        if (last == null) throw new StorageException("WAL segment changed size while it was opened", path);
-        if (scan.tailCut != null) {
-            LOG.warn("{}", scan.tailCut);
-            last.zero(scan.endOffset, (int) scan.segmentSize);
-        }
-        return last;
-    }
-
-    /** Checks a segment size: a multiple of 4096 in [64 KiB, 1 GiB]. */
-    static void checkSegmentSize(long segmentSize) {
-        if (segmentSize < WalSegmentDescriptor.MIN_SEGMENT_SIZE || segmentSize > WalSegmentDescriptor.MAX_SEGMENT_SIZE
-                || segmentSize % 4096 != 0) {
-            throw new IllegalArgumentException("WAL segment size must be a multiple of 4096 in ["
-                    + WalSegmentDescriptor.MIN_SEGMENT_SIZE + ", " + WalSegmentDescriptor.MAX_SEGMENT_SIZE
-                    + "], was " + segmentSize);
         }
     }
 
