@@ -1,5 +1,6 @@
 package dev.varve.benchmarks;
 
+import dev.varve.config.WalSyncMode;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
@@ -87,11 +88,12 @@ public final class CompareChild {
         Files.writeString(file, text.endsWith("\n") ? text : text + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     }
 
-    static PeerTarget open(CompareSetup setup, CompareSettings s, Path dir) {
+    static PeerTarget open(CompareSetup setup, CompareSettings s, Path dir, boolean ownPartitions) {
         return switch (setup.kind) {
-            case VARVE -> new VarveTarget(setup, s, dir);
+            case VARVE -> new VarveTarget(setup, s, dir, ownPartitions);
             case IGNITE -> new IgniteTarget(setup, s, dir);
             case H2 -> new H2Target(s, dir);
+            case ROCKSDB -> new RocksDbTarget(s, dir);
         };
     }
 
@@ -184,7 +186,7 @@ public final class CompareChild {
             long[] ids = new long[perCall];
             byte[][] values = new byte[perCall][];
             long interval = phase.fixedRate ? Math.max(1, (long) (1e9 * perCall * s.threads() / s.rate())) : 0;
-            long due = start + index * (interval / Math.max(1, s.threads()));
+            long due = start + index * (interval / s.threads());
             long done = 0;
             while (true) {
                 long now = System.nanoTime();
@@ -207,7 +209,7 @@ public final class CompareChild {
                     valueBytes += values[i].length;
                 }
                 if (phase.batch) target.putBatch(ids, values, perCall);
-                else target.put(ids[0], values[0]);
+                else target.put(index, ids[0], values[0]);
                 long finish = System.nanoTime();
                 latency.recordValue(Math.max(0, finish - begin));
                 done += perCall;
@@ -218,10 +220,13 @@ public final class CompareChild {
 
     static PhaseResult runPhase(CompareSetup setup, CompareSettings s, ComparePhase phase, Path dir, int seconds, byte[][] pool)
             throws Exception {
+        WalSyncMode sync = s.sync(); // the run's: a phase with its own durability is still reported under the run's mode
         StoreDirs.wipe(dir);
         Files.delete(dir.resolve(StoreDirs.MARKER)); // the systems want their directory to themselves
+        s = s.withThreads(phase.writers(s.threads()));
+        if (phase.sync != null) s = s.withSync(phase.sync);
         long t0 = System.nanoTime();
-        PeerTarget target = open(setup, s, dir);
+        PeerTarget target = open(setup, s, dir, phase.ownPartitions);
         long openNanos = System.nanoTime() - t0;
         String description = target.describe();
         List<long[]> series = new ArrayList<>();
@@ -291,6 +296,6 @@ public final class CompareChild {
             target.close();
         }
         StoreDirs.delete(dir);
-        return new PhaseResult(setup, phase, s.sync(), v, series, description, null);
+        return new PhaseResult(setup, phase, sync, v, series, description, null);
     }
 }

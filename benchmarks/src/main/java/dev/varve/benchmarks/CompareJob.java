@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code --compare}: the comparison harness. For each sync mode and each {@link CompareSetup} (four Varve recovery
- * configurations, Ignite with physical WAL records, Ignite with checkpoint recovery data, H2 MVStore) it starts a
+ * configurations, Ignite with physical WAL records, Ignite with checkpoint recovery data, H2 MVStore, RocksDB) it starts a
  * child JVM ({@link CompareChild}) with the same heap, direct-memory limit and flags, which runs the same phases on
  * fresh stores; then writes {@code BENCHMARKS.md} and SVG charts into {@code --out} and prints the table.
  */
@@ -72,7 +72,12 @@ final class CompareJob {
     }
 
     List<ComparePhase> phases() {
+        if (opts.phases != null) return opts.phases;
         return opts.longRun ? List.of(ComparePhase.values()) : List.of(ComparePhase.DEFAULT);
+    }
+
+    List<CompareSetup> setups() {
+        return opts.systems != null ? opts.systems : List.of(CompareSetup.values());
     }
 
     static List<String> childJvmFlags() {
@@ -103,17 +108,19 @@ final class CompareJob {
         List<ComparePhase> phases = phases();
         List<WalSyncMode> syncs = syncModes();
         CompareSettings base = settings(syncs.get(0));
-        out.printf("comparison: Varve vs Apache Ignite 2.18 native persistence vs H2 MVStore%s; %d phases x %d s (+%d s warm-up per JVM), "
-                        + "%s, %d thread(s), one child JVM per configuration (-Xmx%s)%n",
-                opts.longRun ? " (long)" : "", phases.size(), base.seconds(), base.warmupSeconds(), syncs, base.threads(), HEAP);
+        List<CompareSetup> setups = setups();
+        out.printf("comparison: %s%s; %d phases x %d s (+%d s warm-up per JVM), %s, %d thread(s) unless a phase says, "
+                        + "one child JVM per configuration (-Xmx%s)%n",
+                String.join(", ", setups.stream().map(x -> x.label).toList()), opts.longRun ? " (long)" : "", phases.size(), base.seconds(),
+                base.warmupSeconds(), syncs, base.threads(), HEAP);
         out.printf("machine: %s%n", machine.oneLine());
         Map<WalSyncMode, List<PhaseResult>> results = new LinkedHashMap<>();
-        int total = syncs.size() * CompareSetup.values().length;
+        int total = syncs.size() * setups.size();
         int done = 0;
         for (WalSyncMode sync : syncs) {
             CompareSettings s = base.withSync(sync);
             List<PhaseResult> rs = new ArrayList<>();
-            for (CompareSetup setup : CompareSetup.values()) {
+            for (CompareSetup setup : setups) {
                 done++;
                 long c0 = System.nanoTime();
                 List<PhaseResult> r = runChild(setup, s, phases, logs, data);
@@ -131,7 +138,7 @@ final class CompareJob {
         }
         StoreDirs.delete(opts.dir);
         double minutes = (System.nanoTime() - t0) / 60e9;
-        CompareReport report = new CompareReport(base, phases, results, machine, childJvmFlags(), opts.longRun, minutes);
+        CompareReport report = new CompareReport(base, phases, setups, results, machine, childJvmFlags(), opts.longRun, minutes);
         Path md = report.write(outDir);
         out.println();
         report.printConsole(out);

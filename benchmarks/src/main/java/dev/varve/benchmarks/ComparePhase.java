@@ -1,9 +1,17 @@
 package dev.varve.benchmarks;
 
+import dev.varve.config.WalSyncMode;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
 /**
  * One measured load of the comparison harness, after IEP-113's experiments: full-speed puts over a key range, puts at a
  * fixed rate (latency without coordinated omission: each write's latency counts from when it was due), and a
- * disk-heavy load of unique (monotonically increasing) keys, each as single puts or as batches.
+ * disk-heavy load of unique (monotonically increasing) keys, each as single puts or as batches; and the scaling phases:
+ * full-speed puts from 1, 2, 4 and 8 writer threads (each Varve writer on its own partition), and 8 writers that each
+ * wait for fsync (group commit), whatever the run's sync mode.
  */
 enum ComparePhase {
     FULL_SPEED(Load.RANDOM, false, false, "full-speed puts"),
@@ -11,7 +19,12 @@ enum ComparePhase {
     FIXED_RATE(Load.RANDOM, false, true, "fixed-rate puts"),
     FIXED_RATE_BATCH(Load.RANDOM, true, true, "fixed-rate batches"),
     UNIQUE(Load.UNIQUE, false, false, "unique-key puts (disk-heavy)"),
-    UNIQUE_BATCH(Load.UNIQUE, true, false, "unique-key batches (disk-heavy)");
+    UNIQUE_BATCH(Load.UNIQUE, true, false, "unique-key batches (disk-heavy)"),
+    WRITERS_1(1, null, "full-speed puts, 1 writer"),
+    WRITERS_2(2, null, "full-speed puts, 2 writers"),
+    WRITERS_4(4, null, "full-speed puts, 4 writers"),
+    WRITERS_8(8, null, "full-speed puts, 8 writers"),
+    FSYNC_WRITERS_8(8, WalSyncMode.FSYNC, "FSYNC puts, 8 writers (group commit)");
 
     /** Which keys a phase writes. */
     enum Load {
@@ -25,12 +38,68 @@ enum ComparePhase {
     final boolean batch;
     final boolean fixedRate;
     final String title;
+    /** Writer threads; 0: the run's {@code --threads}. */
+    final int writers;
+    /** True when each Varve writer puts into a partition of its own (a caller-placed table), so writers never share one. */
+    final boolean ownPartitions;
+    /** The durability this phase always runs with; null: the run's sync mode. */
+    final WalSyncMode sync;
 
     ComparePhase(Load load, boolean batch, boolean fixedRate, String title) {
         this.load = load;
         this.batch = batch;
         this.fixedRate = fixedRate;
         this.title = title;
+        this.writers = 0;
+        this.ownPartitions = false;
+        this.sync = null;
+    }
+
+    /** A scaling phase: full-speed random puts from {@code writers} threads, each Varve writer on its own partition. */
+    ComparePhase(int writers, WalSyncMode sync, String title) {
+        this.load = Load.RANDOM;
+        this.batch = false;
+        this.fixedRate = false;
+        this.title = title;
+        this.writers = writers;
+        this.ownPartitions = true;
+        this.sync = sync;
+    }
+
+    /** Writer threads of this phase in a run with {@code --threads runThreads}. */
+    int writers(int runThreads) {
+        return writers > 0 ? writers : runThreads;
+    }
+
+    /** The phases of the multi-writer scaling run ({@code --phases writers}). */
+    static final ComparePhase[] WRITERS = {WRITERS_1, WRITERS_2, WRITERS_4, WRITERS_8};
+
+    /**
+     * The phases a {@code --phases} list names: phase names in any case with {@code -} or {@code _}, or {@code default},
+     * {@code writers} (1, 2, 4, 8 writers), {@code all}; in the order given, each once.
+     *
+     * @throws IllegalArgumentException naming the first word that is not a phase
+     */
+    static List<ComparePhase> parse(String list) {
+        List<ComparePhase> out = new ArrayList<>();
+        for (String word : list.split(",")) {
+            String w = word.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+            List<ComparePhase> named = switch (w) {
+                case "DEFAULT" -> List.of(DEFAULT);
+                case "WRITERS" -> List.of(WRITERS);
+                case "ALL" -> List.of(values());
+                default -> {
+                    try {
+                        yield List.of(valueOf(w));
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException("unknown phase '" + word.trim() + "'; phases: default, writers, all, "
+                                + String.join(", ", java.util.Arrays.stream(values()).map(p -> p.name().toLowerCase(Locale.ROOT)).toList()));
+                    }
+                }
+            };
+            for (ComparePhase p : named) if (!out.contains(p)) out.add(p);
+        }
+        return out;
     }
 
     /** The phases of the default (about 3-minute) comparison. */

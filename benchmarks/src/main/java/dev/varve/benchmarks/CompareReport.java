@@ -39,20 +39,23 @@ final class CompareReport {
     static final List<Pair> PAIRS = List.of(
             new Pair(CompareSetup.VARVE_WAL_PHYSICAL, CompareSetup.IGNITE_WAL_PHYSICAL),
             new Pair(CompareSetup.VARVE_RF_DISABLED, CompareSetup.IGNITE_RECOVERY_DATA),
-            new Pair(CompareSetup.VARVE_RF_SNAPPY, CompareSetup.H2_MVSTORE));
+            new Pair(CompareSetup.VARVE_RF_SNAPPY, CompareSetup.H2_MVSTORE),
+            new Pair(CompareSetup.VARVE_RF_SNAPPY, CompareSetup.ROCKSDB));
 
     private final CompareSettings settings;
     private final List<ComparePhase> phases;
+    private final List<CompareSetup> setups;
     private final Map<WalSyncMode, List<PhaseResult>> results;
     private final MachineInfo machine;
     private final List<String> jvmFlags;
     private final boolean longRun;
     private final double minutes;
 
-    CompareReport(CompareSettings settings, List<ComparePhase> phases, Map<WalSyncMode, List<PhaseResult>> results, MachineInfo machine,
-                  List<String> jvmFlags, boolean longRun, double minutes) {
+    CompareReport(CompareSettings settings, List<ComparePhase> phases, List<CompareSetup> setups, Map<WalSyncMode, List<PhaseResult>> results,
+                  MachineInfo machine, List<String> jvmFlags, boolean longRun, double minutes) {
         this.settings = settings;
         this.phases = phases;
+        this.setups = setups;
         this.results = results;
         this.machine = machine;
         this.jvmFlags = jvmFlags;
@@ -60,11 +63,23 @@ final class CompareReport {
         this.minutes = minutes;
     }
 
+    /** The pairs whose both sides ran. */
+    List<Pair> pairs() {
+        return PAIRS.stream().filter(p -> setups.contains(p.varve()) && setups.contains(p.peer())).toList();
+    }
+
     // ---- rows ----
 
     private static Double v(PhaseResult r, String key) {
         Long x = r.get(key);
         return x == null ? null : x.doubleValue();
+    }
+
+    /** A total divided by the puts of the phase, so systems that ran at different speeds compare fairly. */
+    private static Double perPut(PhaseResult r, String key) {
+        Long ops = r.get("ops");
+        Long x = r.get(key);
+        return x == null || ops == null || ops == 0 ? null : (double) x / ops;
     }
 
     private static Double perCheckpointMs(PhaseResult r, String key) {
@@ -83,18 +98,21 @@ final class CompareReport {
         r.add(new Row("throughput, puts/s", PhaseResult::putsPerSecond, INT));
         r.add(new Row("latency p50, µs", x -> x.get("p50") == null ? null : x.get("p50") / 1e3, ONE));
         r.add(new Row("latency p99, µs", x -> x.get("p99") == null ? null : x.get("p99") / 1e3, ONE));
+        r.add(new Row("latency max, µs", x -> x.get("max") == null ? null : x.get("max") / 1e3, ONE));
         r.add(new Row("WAL, MiB", x -> v(x, "walBytes"), MIB));
-        r.add(new Row("WAL bytes per put", x -> x.get("walBytes") == null || x.get("ops") == null || x.get("ops") == 0 ? null
-                : (double) x.get("walBytes") / x.get("ops"), ONE));
+        r.add(new Row("WAL bytes per put", x -> perPut(x, "walBytes"), ONE));
         r.add(new Row("checkpoints", x -> v(x, "checkpoints"), INT));
         r.add(new Row("checkpoint pages", x -> v(x, "cpPages"), INT));
+        r.add(new Row("checkpoint pages per 1,000 puts", x -> perPut(x, "cpPages") == null ? null : perPut(x, "cpPages") * 1000, ONE));
         r.add(new Row("recovery data, MiB", x -> v(x, "rfBytes"), MIB));
         r.add(new Row("recovery-data write, ms/cp", x -> perCheckpointMs(x, "rfNanos"), ONE));
         r.add(new Row("page write, ms/cp", x -> perCheckpointMs(x, "pageWriteNanos"), ONE));
         r.add(new Row("fsync, ms/cp", x -> perCheckpointMs(x, "fsyncNanos"), ONE));
         r.add(new Row("checkpoint total, ms/cp", x -> perCheckpointMs(x, "cpTotalNanos"), ONE));
+        r.add(new Row("checkpoint lock hold, ms/cp", x -> perCheckpointMs(x, "lockNanos"), ONE));
         r.add(new Row("throttled, ms", x -> x.get("throttledNanos") == null ? null : x.get("throttledNanos") / 1e6, INT));
         r.add(new Row("on disk at end, MiB", x -> v(x, "storeBytes"), MIB));
+        r.add(new Row("on disk per put, bytes", x -> perPut(x, "storeBytes"), ONE));
         return r;
     }
 
@@ -121,8 +139,8 @@ final class CompareReport {
 
     private List<String> headings() {
         List<String> h = new ArrayList<>();
-        for (CompareSetup s : CompareSetup.values()) h.add(s.label);
-        for (Pair p : PAIRS) h.add(p.label());
+        for (CompareSetup s : setups) h.add(s.label);
+        for (Pair p : pairs()) h.add(p.label());
         return h;
     }
 
@@ -134,8 +152,8 @@ final class CompareReport {
             for (Row row : rows()) {
                 List<String> line = new ArrayList<>();
                 line.add(row.label());
-                for (CompareSetup s : CompareSetup.values()) line.add(cell(find(sync, phase, s), row));
-                for (Pair p : PAIRS) line.add(ratio(find(sync, phase, p.varve()), find(sync, phase, p.peer()), row));
+                for (CompareSetup s : setups) line.add(cell(find(sync, phase, s), row));
+                for (Pair p : pairs()) line.add(ratio(find(sync, phase, p.varve()), find(sync, phase, p.peer()), row));
                 t.add(line);
             }
         }
@@ -151,8 +169,8 @@ final class CompareReport {
             for (Row row : List.of(tput, p99)) {
                 List<String> line = new ArrayList<>();
                 line.add(phaseTitle(phase) + (row == tput ? ", puts/s" : ", p99 µs"));
-                for (CompareSetup s : CompareSetup.values()) line.add(cell(find(sync, phase, s), row));
-                for (Pair p : PAIRS) line.add(ratio(find(sync, phase, p.varve()), find(sync, phase, p.peer()), row));
+                for (CompareSetup s : setups) line.add(cell(find(sync, phase, s), row));
+                for (Pair p : pairs()) line.add(ratio(find(sync, phase, p.varve()), find(sync, phase, p.peer()), row));
                 t.add(line);
             }
         }
@@ -161,6 +179,7 @@ final class CompareReport {
 
     String phaseTitle(ComparePhase p) {
         String t = p.title;
+        if (p.writers == 0 && settings.threads() > 1) t += ", " + settings.threads() + " writers";
         if (p.batch) t += " of " + settings.batchSize();
         if (p.fixedRate) t += String.format(" at %,d puts/s", settings.rate());
         return t;
@@ -230,9 +249,13 @@ final class CompareReport {
             for (Path p : s.filter(CompareReport::isChart).toList()) Files.delete(p); // last run's; other jobs' charts stay
         }
         StringBuilder sb = new StringBuilder();
-        sb.append("# Varve benchmarks: Varve vs Apache Ignite native persistence vs H2 MVStore\n\n");
+        sb.append("# Varve benchmarks: Varve vs Apache Ignite native persistence vs H2 MVStore vs RocksDB\n\n");
         sb.append("Generated by `java -jar benchmarks/target/varve-benchmarks.jar --compare")
-                .append(longRun ? " --long" : "").append("` on ")
+                .append(longRun ? " --long" : "").append(phases.equals(List.of(ComparePhase.DEFAULT)) || longRun ? ""
+                        : " --phases " + String.join(",", phases.stream().map(p -> p.name().toLowerCase(Locale.ROOT)).toList()))
+                .append(setups.size() == CompareSetup.values().length ? ""
+                        : " --systems " + String.join(",", setups.stream().map(x -> x.name().toLowerCase(Locale.ROOT)).toList()))
+                .append("` on ")
                 .append(ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z"))).append(String.format(" in %.1f minutes. ", minutes))
                 .append("Every figure below comes from that one invocation: each configuration ran in its own child JVM, one after another, "
                         + "on the same machine and disk, with the same load and durability.\n\n");
@@ -270,7 +293,7 @@ final class CompareReport {
                         + " + Ignite's " + CompareJob.MODULE_FLAGS.size() + " --add-opens flags"));
         Map<CompareSetup, String> desc = new LinkedHashMap<>();
         for (List<PhaseResult> rs : results.values()) for (PhaseResult r : rs) if (!r.description().isEmpty()) desc.putIfAbsent(r.setup(), r.description());
-        for (CompareSetup s : CompareSetup.values()) {
+        for (CompareSetup s : setups) {
             sb.append("- **").append(s.label).append("**: ").append(desc.getOrDefault(s, "(did not start; see the logs)")).append('\n');
         }
         sb.append('\n');
@@ -285,7 +308,8 @@ final class CompareReport {
             sb.append("**").append(sync).append("**\n\n").append(md(header, headline(sync))).append('\n');
         }
         sb.append("Ratios compare like with like: Varve WAL_PHYSICAL with Ignite's physical WAL records, Varve recovery files uncompressed with "
-                + "Ignite's uncompressed checkpoint recovery data, and Varve's default (recovery files, SNAPPY) with H2 MVStore. Above 1x means "
+                + "Ignite's uncompressed checkpoint recovery data, and Varve's default (recovery files, SNAPPY) with H2 MVStore and with RocksDB "
+                + "(which compresses its files with Snappy by default). Above 1x means "
                 + "Varve's figure is the larger (better for throughput, worse for latency, bytes and times).\n\n");
 
         for (WalSyncMode sync : results.keySet()) {
@@ -327,6 +351,13 @@ final class CompareReport {
                 + "`TotalThrottlingTime` and Varve's `throttledNanos()`.\n");
         sb.append("- **Batches.** Varve's batch is one atomic `store.write`; Ignite's `putAll` on an ATOMIC cache is not atomic across keys "
                 + "(a transactional cache would be, at a cost); H2's batch is one commit.\n");
+        sb.append("- **Writers.** The writer phases put at full speed from 1, 2, 4 or 8 threads; each Varve writer puts into a partition of "
+                + "its own (a caller-placed table), the peers take the same keys into their one cache, map or database. The FSYNC phase "
+                + "runs with every write waiting for fsync whatever the run's sync mode, so concurrent writers can share an fsync "
+                + "(group commit).\n");
+        sb.append("- **Per put.** WAL bytes, checkpoint pages and bytes on disk are also divided by the puts of the phase, so systems that "
+                + "ran at different speeds compare fairly. RocksDB has no checkpoints: its memtable flushes and compactions show in "
+                + "its bytes on disk; its WAL bytes are its `WAL_FILE_BYTES` ticker.\n");
         sb.append("- Raw figures and time series: `data/`; each child JVM's output: `logs/`.\n");
         Path md = dir.resolve(FILE);
         Files.writeString(md, sb.toString(), StandardCharsets.UTF_8);
@@ -338,7 +369,7 @@ final class CompareReport {
         SvgChart tput = new SvgChart("Throughput: " + what, "seconds", "puts/s");
         SvgChart buf = new SvgChart("Checkpoint buffer: " + what, "seconds", "pages");
         SvgChart dirty = new SvgChart("Dirty pages: " + what, "seconds", "pages");
-        for (CompareSetup s : CompareSetup.values()) {
+        for (CompareSetup s : setups) {
             PhaseResult r = find(sync, phase, s);
             List<long[]> series = r == null ? List.of() : r.series();
             boolean dashed = s.kind != CompareSetup.Kind.VARVE;

@@ -35,6 +35,11 @@ record CompareSettings(int seconds, int warmupSeconds, long keys, int rate, int 
                 checkpointMillis, pageSize, partitions, s);
     }
 
+    CompareSettings withThreads(int t) {
+        return new CompareSettings(seconds, warmupSeconds, keys, rate, batchSize, t, regionBytes, checkpointBufferBytes,
+                checkpointMillis, pageSize, partitions, sync);
+    }
+
     List<String> toArgs() {
         List<String> a = new ArrayList<>();
         a.add("seconds=" + seconds);

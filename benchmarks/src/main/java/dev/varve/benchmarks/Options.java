@@ -47,7 +47,7 @@ final class Options {
             "jobs (default: " + (DEFAULT_JOB == Job.COMPARE ? "--compare" : "--demo") + "):",
             "  --compare               the comparison harness: Varve (WAL_PHYSICAL, recovery files DISABLED / SKIP_GARBAGE /",
             "                          SNAPPY) vs Apache Ignite 2.18 native persistence (physical WAL records, and",
-            "                          writeRecoveryDataOnCheckpoint) vs H2 MVStore, each in its own child JVM, same load and",
+            "                          writeRecoveryDataOnCheckpoint) vs H2 MVStore vs RocksDB, each in its own child JVM, same load and",
             "                          durability; full-speed, fixed-rate and unique-key (disk-heavy) puts and batches; writes",
             "                          BENCHMARKS.md and SVG charts to --out and prints the table (about 3 minutes on 2 cores)",
             "  --demo                  writes --keys keys, closes, reopens, reads back, verifies and scans a store",
@@ -82,7 +82,7 @@ final class Options {
             "                          per configuration (default " + RETENTION_SECONDS_DEFAULT + ")",
             "  --ship-mib N            --ship: MiB of key and value bytes in the shipped image (default " + SHIP_MIB_DEFAULT + ")",
             "  --dirty-mib N           --recovery-time: MiB of dirty pages at the kill (default " + DIRTY_MIB_DEFAULT + ")",
-            "  --long                  compare: the long version: all six phases (puts and batches of each load), LOG_ONLY",
+            "  --long                  compare: the long version: every phase (puts and batches of each load, writers), LOG_ONLY",
             "                          and FSYNC, " + COMPARE_SECONDS_LONG + " s per phase (about an hour on 2 cores)",
             "  --out PATH              compare: report directory (default ./" + OUT_DEFAULT + "): BENCHMARKS.md, charts, data, logs;",
             "                          retention: the same directory, for RETENTION.md and its chart",
@@ -90,6 +90,12 @@ final class Options {
             "  --rate N                compare: puts/s of the fixed-rate phases (default " + RATE_DEFAULT + ")",
             "  --batch N               compare: puts per batch (default " + BATCH_DEFAULT + ")",
             "  --checkpoint-ms N       compare: checkpoint period of Varve and Ignite (default " + CHECKPOINT_MILLIS_DEFAULT + ")",
+            "  --phases LIST           compare: the phases to run, comma-separated (default: full_speed, full_speed_batch,",
+            "                          fixed_rate, unique); also fixed_rate_batch, unique_batch, writers_1/2/4/8 (full-speed",
+            "                          puts from that many writers, each Varve writer on its own partition), fsync_writers_8",
+            "                          (8 writers, every put waits for fsync); 'writers' = writers_1..8, 'all' = every phase",
+            "  --systems LIST          compare: the systems to run, comma-separated (default all): varve, ignite, h2_mvstore,",
+            "                          rocksdb, or one setup such as varve_wal_physical, varve_rf_snappy, ignite_recovery_data",
             "  --verbose               log at INFO (checkpoints, recovery)",
             "");
 
@@ -109,6 +115,10 @@ final class Options {
     int rate = RATE_DEFAULT;
     int batchSize = BATCH_DEFAULT;
     long checkpointMillis = CHECKPOINT_MILLIS_DEFAULT;
+    /** {@code --phases}: the compare phases to run; null: the default (or {@code --long}) set. */
+    List<ComparePhase> phases;
+    /** {@code --systems}: the compare setups to run; null: all. */
+    List<CompareSetup> systems;
     boolean syncSet;
     boolean secondsSet;
     boolean keysSet;
@@ -127,6 +137,8 @@ final class Options {
                 case "--rate" -> o.rate = (int) number(args, ++i, flag, 1, 100_000_000);
                 case "--batch" -> o.batchSize = (int) number(args, ++i, flag, 1, 100_000);
                 case "--checkpoint-ms" -> o.checkpointMillis = number(args, ++i, flag, 1, 86_400_000);
+                case "--phases" -> o.phases = listOf(ComparePhase::parse, args, ++i, flag);
+                case "--systems" -> o.systems = listOf(CompareSetup::parse, args, ++i, flag);
                 case "--recovery-modes" -> o.job(Job.RECOVERY_MODES);
                 case "--recovery-time" -> o.job(Job.RECOVERY_TIME);
                 case "--retention" -> o.job(Job.RETENTION);
@@ -190,6 +202,15 @@ final class Options {
     private static String value(List<String> args, int i, String flag) throws UsageException {
         if (i >= args.size()) throw new UsageException(flag + " needs a value");
         return args.get(i);
+    }
+
+    private static <T> List<T> listOf(java.util.function.Function<String, List<T>> parser, List<String> args, int i, String flag)
+            throws UsageException {
+        try {
+            return parser.apply(value(args, i, flag));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(flag + ": " + e.getMessage());
+        }
     }
 
     private static long number(List<String> args, int i, String flag, long min, long max) throws UsageException {

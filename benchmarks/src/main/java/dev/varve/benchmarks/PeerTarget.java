@@ -23,6 +23,11 @@ interface PeerTarget extends AutoCloseable {
 
     void put(long id, byte[] value);
 
+    /** A put by writer thread {@code writer} (0-based); a system that can give each writer its own partition does. */
+    default void put(int writer, long id, byte[] value) {
+        put(id, value);
+    }
+
     /** Writes {@code n} puts as one call (atomically where the system can; see {@link #describe()}). */
     void putBatch(long[] ids, byte[][] values, int n);
 

@@ -82,6 +82,22 @@ class MainTest {
     }
 
     @Test
+    void phasesAndSystemsAreSelectable() throws Exception {
+        Options o = Options.parse(java.util.List.of("--compare", "--phases", "writers,fsync-writers-8,writers_2", "--systems", "varve_rf_snappy,rocksdb"));
+        CompareJob j = new CompareJob(o, System.out);
+        assertEquals(java.util.List.of(ComparePhase.WRITERS_1, ComparePhase.WRITERS_2, ComparePhase.WRITERS_4, ComparePhase.WRITERS_8,
+                ComparePhase.FSYNC_WRITERS_8), j.phases());
+        assertEquals(java.util.List.of(CompareSetup.VARVE_RF_SNAPPY, CompareSetup.ROCKSDB), j.setups());
+        assertEquals(4, CompareSetup.parse("varve").size());
+        assertEquals(8, ComparePhase.FSYNC_WRITERS_8.writers(1));
+        assertEquals(3, ComparePhase.FULL_SPEED.writers(3));
+        assertEquals(Main.USAGE, run("--compare", "--phases", "warp"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown phase 'warp'"), err::toString);
+        assertEquals(Main.USAGE, run("--compare", "--systems", "oracle"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown system 'oracle'"), err::toString);
+    }
+
+    @Test
     void reportAndChartsAreWrittenAndWellFormed(@TempDir Path tmp) throws Exception {
         CompareSettings s = new CompareSettings(4, 2, 1000, 100, 10, 1, 256L << 20, 64L << 20, 1000, 4096, 16,
                 dev.varve.config.WalSyncMode.LOG_ONLY);
@@ -100,7 +116,8 @@ class MainTest {
                     : new PhaseResult(setup, ComparePhase.FULL_SPEED, s.sync(), v, series, setup.label + " config", null));
         }
         MachineInfo m = MachineInfo.probe(tmp);
-        CompareReport r = new CompareReport(s, java.util.List.of(ComparePhase.FULL_SPEED), java.util.Map.of(s.sync(), rs), m,
+        CompareReport r = new CompareReport(s, java.util.List.of(ComparePhase.FULL_SPEED), java.util.List.of(CompareSetup.values()),
+                java.util.Map.of(s.sync(), rs), m,
                 CompareJob.childJvmFlags(), false, 0.1);
         Path md = r.write(tmp);
         String text = Files.readString(md);

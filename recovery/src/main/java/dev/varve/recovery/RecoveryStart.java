@@ -17,7 +17,8 @@ import java.util.Optional;
  * start from an older mark whose WAL is gone, or from an empty store); a start marker without its end whose recovery
  * files are gone means the end marker was lost (the files are deleted only once the end is written). Either is a
  * {@link CorruptionException} naming the missing marker. An interrupted checkpoint's recovery files are read in full
- * here, so a damaged one stops the open before its first page is restored.
+ * and every entry's checksum checked here (not decoded: the restore decodes them), so a damaged one stops the open
+ * before its first page is restored.
  *
  * @param latest      the latest checkpoint's start marker, or null when no checkpoint ever started
  * @param interrupted true when {@code latest} has no end marker: its pages are restored first
@@ -44,7 +45,7 @@ public record RecoveryStart(CheckpointMarker latest, boolean interrupted, long n
                             + markers.endPath(start.id()).getFileName() + " missing) and its recovery file is gone: "
                             + "either the end marker or the recovery file was lost", markers.recoveryFilePath(start.id(), n), 0);
                 }
-                RecoveryFileReader.read(markers, start, n, pageSize, (pageId, image) -> { });
+                RecoveryFileReader.verify(markers, start, n, pageSize);
             }
             return new RecoveryStart(start, true, start.markLsn());
         }

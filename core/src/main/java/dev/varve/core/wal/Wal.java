@@ -10,6 +10,7 @@ import dev.varve.config.WalSyncMode;
 import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
+import dev.varve.core.util.StoreThreads;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -19,29 +20,32 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The write-ahead log writer: appends records to memory-mapped segment files (layout in
  * {@link WalSegmentDescriptor}) and makes them durable as the {@link WalSyncMode} promises.
  *
- * <p>Design note. Appends copy the record into the mapped segment under {@code appendLock}; a store into the
- * mapping reaches the OS at once, so every returned append survives a process crash. The record body is written
- * first and its length last with release ordering, so a torn record never shows a valid length and CRC. Durability
+ * <p>Design note. An append reserves its place under {@code appendLock} (a few field updates), then copies the
+ * record body and computes its CRC outside the lock, so concurrent writers copy in parallel; a store into the
+ * mapping reaches the OS at once, so every returned append survives a process crash. The length is written last,
+ * with release ordering and in LSN order (each append waits until its predecessor is published, see
+ * {@link #publish}), so a torn record never shows a valid length and CRC, and after a crash no record with a length
+ * follows one without: open's rule for telling a torn tail from damage holds as with serial appends. Durability
  * against power loss is a separate step, {@code msync} of the mapped range, done under {@code forceLock} by one
- * thread at a time: group commit is that a thread which gets the lock forces everything appended so far, and a
- * waiting thread whose record was covered meanwhile returns without forcing again ({@code durableLsn}). A segment
- * switch forces the old segment entirely before the new one is written. Lock order is appendLock, then forceLock;
- * a forcing thread never takes appendLock.
+ * thread at a time: group commit is that a thread which gets the lock forces everything appended so far, and the
+ * threads waiting for that force ({@link #awaitDurable}) all wake when it ends; those it covered return without
+ * forcing again ({@code durableLsn}). A segment
+ * switch forces what of the old segment is not durable yet before the new one is written; the new segment's file is
+ * prepared ahead ({@link WalSegmentPreparer}) so the switch does not write a whole file while writers wait. Lock
+ * order is appendLock, then forceLock; a forcing thread never takes appendLock.
  *
  * <p>Failure: an {@link IOException} becomes a {@link StorageException} naming the file, and from then on the WAL
  * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
  */
 public final class Wal implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(Wal.class);
     private final Path dir;
     private final FileIOFactory io;
     private final long segmentSize;
@@ -49,17 +53,32 @@ public final class Wal implements AutoCloseable {
     private final int maxPayloadBytes;
     private final WalTailCut tailCut;
     private final WalBackgroundFlusher flusher;
+    private final WalSegmentPreparer preparer;
+    /** The segment whose file {@link #preparer} was last asked for; appendLock. */
+    private long preparing = -1;
 
     private final ReentrantLock appendLock = new ReentrantLock();
     /** Serialises forcing; guards {@link #current} changes so a forcing thread sees a stable segment. */
     private final ReentrantLock forceLock = new ReentrantLock();
+    /** Notified whenever forceLock is released: threads waiting for a force in progress (see {@link #awaitDurable}). */
+    private final Object durableSignal = new Object();
     private final Object deleteLock = new Object();
-    private final CRC32C crc = new CRC32C(); // appendLock
+    /** Spins before a publishing append yields its core to the writer it waits for. */
+    private static final int PUBLISH_SPINS = 128;
+    /** Yields before it parks: a writer descheduled between its reservation and its publish holds everyone after it. */
+    private static final int PUBLISH_YIELDS = 16;
+    private static final long PUBLISH_PARK_MIN_NANOS = 10_000;
+    private static final long PUBLISH_PARK_MAX_NANOS = 1_000_000;
 
     private WalSegment current; // written under appendLock + forceLock
     private int endOffset; // appendLock: where the next record goes in current
+    /** The end LSN of the last record reserved; {@link #position} reaches it once every reserved record is published. */
+    private long reservedEnd; // appendLock
     private volatile long currentIndex;
-    /** Next LSN; published (volatile) after a record is complete, so every record below it is fully written. */
+    /**
+     * Next LSN; published (volatile) after a record is complete (length written), so every record below it is fully
+     * written. Only the append that reserved the record at this LSN advances it (see {@link #publish}), and a switch.
+     */
     private volatile long position;
     /** Every record below this LSN is durable. Only grows. */
     private final AtomicLong durableLsn = new AtomicLong();
@@ -80,10 +99,12 @@ public final class Wal implements AutoCloseable {
         this.endOffset = scan.endOffset;
         this.firstSegmentIndex = scan.empty ? 0 : scan.firstIndex;
         this.position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
+        this.reservedEnd = position;
         // what a crashed process left in the page cache may not be durable yet
         current.force(0, endOffset);
         durableLsn.set(position);
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
+        this.preparer = new WalSegmentPreparer(io, dir, segmentSize, "varve-wal-preparer" + StoreThreads.suffix());
     }
 
     /**
@@ -121,7 +142,7 @@ public final class Wal implements AutoCloseable {
             throw new IllegalArgumentException("BACKGROUND WAL sync needs a positive flush frequency, was "
                     + flushFrequency);
         }
-        WalSegment last = carryOut(scan);
+        WalSegment last = scan.carryOut();
         try {
             Wal wal = new Wal(scan, last, flushFrequency);
             if (wal.flusher != null) wal.flusher.start(agents);
@@ -129,38 +150,6 @@ public final class Wal implements AutoCloseable {
         } catch (RuntimeException e) {
             WalSegment.closeQuietly(last);
             throw e;
-        }
-    }
-
-    /** Applies the scan's repairs: deletions first (newest first), then the cut zeroed; returns the last segment. */
-    private static WalSegment carryOut(WalOpenScan scan) {
-        try {
-            scan.io.createDirectories(scan.dir);
-            for (Path p : scan.io.list(scan.dir, WalSegmentDescriptor.FILE_PREFIX)) {
-                if (p.getFileName().toString().endsWith(WalSegmentDescriptor.TEMP_SUFFIX)) scan.io.delete(p);
-            }
-            for (Path p : scan.toDelete) scan.io.delete(p);
-        } catch (IOException e) {
-            throw new StorageException("cannot clean up the WAL directory", scan.dir, e);
-        }
-        if (scan.empty) return WalSegment.create(scan.io, scan.dir, 0, scan.segmentSize);
-        Path path = scan.dir.resolve(WalSegmentDescriptor.fileName(scan.lastIndex));
-        WalSegment last = WalSegment.open(scan.io, path, scan.lastIndex, scan.segmentSize);
-        if (last == null) throw new StorageException("WAL segment changed size while it was opened", path);
-        if (scan.tailCut != null) {
-            LOG.warn("{}", scan.tailCut);
-            last.zero(scan.endOffset, (int) scan.segmentSize);
-        }
-        return last;
-    }
-
-    /** Checks a segment size: a multiple of 4096 in [64 KiB, 1 GiB]. */
-    static void checkSegmentSize(long segmentSize) {
-        if (segmentSize < WalSegmentDescriptor.MIN_SEGMENT_SIZE || segmentSize > WalSegmentDescriptor.MAX_SEGMENT_SIZE
-                || segmentSize % 4096 != 0) {
-            throw new IllegalArgumentException("WAL segment size must be a multiple of 4096 in ["
-                    + WalSegmentDescriptor.MIN_SEGMENT_SIZE + ", " + WalSegmentDescriptor.MAX_SEGMENT_SIZE
-                    + "], was " + segmentSize);
         }
     }
 
@@ -186,40 +175,78 @@ public final class Wal implements AutoCloseable {
                     + " bytes; raise walSegmentSize");
         }
         int length = RECORD_HEADER_SIZE + payloadBytes;
+        WalSegment seg;
+        int off;
+        long end;
         appendLock.lock();
         try {
             checkWritable();
             if (endOffset + WalSegmentDescriptor.aligned(length) + WalSegmentDescriptor.SEAL_BYTES > segmentSize) {
                 switchSegment();
             }
-            long lsn = write(type, payload, payloadBytes);
+            seg = current;
+            off = endOffset;
+            endOffset = off + WalSegmentDescriptor.aligned(length);
+            end = WalSegmentDescriptor.endLsn(seg.index, endOffset, segmentSize);
+            reservedEnd = end;
             bytesWritten += length;
-            position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
-            return lsn;
+            if (endOffset > segmentSize / 2 && preparing != seg.index + 1) {
+                preparing = seg.index + 1;
+                preparer.prepareAhead(preparing);
+            }
         } finally {
             appendLock.unlock();
         }
+        long lsn = WalSegmentDescriptor.lsn(seg.index, off, segmentSize);
+        writeBody(seg, off, lsn, type, payload, payloadBytes);
+        publish(seg, off, lsn, length, end);
+        return lsn;
     }
 
-    /** Writes one record at {@link #endOffset} of the current segment and advances past it. Holds appendLock. */
-    private long write(int type, ByteBuffer payload, int payloadBytes) {
+    /** Writes a reserved record's body and CRC at {@code off} of {@code seg}, everything but its length. */
+    private void writeBody(WalSegment seg, int off, long lsn, int type, ByteBuffer payload, int payloadBytes) {
         int length = RECORD_HEADER_SIZE + payloadBytes;
-        ByteBuffer seg = current.buffer;
-        int off = endOffset;
-        long lsn = WalSegmentDescriptor.lsn(current.index, off, segmentSize);
+        ByteBuffer b = seg.buffer; // absolute puts only: concurrent writers share it, each in its own range
         try {
-            seg.putLong(off + LSN_OFFSET, lsn);
-            seg.put(off + TYPE_OFFSET, (byte) type);
-            seg.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
-            seg.putInt(off + WalSegmentDescriptor.CRC_OFFSET, WalSegmentDescriptor.recordCrc(seg, off, length, crc));
-            WalSegmentDescriptor.putLengthRelease(seg, off, length);
+            b.putLong(off + LSN_OFFSET, lsn);
+            b.put(off + TYPE_OFFSET, (byte) type);
+            b.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
+            b.putInt(off + WalSegmentDescriptor.CRC_OFFSET, WalSegmentDescriptor.recordCrc(b, off, length, new CRC32C()));
         } catch (InternalError e) {
             // a fault on a mapped store (the file shrank or the device failed) is an IO error
-            throw fail(new StorageException("cannot write WAL record at offset " + off, current.path,
-                    new IOException(e)));
+            throw fail(new StorageException("cannot write WAL record at offset " + off, seg.path, new IOException(e)));
         }
-        endOffset = off + WalSegmentDescriptor.aligned(length);
-        return lsn;
+    }
+
+    /**
+     * Writes the record's length, in LSN order: waits until every earlier record is published (they were reserved
+     * earlier and are being copied by other writers), then publishes this one and moves {@link #position} past it.
+     */
+    private void publish(WalSegment seg, int off, long lsn, int length, long end) {
+        if (!awaitPublished(lsn)) throw refused();
+        WalSegmentDescriptor.putLengthRelease(seg.buffer, off, length);
+        position = end;
+    }
+
+    /**
+     * Waits until {@link #position} reaches {@code lsn}: every record reserved before it is published. False when the
+     * WAL failed meanwhile (a writer before us may never publish its record).
+     */
+    private boolean awaitPublished(long lsn) {
+        long park = PUBLISH_PARK_MIN_NANOS;
+        for (int spins = 0; position != lsn; spins++) {
+            if (failure.get() != null) return false;
+            if (spins < PUBLISH_SPINS) {
+                Thread.onSpinWait();
+            } else if (spins < PUBLISH_SPINS + PUBLISH_YIELDS) {
+                Thread.yield();
+            } else {
+                // more writers than cores: the one we wait for needs a core more than we need to look again soon
+                LockSupport.parkNanos(park);
+                park = Math.min(park * 2, PUBLISH_PARK_MAX_NANOS);
+            }
+        }
+        return true;
     }
 
     /**
@@ -231,55 +258,98 @@ public final class Wal implements AutoCloseable {
             throw new IllegalArgumentException("LSN " + lsn + " was not appended (WAL position " + position + ")");
         }
         if (mode != WalSyncMode.FSYNC || lsn < durableLsn.get()) return;
-        forceCovering(lsn);
+        awaitDurable(lsn + 1);
     }
 
     /** Makes every record appended so far durable (I1: the checkpointer calls this before writing pages). */
     public void force() {
-        forceCovering(-1);
+        if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
+        if (failure.get() != null) throw refused();
+        awaitDurable(position);
     }
 
-    /** Forces everything appended so far unless {@code lsn >= 0} was already covered by another thread's force. */
-    private void forceCovering(long lsn) {
-        forceLock.lock();
-        try {
-            if (lsn >= 0 && lsn < durableLsn.get()) return;
-            if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
-            if (failure.get() != null) throw refused();
-            long target = position;
-            long from = durableLsn.get();
-            if (target <= from) return;
-            WalSegment seg = current; // stable: a switch needs forceLock
-            // target may be the next segment's first LSN when current is full
-            int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
-                    ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
-            int start = WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index
-                    ? 0 : WalSegmentDescriptor.offset(from, segmentSize);
-            try {
-                seg.force(start, to);
-            } catch (StorageException e) {
-                throw fail(e);
+    /**
+     * Returns once every record below {@code upTo} is durable. Group commit: the thread that gets {@code forceLock}
+     * forces everything appended so far; the others do not queue on the lock (a queue wakes its threads one at a
+     * time, each after the previous one ran) but wait on {@link #durableSignal}, so every thread whose record the
+     * force covered wakes at once, and the first one still uncovered forces the next group.
+     */
+    private void awaitDurable(long upTo) {
+        boolean interrupted = false;
+        while (durableLsn.get() < upTo) {
+            if (forceLock.tryLock()) {
+                try {
+                    forceAppended();
+                } finally {
+                    unlockForce();
+                }
+                continue;
             }
-            durableLsn.accumulateAndGet(target, Math::max);
-        } finally {
-            forceLock.unlock();
+            synchronized (durableSignal) {
+                // unlockForce notifies under this monitor after unlocking, so a holder seen here cannot be missed
+                while (forceLock.isLocked() && durableLsn.get() < upTo) {
+                    try {
+                        durableSignal.wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true; // a commit is not abandoned half-way; the interrupt is kept for the caller
+                    }
+                }
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    /** Forces everything appended so far. Holds forceLock. */
+    private void forceAppended() {
+        if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
+        if (failure.get() != null) throw refused();
+        long target = position;
+        long from = durableLsn.get();
+        if (target <= from) return;
+        WalSegment seg = current; // stable: a switch needs forceLock
+        // target may be the next segment's first LSN when current is full
+        int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
+                ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
+        int start = WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index
+                ? 0 : WalSegmentDescriptor.offset(from, segmentSize);
+        try {
+            seg.force(start, to);
+        } catch (StorageException e) {
+            throw fail(e);
+        }
+        durableLsn.accumulateAndGet(target, Math::max);
+    }
+
+    /** Releases forceLock and wakes the threads waiting for a force to finish. */
+    private void unlockForce() {
+        forceLock.unlock();
+        synchronized (durableSignal) {
+            durableSignal.notifyAll();
         }
     }
 
     /**
-     * Forces the old segment entirely, creates the next one, then seals the old one (a record naming its successor,
-     * forced too) and switches. The order is what open relies on: a later segment's existence proves the earlier
-     * one durable, and a seal proves its successor existed. Holds appendLock.
+     * Forces the old segment (what is not durable yet), names the next one (prepared ahead), then seals the old one (a
+     * record naming its successor, forced too) and switches. The order is what open relies on: a later segment's
+     * existence proves the earlier one durable, and a seal proves its successor existed. Holds appendLock.
      */
     private void switchSegment() {
+        if (!awaitPublished(reservedEnd)) throw refused(); // the old segment's records are whole before it is forced and sealed
         WalSegment old = current;
         WalSegment next;
         try {
-            old.force(0, (int) segmentSize);
-            next = WalSegment.create(io, dir, old.index + 1, segmentSize);
+            long durable = durableLsn.get(); // only grows, and only once its force returned: [0, durable) needs none
+            long durableIndex = WalSegmentDescriptor.segmentIndex(durable, segmentSize);
+            int from = durableIndex < old.index ? 0 : durableIndex > old.index ? (int) segmentSize
+                    : WalSegmentDescriptor.offset(durable, segmentSize);
+            old.force(from, (int) segmentSize);
+            next = preparer.take(old.index + 1);
             int sealAt = endOffset;
-            write(WalSegmentDescriptor.SEAL_TYPE, ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN)
-                    .putLong(0, next.index), Long.BYTES);
+            int sealLength = RECORD_HEADER_SIZE + Long.BYTES;
+            writeBody(old, sealAt, WalSegmentDescriptor.lsn(old.index, sealAt, segmentSize), WalSegmentDescriptor.SEAL_TYPE,
+                    ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(0, next.index), Long.BYTES);
+            WalSegmentDescriptor.putLengthRelease(old.buffer, sealAt, sealLength);
+            endOffset = sealAt + WalSegmentDescriptor.aligned(sealLength);
             old.force(sealAt, endOffset);
         } catch (StorageException e) {
             throw fail(e);
@@ -288,9 +358,12 @@ public final class Wal implements AutoCloseable {
         try {
             current = next;
             currentIndex = next.index;
-            durableLsn.accumulateAndGet(WalSegmentDescriptor.firstLsn(next.index, segmentSize), Math::max);
+            long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
+            durableLsn.accumulateAndGet(first, Math::max);
+            position = first; // the first record of the next segment waits for this in publish
+            reservedEnd = first;
         } finally {
-            forceLock.unlock();
+            unlockForce();
         }
         endOffset = HEADER_SIZE;
         WalSegment.closeQuietly(old); // its records stay readable through readers' own mappings
@@ -378,6 +451,11 @@ public final class Wal implements AutoCloseable {
         return Optional.ofNullable(tailCut);
     }
 
+    /** True when the next segment's file is prepared (see {@link WalSegmentPreparer}) and waits for the switch. */
+    boolean nextSegmentReady() {
+        return preparer.ready(currentIndex + 1);
+    }
+
     /** The failure that stopped this WAL, or null. */
     public StorageException failure() {
         return failure.get();
@@ -387,9 +465,11 @@ public final class Wal implements AutoCloseable {
     @Override
     public void close() {
         if (flusher != null) flusher.close();
+        preparer.close();
         appendLock.lock();
         try {
             if (closed) return;
+            awaitPublished(reservedEnd); // appends in flight finish before the unmap (or the WAL failed)
             forceLock.lock();
             try {
                 closed = true;
@@ -402,7 +482,7 @@ public final class Wal implements AutoCloseable {
                 throw fail(e);
             } finally {
                 WalSegment.closeQuietly(current);
-                forceLock.unlock();
+                unlockForce();
             }
         } finally {
             appendLock.unlock();

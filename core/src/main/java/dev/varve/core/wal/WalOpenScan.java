@@ -14,6 +14,8 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Decides, without writing a byte, where a WAL ends when it is opened and whether it is sound: validates every
@@ -40,6 +42,7 @@ import java.util.zip.CRC32C;
  * asked to truncate at damage. Records before {@code neededFrom} are not read at all: no recovery needs them.
  */
 public final class WalOpenScan {
+    private static final Logger LOG = LoggerFactory.getLogger(WalOpenScan.class);
     private static final String SEGMENTS_ARE_WHOLE = "a segment file is created whole, under a temporary name";
     final FileIOFactory io;
     final Path dir;
@@ -110,7 +113,7 @@ public final class WalOpenScan {
      */
     public static WalOpenScan run(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long neededFrom,
                                   boolean truncateDamage) {
-        Wal.checkSegmentSize(segmentSize);
+        WalSegmentDescriptor.checkSegmentSize(segmentSize);
         List<Long> indexes = listSegments(io, dir);
         List<Path> toDelete = new ArrayList<>();
         if (indexes.isEmpty()) {
@@ -252,6 +255,31 @@ public final class WalOpenScan {
             }
         }
         return false;
+    }
+
+    /**
+     * Applies this scan's repairs for {@link Wal#open(WalOpenScan, java.time.Duration)}: deletions first (newest
+     * first), then the cut zeroed; returns the last segment, open.
+     */
+    WalSegment carryOut() {
+        try {
+            io.createDirectories(dir);
+            for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) {
+                if (p.getFileName().toString().endsWith(WalSegmentDescriptor.TEMP_SUFFIX)) io.delete(p);
+            }
+            for (Path p : toDelete) io.delete(p);
+        } catch (IOException e) {
+            throw new StorageException("cannot clean up the WAL directory", dir, e);
+        }
+        if (empty) return WalSegment.create(io, dir, 0, segmentSize);
+        Path path = dir.resolve(WalSegmentDescriptor.fileName(lastIndex));
+        WalSegment last = WalSegment.open(io, path, lastIndex, segmentSize);
+        if (last == null) throw new StorageException("WAL segment changed size while it was opened", path);
+        if (tailCut != null) {
+            LOG.warn("{}", tailCut);
+            last.zero(endOffset, (int) segmentSize);
+        }
+        return last;
     }
 
     /** Segment indexes in the directory, ascending; temporary files of crashed segment creations are ignored. */

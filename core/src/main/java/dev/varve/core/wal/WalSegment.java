@@ -39,21 +39,37 @@ final class WalSegment implements AutoCloseable {
      * on a mapped store), header written and forced, directory entry durable.
      */
     static WalSegment create(FileIOFactory io, Path dir, long index, long segmentSize) {
-        Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
+        prepareFile(io, dir, index, segmentSize);
+        return install(io, dir, index, segmentSize);
+    }
+
+    /**
+     * The slow half of {@link #create}, which {@link WalSegmentPreparer} runs ahead of time: writes segment
+     * {@code index} under its temporary name with every block allocated and the header forced. A crash leaves only a
+     * temporary file, which open deletes.
+     */
+    static void prepareFile(FileIOFactory io, Path dir, long index, long segmentSize) {
         Path temp = dir.resolve(WalSegmentDescriptor.fileName(index) + WalSegmentDescriptor.TEMP_SUFFIX);
-        try {
-            try (FileIO tempFile = io.open(temp, true)) {
-                tempFile.truncate(0); // a leftover from a crashed creation may hold anything
-                ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(segmentSize, PREALLOCATE_CHUNK_BYTES));
-                for (long p = 0; p < segmentSize; p += zeros.capacity()) {
-                    tempFile.write(zeros.clear().limit((int) Math.min(zeros.capacity(), segmentSize - p)), p);
-                }
-                ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-                WalSegmentDescriptor.writeHeader(header, segmentSize, index);
-                tempFile.write(header, 0);
-                tempFile.force();
+        try (FileIO tempFile = io.open(temp, true)) {
+            tempFile.truncate(0); // a leftover from a crashed creation may hold anything
+            ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(segmentSize, PREALLOCATE_CHUNK_BYTES));
+            for (long p = 0; p < segmentSize; p += zeros.capacity()) {
+                tempFile.write(zeros.clear().limit((int) Math.min(zeros.capacity(), segmentSize - p)), p);
             }
-            io.atomicMove(temp, path);
+            ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+            WalSegmentDescriptor.writeHeader(header, segmentSize, index);
+            tempFile.write(header, 0);
+            tempFile.force();
+        } catch (IOException | UncheckedIOException e) {
+            throw new StorageException("cannot create WAL segment " + index, dir.resolve(WalSegmentDescriptor.fileName(index)), unwrap(e));
+        }
+    }
+
+    /** The fast half of {@link #create}: gives the prepared file its segment name (directory entry durable) and maps it. */
+    static WalSegment install(FileIOFactory io, Path dir, long index, long segmentSize) {
+        Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
+        try {
+            io.atomicMove(dir.resolve(WalSegmentDescriptor.fileName(index) + WalSegmentDescriptor.TEMP_SUFFIX), path);
         } catch (IOException | UncheckedIOException e) {
             throw new StorageException("cannot create WAL segment " + index, path, unwrap(e));
         }

@@ -237,4 +237,14 @@ public final class WalSegmentDescriptor {
         }
         return true;
     }
+
+    /** Checks a segment size: a multiple of 4096 in [64 KiB, 1 GiB]. */
+    static void checkSegmentSize(long segmentSize) {
+        if (segmentSize < WalSegmentDescriptor.MIN_SEGMENT_SIZE || segmentSize > WalSegmentDescriptor.MAX_SEGMENT_SIZE
+                || segmentSize % 4096 != 0) {
+            throw new IllegalArgumentException("WAL segment size must be a multiple of 4096 in ["
+                    + WalSegmentDescriptor.MIN_SEGMENT_SIZE + ", " + WalSegmentDescriptor.MAX_SEGMENT_SIZE
+                    + "], was " + segmentSize);
+        }
+    }
 }

@@ -1,6 +1,7 @@
 package dev.varve.core.wal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,9 +9,11 @@ import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,9 +55,13 @@ class WalFailureTest {
 
     @Test
     void failedWriteWhileCreatingTheNextSegmentFailsTheAppendAndLaterAppendsAreRefused() {
+        long lsn;
         try (Wal wal = Wal.open(dir, io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
-            long lsn = wal.append(1, ByteBuffer.allocate(40_000));
-            io.failWrite = true; // disk full: preallocating segment 1 fails
+            lsn = wal.append(1, ByteBuffer.allocate(40_000)); // past half: segment 1 is prepared ahead, and deleted at close
+        }
+        assertFalse(Files.exists(dir.resolve(WalSegmentDescriptor.fileName(1) + WalSegmentDescriptor.TEMP_SUFFIX)));
+        io.failWrite = true; // disk full: the reopened WAL has no segment prepared, and preallocating segment 1 fails
+        try (Wal wal = Wal.open(dir, io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
             StorageException e = assertThrows(StorageException.class,
                     () -> wal.append(1, ByteBuffer.allocate(40_000)));
             Path next = WalTestSupport.segmentFile(dir, 1);
@@ -62,6 +69,19 @@ class WalFailureTest {
             assertTrue(e.getMessage().contains("cannot create WAL segment 1"), e.getMessage());
             assertRefusesAppends(wal, next);
             assertEquals(1, WalTestSupport.readAll(wal, lsn).size(), "what was appended stays readable");
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void theSwitchUsesTheSegmentPreparedAheadSoAFullDiskThenDoesNotStopIt() {
+        try (Wal wal = Wal.open(dir, io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            long first = wal.append(1, ByteBuffer.allocate(40_000)); // past half: segment 1 is prepared in the background
+            while (!wal.nextSegmentReady()) LockSupport.parkNanos(1_000_000);
+            io.failWrite = true; // creating segment 1 now would fail: only the prepared file lets the switch succeed
+            long second = wal.append(1, ByteBuffer.allocate(40_000));
+            assertEquals(1, WalSegmentDescriptor.segmentIndex(second, WalTestSupport.SEGMENT_SIZE));
+            assertEquals(2, WalTestSupport.readAll(wal, first).size());
         }
     }
 

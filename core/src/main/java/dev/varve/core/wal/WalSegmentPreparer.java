@@ -1,0 +1,114 @@
+package dev.varve.core.wal;
+
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates the next WAL segment's file ahead of time, so a segment switch does not zero-fill and fsync a whole file
+ * while every writer waits on the WAL's append lock (and, behind it, on the checkpoint read lock).
+ *
+ * <p>Design note. The slow part of {@link WalSegment#create} — allocating every block and forcing the header, under
+ * the file's temporary name — runs on a short-lived daemon thread once the current segment is half full; the switch
+ * then only renames and maps it ({@link WalSegment#install}). The file keeps its temporary name until the switch, so
+ * the WAL's on-disk rules do not change: a file with a segment's name still proves every earlier segment durable,
+ * and a crash leaves a temporary file that open deletes. A preparation that failed (a full disk) is not reported
+ * from the background thread: the switch creates the segment itself, which fails the append naming the file as
+ * before, or succeeds if the disk has room again.
+ */
+final class WalSegmentPreparer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WalSegmentPreparer.class);
+
+    private final FileIOFactory io;
+    private final Path dir;
+    private final long segmentSize;
+    private final String threadName;
+    /** The segment being prepared, or -1; guarded by this. */
+    private long index = -1;
+    private CompletableFuture<Void> task; // guarded by this
+    private boolean closed; // guarded by this
+
+    WalSegmentPreparer(FileIOFactory io, Path dir, long segmentSize, String threadName) {
+        this.io = io;
+        this.dir = dir;
+        this.segmentSize = segmentSize;
+        this.threadName = threadName;
+    }
+
+    /** Starts preparing segment {@code next}'s file in the background, unless it is already under way. */
+    synchronized void prepareAhead(long next) {
+        if (closed || index == next) return;
+        index = next;
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        task = f;
+        Thread t = new Thread(() -> {
+            try {
+                WalSegment.prepareFile(io, dir, next, segmentSize);
+                f.complete(null);
+            } catch (Throwable e) {
+                f.completeExceptionally(e);
+            }
+        }, threadName);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** True when segment {@code next}'s file has been prepared and waits for the switch. */
+    synchronized boolean ready(long next) {
+        return index == next && task.isDone() && !task.isCompletedExceptionally();
+    }
+
+    /**
+     * Segment {@code next} under its name, mapped: the file prepared ahead when it is ready (waiting for it if it is
+     * still being written), otherwise created now.
+     *
+     * @throws StorageException naming the segment file when it cannot be created
+     */
+    WalSegment take(long next) {
+        CompletableFuture<Void> f;
+        synchronized (this) {
+            f = index == next ? task : null;
+            index = -1;
+            task = null;
+        }
+        if (f != null && succeeded(f)) return WalSegment.install(io, dir, next, segmentSize);
+        return WalSegment.create(io, dir, next, segmentSize);
+    }
+
+    private static boolean succeeded(CompletableFuture<Void> f) {
+        try {
+            f.join();
+            return true;
+        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            LOG.debug("preparing a WAL segment ahead failed; creating it at the switch instead", e);
+            return false;
+        }
+    }
+
+    /** Waits for a preparation under way and deletes its file: nothing is left but the WAL's segments. */
+    @Override
+    public void close() {
+        CompletableFuture<Void> f;
+        long pending;
+        synchronized (this) {
+            closed = true;
+            f = task;
+            pending = index;
+            task = null;
+            index = -1;
+        }
+        if (f == null) return;
+        succeeded(f);
+        Path temp = dir.resolve(WalSegmentDescriptor.fileName(pending) + WalSegmentDescriptor.TEMP_SUFFIX);
+        try {
+            io.delete(temp);
+        } catch (IOException e) {
+            LOG.debug("cannot delete the prepared WAL segment {}; the next open deletes it", temp, e);
+        }
+    }
+}
