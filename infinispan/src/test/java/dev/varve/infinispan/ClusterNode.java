@@ -28,13 +28,16 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * One grid node in its own JVM (started by {@link NodeProcess}): a clustered cache manager over JGroups TCP on
  * 127.0.0.1 with static discovery, and the distributed synchronous cache {@value #CACHE} (2 owners, 256 segments)
- * persisted by a {@link VarveStore} in the node's directory. It reads one command per line from stdin and answers
- * one line starting with {@code @@} on stdout (logs go to stderr).
+ * persisted by a {@link VarveStore} in the node's directory (or, to compare, by Infinispan's own
+ * {@code SoftIndexFileStore}: third argument {@code sifs}). Global state persistence is on, in the directory's parent,
+ * so a cluster stopped with {@code shutdown} restores its topology when it restarts. It reads one command per line
+ * from stdin and answers one line starting with {@code @@} on stdout (logs go to stderr).
  *
  * <p>Commands: {@code put FROM TO TAG}, {@code check FROM TO TAG} (how many {@code k<i>} read {@code TAG-i}),
  * {@code putttl FROM TO MILLIS}, {@code stream FROM ACKFILE} (put {@code s<i>} one by one, recording each
  * acknowledged index), {@code checkstream FROM TO}, {@code topology}, {@code local} (what this node's store holds,
- * and how much of it this node does not own), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL), {@code snapshot LABEL} (on every node,
+ * and how much of it this node does not own), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL),
+ * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code snapshot LABEL} (on every node,
  * through {@link CacheHistory}), {@code asof LABEL ACKED_BEFORE ACKED_AFTER},
  * {@code exit}.
  */
@@ -46,15 +49,21 @@ public final class ClusterNode {
     private final DefaultCacheManager manager;
     private final AdvancedCache<String, String> cache;
 
-    private ClusterNode(String name, Path dir) {
+    private ClusterNode(String name, Path dir, boolean sifs) {
         GlobalConfigurationBuilder global = GlobalConfigurationBuilder.defaultClusteredBuilder();
         global.serialization().addContextInitializer(CacheHistory.serializationContext());
         global.transport().clusterName("varve-loopback").nodeName(name).addProperty("configurationFile", "jgroups-loopback.xml");
+        // Infinispan requires a store's location to lie below the global persistent location
+        global.globalState().enable().persistentLocation(dir.getParent().toString());
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.clustering().cacheMode(CacheMode.DIST_SYNC).hash().numOwners(2).numSegments(SEGMENTS);
         cb.clustering().stateTransfer().timeout(120, TimeUnit.SECONDS);
-        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
-                .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).walSegmentSize(16L << 20);
+        if (sifs) {
+            cb.persistence().addSoftIndexFileStore().dataLocation(dir.resolve("data").toString()).indexLocation(dir.resolve("index").toString());
+        } else {
+            cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
+                    .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).walSegmentSize(16L << 20);
+        }
         manager = new DefaultCacheManager(global.build(), false);
         manager.defineConfiguration(CACHE, cb.build());
         manager.start();
@@ -65,7 +74,7 @@ public final class ClusterNode {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true);
         System.setOut(System.err); // only answers on the real stdout
-        ClusterNode node = new ClusterNode(args[0], Path.of(args[1]));
+        ClusterNode node = new ClusterNode(args[0], Path.of(args[1]), args.length > 2 && args[2].equals("sifs"));
         out.println("@@ started");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         for (String line; (line = in.readLine()) != null; ) {
@@ -136,6 +145,9 @@ public final class ClusterNode {
             case "resolve":
                 ConflictManagerFactory.get(cache).resolveConflicts(MergePolicy.PREFERRED_NON_NULL);
                 return "resolved";
+            case "shutdown":
+                cache.shutdown();
+                return "down";
             case "purge":
                 cache.getExpirationManager().processExpiration();
                 return "purged";
