@@ -65,14 +65,25 @@ final class InfinispanCluster implements AutoCloseable {
         return nodes.stream().mapToLong(n -> n.started).max().orElseThrow();
     }
 
-    /** Waits until every node sees all three members and no rebalance in progress. */
+    /**
+     * Waits until every node sees all three members, no rebalance in progress, and can read: a node's cache may run
+     * while the cluster still restores its previous topology, and reads fail until every member is back.
+     */
     void awaitStable() throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_SECONDS);
         for (Node n : nodes) {
-            while (!n.ask("topology", 60).equals(NODES + " true")) {
+            while (!n.ask("topology", 60).equals(NODES + " true") || !readable(n)) {
                 if (System.nanoTime() > deadline) throw new IllegalStateException(n.name + " never saw a stable topology of " + NODES + " members");
                 Thread.sleep(200);
             }
+        }
+    }
+
+    private static boolean readable(Node n) throws InterruptedException {
+        try {
+            return n.ask("probe", 60).equals("ok");
+        } catch (IllegalStateException e) {
+            return false;
         }
     }
 

@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * ports. It prints {@code @@ started MILLIS} (cache manager creation to a running, joined cache), then reads one
  * command per line from stdin and answers one {@code @@} line on stdout: {@code put FROM TO} (answers the elapsed
  * nanoseconds and the base64 put-latency histogram), {@code get COUNT SEED ENTRIES} (random gets, answers the
- * elapsed nanoseconds; fails on a missing key), {@code topology} (members and whether the topology is stable),
+ * elapsed nanoseconds; fails on a missing key), {@code topology} (members and whether the topology is stable), {@code probe} (one get),
  * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code exit}.
  */
 final class InfinispanNode {
@@ -92,6 +92,9 @@ final class InfinispanNode {
                 boolean stable = t.getPhase() == CacheTopology.Phase.NO_REBALANCE && t.getPendingCH() == null && dm.isJoinComplete();
                 return t.getMembers().size() + " " + stable;
             }
+            case "probe": // a read that needs the whole cluster: fails while a restored topology still waits for a member
+                cache.get(InfinispanComparison.key(0));
+                return "ok";
             case "shutdown":
                 cache.shutdown();
                 return "down";

@@ -3,6 +3,7 @@ package dev.varve.infinispan;
 import io.reactivex.rxjava3.core.Flowable;
 import org.infinispan.AdvancedCache;
 import org.infinispan.Cache;
+import org.infinispan.commons.util.IntSets;
 import org.infinispan.conflict.ConflictManagerFactory;
 import org.infinispan.conflict.MergePolicy;
 import org.infinispan.configuration.cache.CacheMode;
@@ -12,6 +13,7 @@ import org.infinispan.distribution.LocalizedCacheTopology;
 import org.infinispan.factories.ComponentRegistry;
 import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.persistence.manager.PersistenceManager;
+import org.infinispan.persistence.spi.NonBlockingStore;
 import org.infinispan.topology.CacheTopology;
 
 import java.io.BufferedReader;
@@ -36,7 +38,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Commands: {@code put FROM TO TAG}, {@code check FROM TO TAG} (how many {@code k<i>} read {@code TAG-i}),
  * {@code putttl FROM TO MILLIS}, {@code stream FROM ACKFILE} (put {@code s<i>} one by one, recording each
  * acknowledged index), {@code checkstream FROM TO}, {@code topology}, {@code local} (what this node's store holds,
- * and how much of it this node does not own), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL),
+ * and how much of it this node does not own), {@code localkeys FILE} (the keys this node's store holds), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL),
  * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code snapshot LABEL} (on every node,
  * through {@link CacheHistory}), {@code asof LABEL ACKED_BEFORE ACKED_AFTER},
  * {@code exit}.
@@ -138,6 +140,8 @@ public final class ClusterNode {
             }
             case "local":
                 return local();
+            case "localkeys":
+                return localKeys(Path.of(a[1]));
             case "snapshot":
                 return String.valueOf(CacheHistory.declare(manager, CACHE, a[1]).size());
             case "asof":
@@ -207,18 +211,30 @@ public final class ClusterNode {
         return "kFirst=" + kFirst + " kOther=" + kOther + " sMissing=" + (ackedBefore + 1 - sPresent) + " sBeyond=" + sBeyond;
     }
 
-    /** Per key prefix, how many entries this node's own Varve store holds, and how many of them this node does not own. */
+    /** Writes the keys this node's own store holds to {@code file}, one a line; answers how many. */
+    private String localKeys(Path file) throws java.io.IOException {
+        java.util.List<String> keys = new java.util.ArrayList<>();
+        Flowable.fromPublisher(store().publishKeys(IntSets.immutableRangeSet(SEGMENTS), null)).blockingForEach(k -> keys.add((String) k));
+        Files.write(file, keys);
+        return String.valueOf(keys.size());
+    }
+
+    private NonBlockingStore<?, ?> store() {
+        return ComponentRegistry.of(cache).getComponent(PersistenceManager.class).getStores(NonBlockingStore.class).iterator().next();
+    }
+
+    /** Per key prefix, how many entries this node's own store holds, and how many of them this node does not own. */
     private String local() {
-        VarveStore<?, ?> store = ComponentRegistry.of(cache).getComponent(PersistenceManager.class).getStores(VarveStore.class).iterator().next();
+        NonBlockingStore<?, ?> store = store();
         LocalizedCacheTopology topology = cache.getDistributionManager().getCacheTopology();
         Map<Character, AtomicLong> byPrefix = new java.util.TreeMap<>();
         AtomicLong notOwned = new AtomicLong();
-        Flowable.fromPublisher(store.publishKeys(null, null)).blockingForEach(k -> {
+        Flowable.fromPublisher(store.publishKeys(IntSets.immutableRangeSet(SEGMENTS), null)).blockingForEach(k -> {
             String key = (String) k;
             byPrefix.computeIfAbsent(key.charAt(0), x -> new AtomicLong()).incrementAndGet();
             if (!topology.isWriteOwner(key)) notOwned.incrementAndGet();
         });
-        long raw = store.approximateSize(null).toCompletableFuture().join(); // expired entries included
+        long raw = store.approximateSize(IntSets.immutableRangeSet(SEGMENTS)).toCompletableFuture().join(); // expired entries included
         StringBuilder sb = new StringBuilder("raw=").append(raw).append(' ');
         for (char p : new char[]{'k', 's', 't'}) sb.append(p).append('=').append(byPrefix.getOrDefault(p, new AtomicLong()).get()).append(' ');
         return sb.append("notOwned=").append(notOwned.get()).toString();

@@ -45,12 +45,14 @@ class FullClusterRestartTest {
             startAll(store);
             nodes[0].ask("put 0 " + KEYS + " v1", 300);
             assertEquals(String.valueOf(KEYS), nodes[1].ask("check 0 " + KEYS + " v1", 300), store + ": keys readable after the writes");
+            assertEquals(2L * KEYS, copies(), store + ": copies in the stores after the writes");
 
             nodes[0].ask("shutdown", 300);
             for (NodeProcess n : nodes) n.stop();
             startAll(store);
             assertEquals(String.valueOf(KEYS), nodes[2].ask("check 0 " + KEYS + " v1", 300),
                     store + ": keys readable after a clean cluster shutdown and restart, with no manual step");
+            assertEquals(2L * KEYS, copies(), store + ": copies in the stores after a clean cluster shutdown and restart");
 
             for (int i = 0; i < 3; i++) {
                 nodes[i].kill();
@@ -58,14 +60,39 @@ class FullClusterRestartTest {
             }
             startAll(store);
             String before = nodes[1].ask("check 0 " + KEYS + " v1", 300);
+            long copiesBefore = copies();
+            long survivors = distinctKeys();
             nodes[0].ask("resolve", 300);
-            assertEquals(String.valueOf(KEYS), nodes[1].ask("check 0 " + KEYS + " v1", 300),
-                    store + ": keys readable after kill -9 of all three and conflict resolution");
-            System.out.println(store + ": clean cluster restart " + KEYS + "/" + KEYS + " readable; after kill -9 of all three "
-                    + before + "/" + KEYS + " readable before conflict resolution, " + KEYS + "/" + KEYS + " after");
+            String after = nodes[1].ask("check 0 " + KEYS + " v1", 300);
+            System.out.println(store + ": clean cluster restart " + KEYS + "/" + KEYS + " readable; after kill -9 of all three and the"
+                    + " restart's rebalance " + before + "/" + KEYS + " readable, " + copiesBefore + " copies of " + survivors
+                    + " distinct keys in the stores; after conflict resolution " + after + "/" + KEYS + " readable");
+            assertEquals(String.valueOf(survivors), after, store + ": conflict resolution makes every key still in some store readable");
         } finally {
             for (NodeProcess n : nodes) if (n != null) n.close();
         }
+    }
+
+    /** Copies of the k keys in the three stores together. */
+    private long copies() throws Exception {
+        long n = 0;
+        for (NodeProcess p : nodes) {
+            String local = p.ask("local", 120);
+            System.out.println(p.name() + ": " + local);
+            n += Long.parseLong(local.split(" ")[1].substring(2));
+        }
+        return n;
+    }
+
+    /** How many distinct keys the three stores hold together. */
+    private long distinctKeys() throws Exception {
+        java.util.Set<String> all = new java.util.HashSet<>();
+        for (NodeProcess p : nodes) {
+            Path f = tmp.resolve(p.name() + ".keys");
+            p.ask("localkeys " + f, 120);
+            all.addAll(Files.readAllLines(f));
+        }
+        return all.size();
     }
 
     /** Launches all three nodes at once (a restored topology waits for every member), then waits for a stable topology. */
