@@ -32,13 +32,21 @@ import java.util.stream.Stream;
  * <p>Per store, on one node (a local cache, 256 segments): write-through {@code put} throughput and p99 latency
  * from one thread ({@code --keys} entries, 100-byte values), bytes on disk after a clean stop, the restart time
  * (cache manager start to the first loaded entry) and cold {@code get} throughput after it (no preload, so every
- * read goes to the store). The three-node variant is not part of the job.
+ * read goes to the store).
+ *
+ * <p>Then the same on three nodes ({@link InfinispanCluster}: three child JVMs, JGroups TCP on 127.0.0.1, a
+ * distributed synchronous cache, 2 owners, 256 segments): one writer thread per node, each putting a third of the
+ * keys; bytes summed over the three nodes' stores after a clean cluster-wide shutdown; the restart time of the
+ * slowest node when all three start at once (its cache manager's creation to its cache running, which waits for the
+ * cluster to restore its previous topology); cold gets from one thread per node, in parallel.
  */
 final class InfinispanComparison {
-    private static final String CACHE = "bench";
-    private static final int SEGMENTS = 256;
+    static final String CACHE = "bench";
+    static final int SEGMENTS = 256;
     private static final int VALUE_BYTES = 100;
     private static final int COLD_GETS = 100_000;
+    /** A phase of the three-node run on a loaded 2-core machine may take many minutes; a hung node must still fail the job. */
+    private static final long CLUSTER_PHASE_SECONDS = 3 * 3600;
 
     /** The stores compared. */
     enum Store { SIFS, ROCKSDB, VARVE }
@@ -60,21 +68,63 @@ final class InfinispanComparison {
     }
 
     void run() throws Exception {
-        List<Row> rows = new ArrayList<>();
+        List<Row> single = new ArrayList<>();
         for (Store s : Store.values()) {
-            out.printf(Locale.ROOT, "%s, %,d entries...%n", s, entries);
+            out.printf(Locale.ROOT, "%s, one node, %,d entries...%n", s, entries);
             Row r = measure(s);
-            rows.add(r);
+            single.add(r);
             out.println(line(r));
         }
-        String table = table(rows);
-        out.print(table);
+        List<Row> cluster = new ArrayList<>();
+        for (Store s : Store.values()) {
+            out.printf(Locale.ROOT, "%s, three nodes, %,d entries...%n", s, entries);
+            Row r = measureCluster(s);
+            cluster.add(r);
+            out.println(line(r));
+        }
+        String tables = "One node:\n\n" + table(single) + "\nThree nodes:\n\n" + table(cluster);
+        out.print(tables);
         Files.createDirectories(report.getParent());
         Files.writeString(report, "# Infinispan persistent stores side by side\n\n" + MachineInfo.probe(work.getParent()).oneLine() + "\n\n"
-                + "`java -jar varve-benchmarks.jar --infinispan --keys " + entries + "`: one writer thread, " + VALUE_BYTES
-                + "-byte values, write-through, one node, a local cache with 256 segments; cold gets after the restart (no preload:"
-                + " every get reads the store).\n\n" + table);
+                + "`java -jar varve-benchmarks.jar --infinispan --keys " + entries + "`: " + VALUE_BYTES + "-byte values, write-through;"
+                + " one node: a local cache with 256 segments, one writer thread; three nodes: three JVMs on loopback (JGroups TCP),"
+                + " a distributed synchronous cache, 2 owners, 256 segments, one writer thread per node, bytes summed over the"
+                + " nodes, restart = the slowest node when all three start at once. Cold gets after the restart (no preload:"
+                + " every get reads the store).\n\n" + tables);
         wipe(work);
+    }
+
+    /** The three-node row of {@code store}: puts, a clean cluster-wide shutdown, a restart of all three, cold gets. */
+    private Row measureCluster(Store store) throws Exception {
+        Path base = work.resolve("cluster-" + store.name().toLowerCase(Locale.ROOT));
+        wipe(base);
+        int[] ports = InfinispanCluster.freePorts();
+        Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+        double putsPerSecond;
+        try (InfinispanCluster c = InfinispanCluster.start(store, base, ports)) {
+            c.awaitStable();
+            String[] puts = new String[InfinispanCluster.NODES];
+            for (int i = 0; i < puts.length; i++) puts[i] = "put " + entries * i / puts.length + " " + entries * (i + 1) / puts.length;
+            long t0 = System.nanoTime();
+            String[] answers = c.askAll(puts, CLUSTER_PHASE_SECONDS);
+            putsPerSecond = entries / ((System.nanoTime() - t0) / 1e9);
+            for (String a : answers) latency.add(InfinispanNode.histogram(a.split(" ")[1]));
+            c.shutdown();
+        }
+        long bytes = 0;
+        for (int i = 0; i < InfinispanCluster.NODES; i++) bytes += bytesUnder(InfinispanCluster.nodeDir(base, i).resolve("store"));
+        try (InfinispanCluster c = InfinispanCluster.start(store, base, ports)) {
+            double restartMillis = c.startMillis();
+            c.awaitStable();
+            int perNode = COLD_GETS / InfinispanCluster.NODES;
+            String[] gets = new String[InfinispanCluster.NODES];
+            for (int i = 0; i < gets.length; i++) gets[i] = "get " + perNode + " " + (42 + i) + " " + entries;
+            long g0 = System.nanoTime();
+            c.askAll(gets, CLUSTER_PHASE_SECONDS);
+            double coldGets = (double) perNode * gets.length / ((System.nanoTime() - g0) / 1e9);
+            c.shutdown();
+            return new Row(store, putsPerSecond, latency.getValueAtPercentile(99) / 1e3, bytes, restartMillis, coldGets);
+        }
     }
 
     private Row measure(Store store) throws Exception {
@@ -82,15 +132,12 @@ final class InfinispanComparison {
         wipe(base);
         DefaultCacheManager manager = start(store, base);
         Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
-        byte[] filler = new byte[VALUE_BYTES];
         long t0 = System.nanoTime();
         try {
             Cache<String, byte[]> c = manager.getCache(CACHE);
             for (long i = 0; i < entries; i++) {
-                byte[] v = filler.clone();
-                v[0] = (byte) i;
                 long s = System.nanoTime();
-                c.put(key(i), v);
+                c.put(key(i), value(i));
                 latency.recordValue(Math.min(System.nanoTime() - s, latency.getHighestTrackableValue()));
             }
         } finally {
@@ -117,8 +164,14 @@ final class InfinispanComparison {
         }
     }
 
-    private static String key(long i) {
+    static String key(long i) {
         return "key-" + i;
+    }
+
+    static byte[] value(long i) {
+        byte[] v = new byte[VALUE_BYTES];
+        v[0] = (byte) i;
+        return v;
     }
 
     private static DefaultCacheManager start(Store store, Path dir) throws IOException {
@@ -133,7 +186,7 @@ final class InfinispanComparison {
         return m;
     }
 
-    private static void configureStore(Store store, ConfigurationBuilder cb, Path dir) {
+    static void configureStore(Store store, ConfigurationBuilder cb, Path dir) {
         switch (store) {
             case SIFS -> cb.persistence().addSoftIndexFileStore().dataLocation(dir.resolve("data").toString())
                     .indexLocation(dir.resolve("index").toString()).syncWrites(false);

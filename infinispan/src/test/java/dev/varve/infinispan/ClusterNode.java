@@ -3,6 +3,7 @@ package dev.varve.infinispan;
 import io.reactivex.rxjava3.core.Flowable;
 import org.infinispan.AdvancedCache;
 import org.infinispan.Cache;
+import org.infinispan.commons.util.IntSets;
 import org.infinispan.conflict.ConflictManagerFactory;
 import org.infinispan.conflict.MergePolicy;
 import org.infinispan.configuration.cache.CacheMode;
@@ -12,6 +13,7 @@ import org.infinispan.distribution.LocalizedCacheTopology;
 import org.infinispan.factories.ComponentRegistry;
 import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.persistence.manager.PersistenceManager;
+import org.infinispan.persistence.spi.NonBlockingStore;
 import org.infinispan.topology.CacheTopology;
 
 import java.io.BufferedReader;
@@ -28,13 +30,16 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * One grid node in its own JVM (started by {@link NodeProcess}): a clustered cache manager over JGroups TCP on
  * 127.0.0.1 with static discovery, and the distributed synchronous cache {@value #CACHE} (2 owners, 256 segments)
- * persisted by a {@link VarveStore} in the node's directory. It reads one command per line from stdin and answers
- * one line starting with {@code @@} on stdout (logs go to stderr).
+ * persisted by a {@link VarveStore} in the node's directory (or, to compare, by Infinispan's own
+ * {@code SoftIndexFileStore}: third argument {@code sifs}). Global state persistence is on, in the directory's parent,
+ * so a cluster stopped with {@code shutdown} restores its topology when it restarts. It reads one command per line
+ * from stdin and answers one line starting with {@code @@} on stdout (logs go to stderr).
  *
  * <p>Commands: {@code put FROM TO TAG}, {@code check FROM TO TAG} (how many {@code k<i>} read {@code TAG-i}),
  * {@code putttl FROM TO MILLIS}, {@code stream FROM ACKFILE} (put {@code s<i>} one by one, recording each
  * acknowledged index), {@code checkstream FROM TO}, {@code topology}, {@code local} (what this node's store holds,
- * and how much of it this node does not own), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL), {@code snapshot LABEL} (on every node,
+ * and how much of it this node does not own), {@code localkeys FILE} (the keys this node's store holds), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL),
+ * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code snapshot LABEL} (on every node,
  * through {@link CacheHistory}), {@code asof LABEL ACKED_BEFORE ACKED_AFTER},
  * {@code exit}.
  */
@@ -46,15 +51,21 @@ public final class ClusterNode {
     private final DefaultCacheManager manager;
     private final AdvancedCache<String, String> cache;
 
-    private ClusterNode(String name, Path dir) {
+    private ClusterNode(String name, Path dir, boolean sifs) {
         GlobalConfigurationBuilder global = GlobalConfigurationBuilder.defaultClusteredBuilder();
         global.serialization().addContextInitializer(CacheHistory.serializationContext());
         global.transport().clusterName("varve-loopback").nodeName(name).addProperty("configurationFile", "jgroups-loopback.xml");
+        // Infinispan requires a store's location to lie below the global persistent location
+        global.globalState().enable().persistentLocation(dir.getParent().toString());
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.clustering().cacheMode(CacheMode.DIST_SYNC).hash().numOwners(2).numSegments(SEGMENTS);
         cb.clustering().stateTransfer().timeout(120, TimeUnit.SECONDS);
-        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
-                .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).walSegmentSize(16L << 20);
+        if (sifs) {
+            cb.persistence().addSoftIndexFileStore().dataLocation(dir.resolve("data").toString()).indexLocation(dir.resolve("index").toString());
+        } else {
+            cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
+                    .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).walSegmentSize(16L << 20);
+        }
         manager = new DefaultCacheManager(global.build(), false);
         manager.defineConfiguration(CACHE, cb.build());
         manager.start();
@@ -65,7 +76,7 @@ public final class ClusterNode {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true);
         System.setOut(System.err); // only answers on the real stdout
-        ClusterNode node = new ClusterNode(args[0], Path.of(args[1]));
+        ClusterNode node = new ClusterNode(args[0], Path.of(args[1]), args.length > 2 && args[2].equals("sifs"));
         out.println("@@ started");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         for (String line; (line = in.readLine()) != null; ) {
@@ -129,6 +140,8 @@ public final class ClusterNode {
             }
             case "local":
                 return local();
+            case "localkeys":
+                return localKeys(Path.of(a[1]));
             case "snapshot":
                 return String.valueOf(CacheHistory.declare(manager, CACHE, a[1]).size());
             case "asof":
@@ -136,6 +149,9 @@ public final class ClusterNode {
             case "resolve":
                 resolveConflicts();
                 return "resolved";
+            case "shutdown":
+                cache.shutdown();
+                return "down";
             case "purge":
                 cache.getExpirationManager().processExpiration();
                 return "purged";
@@ -195,18 +211,30 @@ public final class ClusterNode {
         return "kFirst=" + kFirst + " kOther=" + kOther + " sMissing=" + (ackedBefore + 1 - sPresent) + " sBeyond=" + sBeyond;
     }
 
-    /** Per key prefix, how many entries this node's own Varve store holds, and how many of them this node does not own. */
+    /** Writes the keys this node's own store holds to {@code file}, one a line; answers how many. */
+    private String localKeys(Path file) throws java.io.IOException {
+        java.util.List<String> keys = new java.util.ArrayList<>();
+        Flowable.fromPublisher(store().publishKeys(IntSets.immutableRangeSet(SEGMENTS), null)).blockingForEach(k -> keys.add((String) k));
+        Files.write(file, keys);
+        return String.valueOf(keys.size());
+    }
+
+    private NonBlockingStore<?, ?> store() {
+        return ComponentRegistry.of(cache).getComponent(PersistenceManager.class).getStores(NonBlockingStore.class).iterator().next();
+    }
+
+    /** Per key prefix, how many entries this node's own store holds, and how many of them this node does not own. */
     private String local() {
-        VarveStore<?, ?> store = ComponentRegistry.of(cache).getComponent(PersistenceManager.class).getStores(VarveStore.class).iterator().next();
+        NonBlockingStore<?, ?> store = store();
         LocalizedCacheTopology topology = cache.getDistributionManager().getCacheTopology();
         Map<Character, AtomicLong> byPrefix = new java.util.TreeMap<>();
         AtomicLong notOwned = new AtomicLong();
-        Flowable.fromPublisher(store.publishKeys(null, null)).blockingForEach(k -> {
+        Flowable.fromPublisher(store.publishKeys(IntSets.immutableRangeSet(SEGMENTS), null)).blockingForEach(k -> {
             String key = (String) k;
             byPrefix.computeIfAbsent(key.charAt(0), x -> new AtomicLong()).incrementAndGet();
             if (!topology.isWriteOwner(key)) notOwned.incrementAndGet();
         });
-        long raw = store.approximateSize(null).toCompletableFuture().join(); // expired entries included
+        long raw = store.approximateSize(IntSets.immutableRangeSet(SEGMENTS)).toCompletableFuture().join(); // expired entries included
         StringBuilder sb = new StringBuilder("raw=").append(raw).append(' ');
         for (char p : new char[]{'k', 's', 't'}) sb.append(p).append('=').append(byPrefix.getOrDefault(p, new AtomicLong()).get()).append(' ');
         return sb.append("notOwned=").append(notOwned.get()).toString();

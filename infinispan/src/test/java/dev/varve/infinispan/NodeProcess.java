@@ -73,20 +73,40 @@ final class NodeProcess implements AutoCloseable {
         }
     }
 
-    /** Starts node {@code name} with its store in {@code dir}, listening on {@code port}, discovering {@code ports}. */
+    /** Starts node {@code name} with its Varve store in {@code dir}, listening on {@code port}, discovering {@code ports}. */
     static NodeProcess start(String name, Path dir, int port, int[] ports) throws IOException, InterruptedException {
+        NodeProcess node = launch(name, dir, port, ports, "varve");
+        node.awaitStarted();
+        return node;
+    }
+
+    /**
+     * Launches node {@code name} with its store ({@code varve} or {@code sifs}) in {@code dir} and returns at once:
+     * nodes restoring a persisted topology each wait for all the others, so they must be launched together and then
+     * awaited ({@link #awaitStarted()}).
+     */
+    static NodeProcess launch(String name, Path dir, int port, int[] ports, String store) throws IOException {
         StringBuilder hosts = new StringBuilder();
         for (int p : ports) hosts.append(hosts.length() == 0 ? "" : ",").append("127.0.0.1[").append(p).append(']');
         List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
                 "-Djava.net.preferIPv4Stack=true", "-Dvarve.test.port=" + port, "-Dvarve.test.hosts=" + hosts,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(), name, dir.toString());
+                "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(), name, dir.toString(), store);
         Path logs = Path.of("target", "cluster-logs");
         Files.createDirectories(logs);
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(logs.resolve(name + ".log").toFile())).start();
-        NodeProcess node = new NodeProcess(name, p);
-        node.await("started", 120);
-        return node;
+        return new NodeProcess(name, p);
+    }
+
+    /** Waits until the node's cache is running. */
+    void awaitStarted() throws InterruptedException {
+        await("started", 120);
+    }
+
+    /** A clean stop: the cache manager stops, the JVM exits. */
+    void stop() throws InterruptedException {
+        ask("exit", 120);
+        if (!process.waitFor(60, TimeUnit.SECONDS)) throw new AssertionError(name + " did not exit after a clean stop");
     }
 
     /** Sends a command and waits for its answer. */

@@ -182,9 +182,14 @@ class ThreeNodeClusterTest {
             assertTrue(acked > 0, "the stream acknowledged nothing");
             for (int i = 0; i < 3; i++) start(i);
             awaitStable(3);
-            // Every node recovered its store, but a cluster that restarts from a crash does not know who held what:
-            // its new consistent hash may make a node without a copy a key's primary owner. Infinispan's conflict
-            // resolution compares the owners' copies and gives every key its surviving value on both owners.
+            // Every node recovered its store, but the cluster does not know who held what: Infinispan 15.2 persists a
+            // cache's topology only during a clean cluster-wide shutdown (Cache.shutdown()) and deletes it once a restored
+            // cluster is stable, so after kill -9 of all nodes it builds a new consistent hash, which may make a node
+            // without a copy a key's owner. Conflict resolution compares every segment's copies and gives each key its
+            // surviving value on its owners. SoftIndexFileStore needs the same step, and after a clean cluster-wide
+            // shutdown neither needs it (FullClusterRestartTest). FullClusterRestartTest also shows Infinispan's limit:
+            // with either store, some runs leave a few per cent of the keys unreadable after this step although an
+            // owner's store holds them; this test's runs so far have not hit it.
             nodes[0].ask("resolve", 600);
             assertEquals(String.valueOf(keys - 1000), nodes[1].ask("check 1000 " + keys + " v1", 600), "bulk writes after the full crash");
             assertEquals("1000", nodes[1].ask("check 0 1000 v2", 600), "overwrites after the full crash");

@@ -1,0 +1,118 @@
+package dev.varve.infinispan;
+
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * What a restart of the whole three-node cluster (the setup of {@link ThreeNodeClusterTest}, global state persistence
+ * on) brings back, with Varve's store and, for a fair comparison, with Infinispan's own {@code SoftIndexFileStore}:
+ *
+ * <ul>
+ *   <li>after a clean cluster-wide shutdown ({@code Cache.shutdown()}), every key is readable as soon as the nodes are
+ *       up, with no manual step: each node wrote the cache's topology to its global state, the restarted cluster
+ *       waits for all its members and reinstalls that topology, so every node owns again exactly what its store holds;
+ *   <li>after {@code kill -9} of all three, Infinispan 15.2 has no topology to restore: it writes one only during a
+ *       clean cluster-wide shutdown, and deletes it once a restored cluster is stable. The nodes form a new
+ *       consistent hash, in which a key's new owners may not be the nodes whose stores hold it, so a read through the
+ *       cache can miss a key that is on disk. Conflict resolution (PREFERRED_NON_NULL) compares every segment's
+ *       copies and gives each key its surviving value on its new owners. Both stores need that step, and with
+ *       both, in some runs, a few per cent of the keys stay unreadable after it although a store of one of their
+ *       owners holds them (Infinispan's behaviour, not the store's). The test asserts that every key is still in the
+ *       stores and prints how many are readable.
+ * </ul>
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class FullClusterRestartTest {
+    private static final int KEYS = 20_000;
+    private static final String[] NAMES = {"A", "B", "C"};
+
+    @TempDir
+    Path tmp;
+    private final NodeProcess[] nodes = new NodeProcess[3];
+    private int[] ports;
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"varve", "sifs"})
+    void cleanShutdownNeedsNoManualStepAndAFullCrashNeedsConflictResolution(String store) throws Exception {
+        ports = NodeProcess.freePorts(3);
+        try {
+            startAll(store);
+            nodes[0].ask("put 0 " + KEYS + " v1", 300);
+            assertEquals(String.valueOf(KEYS), nodes[1].ask("check 0 " + KEYS + " v1", 300), store + ": keys readable after the writes");
+            assertEquals(2L * KEYS, copies(), store + ": copies in the stores after the writes");
+
+            nodes[0].ask("shutdown", 300);
+            for (NodeProcess n : nodes) n.stop();
+            startAll(store);
+            assertEquals(String.valueOf(KEYS), nodes[2].ask("check 0 " + KEYS + " v1", 300),
+                    store + ": keys readable after a clean cluster shutdown and restart, with no manual step");
+            assertEquals(2L * KEYS, copies(), store + ": copies in the stores after a clean cluster shutdown and restart");
+
+            for (int i = 0; i < 3; i++) {
+                nodes[i].kill();
+                nodes[i] = null;
+            }
+            startAll(store);
+            String before = nodes[1].ask("check 0 " + KEYS + " v1", 300);
+            long copiesBefore = copies();
+            long survivors = distinctKeys();
+            nodes[0].ask("resolve", 300);
+            String after = nodes[1].ask("check 0 " + KEYS + " v1", 300);
+            System.out.println(store + ": clean cluster restart " + KEYS + "/" + KEYS + " readable; after kill -9 of all three and the"
+                    + " restart's rebalance " + before + "/" + KEYS + " readable, " + copiesBefore + " copies of " + survivors
+                    + " distinct keys in the stores; after conflict resolution " + after + "/" + KEYS + " readable");
+            // Every write is still on disk, at an owner of its key. How many keys are readable is not asserted: with either
+            // store, some runs leave a few per cent unreadable even after conflict resolution (README, "Restarts and crashes").
+            assertEquals(KEYS, survivors, store + ": distinct keys in the stores after kill -9 of all three and the restart's rebalance");
+        } finally {
+            for (NodeProcess n : nodes) if (n != null) n.close();
+        }
+    }
+
+    /** Copies of the k keys in the three stores together. */
+    private long copies() throws Exception {
+        long n = 0;
+        for (NodeProcess p : nodes) {
+            String local = p.ask("local", 120);
+            System.out.println(p.name() + ": " + local);
+            n += Long.parseLong(local.split(" ")[1].substring(2));
+        }
+        return n;
+    }
+
+    /** How many distinct keys the three stores hold together. */
+    private long distinctKeys() throws Exception {
+        java.util.Set<String> all = new java.util.HashSet<>();
+        for (NodeProcess p : nodes) {
+            Path f = tmp.resolve(p.name() + ".keys");
+            p.ask("localkeys " + f, 120);
+            all.addAll(Files.readAllLines(f));
+        }
+        return all.size();
+    }
+
+    /** Launches all three nodes at once (a restored topology waits for every member), then waits for a stable topology. */
+    private void startAll(String store) throws Exception {
+        for (int i = 0; i < 3; i++) {
+            Path dir = tmp.resolve(NAMES[i]).resolve("store");
+            Files.createDirectories(dir);
+            nodes[i] = NodeProcess.launch(NAMES[i], dir, ports[i], ports, store);
+        }
+        for (NodeProcess n : nodes) n.awaitStarted();
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+        for (NodeProcess n : nodes) {
+            while (!n.ask("topology", 60).equals("3 true")) {
+                if (System.nanoTime() > deadline) throw new AssertionError(n.name() + " never reached a stable topology of 3 members");
+                Thread.sleep(200);
+            }
+        }
+    }
+}
