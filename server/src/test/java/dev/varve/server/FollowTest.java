@@ -12,6 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,6 +32,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(180)
 class FollowTest {
     private static final InetSocketAddress LOOPBACK = new InetSocketAddress("127.0.0.1", 0);
+    /**
+     * Change bytes a stuck standby must fall behind by to be cut off for sure: its read-ahead
+     * ({@link SnapshotBackup#MAX_QUEUED_BYTES}), loopback socket buffers (a few MiB each side) and the sender's 1 MiB
+     * follow queue hold far less.
+     */
+    private static final long FAR_BEHIND_BYTES = 4 * SnapshotBackup.MAX_QUEUED_BYTES + (32L << 20);
 
     @TempDir
     Path dir;
@@ -110,11 +117,12 @@ class FollowTest {
     }
 
     @Test
-    @Timeout(120)
+    @Timeout(300)
     void aStandbyThatFallsBehindTheBufferIsCutOffWithoutSlowingTheWriters() throws Exception {
         Path target = dir.resolve("standby");
         try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
-             VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true).followBufferBytes(1 << 20))) {
+             VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true).followBufferBytes(1 << 20)
+                     .shipStallTimeout(Duration.ofMinutes(5)))) {
             Workload w = new Workload(5, 500);
             w.createTables(store);
             for (int i = 0; i < 300; i++) w.step(store);
@@ -129,7 +137,7 @@ class FollowTest {
                 public void imageComplete(BackupResult image) {
                     stalled.countDown();
                     try {
-                        resume.await(60, TimeUnit.SECONDS); // the standby's applier is stuck: it reads nothing meanwhile
+                        resume.await(240, TimeUnit.SECONDS); // the standby's applier is stuck: it reads nothing meanwhile
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
@@ -137,11 +145,12 @@ class FollowTest {
             });
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
             assertTrue(stalled.await(60, TimeUnit.SECONDS));
-            // while the standby reads nothing, write far more than the socket buffers and the 1 MiB queue hold: never blocked
-            long walBefore = store.metrics().walBytesWritten();
-            while (store.metrics().walBytesWritten() - walBefore < 48L << 20) w.step(store);
+            // while the standby applies nothing, write far more than its read-ahead, the socket buffers and the 1 MiB
+            // queue hold together (counted in change bytes: the WAL's page records say little about the stream): never blocked
+            long before = w.bytesWritten();
+            while (w.bytesWritten() - before < FAR_BEHIND_BYTES) w.step(store);
             resume.countDown();
-            ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(60, TimeUnit.SECONDS));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(120, TimeUnit.SECONDS));
             assertTrue(e.getCause().getMessage().contains("fell more than 1 MiB behind"), e.getCause().getMessage());
         }
         try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {

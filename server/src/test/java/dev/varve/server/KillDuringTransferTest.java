@@ -30,9 +30,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class KillDuringTransferTest {
     private static final long SEED = 20261123;
     private static final int KEYS = 30_000;
-    /** About 45 MiB of live data: the kill lands once the first 16 MiB arrived (the receiver's "received" line). */
+    /**
+     * About 45 MiB of live data: the sender is killed once the receiver applied the first 8 MiB, while it holds at most
+     * its 8 MiB read-ahead and the socket buffers more; the receiver child is killed at its first "received" line.
+     */
     private static final long STEPS = 9_000;
-    private static final long KILL_AFTER_BYTES = 16L << 20;
+    private static final long KILL_AFTER_BYTES = 8L << 20;
 
     @TempDir
     Path dir;
@@ -45,6 +48,14 @@ class KillDuringTransferTest {
 
     private ChildJvm startSender(RecoveryMode mode) {
         return ChildJvm.start(SenderFixture.class, dir.resolve("source").toString(), mode.name(), Long.toString(SEED), Integer.toString(KEYS), Long.toString(STEPS));
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(120, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @ParameterizedTest
@@ -79,13 +90,19 @@ class KillDuringTransferTest {
             String[] ready = sender.awaitLine("READY", 180).split(" ");
             snapshot = Long.parseLong(ready[2]);
             CountDownLatch halfway = new CountDownLatch(1);
+            CountDownLatch senderDead = new CountDownLatch(1);
             SnapshotBackup backup = new SnapshotBackup(new InetSocketAddress("127.0.0.1", Integer.parseInt(ready[1])), snapshot, target)
                     .progress((entries, bytes) -> {
-                        if (bytes >= KILL_AFTER_BYTES) halfway.countDown();
+                        if (bytes < KILL_AFTER_BYTES || halfway.getCount() == 0) return;
+                        halfway.countDown();
+                        // the receiver applies nothing until the sender is dead: what it buffered meanwhile (its read-ahead
+                        // and the socket's) is far less than the rest of the image, so the kill lands mid-transfer
+                        awaitQuietly(senderDead);
                     });
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(backup::run);
             assertTrue(halfway.await(120, TimeUnit.SECONDS), "transfer under way");
             sender.kill9();
+            senderDead.countDown();
             ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(120, TimeUnit.SECONDS));
             assertInstanceOf(BackupException.class, e.getCause());
             assertTrue(e.getCause().getMessage().contains("closed"), e.getCause().getMessage());

@@ -20,6 +20,7 @@ public final class Workload {
     private final boolean modelled;
     private final Map<String, TreeMap<String, byte[]>> model = new TreeMap<>();
     private long steps;
+    private long bytesWritten;
 
     public Workload(long seed, int keys) {
         this(seed, keys, true);
@@ -44,6 +45,7 @@ public final class Workload {
         String key = String.format("k%07d", rnd.nextInt(keys));
         int dice = rnd.nextInt(100);
         byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        bytesWritten += k.length;
         if (dice < 8) {
             if (store != null) store.table(table).remove(k);
             if (modelled) model.get(table).remove(key);
@@ -51,6 +53,7 @@ public final class Workload {
             int size = table.equals("blobs") || dice < 18 ? 4096 + rnd.nextInt(20_000) : 16 + rnd.nextInt(300);
             byte[] v = new byte[size];
             rnd.nextBytes(v);
+            bytesWritten += size;
             if (store != null) store.table(table).put(k, v);
             if (modelled) model.get(table).put(key, v);
         }
@@ -65,6 +68,11 @@ public final class Workload {
     /** Takes keys out of the model (the test removed them from the store another way). */
     void forget(String table, java.util.Collection<String> keys) {
         model.get(table).keySet().removeAll(keys);
+    }
+
+    /** Key and value bytes of every write so far: what a follow stream carries, unlike the WAL's page records. */
+    long bytesWritten() {
+        return bytesWritten;
     }
 
     long steps() {
