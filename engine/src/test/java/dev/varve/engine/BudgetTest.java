@@ -94,13 +94,28 @@ class BudgetTest {
         }
     }
 
+    /**
+     * Reads every live snapshot back. The archiver enforces the budget on its own too (once the captures of the last
+     * round are written), so a snapshot listed here may be dropped before it is opened: that is allowed when the
+     * budget is the reason; the latest snapshot is never dropped, so at least one is read.
+     */
     private static void checkReads(Varve store, Map<Long, Integer> generationOf) {
+        int read = 0;
         for (SnapshotInfo s : store.snapshots()) {
-            try (SnapshotView v = store.asOf(s.id())) {
+            SnapshotView view;
+            try {
+                view = store.asOf(s.id());
+            } catch (SnapshotNotFoundException e) {
+                assertTrue(e.getMessage().contains("budget"), e.getMessage());
+                continue;
+            }
+            try (SnapshotView v = view) {
                 Table t = v.table("bulk");
                 for (int k = 0; k < KEYS; k += 7) assertArrayEquals(value(k, generationOf.get(s.id())), t.get(key(k)), "snapshot " + s.id() + " key " + k);
             }
+            read++;
         }
+        assertTrue(read > 0, "no snapshot left to read");
     }
 
     private static byte[] key(int k) {
