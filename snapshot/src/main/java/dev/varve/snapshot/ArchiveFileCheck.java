@@ -32,9 +32,9 @@ public final class ArchiveFileCheck {
         Path maplog = archiveDir.resolve("level-1").resolve("maplog-L0.log");
         if (!io.exists(maplog)) return -1;
         try (FileIO f = io.open(maplog, false)) {
-            ByteBuffer h = ByteBuffer.allocate(MaplogFile.HEADER).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer h = ByteBuffer.allocate(MaplogDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
             f.read(h, 0);
-            return h.getLong(0) == MaplogFile.MAGIC ? h.getInt(20) : -1;
+            return h.getLong(MaplogDescriptor.MAGIC_OFFSET) == MaplogDescriptor.MAGIC ? h.getInt(MaplogDescriptor.NODE_ENTRIES_OFFSET) : -1;
         }
     }
 
@@ -54,10 +54,10 @@ public final class ArchiveFileCheck {
     public static long segmentBytes(FileIOFactory io, Path archiveDir, int pageSize, long fallback) throws IOException {
         long best = fallback;
         for (int j = 1, k = levels(io, archiveDir); j <= k; j++) {
-            java.util.List<Path> segs = io.list(archiveDir.resolve("level-" + j), "pagelog-");
+            java.util.List<Path> segs = io.list(archiveDir.resolve("level-" + j), PagelogDescriptor.FILE_PREFIX);
             if (segs.isEmpty()) continue;
             try (FileIO f = io.open(segs.get(0), false)) {
-                if (segs.size() > 1) return f.size() + pageSize + Pagelog.RECORD_HEADER - 1; // the configured size is rounded down to whole records
+                if (segs.size() > 1) return f.size() + PagelogDescriptor.recordBytes(pageSize) - 1; // the configured size is rounded down to whole records
                 best = Math.max(best, f.size());
             }
         }
@@ -74,32 +74,50 @@ public final class ArchiveFileCheck {
         return records;
     }
 
+    /**
+     * What the check needs of one fixed-record format: a header starting with its magic, with a version and a CRC32C at
+     * {@code headerCrcAt} over the bytes before it, then records of {@code recordBytes} whose CRC32C at {@code crcAt}
+     * covers [0, {@code crcAt}) and [{@code bodyFrom}, end) — {@code bodyFrom} = {@code recordBytes} when the CRC
+     * covers only the bytes before it.
+     */
+    private record Layout(long magic, int versionAt, int version, int headerBytes, int headerCrcAt, int recordBytes, int crcAt, int bodyFrom) {
+    }
+
     private static long checkFile(FileIOFactory io, Path p, int pageSize, DamageSink sink) throws IOException {
         String n = p.getFileName().toString();
-        if (n.startsWith("level-") || n.startsWith("extent-")) return 0;
-        if (n.equals("snapshots.log")) return checkLog(io, p, SnapshotLog.MAGIC, SnapshotLog.HEADER, 12, SnapshotLog.RECORD, 0, 40, 40, sink);
-        if (n.startsWith("pagelog-")) return checkLog(io, p, Pagelog.MAGIC, Pagelog.HEADER, 28, pageSize + Pagelog.RECORD_HEADER, Pagelog.RECORD_HEADER, 24, 24, sink);
-        if (n.contains(".log")) return checkLog(io, p, MaplogFile.MAGIC, MaplogFile.HEADER, 28, MaplogFile.ENTRY, 0, 24, 24, sink);
+        if (n.startsWith("level-") || n.startsWith(RankedExtentDescriptor.FILE_PREFIX)) return 0;
+        if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(io, p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
+                SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET, SnapshotLogDescriptor.RECORD_SIZE,
+                SnapshotLogDescriptor.RECORD_CRC_OFFSET, SnapshotLogDescriptor.RECORD_SIZE), sink);
+        if (n.startsWith(PagelogDescriptor.FILE_PREFIX)) return checkLog(io, p, new Layout(PagelogDescriptor.MAGIC, PagelogDescriptor.VERSION_OFFSET,
+                PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET, PagelogDescriptor.recordBytes(pageSize),
+                PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor.IMAGE_OFFSET), sink);
+        if (n.contains(".log")) return checkLog(io, p, new Layout(MaplogDescriptor.MAGIC, MaplogDescriptor.VERSION_OFFSET, MaplogDescriptor.VERSION,
+                MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.ENTRY_SIZE, MaplogDescriptor.ENTRY_CRC_OFFSET,
+                MaplogDescriptor.ENTRY_SIZE), sink);
         return 0;
     }
 
-    /**
-     * One fixed-record log: a header whose CRC32C at {@code headerCrcAt} covers the bytes before it, then records of
-     * {@code recordBytes} whose CRC32C at {@code crcAt} covers [0, {@code coveredHead}) and [{@code bodyFrom}, end).
-     */
-    private static long checkLog(FileIOFactory io, Path p, long magic, int headerBytes, int headerCrcAt, int recordBytes, int bodyFrom,
-                                 int coveredHead, int crcAt, DamageSink sink) throws IOException {
+    /** One fixed-record log in {@code layout}: its header, then every record's CRC32C. */
+    private static long checkLog(FileIOFactory io, Path p, Layout layout, DamageSink sink) throws IOException {
         try (FileIO f = io.open(p, false)) {
             long size = f.size();
+            int headerBytes = layout.headerBytes();
+            int recordBytes = layout.recordBytes();
             ByteBuffer h = ByteBuffer.allocate(headerBytes).order(ByteOrder.LITTLE_ENDIAN);
             if (f.read(h, 0) < headerBytes) {
                 sink.damage(p, 0, "header truncated (" + size + " bytes)");
                 return 0;
             }
             CRC32C c = new CRC32C();
-            c.update(h.array(), 0, headerCrcAt);
-            if (h.getLong(0) != magic || h.getInt(headerCrcAt) != (int) c.getValue()) {
+            c.update(h.array(), 0, layout.headerCrcAt());
+            if (h.getLong(0) != layout.magic() || h.getInt(layout.headerCrcAt()) != (int) c.getValue()) {
                 sink.damage(p, 0, "header is corrupt (magic or CRC32C)");
+                return 0;
+            }
+            if (h.getInt(layout.versionAt()) != layout.version()) {
+                sink.damage(p, layout.versionAt(), "unsupported format version " + h.getInt(layout.versionAt()) + " (this build reads version "
+                        + layout.version() + ")");
                 return 0;
             }
             if ((size - headerBytes) % recordBytes != 0)
@@ -110,9 +128,9 @@ public final class ArchiveFileCheck {
                 long off = headerBytes + i * recordBytes;
                 f.read(r.clear(), off);
                 c.reset();
-                c.update(r.array(), 0, coveredHead);
-                if (bodyFrom > 0) c.update(r.array(), bodyFrom, recordBytes - bodyFrom);
-                if (r.getInt(crcAt) != (int) c.getValue()) sink.damage(p, off, "record " + i + " CRC32C mismatch");
+                c.update(r.array(), 0, layout.crcAt());
+                c.update(r.array(), layout.bodyFrom(), recordBytes - layout.bodyFrom());
+                if (r.getInt(layout.crcAt()) != (int) c.getValue()) sink.damage(p, off, "record " + i + " CRC32C mismatch");
             }
             return n;
         }

@@ -74,33 +74,27 @@ final class ArchiveLevel implements AutoCloseable {
         addressesAtMark = addresses;
     }
 
-    /** A location in the archive: the volume's level and the address in it. */
+    // The location packing is ArchiveEncoding's; these delegates serve SnapshotArchive, which another change is
+    // splitting into role classes: they go once its parts call ArchiveEncoding directly.
+
     static long location(int level, long address) {
-        return ((long) level << 56) | address;
-    }
-
-    /** Locations of ranked-extent records carry this bit; the rest is the offset in the view's extent file. */
-    private static final long EXTENT = 1L << 62;
-
-    /** The location of the ranked-extent record at {@code offset} of the extent a view reads. */
-    static long extentLocation(long offset) {
-        return EXTENT | offset;
+        return ArchiveEncoding.location(level, address);
     }
 
     static boolean isExtent(long location) {
-        return location >= 0 && (location & EXTENT) != 0;
+        return ArchiveEncoding.isExtent(location);
     }
 
     static long extentOffset(long location) {
-        return location & (EXTENT - 1);
+        return ArchiveEncoding.extentOffset(location);
     }
 
     static int levelOf(long location) {
-        return (int) (location >>> 56);
+        return ArchiveEncoding.levelOf(location);
     }
 
     static long addressOf(long location) {
-        return location & ((1L << 56) - 1);
+        return ArchiveEncoding.addressOf(location);
     }
 
     long bytes() {

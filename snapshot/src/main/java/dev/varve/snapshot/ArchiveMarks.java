@@ -6,6 +6,14 @@ import dev.varve.core.io.FileIOFactory;
 import java.nio.file.Path;
 import java.util.Arrays;
 
+import static dev.varve.snapshot.ArchiveMarksDescriptor.DROPS;
+import static dev.varve.snapshot.ArchiveMarksDescriptor.END;
+import static dev.varve.snapshot.ArchiveMarksDescriptor.HIGH_WATER;
+import static dev.varve.snapshot.ArchiveMarksDescriptor.JOINS;
+import static dev.varve.snapshot.ArchiveMarksDescriptor.LATEST;
+import static dev.varve.snapshot.ArchiveMarksDescriptor.MOVES;
+import static dev.varve.snapshot.ArchiveMarksDescriptor.SNAPSHOTS;
+
 /**
  * What the archive made durable at each checkpoint mark ({@value #FILE}): one group of entries (mark LSN, what,
  * value) per mark, appended before the checkpoint's start marker — per level the Maplog position and volume address
@@ -15,20 +23,11 @@ import java.util.Arrays;
  *
  * <p>Recovery reads the recovered mark's group ({@link #find}) and checks every log against it, so a log that was cut
  * short, lost a record or was deleted is found at open, and snapshot ids are never handed out again. Archives
- * written before the counts existed hold their marks as plain level entries (kind KIND_UPLINKS, no end entry):
- * they are read without the count checks.
+ * written before the counts existed hold their marks as plain level entries: they are read without the count
+ * checks. The layout is {@link ArchiveMarksDescriptor}'s.
  */
 final class ArchiveMarks implements AutoCloseable {
-    static final String FILE = "archive-marks.log";
-    /** What: a level j (1..) carries its Maplog position; j + ADDRESSES its volume address. */
-    private static final long ADDRESSES = 1000;
-    private static final long SNAPSHOTS = 2001;
-    private static final long DROPS = 2002;
-    private static final long JOINS = 2003;
-    private static final long MOVES = 2004;
-    private static final long LATEST = 2005;
-    private static final long HIGH_WATER = 2006;
-    private static final long END = 2100;
+    static final String FILE = ArchiveMarksDescriptor.FILE;
     private static final int CHUNK = 1024;
 
     /**
@@ -47,7 +46,7 @@ final class ArchiveMarks implements AutoCloseable {
     private long recoveredEnd;
 
     ArchiveMarks(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
-        this.log = new MaplogFile(io, dir.resolve(FILE), MaplogFile.KIND_MARKS, -1, nodeEntries, missing);
+        this.log = new MaplogFile(io, dir.resolve(FILE), MaplogDescriptor.Kind.MARKS, MaplogDescriptor.NO_LEVEL, nodeEntries, missing);
     }
 
     Path path() {
@@ -63,8 +62,8 @@ final class ArchiveMarks implements AutoCloseable {
     void append(Mark m) {
         int k = m.mappings().length;
         for (int j = 1; j <= k; j++) {
-            log.append(m.lsn(), j, m.mappings()[j - 1]);
-            log.append(m.lsn(), ADDRESSES + j, m.addresses()[j - 1]);
+            log.append(m.lsn(), ArchiveEncoding.markMappingsKey(j), m.mappings()[j - 1]);
+            log.append(m.lsn(), ArchiveEncoding.markAddressesKey(j), m.addresses()[j - 1]);
         }
         log.append(m.lsn(), SNAPSHOTS, m.snapshots());
         log.append(m.lsn(), DROPS, m.drops());
@@ -72,7 +71,7 @@ final class ArchiveMarks implements AutoCloseable {
         log.append(m.lsn(), MOVES, m.moves());
         log.append(m.lsn(), LATEST, m.latest());
         log.append(m.lsn(), HIGH_WATER, m.highWater());
-        log.append(m.lsn(), END, 2L * k + 7);
+        log.append(m.lsn(), END, ArchiveMarksDescriptor.groupEntries(k));
         log.force();
     }
 
@@ -99,6 +98,8 @@ final class ArchiveMarks implements AutoCloseable {
         long[] what = new long[n];
         long[] value = new long[n];
         log.read(start, n, null, what, value);
+        // the group was forced whole before its checkpoint began: one that runs into a damaged entry names that entry
+        if (!whole(what, value) && end == log.count()) log.checkDurable(end + 1);
         Mark m = decode(markLsn, levels, what, value, offsetOf(start));
         recoveredEnd = end;
         return m;
@@ -122,21 +123,28 @@ final class ArchiveMarks implements AutoCloseable {
         long[] mappings = new long[levels];
         long[] addresses = new long[levels];
         int n = what.length;
-        boolean ended = what[n - 1] == END;
-        if (ended ? value[n - 1] != n : !olderFormat())
+        if (!whole(what, value))
             throw new CorruptionException("the record of checkpoint mark " + markLsn + " is incomplete (" + n + " entries)", path(), offset);
         for (int i = 0; i < n; i++) {
             long w = what[i];
-            if (w >= 1 && w <= levels) mappings[(int) w - 1] = value[i];
-            else if (w > ADDRESSES && w <= ADDRESSES + levels) addresses[(int) (w - ADDRESSES) - 1] = value[i];
-            else if (w >= SNAPSHOTS && w < END) counts[(int) (w - SNAPSHOTS)] = value[i];
+            int mapped = ArchiveEncoding.mappingsLevelOf(w);
+            int addressed = ArchiveEncoding.addressesLevelOf(w);
+            if (mapped >= 1 && mapped <= levels) mappings[mapped - 1] = value[i];
+            else if (addressed >= 1 && addressed <= levels) addresses[addressed - 1] = value[i];
+            else if (ArchiveMarksDescriptor.isCount(w)) counts[(int) (w - SNAPSHOTS)] = value[i];
         }
         return new Mark(markLsn, mappings, addresses, counts[(int) (SNAPSHOTS - SNAPSHOTS)], counts[(int) (DROPS - SNAPSHOTS)],
                 counts[(int) (JOINS - SNAPSHOTS)], counts[(int) (MOVES - SNAPSHOTS)], counts[(int) (LATEST - SNAPSHOTS)], counts[(int) (HIGH_WATER - SNAPSHOTS)]);
     }
 
+    /** True when a group ends in an END entry that counts it, or is of an older archive (which had no END). */
+    private boolean whole(long[] what, long[] value) {
+        int n = what.length;
+        return what[n - 1] == END ? value[n - 1] == n : olderFormat();
+    }
+
     private static long offsetOf(long entry) {
-        return MaplogFile.HEADER + entry * MaplogFile.ENTRY;
+        return MaplogDescriptor.entryOffset(entry);
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
+import dev.varve.snapshot.MaplogDescriptor.Kind;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,37 +19,21 @@ import java.util.TreeMap;
 import java.util.zip.CRC32C;
 
 /**
- * An append-only log of fixed 32-byte entries of three longs, each with a CRC32C: a Maplog level (page id,
- * snapshot, Pagelog address), a Skippy uplink index (start, end of a node's promoted mappings in the level above),
- * the drop log, the checkpoint marks, the rank changes' positions or the lazy-ranking moves.
+ * An append-only log of fixed 32-byte entries of three longs, each with a CRC32C, in the layout of
+ * {@link MaplogDescriptor}; what the fields mean is the log's {@link Kind}: a Maplog or Skippy level, a Skippy
+ * uplink index, the drop log, the lazy-ranking moves, the rank changes or the checkpoint marks.
  *
- * <p>An entry's position is its global index. The entries live in part files of {@code partEntries} entries each:
- * the first is {@code <name>}, every later one {@code <name>.<position of its first entry>}, so that the Maplog's
- * portions no snapshot reads any more go whole ({@link #reclaimBefore}), like Pagelog segments. Logs that are never
- * reclaimed use one part.
- *
- * <pre>
- * header (32): magic (8) | version (4) | kind (4) | level (4) | nodeEntries (4) | reserved (4) | crc32c of [0,28) (4)
- * entry  (32): a (8) | b (8) | c (8) | crc32c of [0,24) (4) | reserved (4)
- * </pre>
- * Format versions: 1 — initial layout. Opening only reads: the last part's entries are checked ({@link LogScan}), and
- * what follows the first bad one is cut by {@link #truncate} once recovery has decided that it lies past what the
- * recovered checkpoint mark made durable ({@link #checkDurable}). A missing log is created only for a new archive.
+ * <p>An entry's position is its global index. The entries live in part files of {@code partEntries} entries each, so
+ * that the Maplog's portions no snapshot reads any more go whole ({@link #reclaimBefore}), like Pagelog segments.
+ * Logs that are never reclaimed use one part. Opening only reads: the last part's entries are checked
+ * ({@link LogScan}), and what follows the first bad one is cut by {@link #truncate} once recovery has decided that it
+ * lies past what the recovered checkpoint mark made durable ({@link #checkDurable}). A missing log is created only
+ * for a new archive.
  */
 final class MaplogFile implements AutoCloseable {
-    static final long MAGIC = 0x564152564d41504cL; // "VARVMAPL"
-    static final int VERSION = 1;
-    static final int KIND_MAPPINGS = 1;
-    static final int KIND_UPLINKS = 2;
-    static final int KIND_DROPS = 3;
-    /** Lazy-ranking copies: (checkpoint mark, snapshot, level &lt;&lt; 56 | Start at that level). */
-    static final int KIND_MOVES = 4;
-    /** Rank changes: (walLsn, snapshot, level &lt;&lt; 56 | that level's Maplog position then). */
-    static final int KIND_JOINS = 5;
-    /** Checkpoint marks ({@link ArchiveMarks}); archives written before it existed hold their marks as KIND_UPLINKS, level -1. */
-    static final int KIND_MARKS = 6;
-    static final int HEADER = 32;
-    static final int ENTRY = 32;
+    /** Bytes of a part's header and of an entry (the archive's size accounting). */
+    static final int HEADER = MaplogDescriptor.HEADER_SIZE;
+    static final int ENTRY = MaplogDescriptor.ENTRY_SIZE;
     /** Part size of logs that are never reclaimed: one part. */
     static final long ONE_PART = Long.MAX_VALUE;
     private static final Logger LOG = LoggerFactory.getLogger(MaplogFile.class);
@@ -58,7 +43,7 @@ final class MaplogFile implements AutoCloseable {
     private static final int BUFFERED_ENTRIES = 2048;
     private final FileIOFactory io;
     private final Path path;
-    private final int kind;
+    private final Kind kind;
     private final int level;
     private final int nodeEntries;
     private final long partEntries;
@@ -73,27 +58,26 @@ final class MaplogFile implements AutoCloseable {
     /** Parts written since the last fsync. */
     private final java.util.Set<FileIO> dirty = new java.util.HashSet<>();
     private long reclaimedBytes;
-    /** The kind in the file's header ({@link #kind}, or KIND_UPLINKS for marks of an older archive). */
-    private int foundKind;
+    /** True when the header holds checkpoint marks of an older archive (stored as uplinks). */
+    private boolean legacyMarks;
     /** The last part's entries as found at open; null once its tail was cut or when the log was created. */
     private LogScan tail;
 
-    MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries, Missing missing) {
+    MaplogFile(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, Missing missing) {
         this(io, path, kind, level, nodeEntries, ONE_PART, missing);
     }
 
-    MaplogFile(FileIOFactory io, Path path, int kind, int level, int nodeEntries, long partEntries, Missing missing) {
+    MaplogFile(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, long partEntries, Missing missing) {
         this.io = io;
         this.path = path;
         this.kind = kind;
         this.level = level;
         this.nodeEntries = nodeEntries;
         this.partEntries = partEntries;
-        this.foundKind = kind;
         try {
             String name = path.getFileName().toString();
             for (Path p : io.list(path.getParent(), name)) {
-                long first = firstOf(p.getFileName().toString(), name);
+                long first = MaplogDescriptor.firstOf(p.getFileName().toString(), name);
                 if (first < 0 || DurableFiles.isTemp(p)) continue; // a part creation cut short: deleted by recovery
                 FileIO f = io.open(p, false);
                 parts.put(first, f);
@@ -117,43 +101,22 @@ final class MaplogFile implements AutoCloseable {
         }
     }
 
-    /** The position of the first entry of the part file {@code fileName} of log {@code name}; -1 for other files. */
-    private static long firstOf(String fileName, String name) {
-        if (fileName.equals(name)) return 0;
-        if (!fileName.startsWith(name + ".")) return -1;
-        try {
-            return Long.parseLong(fileName.substring(name.length() + 1));
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
     private Path partPath(long first) {
-        return first == 0 ? path : path.resolveSibling(path.getFileName() + "." + first);
+        return path.resolveSibling(MaplogDescriptor.partFileName(path.getFileName().toString(), first));
     }
 
     private ByteBuffer header() {
-        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, kind).putInt(16, level).putInt(20, nodeEntries);
-        CRC32C c = new CRC32C();
-        c.update(h.array(), 0, 28);
-        h.putInt(28, (int) c.getValue());
-        return h;
+        return MaplogDescriptor.header(kind, level, nodeEntries);
     }
 
     private void checkHeader(FileIO f) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         if (f.read(h, 0) < HEADER) throw new CorruptionException("archive file header truncated", f.path(), 0);
-        CRC32C c = new CRC32C();
-        c.update(h.array(), 0, 28);
-        if (h.getInt(28) != (int) c.getValue() || h.getLong(0) != MAGIC) throw new CorruptionException("archive file header is corrupt", f.path(), 0);
-        if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported archive file version " + h.getInt(8), f.path(), 8);
-        boolean olderMarks = kind == KIND_MARKS && h.getInt(12) == KIND_UPLINKS;
-        if ((h.getInt(12) != kind && !olderMarks) || h.getInt(16) != level)
-            throw new CorruptionException("archive file holds kind " + h.getInt(12) + " level " + h.getInt(16), f.path(), 12);
-        foundKind = h.getInt(12);
-        if (h.getInt(20) != nodeEntries)
-            throw new IllegalArgumentException("the archive was written with skippyNodeEntries=" + h.getInt(20) + " but the store is configured with "
+        MaplogDescriptor.checkHeader(h, f.path(), kind, level);
+        legacyMarks = kind.isLegacyMarks(h.getInt(MaplogDescriptor.KIND_OFFSET), h.getInt(MaplogDescriptor.LEVEL_OFFSET));
+        int written = h.getInt(MaplogDescriptor.NODE_ENTRIES_OFFSET);
+        if (written != nodeEntries)
+            throw new IllegalArgumentException("the archive was written with skippyNodeEntries=" + written + " but the store is configured with "
                     + nodeEntries + " [file " + f.path() + "]");
     }
 
@@ -163,7 +126,7 @@ final class MaplogFile implements AutoCloseable {
         for (Map.Entry<Long, FileIO> e : parts.entrySet()) {
             if (prev != null && prev.getKey() + partEntries < e.getKey())
                 throw new CorruptionException("archive file part is missing", partPath(prev.getKey() + partEntries), 0);
-            if (prev != null && prev.getValue().size() != HEADER + (e.getKey() - prev.getKey()) * ENTRY)
+            if (prev != null && prev.getValue().size() != MaplogDescriptor.entryOffset(e.getKey() - prev.getKey()))
                 throw new CorruptionException("archive file holds " + (prev.getValue().size() - HEADER) / ENTRY + " entries but the next part starts at "
                         + e.getKey(), prev.getValue().path(), 0);
             prev = e;
@@ -171,9 +134,7 @@ final class MaplogFile implements AutoCloseable {
     }
 
     private boolean entryValid(ByteBuffer b, int off) {
-        crc.reset();
-        crc.update(b.array(), b.arrayOffset() + off, 24);
-        return b.getInt(off + 24) == (int) crc.getValue();
+        return b.getInt(off + MaplogDescriptor.ENTRY_CRC_OFFSET) == MaplogDescriptor.entryCrc(b, off, crc);
     }
 
     Path path() {
@@ -182,7 +143,7 @@ final class MaplogFile implements AutoCloseable {
 
     /** True for checkpoint marks written before they had a kind of their own (no log counts, no end record). */
     boolean olderMarks() {
-        return foundKind != kind;
+        return legacyMarks;
     }
 
     /**
@@ -199,7 +160,7 @@ final class MaplogFile implements AutoCloseable {
         }
         if (tail != null) tail.checkDurable(durable < 0 ? durable : durable - lastFirst);
         else if (durable > count) throw new CorruptionException("archive file holds " + count + " entries but the recovered checkpoint mark made "
-                + durable + " durable", partPath(lastFirst), HEADER + (count - lastFirst) * ENTRY);
+                + durable + " durable", partPath(lastFirst), MaplogDescriptor.entryOffset(count - lastFirst));
     }
 
     /** Position after the last entry. */
@@ -226,10 +187,10 @@ final class MaplogFile implements AutoCloseable {
     synchronized void append(long a, long b, long c) {
         if (!unwritten.hasRemaining()) writeBuffered();
         int at = unwritten.position();
-        unwritten.putLong(a).putLong(b).putLong(c);
-        crc.reset();
-        crc.update(unwritten.array(), at, 24);
-        unwritten.putInt((int) crc.getValue()).putInt(0);
+        unwritten.putLong(at + MaplogDescriptor.A_OFFSET, a).putLong(at + MaplogDescriptor.B_OFFSET, b).putLong(at + MaplogDescriptor.C_OFFSET, c);
+        unwritten.putLong(at + MaplogDescriptor.ENTRY_CRC_OFFSET, 0); // CRC and reserved
+        unwritten.putInt(at + MaplogDescriptor.ENTRY_CRC_OFFSET, MaplogDescriptor.entryCrc(unwritten, at, crc));
+        unwritten.position(at + ENTRY);
         count++;
     }
 
@@ -248,7 +209,7 @@ final class MaplogFile implements AutoCloseable {
                 int n = (int) Math.min(room, unwritten.remaining() / ENTRY);
                 ByteBuffer run = unwritten.duplicate();
                 run.limit(run.position() + n * ENTRY);
-                last.getValue().write(run, HEADER + (written - last.getKey()) * ENTRY);
+                last.getValue().write(run, MaplogDescriptor.entryOffset(written - last.getKey()));
                 dirty.add(last.getValue());
                 unwritten.position(unwritten.position() + n * ENTRY);
                 written += n;
@@ -276,7 +237,7 @@ final class MaplogFile implements AutoCloseable {
             int k = (int) Math.min(fromFile - done, next == null ? Long.MAX_VALUE : next - at);
             if (scratch.capacity() < k * ENTRY) scratch = ByteBuffer.allocate(k * ENTRY).order(ByteOrder.LITTLE_ENDIAN);
             scratch.clear().limit(k * ENTRY);
-            long offset = HEADER + (at - part.getKey()) * ENTRY;
+            long offset = MaplogDescriptor.entryOffset(at - part.getKey());
             try {
                 if (part.getValue().read(scratch, offset) < k * ENTRY)
                     throw new CorruptionException("archive file shorter than its entry count", part.getValue().path(), offset);
@@ -295,14 +256,12 @@ final class MaplogFile implements AutoCloseable {
         CRC32C check = new CRC32C();
         for (int i = 0; i < n; i++) {
             int off = start + i * ENTRY;
-            check.reset();
-            check.update(buf.array(), off, 24);
-            if (buf.getInt(off + 24) != (int) check.getValue())
+            if (buf.getInt(off + MaplogDescriptor.ENTRY_CRC_OFFSET) != MaplogDescriptor.entryCrc(buf, off, check))
                 throw new CorruptionException("archive entry checksum mismatch", part == null ? path : part.getValue().path(),
-                        part == null ? -1 : HEADER + (firstEntry + i - part.getKey()) * ENTRY);
-            if (a != null) a[into + i] = buf.getLong(off);
-            if (b != null) b[into + i] = buf.getLong(off + 8);
-            if (c != null) c[into + i] = buf.getLong(off + 16);
+                        part == null ? -1 : MaplogDescriptor.entryOffset(firstEntry + i - part.getKey()));
+            if (a != null) a[into + i] = buf.getLong(off + MaplogDescriptor.A_OFFSET);
+            if (b != null) b[into + i] = buf.getLong(off + MaplogDescriptor.B_OFFSET);
+            if (c != null) c[into + i] = buf.getLong(off + MaplogDescriptor.C_OFFSET);
         }
     }
 
@@ -340,7 +299,7 @@ final class MaplogFile implements AutoCloseable {
                 io.delete(f.path());
             }
             Map.Entry<Long, FileIO> last = parts.lastEntry();
-            last.getValue().truncate(HEADER + (n - last.getKey()) * ENTRY);
+            last.getValue().truncate(MaplogDescriptor.entryOffset(n - last.getKey()));
             last.getValue().force();
         } catch (IOException e) {
             throw new StorageException("cannot truncate archive file: " + e.getMessage(), path, e);
@@ -382,7 +341,7 @@ final class MaplogFile implements AutoCloseable {
             }
             dirty.remove(f);
             parts.pollFirstEntry();
-            reclaimedBytes += HEADER + (end - firstPart.getKey()) * ENTRY;
+            reclaimedBytes += MaplogDescriptor.entryOffset(end - firstPart.getKey());
         }
         return parts.firstKey();
     }

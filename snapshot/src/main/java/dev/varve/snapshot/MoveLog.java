@@ -8,17 +8,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The lazy-ranking copies made at checkpoint marks ({@code moves.log}): per copy (mark LSN, snapshot, target), the
- * target packed as level &lt;&lt; 56 | the snapshot's Start at that level, with {@link #SAYS_EXTENT} set in every entry
- * written since entries record whether the copy wrote a ranked extent ({@link #WROTE_EXTENT}) — so that recovery
- * knows which extent files must exist. Older entries say nothing: an extent found for them is used, none is none.
+ * The lazy-ranking copies made at checkpoint marks ({@code moves.log}, a {@link MaplogDescriptor.Kind#MOVES} log): per
+ * copy (mark LSN, snapshot, target), the target packed by {@link ArchiveEncoding#moveTarget} — level, the snapshot's
+ * Start there and, in every entry written since entries record it, whether the copy wrote a ranked extent — so that
+ * recovery knows which extent files must exist. Older entries say nothing: an extent found for them is used, none is
+ * none.
  */
 final class MoveLog implements AutoCloseable {
-    /** The entry records whether an extent was written (levels take bits 56..60: at most 16). */
-    private static final long SAYS_EXTENT = 1L << 62;
-    private static final long WROTE_EXTENT = 1L << 61;
-    private static final long LEVEL_MASK = 0x1f;
-
     /** One copy: {@code extent} is null when the entry predates recording it. */
     record Move(long mark, long id, int level, long start, Boolean extent) {
     }
@@ -27,7 +23,7 @@ final class MoveLog implements AutoCloseable {
     private long kept;
 
     MoveLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
-        this.log = new MaplogFile(io, dir.resolve("moves.log"), MaplogFile.KIND_MOVES, -1, nodeEntries, missing);
+        this.log = new MaplogFile(io, dir.resolve("moves.log"), MaplogDescriptor.Kind.MOVES, MaplogDescriptor.NO_LEVEL, nodeEntries, missing);
     }
 
     Path path() {
@@ -40,7 +36,7 @@ final class MoveLog implements AutoCloseable {
 
     /** Logs that snapshot {@code id} was copied into {@code level} at mark {@code markLsn}, reading it from {@code start} there. */
     void append(long markLsn, long id, int level, long start, boolean wroteExtent) {
-        log.append(markLsn, id, ArchiveLevel.location(level, start) | SAYS_EXTENT | (wroteExtent ? WROTE_EXTENT : 0));
+        log.append(markLsn, id, ArchiveEncoding.moveTarget(level, start, wroteExtent));
     }
 
     /**
@@ -53,7 +49,7 @@ final class MoveLog implements AutoCloseable {
         kept = log.prefix(mark -> !emptyStore && mark <= markLsn);
         if (kept < durable)
             throw new CorruptionException("the move log holds " + kept + " copies up to checkpoint mark " + markLsn + " but the mark recorded "
-                    + durable, log.path(), MaplogFile.HEADER + kept * MaplogFile.ENTRY);
+                    + durable, log.path(), MaplogDescriptor.entryOffset(kept));
         int n = (int) kept;
         long[] marks = new long[n];
         long[] ids = new long[n];
@@ -62,8 +58,7 @@ final class MoveLog implements AutoCloseable {
         List<Move> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             long p = packed[i];
-            Boolean extent = (p & SAYS_EXTENT) == 0 ? null : (p & WROTE_EXTENT) != 0;
-            out.add(new Move(marks[i], ids[i], (int) ((p >>> 56) & LEVEL_MASK), ArchiveLevel.addressOf(p), extent));
+            out.add(new Move(marks[i], ids[i], ArchiveEncoding.moveLevel(p), ArchiveEncoding.moveStart(p), ArchiveEncoding.moveWroteExtent(p)));
         }
         return out;
     }

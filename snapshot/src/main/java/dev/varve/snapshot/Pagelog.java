@@ -20,25 +20,18 @@ import java.util.zip.CRC32C;
  * ({@code pagelog-<segment>.log}). An address is the record's global index (a plain long); segment and slot follow
  * from it. Records are fixed-size, so reclamation can later drop whole segments.
  *
- * <pre>
- * segment header (32):  magic (8) | version (4) | pageSize (4) | segment (8) | reserved (4) | crc32c of [0,28) (4)
- * record (pageSize+32): pageId (8) | hi (8) | lo (8) | crc32c of [0,24) and the image (4) | reserved (4) | image
- * </pre>
- * A record is needed by no snapshot outside (lo, hi]: hi is the latest snapshot when it was captured, lo its
- * page's SavedAfter at the volume's level before. A segment keeps the widest such range of its records, which is
- * all reclamation needs to decide that none of them is reachable any more.
- * Format versions: 1 — initial layout; 2 — records carry (lo, hi].
+ * The layout — segment header, fixed-size records each with its (lo, hi] and CRC32C — is {@link PagelogDescriptor}'s.
+ * A record is needed by no snapshot outside its (lo, hi]; a segment keeps the widest such range of its records,
+ * which is all reclamation needs to decide that none of them is reachable any more.
  *
  * <p>The write side — staging, writing, fsync, reclamation — is synchronized: the archiver stages and writes
  * while a checkpoint's flush forces and its end reclaims. Reads (as-of views) take no lock: records below
  * {@link #end()} never change, and views pin what they read.
  */
 final class Pagelog implements AutoCloseable {
-    static final long MAGIC = 0x5641525645504c31L; // "VARVEPL1"
-    static final int VERSION = 2;
-    static final int HEADER = 32;
-    static final int RECORD_HEADER = 32;
-    private static final String PREFIX = "pagelog-";
+    /** Bytes a record takes besides its image (the archive's size accounting). */
+    static final int RECORD_HEADER = PagelogDescriptor.RECORD_HEADER_SIZE;
+    private static final int HEADER = PagelogDescriptor.HEADER_SIZE;
 
     private final FileIOFactory io;
     private final Path dir;
@@ -67,15 +60,15 @@ final class Pagelog implements AutoCloseable {
         this.io = io;
         this.dir = dir;
         this.pageSize = pageSize;
-        this.recordBytes = pageSize + RECORD_HEADER;
+        this.recordBytes = PagelogDescriptor.recordBytes(pageSize);
         this.recordsPerSegment = Math.max(16, (segmentBytes - HEADER) / recordBytes);
         this.stage = ByteBuffer.allocateDirect(recordBytes * 256).order(ByteOrder.LITTLE_ENDIAN);
         this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
         try {
-            for (Path p : io.list(dir, PREFIX)) {
+            for (Path p : io.list(dir, PagelogDescriptor.FILE_PREFIX)) {
                 if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
-                int n = segmentOf(p);
-                if (!segments.isEmpty() && n != lastSegment() + 1) throw new CorruptionException("Pagelog segment is missing", dir.resolve(name(lastSegment() + 1)), 0);
+                int n = PagelogDescriptor.segmentOf(p);
+                if (!segments.isEmpty() && n != lastSegment() + 1) throw new CorruptionException("Pagelog segment is missing", dir.resolve(PagelogDescriptor.fileName(lastSegment() + 1)), 0);
                 if (segments.isEmpty()) firstSegment = n; // the ones before were reclaimed
                 FileIO f = io.open(p, false);
                 segments.put(n, f);
@@ -97,15 +90,15 @@ final class Pagelog implements AutoCloseable {
      */
     private long[] scanRange(int seg) {
         long[] range = {Long.MAX_VALUE, 0};
-        ByteBuffer h = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer h = ByteBuffer.allocate(PagelogDescriptor.RANGE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
         long n = Math.min(recordsPerSegment, end - (long) seg * recordsPerSegment);
         FileIO f = segments.get(seg);
         try {
             for (long i = 0; i < n; i++) {
                 h.clear();
                 f.read(h, HEADER + i * recordBytes);
-                range[1] = Math.max(range[1], h.getLong(8));
-                range[0] = Math.min(range[0], h.getLong(16));
+                range[1] = Math.max(range[1], h.getLong(PagelogDescriptor.HI_OFFSET));
+                range[0] = Math.min(range[0], h.getLong(PagelogDescriptor.LO_OFFSET));
             }
         } catch (IOException e) {
             throw new StorageException("cannot scan a Pagelog segment: " + e.getMessage(), f.path(), e);
@@ -128,32 +121,19 @@ final class Pagelog implements AutoCloseable {
                 throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
             }
             if (!intact(rec)) throw new CorruptionException("Pagelog record checksum mismatch", f.path(), off);
-            range[1] = Math.max(range[1], rec.getLong(8));
-            range[0] = Math.min(range[0], rec.getLong(16));
+            range[1] = Math.max(range[1], rec.getLong(PagelogDescriptor.HI_OFFSET));
+            range[0] = Math.min(range[0], rec.getLong(PagelogDescriptor.LO_OFFSET));
         }
         return range;
     }
 
     /** True when the record in {@code rec} matches its CRC (over its header fields and its image). */
     private boolean intact(ByteBuffer rec) {
-        return rec.getInt(24) == checksum(rec, 0, new CRC32C());
+        return rec.getInt(PagelogDescriptor.RECORD_CRC_OFFSET) == PagelogDescriptor.recordCrc(rec, 0, recordBytes, new CRC32C());
     }
 
     private int lastSegment() {
         return firstSegment + segments.size() - 1;
-    }
-
-    private static int segmentOf(Path p) {
-        String n = p.getFileName().toString();
-        try {
-            return Integer.parseInt(n.substring(PREFIX.length(), n.length() - ".log".length()));
-        } catch (RuntimeException e) {
-            throw new CorruptionException("unexpected file in the archive: " + n, p, 0);
-        }
-    }
-
-    private static String name(int segment) {
-        return String.format("%s%08d.log", PREFIX, segment);
     }
 
     private long recordsIn(int segment) {
@@ -167,16 +147,12 @@ final class Pagelog implements AutoCloseable {
     private void checkHeader(FileIO f, int n) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         if (f.read(h, 0) < HEADER) throw new CorruptionException("Pagelog segment header truncated", f.path(), 0);
-        CRC32C c = new CRC32C();
-        c.update(h.array(), 0, 28);
-        if (h.getInt(28) != (int) c.getValue() || h.getLong(0) != MAGIC) throw new CorruptionException("Pagelog segment header is corrupt", f.path(), 0);
-        if (h.getInt(12) != pageSize) throw new CorruptionException("Pagelog written with page size " + h.getInt(12), f.path(), 12);
-        if (h.getLong(16) != n) throw new CorruptionException("Pagelog segment holds number " + h.getLong(16), f.path(), 16);
+        PagelogDescriptor.checkHeader(h, f.path(), pageSize, n);
     }
 
     /** The segment file that holds (or would hold) {@code address}. */
     Path pathOf(long address) {
-        return dir.resolve(name((int) (address / recordsPerSegment)));
+        return dir.resolve(PagelogDescriptor.fileName((int) (address / recordsPerSegment)));
     }
 
     /** Next address to be written. */
@@ -240,7 +216,7 @@ final class Pagelog implements AutoCloseable {
     long deadBytes(Unreachable unreachable, java.util.function.LongPredicate base) {
         long dead = 0;
         boolean needed = false;
-        ByteBuffer h = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer h = ByteBuffer.allocate(PagelogDescriptor.RANGE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
         for (long a = (long) firstSegment * recordsPerSegment; a < end; a++) {
             FileIO f = segments.get((int) (a / recordsPerSegment));
             h.clear();
@@ -249,7 +225,7 @@ final class Pagelog implements AutoCloseable {
             } catch (IOException e) {
                 throw new StorageException("cannot read a Pagelog record header: " + e.getMessage(), f.path(), e);
             }
-            if (!unreachable.test(h.getLong(16), h.getLong(8)) || base.test(a)) needed = true;
+            if (!unreachable.test(h.getLong(PagelogDescriptor.LO_OFFSET), h.getLong(PagelogDescriptor.HI_OFFSET)) || base.test(a)) needed = true;
             else if (needed) dead += recordBytes;
         }
         return dead;
@@ -263,10 +239,11 @@ final class Pagelog implements AutoCloseable {
         long address = staged;
         if (stage.remaining() < recordBytes || (address % recordsPerSegment == 0 && stage.position() > 0)) writeStaged();
         int at = stage.position();
-        stage.putLong(pageId).putLong(hi).putLong(lo).putInt(0).putInt(0);
-        stage.put(at + RECORD_HEADER, image, imageOffset, pageSize);
+        stage.putLong(at + PagelogDescriptor.PAGE_ID_OFFSET, pageId).putLong(at + PagelogDescriptor.HI_OFFSET, hi)
+                .putLong(at + PagelogDescriptor.LO_OFFSET, lo).putLong(at + PagelogDescriptor.RECORD_CRC_OFFSET, 0); // CRC and reserved
+        stage.put(at + PagelogDescriptor.IMAGE_OFFSET, image, imageOffset, pageSize);
         stage.position(at + recordBytes);
-        stage.putInt(at + 24, checksum(stage, at, crc));
+        stage.putInt(at + PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor.recordCrc(stage, at, recordBytes, crc));
         long[] range = ranges.computeIfAbsent((int) (address / recordsPerSegment), x -> new long[]{Long.MAX_VALUE, 0});
         range[0] = Math.min(range[0], lo);
         range[1] = Math.max(range[1], hi);
@@ -284,7 +261,7 @@ final class Pagelog implements AutoCloseable {
             stage.flip();
             segments.get(seg).write(stage, offsetOf(first));
         } catch (IOException e) {
-            throw new StorageException("Pagelog append failed: " + e.getMessage(), dir.resolve(name(seg)), e);
+            throw new StorageException("Pagelog append failed: " + e.getMessage(), dir.resolve(PagelogDescriptor.fileName(seg)), e);
         } finally {
             stage.clear();
         }
@@ -292,24 +269,8 @@ final class Pagelog implements AutoCloseable {
         end = staged;
     }
 
-    /** The CRC of the record at {@code at} of {@code buf}: its header fields and its image, computed with {@code crc}. */
-    private int checksum(ByteBuffer buf, int at, CRC32C crc) {
-        crc.reset();
-        ByteBuffer b = buf.duplicate();
-        b.limit(at + 24).position(at);
-        crc.update(b);
-        b.limit(at + recordBytes).position(at + RECORD_HEADER);
-        crc.update(b);
-        return (int) crc.getValue();
-    }
-
     private void newSegment(int seg) throws IOException {
-        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        h.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, pageSize).putLong(16, seg);
-        CRC32C c = new CRC32C();
-        c.update(h.array(), 0, 28);
-        h.putInt(28, (int) c.getValue());
-        segments.put(seg, DurableFiles.create(io, dir.resolve(name(seg)), h));
+        segments.put(seg, DurableFiles.create(io, dir.resolve(PagelogDescriptor.fileName(seg)), PagelogDescriptor.header(pageSize, seg)));
     }
 
     private long offsetOf(long address) {
@@ -334,8 +295,9 @@ final class Pagelog implements AutoCloseable {
             throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
         }
         if (!intact(rec)) throw new CorruptionException("Pagelog record checksum mismatch (page " + pageId + ")", f.path(), off);
-        if (rec.getLong(0) != pageId) throw new CorruptionException("Pagelog record holds page " + rec.getLong(0) + ", expected " + pageId, f.path(), off);
-        dst.put(dstOffset, rec, RECORD_HEADER, pageSize);
+        long found = rec.getLong(PagelogDescriptor.PAGE_ID_OFFSET);
+        if (found != pageId) throw new CorruptionException("Pagelog record holds page " + found + ", expected " + pageId, f.path(), off);
+        dst.put(dstOffset, rec, PagelogDescriptor.IMAGE_OFFSET, pageSize);
     }
 
     /** Makes every appended record durable. */

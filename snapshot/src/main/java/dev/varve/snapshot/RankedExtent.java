@@ -12,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.zip.CRC32C;
 
 /**
  * Thresher's lazy segregation target: the pre-states of one lazily ranked snapshot, copied into its new level as
@@ -23,13 +22,8 @@ import java.util.zip.CRC32C;
  * This object is the extent's metadata; reading goes through a {@link Reader}, one per view or copy, so an archive
  * with thousands of ranked snapshots keeps no file open for them.
  *
- * <pre>
- * header (40 + 8k): magic (8) | version (4) | pageSize (4) | snapshot (8) | level (4) | k (4) | records (4)
- *                   | pins[k] (8 each; Long.MAX_VALUE = none) | crc32c of everything before (4)
- * record (24 + 8n + payload): pageId (8) | base location (8; -1 = whole page, no base) | n ranges (4)
- *                   | crc32c of the record without this field (4) | n × (offset (4) | length (4)) | payload
- * </pre>
- * A record rebuilds the page as its base image with the ranges overwritten (a whole page is one range over no base).
+ * <p>The layout is {@link RankedExtentDescriptor}'s. A record rebuilds the page as its base image with the ranges
+ * overwritten ({@link PageDiff}; a whole page is one range over no base).
  * Every byte that decides what is read is checked before use: the header by its CRC, and each record — page id,
  * base, ranges and payload — by its own whenever the records are walked ({@link Reader#forEachRecord}, which also
  * checks that they fill the file and number what the header says) or one is read. A damaged record is a
@@ -37,13 +31,8 @@ import java.util.zip.CRC32C;
  * another version's pre-state.
  */
 final class RankedExtent {
-    static final long MAGIC = 0x5641525645455831L; // "VARVEEX1"
-    static final int VERSION = 1;
-    static final int RECORD_HEADER = 24;
-    /** A gap shorter than a range header is cheaper to copy than to split the range at. */
-    private static final int MIN_GAP = 8;
-    private static final String PREFIX = "extent-";
-    private static final String SUFFIX = ".dat";
+    private static final int RECORD_HEADER = RankedExtentDescriptor.RECORD_HEADER_SIZE;
+    private static final int RANGE = RankedExtentDescriptor.RANGE_SIZE;
 
     private final Path path;
     private final long snapshot;
@@ -61,27 +50,17 @@ final class RankedExtent {
         this.pageSize = pageSize;
         this.pins = pins;
         this.bytes = bytes;
-        this.headerBytes = headerBytes(pins.length);
+        this.headerBytes = RankedExtentDescriptor.headerSize(pins.length);
         this.records = records;
     }
 
-    private static int headerBytes(int k) {
-        return 36 + 8 * k + 4;
-    }
-
     static Path pathOf(Path levelDir, long snapshot) {
-        return levelDir.resolve(PREFIX + snapshot + SUFFIX);
+        return levelDir.resolve(RankedExtentDescriptor.fileName(snapshot));
     }
 
     /** The snapshot id of an extent file's name, or -1 for any other file. */
     static long snapshotOf(Path file) {
-        String n = file.getFileName().toString();
-        if (!n.startsWith(PREFIX) || !n.endsWith(SUFFIX)) return -1;
-        try {
-            return Long.parseLong(n.substring(PREFIX.length(), n.length() - SUFFIX.length()));
-        } catch (NumberFormatException e) {
-            return -1;
-        }
+        return RankedExtentDescriptor.snapshotOf(file.getFileName().toString());
     }
 
     long snapshot() {
@@ -102,24 +81,24 @@ final class RankedExtent {
 
     /** The lowest address of volume {@code volumeLevel} a record's base lies at, Long.MAX_VALUE when none. */
     long pin(int volumeLevel) {
-        return volumeLevel <= pins.length ? pins[volumeLevel - 1] : Long.MAX_VALUE;
+        return volumeLevel <= pins.length ? pins[volumeLevel - 1] : RankedExtentDescriptor.NO_PIN;
     }
 
     /** Reads the metadata of an extent written earlier, checking its header. */
     static RankedExtent open(FileIOFactory io, Path path, int pageSize) {
         try (FileIO f = io.open(path, false)) {
-            ByteBuffer h = ByteBuffer.allocate(36).order(ByteOrder.LITTLE_ENDIAN);
-            if (f.read(h, 0) < 36 || h.getLong(0) != MAGIC) throw new CorruptionException("ranked extent header is corrupt", path, 0);
-            if (h.getInt(8) != VERSION) throw new CorruptionException("unsupported ranked extent version " + h.getInt(8), path, 8);
-            if (h.getInt(12) != pageSize) throw new CorruptionException("ranked extent written with page size " + h.getInt(12), path, 12);
-            int k = h.getInt(28);
-            if (k < 1 || k > 64) throw new CorruptionException("ranked extent header names " + k + " levels", path, 28);
-            ByteBuffer full = ByteBuffer.allocate(headerBytes(k)).order(ByteOrder.LITTLE_ENDIAN);
-            if (f.read(full, 0) < full.capacity()) throw new CorruptionException("ranked extent header truncated", path, 0);
-            if (full.getInt(full.capacity() - 4) != crc(full, 0, full.capacity() - 4)) throw new CorruptionException("ranked extent header checksum mismatch", path, 0);
+            ByteBuffer h = ByteBuffer.allocate(RankedExtentDescriptor.FIXED_HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+            if (f.read(h, 0) < h.capacity()) throw new CorruptionException("ranked extent header truncated", path, 0);
+            int k = RankedExtentDescriptor.checkFixedHeader(h, path, pageSize);
+            int size = RankedExtentDescriptor.headerSize(k);
+            ByteBuffer full = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+            if (f.read(full, 0) < size) throw new CorruptionException("ranked extent header truncated", path, 0);
+            if (full.getInt(size - 4) != RankedExtentDescriptor.headerCrc(full, size))
+                throw new CorruptionException("ranked extent header checksum mismatch", path, 0);
             long[] pins = new long[k];
-            for (int j = 0; j < k; j++) pins[j] = full.getLong(36 + 8 * j);
-            return new RankedExtent(path, full.getLong(16), full.getInt(24), pageSize, pins, f.size(), full.getInt(32));
+            for (int j = 1; j <= k; j++) pins[j - 1] = full.getLong(RankedExtentDescriptor.pinOffset(j));
+            return new RankedExtent(path, full.getLong(RankedExtentDescriptor.SNAPSHOT_OFFSET), full.getInt(RankedExtentDescriptor.LEVEL_OFFSET), pageSize,
+                    pins, f.size(), full.getInt(RankedExtentDescriptor.RECORDS_OFFSET));
         } catch (IOException e) {
             throw new StorageException("cannot open a ranked extent: " + e.getMessage(), path, e);
         }
@@ -132,7 +111,7 @@ final class RankedExtent {
     void verify(FileIOFactory io, long id, int expectedLevel) {
         if (snapshot != id || level != expectedLevel)
             throw new CorruptionException("ranked extent holds snapshot " + snapshot + " at level " + level + ", expected snapshot " + id + " at level "
-                    + expectedLevel, path, 16);
+                    + expectedLevel, path, RankedExtentDescriptor.SNAPSHOT_OFFSET);
         try (Reader r = reader(io)) {
             r.forEachRecord((pageId, offset, base) -> { });
         }
@@ -177,7 +156,7 @@ final class RankedExtent {
 
         /** Page id → location ({@link ArchiveLevel#extentLocation}) of every record, read from the file. */
         void index(LongLongMap into) {
-            forEachRecord((pageId, offset, base) -> into.putIfAbsent(pageId, ArchiveLevel.extentLocation(offset)));
+            forEachRecord((pageId, offset, base) -> into.putIfAbsent(pageId, ArchiveEncoding.extentLocation(offset)));
         }
 
         /**
@@ -186,30 +165,23 @@ final class RankedExtent {
          */
         void forEachRecord(RecordVisitor visitor) {
             Window w = new Window(file);
+            int[] ranges = PageDiff.rangesFor(pageSize);
             long at = headerBytes;
             int count = 0;
             try {
                 while (at < bytes) {
                     ByteBuffer b = w.buffer();
                     int h = w.at(at, RECORD_HEADER);
-                    int n = b.getInt(h + 16);
-                    if (n < 0 || 8L * n > pageSize + 8) throw new CorruptionException("ranked extent record names " + n + " ranges", path, at);
-                    int r = w.at(at, RECORD_HEADER + 8 * n);
-                    long payload = 0;
-                    for (int i = 0; i < n; i++) {
-                        int off = b.getInt(r + RECORD_HEADER + 8 * i);
-                        int len = b.getInt(r + RECORD_HEADER + 8 * i + 4);
-                        if (off < 0 || len < 0 || (long) off + len > pageSize) throw new CorruptionException("ranked extent range outside the page", path, at);
-                        payload += len;
-                    }
-                    if (8L * n + payload > pageSize + 8) throw new CorruptionException("ranked extent record larger than a page", path, at);
-                    int size = RECORD_HEADER + 8 * n + (int) payload;
+                    int n = b.getInt(h + RankedExtentDescriptor.RANGE_COUNT_OFFSET);
+                    if (n < 0 || (long) RANGE * n > pageSize + RANGE) throw new CorruptionException("ranked extent record names " + n + " ranges", path, at);
+                    int r = w.at(at, RECORD_HEADER + RANGE * n);
+                    long payload = readRanges(b, r, n, ranges, at);
+                    if ((long) RANGE * n + payload > pageSize + RANGE) throw new CorruptionException("ranked extent record larger than a page", path, at);
+                    int size = RECORD_HEADER + RANGE * n + (int) payload;
                     int o = w.at(at, size);
-                    CRC32C c = new CRC32C();
-                    c.update(b.array(), o, 20);
-                    c.update(b.array(), o + RECORD_HEADER, size - RECORD_HEADER);
-                    if ((int) c.getValue() != b.getInt(o + 20)) throw new CorruptionException("ranked extent record checksum mismatch", path, at);
-                    visitor.visit(b.getLong(o), at, b.getLong(o + 8));
+                    if (RankedExtentDescriptor.recordCrc(b, o, size) != b.getInt(o + RankedExtentDescriptor.RECORD_CRC_OFFSET))
+                        throw new CorruptionException("ranked extent record checksum mismatch", path, at);
+                    visitor.visit(b.getLong(o + RankedExtentDescriptor.PAGE_ID_OFFSET), at, b.getLong(o + RankedExtentDescriptor.BASE_OFFSET));
                     at += size;
                     count++;
                 }
@@ -224,7 +196,7 @@ final class RankedExtent {
          * with its ranges applied; checks the record's CRC and page id. One read per record.
          */
         void read(long offset, long pageId, ByteBuffer dst, int dstOffset, BaseReader bases) {
-            int max = (int) Math.min(bytes - offset, RECORD_HEADER + 8 + pageSize); // no record is larger
+            int max = (int) Math.min(bytes - offset, RankedExtentDescriptor.maxRecordBytes(pageSize));
             if (offset < headerBytes || max < RECORD_HEADER) throw new CorruptionException("no ranked extent record at this offset", path, offset);
             ByteBuffer rec = ByteBuffer.allocate(max).order(ByteOrder.LITTLE_ENDIAN);
             try {
@@ -232,28 +204,18 @@ final class RankedExtent {
             } catch (IOException e) {
                 throw new StorageException("cannot read a ranked extent: " + e.getMessage(), path, e);
             }
-            int n = rec.getInt(16);
-            if (rec.getLong(0) != pageId || n < 0 || RECORD_HEADER + 8L * n > max)
+            int n = rec.getInt(RankedExtentDescriptor.RANGE_COUNT_OFFSET);
+            if (rec.getLong(RankedExtentDescriptor.PAGE_ID_OFFSET) != pageId || n < 0 || RECORD_HEADER + (long) RANGE * n > max)
                 throw new CorruptionException("ranked extent record at this offset is not page " + pageId + "'s", path, offset);
-            int from = RECORD_HEADER + 8 * n;
-            int size = from;
-            for (int i = 0; i < n; i++) {
-                int off = rec.getInt(RECORD_HEADER + 8 * i);
-                int len = rec.getInt(RECORD_HEADER + 8 * i + 4);
-                if (off < 0 || len < 0 || off + len > pageSize || size + len > max) throw new CorruptionException("ranked extent range outside the page", path, offset);
-                size += len;
-            }
-            CRC32C c = new CRC32C();
-            c.update(rec.array(), 0, 20);
-            c.update(rec.array(), RECORD_HEADER, size - RECORD_HEADER);
-            if ((int) c.getValue() != rec.getInt(20)) throw new CorruptionException("ranked extent record checksum mismatch (page " + pageId + ")", path, offset);
-            long base = rec.getLong(8);
+            int[] ranges = new int[2 * n];
+            int from = RECORD_HEADER + RANGE * n;
+            long size = from + readRanges(rec, 0, n, ranges, offset);
+            if (size > max) throw new CorruptionException("ranked extent range outside the page", path, offset);
+            if (RankedExtentDescriptor.recordCrc(rec, 0, (int) size) != rec.getInt(RankedExtentDescriptor.RECORD_CRC_OFFSET))
+                throw new CorruptionException("ranked extent record checksum mismatch (page " + pageId + ")", path, offset);
+            long base = rec.getLong(RankedExtentDescriptor.BASE_OFFSET);
             if (base >= 0) bases.read(base, pageId, dst, dstOffset);
-            for (int i = 0; i < n; i++) {
-                int len = rec.getInt(RECORD_HEADER + 8 * i + 4);
-                dst.put(dstOffset + rec.getInt(RECORD_HEADER + 8 * i), rec, from, len);
-                from += len;
-            }
+            PageDiff.apply(dst, dstOffset, ranges, n, rec, from);
         }
 
         @Override
@@ -269,7 +231,7 @@ final class RankedExtent {
     /** A sequential read window over an extent file, so a walk reads it in large pieces. */
     private final class Window {
         private final FileIO file;
-        private final ByteBuffer buf = ByteBuffer.allocate(Math.max(1 << 20, 2 * (RECORD_HEADER + 8 + pageSize))).order(ByteOrder.LITTLE_ENDIAN);
+        private final ByteBuffer buf = ByteBuffer.allocate(Math.max(1 << 20, 2 * RankedExtentDescriptor.maxRecordBytes(pageSize))).order(ByteOrder.LITTLE_ENDIAN);
         private long start;
         private int length;
 
@@ -296,12 +258,22 @@ final class RankedExtent {
         }
     }
 
-    private static int crc(ByteBuffer b, int from, int to) {
-        CRC32C c = new CRC32C();
-        ByteBuffer d = b.duplicate();
-        d.limit(to).position(from);
-        c.update(d);
-        return (int) c.getValue();
+    /**
+     * Reads the {@code n} ranges of the record at {@code at} of {@code b} (file offset {@code fileOffset}) into
+     * {@code ranges}, each checked to lie in the page; returns their payload bytes.
+     */
+    private long readRanges(ByteBuffer b, int at, int n, int[] ranges, long fileOffset) {
+        long payload = 0;
+        for (int i = 0; i < n; i++) {
+            int field = at + RankedExtentDescriptor.rangeOffset(i);
+            int off = b.getInt(field);
+            int len = b.getInt(field + RankedExtentDescriptor.RANGE_LENGTH_OFFSET);
+            if (off < 0 || len < 0 || (long) off + len > pageSize) throw new CorruptionException("ranked extent range outside the page", path, fileOffset);
+            ranges[2 * i] = off;
+            ranges[2 * i + 1] = len;
+            payload += len;
+        }
+        return payload;
     }
 
     /**
@@ -327,15 +299,15 @@ final class RankedExtent {
         Writer(FileIOFactory io, Path levelDir, long snapshot, int level, int levels, int pageSize) {
             this.io = io;
             this.path = pathOf(levelDir, snapshot);
-            this.tmp = path.resolveSibling(path.getFileName() + ".creating");
+            this.tmp = path.resolveSibling(path.getFileName() + RankedExtentDescriptor.TEMP_SUFFIX);
             this.snapshot = snapshot;
             this.level = level;
             this.pageSize = pageSize;
             this.pins = new long[levels];
-            Arrays.fill(pins, Long.MAX_VALUE);
-            this.stage = ByteBuffer.allocate(Math.max(1 << 20, 2 * (RECORD_HEADER + 8 + pageSize))).order(ByteOrder.LITTLE_ENDIAN);
-            this.ranges = new int[pageSize + 2];
-            this.at = headerBytes(levels);
+            Arrays.fill(pins, RankedExtentDescriptor.NO_PIN);
+            this.stage = ByteBuffer.allocate(Math.max(1 << 20, 2 * RankedExtentDescriptor.maxRecordBytes(pageSize))).order(ByteOrder.LITTLE_ENDIAN);
+            this.ranges = PageDiff.rangesFor(pageSize);
+            this.at = RankedExtentDescriptor.headerSize(levels);
             try {
                 this.file = io.open(tmp, true);
                 file.truncate(0);
@@ -351,49 +323,32 @@ final class RankedExtent {
          * diff would not be much smaller.
          */
         void add(long pageId, ByteBuffer image, ByteBuffer baseImage, long base, int baseVolume) {
-            int n = base < 0 ? -1 : diff(image, baseImage);
-            int payload = 0;
-            for (int i = 0; i < n; i++) payload += ranges[2 * i + 1];
-            if (n < 0 || payload + 8 * n > pageSize * 3 / 4) {
+            int n = base < 0 ? -1 : PageDiff.diff(baseImage, image, pageSize, ranges);
+            int payload = n < 0 ? 0 : PageDiff.payloadBytes(ranges, n);
+            if (n < 0 || payload + RANGE * n > pageSize * 3 / 4) {
                 n = 1;
                 ranges[0] = 0;
                 ranges[1] = pageSize;
                 payload = pageSize;
-                base = -1;
+                base = RankedExtentDescriptor.NO_BASE;
                 wholePages++;
             } else {
-                pins[baseVolume - 1] = Math.min(pins[baseVolume - 1], ArchiveLevel.addressOf(base));
+                pins[baseVolume - 1] = Math.min(pins[baseVolume - 1], ArchiveEncoding.addressOf(base));
             }
-            int size = RECORD_HEADER + 8 * n + payload;
+            int size = RECORD_HEADER + RANGE * n + payload;
             if (stage.remaining() < size) writeStage();
             int start = stage.position();
-            stage.putLong(pageId).putLong(base).putInt(n).putInt(0);
-            for (int i = 0; i < n; i++) stage.putInt(ranges[2 * i]).putInt(ranges[2 * i + 1]);
-            for (int i = 0; i < n; i++) stage.put(stage.position(), image, ranges[2 * i], ranges[2 * i + 1]).position(stage.position() + ranges[2 * i + 1]);
-            CRC32C c = new CRC32C();
-            c.update(stage.array(), start, 20);
-            c.update(stage.array(), start + RECORD_HEADER, size - RECORD_HEADER);
-            stage.putInt(start + 20, (int) c.getValue());
+            stage.putLong(start + RankedExtentDescriptor.PAGE_ID_OFFSET, pageId).putLong(start + RankedExtentDescriptor.BASE_OFFSET, base)
+                    .putInt(start + RankedExtentDescriptor.RANGE_COUNT_OFFSET, n).putInt(start + RankedExtentDescriptor.RECORD_CRC_OFFSET, 0);
+            for (int i = 0; i < n; i++) {
+                int field = start + RankedExtentDescriptor.rangeOffset(i);
+                stage.putInt(field, ranges[2 * i]).putInt(field + RankedExtentDescriptor.RANGE_LENGTH_OFFSET, ranges[2 * i + 1]);
+            }
+            stage.position(start + RECORD_HEADER + RANGE * n);
+            PageDiff.putPayload(image, ranges, n, stage);
+            stage.putInt(start + RankedExtentDescriptor.RECORD_CRC_OFFSET, RankedExtentDescriptor.recordCrc(stage, start, size));
             records++;
             diffBytes += size - RECORD_HEADER;
-        }
-
-        /** Fills {@link #ranges} with the (offset, length) runs where the two images differ; returns their count. */
-        private int diff(ByteBuffer image, ByteBuffer baseImage) {
-            int n = 0;
-            int i = 0;
-            while (i < pageSize) {
-                int m = image.slice(i, pageSize - i).mismatch(baseImage.slice(i, pageSize - i));
-                if (m < 0) break;
-                int start = i + m;
-                int last = start;
-                for (int j = start + 1; j < pageSize && j - last <= MIN_GAP; j++) if (image.get(j) != baseImage.get(j)) last = j;
-                ranges[2 * n] = start;
-                ranges[2 * n + 1] = last + 1 - start;
-                n++;
-                i = last + 1;
-            }
-            return n;
         }
 
         /** Bytes of diffs (ranges and payload) staged so far: the numerator of R. */
@@ -426,11 +381,7 @@ final class RankedExtent {
         /** Writes the header, fsyncs and renames the extent into place; returns it opened. */
         RankedExtent finish() {
             writeStage();
-            ByteBuffer h = ByteBuffer.allocate(headerBytes(pins.length)).order(ByteOrder.LITTLE_ENDIAN);
-            h.putLong(MAGIC).putInt(VERSION).putInt(pageSize).putLong(snapshot).putInt(level).putInt(pins.length).putInt(records);
-            for (long p : pins) h.putLong(p);
-            h.putInt(crc(h, 0, h.capacity() - 4));
-            h.flip();
+            ByteBuffer h = RankedExtentDescriptor.header(pageSize, snapshot, level, records, pins);
             try {
                 file.write(h, 0);
                 file.force();

@@ -54,8 +54,8 @@ final class Skippy implements AutoCloseable {
         nodeAddresses = new long[height + 1][nodeEntries];
         try {
             for (int i = 0; i <= height; i++) {
-                levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogFile.KIND_MAPPINGS, i, nodeEntries, partEntries, missing);
-                if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogFile.KIND_UPLINKS, i, nodeEntries, partEntries, missing);
+                levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogDescriptor.Kind.MAPPINGS, i, nodeEntries, partEntries, missing);
+                if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogDescriptor.Kind.UPLINKS, i, nodeEntries, partEntries, missing);
             }
             loadNodes();
         } catch (RuntimeException e) {

@@ -12,7 +12,7 @@ import java.nio.file.Path;
  */
 public final class SkippyProbe implements AutoCloseable {
     /** Bytes of one Maplog entry. */
-    public static final int MAPLOG_ENTRY_BYTES = MaplogFile.ENTRY;
+    public static final int MAPLOG_ENTRY_BYTES = MaplogDescriptor.ENTRY_SIZE;
 
     private final Skippy skippy;
 

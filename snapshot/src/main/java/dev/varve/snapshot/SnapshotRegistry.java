@@ -90,9 +90,9 @@ final class SnapshotRegistry implements AutoCloseable {
         for (int j = 0; j < levels; j++) declaredAtLevel.add(new TreeSet<>());
         List<AutoCloseable> opened = new ArrayList<>();
         try {
-            this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve("snapshots.log"), missing));
-            this.drops = Closing.track(opened, new MaplogFile(io, dir.resolve("drops.log"), MaplogFile.KIND_DROPS, -1, nodeEntries, missing));
-            this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogFile.KIND_JOINS, -1, nodeEntries, missingJoins);
+            this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing));
+            this.drops = Closing.track(opened, new MaplogFile(io, dir.resolve("drops.log"), MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, missing));
+            this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogDescriptor.Kind.JOINS, MaplogDescriptor.NO_LEVEL, nodeEntries, missingJoins);
         } catch (RuntimeException e) {
             Closing.closeAll(e, opened);
             throw e;
@@ -156,15 +156,15 @@ final class SnapshotRegistry implements AutoCloseable {
         int keep = (int) joinLog.prefix(lsn -> !emptyStore && lsn < markLsn);
         if (durable >= 0 && keep != durable)
             throw new CorruptionException("the join log holds " + keep + " rank changes before checkpoint mark " + markLsn + " but the mark recorded "
-                    + durable, joinLog.path(), MaplogFile.HEADER + Math.min(keep, durable) * MaplogFile.ENTRY);
+                    + durable, joinLog.path(), MaplogDescriptor.entryOffset(Math.min(keep, durable)));
         keptJoins = keep;
         long[] ids = new long[keep];
         long[] joined = new long[keep]; // level and its position, packed like an archive location
         joinLog.read(0, keep, null, ids, joined);
         for (int i = 0; i < keep; i++) {
-            int level = ArchiveLevel.levelOf(joined[i]);
+            int level = ArchiveEncoding.levelOf(joined[i]);
             if (live.containsKey(ids[i]) && level >= 1 && level <= levels)
-                joins.computeIfAbsent(ids[i], x -> new long[levels])[level - 1] = ArchiveLevel.addressOf(joined[i]);
+                joins.computeIfAbsent(ids[i], x -> new long[levels])[level - 1] = ArchiveEncoding.addressOf(joined[i]);
         }
     }
 
@@ -185,7 +185,7 @@ final class SnapshotRegistry implements AutoCloseable {
             SnapshotRecord r = live.remove(ids[i]);
             if (r == null && i < durable)
                 throw new CorruptionException("the drop log names snapshot " + ids[i] + ", which the snapshot log does not hold as live", drops.path(),
-                        MaplogFile.HEADER + (long) i * MaplogFile.ENTRY);
+                        MaplogDescriptor.entryOffset(i));
             if (r == null) continue;
             keptDrops.add(new long[]{ids[i], when[i], kind[i]});
             recentDrops.put(ids[i], new DroppedSnapshot(ids[i], when[i], whyLater(kind[i])));
@@ -201,7 +201,7 @@ final class SnapshotRegistry implements AutoCloseable {
         } catch (IOException e) {
             throw new StorageException("cannot delete a half-written drop log", rewrite, e);
         }
-        MaplogFile kept = new MaplogFile(io, rewrite, MaplogFile.KIND_DROPS, -1, nodeEntries, MaplogFile.Missing.CREATE);
+        MaplogFile kept = new MaplogFile(io, rewrite, MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.Missing.CREATE);
         for (long[] d : keptDrops) kept.append(d[0], d[1], d[2]);
         keptDrops.clear();
         kept.force();
@@ -212,7 +212,7 @@ final class SnapshotRegistry implements AutoCloseable {
         } catch (IOException e) {
             throw new StorageException("cannot replace the drop log: " + e.getMessage(), path, e);
         }
-        drops = new MaplogFile(io, path, MaplogFile.KIND_DROPS, -1, nodeEntries, MaplogFile.Missing.CORRUPT);
+        drops = new MaplogFile(io, path, MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.Missing.CORRUPT);
     }
 
     private void noteDeclared(long id, int rank) {
@@ -335,7 +335,7 @@ final class SnapshotRegistry implements AutoCloseable {
         live.put(id, raised);
         if (rank > r.rank()) {
             joins.put(id, positions.clone());
-            for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ArchiveLevel.location(j, positions[j - 1]));
+            for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ArchiveEncoding.location(j, positions[j - 1]));
         }
         noteDeclared(id, rank); // pages first changed from now on record their pre-state as of it at the new levels too
         enforce(System.currentTimeMillis());
@@ -399,7 +399,7 @@ final class SnapshotRegistry implements AutoCloseable {
         moved.remove(id);
         joins.remove(id);
         long when = System.currentTimeMillis();
-        drops.append(id, when, kind | (long) rank << 8);
+        drops.append(id, when, MaplogDescriptor.dropReason(kind, rank));
         recentDrops.put(id, new DroppedSnapshot(id, when, why));
     }
 
@@ -419,8 +419,8 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /** The reason recorded with a drop in the log: its cause (low byte) and the snapshot's rank then. */
     private static String whyLater(long recorded) {
-        long rank = recorded >>> 8;
-        return (recorded & 0xff) == DROPPED_BY_BUDGET ? "the archive passed the budget then in force, with no snapshot of a lower rank or older left to drop first"
+        long rank = MaplogDescriptor.dropRank(recorded);
+        return MaplogDescriptor.dropCause(recorded) == DROPPED_BY_BUDGET ? "the archive passed the budget then in force, with no snapshot of a lower rank or older left to drop first"
                 : "no level up to its rank " + (rank == 0 ? "" : rank + " ") + "kept it under the policy then in force";
     }
 

@@ -7,6 +7,11 @@
  * {@code RankedExtent} and {@code MoveLog} keep ranked snapshots across levels, and {@code SnapshotPageTable} with
  * {@link dev.varve.snapshot.AsOfPages} serve as-of reads.
  *
+ * <p>Each on-disk format is drawn, offset by offset, in its descriptor — {@code PagelogDescriptor},
+ * {@code MaplogDescriptor} (with the kinds of log that share it), {@code SnapshotLogDescriptor},
+ * {@code RankedExtentDescriptor}, {@code ArchiveMarksDescriptor} — and every value that packs a level and an address
+ * into a long is {@code ArchiveEncoding}'s; the classes that read and write the files use their named constants.
+ *
  * <p>Locks, in the global order (see {@code dev.varve.engine}): the archive lock ({@code SnapshotArchive.lock})
  * ranks below the page latches — the capture hook takes it while the changed page is write-latched — and below the
  * checkpoint lock, under whose write lock the mark is noted. The file monitors of {@code Pagelog},

@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(180)
 class PagelogDamageTest {
     private static final int PAGE = 4096;
-    private static final long SEGMENT = 16L * (PAGE + Pagelog.RECORD_HEADER) + Pagelog.HEADER; // 16 records
+    private static final long SEGMENT = 16L * (PAGE + PagelogDescriptor.RECORD_HEADER_SIZE) + PagelogDescriptor.HEADER_SIZE; // 16 records
 
     @TempDir
     Path dir;
@@ -40,7 +40,7 @@ class PagelogDamageTest {
             log.force();
         }
         Path first = dir.resolve("pagelog-00000000.log");
-        long hiOffset = Pagelog.HEADER + 7L * (PAGE + Pagelog.RECORD_HEADER) + 8;
+        long hiOffset = PagelogDescriptor.HEADER_SIZE + 7L * (PAGE + PagelogDescriptor.RECORD_HEADER_SIZE) + PagelogDescriptor.HI_OFFSET;
         try (FileChannel ch = FileChannel.open(first, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ByteBuffer b = ByteBuffer.allocate(1);
             ch.read(b, hiOffset);
@@ -50,7 +50,7 @@ class PagelogDamageTest {
         try (Pagelog log = new Pagelog(io, dir, PAGE, SEGMENT)) {
             CorruptionException e = assertThrows(CorruptionException.class, () -> log.reclaimOldest(Long.MAX_VALUE, (lo, hi) -> !(lo < 5 && 5 <= hi)));
             assertEquals(first, e.file(), e.getMessage());
-            assertEquals(hiOffset - 8, e.offset());
+            assertEquals(hiOffset - PagelogDescriptor.HI_OFFSET, e.offset());
         }
         assertTrue(Files.exists(first), "the segment snapshot 5 reads is still there");
     }

@@ -86,7 +86,7 @@ class SkippyTest {
         List<long[]> maplog = workload(3, 20_000, 5000, 0.99, 50);
         try (Skippy levels = new Skippy(FileIOFactory.standard(), dir, 2, 64, MaplogFile.ONE_PART)) {
             for (int i = 0; i < maplog.size(); i++) levels.append(maplog.get(i)[0], maplog.get(i)[1], i);
-            assertTrue(levels.bytes() < 20_000L * MaplogFile.ENTRY * 2, "99/1 skew: promoted levels are much smaller than the Maplog");
+            assertTrue(levels.bytes() < 20_000L * MaplogDescriptor.ENTRY_SIZE * 2, "99/1 skew: promoted levels are much smaller than the Maplog");
         }
     }
 
@@ -137,7 +137,7 @@ class SkippyTest {
                         .max(java.util.Comparator.comparingLong(p -> p.getFileName().toString().equals(f) ? 0 : Long.parseLong(p.getFileName().toString().substring(f.length() + 1))))
                         .orElseThrow();
                 try (var ch = java.nio.channels.FileChannel.open(last, java.nio.file.StandardOpenOption.WRITE)) {
-                    ch.truncate(Math.max(MaplogFile.HEADER, ch.size() - 3 * MaplogFile.ENTRY));
+                    ch.truncate(Math.max(MaplogDescriptor.HEADER_SIZE, ch.size() - 3 * MaplogDescriptor.ENTRY_SIZE));
                 }
             }
         }

@@ -86,7 +86,7 @@ class SnapshotIdRecoveryTest {
         Files.delete(archiveDir.resolve(ArchiveMarks.FILE));
         Files.delete(archiveDir.resolve("joins.log"));
         Files.delete(archiveDir.resolve("moves.log"));
-        try (MaplogFile older = new MaplogFile(io, archiveDir.resolve(ArchiveMarks.FILE), MaplogFile.KIND_UPLINKS, -1, 16, MaplogFile.Missing.CREATE)) {
+        try (MaplogFile older = new MaplogFile(io, archiveDir.resolve(ArchiveMarks.FILE), MaplogDescriptor.Kind.UPLINKS, MaplogDescriptor.NO_LEVEL, 16, MaplogFile.Missing.CREATE)) {
             older.append(mark, 1, 0); // level 1: Maplog position, then volume address, as the older archives wrote them
             older.append(mark, 1001, 0);
             older.force();
@@ -105,7 +105,7 @@ class SnapshotIdRecoveryTest {
         long mark = declareAroundAMark(io);
         Path log = dir.resolve("archive").resolve("snapshots.log");
         try (FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE)) {
-            ch.truncate(SnapshotLog.HEADER + 2L * SnapshotLog.RECORD); // loses declaration 3 (and 4)
+            ch.truncate(SnapshotLogDescriptor.recordOffset(2)); // loses declaration 3 (and 4)
         }
         long size = Files.size(log);
         try (SnapshotArchive archive = open(io)) {

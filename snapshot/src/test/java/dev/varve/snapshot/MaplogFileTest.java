@@ -1,0 +1,157 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.snapshot.MaplogDescriptor.Kind;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The Maplog format's log: each kind, a torn tail, a lost part. */
+@Timeout(60)
+class MaplogFileTest {
+    private static final FileIOFactory IO = FileIOFactory.standard();
+    private static final int NODE = 16;
+
+    @TempDir
+    Path dir;
+
+    private static int levelOf(Kind kind) {
+        return kind == Kind.MAPPINGS || kind == Kind.UPLINKS ? 0 : MaplogDescriptor.NO_LEVEL;
+    }
+
+    private MaplogFile open(Path path, Kind kind, long partEntries, MaplogFile.Missing missing) {
+        return new MaplogFile(IO, path, kind, levelOf(kind), NODE, partEntries, missing);
+    }
+
+    private static void fill(MaplogFile log, int n) {
+        for (int i = 0; i < n; i++) log.append(i, 10L * i, 100L * i);
+        log.force();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Kind.class)
+    void eachKindStoresItsCodeAndReadsBackOnlyAsItself(Kind kind) throws IOException {
+        Path path = dir.resolve(kind + ".log");
+        try (MaplogFile log = open(path, kind, MaplogFile.ONE_PART, MaplogFile.Missing.CREATE)) {
+            fill(log, 5);
+        }
+        ByteBuffer header = ByteBuffer.wrap(Files.readAllBytes(path)).order(ByteOrder.LITTLE_ENDIAN);
+        assertEquals(kind.code, header.getInt(MaplogDescriptor.KIND_OFFSET), "the stored code");
+        assertEquals(MaplogDescriptor.entryOffset(5), Files.size(path));
+        try (MaplogFile log = open(path, kind, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT)) {
+            assertEquals(5, log.count());
+            assertFalse(log.olderMarks());
+            long[] a = new long[5];
+            long[] b = new long[5];
+            long[] c = new long[5];
+            log.read(0, 5, a, b, c);
+            assertArrayEquals(new long[]{0, 1, 2, 3, 4}, a);
+            assertArrayEquals(new long[]{0, 10, 20, 30, 40}, b);
+            assertArrayEquals(new long[]{0, 100, 200, 300, 400}, c);
+        }
+        for (Kind other : Kind.values()) {
+            if (other == kind) continue;
+            CorruptionException e = assertThrows(CorruptionException.class, () -> open(path, other, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT),
+                    kind + " opened as " + other);
+            assertEquals(path, e.file());
+            assertEquals(MaplogDescriptor.KIND_OFFSET, e.offset());
+        }
+    }
+
+    @Test
+    void marksOfAnOlderArchiveAreStoredAsUplinksAndStillRead() {
+        Path path = dir.resolve(ArchiveMarksDescriptor.FILE);
+        try (MaplogFile older = new MaplogFile(IO, path, Kind.UPLINKS, MaplogDescriptor.NO_LEVEL, NODE, MaplogFile.Missing.CREATE)) {
+            fill(older, 2);
+        }
+        try (MaplogFile marks = open(path, Kind.MARKS, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT)) {
+            assertTrue(marks.olderMarks());
+            assertEquals(2, marks.count());
+        }
+        Path uplinks = dir.resolve("skippy-uplinks-L0.log");
+        try (MaplogFile real = open(uplinks, Kind.UPLINKS, MaplogFile.ONE_PART, MaplogFile.Missing.CREATE)) {
+            fill(real, 1);
+        }
+        assertThrows(CorruptionException.class, () -> open(uplinks, Kind.MARKS, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT),
+                "a Skippy uplink log (level 0) is no marks file");
+    }
+
+    @Test
+    void aTornTailIsCutOnlyPastWhatIsDurable() throws IOException {
+        Path path = dir.resolve("maplog-L0.log");
+        try (MaplogFile log = open(path, Kind.MAPPINGS, MaplogFile.ONE_PART, MaplogFile.Missing.CREATE)) {
+            fill(log, 10);
+        }
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[MaplogDescriptor.ENTRY_SIZE / 2 + 3]), ch.size()); // half an entry, torn
+        }
+        try (MaplogFile log = open(path, Kind.MAPPINGS, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT)) {
+            assertEquals(10, log.count());
+            log.checkDurable(10); // the tail lies past what the mark made durable
+            CorruptionException e = assertThrows(CorruptionException.class, () -> log.checkDurable(11));
+            assertEquals(path, e.file());
+            assertEquals(MaplogDescriptor.entryOffset(10), e.offset());
+            log.truncate(10);
+        }
+        assertEquals(MaplogDescriptor.entryOffset(10), Files.size(path), "the torn tail was cut");
+        try (MaplogFile log = open(path, Kind.MAPPINGS, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT)) {
+            log.checkDurable(-1);
+            assertEquals(10, log.count());
+        }
+    }
+
+    @Test
+    void aLostMiddlePartIsNamed() throws IOException {
+        Path path = dir.resolve("maplog-L0.log");
+        try (MaplogFile log = open(path, Kind.MAPPINGS, 4, MaplogFile.Missing.CREATE)) {
+            fill(log, 10); // parts at 0, 4 and 8
+        }
+        Path middle = dir.resolve(MaplogDescriptor.partFileName("maplog-L0.log", 4));
+        assertTrue(Files.exists(middle));
+        Files.delete(middle);
+        CorruptionException e = assertThrows(CorruptionException.class, () -> open(path, Kind.MAPPINGS, 4, MaplogFile.Missing.CORRUPT));
+        assertEquals(middle, e.file());
+    }
+
+    @Test
+    void aLostLastPartIsNamedWhenTheMarkNeedsIt() throws IOException {
+        Path path = dir.resolve("maplog-L0.log");
+        try (MaplogFile log = open(path, Kind.MAPPINGS, 4, MaplogFile.Missing.CREATE)) {
+            fill(log, 10);
+        }
+        Path last = dir.resolve(MaplogDescriptor.partFileName("maplog-L0.log", 8));
+        Files.delete(last);
+        try (MaplogFile log = open(path, Kind.MAPPINGS, 4, MaplogFile.Missing.CORRUPT)) {
+            assertEquals(8, log.count());
+            CorruptionException e = assertThrows(CorruptionException.class, () -> log.checkDurable(10));
+            assertEquals(last, e.file());
+        }
+    }
+
+    @Test
+    void aMissingLogIsCreatedOnlyForANewArchive() {
+        Path path = dir.resolve("drops.log");
+        CorruptionException e = assertThrows(CorruptionException.class, () -> open(path, Kind.DROPS, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT));
+        assertEquals(path, e.file());
+        try (MaplogFile log = open(path, Kind.DROPS, MaplogFile.ONE_PART, MaplogFile.Missing.CREATE)) {
+            assertEquals(0, log.count());
+        }
+    }
+}
