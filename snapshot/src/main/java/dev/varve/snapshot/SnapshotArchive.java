@@ -127,15 +127,20 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
-     * Opens (or creates) the archive in {@code dir}; nothing is captured until {@link #recover}. Lazily ranked
-     * snapshots are copied into their level once {@code pageWindow} newer snapshots exist.
+     * Opens (or creates) the archive in the settings' directory; nothing is captured until {@link #recover}. Lazily
+     * ranked snapshots are copied into their level once the settings' page window of newer snapshots exist.
      */
-    public SnapshotArchive(FileIOFactory io, Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes,
-                           long segmentBytes, RankTreePolicy retention, int pageWindow) {
+    public SnapshotArchive(FileIOFactory io, ArchiveSettings settings) {
+        Path dir = settings.dir();
+        int pageSize = settings.pageSize();
+        int skippyLevels = settings.skippyLevels();
+        int skippyNodeEntries = settings.skippyNodeEntries();
+        long segmentBytes = settings.segmentBytes();
+        RankTreePolicy retention = settings.retention();
         this.io = io;
         this.dir = dir;
         this.pageSize = pageSize;
-        this.pageWindow = pageWindow;
+        this.pageWindow = settings.pageWindow();
         this.budget = retention.budgetBytes().orElse(-1);
         try {
             io.createDirectories(dir);
@@ -164,7 +169,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             Closing.closeAll(e, opened);
             throw e;
         }
-        this.slots = new PageSlots(captureBufferBytes, pageSize);
+        this.slots = new PageSlots(settings.captureBufferBytes(), pageSize);
         this.capture = new Capture(this);
         this.archiver = new Archiver(this);
     }
