@@ -21,6 +21,7 @@ import dev.varve.core.wal.WalSegmentDescriptor;
 import dev.varve.recovery.Recovery;
 import dev.varve.recovery.RecoveryReport;
 import dev.varve.recovery.RecoveryStart;
+import dev.varve.snapshot.ArchiveSettings;
 import dev.varve.snapshot.AsOfPages;
 import dev.varve.snapshot.DroppedSnapshot;
 import dev.varve.snapshot.SnapshotArchive;
@@ -101,8 +102,9 @@ final class Engine {
                 throw start.explain(e, markers);
             }
             start.checkWalWitness(walScan.lastOf(RecordTypes.CHECKPOINT_STARTED), markers);
-            this.archive = new SnapshotArchive(io, config.archivePath(), config.pageSize(), config.skippyLevels(), config.skippyNodeEntries(),
-                    config.captureBufferSize(), config.archiveSegmentSize(), config.retention(), config.snapshotPageWindow());
+            this.archive = new SnapshotArchive(io, ArchiveSettings.builder(config.archivePath(), config.retention()).pageSize(config.pageSize())
+                    .skippyLevels(config.skippyLevels()).skippyNodeEntries(config.skippyNodeEntries()).captureBufferBytes(config.captureBufferSize())
+                    .segmentBytes(config.archiveSegmentSize()).pageWindow(config.snapshotPageWindow()).build());
             opened.push(archive);
             archive.useAgents(agents);
             this.store = new PageStore(io, config.path().resolve("pages"), config.pageSize());

@@ -26,8 +26,13 @@
  *       the page changes, holding no latch; in {@code WAL_PHYSICAL} mode the page-image hook appends while it holds
  *       the page's write latch, which is why the WAL ranks below the latches. A commit's fsync waits for the force
  *       lock after the partition and checkpoint locks were released.</li>
- *   <li><b>Archive lock</b> ({@code SnapshotArchive.lock}): the capture hook takes it under the page's write latch;
- *       the archiver, the checkpoint's archive flush and the as-of views take it holding no latch.</li>
+ *   <li><b>Archive append gate</b> ({@code ArchiveLock}, snapshot module): the archiver, a declaration or rank
+ *       change, a drop lookup and an opening view take it before the archive lock; the checkpoint's archive flush
+ *       and reclamation hold it alone while they fsync the archive. The capture hook never takes it. (In invoked
+ *       mode a capture that finds its buffer full steps the archiver, and so takes it under a page latch.)</li>
+ *   <li><b>Archive lock</b> ({@code ArchiveLock}'s state lock): the capture hook takes it under the page's write
+ *       latch; the archiver, the checkpoint's archive flush and the as-of views take it holding no latch. Held
+ *       for memory work only, never across an fsync.</li>
  *   <li><b>File monitors</b>: the synchronized methods of {@code Pagelog}, {@code MaplogFile} and
  *       {@code ArchivedPageCache}, and the page table's stripe monitors in page memory. Innermost: nothing is locked
  *       while one is held.</li>

@@ -6,6 +6,7 @@ import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
 /**
@@ -95,6 +96,26 @@ final class ArchiveLevel implements AutoCloseable {
 
     static long addressOf(long location) {
         return ArchiveEncoding.addressOf(location);
+    }
+
+    /**
+     * Reads the image at {@code location} into {@code dst}: a volume record, or a record of {@code extent} (a diff
+     * against a volume record, or a whole page).
+     */
+    static void read(ArchiveLevel[] levels, long location, long pageId, ByteBuffer dst, int dstOffset, RankedExtent.Reader extent) {
+        if (isExtent(location))
+            extent.read(extentOffset(location), pageId, dst, dstOffset, (base, page, into, at) -> readVolume(levels, base, page, into, at));
+        else readVolume(levels, location, pageId, dst, dstOffset);
+    }
+
+    /** Reads the pre-state stored at archive {@code location} — in the volume of the level it names — into {@code dst}. */
+    private static void readVolume(ArchiveLevel[] levels, long location, long pageId, ByteBuffer dst, int dstOffset) {
+        levels[levelOf(location) - 1].volume.read(addressOf(location), pageId, dst, dstOffset);
+    }
+
+    /** True while the volume {@code location} names still holds it: written and not reclaimed. */
+    static boolean holds(ArchiveLevel[] levels, long location) {
+        return levels[levelOf(location) - 1].volume.holds(addressOf(location));
     }
 
     long bytes() {

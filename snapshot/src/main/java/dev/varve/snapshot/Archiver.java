@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The background agent that trickles captured pre-states from the capture buffer into the Pagelog and their
  * mappings into the Maplog, in capture order, between checkpoints, and applies the keepFor rules as snapshots age.
- * A checkpoint waits for it to catch up with the mark ({@link SnapshotArchive#flush}). A failure stops it and is
+ * A checkpoint waits for it to catch up with the mark ({@link CheckpointFlush#flush}). A failure stops it and is
  * reported to every later capture and checkpoint.
  */
 final class Archiver implements Agent {

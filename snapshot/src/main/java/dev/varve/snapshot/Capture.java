@@ -12,11 +12,11 @@ import dev.varve.core.page.PageHeader;
  * reach; it only gets its SavedAfter.
  */
 final class Capture implements PageWriteHook {
-    private final SnapshotArchive archive;
+    private final CapturePath path;
     private volatile boolean enabled;
 
-    Capture(SnapshotArchive archive) {
-        this.archive = archive;
+    Capture(CapturePath path) {
+        this.path = path;
     }
 
     /** Off during binary restore (restoring images is not a change); on for replay and normal running. */
@@ -27,11 +27,11 @@ final class Capture implements PageWriteHook {
     @Override
     public void beforeChange(Frame page, boolean fresh) {
         if (!enabled) return;
-        long latest = archive.latestDeclared();
+        long latest = path.latestDeclared();
         if (latest == 0) return;
         long savedAfter = page.getLong(PageHeader.SAVED_AFTER_OFFSET);
         if (savedAfter >= latest) return;
-        if (!fresh) archive.capture(page, latest, savedAfter);
+        if (!fresh) path.capture(page, latest, savedAfter);
         page.putLong(PageHeader.SAVED_AFTER_OFFSET, latest);
     }
 

@@ -20,7 +20,8 @@ import java.util.function.LongUnaryOperator;
 /**
  * The declared snapshots: their declarations and rank changes (the snapshot log, Start(v)), their declared ranks per
  * level — from which a page's SavedAfter at each level follows — and the retention policy's decisions with the drop
- * log behind them. Guarded by the archive's lock.
+ * log behind them. Guarded by the archive's state lock; whoever appends to its logs (or reads the drop log) holds the
+ * append gate too, which the checkpoint holds alone while it forces them ({@link ArchiveLock}).
  */
 final class SnapshotRegistry implements AutoCloseable {
     private static final int RECENT_DROPS = 4096;

@@ -35,7 +35,8 @@ class ReclamationOrderTest {
         FileIOFactory io = FileIOFactory.standard();
         PageMemory memory = new PageMemory(new PageStore(io, dir.resolve("pages"), 4096), 16L << 20, 1L << 20);
         RankTreePolicy policy = RankTreePolicy.levels(Retention.keepLast(3), Retention.keepLast(2));
-        try (SnapshotArchive archive = new SnapshotArchive(io, dir.resolve("archive"), 4096, 1, 64, 1L << 20, 256L << 10, policy, 0)) {
+        try (SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(dir.resolve("archive"), policy).pageSize(4096).skippyLevels(1).skippyNodeEntries(64)
+                .captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build())) {
             archive.attach(memory);
             archive.recover(0, true);
             int pages = 120;
@@ -80,7 +81,8 @@ class ReclamationOrderTest {
         long mark = 2;
         long mappingsAtMark;
         Agents agents = Agents.invoked(); // the archiver runs only when this test (or a wait for it) steps it
-        try (SnapshotArchive archive = new SnapshotArchive(io, dir.resolve("archive"), 4096, 1, 16, 1L << 20, 256L << 10, policy, 0)) {
+        try (SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(dir.resolve("archive"), policy).pageSize(4096).skippyLevels(1).skippyNodeEntries(16)
+                .captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build())) {
             archive.useAgents(agents);
             archive.attach(memory);
             archive.recover(0, true);
@@ -104,7 +106,8 @@ class ReclamationOrderTest {
                     + archive.maplog(1).maplog().first() + ", mark at " + mappingsAtMark);
         }
         // a crash before the next checkpoint: recovery cuts back to the mark, which must still be there
-        try (SnapshotArchive archive = new SnapshotArchive(io, dir.resolve("archive"), 4096, 1, 16, 1L << 20, 256L << 10, policy, 0)) {
+        try (SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(dir.resolve("archive"), policy).pageSize(4096).skippyLevels(1).skippyNodeEntries(16)
+                .captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build())) {
             archive.recover(mark, false);
             assertEquals(mappingsAtMark, archive.maplog(1).size());
             assertTrue(archive.reachableButReclaimed().isEmpty());

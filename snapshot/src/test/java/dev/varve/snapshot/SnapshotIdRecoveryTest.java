@@ -35,7 +35,8 @@ class SnapshotIdRecoveryTest {
     Path dir;
 
     private SnapshotArchive open(FileIOFactory io) {
-        return new SnapshotArchive(io, dir.resolve("archive"), 4096, 1, 16, 1L << 20, 256L << 10, POLICY, 0);
+        return new SnapshotArchive(io, ArchiveSettings.builder(dir.resolve("archive"), POLICY).pageSize(4096).skippyLevels(1).skippyNodeEntries(16)
+                .captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build());
     }
 
     /** Ids 1..3 before mark 10, id 4 between the mark and its flush: returns the mark. */

@@ -1,0 +1,59 @@
+package dev.varve.core.io;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+
+/**
+ * A {@link FileIO} that forwards every call to another: a test wrapper (returned by a
+ * {@link ForwardingFileIOFactory}'s {@code open}) extends it and overrides only the calls it watches or holds.
+ */
+public abstract class ForwardingFileIO implements FileIO {
+    /** The file every call goes to. */
+    protected final FileIO delegate;
+
+    /** For a wrapper of {@code delegate}. */
+    protected ForwardingFileIO(FileIO delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public Path path() {
+        return delegate.path();
+    }
+
+    @Override
+    public int read(ByteBuffer dst, long position) throws IOException {
+        return delegate.read(dst, position);
+    }
+
+    @Override
+    public void write(ByteBuffer src, long position) throws IOException {
+        delegate.write(src, position);
+    }
+
+    @Override
+    public void force() throws IOException {
+        delegate.force();
+    }
+
+    @Override
+    public long size() throws IOException {
+        return delegate.size();
+    }
+
+    @Override
+    public void truncate(long size) throws IOException {
+        delegate.truncate(size);
+    }
+
+    @Override
+    public MappedRegion map(long position, int length) throws IOException {
+        return delegate.map(position, length);
+    }
+
+    @Override
+    public void close() throws IOException {
+        delegate.close();
+    }
+}

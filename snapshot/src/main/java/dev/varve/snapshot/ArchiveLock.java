@@ -1,0 +1,55 @@
+package dev.varve.snapshot;
+
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The archive's two locks, and the order between them.
+ *
+ * <p>The <b>state lock</b> ({@link #lock}) guards capture numbering, the pending queue, the declarations, the ranked
+ * extents and the open views' tables. The capture hook takes it on the writer's path, under the page's write latch,
+ * so it is held for work in memory only: no fsync, no wait for the archiver, no page copy happens under it (recovery
+ * cuts the files under it, before capture is turned on).
+ *
+ * <p>The <b>append gate</b> ({@link #lockAppends}) keeps the archive's logs still while the checkpoint makes them
+ * durable. The files' own monitors are held through an fsync, so whoever appends to a log or reads one under the
+ * state lock — the archiver's steps, declarations, rank changes, drops, a view catching up with the Maplog — takes the
+ * gate first; the checkpoint's flush and reclamation hold the gate alone while they fsync. Capture never takes it:
+ * a capture never waits for an fsync, however long the disk takes.
+ *
+ * <p>Order: the gate, then the state lock, then the files' monitors ({@code Pagelog}, {@code MaplogFile}); never the
+ * gate while holding the state lock.
+ */
+final class ArchiveLock {
+    private final ReentrantLock state = new ReentrantLock();
+    private final ReentrantLock appends = new ReentrantLock();
+
+    /** Takes the state lock. */
+    void lock() {
+        state.lock();
+    }
+
+    void unlock() {
+        state.unlock();
+    }
+
+    /** Takes the append gate; refused under the state lock, which would make a capture wait behind an fsync. */
+    void lockAppends() {
+        if (state.isHeldByCurrentThread()) throw new IllegalStateException("the archive's append gate is taken after its state lock, not under it");
+        appends.lock();
+    }
+
+    void unlockAppends() {
+        appends.unlock();
+    }
+
+    /** Takes the gate, then the state lock: to append to a log, or read one, under the state lock. */
+    void lockWithAppends() {
+        lockAppends();
+        state.lock();
+    }
+
+    void unlockWithAppends() {
+        state.unlock();
+        appends.unlock();
+    }
+}

@@ -1,0 +1,147 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DurableFiles;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Retro stage 1 for the archive: every file is checked against the recovered checkpoint mark, reading only — a
+ * damaged archive is refused with a {@link CorruptionException} naming the file and nothing changed — then every
+ * level and log is cut back to the mark (and any torn tail past it), the lazy-ranking copies made up to the mark are
+ * reapplied, what a crash left half-made is deleted, and the captures the archive holds are counted for the budget.
+ * Replay from the mark then re-declares the later snapshots and re-captures their pre-states deterministically (I6).
+ */
+final class ArchiveRecovery {
+    /** A file larger than this holds records, not just a header (every archive file's header is at most this long). */
+    private static final int HEADER_BYTES = MaplogFile.HEADER;
+
+    private final ArchiveLock lock;
+    private final FileIOFactory io;
+    private final Path dir;
+    private final int pageSize;
+    private final ArchiveLevel[] levels;
+    private final SnapshotRegistry registry;
+    private final MoveLog moves;
+    private final ArchiveMarks marks;
+    private final RankedExtents extents;
+    private final RetentionEnforcer retention;
+
+    ArchiveRecovery(ArchiveLock lock, FileIOFactory io, Path dir, int pageSize, ArchiveLevel[] levels, SnapshotRegistry registry, MoveLog moves,
+                    ArchiveMarks marks, RankedExtents extents, RetentionEnforcer retention) {
+        this.lock = lock;
+        this.io = io;
+        this.dir = dir;
+        this.pageSize = pageSize;
+        this.levels = levels;
+        this.registry = registry;
+        this.moves = moves;
+        this.marks = marks;
+        this.extents = extents;
+        this.retention = retention;
+    }
+
+    /**
+     * An archive without its marks file must be new, or a creation cut short — no file holds more than its header;
+     * otherwise the marks were lost, and with them what recovery needs to tell a torn tail from lost records.
+     */
+    static void refuseRecordsWithoutMarks(FileIOFactory io, Path dir) {
+        List<Path> files = new ArrayList<>();
+        try {
+            for (Path p : io.list(dir, "")) if (!p.getFileName().toString().startsWith("level-")) files.add(p);
+            for (int j = 1; io.exists(ArchiveLevel.dirOf(dir, j)); j++) files.addAll(io.list(ArchiveLevel.dirOf(dir, j), ""));
+            for (Path p : files) {
+                if (DurableFiles.isTemp(p)) continue;
+                try (var f = io.open(p, false)) {
+                    if (f.size() > HEADER_BYTES)
+                        throw new CorruptionException("the archive's checkpoint marks are missing, but " + p + " holds records", dir.resolve(ArchiveMarks.FILE), 0);
+                }
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot list the archive: " + e.getMessage(), dir, e);
+        }
+    }
+
+    /**
+     * Checks that every archive file holds what the recovered checkpoint mark ({@code markLsn}; {@code emptyStore}
+     * when no checkpoint ever completed) made durable, then cuts every log back to the mark and deletes what a crash
+     * left half-made.
+     */
+    void recover(long markLsn, boolean emptyStore) {
+        ArchiveMarks.Mark mark = emptyStore ? ArchiveMarks.Mark.none(levels.length) : marks.find(markLsn, levels.length);
+        for (ArchiveLevel l : levels) l.checkDurable(mark.mappings()[l.level - 1], mark.addresses()[l.level - 1]);
+        lock.lock();
+        try {
+            registry.prepare(markLsn, emptyStore, mark);
+            Map<Long, RankedExtent> kept = recoveredExtents(moves.prepare(markLsn, emptyStore, mark.moves()));
+            // sound: from here on the cuts
+            for (ArchiveLevel l : levels) l.cutTo(mark.mappings()[l.level - 1], mark.addresses()[l.level - 1]);
+            registry.cut();
+            moves.cut();
+            marks.cut(emptyStore);
+            extents.recovered(kept);
+            deleteLeftovers();
+            retention.forgetCaptures();
+            countCaptures(levels[0].nextMapping);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Applies the lazy-ranking copies made at marks up to the recovered one to the snapshots still live, and returns
+     * the ranked extent each of them reads — checked whole, so a missing, cut or damaged extent is found now, not
+     * when a read falls back on pre-states of other versions. Caller holds the lock; reads only.
+     */
+    private Map<Long, RankedExtent> recoveredExtents(List<MoveLog.Move> moved) {
+        Map<Long, MoveLog.Move> latest = new HashMap<>();
+        for (MoveLog.Move m : moved) if (registry.find(m.id()) != null) latest.put(m.id(), m);
+        Map<Long, RankedExtent> out = new HashMap<>();
+        for (MoveLog.Move m : latest.values()) {
+            registry.moved(m.id(), m.level(), m.start());
+            Path path = RankedExtent.pathOf(ArchiveLevel.dirOf(dir, m.level()), m.id());
+            if (Boolean.FALSE.equals(m.extent()) || (m.extent() == null && !io.exists(path))) continue; // the copy found nothing to copy
+            if (!io.exists(path))
+                throw new CorruptionException("snapshot " + m.id() + " is read through its ranked extent, which is missing (copied at checkpoint mark "
+                        + m.mark() + ")", path, 0);
+            RankedExtent e = RankedExtent.open(io, path, pageSize);
+            e.verify(io, m.id(), m.level());
+            out.put(m.id(), e);
+        }
+        return out;
+    }
+
+    /** Deletes what a crash left half-made (temp files) and the extents no live snapshot reads. Recovery, once sound. */
+    private void deleteLeftovers() {
+        List<Path> files = new ArrayList<>();
+        try {
+            files.addAll(io.list(dir, ""));
+            for (ArchiveLevel l : levels) files.addAll(io.list(l.dir, ""));
+            for (Path p : files) {
+                long snapshot = RankedExtent.snapshotOf(p);
+                RankedExtent e = snapshot < 0 ? null : extents.of(snapshot);
+                if (DurableFiles.isTemp(p) || (snapshot >= 0 && (e == null || !e.path().equals(p)))) io.delete(p);
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot delete what a crash left in the archive: " + e.getMessage(), dir, e);
+        }
+    }
+
+    /** Counts, per snapshot, the captures the level-1 Maplog holds below {@code n} (every capture is recorded there). */
+    private void countCaptures(long n) {
+        int chunk = 4096;
+        long[] snaps = new long[chunk];
+        for (long at = levels[0].maplog.maplog().first(); at < n; at += chunk) { // reclaimed portions count no more
+            int k = (int) Math.min(chunk, n - at);
+            levels[0].maplog.maplog().read(at, k, null, snaps, null); // every capture is recorded at level 1
+            for (int i = 0; i < k; i++) retention.captured(snaps[i]);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package dev.varve.snapshot;
+
+import java.util.List;
+
+/**
+ * The archive's part of a checkpoint (write-ahead snapshot, I4; archive data before archive metadata, I5). At the
+ * mark ({@link #onMark}, under the checkpoint write lock) it notes the capture number, every level's Maplog position
+ * and volume address, the logs' record counts and the lazy-ranking copies due. Before the start marker
+ * ({@link #flush}) it waits for the archiver to reach the mark, makes the copies, and makes everything up to the
+ * mark durable — volumes, then Maplogs with their Skippy levels, then the snapshot, drop, join and move logs — and
+ * last records the mark ({@link ArchiveMarks}).
+ *
+ * <p>The fsyncs run under the archive's append gate only, never under the state lock the writer's path takes: the
+ * positions are taken under the state lock first, and the gate keeps the logs still while they are forced, so a
+ * capture goes on while the disk syncs ({@link ArchiveLock}).
+ */
+final class CheckpointFlush {
+    private final ArchiveLock lock;
+    private final ArchiveLevel[] levels;
+    private final SnapshotRegistry registry;
+    private final MoveLog moves;
+    private final ArchiveMarks marks;
+    private final CapturePath captures;
+    private final PendingCaptures pending;
+    private final LazyRanker ranker;
+    private final int pageWindow;
+
+    // guarded by lock
+    /** The lazy-ranking copies decided at the latest checkpoint mark: {snapshot, target level}. */
+    private List<SnapshotRegistry.Move> dueAtMark = List.of();
+    private long markCapture;
+    /** At the latest checkpoint mark: the snapshot, drop and join logs' record counts, and the latest declared id. */
+    private long[] logsAtMark = new long[3];
+    private long latestAtMark;
+
+    CheckpointFlush(ArchiveLock lock, ArchiveLevel[] levels, SnapshotRegistry registry, MoveLog moves, ArchiveMarks marks, CapturePath captures,
+                    PendingCaptures pending, LazyRanker ranker, int pageWindow) {
+        this.lock = lock;
+        this.levels = levels;
+        this.registry = registry;
+        this.moves = moves;
+        this.marks = marks;
+        this.captures = captures;
+        this.pending = pending;
+        this.ranker = ranker;
+        this.pageWindow = pageWindow;
+    }
+
+    /** Notes what the mark covers; no write is in flight (the checkpoint write lock is held). */
+    void onMark() {
+        lock.lock();
+        try {
+            dueAtMark = registry.dueForMove(pageWindow); // taken now: a raise between the mark and the copy waits for the next
+            markCapture = captures.nextNumber();
+            logsAtMark = registry.counts();
+            latestAtMark = registry.declaredLatest();
+            for (ArchiveLevel l : levels) {
+                l.mappingsAtMark = l.nextMapping;
+                l.addressesAtMark = l.nextAddress;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Makes every capture up to the mark durable — Pagelog, then Maplog and Skippy, then Start records — and
+     * records the mark's capture number (I4, I5).
+     */
+    void flush(long markLsn) {
+        long target;
+        long[][] atMark = new long[2][levels.length];
+        long[] logs;
+        long latestDeclared;
+        lock.lock();
+        try {
+            target = markCapture;
+            logs = logsAtMark;
+            latestDeclared = latestAtMark;
+            for (ArchiveLevel l : levels) {
+                atMark[0][l.level - 1] = l.mappingsAtMark;
+                atMark[1][l.level - 1] = l.addressesAtMark;
+            }
+        } finally {
+            lock.unlock();
+        }
+        pending.awaitArchived(target);
+        List<SnapshotRegistry.Move> due;
+        lock.lock();
+        try {
+            due = dueAtMark;
+            dueAtMark = List.of();
+        } finally {
+            lock.unlock();
+        }
+        for (SnapshotRegistry.Move m : due) ranker.copyToLevel(m, markLsn);
+        lock.lockAppends(); // not the state lock: captures go on while the files sync
+        try {
+            for (ArchiveLevel l : levels) l.volume.force();
+            for (ArchiveLevel l : levels) l.maplog.force();
+            registry.force();
+            moves.force();
+            marks.append(new ArchiveMarks.Mark(markLsn, atMark[0], atMark[1], logs[0], logs[1], logs[2], moves.count(), latestDeclared, registry.latest()));
+        } finally {
+            lock.unlockAppends();
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.StorageException;
+import dev.varve.core.memory.PageSlots;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The captured pre-states on their way to the archive, in capture order, and their draining: the archiver writes the
+ * oldest ones, a batch at a time, to the volumes and their mappings to the Maplogs. Whoever waits for the archiver —
+ * a capture for room in the buffer, a checkpoint for the mark — waits here, with a deadline, and learns of its
+ * failure. The queue is guarded by the archive's state lock; the archived count and the failure are read without it.
+ */
+final class PendingCaptures {
+    /** How long a capture or a checkpoint waits for the archiver before it gives up. */
+    static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
+    /** Captures the archiver writes with one Pagelog write. */
+    private static final int ARCHIVE_BATCH = 256;
+
+    /**
+     * One captured pre-state on its way to the archive: recorded by the levels in {@code levelMask}, at Maplog
+     * {@code positions[j - 1]} with snapshot {@code stamps[j - 1]}, stored in {@code volume} at {@code address};
+     * needed by no snapshot outside ({@code lo}, {@code hi}].
+     */
+    record Pending(long number, long pageId, int slot, int levelMask, long[] stamps, long[] positions, int volume, long address,
+                   long lo, long hi) {
+        boolean recordedAt(int level) {
+            return (levelMask & (1 << (level - 1))) != 0;
+        }
+    }
+
+    private final ArchiveLock lock;
+    private final Archiver archiver;
+    private final ArchiveLevel[] levels;
+    private final PageSlots slots;
+    private final OpenViews views;
+    private final RetentionEnforcer retention;
+    // guarded by lock
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    /** Captures numbered below this one are archived. */
+    private volatile long archived;
+    private volatile Throwable failure;
+
+    PendingCaptures(ArchiveLock lock, Archiver archiver, ArchiveLevel[] levels, PageSlots slots, OpenViews views, RetentionEnforcer retention) {
+        this.lock = lock;
+        this.archiver = archiver;
+        this.levels = levels;
+        this.slots = slots;
+        this.views = views;
+        this.retention = retention;
+    }
+
+    /** Queues capture {@code p} behind every earlier one. Caller holds the lock. */
+    void add(Pending p) {
+        pending.addLast(p);
+    }
+
+    /** Feeds a view being built the pending captures its level records for its snapshot or a later one. Caller holds the lock. */
+    void feed(SnapshotPageTable spt) {
+        for (Pending p : pending) {
+            if (p.recordedAt(spt.level()) && p.stamps()[spt.level() - 1] >= spt.snapshot()) spt.map().putIfAbsent(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()));
+        }
+    }
+
+    /**
+     * Archives the oldest pending captures, up to a batch: their pages go to the Pagelog in one write, then their
+     * mappings to the Maplog, in capture order. False when none was pending. Archiver thread only; it holds the
+     * append gate throughout, so a checkpoint's fsync never finds it half-way with the state lock held.
+     */
+    boolean archiveNext() {
+        lock.lockAppends();
+        try {
+            List<Pending> batch = new ArrayList<>(ARCHIVE_BATCH);
+            lock.lock();
+            try {
+                for (Pending p : pending) {
+                    if (batch.size() == ARCHIVE_BATCH) break;
+                    batch.add(p);
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (batch.isEmpty()) return false;
+            boolean[] touched = new boolean[levels.length];
+            for (Pending p : batch) {
+                long address = levels[p.volume() - 1].volume.append(p.pageId(), p.lo(), p.hi(), slots.memory(), slots.offsetOf(p.slot()));
+                if (address != p.address()) throw new IllegalStateException("level " + p.volume() + " volume address " + address + " differs from " + p.address());
+                touched[p.volume() - 1] = true;
+            }
+            for (int j = 0; j < levels.length; j++) if (touched[j]) levels[j].volume.writeStaged();
+            lock.lock();
+            try {
+                for (Pending p : batch) {
+                    long location = ArchiveLevel.location(p.volume(), p.address());
+                    for (ArchiveLevel l : levels) {
+                        if (!p.recordedAt(l.level)) continue;
+                        if (l.maplog.size() != p.positions()[l.level - 1])
+                            throw new IllegalStateException("level " + l.level + " Maplog at " + l.maplog.size() + ", mapping due at " + p.positions()[l.level - 1]);
+                        l.maplog.append(p.pageId(), p.stamps()[l.level - 1], location);
+                    }
+                    views.onArchived(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()), location);
+                    pending.removeFirst();
+                    slots.free(p.slot());
+                    retention.captured(p.hi());
+                    archived = p.number() + 1;
+                }
+            } finally {
+                lock.unlock();
+            }
+            return true;
+        } finally {
+            lock.unlockAppends();
+        }
+    }
+
+    /** Waits until every capture numbered below {@code target} is archived (a checkpoint, for its mark). */
+    void awaitArchived(long target) {
+        long start = System.nanoTime();
+        while (archived < target) {
+            awaitProgress();
+            pauseUnlessOverdue(start, "the archiver did not catch up with the checkpoint mark");
+        }
+    }
+
+    /** One wait for the archiver: throws its failure, else wakes it (or steps it, when stepped by hand). */
+    void awaitProgress() {
+        checkUsable();
+        archiver.awaitProgress();
+    }
+
+    /** Pauses a wait begun at {@code startNanos} (holding no lock); past the limit, gives up with {@code overdue}. */
+    static void pauseUnlessOverdue(long startNanos, String overdue) {
+        if (System.nanoTime() - startNanos > WAIT_LIMIT_NANOS) throw new StorageException(overdue, null);
+        LockSupport.parkNanos(20_000);
+    }
+
+    /** The archiver failed: every later capture and checkpoint is told. */
+    void failed(Throwable t) {
+        failure = t;
+    }
+
+    private void checkUsable() {
+        Throwable f = failure;
+        if (f != null) throw new StorageException("the snapshot archiver failed earlier (" + f + ")", null, f);
+    }
+}

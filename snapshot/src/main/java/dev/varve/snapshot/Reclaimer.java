@@ -1,0 +1,131 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.FileIOFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+
+/**
+ * Reclamation after each checkpoint, in whole files, nothing copied: Pagelog segments in temporal order (I8: below
+ * the mark, below any ranked extent's bases, and none of whose pre-states a live snapshot or open view can reach),
+ * Maplog portions before the first position any live snapshot or view scans from, and the ranked extents of dropped
+ * or re-copied snapshots no view reads. Also measures what it cannot give back: fragmentation, the dead pre-states
+ * behind live ones ({@link #deadBytesInLiveSegments}).
+ *
+ * <p>What may go is decided under the archive's state lock; the drop log is forced under the append gate alone, and
+ * the files are deleted holding neither.
+ */
+final class Reclaimer {
+    private final ArchiveLock lock;
+    private final FileIOFactory io;
+    private final ArchiveLevel[] levels;
+    private final SnapshotRegistry registry;
+    private final RankedExtents extents;
+    private final OpenViews views;
+    private final RetentionEnforcer retention;
+
+    Reclaimer(ArchiveLock lock, FileIOFactory io, ArchiveLevel[] levels, SnapshotRegistry registry, RankedExtents extents, OpenViews views,
+              RetentionEnforcer retention) {
+        this.lock = lock;
+        this.io = io;
+        this.levels = levels;
+        this.registry = registry;
+        this.extents = extents;
+        this.views = views;
+        this.retention = retention;
+    }
+
+    /**
+     * After a checkpoint: reclaims the Pagelog segments no live snapshot and no open view can reach — wholly below
+     * Start of the oldest of them — and no recovery can need — below this checkpoint's mark. Whole files go;
+     * nothing is copied. Drop decisions are made durable first, so a crash cannot bring back a snapshot whose data
+     * is gone.
+     */
+    void afterEndMarker() {
+        List<TreeSet<Long>> reachingUpTo = new ArrayList<>();
+        long[] limits = new long[levels.length];
+        long[] scannedFrom = new long[levels.length];
+        List<RankedExtent> unused;
+        long pendingBefore;
+        lock.lock();
+        try {
+            pendingBefore = retention.budgetPending();
+            unused = extents.takeUnused(id -> registry.find(id) != null, views::reads);
+            for (ArchiveLevel l : levels) {
+                limits[l.level - 1] = Math.min(l.addressesAtMark, extents.minPin(l.level)); // a ranked extent's bases stay
+                scannedFrom[l.level - 1] = views.scannedFrom(l.level, Math.min(l.mappingsAtMark, registry.firstScanned(l.level)));
+                reachingUpTo.add(views.readingUpTo(l.level)); // and the snapshots open views read through level <= l
+            }
+        } finally {
+            lock.unlock();
+        }
+        lock.lockAppends(); // the drops behind these decisions, and any since: durable before a byte goes
+        try {
+            registry.forceDrops();
+        } finally {
+            lock.unlockAppends();
+        }
+        for (RankedExtent e : unused) e.delete(io); // whole files, like segments
+        for (ArchiveLevel l : levels) {
+            TreeSet<Long> ids = reachingUpTo.get(l.level - 1);
+            l.volume.reclaimOldest(limits[l.level - 1], (lo, hi) -> noneIn(ids, lo, hi));
+            l.maplog.reclaimBefore(scannedFrom[l.level - 1]); // and the Maplog portions no scan starts in any more
+        }
+        lock.lock();
+        try {
+            retention.givenBack(pendingBefore); // given back now, as far as whole segments allow; later drops still count
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** True when no id of {@code ids} lies in (lo, hi]. */
+    private static boolean noneIn(TreeSet<Long> ids, long lo, long hi) {
+        Long first = ids.higher(lo);
+        return first == null || first > hi;
+    }
+
+    /**
+     * Fragmentation: bytes of pre-states no live snapshot, open view or ranked extent needs that lie behind one still
+     * needed, in any level's volume — what reclamation by whole segments in temporal order cannot give back (reads
+     * every record header; for metrics and tests). Eager ranking keeps it at 0: within a level pre-states expire in
+     * the order they were archived.
+     */
+    long deadBytesInLiveSegments() {
+        long dead = 0;
+        List<TreeSet<Long>> bases = new ArrayList<>();
+        for (int j = 0; j < levels.length; j++) bases.add(new TreeSet<>());
+        lock.lock(); // so that no extent is deleted under the scan
+        try {
+            for (RankedExtent e : extents.onDisk()) {
+                try (RankedExtent.Reader r = e.reader(io)) {
+                    r.forEachRecord((pageId, offset, base) -> {
+                        if (base >= 0) bases.get(ArchiveLevel.levelOf(base) - 1).add(ArchiveLevel.addressOf(base));
+                    });
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        for (ArchiveLevel l : levels) {
+            TreeSet<Long> ids;
+            lock.lock();
+            try {
+                ids = views.readingUpTo(l.level);
+            } finally {
+                lock.unlock();
+            }
+            TreeSet<Long> based = bases.get(l.level - 1);
+            dead += l.volume.deadBytes((lo, hi) -> noneIn(ids, lo, hi), based::contains);
+        }
+        return dead;
+    }
+
+    /** Archive bytes given back by reclamation since open. */
+    long reclaimedBytes() {
+        long b = 0;
+        for (ArchiveLevel l : levels) b += l.volume.reclaimedBytes() + l.maplog.reclaimedBytes();
+        return b;
+    }
+}

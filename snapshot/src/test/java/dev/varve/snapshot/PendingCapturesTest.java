@@ -1,0 +1,84 @@
+package dev.varve.snapshot;
+
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.Retention;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.memory.PageSlots;
+import dev.varve.core.page.Page;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The pending queue, alone (no archiver thread: this test drains it by hand): captures reach the volume and the
+ * Maplog in capture order, a batch at a time, give their buffer slots back and are counted for their snapshot; a
+ * checkpoint waiting for them learns of an archiver failure instead of waiting on.
+ */
+@Timeout(60)
+class PendingCapturesTest {
+    private static final int PAGE = 4096;
+    private static final int CAPTURES = 300;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void capturesAreArchivedInCaptureOrderABatchAtATime() {
+        FileIOFactory io = FileIOFactory.standard();
+        ArchiveLock lock = new ArchiveLock();
+        try (SnapshotRegistry registry = new SnapshotRegistry(io, dir, RankTreePolicy.levels(Retention.keepAll()), 64);
+             ArchiveLevel level = new ArchiveLevel(io, dir, 1, PAGE, 1, 16, 256L << 10, MaplogFile.Missing.CREATE)) {
+            ArchiveLevel[] levels = {level};
+            RankedExtents extents = new RankedExtents();
+            PageSlots slots = new PageSlots(512L * PAGE, PAGE);
+            RetentionEnforcer retention = new RetentionEnforcer(lock, registry, extents, PAGE, -1, () -> 0);
+            OpenViews views = new OpenViews(lock, io, levels, registry, extents, slots);
+            PendingCaptures pending = new PendingCaptures(lock, new Archiver(null), levels, slots, views, retention); // never started
+            Page page = new Page(ByteBuffer.allocateDirect(PAGE), 0, PAGE);
+            lock.lock();
+            try {
+                for (int i = 0; i < CAPTURES; i++) {
+                    page.putLong(64, 1000 + i);
+                    int slot = slots.copyOf(page);
+                    pending.add(new PendingCaptures.Pending(i, i, slot, 1, new long[]{1}, new long[]{i}, 1, i, 0, 1));
+                }
+            } finally {
+                lock.unlock();
+            }
+            assertTrue(pending.archiveNext());
+            assertEquals(256, level.maplog.size(), "one batch");
+            assertEquals(CAPTURES - 256, slots.used(), "the batch's slots are free again");
+            assertTrue(pending.archiveNext());
+            assertFalse(pending.archiveNext(), "nothing left");
+            pending.awaitArchived(CAPTURES); // returns at once: all archived
+            assertEquals(0, slots.used());
+            Page image = new Page(ByteBuffer.allocateDirect(PAGE), 0, PAGE);
+            for (int i : new int[]{0, 255, 256, CAPTURES - 1}) {
+                level.volume.read(i, i, image.buffer(), 0);
+                assertEquals(1000 + i, image.getLong(64), "capture " + i + " at its address");
+            }
+            assertEquals(CAPTURES * (PAGE + Pagelog.RECORD_HEADER + MaplogFile.ENTRY), retention.archiveBytes(1), "counted for snapshot 1");
+        }
+    }
+
+    @Test
+    void aWaitForTheArchiverEndsWithItsFailure() {
+        ArchiveLock lock = new ArchiveLock();
+        PendingCaptures pending = new PendingCaptures(lock, new Archiver(null), new ArchiveLevel[0], new PageSlots(PAGE, PAGE), null, null);
+        IllegalStateException cause = new IllegalStateException("the disk is gone");
+        pending.failed(cause);
+        StorageException e = assertThrows(StorageException.class, () -> pending.awaitArchived(1));
+        assertSame(cause, e.getCause());
+        assertTrue(e.getMessage().contains("archiver failed"), e.getMessage());
+    }
+}

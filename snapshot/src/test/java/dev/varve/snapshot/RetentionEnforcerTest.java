@@ -1,0 +1,100 @@
+package dev.varve.snapshot;
+
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.Retention;
+import dev.varve.core.io.FileIOFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The byte budget, alone: over it, snapshots go lowest rank first and oldest first within a rank, never the latest;
+ * what earlier drops will give back is counted until reclamation gives it back, so one excess drops once.
+ */
+class RetentionEnforcerTest {
+    private static final long BUDGET = 1L << 20;
+    /** Ranks of snapshots 1..6. */
+    private static final int[] RANKS = {2, 1, 2, 1, 1, 2};
+    private static final int CAPTURES_EACH = 10;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void theLowestRanksOldestGoFirstAndTheLatestStays() {
+        try (SnapshotRegistry registry = registry()) {
+            ArchiveLock lock = new ArchiveLock();
+            long[] onDisk = {0};
+            RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, BUDGET, () -> onDisk[0]);
+            declareAll(lock, registry, retention);
+            long each = retention.archiveBytes(1);
+            assertEquals(CAPTURES_EACH * (4096L + Pagelog.RECORD_HEADER + MaplogFile.ENTRY), each, "a snapshot's captures and their mappings");
+
+            onDisk[0] = BUDGET + each * 5 / 2; // two and a half snapshots over
+            retention.enforce();
+            assertEquals(List.of(1L, 3L, 6L), live(registry), "rank 1 first, oldest first: 2, 4 and 5 dropped");
+            assertTrue(registry.dropped(2).why().contains("budget"), registry.dropped(2).why());
+
+            retention.enforce(); // the same excess: the drops already made will give it back
+            assertEquals(List.of(1L, 3L, 6L), live(registry), "nothing dropped twice for one excess");
+
+            lock.lock();
+            try {
+                retention.givenBack(retention.budgetPending()); // reclamation gave the segments back
+            } finally {
+                lock.unlock();
+            }
+            onDisk[0] = BUDGET + each * 3 / 2;
+            retention.enforce();
+            assertEquals(List.of(6L), live(registry), "then rank 2, oldest first; never the latest");
+
+            onDisk[0] = BUDGET * 100;
+            retention.enforce();
+            assertEquals(List.of(6L), live(registry), "the latest stays however far over the budget");
+        }
+    }
+
+    @Test
+    void withoutABudgetBytesDropNothing() {
+        try (SnapshotRegistry registry = registry()) {
+            ArchiveLock lock = new ArchiveLock();
+            RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, -1, () -> Long.MAX_VALUE);
+            declareAll(lock, registry, retention);
+            retention.enforce();
+            assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L), live(registry));
+        }
+    }
+
+    private SnapshotRegistry registry() {
+        SnapshotRegistry registry = new SnapshotRegistry(FileIOFactory.standard(), dir, RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll()), 64);
+        registry.prepare(0, true, ArchiveMarks.Mark.none(2));
+        registry.cut();
+        return registry;
+    }
+
+    /** Declares snapshots 1..6 with {@link #RANKS}, each with {@link #CAPTURES_EACH} captures archived. */
+    private static void declareAll(ArchiveLock lock, SnapshotRegistry registry, RetentionEnforcer retention) {
+        lock.lock();
+        try {
+            for (int id = 1; id <= RANKS.length; id++) {
+                registry.declare(id, RANKS[id - 1], id, id, level -> 0);
+                retention.declared();
+                for (int i = 0; i < CAPTURES_EACH; i++) retention.captured(id);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static List<Long> live(SnapshotRegistry registry) {
+        List<Long> ids = new ArrayList<>();
+        for (SnapshotRecord r : registry.live()) ids.add(r.id());
+        return ids;
+    }
+}
