@@ -75,47 +75,24 @@ final class ArchiveLevel implements AutoCloseable {
         addressesAtMark = addresses;
     }
 
-    // The location packing is ArchiveEncoding's; these delegates serve SnapshotArchive, which another change is
-    // splitting into role classes: they go once its parts call ArchiveEncoding directly.
-
-    static long location(int level, long address) {
-        return ArchiveEncoding.location(level, address);
-    }
-
-    static boolean isExtent(long location) {
-        return ArchiveEncoding.isExtent(location);
-    }
-
-    static long extentOffset(long location) {
-        return ArchiveEncoding.extentOffset(location);
-    }
-
-    static int levelOf(long location) {
-        return ArchiveEncoding.levelOf(location);
-    }
-
-    static long addressOf(long location) {
-        return ArchiveEncoding.addressOf(location);
-    }
-
     /**
      * Reads the image at {@code location} into {@code dst}: a volume record, or a record of {@code extent} (a diff
      * against a volume record, or a whole page).
      */
     static void read(ArchiveLevel[] levels, long location, long pageId, ByteBuffer dst, int dstOffset, RankedExtent.Reader extent) {
-        if (isExtent(location))
-            extent.read(extentOffset(location), pageId, dst, dstOffset, (base, page, into, at) -> readVolume(levels, base, page, into, at));
+        if (ArchiveEncoding.isExtent(location))
+            extent.read(ArchiveEncoding.extentOffset(location), pageId, dst, dstOffset, (base, page, into, at) -> readVolume(levels, base, page, into, at));
         else readVolume(levels, location, pageId, dst, dstOffset);
     }
 
     /** Reads the pre-state stored at archive {@code location} — in the volume of the level it names — into {@code dst}. */
     private static void readVolume(ArchiveLevel[] levels, long location, long pageId, ByteBuffer dst, int dstOffset) {
-        levels[levelOf(location) - 1].volume.read(addressOf(location), pageId, dst, dstOffset);
+        levels[ArchiveEncoding.levelOf(location) - 1].volume.read(ArchiveEncoding.addressOf(location), pageId, dst, dstOffset);
     }
 
     /** True while the volume {@code location} names still holds it: written and not reclaimed. */
     static boolean holds(ArchiveLevel[] levels, long location) {
-        return levels[levelOf(location) - 1].volume.holds(addressOf(location));
+        return levels[ArchiveEncoding.levelOf(location) - 1].volume.holds(ArchiveEncoding.addressOf(location));
     }
 
     long bytes() {

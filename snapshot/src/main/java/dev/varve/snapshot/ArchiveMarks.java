@@ -27,7 +27,7 @@ import static dev.varve.snapshot.ArchiveMarksDescriptor.SNAPSHOTS;
  * checks. The layout is {@link ArchiveMarksDescriptor}'s.
  */
 final class ArchiveMarks implements AutoCloseable {
-    static final String FILE = ArchiveMarksDescriptor.FILE;
+    private static final String FILE = ArchiveMarksDescriptor.FILE;
     private static final int CHUNK = 1024;
 
     /**

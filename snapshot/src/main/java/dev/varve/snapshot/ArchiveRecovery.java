@@ -21,7 +21,7 @@ import java.util.Map;
  */
 final class ArchiveRecovery {
     /** A file larger than this holds records, not just a header (every archive file's header is at most this long). */
-    private static final int HEADER_BYTES = MaplogFile.HEADER;
+    private static final int HEADER_BYTES = MaplogDescriptor.HEADER_SIZE;
 
     private final ArchiveLock lock;
     private final FileIOFactory io;
@@ -61,7 +61,7 @@ final class ArchiveRecovery {
                 if (DurableFiles.isTemp(p)) continue;
                 try (var f = io.open(p, false)) {
                     if (f.size() > HEADER_BYTES)
-                        throw new CorruptionException("the archive's checkpoint marks are missing, but " + p + " holds records", dir.resolve(ArchiveMarks.FILE), 0);
+                        throw new CorruptionException("the archive's checkpoint marks are missing, but " + p + " holds records", dir.resolve(ArchiveMarksDescriptor.FILE), 0);
                 }
             }
         } catch (IOException e) {

@@ -85,7 +85,7 @@ final class LazyRanker {
                     long base = bases.get(pageId, SnapshotPageTable.MISSING);
                     if (base >= 0 && ArchiveLevel.holds(levels, base)) {
                         ArchiveLevel.read(levels, base, pageId, baseImage, 0, null);
-                        writer.add(pageId, image, baseImage, base, ArchiveLevel.levelOf(base));
+                        writer.add(pageId, image, baseImage, base, ArchiveEncoding.levelOf(base));
                     } else {
                         writer.add(pageId, image, null, -1, 0);
                     }

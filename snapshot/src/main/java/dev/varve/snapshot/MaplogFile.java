@@ -31,9 +31,9 @@ import java.util.zip.CRC32C;
  * for a new archive.
  */
 final class MaplogFile implements AutoCloseable {
-    /** Bytes of a part's header and of an entry (the archive's size accounting). */
-    static final int HEADER = MaplogDescriptor.HEADER_SIZE;
-    static final int ENTRY = MaplogDescriptor.ENTRY_SIZE;
+    /** A part's header and an entry, in bytes: short names for the descriptor's sizes. */
+    private static final int HEADER = MaplogDescriptor.HEADER_SIZE;
+    private static final int ENTRY = MaplogDescriptor.ENTRY_SIZE;
     /** Part size of logs that are never reclaimed: one part. */
     static final long ONE_PART = Long.MAX_VALUE;
     private static final Logger LOG = LoggerFactory.getLogger(MaplogFile.class);

@@ -29,8 +29,6 @@ import java.util.zip.CRC32C;
  * {@link #end()} never change, and views pin what they read.
  */
 final class Pagelog implements AutoCloseable {
-    /** Bytes a record takes besides its image (the archive's size accounting). */
-    static final int RECORD_HEADER = PagelogDescriptor.RECORD_HEADER_SIZE;
     private static final int HEADER = PagelogDescriptor.HEADER_SIZE;
 
     private final FileIOFactory io;

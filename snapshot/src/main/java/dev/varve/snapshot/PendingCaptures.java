@@ -95,7 +95,7 @@ final class PendingCaptures {
             lock.lock();
             try {
                 for (Pending p : batch) {
-                    long location = ArchiveLevel.location(p.volume(), p.address());
+                    long location = ArchiveEncoding.location(p.volume(), p.address());
                     for (ArchiveLevel l : levels) {
                         if (!p.recordedAt(l.level)) continue;
                         if (l.maplog.size() != p.positions()[l.level - 1])

@@ -66,9 +66,9 @@ final class ReclamationCheck {
     }
 
     private void checkHeld(long snapshot, long pageId, long location, List<String> out) {
-        if (location < 0 || ArchiveLevel.isExtent(location)) return;
+        if (location < 0 || ArchiveEncoding.isExtent(location)) return;
         if (!ArchiveLevel.holds(levels, location))
-            out.add("snapshot " + snapshot + " maps page " + pageId + " to reclaimed level-" + ArchiveLevel.levelOf(location)
-                    + " address " + ArchiveLevel.addressOf(location));
+            out.add("snapshot " + snapshot + " maps page " + pageId + " to reclaimed level-" + ArchiveEncoding.levelOf(location)
+                    + " address " + ArchiveEncoding.addressOf(location));
     }
 }

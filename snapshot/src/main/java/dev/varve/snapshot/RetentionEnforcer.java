@@ -77,7 +77,7 @@ final class RetentionEnforcer {
     private long attributedBytes(long id) {
         long[] c = capturesPerSnapshot.get(id);
         RankedExtent e = extents.of(id);
-        return (c == null ? 0 : c[0] * (pageSize + Pagelog.RECORD_HEADER + MaplogFile.ENTRY)) + (e == null ? 0 : e.bytes());
+        return (c == null ? 0 : c[0] * (pageSize + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE)) + (e == null ? 0 : e.bytes());
     }
 
     /** A pre-state first captured for {@code snapshot} was archived (or found by recovery). Caller holds the lock. */

@@ -88,7 +88,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             throw new IllegalArgumentException("the archive in " + dir + " has more rank levels than the retention policy's " + k
                     + "; the number of levels of an existing archive cannot shrink");
         // a new archive has no marks file: it is created last, so an archive without one holds no records
-        boolean fresh = !io.exists(dir.resolve(ArchiveMarks.FILE));
+        boolean fresh = !io.exists(dir.resolve(ArchiveMarksDescriptor.FILE));
         if (fresh) ArchiveRecovery.refuseRecordsWithoutMarks(io, dir);
         this.levels = new ArchiveLevel[k];
         int nodeEntries = settings.skippyNodeEntries();

@@ -67,7 +67,7 @@ class PendingCapturesTest {
                 level.volume.read(i, i, image.buffer(), 0);
                 assertEquals(1000 + i, image.getLong(64), "capture " + i + " at its address");
             }
-            assertEquals(CAPTURES * (PAGE + Pagelog.RECORD_HEADER + MaplogFile.ENTRY), retention.archiveBytes(1), "counted for snapshot 1");
+            assertEquals(CAPTURES * (PAGE + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE), retention.archiveBytes(1), "counted for snapshot 1");
         }
     }
 

@@ -34,7 +34,7 @@ class RetentionEnforcerTest {
             RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, BUDGET, () -> onDisk[0]);
             declareAll(lock, registry, retention);
             long each = retention.archiveBytes(1);
-            assertEquals(CAPTURES_EACH * (4096L + Pagelog.RECORD_HEADER + MaplogFile.ENTRY), each, "a snapshot's captures and their mappings");
+            assertEquals(CAPTURES_EACH * (4096L + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE), each, "a snapshot's captures and their mappings");
 
             onDisk[0] = BUDGET + each * 5 / 2; // two and a half snapshots over
             retention.enforce();

@@ -84,10 +84,10 @@ class SnapshotIdRecoveryTest {
         FileIOFactory io = FileIOFactory.standard();
         long mark = declareAroundAMark(io);
         Path archiveDir = dir.resolve("archive");
-        Files.delete(archiveDir.resolve(ArchiveMarks.FILE));
+        Files.delete(archiveDir.resolve(ArchiveMarksDescriptor.FILE));
         Files.delete(archiveDir.resolve("joins.log"));
         Files.delete(archiveDir.resolve("moves.log"));
-        try (MaplogFile older = new MaplogFile(io, archiveDir.resolve(ArchiveMarks.FILE), MaplogDescriptor.Kind.UPLINKS, MaplogDescriptor.NO_LEVEL, 16, MaplogFile.Missing.CREATE)) {
+        try (MaplogFile older = new MaplogFile(io, archiveDir.resolve(ArchiveMarksDescriptor.FILE), MaplogDescriptor.Kind.UPLINKS, MaplogDescriptor.NO_LEVEL, 16, MaplogFile.Missing.CREATE)) {
             older.append(mark, 1, 0); // level 1: Maplog position, then volume address, as the older archives wrote them
             older.append(mark, 1001, 0);
             older.force();
