@@ -189,18 +189,29 @@ class ThreeNodeClusterTest {
             // surviving value on its owners. SoftIndexFileStore needs the same step, and after a clean cluster-wide
             // shutdown neither needs it (FullClusterRestartTest). FullClusterRestartTest also shows Infinispan's limit:
             // with either store, some runs leave a few per cent of the keys unreadable after this step although an
-            // owner's store holds them; this test's runs so far have not hit it.
+            // owner's store holds them. Conflict resolution may also leave a key with one copy instead of two (a CI run:
+            // 199,996 copies of 100,000 keys), so here the test asserts what the store owes: every acknowledged write
+            // readable, nothing held by a non-owner, no expired entry back; not Infinispan's copy count.
             nodes[0].ask("resolve", 600);
             assertEquals(String.valueOf(keys - 1000), nodes[1].ask("check 1000 " + keys + " v1", 600), "bulk writes after the full crash");
             assertEquals("1000", nodes[1].ask("check 0 1000 v2", 600), "overwrites after the full crash");
-            assertExactlyOwnersHold("k", keys, "after the full crash and conflict resolution");
             assertEquals(String.valueOf(acked), nodes[2].ask("checkstream 0 " + acked, 600), "acknowledged stream writes after the full crash");
             assertEquals("0", nodes[0].ask("checkttl 0 " + ttlKeys, 300), "expired entries came back after the restart");
-            long raw = rawEntries();
-            assertTrue(raw == 2L * keys + 2L * acked || raw == 2L * keys + 2L * (acked + 1),
-                    "after the full crash the stores hold " + raw + " entries: not the bulk keys plus the acknowledged stream"
-                            + " (plus at most the one in flight) -- an expired entry came back, or a copy is missing");
-            System.out.println("full crash: " + acked + " acknowledged stream writes all back");
+            long kCopies = 0;
+            long sCopies = 0;
+            long raw = 0;
+            for (NodeProcess n : live()) {
+                Map<String, Long> m = local(n);
+                assertEquals(0L, m.get("notOwned"), "after the full crash: " + n.name() + " stores keys it does not own: " + m);
+                kCopies += m.get("k");
+                sCopies += m.get("s");
+                raw += m.get("raw");
+            }
+            assertTrue(kCopies >= keys && kCopies <= 2L * keys, "after the full crash: " + kCopies + " copies of " + keys + " keys");
+            assertTrue(sCopies >= acked && sCopies <= 2L * (acked + 1), "after the full crash: " + sCopies + " copies of " + acked + " stream writes");
+            assertEquals(kCopies + sCopies, raw, "after the full crash the stores hold entries beyond the live keys: an expired entry came back");
+            System.out.println("full crash: " + acked + " acknowledged stream writes all back; " + kCopies + " copies of " + keys
+                    + " keys, " + sCopies + " of the stream, all at owners");
             assertEquals(cut, nodes[0].ask("asof L1 " + ackedBefore + " " + ackedAfter, 600), "L1 after the full crash");
         } finally {
             for (NodeProcess n : nodes) if (n != null) n.close();
