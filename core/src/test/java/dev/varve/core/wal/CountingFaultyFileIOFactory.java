@@ -1,6 +1,7 @@
 package dev.varve.core.wal;
 
 import dev.varve.core.io.FileIO;
+import dev.varve.core.io.ForwardingFileIO;
 import dev.varve.core.io.ForwardingFileIOFactory;
 import dev.varve.core.io.MappedRegion;
 import java.io.IOException;
@@ -36,48 +37,27 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
         if (delay > 0) LockSupport.parkNanos(delay);
     }
 
-    private final class CountingFileIO implements FileIO {
-        private final FileIO file;
-
+    /** Counts and fails what the factory's switches say; every other call goes to the real file. */
+    private final class CountingFileIO extends ForwardingFileIO {
         CountingFileIO(FileIO file) {
-            this.file = file;
-        }
-
-        @Override
-        public Path path() {
-            return file.path();
-        }
-
-        @Override
-        public int read(ByteBuffer dst, long position) throws IOException {
-            return file.read(dst, position);
+            super(file);
         }
 
         @Override
         public void write(ByteBuffer src, long position) throws IOException {
             if (failWrite) throw new IOException("injected write failure (disk full)");
-            file.write(src, position);
+            delegate.write(src, position);
         }
 
         @Override
         public void force() throws IOException {
             beforeForce();
-            file.force();
-        }
-
-        @Override
-        public long size() throws IOException {
-            return file.size();
-        }
-
-        @Override
-        public void truncate(long size) throws IOException {
-            file.truncate(size);
+            delegate.force();
         }
 
         @Override
         public MappedRegion map(long position, int length) throws IOException {
-            MappedRegion region = file.map(position, length);
+            MappedRegion region = delegate.map(position, length);
             return new MappedRegion() {
                 @Override
                 public ByteBuffer buffer() {
@@ -91,11 +71,6 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
                     region.force(offset, len);
                 }
             };
-        }
-
-        @Override
-        public void close() throws IOException {
-            file.close();
         }
     }
 }
