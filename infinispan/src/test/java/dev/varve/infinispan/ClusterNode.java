@@ -142,6 +142,8 @@ public final class ClusterNode {
                 return local();
             case "localkeys":
                 return localKeys(Path.of(a[1]));
+            case "localentries":
+                return localEntries(Path.of(a[1]));
             case "snapshot":
                 return String.valueOf(CacheHistory.declare(manager, CACHE, a[1]).size());
             case "asof":
@@ -217,6 +219,15 @@ public final class ClusterNode {
         Flowable.fromPublisher(store().publishKeys(IntSets.immutableRangeSet(SEGMENTS), null)).blockingForEach(k -> keys.add((String) k));
         Files.write(file, keys);
         return String.valueOf(keys.size());
+    }
+
+    /** Writes the entries this node's own store holds to {@code file}, "key TAB value" a line; answers how many. */
+    private String localEntries(Path file) throws java.io.IOException {
+        java.util.List<String> lines = new java.util.ArrayList<>();
+        Flowable.fromPublisher(store().publishEntries(IntSets.immutableRangeSet(SEGMENTS), null, true))
+                .blockingForEach(e -> lines.add(e.getKey() + "\t" + e.getValue()));
+        Files.write(file, lines);
+        return String.valueOf(lines.size());
     }
 
     private NonBlockingStore<?, ?> store() {
