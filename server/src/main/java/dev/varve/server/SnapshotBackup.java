@@ -55,6 +55,7 @@ public final class SnapshotBackup {
     private RecoveryMode recoveryMode;
     private ShipProgress progress = (entries, bytes) -> { };
     private boolean follow;
+    private int receiveBufferBytes; // 0: the operating system's autotuning
     private volatile boolean stopping;
     private volatile Channel channel;
 
@@ -73,6 +74,16 @@ public final class SnapshotBackup {
     public SnapshotBackup idleTimeout(Duration timeout) {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("idleTimeout must be positive, was " + timeout);
         this.idleTimeout = timeout;
+        return this;
+    }
+
+    /**
+     * Caps the socket's receive buffer (default: the operating system's autotuning, which on Linux may grow it to
+     * {@code net.ipv4.tcp_rmem}'s maximum, 32 MiB here): what is in flight beyond the applier's read-ahead.
+     */
+    public SnapshotBackup receiveBufferBytes(int bytes) {
+        if (bytes < 4096) throw new IllegalArgumentException("receiveBufferBytes must be at least 4096, was " + bytes);
+        this.receiveBufferBytes = bytes;
         return this;
     }
 
@@ -131,6 +142,7 @@ public final class SnapshotBackup {
                             ch.pipeline().addLast(receiver);
                         }
                     });
+            if (receiveBufferBytes > 0) b.option(ChannelOption.SO_RCVBUF, receiveBufferBytes);
             try {
                 channel = b.connect(from).sync().channel();
                 if (stopping) channel.close();

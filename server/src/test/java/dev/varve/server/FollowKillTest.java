@@ -58,8 +58,11 @@ class FollowKillTest {
                     writerFailure.set(t);
                 }
             }, "writer");
-            writer.start();
             try (ChildJvm receiver = ChildJvm.start(ReceiverFixture.class, Integer.toString(server.address().getPort()), "follow", target.toString())) {
+                // the writer starts once the image is in: a loaded machine must not make the image transfer outlast the
+                // sender's follow buffer (a JDK 25 run with two builds on 2 cores did: "fell more than 64 MiB behind")
+                receiver.awaitLine("image", 120);
+                writer.start();
                 for (int i = 0; i < 4; i++) receiver.awaitLine("standby holds sender snapshot", 120);
                 receiver.kill9();
             } finally {

@@ -32,7 +32,8 @@ class KillDuringTransferTest {
     private static final int KEYS = 30_000;
     /**
      * About 45 MiB of live data: the sender is killed once the receiver applied the first 8 MiB, while it holds at most
-     * its 8 MiB read-ahead and the socket buffers more; the receiver child is killed at its first "received" line.
+     * its 8 MiB read-ahead and the socket buffers (receive capped at 1 MiB, send at most 4 MiB) more; the receiver child
+     * is killed at its first "received" line.
      */
     private static final long STEPS = 9_000;
     private static final long KILL_AFTER_BYTES = 8L << 20;
@@ -92,6 +93,7 @@ class KillDuringTransferTest {
             CountDownLatch halfway = new CountDownLatch(1);
             CountDownLatch senderDead = new CountDownLatch(1);
             SnapshotBackup backup = new SnapshotBackup(new InetSocketAddress("127.0.0.1", Integer.parseInt(ready[1])), snapshot, target)
+                    .receiveBufferBytes(1 << 20) // else loopback autotuning may buffer the rest of the image (tcp_rmem up to 32 MiB)
                     .progress((entries, bytes) -> {
                         if (bytes < KILL_AFTER_BYTES || halfway.getCount() == 0) return;
                         halfway.countDown();

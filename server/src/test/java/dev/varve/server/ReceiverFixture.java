@@ -6,7 +6,7 @@ import java.nio.file.Path;
 /**
  * Child-JVM receiver for the kill tests: runs a {@link SnapshotBackup} and prints what the parent waits for:
  * {@code received <bytes>} once 16 MiB of the image arrived, {@code complete <snapshot>} when the backup is done,
- * and in follow mode {@code standby holds sender snapshot <id>} for each sender snapshot the standby received (it
+ * and in follow mode {@code image <snapshot>} once the image is in and {@code standby holds sender snapshot <id>} for each sender snapshot the standby received (it
  * follows until killed). Exits 1 with the reason when the backup fails.
  * Arguments: port, snapshot id or {@code follow}, target directory.
  */
@@ -28,6 +28,11 @@ public final class ReceiverFixture {
                         if (reported || bytes < REPORT_AFTER_BYTES) return;
                         reported = true;
                         print("received " + bytes);
+                    }
+
+                    @Override
+                    public void imageComplete(BackupResult image) {
+                        print("image " + image.snapshotId());
                     }
 
                     @Override
