@@ -38,7 +38,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Commands: {@code put FROM TO TAG}, {@code check FROM TO TAG} (how many {@code k<i>} read {@code TAG-i}),
  * {@code putttl FROM TO MILLIS}, {@code stream FROM ACKFILE} (put {@code s<i>} one by one, recording each
  * acknowledged index), {@code checkstream FROM TO}, {@code topology}, {@code local} (what this node's store holds,
- * and how much of it this node does not own), {@code localkeys FILE} (the keys this node's store holds), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL),
+ * and how much of it this node does not own), {@code localentries FILE} (the entries this node's store holds, "key TAB value" a line), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL),
  * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code snapshot LABEL} (on every node,
  * through {@link CacheHistory}), {@code asof LABEL ACKED_BEFORE ACKED_AFTER},
  * {@code exit}.
@@ -140,8 +140,6 @@ public final class ClusterNode {
             }
             case "local":
                 return local();
-            case "localkeys":
-                return localKeys(Path.of(a[1]));
             case "localentries":
                 return localEntries(Path.of(a[1]));
             case "snapshot":
@@ -211,14 +209,6 @@ public final class ClusterNode {
             }
         }
         return "kFirst=" + kFirst + " kOther=" + kOther + " sMissing=" + (ackedBefore + 1 - sPresent) + " sBeyond=" + sBeyond;
-    }
-
-    /** Writes the keys this node's own store holds to {@code file}, one a line; answers how many. */
-    private String localKeys(Path file) throws java.io.IOException {
-        java.util.List<String> keys = new java.util.ArrayList<>();
-        Flowable.fromPublisher(store().publishKeys(IntSets.immutableRangeSet(SEGMENTS), null)).blockingForEach(k -> keys.add((String) k));
-        Files.write(file, keys);
-        return String.valueOf(keys.size());
     }
 
     /** Writes the entries this node's own store holds to {@code file}, "key TAB value" a line; answers how many. */

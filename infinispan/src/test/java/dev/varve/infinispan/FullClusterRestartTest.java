@@ -7,6 +7,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -90,13 +91,7 @@ class FullClusterRestartTest {
 
     /** How many distinct keys the three stores hold together. */
     private long distinctKeys() throws Exception {
-        java.util.Set<String> all = new java.util.HashSet<>();
-        for (NodeProcess p : nodes) {
-            Path f = tmp.resolve(p.name() + ".keys");
-            p.ask("localkeys " + f, 120);
-            all.addAll(Files.readAllLines(f));
-        }
-        return all.size();
+        return NodeProcess.storedEntries(Arrays.asList(nodes), tmp).size();
     }
 
     /** Launches all three nodes at once (a restored topology waits for every member), then waits for a stable topology. */

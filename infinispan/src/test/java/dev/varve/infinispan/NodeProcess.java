@@ -10,8 +10,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -71,6 +75,20 @@ final class NodeProcess implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** Every value each key has in the own stores of {@code nodes}, each dumped to a file in {@code dir}. */
+    static Map<String, Set<String>> storedEntries(Iterable<NodeProcess> nodes, Path dir) throws IOException, InterruptedException {
+        Map<String, Set<String>> values = new HashMap<>();
+        for (NodeProcess n : nodes) {
+            Path f = dir.resolve(n.name + ".entries");
+            n.ask("localentries " + f, 600);
+            for (String line : Files.readAllLines(f)) {
+                int tab = line.indexOf('\t');
+                values.computeIfAbsent(line.substring(0, tab), k -> new HashSet<>()).add(line.substring(tab + 1));
+            }
+        }
+        return values;
     }
 
     /** Starts node {@code name} with its Varve store in {@code dir}, listening on {@code port}, discovering {@code ports}. */

@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -94,20 +93,6 @@ class ThreeNodeClusterTest {
         }
         assertEquals(2 * keys, copies, when + ": copies of the " + keys + " keys across the stores");
         System.out.println(when + ": " + copies + " copies of " + keys + " keys, all at their owners");
-    }
-
-    /** Every value each key has in any live node's own store. */
-    private Map<String, Set<String>> storedEntries() throws Exception {
-        Map<String, Set<String>> values = new HashMap<>();
-        for (NodeProcess n : live()) {
-            Path f = tmp.resolve(n.name() + ".entries");
-            n.ask("localentries " + f, 600);
-            for (String line : Files.readAllLines(f)) {
-                int tab = line.indexOf('\t');
-                values.computeIfAbsent(line.substring(0, tab), k -> new HashSet<>()).add(line.substring(tab + 1));
-            }
-        }
-        return values;
     }
 
     private void inParallel(String... perNodeCommands) throws Exception {
@@ -210,7 +195,7 @@ class ThreeNodeClusterTest {
             // store with its last value, nothing held by a non-owner, no expired entry back; it reports, and does not
             // assert, how many keys Infinispan's reads find.
             nodes[0].ask("resolve", 600);
-            Map<String, Set<String>> stored = storedEntries();
+            Map<String, Set<String>> stored = NodeProcess.storedEntries(live(), tmp);
             for (int j = 0; j < keys; j++) {
                 String value = (j < 1000 ? "v2-" : "v1-") + j;
                 assertTrue(stored.getOrDefault("k" + j, Set.of()).contains(value), "after the full crash no store holds k" + j + " = " + value);

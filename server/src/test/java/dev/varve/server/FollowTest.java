@@ -34,8 +34,8 @@ class FollowTest {
     private static final InetSocketAddress LOOPBACK = new InetSocketAddress("127.0.0.1", 0);
     /**
      * Change bytes a stuck standby must fall behind by to be cut off for sure: its read-ahead
-     * ({@link SnapshotBackup#MAX_QUEUED_BYTES}), loopback socket buffers (a few MiB each side) and the sender's 1 MiB
-     * follow queue hold far less.
+     * ({@link SnapshotBackup#MAX_QUEUED_BYTES}), the loopback socket buffers (receive autotuned up to tcp_rmem's
+     * maximum, 32 MiB on Linux by default; send up to 4 MiB) and the sender's 1 MiB follow queue hold less.
      */
     private static final long FAR_BEHIND_BYTES = 4 * SnapshotBackup.MAX_QUEUED_BYTES + (32L << 20);
 

@@ -93,7 +93,7 @@ final class RankedExtent {
             int size = RankedExtentDescriptor.headerSize(k);
             ByteBuffer full = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
             if (f.read(full, 0) < size) throw new CorruptionException("ranked extent header truncated", path, 0);
-            if (full.getInt(size - 4) != RankedExtentDescriptor.headerCrc(full, size))
+            if (full.getInt(RankedExtentDescriptor.headerCrcOffset(k)) != RankedExtentDescriptor.headerCrc(full, k))
                 throw new CorruptionException("ranked extent header checksum mismatch", path, 0);
             long[] pins = new long[k];
             for (int j = 1; j <= k; j++) pins[j - 1] = full.getLong(RankedExtentDescriptor.pinOffset(j));

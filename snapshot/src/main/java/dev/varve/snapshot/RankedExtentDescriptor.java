@@ -78,7 +78,12 @@ final class RankedExtentDescriptor {
 
     /** Bytes of the header of an extent of an archive of {@code levels} levels. */
     static int headerSize(int levels) {
-        return PINS_OFFSET + 8 * levels + 4;
+        return headerCrcOffset(levels) + Integer.BYTES;
+    }
+
+    /** Byte offset of the header's CRC, after the pins of {@code levels} levels. */
+    static int headerCrcOffset(int levels) {
+        return pinOffset(levels + 1);
     }
 
     /** Byte offset of the pin of volume {@code level} (1..k). */
@@ -127,13 +132,13 @@ final class RankedExtentDescriptor {
         h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(PAGE_SIZE_OFFSET, pageSize).putLong(SNAPSHOT_OFFSET, snapshot)
                 .putInt(LEVEL_OFFSET, level).putInt(LEVELS_OFFSET, pins.length).putInt(RECORDS_OFFSET, records);
         for (int j = 1; j <= pins.length; j++) h.putLong(pinOffset(j), pins[j - 1]);
-        h.putInt(size - 4, headerCrc(h, size));
+        h.putInt(headerCrcOffset(pins.length), headerCrc(h, pins.length));
         return h;
     }
 
-    /** The CRC of a header of {@code size} bytes at the start of {@code h}. */
-    static int headerCrc(ByteBuffer h, int size) {
-        return FormatChecks.crc32c(h, 0, size - 4);
+    /** The CRC of the header, with the pins of {@code levels} levels, at the start of {@code h}. */
+    static int headerCrc(ByteBuffer h, int levels) {
+        return FormatChecks.crc32c(h, 0, headerCrcOffset(levels));
     }
 
     /** The CRC of the record of {@code size} bytes at {@code at} of heap buffer {@code b}. */

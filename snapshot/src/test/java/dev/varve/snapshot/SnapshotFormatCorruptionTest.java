@@ -169,7 +169,7 @@ class SnapshotFormatCorruptionTest {
         RankedExtent extent = writeExtent();
         int size = RankedExtentDescriptor.headerSize(1);
         rewriteHeaderInt(extent.path(), size, RankedExtentDescriptor.VERSION_OFFSET, UNKNOWN_VERSION,
-                h -> h.putInt(size - 4, RankedExtentDescriptor.headerCrc(h, size)));
+                h -> h.putInt(RankedExtentDescriptor.headerCrcOffset(1), RankedExtentDescriptor.headerCrc(h, 1)));
         assertUnknownVersion(extent.path(), RankedExtentDescriptor.VERSION_OFFSET, () -> RankedExtent.open(IO, extent.path(), PAGE));
     }
 
