@@ -187,6 +187,20 @@ public final class ConfigLimits {
     /** Largest snapshot page window. */
     public static final int SNAPSHOT_PAGE_WINDOW_MAX = 1_048_576;
 
+    /**
+     * Diff capture: the longest chain of byte-range diffs from an archived pre-state back to a whole page. A page's
+     * pre-state is archived as the chunks that changed since its previous capture (a diff against that version) while
+     * the chain behind it is shorter than this; then as a whole page again. Reading a version costs one archive read
+     * per link (at most this many plus one); a longer chain stores less. 0 = every pre-state a whole page.
+     */
+    public static final String SNAPSHOT_DIFF_CHAIN_PROP_NAME = PREFIX + "snapshotDiffChain";
+    /** Default diff chain: a whole page at least every 16 captures of it. */
+    public static final int SNAPSHOT_DIFF_CHAIN_DEFAULT = 15;
+    /** Smallest diff chain: diff capture off. */
+    public static final int SNAPSHOT_DIFF_CHAIN_MIN = 0;
+    /** Longest diff chain. */
+    public static final int SNAPSHOT_DIFF_CHAIN_MAX = 255;
+
     /** Snapshot retention rules per rank level, e.g. {@code keepLast(60),keepFor(PT24H),keepAll()}. */
     public static final String RETENTION_PROP_NAME = PREFIX + "retention";
     /** Snapshot archive budget in bytes, see {@link RankTreePolicy#withBudget(long)}; none by default. */

@@ -87,6 +87,7 @@ final class ConfigProperties {
                 case ARCHIVE_SEGMENT_SIZE_PROP_NAME -> b.archiveSegmentSize(size(key, text));
                 case SNAPSHOT_PAGE_WINDOW_PROP_NAME ->
                         b.snapshotPageWindow(value(key, text, "an integer", Integer::parseInt));
+                case SNAPSHOT_DIFF_CHAIN_PROP_NAME -> b.snapshotDiffChain(value(key, text, "an integer", Integer::parseInt));
                 case RETENTION_PROP_NAME -> retention = value(key, text,
                         "comma-separated keepLast(n), keepFor(duration) or keepAll(), level 1 first",
                         RankTreePolicy::parse);

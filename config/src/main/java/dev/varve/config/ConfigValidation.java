@@ -43,6 +43,7 @@ final class ConfigValidation {
         ConfigChecks.byteRange("captureBufferSize", c.captureBufferSize(), CAPTURE_BUFFER_SIZE_MIN, CAPTURE_BUFFER_SIZE_MAX);
         ConfigChecks.byteRange("archiveSegmentSize", c.archiveSegmentSize(), ARCHIVE_SEGMENT_SIZE_MIN, ARCHIVE_SEGMENT_SIZE_MAX);
         ConfigChecks.intRange("snapshotPageWindow", c.snapshotPageWindow(), SNAPSHOT_PAGE_WINDOW_MIN, SNAPSHOT_PAGE_WINDOW_MAX);
+        ConfigChecks.intRange("snapshotDiffChain", c.snapshotDiffChain(), SNAPSHOT_DIFF_CHAIN_MIN, SNAPSHOT_DIFF_CHAIN_MAX);
         ConfigChecks.required("retention", c.retention());
         if (name != null && (name.isEmpty() || name.length() > NAME_MAX_LENGTH || name.chars().anyMatch(Character::isISOControl))) {
             throw new IllegalArgumentException("name must be 1.." + NAME_MAX_LENGTH + " characters without control characters, was '"

@@ -33,6 +33,7 @@ public final class VarveConfig {
     private final long captureBufferSize;
     private final long archiveSegmentSize;
     private final int snapshotPageWindow;
+    private final int snapshotDiffChain;
     private final RankTreePolicy retention;
     /** As given: null means {@code path.resolve(ARCHIVE_PATH_DEFAULT_NAME)}. */
     private final Path archivePathGiven;
@@ -59,6 +60,7 @@ public final class VarveConfig {
         captureBufferSize = b.captureBufferSize;
         archiveSegmentSize = b.archiveSegmentSize;
         snapshotPageWindow = b.snapshotPageWindow;
+        snapshotDiffChain = b.snapshotDiffChain;
         retention = b.retention;
         archivePathGiven = b.archivePath;
         nameGiven = b.name;
@@ -100,7 +102,7 @@ public final class VarveConfig {
                 .checkpointBufferSize(checkpointBufferSize).checkpointDirtyRatio(checkpointDirtyRatio)
                 .checkpointWalVolume(checkpointWalVolume).skippyLevels(skippyLevels).skippyNodeEntries(skippyNodeEntries)
                 .captureBufferSize(captureBufferSize).archiveSegmentSize(archiveSegmentSize)
-                .snapshotPageWindow(snapshotPageWindow).retention(retention).archivePath(archivePathGiven).name(nameGiven);
+                .snapshotPageWindow(snapshotPageWindow).snapshotDiffChain(snapshotDiffChain).retention(retention).archivePath(archivePathGiven).name(nameGiven);
     }
 
     /** {@return the store directory} */
@@ -198,6 +200,11 @@ public final class VarveConfig {
         return snapshotPageWindow;
     }
 
+    /** {@return the longest chain of diffs from an archived pre-state to a whole page; 0: every pre-state a whole page} */
+    public int snapshotDiffChain() {
+        return snapshotDiffChain;
+    }
+
     /** {@return the snapshot retention policy} */
     public RankTreePolicy retention() {
         return retention;
@@ -234,7 +241,7 @@ public final class VarveConfig {
                 + ", checkpointBufferSize=" + checkpointBufferSize + ", checkpointDirtyRatio=" + checkpointDirtyRatio
                 + ", checkpointWalVolume=" + checkpointWalVolume + ", skippyLevels=" + skippyLevels
                 + ", skippyNodeEntries=" + skippyNodeEntries + ", captureBufferSize=" + captureBufferSize
-                + ", archiveSegmentSize=" + archiveSegmentSize + ", snapshotPageWindow=" + snapshotPageWindow
+                + ", archiveSegmentSize=" + archiveSegmentSize + ", snapshotPageWindow=" + snapshotPageWindow + ", snapshotDiffChain=" + snapshotDiffChain
                 + ", retention=" + retention
                 + ", archivePath=" + archivePath() + ", name=" + name() + "}";
     }
@@ -260,6 +267,7 @@ public final class VarveConfig {
         private long captureBufferSize = CAPTURE_BUFFER_SIZE_DEFAULT;
         private long archiveSegmentSize = ARCHIVE_SEGMENT_SIZE_DEFAULT;
         private int snapshotPageWindow = SNAPSHOT_PAGE_WINDOW_DEFAULT;
+        private int snapshotDiffChain = SNAPSHOT_DIFF_CHAIN_DEFAULT;
         private RankTreePolicy retention = RETENTION_DEFAULT;
         private Path archivePath;
         private String name;
@@ -454,6 +462,12 @@ public final class VarveConfig {
          */
         public Builder snapshotPageWindow(int v) {
             snapshotPageWindow = v;
+            return this;
+        }
+
+        /** Sets the longest diff chain of an archived pre-state, see {@link ConfigLimits#SNAPSHOT_DIFF_CHAIN_PROP_NAME}. */
+        public Builder snapshotDiffChain(int v) {
+            snapshotDiffChain = v;
             return this;
         }
 

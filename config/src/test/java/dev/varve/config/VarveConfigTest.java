@@ -97,6 +97,8 @@ class VarveConfigTest {
                 arg("archiveSegmentSize", b -> b.archiveSegmentSize(256 * KiB)),
                 arg("snapshotPageWindow", b -> b.snapshotPageWindow(0)),
                 arg("snapshotPageWindow", b -> b.snapshotPageWindow(1048576)),
+                arg("snapshotDiffChain", b -> b.snapshotDiffChain(0)),
+                arg("snapshotDiffChain", b -> b.snapshotDiffChain(255)),
                 arg("recoveryMode", b -> b.recoveryMode(RecoveryMode.WAL_PHYSICAL)),
                 arg("recoveryCompression", b -> b.recoveryCompression(RecoveryCompression.DISABLED)),
                 arg("walSyncMode", b -> b.walSyncMode(WalSyncMode.BACKGROUND)),
@@ -145,6 +147,8 @@ class VarveConfigTest {
                 arg("archiveSegmentSize", b -> b.archiveSegmentSize(256 * KiB - 1)),
                 arg("snapshotPageWindow", b -> b.snapshotPageWindow(-1)),
                 arg("snapshotPageWindow", b -> b.snapshotPageWindow(1048577)),
+                arg("snapshotDiffChain", b -> b.snapshotDiffChain(-1)),
+                arg("snapshotDiffChain", b -> b.snapshotDiffChain(256)),
                 arg("recoveryMode", b -> b.recoveryMode(null)),
                 arg("recoveryCompression", b -> b.recoveryCompression(null)),
                 arg("walSyncMode", b -> b.walSyncMode(null)),
@@ -217,7 +221,7 @@ class VarveConfigTest {
                 "walSegmentSize=67108864", "walFlushFrequency=PT1S", "checkpointFrequency=PT30S",
                 "checkpointThreads=2", "checkpointBufferSize=67108864", "checkpointDirtyRatio=0.75",
                 "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=4096", "captureBufferSize=16777216", "archiveSegmentSize=67108864",
-                "snapshotPageWindow=64", "retention=keepAll()", "archivePath="}) {
+                "snapshotPageWindow=64", "snapshotDiffChain=15", "retention=keepAll()", "archivePath="}) {
             assertTrue(s.contains(field), field + " missing in " + s);
         }
     }

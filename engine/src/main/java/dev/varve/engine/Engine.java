@@ -104,7 +104,7 @@ final class Engine {
             start.checkWalWitness(walScan.lastOf(RecordTypes.CHECKPOINT_STARTED), markers);
             this.archive = new SnapshotArchive(io, ArchiveSettings.builder(config.archivePath(), config.retention()).pageSize(config.pageSize())
                     .skippyLevels(config.skippyLevels()).skippyNodeEntries(config.skippyNodeEntries()).captureBufferBytes(config.captureBufferSize())
-                    .segmentBytes(config.archiveSegmentSize()).pageWindow(config.snapshotPageWindow()).build());
+                    .segmentBytes(config.archiveSegmentSize()).pageWindow(config.snapshotPageWindow()).diffChain(config.snapshotDiffChain()).build());
             opened.push(archive);
             archive.useAgents(agents);
             this.store = new PageStore(io, config.path().resolve("pages"), config.pageSize());

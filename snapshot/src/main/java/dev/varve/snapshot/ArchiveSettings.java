@@ -19,9 +19,10 @@ import java.nio.file.Path;
  * @param segmentBytes       Pagelog segment size: the unit reclamation gives back
  * @param retention          the rank-tree policy; its level count is the archive's
  * @param pageWindow         W: lazily ranked snapshots are copied into their level once W newer ones exist
+ * @param diffChain          the longest chain of diffs from an archived pre-state to a whole page (0: whole pages only)
  */
 public record ArchiveSettings(Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes, long segmentBytes,
-                              RankTreePolicy retention, int pageWindow) {
+                              RankTreePolicy retention, int pageWindow, int diffChain) {
 
     /** Checks every field, naming the first one out of range. */
     public ArchiveSettings {
@@ -37,6 +38,7 @@ public record ArchiveSettings(Path dir, int pageSize, int skippyLevels, int skip
             throw new IllegalArgumentException("captureBufferBytes must be a multiple of pageSize (" + pageSize + "), was " + captureBufferBytes);
         inRange("segmentBytes", segmentBytes, ConfigLimits.ARCHIVE_SEGMENT_SIZE_MIN, ConfigLimits.ARCHIVE_SEGMENT_SIZE_MAX);
         inRange("pageWindow", pageWindow, ConfigLimits.SNAPSHOT_PAGE_WINDOW_MIN, ConfigLimits.SNAPSHOT_PAGE_WINDOW_MAX);
+        inRange("diffChain", diffChain, ConfigLimits.SNAPSHOT_DIFF_CHAIN_MIN, ConfigLimits.SNAPSHOT_DIFF_CHAIN_MAX);
     }
 
     private static void inRange(String field, long value, long min, long max) {
@@ -48,7 +50,7 @@ public record ArchiveSettings(Path dir, int pageSize, int skippyLevels, int skip
         return new Builder(dir, retention);
     }
 
-    /** Named setters instead of eight positional parameters; {@link #build} validates. */
+    /** Named setters instead of nine positional parameters; {@link #build} validates. */
     public static final class Builder {
         private final Path dir;
         private final RankTreePolicy retention;
@@ -58,6 +60,7 @@ public record ArchiveSettings(Path dir, int pageSize, int skippyLevels, int skip
         private long captureBufferBytes = ConfigLimits.CAPTURE_BUFFER_SIZE_DEFAULT;
         private long segmentBytes = ConfigLimits.ARCHIVE_SEGMENT_SIZE_DEFAULT;
         private int pageWindow = ConfigLimits.SNAPSHOT_PAGE_WINDOW_DEFAULT;
+        private int diffChain = ConfigLimits.SNAPSHOT_DIFF_CHAIN_DEFAULT;
 
         private Builder(Path dir, RankTreePolicy retention) {
             this.dir = dir;
@@ -94,9 +97,14 @@ public record ArchiveSettings(Path dir, int pageSize, int skippyLevels, int skip
             return this;
         }
 
+        public Builder diffChain(int links) {
+            this.diffChain = links;
+            return this;
+        }
+
         /** The settings, checked. */
         public ArchiveSettings build() {
-            return new ArchiveSettings(dir, pageSize, skippyLevels, skippyNodeEntries, captureBufferBytes, segmentBytes, retention, pageWindow);
+            return new ArchiveSettings(dir, pageSize, skippyLevels, skippyNodeEntries, captureBufferBytes, segmentBytes, retention, pageWindow, diffChain);
         }
     }
 }

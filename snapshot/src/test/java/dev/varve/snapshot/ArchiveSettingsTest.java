@@ -28,13 +28,14 @@ class ArchiveSettingsTest {
         assertEquals(ConfigLimits.CAPTURE_BUFFER_SIZE_DEFAULT, s.captureBufferBytes());
         assertEquals(ConfigLimits.ARCHIVE_SEGMENT_SIZE_DEFAULT, s.segmentBytes());
         assertEquals(ConfigLimits.SNAPSHOT_PAGE_WINDOW_DEFAULT, s.pageWindow());
+        assertEquals(ConfigLimits.SNAPSHOT_DIFF_CHAIN_DEFAULT, s.diffChain());
     }
 
     @Test
     void everySetterReachesItsField() {
         ArchiveSettings s = ArchiveSettings.builder(DIR, POLICY).pageSize(8192).skippyLevels(0).skippyNodeEntries(16).captureBufferBytes(1L << 20)
-                .segmentBytes(256L << 10).pageWindow(0).build();
-        assertEquals(new ArchiveSettings(DIR, 8192, 0, 16, 1L << 20, 256L << 10, POLICY, 0), s);
+                .segmentBytes(256L << 10).pageWindow(0).diffChain(3).build();
+        assertEquals(new ArchiveSettings(DIR, 8192, 0, 16, 1L << 20, 256L << 10, POLICY, 0, 3), s);
     }
 
     @Test
@@ -55,6 +56,12 @@ class ArchiveSettingsTest {
         refused("skippyLevels", b -> b.skippyLevels(-1));
         refused("skippyLevels", b -> b.skippyLevels(ConfigLimits.SKIPPY_LEVELS_MAX + 1));
         refused("skippyNodeEntries", b -> b.skippyNodeEntries(ConfigLimits.SKIPPY_NODE_ENTRIES_MIN - 1));
+    }
+
+    @Test
+    void aDiffChainOutOfRangeIsNamed() {
+        refused("diffChain", b -> b.diffChain(-1));
+        refused("diffChain", b -> b.diffChain(ConfigLimits.SNAPSHOT_DIFF_CHAIN_MAX + 1));
     }
 
     @Test
