@@ -33,7 +33,7 @@ public final class PhysicalRecords {
         if (type == RecordTypes.PAGE_IMAGE) {
             Page p = pages.acquireNew(pageId);
             try {
-                p.buffer().put(p.base(), b, b.position(), p.size());
+                p.putBytes(0, b, b.position(), p.size());
             } finally {
                 pages.releaseWrite(p);
             }
@@ -46,7 +46,7 @@ public final class PhysicalRecords {
                 int off = b.getShort() & 0xFFFF;
                 int len = b.getShort() & 0xFFFF;
                 if (off + len > p.size()) throw new IllegalStateException("page delta range [" + off + ", " + (off + len) + ") outside the page");
-                p.buffer().put(p.base() + off, b, b.position(), len);
+                p.putBytes(off, b, b.position(), len);
                 b.position(b.position() + len);
             }
         } finally {

@@ -50,6 +50,11 @@ public final class Frame extends Page {
     volatile int cpCopy = -1;
     /** Checkpoint generation in which the physical WAL last logged a full image of this page. */
     private long physicalImageGeneration = -1;
+    /**
+     * The snapshot layer's note of this page's latest archived pre-state, opaque to page memory (the base its next
+     * pre-state may be archived as a diff against); guarded by the write latch.
+     */
+    private Object captureNote;
 
     Frame(ByteBuffer buffer, int base, int size, int slot) {
         super(buffer, base, size);
@@ -69,6 +74,16 @@ public final class Frame extends Page {
     /** Records that a full image was logged in {@code generation}; caller holds the write latch. */
     public void physicalImageGeneration(long generation) {
         this.physicalImageGeneration = generation;
+    }
+
+    /** The snapshot layer's note of this page's latest capture, or null; caller holds the write latch. */
+    public Object captureNote() {
+        return captureNote;
+    }
+
+    /** Replaces the note of this page's latest capture; caller holds the write latch. */
+    public void captureNote(Object note) {
+        this.captureNote = note;
     }
 
     void pin() {

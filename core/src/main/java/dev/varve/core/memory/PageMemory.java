@@ -274,6 +274,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
                 f.putLong(PageHeader.PAGE_ID_OFFSET, pageId);
             } else {
                 store.read(pageId, f.buffer(), f.base());
+                f.changedWholly(); // read around the page's accessors: what it held before is unknown
                 pagesRead.increment();
             }
             f.state(Frame.READY);

@@ -31,9 +31,22 @@ public class Page {
         }
     }
 
+    /** Chunks a page is divided into for change tracking: one bit each of {@link #changed}. */
+    public static final int CHUNKS = Long.SIZE;
+    /** Every chunk: a page whose changes were not tracked (loaded, or its old contents unknown). */
+    public static final long ALL_CHANGED = -1L;
+
     private final ByteBuffer buffer;
     private final int base;
     private final int size;
+    /** log2 of the chunk size (size / 64 bytes). */
+    private final int chunkShift;
+    /**
+     * The chunks written since {@link #takeChanged} last cleared them: bit i set when a byte of [i * chunk, (i + 1) *
+     * chunk) may have changed. Every write goes through this class, so the snapshot layer can archive a page's
+     * pre-state as the chunks that changed since its previous capture. Guarded by the write latch.
+     */
+    private long changed = ALL_CHANGED;
     @SuppressWarnings("unused") // accessed through LATCH
     private volatile int latch;
 
@@ -42,9 +55,11 @@ public class Page {
         if (!buffer.isDirect()) throw new IllegalArgumentException("pages live off-heap: buffer must be direct");
         if (base < 0 || size <= 0 || base + size > buffer.capacity())
             throw new IllegalArgumentException("page window [" + base + ", " + (base + size) + ") outside buffer of " + buffer.capacity());
+        if (Integer.bitCount(size) != 1 || size < CHUNKS) throw new IllegalArgumentException("page size must be a power of two of at least " + CHUNKS + ", was " + size);
         this.buffer = buffer;
         this.base = base;
         this.size = size;
+        this.chunkShift = Integer.numberOfTrailingZeros(size / CHUNKS);
     }
 
     /** Page size in bytes. */
@@ -79,11 +94,39 @@ public class Page {
         putShort(PageHeader.TYPE_OFFSET, type);
     }
 
+    // ---- change tracking ----
+
+    /** Bytes per tracked chunk: the page size / {@link #CHUNKS}. */
+    public final int chunkBytes() {
+        return 1 << chunkShift;
+    }
+
+    /** The chunks changed since the last call (bit i: chunk i), and starts tracking afresh. Caller holds the write latch. */
+    public final long takeChanged() {
+        long c = changed;
+        changed = 0;
+        return c;
+    }
+
+    /** Forgets what changed: the next {@link #takeChanged} reports every chunk (the page was loaded or written around this class). */
+    public final void changedWholly() {
+        changed = ALL_CHANGED;
+    }
+
     // ---- typed access; plain memory semantics, the latch orders them ----
 
     private int at(int offset, int width) {
         assert offset >= 0 && offset + width <= size : "offset " + offset + "+" + width + " outside page of " + size;
         return base + offset;
+    }
+
+    /** {@link #at} for a write: also marks the chunks [offset, offset + width) touches as changed. */
+    private int written(int offset, int width) {
+        int p = at(offset, width);
+        int first = offset >>> chunkShift;
+        int last = (offset + width - 1) >>> chunkShift;
+        changed |= (-1L >>> (CHUNKS - 1 - last + first)) << first;
+        return p;
     }
 
     /** Unsigned 8-bit value. */
@@ -93,7 +136,7 @@ public class Page {
 
     /** Stores the low 8 bits. */
     public final void putByte(int offset, int value) {
-        buffer.put(at(offset, 1), (byte) value);
+        buffer.put(written(offset, 1), (byte) value);
     }
 
     /** Unsigned 16-bit value. */
@@ -103,7 +146,7 @@ public class Page {
 
     /** Stores the low 16 bits. */
     public final void putShort(int offset, int value) {
-        SHORT.set(buffer, at(offset, 2), (short) value);
+        SHORT.set(buffer, written(offset, 2), (short) value);
     }
 
     /** 32-bit value. */
@@ -113,7 +156,7 @@ public class Page {
 
     /** Stores a 32-bit value. */
     public final void putInt(int offset, int value) {
-        INT.set(buffer, at(offset, 4), value);
+        INT.set(buffer, written(offset, 4), value);
     }
 
     /** 64-bit value. */
@@ -123,7 +166,7 @@ public class Page {
 
     /** Stores a 64-bit value. */
     public final void putLong(int offset, long value) {
-        LONG.set(buffer, at(offset, 8), value);
+        LONG.set(buffer, written(offset, 8), value);
     }
 
     /** Copies {@code length} bytes at {@code offset} into {@code dst}. */
@@ -140,18 +183,26 @@ public class Page {
 
     /** Copies {@code length} bytes of {@code src} to {@code offset}. */
     public final void putBytes(int offset, byte[] src, int srcOffset, int length) {
-        buffer.put(at(offset, length), src, srcOffset, length);
+        if (length == 0) return;
+        buffer.put(written(offset, length), src, srcOffset, length);
+    }
+
+    /** Copies {@code length} bytes of {@code src} at {@code srcOffset} to {@code offset} (cells moving between pages, redo). */
+    public final void putBytes(int offset, ByteBuffer src, int srcOffset, int length) {
+        if (length == 0) return;
+        buffer.put(written(offset, length), src, srcOffset, length);
     }
 
     /** Moves bytes inside this page; the ranges may overlap (memmove). */
     public final void move(int from, int to, int length) {
         if (length == 0) return;
-        buffer.put(at(to, length), buffer, at(from, length), length);
+        buffer.put(written(to, length), buffer, at(from, length), length);
     }
 
     /** Zeroes {@code length} bytes at {@code offset}. */
     public final void zero(int offset, int length) {
-        int p = at(offset, length);
+        if (length == 0) return;
+        int p = written(offset, length);
         int end = p + length;
         for (; p + 8 <= end; p += 8) LONG.set(buffer, p, 0L);
         for (; p < end; p++) buffer.put(p, (byte) 0);
@@ -161,6 +212,7 @@ public class Page {
     public final void copyTo(Page dst) {
         if (dst.size != size) throw new IllegalArgumentException("page sizes differ: " + size + " vs " + dst.size);
         dst.buffer.put(dst.base, buffer, base, size);
+        dst.changed = ALL_CHANGED;
     }
 
     /** Copies this whole page into {@code dst} at {@code dstOffset}. */
@@ -171,6 +223,7 @@ public class Page {
     /** Overwrites this whole page with {@code size()} bytes of {@code src} at {@code srcOffset}. */
     public final void copyFrom(ByteBuffer src, int srcOffset) {
         buffer.put(base, src, srcOffset, size);
+        changed = ALL_CHANGED;
     }
 
     /**

@@ -157,6 +157,6 @@ final class SlottedPage {
     /** Copies {@code length} bytes between two pages (cells moving during splits and merges). */
     static void copy(Page src, int srcOffset, Page dst, int dstOffset, int length) {
         assert srcOffset >= 0 && srcOffset + length <= src.size() && dstOffset >= 0 && dstOffset + length <= dst.size();
-        dst.buffer().put(dst.base() + dstOffset, src.buffer(), src.base() + srcOffset, length);
+        dst.putBytes(dstOffset, src.buffer(), src.base() + srcOffset, length);
     }
 }
