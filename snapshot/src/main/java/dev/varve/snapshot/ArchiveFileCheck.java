@@ -7,6 +7,7 @@ import dev.varve.core.io.FileIOFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.function.IntUnaryOperator;
 import java.nio.file.Path;
 import java.util.zip.CRC32C;
 
@@ -80,7 +81,12 @@ public final class ArchiveFileCheck {
      * covers [0, {@code crcAt}) and [{@code bodyFrom}, end) — {@code bodyFrom} = {@code recordBytes} when the CRC
      * covers only the bytes before it.
      */
-    private record Layout(long magic, int versionAt, int version, int headerBytes, int headerCrcAt, int recordBytes, int crcAt, int bodyFrom) {
+    private record Layout(long magic, int versionAt, int minVersion, int version, int headerBytes, int headerCrcAt, int recordBytes, int crcAt,
+                          IntUnaryOperator bodyFromOfVersion) {
+        /** A format with one version, whose CRC resumes at {@code bodyFrom}. */
+        Layout(long magic, int versionAt, int version, int headerBytes, int headerCrcAt, int recordBytes, int crcAt, int bodyFrom) {
+            this(magic, versionAt, version, version, headerBytes, headerCrcAt, recordBytes, crcAt, v -> bodyFrom);
+        }
     }
 
     private static long checkFile(FileIOFactory io, Path p, int pageSize, DamageSink sink) throws IOException {
@@ -90,8 +96,8 @@ public final class ArchiveFileCheck {
                 SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET, SnapshotLogDescriptor.RECORD_SIZE,
                 SnapshotLogDescriptor.RECORD_CRC_OFFSET, SnapshotLogDescriptor.RECORD_SIZE), sink);
         if (n.startsWith(PagelogDescriptor.FILE_PREFIX)) return checkLog(io, p, new Layout(PagelogDescriptor.MAGIC, PagelogDescriptor.VERSION_OFFSET,
-                PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET, PagelogDescriptor.recordBytes(pageSize),
-                PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor.IMAGE_OFFSET), sink);
+                PagelogDescriptor.MIN_VERSION, PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET,
+                PagelogDescriptor.recordBytes(pageSize), PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor::crcBodyFrom), sink);
         if (n.contains(".log")) return checkLog(io, p, new Layout(MaplogDescriptor.MAGIC, MaplogDescriptor.VERSION_OFFSET, MaplogDescriptor.VERSION,
                 MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.ENTRY_SIZE, MaplogDescriptor.ENTRY_CRC_OFFSET,
                 MaplogDescriptor.ENTRY_SIZE), sink);
@@ -115,11 +121,13 @@ public final class ArchiveFileCheck {
                 sink.damage(p, 0, "header is corrupt (magic or CRC32C)");
                 return 0;
             }
-            if (h.getInt(layout.versionAt()) != layout.version()) {
-                sink.damage(p, layout.versionAt(), "unsupported format version " + h.getInt(layout.versionAt()) + " (this build reads version "
-                        + layout.version() + ")");
+            int version = h.getInt(layout.versionAt());
+            if (version < layout.minVersion() || version > layout.version()) {
+                sink.damage(p, layout.versionAt(), "unsupported format version " + version + " (this build reads version "
+                        + (layout.minVersion() == layout.version() ? "" : layout.minVersion() + " to ") + layout.version() + ")");
                 return 0;
             }
+            int bodyFrom = layout.bodyFromOfVersion().applyAsInt(version);
             if ((size - headerBytes) % recordBytes != 0)
                 sink.damage(p, size - (size - headerBytes) % recordBytes, "file ends inside a record (" + size + " bytes, records of " + recordBytes + ")");
             long n = (size - headerBytes) / recordBytes;
@@ -129,7 +137,7 @@ public final class ArchiveFileCheck {
                 f.read(r.clear(), off);
                 c.reset();
                 c.update(r.array(), 0, layout.crcAt());
-                c.update(r.array(), layout.bodyFrom(), recordBytes - layout.bodyFrom());
+                c.update(r.array(), bodyFrom, recordBytes - bodyFrom);
                 if (r.getInt(layout.crcAt()) != (int) c.getValue()) sink.damage(p, off, "record " + i + " CRC32C mismatch");
             }
             return n;

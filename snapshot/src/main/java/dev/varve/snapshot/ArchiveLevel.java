@@ -12,7 +12,7 @@ import java.nio.file.Path;
 /**
  * One rank level's region of the segregated archive (Thresher): its Maplog with Skippy levels (VPT^i), mapping the
  * pre-states its snapshots need, and its Pagelog volume, holding the pre-states whose highest recording level is
- * this one. Positions are handed out when a pre-state is captured, so they are known at a checkpoint mark.
+ * this one. Maplog positions are handed out when a pre-state is captured, so they are known at a checkpoint mark.
  * Guarded by the archive's lock, except the archiver's writes.
  */
 final class ArchiveLevel implements AutoCloseable {
@@ -22,9 +22,7 @@ final class ArchiveLevel implements AutoCloseable {
     final Pagelog volume;
     /** Maplog position of the next mapping recorded at this level. */
     long nextMapping;
-    /** Volume address of the next pre-state stored here. */
-    long nextAddress;
-    /** The two above at the latest checkpoint mark. */
+    /** That position, and the volume's end, at the latest checkpoint mark. */
     long mappingsAtMark;
     long addressesAtMark;
 
@@ -70,7 +68,6 @@ final class ArchiveLevel implements AutoCloseable {
         maplog.truncate(mappings);
         volume.truncate(addresses);
         nextMapping = mappings;
-        nextAddress = addresses;
         mappingsAtMark = mappings;
         addressesAtMark = addresses;
     }
@@ -88,6 +85,11 @@ final class ArchiveLevel implements AutoCloseable {
     /** Reads the pre-state stored at archive {@code location} — in the volume of the level it names — into {@code dst}. */
     private static void readVolume(ArchiveLevel[] levels, long location, long pageId, ByteBuffer dst, int dstOffset) {
         levels[ArchiveEncoding.levelOf(location) - 1].volume.read(ArchiveEncoding.addressOf(location), pageId, dst, dstOffset);
+    }
+
+    /** The whole record the pre-state at {@code location} is rebuilt from: what a ranked extent's base pins. */
+    static long headOf(ArchiveLevel[] levels, long location, long pageId) {
+        return levels[ArchiveEncoding.levelOf(location) - 1].volume.headOf(ArchiveEncoding.addressOf(location), pageId);
     }
 
     /** True while the volume {@code location} names still holds it: written and not reclaimed. */

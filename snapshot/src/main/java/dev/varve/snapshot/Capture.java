@@ -32,6 +32,7 @@ final class Capture implements PageWriteHook {
         long savedAfter = page.getLong(PageHeader.SAVED_AFTER_OFFSET);
         if (savedAfter >= latest) return;
         if (!fresh) path.capture(page, latest, savedAfter);
+        else page.captureNote(null); // zeroed: no diff against what it held before
         page.putLong(PageHeader.SAVED_AFTER_OFFSET, latest);
     }
 

@@ -2,6 +2,7 @@ package dev.varve.snapshot;
 
 import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageSlots;
+import dev.varve.core.page.Page;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -9,8 +10,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The writer's side of the archive: a page's pre-state, copied into the capture buffer before its first change after
  * the latest snapshot ({@link Capture} decides when), is numbered, and the levels that record it, its Maplog positions
- * and its volume address are handed out (highest recorder captures) — so a checkpoint mark knows them before the
- * archiver writes anything. It takes the archive's state lock for the numbering only: the copy, and any wait for
+ * and the volume that stores it are decided (highest recorder captures) — so a checkpoint mark knows them before the
+ * archiver writes anything — and whether it is stored as a diff against the page's previous capture. It takes the archive's state lock for the numbering only: the copy, and any wait for
  * room in the buffer, happen outside it, and it never waits for an fsync.
  */
 final class CapturePath {
@@ -25,11 +26,14 @@ final class CapturePath {
     private final OpenViews views;
     private final Archiver archiver;
     private final LongAdder captureWaitNanos = new LongAdder();
+    /** The longest diff chain: 0 stores every pre-state whole. */
+    private final int diffChain;
     // guarded by lock
     private long nextCapture;
 
     CapturePath(ArchiveLock lock, ArchiveLevel[] levels, SnapshotRegistry registry, PageSlots slots, PendingCaptures pending, OpenViews views,
-                Archiver archiver) {
+                Archiver archiver, int diffChain) {
+        this.diffChain = diffChain;
         this.lock = lock;
         this.levels = levels;
         this.registry = registry;
@@ -46,7 +50,9 @@ final class CapturePath {
 
     /**
      * Copies the pre-state of {@code page}, whose SavedAfter was {@code savedAfter}, for the latest snapshot
-     * {@code snapshot}; decides which levels record it and where it is stored. Waits while the capture buffer is full.
+     * {@code snapshot}; decides which levels record it, where it is stored, and whether as a diff against the page's
+     * previous capture (diff capture: when that one is in the same volume, the chain behind it is shorter than the
+     * bound and few chunks changed since). Waits while the capture buffer is full. Caller holds the page's write latch.
      */
     void capture(Frame page, long snapshot, long savedAfter) {
         long start = 0;
@@ -58,6 +64,9 @@ final class CapturePath {
         }
         if (start != 0) captureWaitNanos.add(System.nanoTime() - start);
         long pageId = page.heldPageId();
+        long changed = page.takeChanged(); // since the previous capture: from here on, changes count towards the next
+        PendingCaptures.Pending previous = page.captureNote() instanceof PendingCaptures.Pending p && p.pageId() == pageId ? p : null;
+        PendingCaptures.Pending p;
         lock.lock();
         try {
             int k = levels.length;
@@ -77,14 +86,26 @@ final class CapturePath {
                 top = j;
                 lo = savedAfterAtJ;
             }
-            long address = levels[top - 1].nextAddress++; // highest recorder captures
-            PendingCaptures.Pending p = new PendingCaptures.Pending(nextCapture++, pageId, slot, mask, stamps, positions, top, address, lo, snapshot);
+            PendingCaptures.Pending base = diffBase(previous, top, changed, page.chunkBytes());
+            p = new PendingCaptures.Pending(nextCapture++, pageId, slot, mask, stamps, positions, top, lo, snapshot, base, changed); // highest recorder stores
             pending.add(p);
             views.onCapture(p, SnapshotPageTable.pendingLocation(slot));
         } finally {
             lock.unlock();
         }
+        page.captureNote(p);
         archiver.wake();
+    }
+
+    /**
+     * The capture a new pre-state of the page may be a diff against: its {@code previous} capture, when that is
+     * stored in volume {@code top} too (chains never cross volumes, which are reclaimed apart), its chain is shorter
+     * than the bound, and the chunks {@code changed} since make an entry of at most half a page; else null (whole).
+     */
+    private PendingCaptures.Pending diffBase(PendingCaptures.Pending previous, int top, long changed, int chunkBytes) {
+        if (previous == null || previous.volume() != top || previous.chain() >= diffChain || changed == Page.ALL_CHANGED) return null;
+        if (PagelogDescriptor.entryBytes(changed, chunkBytes) > chunkBytes * Page.CHUNKS / 2) return null;
+        return levels[top - 1].volume.packsAllowed() ? previous : null;
     }
 
     /** The number the next capture gets: at a checkpoint mark, every capture below it is the mark's. Caller holds the lock. */

@@ -4,8 +4,9 @@ import java.util.List;
 
 /**
  * The archive's part of a checkpoint (write-ahead snapshot, I4; archive data before archive metadata, I5). At the
- * mark ({@link #onMark}, under the checkpoint write lock) it notes the capture number, every level's Maplog position
- * and volume address, the logs' record counts and the lazy-ranking copies due. Before the start marker
+ * mark ({@link #onMark}, under the checkpoint write lock) it notes the capture number, every level's Maplog position,
+ * the logs' record counts and the lazy-ranking copies due; the volumes' ends at the mark are known once the archiver
+ * has archived every capture before it (diffs are packed as they are archived). Before the start marker
  * ({@link #flush}) it waits for the archiver to reach the mark, makes the copies, and makes everything up to the
  * mark durable — volumes, then Maplogs with their Skippy levels, then the snapshot, drop, join and move logs — and
  * last records the mark ({@link ArchiveMarks}).
@@ -54,10 +55,8 @@ final class CheckpointFlush {
             markCapture = captures.nextNumber();
             logsAtMark = registry.counts();
             latestAtMark = registry.declaredLatest();
-            for (ArchiveLevel l : levels) {
-                l.mappingsAtMark = l.nextMapping;
-                l.addressesAtMark = l.nextAddress;
-            }
+            pending.markAt(markCapture); // the volumes' ends at the mark are known once the archiver gets there
+            for (ArchiveLevel l : levels) l.mappingsAtMark = l.nextMapping;
         } finally {
             lock.unlock();
         }
@@ -77,10 +76,7 @@ final class CheckpointFlush {
             target = markCapture;
             logs = logsAtMark;
             latestDeclared = latestAtMark;
-            for (ArchiveLevel l : levels) {
-                atMark[0][l.level - 1] = l.mappingsAtMark;
-                atMark[1][l.level - 1] = l.addressesAtMark;
-            }
+            for (ArchiveLevel l : levels) atMark[0][l.level - 1] = l.mappingsAtMark;
         } finally {
             lock.unlock();
         }
@@ -88,6 +84,8 @@ final class CheckpointFlush {
         List<SnapshotRegistry.Move> due;
         lock.lock();
         try {
+            atMark[1] = pending.endsAtMark();
+            for (ArchiveLevel l : levels) l.addressesAtMark = atMark[1][l.level - 1];
             due = dueAtMark;
             dueAtMark = List.of();
         } finally {

@@ -85,9 +85,9 @@ final class LazyRanker {
                     long base = bases.get(pageId, SnapshotPageTable.MISSING);
                     if (base >= 0 && ArchiveLevel.holds(levels, base)) {
                         ArchiveLevel.read(levels, base, pageId, baseImage, 0, null);
-                        writer.add(pageId, image, baseImage, base, ArchiveEncoding.levelOf(base));
+                        writer.add(pageId, image, baseImage, base, ArchiveEncoding.levelOf(base), ArchiveLevel.headOf(levels, base, pageId));
                     } else {
-                        writer.add(pageId, image, null, -1, 0);
+                        writer.add(pageId, image, null, -1, 0, RankedExtentDescriptor.NO_PIN);
                     }
                 });
                 extent = writer.finish();

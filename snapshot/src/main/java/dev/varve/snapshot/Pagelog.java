@@ -6,6 +6,7 @@ import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
+import dev.varve.core.page.Page;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,13 +17,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.zip.CRC32C;
 
 /**
- * Retro's Pagelog: the archived pre-state pages, appended in log-structured segment files
- * ({@code pagelog-<segment>.log}). An address is the record's global index (a plain long); segment and slot follow
- * from it. Records are fixed-size, so reclamation can later drop whole segments.
+ * Retro's Pagelog: the archived pre-states, appended in log-structured segment files ({@code pagelog-<segment>.log}).
+ * Records are fixed-size, so reclamation can later drop whole segments; segment and slot follow from a record's
+ * global index. A record holds a whole page, or a pack of diffs (diff capture): pre-states stored as the chunks that
+ * changed since an earlier version of the same page in this volume, read by applying the chain of diffs back to a
+ * whole page ({@link DiffChain}). An address names a whole record or an entry of a pack.
  *
- * The layout — segment header, fixed-size records each with its (lo, hi] and CRC32C — is {@link PagelogDescriptor}'s.
- * A record is needed by no snapshot outside its (lo, hi]; a segment keeps the widest such range of its records,
- * which is all reclamation needs to decide that none of them is reachable any more.
+ * The layout — segment header, fixed-size records each with its (lo, hi] and CRC32C, packs and their entries — is
+ * {@link PagelogDescriptor}'s. A record is needed by no snapshot outside its (lo, hi]; a segment keeps the widest
+ * such range of its records, which is all reclamation needs to decide that none of them is reachable any more — a
+ * diff's chain never leaves its segment, so what a needed diff reads is kept by that same range.
  *
  * <p>The write side — staging, writing, fsync, reclamation — is synchronized: the archiver stages and writes
  * while a checkpoint's flush forces and its end reclaims. Reads (as-of views) take no lock: records below
@@ -30,6 +34,7 @@ import java.util.zip.CRC32C;
  */
 final class Pagelog implements AutoCloseable {
     private static final int HEADER = PagelogDescriptor.HEADER_SIZE;
+    private static final int BODY = PagelogDescriptor.IMAGE_OFFSET;
 
     private final FileIOFactory io;
     private final Path dir;
@@ -51,6 +56,14 @@ final class Pagelog implements AutoCloseable {
     private final Map<Integer, long[]> ranges = new ConcurrentHashMap<>();
     /** Segments whose range was read from unchecked record headers. */
     private final java.util.Set<Integer> unchecked = ConcurrentHashMap.newKeySet();
+    /** Segment number → its format version (records' CRCs and kinds depend on it). */
+    private final Map<Integer, Integer> versions = new ConcurrentHashMap<>();
+    /** Whether a diff may be appended: the segment being written (or the next one) is of the current version. */
+    private volatile boolean packsAllowed;
+    /** Stage offset of the diff pack being filled and its address; -1 when none is open. */
+    private int packAt = -1;
+    private long packRecord;
+    private final DiffChain chain;
     private long reclaimedBytes;
     private int unforcedFrom = Integer.MAX_VALUE;
 
@@ -62,6 +75,7 @@ final class Pagelog implements AutoCloseable {
         this.recordsPerSegment = Math.max(16, (segmentBytes - HEADER) / recordBytes);
         this.stage = ByteBuffer.allocateDirect(recordBytes * 256).order(ByteOrder.LITTLE_ENDIAN);
         this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
+        this.chain = new DiffChain(pageSize);
         try {
             for (Path p : io.list(dir, PagelogDescriptor.FILE_PREFIX)) {
                 if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
@@ -70,7 +84,7 @@ final class Pagelog implements AutoCloseable {
                 if (segments.isEmpty()) firstSegment = n; // the ones before were reclaimed
                 FileIO f = io.open(p, false);
                 segments.put(n, f);
-                checkHeader(f, n);
+                versions.put(n, checkHeader(f, n));
             }
         } catch (IOException | RuntimeException e) {
             close();
@@ -79,6 +93,7 @@ final class Pagelog implements AutoCloseable {
         }
         end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
         staged = end;
+        packsAllowed = segments.isEmpty() || versions.get(lastSegment()) == PagelogDescriptor.VERSION;
         for (int seg : segments.keySet()) ranges.put(seg, scanRange(seg));
     }
 
@@ -118,17 +133,18 @@ final class Pagelog implements AutoCloseable {
             } catch (IOException e) {
                 throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
             }
-            if (!intact(rec)) throw new CorruptionException("Pagelog record checksum mismatch", f.path(), off);
+            if (!intact(rec, versions.get(seg))) throw new CorruptionException("Pagelog record checksum mismatch", f.path(), off);
             range[1] = Math.max(range[1], rec.getLong(PagelogDescriptor.HI_OFFSET));
             range[0] = Math.min(range[0], rec.getLong(PagelogDescriptor.LO_OFFSET));
         }
         return range;
     }
 
-    /** True when the record in {@code rec} matches its CRC (over its header fields and its image). */
-    private boolean intact(ByteBuffer rec) {
-        return rec.getInt(PagelogDescriptor.RECORD_CRC_OFFSET) == PagelogDescriptor.recordCrc(rec, 0, recordBytes, new CRC32C());
+    /** True when the record in {@code rec}, of a segment of {@code version}, matches its CRC (its header fields and body). */
+    private boolean intact(ByteBuffer rec, int version) {
+        return rec.getInt(PagelogDescriptor.RECORD_CRC_OFFSET) == PagelogDescriptor.recordCrc(rec, 0, recordBytes, version, new CRC32C());
     }
+
 
     private int lastSegment() {
         return firstSegment + segments.size() - 1;
@@ -142,15 +158,20 @@ final class Pagelog implements AutoCloseable {
         }
     }
 
-    private void checkHeader(FileIO f, int n) throws IOException {
+    private int checkHeader(FileIO f, int n) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         if (f.read(h, 0) < HEADER) throw new CorruptionException("Pagelog segment header truncated", f.path(), 0);
-        PagelogDescriptor.checkHeader(h, f.path(), pageSize, n);
+        return PagelogDescriptor.checkHeader(h, f.path(), pageSize, n);
     }
 
     /** The segment file that holds (or would hold) {@code address}. */
     Path pathOf(long address) {
-        return dir.resolve(PagelogDescriptor.fileName((int) (address / recordsPerSegment)));
+        return dir.resolve(PagelogDescriptor.fileName((int) (PagelogDescriptor.recordOf(address) / recordsPerSegment)));
+    }
+
+    /** Whether a pre-state captured now may be archived as a diff (its record will lie in a segment of this version). */
+    boolean packsAllowed() {
+        return packsAllowed;
     }
 
     /** Next address to be written. */
@@ -166,7 +187,8 @@ final class Pagelog implements AutoCloseable {
 
     /** True when {@code address} was written and not reclaimed. */
     boolean holds(long address) {
-        return address >= (long) firstSegment * recordsPerSegment && address < end;
+        long record = PagelogDescriptor.recordOf(address);
+        return record >= (long) firstSegment * recordsPerSegment && record < end;
     }
 
     /** Bytes given back by {@link #reclaimOldest} since open. */
@@ -201,6 +223,7 @@ final class Pagelog implements AutoCloseable {
             firstSegment = seg + 1; // readers never ask for reclaimed addresses: every live mapping lies above
             segments.remove(seg);
             ranges.remove(seg);
+            versions.remove(seg);
             unchecked.remove(seg);
         }
     }
@@ -235,22 +258,89 @@ final class Pagelog implements AutoCloseable {
      */
     synchronized long append(long pageId, long lo, long hi, ByteBuffer image, int imageOffset) {
         long address = staged;
+        int at = stageRecord(pageId, lo, hi, PagelogDescriptor.KIND_WHOLE);
+        stage.put(at + BODY, image, imageOffset, pageSize);
+        sealRecord(at, address);
+        return address;
+    }
+
+    /**
+     * Stages the pre-state of {@code pageId} at [0, pageSize) of {@code image} as a diff against the version at
+     * {@code base} in this volume — the chunks of {@code changed} — whose chain ends at whole record {@code head}, in
+     * the pack being filled (a new one when it has no room); returns the entry's address. A chain never leaves its
+     * segment: when the entry would lie in a later segment than {@code head}, the page is staged whole instead (its
+     * address names a whole record). So a segment is reclaimed with everything its diffs read, and a base is never
+     * gone while a diff on it may be read.
+     */
+    synchronized long appendDiff(long pageId, long lo, long hi, long base, long head, long changed, ByteBuffer image, int imageOffset) {
+        int bytes = PagelogDescriptor.entryBytes(changed, pageSize / Page.CHUNKS);
+        if (bytes > pageSize - PagelogDescriptor.PACK_HEADER_SIZE) throw new IllegalArgumentException("a diff of " + bytes + " bytes does not fit a pack");
+        boolean fits = packAt >= 0 && stage.getInt(packAt + BODY + PagelogDescriptor.PACK_USED_OFFSET) + bytes <= pageSize
+                && PagelogDescriptor.recordOf(base) < packRecord + (PagelogDescriptor.entryOffsetOf(base) == 0 ? 0 : 1); // an entry lies after its base
+        long record = fits ? packRecord : staged;
+        if (head / recordsPerSegment != record / recordsPerSegment) return append(pageId, lo, hi, image, imageOffset);
+        if (!fits && packAt >= 0) sealPack();
+        if (packAt < 0) {
+            packRecord = staged;
+            packAt = stageRecord(PagelogDescriptor.NO_PAGE, Long.MAX_VALUE, 0, PagelogDescriptor.KIND_PACK);
+            stage.putInt(packAt + BODY + PagelogDescriptor.PACK_USED_OFFSET, PagelogDescriptor.PACK_HEADER_SIZE);
+        }
+        int body = packAt + BODY;
+        int offset = stage.getInt(body + PagelogDescriptor.PACK_USED_OFFSET);
+        chain.putEntry(stage, body + offset, pageId, lo, hi, base, head, changed, image, imageOffset);
+        stage.putInt(body + PagelogDescriptor.PACK_COUNT_OFFSET, stage.getInt(body + PagelogDescriptor.PACK_COUNT_OFFSET) + 1)
+                .putInt(body + PagelogDescriptor.PACK_USED_OFFSET, offset + bytes);
+        stage.putLong(packAt + PagelogDescriptor.LO_OFFSET, Math.min(stage.getLong(packAt + PagelogDescriptor.LO_OFFSET), lo))
+                .putLong(packAt + PagelogDescriptor.HI_OFFSET, Math.max(stage.getLong(packAt + PagelogDescriptor.HI_OFFSET), hi));
+        widen(packRecord, lo, hi);
+        return PagelogDescriptor.entryAddress(packRecord, offset);
+    }
+
+    /**
+     * Makes room for one record at the end of the stage (writing what is staged when it is full or the record starts
+     * a segment), fills its header but the CRC, zeroes its body, and returns its stage offset.
+     */
+    private int stageRecord(long pageId, long lo, long hi, int kind) {
+        long address = staged;
         if (stage.remaining() < recordBytes || (address % recordsPerSegment == 0 && stage.position() > 0)) writeStaged();
         int at = stage.position();
         stage.putLong(at + PagelogDescriptor.PAGE_ID_OFFSET, pageId).putLong(at + PagelogDescriptor.HI_OFFSET, hi)
-                .putLong(at + PagelogDescriptor.LO_OFFSET, lo).putLong(at + PagelogDescriptor.RECORD_CRC_OFFSET, 0); // CRC and reserved
-        stage.put(at + PagelogDescriptor.IMAGE_OFFSET, image, imageOffset, pageSize);
+                .putLong(at + PagelogDescriptor.LO_OFFSET, lo).putInt(at + PagelogDescriptor.RECORD_CRC_OFFSET, 0)
+                .putInt(at + PagelogDescriptor.KIND_OFFSET, versionOf(address) == PagelogDescriptor.MIN_VERSION ? 0 : kind);
+        for (int i = BODY; i < recordBytes; i += Long.BYTES) stage.putLong(at + i, 0);
         stage.position(at + recordBytes);
-        stage.putInt(at + PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor.recordCrc(stage, at, recordBytes, crc));
+        staged = address + 1;
+        widen(address, lo, hi);
+        return at;
+    }
+
+    /** Sets the CRC of the staged record at stage offset {@code at}, address {@code address}. */
+    private void sealRecord(int at, long address) {
+        stage.putInt(at + PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor.recordCrc(stage, at, recordBytes, versionOf(address), crc));
+    }
+
+    /** Closes the pack being filled: no more entries go into it. */
+    private void sealPack() {
+        sealRecord(packAt, packRecord);
+        packAt = -1;
+    }
+
+    /** The format version of the segment {@code address} lies (or will lie) in. */
+    private int versionOf(long address) {
+        return versions.getOrDefault((int) (address / recordsPerSegment), PagelogDescriptor.VERSION);
+    }
+
+    /** Widens the range of the segment of record {@code address} by (lo, hi]. */
+    private void widen(long address, long lo, long hi) {
+        if (lo > hi) return; // an empty pack's header: nothing yet
         long[] range = ranges.computeIfAbsent((int) (address / recordsPerSegment), x -> new long[]{Long.MAX_VALUE, 0});
         range[0] = Math.min(range[0], lo);
         range[1] = Math.max(range[1], hi);
-        staged = address + 1;
-        return address;
     }
 
     /** Writes every staged record; they become readable. */
     synchronized void writeStaged() {
+        if (packAt >= 0) sealPack();
         if (stage.position() == 0) return;
         long first = end;
         int seg = (int) (first / recordsPerSegment);
@@ -269,6 +359,8 @@ final class Pagelog implements AutoCloseable {
 
     private void newSegment(int seg) throws IOException {
         segments.put(seg, DurableFiles.create(io, dir.resolve(PagelogDescriptor.fileName(seg)), PagelogDescriptor.header(pageSize, seg)));
+        versions.put(seg, PagelogDescriptor.VERSION);
+        packsAllowed = true;
     }
 
     private long offsetOf(long address) {
@@ -276,15 +368,36 @@ final class Pagelog implements AutoCloseable {
     }
 
     /**
-     * Reads the image at {@code address} into {@code dst} at {@code dstOffset}, checking its CRC and that it is the
-     * image of {@code pageId}; any mismatch is a {@link CorruptionException} naming the segment and offset.
+     * Reads the pre-state at {@code address} into {@code dst} at {@code dstOffset}: a whole record's image, or an
+     * entry's chain of diffs applied to the whole record it ends at. Checks every CRC on the way, that each is
+     * {@code pageId}'s, and the rebuilt page's own CRC; any mismatch is a {@link CorruptionException} naming the
+     * segment and offset.
      */
     void read(long address, long pageId, ByteBuffer dst, int dstOffset) {
-        if (address < 0 || address >= end) throw new IllegalArgumentException("Pagelog address " + address + " outside [0, " + end + ")");
-        int seg = (int) (address / recordsPerSegment);
-        FileIO f = segments.get(seg);
-        if (f == null) throw new CorruptionException("Pagelog address " + address + " is mapped by a live snapshot but its segment is gone", pathOf(address), offsetOf(address));
+        chain.read(this, address, pageId, dst, dstOffset);
+    }
+
+    /** The whole record an address's chain ends at (in the same segment): where a ranked extent based on it pins the volume. */
+    long headOf(long address, long pageId) {
+        if (PagelogDescriptor.entryOffsetOf(address) == 0) return PagelogDescriptor.recordOf(address);
+        return readEntry(address, pageId).getLong(PagelogDescriptor.ENTRY_HEAD_OFFSET);
+    }
+
+    /** Reads the whole record {@code address} (no entry) into {@code dst}: {@code pageId}'s image, checked. */
+    void readWhole(long address, long pageId, ByteBuffer dst, int dstOffset) {
         ByteBuffer rec = readBuf.get();
+        long off = readRecord(address, rec);
+        FileIO f = segmentOf(address);
+        if (versionOf(address) != PagelogDescriptor.MIN_VERSION && rec.getInt(PagelogDescriptor.KIND_OFFSET) != PagelogDescriptor.KIND_WHOLE)
+            throw new CorruptionException("Pagelog record is a diff pack, not the image of page " + pageId, f.path(), off);
+        long found = rec.getLong(PagelogDescriptor.PAGE_ID_OFFSET);
+        if (found != pageId) throw new CorruptionException("Pagelog record holds page " + found + ", expected " + pageId, f.path(), off);
+        dst.put(dstOffset, rec, BODY, pageSize);
+    }
+
+    /** Reads and checks record {@code address} into {@code rec}; returns its offset in its segment. */
+    private long readRecord(long address, ByteBuffer rec) {
+        FileIO f = segmentOf(address);
         rec.clear();
         long off = offsetOf(address);
         try {
@@ -292,10 +405,51 @@ final class Pagelog implements AutoCloseable {
         } catch (IOException e) {
             throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
         }
-        if (!intact(rec)) throw new CorruptionException("Pagelog record checksum mismatch (page " + pageId + ")", f.path(), off);
-        long found = rec.getLong(PagelogDescriptor.PAGE_ID_OFFSET);
-        if (found != pageId) throw new CorruptionException("Pagelog record holds page " + found + ", expected " + pageId, f.path(), off);
-        dst.put(dstOffset, rec, PagelogDescriptor.IMAGE_OFFSET, pageSize);
+        if (!intact(rec, versionOf(address))) throw new CorruptionException("Pagelog record checksum mismatch", f.path(), off);
+        return off;
+    }
+
+    /** The segment holding written record {@code address}; a {@link CorruptionException} when it was reclaimed. */
+    private FileIO segmentOf(long address) {
+        if (address < 0 || address >= end) throw new IllegalArgumentException("Pagelog address " + address + " outside [0, " + end + ")");
+        FileIO f = segments.get((int) (address / recordsPerSegment));
+        if (f == null) throw new CorruptionException("Pagelog address " + address + " is mapped by a live snapshot but its segment is gone", pathOf(address), offsetOf(address));
+        return f;
+    }
+
+    /**
+     * Reads the diff entry at {@code address} (one read of its bytes, not its record) and checks its CRC, that it is
+     * {@code pageId}'s and that its base lies before it (so a chain always ends); returns it, limited to its bytes.
+     */
+    ByteBuffer readEntry(long address, long pageId) {
+        long record = PagelogDescriptor.recordOf(address);
+        int offset = PagelogDescriptor.entryOffsetOf(address);
+        FileIO f = segmentOf(record);
+        long off = offsetOf(record) + BODY + offset;
+        if (versionOf(record) == PagelogDescriptor.MIN_VERSION || offset + PagelogDescriptor.ENTRY_HEADER_SIZE > pageSize)
+            throw new CorruptionException("Pagelog address " + address + " names a diff entry where none can be", f.path(), off);
+        ByteBuffer e = ByteBuffer.allocate(Math.min(pageSize - offset, PagelogDescriptor.ENTRY_HEADER_SIZE + pageSize / 2)).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            f.read(e, off);
+            int bytes = PagelogDescriptor.entryBytes(e.getLong(PagelogDescriptor.ENTRY_CHANGED_OFFSET), pageSize / Page.CHUNKS);
+            if (offset + bytes > pageSize) throw new CorruptionException("Pagelog diff entry runs past its record (page " + pageId + ")", f.path(), off);
+            if (bytes > e.capacity()) {
+                e = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+                f.read(e, off);
+            }
+            e.limit(bytes);
+            if (e.getInt(PagelogDescriptor.ENTRY_CRC_OFFSET) != PagelogDescriptor.entryCrc(e, 0, bytes, new CRC32C()))
+                throw new CorruptionException("Pagelog diff entry checksum mismatch (page " + pageId + ")", f.path(), off);
+        } catch (IOException x) {
+            throw new StorageException("Pagelog read failed: " + x.getMessage(), f.path(), x);
+        }
+        long found = e.getLong(PagelogDescriptor.ENTRY_PAGE_ID_OFFSET);
+        if (found != pageId) throw new CorruptionException("Pagelog diff entry holds page " + found + ", expected " + pageId, f.path(), off);
+        long base = e.getLong(PagelogDescriptor.ENTRY_BASE_OFFSET);
+        long baseRecord = PagelogDescriptor.recordOf(base);
+        if (base < 0 || baseRecord > record || (baseRecord == record && PagelogDescriptor.entryOffsetOf(base) >= offset))
+            throw new CorruptionException("Pagelog diff entry of page " + pageId + " has base " + base + ", not before it", f.path(), off);
+        return e;
     }
 
     /** Makes every appended record durable. */
@@ -332,11 +486,13 @@ final class Pagelog implements AutoCloseable {
                 segments.get(firstSegment).force();
             }
             staged = newEnd;
+            packAt = -1;
         } catch (IOException e) {
             throw new StorageException("cannot truncate the Pagelog: " + e.getMessage(), dir, e);
         }
         end = newEnd;
         ranges.keySet().removeIf(seg -> !segments.containsKey(seg));
+        versions.keySet().removeIf(seg -> !segments.containsKey(seg));
         unchecked.removeIf(seg -> !segments.containsKey(seg));
         if (!segments.isEmpty()) ranges.put(lastSegment(), scanRange(lastSegment()));
     }

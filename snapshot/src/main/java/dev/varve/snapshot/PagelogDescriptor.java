@@ -20,14 +20,36 @@ import java.util.zip.CRC32C;
  * +----------------+---------+----------+-----------------+----------+----------+
  *   crc32c covers bytes [0, 28).
  *
- * Record (RECORD_HEADER_SIZE = 32 bytes, then the page image; pageSize + 32 bytes in all):
+ * Record (RECORD_HEADER_SIZE = 32 bytes, then the body; pageSize + 32 bytes in all):
  *  0                8                16               24         28         32
  * +----------------+----------------+----------------+----------+----------+------------ ... -+
- * | pageId (long)  | hi (long)      | lo (long)      | crc32c   | reserved | image (pageSize)   |
+ * | pageId (long)  | hi (long)      | lo (long)      | crc32c   | kind     | body (pageSize)    |
  * +----------------+----------------+----------------+----------+----------+------------ ... -+
- *   crc32c covers bytes [0, 24) and the image.
+ *   crc32c covers bytes [0, 24) and [28, end) (version 2: [0, 24) and the body; its kind field is reserved, 0).
  *   (lo, hi]: no snapshot outside it needs the record — hi is the latest snapshot when it was captured, lo its
- *   page's SavedAfter at the volume's level before.
+ *   page's SavedAfter at the volume's level before. For a diff pack, the widest (lo, hi] of its entries.
+ *   kind WHOLE (0): the body is the page image, field 0 the page id.
+ *   kind PACK (1): the body is a diff pack; field 0 is NO_PAGE (-1).
+ *   A diff's chain never leaves its segment: every base and head of an entry lies in the entry's segment.
+ *
+ * Diff pack body: an 8-byte header, then entries, each at an 8-aligned offset in the body:
+ *  0          4           8
+ * +----------+-----------+--- entries ... (zeroes after the last)
+ * | count    | usedBytes |
+ * +----------+-----------+
+ *
+ * Entry (ENTRY_HEADER_SIZE = 56 bytes, then the changed chunks in ascending order, chunk = pageSize / 64):
+ *  0         8      16     24             32             40             48         52          56
+ * +---------+------+------+--------------+--------------+--------------+----------+-----------+------ ... -+
+ * | pageId  | lo   | hi   | base address | head record  | changed mask | page crc | entry crc | chunks     |
+ * +---------+------+------+--------------+--------------+--------------+----------+-----------+------ ... -+
+ *   The pre-state is the version at base address (an earlier whole record or entry of the same page in this
+ *   volume) with the chunks whose mask bit is set overwritten. head record: the whole record the chain from here
+ *   ends at. page crc: the CRC32C of the rebuilt page, checked after the chain is applied; entry crc covers
+ *   [0, 52) and the chunks, so one entry is read and checked without its record.
+ *
+ * Address (a long): bits 0..39 the record's index; bits 40..55 an entry's offset in the body / 8, 0 for the whole
+ * record. Version 2 addresses are record indexes.
  * </pre>
  *
  * <p>Format versions:
@@ -35,13 +57,17 @@ import java.util.zip.CRC32C;
  *   <li>1: records of pageId | snapshot | crc32c | reserved | image (24-byte header). No longer read: a segment of
  *       this version is refused by name.</li>
  *   <li>2: records carry (lo, hi] in place of the snapshot, so reclamation can decide by whole segments.</li>
+ *   <li>3: records carry a kind, covered by the CRC: a whole page or a pack of diffs (diff capture). Version 2
+ *       segments are read as they are (every record whole); new segments are written as version 3.</li>
  * </ul>
  */
 final class PagelogDescriptor {
     /** "VARVEPL1" as a long (stored little-endian). */
     static final long MAGIC = 0x5641525645504c31L;
-    /** Current format version; the only one read. */
-    static final int VERSION = 2;
+    /** Current format version, written in new segments. */
+    static final int VERSION = 3;
+    /** Oldest version read: its records are all whole pages and their CRC leaves the kind field out. */
+    static final int MIN_VERSION = 2;
 
     static final int MAGIC_OFFSET = 0;
     static final int VERSION_OFFSET = 8;
@@ -54,7 +80,30 @@ final class PagelogDescriptor {
     static final int HI_OFFSET = 8;
     static final int LO_OFFSET = 16;
     static final int RECORD_CRC_OFFSET = 24;
+    static final int KIND_OFFSET = 28;
     static final int IMAGE_OFFSET = 32;
+    static final int KIND_WHOLE = 0;
+    static final int KIND_PACK = 1;
+    /** Field 0 of a pack: it is no single page's. */
+    static final long NO_PAGE = -1;
+
+    static final int PACK_COUNT_OFFSET = 0;
+    static final int PACK_USED_OFFSET = 4;
+    static final int PACK_HEADER_SIZE = 8;
+
+    static final int ENTRY_PAGE_ID_OFFSET = 0;
+    static final int ENTRY_LO_OFFSET = 8;
+    static final int ENTRY_HI_OFFSET = 16;
+    static final int ENTRY_BASE_OFFSET = 24;
+    static final int ENTRY_HEAD_OFFSET = 32;
+    static final int ENTRY_CHANGED_OFFSET = 40;
+    static final int ENTRY_PAGE_CRC_OFFSET = 48;
+    static final int ENTRY_CRC_OFFSET = 52;
+    static final int ENTRY_HEADER_SIZE = 56;
+
+    /** An address's record index bits; the entry offset / 8 sits above them. */
+    static final int RECORD_BITS = 40;
+    static final long RECORD_MASK = (1L << RECORD_BITS) - 1;
     /** Bytes of record header before the image. */
     static final int RECORD_HEADER_SIZE = IMAGE_OFFSET;
     /** The part of a record header that reclamation reads without the image: pageId, hi, lo. */
@@ -94,29 +143,75 @@ final class PagelogDescriptor {
         return h;
     }
 
-    /** Throws a {@link CorruptionException} naming {@code file} unless {@code h} is the header of that segment. */
-    static void checkHeader(ByteBuffer h, Path file, int pageSize, int segment) {
+    /**
+     * Throws a {@link CorruptionException} naming {@code file} unless {@code h} is the header of that segment; returns
+     * its format version.
+     */
+    static int checkHeader(ByteBuffer h, Path file, int pageSize, int segment) {
         if (h.getInt(HEADER_CRC_OFFSET) != headerCrc(h) || h.getLong(MAGIC_OFFSET) != MAGIC)
             throw new CorruptionException("Pagelog segment header is corrupt", file, MAGIC_OFFSET);
-        FormatChecks.refuseUnknownVersion("Pagelog", h.getInt(VERSION_OFFSET), VERSION, file, VERSION_OFFSET);
+        int version = h.getInt(VERSION_OFFSET);
+        if (version < MIN_VERSION || version > VERSION)
+            throw new CorruptionException("unsupported Pagelog format version " + version + " (this build reads versions " + MIN_VERSION + " to " + VERSION + ")",
+                    file, VERSION_OFFSET);
         if (h.getInt(PAGE_SIZE_OFFSET) != pageSize)
             throw new CorruptionException("Pagelog written with page size " + h.getInt(PAGE_SIZE_OFFSET), file, PAGE_SIZE_OFFSET);
         if (h.getLong(SEGMENT_OFFSET) != segment)
             throw new CorruptionException("Pagelog segment holds number " + h.getLong(SEGMENT_OFFSET), file, SEGMENT_OFFSET);
+        return version;
     }
 
     static int headerCrc(ByteBuffer h) {
         return FormatChecks.crc32c(h, 0, HEADER_CRC_OFFSET);
     }
 
-    /** The CRC of the record at {@code at} of {@code buf}: its header fields and its image, computed with {@code crc}. */
-    static int recordCrc(ByteBuffer buf, int at, int recordBytes, CRC32C crc) {
+    /** Where a record's CRC resumes after the CRC field: version 2 left the reserved kind field out. */
+    static int crcBodyFrom(int version) {
+        return version == 2 ? IMAGE_OFFSET : KIND_OFFSET;
+    }
+
+    /**
+     * The CRC of the record at {@code at} of {@code buf} in a segment of {@code version}: its header fields and its
+     * body, computed with {@code crc}.
+     */
+    static int recordCrc(ByteBuffer buf, int at, int recordBytes, int version, CRC32C crc) {
         crc.reset();
         ByteBuffer b = buf.duplicate();
         b.limit(at + RECORD_CRC_OFFSET).position(at);
         crc.update(b);
-        b.limit(at + recordBytes).position(at + IMAGE_OFFSET);
+        b.limit(at + recordBytes).position(at + crcBodyFrom(version));
         crc.update(b);
         return (int) crc.getValue();
+    }
+
+    /** Bytes of an entry whose mask is {@code changed}, with chunks of {@code chunkBytes}. */
+    static int entryBytes(long changed, int chunkBytes) {
+        return ENTRY_HEADER_SIZE + Long.bitCount(changed) * chunkBytes;
+    }
+
+    /** The CRC of the entry at {@code at} of {@code buf}, {@code bytes} long: its fields before the CRC and its chunks. */
+    static int entryCrc(ByteBuffer buf, int at, int bytes, CRC32C crc) {
+        crc.reset();
+        ByteBuffer b = buf.duplicate();
+        b.limit(at + ENTRY_CRC_OFFSET).position(at);
+        crc.update(b);
+        b.limit(at + bytes).position(at + ENTRY_HEADER_SIZE);
+        crc.update(b);
+        return (int) crc.getValue();
+    }
+
+    /** The address of the entry at {@code bodyOffset} of the body of record {@code record}. */
+    static long entryAddress(long record, int bodyOffset) {
+        return record | ((long) (bodyOffset >>> 3) << RECORD_BITS);
+    }
+
+    /** The record an address lies in. */
+    static long recordOf(long address) {
+        return address & RECORD_MASK;
+    }
+
+    /** The body offset of the entry an address names; 0 when it names a whole record. */
+    static int entryOffsetOf(long address) {
+        return (int) (address >>> RECORD_BITS) << 3;
     }
 }

@@ -23,13 +23,102 @@ final class PendingCaptures {
 
     /**
      * One captured pre-state on its way to the archive: recorded by the levels in {@code levelMask}, at Maplog
-     * {@code positions[j - 1]} with snapshot {@code stamps[j - 1]}, stored in {@code volume} at {@code address};
-     * needed by no snapshot outside ({@code lo}, {@code hi}].
+     * {@code positions[j - 1]} with snapshot {@code stamps[j - 1]}, stored in level {@code volume}'s volume; needed
+     * by no snapshot outside ({@code lo}, {@code hi}]. With a {@code base} (an earlier capture of the same page stored
+     * in the same volume), stored as the chunks {@code changed} since then, {@code chain} links from a whole page.
+     * The archiver sets its address when it writes it.
      */
-    record Pending(long number, long pageId, int slot, int levelMask, long[] stamps, long[] positions, int volume, long address,
-                   long lo, long hi) {
+    static final class Pending {
+        private final long number;
+        private final long pageId;
+        private final int slot;
+        private final int levelMask;
+        private final long[] stamps;
+        private final long[] positions;
+        private final int volume;
+        private final long lo;
+        private final long hi;
+        private final long changed;
+        private final int chain;
+        /** The version this one is a diff against until archived (then only its address matters): null for a whole page. */
+        private Pending base;
+        private final boolean diff;
+        private volatile long address = -1;
+        private volatile long head = -1;
+
+        Pending(long number, long pageId, int slot, int levelMask, long[] stamps, long[] positions, int volume, long lo, long hi, Pending base, long changed) {
+            this.number = number;
+            this.pageId = pageId;
+            this.slot = slot;
+            this.levelMask = levelMask;
+            this.stamps = stamps;
+            this.positions = positions;
+            this.volume = volume;
+            this.lo = lo;
+            this.hi = hi;
+            this.base = base;
+            this.diff = base != null;
+            this.changed = changed;
+            this.chain = base == null ? 0 : base.chain + 1;
+        }
+
+        long number() {
+            return number;
+        }
+
+        long pageId() {
+            return pageId;
+        }
+
+        int slot() {
+            return slot;
+        }
+
+        long[] stamps() {
+            return stamps;
+        }
+
+        long[] positions() {
+            return positions;
+        }
+
+        int volume() {
+            return volume;
+        }
+
+        long lo() {
+            return lo;
+        }
+
+        long hi() {
+            return hi;
+        }
+
+        /** Links from this version back to a whole page: 0 for a whole page. */
+        int chain() {
+            return chain;
+        }
+
         boolean recordedAt(int level) {
             return (levelMask & (1 << (level - 1))) != 0;
+        }
+
+        /**
+         * Writes this pre-state to its volume: whole, or as a diff against its base (archived before it) unless the
+         * volume stores it whole to keep the chain in one segment. Archiver only.
+         */
+        private long archiveTo(Pagelog v, PageSlots slots) {
+            if (!diff) {
+                address = v.append(pageId, lo, hi, slots.memory(), slots.offsetOf(slot));
+                head = address;
+            } else {
+                Pending b = base;
+                if (b.address < 0) throw new IllegalStateException("capture " + number + " archived before its base, capture " + b.number);
+                address = v.appendDiff(pageId, lo, hi, b.address, b.head, changed, slots.memory(), slots.offsetOf(slot));
+                head = PagelogDescriptor.entryOffsetOf(address) == 0 ? address : b.head; // stored whole when its base lies in an earlier segment
+                base = null; // only its address was needed: let older versions go
+            }
+            return address;
         }
     }
 
@@ -43,6 +132,9 @@ final class PendingCaptures {
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     /** Captures numbered below this one are archived. */
     private volatile long archived;
+    /** The latest checkpoint mark's capture number, and every volume's end once the captures below it were archived. */
+    private long markTarget = -1;
+    private final long[] endsAtMark;
     private volatile Throwable failure;
 
     PendingCaptures(ArchiveLock lock, Archiver archiver, ArchiveLevel[] levels, PageSlots slots, OpenViews views, RetentionEnforcer retention) {
@@ -52,6 +144,7 @@ final class PendingCaptures {
         this.slots = slots;
         this.views = views;
         this.retention = retention;
+        this.endsAtMark = new long[levels.length];
     }
 
     /** Queues capture {@code p} behind every earlier one. Caller holds the lock. */
@@ -79,6 +172,7 @@ final class PendingCaptures {
             try {
                 for (Pending p : pending) {
                     if (batch.size() == ARCHIVE_BATCH) break;
+                    if (p.number() == markTarget && !batch.isEmpty()) break; // a batch never straddles the mark: its addresses are read between
                     batch.add(p);
                 }
             } finally {
@@ -87,15 +181,14 @@ final class PendingCaptures {
             if (batch.isEmpty()) return false;
             boolean[] touched = new boolean[levels.length];
             for (Pending p : batch) {
-                long address = levels[p.volume() - 1].volume.append(p.pageId(), p.lo(), p.hi(), slots.memory(), slots.offsetOf(p.slot()));
-                if (address != p.address()) throw new IllegalStateException("level " + p.volume() + " volume address " + address + " differs from " + p.address());
+                p.archiveTo(levels[p.volume() - 1].volume, slots);
                 touched[p.volume() - 1] = true;
             }
             for (int j = 0; j < levels.length; j++) if (touched[j]) levels[j].volume.writeStaged();
             lock.lock();
             try {
                 for (Pending p : batch) {
-                    long location = ArchiveEncoding.location(p.volume(), p.address());
+                    long location = ArchiveEncoding.location(p.volume(), p.address);
                     for (ArchiveLevel l : levels) {
                         if (!p.recordedAt(l.level)) continue;
                         if (l.maplog.size() != p.positions()[l.level - 1])
@@ -106,8 +199,10 @@ final class PendingCaptures {
                     pending.removeFirst();
                     slots.free(p.slot());
                     retention.captured(p.hi());
-                    archived = p.number() + 1;
                 }
+                long next = batch.get(batch.size() - 1).number() + 1;
+                if (next == markTarget) noteEndsAtMark();
+                archived = next;
             } finally {
                 lock.unlock();
             }
@@ -115,6 +210,26 @@ final class PendingCaptures {
         } finally {
             lock.unlockAppends();
         }
+    }
+
+    /**
+     * A checkpoint mark covers the captures numbered below {@code target}: the volumes' ends once they are archived are
+     * the mark's addresses. Known now when every earlier capture is archived already; else noted by the archiver when
+     * it reaches the mark (its batches stop there). Caller holds the lock; no capture is being made (the checkpoint
+     * write lock is held).
+     */
+    void markAt(long target) {
+        markTarget = target;
+        if (archived == target) noteEndsAtMark();
+    }
+
+    /** Every volume's end at the latest mark, once {@link #awaitArchived} of its target returned. Caller holds the lock. */
+    long[] endsAtMark() {
+        return endsAtMark.clone();
+    }
+
+    private void noteEndsAtMark() {
+        for (ArchiveLevel l : levels) endsAtMark[l.level - 1] = l.volume.end();
     }
 
     /** Waits until every capture numbered below {@code target} is archived (a checkpoint, for its mark). */

@@ -319,10 +319,11 @@ final class RankedExtent {
 
         /**
          * Adds the image of {@code pageId} ({@code image}), as the byte ranges where it differs from {@code baseImage}
-         * at {@code base} in volume {@code baseVolume} — or whole when there is no base ({@code base} &lt; 0) or the
-         * diff would not be much smaller.
+         * at {@code base} in volume {@code baseVolume}, whose record {@code pin} (the whole page the base is rebuilt
+         * from) must stay while this extent does — or whole when there is no base ({@code base} &lt; 0) or the diff
+         * would not be much smaller.
          */
-        void add(long pageId, ByteBuffer image, ByteBuffer baseImage, long base, int baseVolume) {
+        void add(long pageId, ByteBuffer image, ByteBuffer baseImage, long base, int baseVolume, long pin) {
             int n = base < 0 ? -1 : PageDiff.diff(baseImage, image, pageSize, ranges);
             int payload = n < 0 ? 0 : PageDiff.payloadBytes(ranges, n);
             if (n < 0 || payload + RANGE * n > pageSize * 3 / 4) {
@@ -333,7 +334,7 @@ final class RankedExtent {
                 base = RankedExtentDescriptor.NO_BASE;
                 wholePages++;
             } else {
-                pins[baseVolume - 1] = Math.min(pins[baseVolume - 1], ArchiveEncoding.addressOf(base));
+                pins[baseVolume - 1] = Math.min(pins[baseVolume - 1], pin);
             }
             int size = RECORD_HEADER + RANGE * n + payload;
             if (stage.remaining() < size) writeStage();

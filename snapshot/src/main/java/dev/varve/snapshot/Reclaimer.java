@@ -101,7 +101,7 @@ final class Reclaimer {
             for (RankedExtent e : extents.onDisk()) {
                 try (RankedExtent.Reader r = e.reader(io)) {
                     r.forEachRecord((pageId, offset, base) -> {
-                        if (base >= 0) bases.get(ArchiveEncoding.levelOf(base) - 1).add(ArchiveEncoding.addressOf(base));
+                        if (base >= 0) bases.get(ArchiveEncoding.levelOf(base) - 1).add(PagelogDescriptor.recordOf(ArchiveEncoding.addressOf(base)));
                     });
                 }
             }

@@ -50,7 +50,7 @@ class PendingCapturesTest {
                 for (int i = 0; i < CAPTURES; i++) {
                     page.putLong(64, 1000 + i);
                     int slot = slots.copyOf(page);
-                    pending.add(new PendingCaptures.Pending(i, i, slot, 1, new long[]{1}, new long[]{i}, 1, i, 0, 1));
+                    pending.add(new PendingCaptures.Pending(i, i, slot, 1, new long[]{1}, new long[]{i}, 1, 0, 1, null, dev.varve.core.page.Page.ALL_CHANGED));
                 }
             } finally {
                 lock.unlock();

@@ -32,9 +32,9 @@ class RankedExtentTest {
     /** Page 1 whole (no base), page 2 a small diff against level 1's address 5, page 3 too different: whole. */
     private RankedExtent writeThree(ByteBuffer[] images, ByteBuffer baseImage) {
         RankedExtent.Writer w = new RankedExtent.Writer(IO, dir, 7, 2, 2, PAGE);
-        w.add(1, images[0], null, RankedExtentDescriptor.NO_BASE, 0);
-        w.add(2, images[1], baseImage, ArchiveEncoding.location(1, 5), 1);
-        w.add(3, images[2], baseImage, ArchiveEncoding.location(1, 6), 1);
+        w.add(1, images[0], null, RankedExtentDescriptor.NO_BASE, 0, RankedExtentDescriptor.NO_PIN);
+        w.add(2, images[1], baseImage, ArchiveEncoding.location(1, 5), 1, 5);
+        w.add(3, images[2], baseImage, ArchiveEncoding.location(1, 6), 1, 6);
         assertEquals(3, w.records());
         return w.finish();
     }
@@ -99,7 +99,7 @@ class RankedExtentTest {
     @Test
     void anAbandonedExtentLeavesNoFile() throws Exception {
         RankedExtent.Writer w = new RankedExtent.Writer(IO, dir, 9, 1, 1, PAGE);
-        w.add(1, page(new Random(14)), null, RankedExtentDescriptor.NO_BASE, 0);
+        w.add(1, page(new Random(14)), null, RankedExtentDescriptor.NO_BASE, 0, RankedExtentDescriptor.NO_PIN);
         w.abandon();
         try (var files = Files.list(dir)) {
             assertEquals(0, files.count());

@@ -197,7 +197,7 @@ class SnapshotFormatCorruptionTest {
         for (int p = 1; p <= 3; p++) {
             byte[] image = new byte[PAGE];
             random.nextBytes(image);
-            w.add(p, ByteBuffer.wrap(image), null, RankedExtentDescriptor.NO_BASE, 0);
+            w.add(p, ByteBuffer.wrap(image), null, RankedExtentDescriptor.NO_BASE, 0, RankedExtentDescriptor.NO_PIN);
         }
         return w.finish();
     }

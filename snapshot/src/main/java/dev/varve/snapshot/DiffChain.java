@@ -1,0 +1,83 @@
+package dev.varve.snapshot;
+
+import dev.varve.config.ConfigLimits;
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.page.Page;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.zip.CRC32C;
+
+/**
+ * Diff capture's entries and chains (Thresher's diffs, taken at capture time): a pre-state stored as the chunks of the
+ * page that changed since the page's previous archived version — the base — which may itself be a diff, back to a
+ * whole page (the head). Chains are bounded ({@code snapshotDiffChain}), so a read costs at most that many entry reads
+ * and one record read. The entry layout is {@link PagelogDescriptor}'s; entries live in a {@link Pagelog}'s packs.
+ *
+ * <p>Why it is safe: the chunks come from the page's own change tracking ({@link Page#takeChanged}), and each entry
+ * carries the CRC32C of the whole page it rebuilds, checked after the chain is applied — a change tracking ever
+ * missed, or damage anywhere on the chain, is reported as corruption, never served.
+ */
+final class DiffChain {
+    private final int pageSize;
+    private final int chunkBytes;
+    private final CRC32C crc = new CRC32C();
+
+    DiffChain(int pageSize) {
+        this.pageSize = pageSize;
+        this.chunkBytes = pageSize / Page.CHUNKS;
+    }
+
+    /**
+     * Writes the entry of {@code pageId}'s pre-state (the page at [0, pageSize) of {@code image}) at {@code at} of
+     * {@code dst}: its fields, the chunks of {@code changed}, the rebuilt page's CRC and its own. Caller holds the
+     * Pagelog's lock (the CRC instance is shared).
+     */
+    void putEntry(ByteBuffer dst, int at, long pageId, long lo, long hi, long base, long head, long changed, ByteBuffer image, int imageOffset) {
+        dst.putLong(at + PagelogDescriptor.ENTRY_PAGE_ID_OFFSET, pageId).putLong(at + PagelogDescriptor.ENTRY_LO_OFFSET, lo)
+                .putLong(at + PagelogDescriptor.ENTRY_HI_OFFSET, hi).putLong(at + PagelogDescriptor.ENTRY_BASE_OFFSET, base)
+                .putLong(at + PagelogDescriptor.ENTRY_HEAD_OFFSET, head).putLong(at + PagelogDescriptor.ENTRY_CHANGED_OFFSET, changed);
+        int to = at + PagelogDescriptor.ENTRY_HEADER_SIZE;
+        for (long m = changed; m != 0; m &= m - 1) {
+            dst.put(to, image, imageOffset + Long.numberOfTrailingZeros(m) * chunkBytes, chunkBytes);
+            to += chunkBytes;
+        }
+        crc.reset();
+        crc.update(image.slice(imageOffset, pageSize));
+        dst.putInt(at + PagelogDescriptor.ENTRY_PAGE_CRC_OFFSET, (int) crc.getValue());
+        dst.putInt(at + PagelogDescriptor.ENTRY_CRC_OFFSET, PagelogDescriptor.entryCrc(dst, at, to - at, crc));
+    }
+
+    /**
+     * Reads the pre-state at {@code address} of {@code volume} into {@code dst}: a whole record's image, or the chain
+     * of entries from it back to its head, applied oldest first to the head's image and then checked whole.
+     */
+    void read(Pagelog volume, long address, long pageId, ByteBuffer dst, int dstOffset) {
+        ArrayDeque<ByteBuffer> links = new ArrayDeque<>();
+        long at = address;
+        while (PagelogDescriptor.entryOffsetOf(at) != 0) {
+            if (links.size() > ConfigLimits.SNAPSHOT_DIFF_CHAIN_MAX)
+                throw new CorruptionException("the diff chain of page " + pageId + " is longer than any chain written", volume.pathOf(address), 0);
+            ByteBuffer entry = volume.readEntry(at, pageId);
+            links.push(entry);
+            at = entry.getLong(PagelogDescriptor.ENTRY_BASE_OFFSET);
+        }
+        volume.readWhole(at, pageId, dst, dstOffset);
+        if (links.isEmpty()) return;
+        int expected = links.peekLast().getInt(PagelogDescriptor.ENTRY_PAGE_CRC_OFFSET); // the newest link's: the page asked for
+        while (!links.isEmpty()) apply(links.pop(), dst, dstOffset);
+        CRC32C check = new CRC32C();
+        check.update(dst.slice(dstOffset, pageSize));
+        if ((int) check.getValue() != expected)
+            throw new CorruptionException("the pre-state of page " + pageId + " rebuilt from its diff chain fails its checksum", volume.pathOf(address), 0);
+    }
+
+    /** Overwrites the chunks of {@code entry}'s mask in the page at {@code dstOffset} of {@code dst}. */
+    private void apply(ByteBuffer entry, ByteBuffer dst, int dstOffset) {
+        int from = PagelogDescriptor.ENTRY_HEADER_SIZE;
+        for (long m = entry.getLong(PagelogDescriptor.ENTRY_CHANGED_OFFSET); m != 0; m &= m - 1) {
+            dst.put(dstOffset + Long.numberOfTrailingZeros(m) * chunkBytes, entry, from, chunkBytes);
+            from += chunkBytes;
+        }
+    }
+}
