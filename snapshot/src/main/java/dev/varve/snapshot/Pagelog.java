@@ -257,6 +257,7 @@ final class Pagelog implements AutoCloseable {
      * the file at {@link #writeStaged} (one write per run of records, not per page).
      */
     synchronized long append(long pageId, long lo, long hi, ByteBuffer image, int imageOffset) {
+        if (packAt >= 0) sealPack(); // records stay in capture order, so their hi grows with the address (reclamation in temporal order)
         long address = staged;
         int at = stageRecord(pageId, lo, hi, PagelogDescriptor.KIND_WHOLE);
         stage.put(at + BODY, image, imageOffset, pageSize);
