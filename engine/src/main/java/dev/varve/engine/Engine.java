@@ -22,10 +22,7 @@ import dev.varve.recovery.Recovery;
 import dev.varve.recovery.RecoveryReport;
 import dev.varve.recovery.RecoveryStart;
 import dev.varve.snapshot.ArchiveSettings;
-import dev.varve.snapshot.AsOfPages;
-import dev.varve.snapshot.DroppedSnapshot;
 import dev.varve.snapshot.SnapshotArchive;
-import dev.varve.snapshot.SnapshotRecord;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -36,6 +33,7 @@ import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -61,6 +59,7 @@ final class Engine {
     final LongAdder reads = new LongAdder();
     final ChangePublisher changes = new ChangePublisher();
     private final ReentrantReadWriteLock checkpointLock = new ReentrantReadWriteLock();
+    final Snapshots snapshots = new Snapshots(this, checkpointLock);
     private final Throttle throttle;
     final TableRegistry tables = new TableRegistry(this);
     /** Null for a read-only open of a directory no writer ever locked. */
@@ -232,6 +231,36 @@ final class Engine {
     /** An atomic batch: one WAL record, every touched partition locked in file-id order. */
     void write(List<LogicalRecords.Op> ops) {
         if (ops.isEmpty()) return;
+        Batch b = batch(ops);
+        logged(b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, b.change());
+        writes.add(ops.size());
+    }
+
+    /**
+     * An atomic batch and, right after it, the declaration of a snapshot of rank {@code rank} that holds it, with
+     * ONE commit for both records. The batch is applied holding the checkpoint write lock rather than the read lock,
+     * so no write is in flight at the declaration (I9) and nothing comes between the two records; the snaprec is
+     * appended after the batch's record, so the commit that makes it durable makes the batch durable too: under
+     * {@code FSYNC} one group-commit force instead of two. An empty batch is a plain declaration.
+     */
+    long writeAndSnapshot(List<LogicalRecords.Op> ops, int rank) {
+        snapshots.checkRank(rank);
+        if (ops.isEmpty()) return snapshots.snapshotNow(rank);
+        Batch b = batch(ops);
+        Snapshots.Declared d = underCut(checkpointLock.writeLock(), b.pages(), () -> {
+            logAndApply(b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, b.change());
+            return snapshots.declareLocked(rank, null); // not reached when the batch failed: no snapshot without its batch
+        });
+        writes.add(ops.size());
+        wal.commit(d.lsn());
+        return d.id();
+    }
+
+    /** A checked batch: its partitions in file-id order (the locking order), its page head-room and its change. */
+    private record Batch(List<PartitionHandle> locked, int pages, Change change) {
+    }
+
+    private Batch batch(List<LogicalRecords.Op> ops) {
         List<PartitionHandle> locked = new ArrayList<>();
         long keyAndValueBytes = 0;
         for (LogicalRecords.Op op : ops) {
@@ -241,11 +270,10 @@ final class Engine {
         }
         checkBatch(LogicalRecords.batchBytes(ops), keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
-        logged(memory.headroomFor(keyAndValueBytes, ops.size()), locked, RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, () -> {
+        return new Batch(locked, memory.headroomFor(keyAndValueBytes, ops.size()), () -> {
             for (LogicalRecords.Op op : ops) applyOp(tables.partitionOf(op.fileId()), op.key(), op.value());
             return true;
         });
-        writes.add(ops.size());
     }
 
     /** Empties a partition. */
@@ -263,33 +291,54 @@ final class Engine {
      */
     boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
                            Change change) {
+        Logged l = underCut(checkpointLock.readLock(), pages, () -> logAndApply(locked, type, record, worthLogging, change));
+        if (l == Logged.NOTHING) return false;
+        wal.commit(l.lsn());
+        return l.result();
+    }
+
+    /**
+     * Runs {@code body} holding {@code cut}, one side of the checkpoint lock, with {@code pages} of head-room
+     * reserved (and throttled) before the lock is taken: the checkpointer takes that lock, so a writer must not
+     * wait for it while holding it.
+     */
+    private <T> T underCut(Lock cut, int pages, Supplier<T> body) {
         checkNotReadOnly();
         throttle.beforeWrite(pages);
-        long lsn;
-        boolean result;
         try {
-            checkpointLock.readLock().lock();
+            cut.lock();
             try {
-                for (PartitionHandle h : locked) h.lock.writeLock().lock();
-                try {
-                    checkWritable();
-                    if (!worthLogging.getAsBoolean()) return false;
-                    ByteBuffer payload = record.get();
-                    ByteBuffer published = changes.active() ? payload.duplicate() : null; // read after the apply
-                    lsn = wal.append(type, payload);
-                    result = applyLogged(change);
-                    if (published != null) changes.logged(type, published, lsn);
-                } finally {
-                    for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
-                }
+                return body.get();
             } finally {
-                checkpointLock.readLock().unlock();
+                cut.unlock();
             }
         } finally {
             throttle.afterWrite(pages);
         }
-        wal.commit(lsn);
-        return result;
+    }
+
+    /** What a logged change left: the LSN its commit must reach and what its apply returned. */
+    private record Logged(long lsn, boolean result) {
+        /** Nothing was worth logging: nothing to commit. */
+        static final Logged NOTHING = new Logged(-1, false);
+    }
+
+    /** Appends the record and applies its change under the partitions' write locks; the caller holds the cut. */
+    private Logged logAndApply(List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
+                               Change change) {
+        for (PartitionHandle h : locked) h.lock.writeLock().lock();
+        try {
+            checkWritable();
+            if (!worthLogging.getAsBoolean()) return Logged.NOTHING;
+            ByteBuffer payload = record.get();
+            ByteBuffer published = changes.active() ? payload.duplicate() : null; // read after the apply
+            long lsn = wal.append(type, payload);
+            boolean result = applyLogged(change);
+            if (published != null) changes.logged(type, published, lsn);
+            return new Logged(lsn, result);
+        } finally {
+            for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
+        }
     }
 
     interface Change {
@@ -304,82 +353,6 @@ final class Engine {
             failure = e;
             throw new StorageException("a logged write could not be applied (" + e + "); the store refuses further writes — reopen it to recover", null, e);
         }
-    }
-
-    // ---------------------------------------------------------------- snapshots
-
-    /**
-     * Declares a snapshot: its snaprec is appended with no write in flight (under the checkpoint write lock), so
-     * writes that completed before are in it and writes that start after are not (I9).
-     */
-    long snapshotNow(int rank) {
-        return declare(rank, null);
-    }
-
-    /** Declares a snapshot and, in the same instant (no write in flight), subscribes {@code l} to what follows it. */
-    ChangeFeed follow(int rank, ChangeListener l) {
-        return changes.feed(declare(rank, l), l);
-    }
-
-    private long declare(int rank, ChangeListener subscriber) {
-        checkOpen();
-        checkNotReadOnly();
-        int levels = config.retention().levelCount();
-        if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
-        long id;
-        long lsn;
-        checkpointLock.writeLock().lock();
-        try {
-            checkWritable();
-            id = archive.nextId();
-            long now = System.currentTimeMillis();
-            lsn = wal.append(RecordTypes.SNAPSHOT, LogicalRecords.encodeSnapshot(id, rank, now));
-            archive.declare(id, rank, now, lsn);
-            changes.snapshot(lsn, id, rank);
-            if (subscriber != null) changes.add(subscriber);
-        } finally {
-            checkpointLock.writeLock().unlock();
-        }
-        wal.commit(lsn);
-        return id;
-    }
-
-    /** Raises the rank of a live snapshot, logged like a write. */
-    void rank(long id, int rank) {
-        checkOpen();
-        checkNotReadOnly();
-        int levels = config.retention().levelCount();
-        if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
-        long lsn;
-        checkpointLock.writeLock().lock();
-        try {
-            checkWritable();
-            SnapshotRecord r = liveSnapshot(id);
-            if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
-            lsn = wal.append(RecordTypes.RANK, LogicalRecords.encodeRank(id, rank));
-            archive.rank(id, rank, lsn);
-            changes.rank(lsn, id, rank);
-        } finally {
-            checkpointLock.writeLock().unlock();
-        }
-        wal.commit(lsn);
-    }
-
-    SnapshotView asOf(long id) {
-        checkOpen();
-        AsOfPages pages = AsOfPages.open(archive, memory, liveSnapshot(id));
-        if (pages == null) liveSnapshot(id); // dropped in between: says so
-        return new SnapshotViewImpl(this, pages);
-    }
-
-    /** The live snapshot {@code id}, or the exception saying whether it was never declared or dropped (when, why). */
-    private SnapshotRecord liveSnapshot(long id) {
-        SnapshotRecord r = archive.find(id);
-        if (r != null) return r;
-        DroppedSnapshot d = archive.dropped(id);
-        if (d != null) throw new SnapshotNotFoundException("snapshot " + id + " was dropped by the retention policy at "
-                + java.time.Instant.ofEpochMilli(d.droppedMillis()) + ": " + d.why());
-        throw new SnapshotNotFoundException("snapshot " + id + " was never declared (latest is " + archive.latest() + ")");
     }
 
     // ---------------------------------------------------------------- reads
@@ -429,7 +402,7 @@ final class Engine {
         if (readOnly) throw new ReadOnlyStoreException("store " + config.path() + " was opened read-only; writes, snapshots, ranks and checkpoints need Varve.open");
     }
 
-    private void checkWritable() {
+    void checkWritable() {
         checkOpen();
         checkNotReadOnly();
         Throwable f = failure;

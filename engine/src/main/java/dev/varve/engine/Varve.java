@@ -154,12 +154,44 @@ public final class Varve implements AutoCloseable {
 
     /** Applies the batch's operations atomically across keys, tables and partitions: all of them or none. */
     public void write(Consumer<WriteBatch> batch) {
+        checkBatchArgument(batch);
+        engine.write(collect(batch));
+    }
+
+    /** Applies the batch and declares a rank-1 snapshot right after it; see {@link #writeAndSnapshot(Consumer, int)}. */
+    public long writeAndSnapshot(Consumer<WriteBatch> batch) {
+        return writeAndSnapshot(batch, 1);
+    }
+
+    /**
+     * Applies the batch atomically, as {@link #write} does, and declares a snapshot of rank {@code rank} right after
+     * it, with no other write in between: the snapshot holds the batch and every write that completed before the
+     * call, and nothing that starts after it returns. Returns the snapshot's id once the batch and the declaration
+     * are as durable as {@code walSyncMode} promises — both reach the disk with one commit, so under
+     * {@code FSYNC} the pair costs one fsync where {@code write} then {@link #snapshotNow(int)} costs two. A batch
+     * that fails declares no snapshot; an empty batch just declares one.
+     *
+     * @throws IllegalArgumentException if the batch is null or invalid (as for {@code write}), or the rank is
+     *         outside the retention policy's levels; nothing is written then
+     */
+    public long writeAndSnapshot(Consumer<WriteBatch> batch, int rank) {
+        checkBatchArgument(batch);
+        engine.snapshots.checkRank(rank);
+        return engine.writeAndSnapshot(collect(batch), rank);
+    }
+
+    /** What a batch taking call checks before the caller's batch runs. */
+    private void checkBatchArgument(Consumer<WriteBatch> batch) {
         if (batch == null) throw new IllegalArgumentException("batch must not be null");
         engine.checkOpen();
         engine.checkNotReadOnly();
+    }
+
+    /** Runs the caller's batch and checks its operations; it may create the hash-placed tables it names. */
+    private List<LogicalRecords.Op> collect(Consumer<WriteBatch> batch) {
         BatchBuilder b = new BatchBuilder(engine);
         batch.accept(b);
-        engine.write(b.ops());
+        return b.ops();
     }
 
     /** Starts a checkpoint (after any running one); completes when it is durable. */
@@ -205,7 +237,7 @@ public final class Varve implements AutoCloseable {
      * declaration is as durable as {@code walSyncMode} makes writes.
      */
     public long snapshotNow(int rank) {
-        return engine.snapshotNow(rank);
+        return engine.snapshots.snapshotNow(rank);
     }
 
     /**
@@ -216,7 +248,7 @@ public final class Varve implements AutoCloseable {
      */
     public ChangeFeed follow(int rank, ChangeListener listener) {
         if (listener == null) throw new IllegalArgumentException("listener must not be null");
-        return engine.follow(rank, listener);
+        return engine.snapshots.follow(rank, listener);
     }
 
     /**
@@ -227,7 +259,7 @@ public final class Varve implements AutoCloseable {
      * @throws IllegalArgumentException if the rank is outside the policy's levels or lower than the current one
      */
     public void rank(long snapshot, int rank) {
-        engine.rank(snapshot, rank);
+        engine.snapshots.rank(snapshot, rank);
     }
 
     /**
@@ -238,7 +270,7 @@ public final class Varve implements AutoCloseable {
      *         message says when and by which rules)
      */
     public SnapshotView asOf(long snapshot) {
-        return engine.asOf(snapshot);
+        return engine.snapshots.asOf(snapshot);
     }
 
     /** The live snapshots, oldest first, with rank, declaration time and archive bytes. */

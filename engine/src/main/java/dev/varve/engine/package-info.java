@@ -15,7 +15,9 @@
  *   <li><b>Catalog monitor</b> ({@code Engine.catalogLock}): table creation, held around the create's logged write.</li>
  *   <li><b>Checkpoint lock</b> ({@code Engine.checkpointLock}): a writer holds the read lock for the whole
  *       append-and-apply of one operation; the checkpoint's mark, snapshot declaration, ranking and close take the
- *       write lock, for microseconds. The mark's listener (the archive's {@code onMark}) runs under it.</li>
+ *       write lock, for microseconds. The mark's listener (the archive's {@code onMark}) runs under it. A
+ *       {@code writeAndSnapshot} holds the write lock instead of the read lock across its batch's append-and-apply
+ *       and the declaration after it (the partition locks are released before the declaration).</li>
  *   <li><b>Partition locks</b> ({@code PartitionHandle.lock}): a writer takes the write locks of every partition its
  *       operation touches in file-id order; readers take one read lock.</li>
  *   <li><b>Page latches</b> ({@code Frame}): taken under the partition lock by the B+tree. Only a writer holding its

@@ -45,15 +45,9 @@ class BadInputTest {
         }
     }
 
-    /** Runs a bad call: it must throw {@code type} and leave the WAL and the table exactly as they were. */
+    /** Runs a bad call: it must throw {@code type} and leave the WAL, the table and the snapshots exactly as they were. */
     private <T extends Throwable> T rejected(Class<T> type, Executable call, String... mustMention) {
-        long wal = store.metrics().walBytesWritten();
-        long writes = store.metrics().writes();
-        T e = assertThrows(type, call);
-        for (String s : mustMention) assertTrue(e.getMessage() != null && e.getMessage().contains(s), "message mentions '" + s + "': " + e.getMessage());
-        assertEquals(wal, store.metrics().walBytesWritten(), "a rejected call logged something: " + e);
-        assertEquals(writes, store.metrics().writes(), "a rejected call counted a write");
-        return e;
+        return FixtureSupport.rejected(store, type, call, mustMention);
     }
 
     @Test

@@ -3,6 +3,8 @@ package dev.varve.engine;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 
+import org.junit.jupiter.api.function.Executable;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -22,6 +24,7 @@ import java.util.zip.CRC32C;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Shared helpers of the foundation acceptance tests: configs, deterministic data, models, on-disk file surgery. */
@@ -213,5 +216,21 @@ final class FixtureSupport {
         int pl = b.getInt();
         if (pl != value.length - 4 - kl - 4 - 8 - 4 - 4) throw new AssertionError("bad payload length under " + show(key));
         return new long[]{writer, seq};
+    }
+
+    /**
+     * Runs a call that must be rejected: it throws {@code type} naming each of {@code mustMention}, and neither logs,
+     * counts a write nor declares a snapshot.
+     */
+    static <T extends Throwable> T rejected(Varve store, Class<T> type, Executable call, String... mustMention) {
+        long wal = store.metrics().walBytesWritten();
+        long writes = store.metrics().writes();
+        int snapshots = store.snapshots().size();
+        T e = assertThrows(type, call);
+        for (String s : mustMention) assertTrue(e.getMessage() != null && e.getMessage().contains(s), "message mentions '" + s + "': " + e.getMessage());
+        assertEquals(wal, store.metrics().walBytesWritten(), "a rejected call logged something: " + e);
+        assertEquals(writes, store.metrics().writes(), "a rejected call counted a write");
+        assertEquals(snapshots, store.snapshots().size(), "a rejected call declared a snapshot");
+        return e;
     }
 }

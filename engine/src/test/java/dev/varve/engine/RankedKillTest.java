@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Ranked retention under real kill -9: a child JVM runs steps — batch {@code i}, then snapshot {@code i + 1} of a
- * rank drawn from (seed, i), then on some steps a lazy raise of the snapshot two steps back — with a page window of 2,
+ * rank drawn from (seed, i) (on even steps both at once, through {@link Varve#writeAndSnapshot}), then on some steps a
+ * lazy raise of the snapshot two steps back — with a page window of 2,
  * so raised snapshots are copied into their level by the checkpoints it is killed in the middle of. After each kill
  * the store is reopened in the other recovery mode and must hold exactly the policy's snapshots for the steps it
  * recovered (every acknowledged one), each reading right as of its declaration.
@@ -110,8 +111,13 @@ class RankedKillTest {
             // the raise of the last recovered step may have been lost with the crash: the policy needs it again
             for (SnapshotInfo s : store.snapshots()) if (s.rank() < model.ranks.get(s.id())) store.rank(s.id(), model.ranks.get(s.id()));
             for (long i = from; ; i++) {
-                DeterministicReplayTestSupport.workload(store, i, i + 1);
-                long id = store.snapshotNow(Model.rankOf(i));
+                long id;
+                if (i % 2 == 0) { // the batch and its snapshot in one commit
+                    id = store.writeAndSnapshot(DeterministicReplayTestSupport.batch(i), Model.rankOf(i));
+                } else {
+                    DeterministicReplayTestSupport.workload(store, i, i + 1);
+                    id = store.snapshotNow(Model.rankOf(i));
+                }
                 if (id != i + 1) throw new IllegalStateException("snapshot " + id + " declared at step " + i);
                 model.declare(i);
                 long[] r = model.raise(i);

@@ -1,0 +1,117 @@
+package dev.varve.engine;
+
+import dev.varve.core.spi.RecordTypes;
+import dev.varve.snapshot.AsOfPages;
+import dev.varve.snapshot.DroppedSnapshot;
+import dev.varve.snapshot.SnapshotRecord;
+
+import java.time.Instant;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The engine's snapshot side: declaring snapshots, raising their rank, and turning an id into a live snapshot or
+ * the exception saying why there is none. A declaration or a rank change is a WAL record appended under the
+ * checkpoint write lock — no write in flight, so the snaprec is a cut of the WAL order (I9) — and committed after
+ * the lock is released, as {@code walSyncMode} promises, riding the group commit of the writes around it.
+ */
+final class Snapshots {
+    private final Engine engine;
+    private final ReentrantReadWriteLock checkpointLock;
+
+    Snapshots(Engine engine, ReentrantReadWriteLock checkpointLock) {
+        this.engine = engine;
+        this.checkpointLock = checkpointLock;
+    }
+
+    /**
+     * Declares a snapshot: writes that completed before are in it and writes that start after are not (I9).
+     */
+    long snapshotNow(int rank) {
+        return declare(rank, null);
+    }
+
+    /** Declares a snapshot and, in the same instant (no write in flight), subscribes {@code l} to what follows it. */
+    ChangeFeed follow(int rank, ChangeListener l) {
+        return engine.changes.feed(declare(rank, l), l);
+    }
+
+    private long declare(int rank, ChangeListener subscriber) {
+        checkChange(rank);
+        Declared d;
+        checkpointLock.writeLock().lock();
+        try {
+            d = declareLocked(rank, subscriber);
+        } finally {
+            checkpointLock.writeLock().unlock();
+        }
+        engine.wal.commit(d.lsn());
+        return d.id();
+    }
+
+    /** A declared snapshot and the LSN of its snaprec, which the declaration's commit must reach. */
+    record Declared(long id, long lsn) {
+    }
+
+    /**
+     * Appends the snaprec and declares it to the archive. The caller holds the checkpoint write lock and, once it
+     * is released, commits up to the returned LSN.
+     */
+    Declared declareLocked(int rank, ChangeListener subscriber) {
+        engine.checkWritable();
+        long id = engine.archive.nextId();
+        long now = System.currentTimeMillis();
+        long lsn = engine.wal.append(RecordTypes.SNAPSHOT, LogicalRecords.encodeSnapshot(id, rank, now));
+        engine.archive.declare(id, rank, now, lsn);
+        engine.changes.snapshot(lsn, id, rank);
+        if (subscriber != null) engine.changes.add(subscriber);
+        return new Declared(id, lsn);
+    }
+
+    /** What a declaration or a rank change checks before it takes a lock. */
+    private void checkChange(int rank) {
+        engine.checkOpen();
+        engine.checkNotReadOnly();
+        checkRank(rank);
+    }
+
+    /** Fails a rank outside the retention policy's levels, before anything happens. */
+    void checkRank(int rank) {
+        int levels = engine.config.retention().levelCount();
+        if (rank < 1 || rank > levels) throw new IllegalArgumentException("rank must be in [1, " + levels + "] (the retention policy's levels), was " + rank);
+    }
+
+    /** Raises the rank of a live snapshot, logged like a write. */
+    void rank(long id, int rank) {
+        checkChange(rank);
+        long lsn;
+        checkpointLock.writeLock().lock();
+        try {
+            engine.checkWritable();
+            SnapshotRecord r = liveSnapshot(id);
+            if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
+            lsn = engine.wal.append(RecordTypes.RANK, LogicalRecords.encodeRank(id, rank));
+            engine.archive.rank(id, rank, lsn);
+            engine.changes.rank(lsn, id, rank);
+        } finally {
+            checkpointLock.writeLock().unlock();
+        }
+        engine.wal.commit(lsn);
+    }
+
+    SnapshotView asOf(long id) {
+        engine.checkOpen();
+        AsOfPages pages = AsOfPages.open(engine.archive, engine.memory, liveSnapshot(id));
+        if (pages == null) liveSnapshot(id); // dropped in between: says so
+        return new SnapshotViewImpl(engine, pages);
+    }
+
+    /** The live snapshot {@code id}, or the exception saying whether it was never declared or dropped (when, why). */
+    private SnapshotRecord liveSnapshot(long id) {
+        SnapshotRecord r = engine.archive.find(id);
+        if (r != null) return r;
+        DroppedSnapshot d = engine.archive.dropped(id);
+        if (d != null) throw new SnapshotNotFoundException("snapshot " + id + " was dropped by the retention policy at "
+                + Instant.ofEpochMilli(d.droppedMillis()) + ": " + d.why());
+        throw new SnapshotNotFoundException("snapshot " + id + " was never declared (latest is " + engine.archive.latest() + ")");
+    }
+}
