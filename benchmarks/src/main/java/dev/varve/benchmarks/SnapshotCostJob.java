@@ -10,6 +10,8 @@ import dev.varve.engine.VarveMetrics;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,6 +34,8 @@ final class SnapshotCostJob {
     static final long REGION_BYTES = 256L << 20;
     static final WalSyncMode[] SYNC_MODES = {WalSyncMode.LOG_ONLY, WalSyncMode.FSYNC};
     static final long SEED = 42;
+    /** The writer is the thread that runs the job: its CPU time over the interval against the wall clock. */
+    private static final ThreadMXBean WRITER_CPU = ManagementFactory.getThreadMXBean();
 
     /** How pre-states are archived: {@code diffChain} is the {@code snapshotDiffChain} setting, -1 for the default. */
     enum Capture {
@@ -65,8 +69,12 @@ final class SnapshotCostJob {
                  double oldOpenMillis) {
     }
 
-    /** One row: counts and byte deltas cover the measured interval only. */
-    record Row(Setup setup, long batches, long nanos, long declarations, long archiveBytesWritten, long walBytes, long throttledNanos, Reads reads) {
+    /**
+     * One row: counts and byte deltas cover the measured interval only. {@code writerCpuNanos} (-1 when the JVM cannot
+     * tell) and the load average at the end say how much of a core the writer had: on a shared machine, not all of it.
+     */
+    record Row(Setup setup, long batches, long nanos, long declarations, long archiveBytesWritten, long walBytes, long throttledNanos,
+               long writerCpuNanos, String loadAverage, Reads reads) {
         double batchesPerSecond() {
             return batches / (nanos / 1e9);
         }
@@ -101,6 +109,9 @@ final class SnapshotCostJob {
                 SnapshotCostLoad.VALUE_BYTES, SnapshotCostLoad.BATCH, scale.regionBytes() >> 20, scale.warmupMillis(), scale.measureMillis());
         out.println("snapshot cost: snapshot cadence x walSyncMode x capture, each row on a fresh store; " + load);
         out.println("machine: " + machine.oneLine());
+        // the first row would otherwise run on a cold JVM: its 'none' baseline would carry the JIT's work and flatter every ratio against it
+        out.println("JVM warm-up: one untimed row (after every batch, LOG_ONLY, diff)");
+        measure(new Setup(SnapshotCadence.EVERY_BATCH, WalSyncMode.LOG_ONLY, Capture.DIFF));
         List<Row> rows = new ArrayList<>();
         for (WalSyncMode sync : SYNC_MODES) {
             for (Capture capture : Capture.values()) {
@@ -133,11 +144,14 @@ final class SnapshotCostJob {
             long archive0 = archiveWritten(m);
             long wal0 = m.walBytesWritten();
             long throttled0 = m.throttledNanos();
+            long cpu0 = WRITER_CPU.getCurrentThreadCpuTime();
             load.markNextDeclaration();
             long nanos = runFor(load, scale.measureMillis());
+            long cpu = cpu0 < 0 ? -1 : WRITER_CPU.getCurrentThreadCpuTime() - cpu0;
+            String loadAverage = MachineInfo.currentLoadAverage().split(" ")[0];
             long declarations = load.declarations() - declarations0;
             row = new Row(s, load.batches() - batches0, nanos, declarations, archiveWritten(m) - archive0, m.walBytesWritten() - wal0,
-                    m.throttledNanos() - throttled0, s.cadence() == SnapshotCadence.NONE ? null : reads(store, load, declarations > 0));
+                    m.throttledNanos() - throttled0, cpu, loadAverage, s.cadence() == SnapshotCadence.NONE ? null : reads(store, load, declarations > 0));
         }
         StoreDirs.delete(dir);
         return row;
@@ -195,7 +209,7 @@ final class SnapshotCostJob {
     static String table(List<Row> rows) {
         TextTable t = new TextTable("cadence", List.of("sync", "capture", "batches/s", "puts/s", "vs none", "snapshots", "archive written",
                 "archive/changed", "WAL B/put", "throttled ms", "get current us p50/p99", "as-of recent us p50/p99", "as-of old us p50/p99",
-                "open ms recent/old"));
+                "open ms recent/old", "writer CPU", "load 1m"));
         for (Row r : rows) {
             Row none = rows.stream().filter(n -> n.setup().cadence() == SnapshotCadence.NONE && n.setup().sync() == r.setup().sync()
                     && n.setup().capture() == r.setup().capture()).findFirst().orElse(r);
@@ -209,7 +223,8 @@ final class SnapshotCostJob {
                     r.puts() == 0 ? "-" : String.format("%.0f", (double) r.walBytes() / r.puts()),
                     String.format("%,d", r.throttledNanos() / 1_000_000),
                     reads == null ? "-" : reads.current().cell(), views ? reads.recent().cell() : "-", views ? reads.old().cell() : "-",
-                    views ? String.format("%.1f / %.1f", reads.recentOpenMillis(), reads.oldOpenMillis()) : "-"));
+                    views ? String.format("%.1f / %.1f", reads.recentOpenMillis(), reads.oldOpenMillis()) : "-",
+                    r.writerCpuNanos() < 0 ? "-" : String.format("%.0f%%", 100.0 * r.writerCpuNanos() / r.nanos()), r.loadAverage()));
         }
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         t.print(new PrintStream(buf, true, StandardCharsets.UTF_8));
@@ -229,6 +244,9 @@ final class SnapshotCostJob {
                         + SnapshotCostLoad.CHANGED_BYTES_PER_PUT + " per put (8-byte key + " + SnapshotCostLoad.VALUE_BYTES + "-byte value).",
                 "WAL B/put: walBytesWritten() growth over the interval per put, snapshot declarations included. Throttled: writer time "
                         + "spent throttled in the interval (checkpoint buffer, data region head-room, a full capture buffer).",
+                "Writer CPU: CPU time of the writer thread over the interval against its wall time (under FSYNC it waits for the disk); "
+                        + "load 1m: the one-minute load average when the interval ended. Where other processes took the cores, the "
+                        + "writer's figures fall with its CPU share: compare rows whose writer had a like share.",
                 String.format("Gets: after the interval, %,d random gets through the current table, then through asOf() of the latest "
                         + "snapshot (recent) and of the first declared in the interval (old), each after one untimed pass over the same "
                         + "keys; microseconds per get timed one by one with System.nanoTime() (median / p99), every value checked "
@@ -240,7 +258,8 @@ final class SnapshotCostJob {
         StringBuilder sb = new StringBuilder("# Varve snapshot cost: throughput, archive and as-of reads vs snapshot cadence\n\n");
         sb.append("Generated by `java -jar benchmarks/target/varve-benchmarks.jar --snapshot-cost --seconds ")
                 .append(scale.measureMillis() / 1000).append("` on ").append(ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z")))
-                .append(String.format(Locale.ROOT, " in %.1f minutes; every row ran in that one invocation, on a fresh store.%n%n", minutes));
+                .append(String.format(Locale.ROOT, " in %.1f minutes; every row ran in that one invocation, on a fresh store, after one untimed "
+                        + "row that warmed the JVM up.%n%n", minutes));
         sb.append("- Machine: ").append(machine.oneLine()).append("; load average at the end ").append(MachineInfo.currentLoadAverage()).append(".\n");
         sb.append("- Load: ").append(load).append(".\n");
         sb.append("- On a shared or virtual machine absolute numbers move from run to run; read the ratios between rows.\n\n");
