@@ -13,7 +13,7 @@ import java.util.Locale;
 /** The command-line flags of {@link Main}, parsed and checked; {@link UsageException} names a bad one. */
 final class Options {
     /** What to run. */
-    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, SHIP, INFINISPAN, HELP }
+    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, SNAPSHOT_COST, SHIP, INFINISPAN, HELP }
 
     /** What {@code java -jar varve-benchmarks.jar} runs without a job flag. */
     static final Job DEFAULT_JOB = Job.COMPARE;
@@ -36,6 +36,7 @@ final class Options {
     static final int COMPARE_SECONDS_DEFAULT = 4;
     static final int COMPARE_SECONDS_LONG = 20;
     static final int RETENTION_SECONDS_DEFAULT = 10;
+    static final int SNAPSHOT_COST_SECONDS_DEFAULT = 5;
     static final long COMPARE_KEYS_DEFAULT = 1_000_000;
     static final int RATE_DEFAULT = 10_000;
     static final int BATCH_DEFAULT = 100;
@@ -58,6 +59,11 @@ final class Options {
             "  --retention             Thresher's ranked-retention claims in one run: checkpoint cost vs retention fraction,",
             "                          archive plateau, lazy vs eager ranking, diff compactness, as-of reads page- vs",
             "                          diff-based; writes RETENTION.md and a chart to --out and prints the tables",
+            "  --snapshot-cost         what snapshots cost a writer: cadence (none, after every batch, every 1 ms / 10 ms / 100 ms /",
+            "                          1 s) x LOG_ONLY, FSYNC x diff, whole-page capture; batches/s against no snapshots, archive",
+            "                          bytes per changed byte, WAL bytes per put, as-of get latency (recent and old snapshot);",
+            "                          writes SNAPSHOT-COST.md to --out and prints the table (about 3 minutes at the default",
+            "                          " + SNAPSHOT_COST_SECONDS_DEFAULT + " s per row)",
             "  --ship                  snapshot shipping on loopback: a --ship-mib image pulled from a live store while a",
             "                          writer keeps writing; throughput against the disk's durable write bandwidth and the",
             "                          writer's put rate during the transfer against without it",
@@ -80,13 +86,15 @@ final class Options {
             "                          this mode (default LOG_ONLY, --long: LOG_ONLY and FSYNC)",
             "  --seconds N             --recovery-modes: seconds per configuration (default " + SECONDS_DEFAULT + "); compare: seconds",
             "                          per phase (default " + COMPARE_SECONDS_DEFAULT + ", --long " + COMPARE_SECONDS_LONG + "); retention: seconds",
-            "                          per configuration (default " + RETENTION_SECONDS_DEFAULT + ")",
+            "                          per configuration (default " + RETENTION_SECONDS_DEFAULT + "); snapshot-cost: measured",
+            "                          seconds per row (default " + SNAPSHOT_COST_SECONDS_DEFAULT + ")",
             "  --ship-mib N            --ship: MiB of key and value bytes in the shipped image (default " + SHIP_MIB_DEFAULT + ")",
             "  --dirty-mib N           --recovery-time: MiB of dirty pages at the kill (default " + DIRTY_MIB_DEFAULT + ")",
             "  --long                  compare: the long version: every phase (puts and batches of each load, writers), LOG_ONLY",
             "                          and FSYNC, " + COMPARE_SECONDS_LONG + " s per phase (about an hour on 2 cores)",
             "  --out PATH              compare: report directory (default ./" + OUT_DEFAULT + "): BENCHMARKS.md, charts, data, logs;",
-            "                          retention: the same directory, for RETENTION.md and its chart",
+            "                          retention: the same directory, for RETENTION.md and its chart; snapshot-cost: for",
+            "                          SNAPSHOT-COST.md",
             "  --threads N             compare: writer threads (default 1)",
             "  --rate N                compare: puts/s of the fixed-rate phases (default " + RATE_DEFAULT + ")",
             "  --batch N               compare: puts per batch (default " + BATCH_DEFAULT + ")",
@@ -143,6 +151,7 @@ final class Options {
                 case "--recovery-modes" -> o.job(Job.RECOVERY_MODES);
                 case "--recovery-time" -> o.job(Job.RECOVERY_TIME);
                 case "--retention" -> o.job(Job.RETENTION);
+                case "--snapshot-cost" -> o.job(Job.SNAPSHOT_COST);
                 case "--ship" -> o.job(Job.SHIP);
                 case "--ship-mib" -> o.shipMiB = (int) number(args, ++i, flag, 1, 64 * 1024);
                 case "--infinispan" -> o.job(Job.INFINISPAN);
@@ -179,6 +188,11 @@ final class Options {
     /** Measured seconds per configuration of {@code --retention}. */
     int retentionSeconds() {
         return secondsSet ? seconds : RETENTION_SECONDS_DEFAULT;
+    }
+
+    /** Measured seconds per row of {@code --snapshot-cost}. */
+    int snapshotCostSeconds() {
+        return secondsSet ? seconds : SNAPSHOT_COST_SECONDS_DEFAULT;
     }
 
     /** Key range of the random phases of {@code --compare}. */

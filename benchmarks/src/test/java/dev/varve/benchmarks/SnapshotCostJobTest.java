@@ -1,0 +1,54 @@
+package dev.varve.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.WalSyncMode;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code --snapshot-cost}: its flags, and a shrunken run of every row (a smoke test; no figure is asserted). */
+@Timeout(180)
+class SnapshotCostJobTest {
+    @Test
+    void flagsSelectTheJobAndItsSeconds() throws Exception {
+        Options d = Options.parse(List.of("--snapshot-cost"));
+        assertEquals(Options.Job.SNAPSHOT_COST, d.job);
+        assertEquals(Options.SNAPSHOT_COST_SECONDS_DEFAULT, d.snapshotCostSeconds());
+        assertEquals(3, Options.parse(List.of("--snapshot-cost", "--seconds", "3")).snapshotCostSeconds());
+        Options.UsageException e = assertThrows(Options.UsageException.class, () -> Options.parse(List.of("--snapshot-cost", "--retention")));
+        assertTrue(e.getMessage().contains("--snapshot-cost"), e::getMessage);
+        assertTrue(Options.USAGE.contains("--snapshot-cost"));
+    }
+
+    @Test
+    void everyRowRunsAndTheReportHoldsTheTable(@TempDir Path tmp) throws Exception {
+        Options o = Options.parse(List.of("--snapshot-cost", "--dir", tmp.resolve("store").toString(), "--out", tmp.resolve("report").toString()));
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        Path md = new SnapshotCostJob(o, new PrintStream(buf, true, StandardCharsets.UTF_8), new SnapshotCostJob.Scale(2_000, 64L << 20, 50, 300, 500)).run();
+        String report = Files.readString(md);
+        String printed = buf.toString(StandardCharsets.UTF_8);
+        assertEquals(tmp.resolve("report").resolve(SnapshotCostJob.FILE).toAbsolutePath(), md);
+        List<String> rows = report.lines().filter(l -> l.matches("^(none|after every batch|every \\d+ m?s) .*")).toList();
+        assertEquals(SnapshotCadence.values().length * SnapshotCostJob.SYNC_MODES.length * SnapshotCostJob.Capture.values().length, rows.size(), report);
+        for (String row : rows) {
+            assertTrue(printed.contains(row), row);
+            assertTrue(row.contains(WalSyncMode.LOG_ONLY.name()) || row.contains(WalSyncMode.FSYNC.name()), row);
+        }
+        assertTrue(rows.stream().anyMatch(r -> r.contains("whole pages")), report);
+        assertTrue(rows.stream().filter(r -> r.startsWith("none ")).allMatch(r -> r.contains("1.00x")), report);
+        assertTrue(rows.stream().filter(r -> r.startsWith("after every batch ")).allMatch(r -> r.matches(".*\\d+\\.\\d\\d / .*\\d+\\.\\d\\d / .*")), report);
+        assertFalse(Files.exists(tmp.resolve("store")), "the job deletes its stores");
+    }
+}
