@@ -67,9 +67,9 @@ public class SnapshotBenchmark {
         Table current;
         final SplittableRandom random = new SplittableRandom(42);
 
-        void open(String prefix, WalSyncMode sync) throws IOException {
+        void open(String prefix, WalSyncMode sync, int diffChain) throws IOException {
             dir = Files.createTempDirectory(prefix);
-            store = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(REGION_BYTES).walSyncMode(sync).build());
+            store = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(REGION_BYTES).walSyncMode(sync).snapshotDiffChain(diffChain).build());
             current = store.table(TABLE);
             writeAll(0);
             store.checkpoint().join();
@@ -106,13 +106,17 @@ public class SnapshotBenchmark {
         @Param({"LOG_ONLY", "FSYNC"})
         public WalSyncMode walSyncMode;
 
+        /** Diff capture's chain bound: the default, or 0 (every pre-state a whole page: the archive before diff capture). */
+        @Param({"15", "0"})
+        public int snapshotDiffChain;
+
         final byte[][] values = new byte[BATCH][VALUE_BYTES];
         long batches;
         long walBefore;
 
         @Setup(Level.Trial)
         public void setup() throws IOException {
-            open("varve-snapupdate-", walSyncMode);
+            open("varve-snapupdate-", walSyncMode, snapshotDiffChain);
             for (int i = 0; i < BATCH; i++) Values.fill(values[i], i);
             walBefore = store.metrics().walBytesWritten();
         }
@@ -120,7 +124,7 @@ public class SnapshotBenchmark {
         @TearDown(Level.Trial)
         public void tearDown() throws IOException {
             try {
-                System.out.printf("%n[update snapshotEvery=%d %s] batches=%d snapshots=%d archive=%s wal=%s throttled=%d ms%n", snapshotEvery, walSyncMode, batches,
+                System.out.printf("%n[update snapshotEvery=%d %s diffChain=%d] batches=%d snapshots=%d archive=%s wal=%s throttled=%d ms%n", snapshotEvery, walSyncMode, snapshotDiffChain, batches,
                         store.snapshots().size(), mib(store.metrics().archiveBytes()), mib(store.metrics().walBytesWritten() - walBefore),
                         TimeUnit.NANOSECONDS.toMillis(store.metrics().throttledNanos()));
             } finally {
@@ -140,7 +144,7 @@ public class SnapshotBenchmark {
 
         @Setup(Level.Trial)
         public void setup() throws IOException {
-            open("varve-snapread-", WalSyncMode.LOG_ONLY);
+            open("varve-snapread-", WalSyncMode.LOG_ONLY, dev.varve.config.ConfigLimits.SNAPSHOT_DIFF_CHAIN_DEFAULT);
             long id = store.snapshotNow();
             boolean archived;
             switch (pages) {
@@ -195,11 +199,12 @@ public class SnapshotBenchmark {
             ids[i] = s.random.nextInt(KEYS);
             values[i][0]++; // a different value each time; the rest stays
         }
-        s.store.write(b -> {
+        java.util.function.Consumer<dev.varve.engine.WriteBatch> batch = b -> {
             for (int i = 0; i < BATCH; i++) b.put(TABLE, Keys.of(ids[i]), values[i]);
-        });
+        };
         s.batches++;
-        if (s.snapshotEvery > 0 && s.batches % s.snapshotEvery == 0) s.store.snapshotNow();
+        if (s.snapshotEvery > 0 && s.batches % s.snapshotEvery == 0) s.store.writeAndSnapshot(batch); // one commit for both
+        else s.store.write(batch);
     }
 
     @Benchmark

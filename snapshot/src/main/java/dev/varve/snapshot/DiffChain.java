@@ -30,10 +30,11 @@ final class DiffChain {
 
     /**
      * Writes the entry of {@code pageId}'s pre-state (the page at [0, pageSize) of {@code image}) at {@code at} of
-     * {@code dst}: its fields, the chunks of {@code changed}, the rebuilt page's CRC and its own. Caller holds the
-     * Pagelog's lock (the CRC instance is shared).
+     * {@code dst}: its fields, the chunks of {@code changed} and the rebuilt page's CRC; its own CRC is set when its
+     * pack is sealed ({@link #sealEntry}). Returns its size. Caller holds the Pagelog's lock (the CRC instance is
+     * shared).
      */
-    void putEntry(ByteBuffer dst, int at, long pageId, long lo, long hi, long base, long head, long changed, ByteBuffer image, int imageOffset) {
+    int putEntry(ByteBuffer dst, int at, long pageId, long lo, long hi, long base, long head, long changed, ByteBuffer image, int imageOffset) {
         dst.putLong(at + PagelogDescriptor.ENTRY_PAGE_ID_OFFSET, pageId).putLong(at + PagelogDescriptor.ENTRY_LO_OFFSET, lo)
                 .putLong(at + PagelogDescriptor.ENTRY_HI_OFFSET, hi).putLong(at + PagelogDescriptor.ENTRY_BASE_OFFSET, base)
                 .putLong(at + PagelogDescriptor.ENTRY_HEAD_OFFSET, head).putLong(at + PagelogDescriptor.ENTRY_CHANGED_OFFSET, changed);
@@ -45,7 +46,14 @@ final class DiffChain {
         crc.reset();
         crc.update(image.slice(imageOffset, pageSize));
         dst.putInt(at + PagelogDescriptor.ENTRY_PAGE_CRC_OFFSET, (int) crc.getValue());
-        dst.putInt(at + PagelogDescriptor.ENTRY_CRC_OFFSET, PagelogDescriptor.entryCrc(dst, at, to - at, crc));
+        return to - at;
+    }
+
+    /** Sets the CRC of the entry at {@code at} of {@code buf}, whose fields are final; returns its size. */
+    int sealEntry(ByteBuffer buf, int at) {
+        int bytes = PagelogDescriptor.entryBytes(buf.getLong(at + PagelogDescriptor.ENTRY_CHANGED_OFFSET), chunkBytes);
+        buf.putInt(at + PagelogDescriptor.ENTRY_CRC_OFFSET, PagelogDescriptor.entryCrc(buf, at, bytes, crc));
+        return bytes;
     }
 
     /**

@@ -60,9 +60,10 @@ final class Pagelog implements AutoCloseable {
     private final Map<Integer, Integer> versions = new ConcurrentHashMap<>();
     /** Whether a diff may be appended: the segment being written (or the next one) is of the current version. */
     private volatile boolean packsAllowed;
-    /** Stage offset of the diff pack being filled and its address; -1 when none is open. */
-    private int packAt = -1;
-    private long packRecord;
+    /** The diff pack being filled: it is staged when sealed. */
+    private final DiffPack pack;
+    /** The largest hi of any record staged: a pack sealed after them covers it too, so hi grows with the address. */
+    private long stagedHi;
     private final DiffChain chain;
     private long reclaimedBytes;
     private int unforcedFrom = Integer.MAX_VALUE;
@@ -76,6 +77,7 @@ final class Pagelog implements AutoCloseable {
         this.stage = ByteBuffer.allocateDirect(recordBytes * 256).order(ByteOrder.LITTLE_ENDIAN);
         this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
         this.chain = new DiffChain(pageSize);
+        this.pack = new DiffPack(pageSize, chain);
         try {
             for (Path p : io.list(dir, PagelogDescriptor.FILE_PREFIX)) {
                 if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
@@ -257,53 +259,49 @@ final class Pagelog implements AutoCloseable {
      * the file at {@link #writeStaged} (one write per run of records, not per page).
      */
     synchronized long append(long pageId, long lo, long hi, ByteBuffer image, int imageOffset) {
-        if (packAt >= 0) sealPack(); // records stay in capture order, so their hi grows with the address (reclamation in temporal order)
-        long address = staged;
         int at = stageRecord(pageId, lo, hi, PagelogDescriptor.KIND_WHOLE);
+        long address = staged - 1;
         stage.put(at + BODY, image, imageOffset, pageSize);
         sealRecord(at, address);
         return address;
     }
 
     /**
-     * Stages the pre-state of {@code pageId} at [0, pageSize) of {@code image} as a diff against the version at
-     * {@code base} in this volume — the chunks of {@code changed} — whose chain ends at whole record {@code head}, in
-     * the pack being filled (a new one when it has no room); returns the entry's address. A chain never leaves its
-     * segment: when the entry would lie in a later segment than {@code head}, the page is staged whole instead (its
-     * address names a whole record). So a segment is reclaimed with everything its diffs read, and a base is never
-     * gone while a diff on it may be read.
+     * Adds the pre-state of {@code pageId} at [0, pageSize) of {@code image} as a diff against the version at
+     * {@code base} in this volume — the chunks of {@code changed} — whose chain ends at whole record {@code head}, to the
+     * pack being filled (sealed first when it has no room); returns the entry's provisional address, which
+     * {@link #resolve} turns into its address once {@link #writeStaged} has sealed the pack. A chain never leaves its
+     * segment: when the pack will lie in a later segment than {@code head}, the page is staged whole instead and its
+     * address returned. So a segment is reclaimed with everything its diffs read, and a base is never gone while a
+     * diff on it may be read.
      */
     synchronized long appendDiff(long pageId, long lo, long hi, long base, long head, long changed, ByteBuffer image, int imageOffset) {
         int bytes = PagelogDescriptor.entryBytes(changed, pageSize / Page.CHUNKS);
         if (bytes > pageSize - PagelogDescriptor.PACK_HEADER_SIZE) throw new IllegalArgumentException("a diff of " + bytes + " bytes does not fit a pack");
-        boolean fits = packAt >= 0 && stage.getInt(packAt + BODY + PagelogDescriptor.PACK_USED_OFFSET) + bytes <= pageSize
-                && PagelogDescriptor.recordOf(base) < packRecord + (PagelogDescriptor.entryOffsetOf(base) == 0 ? 0 : 1); // an entry lies after its base
-        long record = fits ? packRecord : staged;
-        if (head / recordsPerSegment != record / recordsPerSegment) return append(pageId, lo, hi, image, imageOffset);
-        if (!fits && packAt >= 0) sealPack();
-        if (packAt < 0) {
-            packRecord = staged;
-            packAt = stageRecord(PagelogDescriptor.NO_PAGE, Long.MAX_VALUE, 0, PagelogDescriptor.KIND_PACK);
-            stage.putInt(packAt + BODY + PagelogDescriptor.PACK_USED_OFFSET, PagelogDescriptor.PACK_HEADER_SIZE);
-        }
-        int body = packAt + BODY;
-        int offset = stage.getInt(body + PagelogDescriptor.PACK_USED_OFFSET);
-        chain.putEntry(stage, body + offset, pageId, lo, hi, base, head, changed, image, imageOffset);
-        stage.putInt(body + PagelogDescriptor.PACK_COUNT_OFFSET, stage.getInt(body + PagelogDescriptor.PACK_COUNT_OFFSET) + 1)
-                .putInt(body + PagelogDescriptor.PACK_USED_OFFSET, offset + bytes);
-        stage.putLong(packAt + PagelogDescriptor.LO_OFFSET, Math.min(stage.getLong(packAt + PagelogDescriptor.LO_OFFSET), lo))
-                .putLong(packAt + PagelogDescriptor.HI_OFFSET, Math.max(stage.getLong(packAt + PagelogDescriptor.HI_OFFSET), hi));
-        widen(packRecord, lo, hi);
-        return PagelogDescriptor.entryAddress(packRecord, offset);
+        if (head / recordsPerSegment != staged / recordsPerSegment) return append(pageId, lo, hi, image, imageOffset); // packs are sealed in staged's segment
+        if (pack.isOpen() && !pack.fits(bytes)) sealPack();
+        return pack.add(pageId, lo, hi, base, head, changed, image, imageOffset);
+    }
+
+    /** The address of the entry {@code address} names provisionally, once its pack is sealed; any other address as it is. */
+    synchronized long resolve(long address) {
+        return pack.resolve(address);
+    }
+
+    /** Whether {@link #appendDiff} returned a diff entry's (provisional) address rather than a whole record's. */
+    static boolean isDiff(long appended) {
+        return DiffPack.isProvisional(appended);
     }
 
     /**
-     * Makes room for one record at the end of the stage (writing what is staged when it is full or the record starts
-     * a segment), fills its header but the CRC, zeroes its body, and returns its stage offset.
+     * Makes room for one record at the end of the stage (sealing the open pack first when a whole page would take the
+     * segment's last record: a pack never leaves the segment its chains are in; writing the stage when it is full or
+     * the record starts a segment), fills its header but the CRC, zeroes its body, and returns its stage offset.
      */
     private int stageRecord(long pageId, long lo, long hi, int kind) {
+        if (kind == PagelogDescriptor.KIND_WHOLE && pack.isOpen() && staged % recordsPerSegment == recordsPerSegment - 1) sealPack();
+        if (stage.remaining() < recordBytes || (staged % recordsPerSegment == 0 && stage.position() > 0)) writeStage();
         long address = staged;
-        if (stage.remaining() < recordBytes || (address % recordsPerSegment == 0 && stage.position() > 0)) writeStaged();
         int at = stage.position();
         stage.putLong(at + PagelogDescriptor.PAGE_ID_OFFSET, pageId).putLong(at + PagelogDescriptor.HI_OFFSET, hi)
                 .putLong(at + PagelogDescriptor.LO_OFFSET, lo).putInt(at + PagelogDescriptor.RECORD_CRC_OFFSET, 0)
@@ -311,6 +309,7 @@ final class Pagelog implements AutoCloseable {
         for (int i = BODY; i < recordBytes; i += Long.BYTES) stage.putLong(at + i, 0);
         stage.position(at + recordBytes);
         staged = address + 1;
+        stagedHi = Math.max(stagedHi, hi);
         widen(address, lo, hi);
         return at;
     }
@@ -320,10 +319,12 @@ final class Pagelog implements AutoCloseable {
         stage.putInt(at + PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor.recordCrc(stage, at, recordBytes, versionOf(address), crc));
     }
 
-    /** Closes the pack being filled: no more entries go into it. */
+    /** Stages the open pack as the next record, its hi at least that of every record before it. */
     private void sealPack() {
-        sealRecord(packAt, packRecord);
-        packAt = -1;
+        int at = stageRecord(PagelogDescriptor.NO_PAGE, pack.lo(), Math.max(pack.hi(), stagedHi), PagelogDescriptor.KIND_PACK);
+        long record = staged - 1;
+        pack.sealInto(stage, at + BODY, record);
+        sealRecord(at, record);
     }
 
     /** The format version of the segment {@code address} lies (or will lie) in. */
@@ -339,9 +340,14 @@ final class Pagelog implements AutoCloseable {
         range[1] = Math.max(range[1], hi);
     }
 
-    /** Writes every staged record; they become readable. */
+    /** Seals the open pack and writes every staged record; they become readable. */
     synchronized void writeStaged() {
-        if (packAt >= 0) sealPack();
+        if (pack.isOpen()) sealPack();
+        writeStage();
+    }
+
+    /** Writes the staged records (one run in one segment). */
+    private void writeStage() {
         if (stage.position() == 0) return;
         long first = end;
         int seg = (int) (first / recordsPerSegment);
@@ -487,7 +493,7 @@ final class Pagelog implements AutoCloseable {
                 segments.get(firstSegment).force();
             }
             staged = newEnd;
-            packAt = -1;
+            pack.discard();
         } catch (IOException e) {
             throw new StorageException("cannot truncate the Pagelog: " + e.getMessage(), dir, e);
         }

@@ -105,9 +105,10 @@ final class PendingCaptures {
 
         /**
          * Writes this pre-state to its volume: whole, or as a diff against its base (archived before it) unless the
-         * volume stores it whole to keep the chain in one segment. Archiver only.
+         * volume stores it whole to keep the chain in one segment; a diff's address is provisional until its pack is
+         * sealed ({@link #resolve}). Archiver only.
          */
-        private long archiveTo(Pagelog v, PageSlots slots) {
+        private void archiveTo(Pagelog v, PageSlots slots) {
             if (!diff) {
                 address = v.append(pageId, lo, hi, slots.memory(), slots.offsetOf(slot));
                 head = address;
@@ -115,10 +116,14 @@ final class PendingCaptures {
                 Pending b = base;
                 if (b.address < 0) throw new IllegalStateException("capture " + number + " archived before its base, capture " + b.number);
                 address = v.appendDiff(pageId, lo, hi, b.address, b.head, changed, slots.memory(), slots.offsetOf(slot));
-                head = PagelogDescriptor.entryOffsetOf(address) == 0 ? address : b.head; // stored whole when its base lies in an earlier segment
+                head = Pagelog.isDiff(address) ? b.head : address; // stored whole when its base lies in an earlier segment
                 base = null; // only its address was needed: let older versions go
             }
-            return address;
+        }
+
+        /** Its address once its volume sealed the pack it went into (after {@link Pagelog#writeStaged}). Archiver only. */
+        private void resolve(Pagelog v) {
+            address = v.resolve(address);
         }
     }
 
@@ -185,6 +190,7 @@ final class PendingCaptures {
                 touched[p.volume() - 1] = true;
             }
             for (int j = 0; j < levels.length; j++) if (touched[j]) levels[j].volume.writeStaged();
+            for (Pending p : batch) p.resolve(levels[p.volume() - 1].volume);
             lock.lock();
             try {
                 for (Pending p : batch) {

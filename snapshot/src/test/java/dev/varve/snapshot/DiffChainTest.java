@@ -81,15 +81,16 @@ class DiffChainTest {
             image.put(0, page);
             long near = log.appendDiff(1, 1, 4, head, head, changed, image, 0); // snapshots 2..4 need it, so its base too
             versions.add(new Version(1, near, head, page.clone(), 1));
-            assertTrue(PagelogDescriptor.entryOffsetOf(near) != 0, "in the same segment as its base: a diff");
+            assertTrue(Pagelog.isDiff(near), "in the same segment as its base: a diff");
             for (int i = 0; i < 40; i++) log.append(100 + i, 0, 1, ByteBuffer.allocateDirect(PAGE), 0); // segments 0-2, expired
             changed = change(random, page);
             image.put(0, page);
             long far = log.appendDiff(1, 4, 9, near, head, changed, image, 0); // snapshots 5..9 need it; its base is two segments back
             versions.add(new Version(1, far, far, page.clone(), 0));
-            assertEquals(0, PagelogDescriptor.entryOffsetOf(far), "a chain never leaves its segment: stored whole");
+            assertFalse(Pagelog.isDiff(far), "a chain never leaves its segment: stored whole");
             for (int i = 0; i < 20; i++) log.append(200 + i, 8, 9, ByteBuffer.allocateDirect(PAGE), 0);
             log.force();
+            versions = resolved(log, versions);
         }
         try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
             log.reclaimOldest(Long.MAX_VALUE, (lo, hi) -> !(lo < 3 && 3 <= hi)); // only snapshot 3 lives: the near diff
@@ -140,8 +141,9 @@ class DiffChainTest {
             page[5] ^= 1; // chunk 0 changes...
             page[CHUNK * 3] ^= 1; // ...and chunk 3
             image.put(0, page);
-            long diff = log.appendDiff(7, 1, 2, head, head, 1L << 3, image, 0); // but the diff only carries chunk 3
+            long token = log.appendDiff(7, 1, 2, head, head, 1L << 3, image, 0); // but the diff only carries chunk 3
             log.force();
+            long diff = log.resolve(token);
             CorruptionException e = assertThrows(CorruptionException.class, () -> log.read(diff, 7, ByteBuffer.allocateDirect(PAGE), 0));
             assertTrue(e.getMessage().contains("fails its checksum"), e.getMessage());
         }
@@ -171,14 +173,22 @@ class DiffChainTest {
                 v = new Version(p, address, address, current[p].clone(), 0);
             } else {
                 long address = log.appendDiff(p, snapshot - 1, snapshot, last[p].address(), last[p].head(), changed, image, 0);
-                boolean whole = PagelogDescriptor.entryOffsetOf(address) == 0; // its base lay in an earlier segment
+                boolean whole = !Pagelog.isDiff(address); // its base lay in an earlier segment
                 v = new Version(p, address, whole ? address : last[p].head(), current[p].clone(), whole ? 0 : last[p].chain() + 1);
             }
             versions.add(v);
             last[p] = v;
             if (random.nextInt(10) == 0) log.writeStaged(); // packs cut short, as a checkpoint or a small batch does
         }
-        return versions;
+        log.writeStaged();
+        return resolved(log, versions);
+    }
+
+    /** The versions with the addresses their diffs got once their packs were sealed. */
+    private static List<Version> resolved(Pagelog log, List<Version> versions) {
+        List<Version> out = new ArrayList<>();
+        for (Version v : versions) out.add(new Version(v.pageId(), log.resolve(v.address()), v.head(), v.image(), v.chain()));
+        return out;
     }
 
     /** Changes 1-6 random chunks of {@code page} (a few bytes each); returns their mask. */
