@@ -21,6 +21,10 @@ final class Archiver implements Agent {
     private Agents agents = Agents.dedicated();
     private volatile AgentHandle handle;
     private long nextEnforceNanos; // stepping thread only
+    /** When the archiver first let a few pending captures gather; 0 when it is not holding any. Stepping thread only. */
+    private long holdingSince;
+    /** The longest captures gather before they are archived anyway. */
+    static final Duration HOLD = Duration.ofMillis(2);
 
     Archiver(SnapshotArchive archive) {
         this.archive = archive;
@@ -56,13 +60,22 @@ final class Archiver implements Agent {
         if (h != null) h.awaitProgress();
     }
 
-    /** Applies the keepFor rules once a second, then archives the next batch; the work count is the batch's. */
+    /**
+     * Applies the keepFor rules once a second, then archives the next batch — once enough captures gathered to fill
+     * diff packs, someone waits, or the oldest has waited {@link #HOLD}; the work count is the batch's.
+     */
     @Override
     public int doWork() {
-        if (System.nanoTime() - nextEnforceNanos >= 0) {
+        long now = System.nanoTime();
+        if (now - nextEnforceNanos >= 0) {
             archive.enforce(); // keepFor rules drop snapshots as they age
-            nextEnforceNanos = System.nanoTime() + ENFORCE_NANOS;
+            nextEnforceNanos = now + ENFORCE_NANOS;
         }
+        if (agents.parallel() && !archive.archiveDue()) { // stepped by hand, a step archives what is pending
+            if (holdingSince == 0) holdingSince = now;
+            if (now - holdingSince < HOLD.toNanos()) return 0;
+        }
+        holdingSince = 0;
         return archive.archiveNext() ? 1 : 0;
     }
 

@@ -67,6 +67,7 @@ final class CapturePath {
         long changed = page.takeChanged(); // since the previous capture: from here on, changes count towards the next
         PendingCaptures.Pending previous = page.captureNote() instanceof PendingCaptures.Pending p && p.pageId() == pageId ? p : null;
         PendingCaptures.Pending p;
+        boolean wake;
         lock.lock();
         try {
             int k = levels.length;
@@ -88,13 +89,13 @@ final class CapturePath {
             }
             PendingCaptures.Pending base = diffBase(previous, top, changed, page.chunkBytes());
             p = new PendingCaptures.Pending(nextCapture++, pageId, slot, mask, stamps, positions, top, lo, snapshot, base, changed); // highest recorder stores
-            pending.add(p);
+            wake = pending.add(p);
             views.onCapture(p, SnapshotPageTable.pendingLocation(slot));
         } finally {
             lock.unlock();
         }
         page.captureNote(p);
-        archiver.wake();
+        if (wake) archiver.wake(); // else the captures gather until the archiver's next look (Archiver.HOLD)
     }
 
     /**

@@ -20,6 +20,8 @@ final class PendingCaptures {
     static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
     /** Captures the archiver writes with one Pagelog write. */
     private static final int ARCHIVE_BATCH = 256;
+    /** Captures the archiver lets gather before it writes, unless someone waits (about ten packs of diffs). */
+    static final int GATHER = 128;
 
     /**
      * One captured pre-state on its way to the archive: recorded by the levels in {@code levelMask}, at Maplog
@@ -138,9 +140,11 @@ final class PendingCaptures {
     /** Captures numbered below this one are archived. */
     private volatile long archived;
     /** The latest checkpoint mark's capture number, and every volume's end once the captures below it were archived. */
-    private long markTarget = -1;
+    private volatile long markTarget = -1;
     private final long[] endsAtMark;
     private volatile Throwable failure;
+    /** Someone waits for the archiver: it archives what is pending without letting more gather. */
+    private volatile boolean hurry;
 
     PendingCaptures(ArchiveLock lock, Archiver archiver, ArchiveLevel[] levels, PageSlots slots, OpenViews views, RetentionEnforcer retention) {
         this.lock = lock;
@@ -152,9 +156,28 @@ final class PendingCaptures {
         this.endsAtMark = new long[levels.length];
     }
 
-    /** Queues capture {@code p} behind every earlier one. Caller holds the lock. */
-    void add(Pending p) {
+    /**
+     * Queues capture {@code p} behind every earlier one; true when a batch's worth is pending now (time to wake the
+     * archiver). Caller holds the lock.
+     */
+    boolean add(Pending p) {
         pending.addLast(p);
+        return pending.size() % GATHER == 0;
+    }
+
+    /**
+     * Whether the archiver should archive now rather than let captures gather (a pack of diffs written with a handful
+     * of entries wastes most of its record): a batch's worth is pending, someone waits for the archiver, or nothing
+     * is pending at all. Archiver thread.
+     */
+    boolean due() {
+        if (hurry || markTarget > archived) return true;
+        lock.lock();
+        try {
+            return pending.isEmpty() || pending.size() >= GATHER;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Feeds a view being built the pending captures its level records for its snapshot or a later one. Caller holds the lock. */
@@ -183,6 +206,7 @@ final class PendingCaptures {
             } finally {
                 lock.unlock();
             }
+            hurry = false; // a waiter still waiting asks again
             if (batch.isEmpty()) return false;
             boolean[] touched = new boolean[levels.length];
             for (Pending p : batch) {
@@ -247,9 +271,10 @@ final class PendingCaptures {
         }
     }
 
-    /** One wait for the archiver: throws its failure, else wakes it (or steps it, when stepped by hand). */
+    /** One wait for the archiver: throws its failure, else hurries it and wakes it (or steps it, when stepped by hand). */
     void awaitProgress() {
         checkUsable();
+        hurry = true;
         archiver.awaitProgress();
     }
 
