@@ -96,13 +96,9 @@ final class SnapshotCostLoad {
         if (id >= 0) declared(id, nowNanos);
     }
 
-    /**
-     * The one place a batch and the snapshot after it are made, for "after every batch": today a write, then a
-     * declaration; an API doing both in one call belongs here.
-     */
+    /** "After every batch": the batch and the snapshot after it in one commit (one fsync under FSYNC). */
     private long writeThenSnapshot(Consumer<WriteBatch> batch) {
-        store.write(batch);
-        return declare();
+        return store.writeAndSnapshot(batch);
     }
 
     private long declare() {
