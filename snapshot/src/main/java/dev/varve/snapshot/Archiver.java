@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * reported to every later capture and checkpoint.
  */
 final class Archiver implements Agent {
-    /** Idle between steps that found nothing pending; a capture wakes it sooner. */
+    /** Idle between steps that found nothing to do (captures do not wake it: a wait for it does). */
     private static final Duration IDLE = Duration.ofMillis(1);
     private static final long ENFORCE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private final SnapshotArchive archive;
@@ -46,12 +46,6 @@ final class Archiver implements Agent {
     @Override
     public String roleName() {
         return "archiver";
-    }
-
-    /** New captures are pending. */
-    void wake() {
-        AgentHandle h = handle;
-        if (h != null) h.wake();
     }
 
     /** The caller waits for archiving to progress: wakes the agent, or steps it when stepped by hand. */

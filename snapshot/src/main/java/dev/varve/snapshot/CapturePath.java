@@ -24,7 +24,6 @@ final class CapturePath {
     private final PageSlots slots;
     private final PendingCaptures pending;
     private final OpenViews views;
-    private final Archiver archiver;
     private final LongAdder captureWaitNanos = new LongAdder();
     /** The longest diff chain: 0 stores every pre-state whole. */
     private final int diffChain;
@@ -32,7 +31,7 @@ final class CapturePath {
     private long nextCapture;
 
     CapturePath(ArchiveLock lock, ArchiveLevel[] levels, SnapshotRegistry registry, PageSlots slots, PendingCaptures pending, OpenViews views,
-                Archiver archiver, int diffChain) {
+                int diffChain) {
         this.diffChain = diffChain;
         this.lock = lock;
         this.levels = levels;
@@ -40,7 +39,6 @@ final class CapturePath {
         this.slots = slots;
         this.pending = pending;
         this.views = views;
-        this.archiver = archiver;
     }
 
     /** Latest snapshot declared (replayed, or since recovery): the one a page's pre-state is captured for. */
@@ -67,7 +65,6 @@ final class CapturePath {
         long changed = page.takeChanged(); // since the previous capture: from here on, changes count towards the next
         PendingCaptures.Pending previous = page.captureNote() instanceof PendingCaptures.Pending p && p.pageId() == pageId ? p : null;
         PendingCaptures.Pending p;
-        boolean wake;
         lock.lock();
         try {
             int k = levels.length;
@@ -89,13 +86,13 @@ final class CapturePath {
             }
             PendingCaptures.Pending base = diffBase(previous, top, changed, page.chunkBytes());
             p = new PendingCaptures.Pending(nextCapture++, pageId, slot, mask, stamps, positions, top, lo, snapshot, base, changed); // highest recorder stores
-            wake = pending.add(p);
+            pending.add(p); // the archiver looks every millisecond: waking it per capture costs the writer a system call
             views.onCapture(p, SnapshotPageTable.pendingLocation(slot));
         } finally {
             lock.unlock();
         }
         page.captureNote(p);
-        if (wake) archiver.wake(); // else the captures gather until the archiver's next look (Archiver.HOLD)
+
     }
 
     /**

@@ -156,13 +156,9 @@ final class PendingCaptures {
         this.endsAtMark = new long[levels.length];
     }
 
-    /**
-     * Queues capture {@code p} behind every earlier one; true when a batch's worth is pending now (time to wake the
-     * archiver). Caller holds the lock.
-     */
-    boolean add(Pending p) {
+    /** Queues capture {@code p} behind every earlier one. Caller holds the lock. */
+    void add(Pending p) {
         pending.addLast(p);
-        return pending.size() % GATHER == 0;
     }
 
     /**
@@ -189,57 +185,55 @@ final class PendingCaptures {
 
     /**
      * Archives the oldest pending captures, up to a batch: their pages go to the Pagelog in one write, then their
-     * mappings to the Maplog, in capture order. False when none was pending. Archiver thread only; it holds the
-     * append gate throughout, so a checkpoint's fsync never finds it half-way with the state lock held.
+     * mappings to the Maplog, in capture order. False when none was pending. Archiver thread only. The volumes are
+     * written holding neither of the archive's locks (their own monitors order the writes with a checkpoint's fsync,
+     * and nothing waits for them under the state lock), so a declaration never waits for the archiver's disk writes;
+     * the Maplog appends take the append gate first, so a checkpoint's fsync never finds the archiver half-way with
+     * the state lock held.
      */
     boolean archiveNext() {
-        lock.lockAppends();
+        List<Pending> batch = new ArrayList<>(ARCHIVE_BATCH);
+        lock.lock();
         try {
-            List<Pending> batch = new ArrayList<>(ARCHIVE_BATCH);
-            lock.lock();
-            try {
-                for (Pending p : pending) {
-                    if (batch.size() == ARCHIVE_BATCH) break;
-                    if (p.number() == markTarget && !batch.isEmpty()) break; // a batch never straddles the mark: its addresses are read between
-                    batch.add(p);
-                }
-            } finally {
-                lock.unlock();
+            for (Pending p : pending) {
+                if (batch.size() == ARCHIVE_BATCH) break;
+                if (p.number() == markTarget && !batch.isEmpty()) break; // a batch never straddles the mark: its addresses are read between
+                batch.add(p);
             }
-            hurry = false; // a waiter still waiting asks again
-            if (batch.isEmpty()) return false;
-            boolean[] touched = new boolean[levels.length];
-            for (Pending p : batch) {
-                p.archiveTo(levels[p.volume() - 1].volume, slots);
-                touched[p.volume() - 1] = true;
-            }
-            for (int j = 0; j < levels.length; j++) if (touched[j]) levels[j].volume.writeStaged();
-            for (Pending p : batch) p.resolve(levels[p.volume() - 1].volume);
-            lock.lock();
-            try {
-                for (Pending p : batch) {
-                    long location = ArchiveEncoding.location(p.volume(), p.address);
-                    for (ArchiveLevel l : levels) {
-                        if (!p.recordedAt(l.level)) continue;
-                        if (l.maplog.size() != p.positions()[l.level - 1])
-                            throw new IllegalStateException("level " + l.level + " Maplog at " + l.maplog.size() + ", mapping due at " + p.positions()[l.level - 1]);
-                        l.maplog.append(p.pageId(), p.stamps()[l.level - 1], location);
-                    }
-                    views.onArchived(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()), location);
-                    pending.removeFirst();
-                    slots.free(p.slot());
-                    retention.captured(p.hi());
-                }
-                long next = batch.get(batch.size() - 1).number() + 1;
-                if (next == markTarget) noteEndsAtMark();
-                archived = next;
-            } finally {
-                lock.unlock();
-            }
-            return true;
         } finally {
-            lock.unlockAppends();
+            lock.unlock();
         }
+        hurry = false; // a waiter still waiting asks again
+        if (batch.isEmpty()) return false;
+        boolean[] touched = new boolean[levels.length];
+        for (Pending p : batch) {
+            p.archiveTo(levels[p.volume() - 1].volume, slots);
+            touched[p.volume() - 1] = true;
+        }
+        for (int j = 0; j < levels.length; j++) if (touched[j]) levels[j].volume.writeStaged();
+        for (Pending p : batch) p.resolve(levels[p.volume() - 1].volume);
+        lock.lockWithAppends();
+        try {
+            for (Pending p : batch) {
+                long location = ArchiveEncoding.location(p.volume(), p.address);
+                for (ArchiveLevel l : levels) {
+                    if (!p.recordedAt(l.level)) continue;
+                    if (l.maplog.size() != p.positions()[l.level - 1])
+                        throw new IllegalStateException("level " + l.level + " Maplog at " + l.maplog.size() + ", mapping due at " + p.positions()[l.level - 1]);
+                    l.maplog.append(p.pageId(), p.stamps()[l.level - 1], location);
+                }
+                views.onArchived(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()), location);
+                pending.removeFirst();
+                slots.free(p.slot());
+                retention.captured(p.hi());
+            }
+            long next = batch.get(batch.size() - 1).number() + 1;
+            if (next == markTarget) noteEndsAtMark();
+            archived = next;
+        } finally {
+            lock.unlockWithAppends();
+        }
+        return true;
     }
 
     /**

@@ -111,7 +111,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.views = new OpenViews(lock, io, levels, registry, extents, slots);
         this.retention = new RetentionEnforcer(lock, registry, extents, pageSize, policy.budgetBytes().orElse(-1), this::bytes);
         this.pending = new PendingCaptures(lock, archiver, levels, slots, views, retention);
-        this.captures = new CapturePath(lock, levels, registry, slots, pending, views, archiver, settings.diffChain());
+        this.captures = new CapturePath(lock, levels, registry, slots, pending, views, settings.diffChain());
         this.capture = new Capture(captures);
         this.ranker = new LazyRanker(lock, io, levels, registry, moves, extents, pageSize);
         this.flush = new CheckpointFlush(lock, levels, registry, moves, marks, captures, pending, ranker, settings.pageWindow());

@@ -65,7 +65,7 @@ final class SnapshotRegistry implements AutoCloseable {
      * Per level (index j - 1), the snapshots declared or ranked with rank &gt;= j, dropped or not, from the oldest
      * live one on.
      */
-    private final List<TreeSet<Long>> declaredAtLevel = new ArrayList<>();
+    private final List<SortedIds> declaredAtLevel = new ArrayList<>();
     /** The latest snapshot declared. */
     private volatile long latest;
     /** The highest id the recovered checkpoint mark knew of: ids up to it are never handed out again, even if replay does not re-declare them. */
@@ -88,7 +88,7 @@ final class SnapshotRegistry implements AutoCloseable {
         this.nodeEntries = nodeEntries;
         this.rankTree = new RankTree(policy);
         this.levels = policy.levelCount();
-        for (int j = 0; j < levels; j++) declaredAtLevel.add(new TreeSet<>());
+        for (int j = 0; j < levels; j++) declaredAtLevel.add(new SortedIds());
         List<AutoCloseable> opened = new ArrayList<>();
         try {
             this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing));
@@ -126,7 +126,7 @@ final class SnapshotRegistry implements AutoCloseable {
         live.clear();
         declaredRank.clear();
         moved.clear();
-        declaredAtLevel.forEach(TreeSet::clear);
+        declaredAtLevel.forEach(SortedIds::clear);
         for (SnapshotRecord r : all.subList(0, kept)) {
             live.put(r.id(), r); // a later record of an id is a rank change
             declaredRank.putIfAbsent(r.id(), r.rank());
@@ -300,14 +300,12 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /** The latest snapshot counted at {@code level}, 0 when none. */
     long latestAt(int level) {
-        TreeSet<Long> at = declaredAtLevel.get(level - 1);
-        return at.isEmpty() ? 0 : at.last();
+        return declaredAtLevel.get(level - 1).last();
     }
 
     /** A page's SavedAfter at {@code level}: the latest snapshot counted there not after its SavedAfter. */
     long savedAfterAt(int level, long savedAfter) {
-        Long before = declaredAtLevel.get(level - 1).floor(savedAfter);
-        return before == null ? 0 : before;
+        return declaredAtLevel.get(level - 1).floor(savedAfter);
     }
 
     /**
@@ -352,7 +350,7 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Declarations held in memory, over all levels (tests: it follows the live snapshots). */
     int remembered() {
         int n = declaredRank.size();
-        for (TreeSet<Long> at : declaredAtLevel) n += at.size();
+        for (SortedIds at : declaredAtLevel) n += at.size();
         return n;
     }
 
@@ -368,7 +366,7 @@ final class SnapshotRegistry implements AutoCloseable {
      */
     private void forgetBefore(long oldest) {
         declaredRank.headMap(oldest).clear();
-        for (TreeSet<Long> at : declaredAtLevel) at.headSet(oldest).clear();
+        for (SortedIds at : declaredAtLevel) at.forgetBelow(oldest);
     }
 
     /**

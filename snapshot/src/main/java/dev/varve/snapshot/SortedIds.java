@@ -1,0 +1,78 @@
+package dev.varve.snapshot;
+
+import java.util.Arrays;
+
+/**
+ * A sorted set of snapshot ids as a run of primitive longs: the declarations counted at one rank level. The capture
+ * path asks it for a floor once per level on every capture, and declarations append to it, so it is an array searched
+ * by bisection rather than a tree of boxed longs (whose floor walks a cache-missing path per capture and whose
+ * appends rebalance). Ids arrive in increasing order except a rank raise's, inserted in place; the oldest are
+ * forgotten from the front. Guarded by the archive's state lock.
+ */
+final class SortedIds {
+    private long[] ids = new long[64];
+    /** The ids are ids[from, to). */
+    private int from;
+    private int to;
+
+    /** Adds {@code id}; a no-op when present. */
+    void add(long id) {
+        if (to > from && ids[to - 1] >= id) {
+            int at = Arrays.binarySearch(ids, from, to, id);
+            if (at >= 0) return;
+            insertAt(-at - 1, id); // a rank raise of an older snapshot
+            return;
+        }
+        if (to == ids.length) grow();
+        ids[to++] = id;
+    }
+
+    private void insertAt(int at, long id) {
+        if (to == ids.length) {
+            int shift = from;
+            grow();
+            at -= shift;
+        }
+        System.arraycopy(ids, at, ids, at + 1, to - at);
+        ids[at] = id;
+        to++;
+    }
+
+    /** Makes room at the end: drops the forgotten front, doubling when more than half is in use. */
+    private void grow() {
+        int n = to - from;
+        long[] next = n * 2 > ids.length ? new long[ids.length * 2] : ids;
+        System.arraycopy(ids, from, next, 0, n);
+        ids = next;
+        from = 0;
+        to = n;
+    }
+
+    /** The largest id not above {@code id}, or 0 when none. */
+    long floor(long id) {
+        int at = Arrays.binarySearch(ids, from, to, id);
+        if (at >= 0) return ids[at];
+        int before = -at - 2;
+        return before >= from ? ids[before] : 0;
+    }
+
+    /** The largest id, 0 when empty. */
+    long last() {
+        return to > from ? ids[to - 1] : 0;
+    }
+
+    int size() {
+        return to - from;
+    }
+
+    /** Forgets every id below {@code oldest}. */
+    void forgetBelow(long oldest) {
+        int at = Arrays.binarySearch(ids, from, to, oldest);
+        from = at >= 0 ? at : -at - 1;
+    }
+
+    void clear() {
+        from = 0;
+        to = 0;
+    }
+}
