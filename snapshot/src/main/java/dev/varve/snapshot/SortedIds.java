@@ -50,6 +50,7 @@ final class SortedIds {
 
     /** The largest id not above {@code id}, or 0 when none. */
     long floor(long id) {
+        if (to > from && id >= ids[from] && id - ids[from] < to - from && ids[from + (int) (id - ids[from])] == id) return id; // dense ids: no search
         int at = Arrays.binarySearch(ids, from, to, id);
         if (at >= 0) return ids[at];
         int before = -at - 2;
