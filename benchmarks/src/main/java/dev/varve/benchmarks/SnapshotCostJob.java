@@ -23,8 +23,8 @@ import java.util.Locale;
 
 /**
  * {@code --snapshot-cost}: what declaring snapshots costs a writer, swept over how often they are declared
- * ({@link SnapshotCadence}) x {@code walSyncMode} (LOG_ONLY, FSYNC) x capture (diffs, the default; whole pages,
- * {@code snapshotDiffChain(0)}), every row on a fresh store running the {@link SnapshotCostLoad} for a warm-up, then
+ * ({@link SnapshotCadence}) x {@code walSyncMode} (LOG_ONLY, FSYNC) x capture (diffs, the default; diffs on chains of
+ * at most 4; whole pages, {@code snapshotDiffChain(0)}), every row on a fresh store running the {@link SnapshotCostLoad} for a warm-up, then
  * the measured interval, then as-of gets through the latest snapshot and the first one of the interval. Rows run one
  * after another in this JVM; on a shared machine only ratios between rows seconds apart mean much. Prints one table
  * and writes it to {@value #FILE} in {@code --out}.
@@ -40,6 +40,7 @@ final class SnapshotCostJob {
     /** How pre-states are archived: {@code diffChain} is the {@code snapshotDiffChain} setting, -1 for the default. */
     enum Capture {
         DIFF("diff", -1),
+        SHORT_CHAIN("diff chain 4", 4),
         WHOLE_PAGES("whole pages", 0);
 
         final String label;
@@ -235,8 +236,8 @@ final class SnapshotCostJob {
         return List.of("Cadence: 'after every batch' declares a snapshot right after each batch; 'every N' declares one from the writer "
                         + "thread after the first batch that starts N or more after the previous declaration (the clock is read between batches).",
                 "Capture: diff is the default configuration (snapshotDiffChain " + ConfigLimits.SNAPSHOT_DIFF_CHAIN_DEFAULT
-                        + "); whole pages is snapshotDiffChain(0), every pre-state archived as a whole page (the 'before' figures). Where "
-                        + "both show the same archive figures, this build archived whole pages either way.",
+                        + "); diff chain 4 is snapshotDiffChain(4), shorter chains (fewer reads per as-of page, more whole pages); whole "
+                        + "pages is snapshotDiffChain(0), every pre-state archived as a whole page (the 'before' figures, from the same run).",
                 "vs none: batches/s against the 'none' row of the same walSyncMode and capture. Snapshots: declared in the measured interval.",
                 "Archive written: growth of archiveBytes() + archiveBytesReclaimed() (Pagelog, Maplog and its Skippy levels) over the "
                         + "measured interval, read at its edges without waiting for the background archiver (its lag at the start and at "

@@ -5,6 +5,8 @@ import dev.varve.core.io.CorruptionException;
 import dev.varve.core.page.Page;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.zip.CRC32C;
 
@@ -66,7 +68,7 @@ final class DiffChain {
         while (PagelogDescriptor.entryOffsetOf(at) != 0) {
             if (links.size() > ConfigLimits.SNAPSHOT_DIFF_CHAIN_MAX)
                 throw new CorruptionException("the diff chain of page " + pageId + " is longer than any chain written", volume.pathOf(address), 0);
-            ByteBuffer entry = volume.readEntry(at, pageId);
+            ByteBuffer entry = readEntry(volume, at, pageId);
             links.push(entry);
             at = entry.getLong(PagelogDescriptor.ENTRY_BASE_OFFSET);
         }
@@ -78,6 +80,35 @@ final class DiffChain {
         check.update(dst.slice(dstOffset, pageSize));
         if ((int) check.getValue() != expected)
             throw new CorruptionException("the pre-state of page " + pageId + " rebuilt from its diff chain fails its checksum", volume.pathOf(address), 0);
+    }
+
+    /**
+     * Reads the diff entry at {@code address} of {@code volume} (one read of its bytes, not its record) and checks its
+     * CRC, that it is {@code pageId}'s and that its base lies before it (so a chain always ends); returns it, limited to
+     * its bytes.
+     */
+    ByteBuffer readEntry(Pagelog volume, long address, long pageId) {
+        int offset = PagelogDescriptor.entryOffsetOf(address);
+        ByteBuffer e = ByteBuffer.allocate(Math.min(pageSize - offset, PagelogDescriptor.ENTRY_HEADER_SIZE + pageSize / 2)).order(ByteOrder.LITTLE_ENDIAN);
+        long off = volume.readEntryBytes(address, e);
+        Path file = volume.pathOf(address);
+        int bytes = PagelogDescriptor.entryBytes(e.getLong(PagelogDescriptor.ENTRY_CHANGED_OFFSET), chunkBytes);
+        if (offset + bytes > pageSize) throw new CorruptionException("Pagelog diff entry runs past its record (page " + pageId + ")", file, off);
+        if (bytes > e.capacity()) {
+            e = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+            volume.readEntryBytes(address, e);
+        }
+        e.limit(bytes);
+        if (e.getInt(PagelogDescriptor.ENTRY_CRC_OFFSET) != PagelogDescriptor.entryCrc(e, 0, bytes, new CRC32C()))
+            throw new CorruptionException("Pagelog diff entry checksum mismatch (page " + pageId + ")", file, off);
+        long found = e.getLong(PagelogDescriptor.ENTRY_PAGE_ID_OFFSET);
+        if (found != pageId) throw new CorruptionException("Pagelog diff entry holds page " + found + ", expected " + pageId, file, off);
+        long base = e.getLong(PagelogDescriptor.ENTRY_BASE_OFFSET);
+        long record = PagelogDescriptor.recordOf(address);
+        long baseRecord = PagelogDescriptor.recordOf(base);
+        if (base < 0 || baseRecord > record || (baseRecord == record && PagelogDescriptor.entryOffsetOf(base) >= offset))
+            throw new CorruptionException("Pagelog diff entry of page " + pageId + " has base " + base + ", not before it", file, off);
+        return e;
     }
 
     /** Overwrites the chunks of {@code entry}'s mask in the page at {@code dstOffset} of {@code dst}. */

@@ -387,7 +387,7 @@ final class Pagelog implements AutoCloseable {
     /** The whole record an address's chain ends at (in the same segment): where a ranked extent based on it pins the volume. */
     long headOf(long address, long pageId) {
         if (PagelogDescriptor.entryOffsetOf(address) == 0) return PagelogDescriptor.recordOf(address);
-        return readEntry(address, pageId).getLong(PagelogDescriptor.ENTRY_HEAD_OFFSET);
+        return chain.readEntry(this, address, pageId).getLong(PagelogDescriptor.ENTRY_HEAD_OFFSET);
     }
 
     /** Reads the whole record {@code address} (no entry) into {@code dst}: {@code pageId}'s image, checked. */
@@ -425,38 +425,23 @@ final class Pagelog implements AutoCloseable {
     }
 
     /**
-     * Reads the diff entry at {@code address} (one read of its bytes, not its record) and checks its CRC, that it is
-     * {@code pageId}'s and that its base lies before it (so a chain always ends); returns it, limited to its bytes.
+     * Reads the bytes of record {@code address}'s body from the entry offset the address names into {@code dst} (one
+     * read, up to its remaining room); returns where they lie in the segment file. A {@link CorruptionException} when
+     * no entry can lie there.
      */
-    ByteBuffer readEntry(long address, long pageId) {
+    long readEntryBytes(long address, ByteBuffer dst) {
         long record = PagelogDescriptor.recordOf(address);
         int offset = PagelogDescriptor.entryOffsetOf(address);
         FileIO f = segmentOf(record);
         long off = offsetOf(record) + BODY + offset;
         if (versionOf(record) == PagelogDescriptor.MIN_VERSION || offset + PagelogDescriptor.ENTRY_HEADER_SIZE > pageSize)
             throw new CorruptionException("Pagelog address " + address + " names a diff entry where none can be", f.path(), off);
-        ByteBuffer e = ByteBuffer.allocate(Math.min(pageSize - offset, PagelogDescriptor.ENTRY_HEADER_SIZE + pageSize / 2)).order(ByteOrder.LITTLE_ENDIAN);
         try {
-            f.read(e, off);
-            int bytes = PagelogDescriptor.entryBytes(e.getLong(PagelogDescriptor.ENTRY_CHANGED_OFFSET), pageSize / Page.CHUNKS);
-            if (offset + bytes > pageSize) throw new CorruptionException("Pagelog diff entry runs past its record (page " + pageId + ")", f.path(), off);
-            if (bytes > e.capacity()) {
-                e = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
-                f.read(e, off);
-            }
-            e.limit(bytes);
-            if (e.getInt(PagelogDescriptor.ENTRY_CRC_OFFSET) != PagelogDescriptor.entryCrc(e, 0, bytes, new CRC32C()))
-                throw new CorruptionException("Pagelog diff entry checksum mismatch (page " + pageId + ")", f.path(), off);
+            f.read(dst, off);
         } catch (IOException x) {
             throw new StorageException("Pagelog read failed: " + x.getMessage(), f.path(), x);
         }
-        long found = e.getLong(PagelogDescriptor.ENTRY_PAGE_ID_OFFSET);
-        if (found != pageId) throw new CorruptionException("Pagelog diff entry holds page " + found + ", expected " + pageId, f.path(), off);
-        long base = e.getLong(PagelogDescriptor.ENTRY_BASE_OFFSET);
-        long baseRecord = PagelogDescriptor.recordOf(base);
-        if (base < 0 || baseRecord > record || (baseRecord == record && PagelogDescriptor.entryOffsetOf(base) >= offset))
-            throw new CorruptionException("Pagelog diff entry of page " + pageId + " has base " + base + ", not before it", f.path(), off);
-        return e;
+        return off;
     }
 
     /** Makes every appended record durable. */
