@@ -62,6 +62,12 @@ final class MaplogFile implements AutoCloseable {
     private boolean legacyMarks;
     /** The last part's entries as found at open; null once its tail was cut or when the log was created. */
     private LogScan tail;
+    /**
+     * Parts found after a part a power loss left short (its entries were not forced, the next part's creation was):
+     * they hold nothing any checkpoint mark made durable ({@link #checkDurable} says so), and the recovery cut deletes
+     * them ({@link #truncate}); until then they are set aside, never read.
+     */
+    private final java.util.List<Path> pastShortPart = new java.util.ArrayList<>();
 
     MaplogFile(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, Missing missing) {
         this(io, path, kind, level, nodeEntries, ONE_PART, missing);
@@ -120,15 +126,28 @@ final class MaplogFile implements AutoCloseable {
                     + nodeEntries + " [file " + f.path() + "]");
     }
 
-    /** Every part but the last holds exactly the entries up to the next one: a gap is a lost part. */
+    /**
+     * Every part but the last holds exactly the entries up to the next one: a gap is a lost part. A part shorter than
+     * that is where a power loss cut the log while it moved on to a new part: that part becomes the last, with a torn
+     * tail, and the parts after it are set aside ({@link #pastShortPart}).
+     */
     private void checkContiguous() throws IOException {
         Map.Entry<Long, FileIO> prev = null;
         for (Map.Entry<Long, FileIO> e : parts.entrySet()) {
             if (prev != null && prev.getKey() + partEntries < e.getKey())
                 throw new CorruptionException("archive file part is missing", partPath(prev.getKey() + partEntries), 0);
-            if (prev != null && prev.getValue().size() != MaplogDescriptor.entryOffset(e.getKey() - prev.getKey()))
-                throw new CorruptionException("archive file holds " + (prev.getValue().size() - HEADER) / ENTRY + " entries but the next part starts at "
+            long size = prev == null ? 0 : prev.getValue().size();
+            if (prev != null && size > MaplogDescriptor.entryOffset(e.getKey() - prev.getKey()))
+                throw new CorruptionException("archive file holds " + (size - HEADER) / ENTRY + " entries but the next part starts at "
                         + e.getKey(), prev.getValue().path(), 0);
+            if (prev != null && size < MaplogDescriptor.entryOffset(e.getKey() - prev.getKey())) {
+                for (FileIO later : new java.util.ArrayList<>(parts.tailMap(e.getKey(), true).values())) {
+                    pastShortPart.add(later.path());
+                    later.close();
+                }
+                parts.tailMap(e.getKey(), true).clear();
+                return;
+            }
             prev = e;
         }
     }
@@ -281,6 +300,16 @@ final class MaplogFile implements AutoCloseable {
      * them: recovery, once it has decided what is durable.
      */
     synchronized void truncate(long n) {
+        for (int i = pastShortPart.size() - 1; i >= 0; i--) { // the last first: a crash here leaves a shorter run, never a gap
+            Path p = pastShortPart.get(i);
+            LOG.warn("archive file {}: a part past one a power loss left short is deleted", p);
+            try {
+                io.delete(p);
+            } catch (IOException e) {
+                throw new StorageException("cannot delete an archive file part: " + e.getMessage(), p, e);
+            }
+        }
+        pastShortPart.clear();
         if (n > count) return;
         if (n == count && (tail == null || !tail.hasTail())) {
             tail = null;
