@@ -36,7 +36,7 @@ class SnapshotCostJobTest {
     void everyRowRunsAndTheReportHoldsTheTable(@TempDir Path tmp) throws Exception {
         Options o = Options.parse(List.of("--snapshot-cost", "--dir", tmp.resolve("store").toString(), "--out", tmp.resolve("report").toString()));
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        Path md = new SnapshotCostJob(o, new PrintStream(buf, true, StandardCharsets.UTF_8), new SnapshotCostJob.Scale(1_000, 32L << 20, 20, 100, 200)).run();
+        Path md = new SnapshotCostJob(o, new PrintStream(buf, true, StandardCharsets.UTF_8), new SnapshotCostJob.Scale(1_000, 64L << 20, 20, 100, 200)).run();
         String report = Files.readString(md);
         String printed = buf.toString(StandardCharsets.UTF_8);
         assertEquals(tmp.resolve("report").resolve(SnapshotCostJob.FILE).toAbsolutePath(), md);

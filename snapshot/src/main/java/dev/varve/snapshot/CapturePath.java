@@ -65,6 +65,7 @@ final class CapturePath {
         long changed = page.takeChanged(); // since the previous capture: from here on, changes count towards the next
         PendingCaptures.Pending previous = page.captureNote() instanceof PendingCaptures.Pending p && p.pageId() == pageId ? p : null;
         PendingCaptures.Pending p;
+        page.captureNote(null); // until this capture is queued: if it fails, the next one must be whole
         lock.lock();
         try {
             int k = levels.length;
@@ -92,7 +93,6 @@ final class CapturePath {
             lock.unlock();
         }
         page.captureNote(p);
-
     }
 
     /**
