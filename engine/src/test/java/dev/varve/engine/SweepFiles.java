@@ -46,7 +46,8 @@ final class SweepFiles {
         kind("skippy-uplinks", "archive/level-\\d+/skippy-uplinks-L\\d+\\.log");
         kind("skippy-uplinks-portion", "archive/level-\\d+/skippy-uplinks-L\\d+\\.log\\.\\d+");
         kind("extent", "archive/level-\\d+/extent-\\d+\\.dat");
-        kind("archive-temp", "archive/.*\\.tmp");
+        kind("page-temp", "pages/.*\\.creating"); // a page file whose creation a kill cut short: deleted at open
+        kind("archive-temp", "archive/.*\\.(tmp|creating)"); // a segment, part or extent a kill cut short: deleted by recovery
     }
 
     private SweepFiles() {

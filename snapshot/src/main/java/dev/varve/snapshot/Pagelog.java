@@ -147,7 +147,6 @@ final class Pagelog implements AutoCloseable {
         return rec.getInt(PagelogDescriptor.RECORD_CRC_OFFSET) == PagelogDescriptor.recordCrc(rec, 0, recordBytes, version, new CRC32C());
     }
 
-
     private int lastSegment() {
         return firstSegment + segments.size() - 1;
     }
