@@ -14,7 +14,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -90,7 +89,7 @@ class DiffCaptureCrashTest {
             Map<String, String> batch = new TreeMap<>();
             for (int i = 0; i < 5; i++) batch.put(String.format("key-%04d", random.nextInt(KEYS)), "v" + b + "." + i + "x".repeat(random.nextInt(60)));
             try {
-                long id = store.writeAndSnapshot(w -> batch.forEach((k, v) -> w.put("t", bytes(k), bytes(v))));
+                long id = store.writeAndSnapshot(w -> batch.forEach((k, v) -> w.put("t", DiffCaptureTest.bytes(k), DiffCaptureTest.bytes(v))));
                 model.putAll(batch);
                 models.put(id, new TreeMap<>(model));
             } catch (RuntimeException e) {
@@ -110,7 +109,7 @@ class DiffCaptureCrashTest {
         store.halt();
         io.powerLoss();
         try (Varve reopened = Varve.open(config)) {
-            Map<String, String> current = contents(reopened.table("t"));
+            Map<String, String> current = DiffCaptureTest.contents(reopened.table("t"));
             Map<String, String> withLast = new TreeMap<>(model);
             if (unacknowledged != null) withLast.putAll(unacknowledged);
             assertTrue(current.equals(model) || current.equals(withLast), "every acknowledged write is back, and nothing else");
@@ -121,7 +120,7 @@ class DiffCaptureCrashTest {
                 if (id > lastAcknowledged) continue; // the unacknowledged batch's snapshot may have reached the WAL
                 assertTrue(models.containsKey(id), "snapshot " + id + " was acknowledged");
                 try (SnapshotView view = reopened.asOf(id)) {
-                    assertEquals(models.get(id), contents(view.table("t")), "snapshot " + id + " after a crash at " + crashed);
+                    assertEquals(models.get(id), DiffCaptureTest.contents(view.table("t")), "snapshot " + id + " after a crash at " + crashed);
                 }
             }
             System.out.printf("%s, crash at %s: %d acknowledged snapshots, %d live read back, %s%n", mode, crashed, models.size(), live.size(),
@@ -130,17 +129,5 @@ class DiffCaptureCrashTest {
             List<Long> newest = new ArrayList<>(models.descendingKeySet()).subList(0, Math.min(KEEP / 2, models.size()));
             assertTrue(live.containsAll(newest), "the newest acknowledged snapshots are live: " + live);
         }
-    }
-
-    private static Map<String, String> contents(Table t) {
-        Map<String, String> out = new TreeMap<>();
-        try (Cursor c = t.scan(null, null)) {
-            while (c.next()) out.put(new String(c.key(), StandardCharsets.UTF_8), new String(c.value(), StandardCharsets.UTF_8));
-        }
-        return out;
-    }
-
-    private static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

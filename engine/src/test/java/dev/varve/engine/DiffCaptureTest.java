@@ -85,7 +85,8 @@ class DiffCaptureTest {
         assertEquals(models.lastEntry().getValue(), contents(store.table("t")), "the current state");
     }
 
-    private static Map<String, String> contents(Table t) {
+    /** A table's entries as strings, in key order. */
+    static Map<String, String> contents(Table t) {
         Map<String, String> out = new TreeMap<>();
         try (Cursor c = t.scan(null, null)) {
             while (c.next()) out.put(new String(c.key(), StandardCharsets.UTF_8), new String(c.value(), StandardCharsets.UTF_8));
@@ -97,7 +98,7 @@ class DiffCaptureTest {
         return String.format("key-%05d", k);
     }
 
-    private static byte[] bytes(String s) {
+    static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 }
