@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,7 +33,9 @@ class SnapshotCostJobTest {
         assertTrue(Options.USAGE.contains("--snapshot-cost"));
     }
 
+    /** Every row of the sweep, small: a sweep run, so it runs with {@code -Plong} (about 30 s on 2 cores). */
     @Test
+    @Tag("long")
     void everyRowRunsAndTheReportHoldsTheTable(@TempDir Path tmp) throws Exception {
         Options o = Options.parse(List.of("--snapshot-cost", "--dir", tmp.resolve("store").toString(), "--out", tmp.resolve("report").toString()));
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
