@@ -1,11 +1,13 @@
 package dev.varve.benchmarks;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
+import dev.varve.engine.WriteBatch;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -13,6 +15,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -34,7 +37,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@value #VALUE_BYTES}-byte values, one thread:
  * <ul>
  *   <li>{@link #update}: one op is one atomic batch of {@value #BATCH} random overwrites; with
- *       {@code snapshotEvery=1} a snapshot is declared after every batch, so every page a batch touches is captured
+ *       {@code snapshotEvery=1} a snapshot is declared after every batch (in the batch's commit: {@code writeAndSnapshot}), so every page a batch touches is captured
  *       (pre-state copied, archived to the Pagelog, mapped in the Maplog) by the next batch; {@code 0} declares none.
  *       Retro measured about 4% worst-case overhead.</li>
  *   <li>{@link #currentRead} vs {@link #asOfRead}: random point reads from the current state vs from one
@@ -144,7 +147,7 @@ public class SnapshotBenchmark {
 
         @Setup(Level.Trial)
         public void setup() throws IOException {
-            open("varve-snapread-", WalSyncMode.LOG_ONLY, dev.varve.config.ConfigLimits.SNAPSHOT_DIFF_CHAIN_DEFAULT);
+            open("varve-snapread-", WalSyncMode.LOG_ONLY, ConfigLimits.SNAPSHOT_DIFF_CHAIN_DEFAULT);
             long id = store.snapshotNow();
             boolean archived;
             switch (pages) {
@@ -199,7 +202,7 @@ public class SnapshotBenchmark {
             ids[i] = s.random.nextInt(KEYS);
             values[i][0]++; // a different value each time; the rest stays
         }
-        java.util.function.Consumer<dev.varve.engine.WriteBatch> batch = b -> {
+        Consumer<WriteBatch> batch = b -> {
             for (int i = 0; i < BATCH; i++) b.put(TABLE, Keys.of(ids[i]), values[i]);
         };
         s.batches++;
