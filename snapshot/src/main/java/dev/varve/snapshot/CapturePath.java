@@ -11,8 +11,9 @@ import java.util.concurrent.atomic.LongAdder;
  * The writer's side of the archive: a page's pre-state, copied into the capture buffer before its first change after
  * the latest snapshot ({@link Capture} decides when), is numbered, and the levels that record it, its Maplog positions
  * and the volume that stores it are decided (highest recorder captures) — so a checkpoint mark knows them before the
- * archiver writes anything — and whether it is stored as a diff against the page's previous capture. It takes the archive's state lock for the numbering only: the copy, and any wait for
- * room in the buffer, happen outside it, and it never waits for an fsync.
+ * archiver writes anything — and whether it is stored as a diff against the page's previous capture. It takes the
+ * archive's state lock for the numbering only: the copy, and any wait for room in the buffer, happen outside it, and
+ * it never waits for an fsync.
  */
 final class CapturePath {
     private static final String BUFFER_FULL = "capture buffer full for " + TimeUnit.NANOSECONDS.toSeconds(PendingCaptures.WAIT_LIMIT_NANOS)
@@ -32,13 +33,13 @@ final class CapturePath {
 
     CapturePath(ArchiveLock lock, ArchiveLevel[] levels, SnapshotRegistry registry, PageSlots slots, PendingCaptures pending, OpenViews views,
                 int diffChain) {
-        this.diffChain = diffChain;
         this.lock = lock;
         this.levels = levels;
         this.registry = registry;
         this.slots = slots;
         this.pending = pending;
         this.views = views;
+        this.diffChain = diffChain;
     }
 
     /** Latest snapshot declared (replayed, or since recovery): the one a page's pre-state is captured for. */

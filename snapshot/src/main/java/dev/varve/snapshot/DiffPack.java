@@ -87,13 +87,17 @@ final class DiffPack {
     }
 
     /**
-     * Seals the open pack as record {@code record}: copies its body to {@code dst} at {@code at}, writes the address of
-     * every base in the same pack, and checksums each entry.
+     * Seals the open pack as record {@code record}, whose segment starts at record {@code segmentStart}: copies its body
+     * to {@code dst} at {@code at}, writes the address of every base in the same pack, and checksums each entry. An
+     * entry whose chain would end outside the segment is refused: reclaiming that segment would take its head.
      */
-    void sealInto(ByteBuffer dst, int at, long record) {
+    void sealInto(ByteBuffer dst, int at, long record, long segmentStart) {
         dst.put(at, body, 0, pageSize);
         int offset = PagelogDescriptor.PACK_HEADER_SIZE;
         for (int i = body.getInt(PagelogDescriptor.PACK_COUNT_OFFSET); i > 0; i--) {
+            long head = dst.getLong(at + offset + PagelogDescriptor.ENTRY_HEAD_OFFSET);
+            if (head < segmentStart || head >= record)
+                throw new IllegalStateException("a diff's chain would end at record " + head + ", outside the segment of its pack, record " + record);
             long base = dst.getLong(at + offset + PagelogDescriptor.ENTRY_BASE_OFFSET);
             if (isProvisional(base)) dst.putLong(at + offset + PagelogDescriptor.ENTRY_BASE_OFFSET, PagelogDescriptor.entryAddress(record, offsetOf(base)));
             offset += chain.sealEntry(dst, at + offset);

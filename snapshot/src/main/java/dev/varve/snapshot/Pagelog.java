@@ -277,8 +277,8 @@ final class Pagelog implements AutoCloseable {
     synchronized long appendDiff(long pageId, long lo, long hi, long base, long head, long changed, ByteBuffer image, int imageOffset) {
         int bytes = PagelogDescriptor.entryBytes(changed, pageSize / Page.CHUNKS);
         if (bytes > pageSize - PagelogDescriptor.PACK_HEADER_SIZE) throw new IllegalArgumentException("a diff of " + bytes + " bytes does not fit a pack");
+        if (pack.isOpen() && !pack.fits(bytes)) sealPack(); // first: sealing may take the segment's last record
         if (head / recordsPerSegment != staged / recordsPerSegment) return append(pageId, lo, hi, image, imageOffset); // packs are sealed in staged's segment
-        if (pack.isOpen() && !pack.fits(bytes)) sealPack();
         return pack.add(pageId, lo, hi, base, head, changed, image, imageOffset);
     }
 
@@ -322,7 +322,7 @@ final class Pagelog implements AutoCloseable {
     private void sealPack() {
         int at = stageRecord(PagelogDescriptor.NO_PAGE, pack.lo(), Math.max(pack.hi(), stagedHi), PagelogDescriptor.KIND_PACK);
         long record = staged - 1;
-        pack.sealInto(stage, at + BODY, record);
+        pack.sealInto(stage, at + BODY, record, record - record % recordsPerSegment);
         sealRecord(at, record);
     }
 
@@ -333,7 +333,6 @@ final class Pagelog implements AutoCloseable {
 
     /** Widens the range of the segment of record {@code address} by (lo, hi]. */
     private void widen(long address, long lo, long hi) {
-        if (lo > hi) return; // an empty pack's header: nothing yet
         long[] range = ranges.computeIfAbsent((int) (address / recordsPerSegment), x -> new long[]{Long.MAX_VALUE, 0});
         range[0] = Math.min(range[0], lo);
         range[1] = Math.max(range[1], hi);

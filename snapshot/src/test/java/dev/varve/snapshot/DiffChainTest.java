@@ -102,6 +102,34 @@ class DiffChainTest {
         }
     }
 
+    @Test
+    void aPackSealedInItsSegmentsLastRecordLeavesNoChainAcrossTheBoundary() {
+        SplittableRandom random = new SplittableRandom(13);
+        long wide = (1L << 31) - 1; // 31 chunks: two such entries fill a pack
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
+            byte[] page = randomPage(random);
+            ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
+            image.put(0, page);
+            long head = log.append(1, 0, 1, image, 0);
+            List<Version> versions = new ArrayList<>(List.of(new Version(1, head, head, page.clone(), 0)));
+            long base = head;
+            for (int i = 0; i < 2; i++) {
+                for (int c = 0; c < 31; c++) page[c * CHUNK] ^= 1;
+                image.put(0, page);
+                base = log.appendDiff(1, 1, 2, base, head, wide, image, 0);
+                versions.add(new Version(1, base, head, page.clone(), i + 1));
+            }
+            for (int r = 1; r < 15; r++) log.append(100 + r, 0, 1, ByteBuffer.allocateDirect(PAGE), 0); // records 1..14: the pack stays open
+            for (int c = 0; c < 31; c++) page[c * CHUNK] ^= 1;
+            image.put(0, page);
+            long third = log.appendDiff(1, 2, 3, base, head, wide, image, 0); // no room: the pack takes record 15, the segment's last
+            assertFalse(Pagelog.isDiff(third), "the next pack would lie in the next segment, away from its head: stored whole");
+            versions.add(new Version(1, third, third, page.clone(), 0));
+            log.force();
+            assertReadsBack(log, resolved(log, versions));
+        }
+    }
+
     private static long head(List<Version> versions) {
         return versions.get(0).address();
     }
