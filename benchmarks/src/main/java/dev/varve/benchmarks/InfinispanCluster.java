@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -24,6 +25,11 @@ import java.util.concurrent.TimeUnit;
  */
 final class InfinispanCluster implements AutoCloseable {
     static final int NODES = 3;
+    /**
+     * Extra JVM arguments for every node, separated by spaces, {@code {node}} standing for the store and node name; for
+     * profiling the nodes, e.g. {@code -Dvarve.bench.nodeJvmArgs=-XX:StartFlightRecording=filename=/tmp/{node}.jfr}.
+     */
+    static final String NODE_JVM_ARGS = "varve.bench.nodeJvmArgs";
     private static final long START_SECONDS = 600;
 
     private final List<Node> nodes = new ArrayList<>();
@@ -45,10 +51,13 @@ final class InfinispanCluster implements AutoCloseable {
             for (int i = 0; i < NODES; i++) {
                 Path dir = nodeDir(base, i);
                 Files.createDirectories(dir);
-                List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
+                List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
                         "-Djava.net.preferIPv4Stack=true", "-Dvarve.bench.port=" + ports[i], "-Dvarve.bench.hosts=" + hosts,
-                        "-D" + Main.LOG_LEVEL_PROPERTY + "=warn", "-cp", System.getProperty("java.class.path"),
-                        InfinispanNode.class.getName(), store.name(), "node" + i, dir.toString());
+                        "-D" + Main.LOG_LEVEL_PROPERTY + "=warn"));
+                for (String arg : System.getProperty(NODE_JVM_ARGS, "").split(" ")) {
+                    if (!arg.isBlank()) cmd.add(arg.replace("{node}", store.name().toLowerCase(Locale.ROOT) + "-node" + i));
+                }
+                cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), InfinispanNode.class.getName(), store.name(), "node" + i, dir.toString()));
                 Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(base.resolve("node" + i + ".log").toFile())).start();
                 c.nodes.add(new Node("node" + i, p));
             }

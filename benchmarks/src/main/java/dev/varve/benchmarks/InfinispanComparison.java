@@ -20,6 +20,10 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -30,13 +34,13 @@ import java.util.stream.Stream;
  * for all three: SIFS without {@code syncWrites}, RocksDB with its WAL unsynced, Varve {@code LOG_ONLY}.
  *
  * <p>Per store, on one node (a local cache, 256 segments): write-through {@code put} throughput and p99 latency
- * from one thread ({@code --keys} entries, 100-byte values), bytes on disk after a clean stop, the restart time
+ * from {@code --threads} writer threads ({@code --keys} entries, 100-byte values), bytes on disk after a clean stop, the restart time
  * (cache manager start to the first loaded entry) and cold {@code get} throughput after it (no preload, so every
  * read goes to the store).
  *
  * <p>Then the same on three nodes ({@link InfinispanCluster}: three child JVMs, JGroups TCP on 127.0.0.1, a
- * distributed synchronous cache, 2 owners, 256 segments): one writer thread per node, each putting a third of the
- * keys; bytes summed over the three nodes' stores after a clean cluster-wide shutdown; the restart time of the
+ * distributed synchronous cache, 2 owners, 256 segments): {@code --threads} writer threads per node, each node putting
+ * a third of the keys; bytes summed over the three nodes' stores after a clean cluster-wide shutdown; the restart time of the
  * slowest node when all three start at once (its cache manager's creation to its cache running, which waits for the
  * cluster to restore its previous topology); cold gets from one thread per node, in parallel.
  */
@@ -56,12 +60,14 @@ final class InfinispanComparison {
     }
 
     private final long entries;
+    private final int writers;
     private final Path work;
     private final Path report;
     private final PrintStream out;
 
     InfinispanComparison(Options opts, PrintStream out) {
         this.entries = opts.keys;
+        this.writers = opts.threads;
         this.work = opts.out.resolve("infinispan-work");
         this.report = opts.out.resolve("INFINISPAN.md");
         this.out = out;
@@ -86,9 +92,10 @@ final class InfinispanComparison {
         out.print(tables);
         Files.createDirectories(report.getParent());
         Files.writeString(report, "# Infinispan persistent stores side by side\n\n" + MachineInfo.probe(work.getParent()).oneLine() + "\n\n"
-                + "`java -jar varve-benchmarks.jar --infinispan --keys " + entries + "`: " + VALUE_BYTES + "-byte values, write-through;"
-                + " one node: a local cache with 256 segments, one writer thread; three nodes: three JVMs on loopback (JGroups TCP),"
-                + " a distributed synchronous cache, 2 owners, 256 segments, one writer thread per node, bytes summed over the"
+                + "`java -jar varve-benchmarks.jar --infinispan --keys " + entries + " --threads " + writers + "`: " + VALUE_BYTES
+                + "-byte values, write-through; one node: a local cache with 256 segments, " + writers + " writer thread(s); three"
+                + " nodes: three JVMs on loopback (JGroups TCP), a distributed synchronous cache, 2 owners, 256 segments, "
+                + writers + " writer thread(s) per node, bytes summed over the"
                 + " nodes, restart = the slowest node when all three start at once. Cold gets after the restart (no preload:"
                 + " every get reads the store).\n\n" + tables);
         wipe(work);
@@ -104,7 +111,7 @@ final class InfinispanComparison {
         try (InfinispanCluster c = InfinispanCluster.start(store, base, ports)) {
             c.awaitStable();
             String[] puts = new String[InfinispanCluster.NODES];
-            for (int i = 0; i < puts.length; i++) puts[i] = "put " + entries * i / puts.length + " " + entries * (i + 1) / puts.length;
+            for (int i = 0; i < puts.length; i++) puts[i] = "put " + entries * i / puts.length + " " + entries * (i + 1) / puts.length + " " + writers;
             long t0 = System.nanoTime();
             String[] answers = c.askAll(puts, CLUSTER_PHASE_SECONDS);
             putsPerSecond = entries / ((System.nanoTime() - t0) / 1e9);
@@ -134,12 +141,7 @@ final class InfinispanComparison {
         Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
         long t0 = System.nanoTime();
         try {
-            Cache<String, byte[]> c = manager.getCache(CACHE);
-            for (long i = 0; i < entries; i++) {
-                long s = System.nanoTime();
-                c.put(key(i), value(i));
-                latency.recordValue(Math.min(System.nanoTime() - s, latency.getHighestTrackableValue()));
-            }
+            latency.add(putKeys(manager.getCache(CACHE), 0, entries, writers));
         } finally {
             manager.stop();
         }
@@ -161,6 +163,38 @@ final class InfinispanComparison {
             return new Row(store, putsPerSecond, latency.getValueAtPercentile(99) / 1e3, bytes, restartMillis, coldGets);
         } finally {
             again.stop();
+        }
+    }
+
+    /**
+     * Puts keys {@code from..to} into {@code cache} from {@code writers} threads, each its own contiguous share, and
+     * answers every put's latency. A clustered put waits for a round trip to the other owner, so one thread alone
+     * would measure that latency rather than what a node can write.
+     */
+    static Histogram putKeys(Cache<String, byte[]> cache, long from, long to, int writers) throws InterruptedException {
+        Histogram all = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+        ExecutorService pool = Executors.newFixedThreadPool(writers);
+        try {
+            List<Future<Histogram>> shares = new ArrayList<>();
+            for (int w = 0; w < writers; w++) {
+                long lo = from + (to - from) * w / writers;
+                long hi = from + (to - from) * (w + 1) / writers;
+                shares.add(pool.submit(() -> {
+                    Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+                    for (long i = lo; i < hi; i++) {
+                        long s = System.nanoTime();
+                        cache.put(key(i), value(i));
+                        latency.recordValue(Math.min(System.nanoTime() - s, latency.getHighestTrackableValue()));
+                    }
+                    return latency;
+                }));
+            }
+            for (Future<Histogram> s : shares) all.add(s.get());
+            return all;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a writer failed: " + e.getCause(), e.getCause());
+        } finally {
+            pool.shutdownNow();
         }
     }
 

@@ -18,6 +18,7 @@ import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -31,8 +32,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Arguments: {@code STORE NAME DIR}; {@code varve.bench.port} and {@code varve.bench.hosts} name the JGroups
  * ports. It prints {@code @@ started MILLIS} (cache manager creation to a running, joined cache), then reads one
- * command per line from stdin and answers one {@code @@} line on stdout: {@code put FROM TO} (answers the elapsed
- * nanoseconds and the base64 put-latency histogram), {@code get COUNT SEED ENTRIES} (random gets, answers the
+ * command per line from stdin and answers one {@code @@} line on stdout: {@code put FROM TO WRITERS} (that many
+ * threads put an equal share of the keys each; answers the elapsed nanoseconds and the base64 put-latency histogram), {@code get COUNT SEED ENTRIES} (random gets, answers the
  * elapsed nanoseconds; fails on a missing key), {@code topology} (members and whether the topology is stable), {@code probe} (one get),
  * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code exit}.
  */
@@ -80,10 +81,10 @@ final class InfinispanNode {
         }
     }
 
-    private String run(String[] a) {
+    private String run(String[] a) throws InterruptedException {
         switch (a[0]) {
             case "put":
-                return put(Long.parseLong(a[1]), Long.parseLong(a[2]));
+                return put(Long.parseLong(a[1]), Long.parseLong(a[2]), Integer.parseInt(a[3]));
             case "get":
                 return get(Integer.parseInt(a[1]), Long.parseLong(a[2]), Long.parseLong(a[3]));
             case "topology": {
@@ -103,19 +104,14 @@ final class InfinispanNode {
         }
     }
 
-    /** Puts keys {@code from..to} one by one from this thread, timing each. */
-    private String put(long from, long to) {
-        Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+    /** Puts keys {@code from..to} from {@code writers} threads ({@link InfinispanComparison#putKeys}). */
+    private String put(long from, long to, int writers) throws InterruptedException {
         long t0 = System.nanoTime();
-        for (long i = from; i < to; i++) {
-            long s = System.nanoTime();
-            cache.put(InfinispanComparison.key(i), InfinispanComparison.value(i));
-            latency.recordValue(Math.min(System.nanoTime() - s, latency.getHighestTrackableValue()));
-        }
+        Histogram latency = InfinispanComparison.putKeys(cache, from, to, writers);
         long elapsed = System.nanoTime() - t0;
         ByteBuffer buf = ByteBuffer.allocate(latency.getNeededByteBufferCapacity());
         int n = latency.encodeIntoCompressedByteBuffer(buf);
-        return elapsed + " " + Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buf.array(), n));
+        return elapsed + " " + Base64.getEncoder().encodeToString(Arrays.copyOf(buf.array(), n));
     }
 
     /** {@code count} gets of random keys among the first {@code entries}; every one must be found. */
