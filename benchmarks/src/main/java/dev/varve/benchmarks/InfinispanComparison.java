@@ -55,8 +55,13 @@ final class InfinispanComparison {
     /** The stores compared. */
     enum Store { SIFS, ROCKSDB, VARVE }
 
-    /** One measured row. */
-    record Row(Store store, double putsPerSecond, double putP99Micros, long bytesOnDisk, double restartMillis, double coldGetsPerSecond) {
+    /**
+     * One measured row. On three nodes, {@code ownedGetMicros} is the mean cold get of a key the reading node holds a
+     * copy of (its own store answers) and {@code remoteGetMicros} of one it does not (a round trip to an owner); NaN on
+     * one node.
+     */
+    record Row(Store store, double putsPerSecond, double putP99Micros, long bytesOnDisk, double restartMillis, double coldGetsPerSecond,
+               double ownedGetMicros, double remoteGetMicros) {
     }
 
     private final long entries;
@@ -88,7 +93,7 @@ final class InfinispanComparison {
             cluster.add(r);
             out.println(line(r));
         }
-        String tables = "One node:\n\n" + table(single) + "\nThree nodes:\n\n" + table(cluster);
+        String tables = "One node:\n\n" + table(single) + "\nThree nodes:\n\n" + table(cluster) + "\n" + getSplit(cluster);
         out.print(tables);
         Files.createDirectories(report.getParent());
         Files.writeString(report, "# Infinispan persistent stores side by side\n\n" + MachineInfo.probe(work.getParent()).oneLine() + "\n\n"
@@ -127,10 +132,21 @@ final class InfinispanComparison {
             String[] gets = new String[InfinispanCluster.NODES];
             for (int i = 0; i < gets.length; i++) gets[i] = "get " + perNode + " " + (42 + i) + " " + entries;
             long g0 = System.nanoTime();
-            c.askAll(gets, CLUSTER_PHASE_SECONDS);
+            String[] got = c.askAll(gets, CLUSTER_PHASE_SECONDS);
             double coldGets = (double) perNode * gets.length / ((System.nanoTime() - g0) / 1e9);
+            long owned = 0;
+            long ownedNanos = 0;
+            long allNanos = 0;
+            for (String a : got) {
+                String[] f = a.split(" ");
+                allNanos += Long.parseLong(f[0]);
+                owned += Long.parseLong(f[1]);
+                ownedNanos += Long.parseLong(f[2]);
+            }
+            long remote = (long) perNode * gets.length - owned;
             c.shutdown();
-            return new Row(store, putsPerSecond, latency.getValueAtPercentile(99) / 1e3, bytes, restartMillis, coldGets);
+            return new Row(store, putsPerSecond, latency.getValueAtPercentile(99) / 1e3, bytes, restartMillis, coldGets,
+                    ownedNanos / 1e3 / Math.max(1, owned), (allNanos - ownedNanos) / 1e3 / Math.max(1, remote));
         }
     }
 
@@ -160,7 +176,7 @@ final class InfinispanComparison {
                 if (c.get(key(k)) == null) throw new IllegalStateException(store + " lost " + key(k) + " across a clean restart");
             }
             double coldGets = COLD_GETS / ((System.nanoTime() - g0) / 1e9);
-            return new Row(store, putsPerSecond, latency.getValueAtPercentile(99) / 1e3, bytes, restartMillis, coldGets);
+            return new Row(store, putsPerSecond, latency.getValueAtPercentile(99) / 1e3, bytes, restartMillis, coldGets, Double.NaN, Double.NaN);
         } finally {
             again.stop();
         }
@@ -254,6 +270,14 @@ final class InfinispanComparison {
     private static String line(Row r) {
         return String.format(Locale.ROOT, "| %-7s | %,10.0f | %,8.0f | %,8.1f | %,8.0f | %,10.0f |", r.store(), r.putsPerSecond(),
                 r.putP99Micros(), r.bytesOnDisk() / 1048576.0, r.restartMillis(), r.coldGetsPerSecond());
+    }
+
+    /** Where a three-node cold get's time goes: the reading node's own store, or a round trip to an owner. */
+    private static String getSplit(List<Row> rows) {
+        StringBuilder sb = new StringBuilder("Three-node cold gets by where the key was (mean µs per get, from the reading node):\n\n"
+                + "| store | key owned by the reader (its store answers) | key elsewhere (round trip to an owner) |\n| --- | --: | --: |\n");
+        for (Row r : rows) sb.append(String.format(Locale.ROOT, "| %-7s | %,8.0f | %,8.0f |%n", r.store(), r.ownedGetMicros(), r.remoteGetMicros()));
+        return sb.toString();
     }
 
     private static String table(List<Row> rows) {

@@ -7,6 +7,7 @@ import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.distribution.DistributionManager;
+import org.infinispan.distribution.LocalizedCacheTopology;
 import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.topology.CacheTopology;
 
@@ -34,7 +35,7 @@ import java.util.concurrent.TimeUnit;
  * ports. It prints {@code @@ started MILLIS} (cache manager creation to a running, joined cache), then reads one
  * command per line from stdin and answers one {@code @@} line on stdout: {@code put FROM TO WRITERS} (that many
  * threads put an equal share of the keys each; answers the elapsed nanoseconds and the base64 put-latency histogram), {@code get COUNT SEED ENTRIES} (random gets, answers the
- * elapsed nanoseconds; fails on a missing key), {@code topology} (members and whether the topology is stable), {@code probe} (one get),
+ * elapsed nanoseconds, the gets of keys this node owns and their nanoseconds; fails on a missing key), {@code topology} (members and whether the topology is stable), {@code probe} (one get),
  * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code exit}.
  */
 final class InfinispanNode {
@@ -114,15 +115,27 @@ final class InfinispanNode {
         return elapsed + " " + Base64.getEncoder().encodeToString(Arrays.copyOf(buf.array(), n));
     }
 
-    /** {@code count} gets of random keys among the first {@code entries}; every one must be found. */
+    /**
+     * {@code count} gets of random keys among the first {@code entries}; every one must be found. Answers the elapsed
+     * nanoseconds, then how many keys this node owned a copy of (read from its own store) and the nanoseconds those
+     * took, so the report can tell the store's part of a cold get from the cluster's round trip.
+     */
     private String get(int count, long seed, long entries) {
         SplittableRandom rnd = new SplittableRandom(seed);
+        LocalizedCacheTopology topology = cache.getDistributionManager().getCacheTopology();
+        long local = 0;
+        long localNanos = 0;
         long t0 = System.nanoTime();
         for (int i = 0; i < count; i++) {
-            long k = rnd.nextLong(entries);
-            if (cache.get(InfinispanComparison.key(k)) == null) throw new IllegalStateException("lost " + InfinispanComparison.key(k));
+            String key = InfinispanComparison.key(rnd.nextLong(entries));
+            long s = System.nanoTime();
+            if (cache.get(key) == null) throw new IllegalStateException("lost " + key);
+            if (topology.isReadOwner(key)) {
+                local++;
+                localNanos += System.nanoTime() - s;
+            }
         }
-        return Long.toString(System.nanoTime() - t0);
+        return (System.nanoTime() - t0) + " " + local + " " + localNanos;
     }
 
     /** Decodes a histogram that {@code put} answered. */
