@@ -34,15 +34,16 @@ import java.util.stream.Stream;
  * for all three: SIFS without {@code syncWrites}, RocksDB with its WAL unsynced, Varve {@code LOG_ONLY}.
  *
  * <p>Per store, on one node (a local cache, 256 segments): write-through {@code put} throughput and p99 latency
- * from {@code --threads} writer threads ({@code --keys} entries, 100-byte values), bytes on disk after a clean stop, the restart time
- * (cache manager start to the first loaded entry) and cold {@code get} throughput after it (no preload, so every
- * read goes to the store).
+ * from {@code --threads} writer threads ({@code --keys} entries, 100-byte values), bytes on disk after a clean stop,
+ * the restart time (cache manager start to the first loaded entry) and cold {@code get} throughput after it (no
+ * preload, so every read goes to the store).
  *
  * <p>Then the same on three nodes ({@link InfinispanCluster}: three child JVMs, JGroups TCP on 127.0.0.1, a
- * distributed synchronous cache, 2 owners, 256 segments): {@code --threads} writer threads per node, each node putting
- * a third of the keys; bytes summed over the three nodes' stores after a clean cluster-wide shutdown; the restart time of the
- * slowest node when all three start at once (its cache manager's creation to its cache running, which waits for the
- * cluster to restore its previous topology); cold gets from one thread per node, in parallel.
+ * distributed synchronous cache, 2 owners, 256 segments): {@code --threads} writer threads per node, each node
+ * putting a third of the keys; bytes summed over the three nodes' stores after a clean cluster-wide shutdown; the
+ * restart time of the slowest node when all three start at once (its cache manager's creation to its cache running,
+ * which waits for the cluster to restore its previous topology); cold gets from one thread per node, in parallel,
+ * split by whether the reading node owns the key.
  */
 final class InfinispanComparison {
     static final String CACHE = "bench";

@@ -34,9 +34,11 @@ import java.util.concurrent.TimeUnit;
  * <p>Arguments: {@code STORE NAME DIR}; {@code varve.bench.port} and {@code varve.bench.hosts} name the JGroups
  * ports. It prints {@code @@ started MILLIS} (cache manager creation to a running, joined cache), then reads one
  * command per line from stdin and answers one {@code @@} line on stdout: {@code put FROM TO WRITERS} (that many
- * threads put an equal share of the keys each; answers the elapsed nanoseconds and the base64 put-latency histogram), {@code get COUNT SEED ENTRIES} (random gets, answers the
- * elapsed nanoseconds, the gets of keys this node owns and their nanoseconds; fails on a missing key), {@code topology} (members and whether the topology is stable), {@code probe} (one get),
- * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code exit}.
+ * threads put an equal share of the keys each; answers the elapsed nanoseconds and the base64 put-latency
+ * histogram), {@code get COUNT SEED ENTRIES} (random gets; answers the elapsed nanoseconds, the gets of keys this node
+ * owns and their nanoseconds; fails on a missing key), {@code topology} (members and whether the topology is stable),
+ * {@code probe} (one get), {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology),
+ * {@code exit}.
  */
 final class InfinispanNode {
     private final DefaultCacheManager manager;
