@@ -24,10 +24,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *       clean cluster-wide shutdown, and deletes it once a restored cluster is stable. The nodes form a new
  *       consistent hash, in which a key's new owners may not be the nodes whose stores hold it, so a read through the
  *       cache can miss a key that is on disk. Conflict resolution (PREFERRED_NON_NULL) compares every segment's
- *       copies and gives each key its surviving value on its new owners, but a run started on one node can leave
- *       keys out, apparently those whose only copy is in that node's own store (runs on node A alone left 1,184 and
- *       2,374 of 20,000 keys unreadable, repeating it on A changed nothing, a run on B then fixed them). Run on
- *       every node, it brings every key back on both its owners, which the test asserts.
+ *       copies and gives each key its surviving value on its new owners, but a run started on one node leaves out
+ *       keys whose only copy is in that node's own store (runs on node A alone left 1,184 and
+ *       2,374 of 20,000 keys unreadable, and repeating it on A changed nothing). Run on every node, it brings every
+ *       key back on both its owners, which the test asserts.
  * </ul>
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)

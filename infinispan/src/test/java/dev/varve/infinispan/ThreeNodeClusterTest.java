@@ -187,8 +187,8 @@ class ThreeNodeClusterTest {
             // cache's topology only during a clean cluster-wide shutdown (Cache.shutdown()) and deletes it once a restored
             // cluster is stable, so after kill -9 of all nodes it builds a new consistent hash, which may make a node
             // without a copy a key's owner. Conflict resolution compares every segment's copies and gives each key its
-            // surviving value on its owners, but a run started on one node can leave keys out (apparently those whose
-            // only copy is in that node's own store; see FullClusterRestartTest), so it runs on every node.
+            // surviving value on its owners, but a run started on one node leaves out keys whose only copy is in that
+            // node's own store (FullClusterRestartTest shows it with SoftIndexFileStore too), so it runs on every node.
             for (NodeProcess n : live()) n.ask("resolve", 600);
             Map<String, Set<String>> stored = NodeProcess.storedEntries(live(), tmp);
             for (int j = 0; j < keys; j++) {
