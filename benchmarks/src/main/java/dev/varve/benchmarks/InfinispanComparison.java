@@ -155,10 +155,10 @@ final class InfinispanComparison {
         Path base = work.resolve(store.name().toLowerCase(Locale.ROOT));
         wipe(base);
         DefaultCacheManager manager = start(store, base);
-        Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+        Histogram latency;
         long t0 = System.nanoTime();
         try {
-            latency.add(putKeys(manager.getCache(CACHE), 0, entries, writers));
+            latency = putKeys(manager.getCache(CACHE), 0, entries, writers);
         } finally {
             manager.stop();
         }
