@@ -45,11 +45,12 @@ public final class CacheHistory {
     }
 
     /**
-     * The serialization context of the tasks {@link #declare} and {@link #readAsOf} send to the nodes. Add it to
-     * every node's global configuration: {@code global.serialization().addContextInitializer(CacheHistory.serializationContext())}.
+     * The serialization context of the tasks {@link #declare}, {@link #readAsOf} and
+     * {@link ClusterRecovery#resolveOnEveryNode} send to the nodes. Add it to every node's global configuration:
+     * {@code global.serialization().addContextInitializer(CacheHistory.serializationContext())}.
      */
     public static SerializationContextInitializer serializationContext() {
-        return new HistorySerialization();
+        return new ClusterTaskSerialization();
     }
 
     /**

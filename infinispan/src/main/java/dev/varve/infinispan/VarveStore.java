@@ -10,6 +10,9 @@ import org.infinispan.commons.time.TimeService;
 import org.infinispan.commons.util.IntSet;
 import org.infinispan.commons.util.IntSets;
 import org.infinispan.commons.util.Util;
+import org.infinispan.configuration.cache.ClusteringConfiguration;
+import org.infinispan.conflict.EntryMergePolicy;
+import org.infinispan.conflict.MergePolicy;
 import org.infinispan.marshall.persistence.PersistenceMarshaller;
 import org.infinispan.persistence.spi.InitializationContext;
 import org.infinispan.persistence.spi.MarshallableEntry;
@@ -18,6 +21,8 @@ import org.infinispan.persistence.spi.NonBlockingStore;
 import org.infinispan.persistence.spi.PersistenceException;
 import org.infinispan.util.concurrent.BlockingManager;
 import org.reactivestreams.Publisher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,6 +52,7 @@ import java.util.function.Predicate;
  */
 @ConfiguredBy(VarveStoreConfiguration.class)
 public class VarveStore<K, V> implements NonBlockingStore<K, V> {
+    private static final Logger LOG = LoggerFactory.getLogger(VarveStore.class);
     private VarveStoreConfiguration configuration;
     private BlockingManager blocking;
     private PersistenceMarshaller marshaller;
@@ -64,6 +70,7 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
         entryFactory = ctx.getMarshallableEntryFactory();
         timeService = ctx.getTimeService();
         segmentCount = ctx.getCache().getCacheConfiguration().clustering().hash().numSegments();
+        warnIfMergesRemove(ctx.getCache().getName(), ctx.getCache().getCacheConfiguration().clustering());
         String base = configuration.location() != null ? configuration.location() : ctx.getGlobalConfiguration().globalState().persistentLocation();
         directory = Path.of(base).resolve(ctx.getCache().getName());
         return blocking.runBlocking(() -> {
@@ -74,6 +81,19 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
                         + ": " + e.getMessage(), e);
             }
         }, "varve-open");
+    }
+
+    /**
+     * A merge policy that takes the preferred partition's entry even when it has none removes, on every node, a key
+     * only the other side holds: after a split, or after a restart that formed the cluster in pieces (a node that
+     * found no peers in time starts alone and merges later), that deletes acknowledged writes from the stores.
+     */
+    private static void warnIfMergesRemove(String cacheName, ClusteringConfiguration clustering) {
+        EntryMergePolicy<?, ?> policy = clustering.partitionHandling().mergePolicy();
+        if (clustering.cacheMode().isClustered() && (policy == MergePolicy.PREFERRED_ALWAYS || policy == MergePolicy.REMOVE_ALL)) {
+            LOG.warn("cache {}: partition handling's merge policy {} removes from the Varve stores every key that only the non-preferred side "
+                    + "of a merge holds (after a split, or a restart that formed the cluster in pieces); PREFERRED_NON_NULL keeps them", cacheName, policy);
+        }
     }
 
     @Override

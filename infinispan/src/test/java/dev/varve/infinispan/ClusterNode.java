@@ -4,7 +4,6 @@ import io.reactivex.rxjava3.core.Flowable;
 import org.infinispan.AdvancedCache;
 import org.infinispan.Cache;
 import org.infinispan.commons.util.IntSets;
-import org.infinispan.conflict.ConflictManagerFactory;
 import org.infinispan.conflict.MergePolicy;
 import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
@@ -38,7 +37,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Commands: {@code put FROM TO TAG}, {@code check FROM TO TAG} (how many {@code k<i>} read {@code TAG-i}),
  * {@code putttl FROM TO MILLIS}, {@code stream FROM ACKFILE} (put {@code s<i>} one by one, recording each
  * acknowledged index), {@code checkstream FROM TO}, {@code topology}, {@code local} (what this node's store holds,
- * and how much of it this node does not own), {@code localentries FILE} (the entries this node's store holds, "key TAB value" a line), {@code purge}, {@code resolve} (conflict resolution, PREFERRED_NON_NULL),
+ * and how much of it this node does not own), {@code localentries FILE} (the entries this node's store holds, "key TAB value" a line), {@code purge}, {@code resolve} ({@link ClusterRecovery#resolveOnEveryNode}: answers each round's conflicts left per node),
  * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code snapshot LABEL} (on every node,
  * through {@link CacheHistory}), {@code asof LABEL ACKED_BEFORE ACKED_AFTER},
  * {@code exit}.
@@ -60,6 +59,8 @@ public final class ClusterNode {
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.clustering().cacheMode(CacheMode.DIST_SYNC).hash().numOwners(2).numSegments(SEGMENTS);
         cb.clustering().stateTransfer().timeout(120, TimeUnit.SECONDS);
+        // a node that finds no peer in time starts alone and merges later: the merge must not remove what only it holds
+        cb.clustering().partitionHandling().mergePolicy(MergePolicy.PREFERRED_NON_NULL);
         if (sifs) {
             cb.persistence().addSoftIndexFileStore().dataLocation(dir.resolve("data").toString()).indexLocation(dir.resolve("index").toString());
         } else {
@@ -147,8 +148,7 @@ public final class ClusterNode {
             case "asof":
                 return asOf(a[1], Long.parseLong(a[2]), Long.parseLong(a[3]));
             case "resolve":
-                resolveConflicts();
-                return "resolved";
+                return ClusterRecovery.resolveOnEveryNode(manager, CACHE).conflictsLeftByRound().toString();
             case "shutdown":
                 cache.shutdown();
                 return "down";
@@ -239,11 +239,5 @@ public final class ClusterNode {
         StringBuilder sb = new StringBuilder("raw=").append(raw).append(' ');
         for (char p : new char[]{'k', 's', 't'}) sb.append(p).append('=').append(byPrefix.getOrDefault(p, new AtomicLong()).get()).append(' ');
         return sb.append("notOwned=").append(notOwned.get()).toString();
-    }
-
-    /** Infinispan's {@link MergePolicy} constants are raw {@code EntryMergePolicy}s: the call cannot be checked. */
-    @SuppressWarnings("unchecked")
-    private void resolveConflicts() {
-        ConflictManagerFactory.get(cache).resolveConflicts(MergePolicy.PREFERRED_NON_NULL);
     }
 }
