@@ -16,7 +16,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@link CacheHistory} on one node with a local cache: labels, the state as of a label, restarts and bad input. */
+/**
+ * {@link CacheHistory} on one node with a local cache: labels, the state as of a label, restarts and bad input (and
+ * {@link ClusterRecovery}'s, which has nothing to do without a cluster).
+ */
 @Timeout(120)
 class CacheHistoryLocalTest {
     @TempDir
@@ -65,6 +68,9 @@ class CacheHistoryLocalTest {
             assertMessage(IllegalArgumentException.class, "no cache named", () -> CacheHistory.declare(m, "missing", "x"));
             assertMessage(IllegalArgumentException.class, "label is null", () -> CacheHistory.declare(m, "c", null));
             assertMessage(IllegalArgumentException.class, "label is null or empty", () -> CacheHistory.readAsOf(m, "c", ""));
+            assertMessage(IllegalArgumentException.class, "not clustered", () -> ClusterRecovery.resolveOnEveryNode(m, "c"));
+            assertMessage(IllegalArgumentException.class, "no cache named", () -> ClusterRecovery.resolveOnEveryNode(m, "missing"));
+            assertMessage(IllegalArgumentException.class, "cache manager is null", () -> ClusterRecovery.resolveOnEveryNode(null, "c"));
         }
     }
 

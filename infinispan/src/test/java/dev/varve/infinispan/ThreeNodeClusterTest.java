@@ -187,7 +187,7 @@ class ThreeNodeClusterTest {
             // cache's topology only during a clean cluster-wide shutdown (Cache.shutdown()) and deletes it once a restored
             // cluster is stable, so after kill -9 of all nodes it builds a new consistent hash, which may make a node
             // without a copy a key's owner. ClusterRecovery gives each key its surviving value on all its owners.
-            System.out.println("full crash: conflicts left after each node's resolution, by round: " + nodes[0].ask("resolve", 1200));
+            System.out.println("full crash: conflicts each node resolved, by round: " + nodes[0].ask("resolve", 1200));
             Map<String, Set<String>> stored = NodeProcess.storedEntries(live(), tmp);
             for (int j = 0; j < keys; j++) {
                 String value = (j < 1000 ? "v2-" : "v1-") + j;
