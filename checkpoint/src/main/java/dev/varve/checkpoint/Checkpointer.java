@@ -71,7 +71,7 @@ public final class Checkpointer implements AutoCloseable {
 
     /**
      * A checkpointer for {@code memory}. Writers must hold {@code checkpointLock}'s read lock for the whole
-     * append-and-apply of one operation. {@code unusedRange} tells SKIP_GARBAGE the unused middle of a page.
+     * append-and-apply of one operation. {@code unusedRange} tells SKIP_GARBAGE and the physical page log the unused middle of a page.
      */
     public Checkpointer(VarveConfig config, PageMemory memory, Wal wal, CheckpointMarkers markers,
                         ReentrantReadWriteLock checkpointLock, ToLongFunction<Page> unusedRange) {
@@ -93,7 +93,7 @@ public final class Checkpointer implements AutoCloseable {
         this.codec = PageCodec.of(config.recoveryCompression());
         this.throttle = new Throttle(memory);
         this.pool = new CheckpointPool(config.checkpointThreads(), agents.parallel());
-        this.physicalLog = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL ? new PhysicalPageLog(wal, memory.pageSize()) : null;
+        this.physicalLog = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL ? new PhysicalPageLog(wal, memory.pageSize(), unusedRange) : null;
         if (physicalLog != null) memory.addWriteHook(physicalLog);
         this.trigger = new CheckpointTrigger(this, config, memory);
         memory.onPressure(() -> trigger.wake("memory pressure"));

@@ -48,17 +48,8 @@ enum PageCodec {
             case DISABLED:
                 out.put(0, page, base, pageSize);
                 return pageSize;
-            case SKIP_GARBAGE: {
-                long r = unusedRange.applyAsLong(image);
-                int start = (int) (r >>> 32);
-                int end = (int) r;
-                if (start < 0 || end > pageSize || start >= end) start = end = pageSize;
-                ByteBuffer o = out.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-                o.putInt(0, start).putInt(4, end);
-                out.put(8, page, base, start);
-                out.put(8 + start, page, base + end, pageSize - end);
-                return 8 + start + (pageSize - end);
-            }
+            case SKIP_GARBAGE:
+                return encodeSkipGarbage(image, unusedRange.applyAsLong(image), out, 0);
             default:
                 try {
                     ByteBuffer in = page.duplicate();
@@ -70,6 +61,23 @@ enum PageCodec {
                     throw new UncheckedIOException("snappy compression failed", e);
                 }
         }
+    }
+
+    /**
+     * The {@code SKIP_GARBAGE} encoding of {@code image}, whose unused middle is {@code range} ({@code start<<32|end};
+     * empty when start &gt;= end), written at index {@code at} of {@code out}; returns the encoded length. Also the
+     * body of the WAL's {@code PAGE_IMAGE_SKIP_GARBAGE} record.
+     */
+    static int encodeSkipGarbage(Page image, long range, ByteBuffer out, int at) {
+        int pageSize = image.size();
+        int start = (int) (range >>> 32);
+        int end = (int) range;
+        if (start < 0 || end > pageSize || start >= end) start = end = pageSize;
+        ByteBuffer o = out.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        o.putInt(at, start).putInt(at + 4, end);
+        out.put(at + 8, image.buffer(), image.base(), start);
+        out.put(at + 8 + start, image.buffer(), image.base() + end, pageSize - end);
+        return 8 + start + (pageSize - end);
     }
 
     /** Decodes {@code length} bytes at position 0 of direct {@code in} into a page image at [0, pageSize) of {@code page}. */

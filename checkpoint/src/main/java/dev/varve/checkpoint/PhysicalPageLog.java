@@ -2,16 +2,21 @@ package dev.varve.checkpoint;
 
 import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageWriteHook;
+import dev.varve.core.page.Page;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.wal.Wal;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.function.ToLongFunction;
 
 /**
  * {@code WAL_PHYSICAL} mode's torn-page protection: the first change of a page after a checkpoint mark logs the
  * page's full image; later changes log the byte ranges they changed (found by comparing with a copy taken before
- * the change). Like PostgreSQL's {@code full_page_writes}.
+ * the change). Like PostgreSQL's {@code full_page_writes}, and like its images an image leaves out the page's unused
+ * middle (PostgreSQL's "hole"). A change that moves cells (a split, a compaction) is logged as a {@link PageRebuild}
+ * when that is smaller: copies from the page's own state before it, or for a split's new page from the full page's;
+ * else as the image when that is smaller than the ranges. Replay gets the same page from any of them.
  *
  * <p>The generation moves on at each mark, under the checkpoint write lock; writers read it under the read lock,
  * which orders the two. Each writer thread keeps a few before-image buffers, one per page it holds write-latched
@@ -19,15 +24,20 @@ import java.nio.ByteOrder;
  */
 final class PhysicalPageLog implements PageWriteHook {
     private static final int MAX_HELD = 16;
+    /** Deltas up to this size are an insert's or a remove's: no cells moved, so a rebuild is not tried. */
+    private static final int REBUILD_ABOVE = 512;
     private final Wal wal;
     private final int pageSize;
+    private final ToLongFunction<Page> unusedRange;
     private final ThreadLocal<Scratch> scratch;
     private volatile boolean enabled;
     private long generation;
 
-    PhysicalPageLog(Wal wal, int pageSize) {
+    /** A log into {@code wal}; {@code unusedRange} gives a page's unused middle, as {@code PageLayout.unusedRange}. */
+    PhysicalPageLog(Wal wal, int pageSize, ToLongFunction<Page> unusedRange) {
         this.wal = wal;
         this.pageSize = pageSize;
+        this.unusedRange = unusedRange;
         this.scratch = ThreadLocal.withInitial(() -> new Scratch(pageSize));
     }
 
@@ -50,6 +60,7 @@ final class PhysicalPageLog implements PageWriteHook {
         if (!enabled) return;
         Scratch s = scratch.get();
         int i = s.open(page);
+        s.fresh[i] = fresh;
         if (fresh || page.physicalImageGeneration() != generation) {
             s.fullImage[i] = true;
         } else {
@@ -65,16 +76,43 @@ final class PhysicalPageLog implements PageWriteHook {
         int i = s.find(page);
         if (i < 0) return; // latched before logging was enabled
         try {
+            long unused = unusedRange.applyAsLong(page);
+            int imageBytes = PhysicalRecords.imageBytes(page, unused);
             if (s.fullImage[i]) {
-                wal.append(RecordTypes.PAGE_IMAGE, PhysicalRecords.encodeImage(page, s.out));
+                ByteBuffer rebuilt = s.fresh[i] ? rebuildFromOthers(s, i, page, imageBytes) : null;
+                if (rebuilt != null) wal.append(RecordTypes.PAGE_REBUILD, rebuilt);
+                else wal.append(PhysicalRecords.imageType(unused), PhysicalRecords.encodeImage(page, unused, s.out));
                 page.physicalImageGeneration(generation);
-            } else {
-                ByteBuffer delta = PhysicalRecords.encodeDelta(page, s.before[i], s.out);
-                if (delta != null) wal.append(RecordTypes.PAGE_DELTA, delta);
+                return;
             }
+            ByteBuffer delta = PhysicalRecords.encodeDelta(page, s.before[i], s.out);
+            if (delta == null) return;
+            int bytes = delta.remaining();
+            ByteBuffer rebuilt = bytes > REBUILD_ABOVE
+                    ? s.rebuild.encode(page, s.before[i], page.pageId(), s.before[i], s.alt, Math.min(bytes, imageBytes) - 1) : null;
+            if (rebuilt != null) wal.append(RecordTypes.PAGE_REBUILD, rebuilt);
+            else if (bytes <= imageBytes) wal.append(RecordTypes.PAGE_DELTA, delta);
+            else wal.append(PhysicalRecords.imageType(unused), PhysicalRecords.encodeImage(page, unused, s.out));
         } finally {
             s.close(i);
         }
+    }
+
+    /**
+     * The smallest rebuild of the fresh page {@code i} from another page of its type that the thread holds and whose
+     * state replay knows (logged since the mark, so not about to be imaged), if smaller than {@code limit}; else
+     * null. Only a page of the same type can have given it its cells (a split); an overflow page written under a
+     * held leaf is not tried.
+     */
+    private static ByteBuffer rebuildFromOthers(Scratch s, int i, Frame page, int limit) {
+        ByteBuffer best = null;
+        for (int j = 0; j < MAX_HELD; j++) {
+            if (j == i || s.held[j] == null || s.fullImage[j] || s.held[j].type() != page.type()) continue;
+            ByteBuffer out = best == s.out ? s.alt : s.out;
+            ByteBuffer r = s.rebuild.encode(page, null, s.held[j].pageId(), s.before[j], out, best == null ? limit - 1 : best.remaining() - 1);
+            if (r != null) best = r;
+        }
+        return best;
     }
 
     /** Per-thread before-images of the pages the thread holds write-latched. */
@@ -82,12 +120,18 @@ final class PhysicalPageLog implements PageWriteHook {
         final Frame[] held = new Frame[MAX_HELD];
         final ByteBuffer[] before = new ByteBuffer[MAX_HELD];
         final boolean[] fullImage = new boolean[MAX_HELD];
+        final boolean[] fresh = new boolean[MAX_HELD];
+        /** Two record buffers, so that two encodings of one change can be compared. */
         final ByteBuffer out;
+        final ByteBuffer alt;
+        final PageRebuild rebuild;
         final int pageSize;
 
         Scratch(int pageSize) {
             this.pageSize = pageSize;
             this.out = ByteBuffer.allocateDirect(pageSize * 2 + 64).order(ByteOrder.LITTLE_ENDIAN);
+            this.alt = ByteBuffer.allocateDirect(pageSize * 2 + 64).order(ByteOrder.LITTLE_ENDIAN);
+            this.rebuild = new PageRebuild(pageSize);
         }
 
         int open(Frame f) {

@@ -11,32 +11,66 @@ import java.nio.ByteOrder;
  * Payloads of the physical WAL records of {@code WAL_PHYSICAL} mode, and their replay.
  *
  * <pre>
- * PAGE_IMAGE:  pageId (8) | page image (pageSize)
- * PAGE_DELTA:  pageId (8) | ranges (2) | ranges x [ offset (2) | length (2) | bytes (length) ]
+ * PAGE_IMAGE:              pageId (8) | page image (pageSize)
+ * PAGE_IMAGE_SKIP_GARBAGE: pageId (8) | start (4) | end (4) | image bytes [0, start) | image bytes [end, pageSize)
+ * PAGE_DELTA:              pageId (8) | ranges (2) | ranges x [ offset (2) | length (2) | bytes (length) ]
+ * PAGE_REBUILD:            see {@link PageRebuild}
  * </pre>
- * A page's first record after a checkpoint mark is always an image, so replay from a mark never needs the page's
- * (possibly torn) on-disk contents.
+ * {@code PAGE_IMAGE_SKIP_GARBAGE} leaves out the page's unused middle [start, end) (the gap between a slotted page's
+ * slot array and its cells, an overflow page's tail...), which the page layout keeps zero: replay restores it as
+ * zeros, so the page comes back byte for byte and its checksum, computed over the whole page when it is written
+ * to its file, is the same. Its body is {@link PageCodec#SKIP_GARBAGE}'s encoding. A page's first record after a
+ * checkpoint mark is always an image (or, for a page just allocated, a rebuild from a page replay already knows), so
+ * replay from a mark never needs the page's (possibly torn) on-disk contents.
  */
 public final class PhysicalRecords {
+    /** pageId, then SKIP_GARBAGE's start and end. */
+    private static final int SKIP_GARBAGE_HEADER = Long.BYTES + 8;
+
     private PhysicalRecords() {
     }
 
     /** True for the record types this class replays. */
     public static boolean isPhysical(int type) {
-        return type == RecordTypes.PAGE_IMAGE || type == RecordTypes.PAGE_DELTA;
+        return isImage(type) || type == RecordTypes.PAGE_DELTA || type == RecordTypes.PAGE_REBUILD;
     }
 
-    /** Re-applies a physical record to {@code pages} (binary restore). */
+    /** True for the record types that restore a whole page. */
+    public static boolean isImage(int type) {
+        return type == RecordTypes.PAGE_IMAGE || type == RecordTypes.PAGE_IMAGE_SKIP_GARBAGE;
+    }
+
+    /**
+     * Re-applies a physical record to {@code pages} (binary restore).
+     *
+     * @throws IllegalStateException if the record's ranges do not fit the page
+     */
     public static void apply(int type, ByteBuffer payload, PageAccess pages) {
         ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         long pageId = b.getLong();
-        if (type == RecordTypes.PAGE_IMAGE) {
-            Page p = pages.acquireNew(pageId);
+        if (isImage(type)) {
+            Page p = pages.acquireNew(pageId); // zeroed: a left-out middle comes back as zeros
             try {
-                p.putBytes(0, b, b.position(), p.size());
+                int size = p.size();
+                if (type == RecordTypes.PAGE_IMAGE) {
+                    if (b.remaining() != size) throw new IllegalStateException("page image of " + b.remaining() + " bytes for a page of " + size);
+                    p.putBytes(0, b, b.position(), size);
+                    return;
+                }
+                int start = b.getInt();
+                int end = b.getInt();
+                if (start < 0 || start > end || end > size || b.remaining() != start + (size - end))
+                    throw new IllegalStateException("page image without [" + start + ", " + end + ") does not fit its " + b.remaining()
+                            + " bytes and a page of " + size);
+                p.putBytes(0, b, b.position(), start);
+                p.putBytes(end, b, b.position() + start, size - end);
             } finally {
                 pages.releaseWrite(p);
             }
+            return;
+        }
+        if (type == RecordTypes.PAGE_REBUILD) {
+            PageRebuild.apply(pageId, b, pages);
             return;
         }
         Page p = pages.acquireWrite(pageId);
@@ -54,18 +88,44 @@ public final class PhysicalRecords {
         }
     }
 
-    /** Encodes an image record of {@code page} into {@code out} (cleared); returns it flipped. */
-    static ByteBuffer encodeImage(Page page, ByteBuffer out) {
+    /** The record type {@link #encodeImage} writes for a page whose unused middle is {@code unusedRange}. */
+    static int imageType(long unusedRange) {
+        return unusedRange == 0 ? RecordTypes.PAGE_IMAGE : RecordTypes.PAGE_IMAGE_SKIP_GARBAGE;
+    }
+
+    /** The payload bytes of {@code page}'s image record, {@code unusedRange} left out. */
+    static int imageBytes(Page page, long unusedRange) {
+        int unused = (int) unusedRange - (int) (unusedRange >>> 32);
+        return unusedRange == 0 ? Long.BYTES + page.size() : SKIP_GARBAGE_HEADER + page.size() - unused;
+    }
+
+    /**
+     * Encodes an image record of {@code page} into {@code out} (cleared), leaving out {@code unusedRange}
+     * ({@code start<<32|end} as {@code PageLayout.unusedRange} gives it, 0 for none; its bytes must be zero); returns
+     * it flipped. Its type is {@link #imageType}.
+     */
+    static ByteBuffer encodeImage(Page page, long unusedRange, ByteBuffer out) {
         out.clear();
         out.putLong(page.getLong(0));
-        page.copyTo(out, out.position());
-        out.position(out.position() + page.size());
+        if (unusedRange == 0) {
+            page.copyTo(out, out.position());
+            out.position(out.position() + page.size());
+        } else {
+            assert isZero(page, (int) (unusedRange >>> 32), (int) unusedRange) : "unused range of page " + page.pageId() + " holds data";
+            out.position(out.position() + PageCodec.encodeSkipGarbage(page, unusedRange, out, out.position()));
+        }
         return out.flip();
+    }
+
+    private static boolean isZero(Page page, int from, int to) {
+        for (int i = from; i < to; i++) if (page.getByte(i) != 0) return false;
+        return true;
     }
 
     /**
      * Encodes the ranges where {@code page} differs from {@code before} (its image before the change) into
-     * {@code out}; returns it flipped, or null when nothing changed. Ranges closer than 16 bytes are merged.
+     * {@code out}; returns it flipped, or null when nothing changed. Ranges closer than 16 bytes are merged; each
+     * starts and ends at a changed byte.
      */
     static ByteBuffer encodeDelta(Page page, ByteBuffer before, ByteBuffer out) {
         out.clear();
@@ -92,11 +152,14 @@ public final class PhysicalRecords {
                     gap += 8;
                 }
             }
+            i = end;
+            // the first and last words differ somewhere inside: leave out their equal bytes
+            while (page.getByte(start) == (old.get(start) & 0xFF)) start++;
+            while (page.getByte(end - 1) == (old.get(end - 1) & 0xFF)) end--;
             out.putShort((short) start).putShort((short) (end - start));
             out.put(out.position(), cur, base + start, end - start);
             out.position(out.position() + end - start);
             ranges++;
-            i = end;
         }
         if (ranges == 0) return null;
         out.putShort(8, (short) ranges);

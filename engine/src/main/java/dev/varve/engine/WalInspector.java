@@ -126,9 +126,17 @@ public final class WalInspector {
                 return new Record(r.lsn(), "RANK", bytes, List.of(), "snapshot " + s.id() + " raised to rank " + s.rank());
             }
             case RecordTypes.PAGE_IMAGE:
-                return new Record(r.lsn(), "PAGE_IMAGE", bytes, List.of(), "");
+                return new Record(r.lsn(), "PAGE_IMAGE", bytes, List.of(), "page " + PageId.toString(r.payload().getLong(0)));
+            case RecordTypes.PAGE_IMAGE_SKIP_GARBAGE:
+                return new Record(r.lsn(), "PAGE_IMAGE_SKIP_GARBAGE", bytes, List.of(), "page " + PageId.toString(r.payload().getLong(0))
+                        + " without [" + r.payload().getInt(8) + ", " + r.payload().getInt(12) + ")");
             case RecordTypes.PAGE_DELTA:
-                return new Record(r.lsn(), "PAGE_DELTA", bytes, List.of(), "");
+                return new Record(r.lsn(), "PAGE_DELTA", bytes, List.of(), "page " + PageId.toString(r.payload().getLong(0))
+                        + ", " + (r.payload().getShort(8) & 0xFFFF) + " ranges");
+            case RecordTypes.PAGE_REBUILD:
+                return new Record(r.lsn(), "PAGE_REBUILD", bytes, List.of(), "page " + PageId.toString(r.payload().getLong(0))
+                        + (r.payload().get(16) != 0 ? " (new)" : "") + " from page " + PageId.toString(r.payload().getLong(8))
+                        + ", " + (r.payload().getShort(17) & 0xFFFF) + " ops");
             case RecordTypes.CHECKPOINT_STARTED:
                 return new Record(r.lsn(), "CHECKPOINT_STARTED", bytes, List.of(), "checkpoint " + r.payload().getLong(0));
             default:

@@ -96,15 +96,16 @@ public final class Recovery {
     }
 
     private int restoreFromWal(CheckpointMarker start) {
-        int pages = 0;
+        // a page may have several images (a split logs one mid-way), so the pages are counted by id
+        Set<Long> pages = new HashSet<>();
         try (WalReader r = wal.read(start.prevMarkLsn())) {
             while (r.next() && r.lsn() < start.markLsn()) {
                 if (!PhysicalRecords.isPhysical(r.type())) continue;
                 PhysicalRecords.apply(r.type(), r.payload(), memory);
-                if (r.type() == RecordTypes.PAGE_IMAGE) pages++;
+                if (PhysicalRecords.isImage(r.type())) pages.add(r.payload().getLong(0));
             }
         }
-        return pages;
+        return pages.size();
     }
 
     private long replay(long from, LogicalReplay replay) {

@@ -15,7 +15,10 @@ public final class RecordTypes {
     public static final int SNAPSHOT = 4;
     /** A snapshot's rank raised after its declaration (lazy ranking; logical). */
     public static final int RANK = 5;
-    /** Full image of a page at its first change after a checkpoint mark (physical, WAL_PHYSICAL mode). */
+    /**
+     * Full image of a page at its first change after a checkpoint mark (physical, WAL_PHYSICAL mode); written for
+     * pages whose layout has no unused middle, else {@link #PAGE_IMAGE_SKIP_GARBAGE}.
+     */
     public static final int PAGE_IMAGE = 10;
     /** Byte ranges of a page changed by one write (physical, WAL_PHYSICAL mode). */
     public static final int PAGE_DELTA = 11;
@@ -25,6 +28,16 @@ public final class RecordTypes {
      * saying so — the witness that tells a lost start marker from a crash before it was written.
      */
     public static final int CHECKPOINT_STARTED = 12;
+    /**
+     * A page image like {@link #PAGE_IMAGE} without the page's unused middle (zero by the page layout's rule; restored
+     * as zeros), also written instead of a {@link #PAGE_DELTA} that would be larger (physical, WAL_PHYSICAL mode).
+     */
+    public static final int PAGE_IMAGE_SKIP_GARBAGE = 13;
+    /**
+     * A page's new contents as copies from its own or another changed page's state before the change, zero runs and
+     * literal bytes: what a split or a compaction writes (physical, WAL_PHYSICAL mode).
+     */
+    public static final int PAGE_REBUILD = 14;
 
     private RecordTypes() {
     }

@@ -1,0 +1,190 @@
+package dev.varve.checkpoint;
+
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+
+/**
+ * The {@code PAGE_REBUILD} record: a page's new contents told as copies of byte ranges of a source page as it was
+ * before the change, zero runs and literal bytes. A B+tree split moves about half a page of cells to a new page
+ * and repacks the rest: as a delta or an image that is two half pages of bytes the WAL already holds, as copies a
+ * few bytes per cell.
+ *
+ * <pre>
+ * PAGE_REBUILD: pageId (8) | sourceId (8) | fresh (1) | ops (2) | ops x [ offset (2) | length (2) | from (2) | bytes ]
+ *   from:  an offset in the source page: copy [from, from + length) there to [offset, offset + length);
+ *          ZEROS (0xFFFE): zero [offset, offset + length); LITERAL (0xFFFF): {@code length} bytes follow.
+ *   fresh: 1: the ops apply to a zeroed page (one just allocated); 0: to the page as it was.
+ * </pre>
+ * The source is the page itself before this change ({@code sourceId = pageId}, never with {@code fresh}), or another
+ * page changed by the same operation (a split's full page, for its new right sibling) as it was before: its own record
+ * of that change comes later in the WAL, so replay holds it in that state here. The writer takes as a source only a
+ * page whose state replay knows: one already logged since the checkpoint mark (a page's first record after a mark
+ * is an image). Bytes the record does not name stay as they were (fresh: zero).
+ *
+ * <p>Not thread-safe: each writer thread keeps its own encoder (the hash table is scratch space).
+ */
+final class PageRebuild {
+    static final int ZEROS = 0xFFFE;
+    static final int LITERAL = 0xFFFF;
+    /** pageId, sourceId, fresh, op count. */
+    static final int HEADER = 8 + 8 + 1 + 2;
+    private static final int OP = 6;
+    /** Shorter copies or zero runs cost more as ops than their bytes do as part of a literal. */
+    private static final int MIN_RUN = 12;
+    /** Unchanged bytes that end a literal; fewer are cheaper to carry along than a new op. */
+    private static final int MIN_SKIP = 8;
+
+    /** Source offset + 1 of the last 8-byte sequence of each hash (0: none). */
+    private final int[] table;
+    private final int hashShift;
+
+    PageRebuild(int pageSize) {
+        int slots = Integer.highestOneBit(pageSize) * 2;
+        this.table = new int[slots];
+        this.hashShift = Long.SIZE - Integer.numberOfTrailingZeros(slots);
+    }
+
+    /**
+     * Encodes {@code page} as ops over {@code base} (its state before the change, LITTLE_ENDIAN like every buffer
+     * here; null for a fresh page, whose base is zero) with copies from {@code source} (page {@code sourceId}'s state
+     * before the change) into {@code out}; returns it flipped, or null when it would take more than {@code limit}
+     * payload bytes.
+     */
+    ByteBuffer encode(Page page, ByteBuffer base, long sourceId, ByteBuffer source, ByteBuffer out, int limit) {
+        int size = page.size();
+        index(source, size);
+        out.clear();
+        out.putLong(page.pageId()).putLong(sourceId).put((byte) (base == null ? 1 : 0)).putShort((short) 0);
+        int ops = 0;
+        int literal = -1;
+        int d = 0;
+        while (d < size) {
+            int run = unchanged(page, base, d);
+            int op = -1;
+            if (run < MIN_SKIP) {
+                op = ZEROS;
+                run = zeros(page, d);
+                if (run < MIN_RUN) {
+                    op = match(page, source, d);
+                    run = op < 0 ? 0 : common(page, d, source, op);
+                    if (run < MIN_RUN) {
+                        if (literal < 0) literal = d;
+                        d++;
+                        continue;
+                    }
+                }
+            }
+            if (literal >= 0) {
+                ops++;
+                putOp(out, literal, d - literal, LITERAL);
+                out.put(out.position(), page.buffer(), page.base() + literal, d - literal);
+                out.position(out.position() + d - literal);
+                literal = -1;
+            }
+            if (op >= 0) {
+                ops++;
+                putOp(out, d, run, op);
+            }
+            d += run;
+            if (out.position() > limit) return null;
+        }
+        if (literal >= 0) {
+            ops++;
+            putOp(out, literal, size - literal, LITERAL);
+            out.put(out.position(), page.buffer(), page.base() + literal, size - literal);
+            out.position(out.position() + size - literal);
+        }
+        if (out.position() > limit || ops == 0) return null;
+        out.putShort(HEADER - 2, (short) ops);
+        return out.flip();
+    }
+
+    private static void putOp(ByteBuffer out, int offset, int length, int from) {
+        out.putShort((short) offset).putShort((short) length).putShort((short) from);
+    }
+
+    private void index(ByteBuffer source, int size) {
+        Arrays.fill(table, 0);
+        for (int s = 0; s + Long.BYTES <= size; s++) table[hash(source.getLong(s))] = s + 1;
+    }
+
+    private int hash(long word) {
+        return (int) ((word * 0x9E3779B97F4A7C15L) >>> hashShift);
+    }
+
+    /** Bytes from {@code d} that equal {@code base} (zero for a fresh page): already right after replay. */
+    private static int unchanged(Page page, ByteBuffer base, int d) {
+        int n = 0;
+        if (base == null) return zeros(page, d);
+        while (d + n < page.size() && page.getByte(d + n) == (base.get(d + n) & 0xFF)) n++;
+        return n;
+    }
+
+    private static int zeros(Page page, int d) {
+        int n = 0;
+        while (d + n < page.size() && page.getByte(d + n) == 0) n++;
+        return n;
+    }
+
+    /** A source offset whose 8 bytes equal the page's at {@code d}, or -1. */
+    private int match(Page page, ByteBuffer source, int d) {
+        if (d + Long.BYTES > page.size()) return -1;
+        long word = page.getLong(d);
+        int s = table[hash(word)] - 1;
+        return s >= 0 && source.getLong(s) == word ? s : -1;
+    }
+
+    /** Length of the common run of the page from {@code d} and the source from {@code s}. */
+    private static int common(Page page, int d, ByteBuffer source, int s) {
+        int n = 0;
+        int size = page.size();
+        while (d + n < size && s + n < size && page.getByte(d + n) == (source.get(s + n) & 0xFF)) n++;
+        return n;
+    }
+
+    /**
+     * Replays a {@code PAGE_REBUILD} record whose pageId was read from {@code b}.
+     *
+     * @throws IllegalStateException if an op does not fit the page, or a fresh page names itself as its source
+     */
+    static void apply(long pageId, ByteBuffer b, PageAccess pages) {
+        long sourceId = b.getLong();
+        boolean fresh = b.get() != 0;
+        int ops = b.getShort() & 0xFFFF;
+        int size = pages.pageSize();
+        if (fresh && sourceId == pageId) throw new IllegalStateException("page rebuild of fresh page " + pageId + " copies from itself");
+        byte[] source = new byte[size];
+        if (sourceId != pageId) {
+            Page s = pages.acquireRead(sourceId);
+            try {
+                s.getBytes(0, source, 0, size);
+            } finally {
+                pages.releaseRead(s);
+            }
+        }
+        Page p = fresh ? pages.acquireNew(pageId) : pages.acquireWrite(pageId);
+        try {
+            if (sourceId == pageId) p.getBytes(0, source, 0, size); // the ops overwrite what they copy
+            for (int i = 0; i < ops; i++) {
+                int offset = b.getShort() & 0xFFFF;
+                int length = b.getShort() & 0xFFFF;
+                int from = b.getShort() & 0xFFFF;
+                if (offset + length > size || (from < ZEROS && from + length > size))
+                    throw new IllegalStateException("page rebuild op [" + offset + ", " + (offset + length) + ") from " + from + " outside the page");
+                if (from == LITERAL) {
+                    p.putBytes(offset, b, b.position(), length);
+                    b.position(b.position() + length);
+                } else if (from == ZEROS) {
+                    p.zero(offset, length);
+                } else {
+                    p.putBytes(offset, source, from, length);
+                }
+            }
+        } finally {
+            pages.releaseWrite(p);
+        }
+    }
+}
