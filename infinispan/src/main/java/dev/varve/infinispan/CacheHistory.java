@@ -46,7 +46,7 @@ public final class CacheHistory {
 
     /**
      * The serialization context of the tasks {@link #declare}, {@link #readAsOf} and
-     * {@link ClusterRecovery#resolveOnEveryNode} send to the nodes. Add it to every node's global configuration:
+     * {@link ClusterRecovery#resolveAll} send to the nodes. Add it to every node's global configuration:
      * {@code global.serialization().addContextInitializer(CacheHistory.serializationContext())}.
      */
     public static SerializationContextInitializer serializationContext() {

@@ -41,8 +41,8 @@ import java.util.stream.Stream;
  *   <li>Each node writes in batches, one at a time, and a failed write fails the call. Infinispan's
  *       {@code resolveConflicts} fires a write per conflict all at once and only logs those that fail
  *       ({@code ISPN000466}); after a full crash there are thousands, and under load they time out or are refused.</li>
- *   <li>It runs on each node in turn, round after round, until every node in a row has found no conflict: the first
- *       node's run resolves everything, the others confirm it.</li>
+ *   <li>It runs on one node after the other until a run finds no conflict: the first run resolves everything it
+ *       sees, which is every copy on every owner, and the next one confirms it from another node.</li>
  * </ul>
  *
  * <p>Run it once the cluster is stable (no rebalance in progress) and before the application writes again: a key
@@ -53,8 +53,8 @@ import java.util.stream.Stream;
 public final class ClusterRecovery {
     private static final long TIMEOUT_SECONDS = 600;
     /**
-     * Rounds before giving up: the first node's run fixes every conflict and the next ones find none; more are needed
-     * only if the application wrote meanwhile.
+     * Rounds before giving up: the first run fixes every conflict and the second finds none; more are needed only if
+     * the application wrote meanwhile.
      */
     static final int MAX_ROUNDS = 5;
 
@@ -62,8 +62,8 @@ public final class ClusterRecovery {
     }
 
     /**
-     * What {@link #resolveOnEveryNode} did: for each round, how many conflicts each node found and resolved, in the
-     * order the nodes ran. It stops once every node in a row has found none, which may cut the last round short.
+     * What {@link #resolveAll} did: for each round, how many conflicts each node found and resolved, in the
+     * order the nodes ran. It stops at the first run that found none, which usually cuts the first round short.
      */
     public record Report(List<Map<Address, Long>> resolvedByRound) {
         public Report {
@@ -82,32 +82,29 @@ public final class ClusterRecovery {
     }
 
     /**
-     * Resolves the conflicts of cache {@code cacheName} on every member of the cluster, one node after the other,
-     * round after round, until every node in a row has found no conflict.
+     * Resolves the conflicts of cache {@code cacheName} on the members of the cluster, one node after the other,
+     * until a run finds no conflict.
      *
      * @throws IllegalArgumentException if the manager or the cache is missing, or the manager is not clustered
      * @throws IllegalStateException naming the node where a resolution failed (for example, a rebalance is in
      *         progress, or a write timed out), or with each round's counts if rounds still find conflicts after
      *         {@value #MAX_ROUNDS} rounds
      */
-    public static Report resolveOnEveryNode(EmbeddedCacheManager manager, String cacheName) {
+    public static Report resolveAll(EmbeddedCacheManager manager, String cacheName) {
         if (manager == null) throw new IllegalArgumentException("cache manager is null");
         if (cacheName == null || manager.getCacheConfiguration(cacheName) == null) throw new IllegalArgumentException("no cache named " + cacheName);
         if (manager.getMembers() == null) throw new IllegalArgumentException("cache manager " + manager + " is not clustered: there is nothing to resolve");
         List<Map<Address, Long>> rounds = new ArrayList<>();
-        List<Address> members = manager.getMembers();
-        int quiet = 0; // runs in a row that found no conflict: once every node has had one, the cache is consistent
         while (rounds.size() < MAX_ROUNDS) {
             Map<Address, Long> resolved = new LinkedHashMap<>();
             rounds.add(resolved);
-            for (Address node : members) {
+            for (Address node : manager.getMembers()) {
                 long n = resolveOn(manager, node, new Resolve(cacheName));
                 resolved.put(node, n);
-                quiet = n == 0 ? quiet + 1 : 0;
-                if (quiet == members.size()) return new Report(rounds);
+                if (n == 0) return new Report(rounds); // a run sees every owner's copies: none left to resolve
             }
         }
-        throw new IllegalStateException("cache " + cacheName + " still has conflicts after " + MAX_ROUNDS + " rounds of resolution on every node; "
+        throw new IllegalStateException("cache " + cacheName + " still has conflicts after " + MAX_ROUNDS + " rounds of resolution; "
                 + "conflicts each node resolved, round by round: " + rounds);
     }
 

@@ -68,9 +68,9 @@ class CacheHistoryLocalTest {
             assertMessage(IllegalArgumentException.class, "no cache named", () -> CacheHistory.declare(m, "missing", "x"));
             assertMessage(IllegalArgumentException.class, "label is null", () -> CacheHistory.declare(m, "c", null));
             assertMessage(IllegalArgumentException.class, "label is null or empty", () -> CacheHistory.readAsOf(m, "c", ""));
-            assertMessage(IllegalArgumentException.class, "not clustered", () -> ClusterRecovery.resolveOnEveryNode(m, "c"));
-            assertMessage(IllegalArgumentException.class, "no cache named", () -> ClusterRecovery.resolveOnEveryNode(m, "missing"));
-            assertMessage(IllegalArgumentException.class, "cache manager is null", () -> ClusterRecovery.resolveOnEveryNode(null, "c"));
+            assertMessage(IllegalArgumentException.class, "not clustered", () -> ClusterRecovery.resolveAll(m, "c"));
+            assertMessage(IllegalArgumentException.class, "no cache named", () -> ClusterRecovery.resolveAll(m, "missing"));
+            assertMessage(IllegalArgumentException.class, "cache manager is null", () -> ClusterRecovery.resolveAll(null, "c"));
         }
     }
 

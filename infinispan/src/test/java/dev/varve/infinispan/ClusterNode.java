@@ -37,7 +37,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Commands: {@code put FROM TO TAG}, {@code check FROM TO TAG} (how many {@code k<i>} read {@code TAG-i}),
  * {@code putttl FROM TO MILLIS}, {@code stream FROM ACKFILE} (put {@code s<i>} one by one, recording each
  * acknowledged index), {@code checkstream FROM TO}, {@code topology}, {@code local} (what this node's store holds,
- * and how much of it this node does not own), {@code localentries FILE} (the entries this node's store holds, "key TAB value" a line), {@code purge}, {@code resolve} ({@link ClusterRecovery#resolveOnEveryNode}: answers the conflicts each node resolved, by round),
+ * and how much of it this node does not own), {@code localentries FILE} (the entries this node's store holds, "key TAB value" a line), {@code purge}, {@code resolve} ({@link ClusterRecovery#resolveAll}: answers the conflicts each node resolved, by round),
  * {@code shutdown} (Infinispan's cluster-wide cache shutdown, which persists the topology), {@code snapshot LABEL} (on every node,
  * through {@link CacheHistory}), {@code asof LABEL ACKED_BEFORE ACKED_AFTER},
  * {@code exit}.
@@ -148,7 +148,7 @@ public final class ClusterNode {
             case "asof":
                 return asOf(a[1], Long.parseLong(a[2]), Long.parseLong(a[3]));
             case "resolve":
-                return ClusterRecovery.resolveOnEveryNode(manager, CACHE).resolvedByRound().toString();
+                return ClusterRecovery.resolveAll(manager, CACHE).resolvedByRound().toString();
             case "shutdown":
                 cache.shutdown();
                 return "down";

@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *   <li>after {@code kill -9} of all three, Infinispan 15.2 has no topology to restore: it writes one only during a
  *       clean cluster-wide shutdown, and deletes it once a restored cluster is stable. The nodes form a new
  *       consistent hash, in which a key's new owners may not be the nodes whose stores hold it, so a read through the
- *       cache can miss a key that is on disk. {@link ClusterRecovery#resolveOnEveryNode} brings every key back to all
+ *       cache can miss a key that is on disk. {@link ClusterRecovery#resolveAll} brings every key back to all
  *       its owners; a single conflict resolution does not, because it reads the resolving node's own copies from
  *       memory only. This restart also forms the cluster in two pieces that merge ({@link #startInTwoPieces}), as a
  *       restart under load can: no key may be lost in the merge either.
@@ -39,7 +39,12 @@ class FullClusterRestartTest {
     private final NodeProcess[] nodes = new NodeProcess[3];
     private int[] ports;
 
+    /**
+     * -Plong: with nine node starts and a merge it takes two to three minutes, which the default suite's 15-minute
+     * budget cannot hold; {@link ThreeNodeClusterTest} covers the full crash and {@link ClusterRecovery} by default.
+     */
     @Test
+    @Tag("long")
     void varveCleanShutdownNeedsNoManualStepAndAFullCrashNeedsClusterRecovery() throws Exception {
         cleanShutdownAndFullCrash("varve");
     }
