@@ -129,7 +129,9 @@ public final class ClusterRecovery {
      *
      * <p>Infinispan reads this node's copies from its memory only (the blind spot above); a key it reports as missing
      * here is looked up in this node's store before it counts as a conflict, so a run writes only real conflicts.
-     * Copies are the same when their values are {@code equals} and their lifespans and max-idle times match.
+     * Copies are the same when their values are {@code equals} and their lifespans and max-idle times match (a value
+     * class without {@code equals} makes every key held twice a conflict, and {@link #resolveAll} fails after
+     * {@value ClusterRecovery#MAX_ROUNDS} rounds saying so).
      *
      * <p>Infinispan's own {@code resolveConflicts} fires a write per conflict all at once and only logs the writes that
      * fail; here one batch of up to {@value #BATCH} is in flight at a time and a failed write fails the task. The writes wait until a
@@ -140,13 +142,16 @@ public final class ClusterRecovery {
     record Resolve(String cacheName) implements SerializableFunction<EmbeddedCacheManager, Long> {
         static final int PASS = 10_000;
         static final int BATCH = 500;
+        /** Passes in one run: 1,000,000 conflicts; a run that stops here leaves the rest to the next one. */
+        static final int MAX_PASSES = 100;
 
         @Override
         public Long apply(EmbeddedCacheManager manager) {
             AdvancedCache<Object, Object> cache = manager.getCache(cacheName).getAdvancedCache();
             VarveStore<Object, Object> store = HistoryTasks.storeOf(manager, cacheName);
             long resolved = 0;
-            for (boolean more = true; more; ) {
+            boolean more = true;
+            for (int pass = 0; more && pass < MAX_PASSES; pass++) {
                 List<Copy> chosen = new ArrayList<>();
                 more = findConflicts(cache, store, chosen);
                 write(cache.withFlags(Flag.IGNORE_RETURN_VALUES), chosen);
