@@ -84,9 +84,9 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
     }
 
     /**
-     * A merge policy that takes the preferred partition's entry even when it has none removes, on every node, a key
-     * only the other side holds: after a split, or after a restart that formed the cluster in pieces (a node that
-     * found no peers in time starts alone and merges later), that deletes acknowledged writes from the stores.
+     * PREFERRED_ALWAYS takes the preferred partition's entry even when it has none, and REMOVE_ALL removes every
+     * conflicting key: at a merge (after a split, or after a restart that formed the cluster in pieces, as a node whose
+     * join times out does) either deletes from every store a key only the other side holds.
      */
     private static void warnIfMergesRemove(String cacheName, ClusteringConfiguration clustering) {
         EntryMergePolicy<?, ?> policy = clustering.partitionHandling().mergePolicy();

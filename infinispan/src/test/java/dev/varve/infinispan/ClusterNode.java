@@ -59,7 +59,7 @@ public final class ClusterNode {
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.clustering().cacheMode(CacheMode.DIST_SYNC).hash().numOwners(2).numSegments(SEGMENTS);
         cb.clustering().stateTransfer().timeout(120, TimeUnit.SECONDS);
-        // a node that finds no peer in time starts alone and merges later: the merge must not remove what only it holds
+        // a node that finds no peer in time starts alone and merges later: resolve at the merge, never removing a value
         cb.clustering().partitionHandling().mergePolicy(MergePolicy.PREFERRED_NON_NULL);
         if (sifs) {
             cb.persistence().addSoftIndexFileStore().dataLocation(dir.resolve("data").toString()).indexLocation(dir.resolve("index").toString());

@@ -96,8 +96,7 @@ class FullClusterRestartTest {
     /**
      * Starts A and B as a cluster of two, then C knowing no peer, so it forms a cluster of its own (what a node whose
      * join times out under load does); A and B's merge protocol finds it and the three merge. The merge resolves
-     * conflicts with the cache's merge policy (PREFERRED_NON_NULL here; Infinispan's default would remove every key
-     * the preferred side lacks).
+     * conflicts with the cache's merge policy (PREFERRED_NON_NULL here), and ClusterRecovery repairs what is left.
      */
     private void startInTwoPieces(String store) throws Exception {
         for (int i = 0; i < 3; i++) {
