@@ -7,10 +7,13 @@ import org.infinispan.container.entries.NullCacheEntry;
 import org.infinispan.context.Flag;
 import org.infinispan.distribution.DistributionInfo;
 import org.infinispan.distribution.LocalizedCacheTopology;
+import org.infinispan.factories.ComponentRegistry;
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.metadata.EmbeddedMetadata;
 import org.infinispan.metadata.Metadata;
+import org.infinispan.persistence.manager.PersistenceManager;
 import org.infinispan.persistence.spi.MarshallableEntry;
+import org.infinispan.persistence.spi.NonBlockingStore;
 import org.infinispan.remoting.transport.Address;
 import org.infinispan.util.function.SerializableFunction;
 
@@ -148,7 +151,7 @@ public final class ClusterRecovery {
         @Override
         public Long apply(EmbeddedCacheManager manager) {
             AdvancedCache<Object, Object> cache = manager.getCache(cacheName).getAdvancedCache();
-            VarveStore<Object, Object> store = HistoryTasks.storeOf(manager, cacheName);
+            NonBlockingStore<Object, Object> store = storeOf(cache);
             long resolved = 0;
             boolean more = true;
             for (int pass = 0; more && pass < MAX_PASSES; pass++) {
@@ -158,6 +161,17 @@ public final class ClusterRecovery {
                 resolved += chosen.size();
             }
             return resolved;
+        }
+
+        /**
+         * The cache's persistent store on this node: a {@link VarveStore}, or any other (the recovery is the same for
+         * Infinispan's own file stores).
+         */
+        @SuppressWarnings({"unchecked", "rawtypes"}) // the persistence manager hands stores out untyped
+        private static NonBlockingStore<Object, Object> storeOf(AdvancedCache<Object, Object> cache) {
+            Set<NonBlockingStore> stores = ComponentRegistry.of(cache).getComponent(PersistenceManager.class).getStores(NonBlockingStore.class);
+            if (stores.isEmpty()) throw new IllegalArgumentException("cache " + cache.getName() + " has no persistent store: there is nothing to recover");
+            return stores.iterator().next();
         }
 
         /** One owner's copy of a key: what a resolved write puts on every owner. */
@@ -180,7 +194,7 @@ public final class ClusterRecovery {
          * more. Infinispan gives this node's copy from its memory only, so where that is missing this node's store is
          * asked: a key is a conflict only if some owner really lacks it or the copies differ.
          */
-        private static boolean findConflicts(AdvancedCache<Object, Object> cache, VarveStore<Object, Object> store, List<Copy> chosen) {
+        private static boolean findConflicts(AdvancedCache<Object, Object> cache, NonBlockingStore<Object, Object> store, List<Copy> chosen) {
             LocalizedCacheTopology topology = cache.getDistributionManager().getCacheTopology();
             Address self = topology.getLocalAddress();
             boolean more = false;
