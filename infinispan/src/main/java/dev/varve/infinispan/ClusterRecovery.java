@@ -137,8 +137,9 @@ public final class ClusterRecovery {
      * {@value ClusterRecovery#MAX_ROUNDS} rounds saying so).
      *
      * <p>Infinispan's own {@code resolveConflicts} fires a write per conflict all at once and only logs the writes that
-     * fail; here one batch of up to {@value #BATCH} is in flight at a time and a failed write fails the task. The writes wait until a
-     * pass over the conflicts ends, because Infinispan gives the whole pass one deadline (the state transfer timeout).
+     * fail; here one batch of up to {@value #BATCH} is in flight at a time and a failed write fails the task. The
+     * writes wait until a pass over the conflicts ends, because Infinispan gives the whole pass one deadline (the state
+     * transfer timeout).
      * A pass keeps the first {@value #PASS} conflicts, which bounds the memory, and passes repeat until one finds no
      * more. (A pass always runs to the end: Infinispan considers a pass closed early still in progress.)
      */
