@@ -8,12 +8,9 @@ import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.marshall.persistence.PersistenceMarshaller;
 import org.infinispan.protostream.SerializationContextInitializer;
 import org.infinispan.remoting.transport.Address;
-import org.infinispan.util.function.SerializableFunction;
 
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * History for a cache across a cluster: {@link #declare} takes a Varve snapshot of the cache's store on every node
@@ -63,22 +60,7 @@ public final class CacheHistory {
      */
     public static Map<Address, Long> declare(EmbeddedCacheManager manager, String cacheName, String label) {
         checkArguments(manager, cacheName, label);
-        return onEveryNode(manager, new HistoryTasks.Declare(cacheName, label), "declaring snapshot '" + label + "'");
-    }
-
-    /**
-     * Runs {@code task} on every node and returns each node's result, or fails naming the nodes where it failed. A
-     * manager that is not clustered answers alone, under the address null.
-     */
-    private static <T> Map<Address, T> onEveryNode(EmbeddedCacheManager manager, SerializableFunction<EmbeddedCacheManager, T> task, String what) {
-        Map<Address, T> results = Collections.synchronizedMap(new HashMap<>());
-        Map<Address, Throwable> failures = Collections.synchronizedMap(new HashMap<>());
-        manager.executor().timeout(TIMEOUT_SECONDS, TimeUnit.SECONDS).submitConsumer(task, (address, result, error) -> {
-            if (error != null) failures.put(address, error);
-            else results.put(address, result);
-        }).join();
-        if (!failures.isEmpty()) throw new IllegalStateException(what + " failed on " + failures);
-        return results;
+        return ClusterTasks.run(manager, null, TIMEOUT_SECONDS, new HistoryTasks.Declare(cacheName, label), "declaring snapshot '" + label + "'");
     }
 
     /**
@@ -90,7 +72,7 @@ public final class CacheHistory {
      */
     public static <K, V> Map<K, V> readAsOf(EmbeddedCacheManager manager, String cacheName, String label) {
         checkArguments(manager, cacheName, label);
-        Map<Address, byte[]> answers = onEveryNode(manager, new HistoryTasks.ReadAsOf(cacheName, label), "reading as of '" + label + "'");
+        Map<Address, byte[]> answers = ClusterTasks.run(manager, null, TIMEOUT_SECONDS, new HistoryTasks.ReadAsOf(cacheName, label), "reading as of '" + label + "'");
         Cache<K, V> cache = manager.getCache(cacheName);
         int segments = cache.getCacheConfiguration().clustering().hash().numSegments();
         PersistenceMarshaller marshaller = ComponentRegistry.of(cache).getPersistenceMarshaller();

@@ -18,15 +18,13 @@ import org.infinispan.remoting.transport.Address;
 import org.infinispan.util.function.SerializableFunction;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 /**
@@ -70,7 +68,7 @@ public final class ClusterRecovery {
      */
     public record Report(List<Map<Address, Long>> resolvedByRound) {
         public Report {
-            resolvedByRound = List.copyOf(resolvedByRound);
+            resolvedByRound = resolvedByRound.stream().map(r -> Collections.unmodifiableMap(new LinkedHashMap<>(r))).toList();
         }
 
         /** How many rounds it took (at least 1). */
@@ -113,16 +111,9 @@ public final class ClusterRecovery {
 
     /** Runs {@code task} on {@code node} alone and returns its answer. */
     private static long resolveOn(EmbeddedCacheManager manager, Address node, Resolve task) {
-        AtomicLong answer = new AtomicLong(-1);
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        manager.executor().filterTargets(Set.of(node)).timeout(TIMEOUT_SECONDS, TimeUnit.SECONDS)
-                .submitConsumer(task, (address, result, error) -> {
-                    if (error != null) failure.set(error);
-                    else answer.set(result);
-                }).join();
-        if (failure.get() != null) throw new IllegalStateException("conflict resolution of cache " + task.cacheName() + " failed on " + node, failure.get());
-        if (answer.get() < 0) throw new IllegalStateException("conflict resolution of cache " + task.cacheName() + " got no answer from " + node + " (did it leave?)");
-        return answer.get();
+        Long answer = ClusterTasks.run(manager, Set.of(node), TIMEOUT_SECONDS, task, "conflict resolution of cache " + task.cacheName()).get(node);
+        if (answer == null) throw new IllegalStateException("conflict resolution of cache " + task.cacheName() + " got no answer from " + node + " (did it leave?)");
+        return answer;
     }
 
     /**
