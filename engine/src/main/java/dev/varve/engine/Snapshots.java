@@ -99,10 +99,15 @@ final class Snapshots {
     }
 
     SnapshotView asOf(long id) {
+        return new SnapshotViewImpl(engine, openPages(id));
+    }
+
+    /** The page source as of live snapshot {@code id}; the caller closes it. */
+    AsOfPages openPages(long id) {
         engine.checkOpen();
         AsOfPages pages = AsOfPages.open(engine.archive, engine.memory, liveSnapshot(id));
         if (pages == null) liveSnapshot(id); // dropped in between: says so
-        return new SnapshotViewImpl(engine, pages);
+        return pages;
     }
 
     /** The live snapshot {@code id}, or the exception saying whether it was never declared or dropped (when, why). */

@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.page.Page;
@@ -7,6 +8,7 @@ import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
@@ -67,6 +69,33 @@ public final class AsOfPages implements PageAccess.ReadOnly, AutoCloseable {
         }
         cache.put(pageId, copy.buffer(), 0);
         return copy;
+    }
+
+    /**
+     * Copies the page as of this snapshot into {@code dst} at {@code offset}, caching it neither in page memory nor
+     * in this view: the read of snapshot shipping, which reads every page once. Its header's SavedAfter and CRC are
+     * as they were held, not restamped. False when the page changed after the snapshot and the archive holds no
+     * pre-state of it as of the snapshot — a page then on a free list and reused since (whose contents no past tree
+     * reaches): {@code dst} then holds nothing of use, and the caller decides whether that is damage
+     * ({@link #noPreState}).
+     */
+    public boolean copyPage(long pageId, ByteBuffer dst, int offset) {
+        if (closed) throw new IllegalStateException("snapshot view " + spt.snapshot() + " is closed");
+        memory.copyOut(pageId, dst, offset);
+        if (savedAfter(dst, offset) < spt.snapshot()) return true;
+        // The first pre-state archived after the snapshot is the page as of it, because a page is captured at its
+        // first change after a declaration. A page taken fresh off a free list is not: the pre-state found then is
+        // of a later change, and its own SavedAfter (set when it was taken) is at or past the snapshot.
+        return archive.readArchived(spt, pageId, dst, offset) && savedAfter(dst, offset) < spt.snapshot();
+    }
+
+    private static long savedAfter(ByteBuffer page, int offset) {
+        return page.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(offset + PageHeader.SAVED_AFTER_OFFSET);
+    }
+
+    /** The error for a page that must have a pre-state as of this snapshot and has none. */
+    public StorageException noPreState(long pageId) {
+        return archive.noPreState(spt, pageId);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.varve.core.memory;
 
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
@@ -115,6 +116,37 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         Frame f = (Frame) page;
         f.unlatchRead();
         f.unpin();
+    }
+
+    /**
+     * Copies the current image of {@code pageId} into {@code dst} at {@code offset} without bringing it into memory:
+     * from its frame under the read latch when it is resident, else from its file. For a reader of every page
+     * (snapshot shipping), which would otherwise evict the pages the store's writers work on. A page that is not
+     * resident when looked up is clean, so its file holds its latest image; should it be loaded, changed and written
+     * again by a checkpoint while its file is read, the torn read fails its checksum and the page is read through
+     * memory like any other (which reports real damage as usual).
+     */
+    public void copyOut(long pageId, ByteBuffer dst, int offset) {
+        if (closed) throw new IllegalStateException("page memory is closed");
+        Frame f = table.getAndPin(pageId);
+        if (f == null) {
+            try {
+                store.read(pageId, dst, offset);
+                return;
+            } catch (CorruptionException tornOrDamaged) {
+                f = acquire(pageId, false); // a torn read succeeds here; damage is reported here
+            }
+        } else if (!awaitReady(f)) {
+            f.unpin();
+            f = acquire(pageId, false); // its load failed: this reports why, or loads it
+        }
+        f.latchRead();
+        try {
+            dst.put(offset, f.buffer(), f.base(), pageSize);
+        } finally {
+            f.unlatchRead();
+            f.unpin();
+        }
     }
 
     /**

@@ -63,7 +63,12 @@ public final class PageStore implements AutoCloseable {
 
     /** Writes a stamped page image. */
     public void write(long pageId, ByteBuffer src, int offset) {
-        file(PageId.fileId(pageId)).write(PageId.index(pageId), src, offset);
+        write(pageId, src, offset, 1);
+    }
+
+    /** Writes {@code pages} stamped page images of one file, {@code firstPageId} and the pages after it, in one call. */
+    public void write(long firstPageId, ByteBuffer src, int offset, int pages) {
+        file(PageId.fileId(firstPageId)).write(PageId.index(firstPageId), src, offset, pages);
     }
 
     /** fsync of one page file. */

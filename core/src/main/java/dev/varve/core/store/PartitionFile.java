@@ -108,11 +108,11 @@ final class PartitionFile implements AutoCloseable {
             throw new CorruptionException("page at index " + index + " carries page id " + PageId.toString(id), io.path(), off);
     }
 
-    /** Writes a page image (its CRC must already be stamped) to its index. */
-    void write(int index, ByteBuffer src, int srcOffset) {
+    /** Writes {@code pages} consecutive page images (their CRCs already stamped) from index {@code index} on. */
+    void write(int index, ByteBuffer src, int srcOffset, int pages) {
         checkUsable();
         ByteBuffer b = src.duplicate();
-        b.limit(srcOffset + pageSize).position(srcOffset);
+        b.limit(srcOffset + pages * pageSize).position(srcOffset);
         try {
             io.write(b, offsetOf(index));
         } catch (IOException e) {

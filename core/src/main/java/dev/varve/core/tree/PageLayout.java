@@ -48,6 +48,17 @@ public final class PageLayout {
         return ((long) start << 32) | end;
     }
 
+    /**
+     * How many pages the partition file of meta page {@code meta} holds: the meta page, the tree's pages, the free
+     * list and the erased range.
+     *
+     * @throws CorruptTreeException when {@code meta} is not a valid meta page
+     */
+    public static int pageCount(Page meta, long metaId) {
+        MetaPage.check(meta, metaId);
+        return MetaPage.pageCount(meta);
+    }
+
     /** Start of a range returned by {@link #unusedRange}. */
     public static int rangeStart(long range) {
         return (int) (range >>> 32);

@@ -1,0 +1,186 @@
+package dev.varve.engine;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+import dev.varve.core.store.PageChecksum;
+import dev.varve.core.store.PageStore;
+import dev.varve.core.tree.PageLayout;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * Builds a new store from a {@link SnapshotImage}'s pages: creates an empty store in an empty directory, writes the
+ * image's page files over it in file order, makes them durable and opens the store they form. The pages go straight
+ * into the page files, a run of them per call: no WAL, no B+tree, no checkpoint.
+ *
+ * <p>Each page is checked as it arrives — its CRC, the page id it carries against where it goes, SavedAfter cleared
+ * — and {@link #finish} checks the whole: every file holds exactly the pages its meta page says its tree uses, and
+ * the files are exactly the catalog's and its tables' partitions. Until {@code finish} returns the directory holds
+ * page files that no checkpoint or WAL vouches for, so a loader cut short (a crash, {@link #close} without finish)
+ * leaves a directory that is not a store: the caller marks it so until finish has returned (snapshot shipping keeps
+ * it under {@link Varve#INCOMING_DIR}). Not thread-safe.
+ */
+public final class ImageLoader implements AutoCloseable {
+    private final VarveConfig config;
+    private final FileIOFactory io;
+    private final int pageSize;
+    private final StoreLock lock;
+    private final PageStore store;
+    /** The pages written so far, by file id. */
+    private final Map<Integer, BitSet> written = new TreeMap<>();
+    private boolean done;
+
+    private ImageLoader(VarveConfig config, FileIOFactory io) {
+        this.config = config;
+        this.io = io;
+        this.pageSize = config.pageSize();
+        this.lock = StoreLock.acquire(config.path(), "store");
+        try {
+            this.store = new PageStore(io, config.path().resolve("pages"), pageSize);
+        } catch (RuntimeException e) {
+            lock.release();
+            throw e;
+        }
+    }
+
+    /** A loader into {@code config.path()}, which must be missing or empty; the image's page size must be {@code config.pageSize()}. */
+    public static ImageLoader create(VarveConfig config) {
+        return create(config, FileIOFactory.standard());
+    }
+
+    /** As {@link #create(VarveConfig)}, with the store's files opened through {@code io}. */
+    public static ImageLoader create(VarveConfig config, FileIOFactory io) {
+        if (config == null) throw new IllegalArgumentException("config is null");
+        Path dir = config.path();
+        if (Files.exists(dir)) {
+            try (Stream<Path> entries = Files.list(dir)) {
+                if (entries.findAny().isPresent())
+                    throw new IllegalArgumentException("an image is loaded into a new store, and " + dir + " is not empty");
+            } catch (IOException e) {
+                throw new StorageException("cannot list the directory: " + e.getMessage(), dir, e);
+            }
+        }
+        Varve.open(config, io).close(); // an empty store, closed by a checkpoint: its WAL and markers say "nothing to replay"
+        return new ImageLoader(config, io);
+    }
+
+    /**
+     * Writes whole pages ({@code pages.remaining()} bytes, a multiple of the page size) into file {@code fileId} from
+     * index {@code firstIndex} on, in any order (a {@link SnapshotImage} hands out a file's meta page last); each page
+     * once.
+     *
+     * @throws CorruptionException      when a page's CRC or page id is wrong, or it carries snapshot state: nothing of the call is written
+     * @throws IllegalArgumentException when a page of the run was written before, or the run is not whole pages
+     */
+    public void write(int fileId, int firstIndex, ByteBuffer pages) {
+        if (done) throw new IllegalStateException("the image is finished or closed");
+        if (fileId < 0) throw new IllegalArgumentException("file id " + fileId + " is negative");
+        if (pages == null || pages.remaining() == 0 || pages.remaining() % pageSize != 0)
+            throw new IllegalArgumentException("a page run is whole pages of " + pageSize + " bytes, got " + (pages == null ? "null" : pages.remaining() + " bytes"));
+        if (firstIndex < 0) throw new IllegalArgumentException("page index " + firstIndex + " is negative");
+        int count = pages.remaining() / pageSize;
+        BitSet done = written.get(fileId);
+        int again = done == null ? -1 : done.nextSetBit(firstIndex);
+        if (again >= 0 && again < firstIndex + count)
+            throw new IllegalArgumentException("page " + PageId.toString(PageId.of(fileId, again)) + " of the image was written before");
+        ByteBuffer le = pages.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < count; i++) {
+            int at = pages.position() + i * pageSize;
+            long pageId = PageId.of(fileId, firstIndex + i);
+            String wrong = null;
+            if (PageChecksum.stored(pages, at) != PageChecksum.compute(pages, at, pageSize)) wrong = "checksum mismatch";
+            else if (PageChecksum.storedPageId(pages, at) != pageId) wrong = "carries page id " + PageId.toString(PageChecksum.storedPageId(pages, at));
+            else if (le.getLong(at + PageHeader.SAVED_AFTER_OFFSET) != 0) wrong = "carries the snapshot state of another store (SavedAfter set)";
+            if (wrong != null)
+                throw new CorruptionException("image page " + PageId.toString(pageId) + ": " + wrong, store.pathOf(fileId), store.offsetOf(pageId));
+        }
+        store.write(PageId.of(fileId, firstIndex), pages, pages.position(), count);
+        written.computeIfAbsent(fileId, f -> new BitSet()).set(firstIndex, firstIndex + count);
+    }
+
+    /**
+     * Checks the image is whole, fsyncs its files and opens the store they form.
+     *
+     * @throws CorruptionException when a file holds other pages than its meta page counts, or the files are
+     *                             not the catalog's partitions (checked before the store is opened, which would
+     *                             create missing files); the directory is then left as it is (not a store)
+     */
+    public Varve finish() {
+        if (done) throw new IllegalStateException("the image is finished or closed");
+        if (!written.containsKey(Catalog.FILE_ID)) throw new CorruptionException("the image holds no catalog (file 0)", store.pathOf(Catalog.FILE_ID), 0);
+        ByteBuffer meta = ByteBuffer.allocateDirect(pageSize);
+        for (Map.Entry<Integer, BitSet> f : written.entrySet()) {
+            long metaId = PageId.of(f.getKey(), 0);
+            if (!f.getValue().get(0)) throw new CorruptionException("image file lacks its meta page", store.pathOf(f.getKey()), 0);
+            store.read(metaId, meta, 0);
+            int count = PageLayout.pageCount(new Page(meta, 0, pageSize), metaId);
+            int missing = f.getValue().nextClearBit(0);
+            if (missing < count || f.getValue().length() > count)
+                throw new CorruptionException("image file holds " + f.getValue().cardinality() + " pages, its meta page counts "
+                        + count + (missing < count ? " (page " + missing + " missing)" : ""),
+                        store.pathOf(f.getKey()), store.offsetOf(PageId.of(f.getKey(), Math.min(missing, count))));
+            store.force(f.getKey());
+        }
+        Set<Integer> expected = new HashSet<>();
+        expected.add(Catalog.FILE_ID);
+        for (Catalog.Entry e : new Catalog(new FilePages()).all())
+            for (int p = 0; p < e.partitions(); p++) expected.add(PageId.fileId(e.id(), p));
+        if (!expected.equals(written.keySet()))
+            throw new CorruptionException("the image's page files " + written.keySet() + " are not its catalog's " + expected, config.path(), 0);
+        close();
+        return Varve.open(config, io);
+    }
+
+    /** The written pages as the catalog's B+tree reads them, straight from their files (each read checked). */
+    private final class FilePages implements PageAccess.ReadOnly {
+        @Override
+        public int pageSize() {
+            return pageSize;
+        }
+
+        @Override
+        public Page acquireRead(long pageId) {
+            Page p = new Page(ByteBuffer.allocateDirect(pageSize), 0, pageSize);
+            store.read(pageId, p.buffer(), 0);
+            return p;
+        }
+
+        @Override
+        public void releaseRead(Page page) {
+            // a private copy: nothing to release
+        }
+
+        @Override
+        public String readOnlyReason() {
+            return "an image being loaded is read only to check it";
+        }
+    }
+
+    /** Releases the directory; without {@link #finish} it is left holding an unfinished image, not a store. */
+    @Override
+    public void close() {
+        if (done) return;
+        done = true;
+        try {
+            store.close();
+        } finally {
+            lock.release();
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package dev.varve.engine;
+
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+import dev.varve.core.store.PageChecksum;
+import dev.varve.core.tree.BPlusTree;
+import dev.varve.core.tree.FreeListImage;
+import dev.varve.core.tree.PageLayout;
+import dev.varve.snapshot.AsOfPages;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The page image of a snapshot: every page file of the store as of the snapshot, as the page files of a new store
+ * hold them ({@link ImageLoader} writes them there). Snapshot shipping sends this instead of entries, so the
+ * receiver writes whole pages in file order and never runs a B+tree insert.
+ *
+ * <p>{@link #next} hands out the pages one at a time: the catalog's file (file 0) first, then every partition of
+ * every table in catalog order; within a file pages 1, 2, ... and the meta page (index 0) last, because the free
+ * list is rebuilt on the way ({@link FreeListImage}: pages free at the snapshot and reused since have no pre-state).
+ * A page comes out as the snapshot reads it, without passing through page memory (the writers' pages stay
+ * cached), with SavedAfter cleared — the new store holds no snapshot, so no page of it has a pre-state anywhere —
+ * and its CRC stamped anew. Pages of an erased range are blank, not read.
+ *
+ * <p>Not thread-safe: one shipping thread reads it. Close it to let the snapshot's archive space go.
+ */
+public final class SnapshotImage implements AutoCloseable {
+    /** One page file of the image: file {@code fileId} ({@link PageId#fileId}) of {@code pages} pages. */
+    public record PageFile(int fileId, int pages) {
+    }
+
+    /** One table of the image: its name, placement and partition count, and its entries (every partition's). */
+    public record TableImage(String name, TableOptions options, long entries) {
+    }
+
+    private final Engine engine;
+    private final AsOfPages pages;
+    private final int pageSize;
+    private final List<TableImage> tables = new ArrayList<>();
+    private final List<PageFile> files = new ArrayList<>();
+    private final ByteBuffer scratch;
+    /** Where {@link #next} is: file {@code fileAt}, page {@code indexAt} next (0 after the data pages: the meta page). */
+    private int fileAt;
+    private int indexAt = 1;
+    private FreeListImage freeList;
+    private int lastFileId = -1;
+    private int lastIndex = -1;
+
+    private SnapshotImage(Engine engine, AsOfPages pages) {
+        this.engine = engine;
+        this.pages = pages;
+        this.pageSize = pages.pageSize();
+        this.scratch = ByteBuffer.allocateDirect(pageSize);
+        files.add(file(Catalog.FILE_ID));
+        for (Catalog.Entry e : new Catalog(pages).all()) {
+            long entries = 0;
+            for (int p = 0; p < e.partitions(); p++) {
+                int fileId = PageId.fileId(e.id(), p);
+                files.add(file(fileId));
+                entries += new BPlusTree(pages, fileId).size();
+            }
+            tables.add(new TableImage(e.name(), e.options(), entries));
+        }
+    }
+
+    /**
+     * The image of live snapshot {@code snapshot} of {@code store}.
+     *
+     * @throws SnapshotNotFoundException when the snapshot was never declared or the policy dropped it (says when and why)
+     */
+    public static SnapshotImage open(Varve store, long snapshot) {
+        if (store == null) throw new IllegalArgumentException("store is null");
+        Engine engine = store.engine();
+        AsOfPages pages = engine.snapshots.openPages(snapshot);
+        try {
+            return new SnapshotImage(engine, pages);
+        } catch (RuntimeException | Error e) {
+            pages.close();
+            throw e;
+        }
+    }
+
+    private PageFile file(int fileId) {
+        long metaId = PageId.of(fileId, 0);
+        return new PageFile(fileId, PageLayout.pageCount(readMeta(metaId, scratch, 0), metaId));
+    }
+
+    private Page readMeta(long metaId, ByteBuffer dst, int at) {
+        if (!pages.copyPage(metaId, dst, at)) throw pages.noPreState(metaId);
+        return new Page(dst, at, pageSize);
+    }
+
+    /** The snapshot id. */
+    public long snapshot() {
+        return pages.snapshot();
+    }
+
+    /** Page size of every page of the image. */
+    public int pageSize() {
+        return pageSize;
+    }
+
+    /** The tables as of the snapshot, in catalog order. */
+    public List<TableImage> tables() {
+        return List.copyOf(tables);
+    }
+
+    /** The page files, in the order {@link #next} goes through them. */
+    public List<PageFile> files() {
+        return List.copyOf(files);
+    }
+
+    /** Pages of the whole image. */
+    public long pageCount() {
+        long n = 0;
+        for (PageFile f : files) n += f.pages();
+        return n;
+    }
+
+    /**
+     * Writes the next page of the image at {@code dst}'s position, which moves past it; false when every page was
+     * handed out. {@link #fileId()} and {@link #index()} then say which page it was.
+     *
+     * @throws IllegalArgumentException when {@code dst} has less than a page left
+     */
+    public boolean next(ByteBuffer dst) {
+        if (dst.remaining() < pageSize) throw new IllegalArgumentException("the buffer has " + dst.remaining() + " bytes left, a page takes " + pageSize);
+        if (fileAt == files.size()) return false;
+        engine.checkOpen();
+        PageFile f = files.get(fileAt);
+        int at = dst.position();
+        if (freeList == null) freeList = new FreeListImage(readMeta(PageId.of(f.fileId(), 0), scratch, 0), PageId.of(f.fileId(), 0));
+        if (indexAt < f.pages()) {
+            long id = PageId.of(f.fileId(), indexAt);
+            boolean noPreState = !freeList.erased(indexAt) && !pages.copyPage(id, dst, at);
+            freeList.take(new Page(dst, at, pageSize), id, noPreState);
+            emit(f.fileId(), indexAt++, dst, at);
+        } else {
+            freeList.completeMeta(readMeta(PageId.of(f.fileId(), 0), dst, at));
+            emit(f.fileId(), 0, dst, at);
+            fileAt++;
+            indexAt = 1;
+            freeList = null;
+        }
+        return true;
+    }
+
+    private void emit(int fileId, int index, ByteBuffer dst, int at) {
+        dst.duplicate().order(ByteOrder.LITTLE_ENDIAN).putLong(at + PageHeader.SAVED_AFTER_OFFSET, 0);
+        PageChecksum.stamp(dst, at, pageSize);
+        dst.position(at + pageSize);
+        lastFileId = fileId;
+        lastIndex = index;
+    }
+
+    /** The file id of the page {@link #next} wrote last. */
+    public int fileId() {
+        return lastFileId;
+    }
+
+    /** The index in its file of the page {@link #next} wrote last. */
+    public int index() {
+        return lastIndex;
+    }
+
+    @Override
+    public void close() {
+        pages.close();
+    }
+}
