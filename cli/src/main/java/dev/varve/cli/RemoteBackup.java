@@ -102,9 +102,9 @@ final class RemoteBackup {
         }
 
         @Override
-        public void received(long entries, long bytes) {
+        public void received(long pages, long imagePages, long bytes) {
             if (bytes < nextReport) return;
-            print("received " + entries + " entries, " + (bytes >> 20) + " MiB");
+            print("received " + pages + " of " + imagePages + " pages, " + (bytes >> 20) + " MiB");
             nextReport = bytes + PROGRESS_EVERY_BYTES;
         }
 

@@ -1,7 +1,10 @@
 package dev.varve.engine;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.page.Page;
@@ -10,6 +13,7 @@ import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageChecksum;
 import dev.varve.core.store.PageStore;
+import dev.varve.core.tree.BPlusTree;
 import dev.varve.core.tree.PageLayout;
 
 import java.io.IOException;
@@ -17,26 +21,37 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
  * Builds a new store from a {@link SnapshotImage}'s pages: creates an empty store in an empty directory, writes the
- * image's page files over it in file order, makes them durable and opens the store they form. The pages go straight
+ * image's page files over it and makes them durable (fsyncs run behind the writes, on a thread of their own). The pages go straight
  * into the page files, a run of them per call: no WAL, no B+tree, no checkpoint.
  *
  * <p>Each page is checked as it arrives — its CRC, the page id it carries against where it goes, SavedAfter cleared
- * — and {@link #finish} checks the whole: every file holds exactly the pages its meta page says its tree uses, and
+ * — and {@link #finish} checks the whole: every file holds exactly the pages its meta page counts, and
  * the files are exactly the catalog's and its tables' partitions. Until {@code finish} returns the directory holds
  * page files that no checkpoint or WAL vouches for, so a loader cut short (a crash, {@link #close} without finish)
  * leaves a directory that is not a store: the caller marks it so until finish has returned (snapshot shipping keeps
  * it under {@link Varve#INCOMING_DIR}). Not thread-safe.
  */
 public final class ImageLoader implements AutoCloseable {
+    /** An fsync of what was written starts behind the writes every this many bytes. */
+    private static final long FLUSH_EVERY_BYTES = 64L << 20;
+
     private final VarveConfig config;
     private final FileIOFactory io;
     private final int pageSize;
@@ -44,6 +59,18 @@ public final class ImageLoader implements AutoCloseable {
     private final PageStore store;
     /** The pages written so far, by file id. */
     private final Map<Integer, BitSet> written = new TreeMap<>();
+    private final ExecutorService flusher = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "varve-image-flush");
+        t.setDaemon(true);
+        return t;
+    });
+    /** Files written since the last fsync started, and how many bytes. */
+    private final Set<Integer> unflushed = new HashSet<>();
+    private long unflushedBytes;
+    private Future<?> flushing;
+    /** Uncached handles by file id (null: that file's writes go through the page store). */
+    private final Map<Integer, FileIO> uncached = new HashMap<>();
+    private ByteBuffer aligned;
     private boolean done;
 
     private ImageLoader(VarveConfig config, FileIOFactory io) {
@@ -76,7 +103,10 @@ public final class ImageLoader implements AutoCloseable {
                 throw new StorageException("cannot list the directory: " + e.getMessage(), dir, e);
             }
         }
-        Varve.open(config, io).close(); // an empty store, closed by a checkpoint: its WAL and markers say "nothing to replay"
+        // an empty store, closed by a checkpoint: its WAL and markers say "nothing to replay"; the memory it takes
+        // while open is not part of its files, so the least will do
+        Varve.open(config.toBuilder().dataRegionSize(ConfigLimits.DATA_REGION_SIZE_MIN).checkpointBufferSize(ConfigLimits.CHECKPOINT_BUFFER_SIZE_MIN)
+                .captureBufferSize(ConfigLimits.CAPTURE_BUFFER_SIZE_MIN).build(), io).close();
         return new ImageLoader(config, io);
     }
 
@@ -110,18 +140,89 @@ public final class ImageLoader implements AutoCloseable {
             if (wrong != null)
                 throw new CorruptionException("image page " + PageId.toString(pageId) + ": " + wrong, store.pathOf(fileId), store.offsetOf(pageId));
         }
-        store.write(PageId.of(fileId, firstIndex), pages, pages.position(), count);
+        FileIO uncached = uncachedFile(fileId);
+        if (uncached == null) {
+            store.write(PageId.of(fileId, firstIndex), pages, pages.position(), count);
+        } else {
+            ByteBuffer run = alignedCopy(pages);
+            try {
+                uncached.write(run, store.offsetOf(PageId.of(fileId, firstIndex)));
+            } catch (IOException e) {
+                throw new StorageException("image page write failed: " + e.getMessage(), store.pathOf(fileId), e);
+            }
+        }
         written.computeIfAbsent(fileId, f -> new BitSet()).set(firstIndex, firstIndex + count);
+        unflushed.add(fileId);
+        unflushedBytes += (long) count * pageSize;
+        if (unflushedBytes >= FLUSH_EVERY_BYTES) flushBehind();
     }
 
     /**
-     * Checks the image is whole, fsyncs its files and opens the store they form.
-     *
-     * @throws CorruptionException when a file holds other pages than its meta page counts, or the files are
-     *                             not the catalog's partitions (checked before the store is opened, which would
-     *                             create missing files); the directory is then left as it is (not a store)
+     * The uncached handle of a page file ({@link FileIOFactory#openUncached}), or null when writes to it go through
+     * the page store: an image is written once and read back by nobody soon, so its pages go to the disk without
+     * being copied into, and crowding, the operating system's cache.
      */
-    public Varve finish() {
+    private FileIO uncachedFile(int fileId) {
+        if (uncached.containsKey(fileId)) return uncached.get(fileId);
+        Path path = store.create(fileId);
+        FileIO f;
+        try {
+            f = io.openUncached(path, pageSize).orElse(null);
+        } catch (IOException e) {
+            throw new StorageException("cannot open the page file for the image: " + e.getMessage(), path, e);
+        }
+        uncached.put(fileId, f);
+        return f;
+    }
+
+    /** {@code pages} copied into a buffer aligned as uncached writes need (a page size). */
+    private ByteBuffer alignedCopy(ByteBuffer pages) {
+        if (aligned == null || aligned.capacity() < pages.remaining())
+            aligned = ByteBuffer.allocateDirect(pages.remaining() + pageSize).alignedSlice(pageSize);
+        aligned.clear();
+        aligned.put(pages.duplicate());
+        return aligned.flip();
+    }
+
+    /**
+     * Starts an fsync of the files written since the last one on the flusher thread, after waiting for that one:
+     * the disk writes while the next pages arrive, instead of all of them at the end, and a failed fsync fails the
+     * load at the next call.
+     */
+    private void flushBehind() {
+        awaitFlush();
+        List<Integer> files = new ArrayList<>(unflushed);
+        unflushed.clear();
+        unflushedBytes = 0;
+        flushing = flusher.submit(() -> {
+            for (int f : files) store.force(f);
+        });
+    }
+
+    private void awaitFlush() {
+        if (flushing == null) return;
+        try {
+            flushing.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StorageException("interrupted waiting for an fsync of the image", config.path(), e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            throw new StorageException("fsync of the image failed: " + e.getCause(), config.path(), e.getCause());
+        } finally {
+            flushing = null;
+        }
+    }
+
+    /**
+     * Checks the image is whole and fsyncs its files: the directory then holds a store, which {@link Varve#open}
+     * opens. Returns its tables as its catalog and meta pages say (name, placement, partitions, entries), for the
+     * caller to check against what the image should hold.
+     *
+     * @throws CorruptionException when a file holds other pages than its meta page counts, or the files are not the
+     *                             catalog's partitions; the directory is then left as it is (not a store)
+     */
+    public List<SnapshotImage.TableImage> finish() {
         if (done) throw new IllegalStateException("the image is finished or closed");
         if (!written.containsKey(Catalog.FILE_ID)) throw new CorruptionException("the image holds no catalog (file 0)", store.pathOf(Catalog.FILE_ID), 0);
         ByteBuffer meta = ByteBuffer.allocateDirect(pageSize);
@@ -135,16 +236,25 @@ public final class ImageLoader implements AutoCloseable {
                 throw new CorruptionException("image file holds " + f.getValue().cardinality() + " pages, its meta page counts "
                         + count + (missing < count ? " (page " + missing + " missing)" : ""),
                         store.pathOf(f.getKey()), store.offsetOf(PageId.of(f.getKey(), Math.min(missing, count))));
-            store.force(f.getKey());
         }
+        awaitFlush();
+        for (int f : written.keySet()) store.force(f); // what the last flush did not cover; the rest costs nothing
         Set<Integer> expected = new HashSet<>();
         expected.add(Catalog.FILE_ID);
-        for (Catalog.Entry e : new Catalog(new FilePages()).all())
-            for (int p = 0; p < e.partitions(); p++) expected.add(PageId.fileId(e.id(), p));
+        List<SnapshotImage.TableImage> tables = new ArrayList<>();
+        FilePages files = new FilePages();
+        for (Catalog.Entry e : new Catalog(files).all()) {
+            long entries = 0;
+            for (int p = 0; p < e.partitions(); p++) {
+                expected.add(PageId.fileId(e.id(), p));
+                if (written.containsKey(PageId.fileId(e.id(), p))) entries += new BPlusTree(files, PageId.fileId(e.id(), p)).size();
+            }
+            tables.add(new SnapshotImage.TableImage(e.name(), e.options(), entries));
+        }
         if (!expected.equals(written.keySet()))
             throw new CorruptionException("the image's page files " + written.keySet() + " are not its catalog's " + expected, config.path(), 0);
         close();
-        return Varve.open(config, io);
+        return List.copyOf(tables);
     }
 
     /** The written pages as the catalog's B+tree reads them, straight from their files (each read checked). */
@@ -177,8 +287,16 @@ public final class ImageLoader implements AutoCloseable {
     public void close() {
         if (done) return;
         done = true;
+        flusher.shutdown(); // not shutdownNow: an interrupt would close the file channel under the fsync
         try {
-            store.close();
+            flusher.awaitTermination(1, TimeUnit.MINUTES); // an fsync under way finishes before its file closes
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            List<AutoCloseable> files = new ArrayList<>(uncached.values());
+            files.add(store);
+            Closeables.closeAll(files.toArray(AutoCloseable[]::new));
         } finally {
             lock.release();
         }

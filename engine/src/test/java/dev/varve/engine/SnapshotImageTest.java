@@ -99,7 +99,7 @@ class SnapshotImageTest {
                 pages++;
             }
             assertEquals(image.pageCount(), pages);
-            loader.finish().close();
+            assertEquals(image.tables(), loader.finish(), "the loaded catalog and entry counts are the image's");
         }
         return target.path();
     }

@@ -22,17 +22,25 @@ final class Frame implements ReferenceCounted {
 
     /** A buffer with room for the length and type; write the payload after it, then {@link #finish}. */
     static ByteBuf start(ByteBufAllocator alloc, byte type, int payloadHint) {
-        ByteBuf b = alloc.buffer(ShipProtocol.LENGTH_BYTES + ShipProtocol.FRAME_OVERHEAD + payloadHint);
+        return begin(alloc.buffer(ShipProtocol.LENGTH_BYTES + ShipProtocol.FRAME_OVERHEAD + payloadHint), type);
+    }
+
+    /** As {@link #start}, off-heap: for payloads read straight from the store, which reads into direct buffers only. */
+    static ByteBuf startDirect(ByteBufAllocator alloc, byte type, int payloadHint) {
+        return begin(alloc.directBuffer(ShipProtocol.LENGTH_BYTES + ShipProtocol.FRAME_OVERHEAD + payloadHint), type);
+    }
+
+    private static ByteBuf begin(ByteBuf b, byte type) {
         b.writeInt(0); // length, filled in by finish
         b.writeByte(type);
         return b;
     }
 
-    /** Fills in the length and appends the CRC32C of type and payload. */
+    /** Fills in the length and appends the CRC32C of type and payload (see {@link ShipProtocol#crcCovers}). */
     static ByteBuf finish(ByteBuf b) {
         int bodyStart = b.readerIndex() + ShipProtocol.LENGTH_BYTES;
         CRC32C crc = new CRC32C();
-        crc.update(b.nioBuffer(bodyStart, b.writerIndex() - bodyStart));
+        crc.update(b.nioBuffer(bodyStart, ShipProtocol.crcCovers(b.getByte(bodyStart), b.writerIndex() - bodyStart)));
         b.writeInt((int) crc.getValue());
         b.setInt(b.readerIndex(), b.writerIndex() - bodyStart);
         return b;

@@ -26,7 +26,7 @@ final class FrameDecoder extends LengthFieldBasedFrameDecoder {
                 throw new CorruptedFrameException("shipping frame of " + body.readableBytes() + " bytes is shorter than its header");
             int crcAt = body.writerIndex() - 4;
             CRC32C crc = new CRC32C();
-            crc.update(body.nioBuffer(body.readerIndex(), crcAt - body.readerIndex()));
+            crc.update(body.nioBuffer(body.readerIndex(), ShipProtocol.crcCovers(body.getByte(body.readerIndex()), crcAt - body.readerIndex())));
             int expected = body.getInt(crcAt);
             if ((int) crc.getValue() != expected)
                 throw new CorruptedFrameException(String.format("shipping frame fails its CRC32C (stored %08x, computed %08x)", expected, (int) crc.getValue()));

@@ -6,37 +6,33 @@ import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
 
 /**
- * What a snapshot image holds, summed up: tables, entries, key and value bytes, and a CRC32C over every table (name,
- * placement, partition count), every partition number and every entry (with their lengths) in shipping order. The sender computes it over what it read, the receiver over
- * what it received and again over what its finished store reads back; all three must agree.
+ * What a snapshot's page image holds, summed up: its tables (name, placement, partition count, entries), its pages,
+ * and a CRC32C over every table and every page's file id and index, in shipping order. The sender computes it over
+ * what it sent, the receiver over what it wrote; they must agree, which catches a frame lost, repeated or reordered
+ * though each frame passed its own CRC (and each page its own, checked as it is written).
  */
 final class ImageDigest {
     private final CRC32C crc = new CRC32C();
+    private long pages;
     private long entries;
-    private long bytes;
     private int tables;
 
-    void table(String name, TableOptions options) {
+    void table(String name, TableOptions options, long tableEntries) {
         byte[] b = name.getBytes(StandardCharsets.UTF_8);
         updateInt(b.length);
         crc.update(b);
         crc.update(options.callerPlaced() ? 1 : 0);
         updateInt(options.partitions());
+        updateInt((int) (tableEntries >>> 32));
+        updateInt((int) tableEntries);
+        entries += tableEntries;
         tables++;
     }
 
-    /** The entries after this call are partition {@code p}'s. */
-    void partition(int p) {
-        updateInt(p);
-    }
-
-    void entry(byte[] key, byte[] value) {
-        updateInt(key.length);
-        crc.update(key);
-        updateInt(value.length);
-        crc.update(value);
-        entries++;
-        bytes += key.length + value.length;
+    void page(int fileId, int index) {
+        updateInt(fileId);
+        updateInt(index);
+        pages++;
     }
 
     private void updateInt(int v) {
@@ -46,12 +42,12 @@ final class ImageDigest {
         crc.update(v);
     }
 
-    long entries() {
-        return entries;
+    long pages() {
+        return pages;
     }
 
-    long bytes() {
-        return bytes;
+    long entries() {
+        return entries;
     }
 
     int tables() {
@@ -62,10 +58,10 @@ final class ImageDigest {
         return (int) crc.getValue();
     }
 
-    /** Null when {@code other} agrees with this digest, else what differs. */
-    String mismatch(long otherEntries, long otherBytes, int otherTables, int otherCrc) {
-        if (entries == otherEntries && bytes == otherBytes && tables == otherTables && crc() == otherCrc) return null;
-        return String.format("%d tables, %d entries, %d bytes, digest %08x against %d tables, %d entries, %d bytes, digest %08x",
-                tables, entries, bytes, crc(), otherTables, otherEntries, otherBytes, otherCrc);
+    /** Null when the sender's END figures agree with this digest, else what differs. */
+    String mismatch(long otherPages, int otherTables, int otherCrc) {
+        if (pages == otherPages && tables == otherTables && crc() == otherCrc) return null;
+        return String.format("%d tables, %d pages, digest %08x against %d tables, %d pages, digest %08x",
+                tables, pages, crc(), otherTables, otherPages, otherCrc);
     }
 }

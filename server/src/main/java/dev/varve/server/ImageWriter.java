@@ -1,39 +1,32 @@
 package dev.varve.server;
 
-import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
-import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
-import dev.varve.engine.Cursor;
-import dev.varve.engine.Table;
+import dev.varve.engine.ImageLoader;
+import dev.varve.engine.SnapshotImage;
 import dev.varve.engine.TableOptions;
-import dev.varve.engine.Varve;
 import io.netty.buffer.ByteBuf;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds the received image into a fresh store through the public API, one frame at a time, and verifies it: the
- * digest of what arrived against the sender's END frame, then the digest of what the closed and reopened store reads
- * back. Not thread-safe: one applier thread drives it.
- *
- * <p>The store is written with {@code walSyncMode=BACKGROUND} and uncompressed recovery files: until the transfer is
- * committed the directory is marked unfinished, so nothing written before the final close (a checkpoint and fsync)
- * needs to survive a crash, and compressing what no recovery will read would only cost CPU.
+ * Builds the received page image into a new store, one frame at a time ({@link ImageLoader}: pages written straight
+ * into the page files, each checked), and verifies it: the digest of what arrived against the sender's END frame,
+ * then the tables, placements and entry counts the written catalog and meta pages hold against the sender's TABLE
+ * frames. Not thread-safe: one applier thread drives it.
  */
 final class ImageWriter implements AutoCloseable {
-    /** Puts go to the store in atomic batches of about this many key and value bytes. */
-    private static final int BATCH_BYTES = 512 << 10;
-
     private final IncomingStore incoming;
     private final RecoveryMode recoveryModeOverride;
     private final ImageDigest received = new ImageDigest();
-    private Varve store;
-    private String table;
-    private int partition;
+    private final List<SnapshotImage.TableImage> tables = new ArrayList<>();
+    private ImageLoader loader;
+    private VarveConfig config;
+    private int pageSize;
     private long snapshotId;
+    private long imagePages;
     private long verifyNanos;
 
     ImageWriter(IncomingStore incoming, RecoveryMode recoveryModeOverride) {
@@ -49,124 +42,88 @@ final class ImageWriter implements AutoCloseable {
         return received;
     }
 
-    /** Time {@link #end} spent reading the store back. */
+    /** Page bytes received so far. */
+    long bytes() {
+        return received.pages() * pageSize;
+    }
+
+    /** Pages the sender said the image holds. */
+    long imagePages() {
+        return imagePages;
+    }
+
+    /** Time {@link #end} spent making the pages durable and checking them. */
     long verifyNanos() {
         return verifyNanos;
     }
 
     void header(ByteBuf p) {
-        if (store != null) throw new BackupException("the sender sent a second HEADER frame");
+        if (loader != null) throw new BackupException("the sender sent a second HEADER frame");
         snapshotId = p.readLong();
         p.readInt(); // rank: the backup is an ordinary store, it holds no snapshots
         p.readLong(); // declared millis
-        int pageSize = p.readInt();
+        pageSize = p.readInt();
         int partitions = p.readInt();
-        RecoveryMode mode = recoveryModeOverride != null ? recoveryModeOverride : RecoveryMode.valueOf(Frame.readString(p));
-        store = Varve.open(VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
-                .recoveryMode(mode).recoveryCompression(RecoveryCompression.DISABLED).walSyncMode(WalSyncMode.BACKGROUND).build());
+        RecoveryMode sent = RecoveryMode.valueOf(Frame.readString(p));
+        imagePages = p.readLong();
+        config = VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
+                .recoveryMode(recoveryModeOverride != null ? recoveryModeOverride : sent).walSyncMode(WalSyncMode.LOG_ONLY).build();
+        loader = ImageLoader.create(config);
     }
 
     void table(ByteBuf p) {
         checkStarted();
-        table = Frame.readString(p);
+        String name = Frame.readString(p);
         TableOptions options = ShipProtocol.readOptions(p);
-        store.table(table, options); // created even when empty, placed as on the sender
-        received.table(table, options);
-        partition = -1;
+        long entries = p.readLong();
+        tables.add(new SnapshotImage.TableImage(name, options, entries));
+        received.table(name, options, entries);
     }
 
-    /** Applies one ENTRIES frame; returns the number of entries. */
-    int entries(ByteBuf p) {
+    /** Writes one PAGES frame's pages. */
+    void pages(ByteBuf p) {
         checkStarted();
-        if (table == null) throw new BackupException("the sender sent entries before a TABLE frame");
-        int part = p.readInt();
-        if (part < partition || part >= store.table(table).partitions())
-            throw new BackupException("the sender sent entries of partition " + part + " of table " + table + " out of order or range");
-        if (part != partition) received.partition(part);
-        partition = part;
+        int fileId = p.readInt();
+        int first = p.readInt();
         int count = p.readInt();
-        List<byte[]> batch = new ArrayList<>();
-        int batchBytes = 0;
-        for (int i = 0; i < count; i++) {
-            byte[] key = new byte[p.readUnsignedShort()];
-            p.readBytes(key);
-            byte[] value = new byte[p.readInt()];
-            p.readBytes(value);
-            received.entry(key, value);
-            if (batchBytes + key.length + value.length > BATCH_BYTES && !batch.isEmpty()) {
-                putAll(batch);
-                batchBytes = 0;
-            }
-            batch.add(key);
-            batch.add(value);
-            batchBytes += key.length + value.length;
-        }
-        if (!batch.isEmpty()) putAll(batch);
-        if (p.isReadable()) throw new BackupException("an ENTRIES frame holds " + p.readableBytes() + " bytes past its " + count + " entries");
-        return count;
-    }
-
-    private void putAll(List<byte[]> keysAndValues) {
-        String t = table;
-        int part = partition;
-        store.write(b -> {
-            for (int i = 0; i < keysAndValues.size(); i += 2) b.put(t, part, keysAndValues.get(i), keysAndValues.get(i + 1));
-        });
-        keysAndValues.clear();
+        if (count < 1 || (long) count * pageSize != p.readableBytes())
+            throw new BackupException("a PAGES frame says " + count + " pages of " + pageSize + " bytes and holds " + p.readableBytes() + " bytes");
+        loader.write(fileId, first, p.nioBuffer(p.readerIndex(), p.readableBytes()));
+        for (int i = 0; i < count; i++) received.page(fileId, first + i);
     }
 
     /**
-     * Checks the END frame against what arrived, closes the store, reads it back and checks again, commits; returns
-     * the configuration to keep writing the committed store with (follow mode): durable writes, default compression.
+     * Checks the END frame against what arrived, finishes the store (the last fsyncs), checks its tables and entry
+     * counts against the sender's and commits; returns the configuration to open the committed store with (follow
+     * mode).
      */
     VarveConfig end(ByteBuf p) {
         checkStarted();
-        long entries = p.readLong();
-        long bytes = p.readLong();
-        int tables = p.readInt();
+        long pages = p.readLong();
+        int tableCount = p.readInt();
         int crc = p.readInt();
-        String arrived = received.mismatch(entries, bytes, tables, crc);
-        if (arrived != null) throw new BackupException("the received image does not match what the sender read: " + arrived);
-        VarveConfig config = store.config();
-        store.close();
-        store = null;
+        String arrived = received.mismatch(pages, tableCount, crc);
+        if (arrived != null) throw new BackupException("the received image does not match what the sender sent: " + arrived);
         long verifyStart = System.nanoTime();
-        try (Varve reopened = Varve.open(config)) {
-            String stored = readBack(reopened).mismatch(entries, bytes, tables, crc);
-            if (stored != null) throw new BackupException("the store built from the image does not read back as sent: " + stored);
-        }
+        List<SnapshotImage.TableImage> held = loader.finish();
+        loader = null;
+        if (!held.equals(tables)) throw new BackupException("the store built from the image does not hold what the sender read: tables "
+                + held + ", the sender's " + tables);
         verifyNanos = System.nanoTime() - verifyStart;
         incoming.commit();
-        return config.toBuilder().path(incoming.target()).walSyncMode(WalSyncMode.LOG_ONLY)
-                .recoveryCompression(ConfigLimits.RECOVERY_COMPRESSION_DEFAULT).build();
-    }
-
-    private static ImageDigest readBack(Varve s) {
-        ImageDigest d = new ImageDigest();
-        for (String name : s.tables()) {
-            Table t = s.table(name);
-            d.table(name, t.options());
-            for (int p = 0; p < t.partitions(); p++) {
-                try (Cursor c = t.partition(p).scan(null, null)) {
-                    if (!c.next()) continue; // the sender sends no frame for an empty partition
-                    d.partition(p);
-                    do d.entry(c.key(), c.value()); while (c.next());
-                }
-            }
-        }
-        return d;
+        return config.toBuilder().path(incoming.target()).build();
     }
 
     private void checkStarted() {
-        if (store == null) throw new BackupException("the sender sent data before its HEADER frame");
+        if (loader == null) throw new BackupException("the sender sent image data before its HEADER frame, or after its END");
     }
 
-    /** Closes the store of an unfinished transfer (the directory stays marked unfinished). */
+    /** Releases the directory of an unfinished transfer (it stays marked unfinished). */
     @Override
     public void close() {
-        if (store != null) {
-            store.close();
-            store = null;
+        if (loader != null) {
+            loader.close();
+            loader = null;
         }
     }
 }

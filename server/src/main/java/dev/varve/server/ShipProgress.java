@@ -3,8 +3,8 @@ package dev.varve.server;
 /** Progress of a backup, called on its applier thread. */
 @FunctionalInterface
 public interface ShipProgress {
-    /** {@code entries} entries and {@code bytes} key and value bytes are in the new store so far. */
-    void received(long entries, long bytes);
+    /** {@code pages} of the image's {@code imagePages} pages ({@code bytes} bytes) are in the new store's files so far. */
+    void received(long pages, long imagePages, long bytes);
 
     /** Follow mode: the image is verified and in place; the standby now applies the sender's changes. */
     default void imageComplete(BackupResult image) {

@@ -13,10 +13,11 @@ import java.nio.charset.StandardCharsets;
  *   0        4      5                  5+n      9+n
  *   +--------+------+------------------+--------+
  *   | length | type | payload (n bytes)| crc32c |     length = 1 + n + 4 (bytes after the length field)
- *   +--------+------+------------------+--------+     crc32c over type and payload
- * </pre>
- * All integers big-endian. Client to server: {@link #HELLO}. Server to client: {@link #HEADER}, then per table a
- * {@link #TABLE} and its {@link #ENTRIES} frames, partition by partition and in key order within each, then {@link #END}; or {@link #ERROR} at any point.
+ *   +--------+------+------------------+--------+     crc32c over type and payload (PAGES: over type and
+ * </pre>                                                  the 12 bytes before the pages, which carry their own)
+ * All integers big-endian. Client to server: {@link #HELLO}. Server to client: {@link #HEADER}, a {@link #TABLE} per
+ * table, the image's pages in {@link #PAGES} frames (file by file, as {@link dev.varve.engine.SnapshotImage} hands
+ * them out), then {@link #END}; or {@link #ERROR} at any point.
  * In follow mode ({@link #FOLLOW} in HELLO's flags) the connection stays open after END and carries every change
  * committed after the image's snapshot, in commit order: {@link #CHANGES}, {@link #TABLE_CREATED},
  * {@link #PARTITION_DESTROYED}, {@link #SNAPSHOT}, {@link #RANK}, and a {@link #HEARTBEAT} each second without one.
@@ -24,11 +25,13 @@ import java.nio.charset.StandardCharsets;
  * <ul>
  *   <li>HELLO: version u32, snapshot id u64 (ignored in follow mode: the sender declares the image's snapshot),
  *       flags u32.</li>
- *   <li>HEADER: snapshot id u64, rank u32, declared millis u64, page size u32, partitions u32, recovery mode (string).</li>
- *   <li>TABLE: name (string), placement u8 (0 by key hash, 1 by the caller), partitions u32: the table is created
- *       with exactly these options, so a caller-placed table keeps each key in its partition.</li>
- *   <li>ENTRIES: partition u32, count u32, then per entry key length u16, key, value length u32, value.</li>
- *   <li>END: entries u64, key and value bytes u64, tables u32, image digest u32 (see {@link ImageDigest}).</li>
+ *   <li>HEADER: snapshot id u64, rank u32, declared millis u64, page size u32, partitions u32, recovery mode
+ *       (string), image pages u64.</li>
+ *   <li>TABLE: name (string), placement u8 (0 by key hash, 1 by the caller), partitions u32, entries u64: what the
+ *       received store must hold (its catalog comes with the pages).</li>
+ *   <li>PAGES: file id u32, first page index u32, count u32, then {@code count} whole pages of consecutive indexes,
+ *       each with its own CRC.</li>
+ *   <li>END: pages u64, tables u32, image digest u32 (see {@link ImageDigest}).</li>
  *   <li>ERROR: message (string).</li>
  *   <li>CHANGES: lsn u64, count u32, then per change table (string), partition u32, key length u16, key, value
  *       length i32 (-1 for a remove), value: one atomic write.</li>
@@ -39,17 +42,18 @@ import java.nio.charset.StandardCharsets;
  * A string is a u16 byte length and UTF-8 bytes.
  *
  * <p>Versions: 1 — the first; 2 — tables carry their placement and partition count, entries and changes their
- * partition (caller-placed tables ship exactly), image frames of 1 MiB.
+ * partition (caller-placed tables ship exactly), image frames of 1 MiB; 3 — the image is the snapshot's pages, not
+ * its entries.
  */
 final class ShipProtocol {
     /** "VRVS": first bytes of a shipping connection. */
     static final byte[] MAGIC = "VRVS".getBytes(StandardCharsets.US_ASCII);
-    static final int VERSION = 2;
+    static final int VERSION = 3;
 
     static final byte HELLO = 1;
     static final byte HEADER = 2;
     static final byte TABLE = 3;
-    static final byte ENTRIES = 4;
+    static final byte PAGES = 4;
     static final byte END = 5;
     static final byte ERROR = 6;
     static final byte CHANGES = 7;
@@ -66,10 +70,10 @@ final class ShipProtocol {
     static final int LENGTH_BYTES = 4;
     /** Bytes around a payload after the length field: type and CRC. */
     static final int FRAME_OVERHEAD = 1 + 4;
-    /** An ENTRIES frame is closed once its payload passes this size (one entry may take it to ~1 MiB more). */
-    static final int ENTRIES_TARGET_BYTES = 1 << 20;
+    /** A PAGES frame carries at most this many bytes of pages; a CHANGES frame is closed once it passes this size. */
+    static final int FRAME_TARGET_BYTES = 1 << 20;
     /**
-     * Largest frame a receiver accepts: an image frame is at most a target-size frame plus one largest entry, but one
+     * Largest frame a receiver accepts: an image frame is at most a target-size frame, but one
      * CHANGES frame carries a whole atomic write of the sender, which its WAL bounds only by the segment size.
      */
     static final int MAX_FRAME_BYTES = 256 << 20;
@@ -77,6 +81,16 @@ final class ShipProtocol {
     static final int MAX_REQUEST_FRAME_BYTES = 4096;
 
     private ShipProtocol() {
+    }
+
+    /**
+     * Bytes of a frame body ({@code type} and payload, {@code bodyLength} bytes) its CRC32C covers: all of them,
+     * except in a PAGES frame, where it covers the type and the 12 bytes saying where the pages go, and each page is
+     * covered by its own CRC, which the receiver checks page by page as it writes them ({@link
+     * dev.varve.engine.ImageLoader#write}). Summing the bulk of the image twice more would only cost CPU.
+     */
+    static int crcCovers(byte type, int bodyLength) {
+        return type == PAGES ? Math.min(bodyLength, 1 + 12) : bodyLength;
     }
 
     /** Placement and partition count, as TABLE and TABLE_CREATED carry them. */
@@ -99,7 +113,7 @@ final class ShipProtocol {
             case HELLO: return "HELLO";
             case HEADER: return "HEADER";
             case TABLE: return "TABLE";
-            case ENTRIES: return "ENTRIES";
+            case PAGES: return "PAGES";
             case END: return "END";
             case ERROR: return "ERROR";
             case CHANGES: return "CHANGES";

@@ -1,12 +1,9 @@
 package dev.varve.server;
 
 import dev.varve.engine.ChangeFeed;
-import dev.varve.engine.Cursor;
-import dev.varve.engine.Partition;
 import dev.varve.engine.SnapshotInfo;
+import dev.varve.engine.SnapshotImage;
 import dev.varve.engine.SnapshotNotFoundException;
-import dev.varve.engine.SnapshotView;
-import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -17,6 +14,7 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -25,6 +23,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The sending side of one shipping connection: on the client's HELLO it opens {@code asOf(id)} and streams the image
  * from a shipping thread (never the event loop: reading history may wait for the disk).
+ *
+ * <p>The image is the snapshot's pages ({@link SnapshotImage}), read past the store's page memory: the writers' cached
+ * pages are not evicted by it.
  *
  * <p>Flow control: the thread writes a frame only while the channel is writable, i.e. while less than the high
  * write-buffer watermark is queued, and otherwise waits for {@link #channelWritabilityChanged}. A slow receiver
@@ -115,7 +116,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
             while (true) {
                 List<byte[]> bodies;
                 try {
-                    bodies = queue.take(1000, ShipProtocol.ENTRIES_TARGET_BYTES);
+                    bodies = queue.take(1000, ShipProtocol.FRAME_TARGET_BYTES);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new ReceiverGone("the shipping thread was interrupted");
@@ -136,74 +137,80 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         }
     }
 
-    /** Ships the image of snapshot {@code id}: HEADER, the tables and their entries, END. */
+    /**
+     * Ships the page image of snapshot {@code id}: HEADER, the tables, PAGES frames of runs of consecutive pages, END.
+     * Each page is read straight into the frame being filled; a frame goes out when it is full or the page just read
+     * does not continue its run (that page then moves to the next frame).
+     */
     private void shipImage(Channel ch, long id) {
-        try (SnapshotView view = store.asOf(id)) {
-            send(ch, header(ch, id));
+        try (SnapshotImage image = SnapshotImage.open(store, id)) {
+            send(ch, header(ch, image));
             ImageDigest digest = new ImageDigest();
-            for (String name : view.tables()) {
-                Table table = view.table(name);
-                ByteBuf t = Frame.start(ch.alloc(), ShipProtocol.TABLE, 64);
-                Frame.writeString(t, name);
-                ShipProtocol.writeOptions(t, table.options());
-                send(ch, Frame.finish(t));
-                digest.table(name, table.options());
-                for (int p = 0; p < table.partitions(); p++) shipPartition(ch, table.partition(p), digest);
+            for (SnapshotImage.TableImage t : image.tables()) {
+                ByteBuf f = Frame.start(ch.alloc(), ShipProtocol.TABLE, 64);
+                Frame.writeString(f, t.name());
+                ShipProtocol.writeOptions(f, t.options());
+                f.writeLong(t.entries());
+                send(ch, Frame.finish(f));
+                digest.table(t.name(), t.options(), t.entries());
             }
-            ByteBuf end = Frame.start(ch.alloc(), ShipProtocol.END, 24);
-            end.writeLong(digest.entries()).writeLong(digest.bytes()).writeInt(digest.tables()).writeInt(digest.crc());
+            int pageSize = image.pageSize();
+            int perFrame = Math.max(1, ShipProtocol.FRAME_TARGET_BYTES / pageSize);
+            ByteBuf frame = null;
+            int runFile = -1;
+            int runNext = -1;
+            int count = 0;
+            try {
+                while (true) {
+                    if (frame == null) frame = Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, 12 + perFrame * pageSize).writeZero(12);
+                    frame.ensureWritable(pageSize);
+                    ByteBuffer slot = frame.nioBuffer(frame.writerIndex(), pageSize); // the page is read straight into the frame
+                    if (!image.next(slot)) break;
+                    if (count > 0 && (count == perFrame || image.fileId() != runFile || image.index() != runNext)) {
+                        ByteBuf next = Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, 12 + perFrame * pageSize).writeZero(12);
+                        next.writeBytes(frame, frame.writerIndex(), pageSize); // the page just read starts the next frame
+                        ByteBuf full = frame;
+                        frame = next;
+                        sendPages(ch, full, runFile, runNext - count, count);
+                        count = 0;
+                    } else {
+                        frame.writerIndex(frame.writerIndex() + pageSize);
+                    }
+                    runFile = image.fileId();
+                    runNext = image.index() + 1;
+                    count++;
+                    digest.page(image.fileId(), image.index());
+                }
+                if (count > 0) {
+                    ByteBuf last = frame;
+                    frame = null;
+                    sendPages(ch, last, runFile, runNext - count, count);
+                }
+            } finally {
+                if (frame != null) frame.release();
+            }
+            ByteBuf end = Frame.start(ch.alloc(), ShipProtocol.END, 16);
+            end.writeLong(digest.pages()).writeInt(digest.tables()).writeInt(digest.crc());
             send(ch, Frame.finish(end));
-            LOG.info("shipped snapshot {} to {}: {} tables, {} entries, {} bytes", id, ch.remoteAddress(), digest.tables(), digest.entries(), digest.bytes());
+            LOG.info("shipped snapshot {} to {}: {} tables, {} entries, {} pages", id, ch.remoteAddress(), digest.tables(), digest.entries(), digest.pages());
         }
     }
 
-    private ByteBuf header(Channel ch, long id) {
+    private ByteBuf header(Channel ch, SnapshotImage image) {
         SnapshotInfo info = null;
-        for (SnapshotInfo s : store.snapshots()) if (s.id() == id) info = s;
+        for (SnapshotInfo s : store.snapshots()) if (s.id() == image.snapshot()) info = s;
         ByteBuf h = Frame.start(ch.alloc(), ShipProtocol.HEADER, 64);
-        h.writeLong(id).writeInt(info == null ? 0 : info.rank()).writeLong(info == null ? 0 : info.declared().toEpochMilli());
-        h.writeInt(store.config().pageSize()).writeInt(store.config().partitions());
+        h.writeLong(image.snapshot()).writeInt(info == null ? 0 : info.rank()).writeLong(info == null ? 0 : info.declared().toEpochMilli());
+        h.writeInt(image.pageSize()).writeInt(store.config().partitions());
         Frame.writeString(h, store.config().recoveryMode().name());
+        h.writeLong(image.pageCount());
         return Frame.finish(h);
     }
 
-    /** Ships one partition's entries in key order: ENTRIES frames of about {@link ShipProtocol#ENTRIES_TARGET_BYTES}. */
-    private void shipPartition(Channel ch, Partition partition, ImageDigest digest) {
-        ByteBuf batch = null;
-        int count = 0;
-        try (Cursor c = partition.scan(null, null)) {
-            if (!c.next()) return; // an empty partition sends nothing
-            digest.partition(partition.index());
-            do {
-                byte[] key = c.key();
-                byte[] value = c.value();
-                if (batch == null) {
-                    batch = Frame.start(ch.alloc(), ShipProtocol.ENTRIES, ShipProtocol.ENTRIES_TARGET_BYTES + 64);
-                    batch.writeInt(partition.index());
-                    batch.writeInt(0); // count, set when the frame is closed
-                    count = 0;
-                }
-                batch.writeShort(key.length).writeBytes(key).writeInt(value.length).writeBytes(value);
-                digest.entry(key, value);
-                count++;
-                if (batch.readableBytes() >= ShipProtocol.ENTRIES_TARGET_BYTES) {
-                    ByteBuf full = batch;
-                    batch = null;
-                    sendEntries(ch, full, count);
-                }
-            } while (c.next());
-            if (batch != null) {
-                ByteBuf last = batch;
-                batch = null;
-                sendEntries(ch, last, count);
-            }
-        } finally {
-            if (batch != null) batch.release();
-        }
-    }
-
-    private void sendEntries(Channel ch, ByteBuf frame, int count) {
-        frame.setInt(frame.readerIndex() + ShipProtocol.LENGTH_BYTES + 1 + 4, count); // after type and partition
+    /** Fills in a PAGES frame's header (room for it was left after the type) and sends it. */
+    private void sendPages(Channel ch, ByteBuf frame, int fileId, int firstIndex, int count) {
+        int at = frame.readerIndex() + ShipProtocol.LENGTH_BYTES + 1;
+        frame.setInt(at, fileId).setInt(at + 4, firstIndex).setInt(at + 8, count);
         send(ch, Frame.finish(frame));
     }
 

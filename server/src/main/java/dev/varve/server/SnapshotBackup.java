@@ -8,6 +8,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -53,7 +54,7 @@ public final class SnapshotBackup {
     private final Path target;
     private Duration idleTimeout = Duration.ofSeconds(60);
     private RecoveryMode recoveryMode;
-    private ShipProgress progress = (entries, bytes) -> { };
+    private ShipProgress progress = (pages, imagePages, bytes) -> { };
     private boolean follow;
     private int receiveBufferBytes; // 0: the operating system's autotuning
     private volatile boolean stopping;
@@ -122,6 +123,7 @@ public final class SnapshotBackup {
      * @throws BackupException if it did not complete (the target stays marked unfinished)
      * @throws IllegalArgumentException if the target exists and is neither empty nor an unfinished backup
      */
+    @SuppressWarnings("deprecation") // RCVBUF_ALLOCATOR: netty 4.2 deprecates it and offers no replacement for the NIO transport
     public BackupResult run() {
         long started = System.nanoTime();
         IncomingStore incoming = IncomingStore.prepare(target);
@@ -134,6 +136,8 @@ public final class SnapshotBackup {
             Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
                     .option(ChannelOption.AUTO_READ, false)
                     .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
+                    // image frames are 1 MiB: reads of up to 1 MiB (not netty's default 64 KiB) take one in a few calls
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(64 << 10, 1 << 20, 1 << 20))
                     .handler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
@@ -234,14 +238,14 @@ public final class SnapshotBackup {
                 case ShipProtocol.TABLE:
                     writer.table(f.payload);
                     break;
-                case ShipProtocol.ENTRIES:
-                    writer.entries(f.payload);
-                    progress.received(writer.received().entries(), writer.received().bytes());
+                case ShipProtocol.PAGES:
+                    writer.pages(f.payload);
+                    progress.received(writer.received().pages(), writer.imagePages(), writer.bytes());
                     break;
                 case ShipProtocol.END: {
                     VarveConfig committed = writer.end(f.payload);
                     ImageDigest d = writer.received();
-                    image = new BackupResult(finalTarget, writer.snapshotId(), d.tables(), d.entries(), d.bytes(), System.nanoTime() - started,
+                    image = new BackupResult(finalTarget, writer.snapshotId(), d.tables(), d.entries(), writer.bytes(), System.nanoTime() - started,
                             writer.verifyNanos(), 0);
                     if (!follow) {
                         result.complete(image);
@@ -275,7 +279,8 @@ public final class SnapshotBackup {
                             + latestSenderSnapshot + " and the writes after it that arrived"));
                 } else {
                     result.completeExceptionally(new BackupException("the connection to " + from + " closed after "
-                            + writer.received().entries() + " entries, before the image was complete; " + target + " stays unfinished"));
+                            + writer.received().pages() + " of " + writer.imagePages() + " pages, before the image was complete; " + target
+                            + " stays unfinished"));
                 }
             });
         }

@@ -58,7 +58,7 @@ class FollowTest {
             AtomicLong latestHeld = new AtomicLong();
             SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(new ShipProgress() {
                 @Override
-                public void received(long entries, long bytes) {
+                public void received(long pages, long imagePages, long bytes) {
                 }
 
                 @Override
@@ -130,7 +130,7 @@ class FollowTest {
             CountDownLatch resume = new CountDownLatch(1);
             SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(new ShipProgress() {
                 @Override
-                public void received(long entries, long bytes) {
+                public void received(long pages, long imagePages, long bytes) {
                 }
 
                 @Override

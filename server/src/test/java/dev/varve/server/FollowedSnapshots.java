@@ -9,7 +9,7 @@ final class FollowedSnapshots implements ShipProgress {
     private volatile long latest;
 
     @Override
-    public void received(long entries, long bytes) {
+    public void received(long pages, long imagePages, long bytes) {
     }
 
     @Override

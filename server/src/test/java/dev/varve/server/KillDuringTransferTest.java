@@ -94,7 +94,7 @@ class KillDuringTransferTest {
             CountDownLatch senderDead = new CountDownLatch(1);
             SnapshotBackup backup = new SnapshotBackup(new InetSocketAddress("127.0.0.1", Integer.parseInt(ready[1])), snapshot, target)
                     .receiveBufferBytes(1 << 20) // else loopback autotuning may buffer the rest of the image (tcp_rmem up to 32 MiB)
-                    .progress((entries, bytes) -> {
+                    .progress((pages, imagePages, bytes) -> {
                         if (bytes < KILL_AFTER_BYTES || halfway.getCount() == 0) return;
                         halfway.countDown();
                         // the receiver applies nothing until the sender is dead: what it buffered meanwhile (its read-ahead

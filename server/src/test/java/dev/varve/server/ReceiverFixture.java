@@ -24,7 +24,7 @@ public final class ReceiverFixture {
                     private long latest;
 
                     @Override
-                    public void received(long entries, long bytes) {
+                    public void received(long pages, long imagePages, long bytes) {
                         if (reported || bytes < REPORT_AFTER_BYTES) return;
                         reported = true;
                         print("received " + bytes);

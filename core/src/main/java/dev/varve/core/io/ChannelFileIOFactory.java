@@ -1,5 +1,7 @@
 package dev.varve.core.io;
 
+import com.sun.nio.file.ExtendedOpenOption;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
@@ -10,6 +12,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /** The real file system through {@link FileChannel}. */
@@ -25,6 +28,25 @@ final class ChannelFileIOFactory implements FileIOFactory {
                 ? FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE)
                 : FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
         return new ChannelFileIO(file, ch);
+    }
+
+    @Override
+    public Optional<FileIO> openUncached(Path file, int alignment) throws IOException {
+        long block;
+        try {
+            block = Files.getFileStore(file).getBlockSize();
+        } catch (UnsupportedOperationException e) {
+            return Optional.empty();
+        }
+        if (block <= 0 || alignment % block != 0) return Optional.empty();
+        try {
+            return Optional.of(new ChannelFileIO(file, FileChannel.open(file, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)));
+        } catch (UnsupportedOperationException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            if (!Files.exists(file)) throw e;
+            return Optional.empty(); // the file system refuses O_DIRECT (tmpfs: EINVAL)
+        }
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.varve.core.io;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Opens, lists, renames and deletes the store's files. The default, {@link #standard()}, goes through
@@ -26,6 +27,17 @@ public interface FileIOFactory {
 
     /** Creates the directory (and parents) if missing and makes its entry durable. */
     void createDirectories(Path dir) throws IOException;
+
+    /**
+     * Opens an existing file for writes that bypass the operating system's page cache (Linux {@code O_DIRECT}): for
+     * bulk writes nobody reads back soon, which would otherwise be copied into the cache and crowd it. Every write's
+     * buffer address, file offset and length must then be multiples of {@code alignment}. Empty when the platform,
+     * the file system or this factory does not offer that for {@code alignment}: the caller writes through
+     * {@link #open} instead.
+     */
+    default Optional<FileIO> openUncached(Path file, int alignment) throws IOException {
+        return Optional.empty();
+    }
 
     /** The real file system. */
     static FileIOFactory standard() {

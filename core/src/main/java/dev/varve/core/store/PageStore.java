@@ -53,7 +53,8 @@ public final class PageStore implements AutoCloseable {
 
     private PartitionFile file(int fileId) {
         if (closed) throw new IllegalStateException("page store is closed");
-        return files.computeIfAbsent(fileId, id -> PartitionFile.open(io, pathOf(id), id, pageSize));
+        PartitionFile open = files.get(fileId); // every page read and write comes here: no lock once the file is open
+        return open != null ? open : files.computeIfAbsent(fileId, id -> PartitionFile.open(io, pathOf(id), id, pageSize));
     }
 
     /** Reads and checks a page into {@code dst} at {@code offset}. */
@@ -69,6 +70,11 @@ public final class PageStore implements AutoCloseable {
     /** Writes {@code pages} stamped page images of one file, {@code firstPageId} and the pages after it, in one call. */
     public void write(long firstPageId, ByteBuffer src, int offset, int pages) {
         file(PageId.fileId(firstPageId)).write(PageId.index(firstPageId), src, offset, pages);
+    }
+
+    /** The path of a file id's page file, which is created (durably, with its header) when missing. */
+    public Path create(int fileId) {
+        return file(fileId).path();
     }
 
     /** fsync of one page file. */
