@@ -29,6 +29,9 @@ import java.util.List;
  * <p>Not thread-safe: one shipping thread reads it. Close it to let the snapshot's archive space go.
  */
 public final class SnapshotImage implements AutoCloseable {
+    /** Pages read from a file in one call (where they are not in page memory): 256 KiB of 4 KiB pages. */
+    private static final int READ_AHEAD_PAGES = 64;
+
     /** One page file of the image: file {@code fileId} ({@link PageId#fileId}) of {@code pages} pages. */
     public record PageFile(int fileId, int pages) {
     }
@@ -47,6 +50,11 @@ public final class SnapshotImage implements AutoCloseable {
     private int fileAt;
     private int indexAt = 1;
     private FreeListImage freeList;
+    /** Pages {@code aheadFirst ..} ({@code aheadCount} of them) of the current file, read ahead, and whether each had a pre-state. */
+    private final ByteBuffer ahead;
+    private final boolean[] aheadHeld = new boolean[READ_AHEAD_PAGES];
+    private int aheadFirst;
+    private int aheadCount;
     private int lastFileId = -1;
     private int lastIndex = -1;
 
@@ -55,6 +63,7 @@ public final class SnapshotImage implements AutoCloseable {
         this.pages = pages;
         this.pageSize = pages.pageSize();
         this.scratch = ByteBuffer.allocateDirect(pageSize);
+        this.ahead = ByteBuffer.allocateDirect(READ_AHEAD_PAGES * pageSize);
         files.add(file(Catalog.FILE_ID));
         for (Catalog.Entry e : new Catalog(pages).all()) {
             long entries = 0;
@@ -136,7 +145,12 @@ public final class SnapshotImage implements AutoCloseable {
         if (freeList == null) freeList = new FreeListImage(readMeta(PageId.of(f.fileId(), 0), scratch, 0), PageId.of(f.fileId(), 0));
         if (indexAt < f.pages()) {
             long id = PageId.of(f.fileId(), indexAt);
-            boolean noPreState = !freeList.erased(indexAt) && !pages.copyPage(id, dst, at);
+            boolean noPreState = false;
+            if (!freeList.erased(indexAt)) {
+                if (indexAt < aheadFirst || indexAt >= aheadFirst + aheadCount) readAhead(f);
+                dst.put(at, ahead, (indexAt - aheadFirst) * pageSize, pageSize);
+                noPreState = !aheadHeld[indexAt - aheadFirst];
+            }
             freeList.take(new Page(dst, at, pageSize), id, noPreState);
             emit(f.fileId(), indexAt++, dst, at);
         } else {
@@ -145,8 +159,21 @@ public final class SnapshotImage implements AutoCloseable {
             fileAt++;
             indexAt = 1;
             freeList = null;
+            aheadCount = 0; // the next file reads ahead afresh
         }
         return true;
+    }
+
+    /**
+     * Reads the next up to {@value #READ_AHEAD_PAGES} data pages of {@code f} from {@link #indexAt} on in one go (the
+     * pages unchanged since the snapshot come from their file in one read where they are not in page memory).
+     */
+    private void readAhead(PageFile f) {
+        int n = 0;
+        while (n < READ_AHEAD_PAGES && indexAt + n < f.pages() && !freeList.erased(indexAt + n)) n++;
+        pages.copyRun(PageId.of(f.fileId(), indexAt), n, ahead, 0, aheadHeld);
+        aheadFirst = indexAt;
+        aheadCount = n;
     }
 
     private void emit(int fileId, int index, ByteBuffer dst, int at) {

@@ -81,7 +81,7 @@ public final class AsOfPages implements PageAccess.ReadOnly, AutoCloseable {
      */
     public boolean copyPage(long pageId, ByteBuffer dst, int offset) {
         if (closed) throw new IllegalStateException("snapshot view " + spt.snapshot() + " is closed");
-        memory.copyOut(pageId, dst, offset);
+        memory.copier().copyOut(pageId, dst, offset);
         if (savedAfter(dst, offset) < spt.snapshot()) return true;
         // The first pre-state archived after the snapshot is the page as of it, because a page is captured at its
         // first change after a declaration. A page taken fresh off a free list is not: the pre-state found then is
@@ -91,6 +91,22 @@ public final class AsOfPages implements PageAccess.ReadOnly, AutoCloseable {
 
     private static long savedAfter(ByteBuffer page, int offset) {
         return page.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(offset + PageHeader.SAVED_AFTER_OFFSET);
+    }
+
+    /**
+     * {@link #copyPage} of {@code count} consecutive pages of one file, {@code first} and the pages after it, into
+     * {@code dst} from {@code offset} on, those unchanged since the snapshot read in one go; {@code held[i]} says
+     * what {@code copyPage} would have returned for page {@code i}.
+     */
+    public void copyRun(long first, int count, ByteBuffer dst, int offset, boolean[] held) {
+        if (closed) throw new IllegalStateException("snapshot view " + spt.snapshot() + " is closed");
+        memory.copier().copyOutRun(first, count, dst, offset);
+        int size = memory.pageSize();
+        for (int i = 0; i < count; i++) {
+            int at = offset + i * size;
+            held[i] = savedAfter(dst, at) < spt.snapshot()
+                    || archive.readArchived(spt, first + i, dst, at) && savedAfter(dst, at) < spt.snapshot(); // see copyPage
+        }
     }
 
     /** The error for a page that must have a pre-state as of this snapshot and has none. */

@@ -1,6 +1,5 @@
 package dev.varve.core.memory;
 
-import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
@@ -38,11 +37,11 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     private static final int MIN_SLACK_FRAMES = 320;
     private static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
 
-    private final PageStore store;
-    private final int pageSize;
+    final PageStore store;
+    final int pageSize;
     private final Frame[] frames;
     private final MpmcArrayQueue<Frame> freeFrames;
-    private final PageTable table;
+    final PageTable table;
     private final int slackFrames;
     private final AtomicInteger clockHand = new AtomicInteger();
     private final PageSlots checkpointBuffer;
@@ -54,7 +53,8 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     private volatile PageWriteHook[] hooks = new PageWriteHook[0];
     /** Called when the region or the checkpoint buffer runs short: starts a checkpoint. */
     private volatile Runnable pressure = () -> { };
-    private volatile boolean closed;
+    volatile boolean closed;
+    private final PageCopier copier = new PageCopier(this);
 
     /** Page memory of {@code regionBytes} over {@code store}, with a checkpoint buffer of {@code checkpointBufferBytes}. */
     public PageMemory(PageStore store, long regionBytes, long checkpointBufferBytes) {
@@ -118,35 +118,9 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         f.unpin();
     }
 
-    /**
-     * Copies the current image of {@code pageId} into {@code dst} at {@code offset} without bringing it into memory:
-     * from its frame under the read latch when it is resident, else from its file. For a reader of every page
-     * (snapshot shipping), which would otherwise evict the pages the store's writers work on. A page that is not
-     * resident when looked up is clean, so its file holds its latest image; should it be loaded, changed and written
-     * again by a checkpoint while its file is read, the torn read fails its checksum and the page is read through
-     * memory like any other (which reports real damage as usual).
-     */
-    public void copyOut(long pageId, ByteBuffer dst, int offset) {
-        if (closed) throw new IllegalStateException("page memory is closed");
-        Frame f = table.getAndPin(pageId);
-        if (f == null) {
-            try {
-                store.read(pageId, dst, offset);
-                return;
-            } catch (CorruptionException tornOrDamaged) {
-                f = acquire(pageId, false); // a torn read succeeds here; damage is reported here
-            }
-        } else if (!awaitReady(f)) {
-            f.unpin();
-            f = acquire(pageId, false); // its load failed: this reports why, or loads it
-        }
-        f.latchRead();
-        try {
-            dst.put(offset, f.buffer(), f.base(), pageSize);
-        } finally {
-            f.unlatchRead();
-            f.unpin();
-        }
+    /** Copies of current page images for readers of every page, past this memory ({@link PageCopier}). */
+    public PageCopier copier() {
+        return copier;
     }
 
     /**
@@ -270,7 +244,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     }
 
     /** The frame holding {@code pageId}, pinned, loaded from disk unless {@code fresh}. */
-    private Frame acquire(long pageId, boolean fresh) {
+    Frame acquire(long pageId, boolean fresh) {
         if (closed) throw new IllegalStateException("page memory is closed");
         if (pageId < 0) throw new IllegalArgumentException("invalid page id " + pageId);
         while (true) {
@@ -319,7 +293,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         }
     }
 
-    private static boolean awaitReady(Frame f) {
+    static boolean awaitReady(Frame f) {
         for (int spins = 0; ; spins++) {
             int s = f.state();
             if (s == Frame.READY) return true;

@@ -45,6 +45,14 @@ final class PageTable {
         }
     }
 
+    /** True when {@code id} is mapped to a frame (which may be loading or evicted the next moment). */
+    boolean contains(long id) {
+        LongLongMap s = stripe(id);
+        synchronized (s) {
+            return s.get(id, MISSING) != MISSING;
+        }
+    }
+
     /** Maps {@code id} to {@code f} unless it is already mapped; returns the existing frame pinned, or null. */
     Frame putIfAbsentOrPin(long id, Frame f) {
         LongLongMap s = stripe(id);

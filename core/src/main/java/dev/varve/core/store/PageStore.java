@@ -62,6 +62,20 @@ public final class PageStore implements AutoCloseable {
         file(PageId.fileId(pageId)).read(PageId.index(pageId), dst, offset);
     }
 
+    /**
+     * Reads up to {@code count} consecutive pages of one file, {@code firstPageId} and the pages after it, into
+     * {@code dst} at {@code offset} in one call, without checking them (see {@link #intact}); returns how many whole
+     * pages the file held.
+     */
+    public int readUnchecked(long firstPageId, int count, ByteBuffer dst, int offset) {
+        return file(PageId.fileId(firstPageId)).readUnchecked(PageId.index(firstPageId), count, dst, offset);
+    }
+
+    /** True when the page image at {@code offset} of {@code buf} passes its CRC and carries {@code pageId}. */
+    public boolean intact(long pageId, ByteBuffer buf, int offset) {
+        return PageChecksum.stored(buf, offset) == PageChecksum.compute(buf, offset, pageSize) && PageChecksum.storedPageId(buf, offset) == pageId;
+    }
+
     /** Writes a stamped page image. */
     public void write(long pageId, ByteBuffer src, int offset) {
         write(pageId, src, offset, 1);

@@ -108,6 +108,18 @@ final class PartitionFile implements AutoCloseable {
             throw new CorruptionException("page at index " + index + " carries page id " + PageId.toString(id), io.path(), off);
     }
 
+    /** Reads up to {@code count} pages from {@code index} on, unchecked; returns how many whole pages were there. */
+    int readUnchecked(int index, int count, ByteBuffer dst, int dstOffset) {
+        checkUsable();
+        ByteBuffer b = dst.duplicate();
+        b.limit(dstOffset + count * pageSize).position(dstOffset);
+        try {
+            return Math.max(0, io.read(b, offsetOf(index))) / pageSize;
+        } catch (IOException e) {
+            throw fail("page read failed", e);
+        }
+    }
+
     /** Writes {@code pages} consecutive page images (their CRCs already stamped) from index {@code index} on. */
     void write(int index, ByteBuffer src, int srcOffset, int pages) {
         checkUsable();
