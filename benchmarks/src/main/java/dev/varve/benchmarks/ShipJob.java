@@ -21,8 +21,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * {@code --ship}: snapshot shipping on loopback, in one run and on one disk. Loads an image of {@code --ship-mib} MiB
- * (8 KiB values, so every value has an overflow page), declares a snapshot, then measures, one after another:
+ * {@code --ship}: snapshot shipping on loopback, in one run and on one disk. Warms the shipping code up with small
+ * transfers of a store of its own, loads an image of {@code --ship-mib} MiB (8 KiB values, so every value has an
+ * overflow page), declares a snapshot, then measures, one after another:
  * <ol>
  *   <li>the disk's durable sequential write bandwidth: a file as large as the image (at most 1 GiB) written in
  *       1 MiB pieces and fsynced;</li>
@@ -39,6 +40,8 @@ final class ShipJob {
     private static final int WRITER_VALUE_BYTES = 1 << 10;
     private static final int WRITER_KEYS = 200_000;
     private static final int BASELINE_SECONDS_DEFAULT = 10;
+    private static final int WARM_UP_MIB = 64;
+    private static final int WARM_UP_TRANSFERS = 5;
 
     private final Options opts;
     private final PrintStream out;
@@ -55,6 +58,7 @@ final class ShipJob {
                 WRITER_KEYS, opts.dir.toAbsolutePath());
         double diskBytesPerSec = diskBandwidth(opts.dir.resolve("disk-probe"), Math.min(imageBytes, 1L << 30));
         out.printf(Locale.ROOT, "disk: durable sequential writes %.0f MiB/s%n", diskBytesPerSec / (1 << 20));
+        warmUp();
         try (Varve store = Varve.open(opts.config(opts.dir.resolve("source")).build())) {
             long snapshot = load(store, imageBytes);
             long imageKeyValueBytes = imageBytes / (IMAGE_VALUE_BYTES + 16) * (IMAGE_VALUE_BYTES + 16);
@@ -97,6 +101,23 @@ final class ShipJob {
                 t.print(out);
             }
         }
+    }
+
+    /**
+     * Ships a {@value #WARM_UP_MIB} MiB image {@value #WARM_UP_TRANSFERS} times from a store of its own, so that the
+     * shipping code is compiled before the measured transfer (else the JIT compiler takes a share of the cores
+     * during it, as it would only in a process's first transfer).
+     */
+    private void warmUp() throws Exception {
+        Path dir = opts.dir.resolve("warm-up");
+        long t0 = System.nanoTime();
+        try (Varve store = Varve.open(opts.config(dir.resolve("source")).build());
+             VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
+            long snapshot = load(store, (long) WARM_UP_MIB << 20);
+            for (int i = 0; i < WARM_UP_TRANSFERS; i++) new SnapshotBackup(server.address(), snapshot, dir.resolve("backup-" + i)).run();
+        }
+        StoreDirs.delete(dir); // inside --dir, which this run wiped and marked
+        out.printf(Locale.ROOT, "warm-up: %d transfers of %d MiB in %.1f s%n", WARM_UP_TRANSFERS, WARM_UP_MIB, (System.nanoTime() - t0) / 1e9);
     }
 
     /** Bytes per second of writing {@code bytes} to a new file in 1 MiB pieces and fsyncing it. */
