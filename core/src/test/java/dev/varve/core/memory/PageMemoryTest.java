@@ -29,7 +29,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Pin, latch, evict, no-steal, copy-on-write and checksum basics of {@link PageMemory} over a real {@link PageStore}. */
+/**
+ * Pin, latch, evict, no-steal, copy-on-write and checksum basics of {@link PageMemory} over a real {@link PageStore},
+ * and its {@link PageCopier}: copies of what memory reads, without loading pages, never of a damaged page.
+ */
 @Timeout(180)
 class PageMemoryTest {
     private static final int PAGE = 1024;
@@ -266,5 +269,50 @@ class PageMemoryTest {
         // the neighbours are intact and no frame leaked
         for (int i = 0; i < 20; i++) if (i != index) assertArrayEquals(body(i, 1), read(i), "page " + i);
         assertEquals(0, memory.heldPages());
+    }
+
+    @Test
+    void copierCopiesWhatMemoryReadsWithoutLoadingTheFilesPages() {
+        open();
+        int pages = 200;
+        for (int i = 0; i < pages; i++) writeNew(i, 1);
+        flush();
+        memory.close();
+        store.close();
+        open(); // nothing resident
+        for (int i = 0; i < pages; i += 3) rewrite(i, 2); // every third page dirty and resident
+        long readsBefore = memory.pagesRead();
+        ByteBuffer copies = ByteBuffer.allocateDirect(pages * PAGE);
+        memory.copier().copyOutRun(id(0), pages, copies, 0);
+        assertEquals(readsBefore, memory.pagesRead(), "pages read from the file were not loaded into memory");
+        for (int i = 0; i < pages; i++) {
+            byte[] copy = new byte[PAGE - PageHeader.SIZE];
+            copies.get(i * PAGE + PageHeader.SIZE, copy);
+            assertArrayEquals(body(i, i % 3 == 0 ? 2 : 1), copy, "page " + i);
+            assertEquals(id(i), PageChecksum.storedPageId(copies, i * PAGE));
+        }
+    }
+
+    @Test
+    void copierReportsADamagedPageInsteadOfCopyingIt() throws IOException {
+        open();
+        for (int i = 0; i < 200; i++) writeNew(i, 1);
+        flush();
+        Path file = store.pathOf(FILE);
+        memory.close();
+        store.close();
+        long offset = (long) (57 + 1) * PAGE + 300;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            ch.read(one, offset);
+            one.put(0, (byte) (one.get(0) ^ 0x10)).rewind();
+            ch.write(one, offset);
+        }
+        open();
+        ByteBuffer copies = ByteBuffer.allocateDirect(200 * PAGE);
+        CorruptionException run = assertThrows(CorruptionException.class, () -> memory.copier().copyOutRun(id(0), 200, copies, 0));
+        assertTrue(run.getMessage().contains("checksum mismatch") && run.getMessage().contains(file.toString()), run.getMessage());
+        CorruptionException one = assertThrows(CorruptionException.class, () -> memory.copier().copyOut(id(57), copies, 0));
+        assertTrue(one.getMessage().contains("checksum mismatch"), one.getMessage());
     }
 }
