@@ -118,6 +118,15 @@ class PageMemoryTest {
         return set.size();
     }
 
+    private static void flipByte(Path file, long offset) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            ch.read(one, offset);
+            one.put(0, (byte) (one.get(0) ^ 0x10)).rewind();
+            ch.write(one, offset);
+        }
+    }
+
     @Test
     void cleanPageIsEvictedAndReReadWithIdenticalContent() {
         open();
@@ -249,12 +258,7 @@ class PageMemoryTest {
 
         int index = 11;
         long pageOffset = (long) (index + 1) * PAGE;
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            ByteBuffer one = ByteBuffer.allocate(1);
-            ch.read(one, pageOffset + 300);
-            one.put(0, (byte) (one.get(0) ^ 0x10)).rewind();
-            ch.write(one, pageOffset + 300);
-        }
+        flipByte(file, pageOffset + 300);
 
         open();
         for (int attempt = 0; attempt < 2; attempt++) { // a failed load is not cached as data
@@ -301,13 +305,7 @@ class PageMemoryTest {
         Path file = store.pathOf(FILE);
         memory.close();
         store.close();
-        long offset = (long) (57 + 1) * PAGE + 300;
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            ByteBuffer one = ByteBuffer.allocate(1);
-            ch.read(one, offset);
-            one.put(0, (byte) (one.get(0) ^ 0x10)).rewind();
-            ch.write(one, offset);
-        }
+        flipByte(file, (long) (57 + 1) * PAGE + 300);
         open();
         ByteBuffer copies = ByteBuffer.allocateDirect(200 * PAGE);
         CorruptionException run = assertThrows(CorruptionException.class, () -> memory.copier().copyOutRun(id(0), 200, copies, 0));
