@@ -8,7 +8,7 @@ module dev.varve.core {
     requires transitive dev.varve.config;
     requires org.slf4j;
     requires org.jctools.core;
-    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT: uncached writes of shipped page images
+    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT (looked up by name): uncached writes of shipped page images
 
     exports dev.varve.core.io;
     exports dev.varve.core.agent to dev.varve.checkpoint, dev.varve.snapshot, dev.varve.engine;

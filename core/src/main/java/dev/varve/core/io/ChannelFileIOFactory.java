@@ -1,12 +1,11 @@
 package dev.varve.core.io;
 
-import com.sun.nio.file.ExtendedOpenOption;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -18,6 +17,11 @@ import java.util.stream.Stream;
 /** The real file system through {@link FileChannel}. */
 final class ChannelFileIOFactory implements FileIOFactory {
     static final ChannelFileIOFactory INSTANCE = new ChannelFileIOFactory();
+    /**
+     * {@code com.sun.nio.file.ExtendedOpenOption.DIRECT} (module jdk.unsupported), looked up by name: javac flags
+     * the type as internal API on newer JDKs, which the build turns into an error. Null where it is missing.
+     */
+    private static final OpenOption DIRECT = directOption();
 
     private ChannelFileIOFactory() {
     }
@@ -30,6 +34,14 @@ final class ChannelFileIOFactory implements FileIOFactory {
         return new ChannelFileIO(file, ch);
     }
 
+    private static OpenOption directOption() {
+        try {
+            return (OpenOption) Class.forName("com.sun.nio.file.ExtendedOpenOption").getField("DIRECT").get(null);
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return null;
+        }
+    }
+
     @Override
     public Optional<FileIO> openUncached(Path file, int alignment) throws IOException {
         long block;
@@ -40,7 +52,8 @@ final class ChannelFileIOFactory implements FileIOFactory {
         }
         if (block <= 0 || alignment % block != 0) return Optional.empty();
         try {
-            return Optional.of(new ChannelFileIO(file, FileChannel.open(file, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)));
+            if (DIRECT == null) return Optional.empty();
+            return Optional.of(new ChannelFileIO(file, FileChannel.open(file, StandardOpenOption.WRITE, DIRECT)));
         } catch (UnsupportedOperationException e) {
             return Optional.empty();
         } catch (IOException e) {
