@@ -25,21 +25,21 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Map;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
  * Builds a new store from a {@link SnapshotImage}'s pages: creates an empty store in an empty directory, writes the
- * image's page files over it and makes them durable (fsyncs run behind the writes, on a thread of their own). The pages go straight
- * into the page files, a run of them per call: no WAL, no B+tree, no checkpoint.
+ * image's page files over it and makes them durable (fsyncs run behind the writes, on a thread of their own). The
+ * pages go straight into the page files, a run of them per call: no WAL, no B+tree, no checkpoint.
  *
  * <p>Each page is checked as it arrives — its CRC, the page id it carries against where it goes, SavedAfter cleared
  * — and {@link #finish} checks the whole: every file holds exactly the pages its meta page counts, and
@@ -125,8 +125,8 @@ public final class ImageLoader implements AutoCloseable {
             throw new IllegalArgumentException("a page run is whole pages of " + pageSize + " bytes, got " + (pages == null ? "null" : pages.remaining() + " bytes"));
         if (firstIndex < 0) throw new IllegalArgumentException("page index " + firstIndex + " is negative");
         int count = pages.remaining() / pageSize;
-        BitSet done = written.get(fileId);
-        int again = done == null ? -1 : done.nextSetBit(firstIndex);
+        BitSet before = written.get(fileId);
+        int again = before == null ? -1 : before.nextSetBit(firstIndex);
         if (again >= 0 && again < firstIndex + count)
             throw new IllegalArgumentException("page " + PageId.toString(PageId.of(fileId, again)) + " of the image was written before");
         ByteBuffer le = pages.duplicate().order(ByteOrder.LITTLE_ENDIAN);
