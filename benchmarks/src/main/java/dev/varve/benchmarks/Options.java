@@ -89,6 +89,7 @@ final class Options {
             "                          per configuration (default " + RETENTION_SECONDS_DEFAULT + "); snapshot-cost: measured",
             "                          seconds per row (default " + SNAPSHOT_COST_SECONDS_DEFAULT + ")",
             "  --ship-mib N            --ship: MiB of key and value bytes in the shipped image (default " + SHIP_MIB_DEFAULT + ")",
+            "  --ship-idle             --ship: no writer during the transfer (the transfer alone)",
             "  --dirty-mib N           --recovery-time: MiB of dirty pages at the kill (default " + DIRTY_MIB_DEFAULT + ")",
             "  --long                  compare: the long version: every phase (puts and batches of each load, writers), LOG_ONLY",
             "                          and FSYNC, " + COMPARE_SECONDS_LONG + " s per phase (about an hour on 2 cores)",
@@ -118,6 +119,7 @@ final class Options {
     int seconds = SECONDS_DEFAULT;
     int dirtyMiB = DIRTY_MIB_DEFAULT;
     int shipMiB = SHIP_MIB_DEFAULT;
+    boolean shipIdle;
     boolean verbose;
     boolean longRun;
     Path out = OUT_DEFAULT;
@@ -155,6 +157,7 @@ final class Options {
                 case "--snapshot-cost" -> o.job(Job.SNAPSHOT_COST);
                 case "--ship" -> o.job(Job.SHIP);
                 case "--ship-mib" -> o.shipMiB = (int) number(args, ++i, flag, 1, 64 * 1024);
+                case "--ship-idle" -> o.shipIdle = true;
                 case "--infinispan" -> o.job(Job.INFINISPAN);
                 case "--verbose" -> o.verbose = true;
                 case "--dir" -> o.dir = Path.of(value(args, ++i, flag));

@@ -33,7 +33,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       and value bytes per second of the whole transfer (its final fsync, open and check included), and the
  *       writer's put rate meanwhile.</li>
  * </ol>
- * Sender and receiver share the machine's cores and disk, as a backup onto the same host would.
+ * Sender and receiver share the machine's cores and disk, as a backup onto the same host would. With
+ * {@code --ship-idle} no writer runs: the transfer alone.
  */
 final class ShipJob {
     private static final int IMAGE_VALUE_BYTES = 8 << 10;
@@ -63,20 +64,20 @@ final class ShipJob {
             long snapshot = load(store, imageBytes);
             long imageKeyValueBytes = imageBytes / (IMAGE_VALUE_BYTES + 16) * (IMAGE_VALUE_BYTES + 16);
             int seconds = opts.secondsSet ? opts.seconds : BASELINE_SECONDS_DEFAULT;
-            double baseline = writerRate(store, seconds);
-            out.printf(Locale.ROOT, "writer without a transfer: %.0f puts/s over %d s%n", baseline, seconds);
+            double baseline = opts.shipIdle ? 0 : writerRate(store, seconds);
+            if (!opts.shipIdle) out.printf(Locale.ROOT, "writer without a transfer: %.0f puts/s over %d s%n", baseline, seconds);
             try (VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
                 AtomicBoolean stop = new AtomicBoolean();
                 AtomicLong puts = new AtomicLong();
                 Thread writer = new Thread(() -> write(store, stop, puts), "ship-writer");
-                writer.start();
+                if (!opts.shipIdle) writer.start();
                 long t0 = System.nanoTime();
                 BackupResult r;
                 try {
                     r = new SnapshotBackup(server.address(), snapshot, opts.dir.resolve("backup")).run();
                 } finally {
                     stop.set(true);
-                    writer.join();
+                    if (!opts.shipIdle) writer.join();
                 }
                 double secs = (System.nanoTime() - t0) / 1e9;
                 double during = puts.get() / secs;
@@ -95,9 +96,11 @@ final class ShipJob {
                 t.row("disk durable write bandwidth, MiB/s", List.of(String.format(Locale.ROOT, "%.1f", diskBytesPerSec / (1 << 20))));
                 t.row("page bytes / disk bandwidth", List.of(String.format(Locale.ROOT, "%.2f", shipBytesPerSec / diskBytesPerSec)));
                 t.row("key+value bytes / disk bandwidth", List.of(String.format(Locale.ROOT, "%.2f", imageBytesPerSec / diskBytesPerSec)));
-                t.row("writer puts/s without transfer", List.of(String.format(Locale.ROOT, "%.0f", baseline)));
-                t.row("writer puts/s during transfer", List.of(String.format(Locale.ROOT, "%.0f", during)));
-                t.row("during / without", List.of(String.format(Locale.ROOT, "%.2f", during / baseline)));
+                if (!opts.shipIdle) {
+                    t.row("writer puts/s without transfer", List.of(String.format(Locale.ROOT, "%.0f", baseline)));
+                    t.row("writer puts/s during transfer", List.of(String.format(Locale.ROOT, "%.0f", during)));
+                    t.row("during / without", List.of(String.format(Locale.ROOT, "%.2f", during / baseline)));
+                }
                 t.print(out);
             }
         }

@@ -162,12 +162,12 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
             int count = 0;
             try {
                 while (true) {
-                    if (frame == null) frame = Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, 12 + perFrame * pageSize).writeZero(12);
-                    frame.ensureWritable(pageSize);
+                    if (frame == null) frame = pagesFrame(ch, perFrame, pageSize);
+                    frame.ensureWritable(pageSize); // room was made for it: a full frame reads one page more, which moves on
                     ByteBuffer slot = frame.nioBuffer(frame.writerIndex(), pageSize); // the page is read straight into the frame
                     if (!image.next(slot)) break;
                     if (count > 0 && (count == perFrame || image.fileId() != runFile || image.index() != runNext)) {
-                        ByteBuf next = Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, 12 + perFrame * pageSize).writeZero(12);
+                        ByteBuf next = pagesFrame(ch, perFrame, pageSize);
                         next.writeBytes(frame, frame.writerIndex(), pageSize); // the page just read starts the next frame
                         ByteBuf full = frame;
                         frame = next;
@@ -205,6 +205,11 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         Frame.writeString(h, store.config().recoveryMode().name());
         h.writeLong(image.pageCount());
         return Frame.finish(h);
+    }
+
+    /** A PAGES frame with room left for its header and for one page more than it carries (see shipImage). */
+    private static ByteBuf pagesFrame(Channel ch, int perFrame, int pageSize) {
+        return Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, 12 + (perFrame + 1) * pageSize).writeZero(12);
     }
 
     /** Fills in a PAGES frame's header (room for it was left after the type) and sends it. */
