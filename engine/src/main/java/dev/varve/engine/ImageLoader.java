@@ -144,7 +144,7 @@ public final class ImageLoader implements AutoCloseable {
         if (uncached == null) {
             store.write(PageId.of(fileId, firstIndex), pages, pages.position(), count);
         } else {
-            ByteBuffer run = alignedCopy(pages);
+            ByteBuffer run = aligned(pages);
             try {
                 uncached.write(run, store.offsetOf(PageId.of(fileId, firstIndex)));
             } catch (IOException e) {
@@ -175,10 +175,18 @@ public final class ImageLoader implements AutoCloseable {
         return f;
     }
 
-    /** {@code pages} copied into a buffer aligned as uncached writes need (a page size). */
-    private ByteBuffer alignedCopy(ByteBuffer pages) {
-        if (aligned == null || aligned.capacity() < pages.remaining())
-            aligned = ByteBuffer.allocateDirect(pages.remaining() + pageSize).alignedSlice(pageSize);
+    /**
+     * A direct buffer of at least {@code bytes} whose address is a multiple of {@code pageSize}: pages handed to
+     * {@link #write} in one are written uncached as they are, without a copy into an aligned buffer.
+     */
+    public static ByteBuffer alignedBuffer(int bytes, int pageSize) {
+        return ByteBuffer.allocateDirect(bytes + pageSize).alignedSlice(pageSize);
+    }
+
+    /** {@code pages} as uncached writes need them (at an address that is a multiple of the page size), copied if need be. */
+    private ByteBuffer aligned(ByteBuffer pages) {
+        if (pages.isDirect() && pages.alignmentOffset(pages.position(), pageSize) == 0) return pages.duplicate();
+        if (aligned == null || aligned.capacity() < pages.remaining()) aligned = alignedBuffer(pages.remaining(), pageSize);
         aligned.clear();
         aligned.put(pages.duplicate());
         return aligned.flip();

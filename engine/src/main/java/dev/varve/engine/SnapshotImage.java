@@ -53,6 +53,7 @@ public final class SnapshotImage implements AutoCloseable {
     /** Pages {@code aheadFirst ..} ({@code aheadCount} of them) of the current file, read ahead, and whether each had a pre-state. */
     private final ByteBuffer ahead;
     private final boolean[] aheadHeld = new boolean[READ_AHEAD_PAGES];
+    private final boolean[] aheadChecked = new boolean[READ_AHEAD_PAGES];
     private int aheadFirst;
     private int aheadCount;
     private int lastFileId = -1;
@@ -146,16 +147,18 @@ public final class SnapshotImage implements AutoCloseable {
         if (indexAt < f.pages()) {
             long id = PageId.of(f.fileId(), indexAt);
             boolean noPreState = false;
+            boolean checked = false;
             if (!freeList.erased(indexAt)) {
                 if (indexAt < aheadFirst || indexAt >= aheadFirst + aheadCount) readAhead(f);
                 dst.put(at, ahead, (indexAt - aheadFirst) * pageSize, pageSize);
                 noPreState = !aheadHeld[indexAt - aheadFirst];
+                checked = aheadChecked[indexAt - aheadFirst];
             }
-            freeList.take(new Page(dst, at, pageSize), id, noPreState);
-            emit(f.fileId(), indexAt++, dst, at);
+            boolean rewritten = freeList.take(new Page(dst, at, pageSize), id, noPreState);
+            emit(f.fileId(), indexAt++, dst, at, checked && !rewritten);
         } else {
             freeList.completeMeta(readMeta(PageId.of(f.fileId(), 0), dst, at));
-            emit(f.fileId(), 0, dst, at);
+            emit(f.fileId(), 0, dst, at, false);
             fileAt++;
             indexAt = 1;
             freeList = null;
@@ -171,14 +174,22 @@ public final class SnapshotImage implements AutoCloseable {
     private void readAhead(PageFile f) {
         int n = 0;
         while (n < READ_AHEAD_PAGES && indexAt + n < f.pages() && !freeList.erased(indexAt + n)) n++;
-        pages.copyRun(PageId.of(f.fileId(), indexAt), n, ahead, 0, aheadHeld);
+        pages.copyRun(PageId.of(f.fileId(), indexAt), n, ahead, 0, aheadHeld, aheadChecked);
         aheadFirst = indexAt;
         aheadCount = n;
     }
 
-    private void emit(int fileId, int index, ByteBuffer dst, int at) {
-        dst.duplicate().order(ByteOrder.LITTLE_ENDIAN).putLong(at + PageHeader.SAVED_AFTER_OFFSET, 0);
-        PageChecksum.stamp(dst, at, pageSize);
+    /**
+     * Clears the page's SavedAfter and stamps its CRC, unless both are as they should be already: SavedAfter clear
+     * and the page's own CRC, checked as it was read from its file ({@code crcChecked}); most pages of a snapshot
+     * nobody changed since its declaration come that way, and a CRC over each would cost a second pass.
+     */
+    private void emit(int fileId, int index, ByteBuffer dst, int at, boolean crcChecked) {
+        ByteBuffer le = dst.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        if (!crcChecked || le.getLong(at + PageHeader.SAVED_AFTER_OFFSET) != 0) {
+            le.putLong(at + PageHeader.SAVED_AFTER_OFFSET, 0);
+            PageChecksum.stamp(dst, at, pageSize);
+        }
         dst.position(at + pageSize);
         lastFileId = fileId;
         lastIndex = index;

@@ -15,6 +15,9 @@ final class FrameDecoder extends LengthFieldBasedFrameDecoder {
     /** Frames of up to {@code maxFrameBytes} after the length field. */
     FrameDecoder(int maxFrameBytes) {
         super(ShipProtocol.LENGTH_BYTES + maxFrameBytes, 0, ShipProtocol.LENGTH_BYTES, 0, ShipProtocol.LENGTH_BYTES);
+        // an image frame (1 MiB) spans reads: the bytes received stay in the buffers they were read into, instead of
+        // being copied into one cumulation buffer; the receiver copies a frame's pages once, where it writes them
+        setCumulator(COMPOSITE_CUMULATOR);
     }
 
     @Override

@@ -8,6 +8,7 @@ import dev.varve.engine.SnapshotImage;
 import dev.varve.engine.TableOptions;
 import io.netty.buffer.ByteBuf;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -23,6 +24,8 @@ final class ImageWriter implements AutoCloseable {
     private final ImageDigest received = new ImageDigest();
     private final List<SnapshotImage.TableImage> tables = new ArrayList<>();
     private ImageLoader loader;
+    /** The pages of one frame, aligned for the loader's uncached writes. */
+    private ByteBuffer run;
     private VarveConfig config;
     private int pageSize;
     private long snapshotId;
@@ -88,7 +91,10 @@ final class ImageWriter implements AutoCloseable {
         int count = p.readInt();
         if (count < 1 || (long) count * pageSize != p.readableBytes())
             throw new BackupException("a PAGES frame says " + count + " pages of " + pageSize + " bytes and holds " + p.readableBytes() + " bytes");
-        loader.write(fileId, first, p.nioBuffer(p.readerIndex(), p.readableBytes()));
+        if (run == null || run.capacity() < p.readableBytes()) run = ImageLoader.alignedBuffer(p.readableBytes(), pageSize);
+        run.clear().limit(p.readableBytes());
+        p.getBytes(p.readerIndex(), run); // the one copy of the pages on this side: out of the received buffers
+        loader.write(fileId, first, run.flip());
         for (int i = 0; i < count; i++) received.page(fileId, first + i);
     }
 

@@ -96,16 +96,21 @@ public final class AsOfPages implements PageAccess.ReadOnly, AutoCloseable {
     /**
      * {@link #copyPage} of {@code count} consecutive pages of one file, {@code first} and the pages after it, into
      * {@code dst} from {@code offset} on, those unchanged since the snapshot read in one go; {@code held[i]} says
-     * what {@code copyPage} would have returned for page {@code i}.
+     * what {@code copyPage} would have returned for page {@code i}, {@code checked[i]} whether its CRC was checked
+     * against its bytes as they are (see {@link dev.varve.core.memory.PageCopier#copyOutRun}).
      */
-    public void copyRun(long first, int count, ByteBuffer dst, int offset, boolean[] held) {
+    public void copyRun(long first, int count, ByteBuffer dst, int offset, boolean[] held, boolean[] checked) {
         if (closed) throw new IllegalStateException("snapshot view " + spt.snapshot() + " is closed");
-        memory.copier().copyOutRun(first, count, dst, offset);
+        memory.copier().copyOutRun(first, count, dst, offset, checked);
         int size = memory.pageSize();
         for (int i = 0; i < count; i++) {
             int at = offset + i * size;
-            held[i] = savedAfter(dst, at) < spt.snapshot()
-                    || archive.readArchived(spt, first + i, dst, at) && savedAfter(dst, at) < spt.snapshot(); // see copyPage
+            if (savedAfter(dst, at) < spt.snapshot()) {
+                held[i] = true;
+                continue;
+            }
+            checked[i] = false;
+            held[i] = archive.readArchived(spt, first + i, dst, at) && savedAfter(dst, at) < spt.snapshot(); // see copyPage
         }
     }
 

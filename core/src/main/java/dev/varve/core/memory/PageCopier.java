@@ -51,15 +51,17 @@ public final class PageCopier {
      * {@code offset} on: the pages not resident when looked up are read from their file in one call per stretch and
      * checked one by one (a page failing its check is read again alone, as {@code copyOut} reads it), the others are
      * copied from their frames. Looking up before reading is what makes a page read from its file current, as in
-     * {@code copyOut}.
+     * {@code copyOut}. {@code checked[i]} says whether page {@code i} came from its file with its CRC checked (so the
+     * CRC it carries is its own; a frame's copy carries whatever its header held when it was last read or written).
      */
-    public void copyOutRun(long first, int count, ByteBuffer dst, int offset) {
+    public void copyOutRun(long first, int count, ByteBuffer dst, int offset, boolean[] checked) {
         if (memory.closed) throw new IllegalStateException("page memory is closed");
         boolean[] resident = new boolean[count];
         for (int i = 0; i < count; i++) resident[i] = memory.table.contains(first + i);
         for (int i = 0; i < count; ) {
             if (resident[i]) {
                 copyOut(first + i, dst, offset + i * memory.pageSize);
+                checked[i] = false;
                 i++;
                 continue;
             }
@@ -68,7 +70,8 @@ public final class PageCopier {
             int read = memory.store.readUnchecked(first + i, end - i, dst, offset + i * memory.pageSize);
             for (int k = i; k < end; k++) {
                 int at = offset + k * memory.pageSize;
-                if (k >= i + read || !memory.store.intact(first + k, dst, at)) copyOut(first + k, dst, at);
+                checked[k] = k < i + read && memory.store.intact(first + k, dst, at);
+                if (!checked[k]) copyOut(first + k, dst, at);
             }
             i = end;
         }

@@ -287,9 +287,11 @@ class PageMemoryTest {
         for (int i = 0; i < pages; i += 3) rewrite(i, 2); // every third page dirty and resident
         long readsBefore = memory.pagesRead();
         ByteBuffer copies = ByteBuffer.allocateDirect(pages * PAGE);
-        memory.copier().copyOutRun(id(0), pages, copies, 0);
+        boolean[] checked = new boolean[pages];
+        memory.copier().copyOutRun(id(0), pages, copies, 0, checked);
         assertEquals(readsBefore, memory.pagesRead(), "pages read from the file were not loaded into memory");
         for (int i = 0; i < pages; i++) {
+            assertEquals(i % 3 != 0, checked[i], "page " + i + ": from its file with its CRC checked, or from its frame");
             byte[] copy = new byte[PAGE - PageHeader.SIZE];
             copies.get(i * PAGE + PageHeader.SIZE, copy);
             assertArrayEquals(body(i, i % 3 == 0 ? 2 : 1), copy, "page " + i);
@@ -308,7 +310,7 @@ class PageMemoryTest {
         flipByte(file, (long) (57 + 1) * PAGE + 300);
         open();
         ByteBuffer copies = ByteBuffer.allocateDirect(200 * PAGE);
-        CorruptionException run = assertThrows(CorruptionException.class, () -> memory.copier().copyOutRun(id(0), 200, copies, 0));
+        CorruptionException run = assertThrows(CorruptionException.class, () -> memory.copier().copyOutRun(id(0), 200, copies, 0, new boolean[200]));
         assertTrue(run.getMessage().contains("checksum mismatch") && run.getMessage().contains(file.toString()), run.getMessage());
         CorruptionException one = assertThrows(CorruptionException.class, () -> memory.copier().copyOut(id(57), copies, 0));
         assertTrue(one.getMessage().contains("checksum mismatch"), one.getMessage());
