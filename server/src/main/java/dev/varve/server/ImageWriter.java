@@ -89,7 +89,7 @@ final class ImageWriter implements AutoCloseable {
         int fileId = p.readInt();
         int first = p.readInt();
         int count = p.readInt();
-        if (count < 1 || (long) count * pageSize != p.readableBytes())
+        if (count < 1 || count > ShipProtocol.pagesPerFrame(pageSize) || (long) count * pageSize != p.readableBytes())
             throw new BackupException("a PAGES frame says " + count + " pages of " + pageSize + " bytes and holds " + p.readableBytes() + " bytes");
         if (run == null || run.capacity() < p.readableBytes()) run = ImageLoader.alignedBuffer(p.readableBytes(), pageSize);
         run.clear().limit(p.readableBytes());

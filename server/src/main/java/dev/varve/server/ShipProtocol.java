@@ -93,6 +93,11 @@ final class ShipProtocol {
         return type == PAGES ? Math.min(bodyLength, 1 + 12) : bodyLength;
     }
 
+    /** Most pages a PAGES frame carries: {@link #FRAME_TARGET_BYTES} of them (at least one). */
+    static int pagesPerFrame(int pageSize) {
+        return Math.max(1, FRAME_TARGET_BYTES / pageSize);
+    }
+
     /** Placement and partition count, as TABLE and TABLE_CREATED carry them. */
     static void writeOptions(ByteBuf b, TableOptions options) {
         b.writeByte(options.callerPlaced() ? 1 : 0).writeInt(options.partitions());

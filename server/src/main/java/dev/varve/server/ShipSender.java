@@ -155,7 +155,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                 digest.table(t.name(), t.options(), t.entries());
             }
             int pageSize = image.pageSize();
-            int perFrame = Math.max(1, ShipProtocol.FRAME_TARGET_BYTES / pageSize);
+            int perFrame = ShipProtocol.pagesPerFrame(pageSize);
             ByteBuf frame = null;
             int runFile = -1;
             int runNext = -1;
