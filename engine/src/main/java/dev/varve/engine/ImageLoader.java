@@ -247,20 +247,19 @@ public final class ImageLoader implements AutoCloseable {
         }
         awaitFlush();
         for (int f : written.keySet()) store.force(f); // what the last flush did not cover; the rest costs nothing
+        FilePages files = new FilePages();
+        List<Catalog.Entry> catalog = new Catalog(files).all();
         Set<Integer> expected = new HashSet<>();
         expected.add(Catalog.FILE_ID);
-        List<SnapshotImage.TableImage> tables = new ArrayList<>();
-        FilePages files = new FilePages();
-        for (Catalog.Entry e : new Catalog(files).all()) {
-            long entries = 0;
-            for (int p = 0; p < e.partitions(); p++) {
-                expected.add(PageId.fileId(e.id(), p));
-                if (written.containsKey(PageId.fileId(e.id(), p))) entries += new BPlusTree(files, PageId.fileId(e.id(), p)).size();
-            }
-            tables.add(new SnapshotImage.TableImage(e.name(), e.options(), entries));
-        }
+        for (Catalog.Entry e : catalog) for (int p = 0; p < e.partitions(); p++) expected.add(PageId.fileId(e.id(), p));
         if (!expected.equals(written.keySet()))
             throw new CorruptionException("the image's page files " + written.keySet() + " are not its catalog's " + expected, config.path(), 0);
+        List<SnapshotImage.TableImage> tables = new ArrayList<>();
+        for (Catalog.Entry e : catalog) {
+            long entries = 0;
+            for (int p = 0; p < e.partitions(); p++) entries += new BPlusTree(files, PageId.fileId(e.id(), p)).size();
+            tables.add(new SnapshotImage.TableImage(e.name(), e.options(), entries));
+        }
         close();
         return List.copyOf(tables);
     }

@@ -131,6 +131,23 @@ public final class SnapshotImage implements AutoCloseable {
         return n;
     }
 
+    /** True while {@link #next} has a page left to hand out. */
+    public boolean hasNext() {
+        return fileAt < files.size();
+    }
+
+    /** The file id of the page {@link #next} hands out next: a reader can see where a run of pages ends before it reads. */
+    public int nextFileId() {
+        if (!hasNext()) throw new IllegalStateException("every page of the image was handed out");
+        return files.get(fileAt).fileId();
+    }
+
+    /** The index in its file of the page {@link #next} hands out next (a file's data pages in order, then its meta page, 0). */
+    public int nextIndex() {
+        if (!hasNext()) throw new IllegalStateException("every page of the image was handed out");
+        return indexAt < files.get(fileAt).pages() ? indexAt : 0;
+    }
+
     /**
      * Writes the next page of the image at {@code dst}'s position, which moves past it; false when every page was
      * handed out. {@link #fileId()} and {@link #index()} then say which page it was.
@@ -139,7 +156,7 @@ public final class SnapshotImage implements AutoCloseable {
      */
     public boolean next(ByteBuffer dst) {
         if (dst.remaining() < pageSize) throw new IllegalArgumentException("the buffer has " + dst.remaining() + " bytes left, a page takes " + pageSize);
-        if (fileAt == files.size()) return false;
+        if (!hasNext()) return false;
         engine.checkOpen();
         PageFile f = files.get(fileAt);
         int at = dst.position();

@@ -139,8 +139,8 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
 
     /**
      * Ships the page image of snapshot {@code id}: HEADER, the tables, PAGES frames of runs of consecutive pages, END.
-     * Each page is read straight into the frame being filled; a frame goes out when it is full or the page just read
-     * does not continue its run (that page then moves to the next frame).
+     * Each page is read straight into the frame being filled; a frame goes out when it is full or the next page does
+     * not continue its run.
      */
     private void shipImage(Channel ch, long id) {
         try (SnapshotImage image = SnapshotImage.open(store, id)) {
@@ -161,27 +161,25 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
             int runNext = -1;
             int count = 0;
             try {
-                while (true) {
-                    if (frame == null) frame = pagesFrame(ch, perFrame, pageSize);
-                    frame.ensureWritable(pageSize); // room was made for it: a full frame reads one page more, which moves on
-                    ByteBuffer slot = frame.nioBuffer(frame.writerIndex(), pageSize); // the page is read straight into the frame
-                    if (!image.next(slot)) break;
-                    if (count > 0 && (count == perFrame || image.fileId() != runFile || image.index() != runNext)) {
-                        ByteBuf next = pagesFrame(ch, perFrame, pageSize);
-                        next.writeBytes(frame, frame.writerIndex(), pageSize); // the page just read starts the next frame
+                while (image.hasNext()) {
+                    if (frame != null && (count == perFrame || image.nextFileId() != runFile || image.nextIndex() != runNext)) {
                         ByteBuf full = frame;
-                        frame = next;
+                        frame = null;
                         sendPages(ch, full, runFile, runNext - count, count);
-                        count = 0;
-                    } else {
-                        frame.writerIndex(frame.writerIndex() + pageSize);
                     }
-                    runFile = image.fileId();
-                    runNext = image.index() + 1;
+                    if (frame == null) {
+                        frame = Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, 12 + perFrame * pageSize).writeZero(12);
+                        runFile = image.nextFileId();
+                        runNext = image.nextIndex();
+                        count = 0;
+                    }
+                    image.next(frame.nioBuffer(frame.writerIndex(), pageSize)); // the page is read straight into the frame
+                    frame.writerIndex(frame.writerIndex() + pageSize);
+                    digest.page(runFile, runNext);
+                    runNext++;
                     count++;
-                    digest.page(image.fileId(), image.index());
                 }
-                if (count > 0) {
+                if (frame != null) {
                     ByteBuf last = frame;
                     frame = null;
                     sendPages(ch, last, runFile, runNext - count, count);
@@ -205,11 +203,6 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         Frame.writeString(h, store.config().recoveryMode().name());
         h.writeLong(image.pageCount());
         return Frame.finish(h);
-    }
-
-    /** A PAGES frame with room left for its header and for one page more than it carries (see shipImage). */
-    private static ByteBuf pagesFrame(Channel ch, int perFrame, int pageSize) {
-        return Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, 12 + (perFrame + 1) * pageSize).writeZero(12);
     }
 
     /** Fills in a PAGES frame's header (room for it was left after the type) and sends it. */
