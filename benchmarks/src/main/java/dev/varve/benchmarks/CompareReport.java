@@ -266,6 +266,7 @@ final class CompareReport {
         sb.append("| OS | ").append(machine.os()).append(" |\n");
         sb.append("| JVM | ").append(machine.jvm()).append(" |\n");
         sb.append("| store file system | ").append(machine.fileSystem()).append(" |\n");
+        sb.append(String.format(Locale.ROOT, "| one 4 KiB write + fdatasync at the start (median of 200) | %.0f µs |%n", machine.fsyncMicros()));
         sb.append("| load average at start / end | ").append(machine.loadAverage()).append(" / ").append(MachineInfo.currentLoadAverage()).append(" |\n\n");
         sb.append("On a shared or virtual machine the absolute numbers move from run to run; the ratios between configurations that ran "
                 + "seconds apart are the figures to read.\n\n");

@@ -143,6 +143,11 @@ final class ChannelFileIOFactory implements FileIOFactory {
         }
 
         @Override
+        public void forceData() throws IOException {
+            channel.force(false);
+        }
+
+        @Override
         public long size() throws IOException {
             return channel.size();
         }

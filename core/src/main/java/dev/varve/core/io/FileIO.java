@@ -23,6 +23,17 @@ public interface FileIO extends Closeable {
     /** Makes every write so far durable (fsync, data and size). */
     void force() throws IOException;
 
+    /**
+     * Makes every write so far durable but not the file's timestamps ({@code fdatasync}), for a file whose size does
+     * not change, the WAL's. On ext4 an {@code fsync} after a write also commits the journal for the new modification
+     * time, and in the default {@code data=ordered} mode a journal commit first writes out the data of every file with
+     * blocks allocated since the last one (the page files a checkpoint is writing): a commit waits for the
+     * checkpoint. Implementations that cannot tell the two apart force everything.
+     */
+    default void forceData() throws IOException {
+        force();
+    }
+
     /** Current size in bytes. */
     long size() throws IOException;
 

@@ -18,29 +18,29 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
 
 /**
- * The write-ahead log writer: appends records to memory-mapped segment files (layout in
- * {@link WalSegmentDescriptor}) and makes them durable as the {@link WalSyncMode} promises.
+ * The write-ahead log writer: appends records to segment files (layout in {@link WalSegmentDescriptor}) and makes
+ * them durable as the {@link WalSyncMode} promises.
  *
  * <p>Design note. An append reserves its place under {@code appendLock} (a few field updates), then copies the
- * record body and computes its CRC outside the lock, so concurrent writers copy in parallel; a store into the
- * mapping reaches the OS at once, so every returned append survives a process crash. The length is written last,
+ * record body and computes its CRC outside the lock, so concurrent writers copy in parallel. Under LOG_ONLY and
+ * BACKGROUND the segment is mapped: a store into the mapping reaches the OS at once, so every returned append
+ * survives a process crash. Under FSYNC, whose appends are promised only once committed, the segment is staged in a
+ * buffer of the process and written to its file when forced (see {@link WalSegment} for why). The length is written last,
  * with release ordering and in LSN order (each append waits until its predecessor is published, see
  * {@link #publish}), so a torn record never shows a valid length and CRC, and after a crash no record with a length
  * follows one without: open's rule for telling a torn tail from damage holds as with serial appends. Durability
- * against power loss is a separate step, {@code msync} of the mapped range, done under {@code forceLock} by one
- * thread at a time: group commit is that a thread which gets the lock forces everything appended so far, and the
- * threads waiting for that force ({@link #awaitDurable}) all wake when it ends; those it covered return without
- * forcing again ({@code durableLsn}). A segment
- * switch forces what of the old segment is not durable yet before the new one is written; the new segment's file is
- * prepared ahead ({@link WalSegmentPreparer}) so the switch does not write a whole file while writers wait. Lock
- * order is appendLock, then forceLock; a forcing thread never takes appendLock.
+ * against power loss is a separate step, a force of the range not durable yet, one thread at a time: group commit
+ * ({@link WalGroupCommit}) is that a thread which gets to force forces everything appended so far, and the threads
+ * waiting for that force all wake when it ends; those it covered return without forcing again. A segment switch
+ * forces what of the old segment is not durable yet before the new one is written; the new segment's file is prepared
+ * ahead ({@link WalSegmentPreparer}) so the switch does not write a whole file while writers wait. Lock order is
+ * appendLock, then the force lock; a forcing thread never takes appendLock.
  *
  * <p>Failure: an {@link IOException} becomes a {@link StorageException} naming the file, and from then on the WAL
  * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
@@ -59,9 +59,10 @@ public final class Wal implements AutoCloseable {
 
     private final ReentrantLock appendLock = new ReentrantLock();
     /** Serialises forcing; guards {@link #current} changes so a forcing thread sees a stable segment. */
-    private final ReentrantLock forceLock = new ReentrantLock();
-    /** Notified whenever forceLock is released: threads waiting for a force in progress (see {@link #awaitDurable}). */
-    private final Object durableSignal = new Object();
+    /** Serialises forcing (its lock guards {@link #current} changes, so a forcing thread sees a stable segment). */
+    private final WalGroupCommit groupCommit;
+    /** Under FSYNC, the buffer the segment being written is staged in (see {@link WalSegment}); otherwise null. */
+    private final ByteBuffer staging;
     private final Object deleteLock = new Object();
     /** Spins before a publishing append yields its core to the writer it waits for. */
     private static final int PUBLISH_SPINS = 128;
@@ -70,7 +71,7 @@ public final class Wal implements AutoCloseable {
     private static final long PUBLISH_PARK_MIN_NANOS = 10_000;
     private static final long PUBLISH_PARK_MAX_NANOS = 1_000_000;
 
-    private WalSegment current; // written under appendLock + forceLock
+    private WalSegment current; // written under appendLock + the force lock
     private int endOffset; // appendLock: where the next record goes in current
     /** The end LSN of the last record reserved; {@link #position} reaches it once every reserved record is published. */
     private long reservedEnd; // appendLock
@@ -80,8 +81,6 @@ public final class Wal implements AutoCloseable {
      * written. Only the append that reserved the record at this LSN advances it (see {@link #publish}), and a switch.
      */
     private volatile long position;
-    /** Every record below this LSN is durable. Only grows. */
-    private final AtomicLong durableLsn = new AtomicLong();
     private volatile long firstSegmentIndex; // deleteLock
     private volatile long bytesWritten; // appendLock
     private final AtomicReference<StorageException> failure = new AtomicReference<>();
@@ -94,15 +93,17 @@ public final class Wal implements AutoCloseable {
         this.mode = scan.mode;
         this.maxPayloadBytes = WalSegmentDescriptor.maxPayloadBytes(segmentSize);
         this.tailCut = scan.tailCut;
-        this.current = last;
         this.currentIndex = last.index;
         this.endOffset = scan.endOffset;
         this.firstSegmentIndex = scan.empty ? 0 : scan.firstIndex;
-        this.position = WalSegmentDescriptor.endLsn(current.index, endOffset, segmentSize);
+        this.position = WalSegmentDescriptor.endLsn(last.index, endOffset, segmentSize);
         this.reservedEnd = position;
         // what a crashed process left in the page cache may not be durable yet
-        current.force(0, endOffset);
-        durableLsn.set(position);
+        last.force(0, endOffset);
+        this.staging = mode == WalSyncMode.FSYNC
+                ? ByteBuffer.allocateDirect((int) segmentSize).order(ByteOrder.LITTLE_ENDIAN) : null;
+        this.current = staging == null ? last : last.staged(staging, endOffset);
+        this.groupCommit = new WalGroupCommit(position, mode == WalSyncMode.FSYNC);
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
         this.preparer = new WalSegmentPreparer(io, dir, segmentSize, "varve-wal-preparer" + StoreThreads.suffix());
     }
@@ -212,6 +213,8 @@ public final class Wal implements AutoCloseable {
             b.put(off + TYPE_OFFSET, (byte) type);
             b.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
             b.putInt(off + WalSegmentDescriptor.CRC_OFFSET, WalSegmentDescriptor.recordCrc(b, off, length, new CRC32C()));
+            // padding is zero on disk; a staged buffer may hold an earlier segment's bytes there
+            for (int p = off + length, end = off + WalSegmentDescriptor.aligned(length); p < end; p++) b.put(p, (byte) 0);
         } catch (InternalError e) {
             // a fault on a mapped store (the file shrank or the device failed) is an IO error
             throw fail(new StorageException("cannot write WAL record at offset " + off, seg.path, new IOException(e)));
@@ -257,56 +260,25 @@ public final class Wal implements AutoCloseable {
         if (lsn >= position) {
             throw new IllegalArgumentException("LSN " + lsn + " was not appended (WAL position " + position + ")");
         }
-        if (mode != WalSyncMode.FSYNC || lsn < durableLsn.get()) return;
-        awaitDurable(lsn + 1);
+        if (mode != WalSyncMode.FSYNC || lsn < groupCommit.durableLsn()) return;
+        groupCommit.await(lsn + 1, this::forceAppended);
     }
 
     /** Makes every record appended so far durable (I1: the checkpointer calls this before writing pages). */
     public void force() {
         if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
         if (failure.get() != null) throw refused();
-        awaitDurable(position);
+        groupCommit.await(position, this::forceAppended);
     }
 
-    /**
-     * Returns once every record below {@code upTo} is durable. Group commit: the thread that gets {@code forceLock}
-     * forces everything appended so far; the others do not queue on the lock (a queue wakes its threads one at a
-     * time, each after the previous one ran) but wait on {@link #durableSignal}, so every thread whose record the
-     * force covered wakes at once, and the first one still uncovered forces the next group.
-     */
-    private void awaitDurable(long upTo) {
-        boolean interrupted = false;
-        while (durableLsn.get() < upTo) {
-            if (forceLock.tryLock()) {
-                try {
-                    forceAppended();
-                } finally {
-                    unlockForce();
-                }
-                continue;
-            }
-            synchronized (durableSignal) {
-                // unlockForce notifies under this monitor after unlocking, so a holder seen here cannot be missed
-                while (forceLock.isLocked() && durableLsn.get() < upTo) {
-                    try {
-                        durableSignal.wait();
-                    } catch (InterruptedException e) {
-                        interrupted = true; // a commit is not abandoned half-way; the interrupt is kept for the caller
-                    }
-                }
-            }
-        }
-        if (interrupted) Thread.currentThread().interrupt();
-    }
-
-    /** Forces everything appended so far. Holds forceLock. */
-    private void forceAppended() {
+    /** Forces everything appended so far; returns the LSN below which every record is now durable. Holds the force lock. */
+    private long forceAppended() {
         if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
         if (failure.get() != null) throw refused();
         long target = position;
-        long from = durableLsn.get();
-        if (target <= from) return;
-        WalSegment seg = current; // stable: a switch needs forceLock
+        long from = groupCommit.durableLsn();
+        if (target <= from) return from;
+        WalSegment seg = current; // stable: a switch needs the force lock
         // target may be the next segment's first LSN when current is full
         int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
                 ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
@@ -317,15 +289,7 @@ public final class Wal implements AutoCloseable {
         } catch (StorageException e) {
             throw fail(e);
         }
-        durableLsn.accumulateAndGet(target, Math::max);
-    }
-
-    /** Releases forceLock and wakes the threads waiting for a force to finish. */
-    private void unlockForce() {
-        forceLock.unlock();
-        synchronized (durableSignal) {
-            durableSignal.notifyAll();
-        }
+        return target;
     }
 
     /**
@@ -338,11 +302,11 @@ public final class Wal implements AutoCloseable {
         WalSegment old = current;
         WalSegment next;
         try {
-            long durable = durableLsn.get(); // only grows, and only once its force returned: [0, durable) needs none
+            long durable = groupCommit.durableLsn(); // only grows, and only once its force returned: [0, durable) needs none
             long durableIndex = WalSegmentDescriptor.segmentIndex(durable, segmentSize);
             int from = durableIndex < old.index ? 0 : durableIndex > old.index ? (int) segmentSize
                     : WalSegmentDescriptor.offset(durable, segmentSize);
-            old.force(from, (int) segmentSize);
+            old.force(from, endOffset); // nothing was written past endOffset
             next = preparer.take(old.index + 1);
             int sealAt = endOffset;
             int sealLength = RECORD_HEADER_SIZE + Long.BYTES;
@@ -351,19 +315,21 @@ public final class Wal implements AutoCloseable {
             WalSegmentDescriptor.putLengthRelease(old.buffer, sealAt, sealLength);
             endOffset = sealAt + WalSegmentDescriptor.aligned(sealLength);
             old.force(sealAt, endOffset);
+            // the old segment is sealed and forced: its staging buffer is free for the next one
+            if (staging != null) next = next.staged(staging, HEADER_SIZE);
         } catch (StorageException e) {
             throw fail(e);
         }
-        forceLock.lock();
+        groupCommit.lock();
         try {
             current = next;
             currentIndex = next.index;
             long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
-            durableLsn.accumulateAndGet(first, Math::max);
+            groupCommit.durableUpTo(first);
             position = first; // the first record of the next segment waits for this in publish
             reservedEnd = first;
         } finally {
-            unlockForce();
+            groupCommit.unlock();
         }
         endOffset = HEADER_SIZE;
         WalSegment.closeQuietly(old); // its records stay readable through readers' own mappings
@@ -371,10 +337,12 @@ public final class Wal implements AutoCloseable {
 
     /**
      * Reads records from {@code fromLsn} (a record's LSN, a reader's {@code nextLsn}, or {@link #position()}) up to
-     * the current position. Close the reader when done.
+     * the current position; under FSYNC those records are forced first. Close the reader when done.
      */
     public WalReader read(long fromLsn) {
         long end = position;
+        // a staged segment's records reach its file when they are forced, and readers read the files
+        if (staging != null && groupCommit.durableLsn() < end) groupCommit.await(end, this::forceAppended);
         if (fromLsn > end || fromLsn < 0) {
             throw new IllegalArgumentException("cannot read the WAL from LSN " + fromLsn + ": beyond its end " + end);
         }
@@ -418,7 +386,7 @@ public final class Wal implements AutoCloseable {
 
     /** Every record below this LSN is durable against power loss. */
     public long durableLsn() {
-        return durableLsn.get();
+        return groupCommit.durableLsn();
     }
 
     /** Record bytes (headers included, alignment padding not) appended since open. */
@@ -470,19 +438,15 @@ public final class Wal implements AutoCloseable {
         try {
             if (closed) return;
             awaitPublished(reservedEnd); // appends in flight finish before the unmap (or the WAL failed)
-            forceLock.lock();
+            groupCommit.lock();
             try {
+                if (failure.get() == null) groupCommit.durableUpTo(forceAppended());
                 closed = true;
-                if (failure.get() == null) {
-                    long target = position;
-                    current.force(0, (int) segmentSize);
-                    durableLsn.accumulateAndGet(target, Math::max);
-                }
             } catch (StorageException e) {
                 throw fail(e);
             } finally {
                 WalSegment.closeQuietly(current);
-                unlockForce();
+                groupCommit.unlock();
             }
         } finally {
             appendLock.unlock();

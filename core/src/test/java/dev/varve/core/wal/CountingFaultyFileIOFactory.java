@@ -11,11 +11,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Wraps the real file system for WAL tests: counts forces of mapped ranges (what a commit costs), can slow them down
- * like a real disk, and can fail forces, writes or opens of chosen files with an {@link IOException}.
+ * Wraps the real file system for WAL tests: counts forces of records (what a commit costs: a mapped range forced, or a
+ * staged segment's bytes written and {@code fdatasync}ed), can slow them down like a real disk, and can fail forces, writes or opens of chosen files with an {@link IOException}.
  */
 final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
-    final AtomicInteger regionForces = new AtomicInteger();
+    final AtomicInteger recordForces = new AtomicInteger();
     volatile long forceDelayNanos;
     volatile boolean failForce;
     volatile boolean failWrite;
@@ -56,6 +56,13 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
         }
 
         @Override
+        public void forceData() throws IOException {
+            beforeForce();
+            recordForces.incrementAndGet();
+            delegate.forceData();
+        }
+
+        @Override
         public MappedRegion map(long position, int length) throws IOException {
             MappedRegion region = delegate.map(position, length);
             return new MappedRegion() {
@@ -67,7 +74,7 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
                 @Override
                 public void force(int offset, int len) throws IOException {
                     beforeForce();
-                    regionForces.incrementAndGet();
+                    recordForces.incrementAndGet();
                     region.force(offset, len);
                 }
             };

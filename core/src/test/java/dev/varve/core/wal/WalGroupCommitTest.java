@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.varve.config.WalSyncMode;
 import dev.varve.core.wal.WalTestSupport.Rec;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,9 +18,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 @Timeout(180)
 class WalGroupCommitTest {
@@ -44,7 +48,7 @@ class WalGroupCommitTest {
         io.forceDelayNanos = TimeUnit.MICROSECONDS.toNanos(200); // a disk is slower than the page cache
         AtomicInteger commits = new AtomicInteger();
         try (Wal wal = Wal.open(dir, io, 256 * 1024, WalSyncMode.FSYNC, null)) {
-            io.regionForces.set(0);
+            io.recordForces.set(0);
             ExecutorService pool = Executors.newFixedThreadPool(THREADS);
             CountDownLatch start = new CountDownLatch(1);
             List<Future<?>> futures = new ArrayList<>();
@@ -64,7 +68,7 @@ class WalGroupCommitTest {
             start.countDown();
             for (Future<?> f : futures) f.get(60, TimeUnit.SECONDS);
             pool.shutdown();
-            int forces = io.regionForces.get();
+            int forces = io.recordForces.get();
             System.out.println("group commit: " + commits.get() + " commits, " + forces + " forces");
             assertTrue(forces < commits.get(), forces + " forces for " + commits.get() + " commits: no group commit");
 
@@ -88,15 +92,17 @@ class WalGroupCommitTest {
     /**
      * Appends copy their records outside the append lock and publish them in LSN order: with more writers than cores
      * and a switch every few hundred records, every record is read back once and whole, before and after a reopen
-     * (whose scan refuses a record with a length behind one without).
+     * (whose scan refuses a record with a length behind one without). Under FSYNC the segment is staged, and its
+     * buffer is reused by every next segment with the previous one's bytes still in it.
      */
-    @Test
+    @ParameterizedTest
+    @EnumSource(value = WalSyncMode.class, names = {"LOG_ONLY", "FSYNC"})
     @org.junit.jupiter.api.Timeout(120)
-    void concurrentAppendsAcrossManySegmentSwitchesAreWholeAndInOrderAfterAReopen() throws Exception {
+    void concurrentAppendsAcrossManySegmentSwitchesAreWholeAndInOrderAfterAReopen(WalSyncMode mode) throws Exception {
         int threads = 8;
         int perThread = 1000;
         long segment = 256 * 1024;
-        try (Wal wal = Wal.open(dir, new CountingFaultyFileIOFactory(), segment, WalSyncMode.LOG_ONLY, null)) {
+        try (Wal wal = Wal.open(dir, new CountingFaultyFileIOFactory(), segment, mode, null)) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             CountDownLatch start = new CountDownLatch(1);
             List<Future<?>> futures = new ArrayList<>();
@@ -114,7 +120,7 @@ class WalGroupCommitTest {
             assertTrue(WalSegmentDescriptor.segmentIndex(wal.position(), segment) > 5, "several segment switches");
             checkEveryRecordOnceInThreadOrder(readAll(wal, wal.firstLsn()), threads, perThread);
         }
-        try (Wal wal = Wal.open(dir, new CountingFaultyFileIOFactory(), segment, WalSyncMode.LOG_ONLY, null)) {
+        try (Wal wal = Wal.open(dir, new CountingFaultyFileIOFactory(), segment, mode, null)) {
             assertTrue(wal.tailCut().isEmpty(), "a clean close leaves no torn tail");
             checkEveryRecordOnceInThreadOrder(readAll(wal, wal.firstLsn()), threads, perThread);
         }
@@ -136,23 +142,86 @@ class WalGroupCommitTest {
     void commitInFsyncModeForcesAndInLogOnlyModeDoesNot() {
         CountingFaultyFileIOFactory io = new CountingFaultyFileIOFactory();
         try (Wal wal = Wal.open(dir.resolve("fsync"), io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.FSYNC, null)) {
-            io.regionForces.set(0);
+            io.recordForces.set(0);
             long lsn = wal.append(1, ByteBuffer.allocate(10));
             assertTrue(wal.durableLsn() <= lsn);
             wal.commit(lsn);
-            assertEquals(1, io.regionForces.get());
+            assertEquals(1, io.recordForces.get());
             assertTrue(wal.durableLsn() > lsn);
             wal.commit(lsn); // already durable: no second force
-            assertEquals(1, io.regionForces.get());
+            assertEquals(1, io.recordForces.get());
         }
         try (Wal wal = Wal.open(dir.resolve("logonly"), io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
-            io.regionForces.set(0);
+            io.recordForces.set(0);
             long lsn = wal.append(1, ByteBuffer.allocate(10));
             wal.commit(lsn);
-            assertEquals(0, io.regionForces.get());
+            assertEquals(0, io.recordForces.get());
             wal.force(); // the checkpointer's call (I1) forces in every mode
-            assertEquals(1, io.regionForces.get());
+            assertEquals(1, io.recordForces.get());
             assertTrue(wal.durableLsn() > lsn);
+        }
+    }
+
+    /**
+     * Gathering: a thread about to force waits for the writers the last force woke. Four writers committing over a
+     * slow force make groups of about four; without gathering the groups alternate between one (the first writer
+     * back forces for itself alone) and three, two on average, so forces stay above 40% of the commits.
+     */
+    @Test
+    void aForceWaitsForTheWritersTheLastOneWoke() throws Exception {
+        CountingFaultyFileIOFactory io = new CountingFaultyFileIOFactory();
+        io.forceDelayNanos = TimeUnit.MILLISECONDS.toNanos(2);
+        int perThread = 50;
+        try (Wal wal = Wal.open(dir, io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.FSYNC, null)) {
+            io.recordForces.set(0);
+            ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int thread = t;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    for (int seq = 0; seq < perThread; seq++) wal.commit(wal.append(7, ByteBuffer.wrap(payload(thread, seq))));
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : futures) f.get(60, TimeUnit.SECONDS);
+            pool.shutdown();
+            int commits = THREADS * perThread;
+            int forces = io.recordForces.get();
+            assertTrue(forces <= commits * 0.4, forces + " forces for " + commits + " commits of " + THREADS
+                    + " writers: groups of " + (double) commits / forces + " on average, not gathered");
+        }
+    }
+
+    /**
+     * A staged segment (FSYNC) writes exactly the bytes a mapped one (LOG_ONLY) does: the same records across segment
+     * switches leave identical files, padding, seals and the zero tail included, though the staged buffer held the
+     * previous segment's records where the next one's padding goes.
+     */
+    @Test
+    void stagedAndMappedSegmentsWriteTheSameFiles() throws Exception {
+        long segment = 64 * 1024;
+        for (WalSyncMode mode : List.of(WalSyncMode.LOG_ONLY, WalSyncMode.FSYNC)) {
+            try (Wal wal = Wal.open(dir.resolve(mode.name()), new CountingFaultyFileIOFactory(), segment, mode, null)) {
+                for (int seq = 0; seq < 600; seq++) {
+                    long lsn = wal.append(7, ByteBuffer.wrap(payload(seq % 3, seq)));
+                    if (seq % 7 == 0) wal.commit(lsn);
+                }
+                assertTrue(WalSegmentDescriptor.segmentIndex(wal.position(), segment) >= 3, "several segment switches");
+            }
+        }
+        List<Path> mapped;
+        try (Stream<Path> files = Files.list(dir.resolve("LOG_ONLY"))) {
+            mapped = files.sorted().toList();
+        }
+        for (Path m : mapped) {
+            Path staged = dir.resolve("FSYNC").resolve(m.getFileName());
+            assertEquals(-1L, Files.mismatch(m, staged), m.getFileName() + " differs at that offset");
+        }
+        try (Stream<Path> files = Files.list(dir.resolve("FSYNC"))) {
+            assertEquals(mapped.size(), files.count());
         }
     }
 
