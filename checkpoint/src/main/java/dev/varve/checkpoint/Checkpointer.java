@@ -24,7 +24,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.locks.ReadWriteLock;
 import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 
@@ -46,7 +46,7 @@ public final class Checkpointer implements AutoCloseable {
     private final PageMemory memory;
     private final Wal wal;
     private final CheckpointMarkers markers;
-    private final ReentrantReadWriteLock checkpointLock;
+    private final ReadWriteLock checkpointLock;
     private final ToLongFunction<Page> unusedRange;
     private final PageCodec codec;
     private final PhysicalPageLog physicalLog;
@@ -74,7 +74,7 @@ public final class Checkpointer implements AutoCloseable {
      * append-and-apply of one operation. {@code unusedRange} tells SKIP_GARBAGE and the physical page log the unused middle of a page.
      */
     public Checkpointer(VarveConfig config, PageMemory memory, Wal wal, CheckpointMarkers markers,
-                        ReentrantReadWriteLock checkpointLock, ToLongFunction<Page> unusedRange) {
+                        ReadWriteLock checkpointLock, ToLongFunction<Page> unusedRange) {
         this(config, memory, wal, markers, checkpointLock, unusedRange, Agents.dedicated());
     }
 
@@ -83,7 +83,7 @@ public final class Checkpointer implements AutoCloseable {
      * {@link Agents#invoked} the checkpoint's writes also stay on the thread that runs it.
      */
     public Checkpointer(VarveConfig config, PageMemory memory, Wal wal, CheckpointMarkers markers,
-                        ReentrantReadWriteLock checkpointLock, ToLongFunction<Page> unusedRange, Agents agents) {
+                        ReadWriteLock checkpointLock, ToLongFunction<Page> unusedRange, Agents agents) {
         this.agents = Objects.requireNonNull(agents, "agents");
         this.memory = memory;
         this.wal = wal;

@@ -34,7 +34,8 @@ import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Lock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.StampedLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -58,7 +59,7 @@ final class Engine {
     final LongAdder writes = new LongAdder();
     final LongAdder reads = new LongAdder();
     final ChangePublisher changes = new ChangePublisher();
-    private final ReentrantReadWriteLock checkpointLock = new ReentrantReadWriteLock();
+    private final ReadWriteLock checkpointLock = new StampedLock().asReadWriteLock();
     final Snapshots snapshots = new Snapshots(this, checkpointLock);
     private final Throttle throttle;
     final TableRegistry tables = new TableRegistry(this);

@@ -6,7 +6,7 @@ import dev.varve.snapshot.DroppedSnapshot;
 import dev.varve.snapshot.SnapshotRecord;
 
 import java.time.Instant;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.locks.ReadWriteLock;
 
 /**
  * The engine's snapshot side: declaring snapshots, raising their rank, and turning an id into a live snapshot or
@@ -16,9 +16,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  */
 final class Snapshots {
     private final Engine engine;
-    private final ReentrantReadWriteLock checkpointLock;
+    private final ReadWriteLock checkpointLock;
 
-    Snapshots(Engine engine, ReentrantReadWriteLock checkpointLock) {
+    Snapshots(Engine engine, ReadWriteLock checkpointLock) {
         this.engine = engine;
         this.checkpointLock = checkpointLock;
     }
