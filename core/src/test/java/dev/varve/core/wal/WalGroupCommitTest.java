@@ -42,6 +42,32 @@ class WalGroupCommitTest {
         return b.array();
     }
 
+    /** What one of the threads {@link #onThreads} starts does. */
+    private interface ThreadBody {
+        void run(int thread) throws Exception;
+    }
+
+    /** Runs {@code body} on {@code threads} threads released together; returns once every one has finished. */
+    private static void onThreads(int threads, ThreadBody body) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    body.run(thread);
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : futures) f.get(100, TimeUnit.SECONDS);
+        } finally {
+            pool.shutdown();
+        }
+    }
+
     @Test
     void concurrentFsyncAppendsWithCommitAreAllReadBackOnceInLsnOrderWithFewerForcesThanCommits() throws Exception {
         CountingFaultyFileIOFactory io = new CountingFaultyFileIOFactory();
@@ -49,25 +75,14 @@ class WalGroupCommitTest {
         AtomicInteger commits = new AtomicInteger();
         try (Wal wal = Wal.open(dir, io, 256 * 1024, WalSyncMode.FSYNC, null)) {
             io.recordForces.set(0);
-            ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < THREADS; t++) {
-                int thread = t;
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    for (int seq = 0; seq < RECORDS_PER_THREAD; seq++) {
-                        long lsn = wal.append(7, ByteBuffer.wrap(payload(thread, seq)));
-                        wal.commit(lsn);
-                        commits.incrementAndGet();
-                        assertTrue(wal.durableLsn() > lsn, "commit returned before its record was forced");
-                    }
-                    return null;
-                }));
-            }
-            start.countDown();
-            for (Future<?> f : futures) f.get(60, TimeUnit.SECONDS);
-            pool.shutdown();
+            onThreads(THREADS, thread -> {
+                for (int seq = 0; seq < RECORDS_PER_THREAD; seq++) {
+                    long lsn = wal.append(7, ByteBuffer.wrap(payload(thread, seq)));
+                    wal.commit(lsn);
+                    commits.incrementAndGet();
+                    assertTrue(wal.durableLsn() > lsn, "commit returned before its record was forced");
+                }
+            });
             int forces = io.recordForces.get();
             System.out.println("group commit: " + commits.get() + " commits, " + forces + " forces");
             assertTrue(forces < commits.get(), forces + " forces for " + commits.get() + " commits: no group commit");
@@ -103,20 +118,9 @@ class WalGroupCommitTest {
         int perThread = 1000;
         long segment = 256 * 1024;
         try (Wal wal = Wal.open(dir, new CountingFaultyFileIOFactory(), segment, mode, null)) {
-            ExecutorService pool = Executors.newFixedThreadPool(threads);
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                int thread = t;
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    for (int seq = 0; seq < perThread; seq++) wal.append(7, ByteBuffer.wrap(payload(thread, seq)));
-                    return null;
-                }));
-            }
-            start.countDown();
-            for (Future<?> f : futures) f.get(100, TimeUnit.SECONDS);
-            pool.shutdown();
+            onThreads(threads, thread -> {
+                for (int seq = 0; seq < perThread; seq++) wal.append(7, ByteBuffer.wrap(payload(thread, seq)));
+            });
             assertTrue(WalSegmentDescriptor.segmentIndex(wal.position(), segment) > 5, "several segment switches");
             checkEveryRecordOnceInThreadOrder(readAll(wal, wal.firstLsn()), threads, perThread);
         }
@@ -174,20 +178,9 @@ class WalGroupCommitTest {
         int perThread = 50;
         try (Wal wal = Wal.open(dir, io, WalTestSupport.SEGMENT_SIZE, WalSyncMode.FSYNC, null)) {
             io.recordForces.set(0);
-            ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < THREADS; t++) {
-                int thread = t;
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    for (int seq = 0; seq < perThread; seq++) wal.commit(wal.append(7, ByteBuffer.wrap(payload(thread, seq))));
-                    return null;
-                }));
-            }
-            start.countDown();
-            for (Future<?> f : futures) f.get(60, TimeUnit.SECONDS);
-            pool.shutdown();
+            onThreads(THREADS, thread -> {
+                for (int seq = 0; seq < perThread; seq++) wal.commit(wal.append(7, ByteBuffer.wrap(payload(thread, seq))));
+            });
             int commits = THREADS * perThread;
             int forces = io.recordForces.get();
             assertTrue(forces <= commits * 0.4, forces + " forces for " + commits + " commits of " + THREADS
