@@ -58,7 +58,6 @@ public final class Wal implements AutoCloseable {
     private long preparing = -1;
 
     private final ReentrantLock appendLock = new ReentrantLock();
-    /** Serialises forcing; guards {@link #current} changes so a forcing thread sees a stable segment. */
     /** Serialises forcing (its lock guards {@link #current} changes, so a forcing thread sees a stable segment). */
     private final WalGroupCommit groupCommit;
     /** Under FSYNC, the buffer the segment being written is staged in (see {@link WalSegment}); otherwise null. */
@@ -315,13 +314,14 @@ public final class Wal implements AutoCloseable {
             WalSegmentDescriptor.putLengthRelease(old.buffer, sealAt, sealLength);
             endOffset = sealAt + WalSegmentDescriptor.aligned(sealLength);
             old.force(sealAt, endOffset);
-            // the old segment is sealed and forced: its staging buffer is free for the next one
-            if (staging != null) next = next.staged(staging, HEADER_SIZE);
         } catch (StorageException e) {
             throw fail(e);
         }
         groupCommit.lock();
         try {
+            // the old segment is sealed and forced, and no force is running (one may have been, writing its bytes from
+            // the staging buffer, header included): the buffer is free for the next segment
+            if (staging != null) next = next.staged(staging, HEADER_SIZE);
             current = next;
             currentIndex = next.index;
             long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
@@ -341,8 +341,11 @@ public final class Wal implements AutoCloseable {
      */
     public WalReader read(long fromLsn) {
         long end = position;
-        // a staged segment's records reach its file when they are forced, and readers read the files
-        if (staging != null && groupCommit.durableLsn() < end) groupCommit.await(end, this::forceAppended);
+        // a staged segment's records reach its file when they are forced, and readers read the files (a failed or
+        // closed WAL forces nothing more: what reached the files is what there is to read)
+        if (staging != null && groupCommit.durableLsn() < end && !closed && failure.get() == null) {
+            groupCommit.await(end, this::forceAppended);
+        }
         if (fromLsn > end || fromLsn < 0) {
             throw new IllegalArgumentException("cannot read the WAL from LSN " + fromLsn + ": beyond its end " + end);
         }
