@@ -111,12 +111,12 @@ final class FixtureChildJvm {
      * Returns what it acknowledged ({@link KillWorkload#acknowledged}); a child that died by itself fails the test.
      */
     static long killUnderLoad(Class<?> main, Path dir, dev.varve.config.RecoveryMode mode, long from, Path ack, Path log, long runMillis,
-                              String where) throws IOException, InterruptedException {
+                              String where, String... more) throws IOException, InterruptedException {
         long[] killAt = {0};
         return killWhen(main, dir, mode, from, ack, log, () -> {
             if (killAt[0] == 0) killAt[0] = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runMillis);
             return System.nanoTime() >= killAt[0];
-        }, where);
+        }, where, more);
     }
 
     /**
@@ -124,11 +124,12 @@ final class FixtureChildJvm {
      * {@code when} (polled every millisecond, for at most 60 s) says so: at a moment seen on disk.
      */
     static long killWhen(Class<?> main, Path dir, dev.varve.config.RecoveryMode mode, long from, Path ack, Path log,
-                         java.util.function.BooleanSupplier when, String where) throws IOException, InterruptedException {
+                         java.util.function.BooleanSupplier when, String where, String... more) throws IOException, InterruptedException {
         java.nio.file.Files.deleteIfExists(ack);
-        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                "-cp", classPath(), main.getName(), dir.toString(), mode.name(), String.valueOf(from), ack.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-cp", classPath(), main.getName(), dir.toString(), mode.name(), String.valueOf(from), ack.toString()));
+        command.addAll(java.util.List.of(more)); // the main's own further arguments
+        Process child = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (KillWorkload.acknowledged(ack) <= from && child.isAlive() && System.nanoTime() < deadline) Thread.sleep(10);
         deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);

@@ -37,9 +37,13 @@ final class KillWorkload {
     }
 
     static VarveConfig config(Path dir, RecoveryMode mode) {
+        return config(dir, mode, WalSyncMode.LOG_ONLY);
+    }
+
+    static VarveConfig config(Path dir, RecoveryMode mode, WalSyncMode sync) {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(3).recoveryMode(mode)
                 .recoveryCompression(mode == RecoveryMode.CHECKPOINT_RECOVERY_FILE ? RecoveryCompression.SKIP_GARBAGE : RecoveryCompression.DISABLED)
-                .walSyncMode(WalSyncMode.LOG_ONLY).walSegmentSize(4L << 20).checkpointFrequency(Duration.ofMillis(100))
+                .walSyncMode(sync).walSegmentSize(4L << 20).checkpointFrequency(Duration.ofMillis(100))
                 .checkpointBufferSize(1L << 20).build();
     }
 
@@ -121,7 +125,8 @@ final class KillWorkload {
         Path dir = Path.of(args[0]);
         RecoveryMode mode = RecoveryMode.valueOf(args[1]);
         long from = Long.parseLong(args[2]);
-        try (Varve store = Varve.open(config(dir, mode)); FileOutputStream ack = new FileOutputStream(args[3], true)) {
+        WalSyncMode sync = args.length > 4 ? WalSyncMode.valueOf(args[4]) : WalSyncMode.LOG_ONLY;
+        try (Varve store = Varve.open(config(dir, mode, sync)); FileOutputStream ack = new FileOutputStream(args[3], true)) {
             ack.write(((from - 1) + "\n").getBytes(StandardCharsets.UTF_8));
             for (long i = from; ; i++) {
                 List<Op> ops = batch(i);
