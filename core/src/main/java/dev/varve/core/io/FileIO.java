@@ -27,8 +27,8 @@ public interface FileIO extends Closeable {
      * Makes every write so far durable but not the file's timestamps ({@code fdatasync}), for a file whose size does
      * not change, the WAL's. On ext4 an {@code fsync} after a write also commits the journal for the new modification
      * time, and in the default {@code data=ordered} mode a journal commit first writes out the data of every file with
-     * blocks allocated since the last one (the page files a checkpoint is writing): a commit waits for the
-     * checkpoint. Implementations that cannot tell the two apart force everything.
+     * blocks allocated since the last one (the page files a checkpoint is writing): a commit can wait for the
+     * checkpoint's writes. Implementations that cannot tell the two apart force everything.
      */
     default void forceData() throws IOException {
         force();
