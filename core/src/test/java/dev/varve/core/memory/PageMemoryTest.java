@@ -247,14 +247,20 @@ class PageMemoryTest {
         assertArrayEquals(body(7, 3), mark);
     }
 
-    @Test
-    void flippedByteOnDiskIsReportedWithFileAndOffset() throws IOException {
+    /** Opens, writes pages 0 .. pages - 1 (version 1), checkpoints them and closes; returns their file. */
+    private Path writeCheckpointAndClose(int pages) {
         open();
-        for (int i = 0; i < 20; i++) writeNew(i, 1);
+        for (int i = 0; i < pages; i++) writeNew(i, 1);
         flush();
         Path file = store.pathOf(FILE);
         memory.close();
         store.close();
+        return file;
+    }
+
+    @Test
+    void flippedByteOnDiskIsReportedWithFileAndOffset() throws IOException {
+        Path file = writeCheckpointAndClose(20);
 
         int index = 11;
         long pageOffset = (long) (index + 1) * PAGE;
@@ -277,12 +283,8 @@ class PageMemoryTest {
 
     @Test
     void copierCopiesWhatMemoryReadsWithoutLoadingTheFilesPages() {
-        open();
         int pages = 200;
-        for (int i = 0; i < pages; i++) writeNew(i, 1);
-        flush();
-        memory.close();
-        store.close();
+        writeCheckpointAndClose(pages);
         open(); // nothing resident
         for (int i = 0; i < pages; i += 3) rewrite(i, 2); // every third page dirty and resident
         long readsBefore = memory.pagesRead();
@@ -301,12 +303,7 @@ class PageMemoryTest {
 
     @Test
     void copierReportsADamagedPageInsteadOfCopyingIt() throws IOException {
-        open();
-        for (int i = 0; i < 200; i++) writeNew(i, 1);
-        flush();
-        Path file = store.pathOf(FILE);
-        memory.close();
-        store.close();
+        Path file = writeCheckpointAndClose(200);
         flipByte(file, (long) (57 + 1) * PAGE + 300);
         open();
         ByteBuffer copies = ByteBuffer.allocateDirect(200 * PAGE);
