@@ -49,8 +49,12 @@ final class MaplogFile implements AutoCloseable {
     private final long partEntries;
     /** Position of each part's first entry → the part. */
     private final TreeMap<Long, FileIO> parts = new TreeMap<>();
-    /** Entries appended but not written yet: they are written in one go when it fills, at {@link #force}, or on truncate. */
-    private final ByteBuffer unwritten = ByteBuffer.allocate(ENTRY * BUFFERED_ENTRIES).order(ByteOrder.LITTLE_ENDIAN);
+    /**
+     * Entries appended but not written yet: they are written in one go when it fills, at {@link #force}, on truncate,
+     * or when {@link #makeRoom} is asked for more than is left. A Skippy level above the Maplog has room for a node more
+     * than {@value #BUFFERED_ENTRIES}: a promotion of a whole node then fits after {@link #makeRoom}.
+     */
+    private final ByteBuffer unwritten;
     private final CRC32C crc = new CRC32C();
     private volatile long count;
     /** Entries in the files; [written, count) are in {@link #unwritten}. */
@@ -80,6 +84,8 @@ final class MaplogFile implements AutoCloseable {
         this.level = level;
         this.nodeEntries = nodeEntries;
         this.partEntries = partEntries;
+        int promoted = kind == Kind.MAPPINGS && level > 0 ? nodeEntries : 0;
+        this.unwritten = ByteBuffer.allocate(ENTRY * (BUFFERED_ENTRIES + promoted)).order(ByteOrder.LITTLE_ENDIAN);
         try {
             String name = path.getFileName().toString();
             for (Path p : io.list(path.getParent(), name)) {
@@ -211,6 +217,15 @@ final class MaplogFile implements AutoCloseable {
         unwritten.putInt(at + MaplogDescriptor.ENTRY_CRC_OFFSET, MaplogDescriptor.entryCrc(unwritten, at, crc));
         unwritten.position(at + ENTRY);
         count++;
+    }
+
+    /**
+     * Writes the buffered entries now unless {@code entries} more fit the buffer. The archiver calls it holding none
+     * of the archive's locks (it changes no count, only where entries are kept), so the appends it then makes under
+     * them stay in memory: a write, or the fsync that creates a new part, never holds up a capture or a declaration.
+     */
+    synchronized void makeRoom(int entries) {
+        if (unwritten.remaining() < (long) entries * ENTRY) writeBuffered();
     }
 
     /** Writes the buffered entries into their parts, starting a new part whenever the last one is full. */

@@ -189,7 +189,7 @@ final class PendingCaptures {
      * written holding neither of the archive's locks (their own monitors order the writes with a checkpoint's fsync,
      * and nothing waits for them under the state lock), so a declaration never waits for the archiver's disk writes;
      * the Maplog appends take the append gate first, so a checkpoint's fsync never finds the archiver half-way with
-     * the state lock held.
+     * the state lock held, and stay in memory: the Maplog writes out its buffers before, holding neither lock.
      */
     boolean archiveNext() {
         List<Pending> batch = new ArrayList<>(ARCHIVE_BATCH);
@@ -212,6 +212,9 @@ final class PendingCaptures {
         }
         for (int j = 0; j < levels.length; j++) if (touched[j]) levels[j].volume.writeStaged();
         for (Pending p : batch) p.resolve(levels[p.volume() - 1].volume);
+        // the Maplog writes out its buffers (creating a new part, with fsyncs) holding neither lock: that changes no
+        // count a checkpoint mark records, and the file's monitor orders it with the checkpoint's fsync of the file
+        for (ArchiveLevel l : levels) l.maplog.makeRoom(batch.size());
         lock.lockWithAppends();
         try {
             for (Pending p : batch) {

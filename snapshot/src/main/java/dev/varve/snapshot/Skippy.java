@@ -268,6 +268,18 @@ final class Skippy implements AutoCloseable {
         repair();
     }
 
+    /**
+     * Makes room in every level's buffer for what {@code mappings} appends add: a level above gets as many at most
+     * plus one promoted node (a promotion reaching two levels up within them, rare, may still write), an uplink file
+     * an entry per promoted node. See {@link MaplogFile#makeRoom}.
+     */
+    void makeRoom(int mappings) {
+        for (int i = 0; i <= height; i++) {
+            levels[i].makeRoom(i == 0 ? mappings : mappings + nodeEntries);
+            if (i < height) uplinks[i].makeRoom(mappings / nodeEntries + 2);
+        }
+    }
+
     /** fsync of every level and uplink file, Maplog first. */
     void force() {
         for (int i = 0; i <= height; i++) {

@@ -146,6 +146,28 @@ class MaplogFileTest {
     }
 
     @Test
+    void makeRoomWritesTheBufferOnlyWhenTheEntriesAskedForWouldNotFit() throws IOException {
+        Path path = dir.resolve("maplog-L0.log");
+        Path second = dir.resolve(MaplogDescriptor.partFileName("maplog-L0.log", 4));
+        try (MaplogFile log = open(path, Kind.MAPPINGS, 4, MaplogFile.Missing.CREATE)) {
+            for (int i = 0; i < 6; i++) log.append(i, 10L * i, 100L * i);
+            assertEquals(MaplogDescriptor.entryOffset(0), Files.size(path), "appends are buffered");
+            log.makeRoom(1 << 20); // more than any buffer holds: written now, the new part created
+            assertEquals(MaplogDescriptor.entryOffset(4), Files.size(path));
+            assertEquals(MaplogDescriptor.entryOffset(2), Files.size(second));
+            log.append(6, 60, 600);
+            log.makeRoom(1); // fits: nothing written, so the append it made room for stays in memory
+            log.append(7, 70, 700);
+            assertEquals(MaplogDescriptor.entryOffset(2), Files.size(second));
+            long[] pages = new long[8];
+            log.read(0, 8, pages, null, null);
+            assertArrayEquals(new long[]{0, 1, 2, 3, 4, 5, 6, 7}, pages, "read across the files and the buffer");
+            log.force();
+            assertEquals(MaplogDescriptor.entryOffset(4), Files.size(second));
+        }
+    }
+
+    @Test
     void aMissingLogIsCreatedOnlyForANewArchive() {
         Path path = dir.resolve("drops.log");
         CorruptionException e = assertThrows(CorruptionException.class, () -> open(path, Kind.DROPS, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT));
