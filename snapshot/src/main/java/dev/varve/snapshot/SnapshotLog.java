@@ -29,7 +29,8 @@ final class SnapshotLog implements AutoCloseable {
     private LogScan scan;
     private long count;
     private boolean dirty;
-    private final List<ByteBuffer> unwritten = new ArrayList<>();
+    /** Records appended and not written yet, back to back as they go into the file: one write at {@link #force}. */
+    private final ByteBuffer unwritten = ByteBuffer.allocate(RECORD * MAX_UNWRITTEN).order(ByteOrder.LITTLE_ENDIAN);
 
     SnapshotLog(FileIOFactory io, Path path, MaplogFile.Missing missing) {
         try {
@@ -69,7 +70,7 @@ final class SnapshotLog implements AutoCloseable {
 
     /** Records appended, written or not. */
     long records() {
-        return count + unwritten.size();
+        return count + unwritten.position() / RECORD;
     }
 
     /** The valid records as found at open, without changing the file. */
@@ -99,17 +100,17 @@ final class SnapshotLog implements AutoCloseable {
      * (replay re-declares the others from their snaprecs), so they are written and fsynced at {@link #force}.
      */
     void append(SnapshotRecord s) {
-        unwritten.add(SnapshotLogDescriptor.record(s));
-        if (unwritten.size() >= MAX_UNWRITTEN) writeBuffered(); // bounded heap however fast snapshots are declared
+        if (!unwritten.hasRemaining()) writeBuffered(); // bounded heap however fast snapshots are declared
+        unwritten.put(SnapshotLogDescriptor.record(s));
     }
 
     private void writeBuffered() {
+        if (unwritten.position() == 0) return;
+        unwritten.flip();
         try {
-            for (ByteBuffer r : unwritten) {
-                file.write(r, offsetOf(count));
-                count++;
-                dirty = true;
-            }
+            file.write(unwritten, offsetOf(count));
+            count += unwritten.limit() / RECORD;
+            dirty = true;
         } catch (IOException e) {
             throw new StorageException("snapshot log append failed: " + e.getMessage(), file.path(), e);
         } finally {
