@@ -6,7 +6,6 @@ import dev.varve.core.page.Page;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.zip.CRC32C;
 
@@ -91,23 +90,22 @@ final class DiffChain {
         int offset = PagelogDescriptor.entryOffsetOf(address);
         ByteBuffer e = ByteBuffer.allocate(Math.min(pageSize - offset, PagelogDescriptor.ENTRY_HEADER_SIZE + pageSize / 2)).order(ByteOrder.LITTLE_ENDIAN);
         long off = volume.readEntryBytes(address, e);
-        Path file = volume.pathOf(address);
         int bytes = PagelogDescriptor.entryBytes(e.getLong(PagelogDescriptor.ENTRY_CHANGED_OFFSET), chunkBytes);
-        if (offset + bytes > pageSize) throw new CorruptionException("Pagelog diff entry runs past its record (page " + pageId + ")", file, off);
+        if (offset + bytes > pageSize) throw new CorruptionException("Pagelog diff entry runs past its record (page " + pageId + ")", volume.pathOf(address), off);
         if (bytes > e.capacity()) {
             e = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
             volume.readEntryBytes(address, e);
         }
         e.limit(bytes);
         if (e.getInt(PagelogDescriptor.ENTRY_CRC_OFFSET) != PagelogDescriptor.entryCrc(e, 0, bytes, new CRC32C()))
-            throw new CorruptionException("Pagelog diff entry checksum mismatch (page " + pageId + ")", file, off);
+            throw new CorruptionException("Pagelog diff entry checksum mismatch (page " + pageId + ")", volume.pathOf(address), off);
         long found = e.getLong(PagelogDescriptor.ENTRY_PAGE_ID_OFFSET);
-        if (found != pageId) throw new CorruptionException("Pagelog diff entry holds page " + found + ", expected " + pageId, file, off);
+        if (found != pageId) throw new CorruptionException("Pagelog diff entry holds page " + found + ", expected " + pageId, volume.pathOf(address), off);
         long base = e.getLong(PagelogDescriptor.ENTRY_BASE_OFFSET);
         long record = PagelogDescriptor.recordOf(address);
         long baseRecord = PagelogDescriptor.recordOf(base);
         if (base < 0 || baseRecord > record || (baseRecord == record && PagelogDescriptor.entryOffsetOf(base) >= offset))
-            throw new CorruptionException("Pagelog diff entry of page " + pageId + " has base " + base + ", not before it", file, off);
+            throw new CorruptionException("Pagelog diff entry of page " + pageId + " has base " + base + ", not before it", volume.pathOf(address), off);
         return e;
     }
 
