@@ -138,6 +138,7 @@ final class SnapshotRegistry implements AutoCloseable {
                     + " but the mark recorded snapshot " + mark.latest(), log.path(), SnapshotLog.offsetOf(kept));
         floor = Math.max(0, mark.highWater()); // ids handed out up to the mark's flush are never handed out again
         readDrops(mark.drops());
+        rankTree.reset(live.values());
         forgetBefore(oldestLive());
         readJoins(markLsn, emptyStore, mark.joins());
     }
@@ -320,6 +321,7 @@ final class SnapshotRegistry implements AutoCloseable {
         SnapshotRecord r = new SnapshotRecord(id, rank, declaredMillis, startAtLevel.applyAsLong(readLevel(id)), walLsn);
         log.append(r);
         live.put(id, r);
+        rankTree.add(r);
         latest = id;
         enforce(declaredMillis);
     }
@@ -332,6 +334,7 @@ final class SnapshotRegistry implements AutoCloseable {
         SnapshotRecord raised = new SnapshotRecord(id, rank, r.declaredMillis(), r.start(), walLsn);
         log.append(raised);
         live.put(id, raised);
+        rankTree.raise(r, raised);
         if (rank > r.rank()) {
             joins.put(id, positions.clone());
             for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ArchiveEncoding.location(j, positions[j - 1]));
@@ -343,7 +346,7 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /** Drops what the policy no longer keeps at {@code nowMillis}. */
     void enforce(long nowMillis) {
-        for (RankTree.Verdict v : rankTree.drops(live.values(), nowMillis)) drop(v.id(), v.why(), DROPPED_BY_POLICY);
+        for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis)) drop(v.id(), v.why(), DROPPED_BY_POLICY);
         forgetBefore(oldestLive());
     }
 
@@ -393,8 +396,9 @@ final class SnapshotRegistry implements AutoCloseable {
     }
 
     private void drop(long id, String why, long kind) {
-        int rank = live.get(id).rank();
-        live.remove(id);
+        SnapshotRecord r = live.remove(id);
+        int rank = r.rank();
+        rankTree.remove(r);
         moved.remove(id);
         joins.remove(id);
         long when = System.currentTimeMillis();

@@ -7,7 +7,8 @@ import java.util.Arrays;
  * path asks it for a floor once per level on every capture, and declarations append to it, so it is an array searched
  * by bisection rather than a tree of boxed longs (whose floor walks a cache-missing path per capture and whose
  * appends rebalance). Ids arrive in increasing order except a rank raise's, inserted in place; the oldest are
- * forgotten from the front. Guarded by the archive's state lock.
+ * forgotten from the front. The rank tree keeps the live snapshots counted at each level in one too, and asks it for
+ * a snapshot's position (how many newer ones its level counts). Guarded by the archive's state lock.
  */
 final class SortedIds {
     private long[] ids = new long[64];
@@ -64,6 +65,36 @@ final class SortedIds {
 
     int size() {
         return to - from;
+    }
+
+    /** The id at position {@code i} (0 is the oldest). */
+    long at(int i) {
+        return ids[from + i];
+    }
+
+    /** The position of {@code id}, or -1 when absent. */
+    int indexOf(long id) {
+        int at = Arrays.binarySearch(ids, from, to, id);
+        return at >= 0 ? at - from : -1;
+    }
+
+    /** The position of the first id not below {@code id} ({@link #size} when none). */
+    int firstAtLeast(long id) {
+        int at = Arrays.binarySearch(ids, from, to, id);
+        return (at >= 0 ? at : -at - 1) - from;
+    }
+
+    /** Removes {@code id} when present, moving the shorter side: the oldest or the newest go in constant time. */
+    void remove(long id) {
+        int at = Arrays.binarySearch(ids, from, to, id);
+        if (at < 0) return;
+        if (at - from < to - at - 1) {
+            System.arraycopy(ids, from, ids, from + 1, at - from);
+            from++;
+        } else {
+            System.arraycopy(ids, at + 1, ids, at, to - at - 1);
+            to--;
+        }
     }
 
     /** Forgets every id below {@code oldest}. */

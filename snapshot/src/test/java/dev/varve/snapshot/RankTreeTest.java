@@ -7,43 +7,81 @@ import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The rank-tree rules RT1–RT3, checked against a direct reading of the policy. */
+/** The rank-tree rules RT1–RT3, and its incremental evaluation checked against a direct reading of the policy. */
 @Timeout(180)
 class RankTreeTest {
     private static SnapshotRecord snap(long id, int rank, long millis) {
         return new SnapshotRecord(id, rank, millis, 0, id);
     }
 
+    /** What the tree decides about {@code live} (ascending ids) at {@code now}, counted from nothing. */
+    private static List<RankTree.Verdict> drops(RankTreePolicy policy, List<SnapshotRecord> live, long now) {
+        RankTree tree = new RankTree(policy);
+        tree.reset(live);
+        Map<Long, SnapshotRecord> byId = new HashMap<>();
+        for (SnapshotRecord r : live) byId.put(r.id(), r);
+        return tree.drops(byId::get, now);
+    }
+
+    /** The policy read directly, every live snapshot at every level: the definition the tree must agree with. */
+    private static Set<Long> reference(RankTreePolicy policy, Collection<SnapshotRecord> live, long now) {
+        int k = policy.levelCount();
+        Set<Long> kept = new HashSet<>();
+        for (int level = 1; level <= k; level++) {
+            Retention rule = policy.levels().get(level - 1);
+            List<SnapshotRecord> counted = new ArrayList<>();
+            for (SnapshotRecord r : live) if (Math.min(r.rank(), k) >= level) counted.add(r);
+            for (int i = 0; i < counted.size(); i++) {
+                SnapshotRecord r = counted.get(i);
+                int newer = counted.size() - 1 - i;
+                boolean keeps = switch (rule.kind()) {
+                    case LAST -> newer < rule.count();
+                    case FOR -> now - r.declaredMillis() <= rule.age().toMillis();
+                    case ALL -> true;
+                };
+                if (keeps) kept.add(r.id());
+            }
+        }
+        Set<Long> dropped = new TreeSet<>();
+        for (SnapshotRecord r : live) if (!kept.contains(r.id())) dropped.add(r.id());
+        return dropped;
+    }
+
     @Test
     void keepLastPerLevelWithRanks() {
         // level 1 keeps the 3 newest of all, level 2 the 2 newest of rank >= 2, level 3 everything of rank 3
-        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepLast(3), Retention.keepLast(2), Retention.keepAll()));
+        RankTreePolicy policy = RankTreePolicy.levels(Retention.keepLast(3), Retention.keepLast(2), Retention.keepAll());
         List<SnapshotRecord> live = new ArrayList<>();
         int[] ranks = {3, 1, 2, 1, 2, 1, 2, 1, 1, 1};
         for (int i = 0; i < ranks.length; i++) live.add(snap(i + 1, ranks[i], 0));
-        Set<Long> dropped = tree.drops(live, 0).stream().map(RankTree.Verdict::id).collect(Collectors.toCollection(TreeSet::new));
+        Set<Long> dropped = drops(policy, live, 0).stream().map(RankTree.Verdict::id).collect(Collectors.toCollection(TreeSet::new));
         // kept: 8, 9, 10 (level 1); 5, 7 (level 2: newest rank>=2 are 7 and 5); 1 (rank 3)
         assertEquals(Set.of(2L, 3L, 4L, 6L), dropped);
     }
 
     @Test
     void keepForDropsOldOnesOnly() {
-        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10)), Retention.keepFor(Duration.ofHours(1))));
+        RankTreePolicy policy = RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10)), Retention.keepFor(Duration.ofHours(1)));
         long now = Duration.ofHours(5).toMillis();
         List<SnapshotRecord> live = List.of(snap(1, 1, now - Duration.ofMinutes(30).toMillis()), snap(2, 2, now - Duration.ofMinutes(30).toMillis()),
                 snap(3, 1, now - Duration.ofMinutes(5).toMillis()), snap(4, 2, now - Duration.ofHours(2).toMillis()));
-        Set<Long> dropped = tree.drops(live, now).stream().map(RankTree.Verdict::id).collect(Collectors.toSet());
+        Set<Long> dropped = drops(policy, live, now).stream().map(RankTree.Verdict::id).collect(Collectors.toSet());
         assertEquals(Set.of(1L, 4L), dropped);
-        String why = tree.drops(live, now).get(0).why();
+        String why = drops(policy, live, now).get(0).why();
         assertTrue(why.contains("level 1: keepFor(PT10M)"), why);
     }
 
@@ -52,16 +90,66 @@ class RankTreeTest {
     void higherRankNeverDropsSooner() {
         Random rnd = new Random(5);
         RankTreePolicy policy = RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3), Retention.keepLast(2));
-        RankTree tree = new RankTree(policy);
         for (int round = 0; round < 200; round++) {
             List<SnapshotRecord> live = new ArrayList<>();
             for (int i = 1; i <= 20; i++) live.add(snap(i, 1 + rnd.nextInt(3), i));
             int victim = rnd.nextInt(live.size());
             SnapshotRecord v = live.get(victim);
-            boolean droppedLow = tree.drops(live, 100).stream().anyMatch(d -> d.id() == v.id());
+            boolean droppedLow = drops(policy, live, 100).stream().anyMatch(d -> d.id() == v.id());
             if (v.rank() < 3) live.set(victim, snap(v.id(), v.rank() + 1, v.declaredMillis()));
-            boolean droppedHigh = tree.drops(live, 100).stream().anyMatch(d -> d.id() == v.id());
+            boolean droppedHigh = drops(policy, live, 100).stream().anyMatch(d -> d.id() == v.id());
             assertTrue(!droppedHigh || droppedLow, "raising the rank of " + v + " made it drop");
         }
+    }
+
+    /**
+     * The incremental evaluation against the direct reading, on random policies and histories: declarations, rank
+     * raises, budget drops and time passing, each followed by an evaluation as the registry makes one. It fails when
+     * a snapshot that crossed an edge is not checked, or one still kept is dropped.
+     */
+    @Test
+    void incrementalEvaluationDropsExactlyWhatTheRulesSay() {
+        Random rnd = new Random(11);
+        for (int round = 0; round < 300; round++) {
+            int k = 1 + rnd.nextInt(3);
+            Retention[] rules = new Retention[k];
+            for (int j = 0; j < k; j++) {
+                int kind = rnd.nextInt(5);
+                rules[j] = kind < 2 ? Retention.keepLast(1 + rnd.nextInt(6)) : kind < 4 ? Retention.keepFor(Duration.ofMillis(5 + rnd.nextInt(40)))
+                        : Retention.keepAll();
+            }
+            RankTreePolicy policy = RankTreePolicy.levels(rules);
+            RankTree tree = new RankTree(policy);
+            TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+            long now = 1_000;
+            long next = 1;
+            for (int step = 0; step < 150; step++) {
+                int op = rnd.nextInt(10);
+                if (op < 6 || live.isEmpty()) {
+                    SnapshotRecord r = snap(next++, 1 + rnd.nextInt(k + 1), now);
+                    live.put(r.id(), r);
+                    tree.add(r);
+                } else if (op < 8) {
+                    SnapshotRecord r = pick(live, rnd);
+                    SnapshotRecord raised = snap(r.id(), r.rank() + 1 + rnd.nextInt(2), r.declaredMillis());
+                    live.put(r.id(), raised);
+                    tree.raise(r, raised);
+                } else if (op < 9) {
+                    SnapshotRecord r = live.remove(pick(live, rnd).id()); // the budget, which drops kept snapshots too
+                    tree.remove(r);
+                }
+                now += rnd.nextInt(4) == 0 ? rnd.nextInt(30) : rnd.nextInt(3);
+                Set<Long> expected = reference(policy, live.values(), now);
+                Set<Long> got = new TreeSet<>();
+                for (RankTree.Verdict v : tree.drops(live::get, now)) got.add(v.id());
+                assertEquals(expected, got, "round " + round + " step " + step + " under " + policy);
+                for (long id : got) tree.remove(live.remove(id));
+            }
+        }
+    }
+
+    private static SnapshotRecord pick(TreeMap<Long, SnapshotRecord> live, Random rnd) {
+        List<SnapshotRecord> all = new ArrayList<>(live.values());
+        return all.get(rnd.nextInt(all.size()));
     }
 }

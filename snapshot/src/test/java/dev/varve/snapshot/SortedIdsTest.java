@@ -7,7 +7,7 @@ import java.util.TreeSet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** The declarations a level counts answer floors, lasts and sizes exactly as a sorted set would, through growth, raises and forgetting. */
+/** The declarations a level counts answer floors, lasts, sizes and positions exactly as a sorted set would, through growth, raises, removals and forgetting. */
 class SortedIdsTest {
     @Test
     void answersLikeASortedSet() {
@@ -31,6 +31,10 @@ class SortedIdsTest {
                 long oldest = model.first() + random.nextInt(20);
                 ids.forgetBelow(oldest);
                 model.headSet(oldest).clear();
+            } else if (op < 90 && !model.isEmpty()) {
+                long id = random.nextBoolean() ? (random.nextBoolean() ? model.first() : model.last()) : model.first() + random.nextLong(next - model.first());
+                ids.remove(id); // a drop: the oldest, the newest or any, present or not
+                model.remove(id);
             } else if (op == 99 && random.nextInt(50) == 0) {
                 ids.clear();
                 model.clear();
@@ -40,6 +44,10 @@ class SortedIdsTest {
             assertEquals(floor == null ? 0 : floor, ids.floor(probe), "floor of " + probe + " at step " + step);
             assertEquals(model.isEmpty() ? 0 : model.last(), ids.last());
             assertEquals(model.size(), ids.size());
+            assertEquals(model.headSet(probe).size(), ids.firstAtLeast(probe), "position of " + probe);
+            assertEquals(model.contains(probe) ? model.headSet(probe).size() : -1, ids.indexOf(probe));
+            int at = ids.firstAtLeast(probe);
+            if (at < ids.size()) assertEquals(model.ceiling(probe), ids.at(at), "the id at the position of " + probe);
         }
     }
 }
