@@ -23,6 +23,20 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(180)
 class SnapshotCostJobTest {
     @Test
+    void ratiosAreAgainstTheMedianOfTheSyncModesRowsWithoutSnapshots() {
+        List<SnapshotCostJob.Row> rows = List.of(none(WalSyncMode.LOG_ONLY, SnapshotCostJob.Capture.DIFF, 300),
+                none(WalSyncMode.LOG_ONLY, SnapshotCostJob.Capture.SHORT_CHAIN, 100), none(WalSyncMode.LOG_ONLY, SnapshotCostJob.Capture.WHOLE_PAGES, 200),
+                none(WalSyncMode.FSYNC, SnapshotCostJob.Capture.DIFF, 7));
+        assertEquals(200, SnapshotCostJob.noneBaseline(rows, WalSyncMode.LOG_ONLY), 1e-9, "the middle of 300, 100 and 200, whatever the capture");
+        assertEquals(7, SnapshotCostJob.noneBaseline(rows, WalSyncMode.FSYNC), 1e-9);
+    }
+
+    private static SnapshotCostJob.Row none(WalSyncMode sync, SnapshotCostJob.Capture capture, long batchesInASecond) {
+        return new SnapshotCostJob.Row(new SnapshotCostJob.Setup(SnapshotCadence.NONE, sync, capture), batchesInASecond, 1_000_000_000L, 0, 0, 0, 0, 0,
+                "0", null);
+    }
+
+    @Test
     void flagsSelectTheJobAndItsSeconds() throws Exception {
         Options d = Options.parse(List.of("--snapshot-cost"));
         assertEquals(Options.Job.SNAPSHOT_COST, d.job);
