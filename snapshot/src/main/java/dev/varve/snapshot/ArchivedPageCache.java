@@ -7,7 +7,8 @@ import java.nio.ByteBuffer;
 /**
  * A view's cache of archived page images, off-heap, with clock replacement. Archived pre-states never change, so
  * an image read once (and checked once) can be served again without a Pagelog read: the inner pages of a past tree
- * are read on every lookup. Images are copied out, so a caller never holds a slot that could be replaced.
+ * are read on every lookup. Images are copied out, so a caller never holds a slot that could be replaced. The
+ * Pagelog keeps its recently read records in one too ({@link RecentRecords}): the slots are of any fixed size.
  */
 final class ArchivedPageCache {
     private final int pageSize;

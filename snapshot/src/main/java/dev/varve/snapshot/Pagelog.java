@@ -46,6 +46,8 @@ final class Pagelog implements AutoCloseable {
     /** Records appended but not written yet, one segment's run at most. */
     private final ByteBuffer stage;
     private final ThreadLocal<ByteBuffer> readBuf;
+    /** Records read lately, for the chains of old diff-based history (one read per link otherwise). */
+    private final RecentRecords recent;
     private final CRC32C crc = new CRC32C();
     /** Next address to write (readable records end here) and next address to stage. */
     private volatile long end;
@@ -76,6 +78,7 @@ final class Pagelog implements AutoCloseable {
         this.recordsPerSegment = Math.max(16, (segmentBytes - HEADER) / recordBytes);
         this.stage = ByteBuffer.allocateDirect(recordBytes * 256).order(ByteOrder.LITTLE_ENDIAN);
         this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
+        this.recent = new RecentRecords(recordBytes);
         this.chain = new DiffChain(pageSize);
         this.pack = new DiffPack(pageSize, chain);
         try {
@@ -403,10 +406,9 @@ final class Pagelog implements AutoCloseable {
     /** Reads and checks record {@code address} into {@code rec}; returns its offset in its segment. */
     private long readRecord(long address, ByteBuffer rec) {
         FileIO f = segmentOf(address);
-        rec.clear();
         long off = offsetOf(address);
         try {
-            if (f.read(rec, off) < recordBytes) throw new CorruptionException("Pagelog record truncated", f.path(), off);
+            if (recent.read(address, f, off, rec) < recordBytes) throw new CorruptionException("Pagelog record truncated", f.path(), off);
         } catch (IOException e) {
             throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
         }
@@ -435,7 +437,10 @@ final class Pagelog implements AutoCloseable {
         if (versionOf(record) == PagelogDescriptor.MIN_VERSION || offset + PagelogDescriptor.ENTRY_HEADER_SIZE > pageSize)
             throw new CorruptionException("Pagelog address " + address + " names a diff entry where none can be", f.path(), off);
         try {
-            f.read(dst, off);
+            ByteBuffer rec = readBuf.get(); // the whole record, kept for the other entries of its pack
+            int from = BODY + offset;
+            int n = Math.max(0, Math.min(dst.remaining(), recent.read(record, f, offsetOf(record), rec) - from));
+            dst.put(dst.position(), rec, from, n).position(dst.position() + n);
         } catch (IOException x) {
             throw new StorageException("Pagelog read failed: " + x.getMessage(), f.path(), x);
         }
@@ -458,6 +463,7 @@ final class Pagelog implements AutoCloseable {
     /** Drops records at and after {@code newEnd} (recovery: data no durable mapping references). */
     synchronized void truncate(long newEnd) {
         if (newEnd >= end) return;
+        recent.clear(); // the addresses from newEnd on will name new records
         if (newEnd < (long) firstSegment * recordsPerSegment)
             throw new CorruptionException("the recovered checkpoint mark needs Pagelog address " + newEnd + " but its segment is gone", pathOf(newEnd), 0);
         try {
