@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
@@ -12,11 +13,18 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The Pagelog's recent records: read through once, served from memory after, forgotten when the volume is cut. */
+/**
+ * The Pagelog's recent records: read through once, served from memory after, forgotten when the volume is cut, and
+ * never served for a reclaimed segment (I8: whatever was kept, an address in a segment that is gone is damage).
+ */
 @Timeout(60)
 class RecentRecordsTest {
     private static final int RECORD = 64;
+    private static final int PAGE = 4096;
+    private static final long SEGMENT = 16L * (PAGE + PagelogDescriptor.RECORD_HEADER_SIZE) + PagelogDescriptor.HEADER_SIZE; // 16 records
 
     @TempDir
     Path dir;
@@ -50,6 +58,43 @@ class RecentRecordsTest {
             f.write(filled(4, RECORD), 0);
             assertEquals(RECORD, recent.read(0, f, 0, rec));
             assertEquals(4, rec.get(0), "read again from the file, not from a half record kept");
+        }
+    }
+
+    /** A Pagelog of 16-record segments holding {@code records} whole pages; page i's image is filled with i. */
+    private static Pagelog pagelog(Path dir, int records) {
+        Pagelog log = new Pagelog(FileIOFactory.standard(), dir, PAGE, SEGMENT);
+        for (int i = 0; i < records; i++) log.append(i, 0, 1, image(i), 0);
+        log.force();
+        return log;
+    }
+
+    private static ByteBuffer image(int value) {
+        return ByteBuffer.allocateDirect(PAGE).put(filled(value, PAGE)).flip();
+    }
+
+    @Test
+    void aRecordReadBeforeItsSegmentWasReclaimedIsNotServedAfter() {
+        ByteBuffer page = ByteBuffer.allocateDirect(PAGE);
+        try (Pagelog log = pagelog(dir, 40)) {
+            log.readWhole(3, 3, page, 0); // kept
+            assertEquals(3, page.get(PAGE - 1));
+            log.reclaimOldest(16, (lo, hi) -> true); // records 0-15 go with their segment
+            CorruptionException e = assertThrows(CorruptionException.class, () -> log.readWhole(3, 3, page, 0));
+            assertTrue(e.getMessage().contains("segment is gone"), e.getMessage());
+        }
+    }
+
+    @Test
+    void recordsReadBeforeRecoveryCutTheVolumeAreNotServedForTheNewOnesAtTheirAddresses() {
+        ByteBuffer page = ByteBuffer.allocateDirect(PAGE);
+        try (Pagelog log = pagelog(dir, 40)) {
+            log.readWhole(30, 30, page, 0); // kept
+            log.truncate(20);
+            for (int i = 20; i < 40; i++) log.append(60 + i, 0, 1, image(60 + i), 0); // new pages at the same addresses
+            log.force();
+            log.readWhole(30, 90, page, 0);
+            assertEquals(90, page.get(0));
         }
     }
 
