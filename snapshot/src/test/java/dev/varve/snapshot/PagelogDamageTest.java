@@ -25,8 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(180)
 class PagelogDamageTest {
-    private static final int PAGE = 4096;
-    private static final long SEGMENT = 16L * (PAGE + PagelogDescriptor.RECORD_HEADER_SIZE) + PagelogDescriptor.HEADER_SIZE; // 16 records
+    static final int PAGE = 4096;
+    /** Segments of 16 records: a test reaches its second and third segment with a few dozen pages. */
+    static final long SEGMENT = 16L * (PAGE + PagelogDescriptor.RECORD_HEADER_SIZE) + PagelogDescriptor.HEADER_SIZE; // 16 records
 
     @TempDir
     Path dir;

@@ -23,8 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(60)
 class RecentRecordsTest {
     private static final int RECORD = 64;
-    private static final int PAGE = 4096;
-    private static final long SEGMENT = 16L * (PAGE + PagelogDescriptor.RECORD_HEADER_SIZE) + PagelogDescriptor.HEADER_SIZE; // 16 records
+    private static final int PAGE = PagelogDamageTest.PAGE;
+    private static final long SEGMENT = PagelogDamageTest.SEGMENT;
 
     @TempDir
     Path dir;
