@@ -18,15 +18,29 @@ import java.util.zip.CRC32C;
  * <p>Why it is safe: the chunks come from the page's own change tracking ({@link Page#takeChanged}), and each entry
  * carries the CRC32C of the whole page it rebuilds, checked after the chain is applied — a change tracking ever
  * missed, or damage anywhere on the chain, is reported as corruption, never served.
+ *
+ * <p>Pages it rebuilt are kept ({@link #REBUILT}, by the entry's address), because a rebuild costs a read per link
+ * where a whole page costs one: a page read again is served from there, and a chain walked back to a version kept
+ * there starts from it instead of its head. A kept page was checked whole when it was rebuilt, and entries never
+ * change once written, so it serves until recovery cuts the volume ({@link #forget}); the Pagelog checks that the
+ * address's segment is still held before it asks (I8).
  */
 final class DiffChain {
+    /**
+     * About 16 MiB of 4 KiB pages, allocated at the first rebuild: the leaves and inner pages of a past tree of some
+     * 100,000 small entries. Measured (20,000 random as-of gets of an old snapshot after one pass, snapshot after every
+     * batch): p50 8.8 µs with none kept, against 1.4 µs for the same snapshot archived as whole pages.
+     */
+    static final int REBUILT = 4096;
     private final int pageSize;
     private final int chunkBytes;
     private final CRC32C crc = new CRC32C();
+    private final ArchivedPageCache rebuilt;
 
     DiffChain(int pageSize) {
         this.pageSize = pageSize;
         this.chunkBytes = pageSize / Page.CHUNKS;
+        this.rebuilt = new ArchivedPageCache(REBUILT, pageSize);
     }
 
     /**
@@ -59,26 +73,39 @@ final class DiffChain {
 
     /**
      * Reads the pre-state at {@code address} of {@code volume} into {@code dst}: a whole record's image, or the chain
-     * of entries from it back to its head, applied oldest first to the head's image and then checked whole.
+     * of entries from it back to its head — or to the newest version on the way that was {@linkplain #REBUILT kept} —
+     * applied oldest first to that image and then checked whole. The caller has checked that the address's segment is
+     * held; a chain never leaves its segment.
      */
     void read(Pagelog volume, long address, long pageId, ByteBuffer dst, int dstOffset) {
+        if (PagelogDescriptor.entryOffsetOf(address) == 0) {
+            volume.readWhole(address, pageId, dst, dstOffset);
+            return;
+        }
         ArrayDeque<ByteBuffer> links = new ArrayDeque<>();
         long at = address;
-        while (PagelogDescriptor.entryOffsetOf(at) != 0) {
+        boolean kept = false;
+        while (PagelogDescriptor.entryOffsetOf(at) != 0 && !(kept = rebuilt.copyOut(at, dst, dstOffset))) {
             if (links.size() > ConfigLimits.SNAPSHOT_DIFF_CHAIN_MAX)
                 throw new CorruptionException("the diff chain of page " + pageId + " is longer than any chain written", volume.pathOf(address), 0);
             ByteBuffer entry = readEntry(volume, at, pageId);
             links.push(entry);
             at = entry.getLong(PagelogDescriptor.ENTRY_BASE_OFFSET);
         }
-        volume.readWhole(at, pageId, dst, dstOffset);
-        if (links.isEmpty()) return;
+        if (links.isEmpty()) return; // the page asked for was kept
+        if (!kept) volume.readWhole(at, pageId, dst, dstOffset);
         int expected = links.peekLast().getInt(PagelogDescriptor.ENTRY_PAGE_CRC_OFFSET); // the newest link's: the page asked for
         while (!links.isEmpty()) apply(links.pop(), dst, dstOffset);
         CRC32C check = new CRC32C();
         check.update(dst.slice(dstOffset, pageSize));
         if ((int) check.getValue() != expected)
             throw new CorruptionException("the pre-state of page " + pageId + " rebuilt from its diff chain fails its checksum", volume.pathOf(address), 0);
+        rebuilt.put(address, dst, dstOffset);
+    }
+
+    /** Forgets every rebuilt page: the volume was cut, and the addresses after the cut will name new entries. */
+    void forget() {
+        rebuilt.clear();
     }
 
     /**

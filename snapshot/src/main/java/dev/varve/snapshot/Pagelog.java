@@ -382,6 +382,7 @@ final class Pagelog implements AutoCloseable {
      * segment and offset.
      */
     void read(long address, long pageId, ByteBuffer dst, int dstOffset) {
+        segmentOf(PagelogDescriptor.recordOf(address)); // a reclaimed address fails here, before any cache is asked (I8)
         chain.read(this, address, pageId, dst, dstOffset);
     }
 
@@ -464,6 +465,7 @@ final class Pagelog implements AutoCloseable {
     synchronized void truncate(long newEnd) {
         if (newEnd >= end) return;
         recent.clear(); // the addresses from newEnd on will name new records
+        chain.forget();
         if (newEnd < (long) firstSegment * recordsPerSegment)
             throw new CorruptionException("the recovered checkpoint mark needs Pagelog address " + newEnd + " but its segment is gone", pathOf(newEnd), 0);
         try {

@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The archived-page cache returns exactly what was put, under replacement, and forgets evicted pages. */
+/** The archived-page cache returns exactly what was put, under replacement, and forgets evicted pages and, when cleared, all. */
 @Timeout(180)
 class ArchivedPageCacheTest {
     @Test
@@ -43,5 +43,9 @@ class ArchivedPageCacheTest {
         tiny.put(2, src, 0);
         assertFalse(tiny.copyOut(1, dst, 0), "replaced");
         assertTrue(tiny.copyOut(2, dst, 0));
+        tiny.clear();
+        assertFalse(tiny.copyOut(2, dst, 0), "forgotten");
+        tiny.put(3, src, 0);
+        assertTrue(tiny.copyOut(3, dst, 0), "usable again after clear");
     }
 }

@@ -53,7 +53,7 @@ class DiffChainTest {
             try (Pagelog log = new Pagelog(IO, d, PAGE, LONG_SEGMENT)) {
                 versions = writeHistories(log, new SplittableRandom(bound), 6, 8 * (bound + 1), bound);
                 log.force();
-                assertReadsBack(log, versions);
+                assertReadsBack(log, versions, false); // oldest first: each chain walked back to the version read before it
             }
             int longest = versions.stream().mapToInt(Version::chain).max().orElseThrow();
             assertEquals(bound, longest, "chains of every length up to the bound were written");
@@ -61,8 +61,9 @@ class DiffChainTest {
                 int length = c;
                 assertTrue(versions.stream().anyMatch(v -> v.chain() == length), "a chain of length " + c);
             }
-            try (Pagelog log = new Pagelog(IO, d, PAGE, LONG_SEGMENT)) {
-                assertReadsBack(log, versions); // from the files alone
+            try (Pagelog log = new Pagelog(IO, d, PAGE, LONG_SEGMENT)) { // from the files alone
+                assertReadsBack(log, versions, true); // newest first: every chain walked back to its head
+                assertReadsBack(log, versions, false); // and every version again, as it was kept
             }
         }
     }
@@ -95,10 +96,10 @@ class DiffChainTest {
         try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
             log.reclaimOldest(Long.MAX_VALUE, (lo, hi) -> !(lo < 3 && 3 <= hi)); // only snapshot 3 lives: the near diff
             assertTrue(log.holds(head(versions)), "the whole page snapshot 3's diff is rebuilt from stays");
-            assertReadsBack(log, versions.subList(1, 3));
+            assertReadsBack(log, versions.subList(1, 3), true);
             log.reclaimOldest(Long.MAX_VALUE, (lo, hi) -> !(lo < 7 && 7 <= hi)); // only snapshot 7 lives: the whole copy
             assertFalse(log.holds(head(versions)), "the old chain went with its segment");
-            assertReadsBack(log, versions.subList(2, 3));
+            assertReadsBack(log, versions.subList(2, 3), true);
         }
     }
 
@@ -126,12 +127,46 @@ class DiffChainTest {
             assertFalse(Pagelog.isDiff(third), "the next pack would lie in the next segment, away from its head: stored whole");
             versions.add(new Version(1, third, third, page.clone(), 0));
             log.force();
-            assertReadsBack(log, resolved(log, versions));
+            assertReadsBack(log, resolved(log, versions), true);
         }
     }
 
     private static long head(List<Version> versions) {
         return versions.get(0).address();
+    }
+
+    @Test
+    void aRebuiltPageIsNotServedOnceItsSegmentIsReclaimed() {
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
+            Version diff = writeHistories(log, new SplittableRandom(5), 1, 2, 3).get(1);
+            assertTrue(PagelogDescriptor.entryOffsetOf(diff.address()) != 0, "a diff entry");
+            for (int i = 0; i < 40; i++) log.append(100 + i, 0, 1, ByteBuffer.allocateDirect(PAGE), 0); // segments 0-2
+            log.force();
+            ByteBuffer dst = ByteBuffer.allocateDirect(PAGE);
+            log.read(diff.address(), diff.pageId(), dst, 0); // rebuilt and kept
+            log.reclaimOldest(16, (lo, hi) -> true); // the chain goes with segment 0
+            CorruptionException e = assertThrows(CorruptionException.class, () -> log.read(diff.address(), diff.pageId(), dst, 0));
+            assertTrue(e.getMessage().contains("segment is gone"), e.getMessage()); // I8, whatever was kept
+        }
+    }
+
+    @Test
+    void aRebuiltPageIsNotServedForTheNewEntryAtItsAddressAfterRecoveryCutTheVolume() {
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
+            Version before = writeHistories(log, new SplittableRandom(5), 1, 2, 3).get(1);
+            log.force();
+            ByteBuffer dst = ByteBuffer.allocateDirect(PAGE);
+            log.read(before.address(), before.pageId(), dst, 0); // rebuilt and kept
+            log.truncate(0);
+            Version after = writeHistories(log, new SplittableRandom(6), 1, 2, 3).get(1);
+            log.force();
+            assertTrue(PagelogDescriptor.entryOffsetOf(after.address()) != 0, "a diff entry");
+            assertEquals(before.address(), after.address(), "the same address names the new history's diff");
+            log.read(after.address(), after.pageId(), dst, 0);
+            byte[] read = new byte[PAGE];
+            dst.get(0, read);
+            assertTrue(java.util.Arrays.equals(after.image(), read), "the new page, not the one rebuilt before the cut");
+        }
     }
 
     @Test
@@ -236,10 +271,11 @@ class DiffChainTest {
         return b;
     }
 
-    private static void assertReadsBack(Pagelog log, List<Version> versions) {
+    private static void assertReadsBack(Pagelog log, List<Version> versions, boolean newestFirst) {
         ByteBuffer dst = ByteBuffer.allocateDirect(PAGE + 16);
         byte[] read = new byte[PAGE];
-        for (Version v : versions) {
+        for (int i = 0; i < versions.size(); i++) {
+            Version v = versions.get(newestFirst ? versions.size() - 1 - i : i);
             log.read(v.address(), v.pageId(), dst, 16);
             assertEquals(v.head(), log.headOf(v.address(), v.pageId()));
             dst.get(16, read);
