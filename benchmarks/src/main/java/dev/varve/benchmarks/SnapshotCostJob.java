@@ -174,8 +174,13 @@ final class SnapshotCostJob {
         return now - start;
     }
 
-    /** Gets on the current table, then as of the latest snapshot and the first one of the interval (when there was one). */
+    /**
+     * Gets on the current table, then as of the latest snapshot and the first one of the interval (when there was one),
+     * after a checkpoint: the work the writer left behind (captures to archive, dirty pages) is done first, so it does
+     * not take a core from the gets of one row and not another's.
+     */
     private Reads reads(Varve store, SnapshotCostLoad load, boolean declaredInInterval) throws DemoJob.MismatchException {
+        store.checkpoint().join();
         GetLatency gets = new GetLatency(scale.gets(), load.keys(), SEED + 1);
         long[] now = load.tokensNow();
         GetLatency.Micros current = gets.time(store.table(SnapshotCostLoad.TABLE), (v, k) -> load.matches(v, k, now[k]), "current table");
@@ -259,7 +264,7 @@ final class SnapshotCostJob {
                 "Writer CPU: CPU time of the writer thread over the interval against its wall time (under FSYNC it waits for the disk); "
                         + "load 1m: the one-minute load average when the interval ended. Where other processes took the cores, the "
                         + "writer's figures fall with its CPU share: compare rows whose writer had a like share.",
-                String.format("Gets: after the interval, %,d random gets through the current table, then through asOf() of the latest "
+                String.format("Gets: after the interval and a checkpoint, %,d random gets through the current table, then through asOf() of the latest "
                         + "snapshot (recent) and of the first declared in the interval (old), each in two passes over the same keys; "
                         + "microseconds per get timed one by one with System.nanoTime() (median / p99) in the second pass, every value "
                         + "of both passes checked against what the key held then. Old first pass: the first pass over the old view, "
