@@ -190,8 +190,9 @@ public final class ConfigLimits {
     /**
      * Diff capture: the longest chain of byte-range diffs from an archived pre-state back to a whole page. A page's
      * pre-state is archived as the chunks that changed since its previous capture (a diff against that version) while
-     * the chain behind it is shorter than this; then as a whole page again. Reading a version costs one archive read
-     * per link (at most this many plus one); a longer chain stores less. 0 = every pre-state a whole page.
+     * the chain behind it is shorter than this; then as a whole page again. The first read of a version costs one
+     * archive read per link (at most this many plus one), later ones a copy while the archive keeps the rebuilt page;
+     * a longer chain stores less. 0 = every pre-state a whole page.
      */
     public static final String SNAPSHOT_DIFF_CHAIN_PROP_NAME = PREFIX + "snapshotDiffChain";
     /** Default diff chain: a whole page at least every 16 captures of it. */
