@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * out what the scan decided (the cut, the leftovers' deletion) only once the caller has decided the whole store is
  * sound.
  *
- * <p>Design note: where can a torn write be? A record is written body first and its length last, and appends are
+ * <p>Design note: where can a torn write be? A record is written body first and its length last (through the mapping,
+ * or — a staged FSYNC segment — by writing the forced range with its lengths zero before writing it whole), and appends are
  * serialised, so after a process crash at most the one record being appended is incomplete, and it shows a zero
  * length (with some of its body behind it). A segment is forced whole before the next one is created, so every
  * segment but the last is durable whatever the crash. Power loss can tear more, but only what was not forced yet:

@@ -12,7 +12,8 @@ import java.nio.file.Path;
 
 /**
  * One WAL segment file, mapped whole, or — the segment an FSYNC WAL appends to — {@linkplain #staged staged}: its
- * records are written into a buffer of the process and reach the file by {@code pwrite} when they are forced.
+ * records are written into a buffer of the process and reach the file by {@code pwrite} when they are forced, bodies
+ * before lengths as through a mapping.
  * Creation goes through a temporary name and an atomic rename, so a file with a segment's name always has a durable
  * header and its directory entry is durable too (the rename fsyncs the directory). IO failures become
  * {@link StorageException}s naming the file.
@@ -147,13 +148,36 @@ final class WalSegment implements AutoCloseable {
             if (region != null) {
                 region.force(from, to - from);
             } else {
-                file.write(buffer.duplicate().limit(to).position(from), from);
+                writeLengthsLast(from, to);
                 file.forceData(); // the size never changes: a segment is created whole
             }
         } catch (IOException | UncheckedIOException e) {
             throw new StorageException("cannot force WAL segment " + index + " bytes [" + from + ", " + to + ")",
                     path, unwrap(e));
         }
+    }
+
+    /**
+     * Writes bytes [from, to) of the staged copy, which hold whole records (and the header when {@code from} is 0), to
+     * the file the way a mapped segment gets them: each record's body before its length. One write of the range could
+     * leave a record's length without all of its body — the kernel cuts a write short at a page boundary when the
+     * process is killed — and the open scan takes a record with its length and a bad body at the end of the log for
+     * damage under LOG_ONLY and BACKGROUND ({@link WalOpenScan}), in which a store written under FSYNC may be
+     * reopened. So the range is written twice: first with the records' lengths zero, then as it is. A write cut short
+     * in either pass leaves records whose length is not written yet after the whole ones: a torn tail, cut at open.
+     * The cost is a second {@code pwrite} of the range before the one fsync.
+     */
+    private void writeLengthsLast(int from, int to) throws IOException {
+        ByteBuffer bodies = ByteBuffer.allocate(to - from).order(ByteOrder.LITTLE_ENDIAN);
+        bodies.put(0, buffer, from, to - from);
+        for (int p = Math.max(from, WalSegmentDescriptor.HEADER_SIZE); p + Integer.BYTES <= to; ) {
+            int length = bodies.getInt(p - from + WalSegmentDescriptor.LENGTH_OFFSET);
+            if (length <= 0) break; // no record here: the rest of the range is zero
+            bodies.putInt(p - from + WalSegmentDescriptor.LENGTH_OFFSET, 0);
+            p += WalSegmentDescriptor.aligned(length);
+        }
+        file.write(bodies, from);
+        file.write(buffer.duplicate().limit(to).position(from), from);
     }
 
     /** Zeroes bytes [from, to) and makes them durable (cuts a torn tail). */
