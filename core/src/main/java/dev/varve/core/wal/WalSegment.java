@@ -27,6 +27,8 @@ import java.nio.file.Path;
 final class WalSegment implements AutoCloseable {
     private static final byte[] ZEROS = new byte[4096];
     private static final int PREALLOCATE_CHUNK_BYTES = 1 << 20;
+    /** The most a staged force writes from its copy with the lengths zeroed in one go. */
+    private static final int BODIES_BYTES = 64 << 10;
 
     final long index;
     final Path path;
@@ -39,6 +41,8 @@ final class WalSegment implements AutoCloseable {
      * beyond it, which is never forced.
      */
     final ByteBuffer buffer;
+    /** A staged segment's copy of what a force writes first, its lengths zeroed ({@link #writeLengthsLast}); lazily made. */
+    private ByteBuffer bodies;
 
     private WalSegment(long index, Path path, FileIO file, MappedRegion region) {
         this.index = index;
@@ -165,18 +169,24 @@ final class WalSegment implements AutoCloseable {
      * damage under LOG_ONLY and BACKGROUND ({@link WalOpenScan}), in which a store written under FSYNC may be
      * reopened. So the range is written twice: first with the records' lengths zero, then as it is. A write cut short
      * in either pass leaves records whose length is not written yet after the whole ones: a torn tail, cut at open.
-     * The cost is a second {@code pwrite} of the range before the one fsync.
+     * The cost is a second {@code pwrite} of the range before the one fsync; the first goes out from a direct copy of
+     * at most {@link #BODIES_BYTES} at a time (a heap copy would be copied again by the channel).
      */
-    private void writeLengthsLast(int from, int to) throws IOException {
-        ByteBuffer bodies = ByteBuffer.allocate(to - from).order(ByteOrder.LITTLE_ENDIAN);
-        bodies.put(0, buffer, from, to - from);
-        for (int p = Math.max(from, WalSegmentDescriptor.HEADER_SIZE); p + Integer.BYTES <= to; ) {
-            int length = bodies.getInt(p - from + WalSegmentDescriptor.LENGTH_OFFSET);
-            if (length <= 0) break; // no record here: the rest of the range is zero
-            bodies.putInt(p - from + WalSegmentDescriptor.LENGTH_OFFSET, 0);
-            p += WalSegmentDescriptor.aligned(length);
+    private synchronized void writeLengthsLast(int from, int to) throws IOException {
+        if (bodies == null) bodies = ByteBuffer.allocateDirect(BODIES_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        int next = Math.max(from, WalSegmentDescriptor.HEADER_SIZE); // where the next record starts
+        for (int at = from; at < to; at += BODIES_BYTES) {
+            int n = Math.min(BODIES_BYTES, to - at);
+            ByteBuffer chunk = bodies.clear().limit(n);
+            chunk.put(0, buffer, at, n);
+            // records start 8-aligned and chunks end 8-aligned (or at to), so a length never straddles two chunks
+            for (int length; next < at + n && (length = buffer.getInt(next + WalSegmentDescriptor.LENGTH_OFFSET)) > 0; ) {
+                chunk.putInt(next - at + WalSegmentDescriptor.LENGTH_OFFSET, 0);
+                next += WalSegmentDescriptor.aligned(length);
+            }
+            if (next < at + n) next = to; // no record there: the rest of the range is zero
+            file.write(chunk, at);
         }
-        file.write(bodies, from);
         file.write(buffer.duplicate().limit(to).position(from), from);
     }
 

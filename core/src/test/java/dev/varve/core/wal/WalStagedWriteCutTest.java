@@ -19,21 +19,21 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
-import static dev.varve.core.wal.WalTestSupport.SEGMENT_SIZE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * An FSYNC WAL's force cut short by the kill of the process, the way the kernel does it (a write stops at a page
- * boundary when a fatal signal is pending), in the first or the second of the two writes a staged segment's force
- * makes: the WAL then opens under every sync mode — a store written under FSYNC may be reopened under LOG_ONLY, whose
- * scan takes a record with its length and a bad body for damage — with every record forced before, whole, and at
+ * boundary when a fatal signal is pending), in any of the writes a staged segment's force makes (one or more of
+ * the copy with the lengths zero, then one of the range whole): the WAL then opens under every sync mode — a store
+ * written under FSYNC may be reopened under LOG_ONLY, whose scan takes a record with its length and a bad body for damage — with every record forced before, whole, and at
  * most a prefix of the cut force's records.
  */
 @Timeout(120)
 class WalStagedWriteCutTest {
     private static final int PAGE = 4096;
+    /** Room for a force of more than one copy's worth (WalSegment writes the lengths-zeroed copy 64 KiB at a time). */
+    private static final long SEGMENT = 1 << 20;
 
     @TempDir
     Path dir;
@@ -71,50 +71,64 @@ class WalStagedWriteCutTest {
     }
 
     @Test
-    void aForceCutAtAPageBoundaryInEitherWriteLeavesATornTailEveryModeCuts() throws IOException {
+    void aForceCutAtAPageBoundaryInAnyOfItsWritesLeavesATornTailEveryModeCuts() throws IOException {
         Random rnd = WalTestSupport.seeded("stagedWriteCut");
-        for (int cutAt = 1; cutAt <= 2; cutAt++) {
-            Path crashed = Files.createDirectories(dir.resolve("cut-in-write-" + cutAt));
-            List<byte[]> forced = new ArrayList<>();
-            List<byte[]> cut = new ArrayList<>();
-            KilledMidWrite io = new KilledMidWrite();
-            Wal wal = Wal.open(crashed, io, SEGMENT_SIZE, WalSyncMode.FSYNC, null);
-            for (int i = 0; i < 5; i++) {
-                byte[] p = WalTestSupport.randomBytes(rnd, 100 + rnd.nextInt(400));
-                wal.commit(wal.append(7, ByteBuffer.wrap(p)));
-                forced.add(p);
-            }
-            long last = -1;
-            for (int bytes = 0; bytes < 3 * PAGE; ) { // records across pages, so the cut falls inside one
-                byte[] p = WalTestSupport.randomBytes(rnd, 300 + rnd.nextInt(700));
-                last = wal.append(7, ByteBuffer.wrap(p));
-                cut.add(p);
-                bytes += p.length;
-            }
-            io.cutAt = cutAt;
-            long lsn = last;
-            assertThrows(StorageException.class, () -> wal.commit(lsn));
-            try {
-                wal.close();
-            } catch (RuntimeException expected) {
-                // the process is gone: nothing more reaches the files
-            }
-            for (WalSyncMode mode : WalSyncMode.values()) {
-                Path copy = Files.createDirectories(dir.resolve("cut-in-write-" + cutAt + "-reopened-" + mode));
-                try (var files = Files.list(crashed)) {
-                    for (Path f : files.toList()) Files.copy(f, copy.resolve(f.getFileName()));
+        // 3 pages go out in two writes; 150 KiB in three of the lengths-zeroed copy and one whole
+        for (int unforced : new int[] {3 * PAGE, 150 << 10}) {
+            for (int cutAt = 1; ; cutAt++) {
+                String name = unforced + "-bytes-cut-in-write-" + cutAt;
+                Path crashed = Files.createDirectories(dir.resolve(name));
+                List<byte[]> forced = new ArrayList<>();
+                List<byte[]> cut = new ArrayList<>();
+                KilledMidWrite io = new KilledMidWrite();
+                Wal wal = Wal.open(crashed, io, SEGMENT, WalSyncMode.FSYNC, null);
+                for (int i = 0; i < 5; i++) {
+                    byte[] p = WalTestSupport.randomBytes(rnd, 100 + rnd.nextInt(400));
+                    wal.commit(wal.append(7, ByteBuffer.wrap(p)));
+                    forced.add(p);
                 }
-                Duration flush = mode == WalSyncMode.BACKGROUND ? Duration.ofSeconds(1) : null;
-                try (Wal reopened = Wal.open(WalOpenScan.run(FileIOFactory.standard(), copy, SEGMENT_SIZE, mode, -1, false), flush)) {
-                    List<WalTestSupport.Rec> read = WalTestSupport.readAll(reopened, reopened.firstLsn());
-                    String what = "cut in write " + cutAt + ", reopened under " + mode + ": " + read.size() + " records";
-                    assertTrue(read.size() >= forced.size() && read.size() <= forced.size() + cut.size(), what);
-                    for (int i = 0; i < read.size(); i++) {
-                        assertArrayEquals(i < forced.size() ? forced.get(i) : cut.get(i - forced.size()), read.get(i).payload(), what + ", record " + i);
-                    }
-                    assertTrue(reopened.tailCut().isPresent() || read.size() == forced.size() + cut.size(), what + ": the torn part is cut");
+                long last = -1;
+                for (int bytes = 0; bytes < unforced; ) { // records across pages, so the cut falls inside one
+                    byte[] p = WalTestSupport.randomBytes(rnd, 300 + rnd.nextInt(700));
+                    last = wal.append(7, ByteBuffer.wrap(p));
+                    cut.add(p);
+                    bytes += p.length;
                 }
+                io.cutAt = cutAt;
+                try {
+                    wal.commit(last);
+                } catch (StorageException killed) {
+                    // the force was cut in its cutAt-th write
+                }
+                try {
+                    wal.close();
+                } catch (RuntimeException expected) {
+                    // the process is gone: nothing more reaches the files
+                }
+                if (!io.killed) {
+                    assertTrue(cutAt > 2, "a force writes at least twice");
+                    break; // the force had fewer writes: every one of them was cut once
+                }
+                for (WalSyncMode mode : WalSyncMode.values()) assertReopens(crashed, dir.resolve(name + "-reopened-" + mode), mode, forced, cut);
             }
+        }
+    }
+
+    /** Reopens a copy of {@code crashed} under {@code mode}: the forced records whole, then a prefix of the cut ones. */
+    private static void assertReopens(Path crashed, Path copy, WalSyncMode mode, List<byte[]> forced, List<byte[]> cut) throws IOException {
+        Files.createDirectories(copy);
+        try (var files = Files.list(crashed)) {
+            for (Path f : files.toList()) Files.copy(f, copy.resolve(f.getFileName()));
+        }
+        Duration flush = mode == WalSyncMode.BACKGROUND ? Duration.ofSeconds(1) : null;
+        try (Wal reopened = Wal.open(WalOpenScan.run(FileIOFactory.standard(), copy, SEGMENT, mode, -1, false), flush)) {
+            List<WalTestSupport.Rec> read = WalTestSupport.readAll(reopened, reopened.firstLsn());
+            String what = copy.getFileName() + ": " + read.size() + " records";
+            assertTrue(read.size() >= forced.size() && read.size() <= forced.size() + cut.size(), what);
+            for (int i = 0; i < read.size(); i++) {
+                assertArrayEquals(i < forced.size() ? forced.get(i) : cut.get(i - forced.size()), read.get(i).payload(), what + ", record " + i);
+            }
+            assertTrue(reopened.tailCut().isPresent() || read.size() == forced.size() + cut.size(), what + ": the torn part is cut");
         }
     }
 }
