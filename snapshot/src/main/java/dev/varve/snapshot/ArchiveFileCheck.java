@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.DamageSink;
+import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 
@@ -92,6 +93,7 @@ public final class ArchiveFileCheck {
     private static long checkFile(FileIOFactory io, Path p, int pageSize, DamageSink sink) throws IOException {
         String n = p.getFileName().toString();
         if (n.startsWith("level-") || n.startsWith(RankedExtentDescriptor.FILE_PREFIX)) return 0;
+        if (DurableFiles.isTemp(p)) return 0; // a file creation a crash cut short, before its rename: open deletes it, as it is no damage
         if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(io, p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
                 SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET, SnapshotLogDescriptor.RECORD_SIZE,
                 SnapshotLogDescriptor.RECORD_CRC_OFFSET, SnapshotLogDescriptor.RECORD_SIZE), sink);
