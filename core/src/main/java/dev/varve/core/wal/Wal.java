@@ -38,9 +38,9 @@ import java.util.zip.CRC32C;
  * against power loss is a separate step, a force of the range not durable yet, one thread at a time: group commit
  * ({@link WalGroupCommit}) is that a thread which gets to force forces everything appended so far, and the threads
  * waiting for that force all wake when it ends; those it covered return without forcing again. A segment switch
- * forces what of the old segment is not durable yet before the new one is written; the new segment's file is prepared
- * ahead ({@link WalSegmentPreparer}) so the switch does not write a whole file while writers wait. Lock order is
- * appendLock, then the force lock; a forcing thread never takes appendLock.
+ * neither writes a file nor (mapped) forces one while writers wait: the next file is prepared ahead
+ * ({@link WalSegmentPreparer}), the old one forced behind ({@link WalSegmentCloser}). Lock order is appendLock, then
+ * the force lock; a forcing thread never takes appendLock.
  *
  * <p>Failure: an {@link IOException} becomes a {@link StorageException} naming the file, and from then on the WAL
  * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
@@ -54,6 +54,7 @@ public final class Wal implements AutoCloseable {
     private final WalTailCut tailCut;
     private final WalBackgroundFlusher flusher;
     private final WalSegmentPreparer preparer;
+    private final WalSegmentCloser closer; // finishes a mapped segment's switch
     /** The segment whose file {@link #preparer} was last asked for; appendLock. */
     private long preparing = -1;
 
@@ -105,6 +106,7 @@ public final class Wal implements AutoCloseable {
         this.groupCommit = new WalGroupCommit(position, mode == WalSyncMode.FSYNC);
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
         this.preparer = new WalSegmentPreparer(io, dir, segmentSize, "varve-wal-preparer" + StoreThreads.suffix());
+        this.closer = new WalSegmentCloser(io, dir, "varve-wal-closer" + StoreThreads.suffix(), this::fail);
     }
 
     /**
@@ -278,6 +280,14 @@ public final class Wal implements AutoCloseable {
         long from = groupCommit.durableLsn();
         if (target <= from) return from;
         WalSegment seg = current; // stable: a switch needs the force lock
+        // the previous segment's records (a mapped segment's switch leaves them to the closer) before this one's
+        if (WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index) {
+            try {
+                closer.finish();
+            } catch (StorageException e) {
+                throw fail(e);
+            }
+        }
         // target may be the next segment's first LSN when current is full
         int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
                 ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
@@ -292,47 +302,51 @@ public final class Wal implements AutoCloseable {
     }
 
     /**
-     * Forces the old segment (what is not durable yet), names the next one (prepared ahead), then seals the old one (a
-     * record naming its successor, forced too) and switches. The order is what open relies on: a later segment's
-     * existence proves the earlier one durable, and a seal proves its successor existed. Holds appendLock.
+     * Seals the old segment (a record naming its successor) and moves appending to the next one. Open relies on the
+     * order: a segment's name proves the earlier ones durable, a seal that its successor existed. Under FSYNC the switch
+     * forces and names itself (commits left little to force); a mapped segment leaves both to the closer, and writers
+     * go on in the next segment under its temporary name meanwhile. Holds appendLock.
      */
     private void switchSegment() {
         if (!awaitPublished(reservedEnd)) throw refused(); // the old segment's records are whole before it is forced and sealed
         WalSegment old = current;
         WalSegment next;
+        int from;
         try {
+            closer.finish(); // the switch before this one is done: its segment is named and this one's start durable
             long durable = groupCommit.durableLsn(); // only grows, and only once its force returned: [0, durable) needs none
             long durableIndex = WalSegmentDescriptor.segmentIndex(durable, segmentSize);
-            int from = durableIndex < old.index ? 0 : durableIndex > old.index ? (int) segmentSize
+            from = durableIndex < old.index ? 0 : durableIndex > old.index ? (int) segmentSize
                     : WalSegmentDescriptor.offset(durable, segmentSize);
-            old.force(from, endOffset); // nothing was written past endOffset
-            next = preparer.take(old.index + 1);
+            if (staging != null) old.force(from, endOffset); // nothing was written past endOffset
+            next = preparer.take(old.index + 1, staging != null);
             int sealAt = endOffset;
             int sealLength = RECORD_HEADER_SIZE + Long.BYTES;
             writeBody(old, sealAt, WalSegmentDescriptor.lsn(old.index, sealAt, segmentSize), WalSegmentDescriptor.SEAL_TYPE,
                     ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(0, next.index), Long.BYTES);
             WalSegmentDescriptor.putLengthRelease(old.buffer, sealAt, sealLength);
             endOffset = sealAt + WalSegmentDescriptor.aligned(sealLength);
-            old.force(sealAt, endOffset);
+            if (staging != null) old.force(sealAt, endOffset);
         } catch (StorageException e) {
             throw fail(e);
         }
         groupCommit.lock();
         try {
-            // the old segment is sealed and forced, and no force is running (one may have been, writing its bytes from
-            // the staging buffer, header included): the buffer is free for the next segment
+            // the old segment is sealed (and under FSYNC forced), and no force is running (one may have been, writing
+            // its bytes from the staging buffer, header included): the buffer is free for the next segment
             if (staging != null) next = next.staged(staging, HEADER_SIZE);
             current = next;
             currentIndex = next.index;
             long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
-            groupCommit.durableUpTo(first);
+            if (staging != null) groupCommit.durableUpTo(first); // a mapped segment's is, once the closer forced it
             position = first; // the first record of the next segment waits for this in publish
             reservedEnd = first;
         } finally {
             groupCommit.unlock();
         }
+        if (staging != null) WalSegment.closeQuietly(old); // its records stay readable through readers' own mappings
+        else closer.begin(old, from, endOffset, next);
         endOffset = HEADER_SIZE;
-        WalSegment.closeQuietly(old); // its records stay readable through readers' own mappings
     }
 
     /**
@@ -448,11 +462,20 @@ public final class Wal implements AutoCloseable {
             } catch (StorageException e) {
                 throw fail(e);
             } finally {
+                finishQuietly(); // after a failure, the closer may still be using the old segment
                 WalSegment.closeQuietly(current);
                 groupCommit.unlock();
             }
         } finally {
             appendLock.unlock();
+        }
+    }
+
+    private void finishQuietly() {
+        try {
+            closer.finish();
+        } catch (RuntimeException ignored) {
+            // the WAL failed; that failure is the one reported
         }
     }
 

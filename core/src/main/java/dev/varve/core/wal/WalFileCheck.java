@@ -53,9 +53,10 @@ public final class WalFileCheck {
         List<Path> files = new ArrayList<>();
         for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) if (WalSegmentDescriptor.parseIndex(p) >= 0) files.add(p);
         files.sort(Comparator.comparingLong(WalSegmentDescriptor::parseIndex));
+        long unnamedIndex = -1; // a sealed last segment's successor under its temporary name, which open takes too
         for (int i = 0; i < files.size(); i++) {
             Path p = files.get(i);
-            long index = WalSegmentDescriptor.parseIndex(p);
+            long index = i == files.size() - 1 && unnamedIndex >= 0 ? unnamedIndex : WalSegmentDescriptor.parseIndex(p);
             boolean last = i == files.size() - 1;
             segments++;
             ByteBuffer b;
@@ -76,7 +77,10 @@ public final class WalFileCheck {
             WalOpenScan.Stop stop = WalOpenScan.scanRecords(b, index, HEADER_SIZE, !last, mode, crc, heads);
             records += stop.records();
             if (stop.reason() == null) {
-                if (last && stop.sealed()) {
+                if (last && stop.sealed() && unnamedIndex < 0 && io.exists(WalSegment.tempPath(dir, index + 1))) {
+                    unnamedIndex = index + 1;
+                    files.add(WalSegment.tempPath(dir, unnamedIndex));
+                } else if (last && stop.sealed()) {
                     sink.damage(dir.resolve(WalSegmentDescriptor.fileName(index + 1)), 0, "segment " + p.getFileName()
                             + " is sealed, so its successor was created, but that file is missing");
                 }

@@ -27,8 +27,10 @@ import org.slf4j.LoggerFactory;
  * <p>Design note: where can a torn write be? A record is written body first and its length last (through the mapping,
  * or — a staged FSYNC segment — by writing the forced range with its lengths zero before writing it whole), and appends are
  * serialised, so after a process crash at most the one record being appended is incomplete, and it shows a zero
- * length (with some of its body behind it). A segment is forced whole before the next one is created, so every
- * segment but the last is durable whatever the crash. Power loss can tear more, but only what was not forced yet:
+ * length (with some of its body behind it). A segment is forced whole before the next one gets its name, so every
+ * named segment but the last is durable whatever the crash; a sealed last segment whose successor has only its
+ * temporary name is a switch whose second half ({@link WalSegmentCloser}) a crash cut short, and that file is read
+ * as the last segment (named when the scan is carried out). Power loss can tear more, but only what was not forced yet:
  * the tail of the last segment. Hence:
  * <ul>
  *   <li>a bad record with a valid record anywhere after it, or in a segment that is not the last, is damage;</li>
@@ -61,11 +63,14 @@ public final class WalOpenScan {
     final List<Path> toDelete;
     /** True when no segment existed: the open creates segment 0. */
     final boolean empty;
+    /** The last segment, still under its temporary name (see {@link WalSegmentCloser}): named when carried out; or null. */
+    final Path unnamedLast;
     /** Per record type, the first payload long of the last record of that type scanned, or -1 (see {@link #lastOf}). */
     private final long[] lastHead;
 
     private WalOpenScan(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long lastIndex, int endOffset,
-                        long firstIndex, WalTailCut tailCut, List<Path> toDelete, boolean empty, long[] lastHead) {
+                        long firstIndex, WalTailCut tailCut, List<Path> toDelete, boolean empty, long[] lastHead,
+                        Path unnamedLast) {
         this.io = io;
         this.dir = dir;
         this.segmentSize = segmentSize;
@@ -77,6 +82,7 @@ public final class WalOpenScan {
         this.toDelete = toDelete;
         this.empty = empty;
         this.lastHead = lastHead != null ? lastHead : noRecords();
+        this.unnamedLast = unnamedLast;
     }
 
     /** Per record type, -1: no record of that type seen yet (see {@link #lastOf}). */
@@ -119,12 +125,13 @@ public final class WalOpenScan {
         List<Path> toDelete = new ArrayList<>();
         if (indexes.isEmpty()) {
             if (neededFrom > WalSegmentDescriptor.firstLsn(0, segmentSize)) throw missing(dir, neededFrom, segmentSize);
-            return new WalOpenScan(io, dir, segmentSize, mode, 0, HEADER_SIZE, 0, null, toDelete, true, null);
+            return new WalOpenScan(io, dir, segmentSize, mode, 0, HEADER_SIZE, 0, null, toDelete, true, null, null);
         }
         int start = firstOfLastRun(indexes);
         for (int i = 0; i < start; i++) toDelete.add(segmentPath(dir, indexes.get(i)));
         long first = indexes.get(start);
         long last = indexes.get(indexes.size() - 1);
+        Path unnamed = null; // the successor a sealed last segment names, found under its temporary name
         long from = neededFrom < 0 ? WalSegmentDescriptor.firstLsn(first, segmentSize) : neededFrom;
         long fromIndex = WalSegmentDescriptor.segmentIndex(from, segmentSize);
         if (fromIndex < first || (fromIndex > last && from != WalSegmentDescriptor.firstLsn(last + 1, segmentSize))) {
@@ -134,7 +141,7 @@ public final class WalOpenScan {
         long[] lastHead = noRecords();
         int endOffset = (int) segmentSize; // a mark at the next segment's start: the last one is full
         for (long index = Math.min(fromIndex, last); index <= last; index++) {
-            Path path = segmentPath(dir, index);
+            Path path = unnamed != null && index == last ? unnamed : segmentPath(dir, index);
             int offset = index == fromIndex ? WalSegmentDescriptor.offset(from, segmentSize) : HEADER_SIZE;
             Stop stop;
             try (WalSegment seg = WalSegment.open(io, path, index, segmentSize)) {
@@ -147,6 +154,13 @@ public final class WalOpenScan {
                             : scanRecords(seg.buffer, seg.index, offset, index < last, mode, crc, lastHead);
                 }
             }
+            if (stop.reason == null && stop.sealed && index == last && unnamed == null
+                    && io.exists(WalSegment.tempPath(dir, last + 1))) {
+                // a switch whose second half (the force of this segment, then the successor's name) a crash cut short
+                unnamed = WalSegment.tempPath(dir, ++last);
+                endOffset = stop.offset;
+                continue;
+            }
             if (stop.reason == null && stop.sealed && index == last) {
                 // the newest segment names a successor: that file existed and is gone, with its records
                 Path next = segmentPath(dir, last + 1);
@@ -158,7 +172,7 @@ public final class WalOpenScan {
                 int sealAt = stop.offset - WalSegmentDescriptor.SEAL_BYTES;
                 WalTailCut cut = new WalTailCut(path, sealAt, WalSegmentDescriptor.lsn(index, sealAt, segmentSize),
                         "successor " + next.getFileName() + " missing", 0);
-                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, lastHead);
+                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, lastHead, null);
             }
             if (stop.reason == null) {
                 endOffset = stop.offset;
@@ -171,18 +185,19 @@ public final class WalOpenScan {
             }
             if (stop.offset == 0) { // the whole segment is bad: the WAL ends where the previous one does
                 if (index == fromIndex && offset > 0) throw missing(dir, from, segmentSize);
-                for (long i = last; i >= index; i--) toDelete.add(segmentPath(dir, i));
+                for (long i = last; i >= index; i--) toDelete.add(i == last && unnamed != null ? unnamed : segmentPath(dir, i));
                 WalTailCut cut = new WalTailCut(path, 0, WalSegmentDescriptor.firstLsn(index, segmentSize),
                         "segment " + path.getFileName() + ": " + stop.reason, (int) (last - index + 1));
                 return new WalOpenScan(io, dir, segmentSize, mode, index - 1, (int) segmentSize, first, cut, toDelete,
-                        false, lastHead);
+                        false, lastHead, null);
             }
-            for (long i = last; i > index; i--) toDelete.add(segmentPath(dir, i));
+            for (long i = last; i > index; i--) toDelete.add(i == last && unnamed != null ? unnamed : segmentPath(dir, i));
             WalTailCut cut = new WalTailCut(path, stop.offset, WalSegmentDescriptor.endLsn(index, stop.offset, segmentSize),
                     stop.reason, (int) (last - index));
-            return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false, lastHead);
+            return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false, lastHead,
+                    index == last ? unnamed : null);
         }
-        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, lastHead);
+        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, lastHead, unnamed);
     }
 
     /** What the scan found cut off, or null when the WAL ends cleanly. */
@@ -265,6 +280,7 @@ public final class WalOpenScan {
     WalSegment carryOut() {
         try {
             io.createDirectories(dir);
+            if (unnamedLast != null) io.atomicMove(unnamedLast, dir.resolve(WalSegmentDescriptor.fileName(lastIndex)));
             for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) {
                 if (p.getFileName().toString().endsWith(WalSegmentDescriptor.TEMP_SUFFIX)) io.delete(p);
             }

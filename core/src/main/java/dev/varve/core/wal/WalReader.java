@@ -8,6 +8,7 @@ import static dev.varve.core.wal.WalSegmentDescriptor.TYPE_OFFSET;
 
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -136,10 +137,15 @@ public final class WalReader implements AutoCloseable {
         }
         Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
         if (!io.exists(path)) {
-            throw new CorruptionException("WAL segment holding LSN " + forLsn + " does not exist", path,
-                    WalSegmentDescriptor.offset(forLsn, segmentSize));
+            // the segment being written may not have its name yet (WalSegmentCloser), or have just got it
+            Path temp = WalSegment.tempPath(dir, index);
+            if (io.exists(temp)) path = temp;
+            if (!io.exists(path)) {
+                throw new CorruptionException("WAL segment holding LSN " + forLsn + " does not exist", path,
+                        WalSegmentDescriptor.offset(forLsn, segmentSize));
+            }
         }
-        WalSegment seg = WalSegment.open(io, path, index, segmentSize);
+        WalSegment seg = openRenamedMeanwhile(path, index);
         if (seg == null) throw new CorruptionException("WAL segment has the wrong size", path, 0);
         String bad = WalSegmentDescriptor.checkHeader(seg.buffer, index);
         if (bad != null) {
@@ -148,6 +154,17 @@ public final class WalReader implements AutoCloseable {
         }
         segment = seg;
         return seg;
+    }
+
+    /** Opens {@code path}, or the segment's name when the file was renamed to it from its temporary name meanwhile. */
+    private WalSegment openRenamedMeanwhile(Path path, long index) {
+        try {
+            return WalSegment.open(io, path, index, segmentSize);
+        } catch (StorageException e) {
+            Path named = dir.resolve(WalSegmentDescriptor.fileName(index));
+            if (path.equals(named) || !io.exists(named)) throw e;
+            return WalSegment.open(io, named, index, segmentSize);
+        }
     }
 
     @Override

@@ -31,7 +31,8 @@ final class WalSegment implements AutoCloseable {
     private static final int BODIES_BYTES = 64 << 10;
 
     final long index;
-    final Path path;
+    /** The file: under its temporary name until {@link #name} gives it the segment's (messages only read it). */
+    volatile Path path;
     private final FileIO file;
     /** The mapping writes go to; null when staged. */
     private final MappedRegion region;
@@ -88,7 +89,7 @@ final class WalSegment implements AutoCloseable {
      * temporary file, which open deletes.
      */
     static void prepareFile(FileIOFactory io, Path dir, long index, long segmentSize) {
-        Path temp = dir.resolve(WalSegmentDescriptor.fileName(index) + WalSegmentDescriptor.TEMP_SUFFIX);
+        Path temp = tempPath(dir, index);
         try (FileIO tempFile = io.open(temp, true)) {
             tempFile.truncate(0); // a leftover from a crashed creation may hold anything
             ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(segmentSize, PREALLOCATE_CHUNK_BYTES));
@@ -106,15 +107,48 @@ final class WalSegment implements AutoCloseable {
 
     /** The fast half of {@link #create}: gives the prepared file its segment name (directory entry durable) and maps it. */
     static WalSegment install(FileIOFactory io, Path dir, long index, long segmentSize) {
-        Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
+        rename(io, dir, index);
+        return openPrepared(io, dir.resolve(WalSegmentDescriptor.fileName(index)), index, segmentSize);
+    }
+
+    /** Where segment {@code index} is prepared, and written until it is named (see {@link WalSegmentCloser}). */
+    static Path tempPath(Path dir, long index) {
+        return dir.resolve(WalSegmentDescriptor.fileName(index) + WalSegmentDescriptor.TEMP_SUFFIX);
+    }
+
+    /**
+     * Maps a file {@link #prepareFile} wrote, under whichever name it has now; a failure names the segment's file (the
+     * message says which name it had).
+     */
+    static WalSegment openPrepared(FileIOFactory io, Path path, long index, long segmentSize) {
+        Path named = path.resolveSibling(WalSegmentDescriptor.fileName(index));
+        WalSegment seg;
         try {
-            io.atomicMove(dir.resolve(WalSegmentDescriptor.fileName(index) + WalSegmentDescriptor.TEMP_SUFFIX), path);
-        } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot create WAL segment " + index, path, unwrap(e));
+            seg = open(io, path, index, segmentSize);
+        } catch (StorageException e) {
+            if (path.equals(named)) throw e;
+            throw new StorageException("cannot open WAL segment " + index + ", prepared as " + path.getFileName(), named, e.getCause());
         }
-        WalSegment seg = open(io, path, index, segmentSize);
-        if (seg == null) throw new StorageException("WAL segment " + index + " has the wrong size after creation", path);
+        if (seg == null) throw new StorageException("WAL segment " + index + " has the wrong size after creation", named);
         return seg;
+    }
+
+    /**
+     * Gives this segment, mapped under its temporary name, the segment's name (directory entry durable). Call once
+     * every earlier segment is durable: a file with a segment's name proves that.
+     */
+    void name(FileIOFactory io, Path dir) {
+        rename(io, dir, index);
+        path = dir.resolve(WalSegmentDescriptor.fileName(index));
+    }
+
+    private static void rename(FileIOFactory io, Path dir, long index) {
+        Path named = dir.resolve(WalSegmentDescriptor.fileName(index));
+        try {
+            io.atomicMove(tempPath(dir, index), named);
+        } catch (IOException | UncheckedIOException e) {
+            throw new StorageException("cannot name WAL segment " + index, named, unwrap(e));
+        }
     }
 
     /**

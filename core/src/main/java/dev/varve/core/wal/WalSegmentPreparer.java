@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design note. The slow part of {@link WalSegment#create} — allocating every block and forcing the header, under
  * the file's temporary name — runs on a short-lived daemon thread once the current segment is half full; the switch
- * then only renames and maps it ({@link WalSegment#install}). The file keeps its temporary name until the switch, so
+ * then only maps it (and, under FSYNC, renames it; {@link WalSegmentCloser} does that for mapped segments). The file
+ * keeps its temporary name until the previous segment is durable, so
  * the WAL's on-disk rules do not change: a file with a segment's name still proves every earlier segment durable,
  * and a crash leaves a temporary file that open deletes. A preparation that failed (a full disk) is not reported
  * from the background thread: the switch creates the segment itself, which fails the append naming the file as
@@ -64,20 +65,22 @@ final class WalSegmentPreparer implements AutoCloseable {
     }
 
     /**
-     * Segment {@code next} under its name, mapped: the file prepared ahead when it is ready (waiting for it if it is
-     * still being written), otherwise created now.
+     * Segment {@code next}, mapped: the file prepared ahead when it is ready (waiting for it if it is still being
+     * written), otherwise prepared now. {@code named}: under the segment's name (the previous segment is durable);
+     * otherwise still under its temporary name, for {@link WalSegmentCloser} to name once the previous one is.
      *
      * @throws StorageException naming the segment file when it cannot be created
      */
-    WalSegment take(long next) {
+    WalSegment take(long next, boolean named) {
         CompletableFuture<Void> f;
         synchronized (this) {
             f = index == next ? task : null;
             index = -1;
             task = null;
         }
-        if (f != null && succeeded(f)) return WalSegment.install(io, dir, next, segmentSize);
-        return WalSegment.create(io, dir, next, segmentSize);
+        if (f == null || !succeeded(f)) WalSegment.prepareFile(io, dir, next, segmentSize);
+        return named ? WalSegment.install(io, dir, next, segmentSize)
+                : WalSegment.openPrepared(io, WalSegment.tempPath(dir, next), next, segmentSize);
     }
 
     private static boolean succeeded(CompletableFuture<Void> f) {
@@ -104,7 +107,7 @@ final class WalSegmentPreparer implements AutoCloseable {
         }
         if (f == null) return;
         succeeded(f);
-        Path temp = dir.resolve(WalSegmentDescriptor.fileName(pending) + WalSegmentDescriptor.TEMP_SUFFIX);
+        Path temp = WalSegment.tempPath(dir, pending);
         try {
             io.delete(temp);
         } catch (IOException e) {

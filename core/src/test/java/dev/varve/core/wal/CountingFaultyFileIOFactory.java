@@ -7,12 +7,14 @@ import dev.varve.core.io.MappedRegion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Wraps the real file system for WAL tests: counts forces of records (what a commit costs: a mapped range forced, or a
- * staged segment's bytes written and {@code fdatasync}ed), can slow them down like a real disk, and can fail forces, writes or opens of chosen files with an {@link IOException}.
+ * staged segment's bytes written and {@code fdatasync}ed), can slow them down like a real disk, can fail forces, writes or opens of chosen files with an {@link IOException},
+ * and can count the forces one thread runs and hold renames to chosen names.
  */
 final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     final AtomicInteger recordForces = new AtomicInteger();
@@ -21,6 +23,26 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     volatile boolean failWrite;
     /** Opens of files whose name contains this fail; null for none. */
     volatile String failOpenOf;
+    /** Forces of records run by this thread are counted in {@link #forcesOnWatched}; null for none. */
+    volatile Thread watched;
+    final AtomicInteger forcesOnWatched = new AtomicInteger();
+    /** Renames to a name containing {@link #holdRenamesTo} wait until this latch opens. */
+    volatile CountDownLatch renameGate = new CountDownLatch(0);
+    volatile String holdRenamesTo;
+
+    @Override
+    public void atomicMove(Path from, Path to) throws IOException {
+        String hold = holdRenamesTo;
+        if (hold != null && to.getFileName().toString().contains(hold)) {
+            try {
+                renameGate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while a test held the rename", e);
+            }
+        }
+        delegate.atomicMove(from, to);
+    }
 
     @Override
     public FileIO open(Path file, boolean create) throws IOException {
@@ -33,6 +55,7 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
 
     private void beforeForce() throws IOException {
         if (failForce) throw new IOException("injected fsync failure");
+        if (Thread.currentThread() == watched) forcesOnWatched.incrementAndGet();
         long delay = forceDelayNanos;
         if (delay > 0) LockSupport.parkNanos(delay);
     }

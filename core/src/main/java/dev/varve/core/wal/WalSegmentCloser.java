@@ -1,0 +1,100 @@
+package dev.varve.core.wal;
+
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import java.nio.file.Path;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.function.UnaryOperator;
+
+/**
+ * The second half of a segment switch under LOG_ONLY and BACKGROUND, run off the writers' path: forces what of the
+ * old segment is not durable yet (its seal included), then gives the new segment — which writers have been appending
+ * to since the switch, under its temporary name — its segment name.
+ *
+ * <p>Design note. Forcing the old segment used to be the switch itself, under the append lock: every writer (and,
+ * behind the WAL, every operation holding the checkpoint read lock) waited for an {@code msync} of up to a
+ * checkpoint period's worth of records, 10 to 80 ms on this project's machines, once per segment. The on-disk rules
+ * stay as they were, because the name is what proves: a file with a segment's name still proves every earlier segment
+ * durable (it is named only after the force), and a seal still names a successor that existed. What is new is a
+ * window in which the newest named segment is sealed and its successor exists only under its temporary name; open
+ * takes that file as the successor ({@link WalOpenScan}): after a crash of the process everything written to it is
+ * in the OS, and after a power loss it holds no more than an unforced tail may. Anything that needs records of the
+ * new segment durable (a force, close) first finishes the pending half here, on its own thread if it has not run yet.
+ * One switch's second half at a time: the next switch finishes it first (normally long done by then).
+ */
+final class WalSegmentCloser {
+    private final FileIOFactory io;
+    private final Path dir;
+    private final String threadName;
+    private final UnaryOperator<StorageException> onFailure;
+    private FutureTask<Void> pending; // guarded by this
+
+    /** {@code onFailure} records a failure of the background half (the WAL then refuses work) and returns it. */
+    WalSegmentCloser(FileIOFactory io, Path dir, String threadName, UnaryOperator<StorageException> onFailure) {
+        this.io = io;
+        this.dir = dir;
+        this.threadName = threadName;
+        this.onFailure = onFailure;
+    }
+
+    /**
+     * Starts, in the background, forcing bytes [from, to) of {@code old} (sealed, and written to no more), then naming
+     * {@code next} and closing {@code old}. Call after {@link #finish} (no other switch pending).
+     */
+    void begin(WalSegment old, int from, int to, WalSegment next) {
+        FutureTask<Void> task = new FutureTask<>(() -> {
+            try {
+                old.force(from, to);
+                next.name(io, dir);
+            } catch (StorageException e) {
+                throw onFailure.apply(e);
+            } finally {
+                WalSegment.closeQuietly(old);
+            }
+        }, null);
+        synchronized (this) {
+            if (pending != null) throw new IllegalStateException("a segment switch is still being finished");
+            pending = task;
+        }
+        Thread t = new Thread(task, threadName);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /**
+     * Returns once the pending switch (if any) is finished: the old segment durable, the new one named. Runs it on the
+     * calling thread when its own has not started yet, otherwise waits for it.
+     *
+     * @throws StorageException when it failed (as it did for every caller since)
+     */
+    void finish() {
+        FutureTask<Void> task;
+        synchronized (this) {
+            task = pending;
+        }
+        if (task == null) return;
+        task.run(); // no-op when it ran or runs elsewhere
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    task.get();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the durability a caller waits for cannot be given up half-way
+                }
+            }
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RuntimeException r) throw r;
+            if (c instanceof Error err) throw err;
+            throw new IllegalStateException(c);
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+        synchronized (this) {
+            if (pending == task) pending = null;
+        }
+    }
+}

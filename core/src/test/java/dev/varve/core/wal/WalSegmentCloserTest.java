@@ -1,0 +1,149 @@
+package dev.varve.core.wal;
+
+import static dev.varve.core.wal.WalTestSupport.SEGMENT_SIZE;
+import static dev.varve.core.wal.WalTestSupport.readAll;
+import static dev.varve.core.wal.WalTestSupport.segmentFile;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DamageSink;
+import dev.varve.core.io.FaultyFileIOFactory;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.wal.WalTestSupport.Rec;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The second half of a mapped segment's switch ({@link WalSegmentCloser}): the appending thread forces nothing, the
+ * new segment is written under its temporary name until the old one is durable, and a crash in that window loses no
+ * record — open takes the unnamed successor of a sealed segment, and verify agrees.
+ */
+@Timeout(60)
+class WalSegmentCloserTest {
+    @TempDir
+    Path dir;
+    @TempDir
+    Path crashImage;
+
+    private final CountingFaultyFileIOFactory io = new CountingFaultyFileIOFactory();
+    private final List<byte[]> payloads = new ArrayList<>();
+    private final Random rnd = WalTestSupport.seeded("closer");
+
+    private long append(Wal wal, int bytes) {
+        byte[] p = WalTestSupport.randomBytes(rnd, bytes);
+        payloads.add(p);
+        return wal.append(7, ByteBuffer.wrap(p));
+    }
+
+    private static Path temp(Path dir, long index) {
+        return dir.resolve(WalSegmentDescriptor.fileName(index) + WalSegmentDescriptor.TEMP_SUFFIX);
+    }
+
+    @Test
+    void theAppendThatSwitchesForcesNothingAndAForceNamesTheNewSegment() {
+        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            long first = append(wal, 40_000); // past half: segment 1 is prepared in the background
+            while (!wal.nextSegmentReady()) LockSupport.parkNanos(1_000_000);
+            io.watched = Thread.currentThread();
+            long second = append(wal, 40_000);
+            io.watched = null;
+            assertEquals(1, WalSegmentDescriptor.segmentIndex(second, SEGMENT_SIZE));
+            assertEquals(0, io.forcesOnWatched.get(), "the switch left forcing segment 0 to the closer");
+            wal.force();
+            assertTrue(Files.exists(segmentFile(dir, 1)), "named once segment 0 is durable");
+            assertFalse(Files.exists(temp(dir, 1)));
+            assertEquals(2, readAll(wal, first).size());
+        }
+    }
+
+    @Test
+    void recordsInTheUnnamedSuccessorSurviveACrashOfTheProcessAndVerifyAgrees() throws IOException {
+        io.holdRenamesTo = WalSegmentDescriptor.fileName(1);
+        io.renameGate = new CountDownLatch(1); // the closer cannot name segment 1: the window a crash may hit
+        long first;
+        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            first = append(wal, 30_000);
+            append(wal, 30_000);
+            long inNext = append(wal, 30_000);
+            append(wal, 500);
+            assertEquals(1, WalSegmentDescriptor.segmentIndex(inNext, SEGMENT_SIZE));
+            assertTrue(Files.exists(temp(dir, 1)) && !Files.exists(segmentFile(dir, 1)), "segment 1 has no name yet");
+            assertEquals(4, readAll(wal, first).size(), "readers find the segment under its temporary name");
+            // what kill -9 leaves: the files as the OS has them (the page cache), segment 1 still unnamed
+            for (Path f : List.of(segmentFile(dir, 0), temp(dir, 1))) Files.copy(f, crashImage.resolve(f.getFileName()));
+            io.renameGate.countDown();
+        }
+        List<String> damage = new ArrayList<>();
+        WalFileCheck.Result check = WalFileCheck.check(FileIOFactory.standard(), crashImage, SEGMENT_SIZE,
+                WalSyncMode.LOG_ONLY, sink(damage));
+        assertEquals(List.of(), damage, "verify takes the unnamed successor of a sealed segment, as open does");
+        assertEquals(2, check.segments());
+        assertEquals(5, check.records(), "four records and segment 0's seal");
+        assertNull(check.tornTail());
+        try (Wal wal = Wal.open(crashImage, FileIOFactory.standard(), SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            assertTrue(wal.tailCut().isEmpty());
+            List<Rec> read = readAll(wal, first);
+            assertEquals(payloads.size(), read.size(), "no record lost");
+            for (int i = 0; i < read.size(); i++) assertArrayEquals(payloads.get(i), read.get(i).payload());
+            assertTrue(Files.exists(segmentFile(crashImage, 1)), "open named it");
+            assertFalse(Files.exists(temp(crashImage, 1)));
+            append(wal, 100);
+        }
+        try (Wal wal = Wal.open(crashImage, FileIOFactory.standard(), SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            assertEquals(payloads.size(), readAll(wal, first).size(), "appending went on in the named segment");
+        }
+    }
+
+    @Test
+    void forcedRecordsSurviveAPowerLossBeforeTheNewSegmentIsNamed() {
+        for (long seed = 1; seed <= 12; seed++) {
+            payloads.clear();
+            Path d = dir.resolve("seed-" + seed);
+            FaultyFileIOFactory faulty = new FaultyFileIOFactory(seed);
+            faulty.crashAt(op -> op.kind() == FaultyFileIOFactory.Kind.MOVE && op.names(WalSegmentDescriptor.fileName(1)));
+            int forced = 0;
+            try (Wal wal = Wal.open(d, faulty, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+                append(wal, 20_000);
+                append(wal, 20_000);
+                wal.force();
+                forced = payloads.size();
+                try {
+                    append(wal, 30_000); // switches; the closer's rename is where the power goes
+                    append(wal, 500);
+                } catch (RuntimeException refusedAfterTheCrash) {
+                    payloads.remove(payloads.size() - 1);
+                }
+            } catch (RuntimeException closeAfterTheCrash) {
+                // the close cannot force what the crash left behind
+            }
+            faulty.powerLoss();
+            List<Rec> read;
+            try (Wal wal = Wal.open(WalOpenScan.run(FileIOFactory.standard(), d, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, -1, true), null)) {
+                read = readAll(wal, wal.firstLsn());
+            } catch (CorruptionException e) {
+                throw new AssertionError(faulty + ": " + e.getMessage(), e);
+            }
+            assertTrue(read.size() >= forced && read.size() <= payloads.size(), faulty + ": " + read.size() + " records");
+            for (int i = 0; i < read.size(); i++) assertArrayEquals(payloads.get(i), read.get(i).payload(), faulty + ": record " + i);
+        }
+    }
+
+    private static DamageSink sink(List<String> damage) {
+        return (file, offset, what) -> damage.add(file.getFileName() + "@" + offset + ": " + what);
+    }
+}
