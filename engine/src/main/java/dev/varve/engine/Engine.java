@@ -445,7 +445,7 @@ final class Engine {
      */
     void halt() {
         closed = true;
-        for (Runnable r : new Runnable[]{checkpointer::close, archive::close, memory::close, store::close, () -> release(dirLock),
+        for (Runnable r : new Runnable[]{checkpointer::close, wal::halt, archive::close, memory::close, store::close, () -> release(dirLock),
                 () -> release(archiveDirLock)}) {
             try {
                 r.run();

@@ -471,6 +471,16 @@ public final class Wal implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops the WAL's background file work — a segment being prepared ahead (its file deleted), a switch's second half
+     * (finished) — and waits for it, forcing nothing else: after a store is halted (a crash drill), nothing of it
+     * changes the directory any more. The WAL is left as it is, not closed.
+     */
+    public void halt() {
+        preparer.close();
+        finishQuietly();
+    }
+
     private void finishQuietly() {
         try {
             closer.finish();
