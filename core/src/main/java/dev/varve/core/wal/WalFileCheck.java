@@ -75,6 +75,7 @@ public final class WalFileCheck {
                 continue;
             }
             WalOpenScan.Stop stop = WalOpenScan.scanRecords(b, index, HEADER_SIZE, !last, mode, crc, heads);
+            if (stop.reason() == null && !stop.sealed() && !last) stop = WalOpenScan.unsealed(stop, index);
             records += stop.records();
             if (stop.reason() == null) {
                 if (last && stop.sealed() && unnamedIndex < 0 && io.exists(WalSegment.tempPath(dir, index + 1))) {

@@ -174,6 +174,7 @@ public final class WalOpenScan {
                         "successor " + next.getFileName() + " missing", 0);
                 return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, lastHead, null);
             }
+            if (stop.reason == null && !stop.sealed && index < last) stop = unsealed(stop, index);
             if (stop.reason == null) {
                 endOffset = stop.offset;
                 continue;
@@ -198,6 +199,15 @@ public final class WalOpenScan {
                     index == last ? unnamed : null);
         }
         return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, lastHead, unnamed);
+    }
+
+    /**
+     * A segment that is not the newest whose records end (zeros to its end) without its seal: every such segment was
+     * sealed and forced whole before its successor got its name, so records of it are gone — damage, not a torn tail.
+     */
+    static Stop unsealed(Stop clean, long index) {
+        return new Stop(clean.offset, "the records end without the seal naming segment " + (index + 1),
+                "a later segment exists, so this one was sealed and forced whole before it", false, clean.records);
     }
 
     /** What the scan found cut off, or null when the WAL ends cleanly. */

@@ -160,6 +160,26 @@ class WalTornTailTest {
     }
 
     @Test
+    void aMiddleSegmentWhoseRecordsEndInZerosIsRefusedAndVerifySaysSo() throws IOException {
+        writeRecords(3);
+        int victim = 0; // the first record of segment 1, which segment 2 follows
+        while (WalSegmentDescriptor.segmentIndex(lsns.get(victim), SEGMENT_SIZE) < 1) victim++;
+        Path file = fileOf(lsns.get(victim));
+        long from = offsetOf(lsns.get(victim));
+        WalTestSupport.overwrite(file, from, new byte[(int) (SEGMENT_SIZE - from)]); // lost blocks read back as zeros
+        for (WalSyncMode mode : WalSyncMode.values()) {
+            CorruptionException e = expectRefusedAt(victim, mode);
+            assertTrue(e.getMessage().contains("without the seal"), e.getMessage());
+        }
+        List<String> damage = new ArrayList<>();
+        WalFileCheck.check(FileIOFactory.standard(), dir, SEGMENT_SIZE, WalSyncMode.LOG_ONLY,
+                (f, offset, what) -> damage.add(f.getFileName() + "@" + offset));
+        assertEquals(List.of(file.getFileName() + "@" + from), damage, "verify finds what open refuses");
+        WalTailCut cut = reopenExpectingCutAt(victim, WalSyncMode.LOG_ONLY, true);
+        assertEquals(1, cut.segmentsDeleted(), "segment 2, whose records came after the lost ones");
+    }
+
+    @Test
     void flippedByteInTheLastSegmentWithRecordsAfterItIsRefusedEvenUnderFsync() throws IOException {
         writeRecords(1);
         int victim = lsns.size() - 3;
