@@ -281,13 +281,7 @@ public final class Wal implements AutoCloseable {
         if (target <= from) return from;
         WalSegment seg = current; // stable: a switch needs the force lock
         // the previous segment's records (a mapped segment's switch leaves them to the closer) before this one's
-        if (WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index) {
-            try {
-                closer.finish();
-            } catch (StorageException e) {
-                throw fail(e);
-            }
-        }
+        if (WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index) closer.finish();
         // target may be the next segment's first LSN when current is full
         int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
                 ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
@@ -382,6 +376,7 @@ public final class Wal implements AutoCloseable {
             throw new IllegalArgumentException("LSN " + lsn + " is beyond the WAL position " + position);
         }
         long upTo = Math.min(WalSegmentDescriptor.segmentIndex(lsn, segmentSize), currentIndex);
+        closer.finish(); // the newest segment has its name before older ones go: open needs a named segment
         synchronized (deleteLock) {
             // oldest first: a crash leaves a contiguous set (or a gap that open cleans up)
             for (long i = firstSegmentIndex; i < upTo; i++) {
@@ -462,7 +457,7 @@ public final class Wal implements AutoCloseable {
             } catch (StorageException e) {
                 throw fail(e);
             } finally {
-                finishQuietly(); // after a failure, the closer may still be using the old segment
+                closer.finishQuietly(); // after a failure, the closer may still be using the old segment
                 WalSegment.closeQuietly(current);
                 groupCommit.unlock();
             }
@@ -478,15 +473,7 @@ public final class Wal implements AutoCloseable {
      */
     public void halt() {
         preparer.close();
-        finishQuietly();
-    }
-
-    private void finishQuietly() {
-        try {
-            closer.finish();
-        } catch (RuntimeException ignored) {
-            // the WAL failed; that failure is the one reported
-        }
+        closer.finishQuietly();
     }
 
     private void checkWritable() {

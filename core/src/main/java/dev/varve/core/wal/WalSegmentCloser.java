@@ -66,7 +66,7 @@ final class WalSegmentCloser {
      * Returns once the pending switch (if any) is finished: the old segment durable, the new one named. Runs it on the
      * calling thread when its own has not started yet, otherwise waits for it.
      *
-     * @throws StorageException when it failed (as it did for every caller since)
+     * @throws StorageException when it failed (as it did for every caller since; the WAL was failed with it)
      */
     void finish() {
         FutureTask<Void> task;
@@ -95,6 +95,15 @@ final class WalSegmentCloser {
         }
         synchronized (this) {
             if (pending == task) pending = null;
+        }
+    }
+
+    /** As {@link #finish}, for a WAL that failed or is being halted: a failure here was reported already. */
+    void finishQuietly() {
+        try {
+            finish();
+        } catch (RuntimeException ignored) {
+            // the WAL failed with it; that failure is the one reported
         }
     }
 }
