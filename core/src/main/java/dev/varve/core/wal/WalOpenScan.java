@@ -134,6 +134,7 @@ public final class WalOpenScan {
         Path unnamed = null; // the successor a sealed last segment names, found under its temporary name
         long from = neededFrom < 0 ? WalSegmentDescriptor.firstLsn(first, segmentSize) : neededFrom;
         long fromIndex = WalSegmentDescriptor.segmentIndex(from, segmentSize);
+        if (fromIndex < first && indexes.contains(fromIndex)) throw gap(dir, from, fromIndex, indexes);
         if (fromIndex < first || (fromIndex > last && from != WalSegmentDescriptor.firstLsn(last + 1, segmentSize))) {
             throw missing(dir, from, segmentSize);
         }
@@ -219,6 +220,15 @@ public final class WalOpenScan {
         Path path = segmentPath(dir, WalSegmentDescriptor.segmentIndex(lsn, segmentSize));
         return new CorruptionException("WAL segment holding LSN " + lsn + ", which recovery needs, is missing", path,
                 WalSegmentDescriptor.offset(lsn, segmentSize));
+    }
+
+    /** The segment recovery needs is there, but one after it is not: the first segment missing is what is lost. */
+    private static CorruptionException gap(Path dir, long lsn, long neededIndex, List<Long> indexes) {
+        long missing = neededIndex + 1;
+        while (indexes.contains(missing)) missing++;
+        return new CorruptionException("WAL segment " + segmentPath(dir, missing).getFileName() + " is missing: recovery "
+                + "needs every record from LSN " + lsn + " (in " + segmentPath(dir, neededIndex).getFileName()
+                + ") on, and the segments after the gap cannot follow it", segmentPath(dir, missing), 0);
     }
 
     private static Path segmentPath(Path dir, long index) {
