@@ -296,10 +296,10 @@ public final class Wal implements AutoCloseable {
     }
 
     /**
-     * Seals the old segment (a record naming its successor) and moves appending to the next one. Open relies on the
-     * order: a segment's name proves the earlier ones durable, a seal that its successor existed. Under FSYNC the switch
-     * forces and names itself (commits left little to force); a mapped segment leaves both to the closer, and writers
-     * go on in the next segment under its temporary name meanwhile. Holds appendLock.
+     * Seals the old segment (a record naming its successor, whose file exists under its temporary name) and moves
+     * appending to the next one, which gets its name once the old one, seal included, is durable: a segment's name
+     * proves the earlier ones durable and sealed. Under FSYNC the switch forces and names itself (commits left little to
+     * force); a mapped segment leaves both to the closer, and writers go on meanwhile. Holds appendLock.
      */
     private void switchSegment() {
         if (!awaitPublished(reservedEnd)) throw refused(); // the old segment's records are whole before it is forced and sealed
@@ -312,15 +312,17 @@ public final class Wal implements AutoCloseable {
             long durableIndex = WalSegmentDescriptor.segmentIndex(durable, segmentSize);
             from = durableIndex < old.index ? 0 : durableIndex > old.index ? (int) segmentSize
                     : WalSegmentDescriptor.offset(durable, segmentSize);
-            if (staging != null) old.force(from, endOffset); // nothing was written past endOffset
-            next = preparer.take(old.index + 1, staging != null);
+            next = preparer.take(old.index + 1); // under its temporary name: the seal may name it, it proves nothing yet
             int sealAt = endOffset;
             int sealLength = RECORD_HEADER_SIZE + Long.BYTES;
             writeBody(old, sealAt, WalSegmentDescriptor.lsn(old.index, sealAt, segmentSize), WalSegmentDescriptor.SEAL_TYPE,
                     ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(0, next.index), Long.BYTES);
             WalSegmentDescriptor.putLengthRelease(old.buffer, sealAt, sealLength);
             endOffset = sealAt + WalSegmentDescriptor.aligned(sealLength);
-            if (staging != null) old.force(sealAt, endOffset);
+            if (staging != null) {
+                old.force(from, endOffset); // nothing was written past the seal
+                next.name(io, dir);
+            }
         } catch (StorageException e) {
             throw fail(e);
         }

@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design note. The slow part of {@link WalSegment#create} — allocating every block and forcing the header, under
  * the file's temporary name — runs on a short-lived daemon thread once the current segment is half full; the switch
- * then only maps it (and, under FSYNC, renames it; {@link WalSegmentCloser} does that for mapped segments). The file
- * keeps its temporary name until the previous segment is durable, so
+ * then only maps it. The file keeps its temporary name until the previous segment is durable and sealed (the switch
+ * names it under FSYNC, {@link WalSegmentCloser} after it otherwise), so
  * the WAL's on-disk rules do not change: a file with a segment's name still proves every earlier segment durable,
  * and a crash leaves a temporary file that open deletes. A preparation that failed (a full disk) is not reported
  * from the background thread: the switch creates the segment itself, which fails the append naming the file as
@@ -65,13 +65,13 @@ final class WalSegmentPreparer implements AutoCloseable {
     }
 
     /**
-     * Segment {@code next}, mapped: the file prepared ahead when it is ready (waiting for it if it is still being
-     * written), otherwise prepared now. {@code named}: under the segment's name (the previous segment is durable);
-     * otherwise still under its temporary name, for {@link WalSegmentCloser} to name once the previous one is.
+     * Segment {@code next}, mapped under its temporary name (named once the previous segment is durable, see
+     * {@link WalSegment#name}): the file prepared ahead when it is ready (waiting for it if it is still being written),
+     * otherwise prepared now.
      *
      * @throws StorageException naming the segment file when it cannot be created
      */
-    WalSegment take(long next, boolean named) {
+    WalSegment take(long next) {
         CompletableFuture<Void> f;
         synchronized (this) {
             f = index == next ? task : null;
@@ -79,8 +79,7 @@ final class WalSegmentPreparer implements AutoCloseable {
             task = null;
         }
         if (f == null || !succeeded(f)) WalSegment.prepareFile(io, dir, next, segmentSize);
-        return named ? WalSegment.install(io, dir, next, segmentSize)
-                : WalSegment.openPrepared(io, WalSegment.tempPath(dir, next), next, segmentSize);
+        return WalSegment.openPrepared(io, WalSegment.tempPath(dir, next), next, segmentSize);
     }
 
     private static boolean succeeded(CompletableFuture<Void> f) {
