@@ -78,9 +78,10 @@ public final class WalFileCheck {
             if (stop.reason() == null && !stop.sealed() && !last) stop = WalOpenScan.unsealed(stop, index);
             records += stop.records();
             if (stop.reason() == null) {
-                if (last && stop.sealed() && unnamedIndex < 0 && io.exists(WalSegment.tempPath(dir, index + 1))) {
+                Path successor = last && unnamedIndex < 0 ? WalOpenScan.unnamedSuccessor(io, dir, stop, index) : null;
+                if (successor != null) {
                     unnamedIndex = index + 1;
-                    files.add(WalSegment.tempPath(dir, unnamedIndex));
+                    files.add(successor);
                 } else if (last && stop.sealed()) {
                     sink.damage(dir.resolve(WalSegmentDescriptor.fileName(index + 1)), 0, "segment " + p.getFileName()
                             + " is sealed, so its successor was created, but that file is missing");

@@ -155,10 +155,10 @@ public final class WalOpenScan {
                             : scanRecords(seg.buffer, seg.index, offset, index < last, mode, crc, lastHead);
                 }
             }
-            if (stop.reason == null && stop.sealed && index == last && unnamed == null
-                    && io.exists(WalSegment.tempPath(dir, last + 1))) {
-                // a switch whose second half (the force of this segment, then the successor's name) a crash cut short
-                unnamed = WalSegment.tempPath(dir, ++last);
+            Path successor = index == last && unnamed == null ? unnamedSuccessor(io, dir, stop, index) : null;
+            if (successor != null) {
+                unnamed = successor;
+                last++;
                 endOffset = stop.offset;
                 continue;
             }
@@ -200,6 +200,16 @@ public final class WalOpenScan {
                     index == last ? unnamed : null);
         }
         return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, lastHead, unnamed);
+    }
+
+    /**
+     * The successor of the newest named segment, which ended at {@code stop}, when it exists only under its temporary
+     * name: a switch whose second half (this segment forced, then the successor named; {@link WalSegmentCloser}) a crash
+     * cut short. The seal proves the file was the successor; it is read as the newest segment. Null otherwise.
+     */
+    static Path unnamedSuccessor(FileIOFactory io, Path dir, Stop stop, long index) {
+        Path temp = WalSegment.tempPath(dir, index + 1);
+        return stop.reason == null && stop.sealed && io.exists(temp) ? temp : null;
     }
 
     /**

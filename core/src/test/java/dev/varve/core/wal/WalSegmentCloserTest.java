@@ -74,6 +74,28 @@ class WalSegmentCloserTest {
     }
 
     @Test
+    void aForceCoversTheRecordsTheSwitchLeftToTheCloser() throws Exception {
+        // I1: the checkpoint forces the WAL before it writes a page; records of the old segment are part of that
+        io.holdRenamesTo = WalSegmentDescriptor.fileName(1);
+        io.renameGate = new CountDownLatch(1); // the closer cannot finish: segment 0 durable, then segment 1 named
+        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            append(wal, 40_000);
+            long inNext = append(wal, 40_000);
+            assertEquals(1, WalSegmentDescriptor.segmentIndex(inNext, SEGMENT_SIZE));
+            java.util.concurrent.CompletableFuture<Void> force = java.util.concurrent.CompletableFuture.runAsync(wal::force);
+            try {
+                LockSupport.parkNanos(200_000_000L); // ample for a force that would not wait for the closer to return
+                assertFalse(force.isDone(), "force returned before the segment the switch left behind was durable");
+            } finally {
+                io.renameGate.countDown();
+            }
+            force.get();
+            assertTrue(Files.exists(segmentFile(dir, 1)));
+            assertTrue(wal.durableLsn() > inNext, "durable past the new segment's record");
+        }
+    }
+
+    @Test
     void recordsInTheUnnamedSuccessorSurviveACrashOfTheProcessAndVerifyAgrees() throws IOException {
         io.holdRenamesTo = WalSegmentDescriptor.fileName(1);
         io.renameGate = new CountDownLatch(1); // the closer cannot name segment 1: the window a crash may hit
