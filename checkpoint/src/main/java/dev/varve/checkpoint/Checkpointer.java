@@ -113,8 +113,10 @@ public final class Checkpointer implements AutoCloseable {
 
     /**
      * Starts the physical page log (WAL_PHYSICAL mode) and the background trigger; call after recovery, before any
-     * write. Recovery's final checkpoint left nothing dirty, so from here every change since its mark is logged
-     * physically, and the next checkpoint can rely on the WAL instead of recovery files.
+     * write. When recovery's final checkpoint left nothing dirty, every change since its mark is logged physically
+     * from here, and the next checkpoint can rely on the WAL instead of recovery files; when recovery left replayed
+     * pages dirty (its checkpoint runs in the background), those pages have no physical record, so the next
+     * checkpoint writes recovery files.
      */
     public void start() {
         running.lock();

@@ -105,6 +105,18 @@ public final class ConfigLimits {
     /** Most checkpoint threads. */
     public static final int CHECKPOINT_THREADS_MAX = 64;
 
+    /**
+     * Threads replaying the WAL's data records by partition at recovery, at most one per core (1: the opening
+     * thread replays alone).
+     */
+    public static final String RECOVERY_THREADS_PROP_NAME = PREFIX + "recoveryThreads";
+    /** Default recovery threads. */
+    public static final int RECOVERY_THREADS_DEFAULT = 4;
+    /** Fewest recovery threads. */
+    public static final int RECOVERY_THREADS_MIN = 1;
+    /** Most recovery threads. */
+    public static final int RECOVERY_THREADS_MAX = 64;
+
     /** Copy-on-write buffer in bytes for pages changed while a checkpoint runs; a multiple of the page size. */
     public static final String CHECKPOINT_BUFFER_SIZE_PROP_NAME = PREFIX + "checkpointBufferSize";
     /** Default checkpoint buffer size: 64 MiB. */

@@ -24,7 +24,7 @@ final class ConfigProperties {
     static final List<String> KEYS = List.of(PATH_PROP_NAME, PAGE_SIZE_PROP_NAME, DATA_REGION_SIZE_PROP_NAME,
             PARTITIONS_PROP_NAME, RECOVERY_MODE_PROP_NAME, RECOVERY_COMPRESSION_PROP_NAME, WAL_SYNC_MODE_PROP_NAME,
             WAL_SEGMENT_SIZE_PROP_NAME, WAL_FLUSH_FREQUENCY_PROP_NAME, CHECKPOINT_FREQUENCY_PROP_NAME,
-            CHECKPOINT_THREADS_PROP_NAME, CHECKPOINT_BUFFER_SIZE_PROP_NAME, CHECKPOINT_DIRTY_RATIO_PROP_NAME,
+            CHECKPOINT_THREADS_PROP_NAME, RECOVERY_THREADS_PROP_NAME, CHECKPOINT_BUFFER_SIZE_PROP_NAME, CHECKPOINT_DIRTY_RATIO_PROP_NAME,
             CHECKPOINT_WAL_VOLUME_PROP_NAME, SKIPPY_LEVELS_PROP_NAME, SKIPPY_NODE_ENTRIES_PROP_NAME, CAPTURE_BUFFER_SIZE_PROP_NAME,
             ARCHIVE_SEGMENT_SIZE_PROP_NAME, SNAPSHOT_PAGE_WINDOW_PROP_NAME, RETENTION_PROP_NAME, RETENTION_BUDGET_PROP_NAME, ARCHIVE_PATH_PROP_NAME,
             NAME_PROP_NAME);
@@ -77,6 +77,8 @@ final class ConfigProperties {
                 case CHECKPOINT_FREQUENCY_PROP_NAME -> b.checkpointFrequency(duration(key, text));
                 case CHECKPOINT_THREADS_PROP_NAME ->
                         b.checkpointThreads(value(key, text, "an integer", Integer::parseInt));
+                case RECOVERY_THREADS_PROP_NAME ->
+                        b.recoveryThreads(value(key, text, "an integer", Integer::parseInt));
                 case CHECKPOINT_BUFFER_SIZE_PROP_NAME -> b.checkpointBufferSize(size(key, text));
                 case CHECKPOINT_DIRTY_RATIO_PROP_NAME ->
                         b.checkpointDirtyRatio(value(key, text, "a decimal number", Double::parseDouble));

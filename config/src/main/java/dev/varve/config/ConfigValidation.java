@@ -32,6 +32,7 @@ final class ConfigValidation {
         ConfigChecks.durationRange("checkpointFrequency", c.checkpointFrequency(),
                 CHECKPOINT_FREQUENCY_MIN, CHECKPOINT_FREQUENCY_MAX);
         ConfigChecks.intRange("checkpointThreads", c.checkpointThreads(), CHECKPOINT_THREADS_MIN, CHECKPOINT_THREADS_MAX);
+        ConfigChecks.intRange("recoveryThreads", c.recoveryThreads(), RECOVERY_THREADS_MIN, RECOVERY_THREADS_MAX);
         ConfigChecks.byteRange("checkpointBufferSize", c.checkpointBufferSize(),
                 CHECKPOINT_BUFFER_SIZE_MIN, CHECKPOINT_BUFFER_SIZE_MAX);
         ConfigChecks.doubleRange("checkpointDirtyRatio", c.checkpointDirtyRatio(),

@@ -25,6 +25,7 @@ public final class VarveConfig {
     private final Duration walFlushFrequency;
     private final Duration checkpointFrequency;
     private final int checkpointThreads;
+    private final int recoveryThreads;
     private final long checkpointBufferSize;
     private final double checkpointDirtyRatio;
     private final long checkpointWalVolume;
@@ -52,6 +53,7 @@ public final class VarveConfig {
         walFlushFrequency = b.walFlushFrequency;
         checkpointFrequency = b.checkpointFrequency;
         checkpointThreads = b.checkpointThreads;
+        recoveryThreads = b.recoveryThreads;
         checkpointBufferSize = b.checkpointBufferSize;
         checkpointDirtyRatio = b.checkpointDirtyRatio;
         checkpointWalVolume = b.checkpointWalVolume;
@@ -98,7 +100,7 @@ public final class VarveConfig {
         return new Builder().path(path).pageSize(pageSize).dataRegionSize(dataRegionSize).partitions(partitions)
                 .recoveryMode(recoveryMode).recoveryCompression(recoveryCompression).walSyncMode(walSyncMode)
                 .walSegmentSize(walSegmentSize).walFlushFrequency(walFlushFrequency)
-                .checkpointFrequency(checkpointFrequency).checkpointThreads(checkpointThreads)
+                .checkpointFrequency(checkpointFrequency).checkpointThreads(checkpointThreads).recoveryThreads(recoveryThreads)
                 .checkpointBufferSize(checkpointBufferSize).checkpointDirtyRatio(checkpointDirtyRatio)
                 .checkpointWalVolume(checkpointWalVolume).skippyLevels(skippyLevels).skippyNodeEntries(skippyNodeEntries)
                 .captureBufferSize(captureBufferSize).archiveSegmentSize(archiveSegmentSize)
@@ -158,6 +160,11 @@ public final class VarveConfig {
     /** {@return the threads writing pages during a checkpoint} */
     public int checkpointThreads() {
         return checkpointThreads;
+    }
+
+    /** {@return the threads replaying partitions in parallel at recovery (at most one per core is used)} */
+    public int recoveryThreads() {
+        return recoveryThreads;
     }
 
     /** {@return the checkpoint copy-on-write buffer in bytes} */
@@ -237,7 +244,7 @@ public final class VarveConfig {
                 + ", partitions=" + partitions + ", recoveryMode=" + recoveryMode
                 + ", recoveryCompression=" + recoveryCompression + ", walSyncMode=" + walSyncMode
                 + ", walSegmentSize=" + walSegmentSize + ", walFlushFrequency=" + walFlushFrequency
-                + ", checkpointFrequency=" + checkpointFrequency + ", checkpointThreads=" + checkpointThreads
+                + ", checkpointFrequency=" + checkpointFrequency + ", checkpointThreads=" + checkpointThreads + ", recoveryThreads=" + recoveryThreads
                 + ", checkpointBufferSize=" + checkpointBufferSize + ", checkpointDirtyRatio=" + checkpointDirtyRatio
                 + ", checkpointWalVolume=" + checkpointWalVolume + ", skippyLevels=" + skippyLevels
                 + ", skippyNodeEntries=" + skippyNodeEntries + ", captureBufferSize=" + captureBufferSize
@@ -259,6 +266,7 @@ public final class VarveConfig {
         private Duration walFlushFrequency = WAL_FLUSH_FREQUENCY_DEFAULT;
         private Duration checkpointFrequency = CHECKPOINT_FREQUENCY_DEFAULT;
         private int checkpointThreads = CHECKPOINT_THREADS_DEFAULT;
+        private int recoveryThreads = RECOVERY_THREADS_DEFAULT;
         private long checkpointBufferSize = CHECKPOINT_BUFFER_SIZE_DEFAULT;
         private double checkpointDirtyRatio = CHECKPOINT_DIRTY_RATIO_DEFAULT;
         private long checkpointWalVolume = CHECKPOINT_WAL_VOLUME_DEFAULT;
@@ -382,6 +390,16 @@ public final class VarveConfig {
          */
         public Builder checkpointThreads(int v) {
             checkpointThreads = v;
+            return this;
+        }
+
+        /**
+         * Sets the recovery threads, see {@link ConfigLimits#RECOVERY_THREADS_PROP_NAME}.
+         * @param v the new value
+         * @return this builder
+         */
+        public Builder recoveryThreads(int v) {
+            recoveryThreads = v;
             return this;
         }
 

@@ -55,6 +55,7 @@ class ConfigPropertiesTest {
                 "varve.walFlushFrequency=150ms",
                 "varve.checkpointFrequency=PT2M",
                 "varve.checkpointThreads=4",
+                "varve.recoveryThreads=2",
                 "varve.checkpointBufferSize=1g",
                 "varve.checkpointDirtyRatio=0.5",
                 "varve.checkpointWalVolume=2G",
@@ -67,7 +68,7 @@ class ConfigPropertiesTest {
                 .dataRegionSize(512 * MiB).partitions(32).recoveryMode(RecoveryMode.WAL_PHYSICAL)
                 .recoveryCompression(RecoveryCompression.SKIP_GARBAGE).walSyncMode(WalSyncMode.BACKGROUND)
                 .walSegmentSize(16 * MiB).walFlushFrequency(Duration.ofMillis(150))
-                .checkpointFrequency(Duration.ofMinutes(2)).checkpointThreads(4).checkpointBufferSize(GiB)
+                .checkpointFrequency(Duration.ofMinutes(2)).checkpointThreads(4).recoveryThreads(2).checkpointBufferSize(GiB)
                 .checkpointDirtyRatio(0.5).checkpointWalVolume(2 * GiB)
                 .retention(RankTreePolicy.levels(Retention.keepLast(60), Retention.keepFor(Duration.ofHours(24)),
                         Retention.keepAll()).withBudget(1L << 40))

@@ -42,6 +42,7 @@ class VarveConfigTest {
         assertEquals(Duration.ofSeconds(1), c.walFlushFrequency());
         assertEquals(Duration.ofSeconds(30), c.checkpointFrequency());
         assertEquals(2, c.checkpointThreads());
+        assertEquals(4, c.recoveryThreads());
         assertEquals(64 * MiB, c.checkpointBufferSize());
         assertEquals(0.75, c.checkpointDirtyRatio());
         assertEquals(GiB, c.checkpointWalVolume());
@@ -83,6 +84,8 @@ class VarveConfigTest {
                 arg("checkpointFrequency", b -> b.checkpointFrequency(Duration.ofDays(1))),
                 arg("checkpointThreads", b -> b.checkpointThreads(1)),
                 arg("checkpointThreads", b -> b.checkpointThreads(64)),
+                arg("recoveryThreads", b -> b.recoveryThreads(1)),
+                arg("recoveryThreads", b -> b.recoveryThreads(64)),
                 arg("checkpointBufferSize", b -> b.checkpointBufferSize(256 * KiB)),
                 arg("checkpointBufferSize", b -> b.checkpointBufferSize(64 * GiB)),
                 arg("checkpointDirtyRatio", b -> b.checkpointDirtyRatio(0.05)),
@@ -131,6 +134,8 @@ class VarveConfigTest {
                 arg("checkpointFrequency", b -> b.checkpointFrequency(Duration.ofSeconds(-1))),
                 arg("checkpointThreads", b -> b.checkpointThreads(0)),
                 arg("checkpointThreads", b -> b.checkpointThreads(65)),
+                arg("recoveryThreads", b -> b.recoveryThreads(0)),
+                arg("recoveryThreads", b -> b.recoveryThreads(65)),
                 arg("checkpointBufferSize", b -> b.checkpointBufferSize(256 * KiB - 4096)),
                 arg("checkpointBufferSize", b -> b.checkpointBufferSize(64 * GiB + 4096)),
                 arg("checkpointDirtyRatio", b -> b.checkpointDirtyRatio(0.0499)),
@@ -192,7 +197,7 @@ class VarveConfigTest {
         VarveConfig a = base().pageSize(8192).dataRegionSize(64 * MiB).partitions(3)
                 .recoveryMode(RecoveryMode.WAL_PHYSICAL).recoveryCompression(RecoveryCompression.SKIP_GARBAGE)
                 .walSyncMode(WalSyncMode.FSYNC).walSegmentSize(8 * MiB).walFlushFrequency(Duration.ofMillis(5))
-                .checkpointFrequency(Duration.ofMinutes(2)).checkpointThreads(7).checkpointBufferSize(MiB)
+                .checkpointFrequency(Duration.ofMinutes(2)).checkpointThreads(7).recoveryThreads(3).checkpointBufferSize(MiB)
                 .checkpointDirtyRatio(0.5).checkpointWalVolume(2 * GiB)
                 .retention(RankTreePolicy.levels(Retention.keepLast(3), Retention.keepAll()).withBudget(GiB))
                 .archivePath(Path.of("/arch")).build();
@@ -219,7 +224,7 @@ class VarveConfigTest {
         for (String field : new String[] {"path=", "pageSize=4096", "dataRegionSize=268435456", "partitions=16",
                 "recoveryMode=CHECKPOINT_RECOVERY_FILE", "recoveryCompression=SNAPPY", "walSyncMode=LOG_ONLY",
                 "walSegmentSize=67108864", "walFlushFrequency=PT1S", "checkpointFrequency=PT30S",
-                "checkpointThreads=2", "checkpointBufferSize=67108864", "checkpointDirtyRatio=0.75",
+                "checkpointThreads=2", "recoveryThreads=4", "checkpointBufferSize=67108864", "checkpointDirtyRatio=0.75",
                 "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=4096", "captureBufferSize=16777216", "archiveSegmentSize=67108864",
                 "snapshotPageWindow=64", "snapshotDiffChain=15", "retention=keepAll()", "archivePath="}) {
             assertTrue(s.contains(field), field + " missing in " + s);
@@ -233,7 +238,7 @@ class VarveConfigTest {
         for (String key : ConfigProperties.KEYS) {
             assertTrue(key.startsWith(ConfigLimits.PREFIX), key);
         }
-        assertEquals(23, ConfigProperties.KEYS.stream().distinct().count());
+        assertEquals(24, ConfigProperties.KEYS.stream().distinct().count());
     }
 
     @Test

@@ -70,6 +70,8 @@ final class Engine {
     /** Opened by {@link #openReadOnly}: every change stays in memory, writes are refused. */
     final boolean readOnly;
     private RecoveryReport recovery;
+    /** Threads that replayed partitions in parallel at open (0: the opening thread alone); tests read it. */
+    int replayWorkers;
     private volatile Throwable failure;
     private volatile boolean closed;
 
@@ -118,8 +120,13 @@ final class Engine {
             this.throttle = checkpointer.throttle();
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
-            this.recovery = new Recovery(memory, wal, markers, checkpointer, start).run(new LogicalReplayer(this));
-            if (!readOnly) checkpointer.start(); // a read-only store never changes after its in-memory recovery
+            LogicalReplayer replayer = new LogicalReplayer(this, agents.parallel());
+            this.recovery = new Recovery(memory, wal, markers, checkpointer, start).run(replayer, !readOnly);
+            this.replayWorkers = replayer.workersStarted();
+            if (!readOnly) { // a read-only store never changes after its in-memory recovery
+                checkpointer.start();
+                if (recovery.checkpointPending()) checkpointer.request("recovery"); // its failure fails the checkpointer, as any checkpoint's does
+            }
         } catch (RuntimeException | Error e) {
             for (AutoCloseable c : opened) {
                 try {

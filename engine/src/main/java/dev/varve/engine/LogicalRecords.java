@@ -72,6 +72,11 @@ final class LogicalRecords {
         if (value != null) b.putInt(value.length).put(value);
     }
 
+    /** The number of operations a batch record holds, without decoding them. */
+    static int operationCount(ByteBuffer payload) {
+        return payload.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(payload.position());
+    }
+
     static List<Op> decodeBatch(ByteBuffer payload) {
         ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int n = b.getInt();

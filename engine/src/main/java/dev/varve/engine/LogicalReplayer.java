@@ -5,16 +5,27 @@ import dev.varve.core.spi.LogicalReplay;
 import dev.varve.core.spi.RecordTypes;
 
 import java.nio.ByteBuffer;
+import java.util.List;
 
 /**
  * What recovery replays the logical WAL records into: the catalog and the archive are loaded first, then each record
  * runs the same apply code a live write runs ({@link Engine#applyOp}), so replay and the write path cannot drift.
+ * Data operations go to {@link ReplayWorkers} by partition when {@code recoveryThreads} and the cores allow; every other
+ * record waits for them first, because it orders partitions against each other.
  */
 final class LogicalReplayer implements LogicalReplay {
     private final Engine engine;
+    private final int workerCount;
+    private ReplayWorkers workers; // started at the first data record
+    private int workersStarted;
 
-    LogicalReplayer(Engine engine) {
+    /**
+     * Replays with the store's {@code recoveryThreads}, one per core at most; with one, or when {@code parallel} is
+     * false (agents stepped by hand: the store starts no thread), the opening thread alone.
+     */
+    LogicalReplayer(Engine engine, boolean parallel) {
         this.engine = engine;
+        this.workerCount = parallel ? ReplayWorkers.count(engine.config.recoveryThreads()) : 0;
     }
 
     @Override
@@ -25,10 +36,12 @@ final class LogicalReplayer implements LogicalReplay {
 
     @Override
     public void apply(int type, ByteBuffer payload, long lsn) {
+        if (type == RecordTypes.DATA_BATCH) {
+            applyData(payload);
+            return;
+        }
+        drain();
         switch (type) {
-            case RecordTypes.DATA_BATCH:
-                for (LogicalRecords.Op op : LogicalRecords.decodeBatch(payload)) Engine.applyOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
-                break;
             case RecordTypes.CREATE_TABLE: {
                 LogicalRecords.CreateTable c = LogicalRecords.decodeCreateTable(payload);
                 engine.tables.applyCreate(new Catalog.Entry(c.name(), c.tableId(), c.options()));
@@ -49,6 +62,43 @@ final class LogicalReplayer implements LogicalReplay {
             }
             default:
                 throw new StorageException("unknown logical WAL record type " + type + " at LSN " + lsn, null);
+        }
+    }
+
+    private void applyData(ByteBuffer payload) {
+        List<LogicalRecords.Op> ops = LogicalRecords.decodeBatch(payload);
+        if (workerCount < 2) {
+            for (LogicalRecords.Op op : ops) Engine.applyOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
+            return;
+        }
+        if (workers == null) {
+            workers = new ReplayWorkers(workerCount);
+            workersStarted = workerCount;
+        }
+        for (LogicalRecords.Op op : ops) workers.submit(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
+    }
+
+    /** A data record starts with its operation count; other records keep the bound from their size. */
+    @Override
+    public int operations(int type, ByteBuffer payload) {
+        return type == RecordTypes.DATA_BATCH ? LogicalRecords.operationCount(payload) : LogicalReplay.super.operations(type, payload);
+    }
+
+    /** Worker threads this replay ran on: 0 when the opening thread applied every record itself. */
+    int workersStarted() {
+        return workersStarted;
+    }
+
+    @Override
+    public void drain() {
+        if (workers != null) workers.drain();
+    }
+
+    @Override
+    public void endReplay() {
+        if (workers != null) {
+            workers.close();
+            workers = null;
         }
     }
 }

@@ -227,6 +227,7 @@ class BadInputTest {
         check("checkpointFrequency", b -> b.checkpointFrequency(Duration.ZERO));
         check("checkpointFrequency", b -> b.checkpointFrequency(null));
         check("checkpointThreads", b -> b.checkpointThreads(0));
+        check("recoveryThreads", b -> b.recoveryThreads(0));
         check("checkpointBufferSize", b -> b.checkpointBufferSize(1000));
         check("recoveryMode", b -> b.recoveryMode(null));
         check("walSyncMode", b -> b.walSyncMode(null));

@@ -192,9 +192,9 @@ class CrashStageTest {
     }
 
     /**
-     * WAL_PHYSICAL mode writes recovery files only in recovery's own checkpoints (replay is not logged physically):
-     * a power loss with writes after the last checkpoint, then a crash while recovery's checkpoint writes its
-     * recovery file, then a clean recovery — reopened in either mode.
+     * WAL_PHYSICAL mode writes recovery files only in the checkpoints of replayed pages (replay is not logged
+     * physically): a power loss with writes after the last checkpoint, then a crash while the checkpoint that open left
+     * to the background writes its recovery file, then a clean recovery — reopened in either mode.
      */
     @ParameterizedTest(name = "reopened as {0}")
     @org.junit.jupiter.params.provider.EnumSource(Flavour.class)
@@ -213,8 +213,11 @@ class CrashStageTest {
             io.powerLoss();
             FaultyFileIOFactory recovering = new FaultyFileIOFactory(seed + 1);
             recovering.crashAt(CrashPoints.recoveryFileWrite(1));
-            assertThrows(RuntimeException.class, () -> Varve.open(config(Flavour.PHYSICAL), recovering).close());
+            Varve second = Varve.open(config(Flavour.PHYSICAL), recovering);
+            assertThrows(ExecutionException.class, () -> second.checkpoint().get(TIMEOUT_SECONDS, TimeUnit.SECONDS),
+                    "the checkpoint of the replayed pages should fail at the injected crash");
             assertNotNull(recovering.crashedAt(), "recovery's checkpoint wrote no recovery file");
+            second.halt();
             recovering.powerLoss();
             try (Varve reopened = Varve.open(config(reopenAs), new FaultyFileIOFactory(seed + 2))) {
                 model.verify(reopened, "after the second recovery (" + reopened.recoveryReport() + ")");
@@ -222,8 +225,12 @@ class CrashStageTest {
         });
     }
 
-    /** Opens the crashed store; for {@link Stage#DURING_RECOVERY} crashes that open too, then opens a third time. */
-    private Varve reopen(long seed, Flavour reopenAs, Stage stage, Random rnd) {
+    /**
+     * Opens the crashed store; for {@link Stage#DURING_RECOVERY} crashes that recovery too — in open's mid-replay
+     * checkpoints or in the checkpoint of the replayed pages that open leaves to the background — then opens a third
+     * time.
+     */
+    private Varve reopen(long seed, Flavour reopenAs, Stage stage, Random rnd) throws Exception {
         FaultyFileIOFactory io = new FaultyFileIOFactory(seed + 1);
         if (stage != Stage.DURING_RECOVERY) return Varve.open(config(reopenAs), io);
         int where = rnd.nextInt(3);
@@ -232,7 +239,15 @@ class CrashStageTest {
                 : CrashPoints.pageWriteAfterStartMarker(1 + rnd.nextInt(4)));
         try {
             Varve s = Varve.open(config(reopenAs), io);
-            io.crashAt(null); // not reached during open: it must not fire later, in a checkpoint of the reopened store
+            try {
+                s.checkpoint().get(TIMEOUT_SECONDS, TimeUnit.SECONDS); // starts after the one open left to the background
+            } catch (ExecutionException e) {
+                if (io.crashedAt() == null) throw new AssertionError("recovery's checkpoint failed without the crash", e.getCause());
+                s.halt();
+                io.powerLoss();
+                return Varve.open(config(reopenAs), new FaultyFileIOFactory(seed + 2));
+            }
+            io.crashAt(null); // not reached during recovery: it must not fire later, in a checkpoint of the reopened store
             assertTrue(io.crashedAt() == null, "recovery swallowed an injected crash at " + io.crashedAt());
             // nothing for the chosen point to hit (e.g. nothing to replay, so no final checkpoint): a plain recovery
             System.out.println("note: the second crash point (" + where + ") was not reached; recovery completed " + io);

@@ -6,7 +6,8 @@ import dev.varve.config.WalSyncMode;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -21,7 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * I6, deterministic replay: a run that crashes after a checkpoint and replays the rest of the WAL at reopen ends
- * with page files byte-identical, partition by partition, to those of the same workload run without a crash.
+ * with page files byte-identical, partition by partition, to those of the same workload run without a crash —
+ * whether the opening thread replays alone ({@code recoveryThreads(1)}) or workers replay partitions in parallel.
  */
 @Timeout(600)
 class DeterministicReplayTest {
@@ -29,7 +31,11 @@ class DeterministicReplayTest {
     Path tmp;
 
     private static VarveConfig config(Path dir, RecoveryMode mode) {
-        return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(4).recoveryMode(mode)
+        return config(dir, mode, 1);
+    }
+
+    private static VarveConfig config(Path dir, RecoveryMode mode, int recoveryThreads) {
+        return VarveConfig.builder().path(dir).recoveryThreads(recoveryThreads).dataRegionSize(16L << 20).partitions(4).recoveryMode(mode)
                 .walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(1L << 20).build();
     }
 
@@ -37,9 +43,13 @@ class DeterministicReplayTest {
         DeterministicReplayTestSupport.workload(store, from, to);
     }
 
+    static Stream<Arguments> modesAndRecoveryThreads() {
+        return Stream.of(RecoveryMode.values()).flatMap(m -> Stream.of(Arguments.of(m, 1), Arguments.of(m, 4)));
+    }
+
     @ParameterizedTest
-    @EnumSource(RecoveryMode.class)
-    void replayAfterCrashReproducesThePageImagesOfAnUninterruptedRun(RecoveryMode mode) throws Exception {
+    @MethodSource("modesAndRecoveryThreads")
+    void replayAfterCrashReproducesThePageImagesOfAnUninterruptedRun(RecoveryMode mode, int recoveryThreads) throws Exception {
         Path straight = tmp.resolve("straight");
         try (Varve store = Varve.open(config(straight, mode))) {
             workload(store, 0, 1500);
@@ -52,8 +62,10 @@ class DeterministicReplayTest {
         store.checkpoint().get();
         workload(store, 1500, 4000);
         store.halt(); // kill -9: pages after the checkpoint exist only in the (memory-mapped) WAL
-        try (Varve reopened = Varve.open(config(crashed, mode))) {
+        try (Varve reopened = Varve.open(config(crashed, mode, recoveryThreads))) {
             assertTrue(reopened.recoveryReport().replayedRecords() > 0, "the crash left records to replay");
+            int expected = recoveryThreads > 1 ? Math.min(recoveryThreads, Runtime.getRuntime().availableProcessors()) : 1;
+            assertEquals(expected < 2 ? 0 : expected, reopened.engine().replayWorkers, "threads that replayed partitions");
         }
         List<String> files = pageFiles(straight);
         assertEquals(files, pageFiles(crashed), "the same partitions exist");

@@ -14,6 +14,26 @@ public interface LogicalReplay {
      */
     void beforeReplay(boolean emptyStore, long markLsn);
 
-    /** Applies one logical record found at {@code lsn}. */
+    /**
+     * Applies one logical record found at {@code lsn}, or queues it: its page changes may still be in progress when
+     * this returns (the engine replays partitions in parallel), until {@link #drain}.
+     */
     void apply(int type, ByteBuffer payload, long lsn);
+
+    /**
+     * The operations in a record, for the head-room its replay reserves (the estimate its live write reserved takes
+     * the same count). By default an upper bound from the size: {@code 1 + bytes / 9}, the smallest an operation can
+     * be; a replayer that knows the record format reads the count.
+     */
+    default int operations(int type, ByteBuffer payload) {
+        return 1 + payload.remaining() / 9;
+    }
+
+    /** Waits until every record passed to {@link #apply} is applied; recovery calls it before each checkpoint. */
+    default void drain() {
+    }
+
+    /** After the last record (drained) or a failure: stops whatever threads replay started. */
+    default void endReplay() {
+    }
 }
