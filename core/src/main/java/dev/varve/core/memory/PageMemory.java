@@ -66,14 +66,11 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         if (count > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("data region too large: " + regionBytes);
         frames = new Frame[(int) count];
         freeFrames = new MpmcArrayQueue<>(frames.length);
-        int perChunk = Math.max(1, (1 << 30) / pageSize);
-        for (int first = 0; first < frames.length; first += perChunk) {
-            int n = Math.min(perChunk, frames.length - first);
-            ByteBuffer chunk = ByteBuffer.allocateDirect(n * pageSize);
-            for (int i = 0; i < n; i++) {
-                frames[first + i] = new Frame(chunk, i * pageSize, pageSize, first + i);
-                freeFrames.offer(frames[first + i]);
-            }
+        int perChunk = RegionChunks.framesPerChunk(pageSize);
+        ByteBuffer[] chunks = RegionChunks.allocate(frames.length, pageSize);
+        for (int f = 0; f < frames.length; f++) {
+            frames[f] = new Frame(chunks[f / perChunk], (f % perChunk) * pageSize, pageSize, f);
+            freeFrames.offer(frames[f]);
         }
         table = new PageTable(frames);
         slackFrames = Math.max(MIN_SLACK_FRAMES, frames.length / 16);
