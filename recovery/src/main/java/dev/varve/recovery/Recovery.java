@@ -40,6 +40,11 @@ public final class Recovery {
     private final CheckpointMarkers markers;
     private final Checkpointer checkpointer;
     private final RecoveryStart start;
+    /**
+     * The WAL's end when recovery starts: open's scan checked every record from where recovery reads up to here
+     * ({@link RecoveryStart#neededFrom}), so recovery's readers do not check them again.
+     */
+    private long scannedEnd;
 
     /**
      * Recovery over the store's parts from {@code start} (decided before the WAL was opened); the checkpointer's
@@ -67,6 +72,7 @@ public final class Recovery {
      */
     public RecoveryReport run(LogicalReplay replay, boolean finalCheckpointInBackground) {
         long t0 = System.nanoTime();
+        scannedEnd = wal.position();
         String restored = "none";
         int restoredPages = 0;
         CheckpointMarker complete = start.latest();
@@ -110,6 +116,7 @@ public final class Recovery {
         // a page may have several images (a split logs one mid-way), so the pages are counted by id
         Set<Long> pages = new HashSet<>();
         try (WalReader r = wal.read(start.prevMarkLsn())) {
+            r.checkedBefore(scannedEnd);
             while (r.next() && r.lsn() < start.markLsn()) {
                 if (!PhysicalRecords.isPhysical(r.type())) continue;
                 PhysicalRecords.apply(r.type(), r.payload(), memory);
@@ -130,6 +137,7 @@ public final class Recovery {
         long n = 0;
         int reserved = 0;
         try (WalReader r = wal.read(from)) {
+            r.checkedBefore(scannedEnd);
             while (r.next()) {
                 if (!RecordTypes.isLogical(r.type())) continue;
                 int bytes = r.payload().remaining();

@@ -18,7 +18,8 @@ import java.util.zip.CRC32C;
 /**
  * Iterates WAL records in LSN order from a start LSN to an end fixed when the reader was made (see
  * {@link Wal#read}). Step with {@link #next()}, then look at {@link #lsn()}, {@link #type()}, {@link #payload()} and
- * {@link #nextLsn()}. Segment seals are skipped. Every record's CRC is checked again; a bad one raises {@link CorruptionException}. Maps the
+ * {@link #nextLsn()}. Segment seals are skipped. Every record's CRC is checked again (unless the caller says it already was, see
+ * {@link #checkedBefore}); a bad one raises {@link CorruptionException}. Maps the
  * segments itself, so it may run while the WAL is appended to. Not thread-safe.
  */
 public final class WalReader implements AutoCloseable {
@@ -29,6 +30,8 @@ public final class WalReader implements AutoCloseable {
     private final CRC32C crc = new CRC32C();
 
     private WalSegment segment;
+    /** Records below this LSN are not checked again (see {@link #checkedBefore}). */
+    private long checkedBefore;
     private long nextLsn;
     private long lsn = -1;
     private int type;
@@ -82,8 +85,10 @@ public final class WalReader implements AutoCloseable {
                 nextLsn = WalSegmentDescriptor.firstLsn(index + 1, segmentSize); // rest of this segment is empty
                 continue;
             }
-            String bad = WalSegmentDescriptor.checkRecord(b, index, off, segmentSize, crc);
-            if (bad != null) throw new CorruptionException("WAL record at LSN " + nextLsn + ": " + bad, seg.path, off);
+            if (nextLsn >= checkedBefore) {
+                String bad = WalSegmentDescriptor.checkRecord(b, index, off, segmentSize, crc);
+                if (bad != null) throw new CorruptionException("WAL record at LSN " + nextLsn + ": " + bad, seg.path, off);
+            }
             long at = nextLsn;
             nextLsn = WalSegmentDescriptor.endLsn(index, off + WalSegmentDescriptor.aligned(length), segmentSize);
             int recordType = b.get(off + TYPE_OFFSET) & 0xFF;
@@ -95,6 +100,16 @@ public final class WalReader implements AutoCloseable {
             return true;
         }
         return false;
+    }
+
+    /**
+     * Tells the reader that every record before {@code lsn} was checked (length, LSN and CRC) since the WAL was
+     * opened — recovery passes the position open's scan validated up to — so it does not check them again: recovery
+     * then reads each record once, not twice, and never touches the bodies of records it skips (physical records,
+     * during logical replay). Records from {@code lsn} on are checked as usual.
+     */
+    public void checkedBefore(long lsn) {
+        checkedBefore = lsn;
     }
 
     /** The current record's LSN. */

@@ -120,6 +120,39 @@ class WalAppendReadTest {
         }
     }
 
+    /**
+     * Recovery tells its reader which records open's scan already checked; a record from that LSN on is still
+     * checked, so damage the scan did not see is refused, naming the segment.
+     */
+    @Test
+    void aReaderChecksEveryRecordFromTheLsnItWasToldWasNotCheckedYet() throws Exception {
+        try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
+            long first = wal.append(2, ByteBuffer.wrap(new byte[100]));
+            long second = wal.append(2, ByteBuffer.wrap(new byte[100]));
+            long third = wal.append(2, ByteBuffer.wrap(new byte[100]));
+            int payloadAt = WalSegmentDescriptor.offset(second, SEGMENT_SIZE) + WalSegmentDescriptor.PAYLOAD_OFFSET + 10;
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(WalTestSupport.segmentFile(dir, 0),
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(new byte[] {42}), payloadAt); // the mapping sees it: same page cache
+            }
+            for (long checkedBefore : new long[] {0, first, second}) {
+                try (WalReader r = wal.read(first)) {
+                    r.checkedBefore(checkedBefore);
+                    assertTrue(r.next());
+                    dev.varve.core.io.CorruptionException e = assertThrows(dev.varve.core.io.CorruptionException.class, r::next,
+                            "the damaged record at " + second + " with checks from " + checkedBefore);
+                    assertTrue(e.getMessage().contains("wal-0000000000000000.seg"), e.getMessage());
+                }
+            }
+            try (WalReader r = wal.read(first)) {
+                r.checkedBefore(third); // the caller vouches for the first two records
+                int n = 0;
+                while (r.next()) n++;
+                assertEquals(3, n);
+            }
+        }
+    }
+
     @Test
     void readFromAnLsnThatIsNotARecordBoundaryIsRejected() {
         try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
