@@ -40,11 +40,6 @@ public final class Recovery {
     private final CheckpointMarkers markers;
     private final Checkpointer checkpointer;
     private final RecoveryStart start;
-    /**
-     * The WAL's end when recovery starts: open's scan checked every record from where recovery reads up to here
-     * ({@link RecoveryStart#neededFrom}), so recovery's readers do not check them again.
-     */
-    private long scannedEnd;
 
     /**
      * Recovery over the store's parts from {@code start} (decided before the WAL was opened); the checkpointer's
@@ -72,7 +67,9 @@ public final class Recovery {
      */
     public RecoveryReport run(LogicalReplay replay, boolean finalCheckpointInBackground) {
         long t0 = System.nanoTime();
-        scannedEnd = wal.position();
+        // open's scan checked every record from where recovery reads (RecoveryStart#neededFrom) up to the WAL's end
+        // as recovery starts, so recovery's readers do not check them again
+        long scannedEnd = wal.position();
         String restored = "none";
         int restoredPages = 0;
         CheckpointMarker complete = start.latest();
@@ -81,14 +78,14 @@ public final class Recovery {
             boolean files = interrupted.recoveryData() == CheckpointMarker.RECOVERY_FILES;
             LOG.warn("checkpoint {} was interrupted: restoring its pages from {}", interrupted.id(),
                     files ? "its recovery files" : "physical WAL records");
-            restoredPages = files ? restoreFromFiles(interrupted) : restoreFromWal(interrupted);
+            restoredPages = files ? restoreFromFiles(interrupted) : restoreFromWal(interrupted, scannedEnd);
             checkpointer.finishRestore(interrupted);
             restored = files ? "recovery files" : "physical wal";
         }
         long from = complete == null ? wal.firstLsn() : complete.markLsn();
         checkpointer.resumeAfter(complete == null ? 0 : complete.id(), from);
         replay.beforeReplay(complete == null, from);
-        long replayed = replay(from, replay);
+        long replayed = replay(from, replay, scannedEnd);
         boolean pending = finalCheckpointInBackground && replayed > 0;
         if (!pending) checkpointer.checkpoint("recovery", wal::position);
         RecoveryReport report = new RecoveryReport(restored, restoredPages, replayed, wal.tailCut().map(Object::toString).orElse(null),
@@ -112,7 +109,7 @@ public final class Recovery {
         return pages[0];
     }
 
-    private int restoreFromWal(CheckpointMarker start) {
+    private int restoreFromWal(CheckpointMarker start, long scannedEnd) {
         // a page may have several images (a split logs one mid-way), so the pages are counted by id
         Set<Long> pages = new HashSet<>();
         try (WalReader r = wal.read(start.prevMarkLsn())) {
@@ -133,7 +130,7 @@ public final class Recovery {
      * (which returns what it held) and, if that is not enough, a checkpoint runs with its mark at this record: all
      * before it is applied.
      */
-    private long replay(long from, LogicalReplay replay) {
+    private long replay(long from, LogicalReplay replay, long scannedEnd) {
         long n = 0;
         int reserved = 0;
         try (WalReader r = wal.read(from)) {
