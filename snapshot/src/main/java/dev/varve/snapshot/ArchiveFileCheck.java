@@ -50,20 +50,24 @@ public final class ArchiveFileCheck {
 
     /**
      * The archiveSegmentSize that maps a level's Pagelog addresses as they were written: one that holds as many
-     * records as a full first segment when there are two or more, else {@code fallback} (any size at least that of
-     * the one segment reads it).
+     * records as the largest segment that is not its level's last (every such segment is full, unless damaged: a
+     * truncated one must not shrink the size that reads the others), else {@code fallback} (any size at least that
+     * of each level's one segment reads it).
      */
     public static long segmentBytes(FileIOFactory io, Path archiveDir, int pageSize, long fallback) throws IOException {
+        long full = 0;
         long best = fallback;
         for (int j = 1, k = levels(io, archiveDir); j <= k; j++) {
             java.util.List<Path> segs = io.list(archiveDir.resolve("level-" + j), PagelogDescriptor.FILE_PREFIX);
-            if (segs.isEmpty()) continue;
-            try (FileIO f = io.open(segs.get(0), false)) {
-                if (segs.size() > 1) return f.size() + PagelogDescriptor.recordBytes(pageSize) - 1; // the configured size is rounded down to whole records
-                best = Math.max(best, f.size());
+            for (int i = 0; i < segs.size(); i++) {
+                try (FileIO f = io.open(segs.get(i), false)) {
+                    if (i < segs.size() - 1) full = Math.max(full, f.size());
+                    else best = Math.max(best, f.size());
+                }
             }
         }
-        return best;
+        // the configured size is rounded down to whole records
+        return full > 0 ? full + PagelogDescriptor.recordBytes(pageSize) - 1 : best;
     }
 
     /** Checks every archive file; returns the records checked. */
