@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
  *   <li>keys: 0 to {@link #maxKeyBytes(int) pageSize / 4} bytes (1024 at 4 KiB pages, 256 at 1 KiB, 4096 at
  *       16 KiB); a page then always holds at least three cells, and at least four once keys are 28 bytes shorter;</li>
  *   <li>values: 0 to {@link #MAX_VALUE_BYTES} (1 MiB); a value is stored inline in its leaf when
- *       {@code key + value <= }{@link #maxInlineBytes(int)} (1004 bytes at 4 KiB pages) or the value is at most
+ *       {@code key + value <= }{@link #maxInlineBytes(int)} (996 bytes at 4 KiB pages) or the value is at most
  *       8 bytes, otherwise in a chain of overflow pages;</li>
  *   <li>page size: a power of two from 1 KiB to 32 KiB (in-page offsets are 16-bit).</li>
  * </ul>
@@ -91,7 +91,7 @@ public final class BPlusTree {
     }
 
     /**
-     * Largest {@code key.length + value.length} kept inline in a leaf (1004 at 4 KiB); larger values overflow, except
+     * Largest {@code key.length + value.length} kept inline in a leaf (996 at 4 KiB); larger values overflow, except
      * values of up to 8 bytes (the size of an overflow link), which always stay inline.
      */
     public static int maxInlineBytes(int pageSize) {

@@ -68,10 +68,15 @@ final class InnerPage {
         return page.compareBytes(offset + KEY_OFFSET, keyLength(page, offset), key);
     }
 
-    /** Index of the child whose range holds {@code key}: the number of separators &lt;= key. */
+    /**
+     * Index of the child whose range holds {@code key}: the number of separators &lt;= key. Finds the key's place
+     * among the key heads, then compares whole keys only with the separators whose head equals the key's.
+     */
     static int childIndex(Page page, byte[] key) {
-        int low = 0;
-        int high = SlottedPage.count(page);
+        long head = SlottedPage.keyHead(key, key.length);
+        int count = SlottedPage.count(page);
+        int low = SlottedPage.headLowerBound(page, count, head);
+        int high = SlottedPage.headRunEnd(page, low, count, head);
         while (low < high) {
             int mid = (low + high) >>> 1;
             if (compareKey(page, mid, key) <= 0) low = mid + 1;

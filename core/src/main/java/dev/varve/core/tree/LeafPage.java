@@ -29,7 +29,7 @@ final class LeafPage {
     private LeafPage() {
     }
 
-    /** Largest {@code keyLen + valueLen} stored inline: 1004 bytes at 4 KiB pages. */
+    /** Largest {@code keyLen + valueLen} stored inline: 996 bytes at 4 KiB pages. */
     static int maxInlineBytes(int pageSize) {
         return SlottedPage.usableBytes(pageSize) / 4 - SlottedPage.SLOT_BYTES - CELL_HEADER_BYTES;
     }
@@ -92,10 +92,16 @@ final class LeafPage {
         return page.getBytes(offset + KEY_OFFSET, keyLength(page, offset));
     }
 
-    /** Index of {@code key}, or {@code -(insertionPoint + 1)} when absent (as {@link java.util.Arrays#binarySearch}). */
+    /**
+     * Index of {@code key}, or {@code -(insertionPoint + 1)} when absent (as {@link java.util.Arrays#binarySearch}).
+     * Finds the key's place among the key heads in the slot array, then compares whole keys only with the cells whose
+     * head equals the key's (usually one at most).
+     */
     static int search(Page page, byte[] key) {
-        int low = 0;
-        int high = SlottedPage.count(page) - 1;
+        long head = SlottedPage.keyHead(key, key.length);
+        int count = SlottedPage.count(page);
+        int low = SlottedPage.headLowerBound(page, count, head);
+        int high = SlottedPage.headRunEnd(page, low, count, head) - 1;
         while (low <= high) {
             int mid = (low + high) >>> 1;
             int cmp = compareKey(page, mid, key);

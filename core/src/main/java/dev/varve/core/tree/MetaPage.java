@@ -22,12 +22,13 @@ import dev.varve.core.page.PageId;
  * a {@code clear()} left, so emptying a partition touches two pages however large it was (0: no such range).
  * {@code freeCount} counts both kinds.
  *
- * <p>Format versions: 1 — initial layout.
+ * <p>Format versions: 1 — initial layout; 2 — slots carry key heads ({@link SlottedPage}). A build reads only its own
+ * version: a store of another is refused at open, naming both.
  */
 final class MetaPage {
     /** "VBPT" read as a little-endian int. */
     static final int MAGIC = 0x54504256;
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     static final int MAGIC_OFFSET = PageHeader.SIZE;
     static final int VERSION_OFFSET = 36;
@@ -67,7 +68,8 @@ final class MetaPage {
         if (meta.getInt(MAGIC_OFFSET) != MAGIC)
             throw new CorruptTreeException("bad meta magic 0x" + Integer.toHexString(meta.getInt(MAGIC_OFFSET)), pageId);
         if (meta.getInt(VERSION_OFFSET) != VERSION)
-            throw new CorruptTreeException("unknown tree format version " + meta.getInt(VERSION_OFFSET), pageId);
+            throw new CorruptTreeException("tree format version " + meta.getInt(VERSION_OFFSET) + ", this build reads version "
+                    + VERSION + " only", pageId);
     }
 
     static long root(Page meta) {

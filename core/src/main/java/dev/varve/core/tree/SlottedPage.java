@@ -2,22 +2,36 @@ package dev.varve.core.tree;
 
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageHeader;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 
 /**
- * The slotted layout shared by leaf and inner pages: a slot array of cell offsets after the fixed fields, growing
- * up, in key order; cells packed from the page end, growing down. The gap between them is always zero (so the
- * checkpoint may leave it out, see {@link PageLayout#unusedRange}); removed cells are zeroed and counted as garbage
- * until a compaction packs the cells again.
+ * The slotted layout shared by leaf and inner pages: a slot array after the fixed fields, growing up, in key order;
+ * cells packed from the page end, growing down. The gap between them is always zero (so the checkpoint may leave it
+ * out, see {@link PageLayout#unusedRange}); removed cells are zeroed and counted as garbage until a compaction packs
+ * the cells again.
  *
  * <pre>
  *  0        32      34          36        38         40       48
  * +--------+-------+-----------+---------+----------+--------+------------------+-- zero --+-----------------+
- * | header | count | cellStart | garbage | reserved | link   | slots u16[count] |   gap    | cells (grow down)|
+ * | header | count | cellStart | garbage | reserved | link   | slots [count]    |   gap    | cells (grow down)|
  * +--------+-------+-----------+---------+----------+--------+------------------+----------+-----------------+
+ * slot:
+ *  0        2
+ * +--------+------------------------------------------------------------------+
+ * | offset | key head: the cell key's first 8 bytes, zero-padded, as an        |
+ * | u16    | unsigned big-endian number ({@link #keyHead})                      |
+ * +--------+------------------------------------------------------------------+
  * </pre>
  * {@code cellStart} is the lowest cell offset ({@code pageSize} when empty); {@code garbage} the zeroed bytes of
  * removed cells inside [cellStart, pageSize); {@code link} belongs to the page kind (an inner page's first child).
  * Offsets are unsigned 16-bit, which bounds the page size to 32 KiB.
+ *
+ * <p>Why key heads: a search of a page that is not in the CPU cache pays a memory miss for every cell it compares,
+ * and the cells of a page filled by random inserts lie in no order. With the key heads beside the offsets a binary
+ * search reads the slot array (a few adjacent cache lines) and visits one cell, the one whose head equals the key's
+ * (a head only orders two keys when the heads differ; equal heads need the whole keys). The cost is 8 bytes a cell.
  */
 final class SlottedPage {
     static final int COUNT_OFFSET = PageHeader.SIZE;
@@ -26,7 +40,14 @@ final class SlottedPage {
     static final int RESERVED_OFFSET = 38;
     static final int LINK_OFFSET = 40;
     static final int SLOTS_OFFSET = 48;
-    static final int SLOT_BYTES = 2;
+    static final int SLOT_BYTES = 10;
+    /** Where a slot's key head starts, after its cell offset. */
+    static final int HEAD_IN_SLOT = 2;
+    /** Bytes of a key that its head holds. */
+    static final int HEAD_BYTES = Long.BYTES;
+    /** Slots in about one 64-byte cache line: the step of {@link #headLowerBound}. */
+    private static final int SLOTS_PER_LINE = 6;
+    private static final VarHandle ARRAY_LONG_BE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private SlottedPage() {
     }
@@ -65,6 +86,43 @@ final class SlottedPage {
         return page.getShort(SLOTS_OFFSET + SLOT_BYTES * i);
     }
 
+    /** Key head of cell {@code i}: compare with {@link Long#compareUnsigned}. */
+    static long head(Page page, int i) {
+        return page.getLong(SLOTS_OFFSET + SLOT_BYTES * i + HEAD_IN_SLOT);
+    }
+
+    /**
+     * The head of the first {@code length} bytes of {@code key}: its first 8 bytes (zero-padded when shorter) as an
+     * unsigned big-endian number. When two heads differ, they order their keys as the keys order themselves.
+     */
+    static long keyHead(byte[] key, int length) {
+        if (length >= HEAD_BYTES) return (long) ARRAY_LONG_BE.get(key, 0);
+        long head = 0;
+        for (int i = 0; i < length; i++) head |= (key[i] & 0xFFL) << (Long.SIZE - Byte.SIZE * (i + 1));
+        return head;
+    }
+
+    /**
+     * The first of the page's {@code count} slots whose head is not below {@code head} ({@code count} when none).
+     * Scans rather than bisects: each step of a binary search reads where the last read said to, so on a page that
+     * is not in the CPU cache it waits for one memory miss after another (three in the slot array of a leaf of 30
+     * cells); the scan's reads do not depend on each other, so the CPU issues them together and their misses
+     * overlap. It steps a cache line of slots at a time, then walks the last line.
+     */
+    static int headLowerBound(Page page, int count, long head) {
+        int from = 0;
+        while (from + SLOTS_PER_LINE <= count && Long.compareUnsigned(head(page, from + SLOTS_PER_LINE - 1), head) < 0)
+            from += SLOTS_PER_LINE;
+        while (from < count && Long.compareUnsigned(head(page, from), head) < 0) from++;
+        return from;
+    }
+
+    /** The end of the run of slots from {@code from} whose head is {@code head}: those keys need comparing whole. */
+    static int headRunEnd(Page page, int from, int count, long head) {
+        while (from < count && head(page, from) == head) from++;
+        return from;
+    }
+
     /** End of the slot array: start of the gap. */
     static int slotsEnd(Page page) {
         return SLOTS_OFFSET + SLOT_BYTES * count(page);
@@ -96,10 +154,11 @@ final class SlottedPage {
     }
 
     /**
-     * Reserves a cell of {@code cellBytes} at position {@code pos} of the slot array and returns its offset; the
-     * caller writes the cell. Compacts first when the gap is too small. The caller checked {@link #fits}.
+     * Reserves a cell of {@code cellBytes} at position {@code pos} of the slot array, for a key of {@code head}, and
+     * returns its offset; the caller writes the cell. Compacts first when the gap is too small. The caller checked
+     * {@link #fits}.
      */
-    static int insert(Page page, int pos, int cellBytes, Page scratch) {
+    static int insert(Page page, int pos, int cellBytes, long head, Page scratch) {
         int count = count(page);
         assert pos >= 0 && pos <= count : "slot " + pos + " outside [0, " + count + "]";
         if (!fits(page, cellBytes)) throw new IllegalStateException("cell of " + cellBytes + " bytes does not fit");
@@ -108,14 +167,24 @@ final class SlottedPage {
         int slotAt = SLOTS_OFFSET + SLOT_BYTES * pos;
         page.move(slotAt, slotAt + SLOT_BYTES, SLOT_BYTES * (count - pos));
         page.putShort(slotAt, offset);
+        page.putLong(slotAt + HEAD_IN_SLOT, head);
         page.putShort(COUNT_OFFSET, count + 1);
         page.putShort(CELL_START_OFFSET, offset);
         return offset;
     }
 
     /** Reserves a cell after the last one (used when rebuilding pages in key order). */
-    static int append(Page page, int cellBytes, Page scratch) {
-        return insert(page, count(page), cellBytes, scratch);
+    static int append(Page page, int cellBytes, long head, Page scratch) {
+        return insert(page, count(page), cellBytes, head, scratch);
+    }
+
+    /** Appends a copy of cell {@code i} of {@code src} (its bytes and its head) to {@code dst}; returns its offset. */
+    static int appendCopy(Page src, int i, Page dst, Page scratch) {
+        int source = slot(src, i);
+        int bytes = cellSize(src, source);
+        int offset = append(dst, bytes, head(src, i), scratch);
+        copy(src, source, dst, offset, bytes);
+        return offset;
     }
 
     /** Removes cell {@code pos}: zeroes it and its slot, and counts its bytes as garbage. */
@@ -134,8 +203,8 @@ final class SlottedPage {
     }
 
     /**
-     * Packs the cells against the page end in slot order, so the garbage joins the gap. Works from a copy in
-     * {@code scratch} (a page of the same size) because cells may move in either direction.
+     * Packs the cells against the page end in slot order, so the garbage joins the gap; the key heads stay. Works
+     * from a copy in {@code scratch} (a page of the same size) because cells may move in either direction.
      */
     static void compact(Page page, Page scratch) {
         page.copyTo(scratch);

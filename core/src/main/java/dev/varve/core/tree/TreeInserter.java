@@ -62,7 +62,7 @@ final class TreeInserter {
             long overflowId = inline ? PageId.NONE : OverflowChain.write(pages, allocator, value);
             int cellBytes = LeafPage.cellSize(pageSize, key.length, value.length);
             if (SlottedPage.fits(leaf, cellBytes)) {
-                int offset = SlottedPage.insert(leaf, pos, cellBytes, scratch);
+                int offset = SlottedPage.insert(leaf, pos, cellBytes, SlottedPage.keyHead(key, key.length), scratch);
                 LeafPage.writeCell(leaf, offset, key, value, overflowId);
             } else {
                 rightId = allocator.allocate();
@@ -100,12 +100,10 @@ final class TreeInserter {
         for (int i = 0; i <= count; i++) {
             Page target = i < leftCount ? leaf : right;
             if (i == pos) {
-                int offset = SlottedPage.append(target, newBytes, scratch);
+                int offset = SlottedPage.append(target, newBytes, SlottedPage.keyHead(key, key.length), scratch);
                 LeafPage.writeCell(target, offset, key, value, overflowId);
             } else {
-                int source = SlottedPage.slot(scratch, i < pos ? i : i - 1);
-                int bytes = LeafPage.cellSize(scratch, source);
-                SlottedPage.copy(scratch, source, target, SlottedPage.append(target, bytes, scratch), bytes);
+                SlottedPage.appendCopy(scratch, i < pos ? i : i - 1, target, scratch);
             }
         }
         shortestSeparator(leaf, right);
@@ -162,7 +160,7 @@ final class TreeInserter {
                 int pos = path.childIndex(level);
                 int cellBytes = InnerPage.cellSize(separatorLength);
                 if (SlottedPage.fits(parent, cellBytes)) {
-                    int offset = SlottedPage.insert(parent, pos, cellBytes, scratch);
+                    int offset = SlottedPage.insert(parent, pos, cellBytes, SlottedPage.keyHead(separator, separatorLength), scratch);
                     InnerPage.writeCell(parent, offset, separator, separatorLength, rightChild);
                     return;
                 }
@@ -208,11 +206,10 @@ final class TreeInserter {
             }
             Page target = i < promoted ? page : right;
             if (source < 0) {
-                int offset = SlottedPage.append(target, newBytes, scratch);
+                int offset = SlottedPage.append(target, newBytes, SlottedPage.keyHead(separator, separatorLength), scratch);
                 InnerPage.writeCell(target, offset, separator, separatorLength, newChild);
             } else {
-                int bytes = InnerPage.cellSize(scratch, source);
-                SlottedPage.copy(scratch, source, target, SlottedPage.append(target, bytes, scratch), bytes);
+                SlottedPage.appendCopy(scratch, i < pos ? i : i - 1, target, scratch);
             }
         }
         if (promoted != pos) {
@@ -258,7 +255,8 @@ final class TreeInserter {
         try {
             SlottedPage.init(root, PageHeader.TYPE_INNER);
             InnerPage.firstChild(root, oldRoot);
-            int offset = SlottedPage.append(root, InnerPage.cellSize(separatorLength), scratch);
+            int offset = SlottedPage.append(root, InnerPage.cellSize(separatorLength),
+                    SlottedPage.keyHead(separator, separatorLength), scratch);
             InnerPage.writeCell(root, offset, separator, separatorLength, rightChild);
         } finally {
             pages.releaseWrite(root);

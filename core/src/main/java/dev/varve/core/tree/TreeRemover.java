@@ -164,15 +164,11 @@ final class TreeRemover {
             left = pages.acquireWrite(leftId);
             try {
                 if (inner) {
-                    int offset = SlottedPage.append(left, pulledDown, scratch);
+                    int offset = SlottedPage.append(left, pulledDown, SlottedPage.keyHead(separator, separatorLength), scratch);
                     InnerPage.writeCell(left, offset, separator, separatorLength, InnerPage.firstChild(right));
                 }
                 int count = SlottedPage.count(right);
-                for (int i = 0; i < count; i++) {
-                    int source = SlottedPage.slot(right, i);
-                    int bytes = SlottedPage.cellSize(right, source);
-                    SlottedPage.copy(right, source, left, SlottedPage.append(left, bytes, scratch), bytes);
-                }
+                for (int i = 0; i < count; i++) SlottedPage.appendCopy(right, i, left, scratch);
             } finally {
                 pages.releaseWrite(left);
             }
@@ -223,7 +219,7 @@ final class TreeRemover {
         }
         Page child = pages.acquireWrite(childId);
         try {
-            int offset = SlottedPage.insert(child, 0, InnerPage.cellSize(down), scratch);
+            int offset = SlottedPage.insert(child, 0, InnerPage.cellSize(down), SlottedPage.keyHead(separator, down), scratch);
             InnerPage.writeCell(child, offset, separator, down, InnerPage.firstChild(child));
             InnerPage.firstChild(child, movedChild);
         } finally {
@@ -260,7 +256,7 @@ final class TreeRemover {
         }
         Page child = pages.acquireWrite(childId);
         try {
-            int offset = SlottedPage.append(child, InnerPage.cellSize(down), scratch);
+            int offset = SlottedPage.append(child, InnerPage.cellSize(down), SlottedPage.keyHead(separator, down), scratch);
             InnerPage.writeCell(child, offset, separator, down, movedChild);
         } finally {
             pages.releaseWrite(child);
@@ -296,7 +292,7 @@ final class TreeRemover {
         try {
             long child = parent.getLong(SlottedPage.slot(parent, key) + InnerPage.CHILD_OFFSET);
             SlottedPage.remove(parent, key);
-            int offset = SlottedPage.insert(parent, key, InnerPage.cellSize(length), scratch);
+            int offset = SlottedPage.insert(parent, key, InnerPage.cellSize(length), SlottedPage.keyHead(spare, length), scratch);
             InnerPage.writeCell(parent, offset, spare, length, child);
         } finally {
             pages.releaseWrite(parent);

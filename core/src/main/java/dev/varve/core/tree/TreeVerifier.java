@@ -106,6 +106,8 @@ final class TreeVerifier {
                     throw new CorruptTreeException("key " + i + " not below its separator bound", id);
                 if (key.length > BPlusTree.maxKeyBytes(page.size()))
                     throw new CorruptTreeException("key " + i + " of " + key.length + " bytes is over the limit", id);
+                if (SlottedPage.head(page, i) != SlottedPage.keyHead(key, key.length))
+                    throw new CorruptTreeException("slot " + i + " holds a key head that is not its key's", id);
                 previous = key;
             }
             if (leaf) {

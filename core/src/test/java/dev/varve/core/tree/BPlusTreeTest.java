@@ -219,8 +219,8 @@ class BPlusTreeTest {
 
     @Test
     void inlineThresholdIsAQuarterPage() {
-        assertEquals(1004, BPlusTree.maxInlineBytes(4096));
-        assertEquals(236, BPlusTree.maxInlineBytes(1024));
+        assertEquals(996, BPlusTree.maxInlineBytes(4096));
+        assertEquals(228, BPlusTree.maxInlineBytes(1024));
         int limit = BPlusTree.maxInlineBytes(4096);
         tree.put(b("k"), new byte[limit - 1]);
         assertEquals(2, tree.pageCount(), "inline");
@@ -238,7 +238,7 @@ class BPlusTreeTest {
         long range = PageLayout.unusedRange(root);
         int start = PageLayout.rangeStart(range);
         int end = PageLayout.rangeEnd(range);
-        assertEquals(SlottedPage.SLOTS_OFFSET + 2 * 10, start);
+        assertEquals(SlottedPage.SLOTS_OFFSET + SlottedPage.SLOT_BYTES * 10, start);
         assertEquals(4096 - 10 * (LeafPage.CELL_HEADER_BYTES + 12 + 100), end);
         for (int i = start; i < end; i++) assertEquals(0, root.getByte(i));
         assertEquals((long) MetaPage.END << 32 | 4096, PageLayout.unusedRange(pages.peek(PageId.of(FILE, 0))), "meta page tail");
