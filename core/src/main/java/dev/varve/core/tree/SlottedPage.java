@@ -29,9 +29,10 @@ import java.nio.ByteOrder;
  * Offsets are unsigned 16-bit, which bounds the page size to 32 KiB.
  *
  * <p>Why key heads: a search of a page that is not in the CPU cache pays a memory miss for every cell it compares,
- * and the cells of a page filled by random inserts lie in no order. With the key heads beside the offsets a binary
- * search reads the slot array (a few adjacent cache lines) and visits one cell, the one whose head equals the key's
- * (a head only orders two keys when the heads differ; equal heads need the whole keys). The cost is 8 bytes a cell.
+ * and the cells of a page filled by random inserts lie in no order. With the key heads beside the offsets a search
+ * reads the slot array (a few adjacent cache lines, scanned so that their misses overlap: {@link #headLowerBound})
+ * and visits one cell, the one whose head equals the key's (a head only orders two keys when the heads differ; equal
+ * heads need the whole keys). The cost is 8 bytes a cell.
  */
 final class SlottedPage {
     static final int COUNT_OFFSET = PageHeader.SIZE;
