@@ -19,7 +19,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
 
@@ -64,26 +64,21 @@ public final class Wal implements AutoCloseable {
     /** Under FSYNC, the buffer the segment being written is staged in (see {@link WalSegment}); otherwise null. */
     private final ByteBuffer staging;
     private final Object deleteLock = new Object();
-    /** Spins before a publishing append yields its core to the writer it waits for. */
-    private static final int PUBLISH_SPINS = 128;
-    /** Yields before it parks: a writer descheduled between its reservation and its publish holds everyone after it. */
-    private static final int PUBLISH_YIELDS = 16;
-    private static final long PUBLISH_PARK_MIN_NANOS = 10_000;
-    private static final long PUBLISH_PARK_MAX_NANOS = 1_000_000;
 
     private WalSegment current; // written under appendLock + the force lock
     private int endOffset; // appendLock: where the next record goes in current
-    /** The end LSN of the last record reserved; {@link #position} reaches it once every reserved record is published. */
+    /** The end LSN of the last record reserved; the position reaches it once every reserved record is published. */
     private long reservedEnd; // appendLock
     private volatile long currentIndex;
     /**
-     * Next LSN; published (volatile) after a record is complete (length written), so every record below it is fully
-     * written. Only the append that reserved the record at this LSN advances it (see {@link #publish}), and a switch.
+     * Next LSN, advanced after a record is complete (length written), so every record below it is fully written. Only
+     * the append that reserved the record at this LSN advances it (see {@link #publish}), and a switch.
      */
-    private volatile long position;
+    private final WalPublication publication;
     private volatile long firstSegmentIndex; // deleteLock
     private volatile long bytesWritten; // appendLock
     private final AtomicReference<StorageException> failure = new AtomicReference<>();
+    private final BooleanSupplier failed = () -> failure.get() != null;
     private volatile boolean closed;
 
     private Wal(WalOpenScan scan, WalSegment last, Duration flushFrequency) {
@@ -96,14 +91,15 @@ public final class Wal implements AutoCloseable {
         this.currentIndex = last.index;
         this.endOffset = scan.endOffset;
         this.firstSegmentIndex = scan.empty ? 0 : scan.firstIndex;
-        this.position = WalSegmentDescriptor.endLsn(last.index, endOffset, segmentSize);
-        this.reservedEnd = position;
+        this.publication = new WalPublication(WalSegmentDescriptor.endLsn(last.index, endOffset, segmentSize),
+                WalPublication.PARK_NANOS);
+        this.reservedEnd = publication.position();
         // what a crashed process left in the page cache may not be durable yet
         last.force(0, endOffset);
         this.staging = mode == WalSyncMode.FSYNC
                 ? ByteBuffer.allocateDirect((int) segmentSize).order(ByteOrder.LITTLE_ENDIAN) : null;
         this.current = staging == null ? last : last.staged(staging, endOffset);
-        this.groupCommit = new WalGroupCommit(position, mode == WalSyncMode.FSYNC);
+        this.groupCommit = new WalGroupCommit(publication.position(), mode == WalSyncMode.FSYNC);
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
         this.preparer = new WalSegmentPreparer(io, dir, segmentSize, "varve-wal-preparer" + StoreThreads.suffix());
         this.closer = new WalSegmentCloser(io, dir, "varve-wal-closer" + StoreThreads.suffix(), this::fail);
@@ -224,33 +220,20 @@ public final class Wal implements AutoCloseable {
 
     /**
      * Writes the record's length, in LSN order: waits until every earlier record is published (they were reserved
-     * earlier and are being copied by other writers), then publishes this one and moves {@link #position} past it.
+     * earlier and are being copied by other writers), then publishes this one and moves the position past it.
      */
     private void publish(WalSegment seg, int off, long lsn, int length, long end) {
         if (!awaitPublished(lsn)) throw refused();
         WalSegmentDescriptor.putLengthRelease(seg.buffer, off, length);
-        position = end;
+        publication.advance(end);
     }
 
     /**
-     * Waits until {@link #position} reaches {@code lsn}: every record reserved before it is published. False when the
-     * WAL failed meanwhile (a writer before us may never publish its record).
+     * Waits until every record reserved before {@code lsn} is published. False when the WAL failed meanwhile (a writer
+     * before us may never publish its record).
      */
     private boolean awaitPublished(long lsn) {
-        long park = PUBLISH_PARK_MIN_NANOS;
-        for (int spins = 0; position != lsn; spins++) {
-            if (failure.get() != null) return false;
-            if (spins < PUBLISH_SPINS) {
-                Thread.onSpinWait();
-            } else if (spins < PUBLISH_SPINS + PUBLISH_YIELDS) {
-                Thread.yield();
-            } else {
-                // more writers than cores: the one we wait for needs a core more than we need to look again soon
-                LockSupport.parkNanos(park);
-                park = Math.min(park * 2, PUBLISH_PARK_MAX_NANOS);
-            }
-        }
-        return true;
+        return publication.await(lsn, failed);
     }
 
     /**
@@ -258,6 +241,7 @@ public final class Wal implements AutoCloseable {
      * forced to disk (group commit), otherwise at once (the mapped store already survives a process crash).
      */
     public void commit(long lsn) {
+        long position = publication.position();
         if (lsn >= position) {
             throw new IllegalArgumentException("LSN " + lsn + " was not appended (WAL position " + position + ")");
         }
@@ -269,14 +253,14 @@ public final class Wal implements AutoCloseable {
     public void force() {
         if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
         if (failure.get() != null) throw refused();
-        groupCommit.await(position, this::forceAppended);
+        groupCommit.await(publication.position(), this::forceAppended);
     }
 
     /** Forces everything appended so far; returns the LSN below which every record is now durable. Holds the force lock. */
     private long forceAppended() {
         if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
         if (failure.get() != null) throw refused();
-        long target = position;
+        long target = publication.position();
         long from = groupCommit.durableLsn();
         if (target <= from) return from;
         WalSegment seg = current; // stable: a switch needs the force lock
@@ -335,7 +319,7 @@ public final class Wal implements AutoCloseable {
             currentIndex = next.index;
             long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
             if (staging != null) groupCommit.durableUpTo(first); // a mapped segment's is, once the closer forced it
-            position = first; // the first record of the next segment waits for this in publish
+            publication.advance(first); // the first record of the next segment waits for this in publish
             reservedEnd = first;
         } finally {
             groupCommit.unlock();
@@ -350,7 +334,7 @@ public final class Wal implements AutoCloseable {
      * the current position; under FSYNC those records are forced first. Close the reader when done.
      */
     public WalReader read(long fromLsn) {
-        long end = position;
+        long end = publication.position();
         // a staged segment's records reach its file when they are forced, and readers read the files (a failed or
         // closed WAL forces nothing more: what reached the files is what there is to read)
         if (staging != null && groupCommit.durableLsn() < end && !closed && failure.get() == null) {
@@ -374,6 +358,7 @@ public final class Wal implements AutoCloseable {
      * once no recovery can need records before {@code lsn}.
      */
     public void deleteSegmentsBefore(long lsn) {
+        long position = publication.position();
         if (lsn > position) {
             throw new IllegalArgumentException("LSN " + lsn + " is beyond the WAL position " + position);
         }
@@ -395,7 +380,7 @@ public final class Wal implements AutoCloseable {
 
     /** The LSN the next record will be written at (or, if it does not fit, the next segment's first LSN). */
     public long position() {
-        return position;
+        return publication.position();
     }
 
     /** Every record below this LSN is durable against power loss. */
@@ -496,6 +481,6 @@ public final class Wal implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Wal[" + dir + ", " + mode + ", position " + position + "]";
+        return "Wal[" + dir + ", " + mode + ", position " + publication.position() + "]";
     }
 }
