@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +32,8 @@ public final class CompareChild {
     static final int VALUE_POOL = 4096; // a power of two
     static final long SEED = 42;
     private static final int PAD = 16; // longs between two writers' counters: no false sharing
+    /** Puts per call when a gets phase preloads its keys. */
+    static final int PRELOAD_BATCH = 100;
 
     private CompareChild() {
     }
@@ -185,6 +188,7 @@ public final class CompareChild {
             int perCall = phase.batch ? s.batchSize() : 1;
             long[] ids = new long[perCall];
             byte[][] values = new byte[perCall][];
+            byte[] expected = new byte[ComparePhase.GET_VALUE_BYTES];
             long interval = phase.fixedRate ? Math.max(1, (long) (1e9 * perCall * s.threads() / s.rate())) : 0;
             long due = start + index * (interval / s.threads());
             long done = 0;
@@ -202,6 +206,12 @@ public final class CompareChild {
                     begin = due; // latency counts from when the write was due, not from when it could start
                     due += interval;
                 }
+                if (phase.reads()) {
+                    get(target, rnd.nextLong(s.keys()), expected);
+                    latency.recordValue(Math.max(0, System.nanoTime() - begin));
+                    ops.lazySet(index * PAD, ++done);
+                    continue;
+                }
                 for (int i = 0; i < perCall; i++) {
                     long id = phase.load == ComparePhase.Load.UNIQUE ? nextUnique++ : rnd.nextLong(s.keys());
                     ids[i] = id;
@@ -218,6 +228,37 @@ public final class CompareChild {
         }
     }
 
+    /**
+     * A get of preloaded {@code id}, checked against the value put (rebuilt in {@code expected}, a
+     * {@value ComparePhase#GET_VALUE_BYTES}-byte scratch array): a system that answers with anything else fails the phase.
+     */
+    static void get(PeerTarget target, long id, byte[] expected) {
+        byte[] v = target.get(id);
+        Values.fill(expected, id);
+        if (v == null || !Arrays.equals(v, expected))
+            throw new IllegalStateException("get of preloaded id " + id + " returned " + (v == null ? "nothing" : v.length + " bytes of another value"));
+    }
+
+    /**
+     * Before a gets phase: puts every id of {@code [0, keys)} in id order, lets the store settle, then gets every id once
+     * (untimed) so the JIT and the caches start warm for every system alike.
+     */
+    static void preload(PeerTarget target, long keys) {
+        long[] ids = new long[PRELOAD_BATCH];
+        byte[][] values = new byte[PRELOAD_BATCH][];
+        for (long first = 0; first < keys; first += PRELOAD_BATCH) {
+            int n = (int) Math.min(PRELOAD_BATCH, keys - first);
+            for (int i = 0; i < n; i++) {
+                ids[i] = first + i;
+                values[i] = Values.of(first + i, ComparePhase.GET_VALUE_BYTES);
+            }
+            target.putBatch(ids, values, n);
+        }
+        target.settle();
+        byte[] expected = new byte[ComparePhase.GET_VALUE_BYTES];
+        for (long id = 0; id < keys; id++) get(target, id, expected);
+    }
+
     static PhaseResult runPhase(CompareSetup setup, CompareSettings s, ComparePhase phase, Path dir, int seconds, byte[][] pool)
             throws Exception {
         WalSyncMode sync = s.sync(); // the run's: a phase with its own durability is still reported under the run's mode
@@ -229,6 +270,7 @@ public final class CompareChild {
         PeerTarget target = open(setup, s, dir, phase.ownPartitions);
         long openNanos = System.nanoTime() - t0;
         String description = target.describe();
+        if (phase.reads()) preload(target, s.keys());
         List<long[]> series = new ArrayList<>();
         Map<String, Long> v = new LinkedHashMap<>();
         try {

@@ -11,7 +11,8 @@ import java.util.Locale;
  * fixed rate (latency without coordinated omission: each write's latency counts from when it was due), and a
  * disk-heavy load of unique (monotonically increasing) keys, each as single puts or as batches; and the scaling phases:
  * full-speed puts from 1, 2, 4 and 8 writer threads (each Varve writer on its own partition), and 8 writers that each
- * wait for fsync (group commit), whatever the run's sync mode.
+ * wait for fsync (group commit), whatever the run's sync mode; and random gets from 1 and 2 threads over every key of
+ * the range, preloaded.
  */
 enum ComparePhase {
     FULL_SPEED(Load.RANDOM, false, false, "full-speed puts"),
@@ -24,14 +25,24 @@ enum ComparePhase {
     WRITERS_2(2, null, "full-speed puts, 2 writers"),
     WRITERS_4(4, null, "full-speed puts, 4 writers"),
     WRITERS_8(8, null, "full-speed puts, 8 writers"),
-    FSYNC_WRITERS_8(8, WalSyncMode.FSYNC, "FSYNC puts, 8 writers (group commit)");
+    FSYNC_WRITERS_8(8, WalSyncMode.FSYNC, "FSYNC puts, 8 writers (group commit)"),
+    GETS_1(1, "random gets over the preloaded keys, 1 thread"),
+    GETS_2(2, "random gets over the preloaded keys, 2 threads");
+
+    /** Bytes of every value a gets phase preloads (the size {@link PutGetBenchmark} uses): the keys stay resident. */
+    static final int GET_VALUE_BYTES = 100;
 
     /** Which keys a phase writes. */
     enum Load {
         /** Uniformly random ids in {@code [0, keys)}: inserts first, then more and more overwrites. */
         RANDOM,
         /** Consecutive ids, never repeated: every put lands on a new or the right-most leaf page. */
-        UNIQUE
+        UNIQUE,
+        /**
+         * Gets of uniformly random ids in {@code [0, keys)}, after every id was put (in id order, batches of
+         * {@link CompareChild#PRELOAD_BATCH}, {@value #GET_VALUE_BYTES}-byte values) and the store settled.
+         */
+        GETS
     }
 
     final Load load;
@@ -66,6 +77,22 @@ enum ComparePhase {
         this.sync = sync;
     }
 
+    /** A read phase: random gets from {@code threads} threads over a preloaded key range. */
+    ComparePhase(int threads, String title) {
+        this.load = Load.GETS;
+        this.batch = false;
+        this.fixedRate = false;
+        this.title = title;
+        this.writers = threads;
+        this.ownPartitions = false;
+        this.sync = null;
+    }
+
+    /** True for a phase that times gets rather than puts. */
+    boolean reads() {
+        return load == Load.GETS;
+    }
+
     /** Writer threads of this phase in a run with {@code --threads runThreads}. */
     int writers(int runThreads) {
         return writers > 0 ? writers : runThreads;
@@ -76,7 +103,7 @@ enum ComparePhase {
 
     /**
      * The phases a {@code --phases} list names: phase names in any case with {@code -} or {@code _}, or {@code default},
-     * {@code writers} (1, 2, 4, 8 writers), {@code all}; in the order given, each once.
+     * {@code writers} (1, 2, 4, 8 writers), {@code gets} (1 and 2 threads), {@code all}; in the order given, each once.
      *
      * @throws IllegalArgumentException naming the first word that is not a phase
      */
@@ -87,12 +114,13 @@ enum ComparePhase {
             List<ComparePhase> named = switch (w) {
                 case "DEFAULT" -> List.of(DEFAULT);
                 case "WRITERS" -> List.of(WRITERS);
+                case "GETS" -> List.of(GETS_1, GETS_2);
                 case "ALL" -> List.of(values());
                 default -> {
                     try {
                         yield List.of(valueOf(w));
                     } catch (IllegalArgumentException e) {
-                        throw new IllegalArgumentException("unknown phase '" + word.trim() + "'; phases: default, writers, all, "
+                        throw new IllegalArgumentException("unknown phase '" + word.trim() + "'; phases: default, writers, gets, all, "
                                 + String.join(", ", java.util.Arrays.stream(values()).map(p -> p.name().toLowerCase(Locale.ROOT)).toList()));
                     }
                 }

@@ -151,7 +151,7 @@ final class CompareReport {
             t.add(List.of(phaseTitle(phase)));
             for (Row row : rows()) {
                 List<String> line = new ArrayList<>();
-                line.add(row.label());
+                line.add(phase.reads() ? row.label().replaceAll("\\bput", "get") : row.label()); // "puts/s", "per put"; not "throughput"
                 for (CompareSetup s : setups) line.add(cell(find(sync, phase, s), row));
                 for (Pair p : pairs()) line.add(ratio(find(sync, phase, p.varve()), find(sync, phase, p.peer()), row));
                 t.add(line);
@@ -168,7 +168,7 @@ final class CompareReport {
         for (ComparePhase phase : phases) {
             for (Row row : List.of(tput, p99)) {
                 List<String> line = new ArrayList<>();
-                line.add(phaseTitle(phase) + (row == tput ? ", puts/s" : ", p99 µs"));
+                line.add(phaseTitle(phase) + (row != tput ? ", p99 µs" : phase.reads() ? ", gets/s" : ", puts/s"));
                 for (CompareSetup s : setups) line.add(cell(find(sync, phase, s), row));
                 for (Pair p : pairs()) line.add(ratio(find(sync, phase, p.varve()), find(sync, phase, p.peer()), row));
                 t.add(line);
@@ -282,7 +282,13 @@ final class CompareReport {
         sb.append(String.format("- Fixed-rate phases issue %,d puts/s in total and time each write from when it was due (no coordinated omission). "
                 + "Batches put %d entries per call; latency is per call.%n", settings.rate(), settings.batchSize()));
         sb.append("- Throughput is puts per second (a batch counts its entries). Latency from HdrHistogram. Checkpoint figures are summed over "
-                + "the checkpoints that completed during the phase and shown per checkpoint.\n\n");
+                + "the checkpoints that completed during the phase and shown per checkpoint.\n");
+        if (phases.stream().anyMatch(ComparePhase::reads)) sb.append(String.format("- Gets phases: every id of [0, %,d) is put first, in id "
+                + "order, %,d per batch, with %d-byte values; then the store settles (Varve: a checkpoint; RocksDB: a memtable flush, so "
+                + "gets read SST files through the block cache) and every id is read once, untimed. The timed gets draw ids uniformly and "
+                + "compare each value with the one put (the same rebuild per get for every system).%n", settings.keys(),
+                CompareChild.PRELOAD_BATCH, ComparePhase.GET_VALUE_BYTES));
+        sb.append('\n');
 
         sb.append("## What each system was given\n\n");
         sb.append(String.format("Same for all: page memory %d MiB (Varve and Ignite data region; H2 page cache), page size %d, %d partitions, "
@@ -367,7 +373,7 @@ final class CompareReport {
 
     private void writeCharts(Path dir, WalSyncMode sync, ComparePhase phase, String slug) throws IOException {
         String what = phaseTitle(phase) + ", " + sync;
-        SvgChart tput = new SvgChart("Throughput: " + what, "seconds", "puts/s");
+        SvgChart tput = new SvgChart("Throughput: " + what, "seconds", phase.reads() ? "gets/s" : "puts/s");
         SvgChart buf = new SvgChart("Checkpoint buffer: " + what, "seconds", "pages");
         SvgChart dirty = new SvgChart("Dirty pages: " + what, "seconds", "pages");
         for (CompareSetup s : setups) {

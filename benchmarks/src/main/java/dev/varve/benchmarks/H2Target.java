@@ -53,6 +53,11 @@ final class H2Target implements PeerTarget {
     }
 
     @Override
+    public byte[] get(long id) {
+        return map.get(id);
+    }
+
+    @Override
     public void putBatch(long[] ids, byte[][] values, int n) {
         for (int i = 0; i < n; i++) map.put(ids[i], values[i]);
         commit();

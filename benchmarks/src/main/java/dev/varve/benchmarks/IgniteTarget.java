@@ -153,6 +153,11 @@ final class IgniteTarget implements PeerTarget {
     }
 
     @Override
+    public byte[] get(long id) {
+        return cache.get(id);
+    }
+
+    @Override
     public void putBatch(long[] ids, byte[][] values, int n) {
         Map<Long, byte[]> m = new TreeMap<>();
         for (int i = 0; i < n; i++) m.put(ids[i], values[i]);

@@ -31,6 +31,17 @@ interface PeerTarget extends AutoCloseable {
     /** Writes {@code n} puts as one call (atomically where the system can; see {@link #describe()}). */
     void putBatch(long[] ids, byte[][] values, int n);
 
+    /** The value of {@code id}, or null. */
+    byte[] get(long id);
+
+    /**
+     * After a preload, before gets are timed: brings the store to its steady state for reads, so the gets do not run
+     * beside the preload's background work (Varve: a checkpoint of the preloaded pages; RocksDB: a flush of the
+     * memtable). Nothing by default.
+     */
+    default void settle() {
+    }
+
     Gauges gauges();
 
     /** The last completed checkpoint, or null when there was none (or the system has no checkpoints). */

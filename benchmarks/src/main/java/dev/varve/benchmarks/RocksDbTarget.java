@@ -2,6 +2,7 @@ package dev.varve.benchmarks;
 
 import dev.varve.config.WalSyncMode;
 import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
@@ -59,6 +60,25 @@ final class RocksDbTarget implements PeerTarget {
             db.put(write, Keys.of(id), value);
         } catch (RocksDBException e) {
             throw new IllegalStateException("RocksDB put failed: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public byte[] get(long id) {
+        try {
+            return db.get(Keys.of(id));
+        } catch (RocksDBException e) {
+            throw new IllegalStateException("RocksDB get failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Flushes the memtable and waits: the gets read SST files through the block cache, as a store that has settled does. */
+    @Override
+    public void settle() {
+        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+            db.flush(flush);
+        } catch (RocksDBException e) {
+            throw new IllegalStateException("RocksDB flush failed: " + e.getMessage(), e);
         }
     }
 

@@ -66,6 +66,16 @@ final class VarveTarget implements PeerTarget {
     }
 
     @Override
+    public byte[] get(long id) {
+        return table.get(Keys.of(id));
+    }
+
+    @Override
+    public void settle() {
+        store.checkpoint().join();
+    }
+
+    @Override
     public Gauges gauges() {
         return new Gauges(metrics.walBytesWritten(), metrics.throttledNanos(), metrics.checkpointBufferUsedPages(), metrics.dirtyPages());
     }

@@ -1,0 +1,50 @@
+package dev.varve.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.WalSyncMode;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The compare harness's gets phases: every timed get is checked, so a store answering wrongly fails the phase. */
+@Timeout(120)
+class CompareGetsTest {
+    private static final long KEYS = 20_000;
+
+    private static CompareSettings settings() {
+        return new CompareSettings(1, 0, KEYS, 10_000, 100, 1, 64L << 20, 16L << 20, 1000, 4096, 4, WalSyncMode.LOG_ONLY);
+    }
+
+    @Test
+    void getsPhaseReadsEveryPreloadedKeyBackFromVarveAndRocksDb(@TempDir Path tmp) throws Exception {
+        byte[][] pool = Values.textPool(CompareChild.VALUE_POOL, CompareSettings.MIN_VALUE_BYTES, CompareSettings.MAX_VALUE_BYTES, 1);
+        for (CompareSetup setup : List.of(CompareSetup.VARVE_RF_SNAPPY, CompareSetup.ROCKSDB)) {
+            PhaseResult r = CompareChild.runPhase(setup, settings(), ComparePhase.GETS_2, tmp.resolve(setup.name()), 1, pool);
+            assertTrue(r.get("ops") > 0, setup + ": no get was timed");
+            assertEquals(r.get("ops"), r.get("calls"), setup + ": every get is one timed call");
+        }
+        assertEquals(List.of(ComparePhase.GETS_1, ComparePhase.GETS_2), ComparePhase.parse("gets"));
+        assertEquals(2, ComparePhase.GETS_2.writers(1));
+    }
+
+    @Test
+    void aGetThatReturnsAnotherValueFailsThePhase(@TempDir Path tmp) {
+        try (PeerTarget target = CompareChild.open(CompareSetup.VARVE_RF_SNAPPY, settings(), tmp, false)) {
+            CompareChild.preload(target, KEYS);
+            byte[] expected = new byte[ComparePhase.GET_VALUE_BYTES];
+            CompareChild.get(target, 7, expected); // as put
+            target.put(7, Values.of(8, ComparePhase.GET_VALUE_BYTES));
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> CompareChild.get(target, 7, expected));
+            assertTrue(e.getMessage().contains("id 7"), e.getMessage());
+            target.put(7, new byte[0]);
+            assertThrows(IllegalStateException.class, () -> CompareChild.get(target, 7, expected));
+        }
+    }
+}
