@@ -4,6 +4,7 @@ package dev.varve.engine;
 import java.lang.management.ManagementFactory;
 import java.util.Hashtable;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.TimeUnit;
 import javax.management.InstanceAlreadyExistsException;
@@ -20,6 +21,8 @@ final class StoreMXBeanImpl implements VarveStoreMXBean {
     private final Engine engine;
     private final VarveMetrics m;
     private final ObjectName objectName;
+    /** Cleared by the first unregister: a later close of this (stale) handle must not remove a newer store's bean of the same name. */
+    private final AtomicBoolean registered = new AtomicBoolean(true);
     private long deadBytes;
     private long deadBytesAt;
     private boolean deadBytesKnown;
@@ -57,8 +60,9 @@ final class StoreMXBeanImpl implements VarveStoreMXBean {
         return bean;
     }
 
-    /** Removes the MXBean; idempotent. */
+    /** Removes the MXBean; idempotent, and only ever this store's. */
     void unregister() {
+        if (!registered.getAndSet(false)) return;
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         try {
             if (server.isRegistered(objectName)) server.unregisterMBean(objectName);

@@ -130,4 +130,19 @@ class JmxTest {
             assertEquals(1, stores().size() - before.size());
         }
     }
+
+    @Test
+    @Timeout(value = 1, unit = TimeUnit.MINUTES)
+    @SuppressWarnings("try") // the newer store is only held open
+    void closingAStaleHandleAgainLeavesTheNewerStoresMBean() throws Exception {
+        Set<ObjectName> before = stores();
+        Varve old = Varve.open(config("a", "jmx-stale"));
+        old.close();
+        try (Varve newer = Varve.open(config("a", "jmx-stale"))) {
+            assertEquals(1, stores().size() - before.size());
+            old.close(); // idempotent: the name is the newer store's now
+            assertEquals(1, stores().size() - before.size(), "the stale handle's second close removed the newer store's MBean");
+        }
+        assertEquals(before, stores());
+    }
 }
