@@ -106,7 +106,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             Closing.closeAll(e, opened);
             throw e;
         }
-        PageSlots slots = new PageSlots(settings.captureBufferBytes(), pageSize);
+        PageSlots slots = new PageSlots(settings.captureBufferBytes(), pageSize, "captureBufferSize");
         this.archiver = new Archiver(this);
         this.views = new OpenViews(lock, io, levels, registry, extents, slots);
         this.retention = new RetentionEnforcer(lock, registry, extents, pageSize, policy.budgetBytes().orElse(-1), this::bytes);

@@ -40,7 +40,7 @@ class PendingCapturesTest {
              ArchiveLevel level = new ArchiveLevel(io, dir, 1, PAGE, 1, 16, 256L << 10, MaplogFile.Missing.CREATE)) {
             ArchiveLevel[] levels = {level};
             RankedExtents extents = new RankedExtents();
-            PageSlots slots = new PageSlots(512L * PAGE, PAGE);
+            PageSlots slots = new PageSlots(512L * PAGE, PAGE, "captureBufferSize");
             RetentionEnforcer retention = new RetentionEnforcer(lock, registry, extents, PAGE, -1, () -> 0);
             OpenViews views = new OpenViews(lock, io, levels, registry, extents, slots);
             PendingCaptures pending = new PendingCaptures(lock, new Archiver(null), levels, slots, views, retention); // never started
@@ -74,7 +74,7 @@ class PendingCapturesTest {
     @Test
     void aWaitForTheArchiverEndsWithItsFailure() {
         ArchiveLock lock = new ArchiveLock();
-        PendingCaptures pending = new PendingCaptures(lock, new Archiver(null), new ArchiveLevel[0], new PageSlots(PAGE, PAGE), null, null);
+        PendingCaptures pending = new PendingCaptures(lock, new Archiver(null), new ArchiveLevel[0], new PageSlots(PAGE, PAGE, "captureBufferSize"), null, null);
         IllegalStateException cause = new IllegalStateException("the disk is gone");
         pending.failed(cause);
         StorageException e = assertThrows(StorageException.class, () -> pending.awaitArchived(1));

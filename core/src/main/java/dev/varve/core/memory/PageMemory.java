@@ -64,17 +64,21 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         if (count < 4L * MIN_SLACK_FRAMES) throw new IllegalArgumentException("data region of " + regionBytes + " bytes holds " + count
                 + " pages; at least " + 4 * MIN_SLACK_FRAMES + " are needed");
         if (count > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("data region too large: " + regionBytes);
-        frames = new Frame[(int) count];
-        freeFrames = new MpmcArrayQueue<>(frames.length);
-        int perChunk = RegionChunks.framesPerChunk(pageSize);
-        ByteBuffer[] chunks = RegionChunks.allocate(frames.length, pageSize);
-        for (int f = 0; f < frames.length; f++) {
-            frames[f] = new Frame(chunks[f / perChunk], (f % perChunk) * pageSize, pageSize, f);
-            freeFrames.offer(frames[f]);
+        try {
+            frames = new Frame[(int) count];
+            freeFrames = new MpmcArrayQueue<>(frames.length);
+            int perChunk = RegionChunks.framesPerChunk(pageSize);
+            ByteBuffer[] chunks = RegionChunks.allocate(frames.length, pageSize);
+            for (int f = 0; f < frames.length; f++) {
+                frames[f] = new Frame(chunks[f / perChunk], (f % perChunk) * pageSize, pageSize, f);
+                freeFrames.offer(frames[f]);
+            }
+            table = new PageTable(frames);
+        } catch (OutOfMemoryError e) {
+            throw PageSlots.cannotAllocate("dataRegionSize", regionBytes, e);
         }
-        table = new PageTable(frames);
         slackFrames = Math.max(MIN_SLACK_FRAMES, frames.length / 16);
-        checkpointBuffer = new PageSlots(checkpointBufferBytes, pageSize);
+        checkpointBuffer = new PageSlots(checkpointBufferBytes, pageSize, "checkpointBufferSize");
     }
 
     /** Adds a hook called at every page change. */

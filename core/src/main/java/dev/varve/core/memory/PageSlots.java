@@ -19,17 +19,30 @@ public final class PageSlots {
     /** Slot numbers boxed once, so handing slots around allocates nothing. */
     private final Integer[] boxes;
 
-    /** A pool of {@code bytes / pageSize} slots. */
-    public PageSlots(long bytes, int pageSize) {
+    /** A pool of {@code bytes / pageSize} slots; {@code setting} names the configuration that sized it, for errors. */
+    public PageSlots(long bytes, int pageSize, String setting) {
         this.pageSize = pageSize;
         this.capacity = (int) Math.min(Integer.MAX_VALUE / pageSize, bytes / pageSize);
-        this.memory = ByteBuffer.allocateDirect(capacity * pageSize);
+        try {
+            this.memory = ByteBuffer.allocateDirect(capacity * pageSize);
+        } catch (OutOfMemoryError e) {
+            throw cannotAllocate(setting, bytes, e);
+        }
         this.freeSlots = new MpmcArrayQueue<>(Math.max(2, capacity));
         this.boxes = new Integer[capacity];
         for (int i = 0; i < capacity; i++) {
             boxes[i] = i;
             freeSlots.offer(boxes[i]);
         }
+    }
+
+    /**
+     * The error for memory of {@code bytes} that setting {@code setting} asked for and the JVM could not give: named,
+     * so the operator knows which setting (or which JVM limit) to change, rather than an {@code OutOfMemoryError}.
+     */
+    public static IllegalArgumentException cannotAllocate(String setting, long bytes, OutOfMemoryError e) {
+        return new IllegalArgumentException(setting + " of " + bytes + " bytes cannot be allocated (" + e.getMessage()
+                + "); lower " + setting + ", or raise the JVM's -Xmx / -XX:MaxDirectMemorySize", e);
     }
 
     /** Copies {@code page} into a free slot; returns the slot or -1 when the pool is empty. */
