@@ -38,6 +38,7 @@ final class ConfigProperties {
     }
 
     static VarveConfig load(Path file) {
+        if (file == null) throw new IllegalArgumentException("properties file must not be null");
         Properties props = new Properties();
         try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             props.load(in);

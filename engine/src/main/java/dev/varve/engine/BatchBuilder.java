@@ -19,6 +19,8 @@ final class BatchBuilder implements WriteBatch {
 
     private final Engine engine;
     private final List<Added> added = new ArrayList<>();
+    /** Set once the write took the batch: an operation added later would be lost, so it is refused. */
+    private boolean taken;
 
     BatchBuilder(Engine engine) {
         this.engine = engine;
@@ -53,6 +55,7 @@ final class BatchBuilder implements WriteBatch {
     }
 
     private WriteBatch add(String table, int partition, byte[] key, byte[] value) {
+        if (taken) throw new IllegalStateException("this WriteBatch was already written; add operations only inside the write call that gave it");
         engine.checkTableName(table);
         engine.checkKey(key);
         added.add(new Added(table, partition, key.clone(), value == null ? null : value.clone()));
@@ -64,6 +67,7 @@ final class BatchBuilder implements WriteBatch {
      * tables it names that do not exist yet, and resolves partitions.
      */
     List<LogicalRecords.Op> ops() {
+        taken = true;
         int bytes = 4;
         long keyAndValueBytes = 0;
         Set<String> missing = new LinkedHashSet<>();
@@ -77,6 +81,7 @@ final class BatchBuilder implements WriteBatch {
             else missing.add(a.table());
         }
         engine.checkBatch(bytes, keyAndValueBytes, added.size());
+        engine.checkTablesCreatable(missing);
         for (String n : missing) engine.table(n);
         List<LogicalRecords.Op> ops = new ArrayList<>(added.size());
         for (Added a : added) ops.add(new LogicalRecords.Op(resolve(engine.table(a.table()), a).fileId, a.key(), a.value()));

@@ -29,6 +29,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
@@ -187,6 +188,10 @@ final class Engine {
 
     TableHandle existingTable(String name) {
         return tables.existing(name);
+    }
+
+    void checkTablesCreatable(Collection<String> names) {
+        tables.checkCreatable(names);
     }
 
     List<String> tableNames() {

@@ -41,14 +41,16 @@ final class PartitionCursor implements Cursor {
             index++;
             return true;
         }
+        batch = null; // past the last entry: key() and value() have no current entry any more
         if (done) return false;
-        batch = source.scan(resume, inclusive, to, batchSize);
+        ScanBatch next = source.scan(resume, inclusive, to, batchSize);
         batchSize = Math.min(MAX_BATCH, batchSize * 2);
-        done = !batch.hasMore();
-        if (batch.isEmpty()) {
+        done = !next.hasMore();
+        if (next.isEmpty()) {
             done = true;
             return false;
         }
+        batch = next;
         resume = batch.lastKey();
         inclusive = false;
         index = 0;
@@ -67,7 +69,7 @@ final class PartitionCursor implements Cursor {
 
     private ScanBatch current() {
         if (closed) throw new IllegalStateException("cursor is closed");
-        if (batch == null || index < 0) throw new IllegalStateException("call next() first");
+        if (batch == null || index < 0) throw new IllegalStateException("no current entry: call next() first, and only while it returns true");
         return batch;
     }
 

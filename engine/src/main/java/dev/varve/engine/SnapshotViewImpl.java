@@ -39,7 +39,7 @@ final class SnapshotViewImpl implements SnapshotView {
     @Override
     public Table table(String name) {
         checkOpen();
-        if (name == null) throw new IllegalArgumentException("table name is null");
+        TableRegistry.checkName(name);
         return tables.computeIfAbsent(name, n -> {
             Catalog.Entry e = catalog.find(n);
             BPlusTree[] trees = new BPlusTree[e == null ? 0 : e.partitions()];

@@ -81,6 +81,7 @@ final class TableHandle extends RoutedOperations implements Table {
 
     @Override
     public Partition partition(int p) {
+        engine.checkOpen();
         return new PartitionView(engine, this, handle(p));
     }
 

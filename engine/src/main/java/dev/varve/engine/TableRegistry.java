@@ -8,6 +8,7 @@ import dev.varve.core.tree.BPlusTree;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -86,6 +87,32 @@ final class TableRegistry {
         return t;
     }
 
+    /**
+     * Refuses, before any of them is created, hash-placed tables {@code names} (those that do not exist yet) that the
+     * catalog or the data region cannot take: a batch naming them is rejected whole, not after creating some.
+     */
+    void checkCreatable(Collection<String> names) {
+        synchronized (catalogLock) {
+            List<String> fresh = names.stream().filter(n -> !tables.containsKey(n)).toList();
+            if (!fresh.isEmpty()) checkRoom(fresh.get(0), engine.config.partitions(), fresh.size());
+        }
+    }
+
+    /** Refuses {@code count} new tables of {@code partitions} partitions, the first named {@code name}. Caller holds the catalog lock. */
+    private void checkRoom(String name, int partitions, int count) {
+        if (nextTableId + count - 1 > PageId.MAX_TABLE_ID)
+            throw new IllegalStateException("the store holds the maximum of " + PageId.MAX_TABLE_ID + " tables; cannot create " + name
+                    + (count > 1 ? " and " + (count - 1) + " more" : ""));
+        int pages = pagesToCreate(partitions);
+        if (pages > engine.memory.maxHeadroom()) throw new IllegalArgumentException("creating table " + name + " with " + partitions
+                + " partitions touches ~" + pages + " pages, more than half the data region (" + engine.memory.capacityPages() + " pages); raise dataRegionSize");
+    }
+
+    /** Pages the creation of a table of {@code partitions} partitions is counted to touch. */
+    private static int pagesToCreate(int partitions) {
+        return 2 * partitions + 16;
+    }
+
     /** The table {@code name} if it exists, else null. */
     TableHandle existing(String name) {
         return tables.get(name);
@@ -96,10 +123,8 @@ final class TableRegistry {
         synchronized (catalogLock) {
             TableHandle t = tables.get(name);
             if (t != null) return t;
-            if (nextTableId > PageId.MAX_TABLE_ID) throw new IllegalStateException("the store holds the maximum of " + PageId.MAX_TABLE_ID + " tables");
-            int pages = 2 * options.partitions() + 16;
-            if (pages > engine.memory.maxHeadroom()) throw new IllegalArgumentException("creating table " + name + " with " + options.partitions()
-                    + " partitions touches ~" + pages + " pages, more than half the data region (" + engine.memory.capacityPages() + " pages); raise dataRegionSize");
+            checkRoom(name, options.partitions(), 1);
+            int pages = pagesToCreate(options.partitions());
             Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
             engine.logged(pages, List.of(), RecordTypes.CREATE_TABLE,
                     () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> true, () -> {

@@ -203,6 +203,57 @@ class BadInputTest {
     }
 
     @Test
+    void aBatchOrACursorUsedPastItsEndIsRefused() {
+        open();
+        fill();
+        WriteBatch[] escaped = new WriteBatch[1];
+        store.write(b -> {
+            escaped[0] = b;
+            b.put("t", utf8("in"), utf8("v"));
+        });
+        model.put(utf8("in"), utf8("v"));
+        rejected(IllegalStateException.class, () -> escaped[0].put("t", utf8("late"), utf8("v")), "already written");
+        assertTableHolds(table, model, "after an operation added to a written batch");
+        Cursor c = table.partition(0).scan(null, null);
+        while (c.next()) {
+            c.key();
+        }
+        assertThrows(IllegalStateException.class, c::key, "a partition cursor past its end has no current entry");
+        assertThrows(IllegalStateException.class, c::value);
+        assertTrue(!c.next());
+        c.close();
+        try (SnapshotView view = store.asOf(store.snapshotNow())) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> view.table(""));
+            assertTrue(e.getMessage().contains("table name"), e.getMessage());
+        }
+        store.close();
+        assertThrows(IllegalStateException.class, () -> table.partition(0));
+    }
+
+    /**
+     * A child JVM whose direct memory cannot hold the data region: open is refused naming {@code dataRegionSize},
+     * not with a bare {@code OutOfMemoryError}.
+     */
+    @Test
+    void aRegionTheJvmCannotAllocateIsRefusedNamingTheSetting() {
+        FixtureChildJvm.Result r = FixtureChildJvm.run("-XX:MaxDirectMemorySize=32m", 90, TooLargeRegion.class, dir.resolve("store").toString());
+        assertEquals(0, r.exitCode(), r::describe);
+        assertTrue(r.output().contains("REFUSED dataRegionSize of 268435456 bytes cannot be allocated"), r::describe);
+    }
+
+    /** Child JVM main for {@link #aRegionTheJvmCannotAllocateIsRefusedNamingTheSetting}. */
+    public static final class TooLargeRegion {
+        public static void main(String[] args) {
+            try {
+                Varve.open(VarveConfig.builder().path(Path.of(args[0])).dataRegionSize(256L << 20).build()).close();
+                System.out.println("OPENED");
+            } catch (IllegalArgumentException e) {
+                System.out.println("REFUSED " + e.getMessage());
+            }
+        }
+    }
+
+    @Test
     void secondOpenOfTheSameDirectoryIsRefused() {
         open();
         fill();
@@ -232,6 +283,8 @@ class BadInputTest {
         check("recoveryMode", b -> b.recoveryMode(null));
         check("walSyncMode", b -> b.walSyncMode(null));
         check("recoveryCompression", b -> b.recoveryCompression(null));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> VarveConfig.load(null));
+        assertTrue(e.getMessage().contains("properties file"), e.getMessage());
     }
 
     private void check(String field, UnaryOperator<VarveConfig.Builder> change) {
