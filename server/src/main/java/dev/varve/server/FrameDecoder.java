@@ -4,7 +4,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.TooLongFrameException;
 
+import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
 
 /**
@@ -22,7 +24,18 @@ final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
     @Override
     protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
-        ByteBuf body = (ByteBuf) super.decode(ctx, in);
+        int start = in.readerIndex();
+        ByteBuf body;
+        try {
+            body = (ByteBuf) super.decode(ctx, in);
+        } catch (TooLongFrameException e) {
+            // a length field that reads as text ("HTTP", "SSH-") is a peer speaking another protocol, not a big frame;
+            // the bytes are still in the buffer (skipped, not yet discarded)
+            if (in.writerIndex() - start < ShipProtocol.LENGTH_BYTES) throw e;
+            String lengthText = in.toString(start, ShipProtocol.LENGTH_BYTES, StandardCharsets.US_ASCII);
+            if (!lengthText.chars().allMatch(c -> c >= 0x20 && c < 0x7F)) throw e;
+            throw new TooLongFrameException("the peer does not speak Varve's shipping protocol: its stream starts \"" + lengthText + "\"", e);
+        }
         if (body == null) return null;
         try {
             if (body.readableBytes() < ShipProtocol.FRAME_OVERHEAD)

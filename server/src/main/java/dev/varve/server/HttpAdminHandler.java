@@ -22,6 +22,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -83,9 +85,10 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         }
         AdminRoutes.Response r;
         try {
-            QueryStringDecoder q = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8, true, MAX_PARAMS);
-            String path = q.path();
-            r = routes.handle(req.method().name(), path, q.parameters());
+            // one parameter past the limit is decoded, so a request with too many is refused, not cut short silently
+            QueryStringDecoder q = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8, true, MAX_PARAMS + 1);
+            r = badQuery(q.parameters());
+            if (r == null) r = routes.handle(req.method().name(), q.path(), q.parameters());
         } catch (IllegalArgumentException e) { // a malformed escape in the URI
             r = AdminRoutes.Response.error(400, "bad request URI: " + e.getMessage());
         } catch (RuntimeException e) {
@@ -93,6 +96,23 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
             r = AdminRoutes.Response.error(500, "internal error; the server log has the details");
         }
         send(ctx, req, r, r.status() < 400 && HttpUtil.isKeepAlive(req));
+    }
+
+    /**
+     * A 400 for query parameters no route should see: more than {@value #MAX_PARAMS} (the rest would be dropped, an
+     * {@code asOf} among them), or a value whose escapes are not UTF-8 (the decoder turned them into U+FFFD, which
+     * would look up another key); null when they are fine.
+     */
+    private static AdminRoutes.Response badQuery(Map<String, List<String>> params) {
+        int n = 0;
+        for (Map.Entry<String, List<String>> e : params.entrySet()) {
+            n += e.getValue().size();
+            for (String v : e.getValue()) {
+                if (v.indexOf('\uFFFD') >= 0 || e.getKey().indexOf('\uFFFD') >= 0)
+                    return AdminRoutes.Response.error(400, "query parameter " + e.getKey() + " is not valid UTF-8 once decoded; give binary keys as keyHex");
+            }
+        }
+        return n > MAX_PARAMS ? AdminRoutes.Response.error(400, "more than " + MAX_PARAMS + " query parameters") : null;
     }
 
     private static void send(ChannelHandlerContext ctx, FullHttpRequest req, AdminRoutes.Response r, boolean keepAlive) {

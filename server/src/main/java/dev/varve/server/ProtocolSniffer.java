@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * One port, two protocols: looks at a connection's first four bytes and sets up the rest of its pipeline, the
  * snapshot-shipping protocol for {@link ShipProtocol#MAGIC}, HTTP (admin, metrics, dashboard) for anything else.
- * Until then the connection has the idle timeout, so a client that sends nothing is closed.
+ * Until then the connection has the idle timeout, so a client that sends nothing is closed; a shipping connection
+ * keeps it until its HELLO is in ({@link ShipSender}).
  */
 final class ProtocolSniffer extends ByteToMessageDecoder {
     static final String IDLE = "idle";
@@ -39,13 +40,14 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
         ChannelPipeline p = ctx.pipeline();
         if (ByteBufUtil.equals(in, in.readerIndex(), Unpooled.wrappedBuffer(ShipProtocol.MAGIC), 0, ShipProtocol.MAGIC.length)) {
             in.skipBytes(ShipProtocol.MAGIC.length);
-            p.remove(IDLE); // a transfer's receiver sends nothing after HELLO; the sender watches for stalls itself
             p.addLast(new FrameDecoder(ShipProtocol.MAX_REQUEST_FRAME_BYTES));
             p.addLast(new ShipSender(shared.store, shared.shipThreads, shared.options));
         } else {
             ServerOptions o = shared.options;
+            RequestDeadline deadline = new RequestDeadline(o.requestTimeout().toNanos());
+            p.addLast(deadline.byteWatch());
             p.addLast(new HttpServerCodec(o.maxInitialLineBytes(), o.maxHeaderBytes(), 8192));
-            p.addLast(new RequestDeadline(o.requestTimeout().toNanos()));
+            p.addLast(deadline);
             p.addLast(new HttpObjectAggregator(o.maxRequestBodyBytes()));
             p.addLast(new HttpAdminHandler(shared.routes, shared.adminThreads));
         }

@@ -4,6 +4,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandler;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -20,9 +22,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Cuts slow HTTP clients: from the first byte of a connection, and again after each whole request, the next request
- * must arrive whole within the deadline, or the client gets 408 and the connection closes. An idle-state event (no
- * traffic at all) closes it too. The idle handler alone would not do: a client trickling one byte at a time never
- * looks idle.
+ * must arrive whole within the deadline of its first byte, or the client gets 408 and the connection closes. An
+ * idle-state event (no traffic at all) closes it too. The idle handler alone would not do: a client trickling one
+ * byte at a time never looks idle. The HTTP decoder yields nothing until a request's line and headers are whole, so
+ * the first byte of a later request on a kept-alive connection is seen by {@link #byteWatch()}, ahead of the decoder.
  */
 final class RequestDeadline extends ChannelDuplexHandler {
     private final long deadlineNanos;
@@ -35,6 +38,18 @@ final class RequestDeadline extends ChannelDuplexHandler {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         arm(ctx); // the sniffer adds this handler on the connection's first bytes
+    }
+
+    /** The handler to put ahead of the HTTP decoder: any bytes start the deadline unless it runs already. */
+    ChannelInboundHandler byteWatch() {
+        return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext watchCtx, Object msg) {
+                ChannelHandlerContext ctx = watchCtx.pipeline().context(RequestDeadline.this);
+                if (ctx != null) arm(ctx);
+                watchCtx.fireChannelRead(msg);
+            }
+        };
     }
 
     @Override

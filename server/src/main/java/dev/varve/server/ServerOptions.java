@@ -17,6 +17,7 @@ public final class ServerOptions {
     private Duration requestTimeout = Duration.ofSeconds(10);
     private Duration shipStallTimeout = Duration.ofSeconds(60);
     private int maxTransfers = 4;
+    private int maxConnections = 256;
     private long followBufferBytes = 64L << 20;
     private int checkpointHistory = 100;
     private int sampleHistory = 300;
@@ -77,6 +78,15 @@ public final class ServerOptions {
     /** Snapshot transfers served at once (default 4); more are refused with a message. */
     public ServerOptions maxTransfers(int v) {
         maxTransfers = positive("maxTransfers", v);
+        return this;
+    }
+
+    /**
+     * Connections open at once (default 256); the server closes any beyond it as soon as it accepts them, so a flood
+     * of connections cannot take the file descriptors the store needs.
+     */
+    public ServerOptions maxConnections(int v) {
+        maxConnections = positive("maxConnections", v);
         return this;
     }
 
@@ -148,6 +158,10 @@ public final class ServerOptions {
 
     int maxTransfers() {
         return maxTransfers;
+    }
+
+    int maxConnections() {
+        return maxConnections;
     }
 
     long followBufferBytes() {

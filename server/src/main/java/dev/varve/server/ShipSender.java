@@ -11,6 +11,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.timeout.IdleStateEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,10 +63,17 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
             fail(ctx.channel(), "unexpected " + ShipProtocol.typeName(frame.type) + " frame during a transfer");
             return;
         }
-        if (frame.type != ShipProtocol.HELLO || frame.payload.readableBytes() < 16) {
+        if (frame.type != ShipProtocol.HELLO) {
             fail(ctx.channel(), "a shipping connection must start with HELLO, got " + ShipProtocol.typeName(frame.type));
             return;
         }
+        if (frame.payload.readableBytes() < 16) {
+            fail(ctx.channel(), "a HELLO carries 16 bytes (version, snapshot id, flags), this one " + frame.payload.readableBytes());
+            return;
+        }
+        // until HELLO the idle timeout cuts a client that sends nothing; after it the receiver has nothing to send,
+        // and the sender watches for a stalled transfer itself
+        if (ctx.pipeline().get(ProtocolSniffer.IDLE) != null) ctx.pipeline().remove(ProtocolSniffer.IDLE);
         int version = frame.payload.readInt();
         long id = frame.payload.readLong();
         boolean follow = (frame.payload.readInt() & ShipProtocol.FOLLOW) != 0;
@@ -259,6 +267,13 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
             writability.notifyAll();
         }
         ctx.fireChannelInactive();
+    }
+
+    /** No HELLO within the idle timeout: the connection is closed, so silent clients cannot pile up. */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof IdleStateEvent) fail(ctx.channel(), "no HELLO within the idle timeout");
+        else super.userEventTriggered(ctx, evt);
     }
 
     @Override

@@ -11,6 +11,8 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.util.Objects;
@@ -20,6 +22,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Varve on the network: one port (netty, NIO transport) serving the snapshot-shipping protocol (see
@@ -33,6 +36,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class VarveServer implements AutoCloseable {
     /** Write-buffer watermarks: a connection stops taking frames above the high one (flow control of shipping). */
     static final WriteBufferWaterMark WATERMARKS = new WriteBufferWaterMark(1 << 20, 4 << 20);
+    private static final Logger LOG = LoggerFactory.getLogger(VarveServer.class);
+    private static final long REFUSAL_LOG_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     /** What every connection's handlers share. */
     static final class Shared {
@@ -56,6 +61,10 @@ public final class VarveServer implements AutoCloseable {
     private final Shared shared;
     private final MetricsSampler sampler;
     private final Channel channel;
+    /** Connections open now: past {@link ServerOptions#maxConnections}, new ones are closed on accept. */
+    private final AtomicInteger connections = new AtomicInteger();
+    /** When a refused connection was last logged (nanoTime), so a flood logs a line a minute, not one per connection. */
+    private final AtomicLong lastRefusalLogged = new AtomicLong(System.nanoTime() - REFUSAL_LOG_NANOS);
 
     private VarveServer(Varve store, InetSocketAddress address, ServerOptions options) {
         this.sampler = new MetricsSampler(store, options);
@@ -74,6 +83,13 @@ public final class VarveServer implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            if (connections.incrementAndGet() > options.maxConnections()) {
+                                connections.decrementAndGet();
+                                ch.close(); // nothing read or sent: the peer sees the connection closed
+                                warnRefused(ch, options.maxConnections());
+                                return;
+                            }
+                            ch.closeFuture().addListener(f -> connections.decrementAndGet());
                             ProtocolSniffer.install(ch.pipeline(), shared);
                         }
                     })
@@ -82,6 +98,13 @@ public final class VarveServer implements AutoCloseable {
             shutdown();
             throw new IllegalStateException("cannot bind " + address + ": " + e.getMessage(), e);
         }
+    }
+
+    private void warnRefused(SocketChannel ch, int max) {
+        long now = System.nanoTime();
+        long last = lastRefusalLogged.get();
+        if (now - last >= REFUSAL_LOG_NANOS && lastRefusalLogged.compareAndSet(last, now))
+            LOG.warn("closed a connection from {}: {} connections are open (maxConnections); more are closed until some end", ch.remoteAddress(), max);
     }
 
     /** Two threads answer HTTP requests (routes may read pages); a backlog of more than 256 requests gets 503. */

@@ -12,11 +12,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
@@ -161,6 +166,10 @@ class AdminHttpTest {
         cases.put("/api/get?table=accounts&key=alice&asOf=x", 400);
         cases.put("/api/get?table=accounts&key=alice&asOf=1&asOf=2", 400);
         cases.put("/api/get?table=accounts&key=" + "k".repeat(2000), 400);
+        StringBuilder many = new StringBuilder("/api/get?table=accounts&key=alice");
+        for (int i = 0; i < 16; i++) many.append("&p").append(i).append("=x");
+        cases.put(many + "&asOf=999", 400); // too many parameters: refused, not answered as of now with asOf dropped
+        cases.put("/api/get?table=accounts&key=%ff%fe", 400); // not UTF-8: refused, not looked up as U+FFFD
         for (Map.Entry<String, Integer> c : cases.entrySet()) {
             HttpResponse<String> r = http.get(c.getKey());
             assertEquals(c.getValue(), r.statusCode(), c.getKey() + " -> " + r.body());
@@ -211,6 +220,77 @@ class AdminHttpTest {
         assertEquals(200, http.get("/api/tables").statusCode(), "the server still serves");
         assertEquals("20", new String(store.table("accounts").get(bytes("alice")), StandardCharsets.UTF_8));
         store.table("accounts").put(bytes("carol"), bytes("1")); // and the store still writes
+    }
+
+    @Test
+    void aSlowRequestAfterAKeptAliveOneIsCutAtTheDeadline() throws Exception {
+        try (Socket s = new Socket()) {
+            s.connect(server.address(), 5_000);
+            s.setSoTimeout(5_000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            out.write(ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\n"));
+            out.flush();
+            byte[] buf = new byte[8192];
+            String first = new String(buf, 0, in.read(buf), StandardCharsets.ISO_8859_1);
+            assertTrue(first.startsWith("HTTP/1.1 200"), first);
+            // the next request trickles in, a byte every 300 ms: never idle (2 s), but past the request deadline (1 s)
+            s.setSoTimeout(300);
+            StringBuilder reply = new StringBuilder();
+            byte[] next = ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\n");
+            for (int i = 0; i < next.length && reply.indexOf("HTTP/1.1 408") < 0; i++) {
+                try {
+                    out.write(next[i]);
+                    out.flush();
+                    int n = in.read(buf);
+                    if (n < 0) break;
+                    reply.append(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
+                } catch (java.net.SocketTimeoutException quiet) {
+                    // nothing yet: the next byte
+                } catch (IOException closed) {
+                    break;
+                }
+            }
+            assertTrue(reply.toString().startsWith("HTTP/1.1 408"), "a trickled second request gets 408: " + reply);
+        }
+    }
+
+    @Test
+    void connectionsPastTheCapAreClosedAndSilentShippingClientsAreCut() throws Exception {
+        try (VarveServer capped = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions()
+                .maxConnections(3).idleTimeout(Duration.ofSeconds(2)))) {
+            HttpProbe p = new HttpProbe(capped.address());
+            List<Socket> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) { // the shipping magic and half a HELLO, then silence
+                    Socket s = new Socket();
+                    s.connect(capped.address(), 5_000);
+                    s.getOutputStream().write(new byte[]{'V', 'R', 'V', 'S', 0, 0});
+                    s.getOutputStream().flush();
+                    held.add(s);
+                }
+                Thread.sleep(200); // accepted and counted
+                String fourth = p.raw(ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\n"), Duration.ofSeconds(1));
+                assertTrue(fourth.isEmpty() || fourth.equals("<reset>"), "a fourth connection is closed unanswered: " + fourth);
+                for (Socket s : held) { // cut at the idle timeout, as no HELLO came
+                    s.setSoTimeout(10_000);
+                    String reply = HttpProbe.readAll(s.getInputStream());
+                    assertFalse(reply.contains("<timeout>"), "a silent shipping client is closed: " + reply);
+                }
+            } finally {
+                for (Socket s : held) s.close();
+            }
+            for (int tries = 0; ; tries++) { // the slots are given back once the server has seen the closes
+                try {
+                    assertEquals(200, p.get("/api/tables").statusCode());
+                    break;
+                } catch (IOException refused) {
+                    if (tries > 50) throw refused;
+                    Thread.sleep(100);
+                }
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> new ServerOptions().maxConnections(0));
     }
 
     @Test

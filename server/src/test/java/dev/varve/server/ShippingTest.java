@@ -142,6 +142,25 @@ class ShippingTest {
     }
 
     @Test
+    @Timeout(30)
+    void aPeerSpeakingHttpIsNamedAsNotAVarveServer() throws Exception {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Thread web = new Thread(() -> { // answers whatever comes the way a web server would, then closes
+                try (java.net.Socket c = s.accept()) {
+                    c.getOutputStream().write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                } catch (java.io.IOException ignored) {
+                    // the backup gave up first
+                }
+            });
+            web.start();
+            BackupException e = assertThrows(BackupException.class,
+                    () -> new SnapshotBackup(new InetSocketAddress("127.0.0.1", s.getLocalPort()), 1, dir.resolve("b")).run());
+            assertTrue(e.getMessage().contains("does not speak Varve's shipping protocol") && e.getMessage().contains("\"HTTP\""), e.getMessage());
+            web.join(10_000);
+        }
+    }
+
+    @Test
     void badArgumentsAreRejectedUpFront() {
         InetSocketAddress a = new InetSocketAddress("127.0.0.1", 1);
         assertThrows(IllegalArgumentException.class, () -> new SnapshotBackup(a, 0, dir));
