@@ -115,8 +115,20 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         return n > MAX_PARAMS ? AdminRoutes.Response.error(400, "more than " + MAX_PARAMS + " query parameters") : null;
     }
 
+    /**
+     * Answers {@code status} with a JSON {@code message} and closes the connection: for what is refused before a
+     * request reaches the routes (a request too slow to arrive, a body over the limit).
+     */
+    static void refuseAndClose(ChannelHandlerContext ctx, int status, String message) {
+        send(ctx, HttpMethod.GET, AdminRoutes.Response.error(status, message), false);
+    }
+
     private static void send(ChannelHandlerContext ctx, FullHttpRequest req, AdminRoutes.Response r, boolean keepAlive) {
-        boolean head = HttpMethod.HEAD.equals(req.method());
+        send(ctx, req.method(), r, keepAlive);
+    }
+
+    private static void send(ChannelHandlerContext ctx, HttpMethod method, AdminRoutes.Response r, boolean keepAlive) {
+        boolean head = HttpMethod.HEAD.equals(method);
         FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()),
                 head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(r.body()));
         res.headers().set(HttpHeaderNames.CONTENT_TYPE, r.contentType());

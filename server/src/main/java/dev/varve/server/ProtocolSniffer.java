@@ -6,6 +6,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -48,7 +49,13 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
             p.addLast(deadline.byteWatch());
             p.addLast(new HttpServerCodec(o.maxInitialLineBytes(), o.maxHeaderBytes(), 8192));
             p.addLast(deadline);
-            p.addLast(new HttpObjectAggregator(o.maxRequestBodyBytes()));
+            p.addLast(new HttpObjectAggregator(o.maxRequestBodyBytes()) {
+                @Override
+                protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+                    // netty's own answer is a bare 413 that keeps the connection: say why, and close
+                    HttpAdminHandler.refuseAndClose(ctx, 413, "request body over " + o.maxRequestBodyBytes() + " bytes");
+                }
+            });
             p.addLast(new HttpAdminHandler(shared.routes, shared.adminThreads));
         }
         p.remove(this); // hands what it has buffered to the handlers just added

@@ -1,23 +1,14 @@
 package dev.varve.server;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandler;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpObject;
-import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.concurrent.ScheduledFuture;
 
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -63,14 +54,8 @@ final class RequestDeadline extends ChannelDuplexHandler {
 
     private void arm(ChannelHandlerContext ctx) {
         if (timer != null) return;
-        timer = ctx.executor().schedule(() -> {
-            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.REQUEST_TIMEOUT,
-                    Unpooled.copiedBuffer("{\"status\":408,\"error\":\"the request did not arrive in time\"}", StandardCharsets.UTF_8));
-            r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=utf-8");
-            r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
-            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
-        }, deadlineNanos, TimeUnit.NANOSECONDS);
+        timer = ctx.executor().schedule(() -> HttpAdminHandler.refuseAndClose(ctx, 408, "the request did not arrive in time"),
+                deadlineNanos, TimeUnit.NANOSECONDS);
     }
 
     private void disarm() {
