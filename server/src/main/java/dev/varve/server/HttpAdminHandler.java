@@ -83,10 +83,14 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
             send(ctx, req, AdminRoutes.Response.error(status, "bad request: " + c.getMessage()), false);
             return;
         }
+        if (req.protocolVersion().majorVersion() != 1) {
+            send(ctx, req, AdminRoutes.Response.error(505, "HTTP/1.x only, not " + req.protocolVersion().text()), false);
+            return;
+        }
         AdminRoutes.Response r;
         try {
             // one parameter past the limit is decoded, so a request with too many is refused, not cut short silently
-            QueryStringDecoder q = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8, true, MAX_PARAMS + 1);
+            QueryStringDecoder q = new QueryStringDecoder(originForm(req.uri()), StandardCharsets.UTF_8, true, MAX_PARAMS + 1);
             r = badQuery(q.parameters());
             if (r == null) r = routes.handle(req.method().name(), q.path(), q.parameters());
         } catch (IllegalArgumentException e) { // a malformed escape in the URI
@@ -96,6 +100,14 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
             r = AdminRoutes.Response.error(500, "internal error; the server log has the details");
         }
         send(ctx, req, r, r.status() < 400 && HttpUtil.isKeepAlive(req));
+    }
+
+    /** The path and query of a request target in absolute form ({@code http://host/path?q}), which HTTP/1.1 servers accept too. */
+    private static String originForm(String target) {
+        int scheme = target.indexOf("://");
+        if (scheme <= 0 || target.startsWith("/")) return target;
+        int path = target.indexOf('/', scheme + 3);
+        return path < 0 ? "/" : target.substring(path);
     }
 
     /**

@@ -213,6 +213,9 @@ class AdminHttpTest {
         byte[] badCrc = {'V', 'R', 'V', 'S', 0, 0, 0, 9, ShipProtocol.HELLO, 0, 0, 0, 1, 0, 0, 0, 0};
         assertFalse(http.raw(badCrc, Duration.ofSeconds(10)).contains("<timeout>"));
 
+        assertTrue(http.raw(ascii("GET /api/tables HTTP/9.9\r\nHost: x\r\n\r\n"), Duration.ofSeconds(10)).startsWith("HTTP/1.1 505"));
+        String absolute = http.raw(ascii("GET http://127.0.0.1/api/tables HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
+        assertTrue(absolute.startsWith("HTTP/1.1 200") && absolute.contains("accounts"), "absolute-form target: " + absolute);
         // pipelined requests on one connection are answered in order
         String pipelined = http.raw(ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
