@@ -1,5 +1,7 @@
 package dev.varve.cli;
 
+import dev.varve.config.ConfigLimits;
+import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -7,6 +9,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -32,26 +35,29 @@ final class LoadCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         newStore.checkEmpty();
-        int[] partitions = {0};
+        boolean created = !Files.exists(newStore.to);
+        int[] longestKey = {0};
         long entries = DumpFile.read(file, new DumpFile.Visitor() { // checks it all before anything is created
             @Override
             public void table(String name, int p) {
-                if (partitions[0] == 0) partitions[0] = p;
             }
 
             @Override
             public void entry(byte[] key, byte[] value) {
+                longestKey[0] = Math.max(longestKey[0], key.length);
             }
         });
         Map<String, Object> perTable = new LinkedHashMap<>();
-        try (Varve s = Varve.open(newStore.config(pageSize, Math.max(1, partitions[0])))) {
+        try (Varve s = Varve.open(newStore.config(pageSize, ConfigLimits.PARTITIONS_DEFAULT))) {
+            if (longestKey[0] > s.maxKeyBytes()) throw new IllegalArgumentException(file + " holds a key of " + longestKey[0] + " bytes; a store of "
+                    + s.config().pageSize() + "-byte pages takes keys of up to " + s.maxKeyBytes() + " bytes: raise --page-size");
             BatchWriter w = new BatchWriter(s);
             String[] current = {null};
             DumpFile.read(file, new DumpFile.Visitor() {
                 @Override
                 public void table(String name, int p) {
                     current[0] = name;
-                    s.table(name); // created even when empty
+                    s.table(name, TableOptions.hashPlaced(p)); // with the partition count it had; created even when empty
                     perTable.put(name, 0L);
                 }
 
@@ -62,6 +68,9 @@ final class LoadCommand implements Callable<Integer> {
                 }
             });
             w.flush();
+        } catch (RuntimeException | IOException e) {
+            newStore.discard(created, e); // no half-loaded store left behind: the target was new or empty
+            throw e;
         }
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("store", newStore.to.toString());

@@ -7,6 +7,8 @@ import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Option;
 
+import java.util.List;
+
 /** Which state a read command reads: the current one or a snapshot's, and how keys and values are written. */
 final class ReadOptions {
     @Option(names = "--as-of", paramLabel = "ID", description = "Read the store as of this snapshot instead of its current state.")
@@ -34,8 +36,15 @@ final class ReadOptions {
 
         /** The table {@code name}; an unknown name is refused rather than created. */
         Table table(String name) {
-            if (!store.tables().contains(name)) throw new IllegalArgumentException("the store has no table '" + name + "' (tables: " + store.tables() + ")");
+            List<String> tables = tables();
+            if (!tables.contains(name)) throw new IllegalArgumentException((view == null ? "the store has no table '" + name + "'"
+                    : "the store had no table '" + name + "' as of snapshot " + view.id()) + " (tables: " + tables + ")");
             return view == null ? store.table(name) : view.table(name);
+        }
+
+        /** The tables of what is read: the store's now, or those the snapshot holds. */
+        List<String> tables() {
+            return view == null ? store.tables() : view.tables();
         }
 
         /** Every entry of table {@code name} in [lo, hi) (null: open), in key order. */

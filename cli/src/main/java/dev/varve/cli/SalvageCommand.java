@@ -2,6 +2,7 @@ package dev.varve.cli;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.engine.StoreSalvager;
+import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -10,6 +11,7 @@ import picocli.CommandLine.Option;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +39,7 @@ final class SalvageCommand implements Callable<Integer> {
         newStore.checkEmpty();
         VarveConfig source = store.config();
         Map<String, Long> perTable = new LinkedHashMap<>();
+        Map<String, Boolean> placedByCaller = new HashMap<>();
         List<Map<String, Object>> lost = new ArrayList<>();
         Varve[] target = {null};
         BatchWriter[] writer = {null};
@@ -44,18 +47,20 @@ final class SalvageCommand implements Callable<Integer> {
         try {
             result = StoreSalvager.salvage(source, new StoreSalvager.Sink() {
                 @Override
-                public void table(String name, int partitions) {
+                public void table(String name, TableOptions options) {
                     if (target[0] == null) {
-                        target[0] = Varve.open(newStore.config(source.pageSize(), partitions));
+                        target[0] = Varve.open(newStore.config(source.pageSize(), source.partitions()));
                         writer[0] = new BatchWriter(target[0]);
                     }
-                    target[0].table(name);
+                    target[0].table(name, options); // as it was: hash-placed with its partition count, or caller-placed
+                    placedByCaller.put(name, options.callerPlaced());
                     perTable.put(name, 0L);
                 }
 
                 @Override
-                public void entry(String table, byte[] key, byte[] value) {
-                    writer[0].put(table, key, value);
+                public void entry(String table, int partition, byte[] key, byte[] value) {
+                    // a caller-placed table's key may be in several partitions: each copy goes back to its own
+                    writer[0].put(table, placedByCaller.get(table) ? partition : -1, key, value);
                     perTable.merge(table, 1L, Long::sum);
                 }
 

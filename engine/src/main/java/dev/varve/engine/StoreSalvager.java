@@ -21,11 +21,11 @@ import java.util.Arrays;
 public final class StoreSalvager {
     /** Receives the salvaged tables and entries, and each loss. */
     public interface Sink {
-        /** A table, before its entries. */
-        void table(String name, int partitions);
+        /** A table and how it places keys, before its entries. */
+        void table(String name, TableOptions options);
 
-        /** An intact entry. */
-        void entry(String table, byte[] key, byte[] value);
+        /** An intact entry, found in partition {@code partition} of {@code table}. */
+        void entry(String table, int partition, byte[] key, byte[] value);
 
         /** Something lost: where, and what. */
         void lost(Path file, long offset, String what);
@@ -51,7 +51,7 @@ public final class StoreSalvager {
             Engine e = store.engine();
             for (String name : store.tables()) {
                 Table t = store.table(name);
-                sink.table(name, t.partitions());
+                sink.table(name, t.options());
                 for (int p = 0; p < t.partitions(); p++) scanOrSalvage(store, e, name, t.partition(p), sink);
             }
         }
@@ -62,7 +62,7 @@ public final class StoreSalvager {
         byte[] last = null;
         try (Cursor c = partition.scan(null, null)) {
             while (c.next()) {
-                sink.entry(table, c.key(), c.value());
+                sink.entry(table, partition.index(), c.key(), c.value());
                 last = c.key();
             }
             return;
@@ -81,7 +81,7 @@ public final class StoreSalvager {
                 @Override
                 public void entry(byte[] key, byte[] value) {
                     Catalog.Entry t = Catalog.decode(new String(key, StandardCharsets.UTF_8), value);
-                    sink.table(t.name(), t.partitions());
+                    sink.table(t.name(), t.options());
                     for (int p = 0; p < t.partitions(); p++) salvageFile(pages, PageId.fileId(t.id(), p), t.name(), null, sink);
                 }
 
@@ -108,7 +108,7 @@ public final class StoreSalvager {
         LeafSalvage.salvage(pages, fileId, new LeafSalvage.Sink() {
             @Override
             public void entry(byte[] key, byte[] value) {
-                if (after == null || Arrays.compareUnsigned(key, after) > 0) sink.entry(table, key, value);
+                if (after == null || Arrays.compareUnsigned(key, after) > 0) sink.entry(table, PageId.partitionOf(fileId), key, value);
             }
 
             @Override

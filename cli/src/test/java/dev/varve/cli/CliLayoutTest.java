@@ -1,0 +1,136 @@
+package dev.varve.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.Cursor;
+import dev.varve.engine.TableOptions;
+import dev.varve.engine.Varve;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Copies keep each table's layout: {@code load} gives every table the partition count its dump records, {@code
+ * salvage} keeps hash- or caller-placement and puts each entry of a caller-placed table back into its partition,
+ * {@code dump} refuses a caller-placed table (a dump cannot record placement) instead of merging its partitions, and
+ * a load that fails leaves no half-made store.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class CliLayoutTest {
+    @TempDir
+    Path tmp;
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static VarveConfig.Builder config(Path dir) {
+        return VarveConfig.builder().path(dir).dataRegionSize(64L << 20).checkpointBufferSize(16L << 20).captureBufferSize(4L << 20);
+    }
+
+    /** h4: hash-placed in 4 partitions; h16: the default; cp3: caller-placed in 3, key "k" in partitions 0 and 2. */
+    private Path store() {
+        Path dir = tmp.resolve("src");
+        try (Varve s = Varve.open(config(dir).build())) {
+            for (int i = 0; i < 200; i++) {
+                s.table("h4", TableOptions.hashPlaced(4)).put(utf8("a" + i), utf8("v" + i));
+                s.table("h16").put(utf8("b" + i), utf8("w" + i));
+            }
+            s.table("cp3", TableOptions.callerPlaced(3)).partition(0).put(utf8("k"), utf8("zero"));
+            s.table("cp3", TableOptions.callerPlaced(3)).partition(2).put(utf8("k"), utf8("two"));
+        }
+        return dir;
+    }
+
+    private static TreeMap<String, String> contents(Varve s, String table) {
+        TreeMap<String, String> m = new TreeMap<>();
+        try (Cursor c = s.table(table).scan(null, null)) {
+            while (c.next()) m.put(new String(c.key(), StandardCharsets.UTF_8), new String(c.value(), StandardCharsets.UTF_8));
+        }
+        return m;
+    }
+
+    @Test
+    void loadKeepsEachTablesPartitionsAndDumpRefusesACallerPlacedTable() throws Exception {
+        Path src = store();
+        Path all = tmp.resolve("all.dump");
+        CliRun refused = CliRun.of("dump", src.toString(), "--out", all.toString());
+        assertEquals(Main.USAGE, refused.code(), refused.toString());
+        assertTrue(refused.err().contains("cp3 is caller-placed"), refused.toString());
+        assertFalse(Files.exists(all), "a refused dump left a file");
+
+        Path dump = tmp.resolve("hash.dump");
+        assertEquals(Main.OK, CliRun.of("dump", src.toString(), "--table", "h4", "--table", "h16", "--out", dump.toString()).code());
+        Path loaded = tmp.resolve("loaded");
+        CliRun l = CliRun.of("load", dump.toString(), "--to", loaded.toString());
+        assertEquals(Main.OK, l.code(), l.toString());
+        try (Varve s = Varve.open(config(src).build()); Varve t = Varve.open(config(loaded).build())) {
+            assertEquals(TableOptions.hashPlaced(4), t.table("h4").options());
+            assertEquals(TableOptions.hashPlaced(16), t.table("h16").options());
+            for (String table : List.of("h4", "h16")) {
+                assertEquals(contents(s, table), contents(t, table), table);
+                for (int p = 0; p < s.table(table).partitions(); p++)
+                    assertEquals(s.table(table).partition(p).size(), t.table(table).partition(p).size(), table + " partition " + p);
+            }
+        }
+    }
+
+    @Test
+    void salvageKeepsPlacementAndEveryPartitionsCopyOfAKey() {
+        Path src = store();
+        Path to = tmp.resolve("salvaged");
+        CliRun r = CliRun.of("salvage", src.toString(), "--to", to.toString());
+        assertEquals(Main.OK, r.code(), r.toString());
+        try (Varve t = Varve.open(config(to).build())) {
+            assertEquals(TableOptions.hashPlaced(4), t.table("h4").options());
+            assertEquals(TableOptions.callerPlaced(3), t.table("cp3").options());
+            assertArrayEquals(utf8("zero"), t.table("cp3").partition(0).get(utf8("k")));
+            assertNull(t.table("cp3").partition(1).get(utf8("k")));
+            assertArrayEquals(utf8("two"), t.table("cp3").partition(2).get(utf8("k")));
+            assertEquals(200, contents(t, "h4").size());
+        }
+    }
+
+    @Test
+    void aLoadThatFailsLeavesNoStoreAndNamesTheFix() {
+        Path big = tmp.resolve("big");
+        try (Varve s = Varve.open(config(big).pageSize(16384).build())) {
+            s.table("t").put(new byte[4000], utf8("v")); // fits a 16 KiB page's key limit, not a 4 KiB one's
+        }
+        Path dump = tmp.resolve("big.dump");
+        assertEquals(Main.OK, CliRun.of("dump", big.toString(), "--out", dump.toString()).code());
+        Path target = tmp.resolve("small");
+        CliRun l = CliRun.of("load", dump.toString(), "--to", target.toString());
+        assertEquals(Main.USAGE, l.code(), l.toString());
+        assertTrue(l.err().contains("4000 bytes") && l.err().contains("--page-size"), l.toString());
+        assertFalse(Files.exists(target), "a failed load left its target behind");
+        assertEquals(Main.OK, CliRun.of("load", dump.toString(), "--to", target.toString(), "--page-size", "16384").code());
+    }
+
+    @Test
+    void aDumpAsOfASnapshotKnowsOnlyTheTablesItHeld() {
+        Path dir = tmp.resolve("asof");
+        long snap;
+        try (Varve s = Varve.open(config(dir).build())) {
+            s.table("old").put(utf8("k"), utf8("v"));
+            snap = s.snapshotNow();
+            s.table("newer").put(utf8("k"), utf8("v"));
+        }
+        CliRun r = CliRun.of("dump", dir.toString(), "--as-of", Long.toString(snap), "--table", "newer", "--out", tmp.resolve("x.dump").toString());
+        assertEquals(Main.USAGE, r.code(), r.toString());
+        assertTrue(r.err().contains("had no table 'newer' as of snapshot " + snap), r.toString());
+        assertEquals(Main.OK, CliRun.of("dump", dir.toString(), "--as-of", Long.toString(snap), "--out", tmp.resolve("y.dump").toString()).code());
+    }
+}
