@@ -95,6 +95,7 @@ final class DumpFile {
      * @throws IOException naming the offset when the file is not a complete, intact dump
      */
     static long read(Path file, Visitor v) throws IOException {
+        if (!Files.isRegularFile(file)) throw new IllegalArgumentException(file + (Files.exists(file) ? " is not a file" : " does not exist"));
         try (InputStream is = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
             CountingCheckedInput in = new CountingCheckedInput(is);
             DataInputStream d = new DataInputStream(in);

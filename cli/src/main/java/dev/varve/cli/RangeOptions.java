@@ -14,7 +14,12 @@ final class RangeOptions {
         return from == null ? null : e.decode(from);
     }
 
+    /** The end key; refused when it sorts before the first key (an empty range is more likely a mistake than meant). */
     byte[] hi(Encoding e) {
-        return to == null ? null : e.decode(to);
+        byte[] hi = to == null ? null : e.decode(to);
+        byte[] lo = lo(e);
+        if (lo != null && hi != null && java.util.Arrays.compareUnsigned(lo, hi) > 0)
+            throw new IllegalArgumentException("--from " + from + " sorts after --to " + to + " (keys compare as unsigned bytes)");
+        return hi;
     }
 }

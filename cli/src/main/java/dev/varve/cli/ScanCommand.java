@@ -28,20 +28,21 @@ final class ScanCommand implements Callable<Integer> {
     @Mixin
     RangeOptions range;
 
-    @Option(names = "--limit", paramLabel = "N", defaultValue = "-1", description = "At most N entries.")
-    long limit;
+    @Option(names = "--limit", paramLabel = "N", description = "At most N entries (default: all).")
+    Long limit;
 
     @Mixin
     OutputOptions output;
 
     @Override
     public Integer call() {
+        if (limit != null && limit < 0) throw new IllegalArgumentException("--limit must be >= 0, was " + limit);
         byte[] lo = range.lo(read.encoding);
         byte[] hi = range.hi(read.encoding);
         PrintWriter out = output.out();
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf);
              Cursor c = src.table(table).scan(lo, hi)) {
-            for (long n = 0; (limit < 0 || n < limit) && c.next(); n++) {
+            for (long n = 0; (limit == null || n < limit) && c.next(); n++) {
                 String k = read.encoding.encode(c.key());
                 String v = read.encoding.encode(c.value());
                 if (output.json) {

@@ -25,8 +25,8 @@ final class WalDumpCommand implements Callable<Integer> {
     @Option(names = "--from-lsn", paramLabel = "N", defaultValue = "0", description = "First LSN to show.")
     long fromLsn;
 
-    @Option(names = "--limit", paramLabel = "N", defaultValue = "-1", description = "At most N records.")
-    long limit;
+    @Option(names = "--limit", paramLabel = "N", description = "At most N records (default: all).")
+    Long limit;
 
     @Option(names = "--encoding", paramLabel = "ENC", defaultValue = "utf8", description = "How keys are written: ${COMPLETION-CANDIDATES}.")
     Encoding encoding;
@@ -37,11 +37,12 @@ final class WalDumpCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         if (fromLsn < 0) throw new IllegalArgumentException("--from-lsn must be >= 0, was " + fromLsn);
+        if (limit != null && limit < 0) throw new IllegalArgumentException("--limit must be >= 0, was " + limit);
         VarveConfig config = store.config();
         PrintWriter out = output.out();
         long[] n = {0};
         WalInspector.read(config, fromLsn, rec -> {
-            if (limit >= 0 && n[0] >= limit) return false;
+            if (limit != null && n[0] >= limit) return false;
             n[0]++;
             if (output.json) {
                 Map<String, Object> m = new LinkedHashMap<>();

@@ -133,4 +133,18 @@ class CliLayoutTest {
         assertTrue(r.err().contains("had no table 'newer' as of snapshot " + snap), r.toString());
         assertEquals(Main.OK, CliRun.of("dump", dir.toString(), "--as-of", Long.toString(snap), "--out", tmp.resolve("y.dump").toString()).code());
     }
+
+    @Test
+    void invertedRangesNegativeLimitsAndMissingDumpsAreUsageErrors() {
+        Path dir = store();
+        CliRun scan = CliRun.of("scan", dir.toString(), "--table", "h16", "--from", "b5", "--to", "b1");
+        assertEquals(Main.USAGE, scan.code(), scan.toString());
+        assertTrue(scan.err().contains("--from b5 sorts after --to b1"), scan.toString());
+        assertEquals(Main.USAGE, CliRun.of("scan", dir.toString(), "--table", "h16", "--limit", "-3").code());
+        assertEquals(Main.USAGE, CliRun.of("wal-dump", dir.toString(), "--limit", "-3").code());
+        assertEquals(Main.OK, CliRun.of("scan", dir.toString(), "--table", "h16", "--limit", "0").code());
+        CliRun missing = CliRun.of("load", tmp.resolve("nonexistent.dump").toString(), "--to", tmp.resolve("t").toString());
+        assertEquals(Main.USAGE, missing.code(), missing.toString());
+        assertTrue(missing.err().contains("nonexistent.dump does not exist"), missing.toString());
+    }
 }

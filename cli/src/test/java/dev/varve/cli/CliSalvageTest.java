@@ -93,6 +93,7 @@ class CliSalvageTest {
         assertEquals(before, DirectoryFingerprint.of(s));
         assertEquals(Main.DAMAGE, r.code(), r.toString());
         assertTrue(r.out().contains("source: page files only; the store did not open"), r.out());
+        assertTrue(r.out().contains("writes logged after the last checkpoint"), "salvage says the WAL's tail is not in: " + r.out());
         assertEquals(CliReadCommandsTest.hex(FixtureStores.model(FixtureStores.ROUNDS)), salvaged(to)); // closed cleanly: the page files hold it all
     }
 }

@@ -45,6 +45,9 @@ public final class StoreSalvager {
             store = Varve.openReadOnly(config);
         } catch (RuntimeException e) {
             fromPageFiles(config, sink);
+            // said, not left to be inferred: without an open nothing replays the WAL, and the page files hold the last checkpoint
+            sink.lost(config.path().resolve("wal"), 0, "writes logged after the last checkpoint: the store did not open, so its WAL was not "
+                    + "replayed and only the page files (the state of the last checkpoint) were salvaged");
             return new Result(false, e.getMessage());
         }
         try (store) {
