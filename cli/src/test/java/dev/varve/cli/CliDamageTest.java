@@ -138,6 +138,9 @@ class CliDamageTest {
         Path f = first(s.resolve("wal"), "wal-");
         flip(f, 40 + 20); // inside the first record (its payload), which many follow
         expectDamage(s, f, 40, 40);
+        CliRun r = CliRun.of("verify", "--json", s.toString());
+        assertTrue(r.damage().stream().anyMatch(x -> x.what().contains("from this offset on are not checked")),
+                "a damaged record's report says the rest of its segment went unchecked: " + r.damage());
         s = copy(healthy);
         f = first(s.resolve("wal"), "wal-");
         truncate(f, 100_000);

@@ -89,7 +89,9 @@ public final class WalFileCheck {
             } else if (stop.evidence() == null) {
                 torn = p.getFileName() + " at offset " + stop.offset() + ": " + stop.reason();
             } else {
-                sink.damage(p, stop.offset(), stop.reason() + "; not a torn write: " + stop.evidence());
+                // a damaged record hides where the next one starts: say that the rest was not checked, not that it is sound
+                sink.damage(p, stop.offset(), stop.reason() + "; not a torn write: " + stop.evidence() + "; the segment's "
+                        + (segmentSize - stop.offset()) + " bytes from this offset on are not checked");
             }
         }
         return new Result(segments, records, segmentSize, torn);
