@@ -22,6 +22,9 @@ public final class Retention {
         ALL
     }
 
+    /** The longest {@link #keepFor} age: a thousand years (kept in milliseconds, it stays far from overflowing). */
+    public static final Duration MAX_AGE = Duration.ofDays(365_000);
+
     private static final Retention KEEP_ALL = new Retention(Kind.ALL, 0, null);
 
     private final Kind kind;
@@ -53,11 +56,14 @@ public final class Retention {
      *
      * @param age how long to keep a snapshot, positive
      * @return the rule
-     * @throws IllegalArgumentException if {@code age} is null, zero or negative
+     * @throws IllegalArgumentException if {@code age} is null, zero, negative or over {@link #MAX_AGE}
      */
     public static Retention keepFor(Duration age) {
         if (age == null || age.isZero() || age.isNegative()) {
             throw new IllegalArgumentException("keepFor age must be a positive duration, was " + age);
+        }
+        if (age.compareTo(MAX_AGE) > 0) { // ages are compared in milliseconds: a longer one would overflow at every declaration
+            throw new IllegalArgumentException("keepFor age must be at most " + MAX_AGE + " (use keepAll() to keep every snapshot), was " + age);
         }
         return new Retention(Kind.FOR, 0, age);
     }

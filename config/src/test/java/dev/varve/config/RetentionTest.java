@@ -41,6 +41,9 @@ class RetentionTest {
         assertThrows(IllegalArgumentException.class, () -> Retention.keepFor(Duration.ZERO));
         assertThrows(IllegalArgumentException.class, () -> Retention.keepFor(Duration.ofSeconds(-1)));
         assertThrows(IllegalArgumentException.class, () -> Retention.keepFor(null));
+        Retention.keepFor(Retention.MAX_AGE);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Retention.keepFor(Duration.ofSeconds(Long.MAX_VALUE)));
+        assertTrue(e.getMessage().contains("keepFor age must be at most"), e.getMessage()); // its milliseconds would overflow at every declaration
     }
 
     @Test

@@ -69,7 +69,9 @@ final class SegmentTables implements AutoCloseable {
         return (segment * 31 + Arrays.hashCode(key)) & (STRIPES - 1);
     }
 
+    /** The stored entry of {@code key}; null when absent — as a key too long to be stored always is. */
     byte[] get(int segment, byte[] key) {
+        if (key.length > store.maxKeyBytes() - 8) return null;
         return entries.partition(segment).get(key);
     }
 

@@ -11,6 +11,7 @@ import org.infinispan.commons.util.IntSet;
 import org.infinispan.commons.util.IntSets;
 import org.infinispan.commons.util.Util;
 import org.infinispan.configuration.cache.ClusteringConfiguration;
+import org.infinispan.configuration.global.GlobalStateConfiguration;
 import org.infinispan.conflict.EntryMergePolicy;
 import org.infinispan.conflict.MergePolicy;
 import org.infinispan.marshall.persistence.PersistenceMarshaller;
@@ -24,6 +25,7 @@ import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -71,8 +73,7 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
         timeService = ctx.getTimeService();
         segmentCount = ctx.getCache().getCacheConfiguration().clustering().hash().numSegments();
         warnIfMergesRemove(ctx.getCache().getName(), ctx.getCache().getCacheConfiguration().clustering());
-        String base = configuration.location() != null ? configuration.location() : ctx.getGlobalConfiguration().globalState().persistentLocation();
-        directory = Path.of(base).resolve(ctx.getCache().getName());
+        directory = storeDirectory(configuration.location(), ctx.getGlobalConfiguration().globalState(), ctx.getCache().getName());
         return blocking.runBlocking(() -> {
             try {
                 tables = new SegmentTables(configuration.varveConfig(directory), segmentCount);
@@ -81,6 +82,32 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
                         + ": " + e.getMessage(), e);
             }
         }, "varve-open");
+    }
+
+    /**
+     * The cache's store directory: its name under the configured location, or under the global persistent location
+     * when none is configured. Refuses a start with neither (the store would land in the working directory) and a
+     * cache name that would leave the location (absolute, {@code ..}, a path separator).
+     */
+    static Path storeDirectory(String location, GlobalStateConfiguration globalState, String cacheName) {
+        String base = location;
+        if (base == null) {
+            if (!globalState.enabled()) throw new CacheConfigurationException("the Varve store of cache " + cacheName
+                    + " has no location: set its location, or enable the global state with a persistent location");
+            base = globalState.persistentLocation();
+        }
+        Path root = Path.of(base).toAbsolutePath().normalize();
+        Path name;
+        try {
+            name = Path.of(cacheName);
+        } catch (InvalidPathException e) {
+            throw new CacheConfigurationException("cache name '" + cacheName + "' cannot name a directory: " + e.getMessage(), e);
+        }
+        Path dir = root.resolve(name).normalize();
+        if (name.isAbsolute() || !root.equals(dir.getParent()))
+            throw new CacheConfigurationException("cache name '" + cacheName + "' would put its Varve store outside the location " + root
+                    + " (" + dir + "); a cache whose store is Varve needs a name without path separators or '..'");
+        return dir;
     }
 
     /**

@@ -7,6 +7,8 @@ import org.infinispan.Cache;
 import org.infinispan.commons.CacheConfigurationException;
 import org.infinispan.configuration.cache.Configuration;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.configuration.global.GlobalConfigurationBuilder;
+import org.infinispan.configuration.global.GlobalStateConfiguration;
 import org.infinispan.configuration.parsing.ConfigurationBuilderHolder;
 import org.infinispan.configuration.parsing.ParserRegistry;
 import org.infinispan.manager.DefaultCacheManager;
@@ -86,7 +88,26 @@ class VarveStoreConfigurationTest {
             Cache<String, String> c = cm.getCache("c");
             for (int i = 0; i < 500; i++) assertEquals("v" + i, c.get("k" + i));
             assertNull(c.get("absent"));
+            String tooLong = "K".repeat(2000); // longer than a stored key can be: absent, as without a store
+            assertNull(c.get(tooLong));
+            assertTrue(!c.containsKey(tooLong));
+            assertNull(c.remove(tooLong));
         }
+    }
+
+    @Test
+    void theStoreDirectoryIsTheCacheNameUnderTheLocationAndNowhereElse() {
+        GlobalStateConfiguration noGlobalState = new GlobalConfigurationBuilder().globalState().enabled(false).build().globalState();
+        assertEquals(dir.resolve("c"), VarveStore.storeDirectory(dir.toString(), noGlobalState, "c"));
+        for (String name : new String[]{"../escaped", "a/b", dir.resolve("elsewhere").toString(), ".."}) {
+            CacheConfigurationException e = assertThrows(CacheConfigurationException.class, () -> VarveStore.storeDirectory(dir.toString(), noGlobalState, name));
+            assertTrue(e.getMessage().contains("cache name '" + name + "'"), e.getMessage());
+        }
+        CacheConfigurationException e = assertThrows(CacheConfigurationException.class, () -> VarveStore.storeDirectory(null, noGlobalState, "c"));
+        assertTrue(e.getMessage().contains("has no location"), e.getMessage());
+        GlobalStateConfiguration globalState = new GlobalConfigurationBuilder().globalState().enabled(true)
+                .persistentLocation(dir.resolve("global").toString()).build().globalState();
+        assertEquals(dir.resolve("global").resolve("c"), VarveStore.storeDirectory(null, globalState, "c"));
     }
 
     @Test
