@@ -75,11 +75,12 @@ public final class RankTreePolicy {
         int depth = 0;
         int start = 0;
         for (int i = 0; i <= levels.length(); i++) {
+            if (i == levels.length() && depth > 0) throw new IllegalArgumentException("invalid retention levels '" + levels + "': unclosed '('");
             char c = i < levels.length() ? levels.charAt(i) : ',';
             if (c == '(') {
                 depth++;
             } else if (c == ')') {
-                depth--;
+                if (--depth < 0) throw new IllegalArgumentException("invalid retention levels '" + levels + "': unbalanced ')' at index " + i);
             } else if (c == ',' && depth == 0) {
                 rules.add(Retention.parse(levels.substring(start, i)));
                 start = i + 1;

@@ -134,4 +134,12 @@ class RetentionTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RankTreePolicy.parse(text));
         assertTrue(e.getMessage().contains("'"), e.getMessage());
     }
+
+    @Test
+    void anUnbalancedBracketIsNamedAsSuch() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RankTreePolicy.parse("keepLast(1))"));
+        assertTrue(e.getMessage().contains("unbalanced ')' at index 11"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> RankTreePolicy.parse("keepLast(1"));
+        assertTrue(e.getMessage().contains("unclosed '('"), e.getMessage());
+    }
 }

@@ -50,18 +50,36 @@ public class VarveStoreConfigurationParser implements ConfigurationParser {
     private static boolean readVarveAttribute(VarveStoreConfigurationBuilder b, String name, String value) {
         switch (name) {
             case XmlNames.PATH -> b.location(value);
-            case XmlNames.DATA_REGION_SIZE -> b.dataRegionSize(Long.parseLong(value));
-            case XmlNames.CHECKPOINT_BUFFER_SIZE -> b.checkpointBufferSize(Long.parseLong(value));
-            case XmlNames.WAL_SEGMENT_SIZE -> b.walSegmentSize(Long.parseLong(value));
-            case XmlNames.RECOVERY_MODE -> b.recoveryMode(RecoveryMode.valueOf(value));
-            case XmlNames.RECOVERY_COMPRESSION -> b.recoveryCompression(RecoveryCompression.valueOf(value));
-            case XmlNames.WAL_SYNC_MODE -> b.walSyncMode(WalSyncMode.valueOf(value));
+            case XmlNames.DATA_REGION_SIZE -> b.dataRegionSize(bytes(value));
+            case XmlNames.CHECKPOINT_BUFFER_SIZE -> b.checkpointBufferSize(bytes(value));
+            case XmlNames.WAL_SEGMENT_SIZE -> b.walSegmentSize(bytes(value));
+            case XmlNames.RECOVERY_MODE -> b.recoveryMode(oneOf(RecoveryMode.class, value));
+            case XmlNames.RECOVERY_COMPRESSION -> b.recoveryCompression(oneOf(RecoveryCompression.class, value));
+            case XmlNames.WAL_SYNC_MODE -> b.walSyncMode(oneOf(WalSyncMode.class, value));
             case XmlNames.RETENTION -> b.retention(value);
             default -> {
                 return false;
             }
         }
         return true;
+    }
+
+    /** A byte count in decimal; the caller's message names the attribute. */
+    private static long bytes(String value) {
+        try {
+            return Long.parseLong(value.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("expected a number of bytes in decimal (e.g. 536870912)", e);
+        }
+    }
+
+    /** The constant {@code value} names (the schema types these attributes as tokens: surrounding blanks do not count). */
+    private static <E extends Enum<E>> E oneOf(Class<E> type, String value) {
+        try {
+            return Enum.valueOf(type, value.strip());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("expected one of " + java.util.Arrays.toString(type.getEnumConstants()), e);
+        }
     }
 
     @Override

@@ -120,7 +120,13 @@ class VarveStoreConfigurationTest {
         small.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).dataRegionSize(1024);
         assertMessage(CacheConfigurationException.class, "dataRegionSize", small::build);
         assertMessage(RuntimeException.class, "wal-sync-mode", () -> new ParserRegistry().parse(xml("wal-sync-mode=\"SOMETIMES\"")));
+        assertMessage(RuntimeException.class, "expected one of " + java.util.Arrays.toString(WalSyncMode.values()),
+                () -> new ParserRegistry().parse(xml("wal-sync-mode=\"SOMETIMES\"")));
         assertMessage(RuntimeException.class, "data-region-size", () -> new ParserRegistry().parse(xml("data-region-size=\"big\"")));
+        assertMessage(RuntimeException.class, "expected a number of bytes", () -> new ParserRegistry().parse(xml("data-region-size=\"big\"")));
+        // the schema types the enum attributes as tokens: surrounding blanks do not count
+        assertEquals(RecoveryMode.WAL_PHYSICAL, storeOf(new ParserRegistry().parse(xml("recovery-mode=\" WAL_PHYSICAL \""))
+                .getNamedConfigurationBuilders().get("c").build()).recoveryMode());
     }
 
     private static void assertMessage(Class<? extends Throwable> type, String part, org.junit.jupiter.api.function.Executable e) {
