@@ -138,9 +138,13 @@ class CliDamageTest {
         Path f = first(s.resolve("wal"), "wal-");
         flip(f, 40 + 20); // inside the first record (its payload), which many follow
         expectDamage(s, f, 40, 40);
+        flip(f, 50_000); // a second damage further on: the check goes on past the first, from the next valid record
         CliRun r = CliRun.of("verify", "--json", s.toString());
-        assertTrue(r.damage().stream().anyMatch(x -> x.what().contains("from this offset on are not checked")),
-                "a damaged record's report says the rest of its segment went unchecked: " + r.damage());
+        Path segment = f;
+        List<CliRun.Damage> inSegment = r.damage().stream().filter(x -> Path.of(x.file()).equals(segment)).toList();
+        assertEquals(2, inSegment.size(), "both damaged records of the segment are named: " + r.damage());
+        assertTrue(inSegment.get(0).what().contains("the next valid record starts at offset"), inSegment.toString());
+        assertTrue(inSegment.get(1).offset() > 60 && inSegment.get(1).offset() <= 50_000, inSegment.toString());
         s = copy(healthy);
         f = first(s.resolve("wal"), "wal-");
         truncate(f, 100_000);

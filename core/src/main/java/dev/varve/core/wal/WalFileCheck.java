@@ -75,8 +75,19 @@ public final class WalFileCheck {
                 continue;
             }
             WalOpenScan.Stop stop = WalOpenScan.scanRecords(b, index, HEADER_SIZE, !last, mode, crc, heads);
-            if (stop.reason() == null && !stop.sealed() && !last) stop = WalOpenScan.unsealed(stop, index);
             records += stop.records();
+            boolean reported = false;
+            while (stop.reason() != null && stop.evidence() != null) { // damage, not a torn tail: name it, check on from the next valid record
+                int next = WalOpenScan.nextValidRecord(b, index, stop.offset(), crc);
+                sink.damage(p, stop.offset(), stop.reason() + "; not a torn write: " + stop.evidence()
+                        + (next < 0 ? "; no valid record follows it in the segment" : "; the next valid record starts at offset " + next));
+                reported = true;
+                if (next < 0) break;
+                stop = WalOpenScan.scanRecords(b, index, next, !last, mode, crc, heads);
+                records += stop.records();
+                reported = false;
+            }
+            if (stop.reason() == null && !stop.sealed() && !last) stop = WalOpenScan.unsealed(stop, index);
             if (stop.reason() == null) {
                 Path successor = last && unnamedIndex < 0 ? WalOpenScan.unnamedSuccessor(io, dir, stop, index) : null;
                 if (successor != null) {
@@ -88,10 +99,8 @@ public final class WalFileCheck {
                 }
             } else if (stop.evidence() == null) {
                 torn = p.getFileName() + " at offset " + stop.offset() + ": " + stop.reason();
-            } else {
-                // a damaged record hides where the next one starts: say that the rest was not checked, not that it is sound
-                sink.damage(p, stop.offset(), stop.reason() + "; not a torn write: " + stop.evidence() + "; the segment's "
-                        + (segmentSize - stop.offset()) + " bytes from this offset on are not checked");
+            } else if (!reported) {
+                sink.damage(p, stop.offset(), stop.reason() + "; not a torn write: " + stop.evidence());
             }
         }
         return new Result(segments, records, segmentSize, torn);

@@ -291,16 +291,21 @@ public final class WalOpenScan {
 
     /** True when a whole, valid record starts at some aligned offset after {@code off}: what follows was written. */
     private static boolean validRecordAfter(ByteBuffer b, long index, int off, CRC32C crc) {
+        return nextValidRecord(b, index, off, crc) >= 0;
+    }
+
+    /** The first aligned offset after {@code off} where a whole, valid record starts; -1 when none does. */
+    static int nextValidRecord(ByteBuffer b, long index, int off, CRC32C crc) {
         int size = b.capacity();
         for (int p = off + WalSegmentDescriptor.RECORD_ALIGNMENT; p + WalSegmentDescriptor.RECORD_HEADER_SIZE <= size;
              p += WalSegmentDescriptor.RECORD_ALIGNMENT) {
             // the LSN field equal to the position is a cheap filter before the CRC
             if (b.getLong(p + WalSegmentDescriptor.LSN_OFFSET) == WalSegmentDescriptor.lsn(index, p, size)
                     && WalSegmentDescriptor.checkRecord(b, index, p, size, crc) == null) {
-                return true;
+                return p;
             }
         }
-        return false;
+        return -1;
     }
 
     /**
