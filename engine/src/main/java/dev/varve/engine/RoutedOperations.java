@@ -15,22 +15,16 @@ abstract class RoutedOperations {
     abstract PartitionHandle route(byte[] key);
 
     public void put(byte[] key, byte[] value) {
-        PartitionHandle h = routeOpen(key);
+        PartitionHandle h = route(key);
         engine.checkValue(value);
         engine.write(h, key, value);
     }
 
     public byte[] get(byte[] key) {
-        return engine.get(routeOpen(key), key);
+        return engine.get(route(key), key);
     }
 
     public boolean remove(byte[] key) {
-        return engine.write(routeOpen(key), key, null);
-    }
-
-    /** Routes {@code key} once the store is known open: a closed store says so, not that the key belongs elsewhere. */
-    private PartitionHandle routeOpen(byte[] key) {
-        engine.checkOpen();
-        return route(key);
+        return engine.write(route(key), key, null);
     }
 }

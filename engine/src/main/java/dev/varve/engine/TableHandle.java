@@ -52,7 +52,10 @@ final class TableHandle extends RoutedOperations implements Table {
         engine.checkKey(key);
         if (!options.callerPlaced()) {
             int owner = KeyHash.partition(key, parts.length);
-            if (owner != p) throw new IllegalArgumentException("key belongs to partition " + owner + " of table " + name + ", not partition " + p);
+            if (owner != p) {
+                engine.checkOpen(); // a closed store says so, not that the key belongs elsewhere (on the error path only)
+                throw new IllegalArgumentException("key belongs to partition " + owner + " of table " + name + ", not partition " + p);
+            }
         }
         return h;
     }

@@ -176,6 +176,8 @@ class BadInputTest {
         assertThrows(IllegalStateException.class, () -> table.remove(k));
         assertThrows(IllegalStateException.class, () -> table.scan(null, null));
         assertThrows(IllegalStateException.class, () -> p0.put(firstKeyOf(p0Keys()), v));
+        byte[] elsewhere = model.keySet().stream().filter(x -> KeyHash.partition(x, 4) != 0).findFirst().orElseThrow();
+        assertThrows(IllegalStateException.class, () -> p0.put(elsewhere, v), "a closed store says so, not that the key belongs elsewhere");
         assertThrows(IllegalStateException.class, () -> p0.size());
         assertThrows(IllegalStateException.class, () -> p0.destroy());
         assertThrows(IllegalStateException.class, () -> p0.scan(null, null));
