@@ -71,8 +71,13 @@ final class SegmentTables implements AutoCloseable {
 
     /** The stored entry of {@code key}; null when absent — as a key too long to be stored always is. */
     byte[] get(int segment, byte[] key) {
-        if (key.length > store.maxKeyBytes() - 8) return null;
+        if (key.length > maxKeyBytes()) return null;
         return entries.partition(segment).get(key);
+    }
+
+    /** The longest key this store holds: Varve's limit less the 8 bytes the expiry index adds to a key. */
+    private int maxKeyBytes() {
+        return store.maxKeyBytes() - 8;
     }
 
     /**
@@ -81,7 +86,7 @@ final class SegmentTables implements AutoCloseable {
      * @throws IllegalArgumentException naming the size and the limit
      */
     private void checkSizes(Change c) {
-        int maxKey = store.maxKeyBytes() - 8;
+        int maxKey = maxKeyBytes();
         if (c.key().length > maxKey) throw new IllegalArgumentException("marshalled key of " + c.key().length + " bytes exceeds the store's maximum of "
                 + maxKey + " bytes (Varve's key limit, pageSize / 4, less the 8 bytes of the expiry index)");
         if (c.stored() != null && c.stored().length > Varve.MAX_VALUE_BYTES) throw new IllegalArgumentException("stored entry of " + c.stored().length
