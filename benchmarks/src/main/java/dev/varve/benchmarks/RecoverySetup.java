@@ -6,8 +6,8 @@ import dev.varve.config.VarveConfig;
 
 /** The four crash-recovery configurations compared by {@link RecoveryModeBenchmark} and {@link RecoveryModeComparison}. */
 public enum RecoverySetup {
-    /** Full page images and deltas in the WAL; no recovery files. */
-    WAL_PHYSICAL(RecoveryMode.WAL_PHYSICAL, RecoveryCompression.DISABLED),
+    /** Page images (Snappy-compressed, the default compression) and deltas in the WAL; no recovery files. */
+    WAL_PHYSICAL(RecoveryMode.WAL_PHYSICAL, RecoveryCompression.SNAPPY),
     /** Logical WAL, recovery files with raw page images. */
     RECOVERY_FILE_DISABLED(RecoveryMode.CHECKPOINT_RECOVERY_FILE, RecoveryCompression.DISABLED),
     /** Logical WAL, recovery files without the unused middle of each page. */

@@ -93,7 +93,7 @@ public final class Checkpointer implements AutoCloseable {
         this.codec = PageCodec.of(config.recoveryCompression());
         this.throttle = new Throttle(memory);
         this.pool = new CheckpointPool(config.checkpointThreads(), agents.parallel());
-        this.physicalLog = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL ? new PhysicalPageLog(wal, memory.pageSize(), unusedRange) : null;
+        this.physicalLog = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL ? new PhysicalPageLog(wal, memory.pageSize(), unusedRange, codec) : null;
         if (physicalLog != null) memory.addWriteHook(physicalLog);
         this.trigger = new CheckpointTrigger(this, config, memory);
         memory.onPressure(() -> trigger.wake("memory pressure"));

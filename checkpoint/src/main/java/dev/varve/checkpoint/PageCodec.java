@@ -51,16 +51,38 @@ enum PageCodec {
             case SKIP_GARBAGE:
                 return encodeSkipGarbage(image, unusedRange.applyAsLong(image), out, 0);
             default:
-                try {
-                    ByteBuffer in = page.duplicate();
-                    in.limit(base + pageSize).position(base);
-                    ByteBuffer o = out.duplicate();
-                    o.clear();
-                    return Snappy.compress(in, o);
-                } catch (IOException e) {
-                    throw new UncheckedIOException("snappy compression failed", e);
-                }
+                return compress(page, base, pageSize, out, 0);
         }
+    }
+
+    /** Snappy-compresses {@code [from, from + length)} of direct {@code in} to index {@code at} of direct {@code out}; returns the compressed length. */
+    static int compress(ByteBuffer in, int from, int length, ByteBuffer out, int at) {
+        try {
+            ByteBuffer i = in.duplicate();
+            i.limit(from + length).position(from);
+            ByteBuffer o = out.duplicate();
+            o.clear().position(at);
+            return Snappy.compress(i, o);
+        } catch (IOException e) {
+            throw new UncheckedIOException("snappy compression failed", e);
+        }
+    }
+
+    /**
+     * Uncompresses the snappy block {@code [from, from + length)} of direct {@code in} to index 0 of direct {@code out};
+     * returns its length, which must be {@code expected} (-1: at most {@code out}'s capacity).
+     *
+     * @throws IOException if the block is not snappy's or does not expand to that length
+     */
+    static int uncompress(ByteBuffer in, int from, int length, ByteBuffer out, int expected) throws IOException {
+        ByteBuffer src = in.duplicate();
+        src.limit(from + length).position(from);
+        int n = Snappy.uncompressedLength(src);
+        if (expected >= 0 ? n != expected : n > out.capacity())
+            throw new IOException("snappy entry expands to " + n + " bytes, expected " + (expected >= 0 ? expected : "at most " + out.capacity()));
+        ByteBuffer dst = out.duplicate();
+        dst.clear();
+        return Snappy.uncompress(src, dst);
     }
 
     /**
@@ -98,15 +120,8 @@ enum PageCodec {
                 page.put(end, in, 8 + start, pageSize - end);
                 return;
             }
-            default: {
-                ByteBuffer src = in.duplicate();
-                src.position(0).limit(length);
-                ByteBuffer dst = page.duplicate();
-                dst.clear();
-                int n = Snappy.uncompressedLength(src);
-                if (n != pageSize) throw new IOException("snappy entry expands to " + n + " bytes, expected " + pageSize);
-                Snappy.uncompress(src, dst);
-            }
+            default:
+                uncompress(in, 0, length, page, pageSize);
         }
     }
 }

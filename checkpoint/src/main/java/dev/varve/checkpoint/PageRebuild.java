@@ -78,10 +78,7 @@ final class PageRebuild {
                 }
             }
             if (literal >= 0) {
-                ops++;
-                putOp(out, literal, d - literal, LITERAL);
-                out.put(out.position(), page.buffer(), page.base() + literal, d - literal);
-                out.position(out.position() + d - literal);
+                ops += literal(out, page, literal, d);
                 literal = -1;
             }
             if (op >= 0) {
@@ -91,15 +88,62 @@ final class PageRebuild {
             d += run;
             if (out.position() > limit) return null;
         }
-        if (literal >= 0) {
-            ops++;
-            putOp(out, literal, size - literal, LITERAL);
-            out.put(out.position(), page.buffer(), page.base() + literal, size - literal);
-            out.position(out.position() + size - literal);
-        }
+        if (literal >= 0) ops += literal(out, page, literal, size);
         if (out.position() > limit || ops == 0) return null;
         out.putShort(HEADER - 2, (short) ops);
         return out.flip();
+    }
+
+    /**
+     * Re-encodes {@code delta} (a {@code PAGE_DELTA} payload of {@code page}, whose state before the change is
+     * {@code before}) as a rebuild of the page from itself in which bytes below {@code shiftEnd} that moved up by
+     * {@code shift} bytes (down, when negative) are copies: a slotted page's slot array after an insert before its end
+     * (or a remove). The delta carries those slots again; the copy names them in 6 bytes. Costs no index of the page,
+     * so it is cheap enough for every insert. Returns the record flipped, or null when it would take more than
+     * {@code limit} payload bytes.
+     */
+    static ByteBuffer fromDelta(ByteBuffer delta, Page page, ByteBuffer before, int shift, int shiftEnd, ByteBuffer out, int limit) {
+        int size = page.size();
+        out.clear();
+        out.putLong(page.pageId()).putLong(page.pageId()).put((byte) 0).putShort((short) 0);
+        int ops = 0;
+        int at = Long.BYTES;
+        int ranges = delta.getShort(at) & 0xFFFF;
+        at += 2;
+        for (int r = 0; r < ranges; r++) {
+            int offset = delta.getShort(at) & 0xFFFF;
+            int end = offset + (delta.getShort(at + 2) & 0xFFFF);
+            at += 4 + end - offset;
+            int literal = offset;
+            int d = offset;
+            while (d < Math.min(end, shiftEnd)) {
+                int from = d - shift;
+                boolean moved = from >= 0 && from + Long.BYTES <= size && d + Long.BYTES <= size && page.getLong(d) == before.getLong(from);
+                int run = moved ? Math.min(common(page, d, before, from), end - d) : 0;
+                if (run < MIN_RUN) {
+                    d++;
+                    continue;
+                }
+                if (literal < d) ops += literal(out, page, literal, d);
+                putOp(out, d, run, from);
+                ops++;
+                d += run;
+                literal = d;
+            }
+            if (literal < end) ops += literal(out, page, literal, end);
+            if (out.position() > limit) return null;
+        }
+        if (ops == 0) return null;
+        out.putShort(HEADER - 2, (short) ops);
+        return out.flip();
+    }
+
+    /** Appends a literal op of {@code page}'s {@code [from, to)}; returns 1, the ops added. */
+    private static int literal(ByteBuffer out, Page page, int from, int to) {
+        putOp(out, from, to - from, LITERAL);
+        out.put(out.position(), page.buffer(), page.base() + from, to - from);
+        out.position(out.position() + to - from);
+        return 1;
     }
 
     private static void putOp(ByteBuffer out, int offset, int length, int from) {
@@ -119,7 +163,9 @@ final class PageRebuild {
     private static int unchanged(Page page, ByteBuffer base, int d) {
         int n = 0;
         if (base == null) return zeros(page, d);
-        while (d + n < page.size() && page.getByte(d + n) == (base.get(d + n) & 0xFF)) n++;
+        int size = page.size();
+        while (d + n + Long.BYTES <= size && page.getLong(d + n) == base.getLong(d + n)) n += Long.BYTES; // both little-endian
+        while (d + n < size && page.getByte(d + n) == (base.get(d + n) & 0xFF)) n++;
         return n;
     }
 
@@ -141,6 +187,8 @@ final class PageRebuild {
     private static int common(Page page, int d, ByteBuffer source, int s) {
         int n = 0;
         int size = page.size();
+        int words = size - Math.max(d, s) - Long.BYTES;
+        while (n <= words && page.getLong(d + n) == source.getLong(s + n)) n += Long.BYTES; // both little-endian
         while (d + n < size && s + n < size && page.getByte(d + n) == (source.get(s + n) & 0xFF)) n++;
         return n;
     }

@@ -26,18 +26,25 @@ final class PhysicalPageLog implements PageWriteHook {
     private static final int MAX_HELD = 16;
     /** Deltas up to this size are an insert's or a remove's: no cells moved, so a rebuild is not tried. */
     private static final int REBUILD_ABOVE = 512;
+    /** Smaller deltas have too few shifted bytes to gain from a shifted rebuild. */
+    private static final int SHIFTED_ABOVE = 96;
     private final Wal wal;
     private final int pageSize;
     private final ToLongFunction<Page> unusedRange;
+    private final PageCodec codec;
     private final ThreadLocal<Scratch> scratch;
     private volatile boolean enabled;
     private long generation;
 
-    /** A log into {@code wal}; {@code unusedRange} gives a page's unused middle, as {@code PageLayout.unusedRange}. */
-    PhysicalPageLog(Wal wal, int pageSize, ToLongFunction<Page> unusedRange) {
+    /**
+     * A log into {@code wal}; {@code unusedRange} gives a page's unused middle, as {@code PageLayout.unusedRange};
+     * {@code codec} says how images are written ({@link PhysicalRecords#encodeImage}).
+     */
+    PhysicalPageLog(Wal wal, int pageSize, ToLongFunction<Page> unusedRange, PageCodec codec) {
         this.wal = wal;
         this.pageSize = pageSize;
         this.unusedRange = unusedRange;
+        this.codec = codec;
         this.scratch = ThreadLocal.withInitial(() -> new Scratch(pageSize));
     }
 
@@ -66,6 +73,7 @@ final class PhysicalPageLog implements PageWriteHook {
         } else {
             s.fullImage[i] = false;
             page.copyTo(s.before[i], 0);
+            s.usedBefore[i] = (int) (unusedRange.applyAsLong(page) >>> 32);
         }
     }
 
@@ -81,21 +89,29 @@ final class PhysicalPageLog implements PageWriteHook {
             if (s.fullImage[i]) {
                 ByteBuffer rebuilt = s.fresh[i] ? rebuildFromOthers(s, i, page, imageBytes) : null;
                 if (rebuilt != null) wal.append(RecordTypes.PAGE_REBUILD, rebuilt);
-                else wal.append(PhysicalRecords.imageType(unused), PhysicalRecords.encodeImage(page, unused, s.out));
+                else appendImage(page, unused, s);
                 page.physicalImageGeneration(generation);
                 return;
             }
             ByteBuffer delta = PhysicalRecords.encodeDelta(page, s.before[i], s.out);
             if (delta == null) return;
             int bytes = delta.remaining();
-            ByteBuffer rebuilt = bytes > REBUILD_ABOVE
-                    ? s.rebuild.encode(page, s.before[i], page.pageId(), s.before[i], s.alt, Math.min(bytes, imageBytes) - 1) : null;
+            int limit = Math.min(bytes, imageBytes) - 1;
+            int shift = (int) (unused >>> 32) - s.usedBefore[i]; // how far the slot array grew (or shrank)
+            ByteBuffer rebuilt = bytes > REBUILD_ABOVE ? s.rebuild.encode(page, s.before[i], page.pageId(), s.before[i], s.alt, limit)
+                    : bytes > SHIFTED_ABOVE && shift != 0 && unused != 0 && s.usedBefore[i] != 0
+                    ? PageRebuild.fromDelta(delta, page, s.before[i], shift, Math.max(s.usedBefore[i], (int) (unused >>> 32)), s.alt, limit) : null;
             if (rebuilt != null) wal.append(RecordTypes.PAGE_REBUILD, rebuilt);
             else if (bytes <= imageBytes) wal.append(RecordTypes.PAGE_DELTA, delta);
-            else wal.append(PhysicalRecords.imageType(unused), PhysicalRecords.encodeImage(page, unused, s.out));
+            else appendImage(page, unused, s);
         } finally {
             s.close(i);
         }
+    }
+
+    private void appendImage(Frame page, long unused, Scratch s) {
+        int type = PhysicalRecords.encodeImage(page, unused, codec, s.out, s.alt);
+        wal.append(type, s.out);
     }
 
     /**
@@ -121,6 +137,8 @@ final class PhysicalPageLog implements PageWriteHook {
         final ByteBuffer[] before = new ByteBuffer[MAX_HELD];
         final boolean[] fullImage = new boolean[MAX_HELD];
         final boolean[] fresh = new boolean[MAX_HELD];
+        /** Where the page's unused middle started before the change (0: it had none). */
+        final int[] usedBefore = new int[MAX_HELD];
         /** Two record buffers, so that two encodings of one change can be compared. */
         final ByteBuffer out;
         final ByteBuffer alt;

@@ -13,13 +13,16 @@ import java.nio.ByteOrder;
  * <pre>
  * PAGE_IMAGE:              pageId (8) | page image (pageSize)
  * PAGE_IMAGE_SKIP_GARBAGE: pageId (8) | start (4) | end (4) | image bytes [0, start) | image bytes [end, pageSize)
+ * PAGE_IMAGE_SNAPPY:       pageId (8) | snappy-java's compression of a PAGE_IMAGE_SKIP_GARBAGE body (start | end | bytes)
  * PAGE_DELTA:              pageId (8) | ranges (2) | ranges x [ offset (2) | length (2) | bytes (length) ]
  * PAGE_REBUILD:            see {@link PageRebuild}
  * </pre>
  * {@code PAGE_IMAGE_SKIP_GARBAGE} leaves out the page's unused middle [start, end) (the gap between a slotted page's
  * slot array and its cells, an overflow page's tail...), which the page layout keeps zero: replay restores it as
  * zeros, so the page comes back byte for byte and its checksum, computed over the whole page when it is written
- * to its file, is the same. Its body is {@link PageCodec#SKIP_GARBAGE}'s encoding. A page's first record after a
+ * to its file, is the same. Its body is {@link PageCodec#SKIP_GARBAGE}'s encoding. Which image type is written follows
+ * {@code recoveryCompression}, as for the recovery file's entries: {@code DISABLED} the whole page, {@code SKIP_GARBAGE}
+ * without the middle, {@code SNAPPY} without the middle and compressed when that is smaller. A page's first record after a
  * checkpoint mark is always an image (or, for a page just allocated, a rebuild from a page replay already knows), so
  * replay from a mark never needs the page's (possibly torn) on-disk contents.
  */
@@ -37,8 +40,11 @@ public final class PhysicalRecords {
 
     /** True for the record types that restore a whole page. */
     public static boolean isImage(int type) {
-        return type == RecordTypes.PAGE_IMAGE || type == RecordTypes.PAGE_IMAGE_SKIP_GARBAGE;
+        return type == RecordTypes.PAGE_IMAGE || type == RecordTypes.PAGE_IMAGE_SKIP_GARBAGE || type == RecordTypes.PAGE_IMAGE_SNAPPY;
     }
+
+    /** Direct scratch for replay's uncompressed images, since a payload may be a heap buffer (a shipped record). */
+    private static final ThreadLocal<ByteBuffer[]> UNCOMPRESSED = ThreadLocal.withInitial(() -> new ByteBuffer[2]);
 
     /**
      * Re-applies a physical record to {@code pages} (binary restore).
@@ -48,6 +54,10 @@ public final class PhysicalRecords {
     public static void apply(int type, ByteBuffer payload, PageAccess pages) {
         ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         long pageId = b.getLong();
+        if (type == RecordTypes.PAGE_IMAGE_SNAPPY) {
+            type = RecordTypes.PAGE_IMAGE_SKIP_GARBAGE;
+            b = uncompressed(b, pages.pageSize());
+        }
         if (isImage(type)) {
             Page p = pages.acquireNew(pageId); // zeroed: a left-out middle comes back as zeros
             try {
@@ -88,33 +98,72 @@ public final class PhysicalRecords {
         }
     }
 
-    /** The record type {@link #encodeImage} writes for a page whose unused middle is {@code unusedRange}. */
-    static int imageType(long unusedRange) {
-        return unusedRange == 0 ? RecordTypes.PAGE_IMAGE : RecordTypes.PAGE_IMAGE_SKIP_GARBAGE;
+    /**
+     * A compressed image's uncompressed body (a {@code PAGE_IMAGE_SKIP_GARBAGE} payload after its pageId) in a
+     * thread-local direct buffer, positioned at 0, the pageId's 8 bytes before it left as they are.
+     */
+    private static ByteBuffer uncompressed(ByteBuffer b, int pageSize) {
+        ByteBuffer[] scratch = UNCOMPRESSED.get();
+        if (scratch[0] == null || scratch[0].capacity() < SKIP_GARBAGE_HEADER + pageSize) {
+            scratch[0] = ByteBuffer.allocateDirect(SKIP_GARBAGE_HEADER + pageSize).order(ByteOrder.LITTLE_ENDIAN);
+            scratch[1] = null;
+        }
+        ByteBuffer in = b;
+        int from = b.position();
+        if (!b.isDirect()) {
+            if (scratch[1] == null || scratch[1].capacity() < b.remaining()) scratch[1] = ByteBuffer.allocateDirect(Math.max(b.remaining(), 2 * pageSize));
+            scratch[1].put(0, b, from, b.remaining());
+            in = scratch[1];
+            from = 0;
+        }
+        try {
+            int n = PageCodec.uncompress(in, from, b.remaining(), scratch[0], -1);
+            return scratch[0].duplicate().order(ByteOrder.LITTLE_ENDIAN).limit(n).position(0);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("compressed page image: " + e.getMessage(), e);
+        }
     }
 
-    /** The payload bytes of {@code page}'s image record, {@code unusedRange} left out. */
+    /** The payload bytes of {@code page}'s image record, {@code unusedRange} left out, before any compression. */
     static int imageBytes(Page page, long unusedRange) {
         int unused = (int) unusedRange - (int) (unusedRange >>> 32);
         return unusedRange == 0 ? Long.BYTES + page.size() : SKIP_GARBAGE_HEADER + page.size() - unused;
     }
 
     /**
-     * Encodes an image record of {@code page} into {@code out} (cleared), leaving out {@code unusedRange}
-     * ({@code start<<32|end} as {@code PageLayout.unusedRange} gives it, 0 for none; its bytes must be zero); returns
-     * it flipped. Its type is {@link #imageType}.
+     * Encodes an image record of {@code page} into {@code out} (cleared, then flipped) as {@code codec} says, leaving
+     * out {@code unusedRange} ({@code start<<32|end} as {@code PageLayout.unusedRange} gives it, 0 for none; its bytes
+     * must be zero) unless the codec is {@code DISABLED}; returns the record's type. {@code SNAPPY} encodes the body in
+     * {@code scratch} (direct, a page and 8 bytes at least) and compresses it into {@code out}, keeping it uncompressed
+     * when compression saves less than a sixteenth.
      */
-    static ByteBuffer encodeImage(Page page, long unusedRange, ByteBuffer out) {
+    static int encodeImage(Page page, long unusedRange, PageCodec codec, ByteBuffer out, ByteBuffer scratch) {
         out.clear();
         out.putLong(page.getLong(0));
-        if (unusedRange == 0) {
-            page.copyTo(out, out.position());
-            out.position(out.position() + page.size());
-        } else {
-            assert isZero(page, (int) (unusedRange >>> 32), (int) unusedRange) : "unused range of page " + page.pageId() + " holds data";
-            out.position(out.position() + PageCodec.encodeSkipGarbage(page, unusedRange, out, out.position()));
+        if (unusedRange == 0 || codec == PageCodec.DISABLED) {
+            if (codec != PageCodec.SNAPPY) {
+                page.copyTo(out, out.position());
+                out.position(out.position() + page.size());
+                out.flip();
+                return RecordTypes.PAGE_IMAGE;
+            }
+            unusedRange = 0;
         }
-        return out.flip();
+        assert unusedRange == 0 || isZero(page, (int) (unusedRange >>> 32), (int) unusedRange) : "unused range of page " + page.pageId() + " holds data";
+        if (codec == PageCodec.SKIP_GARBAGE) {
+            out.position(out.position() + PageCodec.encodeSkipGarbage(page, unusedRange, out, out.position()));
+            out.flip();
+            return RecordTypes.PAGE_IMAGE_SKIP_GARBAGE;
+        }
+        int body = PageCodec.encodeSkipGarbage(page, unusedRange, scratch.clear(), 0);
+        int compressed = PageCodec.compress(scratch, 0, body, out, Long.BYTES);
+        if (compressed <= body - body / 16) { // else replay would pay to uncompress for next to nothing
+            out.limit(Long.BYTES + compressed).position(0);
+            return RecordTypes.PAGE_IMAGE_SNAPPY;
+        }
+        out.put(Long.BYTES, scratch, 0, body);
+        out.limit(Long.BYTES + body).position(0);
+        return RecordTypes.PAGE_IMAGE_SKIP_GARBAGE;
     }
 
     private static boolean isZero(Page page, int from, int to) {

@@ -15,6 +15,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -34,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The physical WAL records round trip: an image without its unused middle, a delta, a rebuild of a split's pages,
+ * The physical WAL records round trip: an image as each codec writes it (whole, without its unused middle, compressed), a delta, a rebuild of a split's pages,
  * each replayed into a second page memory gives the same page bytes (so the same checksum); and the page log's choice
  * among them, over random inserts, removes, splits and compactions across checkpoint marks, replays from the last
  * mark (as recovery does, without the pages' earlier contents) to exactly the pages the writer has.
@@ -102,29 +104,57 @@ class PhysicalRecordsTest {
         return p;
     }
 
+    /** Encodes {@code p}'s image as {@code codec} says, checks its type is {@code type}, and returns the record. */
+    private static ByteBuffer image(Page p, long unusedRange, PageCodec codec, int type) {
+        ByteBuffer out = buffer();
+        assertEquals(type, PhysicalRecords.encodeImage(p, unusedRange, codec, out, buffer()), codec + " image type");
+        return out;
+    }
+
+    /**
+     * Each {@code recoveryCompression} writes its own image: the whole page, the page without its unused middle, and
+     * that compressed — or, for bytes that do not compress, left uncompressed. Each restores every byte, so the
+     * checksum, also from a heap payload (a shipped record).
+     */
     @Test
-    void imageWithoutItsUnusedMiddleRestoresEveryByteAndTheChecksum() {
+    void imagesOfEachCodecRestoreEveryByteAndTheChecksum() {
         PageMemory writer = memory("w");
         PageMemory reader = memory("r");
-        Page p = filled(writer, 1, 7, 1200);
+        Page p = filled(writer, 1, 7, 1400);
         try {
-            ByteBuffer rec = PhysicalRecords.encodeImage(p, SlottedTestPage.unusedRange(p), buffer());
+            long range = SlottedTestPage.unusedRange(p);
             int unused = SlottedTestPage.cellStart(p) - SlottedTestPage.slotsEnd(p);
             assertTrue(unused >= 1000, "the test page has a gap to leave out");
-            assertEquals(RecordTypes.PAGE_IMAGE_SKIP_GARBAGE, PhysicalRecords.imageType(SlottedTestPage.unusedRange(p)));
-            assertEquals(PhysicalRecords.imageBytes(p, SlottedTestPage.unusedRange(p)), rec.remaining());
-            assertEquals(8 + 8 + PAGE - unused, rec.remaining());
-            replay(rec, RecordTypes.PAGE_IMAGE_SKIP_GARBAGE, reader);
-            ByteBuffer whole = PhysicalRecords.encodeImage(p, 0, buffer());
-            assertEquals(RecordTypes.PAGE_IMAGE, PhysicalRecords.imageType(0));
+            ByteBuffer whole = image(p, range, PageCodec.DISABLED, RecordTypes.PAGE_IMAGE);
             assertEquals(8 + PAGE, whole.remaining());
+            ByteBuffer skip = image(p, range, PageCodec.SKIP_GARBAGE, RecordTypes.PAGE_IMAGE_SKIP_GARBAGE);
+            assertEquals(PhysicalRecords.imageBytes(p, range), skip.remaining());
+            assertEquals(8 + 8 + PAGE - unused, skip.remaining());
+            ByteBuffer snappy = image(p, range, PageCodec.SNAPPY, RecordTypes.PAGE_IMAGE_SNAPPY);
+            assertTrue(snappy.remaining() < skip.remaining() * 3 / 4, "cells of letters compress: " + snappy.remaining() + " of " + skip.remaining());
+            ByteBuffer heap = ByteBuffer.allocate(snappy.remaining()).order(ByteOrder.LITTLE_ENDIAN).put(0, snappy, 0, snappy.remaining());
+            for (ByteBuffer rec : new ByteBuffer[] {whole, skip, snappy, heap}) {
+                int type = rec == whole ? RecordTypes.PAGE_IMAGE : rec == skip ? RecordTypes.PAGE_IMAGE_SKIP_GARBAGE : RecordTypes.PAGE_IMAGE_SNAPPY;
+                reader.releaseWrite(reader.acquireNew(id(1))); // zeroed between replays
+                replay(rec, type, reader);
+                assertArrayEquals(p.getBytes(0, PAGE), bytes(reader, id(1)), "replay of type " + type);
+            }
         } finally {
             writer.releaseWrite(p);
         }
         byte[] written = bytes(writer, id(1));
-        byte[] restored = bytes(reader, id(1));
-        assertArrayEquals(written, restored);
-        assertEquals(checksum(written), checksum(restored));
+        assertEquals(checksum(written), checksum(bytes(reader, id(1))));
+
+        Page noise = writer.acquireNew(id(7));
+        try {
+            for (int i = PageHeader.SIZE; i < PAGE; i += 8) noise.putLong(i, new SplittableRandom(i).nextLong()); // the header keeps its page id
+            ByteBuffer kept = image(noise, 0, PageCodec.SNAPPY, RecordTypes.PAGE_IMAGE_SKIP_GARBAGE);
+            assertEquals(8 + 8 + PAGE, kept.remaining(), "random bytes stay uncompressed, with an empty left-out range");
+            replay(kept, RecordTypes.PAGE_IMAGE_SKIP_GARBAGE, reader);
+        } finally {
+            writer.releaseWrite(noise);
+        }
+        assertArrayEquals(bytes(writer, id(7)), bytes(reader, id(7)));
     }
 
     @Test
@@ -135,7 +165,7 @@ class PhysicalRecordsTest {
         ByteBuffer before = ByteBuffer.allocateDirect(PAGE).order(ByteOrder.LITTLE_ENDIAN);
         try {
             p.putLong(100, 0x1122334455667788L);
-            replay(PhysicalRecords.encodeImage(p, 0, buffer()), RecordTypes.PAGE_IMAGE, reader);
+            replay(image(p, 0, PageCodec.SKIP_GARBAGE, RecordTypes.PAGE_IMAGE), RecordTypes.PAGE_IMAGE, reader);
             p.copyTo(before, 0);
             p.putByte(203, 9); // one byte inside a word
             p.putByte(1000, 1);
@@ -159,7 +189,8 @@ class PhysicalRecordsTest {
         Page left = filled(writer, 3, 11, 0);
         ByteBuffer before = ByteBuffer.allocateDirect(PAGE).order(ByteOrder.LITTLE_ENDIAN);
         try {
-            replay(PhysicalRecords.encodeImage(left, SlottedTestPage.unusedRange(left), buffer()), RecordTypes.PAGE_IMAGE_SKIP_GARBAGE, reader);
+            replay(image(left, SlottedTestPage.unusedRange(left), PageCodec.SKIP_GARBAGE, RecordTypes.PAGE_IMAGE_SKIP_GARBAGE),
+                    RecordTypes.PAGE_IMAGE_SKIP_GARBAGE, reader);
             left.copyTo(before, 0);
             Page right = writer.acquireNew(id(4));
             try {
@@ -192,6 +223,8 @@ class PhysicalRecordsTest {
         PageMemory reader = memory("r");
         ByteBuffer image = ByteBuffer.allocate(8 + 8 + 10).order(ByteOrder.LITTLE_ENDIAN).putLong(id(5)).putInt(100).putInt(50).flip();
         assertThrows(IllegalStateException.class, () -> replay(image, RecordTypes.PAGE_IMAGE_SKIP_GARBAGE, reader));
+        ByteBuffer notSnappy = ByteBuffer.allocate(8 + 6).order(ByteOrder.LITTLE_ENDIAN).putLong(id(5)).putShort((short) -1).putInt(-1).flip();
+        assertThrows(IllegalStateException.class, () -> replay(notSnappy, RecordTypes.PAGE_IMAGE_SNAPPY, reader));
         reader.releaseWrite(reader.acquireNew(id(6))); // the source exists: only the op is wrong
         ByteBuffer rebuild = ByteBuffer.allocate(PageRebuild.HEADER + 6).order(ByteOrder.LITTLE_ENDIAN)
                 .putLong(id(5)).putLong(id(6)).put((byte) 1).putShort((short) 1)
@@ -206,12 +239,13 @@ class PhysicalRecordsTest {
      * The page log over random inserts, removes, splits and compactions with checkpoint marks in between: replaying the
      * records after the last mark into an empty page memory gives every page changed since then byte for byte.
      */
-    @Test
-    void replayFromAMarkRestoresEveryChangedPage() {
+    @ParameterizedTest
+    @EnumSource(PageCodec.class)
+    void replayFromAMarkRestoresEveryChangedPage(PageCodec codec) {
         PageMemory writer = memory("w");
         Wal wal = Wal.open(dir.resolve("wal"), FileIOFactory.standard(), 8L << 20, WalSyncMode.LOG_ONLY, Duration.ofSeconds(1));
         open.add(wal);
-        PhysicalPageLog log = new PhysicalPageLog(wal, PAGE, SlottedTestPage::unusedRange);
+        PhysicalPageLog log = new PhysicalPageLog(wal, PAGE, SlottedTestPage::unusedRange, codec);
         writer.addWriteHook(log);
         log.enabled(true);
         SplittableRandom r = new SplittableRandom(2026);
@@ -258,7 +292,9 @@ class PhysicalRecordsTest {
                 PhysicalRecords.apply(rd.type(), rd.payload(), reader);
             }
         }
-        for (int type : new int[] {RecordTypes.PAGE_IMAGE_SKIP_GARBAGE, RecordTypes.PAGE_DELTA, RecordTypes.PAGE_REBUILD})
+        int imageType = codec == PageCodec.DISABLED ? RecordTypes.PAGE_IMAGE
+                : codec == PageCodec.SKIP_GARBAGE ? RecordTypes.PAGE_IMAGE_SKIP_GARBAGE : RecordTypes.PAGE_IMAGE_SNAPPY;
+        for (int type : new int[] {imageType, RecordTypes.PAGE_DELTA, RecordTypes.PAGE_REBUILD})
             assertTrue(types.getOrDefault(type, 0) > 0, "records of type " + type + " written: " + types);
         for (long pageId : changed) {
             byte[] written = bytes(writer, pageId);
@@ -266,9 +302,14 @@ class PhysicalRecordsTest {
         }
     }
 
+    /** A cell of words from a 64-word vocabulary (so that a page compresses, as records of real applications do). */
     private static byte[] cell(SplittableRandom r, int length) {
         byte[] b = new byte[length];
-        for (int i = 0; i < length; i++) b[i] = (byte) ('a' + r.nextInt(26));
+        for (int i = 0; i < length; ) {
+            long word = new SplittableRandom(r.nextInt(64)).nextLong();
+            for (int j = 0; j < 6 && i < length; j++, i++) b[i] = (byte) ('a' + Math.floorMod(word >> (5 * j), 26));
+            if (i < length) b[i++] = ' ';
+        }
         b[0] = (byte) r.nextInt();
         return b;
     }

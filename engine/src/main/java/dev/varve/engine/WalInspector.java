@@ -130,6 +130,8 @@ public final class WalInspector {
             case RecordTypes.PAGE_IMAGE_SKIP_GARBAGE:
                 return new Record(r.lsn(), "PAGE_IMAGE_SKIP_GARBAGE", bytes, List.of(), "page " + PageId.toString(r.payload().getLong(0))
                         + " without [" + r.payload().getInt(8) + ", " + r.payload().getInt(12) + ")");
+            case RecordTypes.PAGE_IMAGE_SNAPPY:
+                return new Record(r.lsn(), "PAGE_IMAGE_SNAPPY", bytes, List.of(), "page " + PageId.toString(r.payload().getLong(0)) + ", compressed");
             case RecordTypes.PAGE_DELTA:
                 return new Record(r.lsn(), "PAGE_DELTA", bytes, List.of(), "page " + PageId.toString(r.payload().getLong(0))
                         + ", " + (r.payload().getShort(8) & 0xFFFF) + " ranges");

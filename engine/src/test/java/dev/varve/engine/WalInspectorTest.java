@@ -1,10 +1,12 @@
 package dev.varve.engine;
 
+import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -25,10 +27,11 @@ class WalInspectorTest {
     @TempDir
     Path dir;
 
-    @Test
-    void physicalRecordsShowTheirPageAndHowTheyRestoreIt() throws Exception {
+    @ParameterizedTest
+    @EnumSource(value = RecoveryCompression.class, names = {"SKIP_GARBAGE", "SNAPPY"})
+    void physicalRecordsShowTheirPageAndHowTheyRestoreIt(RecoveryCompression compression) throws Exception {
         VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(1).recoveryMode(RecoveryMode.WAL_PHYSICAL)
-                .checkpointFrequency(Duration.ofHours(1)).build();
+                .recoveryCompression(compression).checkpointFrequency(Duration.ofHours(1)).build();
         SplittableRandom r = new SplittableRandom(5);
         Varve store = Varve.open(config);
         Table t = store.table("t");
@@ -41,7 +44,10 @@ class WalInspectorTest {
             detailByType.putIfAbsent(rec.type(), rec.detail());
             return true;
         });
-        assertTrue(detailByType.getOrDefault("PAGE_IMAGE_SKIP_GARBAGE", "").matches("page \\S+ without \\[\\d+, \\d+\\)"), detailByType.toString());
+        if (compression == RecoveryCompression.SNAPPY)
+            assertTrue(detailByType.getOrDefault("PAGE_IMAGE_SNAPPY", "").matches("page \\S+, compressed"), detailByType.toString());
+        else
+            assertTrue(detailByType.getOrDefault("PAGE_IMAGE_SKIP_GARBAGE", "").matches("page \\S+ without \\[\\d+, \\d+\\)"), detailByType.toString());
         assertTrue(detailByType.getOrDefault("PAGE_DELTA", "").matches("page \\S+, \\d+ ranges"), detailByType.toString());
         assertTrue(detailByType.getOrDefault("PAGE_REBUILD", "").matches("page \\S+( \\(new\\))? from page \\S+, \\d+ ops"), detailByType.toString());
     }

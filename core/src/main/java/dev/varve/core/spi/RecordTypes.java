@@ -38,6 +38,11 @@ public final class RecordTypes {
      * literal bytes: what a split or a compaction writes (physical, WAL_PHYSICAL mode).
      */
     public static final int PAGE_REBUILD = 14;
+    /**
+     * A {@link #PAGE_IMAGE_SKIP_GARBAGE} body compressed with Snappy, written when {@code recoveryCompression} is
+     * {@code SNAPPY} and compression makes the image smaller (physical, WAL_PHYSICAL mode).
+     */
+    public static final int PAGE_IMAGE_SNAPPY = 15;
 
     private RecordTypes() {
     }
