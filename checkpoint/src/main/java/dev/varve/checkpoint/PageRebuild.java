@@ -3,7 +3,10 @@ package dev.varve.checkpoint;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
 
+import dev.varve.core.spi.LoggedValue;
+
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -15,20 +18,27 @@ import java.util.Arrays;
  * <pre>
  * PAGE_REBUILD: pageId (8) | sourceId (8) | fresh (1) | ops (2) | ops x [ offset (2) | length (2) | from (2) | bytes ]
  *   from:  an offset in the source page: copy [from, from + length) there to [offset, offset + length);
- *          ZEROS (0xFFFE): zero [offset, offset + length); LITERAL (0xFFFF): {@code length} bytes follow.
+ *          ZEROS (0xFFFE): zero [offset, offset + length); LITERAL (0xFFFF): {@code length} bytes follow;
+ *          LOGGED (0xFFFD): lsn (8) | at (4) follow: copy [at, at + length) of the payload of the WAL record at lsn,
+ *          the logical record whose operation this change applies (an inserted value: the WAL has it already).
  *   fresh: 1: the ops apply to a zeroed page (one just allocated); 0: to the page as it was.
  * </pre>
  * The source is the page itself before this change ({@code sourceId = pageId}, never with {@code fresh}), or another
  * page changed by the same operation (a split's full page, for its new right sibling) as it was before: its own record
  * of that change comes later in the WAL, so replay holds it in that state here. The writer takes as a source only a
  * page whose state replay knows: one already logged since the checkpoint mark (a page's first record after a mark
- * is an image). Bytes the record does not name stay as they were (fresh: zero).
+ * is an image). Bytes the record does not name stay as they were (fresh: zero). A LOGGED op's record comes before
+ * it in the WAL with no checkpoint mark between them (a write appends its record and applies it under one hold of the
+ * checkpoint read lock), so replay from the mark before it finds that record.
  *
  * <p>Not thread-safe: each writer thread keeps its own encoder (the hash table is scratch space).
  */
 final class PageRebuild {
+    static final int LOGGED = 0xFFFD;
     static final int ZEROS = 0xFFFE;
     static final int LITERAL = 0xFFFF;
+    /** Shorter runs of a logged value cost more as a LOGGED op (6 + 12 bytes) and a split literal than as bytes. */
+    private static final int MIN_LOGGED = 32;
     /** pageId, sourceId, fresh, op count. */
     static final int HEADER = 8 + 8 + 1 + 2;
     private static final int OP = 6;
@@ -69,7 +79,7 @@ final class PageRebuild {
                 run = zeros(page, d);
                 if (run < MIN_RUN) {
                     op = match(page, source, d);
-                    run = op < 0 ? 0 : common(page, d, source, op);
+                    run = op < 0 ? 0 : common(page, d, source, op, size - Math.max(d, op));
                     if (run < MIN_RUN) {
                         if (literal < 0) literal = d;
                         d++;
@@ -96,16 +106,20 @@ final class PageRebuild {
 
     /**
      * Re-encodes {@code delta} (a {@code PAGE_DELTA} payload of {@code page}, whose state before the change is
-     * {@code before}) as a rebuild of the page from itself in which bytes below {@code shiftEnd} that moved up by
-     * {@code shift} bytes (down, when negative) are copies: a slotted page's slot array after an insert before its end
-     * (or a remove). The delta carries those slots again; the copy names them in 6 bytes. Costs no index of the page,
-     * so it is cheap enough for every insert. Returns the record flipped, or null when it would take more than
-     * {@code limit} payload bytes.
+     * {@code before}) as a rebuild of the page from itself that names two kinds of bytes instead of carrying them:
+     * bytes below {@code shiftEnd} that moved up by {@code shift} (down, when negative; 0: none) are copies — a slotted
+     * page's slot array after an insert before its end, or a remove; and the run that equals {@code value}, the value
+     * the change wrote as its logical record holds it (none when not {@link LoggedValue#active}), is a LOGGED op. Costs
+     * no index of the page, so it is cheap enough for every write. Returns the record flipped, or null when it would
+     * take more than {@code limit} payload bytes.
      */
-    static ByteBuffer fromDelta(ByteBuffer delta, Page page, ByteBuffer before, int shift, int shiftEnd, ByteBuffer out, int limit) {
+    static ByteBuffer fromDelta(ByteBuffer delta, Page page, ByteBuffer before, int shift, int shiftEnd, LoggedValue value,
+                                ByteBuffer out, int limit) {
         int size = page.size();
         out.clear();
         out.putLong(page.pageId()).putLong(page.pageId()).put((byte) 0).putShort((short) 0);
+        ByteBuffer logged = value.active() && value.length() >= MIN_LOGGED ? littleEndian(value.payload()) : null;
+        long head = logged == null ? 0 : logged.getLong(value.offset());
         int ops = 0;
         int at = Long.BYTES;
         int ranges = delta.getShort(at) & 0xFFFF;
@@ -115,17 +129,25 @@ final class PageRebuild {
             int end = offset + (delta.getShort(at + 2) & 0xFFFF);
             at += 4 + end - offset;
             int literal = offset;
-            int d = offset;
-            while (d < Math.min(end, shiftEnd)) {
+            for (int d = offset; d < end && (logged != null || d < shiftEnd); ) {
                 int from = d - shift;
-                boolean moved = from >= 0 && from + Long.BYTES <= size && d + Long.BYTES <= size && page.getLong(d) == before.getLong(from);
-                int run = moved ? Math.min(common(page, d, before, from), end - d) : 0;
+                boolean moved = d < shiftEnd && from >= 0 && from + Long.BYTES <= size && d + Long.BYTES <= size && page.getLong(d) == before.getLong(from);
+                int run = moved ? common(page, d, before, from, Math.min(end - d, size - from)) : 0;
                 if (run < MIN_RUN) {
-                    d++;
-                    continue;
+                    from = LOGGED;
+                    boolean found = logged != null && d + Long.BYTES <= end && page.getLong(d) == head;
+                    run = found ? common(page, d, logged, value.offset(), Math.min(end - d, value.length())) : 0;
+                    if (run < MIN_LOGGED) {
+                        d++;
+                        continue;
+                    }
                 }
                 if (literal < d) ops += literal(out, page, literal, d);
                 putOp(out, d, run, from);
+                if (from == LOGGED) {
+                    out.putLong(value.lsn()).putInt(value.offset());
+                    logged = null; // a value is written once
+                }
                 ops++;
                 d += run;
                 literal = d;
@@ -136,6 +158,10 @@ final class PageRebuild {
         if (ops == 0) return null;
         out.putShort(HEADER - 2, (short) ops);
         return out.flip();
+    }
+
+    private static ByteBuffer littleEndian(ByteBuffer b) {
+        return b.order() == ByteOrder.LITTLE_ENDIAN ? b : b.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /** Appends a literal op of {@code page}'s {@code [from, to)}; returns 1, the ops added. */
@@ -161,17 +187,14 @@ final class PageRebuild {
 
     /** Bytes from {@code d} that equal {@code base} (zero for a fresh page): already right after replay. */
     private static int unchanged(Page page, ByteBuffer base, int d) {
-        int n = 0;
-        if (base == null) return zeros(page, d);
-        int size = page.size();
-        while (d + n + Long.BYTES <= size && page.getLong(d + n) == base.getLong(d + n)) n += Long.BYTES; // both little-endian
-        while (d + n < size && page.getByte(d + n) == (base.get(d + n) & 0xFF)) n++;
-        return n;
+        return base == null ? zeros(page, d) : common(page, d, base, d, page.size() - d);
     }
 
     private static int zeros(Page page, int d) {
         int n = 0;
-        while (d + n < page.size() && page.getByte(d + n) == 0) n++;
+        int size = page.size();
+        while (d + n + Long.BYTES <= size && page.getLong(d + n) == 0) n += Long.BYTES;
+        while (d + n < size && page.getByte(d + n) == 0) n++;
         return n;
     }
 
@@ -183,22 +206,21 @@ final class PageRebuild {
         return s >= 0 && source.getLong(s) == word ? s : -1;
     }
 
-    /** Length of the common run of the page from {@code d} and the source from {@code s}. */
-    private static int common(Page page, int d, ByteBuffer source, int s) {
-        int n = 0;
-        int size = page.size();
-        int words = size - Math.max(d, s) - Long.BYTES;
-        while (n <= words && page.getLong(d + n) == source.getLong(s + n)) n += Long.BYTES; // both little-endian
-        while (d + n < size && s + n < size && page.getByte(d + n) == (source.get(s + n) & 0xFF)) n++;
-        return n;
+    /** Length of the common run, at most {@code max} bytes, of the page from {@code d} and the source from {@code s}. */
+    private static int common(Page page, int d, ByteBuffer source, int s, int max) {
+        if (max <= 0) return 0;
+        int m = page.buffer().slice(page.base() + d, max).mismatch(source.slice(s, max)); // the JDK's vectorized compare
+        return m < 0 ? max : m;
     }
 
     /**
-     * Replays a {@code PAGE_REBUILD} record whose pageId was read from {@code b}.
+     * Replays a {@code PAGE_REBUILD} record whose pageId was read from {@code b}; LOGGED ops copy from
+     * {@code records}.
      *
-     * @throws IllegalStateException if an op does not fit the page, or a fresh page names itself as its source
+     * @throws IllegalStateException if an op does not fit the page or its logged record, a fresh page names itself as
+     *                               its source, or a logged record is not in the WAL
      */
-    static void apply(long pageId, ByteBuffer b, PageAccess pages) {
+    static void apply(long pageId, ByteBuffer b, PageAccess pages, LoggedRecords records) {
         long sourceId = b.getLong();
         boolean fresh = b.get() != 0;
         int ops = b.getShort() & 0xFFFF;
@@ -220,9 +242,17 @@ final class PageRebuild {
                 int offset = b.getShort() & 0xFFFF;
                 int length = b.getShort() & 0xFFFF;
                 int from = b.getShort() & 0xFFFF;
-                if (offset + length > size || (from < ZEROS && from + length > size))
+                if (offset + length > size || (from < LOGGED && from + length > size))
                     throw new IllegalStateException("page rebuild op [" + offset + ", " + (offset + length) + ") from " + from + " outside the page");
-                if (from == LITERAL) {
+                if (from == LOGGED) {
+                    long lsn = b.getLong();
+                    int at = b.getInt();
+                    ByteBuffer payload = records.payload(lsn);
+                    if (at < 0 || at + length > payload.limit())
+                        throw new IllegalStateException("page rebuild op [" + offset + ", " + (offset + length) + ") copies [" + at + ", "
+                                + (at + length) + ") of the " + payload.limit() + "-byte payload of WAL record " + lsn);
+                    p.putBytes(offset, payload, at, length);
+                } else if (from == LITERAL) {
                     p.putBytes(offset, b, b.position(), length);
                     b.position(b.position() + length);
                 } else if (from == ZEROS) {

@@ -3,6 +3,7 @@ package dev.varve.checkpoint;
 import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageWriteHook;
 import dev.varve.core.page.Page;
+import dev.varve.core.spi.LoggedValue;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.wal.Wal;
 
@@ -16,7 +17,9 @@ import java.util.function.ToLongFunction;
  * the change). Like PostgreSQL's {@code full_page_writes}, and like its images an image leaves out the page's unused
  * middle (PostgreSQL's "hole"). A change that moves cells (a split, a compaction) is logged as a {@link PageRebuild}
  * when that is smaller: copies from the page's own state before it, or for a split's new page from the full page's;
- * else as the image when that is smaller than the ranges. Replay gets the same page from any of them.
+ * else as the image when that is smaller than the ranges. An insert or an update is logged as a rebuild too when that
+ * is smaller: its slot array's moved slots a copy, and the value it wrote a copy from the logical record that holds it
+ * ({@link LoggedValue}), so a put's value is in the WAL once. Replay gets the same page from any of them.
  *
  * <p>The generation moves on at each mark, under the checkpoint write lock; writers read it under the read lock,
  * which orders the two. Each writer thread keeps a few before-image buffers, one per page it holds write-latched
@@ -24,9 +27,9 @@ import java.util.function.ToLongFunction;
  */
 final class PhysicalPageLog implements PageWriteHook {
     private static final int MAX_HELD = 16;
-    /** Deltas up to this size are an insert's or a remove's: no cells moved, so a rebuild is not tried. */
+    /** Deltas up to this size are an insert's or a remove's: no cells moved, so a rebuild with a page index is not tried. */
     private static final int REBUILD_ABOVE = 512;
-    /** Smaller deltas have too few shifted bytes to gain from a shifted rebuild. */
+    /** Smaller deltas have too few shifted or logged bytes to gain from {@link PageRebuild#fromDelta}. */
     private static final int SHIFTED_ABOVE = 96;
     private final Wal wal;
     private final int pageSize;
@@ -97,10 +100,19 @@ final class PhysicalPageLog implements PageWriteHook {
             if (delta == null) return;
             int bytes = delta.remaining();
             int limit = Math.min(bytes, imageBytes) - 1;
-            int shift = (int) (unused >>> 32) - s.usedBefore[i]; // how far the slot array grew (or shrank)
-            ByteBuffer rebuilt = bytes > REBUILD_ABOVE ? s.rebuild.encode(page, s.before[i], page.pageId(), s.before[i], s.alt, limit)
-                    : bytes > SHIFTED_ABOVE && shift != 0 && unused != 0 && s.usedBefore[i] != 0
-                    ? PageRebuild.fromDelta(delta, page, s.before[i], shift, Math.max(s.usedBefore[i], (int) (unused >>> 32)), s.alt, limit) : null;
+            int usedAfter = (int) (unused >>> 32);
+            int shift = usedAfter == 0 || s.usedBefore[i] == 0 ? 0 : usedAfter - s.usedBefore[i]; // how far the slot array grew (or shrank)
+            LoggedValue value = LoggedValue.current();
+            ByteBuffer rebuilt = bytes > SHIFTED_ABOVE && (shift != 0 || value.active())
+                    ? PageRebuild.fromDelta(delta, page, s.before[i], shift, shift == 0 ? 0 : Math.max(s.usedBefore[i], usedAfter), value, s.alt, limit)
+                    : null;
+            if (bytes > REBUILD_ABOVE && (rebuilt == null || rebuilt.remaining() > REBUILD_ABOVE)) {
+                // cells moved, perhaps: copies from anywhere in the page may do better (indexing the page costs more
+                // than all the rest, so not when the shifts and the logged value already made the record small)
+                ByteBuffer full = s.rebuild.encode(page, s.before[i], page.pageId(), s.before[i], rebuilt == null ? s.alt : s.third,
+                        rebuilt == null ? limit : rebuilt.remaining() - 1);
+                if (full != null) rebuilt = full;
+            }
             if (rebuilt != null) wal.append(RecordTypes.PAGE_REBUILD, rebuilt);
             else if (bytes <= imageBytes) wal.append(RecordTypes.PAGE_DELTA, delta);
             else appendImage(page, unused, s);
@@ -139,9 +151,10 @@ final class PhysicalPageLog implements PageWriteHook {
         final boolean[] fresh = new boolean[MAX_HELD];
         /** Where the page's unused middle started before the change (0: it had none). */
         final int[] usedBefore = new int[MAX_HELD];
-        /** Two record buffers, so that two encodings of one change can be compared. */
+        /** Three record buffers, so that three encodings of one change can be compared. */
         final ByteBuffer out;
         final ByteBuffer alt;
+        final ByteBuffer third;
         final PageRebuild rebuild;
         final int pageSize;
 
@@ -149,6 +162,7 @@ final class PhysicalPageLog implements PageWriteHook {
             this.pageSize = pageSize;
             this.out = ByteBuffer.allocateDirect(pageSize * 2 + 64).order(ByteOrder.LITTLE_ENDIAN);
             this.alt = ByteBuffer.allocateDirect(pageSize * 2 + 64).order(ByteOrder.LITTLE_ENDIAN);
+            this.third = ByteBuffer.allocateDirect(pageSize * 2 + 64).order(ByteOrder.LITTLE_ENDIAN);
             this.rebuild = new PageRebuild(pageSize);
         }
 

@@ -47,11 +47,12 @@ public final class PhysicalRecords {
     private static final ThreadLocal<ByteBuffer[]> UNCOMPRESSED = ThreadLocal.withInitial(() -> new ByteBuffer[2]);
 
     /**
-     * Re-applies a physical record to {@code pages} (binary restore).
+     * Re-applies a physical record to {@code pages} (binary restore); a rebuild's LOGGED ops copy from the
+     * {@code records} they name.
      *
-     * @throws IllegalStateException if the record's ranges do not fit the page
+     * @throws IllegalStateException if the record's ranges do not fit the page, or a record it names is missing
      */
-    public static void apply(int type, ByteBuffer payload, PageAccess pages) {
+    public static void apply(int type, ByteBuffer payload, PageAccess pages, LoggedRecords records) {
         ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         long pageId = b.getLong();
         if (type == RecordTypes.PAGE_IMAGE_SNAPPY) {
@@ -80,7 +81,7 @@ public final class PhysicalRecords {
             return;
         }
         if (type == RecordTypes.PAGE_REBUILD) {
-            PageRebuild.apply(pageId, b, pages);
+            PageRebuild.apply(pageId, b, pages, records);
             return;
         }
         Page p = pages.acquireWrite(pageId);
@@ -186,12 +187,10 @@ public final class PhysicalRecords {
         int base = page.base();
         ByteBuffer old = before.duplicate().order(ByteOrder.LITTLE_ENDIAN); // same order as Page.getLong
         while (i < size) {
-            if (page.getLong(i) == old.getLong(i)) {
-                i += 8;
-                continue;
-            }
-            int start = i;
-            int end = i + 8;
+            int m = cur.slice(base + i, size - i).mismatch(old.slice(i, size - i)); // the JDK's vectorized compare
+            if (m < 0) break; // the rest is equal
+            int start = i + m;
+            int end = (start & ~7) + 8;
             int gap = 0;
             for (int j = end; j < size && gap < 16; j += 8) {
                 if (page.getLong(j) != old.getLong(j)) {
@@ -202,8 +201,7 @@ public final class PhysicalRecords {
                 }
             }
             i = end;
-            // the first and last words differ somewhere inside: leave out their equal bytes
-            while (page.getByte(start) == (old.get(start) & 0xFF)) start++;
+            // the last word differs somewhere inside: leave out its equal bytes
             while (page.getByte(end - 1) == (old.get(end - 1) & 0xFF)) end--;
             out.putShort((short) start).putShort((short) (end - start));
             out.put(out.position(), cur, base + start, end - start);

@@ -6,6 +6,7 @@ import dev.varve.core.memory.PageMemory;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
+import dev.varve.core.spi.LoggedValue;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.store.PageChecksum;
 import dev.varve.core.store.PageStore;
@@ -46,6 +47,8 @@ class PhysicalRecordsTest {
     private static final int PAGE = 4096;
     private static final int FRAMES = 1280;
     private static final int FILE = PageId.fileId(3, 1);
+    /** Where a test's logical record holds the cell it logs. */
+    private static final int LOGGED_AT = 13;
 
     @TempDir
     Path dir;
@@ -90,7 +93,9 @@ class PhysicalRecordsTest {
     }
 
     private static void replay(ByteBuffer record, int type, PageMemory into) {
-        PhysicalRecords.apply(type, record, into);
+        PhysicalRecords.apply(type, record, into, lsn -> {
+            throw new IllegalStateException("no WAL record " + lsn);
+        });
     }
 
     /** A new slotted page of random cells, filled until fewer than {@code keepFree} bytes are left; held write-latched. */
@@ -233,11 +238,19 @@ class PhysicalRecordsTest {
         ByteBuffer itself = ByteBuffer.allocate(PageRebuild.HEADER).order(ByteOrder.LITTLE_ENDIAN)
                 .putLong(id(5)).putLong(id(5)).put((byte) 1).putShort((short) 0).flip();
         assertThrows(IllegalStateException.class, () -> replay(itself, RecordTypes.PAGE_REBUILD, reader));
+        ByteBuffer logged = ByteBuffer.allocate(PageRebuild.HEADER + 6 + 12).order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(id(6)).putLong(id(6)).put((byte) 0).putShort((short) 1)
+                .putShort((short) 100).putShort((short) 40).putShort((short) PageRebuild.LOGGED).putLong(77).putInt(0).flip();
+        assertThrows(IllegalStateException.class, () -> replay(logged, RecordTypes.PAGE_REBUILD, reader), "no record 77");
+        ByteBuffer shortRecord = ByteBuffer.allocate(39);
+        assertThrows(IllegalStateException.class, () -> PhysicalRecords.apply(RecordTypes.PAGE_REBUILD, logged, reader, lsn -> shortRecord),
+                "40 bytes from a 39-byte record");
     }
 
     /**
      * The page log over random inserts, removes, splits and compactions with checkpoint marks in between: replaying the
-     * records after the last mark into an empty page memory gives every page changed since then byte for byte.
+     * records after the last mark into an empty page memory gives every page changed since then byte for byte. Half the
+     * inserts come after a logical record holding the cell, as the engine's puts do, so their rebuilds copy it from there.
      */
     @ParameterizedTest
     @EnumSource(PageCodec.class)
@@ -263,6 +276,12 @@ class PhysicalRecordsTest {
                 markLsn = wal.position();
             }
             int index = r.nextInt(pages);
+            byte[] cell = cell(r, 100 + r.nextInt(200));
+            if (r.nextBoolean()) { // a logical record with the cell at LOGGED_AT, appended before its change like the engine's
+                ByteBuffer logical = ByteBuffer.allocateDirect(LOGGED_AT + cell.length).order(ByteOrder.LITTLE_ENDIAN).put(LOGGED_AT, cell);
+                LoggedValue.record(wal.append(RecordTypes.DATA_BATCH, logical), logical);
+                LoggedValue.value(LOGGED_AT, cell.length);
+            }
             Page p = writer.acquireWrite(id(index));
             try {
                 int action = r.nextInt(10);
@@ -270,7 +289,7 @@ class PhysicalRecordsTest {
                     SlottedTestPage.remove(p, r.nextInt(SlottedTestPage.count(p)));
                 } else if (action == 1) {
                     SlottedTestPage.compact(p);
-                } else if (!SlottedTestPage.insert(p, r.nextInt(SlottedTestPage.count(p) + 1), cell(r, 100 + r.nextInt(200)))) {
+                } else if (!SlottedTestPage.insert(p, r.nextInt(SlottedTestPage.count(p) + 1), cell)) {
                     Page right = writer.acquireNew(id(pages++));
                     try {
                         SlottedTestPage.split(p, right);
@@ -280,18 +299,29 @@ class PhysicalRecordsTest {
                 }
             } finally {
                 writer.releaseWrite(p);
+                LoggedValue.clear();
             }
         }
         PageMemory reader = memory("r");
         Map<Integer, Integer> types = new HashMap<>();
         List<Long> changed = new ArrayList<>();
+        Map<Long, ByteBuffer> logical = new HashMap<>();
+        int[] copiedFromLogical = {0};
         try (WalReader rd = wal.read(markLsn)) {
             while (rd.next()) {
                 types.merge(rd.type(), 1, Integer::sum);
+                if (rd.type() == RecordTypes.DATA_BATCH) {
+                    logical.put(rd.lsn(), ByteBuffer.allocate(rd.payload().remaining()).put(0, rd.payload(), 0, rd.payload().remaining()));
+                    continue;
+                }
                 changed.add(rd.payload().getLong(0));
-                PhysicalRecords.apply(rd.type(), rd.payload(), reader);
+                PhysicalRecords.apply(rd.type(), rd.payload(), reader, lsn -> {
+                    copiedFromLogical[0]++;
+                    return logical.get(lsn);
+                });
             }
         }
+        assertTrue(copiedFromLogical[0] > 200, "rebuilds copied " + copiedFromLogical[0] + " values from logical records");
         int imageType = codec == PageCodec.DISABLED ? RecordTypes.PAGE_IMAGE
                 : codec == PageCodec.SKIP_GARBAGE ? RecordTypes.PAGE_IMAGE_SKIP_GARBAGE : RecordTypes.PAGE_IMAGE_SNAPPY;
         for (int type : new int[] {imageType, RecordTypes.PAGE_DELTA, RecordTypes.PAGE_REBUILD})

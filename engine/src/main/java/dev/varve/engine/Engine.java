@@ -10,6 +10,7 @@ import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.PageMemory;
+import dev.varve.core.spi.LoggedValue;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.BPlusTree;
@@ -176,6 +177,16 @@ final class Engine {
         return value == null ? h.tree.remove(key) : h.tree.put(key, value);
     }
 
+    /**
+     * {@link #applyOp} of the operation at {@code opOffset} of the batch record being applied, telling the physical
+     * page log where the record holds its value ({@link LoggedValue}).
+     */
+    private static boolean applyLoggedOp(PartitionHandle h, byte[] key, byte[] value, int opOffset) {
+        if (value == null) LoggedValue.value(0, 0);
+        else LoggedValue.value(LogicalRecords.valueOffset(opOffset, key), value.length);
+        return applyOp(h, key, value);
+    }
+
     // ---------------------------------------------------------------- tables (TableRegistry)
 
     TableHandle table(String name) {
@@ -236,7 +247,7 @@ final class Engine {
     boolean write(PartitionHandle h, byte[] key, byte[] value) {
         boolean present = logged(pagesFor(key, value), List.of(h), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeSingle(h.fileId, key, value),
                 () -> value != null || h.tree.get(key) != null, // removing an absent key logs nothing
-                () -> applyOp(h, key, value));
+                () -> applyLoggedOp(h, key, value, LogicalRecords.FIRST_OP));
         writes.increment();
         return present;
     }
@@ -284,7 +295,11 @@ final class Engine {
         checkBatch(LogicalRecords.batchBytes(ops), keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
         return new Batch(locked, memory.headroomFor(keyAndValueBytes, ops.size()), () -> {
-            for (LogicalRecords.Op op : ops) applyOp(tables.partitionOf(op.fileId()), op.key(), op.value());
+            int at = LogicalRecords.FIRST_OP;
+            for (LogicalRecords.Op op : ops) {
+                applyLoggedOp(tables.partitionOf(op.fileId()), op.key(), op.value(), at);
+                at += op.encodedBytes();
+            }
             return true;
         });
     }
@@ -346,7 +361,13 @@ final class Engine {
             ByteBuffer payload = record.get();
             ByteBuffer published = changes.active() ? payload.duplicate() : null; // read after the apply
             long lsn = wal.append(type, payload);
-            boolean result = applyLogged(change);
+            boolean result;
+            LoggedValue.record(lsn, payload); // payloads are built from index 0
+            try {
+                result = applyLogged(change);
+            } finally {
+                LoggedValue.clear();
+            }
             if (published != null) changes.logged(type, published, lsn);
             return new Logged(lsn, result);
         } finally {

@@ -46,8 +46,16 @@ final class LogicalRecords {
         return b;
     }
 
+    /** Where a batch payload's first operation starts (after its count). */
+    static final int FIRST_OP = 4;
+
+    /** Where the value of a put whose operation starts at {@code opOffset} of a batch payload starts. */
+    static int valueOffset(int opOffset, byte[] key) {
+        return opOffset + 1 + 4 + 4 + key.length + 4;
+    }
+
     static int batchBytes(List<Op> ops) {
-        int n = 4;
+        int n = FIRST_OP;
         for (Op op : ops) n += op.encodedBytes();
         return n;
     }

@@ -112,11 +112,13 @@ public final class Recovery {
     private int restoreFromWal(CheckpointMarker start, long scannedEnd) {
         // a page may have several images (a split logs one mid-way), so the pages are counted by id
         Set<Long> pages = new HashSet<>();
+        RecentRecords batches = new RecentRecords(wal);
         try (WalReader r = wal.read(start.prevMarkLsn())) {
             r.checkedBefore(scannedEnd);
             while (r.next() && r.lsn() < start.markLsn()) {
+                if (r.type() == RecordTypes.DATA_BATCH) batches.offer(r); // what later rebuilds may copy values from
                 if (!PhysicalRecords.isPhysical(r.type())) continue;
-                PhysicalRecords.apply(r.type(), r.payload(), memory);
+                PhysicalRecords.apply(r.type(), r.payload(), memory, batches);
                 if (PhysicalRecords.isImage(r.type())) pages.add(r.payload().getLong(0));
             }
         }
