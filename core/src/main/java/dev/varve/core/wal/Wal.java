@@ -59,13 +59,20 @@ public final class Wal implements AutoCloseable {
     private long preparing = -1;
 
     private final ReentrantLock appendLock = new ReentrantLock();
-    /** Serialises forcing (its lock guards {@link #current} changes, so a forcing thread sees a stable segment). */
+    /** Serialises forcing; under FSYNC a switch takes its lock too (the staging buffer is free only with no force running). */
     private final WalGroupCommit groupCommit;
+    /**
+     * Guards {@link #current} together with the position moving into it, so a force reads a segment and a target that
+     * belong together; held only for those few fields, never for IO: a switch under LOG_ONLY never waits for a force
+     * (the checkpointer's {@code msync} of a whole period of records took up to a second on a busy disk while every
+     * writer stood behind the switching one).
+     */
+    private final Object segmentView = new Object();
     /** Under FSYNC, the buffer the segment being written is staged in (see {@link WalSegment}); otherwise null. */
     private final ByteBuffer staging;
     private final Object deleteLock = new Object();
 
-    private WalSegment current; // written under appendLock + the force lock
+    private WalSegment current; // written under appendLock + segmentView (+ the force lock under FSYNC)
     private int endOffset; // appendLock: where the next record goes in current
     /** The end LSN of the last record reserved; the position reaches it once every reserved record is published. */
     private long reservedEnd; // appendLock
@@ -260,11 +267,17 @@ public final class Wal implements AutoCloseable {
     private long forceAppended() {
         if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
         if (failure.get() != null) throw refused();
-        long target = publication.position();
+        long target;
+        WalSegment seg;
+        synchronized (segmentView) { // target is in seg, or seg's end when seg is full
+            target = publication.position();
+            seg = current;
+        }
         long from = groupCommit.durableLsn();
         if (target <= from) return from;
-        WalSegment seg = current; // stable: a switch needs the force lock
-        // the previous segment's records (a mapped segment's switch leaves them to the closer) before this one's
+        // the previous segment's records (a mapped segment's switch leaves them to the closer, begun before the switch
+        // made the next segment current) before this one's; a segment switched away from meanwhile is forced here all
+        // the same: its mapping outlives the closer's close of its file
         if (WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index) closer.finish();
         // target may be the next segment's first LSN when current is full
         int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
@@ -310,23 +323,35 @@ public final class Wal implements AutoCloseable {
         } catch (StorageException e) {
             throw fail(e);
         }
-        groupCommit.lock();
-        try {
-            // the old segment is sealed (and under FSYNC forced), and no force is running (one may have been, writing
-            // its bytes from the staging buffer, header included): the buffer is free for the next segment
-            if (staging != null) next = next.staged(staging, HEADER_SIZE);
+        if (staging == null) {
+            // a force that sees the next segment current finishes this first (closer.finish), so it is begun before
+            closer.begin(old, from, endOffset, next);
+            makeCurrent(next);
+        } else {
+            groupCommit.lock();
+            try {
+                // the old segment is sealed and forced, and no force is running (one may have been, writing its bytes
+                // from the staging buffer, header included): the buffer is free for the next segment
+                next = next.staged(staging, HEADER_SIZE);
+                groupCommit.durableUpTo(WalSegmentDescriptor.firstLsn(next.index, segmentSize)); // a mapped one's is once the closer forced it
+                makeCurrent(next);
+            } finally {
+                groupCommit.unlock();
+            }
+            WalSegment.closeQuietly(old); // its records stay readable through readers' own mappings
+        }
+        endOffset = HEADER_SIZE;
+    }
+
+    /** Appending moves to {@code next}: the position moves to its first LSN, which its first record waits for in publish. */
+    private void makeCurrent(WalSegment next) {
+        long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
+        synchronized (segmentView) {
             current = next;
             currentIndex = next.index;
-            long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
-            if (staging != null) groupCommit.durableUpTo(first); // a mapped segment's is, once the closer forced it
-            publication.advance(first); // the first record of the next segment waits for this in publish
-            reservedEnd = first;
-        } finally {
-            groupCommit.unlock();
+            publication.advance(first);
         }
-        if (staging != null) WalSegment.closeQuietly(old); // its records stay readable through readers' own mappings
-        else closer.begin(old, from, endOffset, next);
-        endOffset = HEADER_SIZE;
+        reservedEnd = first;
     }
 
     /**

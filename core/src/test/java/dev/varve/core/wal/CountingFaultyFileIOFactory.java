@@ -14,7 +14,7 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Wraps the real file system for WAL tests: counts forces of records (what a commit costs: a mapped range forced, or a
  * staged segment's bytes written and {@code fdatasync}ed), can slow them down like a real disk, can fail forces, writes or opens of chosen files with an {@link IOException},
- * and can count the forces one thread runs and hold renames to chosen names.
+ * can count the forces one thread runs, and can hold renames to chosen names and mapped forces.
  */
 final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     final AtomicInteger recordForces = new AtomicInteger();
@@ -29,6 +29,9 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     /** Renames to a name containing {@link #holdRenamesTo} wait until this latch opens. */
     volatile CountDownLatch renameGate = new CountDownLatch(0);
     volatile String holdRenamesTo;
+    /** Mapped forces wait until this latch opens (an {@code msync} a busy disk holds); {@link #mappedForcesHeld} counts them. */
+    volatile CountDownLatch mappedForceGate = new CountDownLatch(0);
+    final AtomicInteger mappedForcesHeld = new AtomicInteger();
 
     @Override
     public void atomicMove(Path from, Path to) throws IOException {
@@ -98,6 +101,16 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
                 public void force(int offset, int len) throws IOException {
                     beforeForce();
                     recordForces.incrementAndGet();
+                    CountDownLatch gate = mappedForceGate;
+                    if (gate.getCount() > 0) {
+                        mappedForcesHeld.incrementAndGet();
+                        try {
+                            gate.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            throw new IOException("interrupted while a test held the force", e);
+                        }
+                    }
                     region.force(offset, len);
                 }
             };

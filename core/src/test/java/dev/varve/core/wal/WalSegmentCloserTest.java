@@ -74,6 +74,30 @@ class WalSegmentCloserTest {
     }
 
     @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a switch stuck on the force lock is not interruptible
+    void aSwitchDoesNotWaitForAForceInProgress() throws Exception {
+        // the checkpointer's force of a period's records can take its msync a second on a busy disk; writers, behind
+        // the one that switches, must not stand still for it
+        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            long first = append(wal, 40_000);
+            while (!wal.nextSegmentReady()) LockSupport.parkNanos(1_000_000);
+            io.mappedForceGate = new CountDownLatch(1);
+            Thread forcer = new Thread(wal::force, "forcer");
+            forcer.setDaemon(true);
+            forcer.start();
+            while (io.mappedForcesHeld.get() == 0) LockSupport.parkNanos(1_000_000); // inside msync, holding the force lock
+            long second = append(wal, 40_000); // switches to segment 1; hangs until the timeout if it waits for the force
+            assertEquals(1, WalSegmentDescriptor.segmentIndex(second, SEGMENT_SIZE));
+            assertTrue(forcer.isAlive(), "the force is still held");
+            io.mappedForceGate.countDown();
+            forcer.join();
+            wal.force();
+            assertTrue(Files.exists(segmentFile(dir, 1)), "named once segment 0 is durable");
+            assertEquals(2, readAll(wal, first).size());
+        }
+    }
+
+    @Test
     void aForceCoversTheRecordsTheSwitchLeftToTheCloser() throws Exception {
         // I1: the checkpoint forces the WAL before it writes a page; records of the old segment are part of that
         io.holdRenamesTo = WalSegmentDescriptor.fileName(1);
