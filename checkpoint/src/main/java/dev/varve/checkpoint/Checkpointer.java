@@ -30,9 +30,9 @@ import java.util.function.ToLongFunction;
 
 /**
  * Writes dirty pages to the page files so that the store sits exactly at a WAL mark (I2), in the seven steps of
- * DESIGN.md: (1) under the checkpoint write lock, collect the dirty set and the mark; (2) writers copy-on-write
- * pages they change before they are written; (3) recovery files, unless every change since the previous mark was
- * logged physically; (4) listeners (snapshot archive, I4); (5) start marker; (6) pages, sorted, in parallel, fsync
+ * DESIGN.md: (1) under the checkpoint write lock, the mark and the dirty set (a swap of lists: each page becomes the
+ * checkpoint's just after, see {@code PageMemory.markCheckpoint}); (2) writers copy-on-write pages they change before
+ * they are written; (3) recovery files, unless every change since the previous mark was logged physically; (4) listeners (snapshot archive, I4); (5) start marker; (6) pages, sorted, in parallel, fsync
  * per file; (7) end marker, then old markers, recovery files and WAL segments go.
  *
  * <p>Triggers (background thread, {@link CheckpointTrigger}): the period, the dirty-page ratio, WAL volume since
@@ -184,7 +184,7 @@ public final class Checkpointer implements AutoCloseable {
         try {
             mark = markSupplier.getAsLong();
             walBytesAtMark = wal.bytesWritten();
-            pages = memory.beginCheckpoint();
+            memory.markCheckpoint();
             for (CheckpointListener l : listeners) l.onMark(lastId + 1, mark);
             covered = physicalLog != null && physicalLog.enabled() && physicalSinceLastMark;
             if (physicalLog != null) {
@@ -195,6 +195,7 @@ public final class Checkpointer implements AutoCloseable {
             checkpointLock.writeLock().unlock();
         }
         long lockHold = System.nanoTime() - lockStart;
+        pages = memory.markedPages(); // first: an abandoned checkpoint hands these back
         if (pages.isEmpty() && mark == lastMarkLsn) return last;
         pages.sort(Comparator.comparingLong(Frame::heldPageId)); // by file and index; outside the lock, writers are running again
         long id = lastId + 1;
@@ -254,10 +255,11 @@ public final class Checkpointer implements AutoCloseable {
             List<Frame> pages;
             checkpointLock.writeLock().lock();
             try {
-                pages = memory.beginCheckpoint();
+                memory.markCheckpoint();
             } finally {
                 checkpointLock.writeLock().unlock();
             }
+            pages = memory.markedPages();
             pages.sort(Comparator.comparingLong(Frame::heldPageId));
             Set<Integer> touched = writePages(pages);
             pool.forEach(new ArrayList<>(touched), fileId -> memory.store().force(fileId));

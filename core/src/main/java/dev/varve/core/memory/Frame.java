@@ -12,8 +12,7 @@ import java.nio.ByteBuffer;
  *
  * <p>Who may change what: {@code pins} by anyone (atomic); {@code state} by the thread that claimed the frame
  * (CAS); {@code dirty}, {@code cpPending}, {@code cpCopy} by a writer holding the write latch, by the checkpointer
- * holding the read latch (writers excluded), or by the checkpointer under the checkpoint write lock (no writer is
- * inside an operation). They are volatile because eviction reads them without a latch.
+ * holding the read latch (writers excluded). They are volatile because eviction reads them without a latch.
  */
 public final class Frame extends Page {
     static final int FREE = 0;
@@ -44,6 +43,8 @@ public final class Frame extends Page {
     boolean referenced;
     /** Changed since the last checkpoint collected this page. */
     volatile boolean dirty;
+    /** The checkpoint epoch in which the page last turned dirty (see {@code PageMemory.settle}); under the latch. */
+    long dirtyEpoch;
     /** In the running checkpoint's page set and not yet written by it. */
     volatile boolean cpPending;
     /** Checkpoint-buffer slot holding this page's image at the mark, or -1. */

@@ -107,7 +107,8 @@ class PageMemoryTest {
 
     /** A hand-run checkpoint: every held page's mark image stamped and written to its file. Returns the page count. */
     private int flush() {
-        List<Frame> set = memory.beginCheckpoint();
+        memory.markCheckpoint();
+        List<Frame> set = memory.markedPages();
         ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
         for (Frame f : set) {
             memory.copyCheckpointImage(f, image, 0);
@@ -198,11 +199,33 @@ class PageMemoryTest {
     }
 
     @Test
+    void pageChangedBetweenTheMarkAndTheCheckpointTakingItsPagesYieldsItsMarkImage() {
+        // the mark only swaps lists; the first writer to change a marked page makes it the checkpoint's (copy-on-write)
+        open();
+        writeNew(7, 1);
+        writeNew(8, 1);
+        memory.markCheckpoint();
+        assertEquals(0, memory.dirtyPages(), "marked pages are clean for the next checkpoint");
+        rewrite(7, 2);
+        assertEquals(1, memory.copyOnWritePages(), "the writer preserved the mark image first");
+        assertEquals(1, memory.dirtyPages(), "page 7 is dirty again, for the next checkpoint");
+        List<Frame> set = memory.markedPages();
+        assertEquals(List.of(id(7), id(8)), set.stream().map(Frame::heldPageId).toList(), "both pages are the checkpoint's");
+        ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
+        memory.copyCheckpointImage(set.get(0), image, 0);
+        byte[] mark = new byte[PAGE - PageHeader.SIZE];
+        image.get(PageHeader.SIZE, mark);
+        assertArrayEquals(body(7, 1), mark, "the checkpoint image is the state at the mark");
+        assertArrayEquals(body(7, 2), read(7), "the frame holds the new content");
+    }
+
+    @Test
     void pageChangedDuringCheckpointYieldsItsMarkImage() {
         open();
         writeNew(7, 1);
         writeNew(8, 1);
-        List<Frame> set = memory.beginCheckpoint();
+        memory.markCheckpoint();
+        List<Frame> set = memory.markedPages();
         assertEquals(2, set.size());
         Frame f7 = set.get(0);
         assertEquals(id(7), f7.heldPageId());

@@ -76,8 +76,8 @@ class PageMemoryTreeRandomizedTest extends BPlusTreeRandomizedTest {
 
     /**
      * A {@link PageAccess} over page memory that checks every acquire is released, and when the tree holds no page and
-     * more than {@code threshold} pages are held, runs a checkpoint by hand: beginCheckpoint, copy each image, stamp its
-     * CRC, write it to the page store, finishCheckpointPage. Single-threaded, like the tree test.
+     * more than {@code threshold} pages are held, runs a checkpoint by hand: markCheckpoint, markedPages, copy each
+     * image, stamp its CRC, write it to the page store, finishCheckpointPage. Single-threaded, like the tree test.
      */
     static final class Flushing implements PageAccess {
         final PageMemory memory;
@@ -138,7 +138,8 @@ class PageMemoryTreeRandomizedTest extends BPlusTreeRandomizedTest {
         }
 
         void flush() {
-            List<Frame> set = memory.beginCheckpoint();
+            memory.markCheckpoint();
+            List<Frame> set = memory.markedPages();
             for (Frame f : set) {
                 memory.copyCheckpointImage(f, image, 0);
                 PageChecksum.stamp(image, 0, image.capacity());

@@ -1,0 +1,46 @@
+package dev.varve.core.memory;
+
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
+
+/**
+ * {@link PageMemory#underWriterExclusion()}: page memory for code that holds a lock excluding every writer of the pages
+ * it reads, whose reads only pin (no latch); writes latch as usual.
+ */
+final class UnlatchedReads implements PageAccess {
+    private final PageMemory memory;
+
+    UnlatchedReads(PageMemory memory) {
+        this.memory = memory;
+    }
+
+    @Override
+    public int pageSize() {
+        return memory.pageSize;
+    }
+
+    @Override
+    public Page acquireRead(long pageId) {
+        return memory.acquire(pageId, false);
+    }
+
+    @Override
+    public void releaseRead(Page page) {
+        ((Frame) page).unpin();
+    }
+
+    @Override
+    public Page acquireWrite(long pageId) {
+        return memory.acquireWrite(pageId);
+    }
+
+    @Override
+    public Page acquireNew(long pageId) {
+        return memory.acquireNew(pageId);
+    }
+
+    @Override
+    public void releaseWrite(Page page) {
+        memory.releaseWrite(page);
+    }
+}
