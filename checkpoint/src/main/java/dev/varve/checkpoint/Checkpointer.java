@@ -32,8 +32,9 @@ import java.util.function.ToLongFunction;
  * Writes dirty pages to the page files so that the store sits exactly at a WAL mark (I2), in the seven steps of
  * DESIGN.md: (1) under the checkpoint write lock, the mark and the dirty set (a swap of lists: each page becomes the
  * checkpoint's just after, see {@code PageMemory.markCheckpoint}); (2) writers copy-on-write pages they change before
- * they are written; (3) recovery files, unless every change since the previous mark was logged physically; (4) listeners (snapshot archive, I4); (5) start marker; (6) pages, sorted, in parallel, fsync
- * per file; (7) end marker, then old markers, recovery files and WAL segments go.
+ * they are written; (3) recovery files, unless every change since the previous mark was logged physically;
+ * (4) listeners (snapshot archive, I4); (5) start marker; (6) pages, sorted, in parallel, fsync per file; (7) end
+ * marker, then old markers, recovery files and WAL segments go.
  *
  * <p>Triggers (background thread, {@link CheckpointTrigger}): the period, the dirty-page ratio, WAL volume since
  * the last mark, memory pressure and explicit requests. Recovery and shutdown call {@link #checkpoint} directly.

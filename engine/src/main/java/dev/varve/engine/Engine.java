@@ -3,6 +3,7 @@ package dev.varve.engine;
 import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.checkpoint.Checkpointer;
 import dev.varve.checkpoint.Throttle;
+import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.agent.Agents;
 import dev.varve.core.io.Closeables;
@@ -52,6 +53,8 @@ import java.util.function.Supplier;
  */
 final class Engine {
     final VarveConfig config;
+    /** WAL_PHYSICAL: the page log names a put's value in its logical record ({@link LoggedValue}); nobody else reads it. */
+    private final boolean logsPages;
     final PageStore store;
     final PageMemory memory;
     final Wal wal;
@@ -84,6 +87,7 @@ final class Engine {
      */
     private Engine(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal, Agents agents) {
         this.config = config;
+        this.logsPages = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL;
         this.readOnly = readOnly;
         this.maxKeyBytes = BPlusTree.maxKeyBytes(config.pageSize());
         this.dirLock = readOnly ? StoreLock.acquireShared(config.path(), "store") : StoreLock.acquire(config.path(), "store");
@@ -181,9 +185,9 @@ final class Engine {
      * {@link #applyOp} of the operation at {@code opOffset} of the batch record being applied, telling the physical
      * page log where the record holds its value ({@link LoggedValue}).
      */
-    private static boolean applyLoggedOp(PartitionHandle h, byte[] key, byte[] value, int opOffset) {
-        if (value == null) LoggedValue.value(0, 0);
-        else LoggedValue.value(LogicalRecords.valueOffset(opOffset, key), value.length);
+    private boolean applyLoggedOp(PartitionHandle h, byte[] key, byte[] value, int opOffset) {
+        if (logsPages && value != null) LoggedValue.value(LogicalRecords.valueOffset(opOffset, key), value.length);
+        else if (logsPages) LoggedValue.value(0, 0); // a remove writes no value
         return applyOp(h, key, value);
     }
 
@@ -362,11 +366,11 @@ final class Engine {
             ByteBuffer published = changes.active() ? payload.duplicate() : null; // read after the apply
             long lsn = wal.append(type, payload);
             boolean result;
-            LoggedValue.record(lsn, payload); // payloads are built from index 0
+            if (logsPages) LoggedValue.record(lsn, payload); // payloads are built from index 0
             try {
                 result = applyLogged(change);
             } finally {
-                LoggedValue.clear();
+                if (logsPages) LoggedValue.clear();
             }
             if (published != null) changes.logged(type, published, lsn);
             return new Logged(lsn, result);
