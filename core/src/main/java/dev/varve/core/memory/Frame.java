@@ -56,6 +56,11 @@ public final class Frame extends Page {
      * pre-state may be archived as a diff against); guarded by the write latch.
      */
     private Object captureNote;
+    /**
+     * For an inner page: the frames its children were last found in, by child index ({@link ChildHints}); racy by
+     * design, every hint is checked against the frame's page id before use. Dropped when the frame takes another page.
+     */
+    Frame[] childHints;
 
     Frame(ByteBuffer buffer, int base, int size, int slot) {
         super(buffer, base, size);
@@ -106,6 +111,15 @@ public final class Frame extends Page {
 
     void state(int s) {
         STATE.setRelease(this, s);
+    }
+
+    /**
+     * Whether this frame, which the caller has just pinned, holds page {@code id} loaded: the state is read as a
+     * volatile after the pin, so an eviction either sees the pin or has already moved the state on (see
+     * {@code PageTable.claimForEviction}).
+     */
+    boolean holdsReady(long id) {
+        return (int) STATE.getVolatile(this) == READY && pageId == id;
     }
 
     boolean casState(int expected, int next) {

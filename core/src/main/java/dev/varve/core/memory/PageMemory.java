@@ -130,6 +130,13 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     }
 
     @Override
+    public Page acquireReadChild(Page parent, int index, long childId) {
+        Frame f = ChildHints.acquire(this, parent, index, childId);
+        f.latchRead();
+        return f;
+    }
+
+    @Override
     public void releaseRead(Page page) {
         Frame f = (Frame) page;
         f.unlatchRead();
@@ -341,6 +348,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             long id = f.pageId;
             if (table.claimForEviction(id, f)) {
                 f.pageId = PageId.NONE;
+                f.childHints = null;
                 pagesEvicted.increment();
                 return f;
             }

@@ -5,7 +5,9 @@ import dev.varve.core.util.LongLongMap;
 /**
  * Page id → frame, striped: each stripe maps page ids to frame slots ({@link LongLongMap}) and is guarded by its
  * own monitor. Lookup and pin happen under the stripe's monitor, and so does eviction's removal, which is
- * what keeps a frame from being reused while someone is about to pin it.
+ * what keeps a frame from being reused while someone is about to pin it. A reader may also pin a frame past the
+ * table ({@link ChildHints}); eviction therefore moves the frame's state on before it reads the pins, and gives the
+ * frame back when it finds one.
  */
 final class PageTable {
     private static final long MISSING = -1;
@@ -82,8 +84,14 @@ final class PageTable {
     boolean claimForEviction(long id, Frame f) {
         LongLongMap s = stripe(id);
         synchronized (s) {
-            if (f.pageId != id || f.pins() != 0 || f.held() || get(s, id) != f) return false;
+            if (f.pageId != id || f.held() || get(s, id) != f) return false;
             if (!f.casState(Frame.READY, Frame.LOADING)) return false;
+            // the pins are read after the state moved on: a reader pinning past this table (ChildHints) reads the state
+            // after its pin, so either this sees its pin, or it sees LOADING and lets go
+            if (f.pins() != 0) {
+                f.state(Frame.READY);
+                return false;
+            }
             s.remove(id);
             return true;
         }

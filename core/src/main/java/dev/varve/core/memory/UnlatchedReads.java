@@ -25,6 +25,11 @@ final class UnlatchedReads implements PageAccess {
     }
 
     @Override
+    public Page acquireReadChild(Page parent, int index, long childId) {
+        return ChildHints.acquire(memory, parent, index, childId);
+    }
+
+    @Override
     public void releaseRead(Page page) {
         ((Frame) page).unpin();
     }

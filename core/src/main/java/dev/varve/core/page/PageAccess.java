@@ -14,7 +14,16 @@ public interface PageAccess {
     /** The page, pinned and read-latched. Its contents are checked (CRC) if it had to be read from disk. */
     Page acquireRead(long pageId);
 
-    /** Releases a page taken by {@link #acquireRead}. */
+    /**
+     * {@link #acquireRead} of child {@code childId}, whose id the caller read at child index {@code index} of inner page
+     * {@code parent} (which it may have released since): page memory finds the child through what the parent's frame
+     * remembers of where its children were, instead of its page table. The result is the same.
+     */
+    default Page acquireReadChild(Page parent, int index, long childId) {
+        return acquireRead(childId);
+    }
+
+    /** Releases a page taken by {@link #acquireRead} or {@link #acquireReadChild}. */
     void releaseRead(Page page);
 
     /**

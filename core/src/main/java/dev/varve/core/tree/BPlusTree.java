@@ -109,12 +109,16 @@ public final class BPlusTree {
         MetaPage.Top top = MetaPage.top(pages, metaId);
         long id = top.root();
         int height = top.height();
+        Page parent = null;
+        int index = 0;
         for (int level = 0; ; level++) {
-            Page page = pages.acquireRead(id);
+            Page page = parent == null ? pages.acquireRead(id) : pages.acquireReadChild(parent, index, id);
             try {
                 int type = page.type();
                 if (type == PageHeader.TYPE_INNER && level < height - 1) {
-                    id = InnerPage.child(page, InnerPage.childIndex(page, key));
+                    index = InnerPage.childIndex(page, key);
+                    id = InnerPage.child(page, index);
+                    parent = page;
                     continue;
                 }
                 if (type != PageHeader.TYPE_LEAF || level != height - 1)

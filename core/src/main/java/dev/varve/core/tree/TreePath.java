@@ -23,8 +23,9 @@ final class TreePath {
             childIndexes = Arrays.copyOf(childIndexes, height);
         }
         long id = root;
+        Page parent = null;
         for (int level = 0; ; level++) {
-            Page page = pages.acquireRead(id);
+            Page page = parent == null ? pages.acquireRead(id) : pages.acquireReadChild(parent, childIndexes[level - 1], id);
             try {
                 int type = page.type();
                 if (type == PageHeader.TYPE_LEAF) {
@@ -39,6 +40,7 @@ final class TreePath {
                 pageIds[level] = id;
                 childIndexes[level] = index;
                 id = InnerPage.child(page, index);
+                parent = page;
             } finally {
                 pages.releaseRead(page);
             }

@@ -23,7 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link PageStore} in a temporary directory. The region is small (1280..4096 frames) and a tiny test "checkpointer"
  * ({@link Flushing}) writes dirty pages to the page file whenever more than a quarter of the region is held, at
  * moments the tree holds no page; so clean pages get evicted and the tree keeps re-reading them from disk (through the
- * CRC check) while the model comparison runs. {@link #evictionAndRereadHappened()} proves the path was exercised.
+ * CRC check) while the model comparison runs — and descents reach children through frames' hints
+ * ({@link ChildHints}) whose frames were evicted and reused meanwhile. {@link #evictionAndRereadHappened()} proves the
+ * path was exercised.
  */
 class PageMemoryTreeRandomizedTest extends BPlusTreeRandomizedTest {
     /** Per page size: pages evicted and pages read back from disk, over all runs. */
@@ -102,6 +104,13 @@ class PageMemoryTreeRandomizedTest extends BPlusTreeRandomizedTest {
         @Override
         public Page acquireRead(long pageId) {
             Page p = memory.acquireRead(pageId);
+            holds++;
+            return p;
+        }
+
+        @Override
+        public Page acquireReadChild(Page parent, int index, long childId) {
+            Page p = memory.acquireReadChild(parent, index, childId); // through the parent frame's hints
             holds++;
             return p;
         }

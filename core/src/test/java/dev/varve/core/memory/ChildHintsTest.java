@@ -1,0 +1,180 @@
+package dev.varve.core.memory;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+import dev.varve.core.store.PageStore;
+import dev.varve.core.tree.BPlusTree;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link ChildHints}: a descent reaches a child through its parent frame's hint, never through a hint whose frame no
+ * longer holds the child, and eviction never takes a frame a reader pinned through a hint.
+ */
+@Timeout(120)
+class ChildHintsTest {
+    private static final int PAGE = 1024;
+    private static final int FRAMES = 1280;
+    private static final int FILE = PageId.fileId(3, 1);
+
+    @TempDir
+    Path dir;
+
+    private PageStore store;
+    private PageMemory memory;
+
+    private void open() {
+        store = new PageStore(FileIOFactory.standard(), dir.resolve("pages"), PAGE);
+        memory = new PageMemory(store, (long) FRAMES * PAGE, 64L * PAGE);
+    }
+
+    @AfterEach
+    void close() {
+        if (memory != null) memory.close();
+        if (store != null) store.close();
+    }
+
+    private static long id(int index) {
+        return PageId.of(FILE, index);
+    }
+
+    /** Writes pages 0..count-1, each filled with its index, and makes them clean (written to the file). */
+    private void writePages(int count) {
+        for (int i = 0; i < count; i++) {
+            Page p = memory.acquireNew(id(i));
+            try {
+                p.type(PageHeader.TYPE_INNER);
+                for (int at = PageHeader.SIZE; at < PAGE; at += 4) p.putInt(at, i);
+            } finally {
+                memory.releaseWrite(p);
+            }
+        }
+        new PageMemoryTreeRandomizedTest.Flushing(memory, store, 0).flush();
+    }
+
+    private static void assertHolds(Page p, int index) {
+        assertEquals(id(index), p.pageId());
+        assertEquals(index, p.getInt(PAGE - 4));
+    }
+
+    @Test
+    void aChildIsFoundThroughItsParentsHintUntilItsFrameIsTakenThenThroughTheTable() {
+        open();
+        writePages(2);
+        Page parent = memory.acquireRead(id(0));
+        memory.releaseRead(parent);
+        Page child = memory.acquireReadChild(parent, 5, id(1));
+        assertHolds(child, 1);
+        memory.releaseRead(child);
+        Frame[] hints = ((Frame) parent).childHints;
+        assertSame(child, hints[5], "the parent's frame remembers where child 5 was found");
+
+        Page again = memory.acquireReadChild(parent, 5, id(1));
+        assertSame(child, again);
+        memory.releaseRead(again);
+
+        // the child's frame is taken for another page: the hint must not be followed into it
+        Frame taken = (Frame) child;
+        assertTrue(memory.table.claimForEviction(id(1), taken));
+        Page reloaded = memory.acquireReadChild(parent, 5, id(1));
+        assertNotSame(taken, reloaded, "a frame claimed by eviction is never returned through a hint");
+        assertHolds(reloaded, 1);
+        memory.releaseRead(reloaded);
+        assertSame(reloaded, ((Frame) parent).childHints[5], "the hint now names the frame the table found");
+
+        // a hint naming a frame that holds another page is ignored too
+        Page other = memory.acquireReadChild(parent, 6, id(0));
+        assertHolds(other, 0);
+        memory.releaseRead(other);
+        ((Frame) parent).childHints[5] = (Frame) other;
+        Page viaTable = memory.acquireReadChild(parent, 5, id(1));
+        assertHolds(viaTable, 1);
+        memory.releaseRead(viaTable);
+    }
+
+    @Test
+    void aFramePinnedThroughAHintIsNotClaimedForEviction() {
+        open();
+        writePages(2);
+        Page parent = memory.acquireRead(id(0));
+        memory.releaseRead(parent);
+        Page child = memory.acquireReadChild(parent, 0, id(1));
+        memory.releaseRead(child);
+        Page held = memory.acquireReadChild(parent, 0, id(1)); // pinned past the table
+        assertSame(child, held);
+        assertFalse(memory.table.claimForEviction(id(1), (Frame) held), "eviction took a frame a reader holds");
+        assertHolds(held, 1);
+        assertTrue(((Frame) held).holdsReady(id(1)), "a refused claim gives the frame back loaded");
+        memory.releaseRead(held);
+        assertTrue(memory.table.claimForEviction(id(1), (Frame) held), "once released the frame may go");
+    }
+
+    /**
+     * Two readers search a tree over twice the region's size through hints while their own reads evict pages
+     * under them: every value read is the value put.
+     */
+    @Test
+    void readersFollowingHintsWhileTheirPagesAreEvictedReadEveryValueRight() throws Exception {
+        open();
+        int keys = 25_000;
+        PageMemoryTreeRandomizedTest.Flushing writes = new PageMemoryTreeRandomizedTest.Flushing(memory, store, FRAMES / 4);
+        BPlusTree.format(writes, FILE);
+        BPlusTree tree = new BPlusTree(writes, FILE);
+        for (int k = 0; k < keys; k++) tree.put(key(k), value(k));
+        writes.flush();
+        assertTrue(tree.pageCount() > 2 * FRAMES, "the tree must not fit the region: " + tree.pageCount() + " pages");
+
+        long evictedBefore = memory.pagesEvicted();
+        PageAccess reads = memory.underWriterExclusion();
+        BPlusTree reader = new BPlusTree(reads, FILE);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<Integer>> done = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                long seed = t;
+                done.add(threads.submit(() -> {
+                    SplittableRandom r = new SplittableRandom(seed);
+                    for (int i = 0; i < 40_000; i++) {
+                        int k = r.nextInt(keys);
+                        assertArrayEquals(value(k), reader.get(key(k)), "key " + k);
+                    }
+                    return 40_000;
+                }));
+            }
+            for (Future<Integer> f : done) assertEquals(40_000, f.get());
+        } finally {
+            threads.shutdownNow();
+        }
+        assertTrue(memory.pagesEvicted() - evictedBefore > 10_000, "pages evicted while reading: " + (memory.pagesEvicted() - evictedBefore));
+    }
+
+    private static byte[] key(int k) {
+        return ByteBuffer.allocate(8).putLong(k * 0x9E3779B97F4A7C15L).array();
+    }
+
+    private static byte[] value(int k) {
+        byte[] v = new byte[100];
+        for (int i = 0; i < v.length; i++) v[i] = (byte) (k * 31 + i);
+        return v;
+    }
+}
