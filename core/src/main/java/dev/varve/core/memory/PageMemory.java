@@ -165,6 +165,13 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     }
 
     @Override
+    public Page acquireWriteChild(Page parent, int index, long childId) {
+        Frame f = ChildHints.acquire(this, parent, index, childId);
+        latchForChange(f);
+        return beforeChange(f, false);
+    }
+
+    @Override
     public Page acquireNew(long pageId) {
         Frame f = acquire(pageId, true);
         latchForChange(f); // the checkpoint's image is preserved before the old contents go

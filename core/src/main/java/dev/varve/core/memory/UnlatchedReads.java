@@ -40,6 +40,11 @@ final class UnlatchedReads implements PageAccess {
     }
 
     @Override
+    public Page acquireWriteChild(Page parent, int index, long childId) {
+        return memory.acquireWriteChild(parent, index, childId);
+    }
+
+    @Override
     public Page acquireNew(long pageId) {
         return memory.acquireNew(pageId);
     }

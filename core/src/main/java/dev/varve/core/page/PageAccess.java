@@ -38,7 +38,12 @@ public interface PageAccess {
      */
     Page acquireNew(long pageId);
 
-    /** Releases a page taken by {@link #acquireWrite} or {@link #acquireNew}. */
+    /** {@link #acquireWrite} of a child, found as {@link #acquireReadChild} finds it. */
+    default Page acquireWriteChild(Page parent, int index, long childId) {
+        return acquireWrite(childId);
+    }
+
+    /** Releases a page taken by {@link #acquireWrite}, {@link #acquireWriteChild} or {@link #acquireNew}. */
     void releaseWrite(Page page);
 
     /** A source that only reads (past versions, salvage): every write throws {@link UnsupportedOperationException}. */

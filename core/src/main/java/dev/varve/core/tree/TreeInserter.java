@@ -41,7 +41,7 @@ final class TreeInserter {
         int pageSize = pages.pageSize();
         boolean replaced = false;
         long rightId = PageId.NONE;
-        Page leaf = pages.acquireWrite(path.leafId());
+        Page leaf = path.acquireLeafForWrite(pages);
         try {
             int pos = LeafPage.search(leaf, key);
             if (pos >= 0) {

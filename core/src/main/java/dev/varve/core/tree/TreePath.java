@@ -15,6 +15,8 @@ final class TreePath {
     private int[] childIndexes = new int[8];
     private int depth;
     private long leafId;
+    /** The inner page the leaf was reached from (released), or null when the root is the leaf. */
+    private Page leafParent;
 
     /** Descends from {@code root} to the leaf whose range holds {@code key}, with read latches only. */
     void descend(PageAccess pages, long root, int height, byte[] key) {
@@ -32,6 +34,7 @@ final class TreePath {
                     if (level != height - 1) throw new CorruptTreeException("leaf at depth " + level + " of a tree of height " + height, id);
                     depth = level;
                     leafId = id;
+                    leafParent = parent;
                     return;
                 }
                 if (type != PageHeader.TYPE_INNER || level >= height - 1)
@@ -54,6 +57,16 @@ final class TreePath {
 
     long leafId() {
         return leafId;
+    }
+
+    /** The leaf of the last descent, write-latched: found from the page it was reached from, as the descent found it. */
+    Page acquireLeafForWrite(PageAccess pages) {
+        return leafParent == null ? pages.acquireWrite(leafId) : pages.acquireWriteChild(leafParent, childIndexes[depth - 1], leafId);
+    }
+
+    /** As {@link #acquireLeafForWrite}, read-latched. */
+    Page acquireLeafForRead(PageAccess pages) {
+        return leafParent == null ? pages.acquireRead(leafId) : pages.acquireReadChild(leafParent, childIndexes[depth - 1], leafId);
     }
 
     /** The inner page at {@code level} (0 is the root). */

@@ -43,9 +43,8 @@ final class TreeRemover {
     boolean remove(byte[] key) {
         MetaPage.Top top = MetaPage.top(pages, metaId);
         path.descend(pages, top.root(), top.height(), key);
-        long leafId = path.leafId();
         int pos;
-        Page leaf = pages.acquireRead(leafId);
+        Page leaf = path.acquireLeafForRead(pages);
         try {
             pos = LeafPage.search(leaf, key);
         } finally {
@@ -53,7 +52,7 @@ final class TreeRemover {
         }
         if (pos < 0) return false;
         boolean empty;
-        leaf = pages.acquireWrite(leafId);
+        leaf = path.acquireLeafForWrite(pages);
         try {
             int offset = SlottedPage.slot(leaf, pos);
             if (!LeafPage.isInline(leaf, offset)) OverflowChain.free(pages, allocator, LeafPage.overflowId(leaf, offset));

@@ -129,6 +129,13 @@ class PageMemoryTreeRandomizedTest extends BPlusTreeRandomizedTest {
         }
 
         @Override
+        public Page acquireWriteChild(Page parent, int index, long childId) {
+            Page p = memory.acquireWriteChild(parent, index, childId);
+            holds++;
+            return p;
+        }
+
+        @Override
         public Page acquireNew(long pageId) {
             Page p = memory.acquireNew(pageId);
             holds++;
