@@ -44,15 +44,24 @@ final class PageRebuild {
     private static final int OP = 6;
     /** Shorter copies or zero runs cost more as ops than their bytes do as part of a literal. */
     private static final int MIN_RUN = 12;
-    /** Unchanged bytes that end a literal; fewer are cheaper to carry along than a new op. */
+    /**
+     * Unchanged bytes that end a literal; fewer are cheaper to carry along than a new op. At most 8, which lets
+     * {@link #unchanged} tell a shorter run by one word compare.
+     */
     private static final int MIN_SKIP = 8;
+    /**
+     * Every STRIDE-th source offset is indexed: a run of bytes that moved by any distance passes an indexed source
+     * offset within its first STRIDE - 1 bytes, and the match found there is extended back over them. A quarter of the
+     * hashing of every offset, for the same ops.
+     */
+    private static final int STRIDE = 4;
 
-    /** Source offset + 1 of the last 8-byte sequence of each hash (0: none). */
+    /** Source offset + 1 of the last indexed 8-byte sequence of each hash (0: none). */
     private final int[] table;
     private final int hashShift;
 
     PageRebuild(int pageSize) {
-        int slots = Integer.highestOneBit(pageSize) * 2;
+        int slots = Integer.highestOneBit(pageSize / STRIDE) * 2;
         this.table = new int[slots];
         this.hashShift = Long.SIZE - Integer.numberOfTrailingZeros(slots);
     }
@@ -85,10 +94,14 @@ final class PageRebuild {
                         d++;
                         continue;
                     }
+                    int back = literal < 0 ? 0 : backwards(page, d, d - literal, source, op);
+                    d -= back;
+                    op -= back;
+                    run += back;
                 }
             }
             if (literal >= 0) {
-                ops += literal(out, page, literal, d);
+                if (literal < d) ops += literal(out, page, literal, d);
                 literal = -1;
             }
             if (op >= 0) {
@@ -178,16 +191,22 @@ final class PageRebuild {
 
     private void index(ByteBuffer source, int size) {
         Arrays.fill(table, 0);
-        for (int s = 0; s + Long.BYTES <= size; s++) table[hash(source.getLong(s))] = s + 1;
+        for (int s = 0; s + Long.BYTES <= size; s += STRIDE) table[hash(source.getLong(s))] = s + 1;
     }
 
     private int hash(long word) {
         return (int) ((word * 0x9E3779B97F4A7C15L) >>> hashShift);
     }
 
-    /** Bytes from {@code d} that equal {@code base} (zero for a fresh page): already right after replay. */
+    /**
+     * Bytes from {@code d} that equal {@code base} (zero for a fresh page): already right after replay; 0 for a run
+     * shorter than {@link #MIN_SKIP}, which the caller does not skip (one word compare tells it, where the full
+     * compare would cost two buffer slices at every byte of a literal).
+     */
     private static int unchanged(Page page, ByteBuffer base, int d) {
-        return base == null ? zeros(page, d) : common(page, d, base, d, page.size() - d);
+        if (base == null) return zeros(page, d);
+        if (d + Long.BYTES <= page.size() && page.getLong(d) != base.getLong(d)) return 0;
+        return common(page, d, base, d, page.size() - d);
     }
 
     private static int zeros(Page page, int d) {
@@ -206,11 +225,30 @@ final class PageRebuild {
         return s >= 0 && source.getLong(s) == word ? s : -1;
     }
 
+    /**
+     * How many of the {@code max} bytes before {@code d} equal the bytes before {@code s} in the source: a match found
+     * at an indexed offset, extended back into the literal before it.
+     */
+    private static int backwards(Page page, int d, int max, ByteBuffer source, int s) {
+        int n = 0;
+        while (n < max && n < s && page.getByte(d - n - 1) == (source.get(s - n - 1) & 0xFF)) n++;
+        return n;
+    }
+
     /** Length of the common run, at most {@code max} bytes, of the page from {@code d} and the source from {@code s}. */
     private static int common(Page page, int d, ByteBuffer source, int s, int max) {
-        if (max <= 0) return 0;
-        int m = page.buffer().slice(page.base() + d, max).mismatch(source.slice(s, max)); // the JDK's vectorized compare
-        return m < 0 ? max : m;
+        // the first 64 bytes word by word: most runs end there (a cell, a slot), and the JDK's vectorized compare
+        // needs a slice of each buffer, two allocations per call
+        int n = 0;
+        for (int words = 0; words < 8 && n + Long.BYTES <= max; words++, n += Long.BYTES) {
+            if (page.getLong(d + n) != source.getLong(s + n)) break;
+        }
+        if (n + Long.BYTES > max || page.getLong(d + n) != source.getLong(s + n)) {
+            while (n < max && page.getByte(d + n) == (source.get(s + n) & 0xFF)) n++;
+            return n;
+        }
+        int m = page.buffer().slice(page.base() + d + n, max - n).mismatch(source.slice(s + n, max - n));
+        return m < 0 ? max : n + m;
     }
 
     /**
