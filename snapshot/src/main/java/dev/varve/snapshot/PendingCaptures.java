@@ -145,6 +145,8 @@ final class PendingCaptures {
     private volatile Throwable failure;
     /** Someone waits for the archiver: it archives what is pending without letting more gather. */
     private volatile boolean hurry;
+    /** See {@link #rest}. */
+    private volatile boolean archiverResting;
 
     PendingCaptures(ArchiveLock lock, Archiver archiver, ArchiveLevel[] levels, PageSlots slots, OpenViews views, RetentionEnforcer retention) {
         this.lock = lock;
@@ -156,9 +158,35 @@ final class PendingCaptures {
         this.endsAtMark = new long[levels.length];
     }
 
-    /** Queues capture {@code p} behind every earlier one. Caller holds the lock. */
+    /** Queues capture {@code p} behind every earlier one, waking a resting archiver. Caller holds the lock. */
     void add(Pending p) {
         pending.addLast(p);
+        if (archiverResting) {
+            archiverResting = false;
+            archiver.wake();
+        }
+    }
+
+    /**
+     * Whether the archiver may rest (park past its idle period): true when no capture is pending. The flag is set
+     * before the queue is looked at under the lock, and {@link #add} reads it after queueing under the lock, so a
+     * capture either is seen here or sees the flag and wakes the archiver. Archiver thread.
+     */
+    boolean rest() {
+        archiverResting = true;
+        lock.lock();
+        try {
+            if (pending.isEmpty()) return true;
+        } finally {
+            lock.unlock();
+        }
+        archiverResting = false;
+        return false;
+    }
+
+    /** Set while the archiver rests or is about to: the next queued capture wakes it. */
+    boolean archiverResting() {
+        return archiverResting;
     }
 
     /**

@@ -288,6 +288,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         return pending.archiveNext();
     }
 
+    /** Whether the archiver may rest past its idle period: no capture is pending (see {@link PendingCaptures#rest}). */
+    boolean archiverMayRest() {
+        return pending.rest();
+    }
+
     /** Whether the archiver should archive now rather than let captures gather. Archiver thread only. */
     boolean archiveDue() {
         return pending.due();

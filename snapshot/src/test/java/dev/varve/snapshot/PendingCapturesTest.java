@@ -71,6 +71,26 @@ class PendingCapturesTest {
         }
     }
 
+    /** The archiver rests only while nothing is pending, and the capture queued behind none ends the rest. */
+    @Test
+    void theArchiverRestsOnlyWithNothingPendingAndTheNextCaptureEndsIt() {
+        ArchiveLock lock = new ArchiveLock();
+        PageSlots slots = new PageSlots(4L * PAGE, PAGE, "captureBufferSize");
+        PendingCaptures pending = new PendingCaptures(lock, new Archiver(null), new ArchiveLevel[0], slots, null, null);
+        assertTrue(pending.rest(), "nothing pending: it may rest");
+        assertTrue(pending.archiverResting());
+        Page page = new Page(ByteBuffer.allocateDirect(PAGE), 0, PAGE);
+        lock.lock();
+        try {
+            pending.add(new PendingCaptures.Pending(0, 7, slots.copyOf(page), 1, new long[]{1}, new long[]{0}, 1, 0, 1, null, Page.ALL_CHANGED));
+        } finally {
+            lock.unlock();
+        }
+        assertFalse(pending.archiverResting(), "the capture woke the archiver");
+        assertFalse(pending.rest(), "a capture is pending: no rest");
+        assertFalse(pending.archiverResting());
+    }
+
     @Test
     void aWaitForTheArchiverEndsWithItsFailure() {
         ArchiveLock lock = new ArchiveLock();

@@ -26,6 +26,15 @@ public interface Agent {
      */
     int doWork() throws Exception;
 
+    /**
+     * How long the runner may park after a step that did no work, given the agent's idle period: the period by
+     * default. An agent that sees no work coming may ask for longer; whoever then gives it work must
+     * {@link AgentHandle#wake} it.
+     */
+    default long idleNanos(long periodNanos) {
+        return periodNanos;
+    }
+
     /** Told of the failure that ended the duty cycle, before {@link #onClose}. */
     default void onError(Throwable failure) {
     }

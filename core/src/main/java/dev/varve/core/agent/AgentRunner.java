@@ -50,7 +50,7 @@ public final class AgentRunner implements AgentHandle {
     private void run() {
         try {
             agent.onStart();
-            while (running) idle.idle(agent.doWork(), this);
+            while (running) idle.idle(agent.doWork(), agent, this);
         } catch (Throwable t) {
             running = false;
             LOG.error("agent {} stops after a failure", agent.roleName(), t);

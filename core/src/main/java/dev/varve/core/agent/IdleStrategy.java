@@ -31,8 +31,11 @@ public final class IdleStrategy {
         return maxParkNanos;
     }
 
-    /** Idles after a step that did {@code workCount} units of work: none is idle, some means step again at once. */
-    void idle(int workCount, Object blocker) {
-        if (workCount <= 0) LockSupport.parkNanos(blocker, maxParkNanos);
+    /**
+     * Idles after a step of {@code agent} that did {@code workCount} units of work: none is idle (as long as the agent
+     * asks, {@link Agent#idleNanos}), some means step again at once.
+     */
+    void idle(int workCount, Agent agent, Object blocker) {
+        if (workCount <= 0) LockSupport.parkNanos(blocker, agent.idleNanos(maxParkNanos));
     }
 }

@@ -160,4 +160,42 @@ class AgentsTest {
         assertEquals(List.of("close"), a.events);
         assertThrows(IllegalStateException.class, r::start);
     }
+    /**
+     * An agent that asks to rest (an idle period of an hour) is parked that long after a step with no work, and a
+     * wake steps it again: the test would time out if the runner ignored the wake, and would count dozens of
+     * steps nobody woke it for if it ignored the ask.
+     */
+    @Test
+    void aRestingAgentStepsAgainWhenWokenNotBefore() throws InterruptedException {
+        java.util.concurrent.Semaphore steps = new java.util.concurrent.Semaphore(0);
+        Agent resting = new Agent() {
+            @Override
+            public String roleName() {
+                return "resting";
+            }
+
+            @Override
+            public int doWork() {
+                steps.release();
+                return 0;
+            }
+
+            @Override
+            public long idleNanos(long periodNanos) {
+                return TimeUnit.HOURS.toNanos(1);
+            }
+        };
+        AgentHandle h = Agents.dedicated().start(resting, Duration.ofMillis(1));
+        try {
+            steps.acquire(); // the first step, then it rests
+            for (int i = 0; i < 3; i++) {
+                h.wake();
+                steps.acquire();
+            }
+            Thread.sleep(50); // a runner ignoring the ask would step ~50 times here on its 1 ms idle period
+            assertTrue(steps.availablePermits() < 3, steps.availablePermits() + " steps nobody woke it for");
+        } finally {
+            h.close();
+        }
+    }
 }
