@@ -7,6 +7,7 @@ import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.page.Page;
+import dev.varve.core.page.PageId;
 import dev.varve.core.spi.CheckpointListener;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.store.PageChecksum;
@@ -308,19 +309,32 @@ public final class Checkpointer implements AutoCloseable {
         return new RecoveryFiles(entries, bytes);
     }
 
+    /** Pages a checkpoint thread writes in one call at most (a run of consecutive pages of one file). */
+    private static final int RUN_PAGES = 32;
+
     private Set<Integer> writePages(List<Frame> pages) {
         Set<Integer> touched = ConcurrentHashMap.newKeySet();
         int pageSize = memory.pageSize();
         pool.forEachIndexed(CheckpointPool.slices(pages, pool.threads()), (n, slice) -> {
-            ByteBuffer buf = ByteBuffer.allocateDirect(pageSize);
-            for (Frame f : slice) {
-                long pageId = f.heldPageId();
-                memory.copyCheckpointImage(f, buf, 0);
-                PageChecksum.stamp(buf, 0, pageSize);
-                memory.store().write(pageId, buf, 0);
-                memory.finishCheckpointPage(f);
-                touched.add(dev.varve.core.page.PageId.fileId(pageId));
-                throttle.pageWritten();
+            // sorted by id, a slice holds runs of consecutive pages of a file: each run goes out in one write (one
+            // system call where there were up to RUN_PAGES), and its pages are finished only once it is written, as
+            // an evicted page's file must hold its image
+            ByteBuffer run = ByteBuffer.allocateDirect(RUN_PAGES * pageSize);
+            for (int from = 0, count; from < slice.size(); from += count) {
+                long first = slice.get(from).heldPageId();
+                count = 0;
+                do {
+                    memory.copyCheckpointImage(slice.get(from + count), run, count * pageSize);
+                    PageChecksum.stamp(run, count * pageSize, pageSize);
+                    count++;
+                } while (count < RUN_PAGES && from + count < slice.size() && slice.get(from + count).heldPageId() == first + count
+                        && PageId.fileId(first + count) == PageId.fileId(first));
+                memory.store().write(first, run, 0, count);
+                for (int i = 0; i < count; i++) {
+                    memory.finishCheckpointPage(slice.get(from + i));
+                    throttle.pageWritten();
+                }
+                touched.add(PageId.fileId(first));
             }
         });
         return touched;
