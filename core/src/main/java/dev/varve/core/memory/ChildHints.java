@@ -2,6 +2,8 @@ package dev.varve.core.memory;
 
 import dev.varve.core.page.Page;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 /**
  * A B+tree descent's way to its next page past the page table. Finding a page through the table costs a get over 1M
  * resident keys a chain of dependent cache misses at every level (the stripe, its monitor, its keys, its values, the
@@ -14,21 +16,36 @@ import dev.varve.core.page.Page;
  * child's page, loaded ({@link Frame#holdsReady}). The pin keeps it there, because eviction moves a frame's state on
  * before reading its pins and gives the frame back when one is held (the two orders meet as in Dekker's protocol:
  * each side writes, then reads what the other wrote, all volatile). A wrong or stale hint costs one pin and unpin,
- * then the table. Hints are written without synchronization: a lost or racing write only costs the next descent a
- * table lookup, frames live as long as page memory, and a frame that takes another page drops its hints.
+ * then the table. A hint is written without synchronization: a lost or racing write only costs the next descent a
+ * table lookup, and frames live as long as page memory.
+ *
+ * <p>The arrays live on the heap, so their total is bounded: {@value #REFS_PER_FRAME} references per frame of page
+ * memory (8 bytes per frame with compressed references, 0.2% of a region of 4 KiB pages), counted as arrays are
+ * attached (by CAS) and dropped (when a frame takes another page). The inner pages of a tree of 1M keys need a small
+ * part of that; a store many times larger than its region, whose frames hold mostly inner pages, gets hints for as many as
+ * fit and finds the rest through the table.
  */
 final class ChildHints {
+    /** Heap budget for hint arrays, in references per frame of page memory. */
+    static final int REFS_PER_FRAME = 2;
     /** Hints per inner page at most: more children than this are found through the table. */
     private static final int MAX_CHILDREN = 1 << 12;
+    /** What an array costs beyond its references (its header), counted in references. */
+    private static final int ARRAY_OVERHEAD_REFS = 4;
 
-    private ChildHints() {
+    private final long budget;
+    private final AtomicLong used = new AtomicLong();
+
+    /** Hints whose arrays hold at most {@code budgetRefs} references (headers included). */
+    ChildHints(long budgetRefs) {
+        this.budget = budgetRefs;
     }
 
     /**
      * The frame of page {@code childId}, pinned and loaded; {@code parent} is the page the caller read the id from at
      * child index {@code index} (pinned or not any more).
      */
-    static Frame acquire(PageMemory memory, Page parent, int index, long childId) {
+    Frame acquire(PageMemory memory, Page parent, int index, long childId) {
         if (memory.closed) throw new IllegalStateException("page memory is closed");
         Frame p = (Frame) parent;
         Frame[] hints = p.childHints;
@@ -44,14 +61,40 @@ final class ChildHints {
             }
         }
         Frame c = memory.acquire(childId, false);
-        if (index < MAX_CHILDREN) {
-            if (hints == null || index >= hints.length) {
-                Frame[] grown = new Frame[Math.max(16, Integer.highestOneBit(index) << 1)];
-                if (hints != null) System.arraycopy(hints, 0, grown, 0, hints.length);
-                p.childHints = hints = grown;
-            }
-            hints[index] = c;
-        }
+        note(p, hints, index, c);
         return c;
+    }
+
+    /** Remembers {@code child} at {@code index} of {@code parent}'s hints, growing them if the budget allows. */
+    private void note(Frame parent, Frame[] hints, int index, Frame child) {
+        if (index >= MAX_CHILDREN) return;
+        if (hints == null || index >= hints.length) {
+            int length = Math.max(16, Integer.highestOneBit(index) << 1);
+            long cost = length + ARRAY_OVERHEAD_REFS;
+            if (used.addAndGet(cost) > budget) {
+                used.addAndGet(-cost);
+                return;
+            }
+            Frame[] grown = new Frame[length];
+            if (hints != null) System.arraycopy(hints, 0, grown, 0, hints.length);
+            if (!parent.casChildHints(hints, grown)) { // another descent grew them, or the frame was evicted: leave it
+                used.addAndGet(-cost);
+                return;
+            }
+            if (hints != null) used.addAndGet(-(hints.length + ARRAY_OVERHEAD_REFS));
+            hints = grown;
+        }
+        hints[index] = child;
+    }
+
+    /** Drops the hints of frame {@code f}, which takes another page. */
+    void drop(Frame f) {
+        Frame[] h = f.takeChildHints();
+        if (h != null) used.addAndGet(-(h.length + ARRAY_OVERHEAD_REFS));
+    }
+
+    /** References the attached arrays hold now (headers included). */
+    long used() {
+        return used.get();
     }
 }

@@ -22,12 +22,14 @@ public final class Frame extends Page {
 
     private static final VarHandle PINS;
     private static final VarHandle STATE;
+    private static final VarHandle CHILD_HINTS;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             PINS = l.findVarHandle(Frame.class, "pins", int.class);
             STATE = l.findVarHandle(Frame.class, "state", int.class);
+            CHILD_HINTS = l.findVarHandle(Frame.class, "childHints", Frame[].class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -57,10 +59,11 @@ public final class Frame extends Page {
      */
     private Object captureNote;
     /**
-     * For an inner page: the frames its children were last found in, by child index ({@link ChildHints}); racy by
-     * design, every hint is checked against the frame's page id before use. Dropped when the frame takes another page.
+     * For an inner page: the frames its children were last found in, by child index ({@link ChildHints}); its entries
+     * are racy by design, every hint is checked against the frame's page id before use. Replaced only by CAS and
+     * dropped when the frame takes another page, so {@link ChildHints} can count what the arrays hold.
      */
-    Frame[] childHints;
+    volatile Frame[] childHints;
 
     Frame(ByteBuffer buffer, int base, int size, int slot) {
         super(buffer, base, size);
@@ -120,6 +123,16 @@ public final class Frame extends Page {
      */
     boolean holdsReady(long id) {
         return (int) STATE.getVolatile(this) == READY && pageId == id;
+    }
+
+    /** Replaces the child hints array {@code expected} (null: none) by {@code next}; false when someone else did first. */
+    boolean casChildHints(Frame[] expected, Frame[] next) {
+        return CHILD_HINTS.compareAndSet(this, expected, next);
+    }
+
+    /** Takes the child hints array away (null when none). */
+    Frame[] takeChildHints() {
+        return (Frame[]) CHILD_HINTS.getAndSet(this, (Frame[]) null);
     }
 
     boolean casState(int expected, int next) {

@@ -56,6 +56,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     /** Checkpoint marks so far; a frame dirty since an earlier epoch belongs to the running checkpoint. */
     private volatile long epoch;
     final PageTable table;
+    final ChildHints childHints;
     private final int slackFrames;
     private final AtomicInteger clockHand = new AtomicInteger();
     private final PageSlots checkpointBuffer;
@@ -91,6 +92,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
                 freeFrames.offer(frames[f]);
             }
             table = new PageTable(frames);
+            childHints = new ChildHints(ChildHints.REFS_PER_FRAME * (long) frames.length);
         } catch (OutOfMemoryError e) {
             throw PageSlots.cannotAllocate("dataRegionSize", regionBytes, e);
         }
@@ -131,7 +133,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
 
     @Override
     public Page acquireReadChild(Page parent, int index, long childId) {
-        Frame f = ChildHints.acquire(this, parent, index, childId);
+        Frame f = childHints.acquire(this, parent, index, childId);
         f.latchRead();
         return f;
     }
@@ -166,7 +168,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
 
     @Override
     public Page acquireWriteChild(Page parent, int index, long childId) {
-        Frame f = ChildHints.acquire(this, parent, index, childId);
+        Frame f = childHints.acquire(this, parent, index, childId);
         latchForChange(f);
         return beforeChange(f, false);
     }
@@ -355,7 +357,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             long id = f.pageId;
             if (table.claimForEviction(id, f)) {
                 f.pageId = PageId.NONE;
-                f.childHints = null;
+                childHints.drop(f);
                 pagesEvicted.increment();
                 return f;
             }

@@ -26,7 +26,7 @@ final class UnlatchedReads implements PageAccess {
 
     @Override
     public Page acquireReadChild(Page parent, int index, long childId) {
-        return ChildHints.acquire(memory, parent, index, childId);
+        return memory.childHints.acquire(memory, parent, index, childId);
     }
 
     @Override

@@ -3,7 +3,9 @@ package dev.varve.core.memory;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -127,6 +129,31 @@ class ChildHintsTest {
         assertTrue(((Frame) held).holdsReady(id(1)), "a refused claim gives the frame back loaded");
         memory.releaseRead(held);
         assertTrue(memory.table.claimForEviction(id(1), (Frame) held), "once released the frame may go");
+    }
+
+    @Test
+    void hintArraysStayWithinTheirBudgetAndADroppedArrayGivesItsShareBack() {
+        open();
+        writePages(3);
+        ChildHints small = new ChildHints(20); // one array of 16 hints and its header
+        Page a = memory.acquireRead(id(0));
+        memory.releaseRead(a);
+        Page b = memory.acquireRead(id(1));
+        memory.releaseRead(b);
+        small.acquire(memory, a, 0, id(2)).unpin();
+        assertNotNull(((Frame) a).childHints);
+        assertEquals(20, small.used());
+        Frame viaTable = small.acquire(memory, b, 0, id(2));
+        assertHolds(viaTable, 2);
+        viaTable.unpin();
+        assertNull(((Frame) b).childHints, "over the budget the child is found through the table and no array is made");
+        assertEquals(20, small.used());
+        small.drop((Frame) a);
+        assertNull(((Frame) a).childHints);
+        assertEquals(0, small.used());
+        small.acquire(memory, b, 0, id(2)).unpin();
+        assertNotNull(((Frame) b).childHints, "the dropped array's share went to the next parent");
+        assertEquals(20, small.used());
     }
 
     /**
