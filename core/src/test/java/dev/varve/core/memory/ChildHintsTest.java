@@ -74,6 +74,13 @@ class ChildHintsTest {
         new PageMemoryTreeRandomizedTest.Flushing(memory, store, 0).flush();
     }
 
+    /** Page {@code index} read into a frame and released: a parent whose hints the test drives. */
+    private Page loaded(int index) {
+        Page p = memory.acquireRead(id(index));
+        memory.releaseRead(p);
+        return p;
+    }
+
     private static void assertHolds(Page p, int index) {
         assertEquals(id(index), p.pageId());
         assertEquals(index, p.getInt(PAGE - 4));
@@ -83,8 +90,7 @@ class ChildHintsTest {
     void aChildIsFoundThroughItsParentsHintUntilItsFrameIsTakenThenThroughTheTable() {
         open();
         writePages(2);
-        Page parent = memory.acquireRead(id(0));
-        memory.releaseRead(parent);
+        Page parent = loaded(0);
         Page child = memory.acquireReadChild(parent, 5, id(1));
         assertHolds(child, 1);
         memory.releaseRead(child);
@@ -118,8 +124,7 @@ class ChildHintsTest {
     void aFramePinnedThroughAHintIsNotClaimedForEviction() {
         open();
         writePages(2);
-        Page parent = memory.acquireRead(id(0));
-        memory.releaseRead(parent);
+        Page parent = loaded(0);
         Page child = memory.acquireReadChild(parent, 0, id(1));
         memory.releaseRead(child);
         Page held = memory.acquireReadChild(parent, 0, id(1)); // pinned past the table
@@ -136,10 +141,8 @@ class ChildHintsTest {
         open();
         writePages(3);
         ChildHints small = new ChildHints(20); // one array of 16 hints and its header
-        Page a = memory.acquireRead(id(0));
-        memory.releaseRead(a);
-        Page b = memory.acquireRead(id(1));
-        memory.releaseRead(b);
+        Page a = loaded(0);
+        Page b = loaded(1);
         small.acquire(memory, a, 0, id(2)).unpin();
         assertNotNull(((Frame) a).childHints);
         assertEquals(20, small.used());
