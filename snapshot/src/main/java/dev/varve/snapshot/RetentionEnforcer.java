@@ -1,6 +1,5 @@
 package dev.varve.snapshot;
 
-import java.util.TreeMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -23,7 +22,7 @@ final class RetentionEnforcer {
 
     // guarded by lock
     /** Pre-states first captured for each snapshot from the oldest live one on. */
-    private final TreeMap<Long, long[]> capturesPerSnapshot = new TreeMap<>();
+    private final CaptureCounts capturesPerSnapshot = new CaptureCounts();
     /** Bytes attributed to snapshots the budget dropped since the last reclamation: not given back yet. */
     private long budgetPending;
 
@@ -50,7 +49,7 @@ final class RetentionEnforcer {
     /** After a declaration: the budget, and the capture counts of snapshots no longer live forgotten. Caller holds the lock. */
     void declared() {
         enforceBudget();
-        capturesPerSnapshot.headMap(registry.oldestLive()).clear();
+        capturesPerSnapshot.forgetBelow(registry.oldestLive());
     }
 
     /**
@@ -75,14 +74,13 @@ final class RetentionEnforcer {
 
     /** The pre-states first captured for snapshot {@code id} with their level-1 mappings, and its ranked extent. Caller holds the lock. */
     private long attributedBytes(long id) {
-        long[] c = capturesPerSnapshot.get(id);
         RankedExtent e = extents.of(id);
-        return (c == null ? 0 : c[0] * (pageSize + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE)) + (e == null ? 0 : e.bytes());
+        return capturesPerSnapshot.get(id) * (pageSize + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE) + (e == null ? 0 : e.bytes());
     }
 
     /** A pre-state first captured for {@code snapshot} was archived (or found by recovery). Caller holds the lock. */
     void captured(long snapshot) {
-        capturesPerSnapshot.computeIfAbsent(snapshot, s -> new long[1])[0]++;
+        capturesPerSnapshot.add(snapshot, 1);
     }
 
     /** Recovery, before it counts the captures the archive holds: none counted. Caller holds the lock. */

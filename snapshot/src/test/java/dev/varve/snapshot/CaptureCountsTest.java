@@ -1,0 +1,58 @@
+package dev.varve.snapshot;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** Capture counts answer as a sorted map of counts would, through growth, forgetting, out-of-order counts and clears. */
+class CaptureCountsTest {
+    @Test
+    void countsLikeASortedMap() {
+        SplittableRandom random = new SplittableRandom(5);
+        CaptureCounts counts = new CaptureCounts();
+        TreeMap<Long, Long> model = new TreeMap<>();
+        long forgotten = Long.MIN_VALUE;
+        long latest = 1;
+        for (int step = 0; step < 200_000; step++) {
+            int op = random.nextInt(1000);
+            if (op < 900) {
+                if (random.nextInt(4) == 0) latest++; // a new snapshot; captures come in its order
+                long id = random.nextInt(50) == 0 ? latest - random.nextInt(40) : latest; // now and then an older one
+                int n = 1 + random.nextInt(3);
+                counts.add(id, n);
+                if (id >= forgotten) model.merge(id, (long) n, Long::sum);
+            } else if (op < 990) {
+                long oldest = latest - random.nextInt(60);
+                counts.forgetBelow(oldest);
+                forgotten = Math.max(forgotten, oldest);
+                model.headMap(forgotten).clear();
+            } else if (op == 999 && random.nextInt(20) == 0) {
+                counts.clear();
+                model.clear();
+                forgotten = Long.MIN_VALUE;
+            }
+            long probe = latest - random.nextInt(80);
+            assertEquals(model.getOrDefault(probe, 0L), counts.get(probe), "count of snapshot " + probe + " at step " + step);
+        }
+    }
+
+    @Test
+    void aCountFarAboveTheFirstGrowsTheRunAndForgettingPastTheEndEmptiesIt() {
+        CaptureCounts counts = new CaptureCounts();
+        counts.add(10, 1);
+        counts.add(10_000, 2);
+        assertEquals(1, counts.get(10));
+        assertEquals(0, counts.get(5_000));
+        assertEquals(2, counts.get(10_000));
+        counts.forgetBelow(20_000);
+        assertEquals(0, counts.get(10_000));
+        counts.add(10_000, 1); // forgotten: not counted again
+        assertEquals(0, counts.get(10_000));
+        counts.add(20_001, 4);
+        assertEquals(4, counts.get(20_001));
+        assertEquals(0, counts.get(20_000));
+    }
+}
