@@ -47,7 +47,11 @@ final class SnapshotRegistry implements AutoCloseable {
             return size() > RECENT_DROPS;
         }
     };
-    /** Declared ranks of the snapshots from the oldest live one on (older ones are forgotten: see {@link #forgetBefore}). */
+    /**
+     * Declared ranks above 1 of the snapshots from the oldest live one on (older ones are forgotten: see
+     * {@link #forgetBefore}); a snapshot not here was declared at rank 1, most are, and each entry costs some 60 bytes
+     * of heap per retained snapshot.
+     */
     private final TreeMap<Long, Integer> declaredRank = new TreeMap<>();
     /** Lazily ranked snapshots copied into a higher level (ranked extents): id → {level, Start at that level}. */
     private final Map<Long, long[]> moved = new HashMap<>();
@@ -128,8 +132,8 @@ final class SnapshotRegistry implements AutoCloseable {
         moved.clear();
         declaredAtLevel.forEach(SortedIds::clear);
         for (SnapshotRecord r : all.subList(0, kept)) {
-            live.put(r.id(), r); // a later record of an id is a rank change
-            declaredRank.putIfAbsent(r.id(), r.rank());
+            if (!live.containsKey(r.id()) && r.rank() > 1) declaredRank.put(r.id(), r.rank()); // a later record of an id is a rank change
+            live.put(r.id(), r);
             noteDeclared(r.id(), r.rank());
         }
         latest = live.isEmpty() ? 0 : live.lastKey();
@@ -316,7 +320,7 @@ final class SnapshotRegistry implements AutoCloseable {
     void declare(long id, int rank, long declaredMillis, long walLsn, java.util.function.IntToLongFunction startAtLevel) {
         long expected = id <= floor ? latest + 1 : latest() + 1;
         if (id != expected) throw new IllegalStateException("snapshot " + id + " declared after " + latest + " (ids up to " + floor + " handed out)");
-        declaredRank.put(id, rank);
+        if (rank > 1) declaredRank.put(id, rank);
         noteDeclared(id, rank);
         SnapshotRecord r = new SnapshotRecord(id, rank, declaredMillis, startAtLevel.applyAsLong(readLevel(id)), walLsn);
         log.append(r);
