@@ -6,9 +6,8 @@ import java.util.Arrays;
  * The pre-states first captured for each snapshot, counted for the byte budget ({@link RetentionEnforcer}): a run of
  * counts indexed by snapshot id from the oldest one counted. Snapshot ids are consecutive and captures are counted in
  * archive order, which is snapshot order, so a count is an increment at or near the end of the run, and forgetting the
- * snapshots older than the oldest live one moves its front: no search and no allocation per capture. A sorted map of
- * boxed ids spent a quarter of the archiver's time rebalancing itself with a snapshot after every batch. Guarded by
- * the archive's state lock.
+ * snapshots older than the oldest live one moves its front: no search and no allocation per capture, and 8 bytes of
+ * heap per retained snapshot where a sorted map of boxed ids took about 80. Guarded by the archive's state lock.
  */
 final class CaptureCounts {
     private long[] counts = new long[64];

@@ -83,9 +83,14 @@ final class RetentionEnforcer {
         capturesPerSnapshot.add(snapshot, 1);
     }
 
-    /** Recovery, before it counts the captures the archive holds: none counted. Caller holds the lock. */
+    /**
+     * Recovery, once the registry knows the live snapshots and before it counts the captures the archive holds: none
+     * counted, and those of snapshots older than the oldest live one (an unreclaimed part of the Maplog) not counted
+     * at all, so the counts span the live snapshots only. Caller holds the lock.
+     */
     void forgetCaptures() {
         capturesPerSnapshot.clear();
+        capturesPerSnapshot.forgetBelow(registry.oldestLive());
     }
 
     /** What budget drops since the last reclamation will give back. Caller holds the lock. */
