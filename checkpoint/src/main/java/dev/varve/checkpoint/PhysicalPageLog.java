@@ -96,7 +96,7 @@ final class PhysicalPageLog implements PageWriteHook {
                 page.physicalImageGeneration(generation);
                 return;
             }
-            ByteBuffer delta = PhysicalRecords.encodeDelta(page, s.before[i], s.out);
+            ByteBuffer delta = PhysicalRecords.encodeDelta(page, s.viewOf(page.buffer()), s.before[i], s.out);
             if (delta == null) return;
             int bytes = delta.remaining();
             int limit = Math.min(bytes, imageBytes) - 1;
@@ -157,6 +157,10 @@ final class PhysicalPageLog implements PageWriteHook {
         final ByteBuffer third;
         final PageRebuild rebuild;
         final int pageSize;
+        private static final int VIEWS = 16;
+        private final ByteBuffer[] viewed = new ByteBuffer[VIEWS];
+        private final ByteBuffer[] views = new ByteBuffer[VIEWS];
+        private int nextView;
 
         Scratch(int pageSize) {
             this.pageSize = pageSize;
@@ -175,6 +179,18 @@ final class PhysicalPageLog implements PageWriteHook {
                 }
             }
             throw new IllegalStateException("more than " + MAX_HELD + " pages write-latched by one thread");
+        }
+
+        /**
+         * A view of {@code region} (one of page memory's chunk buffers) that only this thread moves, made once per
+         * chunk rather than per change; past {@link #VIEWS} chunks, one is made again now and then.
+         */
+        ByteBuffer viewOf(ByteBuffer region) {
+            for (int k = 0; k < VIEWS; k++) if (viewed[k] == region) return views[k];
+            int k = nextView++ % VIEWS;
+            viewed[k] = region;
+            views[k] = region.duplicate();
+            return views[k];
         }
 
         int find(Frame f) {

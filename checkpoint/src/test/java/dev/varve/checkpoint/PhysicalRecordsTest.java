@@ -175,12 +175,12 @@ class PhysicalRecordsTest {
             p.putByte(203, 9); // one byte inside a word
             p.putByte(1000, 1);
             p.putByte(1005, 2); // same range as 1000: closer than 16 bytes
-            ByteBuffer delta = PhysicalRecords.encodeDelta(p, before, buffer());
+            ByteBuffer delta = PhysicalRecords.encodeDelta(p, p.buffer().duplicate(), before, buffer());
             assertNotNull(delta);
             assertEquals(8 + 2 + (4 + 1) + (4 + 6), delta.remaining(), "ranges [203, 204) and [1000, 1006)");
             replay(delta, RecordTypes.PAGE_DELTA, reader);
             p.copyTo(before, 0);
-            assertNull(PhysicalRecords.encodeDelta(p, before, buffer()), "nothing changed");
+            assertNull(PhysicalRecords.encodeDelta(p, p.buffer().duplicate(), before, buffer()), "nothing changed");
         } finally {
             writer.releaseWrite(p);
         }
