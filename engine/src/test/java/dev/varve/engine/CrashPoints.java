@@ -19,9 +19,15 @@ final class CrashPoints {
         return nth(n, op -> op.kind() == Kind.WRITE && op.names("-recovery-"));
     }
 
-    /** The {@code n}-th write to a page file once a start marker was renamed into place: step 6. */
+    /**
+     * The {@code n}-th write to a page file once a start marker was renamed into place: step 6. A checkpoint writes a
+     * run of consecutive pages of a file in one call, so it may make fewer than {@code n} writes; then the first fsync
+     * of a page file after its writes began, before which none of them is durable.
+     */
     static Predicate<Op> pageWriteAfterStartMarker(int n) {
-        return afterStartMarker(nth(n, op -> op.kind() == Kind.WRITE && op.names(".page")));
+        int[] writes = {0};
+        return afterStartMarker(op -> op.names(".page")
+                && (op.kind() == Kind.WRITE ? ++writes[0] == n : op.kind() == Kind.FORCE && writes[0] > 0 && writes[0] < n));
     }
 
     /** The {@code n}-th fsync of a page file once a start marker was renamed into place: step 6. */
