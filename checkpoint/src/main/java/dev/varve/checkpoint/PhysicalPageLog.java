@@ -157,6 +157,7 @@ final class PhysicalPageLog implements PageWriteHook {
         final ByteBuffer third;
         final PageRebuild rebuild;
         final int pageSize;
+        /** Page memory's chunk buffers a thread keeps a view of (a chunk is 256 MiB: a 4 GiB region is 16). */
         private static final int VIEWS = 16;
         private final ByteBuffer[] viewed = new ByteBuffer[VIEWS];
         private final ByteBuffer[] views = new ByteBuffer[VIEWS];
