@@ -1,8 +1,11 @@
 package dev.varve.checkpoint;
 
+import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.PageMemory;
 
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
@@ -10,18 +13,27 @@ import java.util.concurrent.locks.LockSupport;
  * Slows writers by the checkpoint buffer's fill rate against the checkpoint's progress (IEP-113's fix for the
  * exponential back-off that stalled writers for a whole recovery-file phase): while the share of the buffer in
  * use stays below the share of the checkpoint already written, writers run free; past it, each write parks for a
- * time that grows with the excess. Also waits for data-region head-room. Time spent here is a metric.
+ * time that grows with the excess. Also waits for data-region head-room, and reserves room in the checkpoint buffer
+ * for the copies-on-write a write may make: a writer that found the buffer full half-way would wait for a slot while
+ * holding the latches of the pages it changed already, and a checkpointer copying one of those pages would wait for
+ * it — a deadlock (seen in ConcurrencyTest with a 1 MiB buffer: a put freeing an old value's overflow chain under its
+ * leaf's latch). Waiting here, before the write takes any lock, the writer holds nothing the checkpointer needs. Time
+ * spent here is a metric.
  */
 public final class Throttle {
     /** Below this fill the buffer cannot overflow before the checkpoint ends; no throttling. */
     private static final double FREE_FILL = 0.5;
     private static final long MAX_PARK_NANOS = 1_000_000;
+    /** How long a write waits for room in the checkpoint buffer before it gives up. */
+    private static final long COPIES_WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
 
     private final PageMemory memory;
     private final LongAdder throttledNanos = new LongAdder();
     private final AtomicInteger pagesDone = new AtomicInteger();
     private volatile int pagesTotal;
     private volatile boolean active;
+    /** Checkpoint-buffer slots reserved by writes in flight ({@link #reserveCopies}). */
+    private final AtomicLong reservedCopies = new AtomicLong();
 
     Throttle(PageMemory memory) {
         this.memory = memory;
@@ -38,6 +50,12 @@ public final class Throttle {
             memory.awaitHeadroom(pages);
             throttledNanos.add(System.nanoTime() - t0);
         }
+        try {
+            reserveCopies(copies(pages));
+        } catch (RuntimeException | Error e) {
+            memory.releaseHeadroom(pages);
+            throw e;
+        }
         if (!active) return;
         int capacity = memory.checkpointBufferCapacity();
         double fill = (double) memory.checkpointBufferUsed() / capacity;
@@ -51,9 +69,40 @@ public final class Throttle {
         throttledNanos.add(System.nanoTime() - t0);
     }
 
-    /** Returns the head-room reserved by {@link #beforeWrite}. */
+    /** Returns the head-room and the checkpoint-buffer room reserved by {@link #beforeWrite}. */
     public void afterWrite(int pages) {
+        reservedCopies.addAndGet(-copies(pages));
         memory.releaseHeadroom(pages);
+    }
+
+    /** Copies-on-write a write of {@code pages} pages may make: at most every slot of the buffer. */
+    private int copies(int pages) {
+        return Math.min(pages, memory.checkpointBufferCapacity());
+    }
+
+    /**
+     * Waits until the checkpoint buffer has {@code copies} slots that no other write in flight has reserved, then
+     * reserves them. Slots in use count as well as reserved ones (a write's copies are counted twice until it ends):
+     * the room is never overstated. Slots free as the checkpoint writes pages, and the checkpointer never waits for a
+     * writer waiting here.
+     */
+    private void reserveCopies(int copies) {
+        int capacity = memory.checkpointBufferCapacity();
+        long start = 0;
+        while (true) {
+            long r = reservedCopies.get();
+            if (memory.checkpointBufferUsed() + r + copies <= capacity) {
+                if (reservedCopies.compareAndSet(r, r + copies)) break;
+                continue;
+            }
+            long now = System.nanoTime();
+            if (start == 0) start = now;
+            else if (now - start > COPIES_WAIT_LIMIT_NANOS)
+                throw new StorageException("gave up waiting " + TimeUnit.NANOSECONDS.toSeconds(COPIES_WAIT_LIMIT_NANOS) + " s for " + copies
+                        + " free checkpoint-buffer slots of " + capacity + " (is the checkpointer stuck or failed?)", null);
+            LockSupport.parkNanos(50_000);
+        }
+        if (start != 0) throttledNanos.add(System.nanoTime() - start);
     }
 
     /** Total time writers spent throttled, since open. */

@@ -100,6 +100,16 @@ class ConcurrencyTest {
         return utf8(String.format("shared-%03d", i));
     }
 
+    /** Every live thread's stack, for a run that did not end. */
+    private static String threadDump() {
+        StringBuilder b = new StringBuilder();
+        Thread.getAllStackTraces().forEach((t, stack) -> {
+            b.append('"').append(t.getName()).append("\" ").append(t.getState()).append('\n');
+            for (StackTraceElement e : stack) b.append("    at ").append(e).append('\n');
+        });
+        return b.toString();
+    }
+
     private static int length(SplittableRandom r) {
         int k = r.nextInt(100);
         if (k < 50) return r.nextInt(300);
@@ -135,13 +145,19 @@ class ConcurrencyTest {
                     }
                     return null;
                 }));
-                for (int i = 0; i < THREADS; i++) futures.get(i).get(RUN_MILLIS + 60_000, TimeUnit.MILLISECONDS);
+                for (int i = 0; i < THREADS; i++) {
+                    try {
+                        futures.get(i).get(RUN_MILLIS + 60_000, TimeUnit.MILLISECONDS);
+                    } catch (TimeoutException e) { // say where every thread is before the pool is interrupted
+                        throw new AssertionError("worker " + i + " still running 60 s after its deadline; " + store.metrics() + "\n" + threadDump(), e);
+                    }
+                }
                 stop.set(true);
                 futures.get(THREADS).get(30, TimeUnit.SECONDS);
             } finally {
                 stop.set(true);
                 pool.shutdownNow();
-                assertTrue(pool.awaitTermination(30, TimeUnit.SECONDS));
+                if (!pool.awaitTermination(30, TimeUnit.SECONDS)) System.out.println("the pool did not end after an interrupt:\n" + threadDump());
             }
             finalCheck(own, solo, shared, workers, "end of run");
             VarveMetrics m = store.metrics();
