@@ -75,9 +75,13 @@ public final class Throttle {
         memory.releaseHeadroom(pages);
     }
 
-    /** Copies-on-write a write of {@code pages} pages may make: at most every slot of the buffer. */
+    /**
+     * Copies-on-write a write of {@code pages} pages may make (its head-room estimate, generous at 16 pages an
+     * operation), at most half the buffer: a large batch then waits for half of it, not for every slot to be free and
+     * no other write in flight, which concurrent writers could put off until the wait limit.
+     */
     private int copies(int pages) {
-        return Math.min(pages, memory.checkpointBufferCapacity());
+        return Math.min(pages, Math.max(1, memory.checkpointBufferCapacity() / 2));
     }
 
     /**
