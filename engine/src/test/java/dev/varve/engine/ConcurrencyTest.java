@@ -130,6 +130,7 @@ class ConcurrencyTest {
             Table solo = store.table("solo");
             Table shared = store.table("shared");
             ExecutorService pool = Executors.newFixedThreadPool(THREADS + 1);
+            boolean completed = false;
             try {
                 List<Future<?>> futures = new ArrayList<>();
                 long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RUN_MILLIS);
@@ -154,10 +155,13 @@ class ConcurrencyTest {
                 }
                 stop.set(true);
                 futures.get(THREADS).get(30, TimeUnit.SECONDS);
+                completed = true;
             } finally {
                 stop.set(true);
                 pool.shutdownNow();
-                if (!pool.awaitTermination(30, TimeUnit.SECONDS)) System.out.println("the pool did not end after an interrupt:\n" + threadDump());
+                boolean ended = pool.awaitTermination(30, TimeUnit.SECONDS);
+                if (!ended) System.out.println("the pool did not end after an interrupt:\n" + threadDump());
+                if (completed) assertTrue(ended, "the pool ended"); // else the failure above says more, and must not be hidden
             }
             finalCheck(own, solo, shared, workers, "end of run");
             VarveMetrics m = store.metrics();
