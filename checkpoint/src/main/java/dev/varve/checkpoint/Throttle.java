@@ -13,7 +13,9 @@ import java.util.concurrent.locks.LockSupport;
  * Slows writers by the checkpoint buffer's fill rate against the checkpoint's progress (IEP-113's fix for the
  * exponential back-off that stalled writers for a whole recovery-file phase): while the share of the buffer in
  * use stays below the share of the checkpoint already written, writers run free; past it, each write parks for a
- * time that grows with the excess. Also waits for data-region head-room, and reserves room in the checkpoint buffer
+ * time that grows with the excess. A checkpoint whose unwritten pages fit in the buffer never throttles: each of them
+ * takes one copy at most (a recovery-file phase, which writes no page, left writers parked at 10,000 puts/s with the
+ * buffer half full and nothing that could fill the rest). Also waits for data-region head-room, and reserves room in the checkpoint buffer
  * for the copies-on-write a write may make: a writer that found the buffer full half-way would wait for a slot while
  * holding the latches of the pages it changed already, and a checkpointer copying one of those pages would wait for
  * it — a deadlock (seen in ConcurrencyTest with a 1 MiB buffer: a put freeing an old value's overflow chain under its
@@ -58,10 +60,14 @@ public final class Throttle {
         }
         if (!active) return;
         int capacity = memory.checkpointBufferCapacity();
+        int total = pagesTotal;
+        int done = pagesDone.get();
+        // a page takes one copy at most per checkpoint, and gives it back once written: when the pages still to write
+        // fit in the buffer, it cannot overflow, whatever the writers do
+        if (total - done <= capacity) return;
         double fill = (double) memory.checkpointBufferUsed() / capacity;
         if (fill < FREE_FILL) return;
-        int total = pagesTotal;
-        double progress = total == 0 ? 1 : (double) pagesDone.get() / total;
+        double progress = (double) done / total;
         if (fill <= progress) return;
         long park = (long) (MAX_PARK_NANOS * Math.min(1.0, (fill - Math.max(FREE_FILL, progress)) / (1 - FREE_FILL)));
         long t0 = System.nanoTime();

@@ -2,6 +2,7 @@ package dev.varve.checkpoint;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.memory.Frame;
@@ -26,14 +27,16 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The deadlock {@link Throttle}'s checkpoint-buffer reservation removes, set up step by step: a write that changes
+ * {@link Throttle} over real page memory and its checkpoint buffer. Pacing: writers are parked only when the pages
+ * the checkpoint has still to write could overflow the buffer. The reservation: the deadlock it removes, set up step
+ * by step — a write that changes
  * two pages of the running checkpoint when the buffer has room for one copy. Without the reservation the writer takes
  * the last slot for its first page, waits for a second slot holding that page's write latch, and a checkpointer that
  * comes to that page first waits for its latch for good — slots free only as the checkpoint goes on. With it, the
  * writer waits in {@link Throttle#beforeWrite} holding nothing, and the checkpoint goes through in any order.
  */
 @Timeout(120)
-class ThrottleReservationTest {
+class ThrottleBufferTest {
     private static final int PAGE = 1024;
     /** The smallest region page memory accepts. */
     private static final int FRAMES = 1280;
@@ -53,9 +56,34 @@ class ThrottleReservationTest {
     }
 
     @Test
+    void aCheckpointWhosePagesFitInTheBufferNeverThrottles() {
+        open();
+        Throttle throttle = new Throttle(memory);
+        for (int i = 0; i < SLOTS; i++) write(i, 1);
+        memory.markCheckpoint();
+        throttle.begin(memory.markedPages().size());
+        for (int i = 0; i < SLOTS - 1; i++) write(i, 2); // three quarters of the buffer used, no page written yet
+        throttle.beforeWrite(1);
+        throttle.afterWrite(1);
+        assertEquals(0, throttle.throttledNanos(), "the pages left to write fit in the buffer: it cannot overflow");
+    }
+
+    @Test
+    void aCheckpointLargerThanTheBufferThrottlesPastHalfFullAheadOfItsProgress() {
+        open();
+        Throttle throttle = new Throttle(memory);
+        for (int i = 0; i < 2 * SLOTS; i++) write(i, 1);
+        memory.markCheckpoint();
+        throttle.begin(memory.markedPages().size());
+        for (int i = 0; i < SLOTS - 1; i++) write(i, 2);
+        throttle.beforeWrite(1);
+        throttle.afterWrite(1);
+        assertTrue(throttle.throttledNanos() > 0, "three quarters full, nothing written, and more pages than slots to come");
+    }
+
+    @Test
     void aWriteThatNeedsMoreCopiesThanTheBufferHoldsWaitsBeforeItLatchesAnything() throws Exception {
-        store = new PageStore(FileIOFactory.standard(), dir.resolve("pages"), PAGE);
-        memory = new PageMemory(store, (long) FRAMES * PAGE, (long) SLOTS * PAGE);
+        open();
         Throttle throttle = new Throttle(memory);
         for (int i = 0; i < 6; i++) write(i, 1);
         memory.markCheckpoint();
@@ -112,6 +140,11 @@ class ThrottleReservationTest {
         for (int i = 0; i < 6; i++) assertArrayEquals(body(i, 1), onDisk(i), "the checkpoint wrote page " + i + " as at the mark");
         for (int i = 0; i < 6; i++) assertArrayEquals(body(i, i == 3 ? 1 : 2), inMemory(i), "page " + i + " holds its last change");
         assertEquals(0, memory.checkpointBufferUsed(), "every slot is given back");
+    }
+
+    private void open() {
+        store = new PageStore(FileIOFactory.standard(), dir.resolve("pages"), PAGE);
+        memory = new PageMemory(store, (long) FRAMES * PAGE, (long) SLOTS * PAGE);
     }
 
     private static boolean waitingForCopies(Thread t) {
