@@ -19,6 +19,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -48,9 +50,12 @@ class ThrottleBufferTest {
 
     private PageStore store;
     private PageMemory memory;
+    /** The writer's and the checkpointer's threads: their own, as the common pool may have one thread for both. */
+    private final ExecutorService threads = Executors.newFixedThreadPool(2);
 
     @AfterEach
     void close() {
+        threads.shutdownNow();
         if (memory != null) memory.close();
         if (store != null) store.close();
     }
@@ -118,7 +123,7 @@ class ThrottleBufferTest {
             } finally {
                 throttle.afterWrite(2);
             }
-        });
+        }, threads);
         // the writer is either waiting for room before its write (the reservation) or has changed page 4 (none)
         while (!firstPageChanged.await(1, TimeUnit.MILLISECONDS) && !waitingForCopies(writerThread[0])) {
             if (writer.isDone()) writer.get();
@@ -129,7 +134,7 @@ class ThrottleBufferTest {
         CompletableFuture<Void> checkpointer = CompletableFuture.runAsync(() -> {
             writeImage(f4);
             for (Frame f : set) if (f != f4) writeImage(f);
-        });
+        }, threads);
         try {
             checkpointer.get(60, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
