@@ -14,11 +14,11 @@ import java.util.concurrent.locks.LockSupport;
  * exponential back-off that stalled writers for a whole recovery-file phase): while the share of the buffer in
  * use stays below the share of the checkpoint already written, writers run free; past it, each write parks for a
  * time that grows with the excess. A checkpoint whose unwritten pages fit in the buffer never throttles: each of them
- * takes one copy at most (a recovery-file phase, which writes no page, left writers parked at 10,000 puts/s with the
- * buffer half full and nothing that could fill the rest). Also waits for data-region head-room, and reserves room in the checkpoint buffer
- * for the copies-on-write a write may make: a writer that found the buffer full half-way would wait for a slot while
- * holding the latches of the pages it changed already, and a checkpointer copying one of those pages would wait for
- * it — a deadlock (seen in ConcurrencyTest with a 1 MiB buffer: a put freeing an old value's overflow chain under its
+ * takes one copy at most (a recovery-file phase, which writes no page, parked writers at 10,000 puts/s with the buffer
+ * half full and nothing that could fill the rest). Also waits for data-region head-room, and reserves room in the
+ * checkpoint buffer for the copies-on-write a write may make: a writer that found the buffer full half-way would wait
+ * for a slot while holding the latches of the pages it changed already, and a checkpointer copying one of those pages
+ * would wait for it — a deadlock (seen in ConcurrencyTest with a 1 MiB buffer: a put freeing an old value's overflow chain under its
  * leaf's latch). Waiting here, before the write takes any lock, the writer holds nothing the checkpointer needs. Time
  * spent here is a metric.
  */
