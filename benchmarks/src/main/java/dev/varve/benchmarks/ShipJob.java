@@ -43,6 +43,8 @@ final class ShipJob {
     private static final int BASELINE_SECONDS_DEFAULT = 10;
     private static final int WARM_UP_MIB = 64;
     private static final int WARM_UP_TRANSFERS = 5;
+    /** The warm-up store's data region: a quarter of its image. */
+    private static final long WARM_UP_REGION_BYTES = (long) WARM_UP_MIB << 18;
 
     private final Options opts;
     private final PrintStream out;
@@ -59,13 +61,15 @@ final class ShipJob {
                 WRITER_KEYS, opts.dir.toAbsolutePath());
         double diskBytesPerSec = diskBandwidth(opts.dir.resolve("disk-probe"), Math.min(imageBytes, 1L << 30));
         out.printf(Locale.ROOT, "disk: durable sequential writes %.0f MiB/s%n", diskBytesPerSec / (1 << 20));
-        warmUp();
         try (Varve store = Varve.open(opts.config(opts.dir.resolve("source")).build())) {
             long snapshot = load(store, imageBytes);
             long imageKeyValueBytes = imageBytes / (IMAGE_VALUE_BYTES + 16) * (IMAGE_VALUE_BYTES + 16);
             int seconds = opts.secondsSet ? opts.seconds : BASELINE_SECONDS_DEFAULT;
             double baseline = opts.shipIdle ? 0 : writerRate(store, seconds);
             if (!opts.shipIdle) out.printf(Locale.ROOT, "writer without a transfer: %.0f puts/s over %d s%n", baseline, seconds);
+            // right before the transfer: code that went cold during the load and the baseline is flushed from the code
+            // cache and compiled again when it runs (a warm-up before them left C2 busy during the measured transfer)
+            warmUp();
             try (VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
                 AtomicBoolean stop = new AtomicBoolean();
                 AtomicLong puts = new AtomicLong();
@@ -107,17 +111,27 @@ final class ShipJob {
     }
 
     /**
-     * Ships a {@value #WARM_UP_MIB} MiB image {@value #WARM_UP_TRANSFERS} times from a store of its own, so that the
-     * shipping code is compiled before the measured transfer (else the JIT compiler takes a share of the cores
-     * during it, as it would only in a process's first transfer).
+     * Ships a {@value #WARM_UP_MIB} MiB image {@value #WARM_UP_TRANSFERS} times from a store of its own while the
+     * writer writes to it, so that the code of the measured transfer is compiled before it (else the JIT compiler
+     * takes a share of the cores during it, as it would only in a process's first transfer). The store's data region
+     * is smaller than the image, so most of its pages are read from their files, as in the measured transfer.
      */
     private void warmUp() throws Exception {
         Path dir = opts.dir.resolve("warm-up");
         long t0 = System.nanoTime();
-        try (Varve store = Varve.open(opts.config(dir.resolve("source")).build());
+        try (Varve store = Varve.open(opts.config(dir.resolve("source")).dataRegionSize(WARM_UP_REGION_BYTES)
+                .checkpointBufferSize(WARM_UP_REGION_BYTES / 4).build());
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
             long snapshot = load(store, (long) WARM_UP_MIB << 20);
-            for (int i = 0; i < WARM_UP_TRANSFERS; i++) new SnapshotBackup(server.address(), snapshot, dir.resolve("backup-" + i)).run();
+            AtomicBoolean stop = new AtomicBoolean();
+            Thread writer = new Thread(() -> write(store, stop, new AtomicLong()), "ship-writer-warm-up");
+            if (!opts.shipIdle) writer.start();
+            try {
+                for (int i = 0; i < WARM_UP_TRANSFERS; i++) new SnapshotBackup(server.address(), snapshot, dir.resolve("backup-" + i)).run();
+            } finally {
+                stop.set(true);
+                if (!opts.shipIdle) writer.join();
+            }
         }
         StoreDirs.delete(dir); // inside --dir, which this run wiped and marked
         out.printf(Locale.ROOT, "warm-up: %d transfers of %d MiB in %.1f s%n", WARM_UP_TRANSFERS, WARM_UP_MIB, (System.nanoTime() - t0) / 1e9);
