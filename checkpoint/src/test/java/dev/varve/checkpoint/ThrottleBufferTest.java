@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -109,9 +110,9 @@ class ThrottleBufferTest {
             public void afterChange(Frame page) {
             }
         });
-        Thread[] writerThread = new Thread[1];
+        AtomicReference<Thread> writerThread = new AtomicReference<>();
         CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
-            writerThread[0] = Thread.currentThread();
+            writerThread.set(Thread.currentThread());
             throttle.beforeWrite(2);
             try {
                 Page p4 = memory.acquireWrite(id(4)); // the last slot
@@ -125,7 +126,7 @@ class ThrottleBufferTest {
             }
         }, threads);
         // the writer is either waiting for room before its write (the reservation) or has changed page 4 (none)
-        while (!firstPageChanged.await(1, TimeUnit.MILLISECONDS) && !waitingForCopies(writerThread[0])) {
+        while (!firstPageChanged.await(1, TimeUnit.MILLISECONDS) && !waitingForCopies(writerThread.get())) {
             if (writer.isDone()) writer.get();
         }
 
