@@ -1,5 +1,6 @@
 package dev.varve.core.page;
 
+import dev.varve.config.ConfigLimits;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -22,6 +23,8 @@ public class Page {
     private static final VarHandle LONG_BE = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
     private static final VarHandle ARRAY_LONG_BE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
     private static final VarHandle LATCH;
+    /** Source of {@link #zero}: never written (the bulk put reads it at absolute offsets, so threads share it). */
+    private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(ConfigLimits.PAGE_SIZE_MAX).asReadOnlyBuffer();
 
     static {
         try {
@@ -199,13 +202,17 @@ public class Page {
         buffer.put(written(to, length), buffer, at(from, length), length);
     }
 
-    /** Zeroes {@code length} bytes at {@code offset}. */
+    /**
+     * Zeroes {@code length} bytes at {@code offset}: one bulk copy from a page of zeros (a fresh page zeroed word by
+     * word took 14% of a writer's samples when every put allocated an overflow page).
+     */
     public final void zero(int offset, int length) {
         if (length == 0) return;
         int p = written(offset, length);
-        int end = p + length;
-        for (; p + 8 <= end; p += 8) LONG.set(buffer, p, 0L);
-        for (; p < end; p++) buffer.put(p, (byte) 0);
+        for (int n; length > 0; p += n, length -= n) {
+            n = Math.min(length, ZEROS.capacity());
+            buffer.put(p, ZEROS, 0, n);
+        }
     }
 
     /** Copies this whole page into {@code dst} (same size). */
