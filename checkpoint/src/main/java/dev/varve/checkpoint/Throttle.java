@@ -18,12 +18,12 @@ import java.util.concurrent.locks.LockSupport;
  * half full and nothing that could fill the rest). Also waits for data-region head-room, and reserves room in the
  * checkpoint buffer for the copies-on-write a write may make: a writer that found the buffer full half-way would wait
  * for a slot while holding the latches of the pages it changed already, and a checkpointer copying one of those pages
- * would wait for it — a deadlock (seen in ConcurrencyTest with a 1 MiB buffer: a put freeing an old value's overflow chain under its
- * leaf's latch). Waiting here, before the write takes any lock, the writer holds nothing the checkpointer needs. Time
- * spent here is a metric.
+ * would wait for it — a deadlock (seen in ConcurrencyTest with a 1 MiB buffer: a put freeing an old value's overflow
+ * chain under its leaf's latch). Waiting here, before the write takes any lock, the writer holds nothing the
+ * checkpointer needs. Time spent here is a metric.
  */
 public final class Throttle {
-    /** Below this fill the buffer cannot overflow before the checkpoint ends; no throttling. */
+    /** Below this fill writers run free whatever the progress (IEP-113's free zone; a heuristic, unlike the pages-left rule). */
     private static final double FREE_FILL = 0.5;
     private static final long MAX_PARK_NANOS = 1_000_000;
     /** How long a write waits for room in the checkpoint buffer before it gives up. */
