@@ -22,6 +22,7 @@ final class DiffPack {
 
     private final int pageSize;
     private final DiffChain chain;
+    private final DiffBases bases;
     private final ByteBuffer body;
     private boolean open;
     /** The open pack's number (the last sealed one's when none is open). */
@@ -35,9 +36,10 @@ final class DiffPack {
         }
     };
 
-    DiffPack(int pageSize, DiffChain chain) {
+    DiffPack(int pageSize, DiffChain chain, DiffBases bases) {
         this.pageSize = pageSize;
         this.chain = chain;
+        this.bases = bases;
         this.body = ByteBuffer.allocateDirect(pageSize).order(ByteOrder.LITTLE_ENDIAN);
     }
 
@@ -67,7 +69,7 @@ final class DiffPack {
      * Adds the entry of {@code pageId}'s pre-state (see {@link DiffChain#putEntry}), opening a pack when none is open
      * (the caller checked that it fits); returns its provisional address. {@code base} may be provisional itself.
      */
-    long add(long pageId, long lo, long hi, long base, long head, long changed, ByteBuffer image, int imageOffset) {
+    long add(long pageId, long lo, long hi, long base, long head, int[] ranges, int n, ByteBuffer image, int imageOffset) {
         if (!open) {
             open = true;
             number++;
@@ -78,28 +80,30 @@ final class DiffPack {
         }
         if (isProvisional(base) && packOf(base) != number) base = resolve(base); // in an earlier pack: sealed by now
         int offset = used();
-        int bytes = chain.putEntry(body, offset, pageId, lo, hi, base, head, changed, image, imageOffset);
+        int bytes = chain.putEntry(body, offset, pageId, base, head, ranges, n, image, imageOffset);
         body.putInt(PagelogDescriptor.PACK_COUNT_OFFSET, body.getInt(PagelogDescriptor.PACK_COUNT_OFFSET) + 1)
                 .putInt(PagelogDescriptor.PACK_USED_OFFSET, offset + bytes);
         this.lo = Math.min(this.lo, lo);
         this.hi = Math.max(this.hi, hi);
-        return PROVISIONAL | number << 16 | (offset >>> 3);
+        return provisional(offset);
     }
 
     /**
      * Seals the open pack as record {@code record}, whose segment starts at record {@code segmentStart}: copies its body
-     * to {@code dst} at {@code at}, writes the address of every base in the same pack, and checksums each entry. An
-     * entry whose chain would end outside the segment is refused: reclaiming that segment would take its head.
+     * to {@code dst} at {@code at}, writes the address of every base in the same pack, checksums each entry and tells
+     * the kept bases where their entries went. An entry whose chain would end outside the segment is refused:
+     * reclaiming that segment would take its head.
      */
     void sealInto(ByteBuffer dst, int at, long record, long segmentStart) {
         dst.put(at, body, 0, pageSize);
         int offset = PagelogDescriptor.PACK_HEADER_SIZE;
         for (int i = body.getInt(PagelogDescriptor.PACK_COUNT_OFFSET); i > 0; i--) {
-            long head = dst.getLong(at + offset + PagelogDescriptor.ENTRY_HEAD_OFFSET);
+            long head = dst.getLong(at + offset + PagelogDescriptor.RANGE_ENTRY.head());
             if (head < segmentStart || head >= record)
                 throw new IllegalStateException("a diff's chain would end at record " + head + ", outside the segment of its pack, record " + record);
-            long base = dst.getLong(at + offset + PagelogDescriptor.ENTRY_BASE_OFFSET);
-            if (isProvisional(base)) dst.putLong(at + offset + PagelogDescriptor.ENTRY_BASE_OFFSET, PagelogDescriptor.entryAddress(record, offsetOf(base)));
+            long base = dst.getLong(at + offset + PagelogDescriptor.RANGE_ENTRY.base());
+            if (isProvisional(base)) dst.putLong(at + offset + PagelogDescriptor.RANGE_ENTRY.base(), PagelogDescriptor.entryAddress(record, offsetOf(base)));
+            bases.sealed(dst.getLong(at + offset + PagelogDescriptor.ENTRY_PAGE_ID_OFFSET), provisional(offset), PagelogDescriptor.entryAddress(record, offset));
             offset += chain.sealEntry(dst, at + offset);
         }
         sealed.put(number, record);
@@ -117,6 +121,21 @@ final class DiffPack {
         Long record = sealed.get(packOf(address));
         if (record == null) throw new IllegalStateException("diff entry " + Long.toHexString(address) + " is not in a sealed pack");
         return PagelogDescriptor.entryAddress(record, offsetOf(address));
+    }
+
+    /**
+     * {@code address} as a caller holding it may next present it: the sealed address when it names an entry of a pack
+     * sealed since, else as it is (an entry of the open pack, a whole record, or one sealed too long ago to be known).
+     */
+    long settled(long address) {
+        if (!isProvisional(address) || (open && packOf(address) == number)) return address;
+        Long record = sealed.get(packOf(address));
+        return record == null ? address : PagelogDescriptor.entryAddress(record, offsetOf(address));
+    }
+
+    /** The provisional address of the open pack's entry at body offset {@code offset}. */
+    private long provisional(int offset) {
+        return PROVISIONAL | number << 16 | (offset >>> 3);
     }
 
     static boolean isProvisional(long address) {

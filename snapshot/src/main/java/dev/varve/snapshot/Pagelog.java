@@ -67,6 +67,9 @@ final class Pagelog implements AutoCloseable {
     /** The largest hi of any record staged: a pack sealed after them covers it too, so hi grows with the address. */
     private long stagedHi;
     private final DiffChain chain;
+    /** The image each page was last archived as, to trim diffs to the bytes that differ, and the ranges of the diff being added. */
+    private final DiffBases bases;
+    private final int[] diffRanges;
     private long reclaimedBytes;
     private int unforcedFrom = Integer.MAX_VALUE;
 
@@ -80,7 +83,9 @@ final class Pagelog implements AutoCloseable {
         this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
         this.recent = new RecentRecords(recordBytes);
         this.chain = new DiffChain(pageSize);
-        this.pack = new DiffPack(pageSize, chain);
+        this.bases = new DiffBases(DiffBases.PAGES, pageSize);
+        this.diffRanges = PageDiff.rangesFor(pageSize);
+        this.pack = new DiffPack(pageSize, chain, bases);
         try {
             for (Path p : io.list(dir, PagelogDescriptor.FILE_PREFIX)) {
                 if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
@@ -265,24 +270,33 @@ final class Pagelog implements AutoCloseable {
         long address = staged - 1;
         stage.put(at + BODY, image, imageOffset, pageSize);
         sealRecord(at, address);
+        if (bases.inUse()) bases.keep(pageId, address, image, imageOffset); // the base of the page's next diff
         return address;
     }
 
     /**
      * Adds the pre-state of {@code pageId} at [0, pageSize) of {@code image} as a diff against the version at
-     * {@code base} in this volume — the chunks of {@code changed} — whose chain ends at whole record {@code head}, to the
-     * pack being filled (sealed first when it has no room); returns the entry's provisional address, which
-     * {@link #resolve} turns into its address once {@link #writeStaged} has sealed the pack. A chain never leaves its
-     * segment: when the pack will lie in a later segment than {@code head}, the page is staged whole instead and its
-     * address returned. So a segment is reclaimed with everything its diffs read, and a base is never gone while a
-     * diff on it may be read.
+     * {@code base} in this volume, whose chain ends at whole record {@code head}, to the pack being filled (sealed first
+     * when it has no room); returns the entry's provisional address, which {@link #resolve} turns into its address
+     * once {@link #writeStaged} has sealed the pack. The diff is the chunks of {@code changed} (what the page's writes
+     * touched since the base), trimmed to the bytes that differ when the base's image is still {@linkplain DiffBases
+     * kept}. A chain never leaves its segment: when the pack will lie in a later segment than {@code head}, the page is
+     * staged whole instead and its address returned (and so is a diff too large for a pack). So a segment is reclaimed
+     * with everything its diffs read, and a base is never gone while a diff on it may be read.
      */
     synchronized long appendDiff(long pageId, long lo, long hi, long base, long head, long changed, ByteBuffer image, int imageOffset) {
-        int bytes = PagelogDescriptor.entryBytes(changed, pageSize / Page.CHUNKS);
-        if (bytes > pageSize - PagelogDescriptor.PACK_HEADER_SIZE) throw new IllegalArgumentException("a diff of " + bytes + " bytes does not fit a pack");
+        base = pack.settled(base); // the address its image is kept under once its pack was sealed
+        int n = bases.diff(pageId, base, changed, image, imageOffset, diffRanges);
+        boolean exact = n >= 0;
+        if (!exact) n = PageDiff.chunkRuns(changed, pageSize / Page.CHUNKS, diffRanges);
+        int bytes = PagelogDescriptor.rangeEntryBytes(n, PageDiff.payloadBytes(diffRanges, n));
+        if (bytes > pageSize - PagelogDescriptor.PACK_HEADER_SIZE) return append(pageId, lo, hi, image, imageOffset);
         if (pack.isOpen() && !pack.fits(bytes)) sealPack(); // first: sealing may take the segment's last record
         if (head / recordsPerSegment != staged / recordsPerSegment) return append(pageId, lo, hi, image, imageOffset); // packs are sealed in staged's segment
-        return pack.add(pageId, lo, hi, base, head, changed, image, imageOffset);
+        long address = pack.add(pageId, lo, hi, base, head, diffRanges, n, image, imageOffset);
+        if (exact) bases.advance(pageId, address, image, imageOffset, diffRanges, n);
+        else bases.keep(pageId, address, image, imageOffset);
+        return address;
     }
 
     /** The address of the entry {@code address} names provisionally, once its pack is sealed; any other address as it is. */
@@ -329,8 +343,8 @@ final class Pagelog implements AutoCloseable {
         sealRecord(at, record);
     }
 
-    /** The format version of the segment {@code address} lies (or will lie) in. */
-    private int versionOf(long address) {
+    /** The format version of the segment record {@code address} lies (or will lie) in. */
+    int versionOf(long address) {
         return versions.getOrDefault((int) (address / recordsPerSegment), PagelogDescriptor.VERSION);
     }
 
@@ -389,7 +403,8 @@ final class Pagelog implements AutoCloseable {
     /** The whole record an address's chain ends at (in the same segment): where a ranked extent based on it pins the volume. */
     long headOf(long address, long pageId) {
         if (PagelogDescriptor.entryOffsetOf(address) == 0) return PagelogDescriptor.recordOf(address);
-        return chain.readEntry(this, address, pageId).getLong(PagelogDescriptor.ENTRY_HEAD_OFFSET);
+        int version = versionOf(PagelogDescriptor.recordOf(address));
+        return chain.readEntry(this, address, pageId, version).getLong(PagelogDescriptor.entryLayout(version).head());
     }
 
     /** Reads the whole record {@code address} (no entry) into {@code dst}: {@code pageId}'s image, checked. */
@@ -435,7 +450,7 @@ final class Pagelog implements AutoCloseable {
         int offset = PagelogDescriptor.entryOffsetOf(address);
         FileIO f = segmentOf(record);
         long off = offsetOf(record) + BODY + offset;
-        if (versionOf(record) == PagelogDescriptor.MIN_VERSION || offset + PagelogDescriptor.ENTRY_HEADER_SIZE > pageSize)
+        if (versionOf(record) == PagelogDescriptor.MIN_VERSION || offset + PagelogDescriptor.entryLayout(versionOf(record)).headerSize() > pageSize)
             throw new CorruptionException("Pagelog address " + address + " names a diff entry where none can be", f.path(), off);
         try {
             ByteBuffer rec = readBuf.get(); // the whole record, kept for the other entries of its pack
@@ -466,6 +481,7 @@ final class Pagelog implements AutoCloseable {
         if (newEnd >= end) return;
         recent.clear(); // the addresses from newEnd on will name new records
         chain.forget();
+        bases.clear();
         if (newEnd < (long) firstSegment * recordsPerSegment)
             throw new CorruptionException("the recovered checkpoint mark needs Pagelog address " + newEnd + " but its segment is gone", pathOf(newEnd), 0);
         try {

@@ -38,15 +38,20 @@ import java.util.zip.CRC32C;
  * | count    | usedBytes |
  * +----------+-----------+
  *
- * Entry (ENTRY_HEADER_SIZE = 56 bytes, then the changed chunks in ascending order, chunk = pageSize / 64):
- *  0         8      16     24             32             40             48         52          56
- * +---------+------+------+--------------+--------------+--------------+----------+-----------+------ ... -+
- * | pageId  | lo   | hi   | base address | head record  | changed mask | page crc | entry crc | chunks     |
- * +---------+------+------+--------------+--------------+--------------+----------+-----------+------ ... -+
+ * Entry (RANGE_ENTRY: a 36-byte header, then its ranges and their bytes, zero-padded to a multiple of 8):
+ *  0         8              16             24       26        28         32          36
+ * +---------+--------------+--------------+--------+---------+----------+-----------+-- ... -+
+ * | pageId  | base address | head record  | ranges | payload | page crc | entry crc | ranges  |
+ * +---------+--------------+--------------+--------+---------+----------+-----------+-- ... -+
+ *   then ranges x (offset u16 | length u16), ascending and apart, then the payload: the bytes of each range in turn.
  *   The pre-state is the version at base address (an earlier whole record or entry of the same page in this
- *   volume) with the chunks whose mask bit is set overwritten. head record: the whole record the chain from here
- *   ends at. page crc: the CRC32C of the rebuilt page, checked after the chain is applied; entry crc covers
- *   [0, 52) and the chunks, so one entry is read and checked without its record.
+ *   volume) with the ranges overwritten by the payload. head record: the whole record the chain from here ends at.
+ *   page crc: the CRC32C of the rebuilt page, checked after the chain is applied; entry crc covers [0, 32) and
+ *   [36, the entry's end), so one entry is read and checked without its record.
+ *
+ * Version 3 entry (MASK_ENTRY: a 56-byte header, then the chunks of its mask, chunk = pageSize / 64, ascending):
+ * | pageId (8) | lo (8) | hi (8) | base address (8) | head record (8) | changed mask (8) | page crc (4) | entry crc (4) |
+ *   entry crc covers [0, 52) and the chunks; lo and hi, the entry's own (lo, hi], were never read.
  *
  * Address (a long): bits 0..39 the record's index; bits 40..55 an entry's offset in the body / 8, 0 for the whole
  * record. Version 2 addresses are record indexes.
@@ -57,15 +62,20 @@ import java.util.zip.CRC32C;
  *   <li>1: records of pageId | snapshot | crc32c | reserved | image (24-byte header). No longer read: a segment of
  *       this version is refused by name.</li>
  *   <li>2: records carry (lo, hi] in place of the snapshot, so reclamation can decide by whole segments.</li>
- *   <li>3: records carry a kind, covered by the CRC: a whole page or a pack of diffs (diff capture). Version 2
- *       segments are read as they are (every record whole); new segments are written as version 3.</li>
+ *   <li>3: records carry a kind, covered by the CRC: a whole page or a pack of diffs (diff capture), an entry carrying
+ *       the whole chunks (pageSize / 64 bytes) its page's change tracking marked. Version 2 segments are read as they are (every
+ *       record whole).</li>
+ *   <li>4: an entry carries byte ranges (offset, length) instead of chunks: the exact bytes that differ from its
+ *       base when the archiver still holds the base's image, else the runs of changed chunks. Version 2 and 3
+ *       segments are read as they are; new segments are written as version 4, and a volume whose last segment is
+ *       older stores whole pages until it starts a new one.</li>
  * </ul>
  */
 final class PagelogDescriptor {
     /** "VARVEPL1" as a long (stored little-endian). */
     static final long MAGIC = 0x5641525645504c31L;
     /** Current format version, written in new segments. */
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     /** Oldest version read: its records are all whole pages and their CRC leaves the kind field out. */
     static final int MIN_VERSION = 2;
 
@@ -91,15 +101,25 @@ final class PagelogDescriptor {
     static final int PACK_USED_OFFSET = 4;
     static final int PACK_HEADER_SIZE = 8;
 
+    /** Where a diff entry's fields lie: {@link #MASK_ENTRY} in version 3, {@link #RANGE_ENTRY} after. */
+    record EntryLayout(int base, int head, int pageCrc, int crc, int headerSize) {
+    }
+
+    static final EntryLayout MASK_ENTRY = new EntryLayout(24, 32, 48, 52, 56);
+    static final EntryLayout RANGE_ENTRY = new EntryLayout(8, 16, 28, 32, 36);
+    /** Every version's entry starts with its page id. */
     static final int ENTRY_PAGE_ID_OFFSET = 0;
+    /** Version 3: the entry's (lo, hi] and its changed mask. */
     static final int ENTRY_LO_OFFSET = 8;
     static final int ENTRY_HI_OFFSET = 16;
-    static final int ENTRY_BASE_OFFSET = 24;
-    static final int ENTRY_HEAD_OFFSET = 32;
     static final int ENTRY_CHANGED_OFFSET = 40;
-    static final int ENTRY_PAGE_CRC_OFFSET = 48;
-    static final int ENTRY_CRC_OFFSET = 52;
-    static final int ENTRY_HEADER_SIZE = 56;
+    /** Version 4: how many ranges (u16) and bytes of payload (u16). */
+    static final int ENTRY_RANGES_OFFSET = 24;
+    static final int ENTRY_PAYLOAD_OFFSET = 26;
+    /** Bytes of a range: offset and length, u16 each. */
+    static final int RANGE_ENTRY_BYTES = 4;
+    /** The last version whose entries carry a changed mask. */
+    static final int MASK_ENTRY_VERSION = 3;
 
     /** An address's record index bits; the entry offset / 8 sits above them. */
     static final int RECORD_BITS = 40;
@@ -184,18 +204,40 @@ final class PagelogDescriptor {
         return (int) crc.getValue();
     }
 
-    /** Bytes of an entry whose mask is {@code changed}, with chunks of {@code chunkBytes}. */
-    static int entryBytes(long changed, int chunkBytes) {
-        return ENTRY_HEADER_SIZE + Long.bitCount(changed) * chunkBytes;
+    /** The layout of the entries of a segment of format {@code version}. */
+    static EntryLayout entryLayout(int version) {
+        return version <= MASK_ENTRY_VERSION ? MASK_ENTRY : RANGE_ENTRY;
     }
 
-    /** The CRC of the entry at {@code at} of {@code buf}, {@code bytes} long: its fields before the CRC and its chunks. */
-    static int entryCrc(ByteBuffer buf, int at, int bytes, CRC32C crc) {
+    /**
+     * Bytes of a version 3 entry whose mask is {@code changed}, with chunks of {@code chunkBytes}: also about what
+     * those chunks cost as a version 4 entry when its base is not at hand to trim them.
+     */
+    static int entryBytes(long changed, int chunkBytes) {
+        return MASK_ENTRY.headerSize() + Long.bitCount(changed) * chunkBytes;
+    }
+
+    /** Bytes of a version 4 entry of {@code ranges} ranges carrying {@code payload} bytes. */
+    static int rangeEntryBytes(int ranges, int payload) {
+        return (RANGE_ENTRY.headerSize() + ranges * RANGE_ENTRY_BYTES + payload + Long.BYTES - 1) & -Long.BYTES;
+    }
+
+    /** Bytes of the entry whose header is at {@code at} of {@code buf}, in a segment of format {@code version}. */
+    static int entryBytes(ByteBuffer buf, int at, int version, int chunkBytes) {
+        if (version <= MASK_ENTRY_VERSION) return entryBytes(buf.getLong(at + ENTRY_CHANGED_OFFSET), chunkBytes);
+        return rangeEntryBytes(Short.toUnsignedInt(buf.getShort(at + ENTRY_RANGES_OFFSET)), Short.toUnsignedInt(buf.getShort(at + ENTRY_PAYLOAD_OFFSET)));
+    }
+
+    /**
+     * The CRC of the entry at {@code at} of {@code buf}, {@code bytes} long, laid out as {@code layout}: its fields
+     * before the CRC and all after the header.
+     */
+    static int entryCrc(ByteBuffer buf, int at, int bytes, EntryLayout layout, CRC32C crc) {
         crc.reset();
         ByteBuffer b = buf.duplicate();
-        b.limit(at + ENTRY_CRC_OFFSET).position(at);
+        b.limit(at + layout.crc()).position(at);
         crc.update(b);
-        b.limit(at + bytes).position(at + ENTRY_HEADER_SIZE);
+        b.limit(at + bytes).position(at + layout.headerSize());
         crc.update(b);
         return (int) crc.getValue();
     }

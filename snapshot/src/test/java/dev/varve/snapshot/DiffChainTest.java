@@ -115,13 +115,13 @@ class DiffChainTest {
             List<Version> versions = new ArrayList<>(List.of(new Version(1, head, head, page.clone(), 0)));
             long base = head;
             for (int i = 0; i < 2; i++) {
-                for (int c = 0; c < 31; c++) page[c * CHUNK] ^= 1;
+                for (int b = 0; b < 31 * CHUNK; b++) page[b] ^= (byte) 0xFF; // every byte of the chunks: as wide however diffed
                 image.put(0, page);
                 base = log.appendDiff(1, 1, 2, base, head, wide, image, 0);
                 versions.add(new Version(1, base, head, page.clone(), i + 1));
             }
             for (int r = 1; r < 15; r++) log.append(100 + r, 0, 1, ByteBuffer.allocateDirect(PAGE), 0); // records 1..14: the pack stays open
-            for (int c = 0; c < 31; c++) page[c * CHUNK] ^= 1;
+            for (int b = 0; b < 31 * CHUNK; b++) page[b] ^= (byte) 0xFF;
             image.put(0, page);
             long third = log.appendDiff(1, 2, 3, base, head, wide, image, 0); // no room: the pack takes record 15, the segment's last
             assertFalse(Pagelog.isDiff(third), "the next pack would lie in the next segment, away from its head: stored whole");
@@ -181,7 +181,7 @@ class DiffChainTest {
         Version middle = versions.get(2);
         long record = PagelogDescriptor.recordOf(middle.address());
         long at = PagelogDescriptor.HEADER_SIZE + record * (PAGE + PagelogDescriptor.RECORD_HEADER_SIZE) + PagelogDescriptor.IMAGE_OFFSET
-                + PagelogDescriptor.entryOffsetOf(middle.address()) + PagelogDescriptor.ENTRY_HEADER_SIZE; // the middle link's first chunk
+                + PagelogDescriptor.entryOffsetOf(middle.address()) + PagelogDescriptor.RANGE_ENTRY.headerSize(); // the middle link's first range
         Path file = dir.resolve(PagelogDescriptor.fileName(0));
         flip(file, at);
         try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
