@@ -201,14 +201,17 @@ public final class ConfigLimits {
 
     /**
      * Diff capture: the longest chain of byte-range diffs from an archived pre-state back to a whole page. A page's
-     * pre-state is archived as the chunks that changed since its previous capture (a diff against that version) while
+     * pre-state is archived as the bytes that changed since its previous capture (a diff against that version) while
      * the chain behind it is shorter than this; then as a whole page again. The first read of a version costs one
-     * archive read per link (at most this many plus one), later ones a copy while the archive keeps the rebuilt page;
-     * a longer chain stores less. 0 = every pre-state a whole page.
+     * archive read per link (at most this many plus one, most served from the records the archive read last), later
+     * ones a copy while the archive keeps the rebuilt page; a longer chain stores less. 0 = every pre-state a whole page.
      */
     public static final String SNAPSHOT_DIFF_CHAIN_PROP_NAME = PREFIX + "snapshotDiffChain";
-    /** Default diff chain: a whole page at least every 16 captures of it. */
-    public static final int SNAPSHOT_DIFF_CHAIN_DEFAULT = 15;
+    /**
+     * Default diff chain: a whole page at least every 32 captures of it. With diffs of a hundred bytes, 15 left whole
+     * pages more than half of what the archive wrote.
+     */
+    public static final int SNAPSHOT_DIFF_CHAIN_DEFAULT = 31;
     /** Smallest diff chain: diff capture off. */
     public static final int SNAPSHOT_DIFF_CHAIN_MIN = 0;
     /** Longest diff chain. */
