@@ -63,7 +63,7 @@ final class CapturePath {
         }
         if (start != 0) captureWaitNanos.add(System.nanoTime() - start);
         long pageId = page.heldPageId();
-        long changed = page.takeChanged(); // since the previous capture: from here on, changes count towards the next
+        long[] changed = page.takeChanged(); // since the previous capture: from here on, changes count towards the next
         PendingCaptures.Pending previous = page.captureNote() instanceof PendingCaptures.Pending p && p.pageId() == pageId ? p : null;
         PendingCaptures.Pending p;
         page.captureNote(null); // until this capture is queued: if it fails, the next one must be whole
@@ -101,9 +101,9 @@ final class CapturePath {
      * stored in volume {@code top} too (chains never cross volumes, which are reclaimed apart), its chain is shorter
      * than the bound, and the chunks {@code changed} since make an entry of at most half a page; else null (whole).
      */
-    private PendingCaptures.Pending diffBase(PendingCaptures.Pending previous, int top, long changed, int chunkBytes) {
-        if (previous == null || previous.volume() != top || previous.chain() >= diffChain || changed == Page.ALL_CHANGED) return null;
-        if (PagelogDescriptor.entryBytes(changed, chunkBytes) > chunkBytes * Page.CHUNKS / 2) return null;
+    private PendingCaptures.Pending diffBase(PendingCaptures.Pending previous, int top, long[] changed, int chunkBytes) {
+        if (previous == null || previous.volume() != top || previous.chain() >= diffChain || Page.isAllChanged(changed)) return null;
+        if (PagelogDescriptor.entryBytesAtMost(changed, chunkBytes) > chunkBytes * Page.CHUNKS / 2) return null;
         return levels[top - 1].volume.packsAllowed() ? previous : null;
     }
 

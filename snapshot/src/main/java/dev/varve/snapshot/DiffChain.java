@@ -10,9 +10,9 @@ import java.util.ArrayDeque;
 import java.util.zip.CRC32C;
 
 /**
- * Diff capture's entries and chains (Thresher's diffs, taken at capture time): a pre-state stored as the chunks of the
- * page that changed since the page's previous archived version — the base — which may itself be a diff, back to a
- * whole page (the head). Chains are bounded ({@code snapshotDiffChain}), so a read costs at most that many entry reads
+ * Diff capture's entries and chains (Thresher's diffs, taken at capture time): a pre-state stored as byte ranges, the
+ * runs of the page's chunks that changed since its previous archived version — the base — which may itself be a
+ * diff, back to a whole page (the head). Chains are bounded ({@code snapshotDiffChain}), so a read costs at most that many entry reads
  * and one record read. The entry layout is {@link PagelogDescriptor}'s; entries live in a {@link Pagelog}'s packs.
  *
  * <p>Why it is safe: the chunks come from the page's own change tracking ({@link Page#takeChanged}), and each entry
@@ -35,13 +35,14 @@ final class DiffChain {
     /** The layout of the entries this class writes. */
     private static final PagelogDescriptor.EntryLayout CURRENT = PagelogDescriptor.RANGE_ENTRY;
     private final int pageSize;
-    private final int chunkBytes;
+    /** A version 3 entry's chunk: its mask has 64. */
+    private final int maskChunkBytes;
     private final CRC32C crc = new CRC32C();
     private final ArchivedPageCache rebuilt;
 
     DiffChain(int pageSize) {
         this.pageSize = pageSize;
-        this.chunkBytes = pageSize / Page.CHUNKS;
+        this.maskChunkBytes = pageSize / PagelogDescriptor.MASK_ENTRY_CHUNKS;
         this.rebuilt = new ArchivedPageCache(REBUILT, pageSize);
     }
 
@@ -68,7 +69,7 @@ final class DiffChain {
 
     /** Sets the CRC of the entry at {@code at} of {@code buf} (of the current format), whose fields are final; returns its size. */
     int sealEntry(ByteBuffer buf, int at) {
-        int bytes = PagelogDescriptor.entryBytes(buf, at, PagelogDescriptor.VERSION, chunkBytes);
+        int bytes = PagelogDescriptor.entryBytes(buf, at, PagelogDescriptor.VERSION, maskChunkBytes);
         buf.putInt(at + CURRENT.crc(), PagelogDescriptor.entryCrc(buf, at, bytes, CURRENT, crc));
         return bytes;
     }
@@ -122,7 +123,7 @@ final class DiffChain {
         PagelogDescriptor.EntryLayout layout = PagelogDescriptor.entryLayout(version);
         ByteBuffer e = ByteBuffer.allocate(Math.min(pageSize - offset, layout.headerSize() + pageSize / 2)).order(ByteOrder.LITTLE_ENDIAN);
         long off = volume.readEntryBytes(address, e);
-        int bytes = PagelogDescriptor.entryBytes(e, 0, version, chunkBytes);
+        int bytes = PagelogDescriptor.entryBytes(e, 0, version, maskChunkBytes);
         if (offset + bytes > pageSize) throw new CorruptionException("Pagelog diff entry runs past its record (page " + pageId + ")", volume.pathOf(address), off);
         if (bytes > e.capacity()) {
             e = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
@@ -170,8 +171,8 @@ final class DiffChain {
         int from = PagelogDescriptor.entryLayout(version).headerSize();
         if (version <= PagelogDescriptor.MASK_ENTRY_VERSION) {
             for (long m = entry.getLong(PagelogDescriptor.ENTRY_CHANGED_OFFSET); m != 0; m &= m - 1) {
-                dst.put(dstOffset + Long.numberOfTrailingZeros(m) * chunkBytes, entry, from, chunkBytes);
-                from += chunkBytes;
+                dst.put(dstOffset + Long.numberOfTrailingZeros(m) * maskChunkBytes, entry, from, maskChunkBytes);
+                from += maskChunkBytes;
             }
             return;
         }

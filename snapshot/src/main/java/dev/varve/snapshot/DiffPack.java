@@ -22,7 +22,6 @@ final class DiffPack {
 
     private final int pageSize;
     private final DiffChain chain;
-    private final DiffBases bases;
     private final ByteBuffer body;
     private boolean open;
     /** The open pack's number (the last sealed one's when none is open). */
@@ -36,10 +35,9 @@ final class DiffPack {
         }
     };
 
-    DiffPack(int pageSize, DiffChain chain, DiffBases bases) {
+    DiffPack(int pageSize, DiffChain chain) {
         this.pageSize = pageSize;
         this.chain = chain;
-        this.bases = bases;
         this.body = ByteBuffer.allocateDirect(pageSize).order(ByteOrder.LITTLE_ENDIAN);
     }
 
@@ -85,14 +83,13 @@ final class DiffPack {
                 .putInt(PagelogDescriptor.PACK_USED_OFFSET, offset + bytes);
         this.lo = Math.min(this.lo, lo);
         this.hi = Math.max(this.hi, hi);
-        return provisional(offset);
+        return PROVISIONAL | number << 16 | (offset >>> 3);
     }
 
     /**
      * Seals the open pack as record {@code record}, whose segment starts at record {@code segmentStart}: copies its body
-     * to {@code dst} at {@code at}, writes the address of every base in the same pack, checksums each entry and tells
-     * the kept bases where their entries went. An entry whose chain would end outside the segment is refused:
-     * reclaiming that segment would take its head.
+     * to {@code dst} at {@code at}, writes the address of every base in the same pack, and checksums each entry. An
+     * entry whose chain would end outside the segment is refused: reclaiming that segment would take its head.
      */
     void sealInto(ByteBuffer dst, int at, long record, long segmentStart) {
         dst.put(at, body, 0, pageSize);
@@ -103,7 +100,6 @@ final class DiffPack {
                 throw new IllegalStateException("a diff's chain would end at record " + head + ", outside the segment of its pack, record " + record);
             long base = dst.getLong(at + offset + PagelogDescriptor.RANGE_ENTRY.base());
             if (isProvisional(base)) dst.putLong(at + offset + PagelogDescriptor.RANGE_ENTRY.base(), PagelogDescriptor.entryAddress(record, offsetOf(base)));
-            bases.sealed(dst.getLong(at + offset + PagelogDescriptor.ENTRY_PAGE_ID_OFFSET), provisional(offset), PagelogDescriptor.entryAddress(record, offset));
             offset += chain.sealEntry(dst, at + offset);
         }
         sealed.put(number, record);
@@ -121,21 +117,6 @@ final class DiffPack {
         Long record = sealed.get(packOf(address));
         if (record == null) throw new IllegalStateException("diff entry " + Long.toHexString(address) + " is not in a sealed pack");
         return PagelogDescriptor.entryAddress(record, offsetOf(address));
-    }
-
-    /**
-     * {@code address} as a caller holding it may next present it: the sealed address when it names an entry of a pack
-     * sealed since, else as it is (an entry of the open pack, a whole record, or one sealed too long ago to be known).
-     */
-    long settled(long address) {
-        if (!isProvisional(address) || (open && packOf(address) == number)) return address;
-        Long record = sealed.get(packOf(address));
-        return record == null ? address : PagelogDescriptor.entryAddress(record, offsetOf(address));
-    }
-
-    /** The provisional address of the open pack's entry at body offset {@code offset}. */
-    private long provisional(int offset) {
-        return PROVISIONAL | number << 16 | (offset >>> 3);
     }
 
     static boolean isProvisional(long address) {

@@ -2,6 +2,7 @@ package dev.varve.snapshot;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.BitSet;
 
 /**
  * Thresher's byte-range page diff: the runs of bytes where a page differs from a base version of it, and the page
@@ -33,43 +34,27 @@ final class PageDiff {
      * {@code ranges} must hold {@link #rangesFor} of the page size.
      */
     static int diff(ByteBuffer base, ByteBuffer page, int pageSize, int[] ranges) {
-        return diffWithin(littleEndian(base), 0, littleEndian(page), 0, 0, pageSize, pageSize, ranges, 0);
-    }
-
-    /** {@code buf}, or a view of it, whose longs hold byte j + k of a long read at j in bits [8k, 8k + 8): what diffs compare. */
-    static ByteBuffer littleEndian(ByteBuffer buf) {
-        return buf.order() == ByteOrder.LITTLE_ENDIAN ? buf : buf.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-    }
-
-    /**
-     * Adds to {@code ranges}, after its first {@code n}, the runs where bytes [from, to) of the page at {@code pageAt}
-     * of {@code page} differ from those of the page at {@code baseAt} of {@code base} (pages of {@code pageSize} bytes,
-     * buffers {@linkplain #littleEndian little-endian} and unchanged; no object is made); returns the new count. A
-     * run that reaches {@code to} may go on past it, up to the page's end, as {@link #diff}'s would.
-     */
-    static int diffWithin(ByteBuffer base, int baseAt, ByteBuffer page, int pageAt, int from, int to, int pageSize, int[] ranges, int n) {
-        if (base.order() != ByteOrder.LITTLE_ENDIAN || page.order() != ByteOrder.LITTLE_ENDIAN) throw new IllegalArgumentException("diffs compare little-endian views");
-        int i = Math.max(from, n == 0 ? 0 : ranges[2 * n - 2] + ranges[2 * n - 1]); // past the last run found
-        while (i < to) {
-            int start = firstDifference(base, baseAt, page, pageAt, i, to);
-            if (start < 0) break;
-            int end = runEnd(base, baseAt, page, pageAt, start, pageSize);
-            ranges[2 * n] = start;
-            ranges[2 * n + 1] = end - start;
+        ByteBuffer b = base.duplicate().order(ByteOrder.LITTLE_ENDIAN); // byte j + k of a long read at j is its k-th byte
+        ByteBuffer p = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int n = 0;
+        for (int i = firstDifference(b, p, 0, pageSize); i >= 0; ) {
+            int end = runEnd(b, p, i, pageSize);
+            ranges[2 * n] = i;
+            ranges[2 * n + 1] = end - i;
             n++;
-            i = end;
+            i = firstDifference(b, p, end, pageSize);
         }
         return n;
     }
 
     /** The first position of [from, to) where the pages differ, -1 when none: eight bytes a step. */
-    private static int firstDifference(ByteBuffer b, int bAt, ByteBuffer p, int pAt, int from, int to) {
+    private static int firstDifference(ByteBuffer b, ByteBuffer p, int from, int to) {
         int j = from;
         for (; j + Long.BYTES <= to; j += Long.BYTES) {
-            long x = p.getLong(pAt + j) ^ b.getLong(bAt + j);
+            long x = p.getLong(j) ^ b.getLong(j);
             if (x != 0) return j + Long.numberOfTrailingZeros(x) / Byte.SIZE;
         }
-        for (; j < to; j++) if (p.get(pAt + j) != b.get(bAt + j)) return j;
+        for (; j < to; j++) if (p.get(j) != b.get(j)) return j;
         return -1;
     }
 
@@ -78,30 +63,31 @@ final class PageDiff {
      * {@link #MIN_GAP} equal bytes begin, or after the last differing byte before the page end. Eight bytes a step:
      * where two longs differ, the next candidate lies past their highest differing byte.
      */
-    private static int runEnd(ByteBuffer b, int bAt, ByteBuffer p, int pAt, int start, int pageSize) {
+    private static int runEnd(ByteBuffer b, ByteBuffer p, int start, int pageSize) {
         int j = start + 1;
         while (j + Long.BYTES <= pageSize) {
-            long x = p.getLong(pAt + j) ^ b.getLong(bAt + j);
+            long x = p.getLong(j) ^ b.getLong(j);
             if (x == 0) return j; // MIN_GAP (eight) equal bytes from j, and j - 1 differs
             j += (Long.SIZE - 1 - Long.numberOfLeadingZeros(x)) / Byte.SIZE + 1;
         }
         int last = j - 1; // differs (or is start)
-        for (; j < pageSize; j++) if (p.get(pAt + j) != b.get(bAt + j)) last = j;
+        for (; j < pageSize; j++) if (p.get(j) != b.get(j)) last = j;
         return last + 1;
     }
 
     /**
-     * Fills {@code ranges} with the runs of set bits of {@code mask} as byte ranges, bit i standing for bytes
-     * [i * chunkBytes, (i + 1) * chunkBytes), and returns how many.
+     * Fills {@code ranges} with the runs of set bits of {@code mask} (bit i is bit i % 64 of long i / 64) as byte
+     * ranges, bit i standing for bytes [i * chunkBytes, (i + 1) * chunkBytes), and returns how many.
      */
-    static int chunkRuns(long mask, int chunkBytes, int[] ranges) {
+    static int chunkRuns(long[] mask, int chunkBytes, int[] ranges) {
+        BitSet bits = BitSet.valueOf(mask);
         int n = 0;
-        for (long m = mask; m != 0; n++) {
-            int first = Long.numberOfTrailingZeros(m);
-            int end = first + Long.numberOfTrailingZeros(~(m >>> first)); // first clear bit after the run
+        for (int first = bits.nextSetBit(0); first >= 0; first = bits.nextSetBit(first)) {
+            int end = bits.nextClearBit(first);
             ranges[2 * n] = first * chunkBytes;
             ranges[2 * n + 1] = (end - first) * chunkBytes;
-            m = end >= Long.SIZE ? 0 : m & (-1L << end);
+            n++;
+            first = end;
         }
         return n;
     }

@@ -67,8 +67,7 @@ final class Pagelog implements AutoCloseable {
     /** The largest hi of any record staged: a pack sealed after them covers it too, so hi grows with the address. */
     private long stagedHi;
     private final DiffChain chain;
-    /** The image each page was last archived as, to trim diffs to the bytes that differ, and the ranges of the diff being added. */
-    private final DiffBases bases;
+    /** The ranges of the diff being added. */
     private final int[] diffRanges;
     private long reclaimedBytes;
     private int unforcedFrom = Integer.MAX_VALUE;
@@ -83,9 +82,8 @@ final class Pagelog implements AutoCloseable {
         this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
         this.recent = new RecentRecords(recordBytes);
         this.chain = new DiffChain(pageSize);
-        this.bases = new DiffBases(DiffBases.PAGES, pageSize);
         this.diffRanges = PageDiff.rangesFor(pageSize);
-        this.pack = new DiffPack(pageSize, chain, bases);
+        this.pack = new DiffPack(pageSize, chain);
         try {
             for (Path p : io.list(dir, PagelogDescriptor.FILE_PREFIX)) {
                 if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
@@ -270,7 +268,6 @@ final class Pagelog implements AutoCloseable {
         long address = staged - 1;
         stage.put(at + BODY, image, imageOffset, pageSize);
         sealRecord(at, address);
-        if (bases.inUse()) bases.keep(pageId, address, image, imageOffset); // the base of the page's next diff
         return address;
     }
 
@@ -278,25 +275,18 @@ final class Pagelog implements AutoCloseable {
      * Adds the pre-state of {@code pageId} at [0, pageSize) of {@code image} as a diff against the version at
      * {@code base} in this volume, whose chain ends at whole record {@code head}, to the pack being filled (sealed first
      * when it has no room); returns the entry's provisional address, which {@link #resolve} turns into its address
-     * once {@link #writeStaged} has sealed the pack. The diff is the chunks of {@code changed} (what the page's writes
-     * touched since the base), trimmed to the bytes that differ when the base's image is still {@linkplain DiffBases
-     * kept}. A chain never leaves its segment: when the pack will lie in a later segment than {@code head}, the page is
+     * once {@link #writeStaged} has sealed the pack. The diff is the runs of chunks set in {@code changed} (a mask of
+     * {@link Page#CHUNKS}: what the page's writes touched since the base). A chain never leaves its segment: when the pack will lie in a later segment than {@code head}, the page is
      * staged whole instead and its address returned (and so is a diff too large for a pack). So a segment is reclaimed
      * with everything its diffs read, and a base is never gone while a diff on it may be read.
      */
-    synchronized long appendDiff(long pageId, long lo, long hi, long base, long head, long changed, ByteBuffer image, int imageOffset) {
-        base = pack.settled(base); // the address its image is kept under once its pack was sealed
-        int n = bases.diff(pageId, base, changed, image, imageOffset, diffRanges);
-        boolean exact = n >= 0;
-        if (!exact) n = PageDiff.chunkRuns(changed, pageSize / Page.CHUNKS, diffRanges);
+    synchronized long appendDiff(long pageId, long lo, long hi, long base, long head, long[] changed, ByteBuffer image, int imageOffset) {
+        int n = PageDiff.chunkRuns(changed, pageSize / Page.CHUNKS, diffRanges);
         int bytes = PagelogDescriptor.rangeEntryBytes(n, PageDiff.payloadBytes(diffRanges, n));
         if (bytes > pageSize - PagelogDescriptor.PACK_HEADER_SIZE) return append(pageId, lo, hi, image, imageOffset);
         if (pack.isOpen() && !pack.fits(bytes)) sealPack(); // first: sealing may take the segment's last record
         if (head / recordsPerSegment != staged / recordsPerSegment) return append(pageId, lo, hi, image, imageOffset); // packs are sealed in staged's segment
-        long address = pack.add(pageId, lo, hi, base, head, diffRanges, n, image, imageOffset);
-        if (exact) bases.advance(pageId, address, image, imageOffset, diffRanges, n);
-        else bases.keep(pageId, address, image, imageOffset);
-        return address;
+        return pack.add(pageId, lo, hi, base, head, diffRanges, n, image, imageOffset);
     }
 
     /** The address of the entry {@code address} names provisionally, once its pack is sealed; any other address as it is. */
@@ -481,7 +471,6 @@ final class Pagelog implements AutoCloseable {
         if (newEnd >= end) return;
         recent.clear(); // the addresses from newEnd on will name new records
         chain.forget();
-        bases.clear();
         if (newEnd < (long) firstSegment * recordsPerSegment)
             throw new CorruptionException("the recovered checkpoint mark needs Pagelog address " + newEnd + " but its segment is gone", pathOf(newEnd), 0);
         try {

@@ -65,10 +65,10 @@ import java.util.zip.CRC32C;
  *   <li>3: records carry a kind, covered by the CRC: a whole page or a pack of diffs (diff capture), an entry carrying
  *       the whole chunks (pageSize / 64 bytes) its page's change tracking marked. Version 2 segments are read as they are (every
  *       record whole).</li>
- *   <li>4: an entry carries byte ranges (offset, length) instead of chunks: the exact bytes that differ from its
- *       base when the archiver still holds the base's image, else the runs of changed chunks. Version 2 and 3
- *       segments are read as they are; new segments are written as version 4, and a volume whose last segment is
- *       older stores whole pages until it starts a new one.</li>
+ *   <li>4: an entry carries byte ranges (offset, length) instead of 64 chunks: the runs of the chunks its page's
+ *       writes touched, which are finer (pageSize / 512 bytes). Version 2 and 3 segments are read as they are; new
+ *       segments are written as version 4, and a volume whose last segment is older stores whole pages until it
+ *       starts a new one.</li>
  * </ul>
  */
 final class PagelogDescriptor {
@@ -118,6 +118,8 @@ final class PagelogDescriptor {
     static final int ENTRY_PAYLOAD_OFFSET = 26;
     /** Bytes of a range: offset and length, u16 each. */
     static final int RANGE_ENTRY_BYTES = 4;
+    /** Chunks of a version 3 entry's mask: each pageSize / 64 bytes. */
+    static final int MASK_ENTRY_CHUNKS = Long.SIZE;
     /** The last version whose entries carry a changed mask. */
     static final int MASK_ENTRY_VERSION = 3;
 
@@ -209,12 +211,16 @@ final class PagelogDescriptor {
         return version <= MASK_ENTRY_VERSION ? MASK_ENTRY : RANGE_ENTRY;
     }
 
-    /**
-     * Bytes of a version 3 entry whose mask is {@code changed}, with chunks of {@code chunkBytes}: also about what
-     * those chunks cost as a version 4 entry when its base is not at hand to trim them.
-     */
+    /** Bytes of a version 3 entry whose mask is {@code changed}, with chunks of {@code chunkBytes}. */
     static int entryBytes(long changed, int chunkBytes) {
         return MASK_ENTRY.headerSize() + Long.bitCount(changed) * chunkBytes;
+    }
+
+    /** The most bytes a version 4 entry of the chunks of {@code changed}, each {@code chunkBytes}, can take: a range each. */
+    static int entryBytesAtMost(long[] changed, int chunkBytes) {
+        int chunks = 0;
+        for (long m : changed) chunks += Long.bitCount(m);
+        return rangeEntryBytes(chunks, chunks * chunkBytes);
     }
 
     /** Bytes of a version 4 entry of {@code ranges} ranges carrying {@code payload} bytes. */

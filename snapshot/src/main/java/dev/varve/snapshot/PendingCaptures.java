@@ -40,7 +40,7 @@ final class PendingCaptures {
         private final int volume;
         private final long lo;
         private final long hi;
-        private final long changed;
+        private final long[] changed;
         private final int chain;
         /** The version this one is a diff against until archived (then only its address matters): null for a whole page. */
         private Pending base;
@@ -48,7 +48,7 @@ final class PendingCaptures {
         private volatile long address = -1;
         private volatile long head = -1;
 
-        Pending(long number, long pageId, int slot, int levelMask, long[] stamps, long[] positions, int volume, long lo, long hi, Pending base, long changed) {
+        Pending(long number, long pageId, int slot, int levelMask, long[] stamps, long[] positions, int volume, long lo, long hi, Pending base, long[] changed) {
             this.number = number;
             this.pageId = pageId;
             this.slot = slot;

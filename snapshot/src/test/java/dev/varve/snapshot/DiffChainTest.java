@@ -78,7 +78,7 @@ class DiffChainTest {
             image.put(0, page);
             long head = log.append(1, 0, 1, image, 0); // snapshot 1 needs the whole page, and nothing after it does
             versions.add(new Version(1, head, head, page.clone(), 0));
-            long changed = change(random, page);
+            long[] changed = change(random, page);
             image.put(0, page);
             long near = log.appendDiff(1, 1, 4, head, head, changed, image, 0); // snapshots 2..4 need it, so its base too
             versions.add(new Version(1, near, head, page.clone(), 1));
@@ -106,7 +106,8 @@ class DiffChainTest {
     @Test
     void aPackSealedInItsSegmentsLastRecordLeavesNoChainAcrossTheBoundary() {
         SplittableRandom random = new SplittableRandom(13);
-        long wide = (1L << 31) - 1; // 31 chunks: two such entries fill a pack
+        int wideBytes = 31 * 64; // two entries of a range this long fill a pack
+        long[] wide = chunks(0, wideBytes);
         try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
             byte[] page = randomPage(random);
             ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
@@ -115,13 +116,13 @@ class DiffChainTest {
             List<Version> versions = new ArrayList<>(List.of(new Version(1, head, head, page.clone(), 0)));
             long base = head;
             for (int i = 0; i < 2; i++) {
-                for (int b = 0; b < 31 * CHUNK; b++) page[b] ^= (byte) 0xFF; // every byte of the chunks: as wide however diffed
+                for (int b = 0; b < wideBytes; b++) page[b] ^= (byte) 0xFF;
                 image.put(0, page);
                 base = log.appendDiff(1, 1, 2, base, head, wide, image, 0);
                 versions.add(new Version(1, base, head, page.clone(), i + 1));
             }
             for (int r = 1; r < 15; r++) log.append(100 + r, 0, 1, ByteBuffer.allocateDirect(PAGE), 0); // records 1..14: the pack stays open
-            for (int b = 0; b < 31 * CHUNK; b++) page[b] ^= (byte) 0xFF;
+            for (int b = 0; b < wideBytes; b++) page[b] ^= (byte) 0xFF;
             image.put(0, page);
             long third = log.appendDiff(1, 2, 3, base, head, wide, image, 0); // no room: the pack takes record 15, the segment's last
             assertFalse(Pagelog.isDiff(third), "the next pack would lie in the next segment, away from its head: stored whole");
@@ -204,7 +205,7 @@ class DiffChainTest {
             page[5] ^= 1; // chunk 0 changes...
             page[CHUNK * 3] ^= 1; // ...and chunk 3
             image.put(0, page);
-            long token = log.appendDiff(7, 1, 2, head, head, 1L << 3, image, 0); // but the diff only carries chunk 3
+            long token = log.appendDiff(7, 1, 2, head, head, chunks(CHUNK * 3, CHUNK * 4), image, 0); // but the diff only carries chunk 3
             log.force();
             long diff = log.resolve(token);
             CorruptionException e = assertThrows(CorruptionException.class, () -> log.read(diff, 7, ByteBuffer.allocateDirect(PAGE), 0));
@@ -225,7 +226,7 @@ class DiffChainTest {
         long snapshot = 0;
         for (int step = 0; step < steps * pages; step++) {
             int p = random.nextInt(pages);
-            long changed = Page.ALL_CHANGED;
+            long[] changed = Page.allChanged();
             if (current[p] == null) current[p] = randomPage(random);
             else changed = change(random, current[p]);
             image.put(0, current[p]);
@@ -255,13 +256,20 @@ class DiffChainTest {
     }
 
     /** Changes 1-6 random chunks of {@code page} (a few bytes each); returns their mask. */
-    private static long change(SplittableRandom random, byte[] page) {
-        long mask = 0;
+    private static long[] change(SplittableRandom random, byte[] page) {
+        long[] mask = new long[Page.MASK_LONGS];
         for (int n = 1 + random.nextInt(6); n > 0; n--) {
             int chunk = random.nextInt(Page.CHUNKS);
-            mask |= 1L << chunk;
+            mask[chunk >>> 6] |= 1L << chunk;
             for (int b = random.nextInt(1, 9); b > 0; b--) page[chunk * CHUNK + random.nextInt(CHUNK)] = (byte) random.nextInt();
         }
+        return mask;
+    }
+
+    /** The mask of the chunks bytes [from, to) lie in. */
+    static long[] chunks(int from, int to) {
+        long[] mask = new long[Page.MASK_LONGS];
+        for (int c = from / CHUNK; c <= (to - 1) / CHUNK; c++) mask[c >>> 6] |= 1L << c;
         return mask;
     }
 

@@ -50,7 +50,7 @@ class PendingCapturesTest {
                 for (int i = 0; i < CAPTURES; i++) {
                     page.putLong(64, 1000 + i);
                     int slot = slots.copyOf(page);
-                    pending.add(new PendingCaptures.Pending(i, i, slot, 1, new long[]{1}, new long[]{i}, 1, 0, 1, null, dev.varve.core.page.Page.ALL_CHANGED));
+                    pending.add(new PendingCaptures.Pending(i, i, slot, 1, new long[]{1}, new long[]{i}, 1, 0, 1, null, dev.varve.core.page.Page.allChanged()));
                 }
             } finally {
                 lock.unlock();
@@ -82,7 +82,7 @@ class PendingCapturesTest {
         Page page = new Page(ByteBuffer.allocateDirect(PAGE), 0, PAGE);
         lock.lock();
         try {
-            pending.add(new PendingCaptures.Pending(0, 7, slots.copyOf(page), 1, new long[]{1}, new long[]{0}, 1, 0, 1, null, Page.ALL_CHANGED));
+            pending.add(new PendingCaptures.Pending(0, 7, slots.copyOf(page), 1, new long[]{1}, new long[]{0}, 1, 0, 1, null, Page.allChanged()));
         } finally {
             lock.unlock();
         }

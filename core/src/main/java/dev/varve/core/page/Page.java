@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 
 /**
  * One page of memory: a fixed-size window at {@code base} into a direct {@link ByteBuffer}, with typed accessors
@@ -34,10 +35,13 @@ public class Page {
         }
     }
 
-    /** Chunks a page is divided into for change tracking: one bit each of {@link #changed}. */
-    public static final int CHUNKS = Long.SIZE;
-    /** Every chunk: a page whose changes were not tracked (loaded, or its old contents unknown). */
-    public static final long ALL_CHANGED = -1L;
+    /**
+     * Chunks a page is divided into for change tracking, one bit each of {@link #changed}: 8 bytes of a 4 KiB page, so
+     * the snapshot layer archives a put of a 100-byte value as about a hundred bytes, not the 64-byte chunks around it.
+     */
+    public static final int CHUNKS = 512;
+    /** Longs of a change mask: bit i of the mask is bit (i % 64) of long i / 64. */
+    public static final int MASK_LONGS = CHUNKS / Long.SIZE;
 
     private final ByteBuffer buffer;
     private final int base;
@@ -49,7 +53,7 @@ public class Page {
      * chunk) may have changed. Every write goes through this class, so the snapshot layer can archive a page's
      * pre-state as the chunks that changed since its previous capture. Guarded by the write latch.
      */
-    private long changed = ALL_CHANGED;
+    private long[] changed = allChanged();
     @SuppressWarnings("unused") // accessed through LATCH
     private volatile int latch;
 
@@ -104,16 +108,32 @@ public class Page {
         return 1 << chunkShift;
     }
 
-    /** The chunks changed since the last call (bit i: chunk i), and starts tracking afresh. Caller holds the write latch. */
-    public final long takeChanged() {
-        long c = changed;
-        changed = 0;
+    /**
+     * The chunks changed since the last call, a mask of {@link #MASK_LONGS} longs (bit i: chunk i), and starts tracking
+     * afresh. Caller holds the write latch.
+     */
+    public final long[] takeChanged() {
+        long[] c = changed;
+        changed = new long[MASK_LONGS];
         return c;
     }
 
     /** Forgets what changed: the next {@link #takeChanged} reports every chunk (the page was loaded or written around this class). */
     public final void changedWholly() {
-        changed = ALL_CHANGED;
+        Arrays.fill(changed, -1L);
+    }
+
+    /** A mask of every chunk: what a page whose changes were not tracked (loaded, or its old contents unknown) reports. */
+    public static long[] allChanged() {
+        long[] mask = new long[MASK_LONGS];
+        Arrays.fill(mask, -1L);
+        return mask;
+    }
+
+    /** Whether {@code mask} has every chunk. */
+    public static boolean isAllChanged(long[] mask) {
+        for (long m : mask) if (m != -1L) return false;
+        return true;
     }
 
     // ---- typed access; plain memory semantics, the latch orders them ----
@@ -126,10 +146,22 @@ public class Page {
     /** {@link #at} for a write: also marks the chunks [offset, offset + width) touches as changed. */
     private int written(int offset, int width) {
         int p = at(offset, width);
+        if (width <= 0) return p;
         int first = offset >>> chunkShift;
         int last = (offset + width - 1) >>> chunkShift;
-        changed |= (-1L >>> (CHUNKS - 1 - last + first)) << first;
+        int word = first >>> 6;
+        if (word == last >>> 6) changed[word] |= (-1L >>> (Long.SIZE - 1 - last + first)) << first; // shifts count mod 64
+        else markSpan(first, last);
         return p;
+    }
+
+    /** Marks chunks [first, last] changed, across longs of the mask. */
+    private void markSpan(int first, int last) {
+        int word = first >>> 6;
+        int lastWord = last >>> 6;
+        changed[word] |= -1L << first;
+        for (int w = word + 1; w < lastWord; w++) changed[w] = -1L;
+        changed[lastWord] |= -1L >>> (Long.SIZE - 1 - (last & 63));
     }
 
     /** Unsigned 8-bit value. */
@@ -219,7 +251,7 @@ public class Page {
     public final void copyTo(Page dst) {
         if (dst.size != size) throw new IllegalArgumentException("page sizes differ: " + size + " vs " + dst.size);
         dst.buffer.put(dst.base, buffer, base, size);
-        dst.changed = ALL_CHANGED;
+        dst.changedWholly();
     }
 
     /** Copies this whole page into {@code dst} at {@code dstOffset}. */
@@ -230,7 +262,7 @@ public class Page {
     /** Overwrites this whole page with {@code size()} bytes of {@code src} at {@code srcOffset}. */
     public final void copyFrom(ByteBuffer src, int srcOffset) {
         buffer.put(base, src, srcOffset, size);
-        changed = ALL_CHANGED;
+        changedWholly();
     }
 
     /**

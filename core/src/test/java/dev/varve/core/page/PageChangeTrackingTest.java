@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import java.nio.ByteBuffer;
 import java.util.SplittableRandom;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,18 +20,18 @@ class PageChangeTrackingTest {
             SplittableRandom random = new SplittableRandom(size);
             Page page = new Page(ByteBuffer.allocateDirect(size + 64), 32, size);
             Page other = new Page(ByteBuffer.allocateDirect(size), 0, size);
-            assertEquals(Page.ALL_CHANGED, page.takeChanged(), "a new page's old contents are unknown");
+            assertTrue(Page.isAllChanged(page.takeChanged()), "a new page's old contents are unknown");
             ByteBuffer before = ByteBuffer.allocateDirect(size);
             for (int round = 0; round < 2_000; round++) {
                 page.copyTo(before, 0);
                 int writes = 1 + random.nextInt(4);
                 for (int w = 0; w < writes; w++) write(page, other, random, size);
-                long changed = page.takeChanged();
+                long[] changed = page.takeChanged();
                 for (int i = 0; i < size; i++) {
                     if (page.buffer().get(page.base() + i) != before.get(i))
-                        assertTrue((changed & (1L << (i / page.chunkBytes()))) != 0, "byte " + i + " changed in an unreported chunk, size " + size);
+                        assertTrue(marked(changed, i / page.chunkBytes()), "byte " + i + " changed in an unreported chunk, size " + size);
                 }
-                assertEquals(0, page.takeChanged(), "taking the changes starts afresh");
+                assertArrayEquals(new long[Page.MASK_LONGS], page.takeChanged(), "taking the changes starts afresh");
             }
         }
     }
@@ -74,12 +75,30 @@ class PageChangeTrackingTest {
         Page page = new Page(ByteBuffer.allocateDirect(4096), 0, 4096);
         page.takeChanged();
         page.copyFrom(ByteBuffer.allocateDirect(4096), 0);
-        assertEquals(Page.ALL_CHANGED, page.takeChanged());
+        assertTrue(Page.isAllChanged(page.takeChanged()));
         page.changedWholly();
-        assertEquals(Page.ALL_CHANGED, page.takeChanged());
+        assertTrue(Page.isAllChanged(page.takeChanged()));
         page.putLong(4088, 1);
-        assertEquals(1L << 63, page.takeChanged(), "the last chunk");
-        page.putLong(60, 1);
-        assertEquals(3L, page.takeChanged(), "a long across the first chunk boundary marks both");
+        assertArrayEquals(mask(Page.CHUNKS - 1, Page.CHUNKS - 1), page.takeChanged(), "the last chunk");
+        page.putLong(4, 1);
+        assertArrayEquals(mask(0, 1), page.takeChanged(), "a long across the first chunk boundary marks both");
+        page.putBytes(500, new byte[100], 0, 100);
+        assertArrayEquals(mask(500 / 8, 599 / 8), page.takeChanged(), "a hundred bytes across a long of the mask: chunks 62 to 74");
+        page.zero(0, 4096);
+        assertTrue(Page.isAllChanged(page.takeChanged()), "every chunk, through every long of the mask");
+        page.putBytes(0, new byte[0], 0, 0);
+        assertArrayEquals(new long[Page.MASK_LONGS], page.takeChanged(), "an empty write marks nothing");
+    }
+
+    /** Whether chunk {@code c} is set in {@code mask}. */
+    private static boolean marked(long[] mask, int c) {
+        return (mask[c >>> 6] & (1L << c)) != 0;
+    }
+
+    /** A mask of chunks [first, last]. */
+    private static long[] mask(int first, int last) {
+        long[] m = new long[Page.MASK_LONGS];
+        for (int c = first; c <= last; c++) m[c >>> 6] |= 1L << c;
+        return m;
     }
 }
