@@ -208,10 +208,12 @@ public final class ConfigLimits {
      */
     public static final String SNAPSHOT_DIFF_CHAIN_PROP_NAME = PREFIX + "snapshotDiffChain";
     /**
-     * Default diff chain: a whole page at least every 32 captures of it. With diffs of a hundred bytes, 15 left whole
-     * pages more than half of what the archive wrote.
+     * Default diff chain: a whole page at least every 64 captures of it. With diffs of about a hundred bytes, whole pages
+     * are most of what the archive writes: after every 10-put batch over 100,000 keys, 3.2 bytes of archive per byte
+     * changed at 63, 3.9 at 31, 5 at 15; a first read of old history walks up to 63 links (most from the records the
+     * Pagelog read last), a p99 of 150 µs on the first pass against 40 µs at 15.
      */
-    public static final int SNAPSHOT_DIFF_CHAIN_DEFAULT = 31;
+    public static final int SNAPSHOT_DIFF_CHAIN_DEFAULT = 63;
     /** Smallest diff chain: diff capture off. */
     public static final int SNAPSHOT_DIFF_CHAIN_MIN = 0;
     /** Longest diff chain. */

@@ -226,7 +226,7 @@ class VarveConfigTest {
                 "walSegmentSize=67108864", "walFlushFrequency=PT1S", "checkpointFrequency=PT30S",
                 "checkpointThreads=2", "recoveryThreads=4", "checkpointBufferSize=67108864", "checkpointDirtyRatio=0.75",
                 "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=4096", "captureBufferSize=16777216", "archiveSegmentSize=67108864",
-                "snapshotPageWindow=64", "snapshotDiffChain=31", "retention=keepAll()", "archivePath="}) {
+                "snapshotPageWindow=64", "snapshotDiffChain=63", "retention=keepAll()", "archivePath="}) {
             assertTrue(s.contains(field), field + " missing in " + s);
         }
     }
