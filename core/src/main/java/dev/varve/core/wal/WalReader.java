@@ -152,10 +152,11 @@ public final class WalReader implements AutoCloseable {
         }
         Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
         if (!io.exists(path)) {
-            // the segment being written may not have its name yet (WalSegmentCloser), or have just got it
+            // the segment being written may not have its name yet (WalSegmentCloser), or get it between these checks:
+            // then neither file was there when looked at, and its name is there now
             Path temp = WalSegment.tempPath(dir, index);
             if (io.exists(temp)) path = temp;
-            if (!io.exists(path)) {
+            else if (!io.exists(path)) {
                 throw new CorruptionException("WAL segment holding LSN " + forLsn + " does not exist", path,
                         WalSegmentDescriptor.offset(forLsn, segmentSize));
             }
