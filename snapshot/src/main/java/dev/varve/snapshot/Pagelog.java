@@ -276,9 +276,10 @@ final class Pagelog implements AutoCloseable {
      * {@code base} in this volume, whose chain ends at whole record {@code head}, to the pack being filled (sealed first
      * when it has no room); returns the entry's provisional address, which {@link #resolve} turns into its address
      * once {@link #writeStaged} has sealed the pack. The diff is the runs of chunks set in {@code changed} (a mask of
-     * {@link Page#CHUNKS}: what the page's writes touched since the base). A chain never leaves its segment: when the pack will lie in a later segment than {@code head}, the page is
-     * staged whole instead and its address returned (and so is a diff too large for a pack). So a segment is reclaimed
-     * with everything its diffs read, and a base is never gone while a diff on it may be read.
+     * {@link Page#CHUNKS}: what the page's writes touched since the base). A chain never leaves its segment: when the
+     * pack will lie in a later segment than {@code head}, the page is staged whole instead and its address returned
+     * (and so is a diff too large for a pack). So a segment is reclaimed with everything its diffs read, and a base is
+     * never gone while a diff on it may be read.
      */
     synchronized long appendDiff(long pageId, long lo, long hi, long base, long head, long[] changed, ByteBuffer image, int imageOffset) {
         int n = PageDiff.chunkRuns(changed, pageSize / Page.CHUNKS, diffRanges);
