@@ -1,7 +1,6 @@
 package dev.varve.snapshot;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.BitSet;
 
 /**
@@ -15,10 +14,9 @@ import java.util.BitSet;
 final class PageDiff {
     /**
      * A gap of fewer than this many equal bytes between two differing runs is copied rather than split at: a range
-     * costs 8 bytes of header in an extent record (4 in a Pagelog diff entry), about what it would save. One long: the
-     * diff compares eight bytes a step.
+     * costs 8 bytes of header in an extent record, more than the bytes it would save.
      */
-    static final int MIN_GAP = Long.BYTES;
+    static final int MIN_GAP = 8;
 
     private PageDiff() {
     }
@@ -34,45 +32,20 @@ final class PageDiff {
      * {@code ranges} must hold {@link #rangesFor} of the page size.
      */
     static int diff(ByteBuffer base, ByteBuffer page, int pageSize, int[] ranges) {
-        ByteBuffer b = base.duplicate().order(ByteOrder.LITTLE_ENDIAN); // byte j + k of a long read at j is its k-th byte
-        ByteBuffer p = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int n = 0;
-        for (int i = firstDifference(b, p, 0, pageSize); i >= 0; ) {
-            int end = runEnd(b, p, i, pageSize);
-            ranges[2 * n] = i;
-            ranges[2 * n + 1] = end - i;
+        int i = 0;
+        while (i < pageSize) {
+            int m = page.slice(i, pageSize - i).mismatch(base.slice(i, pageSize - i));
+            if (m < 0) break;
+            int start = i + m;
+            int last = start;
+            for (int j = start + 1; j < pageSize && j - last <= MIN_GAP; j++) if (page.get(j) != base.get(j)) last = j;
+            ranges[2 * n] = start;
+            ranges[2 * n + 1] = last + 1 - start;
             n++;
-            i = firstDifference(b, p, end, pageSize);
+            i = last + 1;
         }
         return n;
-    }
-
-    /** The first position of [from, to) where the pages differ, -1 when none: eight bytes a step. */
-    private static int firstDifference(ByteBuffer b, ByteBuffer p, int from, int to) {
-        int j = from;
-        for (; j + Long.BYTES <= to; j += Long.BYTES) {
-            long x = p.getLong(j) ^ b.getLong(j);
-            if (x != 0) return j + Long.numberOfTrailingZeros(x) / Byte.SIZE;
-        }
-        for (; j < to; j++) if (p.get(j) != b.get(j)) return j;
-        return -1;
-    }
-
-    /**
-     * Where the run of differing bytes from {@code start} (which differs) ends: the first position after it where
-     * {@link #MIN_GAP} equal bytes begin, or after the last differing byte before the page end. Eight bytes a step:
-     * where two longs differ, the next candidate lies past their highest differing byte.
-     */
-    private static int runEnd(ByteBuffer b, ByteBuffer p, int start, int pageSize) {
-        int j = start + 1;
-        while (j + Long.BYTES <= pageSize) {
-            long x = p.getLong(j) ^ b.getLong(j);
-            if (x == 0) return j; // MIN_GAP (eight) equal bytes from j, and j - 1 differs
-            j += (Long.SIZE - 1 - Long.numberOfLeadingZeros(x)) / Byte.SIZE + 1;
-        }
-        int last = j - 1; // differs (or is start)
-        for (; j < pageSize; j++) if (p.get(j) != b.get(j)) last = j;
-        return last + 1;
     }
 
     /**
