@@ -51,9 +51,12 @@ public class Page {
     /**
      * The chunks written since {@link #takeChanged} last cleared them: bit i set when a byte of [i * chunk, (i + 1) *
      * chunk) may have changed. Every write goes through this class, so the snapshot layer can archive a page's
-     * pre-state as the chunks that changed since its previous capture. Guarded by the write latch.
+     * pre-state as the chunks that changed since its previous capture. Null for every chunk (not tracked: a new or
+     * loaded page, old contents unknown), where marking more changes nothing: a mask is allocated only when a capture
+     * takes one, so the pages of a store without snapshots, and pages loaded since their last capture, hold none.
+     * Guarded by the write latch.
      */
-    private long[] changed = allChanged();
+    private long[] changed;
     @SuppressWarnings("unused") // accessed through LATCH
     private volatile int latch;
 
@@ -113,14 +116,14 @@ public class Page {
      * afresh. Caller holds the write latch.
      */
     public final long[] takeChanged() {
-        long[] c = changed;
+        long[] c = changed == null ? allChanged() : changed;
         changed = new long[MASK_LONGS];
         return c;
     }
 
     /** Forgets what changed: the next {@link #takeChanged} reports every chunk (the page was loaded or written around this class). */
     public final void changedWholly() {
-        Arrays.fill(changed, -1L);
+        changed = null;
     }
 
     /** A mask of every chunk: what a page whose changes were not tracked (loaded, or its old contents unknown) reports. */
@@ -146,7 +149,7 @@ public class Page {
     /** {@link #at} for a write: also marks the chunks [offset, offset + width) touches as changed. */
     private int written(int offset, int width) {
         int p = at(offset, width);
-        if (width <= 0) return p;
+        if (changed == null || width <= 0) return p; // every chunk counts as changed already
         int first = offset >>> chunkShift;
         int last = (offset + width - 1) >>> chunkShift;
         int word = first >>> 6;
