@@ -63,8 +63,8 @@ import java.util.zip.CRC32C;
  *       this version is refused by name.</li>
  *   <li>2: records carry (lo, hi] in place of the snapshot, so reclamation can decide by whole segments.</li>
  *   <li>3: records carry a kind, covered by the CRC: a whole page or a pack of diffs (diff capture), an entry carrying
- *       the whole chunks (pageSize / 64 bytes) its page's change tracking marked. Version 2 segments are read as they are (every
- *       record whole).</li>
+ *       the whole chunks (pageSize / 64 bytes) its page's change tracking marked. Version 2 segments are read as they
+ *       are (every record whole).</li>
  *   <li>4: an entry carries byte ranges (offset, length) instead of 64 chunks: the runs of the chunks its page's
  *       writes touched, which are finer (pageSize / 512 bytes). Version 2 and 3 segments are read as they are; new
  *       segments are written as version 4, and a volume whose last segment is older stores whole pages until it

@@ -46,7 +46,7 @@ public class Page {
     private final ByteBuffer buffer;
     private final int base;
     private final int size;
-    /** log2 of the chunk size (size / 64 bytes). */
+    /** log2 of the chunk size (size / {@link #CHUNKS} bytes). */
     private final int chunkShift;
     /**
      * The chunks written since {@link #takeChanged} last cleared them: bit i set when a byte of [i * chunk, (i + 1) *
