@@ -60,9 +60,10 @@ final class DiffChain {
         int to = at + CURRENT.headerSize();
         for (int i = 0; i < n; i++, to += PagelogDescriptor.RANGE_ENTRY_BYTES)
             dst.putShort(to, (short) ranges[2 * i]).putShort(to + Short.BYTES, (short) ranges[2 * i + 1]);
-        PageDiff.putPayload(image.slice(imageOffset, pageSize), ranges, n, dst.duplicate().position(to));
+        ByteBuffer page = image.slice(imageOffset, pageSize);
+        PageDiff.putPayload(page, ranges, n, dst.duplicate().position(to));
         crc.reset();
-        crc.update(image.slice(imageOffset, pageSize));
+        crc.update(page);
         dst.putInt(at + CURRENT.pageCrc(), (int) crc.getValue());
         return bytes;
     }
@@ -149,18 +150,20 @@ final class DiffChain {
      * damage, this stops a writer's bug from reaching past the page being rebuilt.
      */
     private boolean rangesFit(ByteBuffer e) {
-        int n = Short.toUnsignedInt(e.getShort(PagelogDescriptor.ENTRY_RANGES_OFFSET));
+        int[] ranges = ranges(e);
         int end = 0;
-        int payload = 0;
-        for (int i = 0; i < n; i++) {
-            int at = CURRENT.headerSize() + i * PagelogDescriptor.RANGE_ENTRY_BYTES;
-            int offset = Short.toUnsignedInt(e.getShort(at));
-            int length = Short.toUnsignedInt(e.getShort(at + Short.BYTES));
-            if (offset < end || offset + length > pageSize) return false;
-            end = offset + length;
-            payload += length;
+        for (int i = 0; i < ranges.length; i += 2) {
+            if (ranges[i] < end || ranges[i] + ranges[i + 1] > pageSize) return false;
+            end = ranges[i] + ranges[i + 1];
         }
-        return payload == Short.toUnsignedInt(e.getShort(PagelogDescriptor.ENTRY_PAYLOAD_OFFSET));
+        return PageDiff.payloadBytes(ranges, ranges.length / 2) == Short.toUnsignedInt(e.getShort(PagelogDescriptor.ENTRY_PAYLOAD_OFFSET));
+    }
+
+    /** The ranges of a version 4 entry, as {@link PageDiff} holds them: (offset, length) at [2i, 2i + 1]. */
+    private static int[] ranges(ByteBuffer e) {
+        int[] ranges = new int[2 * Short.toUnsignedInt(e.getShort(PagelogDescriptor.ENTRY_RANGES_OFFSET))];
+        for (int i = 0; i < ranges.length; i++) ranges[i] = Short.toUnsignedInt(e.getShort(CURRENT.headerSize() + i * Short.BYTES));
+        return ranges;
     }
 
     /**
@@ -176,13 +179,7 @@ final class DiffChain {
             }
             return;
         }
-        int n = Short.toUnsignedInt(entry.getShort(PagelogDescriptor.ENTRY_RANGES_OFFSET));
-        int payload = from + n * PagelogDescriptor.RANGE_ENTRY_BYTES;
-        for (int i = 0; i < n; i++, from += PagelogDescriptor.RANGE_ENTRY_BYTES) {
-            int offset = Short.toUnsignedInt(entry.getShort(from));
-            int length = Short.toUnsignedInt(entry.getShort(from + Short.BYTES));
-            dst.put(dstOffset + offset, entry, payload, length);
-            payload += length;
-        }
+        int[] ranges = ranges(entry);
+        PageDiff.apply(dst, dstOffset, ranges, ranges.length / 2, entry, from + ranges.length / 2 * PagelogDescriptor.RANGE_ENTRY_BYTES);
     }
 }
