@@ -206,7 +206,7 @@ final class SnapshotCostJob {
     private Row progress(Row r) {
         Setup s = r.setup();
         out.printf("  %-18s %-8s %-11s %,10.0f batches/s  %,7d snapshots  archive %s%n", s.cadence().label, s.sync(), s.capture().label,
-                r.batchesPerSecond(), r.declarations(), RetentionComparison.size(r.archiveBytesWritten()));
+                r.batchesPerSecond(), r.declarations(), RetentionReport.size(r.archiveBytesWritten()));
         return r;
     }
 
@@ -232,7 +232,7 @@ final class SnapshotCostJob {
             t.row(r.setup().cadence().label, List.of(r.setup().sync().name(), r.setup().capture().label, String.format("%,.0f", r.batchesPerSecond()),
                     String.format("%,.0f", r.batchesPerSecond() * SnapshotCostLoad.BATCH),
                     String.format("%.2fx", r.batchesPerSecond() / none), String.format("%,d", r.declarations()),
-                    RetentionComparison.size(r.archiveBytesWritten()),
+                    RetentionReport.size(r.archiveBytesWritten()),
                     r.puts() == 0 ? "-" : String.format("%.1f", (double) r.archiveBytesWritten() / (r.puts() * SnapshotCostLoad.CHANGED_BYTES_PER_PUT)),
                     r.puts() == 0 ? "-" : String.format("%.0f", (double) r.walBytes() / r.puts()),
                     String.format("%,d", r.throttledNanos() / 1_000_000),
