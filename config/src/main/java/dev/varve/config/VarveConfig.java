@@ -14,63 +14,15 @@ import java.time.Duration;
  */
 public final class VarveConfig {
 
-    private final Path path;
-    private final int pageSize;
-    private final long dataRegionSize;
-    private final int partitions;
-    private final RecoveryMode recoveryMode;
-    private final RecoveryCompression recoveryCompression;
-    private final WalSyncMode walSyncMode;
-    private final long walSegmentSize;
-    private final Duration walFlushFrequency;
-    private final Duration checkpointFrequency;
-    private final int checkpointThreads;
-    private final int recoveryThreads;
-    private final long checkpointBufferSize;
-    private final double checkpointDirtyRatio;
-    private final long checkpointWalVolume;
-    private final int skippyLevels;
-    private final int skippyNodeEntries;
-    private final long captureBufferSize;
-    private final long archiveSegmentSize;
-    private final int snapshotPageWindow;
-    private final int snapshotDiffChain;
-    private final RankTreePolicy retention;
-    /** As given: null means {@code path.resolve(ARCHIVE_PATH_DEFAULT_NAME)}. */
-    private final Path archivePathGiven;
-    /** As given: null means the absolute path. */
-    private final String nameGiven;
+    private final ConfigFields fields;
 
     private VarveConfig(Builder b) {
-        path = b.path;
-        pageSize = b.pageSize;
-        dataRegionSize = b.dataRegionSize;
-        partitions = b.partitions;
-        recoveryMode = b.recoveryMode;
-        recoveryCompression = b.recoveryCompression;
-        walSyncMode = b.walSyncMode;
-        walSegmentSize = b.walSegmentSize;
-        walFlushFrequency = b.walFlushFrequency;
-        checkpointFrequency = b.checkpointFrequency;
-        checkpointThreads = b.checkpointThreads;
-        recoveryThreads = b.recoveryThreads;
-        checkpointBufferSize = b.checkpointBufferSize;
-        checkpointDirtyRatio = b.checkpointDirtyRatio;
-        checkpointWalVolume = b.checkpointWalVolume;
-        skippyLevels = b.skippyLevels;
-        skippyNodeEntries = b.skippyNodeEntries;
-        captureBufferSize = b.captureBufferSize;
-        archiveSegmentSize = b.archiveSegmentSize;
-        snapshotPageWindow = b.snapshotPageWindow;
-        snapshotDiffChain = b.snapshotDiffChain;
-        retention = b.retention;
-        archivePathGiven = b.archivePath;
-        nameGiven = b.name;
+        fields = b.fields.copy();
     }
 
     /** {@return a builder with every field at its default and no path} */
     public static Builder builder() {
-        return new Builder();
+        return new Builder(new ConfigFields());
     }
 
     /**
@@ -97,134 +49,127 @@ public final class VarveConfig {
      * @return a new builder
      */
     public Builder toBuilder() {
-        return new Builder().path(path).pageSize(pageSize).dataRegionSize(dataRegionSize).partitions(partitions)
-                .recoveryMode(recoveryMode).recoveryCompression(recoveryCompression).walSyncMode(walSyncMode)
-                .walSegmentSize(walSegmentSize).walFlushFrequency(walFlushFrequency)
-                .checkpointFrequency(checkpointFrequency).checkpointThreads(checkpointThreads).recoveryThreads(recoveryThreads)
-                .checkpointBufferSize(checkpointBufferSize).checkpointDirtyRatio(checkpointDirtyRatio)
-                .checkpointWalVolume(checkpointWalVolume).skippyLevels(skippyLevels).skippyNodeEntries(skippyNodeEntries)
-                .captureBufferSize(captureBufferSize).archiveSegmentSize(archiveSegmentSize)
-                .snapshotPageWindow(snapshotPageWindow).snapshotDiffChain(snapshotDiffChain).retention(retention).archivePath(archivePathGiven).name(nameGiven);
+        return new Builder(fields.copy());
     }
 
     /** {@return the store directory} */
     public Path path() {
-        return path;
+        return fields.path;
     }
 
     /** {@return the page size in bytes, a power of two} */
     public int pageSize() {
-        return pageSize;
+        return fields.pageSize;
     }
 
     /** {@return the off-heap page memory in bytes} */
     public long dataRegionSize() {
-        return dataRegionSize;
+        return fields.dataRegionSize;
     }
 
     /** {@return the partitions per table} */
     public int partitions() {
-        return partitions;
+        return fields.partitions;
     }
 
     /** {@return how a crash during a checkpoint is repaired} */
     public RecoveryMode recoveryMode() {
-        return recoveryMode;
+        return fields.recoveryMode;
     }
 
     /** {@return the compression of recovery page images} */
     public RecoveryCompression recoveryCompression() {
-        return recoveryCompression;
+        return fields.recoveryCompression;
     }
 
     /** {@return when the WAL is forced to disk} */
     public WalSyncMode walSyncMode() {
-        return walSyncMode;
+        return fields.walSyncMode;
     }
 
     /** {@return the WAL segment file size in bytes} */
     public long walSegmentSize() {
-        return walSegmentSize;
+        return fields.walSegmentSize;
     }
 
     /** {@return the interval of the background WAL fsync in {@link WalSyncMode#BACKGROUND} mode} */
     public Duration walFlushFrequency() {
-        return walFlushFrequency;
+        return fields.walFlushFrequency;
     }
 
     /** {@return the interval between checkpoints} */
     public Duration checkpointFrequency() {
-        return checkpointFrequency;
+        return fields.checkpointFrequency;
     }
 
     /** {@return the threads writing pages during a checkpoint} */
     public int checkpointThreads() {
-        return checkpointThreads;
+        return fields.checkpointThreads;
     }
 
     /** {@return the threads replaying partitions in parallel at recovery (at most one per core is used)} */
     public int recoveryThreads() {
-        return recoveryThreads;
+        return fields.recoveryThreads;
     }
 
     /** {@return the checkpoint copy-on-write buffer in bytes} */
     public long checkpointBufferSize() {
-        return checkpointBufferSize;
+        return fields.checkpointBufferSize;
     }
 
     /** {@return the dirty share of the data region that triggers a checkpoint} */
     public double checkpointDirtyRatio() {
-        return checkpointDirtyRatio;
+        return fields.checkpointDirtyRatio;
     }
 
     /** {@return the WAL bytes since the last checkpoint that trigger a checkpoint} */
     public long checkpointWalVolume() {
-        return checkpointWalVolume;
+        return fields.checkpointWalVolume;
     }
 
     /** {@return Skippy levels above the Maplog} */
     public int skippyLevels() {
-        return skippyLevels;
+        return fields.skippyLevels;
     }
 
     /** {@return mappings per Skippy node} */
     public int skippyNodeEntries() {
-        return skippyNodeEntries;
+        return fields.skippyNodeEntries;
     }
 
     /** {@return the capture buffer size in bytes} */
     public long captureBufferSize() {
-        return captureBufferSize;
+        return fields.captureBufferSize;
     }
 
     /** {@return the archive (Pagelog) segment size in bytes} */
     public long archiveSegmentSize() {
-        return archiveSegmentSize;
+        return fields.archiveSegmentSize;
     }
 
     /** {@return the hybrid page window W: the most recent snapshots always read page-based} */
     public int snapshotPageWindow() {
-        return snapshotPageWindow;
+        return fields.snapshotPageWindow;
     }
 
     /** {@return the longest chain of diffs from an archived pre-state to a whole page; 0: every pre-state a whole page} */
     public int snapshotDiffChain() {
-        return snapshotDiffChain;
+        return fields.snapshotDiffChain;
     }
 
     /** {@return the snapshot retention policy} */
     public RankTreePolicy retention() {
-        return retention;
+        return fields.retention;
     }
 
     /** {@return the snapshot archive directory: as set, or {@code path().resolve("archive")}} */
     public Path archivePath() {
-        return archivePathGiven != null ? archivePathGiven : path.resolve(ARCHIVE_PATH_DEFAULT_NAME);
+        return fields.archivePath != null ? fields.archivePath : fields.path.resolve(ARCHIVE_PATH_DEFAULT_NAME);
     }
 
     /** {@return the store's name: the one given, else the absolute, normalized store path} */
     public String name() {
-        return nameGiven != null ? nameGiven : path.toAbsolutePath().normalize().toString();
+        return fields.name != null ? fields.name : fields.path.toAbsolutePath().normalize().toString();
     }
 
     @Override
@@ -240,47 +185,27 @@ public final class VarveConfig {
     /** Returns every field, e.g. {@code VarveConfig{path=/data, pageSize=4096, ...}}. */
     @Override
     public String toString() {
-        return "VarveConfig{path=" + path + ", pageSize=" + pageSize + ", dataRegionSize=" + dataRegionSize
-                + ", partitions=" + partitions + ", recoveryMode=" + recoveryMode
-                + ", recoveryCompression=" + recoveryCompression + ", walSyncMode=" + walSyncMode
-                + ", walSegmentSize=" + walSegmentSize + ", walFlushFrequency=" + walFlushFrequency
-                + ", checkpointFrequency=" + checkpointFrequency + ", checkpointThreads=" + checkpointThreads + ", recoveryThreads=" + recoveryThreads
-                + ", checkpointBufferSize=" + checkpointBufferSize + ", checkpointDirtyRatio=" + checkpointDirtyRatio
-                + ", checkpointWalVolume=" + checkpointWalVolume + ", skippyLevels=" + skippyLevels
-                + ", skippyNodeEntries=" + skippyNodeEntries + ", captureBufferSize=" + captureBufferSize
-                + ", archiveSegmentSize=" + archiveSegmentSize + ", snapshotPageWindow=" + snapshotPageWindow + ", snapshotDiffChain=" + snapshotDiffChain
-                + ", retention=" + retention
+        return "VarveConfig{path=" + fields.path + ", pageSize=" + fields.pageSize + ", dataRegionSize=" + fields.dataRegionSize
+                + ", partitions=" + fields.partitions + ", recoveryMode=" + fields.recoveryMode
+                + ", recoveryCompression=" + fields.recoveryCompression + ", walSyncMode=" + fields.walSyncMode
+                + ", walSegmentSize=" + fields.walSegmentSize + ", walFlushFrequency=" + fields.walFlushFrequency
+                + ", checkpointFrequency=" + fields.checkpointFrequency + ", checkpointThreads=" + fields.checkpointThreads
+                + ", recoveryThreads=" + fields.recoveryThreads
+                + ", checkpointBufferSize=" + fields.checkpointBufferSize + ", checkpointDirtyRatio=" + fields.checkpointDirtyRatio
+                + ", checkpointWalVolume=" + fields.checkpointWalVolume + ", skippyLevels=" + fields.skippyLevels
+                + ", skippyNodeEntries=" + fields.skippyNodeEntries + ", captureBufferSize=" + fields.captureBufferSize
+                + ", archiveSegmentSize=" + fields.archiveSegmentSize + ", snapshotPageWindow=" + fields.snapshotPageWindow
+                + ", snapshotDiffChain=" + fields.snapshotDiffChain
+                + ", retention=" + fields.retention
                 + ", archivePath=" + archivePath() + ", name=" + name() + "}";
     }
 
     /** Collects the fields of a {@link VarveConfig}; {@link #build()} validates them. Not thread-safe. */
     public static final class Builder {
-        private Path path;
-        private int pageSize = PAGE_SIZE_DEFAULT;
-        private long dataRegionSize = DATA_REGION_SIZE_DEFAULT;
-        private int partitions = PARTITIONS_DEFAULT;
-        private RecoveryMode recoveryMode = RECOVERY_MODE_DEFAULT;
-        private RecoveryCompression recoveryCompression = RECOVERY_COMPRESSION_DEFAULT;
-        private WalSyncMode walSyncMode = WAL_SYNC_MODE_DEFAULT;
-        private long walSegmentSize = WAL_SEGMENT_SIZE_DEFAULT;
-        private Duration walFlushFrequency = WAL_FLUSH_FREQUENCY_DEFAULT;
-        private Duration checkpointFrequency = CHECKPOINT_FREQUENCY_DEFAULT;
-        private int checkpointThreads = CHECKPOINT_THREADS_DEFAULT;
-        private int recoveryThreads = RECOVERY_THREADS_DEFAULT;
-        private long checkpointBufferSize = CHECKPOINT_BUFFER_SIZE_DEFAULT;
-        private double checkpointDirtyRatio = CHECKPOINT_DIRTY_RATIO_DEFAULT;
-        private long checkpointWalVolume = CHECKPOINT_WAL_VOLUME_DEFAULT;
-        private int skippyLevels = SKIPPY_LEVELS_DEFAULT;
-        private int skippyNodeEntries = SKIPPY_NODE_ENTRIES_DEFAULT;
-        private long captureBufferSize = CAPTURE_BUFFER_SIZE_DEFAULT;
-        private long archiveSegmentSize = ARCHIVE_SEGMENT_SIZE_DEFAULT;
-        private int snapshotPageWindow = SNAPSHOT_PAGE_WINDOW_DEFAULT;
-        private int snapshotDiffChain = SNAPSHOT_DIFF_CHAIN_DEFAULT;
-        private RankTreePolicy retention = RETENTION_DEFAULT;
-        private Path archivePath;
-        private String name;
+        private final ConfigFields fields;
 
-        private Builder() {
+        private Builder(ConfigFields fields) {
+            this.fields = fields;
         }
 
         /**
@@ -289,7 +214,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder path(Path v) {
-            path = v;
+            fields.path = v;
             return this;
         }
 
@@ -299,7 +224,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder pageSize(int v) {
-            pageSize = v;
+            fields.pageSize = v;
             return this;
         }
 
@@ -309,7 +234,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder dataRegionSize(long v) {
-            dataRegionSize = v;
+            fields.dataRegionSize = v;
             return this;
         }
 
@@ -319,7 +244,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder partitions(int v) {
-            partitions = v;
+            fields.partitions = v;
             return this;
         }
 
@@ -329,7 +254,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder recoveryMode(RecoveryMode v) {
-            recoveryMode = v;
+            fields.recoveryMode = v;
             return this;
         }
 
@@ -339,7 +264,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder recoveryCompression(RecoveryCompression v) {
-            recoveryCompression = v;
+            fields.recoveryCompression = v;
             return this;
         }
 
@@ -349,7 +274,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder walSyncMode(WalSyncMode v) {
-            walSyncMode = v;
+            fields.walSyncMode = v;
             return this;
         }
 
@@ -359,7 +284,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder walSegmentSize(long v) {
-            walSegmentSize = v;
+            fields.walSegmentSize = v;
             return this;
         }
 
@@ -369,7 +294,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder walFlushFrequency(Duration v) {
-            walFlushFrequency = v;
+            fields.walFlushFrequency = v;
             return this;
         }
 
@@ -379,7 +304,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder checkpointFrequency(Duration v) {
-            checkpointFrequency = v;
+            fields.checkpointFrequency = v;
             return this;
         }
 
@@ -389,7 +314,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder checkpointThreads(int v) {
-            checkpointThreads = v;
+            fields.checkpointThreads = v;
             return this;
         }
 
@@ -399,7 +324,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder recoveryThreads(int v) {
-            recoveryThreads = v;
+            fields.recoveryThreads = v;
             return this;
         }
 
@@ -409,7 +334,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder checkpointBufferSize(long v) {
-            checkpointBufferSize = v;
+            fields.checkpointBufferSize = v;
             return this;
         }
 
@@ -419,7 +344,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder checkpointDirtyRatio(double v) {
-            checkpointDirtyRatio = v;
+            fields.checkpointDirtyRatio = v;
             return this;
         }
 
@@ -429,7 +354,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder checkpointWalVolume(long v) {
-            checkpointWalVolume = v;
+            fields.checkpointWalVolume = v;
             return this;
         }
 
@@ -439,7 +364,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder skippyLevels(int v) {
-            skippyLevels = v;
+            fields.skippyLevels = v;
             return this;
         }
 
@@ -449,7 +374,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder skippyNodeEntries(int v) {
-            skippyNodeEntries = v;
+            fields.skippyNodeEntries = v;
             return this;
         }
 
@@ -459,7 +384,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder captureBufferSize(long v) {
-            captureBufferSize = v;
+            fields.captureBufferSize = v;
             return this;
         }
 
@@ -469,7 +394,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder archiveSegmentSize(long v) {
-            archiveSegmentSize = v;
+            fields.archiveSegmentSize = v;
             return this;
         }
 
@@ -479,13 +404,13 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder snapshotPageWindow(int v) {
-            snapshotPageWindow = v;
+            fields.snapshotPageWindow = v;
             return this;
         }
 
         /** Sets the longest diff chain of an archived pre-state, see {@link ConfigLimits#SNAPSHOT_DIFF_CHAIN_PROP_NAME}. */
         public Builder snapshotDiffChain(int v) {
-            snapshotDiffChain = v;
+            fields.snapshotDiffChain = v;
             return this;
         }
 
@@ -495,7 +420,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder retention(RankTreePolicy v) {
-            retention = v;
+            fields.retention = v;
             return this;
         }
 
@@ -505,7 +430,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder archivePath(Path v) {
-            archivePath = v;
+            fields.archivePath = v;
             return this;
         }
 
@@ -515,7 +440,7 @@ public final class VarveConfig {
          * @return this builder
          */
         public Builder name(String v) {
-            name = v;
+            fields.name = v;
             return this;
         }
 
@@ -527,7 +452,7 @@ public final class VarveConfig {
          */
         public VarveConfig build() {
             VarveConfig c = new VarveConfig(this);
-            ConfigValidation.check(c, archivePath, name);
+            ConfigValidation.check(c, fields.archivePath, fields.name);
             return c;
         }
     }
