@@ -238,7 +238,19 @@ class VarveConfigTest {
         for (String key : ConfigProperties.KEYS) {
             assertTrue(key.startsWith(ConfigLimits.PREFIX), key);
         }
-        assertEquals(24, ConfigProperties.KEYS.stream().distinct().count());
+        assertEquals(ConfigProperties.KEYS.size(), ConfigProperties.KEYS.stream().distinct().count());
+    }
+
+    /** A key missing from the list still loads, but the unknown-key error would not name it among the known ones. */
+    @Test
+    void everyPropertyNameIsAKnownKey() throws IllegalAccessException {
+        int names = 0;
+        for (java.lang.reflect.Field f : ConfigLimits.class.getFields()) {
+            if (!f.getName().endsWith("_PROP_NAME")) continue;
+            names++;
+            assertTrue(ConfigProperties.KEYS.contains((String) f.get(null)), f.getName() + " is not among ConfigProperties.KEYS");
+        }
+        assertEquals(names, ConfigProperties.KEYS.size());
     }
 
     @Test
