@@ -6,21 +6,20 @@ import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageStore;
-import org.jctools.queues.MpmcArrayQueue;
 import org.jctools.queues.MpscArrayQueue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Off-heap page memory bounded by the data region: direct-buffer chunks cut into frames, a striped page table,
- * clock replacement of clean pages, per-page latches, dirty tracking, and the checkpoint's copy-on-write.
+ * clock replacement of clean pages ({@link FrameReplacer}), per-page latches, dirty tracking, and the checkpoint's
+ * copy-on-write.
  *
  * <p>Design note. No-steal: a dirty page is never evicted; only a checkpoint makes it clean. Writers therefore
  * reserve head-room before an operation ({@link #awaitHeadroom}) while holding no lock the checkpointer needs, and
@@ -41,7 +40,6 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     final PageStore store;
     final int pageSize;
     private final Frame[] frames;
-    private final MpmcArrayQueue<Frame> freeFrames;
     /**
      * The frames that turned dirty since the last checkpoint mark, each once (it joins when it turns dirty). The mark
      * swaps it with {@link #markedFrames} and moves {@link #epoch} on; that is all it does under the checkpoint write
@@ -58,12 +56,9 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     final PageTable table;
     final ChildHints childHints;
     private final int slackFrames;
-    private final AtomicInteger clockHand = new AtomicInteger();
     private final PageSlots checkpointBuffer;
     private final AtomicLong heldFrames = new AtomicLong();
     private final AtomicLong reservedFrames = new AtomicLong();
-    private final LongAdder pagesRead = new LongAdder();
-    private final LongAdder pagesEvicted = new LongAdder();
     private final LongAdder copyOnWritePages = new LongAdder();
     private volatile PageWriteHook[] hooks = new PageWriteHook[0];
     /** Called when the region or the checkpoint buffer runs short: starts a checkpoint. */
@@ -71,6 +66,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     volatile boolean closed;
     private final PageCopier copier = new PageCopier(this);
     private final PageAccess unlatchedReads = new UnlatchedReads(this);
+    private final FrameReplacer replacer;
 
     /** Page memory of {@code regionBytes} over {@code store}, with a checkpoint buffer of {@code checkpointBufferBytes}. */
     public PageMemory(PageStore store, long regionBytes, long checkpointBufferBytes) {
@@ -82,17 +78,14 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         if (count > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("data region too large: " + regionBytes);
         try {
             frames = new Frame[(int) count];
-            freeFrames = new MpmcArrayQueue<>(frames.length);
             dirtyFrames = new MpscArrayQueue<>(frames.length);
             markedFrames = new MpscArrayQueue<>(frames.length);
             int perChunk = RegionChunks.framesPerChunk(pageSize);
             ByteBuffer[] chunks = RegionChunks.allocate(frames.length, pageSize);
-            for (int f = 0; f < frames.length; f++) {
-                frames[f] = new Frame(chunks[f / perChunk], (f % perChunk) * pageSize, pageSize, f);
-                freeFrames.offer(frames[f]);
-            }
+            for (int f = 0; f < frames.length; f++) frames[f] = new Frame(chunks[f / perChunk], (f % perChunk) * pageSize, pageSize, f);
             table = new PageTable(frames);
             childHints = new ChildHints(ChildHints.REFS_PER_FRAME * (long) frames.length);
+            replacer = new FrameReplacer(this, frames);
         } catch (OutOfMemoryError e) {
             throw PageSlots.cannotAllocate("dataRegionSize", regionBytes, e);
         }
@@ -256,7 +249,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         f.dirty = false; // still held: its image lives only in this frame
     }
 
-    private void waitOrFail(long startNanos, String what) {
+    void waitOrFail(long startNanos, String what) {
         pressure.run();
         if (System.nanoTime() - startNanos > WAIT_LIMIT_NANOS)
             throw new StorageException("gave up waiting " + TimeUnit.NANOSECONDS.toSeconds(WAIT_LIMIT_NANOS) + " s for " + what
@@ -270,47 +263,12 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         if (pageId < 0) throw new IllegalArgumentException("invalid page id " + pageId);
         while (true) {
             Frame f = table.getAndPin(pageId);
-            if (f == null) {
-                Frame free = takeFrame();
-                free.pageId = pageId;
-                free.pin();
-                Frame existing = table.putIfAbsentOrPin(pageId, free);
-                if (existing == null) {
-                    load(free, pageId, fresh);
-                    f = free;
-                } else {
-                    free.unpin();
-                    free.pageId = PageId.NONE;
-                    free.state(Frame.FREE);
-                    freeFrames.offer(free);
-                    f = existing;
-                }
-            }
+            if (f == null) f = replacer.bringIn(pageId, fresh);
             if (awaitReady(f)) {
                 f.referenced = true;
                 return f;
             }
             f.unpin(); // its load failed: try again, which reports the failure to this caller too
-        }
-    }
-
-    private void load(Frame f, long pageId, boolean fresh) {
-        try {
-            if (fresh) {
-                f.zero(0, pageSize);
-                f.putLong(PageHeader.PAGE_ID_OFFSET, pageId);
-            } else {
-                store.read(pageId, f.buffer(), f.base());
-                f.changedWholly(); // read around the page's accessors: what it held before is unknown
-                pagesRead.increment();
-            }
-            f.state(Frame.READY);
-        } catch (RuntimeException | Error e) {
-            table.remove(pageId, f);
-            f.pageId = PageId.NONE;
-            f.state(Frame.FAILED); // reclaimed by the clock once every waiter has unpinned it
-            f.unpin();
-            throw e;
         }
     }
 
@@ -322,47 +280,6 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             if (spins < 100) Thread.onSpinWait();
             else Thread.yield();
         }
-    }
-
-    /** A frame nobody else can see: from the free queue, or a clean page evicted by the clock. */
-    private Frame takeFrame() {
-        long start = 0;
-        while (true) {
-            Frame f = freeFrames.poll();
-            if (f != null) {
-                f.state(Frame.LOADING);
-                return f;
-            }
-            f = evict();
-            if (f != null) return f;
-            if (start == 0) start = System.nanoTime();
-            waitOrFail(start, "a clean page to evict (" + heldFrames.get() + " of " + frames.length + " pages dirty)");
-        }
-    }
-
-    private Frame evict() {
-        int n = frames.length;
-        for (int scanned = 0; scanned < 2 * n; scanned++) {
-            Frame f = frames[Math.floorMod(clockHand.getAndIncrement(), n)];
-            int s = f.state();
-            if (s == Frame.FAILED) {
-                if (f.pins() == 0 && f.casState(Frame.FAILED, Frame.LOADING)) return f;
-                continue;
-            }
-            if (s != Frame.READY || f.pins() != 0 || f.held()) continue;
-            if (f.referenced) {
-                f.referenced = false;
-                continue;
-            }
-            long id = f.pageId;
-            if (table.claimForEviction(id, f)) {
-                f.pageId = PageId.NONE;
-                childHints.drop(f);
-                pagesEvicted.increment();
-                return f;
-            }
-        }
-        return null;
     }
 
     // ---------------------------------------------------------------- head-room
@@ -526,12 +443,12 @@ public final class PageMemory implements PageAccess, AutoCloseable {
 
     /** Pages read from disk since open. */
     public long pagesRead() {
-        return pagesRead.sum();
+        return replacer.pagesRead();
     }
 
     /** Clean pages evicted since open. */
     public long pagesEvicted() {
-        return pagesEvicted.sum();
+        return replacer.pagesEvicted();
     }
 
     /** Pages copied into the checkpoint buffer since open. */
