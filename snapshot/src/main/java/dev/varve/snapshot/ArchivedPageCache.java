@@ -28,12 +28,17 @@ final class ArchivedPageCache {
     }
 
     /** Copies the cached image of {@code pageId} to {@code dst}; false when not cached. */
-    synchronized boolean copyOut(long pageId, ByteBuffer dst, int offset) {
+    boolean copyOut(long pageId, ByteBuffer dst, int offset) {
+        return copyOut(pageId, 0, pageSize, dst, offset);
+    }
+
+    /** Copies bytes [{@code from}, {@code from + length}) of the cached image of {@code pageId} to {@code dst}; false when not cached. */
+    synchronized boolean copyOut(long pageId, int from, int length, ByteBuffer dst, int offset) {
         if (index == null) return false;
         long slot = index.get(pageId, -1);
         if (slot < 0) return false;
         referenced[(int) slot] = true;
-        dst.put(offset, slots, (int) slot * pageSize, pageSize);
+        dst.put(offset, slots, (int) slot * pageSize + from, length);
         return true;
     }
 

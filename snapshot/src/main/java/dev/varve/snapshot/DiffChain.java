@@ -32,6 +32,11 @@ final class DiffChain {
      * batch): p50 8.8 µs with none kept, against 1.4 µs for the same snapshot archived as whole pages.
      */
     static final int REBUILT = 4096;
+    /**
+     * Bytes of an entry's record a link reads first: an entry for a put of 100 bytes takes about 160, so most are read
+     * whole by it (one copy out of a kept record), and a longer one is read again at its size.
+     */
+    private static final int FIRST_READ = 512;
     /** The layout of the entries this class writes. */
     private static final PagelogDescriptor.EntryLayout CURRENT = PagelogDescriptor.RANGE_ENTRY;
     private final int pageSize;
@@ -122,7 +127,7 @@ final class DiffChain {
     ByteBuffer readEntry(Pagelog volume, long address, long pageId, int version) {
         int offset = PagelogDescriptor.entryOffsetOf(address);
         PagelogDescriptor.EntryLayout layout = PagelogDescriptor.entryLayout(version);
-        ByteBuffer e = ByteBuffer.allocate(Math.min(pageSize - offset, layout.headerSize() + pageSize / 2)).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer e = ByteBuffer.allocate(Math.min(pageSize - offset, FIRST_READ)).order(ByteOrder.LITTLE_ENDIAN);
         long off = volume.readEntryBytes(address, e);
         int bytes = PagelogDescriptor.entryBytes(e, 0, version, maskChunkBytes);
         if (offset + bytes > pageSize) throw new CorruptionException("Pagelog diff entry runs past its record (page " + pageId + ")", volume.pathOf(address), off);

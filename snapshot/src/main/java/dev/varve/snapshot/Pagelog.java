@@ -444,10 +444,8 @@ final class Pagelog implements AutoCloseable {
         if (versionOf(record) == PagelogDescriptor.MIN_VERSION || offset + PagelogDescriptor.entryLayout(versionOf(record)).headerSize() > pageSize)
             throw new CorruptionException("Pagelog address " + address + " names a diff entry where none can be", f.path(), off);
         try {
-            ByteBuffer rec = readBuf.get(); // the whole record, kept for the other entries of its pack
-            int from = BODY + offset;
-            int n = Math.max(0, Math.min(dst.remaining(), recent.read(record, f, offsetOf(record), rec) - from));
-            dst.put(dst.position(), rec, from, n).position(dst.position() + n);
+            // the whole record is kept, for the other entries of its pack
+            recent.readPart(record, f, offsetOf(record), readBuf.get(), BODY + offset, recordBytes - BODY - offset, dst);
         } catch (IOException x) {
             throw new StorageException("Pagelog read failed: " + x.getMessage(), f.path(), x);
         }
