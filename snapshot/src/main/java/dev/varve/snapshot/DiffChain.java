@@ -120,9 +120,9 @@ final class DiffChain {
     }
 
     /**
-     * Reads the diff entry at {@code address} of {@code volume} (one read of its bytes, not its record) and checks its
-     * CRC, that it is {@code pageId}'s and that its base lies before it (so a chain always ends); returns it, limited to
-     * its bytes. {@code version}: the format of its segment.
+     * Reads the diff entry at {@code address} of {@code volume} (its bytes, not its record: {@link #FIRST_READ} of
+     * them, and a longer one again whole) and checks its CRC, that it is {@code pageId}'s and that its base lies
+     * before it (so a chain always ends); returns it, limited to its bytes. {@code version}: the format of its segment.
      */
     ByteBuffer readEntry(Pagelog volume, long address, long pageId, int version) {
         int offset = PagelogDescriptor.entryOffsetOf(address);

@@ -42,18 +42,17 @@ final class RecentRecords {
 
     /**
      * Copies bytes [{@code from}, {@code from + length}) of record {@code record} (at {@code offset} of {@code file})
-     * to {@code dst} at its position, advancing it: from the kept copy, else read whole into {@code rec} (and kept).
-     * Returns the bytes copied, fewer when the file ends first. A diff entry is a few hundred bytes of its record:
-     * copying only those out of a kept record halves what a link of a chain costs.
+     * to {@code dst} at its position, advancing it (by fewer when the file ends first, or {@code dst} has less room):
+     * from the kept copy, else read whole into {@code rec} (and kept). A diff entry is a few hundred bytes of its
+     * record: a link of a chain copies those, not 4 KiB.
      */
-    int readPart(long record, FileIO file, long offset, ByteBuffer rec, int from, int length, ByteBuffer dst) throws IOException {
+    void readPart(long record, FileIO file, long offset, ByteBuffer rec, int from, int length, ByteBuffer dst) throws IOException {
         int n = Math.min(length, dst.remaining());
         if (!cache.copyOut(record, from, n, dst, dst.position())) {
             n = Math.max(0, Math.min(n, read(record, file, offset, rec) - from));
             dst.put(dst.position(), rec, from, n);
         }
         dst.position(dst.position() + n);
-        return n;
     }
 
     /** Forgets every record: the volume was cut, and the addresses after the cut will name new records. */
