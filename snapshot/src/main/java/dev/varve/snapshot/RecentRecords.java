@@ -42,12 +42,12 @@ final class RecentRecords {
 
     /**
      * Copies bytes [{@code from}, {@code from + length}) of record {@code record} (at {@code offset} of {@code file})
-     * to {@code dst} at its position, advancing it (by fewer when the file ends first, or {@code dst} has less room):
-     * from the kept copy, else read whole into {@code rec} (and kept). A diff entry is a few hundred bytes of its
-     * record: a link of a chain copies those, not 4 KiB.
+     * to {@code dst} at its position, advancing it — by fewer when the record, the file or {@code dst}'s room ends
+     * first: from the kept copy, else read whole into {@code rec} (and kept). A diff entry is a few hundred bytes of
+     * its record: a link of a chain copies those, not 4 KiB.
      */
     void readPart(long record, FileIO file, long offset, ByteBuffer rec, int from, int length, ByteBuffer dst) throws IOException {
-        int n = Math.min(length, dst.remaining());
+        int n = Math.min(Math.min(length, recordBytes - from), dst.remaining());
         if (!cache.copyOut(record, from, n, dst, dst.position())) {
             n = Math.max(0, Math.min(n, read(record, file, offset, rec) - from));
             dst.put(dst.position(), rec, from, n);

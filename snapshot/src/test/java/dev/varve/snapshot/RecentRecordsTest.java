@@ -61,6 +61,44 @@ class RecentRecordsTest {
         }
     }
 
+    /** A diff link asks for its entry's bytes only: they land at the buffer's position, from the file once, then from memory. */
+    @Test
+    void aPartOfARecordIsCopiedAloneAndKeptWholeForTheNext() throws IOException {
+        RecentRecords recent = new RecentRecords(RECORD);
+        ByteBuffer rec = ByteBuffer.allocateDirect(RECORD);
+        try (FileIO f = FileIOFactory.standard().open(dir.resolve("segment"), true)) {
+            ByteBuffer record = ByteBuffer.allocate(RECORD);
+            for (int i = 0; i < RECORD; i++) record.put(i, (byte) i);
+            f.write(record, RECORD);
+            ByteBuffer dst = ByteBuffer.allocate(16).position(2);
+            recent.readPart(1, f, RECORD, rec, 40, 10, dst);
+            assertEquals(12, dst.position(), "advanced by the bytes asked for");
+            for (int i = 0; i < 10; i++) assertEquals(40 + i, dst.get(2 + i));
+            assertEquals(0, dst.get(12), "nothing past them");
+            f.write(filled(9, RECORD), RECORD); // records never change in a Pagelog: the copy kept is what a read returns
+            dst.clear();
+            recent.readPart(1, f, RECORD, rec, 60, 10, dst);
+            assertEquals(4, dst.position(), "no further than the record's end");
+            assertEquals(63, dst.get(3), "served from the record kept whole");
+        }
+    }
+
+    @Test
+    void aPartOfARecordTheFileEndsInIsShortAndNotKept() throws IOException {
+        RecentRecords recent = new RecentRecords(RECORD);
+        ByteBuffer rec = ByteBuffer.allocateDirect(RECORD);
+        try (FileIO f = FileIOFactory.standard().open(dir.resolve("segment"), true)) {
+            f.write(filled(5, RECORD / 2), 0);
+            ByteBuffer dst = ByteBuffer.allocate(RECORD);
+            recent.readPart(0, f, 0, rec, RECORD / 4, RECORD / 2, dst);
+            assertEquals(RECORD / 4, dst.position(), "only what the file holds");
+            f.write(filled(6, RECORD), 0);
+            dst.clear();
+            recent.readPart(0, f, 0, rec, 0, 8, dst);
+            assertEquals(6, dst.get(0), "read again from the file, not from a half record kept");
+        }
+    }
+
     /** A Pagelog of 16-record segments holding {@code records} whole pages; page i's image is filled with i. */
     private static Pagelog pagelog(Path dir, int records) {
         Pagelog log = new Pagelog(FileIOFactory.standard(), dir, PAGE, SEGMENT);
