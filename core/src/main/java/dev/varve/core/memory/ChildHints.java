@@ -1,6 +1,7 @@
 package dev.varve.core.memory;
 
 import dev.varve.core.page.Page;
+import dev.varve.core.page.PageAccess;
 
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -10,7 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * frame array, the frame), and at the leaf level none of those lines is still cached; a profile of such gets put
  * 40% of their time in the table. An inner page's frame instead remembers the frame each of its children was last
  * found in ({@link Frame#childHints}, by child index), so the next descent through it reaches the child frame itself
- * in one or two misses.
+ * in one or two misses. A tree's root is child 0 of its meta page, and the meta page is tried first in the frame the
+ * tree last found it in ({@link PageAccess#acquireReadAgain}, the same check): with two readers, the page table's
+ * stripe locks for those two pages were lines both cores wrote on every get.
  *
  * <p>A hint is only a guess: it is used after pinning the frame it names, and only while that frame still holds the
  * child's page, loaded ({@link Frame#holdsReady}). The pin keeps it there, because eviction moves a frame's state on
@@ -50,19 +53,27 @@ final class ChildHints {
         Frame p = (Frame) parent;
         Frame[] hints = p.childHints;
         if (hints != null && index < hints.length) {
-            Frame c = hints[index];
-            if (c != null) {
-                c.pin();
-                if (c.holdsReady(childId)) {
-                    if (!c.referenced) c.referenced = true; // the clock's bit, without dirtying a shared line each time
-                    return c;
-                }
-                c.unpin();
-            }
+            Frame c = pinIfHolding(hints[index], childId);
+            if (c != null) return c;
         }
         Frame c = memory.acquire(childId, false);
         note(p, hints, index, c);
         return c;
+    }
+
+    /**
+     * {@code guess} pinned when it holds page {@code id}, loaded; otherwise null, and {@code guess} (null: no guess) is
+     * left as it was. Also how {@link PageAccess#acquireReadAgain} tries the frame a page was last found in.
+     */
+    static Frame pinIfHolding(Frame guess, long id) {
+        if (guess == null) return null;
+        guess.pin();
+        if (guess.holdsReady(id)) {
+            if (!guess.referenced) guess.referenced = true; // the clock's bit, without dirtying a shared line each time
+            return guess;
+        }
+        guess.unpin();
+        return null;
     }
 
     /** Remembers {@code child} at {@code index} of {@code parent}'s hints, growing them if the budget allows. */

@@ -132,6 +132,13 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     }
 
     @Override
+    public Page acquireReadAgain(Page last, long pageId) {
+        Frame f = acquireAgain(last, pageId);
+        f.latchRead();
+        return f;
+    }
+
+    @Override
     public void releaseRead(Page page) {
         Frame f = (Frame) page;
         f.unlatchRead();
@@ -265,11 +272,18 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             Frame f = table.getAndPin(pageId);
             if (f == null) f = replacer.bringIn(pageId, fresh);
             if (awaitReady(f)) {
-                f.referenced = true;
+                if (!f.referenced) f.referenced = true; // a hot page's line stays shared between the cores reading it
                 return f;
             }
             f.unpin(); // its load failed: try again, which reports the failure to this caller too
         }
+    }
+
+    /** {@link #acquire} of {@code pageId} that tries {@code last}, the page a previous acquire of it returned, first. */
+    Frame acquireAgain(Page last, long pageId) {
+        if (closed) throw new IllegalStateException("page memory is closed");
+        Frame f = last instanceof Frame ? ChildHints.pinIfHolding((Frame) last, pageId) : null;
+        return f != null ? f : acquire(pageId, false);
     }
 
     static boolean awaitReady(Frame f) {

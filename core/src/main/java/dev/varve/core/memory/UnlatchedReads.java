@@ -30,6 +30,11 @@ final class UnlatchedReads implements PageAccess {
     }
 
     @Override
+    public Page acquireReadAgain(Page last, long pageId) {
+        return memory.acquireAgain(last, pageId);
+    }
+
+    @Override
     public void releaseRead(Page page) {
         ((Frame) page).unpin();
     }

@@ -16,14 +16,24 @@ public interface PageAccess {
 
     /**
      * {@link #acquireRead} of child {@code childId}, whose id the caller read at child index {@code index} of inner page
-     * {@code parent} (which it may have released since): page memory finds the child through what the parent's frame
-     * remembers of where its children were, instead of its page table. The result is the same.
+     * {@code parent} (which it may have released since; a tree's root is child 0 of its meta page): page memory finds
+     * the child through what the parent's frame remembers of where its children were, instead of its page table. The
+     * result is the same.
      */
     default Page acquireReadChild(Page parent, int index, long childId) {
         return acquireRead(childId);
     }
 
-    /** Releases a page taken by {@link #acquireRead} or {@link #acquireReadChild}. */
+    /**
+     * {@link #acquireRead} of {@code pageId}, where {@code last} is what the caller's previous acquire of the same id
+     * returned (released since), or null: page memory tries the frame that held the page then before its page table,
+     * for a page read again and again, such as a tree's meta page. The result is the same.
+     */
+    default Page acquireReadAgain(Page last, long pageId) {
+        return acquireRead(pageId);
+    }
+
+    /** Releases a page taken by {@link #acquireRead}, {@link #acquireReadChild} or {@link #acquireReadAgain}. */
     void releaseRead(Page page);
 
     /**

@@ -23,9 +23,9 @@ import java.nio.ByteBuffer;
  * </ul>
  *
  * <p>Concurrency: one writer per partition, and readers never run while it writes: the caller's partition lock
- * excludes them. Reads ({@link #get}, {@link #scan}, {@link #size}, {@link #verify}) keep no state in this object,
- * so any number may run at once, and a tree opened over a read-only {@link PageAccess} of past page versions reads
- * the past tree with the same code. Page latches are taken one step at a time and only guard against the
+ * excludes them. Reads ({@link #get}, {@link #scan}, {@link #size}, {@link #verify}) keep no state in this object
+ * but a hint of where the meta page is, so any number may run at once, and a tree opened over a read-only
+ * {@link PageAccess} of past page versions reads the past tree with the same code. Page latches are taken one step at a time and only guard against the
  * checkpointer copying a page mid-change; write latches are taken only on pages that change.
  *
  * <p>Determinism: the same operations on the same page images produce byte-identical page images (no time, no
@@ -44,6 +44,11 @@ public final class BPlusTree {
     private final int fileId;
     private final long metaId;
     private final int maxKeyBytes;
+    /**
+     * The meta page {@link #get} last read the top from, for {@link PageAccess#acquireReadAgain}; written without
+     * synchronization by any reader (a lost or stale write costs one page-table lookup).
+     */
+    private Page lastMeta;
     /** Created on the first write: readers, including read-only past-state trees, never need them. */
     private TreeInserter inserter;
     private TreeRemover remover;
@@ -106,13 +111,14 @@ public final class BPlusTree {
     /** The value of {@code key}, or null when absent. */
     public byte[] get(byte[] key) {
         checkKey(key);
-        MetaPage.Top top = MetaPage.top(pages, metaId);
+        MetaPage.Top top = MetaPage.top(pages, metaId, lastMeta);
+        if (top.meta() != lastMeta) lastMeta = top.meta(); // written only when it moved: readers on other cores share the line
         long id = top.root();
         int height = top.height();
-        Page parent = null;
+        Page parent = top.meta(); // the root is child 0 of the meta page
         int index = 0;
         for (int level = 0; ; level++) {
-            Page page = parent == null ? pages.acquireRead(id) : pages.acquireReadChild(parent, index, id);
+            Page page = pages.acquireReadChild(parent, index, id);
             try {
                 int type = page.type();
                 if (type == PageHeader.TYPE_INNER && level < height - 1) {

@@ -88,20 +88,31 @@ final class MetaPage {
         meta.putInt(PAGE_COUNT_OFFSET, pageCount);
     }
 
-    /** Where a descent starts: the root page and the number of levels. */
-    record Top(long root, int height) {
+    /**
+     * Where a descent starts: the root page and the number of levels, and the meta page they were read from (released):
+     * the descent finds the root as child 0 of it ({@link PageAccess#acquireReadChild}), and the next read of the top
+     * passes it back ({@link PageAccess#acquireReadAgain}), so a tree's two hottest pages are not looked up in the page
+     * table for every operation.
+     */
+    record Top(long root, int height, Page meta) {
+    }
+
+    /** {@link #top(PageAccess, long, Page)} with no meta page from before. */
+    static Top top(PageAccess pages, long metaId) {
+        return top(pages, metaId, null);
     }
 
     /**
      * Reads the root and height from meta page {@code metaId} under its read latch: the pair is consistent, as a root
-     * split or collapse changes both under the write latch.
+     * split or collapse changes both under the write latch. {@code lastMeta} is the meta page of an earlier top, or
+     * null.
      *
      * @throws CorruptTreeException when the height is below 1 (a tree has at least its root leaf)
      */
-    static Top top(PageAccess pages, long metaId) {
+    static Top top(PageAccess pages, long metaId, Page lastMeta) {
         long root;
         int height;
-        Page meta = pages.acquireRead(metaId);
+        Page meta = pages.acquireReadAgain(lastMeta, metaId);
         try {
             root = root(meta);
             height = height(meta);
@@ -109,7 +120,7 @@ final class MetaPage {
             pages.releaseRead(meta);
         }
         if (height < 1) throw new CorruptTreeException("tree height " + height, metaId);
-        return new Top(root, height);
+        return new Top(root, height, meta);
     }
 
     static int height(Page meta) {

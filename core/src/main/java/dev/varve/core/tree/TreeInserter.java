@@ -20,6 +20,8 @@ final class TreeInserter {
     private final PageAllocator allocator;
     private final Page scratch;
     private final TreePath path = new TreePath();
+    /** The meta page of the last descent, for {@link MetaPage#top(PageAccess, long, Page)}. */
+    private Page lastMeta;
     /** The separator to insert into the parent; prefixes of keys, so a key's maximum length suffices. */
     private byte[] separator;
     private byte[] spare;
@@ -36,8 +38,9 @@ final class TreeInserter {
 
     /** Puts {@code key -> value} (both validated by the caller); true when it replaced a value. */
     boolean put(byte[] key, byte[] value) {
-        MetaPage.Top top = MetaPage.top(pages, metaId);
-        path.descend(pages, top.root(), top.height(), key);
+        MetaPage.Top top = MetaPage.top(pages, metaId, lastMeta);
+        lastMeta = top.meta();
+        path.descend(pages, top, key);
         int pageSize = pages.pageSize();
         boolean replaced = false;
         long rightId = PageId.NONE;

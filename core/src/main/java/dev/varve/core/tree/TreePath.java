@@ -18,23 +18,24 @@ final class TreePath {
     /** The inner page the leaf was reached from (released), or null when the root is the leaf. */
     private Page leafParent;
 
-    /** Descends from {@code root} to the leaf whose range holds {@code key}, with read latches only. */
-    void descend(PageAccess pages, long root, int height, byte[] key) {
+    /** Descends from {@code top}'s root to the leaf whose range holds {@code key}, with read latches only. */
+    void descend(PageAccess pages, MetaPage.Top top, byte[] key) {
+        int height = top.height();
         if (pageIds.length < height) {
             pageIds = Arrays.copyOf(pageIds, height);
             childIndexes = Arrays.copyOf(childIndexes, height);
         }
-        long id = root;
-        Page parent = null;
+        long id = top.root();
+        Page parent = top.meta(); // the root is child 0 of the meta page
         for (int level = 0; ; level++) {
-            Page page = parent == null ? pages.acquireRead(id) : pages.acquireReadChild(parent, childIndexes[level - 1], id);
+            Page page = pages.acquireReadChild(parent, level == 0 ? 0 : childIndexes[level - 1], id);
             try {
                 int type = page.type();
                 if (type == PageHeader.TYPE_LEAF) {
                     if (level != height - 1) throw new CorruptTreeException("leaf at depth " + level + " of a tree of height " + height, id);
                     depth = level;
                     leafId = id;
-                    leafParent = parent;
+                    leafParent = level == 0 ? null : parent;
                     return;
                 }
                 if (type != PageHeader.TYPE_INNER || level >= height - 1)

@@ -23,6 +23,8 @@ final class TreeRemover {
     private final PageAllocator allocator;
     private final Page scratch;
     private final TreePath path = new TreePath();
+    /** The meta page of the last descent, for {@link MetaPage#top(PageAccess, long, Page)}. */
+    private Page lastMeta;
     private final byte[] separator;
     /** The key a rotation moves up into the parent. */
     private final byte[] spare;
@@ -41,8 +43,9 @@ final class TreeRemover {
 
     /** Removes {@code key}; true when it was present. Changes no page when it was not. */
     boolean remove(byte[] key) {
-        MetaPage.Top top = MetaPage.top(pages, metaId);
-        path.descend(pages, top.root(), top.height(), key);
+        MetaPage.Top top = MetaPage.top(pages, metaId, lastMeta);
+        lastMeta = top.meta();
+        path.descend(pages, top, key);
         int pos;
         Page leaf = path.acquireLeafForRead(pages);
         try {

@@ -121,6 +121,51 @@ class ChildHintsTest {
     }
 
     @Test
+    void aPageReadAgainComesFromItsLastFrameOnlyWhileThatFrameHoldsIt() {
+        open();
+        writePages(2);
+        Page first = loaded(1);
+        Page again = memory.acquireReadAgain(first, id(1));
+        assertSame(first, again);
+        memory.releaseRead(again);
+
+        Frame taken = (Frame) first;
+        assertTrue(memory.table.claimForEviction(id(1), taken));
+        Page reloaded = memory.acquireReadAgain(taken, id(1));
+        assertNotSame(taken, reloaded, "a frame claimed by eviction is never returned as the page's last frame");
+        assertHolds(reloaded, 1);
+        memory.releaseRead(reloaded);
+
+        PageAccess unlatched = memory.underWriterExclusion();
+        for (Page last : new Page[] {loaded(0), null}) { // a frame holding another page, and no guess
+            Page p = unlatched.acquireReadAgain(last, id(1));
+            assertSame(reloaded, p);
+            assertHolds(p, 1);
+            unlatched.releaseRead(p);
+        }
+    }
+
+    @Test
+    void aTreeFindsItsRootAsChildZeroOfItsMetaPage() {
+        open();
+        PageMemoryTreeRandomizedTest.Flushing writes = new PageMemoryTreeRandomizedTest.Flushing(memory, store, FRAMES / 4);
+        BPlusTree.format(writes, FILE);
+        BPlusTree tree = new BPlusTree(writes, FILE);
+        for (int k = 0; k < 2_000; k++) tree.put(key(k), value(k));
+        assertTrue(tree.height() > 1);
+        Page meta = memory.acquireRead(PageId.of(FILE, 0));
+        long rootId = meta.getLong(40); // MetaPage.ROOT_OFFSET
+        memory.releaseRead(meta);
+        memory.childHints.drop((Frame) meta); // what the puts' descents left
+
+        BPlusTree reader = new BPlusTree(memory.underWriterExclusion(), FILE);
+        assertArrayEquals(value(7), reader.get(key(7)));
+        Frame[] hints = ((Frame) meta).childHints;
+        assertNotNull(hints, "the meta page's frame remembers where the root was found");
+        assertEquals(rootId, hints[0].pageId());
+    }
+
+    @Test
     void aFramePinnedThroughAHintIsNotClaimedForEviction() {
         open();
         writePages(2);
