@@ -81,7 +81,7 @@ final class BackupCommand implements Callable<Integer> {
                 long[] n = {0};
                 for (int p = 0; p < table.partitions(); p++) {
                     int partition = p;
-                    src.forEach(table.partition(p), (k, v) -> {
+                    src.forEach(table.partition(p), null, null, (k, v) -> {
                         w.put(name, partition, k, v);
                         n[0]++;
                     });

@@ -23,10 +23,6 @@ final class BatchWriter {
         this.store = store;
     }
 
-    void put(String table, byte[] key, byte[] value) {
-        put(table, -1, key, value);
-    }
-
     /** A put into partition {@code partition} of an existing table (-1: by key hash). */
     void put(String table, int partition, byte[] key, byte[] value) {
         if (pendingBytes + key.length + value.length > MAX_BYTES) flush();

@@ -1,5 +1,6 @@
 package dev.varve.cli;
 
+import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -44,16 +45,20 @@ final class DumpCommand implements Callable<Integer> {
         Map<String, Object> perTable = new LinkedHashMap<>();
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf)) {
             List<String> names = tables == null ? src.tables() : tables;
-            for (String name : names) { // before the file is created: a dump records no placement, so a load would move keys
-                if (src.table(name).options().callerPlaced())
-                    throw new IllegalArgumentException("table " + name + " is caller-placed, which a dump cannot record yet (its keys may repeat "
-                            + "across partitions); leave it out with --table, or copy the store with `varve backup` or `varve salvage`");
-            }
+            for (String name : names) src.table(name); // an unknown name is refused before the file is created
             try (DumpFile.Writer w = new DumpFile.Writer(out)) {
                 for (String name : names) {
-                    w.table(name, src.table(name).partitions());
+                    Table table = src.table(name);
+                    w.table(name, table.options());
                     long before = w.entries();
-                    src.forEach(name, lo, hi, w::entry);
+                    if (table.options().callerPlaced()) { // a key may be in several partitions: each copy with its own
+                        for (int p = 0; p < table.partitions(); p++) {
+                            int partition = p;
+                            src.forEach(table.partition(p), lo, hi, (k, v) -> w.entry(partition, k, v));
+                        }
+                    } else {
+                        src.forEach(name, lo, hi, w::entry);
+                    }
                     perTable.put(name, w.entries() - before);
                 }
                 w.end();

@@ -1,5 +1,7 @@
 package dev.varve.cli;
 
+import dev.varve.engine.TableOptions;
+
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -16,27 +18,34 @@ import java.util.zip.CheckedInputStream;
 import java.util.zip.CheckedOutputStream;
 
 /**
- * The file {@code varve dump} writes and {@code varve load} reads: every entry of some tables, losslessly.
+ * The file {@code varve dump} writes and {@code varve load} reads: every entry of some tables, losslessly, with each
+ * table's placement and partition count, and for a caller-placed table the partition of every entry (its keys may
+ * repeat across partitions).
  *
  * <pre>
- * "VARVEDMP" (8) | version (int, 1)
- * then per table:  'T' | name (modified UTF-8) | partitions (int)
- *     per entry:   'E' | key length (int) | key | value length (int) | value
+ * "VARVEDMP" (8) | version (int, 2)
+ * then per table:  'T' | name (modified UTF-8) | partitions (int) | placement (byte: 'H' by key hash, 'C' by caller)
+ *     per entry:   'E' | key length (int) | key | value length (int) | value                    (hash-placed table)
+ *              or  'P' | partition (int) | key length (int) | key | value length (int) | value  (caller-placed table)
  * end:             'Z' | entries (long) | CRC32C of every byte before it (int)
  * </pre>
- * Big-endian, as {@link DataOutputStream} writes. A reader checks the whole file before a load writes anything.
+ * Big-endian, as {@link DataOutputStream} writes. Version 1 had no placement byte and only 'E' entries (every table
+ * hash-placed); it is still read. A reader checks the whole file before a load writes anything.
  */
 final class DumpFile {
     private static final byte[] MAGIC = "VARVEDMP".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    private static final int VERSION = 1;
+    private static final int VERSION = 2;
+    /** The version before placement was recorded. */
+    private static final int VERSION_HASH_PLACED_ONLY = 1;
     private static final int MAX_KEY_BYTES = 1 << 16;
     private static final int MAX_VALUE_BYTES = 1 << 20;
 
     /** Receives the content of a dump. */
     interface Visitor {
-        void table(String name, int partitions) throws IOException;
+        void table(String name, TableOptions options) throws IOException;
 
-        void entry(byte[] key, byte[] value) throws IOException;
+        /** An entry of the last table; {@code partition} is its partition in a caller-placed table, -1 in a hash-placed one. */
+        void entry(int partition, byte[] key, byte[] value) throws IOException;
     }
 
     private DumpFile() {
@@ -56,14 +65,27 @@ final class DumpFile {
             out.writeInt(VERSION);
         }
 
-        void table(String name, int partitions) throws IOException {
+        void table(String name, TableOptions options) throws IOException {
             out.writeByte('T');
             out.writeUTF(name);
-            out.writeInt(partitions);
+            out.writeInt(options.partitions());
+            out.writeByte(options.callerPlaced() ? 'C' : 'H');
         }
 
+        /** An entry of a hash-placed table. */
         void entry(byte[] key, byte[] value) throws IOException {
             out.writeByte('E');
+            keyAndValue(key, value);
+        }
+
+        /** An entry of partition {@code partition} of a caller-placed table. */
+        void entry(int partition, byte[] key, byte[] value) throws IOException {
+            out.writeByte('P');
+            out.writeInt(partition);
+            keyAndValue(key, value);
+        }
+
+        private void keyAndValue(byte[] key, byte[] value) throws IOException {
             out.writeInt(key.length);
             out.write(key);
             out.writeInt(value.length);
@@ -103,21 +125,30 @@ final class DumpFile {
             d.readFully(magic);
             if (!Arrays.equals(magic, MAGIC)) throw new IOException(file + " is not a varve dump (bad magic)");
             int version = d.readInt();
-            if (version != VERSION) throw new IOException(file + ": unsupported dump version " + version);
+            if (version != VERSION && version != VERSION_HASH_PLACED_ONLY)
+                throw new IOException(file + ": unsupported dump version " + version);
             long entries = 0;
-            boolean inTable = false;
+            TableOptions table = null; // of the last 'T' record
             while (true) {
                 long at = in.count;
                 int tag = d.readUnsignedByte();
                 if (tag == 'T') {
                     String name = d.readUTF();
                     int partitions = d.readInt();
-                    if (v != null) v.table(name, partitions);
-                    inTable = true;
-                } else if (tag == 'E' && inTable) {
+                    int placement = version == VERSION_HASH_PLACED_ONLY ? 'H' : d.readUnsignedByte();
+                    table = options(partitions, placement, file, at);
+                    if (v != null) v.table(name, table);
+                } else if ((tag == 'E' && table != null && !table.callerPlaced()) || (tag == 'P' && table != null && table.callerPlaced())) {
+                    int partition = -1;
+                    if (tag == 'P') {
+                        partition = d.readInt();
+                        if (partition < 0 || partition >= table.partitions())
+                            throw new IOException(file + ": partition " + partition + " of a table of " + table.partitions()
+                                    + " partitions in the record at offset " + at);
+                    }
                     byte[] key = bytes(d, MAX_KEY_BYTES, file, at);
                     byte[] value = bytes(d, MAX_VALUE_BYTES, file, at);
-                    if (v != null) v.entry(key, value);
+                    if (v != null) v.entry(partition, key, value);
                     entries++;
                 } else if (tag == 'Z') {
                     long n = d.readLong();
@@ -134,6 +165,14 @@ final class DumpFile {
         } catch (EOFException e) {
             throw new IOException(file + " is truncated (no end record)", e);
         }
+    }
+
+    private static TableOptions options(int partitions, int placement, Path file, long at) throws IOException {
+        if (partitions < 1 || partitions > TableOptions.MAX_PARTITIONS)
+            throw new IOException(file + ": implausible partition count " + partitions + " in the table record at offset " + at);
+        if (placement == 'H') return TableOptions.hashPlaced(partitions);
+        if (placement == 'C') return TableOptions.callerPlaced(partitions);
+        throw new IOException(file + ": unknown placement " + placement + " in the table record at offset " + at);
     }
 
     private static byte[] bytes(DataInputStream d, int max, Path file, long at) throws IOException {

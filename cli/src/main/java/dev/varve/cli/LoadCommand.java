@@ -39,11 +39,11 @@ final class LoadCommand implements Callable<Integer> {
         int[] longestKey = {0};
         long entries = DumpFile.read(file, new DumpFile.Visitor() { // checks it all before anything is created
             @Override
-            public void table(String name, int p) {
+            public void table(String name, TableOptions options) {
             }
 
             @Override
-            public void entry(byte[] key, byte[] value) {
+            public void entry(int partition, byte[] key, byte[] value) {
                 longestKey[0] = Math.max(longestKey[0], key.length);
             }
         });
@@ -55,15 +55,15 @@ final class LoadCommand implements Callable<Integer> {
             String[] current = {null};
             DumpFile.read(file, new DumpFile.Visitor() {
                 @Override
-                public void table(String name, int p) {
+                public void table(String name, TableOptions options) {
                     current[0] = name;
-                    s.table(name, TableOptions.hashPlaced(p)); // with the partition count it had; created even when empty
+                    s.table(name, options); // with the placement and partition count it had; created even when empty
                     perTable.put(name, 0L);
                 }
 
                 @Override
-                public void entry(byte[] key, byte[] value) {
-                    w.put(current[0], key, value);
+                public void entry(int partition, byte[] key, byte[] value) {
+                    w.put(current[0], partition, key, value); // -1: by key hash
                     perTable.merge(current[0], 1L, (a, b) -> (Long) a + (Long) b);
                 }
             });

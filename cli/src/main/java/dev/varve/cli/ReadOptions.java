@@ -52,9 +52,9 @@ final class ReadOptions {
             drain(table(name).scan(lo, hi), sink);
         }
 
-        /** Every entry of one partition of a table, in key order. */
-        void forEach(Partition partition, Entries sink) throws java.io.IOException {
-            drain(partition.scan(null, null), sink);
+        /** Every entry of one partition of a table in [lo, hi) (null: open), in key order. */
+        void forEach(Partition partition, byte[] lo, byte[] hi, Entries sink) throws java.io.IOException {
+            drain(partition.scan(lo, hi), sink);
         }
 
         private static void drain(Cursor cursor, Entries sink) throws java.io.IOException {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.engine.Cursor;
+import dev.varve.engine.Table;
 import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
 
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Copies keep each table's layout: {@code load} gives every table the partition count its dump records, {@code
  * salvage} keeps hash- or caller-placement and puts each entry of a caller-placed table back into its partition,
- * {@code dump} refuses a caller-placed table (a dump cannot record placement) instead of merging its partitions, and
+ * {@code dump} and {@code load} do the same (a caller-placed table's entries are dumped with their partitions), and
  * a load that fails leaves no half-made store.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
@@ -40,7 +41,7 @@ class CliLayoutTest {
         return VarveConfig.builder().path(dir).dataRegionSize(64L << 20).checkpointBufferSize(16L << 20).captureBufferSize(4L << 20);
     }
 
-    /** h4: hash-placed in 4 partitions; h16: the default; cp3: caller-placed in 3, key "k" in partitions 0 and 2. */
+    /** h4: hash-placed in 4 partitions; h16: the default; cp3: caller-placed in 3, key "k" in partitions 0 and 2, "z" in 1. */
     private Path store() {
         Path dir = tmp.resolve("src");
         try (Varve s = Varve.open(config(dir).build())) {
@@ -50,6 +51,7 @@ class CliLayoutTest {
             }
             s.table("cp3", TableOptions.callerPlaced(3)).partition(0).put(utf8("k"), utf8("zero"));
             s.table("cp3", TableOptions.callerPlaced(3)).partition(2).put(utf8("k"), utf8("two"));
+            s.table("cp3", TableOptions.callerPlaced(3)).partition(1).put(utf8("z"), utf8("one"));
         }
         return dir;
     }
@@ -63,16 +65,11 @@ class CliLayoutTest {
     }
 
     @Test
-    void loadKeepsEachTablesPartitionsAndDumpRefusesACallerPlacedTable() throws Exception {
+    void loadKeepsEachTablesPlacementPartitionsAndEveryPartitionsCopyOfAKey() throws Exception {
         Path src = store();
-        Path all = tmp.resolve("all.dump");
-        CliRun refused = CliRun.of("dump", src.toString(), "--out", all.toString());
-        assertEquals(Main.USAGE, refused.code(), refused.toString());
-        assertTrue(refused.err().contains("cp3 is caller-placed"), refused.toString());
-        assertFalse(Files.exists(all), "a refused dump left a file");
-
-        Path dump = tmp.resolve("hash.dump");
-        assertEquals(Main.OK, CliRun.of("dump", src.toString(), "--table", "h4", "--table", "h16", "--out", dump.toString()).code());
+        Path dump = tmp.resolve("all.dump");
+        CliRun d = CliRun.of("dump", src.toString(), "--out", dump.toString());
+        assertEquals(Main.OK, d.code(), d.toString());
         Path loaded = tmp.resolve("loaded");
         CliRun l = CliRun.of("load", dump.toString(), "--to", loaded.toString());
         assertEquals(Main.OK, l.code(), l.toString());
@@ -84,6 +81,26 @@ class CliLayoutTest {
                 for (int p = 0; p < s.table(table).partitions(); p++)
                     assertEquals(s.table(table).partition(p).size(), t.table(table).partition(p).size(), table + " partition " + p);
             }
+            Table cp3 = t.table("cp3");
+            assertEquals(TableOptions.callerPlaced(3), cp3.options());
+            assertArrayEquals(utf8("zero"), cp3.partition(0).get(utf8("k")));
+            assertNull(cp3.partition(1).get(utf8("k")));
+            assertArrayEquals(utf8("one"), cp3.partition(1).get(utf8("z")));
+            assertArrayEquals(utf8("two"), cp3.partition(2).get(utf8("k")));
+            assertEquals(List.of(1L, 1L, 1L), List.of(cp3.partition(0).size(), cp3.partition(1).size(), cp3.partition(2).size()));
+        }
+
+        // a range of a caller-placed table is taken from every partition
+        Path ranged = tmp.resolve("ranged.dump");
+        assertEquals(Main.OK, CliRun.of("dump", src.toString(), "--table", "cp3", "--from", "k", "--to", "l", "--out", ranged.toString()).code());
+        Path rangedLoad = tmp.resolve("ranged");
+        assertEquals(Main.OK, CliRun.of("load", ranged.toString(), "--to", rangedLoad.toString()).code());
+        try (Varve t = Varve.open(config(rangedLoad).build())) {
+            Table cp3 = t.table("cp3");
+            assertEquals(List.of("cp3"), t.tables());
+            assertArrayEquals(utf8("zero"), cp3.partition(0).get(utf8("k")));
+            assertEquals(0, cp3.partition(1).size(), "z is outside [k, l)");
+            assertArrayEquals(utf8("two"), cp3.partition(2).get(utf8("k")));
         }
     }
 
