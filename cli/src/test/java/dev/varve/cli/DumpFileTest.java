@@ -82,6 +82,14 @@ class DumpFileTest {
         void write(DataOutputStream out) throws IOException;
     }
 
+    /** A version-2 table record. */
+    private static void table(DataOutputStream out, String name, int partitions, char placement) throws IOException {
+        out.writeByte('T');
+        out.writeUTF(name);
+        out.writeInt(partitions);
+        out.writeByte(placement);
+    }
+
     private static void entry(DataOutputStream out, String key, String value) throws IOException {
         out.writeInt(key.length());
         out.write(utf8(key));
@@ -92,10 +100,7 @@ class DumpFileTest {
     @Test
     void aVersionOneDumpReadsAsHashPlacedTables() throws IOException {
         Path file = crafted(1, 1, out -> {
-            out.writeByte('T');
-            out.writeUTF("old");
-            out.writeInt(4);
-            out.writeByte('E');
+            table(out, "old", 4, 'E');
             entry(out, "k", "v");
         });
         assertEquals(List.of("old " + TableOptions.hashPlaced(4), "-1:k=v"), read(file));
@@ -106,10 +111,7 @@ class DumpFileTest {
         int tableAt = 12; // after magic and version
         int entryAt = tableAt + 1 + 2 + "grid".length() + 4 + 1;
         Path outOfRange = crafted(2, 1, out -> {
-            out.writeByte('T');
-            out.writeUTF("grid");
-            out.writeInt(3);
-            out.writeByte('C');
+            table(out, "grid", 3, 'C');
             out.writeByte('P');
             out.writeInt(3);
             entry(out, "k", "v");
@@ -118,10 +120,7 @@ class DumpFileTest {
         assertTrue(e.getMessage().contains("partition 3 of a table of 3 partitions in the record at offset " + entryAt), e.getMessage());
 
         Path unplaced = crafted(2, 1, out -> {
-            out.writeByte('T');
-            out.writeUTF("grid");
-            out.writeInt(3);
-            out.writeByte('C');
+            table(out, "grid", 3, 'C');
             out.writeByte('E'); // an entry with no partition in a caller-placed table
             entry(out, "k", "v");
         });
@@ -129,10 +128,7 @@ class DumpFileTest {
         assertTrue(e.getMessage().contains("unexpected record tag " + (int) 'E' + " at offset " + entryAt), e.getMessage());
 
         Path placedInHash = crafted(2, 1, out -> {
-            out.writeByte('T');
-            out.writeUTF("grid");
-            out.writeInt(3);
-            out.writeByte('H');
+            table(out, "grid", 3, 'H');
             out.writeByte('P');
             out.writeInt(1);
             entry(out, "k", "v");
@@ -141,19 +137,13 @@ class DumpFileTest {
         assertTrue(e.getMessage().contains("unexpected record tag " + (int) 'P' + " at offset " + entryAt), e.getMessage());
 
         Path badPlacement = crafted(2, 0, out -> {
-            out.writeByte('T');
-            out.writeUTF("grid");
-            out.writeInt(3);
-            out.writeByte('X');
+            table(out, "grid", 3, 'X');
         });
         e = assertThrows(IOException.class, () -> read(badPlacement));
         assertTrue(e.getMessage().contains("unknown placement " + (int) 'X' + " in the table record at offset " + tableAt), e.getMessage());
 
         Path noPartitions = crafted(2, 0, out -> {
-            out.writeByte('T');
-            out.writeUTF("grid");
-            out.writeInt(0);
-            out.writeByte('H');
+            table(out, "grid", 0, 'H');
         });
         e = assertThrows(IOException.class, () -> read(noPartitions));
         assertTrue(e.getMessage().contains("implausible partition count 0 in the table record at offset " + tableAt), e.getMessage());
