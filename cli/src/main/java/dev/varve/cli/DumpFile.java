@@ -44,7 +44,7 @@ final class DumpFile {
     interface Visitor {
         void table(String name, TableOptions options) throws IOException;
 
-        /** An entry of the last table; {@code partition} is its partition in a caller-placed table, -1 in a hash-placed one. */
+        /** An entry of the last table: {@code partition} is its partition in a caller-placed table, -1 in a hash-placed one. */
         void entry(int partition, byte[] key, byte[] value) throws IOException;
     }
 
@@ -138,7 +138,7 @@ final class DumpFile {
                     int placement = version == VERSION_HASH_PLACED_ONLY ? 'H' : d.readUnsignedByte();
                     table = options(partitions, placement, file, at);
                     if (v != null) v.table(name, table);
-                } else if ((tag == 'E' && table != null && !table.callerPlaced()) || (tag == 'P' && table != null && table.callerPlaced())) {
+                } else if (table != null && tag == (table.callerPlaced() ? 'P' : 'E')) { // the entry kind of the last table
                     int partition = -1;
                     if (tag == 'P') {
                         partition = d.readInt();

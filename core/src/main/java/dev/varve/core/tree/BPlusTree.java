@@ -25,8 +25,9 @@ import java.nio.ByteBuffer;
  * <p>Concurrency: one writer per partition, and readers never run while it writes: the caller's partition lock
  * excludes them. Reads ({@link #get}, {@link #scan}, {@link #size}, {@link #verify}) keep no state in this object
  * but a hint of where the meta page is, so any number may run at once, and a tree opened over a read-only
- * {@link PageAccess} of past page versions reads the past tree with the same code. Page latches are taken one step at a time and only guard against the
- * checkpointer copying a page mid-change; write latches are taken only on pages that change.
+ * {@link PageAccess} of past page versions reads the past tree with the same code. Page latches are taken one step
+ * at a time and only guard against the checkpointer copying a page mid-change; write latches are taken only on pages
+ * that change.
  *
  * <p>Determinism: the same operations on the same page images produce byte-identical page images (no time, no
  * randomness, no hash order; removed cells, freed pages and the gap inside pages are zeroed), which WAL replay
@@ -112,7 +113,7 @@ public final class BPlusTree {
     public byte[] get(byte[] key) {
         checkKey(key);
         MetaPage.Top top = MetaPage.top(pages, metaId, lastMeta);
-        if (top.meta() != lastMeta) lastMeta = top.meta(); // written only when it moved: readers on other cores share the line
+        if (top.meta() != lastMeta) lastMeta = top.meta(); // only when it moved: readers on both cores share this line
         long id = top.root();
         int height = top.height();
         Page parent = top.meta(); // the root is child 0 of the meta page
