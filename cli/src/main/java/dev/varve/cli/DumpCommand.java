@@ -44,11 +44,12 @@ final class DumpCommand implements Callable<Integer> {
         byte[] hi = range.hi(read.encoding);
         Map<String, Object> perTable = new LinkedHashMap<>();
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf)) {
-            List<String> names = tables == null ? src.tables() : tables;
-            for (String name : names) src.table(name); // an unknown name is refused before the file is created
+            Map<String, Table> named = new LinkedHashMap<>(); // an unknown name is refused before the file is created
+            for (String name : tables == null ? src.tables() : tables) named.put(name, src.table(name));
             try (DumpFile.Writer w = new DumpFile.Writer(out)) {
-                for (String name : names) {
-                    Table table = src.table(name);
+                for (Map.Entry<String, Table> e : named.entrySet()) {
+                    String name = e.getKey();
+                    Table table = e.getValue();
                     w.table(name, table.options());
                     long before = w.entries();
                     if (table.options().callerPlaced()) { // a key may be in several partitions: each copy with its own

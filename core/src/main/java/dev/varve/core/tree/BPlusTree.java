@@ -45,11 +45,8 @@ public final class BPlusTree {
     private final int fileId;
     private final long metaId;
     private final int maxKeyBytes;
-    /**
-     * The meta page {@link #get} last read the top from, for {@link PageAccess#acquireReadAgain}; written without
-     * synchronization by any reader (a lost or stale write costs one page-table lookup).
-     */
-    private Page lastMeta;
+    /** Reads the root and height for {@link #get} and the writes. */
+    private final MetaPage.TopReader tops;
     /** Created on the first write: readers, including read-only past-state trees, never need them. */
     private TreeInserter inserter;
     private TreeRemover remover;
@@ -64,6 +61,7 @@ public final class BPlusTree {
         this.pages = pages;
         this.fileId = fileId;
         this.metaId = PageId.of(fileId, MetaPage.META_INDEX);
+        this.tops = new MetaPage.TopReader(metaId);
         this.maxKeyBytes = maxKeyBytes(pages.pageSize());
         Page meta = pages.acquireRead(metaId);
         try {
@@ -112,8 +110,7 @@ public final class BPlusTree {
     /** The value of {@code key}, or null when absent. */
     public byte[] get(byte[] key) {
         checkKey(key);
-        MetaPage.Top top = MetaPage.top(pages, metaId, lastMeta);
-        if (top.meta() != lastMeta) lastMeta = top.meta(); // only when it moved: readers on both cores share this line
+        MetaPage.Top top = tops.read(pages);
         long id = top.root();
         int height = top.height();
         Page parent = top.meta(); // the root is child 0 of the meta page
@@ -249,8 +246,8 @@ public final class BPlusTree {
             // one scratch page for both: a write is either an insert or a remove, never both at once
             Page scratch = new Page(ByteBuffer.allocateDirect(pages.pageSize()), 0, pages.pageSize());
             PageAllocator allocator = new PageAllocator(pages, fileId);
-            inserter = new TreeInserter(pages, metaId, allocator, scratch, maxKeyBytes);
-            remover = new TreeRemover(pages, fileId, allocator, scratch, maxKeyBytes);
+            inserter = new TreeInserter(pages, metaId, tops, allocator, scratch, maxKeyBytes);
+            remover = new TreeRemover(pages, fileId, tops, allocator, scratch, maxKeyBytes);
         }
         return inserter;
     }

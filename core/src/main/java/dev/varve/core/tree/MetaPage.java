@@ -109,7 +109,7 @@ final class MetaPage {
      *
      * @throws CorruptTreeException when the height is below 1 (a tree has at least its root leaf)
      */
-    static Top top(PageAccess pages, long metaId, Page lastMeta) {
+    private static Top top(PageAccess pages, long metaId, Page lastMeta) {
         long root;
         int height;
         Page meta = pages.acquireReadAgain(lastMeta, metaId);
@@ -121,6 +121,26 @@ final class MetaPage {
         }
         if (height < 1) throw new CorruptTreeException("tree height " + height, metaId);
         return new Top(root, height, meta);
+    }
+
+    /**
+     * One tree's reads of its top, shared by its readers and its writer: each passes back the meta page the last one
+     * found. The hint is written without synchronization, and only when it moved, since readers on both cores share
+     * its line; a lost or stale write costs one page-table lookup.
+     */
+    static final class TopReader {
+        private final long metaId;
+        private Page lastMeta;
+
+        TopReader(long metaId) {
+            this.metaId = metaId;
+        }
+
+        Top read(PageAccess pages) {
+            Top top = top(pages, metaId, lastMeta);
+            if (top.meta() != lastMeta) lastMeta = top.meta();
+            return top;
+        }
     }
 
     static int height(Page meta) {

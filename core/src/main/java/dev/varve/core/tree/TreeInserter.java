@@ -20,16 +20,17 @@ final class TreeInserter {
     private final PageAllocator allocator;
     private final Page scratch;
     private final TreePath path = new TreePath();
-    /** The meta page of the last descent, for {@link MetaPage#top(PageAccess, long, Page)}. */
-    private Page lastMeta;
+    /** The tree's reads of its top. */
+    private final MetaPage.TopReader tops;
     /** The separator to insert into the parent; prefixes of keys, so a key's maximum length suffices. */
     private byte[] separator;
     private byte[] spare;
     private int separatorLength;
 
-    TreeInserter(PageAccess pages, long metaId, PageAllocator allocator, Page scratch, int maxKeyBytes) {
+    TreeInserter(PageAccess pages, long metaId, MetaPage.TopReader tops, PageAllocator allocator, Page scratch, int maxKeyBytes) {
         this.pages = pages;
         this.metaId = metaId;
+        this.tops = tops;
         this.allocator = allocator;
         this.scratch = scratch;
         this.separator = new byte[maxKeyBytes];
@@ -38,9 +39,7 @@ final class TreeInserter {
 
     /** Puts {@code key -> value} (both validated by the caller); true when it replaced a value. */
     boolean put(byte[] key, byte[] value) {
-        MetaPage.Top top = MetaPage.top(pages, metaId, lastMeta);
-        lastMeta = top.meta();
-        path.descend(pages, top, key);
+        path.descend(pages, tops.read(pages), key);
         int pageSize = pages.pageSize();
         boolean replaced = false;
         long rightId = PageId.NONE;

@@ -23,18 +23,19 @@ final class TreeRemover {
     private final PageAllocator allocator;
     private final Page scratch;
     private final TreePath path = new TreePath();
-    /** The meta page of the last descent, for {@link MetaPage#top(PageAccess, long, Page)}. */
-    private Page lastMeta;
+    /** The tree's reads of its top. */
+    private final MetaPage.TopReader tops;
     private final byte[] separator;
     /** The key a rotation moves up into the parent. */
     private final byte[] spare;
     /** Free bytes of the parent when {@link #readSeparator} read it. */
     private int parentFree;
 
-    TreeRemover(PageAccess pages, int fileId, PageAllocator allocator, Page scratch, int maxKeyBytes) {
+    TreeRemover(PageAccess pages, int fileId, MetaPage.TopReader tops, PageAllocator allocator, Page scratch, int maxKeyBytes) {
         this.pages = pages;
         this.fileId = fileId;
         this.metaId = PageId.of(fileId, MetaPage.META_INDEX);
+        this.tops = tops;
         this.allocator = allocator;
         this.scratch = scratch;
         this.separator = new byte[maxKeyBytes];
@@ -43,9 +44,7 @@ final class TreeRemover {
 
     /** Removes {@code key}; true when it was present. Changes no page when it was not. */
     boolean remove(byte[] key) {
-        MetaPage.Top top = MetaPage.top(pages, metaId, lastMeta);
-        lastMeta = top.meta();
-        path.descend(pages, top, key);
+        path.descend(pages, tops.read(pages), key);
         int pos;
         Page leaf = path.acquireLeafForRead(pages);
         try {
