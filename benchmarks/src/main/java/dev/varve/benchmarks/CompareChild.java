@@ -15,7 +15,6 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
@@ -31,9 +30,12 @@ public final class CompareChild {
     static final long CHECKPOINT_POLL_MILLIS = 5;
     static final int VALUE_POOL = 4096; // a power of two
     static final long SEED = 42;
-    private static final int PAD = 16; // longs between two writers' counters: no false sharing
     /** Puts per call when a gets phase preloads its keys. */
     static final int PRELOAD_BATCH = 100;
+    /** The compiler's share of a warm-up round under which the JIT counts as settled. */
+    static final int SETTLED_JIT_PERCENT = 5;
+    /** The most warm-up rounds a child runs. */
+    static final int WARMUP_ROUNDS = 4;
 
     private CompareChild() {
     }
@@ -54,10 +56,7 @@ public final class CompareChild {
         byte[][] pool = Values.textPool(VALUE_POOL, CompareSettings.MIN_VALUE_BYTES, CompareSettings.MAX_VALUE_BYTES, SEED);
         int code = 0;
         try {
-            if (s.warmupSeconds() > 0) {
-                PhaseResult w = runPhase(setup, s, ComparePhase.FULL_SPEED, work.resolve("warmup"), s.warmupSeconds(), pool);
-                append(result, "D " + w.description().replace('\n', ' '));
-            }
+            if (s.warmupSeconds() > 0) append(result, "D " + warmUp(setup, s, phases, work.resolve("warmup"), pool).replace('\n', ' '));
         } catch (Throwable t) {
             append(result, "E WARMUP " + oneLine(t));
             code = 1;
@@ -147,87 +146,6 @@ public final class CompareChild {
         }
     }
 
-    /** One writer thread's loop. */
-    private static final class Writer extends Thread {
-        private final PeerTarget target;
-        private final ComparePhase phase;
-        private final CompareSettings s;
-        private final byte[][] pool;
-        private final int index;
-        private final AtomicLongArray ops;
-        private final long start;
-        private final long end;
-        final Histogram latency = new Histogram(3);
-        volatile Throwable failure;
-        long valueBytes;
-
-        Writer(PeerTarget target, ComparePhase phase, CompareSettings s, byte[][] pool, int index, AtomicLongArray ops, long start, long end) {
-            super("writer-" + index);
-            this.target = target;
-            this.phase = phase;
-            this.s = s;
-            this.pool = pool;
-            this.index = index;
-            this.ops = ops;
-            this.start = start;
-            this.end = end;
-        }
-
-        @Override
-        public void run() {
-            try {
-                loop();
-            } catch (Throwable t) {
-                failure = t;
-            }
-        }
-
-        private void loop() {
-            SplittableRandom rnd = new SplittableRandom(SEED * 31 + index);
-            long nextUnique = (long) index << 40;
-            int perCall = phase.batch ? s.batchSize() : 1;
-            long[] ids = new long[perCall];
-            byte[][] values = new byte[perCall][];
-            byte[] expected = new byte[ComparePhase.GET_VALUE_BYTES];
-            long interval = phase.fixedRate ? Math.max(1, (long) (1e9 * perCall * s.threads() / s.rate())) : 0;
-            long due = start + index * (interval / s.threads());
-            long done = 0;
-            while (true) {
-                long now = System.nanoTime();
-                if (now >= end) break;
-                long begin = now;
-                if (phase.fixedRate) {
-                    if (due >= end) break;
-                    while ((now = System.nanoTime()) < due) {
-                        long wait = due - now;
-                        if (wait > 200_000) LockSupport.parkNanos(wait - 100_000);
-                        else Thread.onSpinWait();
-                    }
-                    begin = due; // latency counts from when the write was due, not from when it could start
-                    due += interval;
-                }
-                if (phase.reads()) {
-                    get(target, rnd.nextLong(s.keys()), expected);
-                    latency.recordValue(Math.max(0, System.nanoTime() - begin));
-                    ops.lazySet(index * PAD, ++done);
-                    continue;
-                }
-                for (int i = 0; i < perCall; i++) {
-                    long id = phase.load == ComparePhase.Load.UNIQUE ? nextUnique++ : rnd.nextLong(s.keys());
-                    ids[i] = id;
-                    values[i] = pool[(int) (id * 0x9E3779B97F4A7C15L >>> 52) & (VALUE_POOL - 1)];
-                    valueBytes += values[i].length;
-                }
-                if (phase.batch) target.putBatch(ids, values, perCall);
-                else target.put(index, ids[0], values[0]);
-                long finish = System.nanoTime();
-                latency.recordValue(Math.max(0, finish - begin));
-                done += perCall;
-                ops.lazySet(index * PAD, done);
-            }
-        }
-    }
-
     /**
      * A get of preloaded {@code id}, checked against the value put (rebuilt in {@code expected}, a
      * {@value ComparePhase#GET_VALUE_BYTES}-byte scratch array): a system that answers with anything else fails the phase.
@@ -237,6 +155,35 @@ public final class CompareChild {
         Values.fill(expected, id);
         if (v == null || !Arrays.equals(v, expected))
             throw new IllegalStateException("get of preloaded id " + id + " returned " + (v == null ? "nothing" : v.length + " bytes of another value"));
+    }
+
+    /**
+     * The unreported warm-up: every write phase to be measured (full-speed puts when there is none), for the settings'
+     * warm-up each, on fresh stores, in rounds until the JIT compiler worked at most {@value #SETTLED_JIT_PERCENT}% of
+     * a round — each phase's own paths (a second writer, a caller-placed table, batches, a fixed rate) compile here,
+     * not in its measured interval — or {@value #WARMUP_ROUNDS} rounds. A JVM that does not time its compiler gets one.
+     * Returns the store's description.
+     */
+    static String warmUp(CompareSetup setup, CompareSettings s, List<ComparePhase> phases, Path dir, byte[][] pool) throws Exception {
+        List<ComparePhase> writes = phases.stream().filter(p -> !p.reads()).distinct().toList();
+        if (writes.isEmpty()) writes = List.of(ComparePhase.FULL_SPEED);
+        String description = null;
+        for (int round = 0; round < WARMUP_ROUNDS; round++) {
+            long t0 = System.nanoTime();
+            CpuTimes c0 = CpuTimes.now();
+            for (ComparePhase p : writes) {
+                PhaseResult r = runPhase(setup, s, p, dir, s.warmupSeconds(), pool);
+                if (description == null) description = r.description();
+            }
+            long jit = CpuTimes.now().since(c0).compileMillis();
+            if (jit < 0 || jit * 1_000_000L * 100 <= SETTLED_JIT_PERCENT * (System.nanoTime() - t0)) break;
+        }
+        return description;
+    }
+
+    private static boolean anyAlive(Thread[] threads) {
+        for (Thread t : threads) if (t.isAlive()) return true;
+        return false;
     }
 
     /**
@@ -274,42 +221,44 @@ public final class CompareChild {
         List<long[]> series = new ArrayList<>();
         Map<String, Long> v = new LinkedHashMap<>();
         try {
+            int n = s.threads();
+            AtomicLongArray ops = new AtomicLongArray(n * CompareWriter.PAD);
             PeerTarget.Gauges g0 = target.gauges();
             CheckpointPoller poller = new CheckpointPoller(target);
             poller.start();
-            int n = s.threads();
-            AtomicLongArray ops = new AtomicLongArray(n * PAD);
             long start = System.nanoTime() + 20_000_000L;
             long end = start + seconds * 1_000_000_000L;
-            Writer[] writers = new Writer[n];
-            for (int i = 0; i < n; i++) (writers[i] = new Writer(target, phase, s, pool, i, ops, start, end)).start();
+            CompareWriter[] writers = new CompareWriter[n];
+            for (int i = 0; i < n; i++) (writers[i] = new CompareWriter(target, phase, s, pool, i, ops, start, end)).start();
             // the sampler: this thread
             LockSupport.parkNanos(Math.max(0, start - System.nanoTime()));
+            CpuTimes cpu0 = CpuTimes.now();
             long nextSample = start;
             while (true) {
                 long now = System.nanoTime();
                 long total = 0;
-                for (int i = 0; i < n; i++) total += ops.get(i * PAD);
+                for (int i = 0; i < n; i++) total += ops.get(i * CompareWriter.PAD);
                 PeerTarget.Gauges g = target.gauges();
                 series.add(new long[] {(now - start) / 1_000_000L, total, g.bufferPages(), g.dirtyPages()});
-                boolean alive = false;
-                for (Writer w : writers) alive |= w.isAlive();
-                if (!alive || now >= end) break;
+                if (!anyAlive(writers) || now >= end) break;
                 nextSample = Math.min(nextSample + SAMPLE_MILLIS * 1_000_000L, end);
                 LockSupport.parkNanos(Math.max(0, nextSample - System.nanoTime()));
             }
-            for (Writer w : writers) w.join();
+            for (CompareWriter w : writers) w.join();
             long elapsed = System.nanoTime() - start;
-            for (Writer w : writers) if (w.failure != null) throw new IllegalStateException("writer " + w.getName() + " failed", w.failure);
+            CpuTimes cpu = CpuTimes.now().since(cpu0);
+            for (CompareWriter w : writers) if (w.failure != null) throw new IllegalStateException("writer " + w.getName() + " failed", w.failure);
             poller.finish();
             PeerTarget.Gauges g1 = target.gauges();
             Histogram h = new Histogram(3);
             long opsTotal = 0;
             long valueBytes = 0;
+            long writerCpu = 0;
             for (int i = 0; i < n; i++) {
                 h.add(writers[i].latency);
-                opsTotal += ops.get(i * PAD);
+                opsTotal += ops.get(i * CompareWriter.PAD);
                 valueBytes += writers[i].valueBytes;
+                writerCpu = writerCpu < 0 || writers[i].cpuNanos < 0 ? -1 : writerCpu + writers[i].cpuNanos;
             }
             v.put("ops", opsTotal);
             v.put("calls", h.getTotalCount());
@@ -319,6 +268,9 @@ public final class CompareChild {
             v.put("p99", h.getValueAtPercentile(99));
             v.put("p999", h.getValueAtPercentile(99.9));
             v.put("max", h.getMaxValue());
+            if (cpu.processNanos() >= 0) v.put("cpuNanos", cpu.processNanos());
+            if (cpu.processNanos() >= 0 && writerCpu >= 0) v.put("writerCpuNanos", writerCpu);
+            if (cpu.compileMillis() >= 0) v.put("jitMillis", cpu.compileMillis());
             if (g0.walBytes() >= 0 && g1.walBytes() >= 0) v.put("walBytes", g1.walBytes() - g0.walBytes());
             if (g0.throttledNanos() >= 0 && g1.throttledNanos() >= 0) v.put("throttledNanos", g1.throttledNanos() - g0.throttledNanos());
             if (poller.any || setup.kind != CompareSetup.Kind.H2) {

@@ -165,7 +165,7 @@ final class CompareJob {
         cmd.add("phases=" + String.join(",", phases.stream().map(Enum::name).toList()));
         cmd.addAll(s.toArgs());
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        long timeout = s.warmupSeconds() + (long) phases.size() * (s.seconds() + 90) + 120;
+        long timeout = (long) phases.size() * (s.seconds() + CompareChild.WARMUP_ROUNDS * (s.warmupSeconds() + 30L) + 90) + 120;
         String failure = null;
         if (!p.waitFor(timeout, TimeUnit.SECONDS)) {
             p.destroyForcibly().waitFor(60, TimeUnit.SECONDS);

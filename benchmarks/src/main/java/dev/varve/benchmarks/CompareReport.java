@@ -82,6 +82,12 @@ final class CompareReport {
         return x == null || ops == null || ops == 0 ? null : (double) x / ops;
     }
 
+    /** CPU time over the phase's wall time: how many cores it kept busy. */
+    private static Double cores(PhaseResult r, Long cpuNanos) {
+        Long nanos = r.get("nanos");
+        return cpuNanos == null || nanos == null || nanos == 0 ? null : (double) cpuNanos / nanos;
+    }
+
     private static Double perCheckpointMs(PhaseResult r, String key) {
         Long cps = r.get("checkpoints");
         Long x = r.get(key);
@@ -91,6 +97,7 @@ final class CompareReport {
 
     static final Function<Double, String> INT = d -> String.format("%,.0f", d);
     static final Function<Double, String> ONE = d -> String.format("%,.1f", d);
+    static final Function<Double, String> TWO = d -> String.format("%,.2f", d);
     static final Function<Double, String> MIB = d -> String.format("%,.1f", d / 1048576.0);
 
     static List<Row> rows() {
@@ -99,6 +106,11 @@ final class CompareReport {
         r.add(new Row("latency p50, µs", x -> x.get("p50") == null ? null : x.get("p50") / 1e3, ONE));
         r.add(new Row("latency p99, µs", x -> x.get("p99") == null ? null : x.get("p99") / 1e3, ONE));
         r.add(new Row("latency max, µs", x -> x.get("max") == null ? null : x.get("max") / 1e3, ONE));
+        r.add(new Row("CPU per put, µs (every thread)", x -> perPut(x, "cpuNanos") == null ? null : perPut(x, "cpuNanos") / 1e3, ONE));
+        r.add(new Row("CPU of the client threads, cores", x -> cores(x, x.get("writerCpuNanos")), TWO));
+        r.add(new Row("CPU of every other thread, cores", x -> x.get("cpuNanos") == null || x.get("writerCpuNanos") == null ? null
+                : cores(x, x.get("cpuNanos") - x.get("writerCpuNanos")), TWO));
+        r.add(new Row("JIT compiling in the phase, ms", x -> v(x, "jitMillis"), INT));
         r.add(new Row("WAL, MiB", x -> v(x, "walBytes"), MIB));
         r.add(new Row("WAL bytes per put", x -> perPut(x, "walBytes"), ONE));
         r.add(new Row("checkpoints", x -> v(x, "checkpoints"), INT));
@@ -275,8 +287,11 @@ final class CompareReport {
         sb.append(String.format("- %d writer thread(s); keys are 8-byte ids (Varve: big-endian bytes; Ignite and H2: `Long`), values %d..%d bytes of "
                         + "text-like data (a random 16-byte head, then words: compresses a few times, like real records).%n",
                 settings.threads(), CompareSettings.MIN_VALUE_BYTES, CompareSettings.MAX_VALUE_BYTES));
-        sb.append(String.format("- Each phase: a fresh store, %d s measured; each child JVM first runs %d s of unreported full-speed puts (JIT warm-up). "
-                + "Phases: %s.%n", settings.seconds(), settings.warmupSeconds(), String.join("; ", phases.stream().map(this::phaseTitle).toList())));
+        sb.append(String.format("- Each phase: a fresh store, %d s measured. Each child JVM first warms up, unreported: every write phase "
+                + "for %d s on a fresh store, in rounds until the JIT compiler worked at most %d%% of a round, at most %d rounds. CPU rows: CPU time over the measured interval from the JVM — every thread of the process (a JNI peer's native threads "
+                + "included), the client threads alone, and the rest (checkpoints, WAL, compaction, JIT, GC); JIT compiling: the compiler's "
+                + "time in the interval. Phases: %s.%n", settings.seconds(), settings.warmupSeconds(), CompareChild.SETTLED_JIT_PERCENT,
+                CompareChild.WARMUP_ROUNDS, String.join("; ", phases.stream().map(this::phaseTitle).toList())));
         sb.append(String.format("- Random phases draw ids uniformly from [0, %,d); unique-key phases write consecutive, never repeated ids "
                 + "(IEP-113's disk-heavy case: every put lands on new pages, so checkpoints write much).%n", settings.keys()));
         sb.append(String.format("- Fixed-rate phases issue %,d puts/s in total and time each write from when it was due (no coordinated omission). "

@@ -12,7 +12,7 @@ import java.util.Map;
  * and durability. Travels to the child JVMs as {@code key=value} arguments.
  *
  * @param seconds               measured seconds per phase
- * @param warmupSeconds         unreported full-speed warm-up at the start of each child JVM
+ * @param warmupSeconds         unreported warm-up of each write phase at the start of each child JVM, in rounds until the JIT settles
  * @param keys                  key range of the random loads
  * @param rate                  puts per second of the fixed-rate phases (all threads together)
  * @param batchSize             puts per batch in the batch phases

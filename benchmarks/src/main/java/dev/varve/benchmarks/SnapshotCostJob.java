@@ -10,8 +10,6 @@ import dev.varve.engine.VarveMetrics;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,8 +32,6 @@ final class SnapshotCostJob {
     static final long REGION_BYTES = 256L << 20;
     static final WalSyncMode[] SYNC_MODES = {WalSyncMode.LOG_ONLY, WalSyncMode.FSYNC};
     static final long SEED = 42;
-    /** The writer is the thread that runs the job: its CPU time over the interval against the wall clock. */
-    private static final ThreadMXBean WRITER_CPU = ManagementFactory.getThreadMXBean();
 
     /** How pre-states are archived: {@code diffChain} is the {@code snapshotDiffChain} setting, -1 for the default. */
     enum Capture {
@@ -145,10 +141,10 @@ final class SnapshotCostJob {
             long archive0 = archiveWritten(m);
             long wal0 = m.walBytesWritten();
             long throttled0 = m.throttledNanos();
-            long cpu0 = WRITER_CPU.getCurrentThreadCpuTime();
+            long cpu0 = CpuTimes.currentThread(); // the writer is the thread that runs the job
             load.markNextDeclaration();
             long nanos = runFor(load, scale.measureMillis());
-            long cpu = cpu0 < 0 ? -1 : WRITER_CPU.getCurrentThreadCpuTime() - cpu0;
+            long cpu = cpu0 < 0 ? -1 : CpuTimes.currentThread() - cpu0;
             String loadAverage = MachineInfo.currentLoadAverage().split(" ")[0];
             long declarations = load.declarations() - declarations0;
             row = new Row(s, load.batches() - batches0, nanos, declarations, archiveWritten(m) - archive0, m.walBytesWritten() - wal0,
