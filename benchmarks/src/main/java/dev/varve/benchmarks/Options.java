@@ -50,7 +50,7 @@ final class Options {
             "                          SNAPPY) vs Apache Ignite 2.18 native persistence (physical WAL records, and",
             "                          writeRecoveryDataOnCheckpoint) vs H2 MVStore vs RocksDB, each in its own child JVM, same load and",
             "                          durability; full-speed, fixed-rate and unique-key (disk-heavy) puts and batches; writes",
-            "                          BENCHMARKS.md and SVG charts to --out and prints the table (about 3 minutes on 2 cores)",
+            "                          BENCHMARKS.md and SVG charts to --out and prints the table (about 7 minutes on 2 cores)",
             "  --demo                  writes --keys keys, closes, reopens, reads back, verifies and scans a store",
             "  --recovery-modes        the same put load in WAL_PHYSICAL and in CHECKPOINT_RECOVERY_FILE with",
             "                          DISABLED, SKIP_GARBAGE and SNAPPY, one after another; prints one table",
