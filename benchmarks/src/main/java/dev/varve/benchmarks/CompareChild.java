@@ -230,9 +230,9 @@ public final class CompareChild {
             long end = start + seconds * 1_000_000_000L;
             CompareWriter[] writers = new CompareWriter[n];
             for (int i = 0; i < n; i++) (writers[i] = new CompareWriter(target, phase, s, pool, i, ops, start, end)).start();
+            CpuTimes cpu0 = CpuTimes.now(); // before the writers start: a sampler woken late would miss their first puts
             // the sampler: this thread
             LockSupport.parkNanos(Math.max(0, start - System.nanoTime()));
-            CpuTimes cpu0 = CpuTimes.now();
             long nextSample = start;
             while (true) {
                 long now = System.nanoTime();

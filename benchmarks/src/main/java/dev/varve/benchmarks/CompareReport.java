@@ -109,7 +109,7 @@ final class CompareReport {
         r.add(new Row("CPU per put, µs (every thread)", x -> perPut(x, "cpuNanos") == null ? null : perPut(x, "cpuNanos") / 1e3, ONE));
         r.add(new Row("CPU of the client threads, cores", x -> cores(x, x.get("writerCpuNanos")), TWO));
         r.add(new Row("CPU of every other thread, cores", x -> x.get("cpuNanos") == null || x.get("writerCpuNanos") == null ? null
-                : cores(x, Math.max(0, x.get("cpuNanos") - x.get("writerCpuNanos"))), TWO)); // the process's time counts in clock ticks
+                : cores(x, x.get("cpuNanos") - x.get("writerCpuNanos")), TWO));
         r.add(new Row("JIT compiling in the phase, ms", x -> v(x, "jitMillis"), INT));
         r.add(new Row("WAL, MiB", x -> v(x, "walBytes"), MIB));
         r.add(new Row("WAL bytes per put", x -> perPut(x, "walBytes"), ONE));
@@ -289,8 +289,8 @@ final class CompareReport {
                 settings.threads(), CompareSettings.MIN_VALUE_BYTES, CompareSettings.MAX_VALUE_BYTES));
         sb.append(String.format("- Each phase: a fresh store, %d s measured. Each child JVM first warms up, unreported: every write phase "
                 + "for %d s on a fresh store, in rounds until the JIT compiler worked at most %d%% of a round, at most %d rounds. CPU rows: CPU time over the measured interval from the JVM — every thread of the process (a JNI peer's native threads "
-                + "included, in OS clock ticks without time a hypervisor stole), the client threads alone (in nanoseconds, with it), and the rest "
-                + "(checkpoints, WAL, compaction, JIT, GC: their difference, so on a VM understated by any steal); JIT compiling: the compiler's "
+                + "included; read just before the client threads start), the client threads alone, and the rest "
+                + "(checkpoints, WAL, compaction, JIT, GC); JIT compiling: the compiler's "
                 + "time in the interval. Phases: %s.%n", settings.seconds(), settings.warmupSeconds(), CompareChild.SETTLED_JIT_PERCENT,
                 CompareChild.WARMUP_ROUNDS, String.join("; ", phases.stream().map(this::phaseTitle).toList())));
         sb.append(String.format("- Random phases draw ids uniformly from [0, %,d); unique-key phases write consecutive, never repeated ids "

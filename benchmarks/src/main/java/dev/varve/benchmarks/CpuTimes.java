@@ -9,10 +9,8 @@ import java.lang.management.ThreadMXBean;
  * Where a phase's CPU went, read from the JVM at the edges of its measured interval: the whole process (every thread,
  * the native ones of a JNI peer such as RocksDB's compaction included), and how long the JIT compiler worked meanwhile.
  * On a machine of two cores these say why a second writer adds what it adds: whatever a system's background threads
- * and the compiler take, its writers cannot have. A figure the JVM cannot give is -1. The process's time comes from
- * the OS in clock ticks (10 ms on Linux) and leaves out what a hypervisor stole; a thread's comes in nanoseconds and
- * keeps it. On a VM the client threads can so seem to use more than the process: the rest, its difference, is then
- * understated (shown as 0 at worst).
+ * and the compiler take, its writers cannot have. A figure the JVM cannot give is -1. The process's time
+ * comes from the OS in clock ticks (10 ms on Linux), a thread's in nanoseconds.
  */
 record CpuTimes(long processNanos, long compileMillis) {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
