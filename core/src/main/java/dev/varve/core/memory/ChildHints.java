@@ -62,6 +62,16 @@ final class ChildHints {
     }
 
     /**
+     * The stamp of the frame child {@code index} of {@code parent} was last found in, when it holds {@code childId}
+     * loaded; -1 otherwise (no hint, or a stale one). Nothing is pinned: see {@link Frame#stampIfHolding}.
+     */
+    static long peek(Frame parent, int index, long childId) {
+        Frame[] hints = parent.childHints;
+        Frame c = hints != null && index < hints.length ? hints[index] : null;
+        return c == null ? -1 : c.stampIfHolding(childId);
+    }
+
+    /**
      * {@code guess} pinned when it holds page {@code id}, loaded; otherwise null, and {@code guess} (null: no guess) is
      * left as it was. Also how {@link PageAccess#acquireReadAgain} tries the frame a page was last found in.
      */

@@ -11,8 +11,9 @@ import java.nio.ByteBuffer;
  * A slot of page memory and the page it currently holds.
  *
  * <p>Who may change what: {@code pins} by anyone (atomic); {@code state} by the thread that claimed the frame
- * (CAS); {@code dirty}, {@code cpPending}, {@code cpCopy} by a writer holding the write latch, by the checkpointer
- * holding the read latch (writers excluded). They are volatile because eviction reads them without a latch.
+ * (CAS); {@code version} by eviction's claim; {@code dirty}, {@code cpPending}, {@code cpCopy} by a writer holding the
+ * write latch, by the checkpointer holding the read latch (writers excluded). They are volatile because eviction reads
+ * them without a latch.
  */
 public final class Frame extends Page {
     static final int FREE = 0;
@@ -23,6 +24,7 @@ public final class Frame extends Page {
     private static final VarHandle PINS;
     private static final VarHandle STATE;
     private static final VarHandle CHILD_HINTS;
+    private static final VarHandle VERSION;
 
     static {
         try {
@@ -30,6 +32,7 @@ public final class Frame extends Page {
             PINS = l.findVarHandle(Frame.class, "pins", int.class);
             STATE = l.findVarHandle(Frame.class, "state", int.class);
             CHILD_HINTS = l.findVarHandle(Frame.class, "childHints", Frame[].class);
+            VERSION = l.findVarHandle(Frame.class, "version", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -41,6 +44,14 @@ public final class Frame extends Page {
     private volatile int pins;
     @SuppressWarnings("unused") // through STATE
     private volatile int state = FREE;
+    /**
+     * Moves on each time eviction claims the frame, before anything else is read into it: an optimistic reader
+     * ({@link #stampIfHolding}) that finds it unchanged after reading knows the page it read was this frame's page
+     * throughout (a seqlock whose writer is eviction: the pages themselves change only under a latch, or under a
+     * partition lock that such readers hold).
+     */
+    @SuppressWarnings("unused") // through VERSION
+    private volatile int version;
     /** Second-chance bit of the clock; racy by design (a lost update only costs one more round). */
     boolean referenced;
     /** Changed since the last checkpoint collected this page. */
@@ -123,6 +134,29 @@ public final class Frame extends Page {
      */
     boolean holdsReady(long id) {
         return (int) STATE.getVolatile(this) == READY && pageId == id;
+    }
+
+    /**
+     * An optimistic read's stamp of this frame for page {@code id}, which the caller reads without a pin: its slot and
+     * version, or -1 when it does not hold the page loaded. The version is read first, so an eviction that claims the
+     * frame after it is seen by {@link #validate}. Sets the clock's bit as a pin would.
+     */
+    long stampIfHolding(long id) {
+        int v = (int) VERSION.getAcquire(this);
+        if ((int) STATE.getAcquire(this) != READY || pageId != id) return -1;
+        if (!referenced) referenced = true;
+        return (long) slot << 32 | (v & 0xFFFF_FFFFL);
+    }
+
+    /** Whether the frame kept its page since {@code stamp} was taken: what the caller read meanwhile was that page. */
+    boolean validate(long stamp) {
+        VarHandle.acquireFence(); // the reads of the page come before the version's, as in StampedLock.validate
+        return (int) VERSION.getVolatile(this) == (int) stamp;
+    }
+
+    /** Eviction claimed the frame: every stamp taken before is void. Called before the frame takes another page. */
+    void claimed() {
+        VERSION.getAndAdd(this, 1);
     }
 
     /** Replaces the child hints array {@code expected} (null: none) by {@code next}; false when someone else did first. */

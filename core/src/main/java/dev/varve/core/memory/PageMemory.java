@@ -153,10 +153,15 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     /**
      * This memory for code that holds a lock excluding every writer of the pages it reads — a partition's B+tree
      * under its partition lock: reads only pin (no latch: nobody can change the page meanwhile, and the
-     * checkpointer and snapshot views only read), writes latch as usual.
+     * checkpointer and snapshot views only read), or read optimistically, writes latch as usual.
      */
     public PageAccess underWriterExclusion() {
         return unlatchedReads;
+    }
+
+    /** The frame in slot {@code slot}: what an optimistic read's stamp names. */
+    Frame frame(int slot) {
+        return frames[slot];
     }
 
     @Override

@@ -86,6 +86,7 @@ final class PageTable {
         synchronized (s) {
             if (f.pageId != id || f.held() || get(s, id) != f) return false;
             if (!f.casState(Frame.READY, Frame.LOADING)) return false;
+            f.claimed(); // before the frame can take another page, even if the pins below give it back
             // the pins are read after the state moved on: a reader pinning past this table (ChildHints) reads the state
             // after its pin, so either this sees its pin, or it sees LOADING and lets go
             if (f.pins() != 0) {

@@ -5,7 +5,8 @@ import dev.varve.core.page.PageAccess;
 
 /**
  * {@link PageMemory#underWriterExclusion()}: page memory for code that holds a lock excluding every writer of the pages
- * it reads, whose reads only pin (no latch); writes latch as usual.
+ * it reads, whose reads only pin (no latch), or not even that: an optimistic read ({@link #peekChild}) checks the
+ * frame's version afterwards instead; writes latch as usual.
  */
 final class UnlatchedReads implements PageAccess {
     private final PageMemory memory;
@@ -32,6 +33,27 @@ final class UnlatchedReads implements PageAccess {
     @Override
     public Page acquireReadAgain(Page last, long pageId) {
         return memory.acquireAgain(last, pageId);
+    }
+
+    /** Writers are excluded, so only eviction can take a page from under a reader: the frame's version tells. */
+    @Override
+    public long peekChild(Page parent, int index, long childId) {
+        return memory.closed ? -1 : ChildHints.peek((Frame) parent, index, childId);
+    }
+
+    @Override
+    public long peekAgain(Page last, long pageId) {
+        return memory.closed || !(last instanceof Frame) ? -1 : ((Frame) last).stampIfHolding(pageId);
+    }
+
+    @Override
+    public Page stamped(long stamp) {
+        return memory.frame((int) (stamp >>> 32));
+    }
+
+    @Override
+    public boolean validate(long stamp) {
+        return memory.frame((int) (stamp >>> 32)).validate(stamp);
     }
 
     @Override

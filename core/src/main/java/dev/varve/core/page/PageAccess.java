@@ -33,6 +33,33 @@ public interface PageAccess {
         return acquireRead(pageId);
     }
 
+    /**
+     * Starts an optimistic read of child {@code childId} of {@code parent} (found as {@link #acquireReadChild} finds
+     * it), for a caller that reads pages no writer can change meanwhile and wants no pin: a stamp naming the page, or
+     * -1 when the source cannot tell where the page is without acquiring it (the caller acquires it then). The page is
+     * {@link #stamped}; what the caller reads from it is the page's only if {@link #validate} says so afterwards, and
+     * may be anything before (reads must stay inside the page and may throw). Sources that do not read this way
+     * return -1.
+     */
+    default long peekChild(Page parent, int index, long childId) {
+        return -1;
+    }
+
+    /** {@link #peekChild} of {@code pageId} in {@code last}, the page a previous acquire of it returned, as {@link #acquireReadAgain} tries it. */
+    default long peekAgain(Page last, long pageId) {
+        return -1;
+    }
+
+    /** The page a stamp of {@link #peekChild} or {@link #peekAgain} names, not pinned. */
+    default Page stamped(long stamp) {
+        throw new IllegalArgumentException("not a stamp of this source: " + stamp);
+    }
+
+    /** Whether the page {@code stamp} names held its page from the stamp until now: what was read from it stands. */
+    default boolean validate(long stamp) {
+        return false;
+    }
+
     /** Releases a page taken by {@link #acquireRead}, {@link #acquireReadChild} or {@link #acquireReadAgain}. */
     void releaseRead(Page page);
 

@@ -116,6 +116,26 @@ public final class BPlusTree {
         Page parent = top.meta(); // the root is child 0 of the meta page
         int index = 0;
         for (int level = 0; ; level++) {
+            long stamp = level < height - 1 ? pages.peekChild(parent, index, id) : -1;
+            if (stamp >= 0) { // an inner page read without a pin: a pin and an unpin write a line every reader shares
+                Page page = pages.stamped(stamp);
+                int childIndex = -1;
+                long child = 0;
+                try {
+                    if (page.type() == PageHeader.TYPE_INNER) {
+                        childIndex = InnerPage.childIndex(page, key);
+                        child = InnerPage.child(page, childIndex);
+                    }
+                } catch (RuntimeException | AssertionError e) {
+                    childIndex = -1; // the frame took another page under the read, or the page is bad: the read below tells
+                }
+                if (childIndex >= 0 && pages.validate(stamp)) {
+                    index = childIndex;
+                    id = child;
+                    parent = page;
+                    continue;
+                }
+            }
             Page page = pages.acquireReadChild(parent, index, id);
             try {
                 int type = page.type();

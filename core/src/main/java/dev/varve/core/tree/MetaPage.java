@@ -137,6 +137,13 @@ final class MetaPage {
         }
 
         Top read(PageAccess pages) {
+            Page last = lastMeta;
+            long stamp = last == null ? -1 : pages.peekAgain(last, metaId);
+            if (stamp >= 0) { // without a pin where the source allows: every operation on the tree reads this page
+                long root = root(last);
+                int height = height(last);
+                if (height >= 1 && pages.validate(stamp)) return new Top(root, height, last);
+            }
             Top top = top(pages, metaId, lastMeta);
             if (top.meta() != lastMeta) lastMeta = top.meta();
             return top;

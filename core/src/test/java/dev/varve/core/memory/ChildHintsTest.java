@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link ChildHints}: a descent reaches a child through its parent frame's hint, never through a hint whose frame no
- * longer holds the child, and eviction never takes a frame a reader pinned through a hint.
+ * longer holds the child, and eviction never takes a frame a reader pinned through a hint; a read through a hint
+ * without a pin stands only while eviction has not claimed the frame since.
  */
 @Timeout(120)
 class ChildHintsTest {
@@ -163,6 +164,110 @@ class ChildHintsTest {
         Frame[] hints = ((Frame) meta).childHints;
         assertNotNull(hints, "the meta page's frame remembers where the root was found");
         assertEquals(rootId, hints[0].pageId());
+    }
+
+    @Test
+    void anOptimisticReadThroughAHintStandsUntilEvictionClaimsTheFrame() {
+        open();
+        writePages(2);
+        Page parent = loaded(0);
+        Page child = memory.acquireReadChild(parent, 5, id(1));
+        memory.releaseRead(child);
+        PageAccess unlatched = memory.underWriterExclusion();
+        long stamp = unlatched.peekChild(parent, 5, id(1));
+        assertTrue(stamp >= 0, "the hint names a frame holding the child");
+        assertSame(child, unlatched.stamped(stamp));
+        assertHolds(unlatched.stamped(stamp), 1);
+        assertTrue(unlatched.validate(stamp), "nothing happened to the frame");
+        assertEquals(0, ((Frame) child).pins(), "an optimistic read pins nothing");
+        assertEquals(-1, unlatched.peekChild(parent, 6, id(1)), "no hint at index 6");
+        assertEquals(-1, unlatched.peekChild(parent, 5, id(0)), "the hinted frame holds another page");
+        assertEquals(-1, memory.peekChild(parent, 5, id(1)), "latched reads never go without a pin");
+
+        // a claim that the reader's pin turns back still voids the stamps taken before it
+        Page held = memory.acquireReadChild(parent, 5, id(1));
+        assertFalse(memory.table.claimForEviction(id(1), (Frame) held));
+        assertFalse(unlatched.validate(stamp), "a stamp taken before a claim stands although the frame could have been reused");
+        memory.releaseRead(held);
+        long again = unlatched.peekChild(parent, 5, id(1));
+        assertTrue(again >= 0 && unlatched.validate(again), "the frame went back to its page: a new stamp stands");
+
+        assertTrue(memory.table.claimForEviction(id(1), (Frame) child));
+        assertFalse(unlatched.validate(again), "the frame was claimed for another page after the stamp");
+        assertEquals(-1, unlatched.peekChild(parent, 5, id(1)), "a claimed frame gives no stamp");
+    }
+
+    @Test
+    void aPageReadAgainOptimisticallyStandsOnlyWhileItsLastFrameHoldsIt() {
+        open();
+        writePages(2);
+        Page first = loaded(1);
+        PageAccess unlatched = memory.underWriterExclusion();
+        long stamp = unlatched.peekAgain(first, id(1));
+        assertTrue(stamp >= 0);
+        assertSame(first, unlatched.stamped(stamp));
+        assertEquals(-1, unlatched.peekAgain(first, id(0)), "the frame holds another page");
+        assertEquals(-1, unlatched.peekAgain(null, id(1)), "no frame from before");
+        assertTrue(memory.table.claimForEviction(id(1), (Frame) first));
+        assertFalse(unlatched.validate(stamp));
+        assertEquals(-1, unlatched.peekAgain(first, id(1)));
+    }
+
+    /**
+     * The frame a get is reading its root from without a pin is taken by eviction and filled with another inner page
+     * of the tree between the stamp and the read: the get sees the stamp fail and reads the root again, so it finds
+     * the value (trusting what it read would send it down the other page's children).
+     */
+    @Test
+    void aGetWhoseInnerPageIsTakenDuringAnOptimisticReadReadsItAgain() {
+        open();
+        PageMemoryTreeRandomizedTest.Flushing writes = new PageMemoryTreeRandomizedTest.Flushing(memory, store, FRAMES / 4);
+        BPlusTree.format(writes, FILE);
+        BPlusTree tree = new BPlusTree(writes, FILE);
+        for (int k = 0; k < 5_000; k++) tree.put(key(k), value(k));
+        writes.flush(); // clean pages: eviction may claim them
+        assertTrue(tree.height() >= 3, "an inner page under the root: height " + tree.height());
+        Page meta = memory.acquireRead(PageId.of(FILE, 0));
+        long rootId = meta.getLong(40); // MetaPage.ROOT_OFFSET
+        memory.releaseRead(meta);
+        byte[] otherInner = null;
+        for (int i = 1; otherInner == null; i++) {
+            Page p = memory.acquireRead(id(i));
+            if (p.type() == PageHeader.TYPE_INNER && p.pageId() != rootId) otherInner = p.getBytes(0, PAGE);
+            memory.releaseRead(p);
+        }
+        byte[] replacement = otherInner;
+
+        PageAccess unlatched = memory.underWriterExclusion();
+        boolean[] taken = {false};
+        PageAccess evictingOnce = new PageAccess() {
+            @Override public int pageSize() { return PAGE; }
+            @Override public Page acquireRead(long pageId) { return unlatched.acquireRead(pageId); }
+            @Override public Page acquireReadChild(Page parent, int index, long childId) { return unlatched.acquireReadChild(parent, index, childId); }
+            @Override public Page acquireReadAgain(Page last, long pageId) { return unlatched.acquireReadAgain(last, pageId); }
+            @Override public long peekChild(Page parent, int index, long childId) { return unlatched.peekChild(parent, index, childId); }
+            @Override public long peekAgain(Page last, long pageId) { return unlatched.peekAgain(last, pageId); }
+            @Override public boolean validate(long stamp) { return unlatched.validate(stamp); }
+            @Override public void releaseRead(Page page) { unlatched.releaseRead(page); }
+            @Override public Page acquireWrite(long pageId) { throw new UnsupportedOperationException(); }
+            @Override public Page acquireNew(long pageId) { throw new UnsupportedOperationException(); }
+            @Override public void releaseWrite(Page page) { throw new UnsupportedOperationException(); }
+
+            @Override
+            public Page stamped(long stamp) {
+                Frame f = (Frame) unlatched.stamped(stamp);
+                if (!taken[0] && f.pageId() == rootId) { // what a load into a frame eviction took looks like to the reader
+                    assertTrue(memory.table.claimForEviction(rootId, f));
+                    f.putBytes(0, replacement, 0, PAGE);
+                    taken[0] = true;
+                }
+                return f;
+            }
+        };
+        BPlusTree reader = new BPlusTree(evictingOnce, FILE);
+        assertArrayEquals(value(1), reader.get(key(1)), "the first get leaves the hints the next one reads through");
+        for (int k = 0; k < 5_000; k += 7) assertArrayEquals(value(k), reader.get(key(k)), "key " + k);
+        assertTrue(taken[0], "the root was read without a pin and taken under the read");
     }
 
     @Test
