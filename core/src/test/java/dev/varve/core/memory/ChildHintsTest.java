@@ -82,6 +82,13 @@ class ChildHintsTest {
         return p;
     }
 
+    /** Page 1 read as child {@code index} of {@code parent} and released: the parent's frame now hints where it is. */
+    private Page hintedChild(Page parent, int index) {
+        Page child = memory.acquireReadChild(parent, index, id(1));
+        memory.releaseRead(child);
+        return child;
+    }
+
     private static void assertHolds(Page p, int index) {
         assertEquals(id(index), p.pageId());
         assertEquals(index, p.getInt(PAGE - 4));
@@ -149,10 +156,7 @@ class ChildHintsTest {
     @Test
     void aTreeFindsItsRootAsChildZeroOfItsMetaPage() {
         open();
-        PageMemoryTreeRandomizedTest.Flushing writes = new PageMemoryTreeRandomizedTest.Flushing(memory, store, FRAMES / 4);
-        BPlusTree.format(writes, FILE);
-        BPlusTree tree = new BPlusTree(writes, FILE);
-        for (int k = 0; k < 2_000; k++) tree.put(key(k), value(k));
+        BPlusTree tree = treeOf(2_000);
         assertTrue(tree.height() > 1);
         Page meta = memory.acquireRead(PageId.of(FILE, 0));
         long rootId = meta.getLong(40); // MetaPage.ROOT_OFFSET
@@ -171,8 +175,7 @@ class ChildHintsTest {
         open();
         writePages(2);
         Page parent = loaded(0);
-        Page child = memory.acquireReadChild(parent, 5, id(1));
-        memory.releaseRead(child);
+        Page child = hintedChild(parent, 5);
         PageAccess unlatched = memory.underWriterExclusion();
         long stamp = unlatched.peekChild(parent, 5, id(1));
         assertTrue(stamp >= 0, "the hint names a frame holding the child");
@@ -221,11 +224,7 @@ class ChildHintsTest {
     @Test
     void aGetWhoseInnerPageIsTakenDuringAnOptimisticReadReadsItAgain() {
         open();
-        PageMemoryTreeRandomizedTest.Flushing writes = new PageMemoryTreeRandomizedTest.Flushing(memory, store, FRAMES / 4);
-        BPlusTree.format(writes, FILE);
-        BPlusTree tree = new BPlusTree(writes, FILE);
-        for (int k = 0; k < 5_000; k++) tree.put(key(k), value(k));
-        writes.flush(); // clean pages: eviction may claim them
+        BPlusTree tree = treeOf(5_000); // clean pages: eviction may claim them
         assertTrue(tree.height() >= 3, "an inner page under the root: height " + tree.height());
         Page meta = memory.acquireRead(PageId.of(FILE, 0));
         long rootId = meta.getLong(40); // MetaPage.ROOT_OFFSET
@@ -275,8 +274,7 @@ class ChildHintsTest {
         open();
         writePages(2);
         Page parent = loaded(0);
-        Page child = memory.acquireReadChild(parent, 0, id(1));
-        memory.releaseRead(child);
+        Page child = hintedChild(parent, 0);
         Page held = memory.acquireReadChild(parent, 0, id(1)); // pinned past the table
         assertSame(child, held);
         assertFalse(memory.table.claimForEviction(id(1), (Frame) held), "eviction took a frame a reader holds");
@@ -317,11 +315,7 @@ class ChildHintsTest {
     void readersFollowingHintsWhileTheirPagesAreEvictedReadEveryValueRight() throws Exception {
         open();
         int keys = 25_000;
-        PageMemoryTreeRandomizedTest.Flushing writes = new PageMemoryTreeRandomizedTest.Flushing(memory, store, FRAMES / 4);
-        BPlusTree.format(writes, FILE);
-        BPlusTree tree = new BPlusTree(writes, FILE);
-        for (int k = 0; k < keys; k++) tree.put(key(k), value(k));
-        writes.flush();
+        BPlusTree tree = treeOf(keys);
         assertTrue(tree.pageCount() > 2 * FRAMES, "the tree must not fit the region: " + tree.pageCount() + " pages");
 
         long evictedBefore = memory.pagesEvicted();
@@ -346,6 +340,16 @@ class ChildHintsTest {
             threads.shutdownNow();
         }
         assertTrue(memory.pagesEvicted() - evictedBefore > 10_000, "pages evicted while reading: " + (memory.pagesEvicted() - evictedBefore));
+    }
+
+    /** A tree of keys 0..keys-1 in {@link #FILE}, every page written to its file (clean, so eviction may take it). */
+    private BPlusTree treeOf(int keys) {
+        PageMemoryTreeRandomizedTest.Flushing writes = new PageMemoryTreeRandomizedTest.Flushing(memory, store, FRAMES / 4);
+        BPlusTree.format(writes, FILE);
+        BPlusTree tree = new BPlusTree(writes, FILE);
+        for (int k = 0; k < keys; k++) tree.put(key(k), value(k));
+        writes.flush();
+        return tree;
     }
 
     private static byte[] key(int k) {
