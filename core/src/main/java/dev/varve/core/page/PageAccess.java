@@ -37,9 +37,9 @@ public interface PageAccess {
      * Starts an optimistic read of child {@code childId} of {@code parent} (found as {@link #acquireReadChild} finds
      * it), for a caller that reads pages no writer can change meanwhile and wants no pin: a stamp naming the page, or
      * -1 when the source cannot tell where the page is without acquiring it (the caller acquires it then). The page is
-     * {@link #stamped}; what the caller reads from it is the page's only if {@link #validate} says so afterwards, and
-     * may be anything before (reads must stay inside the page and may throw). Sources that do not read this way
-     * return -1.
+     * {@link #stamped}; what the caller reads from it is the page's only if {@link #validate} says so afterwards:
+     * before that it may be another page's bytes, so the caller's reads may throw or find nonsense, which it drops
+     * (it reads the page acquired then). Sources that do not read this way return -1.
      */
     default long peekChild(Page parent, int index, long childId) {
         return -1;
