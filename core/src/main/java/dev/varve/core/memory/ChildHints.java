@@ -79,7 +79,7 @@ final class ChildHints {
         if (guess == null) return null;
         guess.pin();
         if (guess.holdsReady(id)) {
-            if (!guess.referenced) guess.referenced = true; // the clock's bit, without dirtying a shared line each time
+            guess.reference();
             return guess;
         }
         guess.unpin();

@@ -143,9 +143,17 @@ public final class Frame extends Page {
      */
     long stampIfHolding(long id) {
         int v = (int) VERSION.getAcquire(this);
-        if ((int) STATE.getAcquire(this) != READY || pageId != id) return -1;
-        if (!referenced) referenced = true;
+        if (!holdsReady(id)) return -1;
+        reference();
         return (long) slot << 32 | (v & 0xFFFF_FFFFL);
+    }
+
+    /**
+     * Sets the clock's second-chance bit of a page just found here, writing it only when it is clear: a hot page's
+     * line then stays shared between the cores reading it.
+     */
+    void reference() {
+        if (!referenced) referenced = true;
     }
 
     /** Whether the frame kept its page since {@code stamp} was taken: what the caller read meanwhile was that page. */

@@ -277,7 +277,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             Frame f = table.getAndPin(pageId);
             if (f == null) f = replacer.bringIn(pageId, fresh);
             if (awaitReady(f)) {
-                if (!f.referenced) f.referenced = true; // a hot page's line stays shared between the cores reading it
+                f.reference();
                 return f;
             }
             f.unpin(); // its load failed: try again, which reports the failure to this caller too
