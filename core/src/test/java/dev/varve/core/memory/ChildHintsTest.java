@@ -9,25 +9,20 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
-import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.BPlusTree;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link ChildHints}: a descent reaches a child through its parent frame's hint, never through a hint whose frame no
@@ -35,26 +30,11 @@ import org.junit.jupiter.api.io.TempDir;
  * without a pin stands only while eviction has not claimed the frame since.
  */
 @Timeout(120)
-class ChildHintsTest {
-    private static final int PAGE = 1024;
-    private static final int FRAMES = 1280;
+class ChildHintsTest extends PageMemoryFixture {
     private static final int FILE = PageId.fileId(3, 1);
 
-    @TempDir
-    Path dir;
-
-    private PageStore store;
-    private PageMemory memory;
-
-    private void open() {
-        store = new PageStore(FileIOFactory.standard(), dir.resolve("pages"), PAGE);
-        memory = new PageMemory(store, (long) FRAMES * PAGE, 64L * PAGE);
-    }
-
-    @AfterEach
-    void close() {
-        if (memory != null) memory.close();
-        if (store != null) store.close();
+    ChildHintsTest() {
+        super(64);
     }
 
     private static long id(int index) {

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.core.io.CorruptionException;
-import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
@@ -24,37 +23,19 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Pin, latch, evict, no-steal, copy-on-write and checksum basics of {@link PageMemory} over a real {@link PageStore},
  * and its {@link PageCopier}: copies of what memory reads, without loading pages, never of a damaged page.
  */
 @Timeout(180)
-class PageMemoryTest {
-    private static final int PAGE = 1024;
-    /** The smallest region page memory accepts (4 x 320 slack frames). */
-    private static final int FRAMES = 1280;
+class PageMemoryTest extends PageMemoryFixture {
     private static final int FILE = PageId.fileId(2, 5);
 
-    @TempDir
-    Path dir;
-
-    private PageStore store;
-    private PageMemory memory;
-
-    private void open() {
-        store = new PageStore(FileIOFactory.standard(), dir.resolve("pages"), PAGE);
-        memory = new PageMemory(store, (long) FRAMES * PAGE, 16L * PAGE);
-    }
-
-    @AfterEach
-    void close() {
-        if (memory != null) memory.close();
-        if (store != null) store.close();
+    PageMemoryTest() {
+        super(16);
     }
 
     private static long id(int index) {
