@@ -10,8 +10,6 @@ import dev.varve.engine.Cursor;
 import dev.varve.engine.Varve;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -62,7 +60,7 @@ public class HotPathBenchmark {
     @Param("LOG_ONLY")
     public WalSyncMode walSyncMode;
 
-    private Path dir;
+    private PreloadedStore preloaded;
     private Varve store;
 
     /** Per-thread randomness and value buffer. */
@@ -79,20 +77,15 @@ public class HotPathBenchmark {
 
     @Setup(Level.Trial)
     public void openAndPreload() throws IOException {
-        dir = Files.createTempDirectory("varve-hotpath-");
-        store = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(1L << 30).recoveryMode(recoveryMode).recoveryCompression(compression)
-                .walSyncMode(walSyncMode).retention(RankTreePolicy.levels(Retention.keepLast(1000))).build()); // steady state for snapshotNow
-        Preload.keys(store, TABLE, keys, valueBytes, 0);
-        store.checkpoint().join();
+        preloaded = PreloadedStore.open("varve-hotpath-", VarveConfig.builder().dataRegionSize(1L << 30).recoveryMode(recoveryMode)
+                .recoveryCompression(compression).walSyncMode(walSyncMode)
+                .retention(RankTreePolicy.levels(Retention.keepLast(1000))), TABLE, keys, valueBytes); // steady state for snapshotNow
+        store = preloaded.store();
     }
 
     @TearDown(Level.Trial)
     public void close() throws IOException {
-        try {
-            store.close();
-        } finally {
-            StoreDirs.delete(dir);
-        }
+        preloaded.close();
     }
 
     /** 100 entries in key order from a random key (merged over the table's partitions). */

@@ -4,11 +4,8 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.Table;
-import dev.varve.engine.Varve;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -53,8 +50,7 @@ public class PutGetBenchmark {
     @Param("LOG_ONLY")
     public WalSyncMode walSyncMode;
 
-    private Path dir;
-    private Varve store;
+    private PreloadedStore preloaded;
     private Table table;
 
     /** Per-thread randomness and value buffer. */
@@ -70,21 +66,14 @@ public class PutGetBenchmark {
 
     @Setup(Level.Trial)
     public void openAndPreload() throws IOException {
-        dir = Files.createTempDirectory("varve-putget-");
-        store = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(REGION_BYTES).recoveryMode(recoveryMode)
-                .walSyncMode(walSyncMode).build());
-        table = store.table(TABLE);
-        Preload.keys(store, TABLE, keys, VALUE_BYTES, 0);
-        store.checkpoint().join();
+        preloaded = PreloadedStore.open("varve-putget-", VarveConfig.builder().dataRegionSize(REGION_BYTES).recoveryMode(recoveryMode)
+                .walSyncMode(walSyncMode), TABLE, keys, VALUE_BYTES);
+        table = preloaded.store().table(TABLE);
     }
 
     @TearDown(Level.Trial)
     public void close() throws IOException {
-        try {
-            store.close();
-        } finally {
-            StoreDirs.delete(dir);
-        }
+        preloaded.close();
     }
 
     @Benchmark
