@@ -59,7 +59,7 @@ class DashboardBrowserTest {
             Thread writer = new Thread(() -> writeUntilStopped(store, paused, stop, writerFailure), "writer");
             writer.start();
             HttpProbe api = new HttpProbe(server.address());
-            WebDriver browser = chromium();
+            WebDriver browser = chromium(dir.resolve("chromium-profile"));
             try {
                 browser.get("http://127.0.0.1:" + server.address().getPort() + "/?interval=300");
                 WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60), Duration.ofMillis(200));
@@ -180,10 +180,13 @@ class DashboardBrowserTest {
         return ((Number) o).longValue();
     }
 
-    /** Debian's chromium and chromedriver, headless; nothing downloaded, no network beyond loopback. */
-    static WebDriver chromium() throws Exception {
+    /**
+     * Debian's chromium and chromedriver, headless, with its profile in {@code profile} (inside the test's temporary
+     * directory, so it goes with it); nothing downloaded, no network beyond loopback.
+     */
+    static WebDriver chromium(Path profile) throws Exception {
         assertTrue(Files.isExecutable(Path.of("/usr/bin/chromedriver")), "apt-get install chromium chromium-driver");
-        Path profile = Files.createTempDirectory("varve-chromium");
+        Files.createDirectories(profile);
         ChromeOptions options = new ChromeOptions();
         options.setBinary("/usr/bin/chromium");
         options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
