@@ -85,7 +85,9 @@ final class CompareWriter extends Thread {
                 for (int i = 0; i < perCall; i++) {
                     long id = phase.load == ComparePhase.Load.UNIQUE ? nextUnique++ : rnd.nextLong(s.keys());
                     ids[i] = id;
-                    values[i] = pool[(int) (id * 0x9E3779B97F4A7C15L >>> 52) & (CompareChild.VALUE_POOL - 1)];
+                    // a value drawn per put, not per id: an overwrite changes the value and, mostly, its length, as an
+                    // application's would (a fixed value per id made every overwrite rewrite the same bytes in place)
+                    values[i] = pool[rnd.nextInt(CompareChild.VALUE_POOL)];
                     valueBytes += values[i].length;
                 }
                 if (phase.batch) target.putBatch(ids, values, perCall);
