@@ -25,7 +25,8 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Random puts (overwrites) and random gets of 100-byte values over {@link #keys} 8-byte keys, with 1 and 2 threads.
+ * Random puts (overwrites, each with one of {@link #VALUE_POOL} text-like values) and random gets of 100-byte values
+ * over {@link #keys} 8-byte keys, with 1 and 2 threads.
  * The trial setup preloads every key and checkpoints, so the data is resident in a data region sized to hold it
  * ({@link #REGION_BYTES}, off-heap; the heap holds no data) and measurement starts from a clean region.
  */
@@ -37,6 +38,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class PutGetBenchmark {
     static final int VALUE_BYTES = 100;
+    /** Values a client's puts draw from. */
+    static final int VALUE_POOL = 1024;
     /** 1M entries of 8 + 100 bytes take about 170 MiB of B+tree pages; room to spare for splits and the checkpoint. */
     static final long REGION_BYTES = 512L << 20;
     static final String TABLE = "kv";
@@ -53,11 +56,12 @@ public class PutGetBenchmark {
     private PreloadedStore preloaded;
     private Table table;
 
-    /** Per-thread randomness and value buffer. */
+    /** Per-thread randomness and the values its puts draw from. */
     @State(Scope.Thread)
     public static class Client {
         final SplittableRandom random = new SplittableRandom(Thread.currentThread().getId());
-        final byte[] value = new byte[VALUE_BYTES];
+        /** Text-like values, as {@code --compare} puts: a page of them compresses as real records do, not as zeros. */
+        final byte[][] values = Values.textPool(VALUE_POOL, VALUE_BYTES, VALUE_BYTES, Thread.currentThread().getId());
 
         long nextId(int bound) {
             return random.nextInt(bound);
@@ -102,8 +106,7 @@ public class PutGetBenchmark {
 
     private void doPut(Client c) {
         long id = c.nextId(keys);
-        c.value[0] = (byte) id; // a different value each time; the rest stays
-        table.put(Keys.of(id), c.value);
+        table.put(Keys.of(id), c.values[c.random.nextInt(VALUE_POOL)]); // an overwrite changes the value
     }
 
     private byte[] doGet(Client c) {
