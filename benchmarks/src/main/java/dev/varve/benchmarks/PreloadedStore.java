@@ -33,10 +33,11 @@ final class PreloadedStore implements AutoCloseable {
             store.checkpoint().join();
             return new PreloadedStore(dir, store);
         } catch (RuntimeException | Error e) {
-            try {
+            try { // the store closed first, then its directory; a failure here rides on the one being thrown
                 if (store != null) store.close();
-            } finally {
                 StoreDirs.delete(dir);
+            } catch (IOException | RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
             }
             throw e;
         }
