@@ -71,7 +71,7 @@ final class SnapshotCostJob {
      * tell) and the load average at the end say how much of a core the writer had: on a shared machine, not all of it.
      */
     record Row(Setup setup, long batches, long nanos, long declarations, long archiveBytesWritten, long walBytes, long throttledNanos,
-               long writerCpuNanos, String loadAverage, Reads reads) {
+               long writerCpuNanos, long jitMillis, String loadAverage, Reads reads) {
         double batchesPerSecond() {
             return batches / (nanos / 1e9);
         }
@@ -106,9 +106,7 @@ final class SnapshotCostJob {
                 SnapshotCostLoad.VALUE_BYTES, SnapshotCostLoad.BATCH, scale.regionBytes() >> 20, scale.warmupMillis(), scale.measureMillis());
         out.println("snapshot cost: snapshot cadence x walSyncMode x capture, each row on a fresh store; " + load);
         out.println("machine: " + machine.oneLine());
-        // the first row would otherwise run on a cold JVM: its 'none' baseline would carry the JIT's work and flatter every ratio against it
-        out.println("JVM warm-up: one untimed row (after every batch, LOG_ONLY, diff)");
-        measure(new Setup(SnapshotCadence.EVERY_BATCH, WalSyncMode.LOG_ONLY, Capture.DIFF));
+        warmUp();
         List<Row> rows = new ArrayList<>();
         for (WalSyncMode sync : SYNC_MODES) {
             for (Capture capture : Capture.values()) {
@@ -124,6 +122,32 @@ final class SnapshotCostJob {
         Path file = write(machine, load, table, notes, (System.nanoTime() - t0) / 60e9);
         out.printf("%nreport: %s%n", file);
         return file;
+    }
+
+    /**
+     * Untimed rows of every code path the table measures, in rounds until the JIT compiler worked at most
+     * {@value CompareChild#SETTLED_JIT_PERCENT}% of a round (at most {@value CompareChild#WARMUP_ROUNDS} rounds; one when
+     * the JVM does not time its compiler). One row was not enough: in a probe of the after-every-batch row the compiler
+     * still took 38% of a core 3 to 9 s after the start, and the writer had 73% of its core against 86% once it settled
+     * — on two cores the JIT's work falls on some rows and not others, and on the 'none' baselines every ratio is taken
+     * against.
+     */
+    private void warmUp() throws IOException, DemoJob.MismatchException {
+        List<Setup> paths = new ArrayList<>();
+        for (WalSyncMode sync : SYNC_MODES) {
+            for (SnapshotCadence c : List.of(SnapshotCadence.NONE, SnapshotCadence.EVERY_BATCH, SnapshotCadence.EVERY_1_MS))
+                paths.add(new Setup(c, sync, Capture.DIFF));
+        }
+        paths.add(new Setup(SnapshotCadence.EVERY_BATCH, WalSyncMode.LOG_ONLY, Capture.WHOLE_PAGES));
+        for (int round = 1; round <= CompareChild.WARMUP_ROUNDS; round++) {
+            long t0 = System.nanoTime();
+            CpuTimes c0 = CpuTimes.now();
+            for (Setup s : paths) measure(s);
+            long jitMillis = CpuTimes.now().since(c0).compileMillis();
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            out.printf("JVM warm-up round %d: %d untimed rows in %.1f s, JIT compiling %,d ms%n", round, paths.size(), seconds, jitMillis);
+            if (jitMillis < 0 || jitMillis * 100 <= CompareChild.SETTLED_JIT_PERCENT * seconds * 1000) return;
+        }
     }
 
     private Row measure(Setup s) throws IOException, DemoJob.MismatchException {
@@ -142,13 +166,15 @@ final class SnapshotCostJob {
             long wal0 = m.walBytesWritten();
             long throttled0 = m.throttledNanos();
             long cpu0 = CpuTimes.currentThread(); // the writer is the thread that runs the job
+            CpuTimes jit0 = CpuTimes.now();
             load.markNextDeclaration();
             long nanos = runFor(load, scale.measureMillis());
             long cpu = cpu0 < 0 ? -1 : CpuTimes.currentThread() - cpu0;
+            long jitMillis = CpuTimes.now().since(jit0).compileMillis();
             String loadAverage = MachineInfo.currentLoadAverage().split(" ")[0];
             long declarations = load.declarations() - declarations0;
             row = new Row(s, load.batches() - batches0, nanos, declarations, archiveWritten(m) - archive0, m.walBytesWritten() - wal0,
-                    m.throttledNanos() - throttled0, cpu, loadAverage, s.cadence() == SnapshotCadence.NONE ? null : reads(store, load, declarations > 0));
+                    m.throttledNanos() - throttled0, cpu, jitMillis, loadAverage, s.cadence() == SnapshotCadence.NONE ? null : reads(store, load, declarations > 0));
         }
         StoreDirs.delete(dir);
         return row;
@@ -220,7 +246,7 @@ final class SnapshotCostJob {
     static String table(List<Row> rows) {
         TextTable t = new TextTable("cadence", List.of("sync", "capture", "batches/s", "puts/s", "vs none", "snapshots", "archive written",
                 "archive/changed", "WAL B/put", "throttled ms", "get current us p50/p99", "as-of recent us p50/p99", "as-of old us p50/p99", "old first pass p50/p99",
-                "open ms recent/old", "writer CPU", "load 1m"));
+                "open ms recent/old", "writer CPU", "JIT ms", "load 1m"));
         for (Row r : rows) {
             double none = noneBaseline(rows, r.setup().sync());
             Reads reads = r.reads();
@@ -235,7 +261,8 @@ final class SnapshotCostJob {
                     reads == null ? "-" : reads.current().cell(), views ? reads.recent().cell() : "-", views ? reads.old().cell() : "-",
                     views ? reads.old().firstCell() : "-",
                     views ? String.format("%.1f / %.1f", reads.recentOpenMillis(), reads.oldOpenMillis()) : "-",
-                    r.writerCpuNanos() < 0 ? "-" : String.format("%.0f%%", 100.0 * r.writerCpuNanos() / r.nanos()), r.loadAverage()));
+                    r.writerCpuNanos() < 0 ? "-" : String.format("%.0f%%", 100.0 * r.writerCpuNanos() / r.nanos()),
+                    r.jitMillis() < 0 ? "-" : String.format("%,d", r.jitMillis()), r.loadAverage()));
         }
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         t.print(new PrintStream(buf, true, StandardCharsets.UTF_8));
@@ -258,8 +285,9 @@ final class SnapshotCostJob {
                 "WAL B/put: walBytesWritten() growth over the interval per put, snapshot declarations included. Throttled: writer time "
                         + "spent throttled in the interval (checkpoint buffer, data region head-room, a full capture buffer).",
                 "Writer CPU: CPU time of the writer thread over the interval against its wall time (under FSYNC it waits for the disk); "
-                        + "load 1m: the one-minute load average when the interval ended. Where other processes took the cores, the "
-                        + "writer's figures fall with its CPU share: compare rows whose writer had a like share.",
+                        + "JIT ms: the JIT compiler's time in the interval (the job first runs untimed rows of every path until the "
+                        + "compiler settles); load 1m: the one-minute load average when the interval ended. Where other processes took the "
+                        + "cores, the writer's figures fall with its CPU share: compare rows whose writer had a like share.",
                 String.format("Gets: after the interval and a checkpoint, %,d random gets through the current table, then through asOf() of the latest "
                         + "snapshot (recent) and of the first declared in the interval (old), each in two passes over the same keys; "
                         + "microseconds per get timed one by one with System.nanoTime() (median / p99) in the second pass, every value "
@@ -273,8 +301,8 @@ final class SnapshotCostJob {
         StringBuilder sb = new StringBuilder("# Varve snapshot cost: throughput, archive and as-of reads vs snapshot cadence\n\n");
         sb.append("Generated by `java -jar benchmarks/target/varve-benchmarks.jar --snapshot-cost --seconds ")
                 .append(scale.measureMillis() / 1000).append("` on ").append(ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z")))
-                .append(String.format(Locale.ROOT, " in %.1f minutes; every row ran in that one invocation, on a fresh store, after one untimed "
-                        + "row that warmed the JVM up.%n%n", minutes));
+                .append(String.format(Locale.ROOT, " in %.1f minutes; every row ran in that one invocation, on a fresh store, after untimed rows "
+                        + "of every path, in rounds until the JIT compiler settled.%n%n", minutes));
         sb.append("- Machine: ").append(machine.oneLine()).append("; load average at the end ").append(MachineInfo.currentLoadAverage()).append(".\n");
         sb.append("- Load: ").append(load).append(".\n");
         sb.append("- On a shared or virtual machine absolute numbers move from run to run; read the ratios between rows.\n\n");
