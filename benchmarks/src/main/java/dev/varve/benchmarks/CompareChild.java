@@ -37,6 +37,14 @@ public final class CompareChild {
     /** The most warm-up rounds a child runs. */
     static final int WARMUP_ROUNDS = 4;
 
+    /**
+     * Whether a warm-up round of {@code elapsedNanos} in which the JIT compiler worked {@code jitMillis} leaves it
+     * settled: at most {@value #SETTLED_JIT_PERCENT}% of the round, or a JVM that does not time its compiler (-1).
+     */
+    static boolean jitSettled(long jitMillis, long elapsedNanos) {
+        return jitMillis < 0 || jitMillis * 1_000_000L * 100 <= SETTLED_JIT_PERCENT * elapsedNanos;
+    }
+
     private CompareChild() {
     }
 
@@ -176,7 +184,7 @@ public final class CompareChild {
                 if (description == null) description = r.description();
             }
             long jit = CpuTimes.now().since(c0).compileMillis();
-            if (jit < 0 || jit * 1_000_000L * 100 <= SETTLED_JIT_PERCENT * (System.nanoTime() - t0)) break;
+            if (jitSettled(jit, System.nanoTime() - t0)) break;
         }
         return description;
     }

@@ -144,9 +144,9 @@ final class SnapshotCostJob {
             CpuTimes c0 = CpuTimes.now();
             for (Setup s : paths) measure(s);
             long jitMillis = CpuTimes.now().since(c0).compileMillis();
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            out.printf("JVM warm-up round %d: %d untimed rows in %.1f s, JIT compiling %,d ms%n", round, paths.size(), seconds, jitMillis);
-            if (jitMillis < 0 || jitMillis * 100 <= CompareChild.SETTLED_JIT_PERCENT * seconds * 1000) return;
+            long elapsed = System.nanoTime() - t0;
+            out.printf("JVM warm-up round %d: %d untimed rows in %.1f s, JIT compiling %,d ms%n", round, paths.size(), elapsed / 1e9, jitMillis);
+            if (CompareChild.jitSettled(jitMillis, elapsed)) return;
         }
     }
 
