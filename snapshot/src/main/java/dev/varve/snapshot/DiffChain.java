@@ -44,6 +44,9 @@ final class DiffChain {
     private final int maskChunkBytes;
     private final CRC32C crc = new CRC32C();
     private final ArchivedPageCache rebuilt;
+    /** A view of the buffer {@link #putEntry} last took an image from, kept so its CRC needs no new buffer per entry. */
+    private ByteBuffer imageView;
+    private ByteBuffer imageViewOf;
 
     DiffChain(int pageSize) {
         this.pageSize = pageSize;
@@ -52,7 +55,7 @@ final class DiffChain {
     }
 
     /**
-     * Writes the entry of {@code pageId}'s pre-state (the page at [0, pageSize) of {@code image}) at {@code at} of
+     * Writes the entry of {@code pageId}'s pre-state (the page at {@code imageOffset} of {@code image}) at {@code at} of
      * {@code dst}: its fields, the first {@code n} of {@code ranges} and their bytes, and the rebuilt page's CRC; its
      * own CRC is set when its pack is sealed ({@link #sealEntry}). Returns its size. Caller holds the Pagelog's lock
      * (the CRC instance is shared).
@@ -65,12 +68,20 @@ final class DiffChain {
         int to = at + CURRENT.headerSize();
         for (int i = 0; i < n; i++, to += PagelogDescriptor.RANGE_ENTRY_BYTES)
             dst.putShort(to, (short) ranges[2 * i]).putShort(to + Short.BYTES, (short) ranges[2 * i + 1]);
-        ByteBuffer page = image.slice(imageOffset, pageSize);
-        PageDiff.putPayload(page, ranges, n, dst.duplicate().position(to));
+        PageDiff.putPayload(image, imageOffset, ranges, n, dst, to);
         crc.reset();
-        crc.update(page);
+        crc.update(window(image, imageOffset));
         dst.putInt(at + CURRENT.pageCrc(), (int) crc.getValue());
         return bytes;
+    }
+
+    /** The page at {@code offset} of {@code image}, between the position and limit of a kept view. Caller holds the Pagelog's lock. */
+    private ByteBuffer window(ByteBuffer image, int offset) {
+        if (imageViewOf != image) {
+            imageView = image.duplicate();
+            imageViewOf = image;
+        }
+        return imageView.clear().position(offset).limit(offset + pageSize);
     }
 
     /** Sets the CRC of the entry at {@code at} of {@code buf} (of the current format), whose fields are final; returns its size. */

@@ -2,8 +2,7 @@ package dev.varve.snapshot;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.Arrays;
 
 /**
  * The diff pack a {@link Pagelog} is filling, kept apart from its stage: a pack takes its record address only when it
@@ -28,17 +27,18 @@ final class DiffPack {
     private long number;
     private long lo;
     private long hi;
-    private final Map<Long, Long> sealed = new LinkedHashMap<>() {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
-            return size() > SEALED_KEPT;
-        }
-    };
+    /**
+     * The records of the latest sealed packs, pack {@code p} at {@code p % SEALED_KEPT} with its number beside it: a
+     * ring, since packs are numbered one after another (a map boxed two longs for every entry the archiver resolved).
+     */
+    private final long[] sealedNumbers = new long[SEALED_KEPT];
+    private final long[] sealedRecords = new long[SEALED_KEPT];
 
     DiffPack(int pageSize, DiffChain chain) {
         this.pageSize = pageSize;
         this.chain = chain;
         this.body = ByteBuffer.allocateDirect(pageSize).order(ByteOrder.LITTLE_ENDIAN);
+        Arrays.fill(sealedNumbers, -1);
     }
 
     boolean isOpen() {
@@ -102,7 +102,8 @@ final class DiffPack {
             if (isProvisional(base)) dst.putLong(at + offset + PagelogDescriptor.RANGE_ENTRY.base(), PagelogDescriptor.entryAddress(record, offsetOf(base)));
             offset += chain.sealEntry(dst, at + offset);
         }
-        sealed.put(number, record);
+        sealedNumbers[(int) (number % SEALED_KEPT)] = number;
+        sealedRecords[(int) (number % SEALED_KEPT)] = record;
         open = false;
     }
 
@@ -114,9 +115,10 @@ final class DiffPack {
     /** The address an entry's provisional address became when its pack was sealed; any other address as it is. */
     long resolve(long address) {
         if (!isProvisional(address)) return address;
-        Long record = sealed.get(packOf(address));
-        if (record == null) throw new IllegalStateException("diff entry " + Long.toHexString(address) + " is not in a sealed pack");
-        return PagelogDescriptor.entryAddress(record, offsetOf(address));
+        long pack = packOf(address);
+        int at = (int) (pack % SEALED_KEPT);
+        if (sealedNumbers[at] != pack) throw new IllegalStateException("diff entry " + Long.toHexString(address) + " is not in a sealed pack");
+        return PagelogDescriptor.entryAddress(sealedRecords[at], offsetOf(address));
     }
 
     static boolean isProvisional(long address) {

@@ -1,7 +1,6 @@
 package dev.varve.snapshot;
 
 import java.nio.ByteBuffer;
-import java.util.BitSet;
 
 /**
  * Thresher's byte-range page diff: the runs of bytes where a page differs from a base version of it, and the page
@@ -53,16 +52,32 @@ final class PageDiff {
      * ranges, bit i standing for bytes [i * chunkBytes, (i + 1) * chunkBytes), and returns how many.
      */
     static int chunkRuns(long[] mask, int chunkBytes, int[] ranges) {
-        BitSet bits = BitSet.valueOf(mask);
+        int bits = mask.length * Long.SIZE;
         int n = 0;
-        for (int first = bits.nextSetBit(0); first >= 0; first = bits.nextSetBit(first)) {
-            int end = bits.nextClearBit(first);
+        for (int first = nextBit(mask, 0, 0L); first < bits; first = nextBit(mask, first, 0L)) {
+            int end = nextBit(mask, first, -1L);
             ranges[2 * n] = first * chunkBytes;
             ranges[2 * n + 1] = (end - first) * chunkBytes;
             n++;
             first = end;
         }
         return n;
+    }
+
+    /**
+     * The first bit at or after {@code from} that is set in {@code mask} ({@code flip} 0) or clear ({@code flip} -1),
+     * or the mask's length in bits: a word at a time, without the copy a {@code BitSet} would make of every mask the
+     * archiver writes.
+     */
+    private static int nextBit(long[] mask, int from, long flip) {
+        int w = from >>> 6;
+        if (w >= mask.length) return mask.length * Long.SIZE;
+        long word = (mask[w] ^ flip) & (-1L << from); // the shift counts from % 64
+        while (word == 0) {
+            if (++w == mask.length) return mask.length * Long.SIZE;
+            word = mask[w] ^ flip;
+        }
+        return w * Long.SIZE + Long.numberOfTrailingZeros(word);
     }
 
     /** Bytes of payload the first {@code n} ranges carry. */
@@ -72,12 +87,17 @@ final class PageDiff {
         return bytes;
     }
 
-    /** Copies the payload of the first {@code n} ranges of {@code page} to {@code dst} at its position, advancing it. */
-    static void putPayload(ByteBuffer page, int[] ranges, int n, ByteBuffer dst) {
+    /**
+     * Copies the payload of the first {@code n} ranges of the page at {@code pageOffset} of {@code page} to index
+     * {@code at} of {@code dst}; returns the index after it. Absolute on both sides: neither buffer's position moves.
+     */
+    static int putPayload(ByteBuffer page, int pageOffset, int[] ranges, int n, ByteBuffer dst, int at) {
         for (int i = 0; i < n; i++) {
             int length = ranges[2 * i + 1];
-            dst.put(dst.position(), page, ranges[2 * i], length).position(dst.position() + length);
+            dst.put(at, page, pageOffset + ranges[2 * i], length);
+            at += length;
         }
+        return at;
     }
 
     /**

@@ -345,8 +345,7 @@ final class RankedExtent {
                 int field = start + RankedExtentDescriptor.rangeOffset(i);
                 stage.putInt(field, ranges[2 * i]).putInt(field + RankedExtentDescriptor.RANGE_LENGTH_OFFSET, ranges[2 * i + 1]);
             }
-            stage.position(start + RECORD_HEADER + RANGE * n);
-            PageDiff.putPayload(image, ranges, n, stage);
+            stage.position(PageDiff.putPayload(image, 0, ranges, n, stage, start + RECORD_HEADER + RANGE * n));
             stage.putInt(start + RankedExtentDescriptor.RECORD_CRC_OFFSET, RankedExtentDescriptor.recordCrc(stage, start, size));
             records++;
             diffBytes += size - RECORD_HEADER;

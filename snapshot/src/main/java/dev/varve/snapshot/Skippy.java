@@ -36,6 +36,8 @@ final class Skippy implements AutoCloseable {
     private final long[][] nodePages;
     private final long[][] nodeSnapshots;
     private final long[][] nodeAddresses;
+    /** Per level below the top, the page ids seen by the promotion under way ({@link #seenIn}). */
+    private final LongLongMap[] seen;
     /** Snapshot of the last Maplog mapping (I7). */
     private long lastSnapshot;
 
@@ -49,6 +51,7 @@ final class Skippy implements AutoCloseable {
         this.nodeEntries = nodeEntries;
         levels = new MaplogFile[height + 1];
         uplinks = new MaplogFile[height];
+        seen = new LongLongMap[height];
         nodePages = new long[height + 1][nodeEntries];
         nodeSnapshots = new long[height + 1][nodeEntries];
         nodeAddresses = new long[height + 1][nodeEntries];
@@ -199,17 +202,25 @@ final class Skippy implements AutoCloseable {
         if (slot == nodeEntries - 1 && level < height) promote(level, nodeEntries);
     }
 
-    /** Promotes the first-encountered mappings of the filled node held in the level's node arrays. */
+    /**
+     * Promotes the first-encountered mappings of the filled node held in the level's node arrays, which stay as they
+     * are meanwhile: the appends write the level above's arrays only.
+     */
     private void promote(int level, int n) {
         long start = levels[level + 1].count();
-        LongLongMap seen = new LongLongMap(n);
-        long[] pages = Arrays.copyOf(nodePages[level], n);
-        long[] snaps = Arrays.copyOf(nodeSnapshots[level], n);
-        long[] addrs = Arrays.copyOf(nodeAddresses[level], n);
+        LongLongMap seen = seenIn(level);
+        long[] pages = nodePages[level];
         for (int i = 0; i < n; i++) {
-            if (seen.putIfAbsent(pages[i], i)) appendAt(level + 1, pages[i], snaps[i], addrs[i]);
+            if (seen.putIfAbsent(pages[i], i)) appendAt(level + 1, pages[i], nodeSnapshots[level][i], nodeAddresses[level][i]);
         }
         uplinks[level].append(start, levels[level + 1].count(), 0);
+    }
+
+    /** The empty set of page ids a promotion of {@code level} fills: one per level, made at its first promotion and reused. */
+    private LongLongMap seenIn(int level) {
+        if (seen[level] == null) seen[level] = new LongLongMap(nodeEntries);
+        else seen[level].clear();
+        return seen[level];
     }
 
     /**

@@ -87,8 +87,7 @@ class PageDiffTest {
     /** The page rebuilt from the base and the diff's payload, as an extent record carries it. */
     private static byte[] roundTrip(ByteBuffer base, ByteBuffer page, int[] ranges, int n) {
         ByteBuffer payload = ByteBuffer.allocate(PageDiff.payloadBytes(ranges, n));
-        PageDiff.putPayload(page, ranges, n, payload);
-        assertEquals(payload.capacity(), payload.position());
+        assertEquals(payload.capacity(), PageDiff.putPayload(page, 0, ranges, n, payload, 0));
         ByteBuffer rebuilt = ByteBuffer.allocate(PAGE + 16);
         rebuilt.put(16, base, 0, PAGE);
         PageDiff.apply(rebuilt, 16, ranges, n, payload, 0);

@@ -79,6 +79,33 @@ class RangeEntryTest {
     }
 
     @Test
+    void chunkRunsAreTheRunsOfSetBitsOfAnyMask() {
+        SplittableRandom random = new SplittableRandom(11);
+        int[] ranges = PageDiff.rangesFor(PAGE);
+        for (int round = 0; round < 2_000; round++) {
+            long[] mask = new long[Page.MASK_LONGS];
+            int density = random.nextInt(1, 9); // from a few bits to most of them, in runs that cross the longs
+            for (int bit = 0; bit < Page.CHUNKS; bit++) if (random.nextInt(8) < density) mask[bit / 64] |= 1L << (bit % 64);
+            if (round % 3 == 0) mask[random.nextInt(Page.MASK_LONGS)] = -1L;
+            int n = PageDiff.chunkRuns(mask, CHUNK, ranges);
+            int runs = 0;
+            for (int bit = 0; bit < Page.CHUNKS; ) { // the reference: bit by bit
+                if ((mask[bit / 64] >>> (bit % 64) & 1) == 0) {
+                    bit++;
+                    continue;
+                }
+                int end = bit;
+                while (end < Page.CHUNKS && (mask[end / 64] >>> (end % 64) & 1) != 0) end++;
+                assertEquals(bit * CHUNK, ranges[2 * runs], "start of run " + runs + " in round " + round);
+                assertEquals((end - bit) * CHUNK, ranges[2 * runs + 1], "length of run " + runs + " in round " + round);
+                runs++;
+                bit = end;
+            }
+            assertEquals(runs, n, "runs in round " + round);
+        }
+    }
+
+    @Test
     void segmentsOfFormat3AreReadAndTakeNoNewDiffs() throws IOException {
         byte[] v0 = randomPage(3);
         byte[] v1 = v0.clone();

@@ -93,6 +93,12 @@ public final class LongLongMap {
         for (int i = 0; i < keys.length; i++) if (keys[i] != EMPTY) visitor.visit(keys[i], values[i]);
     }
 
+    /** Removes every entry, keeping the capacity: for a map refilled over and over. */
+    public void clear() {
+        Arrays.fill(keys, EMPTY);
+        size = 0;
+    }
+
     /** Entries held. */
     public int size() {
         return size;
