@@ -81,8 +81,10 @@ final class BatchBuilder implements WriteBatch {
             else missing.add(a.table());
         }
         engine.checkBatch(bytes, keyAndValueBytes, added.size());
-        engine.checkTablesCreatable(missing);
-        for (String n : missing) engine.table(n);
+        if (!missing.isEmpty()) { // the catalog's lock, only for a batch that creates a table
+            engine.checkTablesCreatable(missing);
+            for (String n : missing) engine.table(n);
+        }
         List<LogicalRecords.Op> ops = new ArrayList<>(added.size());
         for (Added a : added) ops.add(new LogicalRecords.Op(resolve(engine.table(a.table()), a).fileId, a.key(), a.value()));
         return ops;

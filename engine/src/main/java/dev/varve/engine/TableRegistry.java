@@ -24,7 +24,12 @@ final class TableRegistry {
 
     private final Engine engine;
     private final Map<String, TableHandle> tables = new ConcurrentHashMap<>();
-    private final Map<Integer, PartitionHandle> partitions = new ConcurrentHashMap<>();
+    /**
+     * Partitions by table id, then partition number. Every operation looks its partition up here, so it is an array
+     * read without a lock or a boxed key; a registration (serial: under the catalog lock, or on the thread that loads
+     * or replays) publishes a copy.
+     */
+    private volatile PartitionHandle[][] partitions = new PartitionHandle[0][];
     private final Object catalogLock = new Object();
     private Catalog catalog;
     private int nextTableId = 1;
@@ -42,7 +47,11 @@ final class TableRegistry {
 
     /** The partition with file id {@code fileId}; a WAL record naming one the catalog lacks is damage. */
     PartitionHandle partitionOf(int fileId) {
-        PartitionHandle h = partitions.get(fileId);
+        PartitionHandle[][] byTable = partitions;
+        int table = PageId.tableOf(fileId);
+        int partition = PageId.partitionOf(fileId);
+        PartitionHandle[] parts = table < byTable.length ? byTable[table] : null;
+        PartitionHandle h = parts != null && partition < parts.length ? parts[partition] : null;
         if (h == null) throw new StorageException("WAL names partition " + PageId.tableOf(fileId) + "/" + PageId.partitionOf(fileId)
                 + " of a table the catalog does not hold", null);
         return h;
@@ -60,8 +69,10 @@ final class TableRegistry {
         for (int p = 0; p < parts.length; p++) {
             int fileId = PageId.fileId(e.id(), p);
             parts[p] = new PartitionHandle(fileId, p, new BPlusTree(engine.memory.underWriterExclusion(), fileId)); // used under h.lock only
-            partitions.put(fileId, parts[p]);
         }
+        PartitionHandle[][] byTable = Arrays.copyOf(partitions, Math.max(partitions.length, e.id() + 1));
+        byTable[e.id()] = parts;
+        partitions = byTable;
         tables.put(e.name(), new TableHandle(engine, e.name(), e.options(), parts));
         engine.changes.tableRegistered(e.id(), e.name());
         nextTableId = Math.max(nextTableId, e.id() + 1);
@@ -143,9 +154,14 @@ final class TableRegistry {
         return names;
     }
 
-    /** Validates a table name: 1 to {@value #MAX_TABLE_NAME_BYTES} UTF-8 bytes. */
+    /**
+     * Validates a table name: 1 to {@value #MAX_TABLE_NAME_BYTES} UTF-8 bytes. Every put checks its table's name, so a
+     * name short enough to fit whatever its characters are (a UTF-16 char takes at most 3 UTF-8 bytes) is not encoded:
+     * encoding it was a twentieth of what a snapshot-per-batch writer allocated.
+     */
     static void checkName(String name) {
         if (name == null) throw new IllegalArgumentException("table name is null");
+        if (!name.isEmpty() && name.length() <= MAX_TABLE_NAME_BYTES / 3) return;
         int len = name.getBytes(StandardCharsets.UTF_8).length;
         if (len == 0 || len > MAX_TABLE_NAME_BYTES)
             throw new IllegalArgumentException("table name must be 1.." + MAX_TABLE_NAME_BYTES + " UTF-8 bytes, was " + len);

@@ -102,6 +102,9 @@ class BadInputTest {
         rejected(IllegalArgumentException.class, () -> store.table(tooLong), "256", "255");
         String tooLongUtf8 = "\u00e9".repeat(128); // 128 chars, 256 UTF-8 bytes
         rejected(IllegalArgumentException.class, () -> store.table(tooLongUtf8), "256");
+        String threeByteChars = "\u20ac".repeat(86); // 86 chars, 258 UTF-8 bytes: past the names short enough to skip encoding
+        rejected(IllegalArgumentException.class, () -> store.table(threeByteChars), "258");
+        rejected(IllegalArgumentException.class, () -> store.write(b -> b.put(threeByteChars, utf8("k"), utf8("v"))), "258");
         rejected(IllegalArgumentException.class, () -> table.partition(-1), "-1");
         rejected(IllegalArgumentException.class, () -> table.partition(4), "4");
         rejected(IllegalArgumentException.class, () -> table.partition(Integer.MAX_VALUE));
