@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.checkpoint.CheckpointMarker;
 import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.checkpoint.Checkpointer;
 import dev.varve.checkpoint.Throttle;
@@ -115,12 +116,17 @@ final class Engine {
                     .segmentBytes(config.archiveSegmentSize()).pageWindow(config.snapshotPageWindow()).diffChain(config.snapshotDiffChain()).build());
             opened.push(archive);
             archive.useAgents(agents);
+            CheckpointMarker recovered = start.latest();
+            archive.check(recovered == null ? neededFrom : recovered.markLsn(), recovered == null);
             this.store = new PageStore(io, config.path().resolve("pages"), config.pageSize());
             opened.push(store);
             this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
             opened.push(memory);
-            this.wal = Wal.open(walScan, config.walFlushFrequency(), agents); // the first write: the store was found sound
+            // the first write: the markers, the WAL from where recovery reads and the archive were found sound (a page
+            // is checked when it is read: damage in one that replay reads is found after recovery's first steps)
+            this.wal = Wal.open(walScan, config.walFlushFrequency(), agents);
             opened.push(wal);
+            store.tidy();
             this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange, agents);
             opened.push(checkpointer);
             this.throttle = checkpointer.throttle();

@@ -80,6 +80,7 @@ public final class ImageLoader implements AutoCloseable {
         this.lock = StoreLock.acquire(config.path(), "store");
         try {
             this.store = new PageStore(io, config.path().resolve("pages"), pageSize);
+            store.tidy();
         } catch (RuntimeException e) {
             lock.release();
             throw e;

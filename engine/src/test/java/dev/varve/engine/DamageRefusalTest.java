@@ -150,6 +150,44 @@ class DamageRefusalTest {
         assertSameFiles(before, filesUnder(dir));
     }
 
+    @Test
+    void archiveDamageBehindAnInterruptedCheckpointIsRefusedBeforeItsPagesAreRestored() throws IOException {
+        NoEndMarker io = new NoEndMarker();
+        Varve store = Varve.open(config(), io);
+        Table t = store.table("t");
+        for (int i = 0; i < 300; i++) {
+            t.put(key(i), bytes(i, 200));
+            if (i % 50 == 0) store.snapshotNow();
+        }
+        io.armed = true; // the checkpoint writes its recovery files, start marker and pages, and stops before its end
+        assertThrows(RuntimeException.class, () -> store.checkpoint().join());
+        store.halt();
+        Path log = dir.resolve("archive").resolve("snapshots.log");
+        FixtureSupport.flipByte(log, Files.size(log) - 10); // the last declaration, which the checkpoint's mark made durable
+        Map<Path, byte[]> before = filesUnder(dir);
+
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config()));
+        assertEquals(log, e.file());
+        assertSameFiles(before, filesUnder(dir)); // no page restored, no marker written or deleted, no WAL file touched
+    }
+
+    @Test
+    void deletedPageFileIsNamedAndNeverCreatedEmpty() throws IOException {
+        TreeMap<byte[], byte[]> model = writeAndCrash(400);
+        try (Varve store = Varve.open(config())) { // its recovery checkpoint writes the table's page files
+            assertTableHolds(store.table("t"), model, "after recovery");
+        }
+        Path victim = FixtureSupport.pageFile(dir, 1, 0);
+        Files.delete(victim);
+        CorruptionException e = assertThrows(CorruptionException.class, () -> {
+            try (Varve store = Varve.open(config())) {
+                assertTableHolds(store.table("t"), model, "a store that lost a page file");
+            }
+        });
+        assertEquals(victim, e.file(), e.getMessage());
+        assertTrue(Files.notExists(victim), "a read never creates a page file");
+    }
+
     private Path onlyMarker(String suffix) throws IOException {
         try (Stream<Path> s = Files.list(dir.resolve("checkpoints"))) {
             List<Path> found = s.filter(p -> p.getFileName().toString().endsWith(suffix)).sorted().toList();

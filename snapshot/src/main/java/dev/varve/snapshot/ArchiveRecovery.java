@@ -33,6 +33,12 @@ final class ArchiveRecovery {
     private final ArchiveMarks marks;
     private final RankedExtents extents;
     private final RetentionEnforcer retention;
+    /** The last {@link #check}, until {@link #recover} cuts to it. */
+    private Checked checked;
+
+    /** What {@link #check} found sound: the cut of {@link #recover} needs nothing else. */
+    private record Checked(long markLsn, boolean emptyStore, ArchiveMarks.Mark mark, Map<Long, RankedExtent> kept) {
+    }
 
     ArchiveRecovery(ArchiveLock lock, FileIOFactory io, Path dir, int pageSize, ArchiveLevel[] levels, SnapshotRegistry registry, MoveLog moves,
                     ArchiveMarks marks, RankedExtents extents, RetentionEnforcer retention) {
@@ -70,23 +76,40 @@ final class ArchiveRecovery {
     }
 
     /**
-     * Checks that every archive file holds what the recovered checkpoint mark ({@code markLsn}; {@code emptyStore}
-     * when no checkpoint ever completed) made durable, then cuts every log back to the mark and deletes what a crash
-     * left half-made.
+     * Checks, reading only, that every archive file holds what the recovered checkpoint mark ({@code markLsn};
+     * {@code emptyStore} when no checkpoint ever completed) made durable: a damaged archive is a
+     * {@link CorruptionException} naming the file. Open calls it before its first write.
      */
-    void recover(long markLsn, boolean emptyStore) {
+    void check(long markLsn, boolean emptyStore) {
         ArchiveMarks.Mark mark = emptyStore ? ArchiveMarks.Mark.none(levels.length) : marks.find(markLsn, levels.length);
         for (ArchiveLevel l : levels) l.checkDurable(mark.mappings()[l.level - 1], mark.addresses()[l.level - 1]);
         lock.lock();
         try {
             registry.prepare(markLsn, emptyStore, mark);
-            Map<Long, RankedExtent> kept = recoveredExtents(moves.prepare(markLsn, emptyStore, mark.moves()));
-            // sound: from here on the cuts
-            for (ArchiveLevel l : levels) l.cutTo(mark.mappings()[l.level - 1], mark.addresses()[l.level - 1]);
+            checked = new Checked(markLsn, emptyStore, mark, recoveredExtents(moves.prepare(markLsn, emptyStore, mark.moves())));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Cuts every log back to the recovered checkpoint mark and deletes what a crash left half-made, once
+     * {@link #check} of the same mark found the archive sound (checking it first when it has not).
+     */
+    void recover(long markLsn, boolean emptyStore) {
+        Checked c = checked;
+        if (c == null || c.markLsn() != markLsn || c.emptyStore() != emptyStore) {
+            check(markLsn, emptyStore);
+            c = checked;
+        }
+        checked = null;
+        lock.lock();
+        try {
+            for (ArchiveLevel l : levels) l.cutTo(c.mark().mappings()[l.level - 1], c.mark().addresses()[l.level - 1]);
             registry.cut();
             moves.cut();
             marks.cut(emptyStore);
-            extents.recovered(kept);
+            extents.recovered(c.kept());
             deleteLeftovers();
             retention.forgetCaptures();
             countCaptures(levels[0].nextMapping);

@@ -131,10 +131,17 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
-     * Retro stage 1, once the engine has decided its WAL and markers are sound: checks the archive against the
-     * recovered checkpoint mark ({@code markLsn}; {@code emptyStore} when no checkpoint ever completed) — a damaged
-     * one is refused with a {@link CorruptionException} naming the file — cuts it back to the mark
-     * ({@link ArchiveRecovery}), and turns capture on for logical replay.
+     * Checks the archive against the recovered checkpoint mark ({@code markLsn}; {@code emptyStore} when no checkpoint
+     * ever completed), reading only: a damaged one is refused with a {@link CorruptionException} naming the file. Open
+     * calls it once it has decided its WAL and markers are sound, before it writes anything.
+     */
+    public void check(long markLsn, boolean emptyStore) {
+        recovery.check(markLsn, emptyStore);
+    }
+
+    /**
+     * Retro stage 1: cuts the archive back to the recovered checkpoint mark ({@link ArchiveRecovery}; checking it
+     * first unless {@link #check} of the same mark did) and turns capture on for logical replay.
      */
     public void recover(long markLsn, boolean emptyStore) {
         recovery.recover(markLsn, emptyStore);

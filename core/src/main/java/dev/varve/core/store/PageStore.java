@@ -28,14 +28,21 @@ public final class PageStore implements AutoCloseable {
     private final Map<Integer, PartitionFile> files = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    /** A store over {@code dir} (created if missing). */
+    /** A store over {@code dir}; nothing on disk changes until {@link #tidy} or a write. */
     public PageStore(FileIOFactory io, Path dir, int pageSize) {
         this.io = io;
         this.dir = dir;
         this.pageSize = pageSize;
+    }
+
+    /**
+     * Creates the directory if missing and deletes what page-file creations cut short by a crash left: open calls it
+     * once it has decided the store is sound, before the first page is read or written.
+     */
+    public void tidy() {
         try {
             io.createDirectories(dir);
-            for (Path p : io.list(dir, PREFIX)) if (DurableFiles.isTemp(p)) io.delete(p); // a creation cut short by a crash
+            for (Path p : io.list(dir, PREFIX)) if (DurableFiles.isTemp(p)) io.delete(p);
         } catch (IOException e) {
             throw new StorageException("cannot create page directory", dir, e);
         }
@@ -51,15 +58,19 @@ public final class PageStore implements AutoCloseable {
         return dir.resolve(String.format("%s%05d-p%05d%s", PREFIX, PageId.tableOf(fileId), PageId.partitionOf(fileId), SUFFIX));
     }
 
-    private PartitionFile file(int fileId) {
+    /**
+     * The open page file of {@code fileId}; a missing one is created for a write, and is damage for a read (a page is
+     * read only from a file some write created).
+     */
+    private PartitionFile file(int fileId, boolean write) {
         if (closed) throw new IllegalStateException("page store is closed");
         PartitionFile open = files.get(fileId); // every page read and write comes here: no lock once the file is open
-        return open != null ? open : files.computeIfAbsent(fileId, id -> PartitionFile.open(io, pathOf(id), id, pageSize));
+        return open != null ? open : files.computeIfAbsent(fileId, id -> PartitionFile.open(io, pathOf(id), id, pageSize, write));
     }
 
     /** Reads and checks a page into {@code dst} at {@code offset}. */
     public void read(long pageId, ByteBuffer dst, int offset) {
-        file(PageId.fileId(pageId)).read(PageId.index(pageId), dst, offset);
+        file(PageId.fileId(pageId), false).read(PageId.index(pageId), dst, offset);
     }
 
     /**
@@ -68,7 +79,7 @@ public final class PageStore implements AutoCloseable {
      * pages the file held.
      */
     public int readUnchecked(long firstPageId, int count, ByteBuffer dst, int offset) {
-        return file(PageId.fileId(firstPageId)).readUnchecked(PageId.index(firstPageId), count, dst, offset);
+        return file(PageId.fileId(firstPageId), false).readUnchecked(PageId.index(firstPageId), count, dst, offset);
     }
 
     /** True when the page image at {@code offset} of {@code buf} passes its CRC and carries {@code pageId}. */
@@ -83,17 +94,17 @@ public final class PageStore implements AutoCloseable {
 
     /** Writes {@code pages} stamped page images of one file, {@code firstPageId} and the pages after it, in one call. */
     public void write(long firstPageId, ByteBuffer src, int offset, int pages) {
-        file(PageId.fileId(firstPageId)).write(PageId.index(firstPageId), src, offset, pages);
+        file(PageId.fileId(firstPageId), true).write(PageId.index(firstPageId), src, offset, pages);
     }
 
     /** The path of a file id's page file, which is created (durably, with its header) when missing. */
     public Path create(int fileId) {
-        return file(fileId).path();
+        return file(fileId, true).path();
     }
 
     /** fsync of one page file. */
     public void force(int fileId) {
-        file(fileId).force();
+        file(fileId, true).force();
     }
 
     /** Byte offset of a page in its file, for messages. */
@@ -108,13 +119,14 @@ public final class PageStore implements AutoCloseable {
 
     /** Pages present on disk in a file. */
     public long pageCount(int fileId) {
-        return exists(fileId) ? file(fileId).pageCount() : 0;
+        return exists(fileId) ? file(fileId, false).pageCount() : 0;
     }
 
     /** File ids of every page file on disk. */
     public List<Integer> fileIds() {
         List<Integer> out = new ArrayList<>();
         try {
+            if (!io.exists(dir)) return out; // a store that never wrote a page, before open's tidy
             for (Path p : io.list(dir, PREFIX)) {
                 String n = p.getFileName().toString();
                 if (!n.endsWith(SUFFIX)) continue;

@@ -30,10 +30,17 @@ final class PartitionFile implements AutoCloseable {
         this.pageSize = pageSize;
     }
 
-    /** Opens the file, creating it durably (header written, fsynced, renamed into place) when missing. */
-    static PartitionFile open(FileIOFactory factory, Path path, int fileId, int pageSize) {
+    /**
+     * Opens the file; when it is missing, creates it durably (header written, fsynced, renamed into place) if
+     * {@code create}, else refuses: a page is only read from a file some write created.
+     */
+    static PartitionFile open(FileIOFactory factory, Path path, int fileId, int pageSize, boolean create) {
         try {
-            if (!factory.exists(path)) return new PartitionFile(DurableFiles.create(factory, path, header(fileId, pageSize)), fileId, pageSize);
+            if (!factory.exists(path)) {
+                if (!create) throw new CorruptionException("page file is missing", path, 0);
+                factory.createDirectories(path.getParent());
+                return new PartitionFile(DurableFiles.create(factory, path, header(fileId, pageSize)), fileId, pageSize);
+            }
             PartitionFile f = new PartitionFile(factory.open(path, false), fileId, pageSize);
             f.checkHeader();
             return f;
