@@ -20,15 +20,20 @@ import java.util.function.Supplier;
  * it waits for no one, fails while a writer holds the store, and keeps a writer out while it reads. A directory
  * without the file was never opened by a writer, and a read-only open takes no lock there. Readers in one JVM share
  * one OS lock (the OS counts locks per process), counted here, so read-only opens and tools can nest.
+ *
+ * <p>Every lock this JVM holds is registered by directory, and a second lock of a directory is refused from that
+ * registry, before any channel is opened: the OS drops all of a process's locks on a file when it closes <em>any</em>
+ * channel of that file, so a refused attempt that opened and closed its own channel would free the directory for
+ * another process while this one still writes it.
  */
 final class StoreLock {
-    /** The shared locks this JVM holds, by store directory. */
-    private static final Map<Path, StoreLock> SHARED = new HashMap<>();
+    /** The locks this JVM holds, by directory (absolute, normalised). */
+    private static final Map<Path, StoreLock> HELD = new HashMap<>();
 
     private final FileChannel channel;
     private final FileLock lock;
-    /** For a shared lock: its key in {@link #SHARED} and how many hold it (guarded by SHARED). */
-    private Path sharedKey;
+    /** Its key in {@link #HELD}, and for a shared lock how many hold it (guarded by HELD). */
+    private Path key;
     private int holders;
 
     private StoreLock(FileChannel channel, FileLock lock) {
@@ -43,7 +48,14 @@ final class StoreLock {
         } catch (IOException e) {
             throw new StorageException("cannot create the " + what + " directory", dir, e);
         }
-        return lock(dir, false, what);
+        Path key = keyOf(dir);
+        synchronized (HELD) {
+            if (HELD.containsKey(key)) throw new IllegalStateException(what + " directory " + dir + " is already open in this JVM");
+            StoreLock l = lock(dir, false, what);
+            l.key = key;
+            HELD.put(key, l);
+            return l;
+        }
     }
 
     /** The shared lock of a read-only open, or null when the store has no lock file. */
@@ -53,19 +65,31 @@ final class StoreLock {
 
     /** {@link #acquireShared(Path)} of a directory {@code what} names in errors ("store", "archive"). */
     static StoreLock acquireShared(Path dir, String what) {
-        Path key = dir.toAbsolutePath().normalize();
-        synchronized (SHARED) {
-            StoreLock held = SHARED.get(key);
+        Path key = keyOf(dir);
+        synchronized (HELD) {
+            StoreLock held = HELD.get(key);
             if (held != null) {
+                if (!held.lock.isShared())
+                    throw new IllegalStateException(what + " directory " + dir + " is already open for writing in this JVM; a read-only open needs it closed");
                 held.holders++;
                 return held;
             }
             if (!Files.exists(dir.resolve("varve.lock"))) return null;
             StoreLock l = lock(dir, true, what);
-            l.sharedKey = key;
+            l.key = key;
             l.holders = 1;
-            SHARED.put(key, l);
+            HELD.put(key, l);
             return l;
+        }
+    }
+
+    /** The registry key of {@code dir}: its real path when it exists, so two spellings of one directory are one. */
+    private static Path keyOf(Path dir) {
+        Path abs = dir.toAbsolutePath().normalize();
+        try {
+            return Files.exists(abs) ? abs.toRealPath() : abs;
+        } catch (IOException e) {
+            return abs;
         }
     }
 
@@ -111,13 +135,9 @@ final class StoreLock {
     }
 
     void release() {
-        if (sharedKey == null) {
-            releaseOsLock();
-            return;
-        }
-        synchronized (SHARED) { // the OS lock goes before another reader of this JVM can take a new one
-            if (--holders > 0) return;
-            SHARED.remove(sharedKey);
+        synchronized (HELD) { // the OS lock goes before another open of this JVM can take a new one
+            if (lock.isShared() && --holders > 0) return;
+            HELD.remove(key, this); // released twice: a later open's lock of the directory stays registered
             releaseOsLock();
         }
     }
