@@ -320,6 +320,7 @@ public final class Checkpointer implements AutoCloseable {
             // system call where there were up to RUN_PAGES), and its pages are finished only once it is written, as
             // an evicted page's file must hold its image
             ByteBuffer run = ByteBuffer.allocateDirect(RUN_PAGES * pageSize);
+            List<Frame> latched = new ArrayList<>(); // written, to be finished once a writer lets go of them
             for (int from = 0, count; from < slice.size(); from += count) {
                 long first = slice.get(from).heldPageId();
                 count = 0;
@@ -331,10 +332,14 @@ public final class Checkpointer implements AutoCloseable {
                         && PageId.fileId(first + count) == PageId.fileId(first));
                 memory.store().write(first, run, 0, count);
                 for (int i = 0; i < count; i++) {
-                    memory.finishCheckpointPage(slice.get(from + i));
-                    throttle.pageWritten();
+                    if (memory.tryFinishCheckpointPage(slice.get(from + i))) throttle.pageWritten();
+                    else latched.add(slice.get(from + i));
                 }
                 touched.add(PageId.fileId(first));
+            }
+            for (Frame f : latched) {
+                memory.finishCheckpointPage(f);
+                throttle.pageWritten();
             }
         });
         return touched;
@@ -343,6 +348,15 @@ public final class Checkpointer implements AutoCloseable {
     private void checkUsable() {
         Throwable f = failure;
         if (f != null) throw new StorageException("the checkpointer failed earlier (" + f + "); reopen the store to recover", null, f);
+    }
+
+    /**
+     * Page memory went behind the WAL (a logged write failed half-way): no checkpoint may start from now on, as it
+     * would make the half-made change durable past its record; recovery replays from the last mark instead. A
+     * checkpoint already running writes only images of its mark, from before the change.
+     */
+    public void refuseFurther(Throwable cause) {
+        if (failure == null) failure = cause;
     }
 
     /** The failure that stopped the checkpointer, or null. */

@@ -395,6 +395,7 @@ final class Engine {
             return c.apply();
         } catch (RuntimeException | Error e) {
             failure = e;
+            checkpointer.refuseFurther(e);
             throw new StorageException("a logged write could not be applied (" + e + "); the store refuses further writes — reopen it to recover", null, e);
         }
     }

@@ -385,7 +385,15 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      * the page file: until then the frame cannot be evicted and re-read stale from disk.
      */
     public void copyCheckpointImage(Frame f, ByteBuffer dst, int offset) {
-        f.latchRead(); // excludes writers; they never wait for us while holding the latch
+        // a copy-on-write image needs no latch: set whole by a writer (the volatile cpCopy published after the copy)
+        // and freed only by finishCheckpointPage, on this thread. A writer holds the latches of pages it copied while
+        // it waits for a slot for another page, so latching them here would leave it waiting for slots forever.
+        int copied = f.cpCopy;
+        if (copied >= 0) {
+            checkpointBuffer.copyOut(copied, dst, offset);
+            return;
+        }
+        f.latchRead(); // excludes writers; one never waits while holding the latch of a page not copied
         try {
             if (!f.cpPending) throw new IllegalStateException("page " + PageId.toString(f.pageId) + " is not part of the checkpoint");
             int copy = f.cpCopy;
@@ -399,6 +407,21 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     /** The page's image at the mark is in its file: it leaves the checkpoint's set; its copy-on-write slot frees. */
     public void finishCheckpointPage(Frame f) {
         f.latchRead();
+        finishLatched(f);
+    }
+
+    /**
+     * {@link #finishCheckpointPage}, unless a writer holds the page's latch: false then, and nothing changed. A
+     * writer waiting for a checkpoint-buffer slot holds the latches of pages it copied; the checkpointer finishes the
+     * others first, which frees the slots it waits for.
+     */
+    public boolean tryFinishCheckpointPage(Frame f) {
+        if (!f.tryLatchRead()) return false;
+        finishLatched(f);
+        return true;
+    }
+
+    private void finishLatched(Frame f) {
         try {
             boolean wasHeld = f.held();
             int copy = f.cpCopy;

@@ -300,6 +300,14 @@ public class Page {
         }
     }
 
+    /** Takes the latch shared unless a writer holds it; false (and nothing held) when one does. */
+    public final boolean tryLatchRead() {
+        for (int s; (s = (int) LATCH.getVolatile(this)) >= 0; ) {
+            if (LATCH.compareAndSet(this, s, s + 1)) return true;
+        }
+        return false;
+    }
+
     /** Releases a shared hold. */
     public final void unlatchRead() {
         int s = (int) LATCH.getAndAdd(this, -1);
