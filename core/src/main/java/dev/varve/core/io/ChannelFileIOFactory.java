@@ -3,6 +3,7 @@ package dev.varve.core.io;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.OpenOption;
@@ -28,10 +29,8 @@ final class ChannelFileIOFactory implements FileIOFactory {
 
     @Override
     public FileIO open(Path file, boolean create) throws IOException {
-        FileChannel ch = create
-                ? FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE)
-                : FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        return new ChannelFileIO(file, ch);
+        return create ? ChannelFileIO.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE)
+                : ChannelFileIO.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
     }
 
     private static OpenOption directOption() {
@@ -53,7 +52,7 @@ final class ChannelFileIOFactory implements FileIOFactory {
         if (block <= 0 || alignment % block != 0) return Optional.empty();
         try {
             if (DIRECT == null) return Optional.empty();
-            return Optional.of(new ChannelFileIO(file, FileChannel.open(file, StandardOpenOption.WRITE, DIRECT)));
+            return Optional.of(ChannelFileIO.open(file, StandardOpenOption.WRITE, DIRECT));
         } catch (UnsupportedOperationException e) {
             return Optional.empty();
         } catch (IOException e) {
@@ -106,13 +105,56 @@ final class ChannelFileIOFactory implements FileIOFactory {
         }
     }
 
+    /**
+     * A file through a {@link FileChannel} that an interrupt does not break. The JDK closes a channel when a thread
+     * blocked in it is interrupted (and fails every other thread's call with it) — a {@code Future.cancel(true)} of
+     * one reader would poison the store for all. So a call runs with the caller's interrupt status cleared (restored
+     * after), and a call that finds the channel closed by someone else's interrupt reopens it and runs again: a read,
+     * write, force or truncate at a given position does the same the second time.
+     */
     private static final class ChannelFileIO implements FileIO {
         private final Path path;
-        private final FileChannel channel;
+        private final OpenOption[] options;
+        private volatile FileChannel channel;
+        private volatile boolean closed;
 
-        ChannelFileIO(Path path, FileChannel channel) {
+        private ChannelFileIO(Path path, OpenOption[] options, FileChannel channel) {
             this.path = path;
+            this.options = options;
             this.channel = channel;
+        }
+
+        static ChannelFileIO open(Path path, OpenOption... options) throws IOException {
+            return new ChannelFileIO(path, options, FileChannel.open(path, options));
+        }
+
+        /** One call on the channel. */
+        private interface Call<T> {
+            T on(FileChannel ch) throws IOException;
+        }
+
+        private <T> T call(Call<T> call) throws IOException {
+            boolean interrupted = Thread.interrupted();
+            try {
+                while (true) {
+                    FileChannel ch = channel;
+                    try {
+                        return call.on(ch);
+                    } catch (ClosedChannelException e) { // ClosedByInterrupt- and AsynchronousCloseException too
+                        if (closed) throw e;
+                        interrupted |= Thread.interrupted();
+                        reopen(ch);
+                    }
+                }
+            } finally {
+                if (interrupted) Thread.currentThread().interrupt();
+            }
+        }
+
+        /** Replaces {@code broken} (closed by an interrupt) with a new channel, unless another caller already did. */
+        private synchronized void reopen(FileChannel broken) throws IOException {
+            if (closed) throw new ClosedChannelException();
+            if (channel == broken) channel = FileChannel.open(path, options);
         }
 
         @Override
@@ -122,44 +164,52 @@ final class ChannelFileIOFactory implements FileIOFactory {
 
         @Override
         public int read(ByteBuffer dst, long position) throws IOException {
-            int total = 0;
+            int start = dst.position(); // an interrupted read may have filled part of dst: the next goes on from there
             while (dst.hasRemaining()) {
-                int n = channel.read(dst, position + total);
-                if (n < 0) break;
-                total += n;
+                long at = position + dst.position() - start;
+                if (call(ch -> ch.read(dst, at)) < 0) break;
             }
-            return total;
+            return dst.position() - start;
         }
 
         @Override
         public void write(ByteBuffer src, long position) throws IOException {
-            long p = position;
-            while (src.hasRemaining()) p += channel.write(src, p);
+            int start = src.position();
+            while (src.hasRemaining()) {
+                long at = position + src.position() - start;
+                call(ch -> ch.write(src, at));
+            }
         }
 
         @Override
         public void force() throws IOException {
-            channel.force(true);
+            call(ch -> {
+                ch.force(true);
+                return null;
+            });
         }
 
         @Override
         public void forceData() throws IOException {
-            channel.force(false);
+            call(ch -> {
+                ch.force(false);
+                return null;
+            });
         }
 
         @Override
         public long size() throws IOException {
-            return channel.size();
+            return call(FileChannel::size);
         }
 
         @Override
         public void truncate(long size) throws IOException {
-            channel.truncate(size);
+            call(ch -> ch.truncate(size));
         }
 
         @Override
         public MappedRegion map(long position, int length) throws IOException {
-            MappedByteBuffer mb = channel.map(FileChannel.MapMode.READ_WRITE, position, length);
+            MappedByteBuffer mb = call(ch -> ch.map(FileChannel.MapMode.READ_WRITE, position, length)); // outlives the channel
             return new MappedRegion() {
                 @Override
                 public ByteBuffer buffer() {
@@ -174,7 +224,8 @@ final class ChannelFileIOFactory implements FileIOFactory {
         }
 
         @Override
-        public void close() throws IOException {
+        public synchronized void close() throws IOException {
+            closed = true;
             channel.close();
         }
     }
