@@ -105,6 +105,7 @@ final class TableRegistry {
     void checkCreatable(Collection<String> names) {
         synchronized (catalogLock) {
             List<String> fresh = names.stream().filter(n -> !tables.containsKey(n)).toList();
+            for (String n : fresh) checkWellFormed(n);
             if (!fresh.isEmpty()) checkRoom(fresh.get(0), engine.config.partitions(), fresh.size());
         }
     }
@@ -134,6 +135,7 @@ final class TableRegistry {
         synchronized (catalogLock) {
             TableHandle t = tables.get(name);
             if (t != null) return t;
+            checkWellFormed(name);
             checkRoom(name, options.partitions(), 1);
             int pages = pagesToCreate(options.partitions());
             Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
@@ -159,6 +161,24 @@ final class TableRegistry {
      * name short enough to fit whatever its characters are (a UTF-16 char takes at most 3 UTF-8 bytes) is not encoded:
      * encoding it was a twentieth of what a snapshot-per-batch writer allocated.
      */
+    /**
+     * Refuses a new table's name that is not well-formed UTF-16 (a surrogate without its pair): UTF-8 would encode it
+     * as '?', the same catalog key as another name, and one table's entry would replace the other's. Checked at
+     * creation only: an existing table's name passed it.
+     */
+    private static void checkWellFormed(String name) {
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (!Character.isSurrogate(c)) continue;
+            if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+                i++;
+                continue;
+            }
+            throw new IllegalArgumentException("table name holds an unpaired surrogate (U+" + Integer.toHexString(c).toUpperCase()
+                    + ") at index " + i + ": it has no UTF-8 encoding");
+        }
+    }
+
     static void checkName(String name) {
         if (name == null) throw new IllegalArgumentException("table name is null");
         if (!name.isEmpty() && name.length() <= MAX_TABLE_NAME_BYTES / 3) return;

@@ -17,6 +17,7 @@ import static dev.varve.engine.FixtureSupport.newModel;
 import static dev.varve.engine.FixtureSupport.utf8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -105,6 +106,11 @@ class BadInputTest {
         String threeByteChars = "\u20ac".repeat(86); // 86 chars, 258 UTF-8 bytes: past the names short enough to skip encoding
         rejected(IllegalArgumentException.class, () -> store.table(threeByteChars), "258");
         rejected(IllegalArgumentException.class, () -> store.write(b -> b.put(threeByteChars, utf8("k"), utf8("v"))), "258");
+        // a lone surrogate has no UTF-8 encoding: "a\uD800" would be catalogued as "a?", over that table's entry
+        rejected(IllegalArgumentException.class, () -> store.table("a\uD800"), "surrogate");
+        rejected(IllegalArgumentException.class, () -> store.table("\uDC00b"), "surrogate");
+        rejected(IllegalArgumentException.class, () -> store.write(b -> b.put("a\uD800", utf8("k"), utf8("v"))), "surrogate");
+        assertNotNull(store.table("pair \uD83D\uDE00")); // a well-formed pair is a character like any other
         rejected(IllegalArgumentException.class, () -> table.partition(-1), "-1");
         rejected(IllegalArgumentException.class, () -> table.partition(4), "4");
         rejected(IllegalArgumentException.class, () -> table.partition(Integer.MAX_VALUE));
