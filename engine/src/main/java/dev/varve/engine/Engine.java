@@ -80,6 +80,8 @@ final class Engine {
     int replayWorkers;
     private volatile Throwable failure;
     private volatile boolean closed;
+    /** Held for the whole of a close: a second caller waits for the first to finish, then finds it closed. */
+    private final Object closing = new Object();
 
     /**
      * Opens the store. Everything that can be decided from the files is decided before the first byte is written:
@@ -241,16 +243,20 @@ final class Engine {
     }
 
 
+    /** Refuses a bad key; on a closed store, says it is closed instead (checked on the error path only). */
     void checkKey(byte[] key) {
+        if (key != null && key.length <= maxKeyBytes) return;
+        checkOpen();
         if (key == null) throw new IllegalArgumentException("key is null");
-        if (key.length > maxKeyBytes) throw new IllegalArgumentException("key of " + key.length + " bytes exceeds the maximum of "
-                + maxKeyBytes + " bytes (pageSize / 4)");
+        throw new IllegalArgumentException("key of " + key.length + " bytes exceeds the maximum of " + maxKeyBytes + " bytes (pageSize / 4)");
     }
 
+    /** Refuses a bad value; on a closed store, says it is closed instead. */
     void checkValue(byte[] value) {
+        if (value != null && value.length <= BPlusTree.MAX_VALUE_BYTES) return;
+        checkOpen();
         if (value == null) throw new IllegalArgumentException("value is null (use remove to delete a key)");
-        if (value.length > BPlusTree.MAX_VALUE_BYTES) throw new IllegalArgumentException("value of " + value.length
-                + " bytes exceeds the maximum of " + BPlusTree.MAX_VALUE_BYTES + " bytes");
+        throw new IllegalArgumentException("value of " + value.length + " bytes exceeds the maximum of " + BPlusTree.MAX_VALUE_BYTES + " bytes");
     }
 
     /** Put ({@code value != null}) or remove of one key in one partition; true when the key was present. */
@@ -409,6 +415,8 @@ final class Engine {
             h.lock.readLock().lock();
             try {
                 return h.tree.scan(from, inclusive, to, max);
+            } catch (StorageException e) {
+                throw closedOr(e);
             } finally {
                 h.lock.readLock().unlock();
             }
@@ -421,9 +429,17 @@ final class Engine {
         try {
             reads.increment();
             return h.tree.get(key);
+        } catch (StorageException e) {
+            throw closedOr(e);
         } finally {
             h.lock.readLock().unlock();
         }
+    }
+
+    /** A read that failed because a close ran under it (its files closed) is told the store is closed, not damaged. */
+    StorageException closedOr(StorageException e) {
+        checkOpen();
+        return e;
     }
 
     long size(PartitionHandle h) {
@@ -460,21 +476,23 @@ final class Engine {
         return closed;
     }
 
-    /** Clean shutdown: no write in flight, a final checkpoint, files closed. */
+    /** Clean shutdown: no write in flight, a final checkpoint, files closed. Callers racing each other close once. */
     void close() {
-        if (closed) return;
-        checkpointLock.writeLock().lock();
-        try {
-            closed = true;
-        } finally {
-            checkpointLock.writeLock().unlock();
-        }
-        try {
-            checkpointer.stop();
-            if (!readOnly && failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
-        } finally {
-            // every resource is released even when one fails to close (a full disk refusing the archive's last writes)
-            Closeables.closeAll(checkpointer, archive, wal, memory, store, () -> release(dirLock), () -> release(archiveDirLock));
+        synchronized (closing) {
+            if (closed) return;
+            checkpointLock.writeLock().lock();
+            try {
+                closed = true;
+            } finally {
+                checkpointLock.writeLock().unlock();
+            }
+            try {
+                checkpointer.stop();
+                if (!readOnly && failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
+            } finally {
+                // every resource is released even when one fails to close (a full disk refusing the archive's last writes)
+                Closeables.closeAll(checkpointer, archive, wal, memory, store, () -> release(dirLock), () -> release(archiveDirLock));
+            }
         }
     }
 

@@ -18,6 +18,8 @@ final class PartitionCursor implements Cursor {
     private static final int FIRST_BATCH = 8;
     private static final int MAX_BATCH = 256;
     private final BatchSource source;
+    /** Throws once the store or view the cursor reads is closed: a buffered batch is not served after that. */
+    private final Runnable checkOpen;
     private final byte[] to;
     private byte[] resume;
     private boolean inclusive;
@@ -27,8 +29,9 @@ final class PartitionCursor implements Cursor {
     private boolean closed;
     private int batchSize = FIRST_BATCH;
 
-    PartitionCursor(BatchSource source, byte[] from, byte[] to) {
+    PartitionCursor(BatchSource source, Runnable checkOpen, byte[] from, byte[] to) {
         this.source = source;
+        this.checkOpen = checkOpen;
         this.resume = from == null ? null : Arrays.copyOf(from, from.length);
         this.inclusive = true;
         this.to = to == null ? null : Arrays.copyOf(to, to.length);
@@ -37,6 +40,7 @@ final class PartitionCursor implements Cursor {
     @Override
     public boolean next() {
         if (closed) throw new IllegalStateException("cursor is closed");
+        checkOpen.run();
         if (batch != null && index + 1 < batch.size()) {
             index++;
             return true;

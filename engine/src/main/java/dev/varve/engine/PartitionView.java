@@ -24,7 +24,7 @@ final class PartitionView extends RoutedOperations implements Partition {
     @Override
     public Cursor scan(byte[] fromInclusive, byte[] toExclusive) {
         engine.checkOpen();
-        return new PartitionCursor(engine.scanSource(handle), fromInclusive, toExclusive);
+        return new PartitionCursor(engine.scanSource(handle), engine::checkOpen, fromInclusive, toExclusive);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.StorageException;
 import dev.varve.core.tree.BPlusTree;
 
 import java.util.ArrayList;
@@ -51,7 +52,17 @@ final class ReadOnlyTable implements Table {
     @Override
     public byte[] get(byte[] key) {
         BPlusTree t = treeFor(key);
-        return t == null ? null : t.get(key);
+        return t == null ? null : get(t, key);
+    }
+
+    /** A read of the snapshot; one that failed because its view or store was closed under it says so. */
+    private byte[] get(BPlusTree t, byte[] key) {
+        try {
+            return t.get(key);
+        } catch (StorageException e) {
+            view.checkOpen();
+            throw e;
+        }
     }
 
     @Override
@@ -64,9 +75,13 @@ final class ReadOnlyTable implements Table {
 
     private PartitionCursor cursor(BPlusTree t, byte[] from, byte[] to) {
         return new PartitionCursor((f, inclusive, end, max) -> {
-            view.checkOpen();
-            return t.scan(f, inclusive, end, max);
-        }, from, to);
+            try {
+                return t.scan(f, inclusive, end, max);
+            } catch (StorageException e) {
+                view.checkOpen(); // closed under the scan: said as such, not as damage
+                throw e;
+            }
+        }, view::checkOpen, from, to);
     }
 
     @Override
@@ -81,6 +96,7 @@ final class ReadOnlyTable implements Table {
 
     @Override
     public Partition partition(int p) {
+        view.checkOpen();
         if (p < 0 || p >= trees.length) throw new IllegalArgumentException("partition " + p + " out of range [0, " + trees.length + ") of table " + name
                 + " as of snapshot " + view.id());
         BPlusTree t = trees[p];
@@ -99,7 +115,7 @@ final class ReadOnlyTable implements Table {
             public byte[] get(byte[] key) {
                 if (callerPlaced()) view.checkKey(key);
                 else if (treeFor(key) != t) throw new IllegalArgumentException("key belongs to another partition of table " + name);
-                return t.get(key);
+                return ReadOnlyTable.this.get(t, key);
             }
 
             @Override

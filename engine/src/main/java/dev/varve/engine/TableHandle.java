@@ -78,7 +78,7 @@ final class TableHandle extends RoutedOperations implements Table {
     public Cursor scan(byte[] fromInclusive, byte[] toExclusive) {
         engine.checkOpen();
         List<PartitionCursor> cursors = new ArrayList<>(parts.length);
-        for (PartitionHandle h : parts) cursors.add(new PartitionCursor(engine.scanSource(h), fromInclusive, toExclusive));
+        for (PartitionHandle h : parts) cursors.add(new PartitionCursor(engine.scanSource(h), engine::checkOpen, fromInclusive, toExclusive));
         return new MergeCursor(cursors);
     }
 

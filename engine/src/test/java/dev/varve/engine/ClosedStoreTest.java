@@ -1,0 +1,86 @@
+package dev.varve.engine;
+
+import static dev.varve.engine.FixtureSupport.bytes;
+import static dev.varve.engine.FixtureSupport.utf8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.VarveConfig;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What a closed store, view or cursor answers: IllegalStateException, whatever else is wrong with the call. */
+@Timeout(120)
+class ClosedStoreTest {
+    @TempDir
+    Path dir;
+
+    private VarveConfig config() {
+        return FixtureSupport.small(dir).partitions(2).build();
+    }
+
+    @Test
+    void closeFromSeveralThreadsAtOnceClosesOnceAndReturnsInEveryThread() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            for (int round = 0; round < 15; round++) {
+                Varve store = Varve.open(config());
+                Table t = store.table("t");
+                for (int i = 0; i < 200; i++) t.put(utf8("k" + i), bytes(round * 1000L + i, 100));
+                CountDownLatch go = new CountDownLatch(1);
+                List<Future<?>> closers = new ArrayList<>();
+                for (int c = 0; c < 3; c++) closers.add(pool.submit(() -> {
+                    go.await();
+                    store.close(); // documented idempotent: no caller may throw or hang
+                    return null;
+                }));
+                go.countDown();
+                for (Future<?> f : closers) f.get();
+                try (Varve again = Varve.open(config())) { // the shutdown checkpoint ran once and the locks were released
+                    assertEquals(200, FixtureSupport.drain(again.table("t").scan(null, null)).size());
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    @SuppressWarnings("try") // closes a view inside its try on purpose: close is idempotent
+    void closedStoreViewAndCursorsSayClosedBeforeAnythingElse() {
+        Varve store = Varve.open(config());
+        Table t = store.table("t");
+        for (int i = 0; i < 50; i++) t.put(utf8("k" + i), bytes(i, 100));
+        long s = store.snapshotNow();
+        SnapshotView view = store.asOf(s);
+        Cursor live = t.scan(null, null); // a table scan fetches a first batch of every partition as it opens
+        Cursor past = view.table("t").scan(null, null);
+        assertTrue(live.next() && past.next());
+
+        view.close();
+        assertThrows(IllegalStateException.class, past::next, "a buffered batch is not served after the view closed");
+        assertThrows(IllegalStateException.class, () -> view.table("t"));
+        store.close();
+        assertThrows(IllegalStateException.class, live::next, "a buffered batch is not served after the store closed");
+        assertThrows(IllegalStateException.class, () -> t.put(null, utf8("v")), "closed, not a null key");
+        assertThrows(IllegalStateException.class, () -> t.put(utf8("k"), null), "closed, not a null value");
+        assertThrows(IllegalStateException.class, () -> t.get(new byte[100_000]), "closed, not a key too long");
+        assertThrows(IllegalStateException.class, () -> t.partition(0));
+        try (Varve again = Varve.open(config()); SnapshotView v = again.asOf(s)) {
+            Table pastTable = v.table("t");
+            v.close();
+            assertThrows(IllegalStateException.class, () -> pastTable.partition(0), "a partition of a closed view");
+            assertNull(again.table("t").get(utf8("absent")));
+        }
+    }
+}
