@@ -39,7 +39,13 @@ final class ConfigProperties {
 
     static VarveConfig load(Path file) {
         if (file == null) throw new IllegalArgumentException("properties file must not be null");
-        Properties props = new Properties();
+        Properties props = new Properties() {
+            @Override
+            public synchronized Object put(Object key, Object value) { // load() would keep the last of two silently
+                if (containsKey(key)) throw new IllegalArgumentException(key + " is set twice");
+                return super.put(key, value);
+            }
+        };
         try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             props.load(in);
         } catch (IOException e) {

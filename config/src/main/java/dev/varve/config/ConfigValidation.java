@@ -19,6 +19,8 @@ final class ConfigValidation {
      */
     static void check(VarveConfig c, Path archivePath, String name) {
         ConfigChecks.required("path", c.path());
+        // Path.of("") is the working directory: a store there is nearly always a mistake (an unset variable)
+        if (c.path().toString().isEmpty()) throw new IllegalArgumentException("path is empty; name the store's directory");
         ConfigChecks.powerOfTwo("pageSize", c.pageSize(), PAGE_SIZE_MIN, PAGE_SIZE_MAX);
         ConfigChecks.byteRange("dataRegionSize", c.dataRegionSize(), DATA_REGION_SIZE_MIN, DATA_REGION_SIZE_MAX);
         ConfigChecks.intRange("partitions", c.partitions(), PARTITIONS_MIN, PARTITIONS_MAX);

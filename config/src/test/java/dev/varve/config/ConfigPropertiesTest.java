@@ -151,6 +151,13 @@ class ConfigPropertiesTest {
     }
 
     @Test
+    void aKeySetTwiceIsRejectedNotTheLastOneTaken() throws IOException {
+        IllegalArgumentException e = fails("varve.path=/d", "varve.pageSize=8192", "varve.pageSize=4096");
+        assertTrue(e.getMessage().contains("varve.pageSize is set twice"), e.getMessage());
+        assertTrue(e.getMessage().contains("varve.properties"), e.getMessage());
+    }
+
+    @Test
     void validationErrorsNameTheFieldAndFile() throws IOException {
         IllegalArgumentException e = fails("varve.path=/d", "varve.pageSize=3000");
         assertTrue(e.getMessage().contains("pageSize must be a power of two in [1024, 16384], was 3000"),

@@ -54,6 +54,8 @@ class VarveConfigTest {
     void pathIsRequired() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> VarveConfig.builder().build());
         assertEquals("path is required", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> VarveConfig.builder().path(java.nio.file.Path.of("")).build());
+        assertTrue(e.getMessage().startsWith("path is empty"), e.getMessage());
     }
 
     @Test
