@@ -6,6 +6,7 @@ import dev.varve.core.io.MappedRegion;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -150,12 +151,8 @@ final class MemoryOverlayIO implements FileIOFactory {
             if (fromDisk > 0) {
                 ByteBuffer slice = dst.duplicate();
                 slice.limit(slice.position() + fromDisk);
-                int got = 0;
-                while (slice.hasRemaining()) {
-                    int r = channel().read(slice, p + got);
-                    if (r < 0) break;
-                    got += r;
-                }
+                int start = slice.position();
+                while (slice.hasRemaining()) if (readAt(slice, p + slice.position() - start) < 0) break;
                 dst.position(dst.position() + fromDisk);
             }
             for (int i = fromDisk; i < len; i++) dst.put((byte) 0);
@@ -255,15 +252,32 @@ final class MemoryOverlayIO implements FileIOFactory {
             ByteBuffer disk = ByteBuffer.allocate(1 << 16);
             for (long p = 0; p < size; p += disk.capacity()) {
                 disk.clear().limit((int) Math.min(disk.capacity(), size - p));
-                while (disk.hasRemaining()) if (channel().read(disk, p + disk.position()) < 0) return false;
+                while (disk.hasRemaining()) if (readAt(disk, p + disk.position()) < 0) return false;
                 if (!disk.flip().equals(whole.slice((int) p, disk.limit()))) return false;
             }
             return true;
         }
 
-        private FileChannel channel() throws IOException {
-            if (channel == null) channel = FileChannel.open(base, StandardOpenOption.READ);
-            return channel;
+        /**
+         * One read of the disk file. The JDK closes a channel a thread is interrupted in: a read runs with the
+         * caller's interrupt status cleared (restored after), and a channel an interrupt closed is opened again.
+         */
+        private int readAt(ByteBuffer dst, long position) throws IOException {
+            boolean interrupted = Thread.interrupted();
+            int start = dst.position(); // an interrupted read may have filled part of dst
+            try {
+                while (true) {
+                    if (channel == null) channel = FileChannel.open(base, StandardOpenOption.READ);
+                    try {
+                        return channel.read(dst, position + dst.position() - start);
+                    } catch (ClosedChannelException e) {
+                        interrupted |= Thread.interrupted();
+                        channel = null;
+                    }
+                }
+            } finally {
+                if (interrupted) Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -61,6 +61,21 @@ class InterruptedCallerTest {
         }
     }
 
+    @Test
+    void interruptedReadsOfAReadOnlyStoreLeaveItReadable() throws Exception {
+        try (Varve store = Varve.open(config())) {
+            Table t = store.table("t");
+            for (int i = 0; i < KEYS; i++) t.put(key(i), bytes(i, 300));
+        }
+        try (Varve store = Varve.openReadOnly(config())) { // reads the files through its in-memory overlay
+            Table t = store.table("t");
+            inInterruptedThread(() -> {
+                for (int i = 0; i < KEYS; i += 97) assertArrayEquals(bytes(i, 300), t.get(key(i)));
+            });
+            for (int i = 0; i < KEYS; i++) assertArrayEquals(bytes(i, 300), t.get(key(i)), "key " + i);
+        }
+    }
+
     /** Runs {@code work} in a thread whose interrupt status is set throughout, and rethrows what it threw. */
     private static void inInterruptedThread(Runnable work) throws Exception {
         AtomicReference<Throwable> failed = new AtomicReference<>();
