@@ -1,6 +1,7 @@
 package dev.varve.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.VarveConfig;
@@ -95,5 +96,21 @@ class CliSalvageTest {
         assertTrue(r.out().contains("source: page files only; the store did not open"), r.out());
         assertTrue(r.out().contains("writes logged after the last checkpoint"), "salvage says the WAL's tail is not in: " + r.out());
         assertEquals(CliReadCommandsTest.hex(FixtureStores.model(FixtureStores.ROUNDS)), salvaged(to)); // closed cleanly: the page files hold it all
+    }
+
+    @Test
+    void salvageRefusesAStoreOpenForWriting() throws IOException {
+        Path store = copy("in-use");
+        Path target = tmp.resolve("in-use-salvaged");
+        Varve open = Varve.open(FixtureStores.config(store));
+        try {
+            CliRun r = CliRun.of("salvage", store.toString(), "--to", target.toString());
+            assertEquals(Main.UNUSABLE, r.code(), r.toString());
+            assertTrue(r.err().contains("already open") || r.err().contains("open for writing"), r.toString());
+            assertFalse(r.out().contains("page files only"), r.toString());
+        } finally {
+            open.close();
+        }
+        assertFalse(Files.exists(target), "salvage created its target");
     }
 }

@@ -14,8 +14,8 @@ import java.util.Arrays;
 /**
  * Copies what can still be read out of a damaged store (operator tools), never writing to it. If the store opens
  * read-only (recovered in memory), every partition is scanned; a partition whose scan hits a bad page is finished
- * from its page file by {@link LeafSalvage} (keys after the last one scanned). If it does not open, every partition
- * is salvaged from its page file, with table names from the catalog's leaves; writes after the last checkpoint
+ * from its page file by {@link LeafSalvage} (keys after the last one scanned). If it does not open (for damage: a
+ * store open for writing elsewhere is refused), every partition is salvaged from its page file, with table names from the catalog's leaves; writes after the last checkpoint
  * are then lost, which the result says.
  */
 public final class StoreSalvager {
@@ -38,11 +38,18 @@ public final class StoreSalvager {
     private StoreSalvager() {
     }
 
-    /** Salvages the store of {@code config} into {@code sink}. */
+    /**
+     * Salvages the store of {@code config} into {@code sink}.
+     *
+     * @throws IllegalStateException when the store is open for writing in another process (or holds an unfinished
+     *                               transfer): that is no damage, and its page files are being rewritten under a copy
+     */
     public static Result salvage(VarveConfig config, Sink sink) {
         Varve store;
         try {
             store = Varve.openReadOnly(config);
+        } catch (IllegalStateException e) {
+            throw e;
         } catch (RuntimeException e) {
             fromPageFiles(config, sink);
             // said, not left to be inferred: without an open nothing replays the WAL, and the page files hold the last checkpoint
