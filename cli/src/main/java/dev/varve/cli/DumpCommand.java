@@ -40,6 +40,8 @@ final class DumpCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if (Files.exists(out)) throw new IllegalArgumentException(out + " exists; dump writes a new file");
+        Path parent = out.toAbsolutePath().getParent();
+        if (!Files.isDirectory(parent)) throw new IllegalArgumentException("cannot write " + out + ": no such directory " + parent);
         byte[] lo = range.lo(read.encoding);
         byte[] hi = range.hi(read.encoding);
         Map<String, Object> perTable = new LinkedHashMap<>();

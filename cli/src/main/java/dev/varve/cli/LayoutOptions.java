@@ -35,6 +35,7 @@ final class LayoutOptions {
 
     private VarveConfig detect(Path dir) {
         if (config != null) {
+            Main.requireFile("--config", config);
             VarveConfig.Builder b = VarveConfig.load(config).toBuilder().path(dir);
             if (archive != null) b.archivePath(archive);
             return b.build();

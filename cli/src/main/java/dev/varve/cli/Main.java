@@ -4,6 +4,14 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
 
 /**
  * The {@code varve} tool: looks into, checks and copies store directories, serves a live store on the network and
@@ -64,8 +72,35 @@ public final class Main implements Runnable {
 
     /** A failure in one line: the exception's message, with its cause when that says more. */
     static String describe(Throwable e) {
-        String m = e.getMessage() == null ? e.toString() : e.getMessage();
-        return e.getCause() != null && e.getCause().getMessage() != null && !m.contains(e.getCause().getMessage()) ? m + " (" + e.getCause().getMessage() + ")" : m;
+        String m = message(e);
+        Throwable cause = e.getCause();
+        if (cause == null || cause.getMessage() == null) return m;
+        String c = message(cause);
+        if (m.contains(cause.toString())) return m.replace(cause.toString(), c); // a wrapper that quotes its cause's class name
+        return m.contains(cause.getMessage()) || m.contains(c) ? m : m + " (" + c + ")";
+    }
+
+    /**
+     * The message of one exception; a file-system failure's says what went wrong with the file, where the JDK's
+     * message is the bare path and only the class name says the rest.
+     */
+    private static String message(Throwable e) {
+        if (e instanceof FileSystemException f && f.getFile() != null) {
+            String why = f instanceof NoSuchFileException ? "no such file or directory"
+                    : f instanceof AccessDeniedException ? "permission denied"
+                    : f instanceof FileAlreadyExistsException ? "already exists"
+                    : f instanceof NotDirectoryException ? "not a directory"
+                    : f instanceof DirectoryNotEmptyException ? "directory not empty"
+                    : f.getReason() != null ? f.getReason() : f.getClass().getSimpleName();
+            return f.getFile() + (f.getOtherFile() == null ? "" : " -> " + f.getOtherFile()) + ": " + why;
+        }
+        return e.getMessage() == null ? e.toString() : e.getMessage();
+    }
+
+    /** Refuses a file named by {@code option} that is not there: a bad command line, said before anything else is done. */
+    static void requireFile(String option, Path file) {
+        if (!Files.isRegularFile(file))
+            throw new IllegalArgumentException(option + " " + file + ": " + (Files.exists(file) ? "not a file" : "no such file"));
     }
 
     public static void main(String[] args) {

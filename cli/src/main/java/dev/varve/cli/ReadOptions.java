@@ -30,6 +30,8 @@ final class ReadOptions {
         private final SnapshotView view;
 
         Source(Varve store, Long asOf) {
+            // as backup --from and the HTTP API say it; asOf would only find no such snapshot
+            if (asOf != null && asOf < 1) throw new IllegalArgumentException("--as-of must be >= 1, was " + asOf);
             this.store = store;
             this.view = asOf == null ? null : store.asOf(asOf);
         }
