@@ -72,8 +72,27 @@ final class BackupCommand implements Callable<Integer> {
     private int local() throws IOException {
         newStore.checkEmpty();
         Map<String, Object> perTable = new LinkedHashMap<>();
-        try (Varve s = StoreOptions.openReadOnly(dir, layout); ReadOptions.Source src = new ReadOptions.Source(s, asOf);
-             Varve target = Varve.open(newStore.config(s.config().pageSize(), s.config().partitions()))) {
+        try (Varve s = StoreOptions.openReadOnly(dir, layout); ReadOptions.Source src = new ReadOptions.Source(s, asOf)) {
+            try {
+                newStore.begin();
+                copy(s, src, perTable);
+                newStore.commit();
+            } catch (RuntimeException | IOException e) {
+                newStore.discard(e); // no half-made copy left behind: the target was new or empty
+                throw e;
+            }
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("store", newStore.to.toString());
+        r.put("asOf", asOf == null ? "current state" : asOf);
+        r.put("entries", perTable);
+        output.print(r);
+        return Main.OK;
+    }
+
+    /** Writes what {@code src} reads of {@code s} into the new store, closed on return; {@code perTable} gets each table's entries. */
+    private void copy(Varve s, ReadOptions.Source src, Map<String, Object> perTable) throws IOException {
+        try (Varve target = Varve.open(newStore.config(s.config().pageSize(), s.config().partitions()))) {
             BatchWriter w = new BatchWriter(target);
             for (String name : s.tables()) {
                 Table table = src.table(name);
@@ -90,11 +109,5 @@ final class BackupCommand implements Callable<Integer> {
             }
             w.flush();
         }
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("store", newStore.to.toString());
-        r.put("asOf", asOf == null ? "current state" : asOf);
-        r.put("entries", perTable);
-        output.print(r);
-        return Main.OK;
     }
 }

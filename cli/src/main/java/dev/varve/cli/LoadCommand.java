@@ -9,7 +9,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -35,7 +34,6 @@ final class LoadCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         newStore.checkEmpty();
-        boolean created = !Files.exists(newStore.to);
         int[] longestKey = {0};
         long entries = DumpFile.read(file, new DumpFile.Visitor() { // checks it all before anything is created
             @Override
@@ -48,8 +46,26 @@ final class LoadCommand implements Callable<Integer> {
             }
         });
         Map<String, Object> perTable = new LinkedHashMap<>();
+        try {
+            newStore.begin();
+            load(longestKey[0], perTable);
+            newStore.commit();
+        } catch (RuntimeException | IOException e) {
+            newStore.discard(e); // no half-loaded store left behind: the target was new or empty
+            throw e;
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("store", newStore.to.toString());
+        r.put("entries", entries);
+        r.put("perTable", perTable);
+        output.print(r);
+        return Main.OK;
+    }
+
+    /** Loads the checked dump into the new store, closed on return; {@code perTable} gets each table's entries. */
+    private void load(int longestKey, Map<String, Object> perTable) throws IOException {
         try (Varve s = Varve.open(newStore.config(pageSize, ConfigLimits.PARTITIONS_DEFAULT))) {
-            if (longestKey[0] > s.maxKeyBytes()) throw new IllegalArgumentException(file + " holds a key of " + longestKey[0] + " bytes; a store of "
+            if (longestKey > s.maxKeyBytes()) throw new IllegalArgumentException(file + " holds a key of " + longestKey + " bytes; a store of "
                     + s.config().pageSize() + "-byte pages takes keys of up to " + s.maxKeyBytes() + " bytes: raise --page-size");
             BatchWriter w = new BatchWriter(s);
             String[] current = {null};
@@ -68,15 +84,6 @@ final class LoadCommand implements Callable<Integer> {
                 }
             });
             w.flush();
-        } catch (RuntimeException | IOException e) {
-            newStore.discard(created, e); // no half-loaded store left behind: the target was new or empty
-            throw e;
         }
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("store", newStore.to.toString());
-        r.put("entries", entries);
-        r.put("perTable", perTable);
-        output.print(r);
-        return Main.OK;
     }
 }

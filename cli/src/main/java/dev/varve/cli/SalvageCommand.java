@@ -9,6 +9,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -49,6 +50,11 @@ final class SalvageCommand implements Callable<Integer> {
                 @Override
                 public void table(String name, TableOptions options) {
                     if (target[0] == null) {
+                        try {
+                            newStore.begin();
+                        } catch (IOException e) {
+                            throw new UncheckedIOException("cannot create " + newStore.to, e);
+                        }
                         target[0] = Varve.open(newStore.config(source.pageSize(), source.partitions()));
                         writer[0] = new BatchWriter(target[0]);
                     }
@@ -74,8 +80,18 @@ final class SalvageCommand implements Callable<Integer> {
                 }
             });
             if (writer[0] != null) writer[0].flush();
-        } finally {
-            if (target[0] != null) target[0].close();
+            if (target[0] != null) {
+                target[0].close();
+                newStore.commit();
+            }
+        } catch (RuntimeException | IOException e) {
+            try {
+                if (target[0] != null) target[0].close(); // idempotent: a store closed before a failed commit is not closed again
+            } catch (RuntimeException x) {
+                e.addSuppressed(x);
+            }
+            newStore.discard(e); // no half-made copy left behind: the target was new or empty
+            throw e;
         }
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("store", newStore.to.toString());

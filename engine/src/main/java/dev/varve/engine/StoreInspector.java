@@ -106,6 +106,7 @@ public final class StoreInspector {
      * the archive segment size (archive files); memory sizes small, for a tool.
      *
      * @throws IllegalArgumentException if {@code dir} holds no store
+     * @throws IllegalStateException    if it holds an unfinished transfer ({@link Varve#INCOMING_DIR})
      */
     public static VarveConfig detectConfig(Path dir) {
         return detectConfig(dir, dir.resolve("archive"));
@@ -114,6 +115,7 @@ public final class StoreInspector {
     /** {@link #detectConfig(Path)} for a store whose archive lies in {@code archiveDir}. */
     public static VarveConfig detectConfig(Path dir, Path archiveDir) {
         FileIOFactory io = new MemoryOverlayIO();
+        Varve.refuseUnfinishedTransfer(dir);
         if (!io.exists(dir.resolve("wal")) && !io.exists(dir.resolve("pages")))
             throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
         VarveConfig.Builder b = VarveConfig.builder().path(dir).archivePath(archiveDir).dataRegionSize(TOOL_REGION_BYTES)

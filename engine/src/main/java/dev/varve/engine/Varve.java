@@ -40,8 +40,9 @@ public final class Varve implements AutoCloseable {
     public static final int MAX_VALUE_BYTES = BPlusTree.MAX_VALUE_BYTES;
 
     /**
-     * A subdirectory of the store directory that marks an unfinished transfer (a backup being received into it):
-     * while it exists, {@link #open} refuses the directory, so a cut transfer never passes for a store.
+     * A subdirectory of the store directory that marks an unfinished transfer (a backup being received into it, or a
+     * store the {@code varve} tool's load, backup or salvage is building): while it exists, {@link #open} and
+     * {@link #openReadOnly} refuse the directory, so a cut transfer never passes for a store.
      */
     public static final String INCOMING_DIR = ".incoming";
 
@@ -89,15 +90,19 @@ public final class Varve implements AutoCloseable {
             if (o == null) throw new IllegalArgumentException("an open option must not be null");
             set.add(o);
         }
-        refuseUnfinishedTransfer(config);
+        refuseUnfinishedTransfer(config.path());
         return new Varve(Engine.open(config, io, false, set.contains(OpenOption.TRUNCATE_DAMAGED_WAL), agents));
     }
 
-    /** A directory a backup is still being received into is not a store yet: neither open may take it for one. */
-    private static void refuseUnfinishedTransfer(VarveConfig config) {
-        if (Files.exists(config.path().resolve(INCOMING_DIR)))
-            throw new IllegalStateException("the directory " + config.path() + " holds an unfinished transfer (" + INCOMING_DIR
-                    + " is present): it is not a store yet; run the same backup again to complete it, or delete the directory");
+    /**
+     * A directory a backup is still being received into is not a store yet: neither open nor a tool may take it for
+     * one. Checked before anything else about the directory, as a cut transfer leaves no store files at its top.
+     */
+    static void refuseUnfinishedTransfer(Path dir) {
+        if (Files.exists(dir.resolve(INCOMING_DIR)))
+            throw new IllegalStateException("the directory " + dir + " holds an unfinished transfer (" + INCOMING_DIR
+                    + " is present): it is not a store yet; run the same backup, load or salvage again to complete it, or delete the "
+                    + "directory");
     }
 
     /**
@@ -113,13 +118,14 @@ public final class Varve implements AutoCloseable {
      * heap, and so is each WAL segment it reads.
      *
      * @throws IllegalArgumentException if the directory holds no store
+     * @throws IllegalStateException    if it holds an unfinished transfer, or another process has it open for writing
      */
     public static Varve openReadOnly(VarveConfig config) {
         if (config == null) throw new IllegalArgumentException("config must not be null");
         Path dir = config.path();
+        refuseUnfinishedTransfer(dir);
         if (!Files.isDirectory(dir.resolve("wal")) && !Files.isDirectory(dir.resolve("pages")))
             throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
-        refuseUnfinishedTransfer(config);
         return new Varve(Engine.open(config, new MemoryOverlayIO(), true, false));
     }
 

@@ -1,0 +1,148 @@
+package dev.varve.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.engine.FixtureStores;
+import dev.varve.engine.StoreInspector;
+import dev.varve.engine.Varve;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The new store of {@code load}, {@code backup DIR} and {@code salvage} is built under {@code NEWDIR/.incoming} and
+ * moved into place only when whole: a run killed half-way leaves a directory that every command refuses as an
+ * unfinished transfer, and running the command again completes it.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class CliStagedTargetTest {
+    private static final int ENTRIES = 60_000;
+
+    @TempDir
+    static Path tmp;
+    static Path healthy;
+    static Path dump;
+
+    @BeforeAll
+    static void stores() {
+        healthy = tmp.resolve("healthy");
+        FixtureStores.create(healthy, "healthy");
+        Path big = tmp.resolve("big");
+        try (Varve v = Varve.open(VarveConfig.builder().path(big).dataRegionSize(64L << 20).checkpointBufferSize(16L << 20)
+                .captureBufferSize(4L << 20).build())) {
+            for (int i = 0; i < ENTRIES; i += 100) {
+                int from = i;
+                v.write(b -> {
+                    for (int k = from; k < from + 100; k++)
+                        b.put("t", String.format("key-%06d", k).getBytes(StandardCharsets.UTF_8), ("value " + k + " ".repeat(100)).getBytes(StandardCharsets.UTF_8));
+                });
+            }
+        }
+        dump = tmp.resolve("big.dump");
+        CliRun r = CliRun.of("dump", big.toString(), "--out", dump.toString());
+        assertEquals(Main.OK, r.code(), r.toString());
+    }
+
+    private static void assertUnfinished(Path target) {
+        for (String command : List.of("info", "verify")) {
+            CliRun r = CliRun.of(command, target.toString());
+            assertEquals(Main.UNUSABLE, r.code(), r.toString());
+            assertTrue(r.err().contains("unfinished transfer") && r.err().contains("run the same backup, load or salvage again"), r.toString());
+        }
+        CliRun get = CliRun.of("get", target.toString(), "--table", "t", "key-000001");
+        assertEquals(Main.UNUSABLE, get.code(), get.toString());
+        assertTrue(get.err().contains("unfinished transfer"), get.toString());
+    }
+
+    private static long entries(Path store, String table) {
+        try (Varve v = Varve.openReadOnly(StoreInspector.detectConfig(store)); dev.varve.engine.Cursor c = v.table(table).scan(null, null)) {
+            long n = 0;
+            while (c.next()) n++;
+            return n;
+        }
+    }
+
+    @Test
+    void loadKilledHalfWayLeavesAnUnfinishedTargetThatARerunCompletes() throws Exception {
+        Path target = tmp.resolve("loaded");
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), Main.class.getName(), "load", dump.toString(), "--to", target.toString()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            // the store's WAL exists once the load writes: under .incoming, or (unstaged) at the top
+            while (!Files.isDirectory(target.resolve(".incoming/wal")) && !Files.isDirectory(target.resolve("wal")) && p.isAlive()
+                    && System.nanoTime() < deadline) Thread.sleep(10);
+            Thread.sleep(300); // some entries in
+            assertTrue(p.isAlive(), "the load finished before it could be killed");
+        } finally {
+            p.destroyForcibly(); // SIGKILL: no cleanup of the load runs
+            p.waitFor(30, TimeUnit.SECONDS);
+        }
+        assertUnfinished(target);
+
+        CliRun rerun = CliRun.of("load", dump.toString(), "--to", target.toString());
+        assertEquals(Main.OK, rerun.code(), rerun.toString());
+        assertFalse(Files.exists(target.resolve(".incoming")));
+        assertEquals(ENTRIES, entries(target, "t"));
+        CliRun verify = CliRun.of("verify", target.toString());
+        assertEquals(Main.OK, verify.code(), verify.toString());
+    }
+
+    /** What a killed {@code backup} or {@code salvage} leaves: part of a store under the unfinished mark. */
+    private static Path cutShort(String name) throws IOException {
+        Path target = tmp.resolve(name);
+        Files.createDirectories(target.resolve(".incoming/wal"));
+        Files.writeString(target.resolve(".incoming/wal/junk"), "cut short");
+        return target;
+    }
+
+    @Test
+    void backupAndSalvageRerunOverAKilledRunAndLeaveNoMark() throws IOException {
+        Map<String, TreeMap<String, String>> want = CliReadCommandsTest.hex(FixtureStores.model(FixtureStores.ROUNDS));
+        for (String command : List.of("backup", "salvage")) {
+            Path target = cutShort(command + "-cut");
+            assertUnfinished(target);
+            CliRun r = CliRun.of(command, healthy.toString(), "--to", target.toString());
+            assertEquals(Main.OK, r.code(), r.toString());
+            assertFalse(Files.exists(target.resolve(".incoming")), command);
+            assertFalse(Files.exists(target.resolve("wal/junk")), command);
+            try (Varve v = Varve.open(VarveConfig.builder().path(target).build())) {
+                assertEquals(want, CliReadCommandsTest.contents(v::table), command);
+            }
+        }
+    }
+
+    @Test
+    void aNonEmptyTargetWithoutTheMarkIsStillRefused() throws IOException {
+        Path target = tmp.resolve("occupied");
+        Files.createDirectories(target);
+        Files.writeString(target.resolve("mine.txt"), "keep me");
+        CliRun r = CliRun.of("backup", healthy.toString(), "--to", target.toString());
+        assertEquals(Main.USAGE, r.code(), r.toString());
+        assertEquals("keep me", Files.readString(target.resolve("mine.txt")));
+    }
+
+    @Test
+    void aMissingNewConfigIsNamedBeforeAnythingIsCreated() {
+        Path target = tmp.resolve("no-config");
+        CliRun load = CliRun.of("load", dump.toString(), "--to", target.toString(), "--new-config", "/missing");
+        assertEquals(Main.USAGE, load.code(), load.toString());
+        assertTrue(load.err().contains("--new-config /missing: no such file"), load.toString());
+        assertFalse(Files.exists(target));
+    }
+}
