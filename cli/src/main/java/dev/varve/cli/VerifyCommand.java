@@ -1,6 +1,7 @@
 package dev.varve.cli;
 
 import dev.varve.config.VarveConfig;
+import dev.varve.config.WalSyncMode;
 import dev.varve.engine.StoreInspector;
 import dev.varve.engine.StoreVerifier;
 import picocli.CommandLine.Command;
@@ -18,10 +19,18 @@ import java.util.concurrent.Callable;
         description = {"Checks every CRC of every page file, WAL segment, checkpoint marker, recovery file and archive log (Pagelog, Maplog "
                 + "and Skippy levels, snapshot logs); every B+tree's structure; every live snapshot's archived pages and mappings "
                 + "reachable (I8). Names each damage: file, offset, what. Never writes.",
+                "Whether a bad last WAL record is a torn tail (cut by open: exit 0) or damage (refused by open) depends on the "
+                        + "walSyncMode the store runs under, which its files do not record: give it with --wal-sync-mode or --config. "
+                        + "Without either such a record is damage, as under the default LOG_ONLY, and reported as a torn tail if the "
+                        + "store runs under FSYNC.",
                 "Exit code 0: clean; 1: damage found; 2: the store cannot be checked."})
 final class VerifyCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
+
+    @Option(names = "--wal-sync-mode", paramLabel = "MODE",
+            description = "The walSyncMode the store runs under: ${COMPLETION-CANDIDATES} (default: the --config file's, else LOG_ONLY).")
+    WalSyncMode walSyncMode;
 
     @Mixin
     OutputOptions output;
@@ -35,7 +44,9 @@ final class VerifyCommand implements Callable<Integer> {
             output.err().println("varve: " + Main.describe(e));
             return Main.UNUSABLE;
         }
+        if (walSyncMode != null) config = config.toBuilder().walSyncMode(walSyncMode).build();
         StoreVerifier.Report report = StoreVerifier.verify(config);
+        StoreVerifier.Report underFsync = walSyncMode == null && store.layout.config == null ? asFsyncTail(config, report) : null;
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("store", config.path().toString());
         if (report.unusable() != null) {
@@ -44,12 +55,22 @@ final class VerifyCommand implements Callable<Integer> {
             output.print(r);
             return Main.UNUSABLE;
         }
+        List<StoreInspector.Damage> found = report.damage();
+        String tornTail = report.files().walTornTail() == null ? "none" : report.files().walTornTail() + (config.walSyncMode() == WalSyncMode.FSYNC
+                ? " (a crash cut the write short before its fsync, so it was not acknowledged under FSYNC; open cuts it)"
+                : " (a crash cut the last write; recovery drops it)");
+        if (underFsync != null) { // the store as FSYNC reads it, with the one spot a non-FSYNC open refuses as damage
+            report = underFsync;
+            tornTail = "only under walSyncMode=FSYNC: " + underFsync.files().walTornTail() + " (open under FSYNC cuts it, as a write a crash cut "
+                    + "short before its fsync and so never acknowledged; under LOG_ONLY or BACKGROUND it is the damage listed and open "
+                    + "refuses the store: give --wal-sync-mode to check it for its mode)";
+        }
         StoreInspector.FileCheck f = report.files();
         Map<String, Object> checked = new LinkedHashMap<>();
         checked.put("pages", f.pages());
         checked.put("walSegments", f.walSegments());
         checked.put("walRecords", f.walRecords());
-        checked.put("walTornTail", f.walTornTail() == null ? "none" : f.walTornTail() + " (a crash cut the last write; recovery drops it)");
+        checked.put("walTornTail", tornTail);
         checked.put("checkpointMarkers", f.markers());
         checked.put("recoveryFiles", f.recoveryFiles());
         checked.put("archiveRecords", f.archiveRecords());
@@ -62,7 +83,7 @@ final class VerifyCommand implements Callable<Integer> {
         }
         r.put("checked", checked);
         List<Map<String, Object>> damage = new ArrayList<>();
-        for (StoreInspector.Damage d : report.damage()) {
+        for (StoreInspector.Damage d : found) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("file", d.file().toString());
             m.put("offset", d.offset());
@@ -73,5 +94,17 @@ final class VerifyCommand implements Callable<Integer> {
         r.put("damage", damage);
         output.print(r);
         return damage.isEmpty() ? Main.OK : Main.DAMAGE;
+    }
+
+    /**
+     * The report of the store checked as FSYNC runs it, when that finds no damage but a torn tail where the check
+     * under {@code config}'s mode found damage: the one bad record with its length at the WAL's end that only an
+     * FSYNC open cuts; null otherwise. The files do not say which mode the store runs under, so both readings are
+     * told rather than a plain "does not open" that an FSYNC open contradicts.
+     */
+    private static StoreVerifier.Report asFsyncTail(VarveConfig config, StoreVerifier.Report report) {
+        if (config.walSyncMode() == WalSyncMode.FSYNC || report.unusable() != null || report.damage().isEmpty()) return null;
+        StoreVerifier.Report fsync = StoreVerifier.verify(config.toBuilder().walSyncMode(WalSyncMode.FSYNC).build());
+        return fsync.unusable() == null && fsync.damage().isEmpty() && fsync.files().walTornTail() != null ? fsync : null;
     }
 }

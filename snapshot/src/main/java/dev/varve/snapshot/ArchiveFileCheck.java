@@ -19,6 +19,10 @@ import java.util.zip.CRC32C;
  * bad tail instead. Ranked extents are checked when the archive opens them. Reads only.
  */
 public final class ArchiveFileCheck {
+    /** Name prefixes of a rank level's Skippy files: the level's Maplogs, and the uplinks between them. */
+    private static final String MAPLOG = "maplog-L";
+    private static final String UPLINKS = "skippy-uplinks-L";
+
     private ArchiveFileCheck() {
     }
 
@@ -40,12 +44,33 @@ public final class ArchiveFileCheck {
         }
     }
 
-    /** Skippy levels above a level's Maplog: the number of {@code maplog-L<i>.log} files beyond L0. */
-    public static int skippyLevels(FileIOFactory io, Path archiveDir) {
-        Path level = archiveDir.resolve("level-1");
-        int i = 0;
-        while (io.exists(level.resolve("maplog-L" + (i + 1) + ".log"))) i++;
-        return i;
+    /**
+     * Skippy levels above a level's Maplog: the highest {@code i} of a {@code maplog-L<i>.log}, or of
+     * {@code skippy-uplinks-L<i-1>.log} (the uplinks into level i), in any rank level. Every rank level has every one
+     * of these files, so the highest found anywhere says how many there are: counting one level's files up to the first
+     * gap would take a deleted file for a store with fewer levels, and the check would then pass a store that open
+     * refuses for the missing file.
+     */
+    public static int skippyLevels(FileIOFactory io, Path archiveDir) throws IOException {
+        int highest = 0;
+        for (int j = 1, k = levels(io, archiveDir); j <= k; j++) {
+            for (Path p : io.list(archiveDir.resolve("level-" + j), "")) {
+                String n = p.getFileName().toString();
+                if (n.startsWith(MAPLOG)) highest = Math.max(highest, levelOf(n, MAPLOG));
+                else if (n.startsWith(UPLINKS)) highest = Math.max(highest, levelOf(n, UPLINKS) + 1);
+            }
+        }
+        return highest;
+    }
+
+    /** The level {@code prefix<i>.log} names; -1 for any other name under the prefix (a portion, a temporary file). */
+    private static int levelOf(String name, String prefix) {
+        if (!name.endsWith(".log")) return -1;
+        try {
+            return Integer.parseInt(name.substring(prefix.length(), name.length() - ".log".length()));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     /**
