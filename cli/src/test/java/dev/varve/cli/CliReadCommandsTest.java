@@ -226,7 +226,7 @@ class CliReadCommandsTest {
             for (String cmd : new String[]{"verify", "info", "wal-dump", "snapshots"}) {
                 CliRun r = CliRun.of(cmd, live.toString());
                 assertEquals(Main.UNUSABLE, r.code(), cmd + ": " + r);
-                assertTrue((r.out() + r.err()).contains("already open in this JVM"), cmd + ": " + r);
+                assertTrue((r.out() + r.err()).contains("already open for writing in this JVM"), cmd + ": " + r);
             }
         }
         assertEquals(0, CliRun.of("verify", live.toString()).code());
