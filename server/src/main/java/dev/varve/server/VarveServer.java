@@ -94,9 +94,9 @@ public final class VarveServer implements AutoCloseable {
                         }
                     })
                     .bind(address).syncUninterruptibly().channel();
-        } catch (RuntimeException e) {
-            shutdown();
-            throw new IllegalStateException("cannot bind " + address + ": " + e.getMessage(), e);
+        } catch (Exception e) { // a BindException among them: syncUninterruptibly rethrows it though it is checked
+            shutdown(); // the event loops' threads are not daemons: left running, they would keep the JVM alive
+            throw new IllegalStateException("cannot bind " + address.getHostString() + ":" + address.getPort() + ": " + e.getMessage(), e);
         }
     }
 
@@ -127,6 +127,7 @@ public final class VarveServer implements AutoCloseable {
      *
      * @throws IllegalArgumentException if the address is unresolved, or not a loopback address while the options do
      *         not allow that
+     * @throws IllegalStateException if the address cannot be bound (in use, not an address of this host), naming it
      */
     public static VarveServer start(Varve store, InetSocketAddress address, ServerOptions options) {
         Objects.requireNonNull(store, "store");
