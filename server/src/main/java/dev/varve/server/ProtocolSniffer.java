@@ -18,11 +18,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * One port, two protocols: looks at a connection's first four bytes and sets up the rest of its pipeline, the
  * snapshot-shipping protocol for {@link ShipProtocol#MAGIC}, HTTP (admin, metrics, dashboard) for anything else.
- * Until then the connection has the idle timeout, so a client that sends nothing is closed; a shipping connection
- * keeps it until its HELLO is in ({@link ShipSender}).
+ * Until then the connection has the idle timeout, so a client that sends nothing is closed; an HTTP connection keeps
+ * it, while a shipping one gets a fixed deadline for its HELLO instead ({@link ShipSender}): bytes trickled one at a
+ * time would reset an idle timeout forever.
  */
 final class ProtocolSniffer extends ByteToMessageDecoder {
-    static final String IDLE = "idle";
+    private static final String IDLE = "idle";
 
     private final VarveServer.Shared shared;
 
@@ -41,6 +42,7 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
         ChannelPipeline p = ctx.pipeline();
         if (ByteBufUtil.equals(in, in.readerIndex(), Unpooled.wrappedBuffer(ShipProtocol.MAGIC), 0, ShipProtocol.MAGIC.length)) {
             in.skipBytes(ShipProtocol.MAGIC.length);
+            p.remove(IDLE);
             p.addLast(new FrameDecoder(ShipProtocol.MAX_REQUEST_FRAME_BYTES));
             p.addLast(new ShipSender(shared.store, shared.shipThreads, shared.options));
         } else {

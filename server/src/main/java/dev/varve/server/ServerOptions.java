@@ -57,7 +57,10 @@ public final class ServerOptions {
         return this;
     }
 
-    /** An HTTP connection idle this long is closed (default 30 s). */
+    /**
+     * An HTTP connection idle this long is closed (default 30 s), and so is a shipping connection whose HELLO is not
+     * in this long after its first bytes.
+     */
     public ServerOptions idleTimeout(Duration v) {
         idleTimeout = positive("idleTimeout", v);
         return this;

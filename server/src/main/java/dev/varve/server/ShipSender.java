@@ -11,7 +11,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.concurrent.ScheduledFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,22 +43,37 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     private final Varve store;
     private final Executor shipThreads;
     private final long stallNanos;
+    private final long helloNanos;
     private final boolean allowFollow;
     private final long followBufferBytes;
     private final Object writability = new Object();
     private boolean started;
+    /** Closes the connection unless its first frame is in by then (event loop only). */
+    private ScheduledFuture<?> helloDeadline;
     private volatile Throwable writeFailure;
 
     ShipSender(Varve store, Executor shipThreads, ServerOptions options) {
         this.store = store;
         this.shipThreads = shipThreads;
         this.stallNanos = options.shipStallTimeout().toNanos();
+        this.helloNanos = options.idleTimeout().toNanos();
         this.allowFollow = options.allowWrites();
         this.followBufferBytes = options.followBufferBytes();
     }
 
+    /**
+     * Starts the HELLO deadline (the idle timeout, from when the protocol was sniffed): fixed, so a client trickling
+     * its HELLO a byte at a time cannot hold a connection slot for longer.
+     */
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(helloNanos);
+        helloDeadline = ctx.executor().schedule(() -> fail(ctx.channel(), "no HELLO within " + seconds + " s"), helloNanos, TimeUnit.NANOSECONDS);
+    }
+
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
+        cancelHelloDeadline(); // whatever this frame is, it ends the wait: it starts a transfer or fails the connection
         if (started) {
             fail(ctx.channel(), "unexpected " + ShipProtocol.typeName(frame.type) + " frame during a transfer");
             return;
@@ -71,9 +86,6 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
             fail(ctx.channel(), "a HELLO carries 16 bytes (version, snapshot id, flags), this one " + frame.payload.readableBytes());
             return;
         }
-        // until HELLO the idle timeout cuts a client that sends nothing; after it the receiver has nothing to send,
-        // and the sender watches for a stalled transfer itself
-        if (ctx.pipeline().get(ProtocolSniffer.IDLE) != null) ctx.pipeline().remove(ProtocolSniffer.IDLE);
         int version = frame.payload.readInt();
         long id = frame.payload.readLong();
         boolean follow = (frame.payload.readInt() & ShipProtocol.FOLLOW) != 0;
@@ -261,19 +273,18 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         ctx.fireChannelWritabilityChanged();
     }
 
+    private void cancelHelloDeadline() {
+        if (helloDeadline != null) helloDeadline.cancel(false);
+        helloDeadline = null;
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        cancelHelloDeadline();
         synchronized (writability) {
             writability.notifyAll();
         }
         ctx.fireChannelInactive();
-    }
-
-    /** No HELLO within the idle timeout: the connection is closed, so silent clients cannot pile up. */
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-        if (evt instanceof IdleStateEvent) fail(ctx.channel(), "no HELLO within the idle timeout");
-        else super.userEventTriggered(ctx, evt);
     }
 
     @Override

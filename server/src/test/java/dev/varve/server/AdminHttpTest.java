@@ -299,6 +299,36 @@ class AdminHttpTest {
     }
 
     @Test
+    void aShippingClientTricklingItsHelloIsCutAtTheDeadline() throws Exception {
+        try (Socket s = new Socket()) {
+            s.connect(server.address(), 5_000);
+            OutputStream out = s.getOutputStream();
+            out.write(new byte[]{'V', 'R', 'V', 'S', 0, 0, 0x0f, (byte) 0xa0}); // a frame of 4000 bytes is announced
+            out.flush();
+            // then a byte every 250 ms: never idle (2 s here), but its HELLO is not in 2 s after the magic
+            s.setSoTimeout(250);
+            StringBuilder reply = new StringBuilder();
+            byte[] buf = new byte[512];
+            boolean closed = false;
+            for (int i = 0; i < 80 && !closed; i++) {
+                try {
+                    out.write(1);
+                    out.flush();
+                    int n = s.getInputStream().read(buf);
+                    if (n < 0) closed = true;
+                    else reply.append(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
+                } catch (java.net.SocketTimeoutException quiet) {
+                    // nothing yet: the next byte
+                } catch (IOException reset) {
+                    closed = true;
+                }
+            }
+            assertTrue(closed, "a trickled HELLO is cut, not served a byte at a time: " + reply);
+            assertTrue(reply.toString().contains("no HELLO within 2 s"), "the error frame says why: " + reply);
+        }
+    }
+
+    @Test
     void writingEndpointsWorkOnlyWhenAllowed() throws Exception {
         try (VarveServer rw = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
             HttpProbe p = new HttpProbe(rw.address());
