@@ -1,6 +1,7 @@
 package dev.varve.server;
 
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
@@ -35,6 +36,11 @@ import java.util.concurrent.RejectedExecutionException;
  * loop, since a route may read pages. One connection's requests are answered one after another, in order (pipelined
  * requests too); when the admin threads are swamped the answer is 503. A failure inside a route is logged and
  * answered 500 without details.
+ *
+ * <p>Flow control, as on the shipping side ({@link ShipSender}): the next answer is computed only while the channel is
+ * writable (below the high write-buffer watermark), and while it is not the connection is not read either, so a
+ * client that pipelines requests and never reads its answers holds about one watermark plus one answer of memory;
+ * its further requests wait in the sockets, and the idle timeout closes it once nothing moves.
  */
 final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static final Logger LOG = LoggerFactory.getLogger(HttpAdminHandler.class);
@@ -45,6 +51,8 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
     private final Executor adminThreads;
     /** The answer to this connection's previous request: the next one is computed after it. */
     private CompletableFuture<Void> previous = CompletableFuture.completedFuture(null);
+    /** Completed when the channel is writable again; set while the next answer waits for that (event loop only). */
+    private CompletableFuture<Void> writable;
 
     HttpAdminHandler(AdminRoutes routes, Executor adminThreads) {
         super(false); // the request is released once answered, on an admin thread
@@ -55,9 +63,9 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
         // after the previous answer, whatever became of it; the event loop is the only thread touching `previous`
-        previous = previous.handle((ignored, failure) -> null).thenRunAsync(() -> {
+        previous = previous.handle((ignored, failure) -> null).thenCompose(ignored -> whenWritable(ctx)).thenRunAsync(() -> {
             try {
-                answer(ctx, req);
+                if (ctx.channel().isActive()) answer(ctx, req); // a closed connection's queued requests cost nothing
             } finally {
                 req.release();
             }
@@ -72,6 +80,38 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
             }
             return null;
         });
+    }
+
+    /** Completes on the event loop once the channel is writable, or closed (the answer is then skipped). */
+    private CompletableFuture<Void> whenWritable(ChannelHandlerContext ctx) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        ctx.executor().execute(() -> {
+            Channel ch = ctx.channel();
+            if (ch.isWritable() || !ch.isActive()) f.complete(null);
+            else writable = f; // one answer at a time per connection: at most one waits
+        });
+        return f;
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        boolean canWrite = ctx.channel().isWritable();
+        // a client that does not take its answers is not read either: its requests stay in its socket, not our heap
+        ctx.channel().config().setAutoRead(canWrite);
+        if (canWrite) resume();
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        resume();
+        super.channelInactive(ctx);
+    }
+
+    private void resume() {
+        CompletableFuture<Void> f = writable;
+        writable = null;
+        if (f != null) f.complete(null);
     }
 
     private void answer(ChannelHandlerContext ctx, FullHttpRequest req) {
