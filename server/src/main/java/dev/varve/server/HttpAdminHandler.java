@@ -127,6 +127,10 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
             send(ctx, req, AdminRoutes.Response.error(505, "HTTP/1.x only, not " + req.protocolVersion().text()), false);
             return;
         }
+        if (!printableAscii(req.uri())) { // the decoder took raw bytes as Latin-1: a key would be looked up double-encoded
+            send(ctx, req, AdminRoutes.Response.error(400, "the request target must be ASCII: percent-encode other characters as UTF-8 bytes (%C3%A9)"), false);
+            return;
+        }
         AdminRoutes.Response r;
         try {
             // one parameter past the limit is decoded, so a request with too many is refused, not cut short silently
@@ -140,6 +144,14 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
             r = AdminRoutes.Response.error(500, "internal error; the server log has the details");
         }
         send(ctx, req, r, r.status() < 400 && HttpUtil.isKeepAlive(req));
+    }
+
+    private static boolean printableAscii(String target) {
+        for (int i = 0; i < target.length(); i++) {
+            char c = target.charAt(i);
+            if (c <= ' ' || c > '~') return false;
+        }
+        return true;
     }
 
     /** The path and query of a request target in absolute form ({@code http://host/path?q}), which HTTP/1.1 servers accept too. */
@@ -175,11 +187,21 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         send(ctx, HttpMethod.GET, AdminRoutes.Response.error(status, message), false);
     }
 
+    /** The answer {@link #refuseAndClose} sends, for netty handlers that write it themselves. */
+    static FullHttpResponse refusal(int status, String message) {
+        return response(HttpMethod.GET, AdminRoutes.Response.error(status, message), false);
+    }
+
     private static void send(ChannelHandlerContext ctx, FullHttpRequest req, AdminRoutes.Response r, boolean keepAlive) {
         send(ctx, req.method(), r, keepAlive);
     }
 
     private static void send(ChannelHandlerContext ctx, HttpMethod method, AdminRoutes.Response r, boolean keepAlive) {
+        if (keepAlive) ctx.writeAndFlush(response(method, r, true));
+        else ctx.writeAndFlush(response(method, r, false)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private static FullHttpResponse response(HttpMethod method, AdminRoutes.Response r, boolean keepAlive) {
         boolean head = HttpMethod.HEAD.equals(method);
         FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()),
                 head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(r.body()));
@@ -189,8 +211,7 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         res.headers().set("X-Content-Type-Options", "nosniff");
         res.headers().set("Content-Security-Policy", "default-src 'self'");
         if (!keepAlive) res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        if (keepAlive) ctx.writeAndFlush(res);
-        else ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
+        return res;
     }
 
     @Override

@@ -8,9 +8,12 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -51,7 +54,18 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
             p.addLast(deadline.byteWatch());
             p.addLast(new HttpServerCodec(o.maxInitialLineBytes(), o.maxHeaderBytes(), 8192));
             p.addLast(deadline);
-            p.addLast(new HttpObjectAggregator(o.maxRequestBodyBytes()) {
+            p.addLast(new HttpObjectAggregator(o.maxRequestBodyBytes(), true) { // true: close after refusing an Expect
+                @Override
+                protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+                    Object answer = super.newContinueResponse(start, maxContentLength, pipeline);
+                    if (!(answer instanceof HttpResponse r) || r.status().codeClass() != HttpStatusClass.CLIENT_ERROR) return answer;
+                    // netty's refusals of an Expect header are bare: the same status with the message every 4xx has
+                    ReferenceCountUtil.release(answer);
+                    return r.status().code() == 413
+                            ? HttpAdminHandler.refusal(413, "request body over " + o.maxRequestBodyBytes() + " bytes")
+                            : HttpAdminHandler.refusal(417, "the Expect header asks for what this server does not do (it knows 100-continue only)");
+                }
+
                 @Override
                 protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
                     // netty's own answer is a bare 413 that keeps the connection: say why, and close

@@ -329,6 +329,30 @@ class AdminHttpTest {
     }
 
     @Test
+    void expectHeadersTheServerRefusesGetAMessageAndAClose() throws Exception {
+        String tooBig = http.raw(ascii("POST /api/snapshots HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n"),
+                Duration.ofSeconds(10));
+        assertTrue(tooBig.startsWith("HTTP/1.1 413") && tooBig.contains("\"error\":\"request body over 65536 bytes\"") && !tooBig.contains("<timeout>"),
+                "413 says why and closes: " + tooBig);
+        String unknown = http.raw(ascii("POST /api/snapshots HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: teapot\r\n\r\n"),
+                Duration.ofSeconds(10));
+        assertTrue(unknown.startsWith("HTTP/1.1 417") && unknown.contains("100-continue only") && !unknown.contains("<timeout>"),
+                "417 says why and closes: " + unknown);
+        String small = http.raw(ascii("POST /api/snapshots HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n"
+                + "Connection: close\r\n\r\nab"), Duration.ofSeconds(10));
+        assertTrue(small.startsWith("HTTP/1.1 100") && small.contains("HTTP/1.1 403"), "a body within the limit still goes on: " + small);
+    }
+
+    @Test
+    void rawNonAsciiBytesInTheRequestTargetAre400() throws Exception {
+        byte[] line = "GET /api/get?table=accounts&key=\u00e9 HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.UTF_8);
+        String reply = http.raw(line, Duration.ofSeconds(10));
+        assertTrue(reply.startsWith("HTTP/1.1 400") && reply.contains("must be ASCII"), "not looked up as a double-encoded key: " + reply);
+        store.table("accounts").put(bytes("\u00e9"), bytes("7"));
+        assertEquals("7", value(http.get("/api/get?table=accounts&key=%C3%A9")), "the percent-encoded key is found");
+    }
+
+    @Test
     void writingEndpointsWorkOnlyWhenAllowed() throws Exception {
         try (VarveServer rw = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
             HttpProbe p = new HttpProbe(rw.address());
