@@ -45,11 +45,16 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         if (port < 0 || port > 65535) throw new IllegalArgumentException("--port must be 0..65535, was " + port);
+        InetSocketAddress address = new InetSocketAddress(bind, port);
+        // before the store is opened, so a refused command leaves it untouched; the server's own refusal would name
+        // its Java option, not this flag
+        if (!allowRemote && !address.isUnresolved() && !address.getAddress().isLoopbackAddress())
+            throw new IllegalArgumentException("--bind " + bind + " is not a loopback address; allow it with --allow-remote");
         ServerOptions options = new ServerOptions().allowWrites(allowWrites).allowNonLoopback(allowRemote);
         Varve s = Varve.open(store.config());
         VarveServer server;
         try {
-            server = VarveServer.start(s, new InetSocketAddress(bind, port), options);
+            server = VarveServer.start(s, address, options);
         } catch (RuntimeException e) {
             s.close();
             throw e;
