@@ -14,9 +14,9 @@ import java.util.Arrays;
 /**
  * Copies what can still be read out of a damaged store (operator tools), never writing to it. If the store opens
  * read-only (recovered in memory), every partition is scanned; a partition whose scan hits a bad page is finished
- * from its page file by {@link LeafSalvage} (keys after the last one scanned). If it does not open (for damage: a
- * store open for writing elsewhere is refused), every partition is salvaged from its page file, with table names from the catalog's leaves; writes after the last checkpoint
- * are then lost, which the result says.
+ * from its page file by {@link LeafSalvage} (keys after the last one scanned). If damage keeps it from opening (a
+ * store open for writing elsewhere is refused instead), every partition is salvaged from its page file, with table
+ * names from the catalog's leaves; writes after the last checkpoint are then lost, which the result says.
  */
 public final class StoreSalvager {
     /** Receives the salvaged tables and entries, and each loss. */
