@@ -157,11 +157,6 @@ final class TableRegistry {
     }
 
     /**
-     * Validates a table name: 1 to {@value #MAX_TABLE_NAME_BYTES} UTF-8 bytes. Every put checks its table's name, so a
-     * name short enough to fit whatever its characters are (a UTF-16 char takes at most 3 UTF-8 bytes) is not encoded:
-     * encoding it was a twentieth of what a snapshot-per-batch writer allocated.
-     */
-    /**
      * Refuses a new table's name that is not well-formed UTF-16 (a surrogate without its pair): UTF-8 would encode it
      * as '?', the same catalog key as another name, and one table's entry would replace the other's. Checked at
      * creation only: an existing table's name passed it.
@@ -179,6 +174,11 @@ final class TableRegistry {
         }
     }
 
+    /**
+     * Validates a table name: 1 to {@value #MAX_TABLE_NAME_BYTES} UTF-8 bytes. Every put checks its table's name, so a
+     * name short enough to fit whatever its characters are (a UTF-16 char takes at most 3 UTF-8 bytes) is not encoded:
+     * encoding it was a twentieth of what a snapshot-per-batch writer allocated.
+     */
     static void checkName(String name) {
         if (name == null) throw new IllegalArgumentException("table name is null");
         if (!name.isEmpty() && name.length() <= MAX_TABLE_NAME_BYTES / 3) return;
