@@ -73,14 +73,7 @@ final class BackupCommand implements Callable<Integer> {
         newStore.checkEmpty();
         Map<String, Object> perTable = new LinkedHashMap<>();
         try (Varve s = StoreOptions.openReadOnly(dir, layout); ReadOptions.Source src = new ReadOptions.Source(s, asOf)) {
-            try {
-                newStore.begin();
-                copy(s, src, perTable);
-                newStore.commit();
-            } catch (RuntimeException | IOException e) {
-                newStore.discard(e); // no half-made copy left behind: the target was new or empty
-                throw e;
-            }
+            newStore.build(() -> copy(s, src, perTable));
         }
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("store", newStore.to.toString());

@@ -46,14 +46,7 @@ final class LoadCommand implements Callable<Integer> {
             }
         });
         Map<String, Object> perTable = new LinkedHashMap<>();
-        try {
-            newStore.begin();
-            load(longestKey[0], perTable);
-            newStore.commit();
-        } catch (RuntimeException | IOException e) {
-            newStore.discard(e); // no half-loaded store left behind: the target was new or empty
-            throw e;
-        }
+        newStore.build(() -> load(longestKey[0], perTable));
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("store", newStore.to.toString());
         r.put("entries", entries);

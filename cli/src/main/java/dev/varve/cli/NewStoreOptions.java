@@ -53,6 +53,26 @@ final class NewStoreOptions {
         return to.resolve(Varve.INCOMING_DIR);
     }
 
+    /** Writes the new store (through a {@code Varve} it closes before it returns). */
+    interface Build {
+        void run() throws IOException;
+    }
+
+    /**
+     * {@link #begin}, {@code build}, {@link #commit}: the whole store or, if any of it fails, nothing left behind
+     * (the target was new or empty).
+     */
+    void build(Build build) throws IOException {
+        try {
+            begin();
+            build.run();
+            commit();
+        } catch (RuntimeException | IOException e) {
+            discard(e);
+            throw e;
+        }
+    }
+
     /** Creates NEWDIR marked unfinished (its {@code .incoming}), durably, after wiping an earlier unfinished run. */
     void begin() throws IOException {
         createdDir = !Files.exists(to);
