@@ -386,8 +386,9 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      */
     public void copyCheckpointImage(Frame f, ByteBuffer dst, int offset) {
         // a copy-on-write image needs no latch: set whole by a writer (the volatile cpCopy published after the copy)
-        // and freed only by finishCheckpointPage, on this thread. A writer holds the latches of pages it copied while
-        // it waits for a slot for another page, so latching them here would leave it waiting for slots forever.
+        // and freed only when the checkpoint finishes the page, after its last copy. A writer holds the latches of
+        // pages it copied while it waits for a slot for another page, so latching them here would leave it waiting
+        // for slots forever.
         int copied = f.cpCopy;
         if (copied >= 0) {
             checkpointBuffer.copyOut(copied, dst, offset);
