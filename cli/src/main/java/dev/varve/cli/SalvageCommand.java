@@ -9,7 +9,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -50,11 +49,7 @@ final class SalvageCommand implements Callable<Integer> {
                 @Override
                 public void table(String name, TableOptions options) {
                     if (target[0] == null) {
-                        try {
-                            newStore.begin();
-                        } catch (IOException e) {
-                            throw new UncheckedIOException("cannot create " + newStore.to, e);
-                        }
+                        newStore.begin();
                         target[0] = Varve.open(newStore.config(source.pageSize(), source.partitions()));
                         writer[0] = new BatchWriter(target[0]);
                     }
@@ -84,7 +79,7 @@ final class SalvageCommand implements Callable<Integer> {
                 target[0].close();
                 newStore.commit();
             }
-        } catch (RuntimeException | IOException e) {
+        } catch (RuntimeException e) {
             try {
                 if (target[0] != null) target[0].close(); // idempotent: a store closed before a failed commit is not closed again
             } catch (RuntimeException x) {

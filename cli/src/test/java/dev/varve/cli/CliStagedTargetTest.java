@@ -76,17 +76,23 @@ class CliStagedTargetTest {
         }
     }
 
-    @Test
-    void loadKilledHalfWayLeavesAnUnfinishedTargetThatARerunCompletes() throws Exception {
-        Path target = tmp.resolve("loaded");
+    /** Starts {@code varve load} of the dump into {@code target} in a child JVM and waits until it writes. */
+    private static Process loadInChild(Path target) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), Main.class.getName(), "load", dump.toString(), "--to", target.toString()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        // the store's WAL exists once the load writes: under .incoming, or (unstaged) at the top
+        while (!Files.isDirectory(target.resolve(".incoming/wal")) && !Files.isDirectory(target.resolve("wal")) && p.isAlive()
+                && System.nanoTime() < deadline) Thread.sleep(10);
+        return p;
+    }
+
+    @Test
+    void loadKilledHalfWayLeavesAnUnfinishedTargetThatARerunCompletes() throws Exception {
+        Path target = tmp.resolve("loaded");
+        Process p = loadInChild(target);
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            // the store's WAL exists once the load writes: under .incoming, or (unstaged) at the top
-            while (!Files.isDirectory(target.resolve(".incoming/wal")) && !Files.isDirectory(target.resolve("wal")) && p.isAlive()
-                    && System.nanoTime() < deadline) Thread.sleep(10);
             Thread.sleep(300); // some entries in
             assertTrue(p.isAlive(), "the load finished before it could be killed");
         } finally {
@@ -98,6 +104,25 @@ class CliStagedTargetTest {
         CliRun rerun = CliRun.of("load", dump.toString(), "--to", target.toString());
         assertEquals(Main.OK, rerun.code(), rerun.toString());
         assertFalse(Files.exists(target.resolve(".incoming")));
+        assertEquals(ENTRIES, entries(target, "t"));
+        CliRun verify = CliRun.of("verify", target.toString());
+        assertEquals(Main.OK, verify.code(), verify.toString());
+    }
+
+    @Test
+    void aSecondLoadIntoATargetBeingLoadedIsRefusedAndTheFirstCompletes() throws Exception {
+        Path target = tmp.resolve("raced");
+        Process first = loadInChild(target);
+        try {
+            assertTrue(first.isAlive(), "the first load finished before the second could race it");
+            CliRun second = CliRun.of("load", dump.toString(), "--to", target.toString());
+            assertEquals(Main.UNUSABLE, second.code(), second.toString());
+            assertTrue(second.err().contains("in use by another process"), second.toString());
+            assertEquals(0, first.waitFor(), "the first load failed after the second was refused");
+        } finally {
+            first.destroyForcibly();
+            first.waitFor(30, TimeUnit.SECONDS);
+        }
         assertEquals(ENTRIES, entries(target, "t"));
         CliRun verify = CliRun.of("verify", target.toString());
         assertEquals(Main.OK, verify.code(), verify.toString());

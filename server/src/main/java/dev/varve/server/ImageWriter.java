@@ -4,6 +4,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.ImageLoader;
+import dev.varve.engine.IncomingStore;
 import dev.varve.engine.SnapshotImage;
 import dev.varve.engine.TableOptions;
 import io.netty.buffer.ByteBuf;

@@ -2,6 +2,7 @@ package dev.varve.server;
 
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
+import dev.varve.engine.IncomingStore;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -172,6 +173,7 @@ public final class SnapshotBackup {
                 Thread.currentThread().interrupt();
             }
             writer.close(); // after the applier stopped: it is the stores' only other user
+            incoming.close(); // the target's lock, when the image was not committed (which let go of it)
             receiver.closeStandby();
         }
     }

@@ -1,0 +1,171 @@
+package dev.varve.engine;
+
+import dev.varve.core.io.StorageException;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * A store directory that a transfer (a backup, a load, a salvage) is writing. The store is built in
+ * {@code TARGET/.incoming} ({@link Varve#INCOMING_DIR}), which every open and every tool refuses as an unfinished
+ * transfer, and moved up into TARGET only once it is complete and closed ({@link #commit}), fsyncing the directory in
+ * between: a transfer killed half-way (SIGKILL, power loss: no cleanup runs) leaves a directory that refuses to open,
+ * never a partial store that passes for a whole one, and the same transfer run again over it starts afresh.
+ *
+ * <p>From {@link #prepare} to {@link #commit}, {@link #discard} or {@link #close} the transfer holds TARGET's store
+ * lock ({@code varve.lock}, taken like an open takes it): a second transfer into the same directory, or an open of it,
+ * is refused while the first runs, instead of wiping what the first is writing. The lock file is the store's own and
+ * stays: the finished store is locked through it. Not thread-safe.
+ */
+public final class IncomingStore implements AutoCloseable {
+    private static final String LOCK_FILE = "varve.lock";
+
+    private final Path target;
+    private final Path incoming;
+    private final boolean createdTarget;
+    /** Held until commit, discard or close; null after. */
+    private StoreLock lock;
+
+    private IncomingStore(Path target, boolean createdTarget, StoreLock lock) {
+        this.target = target;
+        this.incoming = target.resolve(Varve.INCOMING_DIR);
+        this.createdTarget = createdTarget;
+        this.lock = lock;
+    }
+
+    /**
+     * Checks, changing nothing, that {@code target} can take a new store: it does not exist, is empty, or holds an
+     * unfinished transfer (which {@link #prepare} wipes).
+     *
+     * @throws IllegalArgumentException if it is a file, or a directory holding anything else (a store, say)
+     */
+    public static void checkTarget(Path target) {
+        if (!Files.exists(target)) return;
+        if (!Files.isDirectory(target)) throw new IllegalArgumentException(target + " exists and is not a directory");
+        if (Files.isDirectory(target.resolve(Varve.INCOMING_DIR))) return;
+        if (!others(target).isEmpty())
+            throw new IllegalArgumentException(target + " is not empty; a new store needs an empty or new directory");
+    }
+
+    /**
+     * Makes {@code target} a directory marked unfinished, holding nothing else, and locks it: creates it, or wipes an
+     * earlier unfinished transfer there. Durable when it returns.
+     *
+     * @throws IllegalArgumentException if {@link #checkTarget} refuses it
+     * @throws IllegalStateException    if a store is open on it or another transfer is writing it
+     */
+    public static IncomingStore prepare(Path target) {
+        Path dir = target.toAbsolutePath().normalize();
+        checkTarget(dir); // before the lock: a refused target gets no lock file
+        boolean created = !Files.exists(dir);
+        StoreLock lock = StoreLock.acquire(dir, "transfer target");
+        IncomingStore s = new IncomingStore(dir, created, lock);
+        try {
+            checkTarget(dir); // again under the lock: another command may have filled it in between
+            if (Files.isDirectory(s.incoming)) s.deleteAllButLock(); // a killed run's, maybe half moved up by its commit
+            Files.createDirectories(s.incoming);
+            fsyncDirectory(dir);
+            Path parent = dir.getParent();
+            if (parent != null) fsyncDirectory(parent); // TARGET itself, when it is new
+            return s;
+        } catch (IOException e) {
+            s.close();
+            throw new StorageException("cannot prepare the transfer target", dir, e);
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    /** Where the store is built until {@link #commit}. */
+    public Path storeDir() {
+        return incoming;
+    }
+
+    /** The directory the finished store ends up in. */
+    public Path target() {
+        return target;
+    }
+
+    /**
+     * Moves the finished, closed store up into TARGET (one atomic rename each, its own lock file left behind for
+     * TARGET's) and then removes the unfinished mark, fsyncing the directory in between; then lets go of the lock.
+     */
+    public void commit() {
+        checkHeld();
+        try {
+            try (Stream<Path> s = Files.list(incoming)) {
+                for (Path c : s.toList()) {
+                    if (c.getFileName().toString().equals(LOCK_FILE)) Files.delete(c);
+                    else Files.move(c, target.resolve(c.getFileName()), StandardCopyOption.ATOMIC_MOVE);
+                }
+            }
+            fsyncDirectory(target);
+            Files.delete(incoming);
+            fsyncDirectory(target);
+        } catch (IOException e) {
+            throw new StorageException("cannot move the new store up into " + target + "; it stays marked unfinished", incoming, e);
+        }
+        close();
+    }
+
+    /**
+     * Removes what the transfer put in TARGET, which was new or empty before it (TARGET too when {@link #prepare}
+     * created it), and lets go of the lock: a transfer that failed leaves nothing behind. A transfer that is killed
+     * instead leaves the unfinished mark.
+     */
+    public void discard() {
+        checkHeld();
+        try {
+            deleteAllButLock();
+            close();
+            Files.deleteIfExists(target.resolve(LOCK_FILE));
+            if (createdTarget) Files.deleteIfExists(target);
+        } catch (IOException e) {
+            throw new StorageException("cannot remove the unfinished store", target, e);
+        } finally {
+            close();
+        }
+    }
+
+    /** Lets go of the lock, leaving TARGET as it is (unfinished, unless committed). Idempotent. */
+    @Override
+    public void close() {
+        StoreLock l = lock;
+        lock = null;
+        if (l != null) l.release();
+    }
+
+    private void checkHeld() {
+        if (lock == null) throw new IllegalStateException("the transfer into " + target + " is already committed, discarded or closed");
+    }
+
+    private void deleteAllButLock() throws IOException {
+        Path lockFile = target.resolve(LOCK_FILE);
+        try (Stream<Path> walk = Files.walk(target)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) if (!p.equals(target) && !p.equals(lockFile)) Files.delete(p);
+        }
+    }
+
+    /** TARGET's entries other than its lock file (left by an earlier transfer that locked it and was refused). */
+    private static List<Path> others(Path dir) {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> !p.getFileName().toString().equals(LOCK_FILE)).toList();
+        } catch (IOException e) {
+            throw new StorageException("cannot list the transfer target", dir, e);
+        }
+    }
+
+    private static void fsyncDirectory(Path dir) throws IOException {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package dev.varve.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A transfer's target is locked from prepare to commit: a second transfer into it, from this JVM or another process,
+ * is refused instead of wiping what the first is writing; once the first is gone (committed, or killed and its lock
+ * with it) the rules of an ordinary target apply.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class IncomingStoreTest {
+    @TempDir
+    Path tmp;
+
+    private static List<String> names(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    private static FixtureChildJvm.Result prepareInChild(Path target) {
+        return FixtureChildJvm.run("-Xmx64m", 90, PrepareInChild.class, target.toString());
+    }
+
+    @Test
+    void aSecondTransferIsRefusedWhileTheFirstWritesAndTheFirstCommitsWhole() throws IOException {
+        Path target = tmp.resolve("target");
+        try (IncomingStore first = IncomingStore.prepare(target)) {
+            Files.writeString(first.storeDir().resolve("data"), "half of a store");
+
+            IllegalStateException here = assertThrows(IllegalStateException.class, () -> IncomingStore.prepare(target));
+            assertTrue(here.getMessage().contains(target.toString()), here.getMessage());
+            FixtureChildJvm.Result there = prepareInChild(target);
+            assertTrue(there.output().contains("REFUSED") && there.output().contains("in use by another process"), there::describe);
+            assertEquals("half of a store", Files.readString(first.storeDir().resolve("data")), "the refused transfers wiped the first one's work");
+
+            first.commit();
+        }
+        assertEquals(List.of("data", "varve.lock"), names(target));
+        FixtureChildJvm.Result after = prepareInChild(target);
+        assertTrue(after.output().contains("REFUSED") && after.output().contains("not empty"), after::describe);
+        assertThrows(IllegalArgumentException.class, () -> IncomingStore.prepare(target));
+        assertEquals("half of a store", Files.readString(target.resolve("data")));
+    }
+
+    @Test
+    void aTransferWhoseProcessDiedIsWipedByTheNext() throws IOException {
+        Path target = tmp.resolve("cut");
+        IncomingStore cut = IncomingStore.prepare(target);
+        Files.writeString(cut.storeDir().resolve("data"), "cut short");
+        cut.close(); // as a kill leaves it: the mark stays, the OS lock goes with the process
+        assertThrows(IllegalStateException.class, () -> Varve.refuseUnfinishedTransfer(target));
+
+        FixtureChildJvm.Result r = prepareInChild(target);
+        assertTrue(r.output().contains("PREPARED"), r::describe);
+        assertEquals(List.of(Varve.INCOMING_DIR, "varve.lock"), names(target));
+        assertEquals(List.of(), names(target.resolve(Varve.INCOMING_DIR)));
+    }
+
+    @Test
+    void aDiscardedTransferLeavesNothingBehind() throws IOException {
+        Path target = tmp.resolve("discarded");
+        IncomingStore s = IncomingStore.prepare(target);
+        Files.writeString(s.storeDir().resolve("data"), "failed");
+        s.discard();
+        assertFalse(Files.exists(target));
+        assertThrows(IllegalStateException.class, s::commit);
+
+        Path existing = Files.createDirectories(tmp.resolve("existing"));
+        IncomingStore.prepare(existing).discard();
+        assertEquals(List.of(), names(existing), "a target that was there before stays, empty");
+    }
+
+    @Test
+    void aTargetHoldingSomethingElseIsRefusedUntouched() throws IOException {
+        Path target = Files.createDirectories(tmp.resolve("occupied"));
+        Files.writeString(target.resolve("mine.txt"), "keep me");
+        assertThrows(IllegalArgumentException.class, () -> IncomingStore.prepare(target));
+        assertEquals(List.of("mine.txt"), names(target), "a refused target gets no lock file");
+        Path file = Files.writeString(tmp.resolve("a-file"), "x");
+        assertThrows(IllegalArgumentException.class, () -> IncomingStore.prepare(file));
+    }
+
+    /** Child JVM main: prepares the target and says how it went. */
+    public static final class PrepareInChild {
+        public static void main(String[] args) {
+            try (IncomingStore s = IncomingStore.prepare(Path.of(args[0]))) {
+                System.out.println("PREPARED " + s.storeDir());
+            } catch (IllegalStateException | IllegalArgumentException e) {
+                System.out.println("REFUSED " + e.getMessage());
+            }
+        }
+    }
+}
