@@ -5,6 +5,7 @@ import dev.varve.core.tree.BPlusTree;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * A table as of a snapshot: the same B+tree code over the snapshot's page source, routed like the live table (by
@@ -55,10 +56,14 @@ final class ReadOnlyTable implements Table {
         return t == null ? null : get(t, key);
     }
 
-    /** A read of the snapshot; one that failed because its view or store was closed under it says so. */
     private byte[] get(BPlusTree t, byte[] key) {
+        return read(() -> t.get(key));
+    }
+
+    /** A read of the snapshot; one that failed because its view or store was closed under it says so, not as damage. */
+    private <T> T read(Supplier<T> read) {
         try {
-            return t.get(key);
+            return read.get();
         } catch (StorageException e) {
             view.checkOpen();
             throw e;
@@ -74,14 +79,7 @@ final class ReadOnlyTable implements Table {
     }
 
     private PartitionCursor cursor(BPlusTree t, byte[] from, byte[] to) {
-        return new PartitionCursor((f, inclusive, end, max) -> {
-            try {
-                return t.scan(f, inclusive, end, max);
-            } catch (StorageException e) {
-                view.checkOpen(); // closed under the scan: said as such, not as damage
-                throw e;
-            }
-        }, view::checkOpen, from, to);
+        return new PartitionCursor((f, inclusive, end, max) -> read(() -> t.scan(f, inclusive, end, max)), view::checkOpen, from, to);
     }
 
     @Override
