@@ -13,14 +13,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link DumpFile}: placement and each caller-placed entry's partition survive a round trip, a version-1 dump (no
  * placement, every table hash-placed) still reads, and records that contradict their table are refused with the offset.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
 class DumpFileTest {
     @TempDir
     Path tmp;

@@ -16,13 +16,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The module descriptors export the public API and nothing else, and the API's signatures name no internal type.
  * Runs where the build runs the tests: on the module path (skipped when the engine is on the class path).
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ModuleBoundaryTest {
     private static final Set<String> INTERNAL_MODULES = Set.of("dev.varve.core", "dev.varve.checkpoint", "dev.varve.recovery",
             "dev.varve.snapshot");

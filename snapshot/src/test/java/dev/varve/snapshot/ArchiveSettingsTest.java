@@ -4,8 +4,10 @@ import dev.varve.config.ConfigLimits;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -13,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** An archive's settings start at the store's defaults, and a bad one is refused with an error naming its field. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ArchiveSettingsTest {
     private static final Path DIR = Path.of("archive");
     private static final RankTreePolicy POLICY = RankTreePolicy.levels(Retention.keepAll());

@@ -1,13 +1,16 @@
 package dev.varve.snapshot;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Capture counts answer as a sorted map of counts would, through growth, forgetting, out-of-order counts and clears. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
 class CaptureCountsTest {
     @Test
     void countsLikeASortedMap() {

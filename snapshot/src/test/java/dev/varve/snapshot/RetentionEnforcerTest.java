@@ -4,11 +4,13 @@ import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The byte budget, alone: over it, snapshots go lowest rank first and oldest first within a rank, never the latest;
  * what earlier drops will give back is counted until reclamation gives it back, so one excess drops once.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
 class RetentionEnforcerTest {
     private static final long BUDGET = 1L << 20;
     /** Ranks of snapshots 1..6. */

@@ -1,13 +1,16 @@
 package dev.varve.snapshot;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.SplittableRandom;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The declarations a level counts answer floors, lasts, sizes and positions exactly as a sorted set would, through growth, raises, removals and forgetting. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
 class SortedIdsTest {
     @Test
     void answersLikeASortedSet() {

@@ -1,9 +1,11 @@
 package dev.varve.core.page;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.ByteBuffer;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -13,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A page's change tracking is what diff capture archives: a byte that changed in a chunk not reported would be
  * silently missing from history. Every kind of write, at random places, must be covered.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
 class PageChangeTrackingTest {
     @Test
     void everyChangedByteLiesInAReportedChunk() {
