@@ -62,7 +62,7 @@ final class Options {
             "  --snapshot-cost         what snapshots cost a writer: cadence (none, after every batch, every 1 ms / 10 ms / 100 ms /",
             "                          1 s) x LOG_ONLY, FSYNC x diff, whole-page capture; batches/s against no snapshots, archive",
             "                          bytes per changed byte, WAL bytes per put, as-of get latency (recent and old snapshot);",
-            "                          writes SNAPSHOT-COST.md to --out and prints the table (about 3 minutes at the default",
+            "                          writes SNAPSHOT-COST.md to --out and prints the table (about 7 minutes at the default",
             "                          " + SNAPSHOT_COST_SECONDS_DEFAULT + " s per row)",
             "  --ship                  snapshot shipping on loopback: a --ship-mib image pulled from a live store while a",
             "                          writer keeps writing; throughput against the disk's durable write bandwidth and the",

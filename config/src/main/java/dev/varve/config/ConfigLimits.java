@@ -234,7 +234,7 @@ public final class ConfigLimits {
     public static final String ARCHIVE_PATH_DEFAULT_NAME = "archive";
 
     /**
-     * The store's name in JMX ({@code dev.varve:type=Store,name=<name>}), thread names and log lines, so stores in
+     * The store's name in JMX ({@code dev.varve:type=Store,name="<name>"}), thread names and log lines, so stores in
      * one JVM can be told apart; by default the absolute store path.
      */
     public static final String NAME_PROP_NAME = PREFIX + "name";

@@ -36,7 +36,7 @@ final class StoreMXBeanImpl implements VarveStoreMXBean {
     /** Numbers the read-only opens, which may share a name (several may read one store). */
     private static final AtomicLong READ_ONLY_OPENS = new AtomicLong();
 
-    /** {@code dev.varve:type=Store,name=<name>}, and {@code ,readOnly=<n>} for the n-th read-only open of this JVM. */
+    /** {@code dev.varve:type=Store,name="<name>"}, and {@code ,readOnly=<n>} for the n-th read-only open of this JVM. */
     static ObjectName objectName(String name, boolean readOnly) {
         Hashtable<String, String> keys = new Hashtable<>(Map.of("type", "Store", "name", ObjectName.quote(name)));
         if (readOnly) keys.put("readOnly", String.valueOf(READ_ONLY_OPENS.incrementAndGet()));

@@ -31,7 +31,7 @@ import java.util.function.Consumer;
  * Thread-safe. A write returns once it is as durable as {@code walSyncMode} promises; {@link #close()} writes every
  * dirty page and fsyncs, so a reopened store holds everything.
  *
- * <p>While open, the store is registered in the platform MBean server as {@code dev.varve:type=Store,name=<name>}
+ * <p>While open, the store is registered in the platform MBean server as {@code dev.varve:type=Store,name="<name>"}
  * ({@link VarveStoreMXBean}; the name is {@link VarveConfig#name()}), and its background threads' names end in
  * {@code [<name>]}.
  */

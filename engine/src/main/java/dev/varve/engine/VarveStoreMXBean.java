@@ -1,7 +1,7 @@
 package dev.varve.engine;
 
 /**
- * The JMX view of an open store, registered as {@code dev.varve:type=Store,name=<config name>} while it is open
+ * The JMX view of an open store, registered as {@code dev.varve:type=Store,name="<config name>"} while it is open
  * (a read-only open adds {@code readOnly=<n>}, since several may read one store):
  * every {@link VarveMetrics} figure and the last checkpoint's breakdown. {@link #getArchiveDeadBytes} reads every
  * archived record's header, so it is recomputed at most every 10 s;
