@@ -87,7 +87,7 @@ final class BackupCommand implements Callable<Integer> {
     private void copy(Varve s, ReadOptions.Source src, Map<String, Object> perTable) throws IOException {
         try (Varve target = Varve.open(newStore.config(s.config().pageSize(), s.config().partitions()))) {
             BatchWriter w = new BatchWriter(target);
-            for (String name : s.tables()) {
+            for (String name : src.tables()) { // as of the snapshot: a table created after it is not in the copy
                 Table table = src.table(name);
                 target.table(name, table.options());
                 long[] n = {0};

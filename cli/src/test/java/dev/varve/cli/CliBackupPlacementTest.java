@@ -10,12 +10,16 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-/** {@code varve backup DIR} keeps tables' placement and partition count, and every key in its partition. */
+/**
+ * {@code varve backup DIR} keeps tables' placement and partition count, and every key in its partition; {@code --as-of}
+ * copies the tables the snapshot holds.
+ */
 class CliBackupPlacementTest {
     @TempDir
     Path dir;
@@ -37,6 +41,7 @@ class CliBackupPlacementTest {
             s.table("plain", TableOptions.hashPlaced(5)).put(utf8("k"), utf8("v"));
             id = s.snapshotNow();
             grid.partition(1).put(utf8("after"), utf8("not in the snapshot"));
+            s.table("later").put(utf8("k"), utf8("a table created after the snapshot")); // not in the copy, not a refusal
         }
         Path copy = dir.resolve("copy");
         CliRun r = CliRun.of("backup", source.toString(), "--as-of", Long.toString(id), "--to", copy.toString());
@@ -51,6 +56,7 @@ class CliBackupPlacementTest {
             assertNull(grid.partition(1).get(utf8("after")));
             assertEquals(TableOptions.hashPlaced(5), c.table("plain").options());
             assertArrayEquals(utf8("v"), c.table("plain").get(utf8("k")));
+            assertEquals(Set.of("grid", "plain"), Set.copyOf(c.tables()));
         }
     }
 }
