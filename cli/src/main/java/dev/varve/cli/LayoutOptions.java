@@ -36,7 +36,7 @@ final class LayoutOptions {
     private VarveConfig detect(Path dir) {
         if (config != null) {
             Main.requireFile("--config", config);
-            VarveConfig.Builder b = VarveConfig.load(config).toBuilder().path(dir);
+            VarveConfig.Builder b = VarveConfig.load(config, dir).toBuilder();
             if (archive != null) b.archivePath(archive);
             return b.build();
         }

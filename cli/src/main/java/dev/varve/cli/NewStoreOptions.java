@@ -85,7 +85,7 @@ final class NewStoreOptions {
 
     /** The new store's configuration (built in the staging directory): the properties file's, or defaults with this page size and partition count. */
     VarveConfig config(int pageSize, int partitions) {
-        if (properties != null) return VarveConfig.load(properties).toBuilder().path(staging()).build();
+        if (properties != null) return VarveConfig.load(properties, staging());
         return VarveConfig.builder().path(staging()).pageSize(pageSize).partitions(partitions).dataRegionSize(64L << 20)
                 .checkpointBufferSize(16L << 20).captureBufferSize(4L << 20).build();
     }

@@ -170,4 +170,16 @@ class CliStagedTargetTest {
         assertTrue(load.err().contains("--new-config /missing: no such file"), load.toString());
         assertFalse(Files.exists(target));
     }
+
+    @Test
+    void settingsFilesNeedNoPathOfTheirOwn() throws IOException {
+        // the store's directory comes from the command line: --new-config's is NEWDIR, --config's is DIR
+        Path settings = Files.writeString(tmp.resolve("settings.properties"), "varve.walSyncMode=FSYNC\nvarve.pageSize=8k\n");
+        Path target = tmp.resolve("configured");
+        CliRun backup = CliRun.of("backup", healthy.toString(), "--to", target.toString(), "--new-config", settings.toString());
+        assertEquals(Main.OK, backup.code(), backup.toString());
+        CliRun info = CliRun.of("info", target.toString(), "--config", settings.toString());
+        assertEquals(Main.OK, info.code(), info.toString());
+        assertEquals(8192, StoreInspector.detectConfig(target).pageSize());
+    }
 }

@@ -38,6 +38,11 @@ final class ConfigProperties {
     }
 
     static VarveConfig load(Path file) {
+        return load(file, null);
+    }
+
+    /** {@link #load(Path)} with {@code path} (when not null) as the store's path, whatever the file says of it. */
+    static VarveConfig load(Path file, Path path) {
         if (file == null) throw new IllegalArgumentException("properties file must not be null");
         Properties props = new Properties() {
             @Override
@@ -54,15 +59,19 @@ final class ConfigProperties {
             throw new IllegalArgumentException("cannot parse config file " + file + ": " + e.getMessage(), e);
         }
         try {
-            return fromProperties(props, file.toAbsolutePath().getParent());
+            return fromProperties(props, file.toAbsolutePath().getParent(), path);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("invalid config file " + file + ": " + e.getMessage(), e);
         }
     }
 
-    /** Builds a config from {@code varve.*} properties; relative paths are resolved against {@code baseDir}. */
-    static VarveConfig fromProperties(Properties props, Path baseDir) {
+    /**
+     * Builds a config from {@code varve.*} properties; relative paths are resolved against {@code baseDir}, and
+     * {@code path} (when not null) stands in for {@code varve.path}.
+     */
+    private static VarveConfig fromProperties(Properties props, Path baseDir, Path path) {
         VarveConfig.Builder b = VarveConfig.builder();
+        if (path != null) b.path(path);
         RankTreePolicy retention = RETENTION_DEFAULT;
         String budgetText = null;
         for (String key : new TreeSet<>(props.stringPropertyNames())) {
@@ -71,7 +80,9 @@ final class ConfigProperties {
             }
             String text = props.getProperty(key).strip();
             switch (key) {
-                case PATH_PROP_NAME -> b.path(path(key, text, baseDir));
+                case PATH_PROP_NAME -> {
+                    if (path == null) b.path(path(key, text, baseDir));
+                }
                 case PAGE_SIZE_PROP_NAME -> b.pageSize(intSize(key, text));
                 case DATA_REGION_SIZE_PROP_NAME -> b.dataRegionSize(size(key, text));
                 case PARTITIONS_PROP_NAME -> b.partitions(value(key, text, "an integer", Integer::parseInt));

@@ -43,6 +43,21 @@ public final class VarveConfig {
     }
 
     /**
+     * {@link #load(Path)} for the store in {@code path}: the file need not set {@code varve.path}, and {@code path}
+     * replaces it if it does (a tool given a store directory and a file of settings for it).
+     *
+     * @param propertiesFile the file to read
+     * @param path           the store directory
+     * @return the validated configuration
+     * @throws IllegalArgumentException naming the key if a key is unknown or a value is invalid, or if {@code path} is null
+     * @throws java.io.UncheckedIOException naming the file if it cannot be read
+     */
+    public static VarveConfig load(Path propertiesFile, Path path) {
+        if (path == null) throw new IllegalArgumentException("path must not be null");
+        return ConfigProperties.load(propertiesFile, path);
+    }
+
+    /**
      * Returns a builder holding this configuration's fields, to copy it with changes. An archive
      * path left at its default stays so, i.e. follows a changed {@link Builder#path(Path)}.
      *

@@ -84,6 +84,18 @@ class ConfigPropertiesTest {
     }
 
     @Test
+    void aStorePathGivenByTheCallerNeedsNoneInTheFileAndWins() throws IOException {
+        Path store = Path.of("/data/given");
+        VarveConfig c = VarveConfig.load(write("varve.partitions=8"), store);
+        assertEquals(VarveConfig.builder().path(store).partitions(8).build(), c);
+        assertEquals(store.resolve("archive"), c.archivePath());
+        assertEquals(store, VarveConfig.load(write("varve.path=/data/other"), store).path());
+        Path f = write("varve.partitions=8");
+        assertThrows(IllegalArgumentException.class, () -> VarveConfig.load(f, null));
+        assertThrows(IllegalArgumentException.class, () -> VarveConfig.load(f), "without a path in the file or from the caller");
+    }
+
+    @Test
     void relativePathsResolveAgainstTheFilesDirectory() throws IOException {
         VarveConfig c = load("varve.path=store", "varve.archivePath=../arch");
         assertEquals(dir.toAbsolutePath().resolve("store"), c.path());
