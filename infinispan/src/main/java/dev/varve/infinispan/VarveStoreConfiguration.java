@@ -12,6 +12,7 @@ import org.infinispan.commons.configuration.attributes.AttributeDefinition;
 import org.infinispan.commons.configuration.attributes.AttributeSet;
 import org.infinispan.configuration.cache.AbstractStoreConfiguration;
 import org.infinispan.configuration.cache.AsyncStoreConfiguration;
+import org.infinispan.configuration.serializing.SerializedWith;
 
 import java.nio.file.Path;
 
@@ -22,6 +23,7 @@ import java.nio.file.Path;
  */
 @ConfigurationFor(VarveStore.class)
 @BuiltBy(VarveStoreConfigurationBuilder.class)
+@SerializedWith(VarveStoreConfigurationSerializer.class)
 public class VarveStoreConfiguration extends AbstractStoreConfiguration<VarveStoreConfiguration> {
     /** Directory holding one Varve store per cache; null: the global persistent location. */
     static final AttributeDefinition<String> LOCATION = AttributeDefinition.builder(XmlNames.PATH, null, String.class).immutable().build();

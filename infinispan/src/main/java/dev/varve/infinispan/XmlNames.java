@@ -7,6 +7,8 @@ package dev.varve.infinispan;
 final class XmlNames {
     /** Namespace prefix of the schema; versions follow the colon. */
     static final String NAMESPACE = "urn:varve:infinispan:store:";
+    /** The schema version a serialized configuration names (the parser reads every version). */
+    static final String VERSION = "0.1";
     static final String ROOT = "varve-store";
     static final String PATH = "path";
     static final String DATA_REGION_SIZE = "data-region-size";

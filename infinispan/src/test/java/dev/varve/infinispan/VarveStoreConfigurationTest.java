@@ -5,6 +5,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.WalSyncMode;
 import org.infinispan.Cache;
 import org.infinispan.commons.CacheConfigurationException;
+import org.infinispan.commons.dataconversion.MediaType;
 import org.infinispan.configuration.cache.Configuration;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
@@ -74,6 +75,26 @@ class VarveStoreConfigurationTest {
         VarveStoreConfiguration declarative = storeOf(new ParserRegistry().parse(xml("data-region-size=\"33554432\" recovery-mode=\"WAL_PHYSICAL\""
                 + " wal-sync-mode=\"FSYNC\" retention=\"keepLast(3)\"")).getNamedConfigurationBuilders().get("c").build());
         assertEquals(programmatic.attributes(), declarative.attributes());
+    }
+
+    /**
+     * Infinispan writes a cache's configuration out and parses it back whenever it leaves the JVM (a cache created
+     * through {@code administration()} goes to every node and into the global state as text): every format it
+     * writes must read back as the same store.
+     */
+    @Test
+    void theConfigurationSurvivesInfinispansOwnSerialization() {
+        ConfigurationBuilder cb = new ConfigurationBuilder();
+        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).dataRegionSize(32L << 20)
+                .recoveryMode(RecoveryMode.WAL_PHYSICAL).walSyncMode(WalSyncMode.FSYNC).retention("keepLast(3)").preload(true)
+                .async().enable().modificationQueueSize(77);
+        VarveStoreConfiguration original = storeOf(cb.build());
+        for (MediaType type : new MediaType[]{MediaType.APPLICATION_XML, MediaType.APPLICATION_JSON, MediaType.APPLICATION_YAML}) {
+            String text = cb.build().toStringConfiguration("c", type, false);
+            VarveStoreConfiguration back = storeOf(new ParserRegistry().parse(text, type).getNamedConfigurationBuilders().get("c").build());
+            assertEquals(original.attributes(), back.attributes(), text);
+            assertEquals(original.async().attributes(), back.async().attributes(), text);
+        }
     }
 
     @Test
