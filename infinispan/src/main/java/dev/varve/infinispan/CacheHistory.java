@@ -10,6 +10,7 @@ import org.infinispan.protostream.SerializationContextInitializer;
 import org.infinispan.remoting.transport.Address;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -55,12 +56,27 @@ public final class CacheHistory {
      * Returns each node's Varve snapshot id (a cache manager that is not clustered answers under the address null).
      *
      * @throws IllegalArgumentException if the manager, cache or label is missing
-     * @throws IllegalStateException naming each node where the declaration failed (for example, the label is
-     *         already used there)
+     * @throws IllegalStateException naming the nodes that already hold the label (then no node declares it), or
+     *         each node where the declaration failed
      */
     public static Map<Address, Long> declare(EmbeddedCacheManager manager, String cacheName, String label) {
         checkArguments(manager, cacheName, label);
+        refuseIfUsed(manager, cacheName, label);
         return ClusterTasks.run(manager, null, TIMEOUT_SECONDS, new HistoryTasks.Declare(cacheName, label), "declaring snapshot '" + label + "'");
+    }
+
+    /**
+     * Refuses a label that any node already holds, before any node declares it. Each node alone would refuse it too,
+     * but a node without it (one that joined since) would go ahead and record the segments it is primary owner of now,
+     * next to what the others recorded then: the label would then have two primary owners of some segments, and
+     * {@link #readAsOf} of it would fail for good.
+     */
+    private static void refuseIfUsed(EmbeddedCacheManager manager, String cacheName, String label) {
+        Map<Address, Boolean> known = ClusterTasks.run(manager, null, TIMEOUT_SECONDS, new HistoryTasks.Known(cacheName, label),
+                "looking up snapshot label '" + label + "'");
+        List<Address> holders = known.entrySet().stream().filter(Map.Entry::getValue).map(Map.Entry::getKey).toList();
+        if (!holders.isEmpty()) throw new IllegalStateException("snapshot label '" + label + "' of cache " + cacheName + " is already used on "
+                + holders + " (a label is declared once; choose another)");
     }
 
     /**

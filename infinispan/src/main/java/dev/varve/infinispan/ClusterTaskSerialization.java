@@ -9,7 +9,7 @@ import java.io.IOException;
 import java.util.function.BiFunction;
 
 /**
- * Teaches Infinispan's marshaller the tasks Varve sends through the cluster executor: {@link CacheHistory}'s two, a
+ * Teaches Infinispan's marshaller the tasks Varve sends through the cluster executor: {@link CacheHistory}'s three, a
  * message of the cache name and the label each, and {@link ClusterRecovery}'s, of the cache name alone.
  */
 final class ClusterTaskSerialization implements SerializationContextInitializer {
@@ -20,6 +20,7 @@ final class ClusterTaskSerialization implements SerializationContextInitializer 
             package dev.varve.infinispan;
             message Declare { optional string cacheName = 1; optional string label = 2; }
             message ReadAsOf { optional string cacheName = 1; optional string label = 2; }
+            message Known { optional string cacheName = 1; optional string label = 2; }
             message Resolve { optional string cacheName = 1; }
             """;
 
@@ -46,6 +47,8 @@ final class ClusterTaskSerialization implements SerializationContextInitializer 
                 HistoryTasks.Declare::label));
         ctx.registerMarshaller(new Task<>(HistoryTasks.ReadAsOf.class, "ReadAsOf", HistoryTasks.ReadAsOf::new, HistoryTasks.ReadAsOf::cacheName,
                 HistoryTasks.ReadAsOf::label));
+        ctx.registerMarshaller(new Task<>(HistoryTasks.Known.class, "Known", HistoryTasks.Known::new, HistoryTasks.Known::cacheName,
+                HistoryTasks.Known::label));
         ctx.registerMarshaller(new Task<>(ClusterRecovery.Resolve.class, "Resolve", (cacheName, none) -> new ClusterRecovery.Resolve(cacheName),
                 ClusterRecovery.Resolve::cacheName, null));
     }

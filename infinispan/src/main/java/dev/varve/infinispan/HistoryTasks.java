@@ -38,6 +38,14 @@ final class HistoryTasks {
         return stores.iterator().next();
     }
 
+    /** Whether this node's store has a snapshot under the label. */
+    record Known(String cacheName, String label) implements SerializableFunction<EmbeddedCacheManager, Boolean> {
+        @Override
+        public Boolean apply(EmbeddedCacheManager manager) {
+            return storeOf(manager, cacheName).knowsLabel(label).toCompletableFuture().join();
+        }
+    }
+
     /** Snapshot this node's store under the label, recording the segments it is primary owner of right now. */
     record Declare(String cacheName, String label) implements SerializableFunction<EmbeddedCacheManager, Long> {
         @Override

@@ -337,6 +337,12 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
         return blocking.supplyBlocking(() -> tables().snapshot(label, ownedSegments.toIntArray()), "varve-snapshot");
     }
 
+    /** Whether this node's store has a snapshot recorded under {@code label}. */
+    CompletionStage<Boolean> knowsLabel(String label) {
+        if (label == null) throw new IllegalArgumentException("snapshot label is null");
+        return blocking.supplyBlocking(() -> tables().labelled(label) != null, "varve-knows-label");
+    }
+
     /** The segments this node recorded as owned under {@code label}; empty when the label is unknown here. */
     public CompletionStage<IntSet> ownedAsOf(String label) {
         if (label == null) throw new IllegalArgumentException("snapshot label is null");
