@@ -100,7 +100,7 @@ public class VarveStoreConfigurationBuilder extends AbstractStoreConfigurationBu
         try {
             create().varveConfig(Path.of("validation-only")); // builds nothing on disk
         } catch (IllegalArgumentException e) {
-            throw new CacheConfigurationException("invalid varve-store configuration: " + e.getMessage(), e);
+            throw new CacheConfigurationException("invalid varve-store configuration: " + XmlNames.withAttributeName(e.getMessage()), e);
         }
     }
 

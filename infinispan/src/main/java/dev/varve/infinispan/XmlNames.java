@@ -19,6 +19,26 @@ final class XmlNames {
     static final String WAL_SYNC_MODE = "wal-sync-mode";
     static final String RETENTION = "retention";
 
+    /** Each attribute with its Varve field, the name {@code VarveConfig} gives in its errors. */
+    private static final String[][] FIELDS = {
+            {"path", PATH}, {"dataRegionSize", DATA_REGION_SIZE}, {"checkpointBufferSize", CHECKPOINT_BUFFER_SIZE},
+            {"walSegmentSize", WAL_SEGMENT_SIZE}, {"recoveryMode", RECOVERY_MODE}, {"recoveryCompression", RECOVERY_COMPRESSION},
+            {"walSyncMode", WAL_SYNC_MODE}, {"retention", RETENTION},
+    };
+
+    /**
+     * Varve's message about a field, naming the XML attribute too: {@code "dataRegionSize must be ..."} becomes
+     * {@code "data-region-size (dataRegionSize) must be ..."}, so a user of either form finds the setting.
+     */
+    static String withAttributeName(String varveMessage) {
+        if (varveMessage == null) return null;
+        for (String[] f : FIELDS) {
+            if (varveMessage.startsWith(f[0] + " ") && !f[0].equals(f[1]))
+                return f[1] + " (" + f[0] + ")" + varveMessage.substring(f[0].length());
+        }
+        return varveMessage;
+    }
+
     /** The element, as Infinispan's configuration classes want it: an enum whose {@code toString} is the XML name. */
     enum Element {
         VARVE_STORE;

@@ -144,6 +144,11 @@ class VarveStoreConfigurationTest {
         assertMessage(RuntimeException.class, "expected one of " + java.util.Arrays.toString(WalSyncMode.values()),
                 () -> new ParserRegistry().parse(xml("wal-sync-mode=\"SOMETIMES\"")));
         assertMessage(RuntimeException.class, "data-region-size", () -> new ParserRegistry().parse(xml("data-region-size=\"big\"")));
+        // a value out of Varve's range is refused when the configuration is built: XML users are told their attribute's name
+        for (String[] outOfRange : new String[][]{{"data-region-size", "1024"}, {"checkpoint-buffer-size", "1"}, {"wal-segment-size", "99999999999999"}}) {
+            assertMessage(CacheConfigurationException.class, outOfRange[0] + " (", () -> new ParserRegistry()
+                    .parse(xml(outOfRange[0] + "=\"" + outOfRange[1] + "\"")).getNamedConfigurationBuilders().get("c").build());
+        }
         assertMessage(RuntimeException.class, "expected a number of bytes", () -> new ParserRegistry().parse(xml("data-region-size=\"big\"")));
         // the schema types the enum attributes as tokens: surrounding blanks do not count
         assertEquals(RecoveryMode.WAL_PHYSICAL, storeOf(new ParserRegistry().parse(xml("recovery-mode=\" WAL_PHYSICAL \""))
