@@ -3,6 +3,8 @@ package dev.varve.infinispan;
 import org.infinispan.Cache;
 import org.infinispan.commons.util.IntSet;
 import org.infinispan.commons.util.IntSets;
+import org.infinispan.configuration.cache.PersistenceConfiguration;
+import org.infinispan.configuration.cache.StoreConfiguration;
 import org.infinispan.factories.ComponentRegistry;
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.marshall.persistence.PersistenceMarshaller;
@@ -55,14 +57,32 @@ public final class CacheHistory {
      * Declares a snapshot labelled {@code label} on every node's {@link VarveStore} of cache {@code cacheName}.
      * Returns each node's Varve snapshot id (a cache manager that is not clustered answers under the address null).
      *
-     * @throws IllegalArgumentException if the manager, cache or label is missing
+     * @throws IllegalArgumentException if the manager, cache or label is missing, or the cache passivates or writes
+     *         its Varve store behind
      * @throws IllegalStateException naming the nodes that already hold the label (then no node declares it), or
      *         each node where the declaration failed
      */
     public static Map<Address, Long> declare(EmbeddedCacheManager manager, String cacheName, String label) {
         checkArguments(manager, cacheName, label);
+        requireWriteThrough(manager, cacheName);
         refuseIfUsed(manager, cacheName, label);
         return ClusterTasks.run(manager, null, TIMEOUT_SECONDS, new HistoryTasks.Declare(cacheName, label), "declaring snapshot '" + label + "'");
+    }
+
+    /**
+     * A label promises every write acknowledged before {@code declare}, which only a store written synchronously on
+     * every write holds: a passivating cache's store has only what was evicted from memory (a label of 100 entries
+     * read 90), and a write-behind store gets a write after the caller was told it is done.
+     */
+    private static void requireWriteThrough(EmbeddedCacheManager manager, String cacheName) {
+        PersistenceConfiguration persistence = manager.getCacheConfiguration(cacheName).persistence();
+        if (persistence.passivation()) throw new IllegalArgumentException("cache " + cacheName + " uses passivation: its store holds only the "
+                + "entries evicted from memory, so a snapshot of it is not the cache's state; history needs a write-through store");
+        for (StoreConfiguration store : persistence.stores()) {
+            if (store instanceof VarveStoreConfiguration && store.async().enabled()) throw new IllegalArgumentException("cache " + cacheName
+                    + " has a write-behind Varve store: a write is acknowledged before the store has it, so a label could miss it; "
+                    + "history needs a synchronous write-through store");
+        }
     }
 
     /**

@@ -26,14 +26,31 @@ class CacheHistoryLocalTest {
     Path dir;
 
     private DefaultCacheManager manager() {
+        return manager(cb -> { });
+    }
+
+    private DefaultCacheManager manager(java.util.function.Consumer<ConfigurationBuilder> more) {
         GlobalConfigurationBuilder global = new GlobalConfigurationBuilder().nonClusteredDefault();
         global.serialization().addContextInitializer(CacheHistory.serializationContext());
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
                 .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20);
+        more.accept(cb);
         DefaultCacheManager m = new DefaultCacheManager(global.build());
         m.defineConfiguration("c", cb.build());
         return m;
+    }
+
+    /** A label promises every acknowledged write; a store that is not written through on every write cannot hold them all. */
+    @Test
+    void aCacheWhoseStoreIsNotWrittenThroughHasNoHistory() throws Exception {
+        try (DefaultCacheManager m = manager(cb -> cb.persistence().passivation(true))) {
+            m.getCache("c").put("k", "v"); // in memory only: nothing was evicted
+            assertMessage(IllegalArgumentException.class, "uses passivation", () -> CacheHistory.declare(m, "c", "label"));
+        }
+        try (DefaultCacheManager m = manager(cb -> cb.persistence().stores().get(0).async().enable())) {
+            assertMessage(IllegalArgumentException.class, "write-behind", () -> CacheHistory.declare(m, "c", "label"));
+        }
     }
 
     @Test
