@@ -72,17 +72,27 @@ final class CheckpointPool implements AutoCloseable {
             }));
         }
         RuntimeException first = null;
-        for (Future<?> f : futures) {
-            try {
-                f.get();
-            } catch (ExecutionException e) {
-                Throwable c = e.getCause();
-                if (first == null) first = c instanceof RuntimeException r ? r : new StorageException("checkpoint task failed: " + c, null, c);
-                if (c instanceof Error err) throw err;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                if (first == null) first = new StorageException("interrupted while waiting for checkpoint threads", null, e);
+        // a checkpoint is not given up half-way because its caller was interrupted (a close() from a cancelled task):
+        // that failed it, and with it every later write of the store; wait on, and keep the interrupt for the caller
+        boolean interrupted = false;
+        try {
+            for (Future<?> f : futures) {
+                while (true) {
+                    try {
+                        f.get();
+                    } catch (ExecutionException e) {
+                        Throwable c = e.getCause();
+                        if (first == null) first = c instanceof RuntimeException r ? r : new StorageException("checkpoint task failed: " + c, null, c);
+                        if (c instanceof Error err) throw err;
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                        continue;
+                    }
+                    break;
+                }
             }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
         }
         if (first != null) throw first;
     }

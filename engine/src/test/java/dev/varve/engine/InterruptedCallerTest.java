@@ -3,11 +3,18 @@ package dev.varve.engine;
 import static dev.varve.engine.FixtureSupport.bytes;
 import static dev.varve.engine.FixtureSupport.utf8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -74,6 +81,98 @@ class InterruptedCallerTest {
             });
             for (int i = 0; i < KEYS; i++) assertArrayEquals(bytes(i, 300), t.get(key(i)), "key " + i);
         }
+    }
+
+    /**
+     * close() from a thread whose interrupt is set (a task cancelled just before it closes the store): its final
+     * checkpoint waited for the checkpoint threads with an interruptible get and failed, the close threw, and the
+     * agents' joins gave up at once, leaving the archiver running on closing files; the directory fsync of the
+     * checkpoint marker's rename was a plain channel the interrupt closed.
+     */
+    @Test
+    void closeFromAnInterruptedThreadCheckpointsAndStopsItsThreads() throws Exception {
+        VarveConfig config = config();
+        Varve store = Varve.open(config);
+        Table t = store.table("t");
+        for (int i = 0; i < 200; i++) t.put(key(i), bytes(i, 300));
+        long snapshot = store.snapshotNow();
+        t.put(key(0), bytes(-1, 300));
+        inInterruptedThread(() -> {
+            store.close();
+            assertTrue(Thread.currentThread().isInterrupted(), "the caller's interrupt is kept");
+        });
+        for (Thread th : Thread.getAllStackTraces().keySet())
+            assertFalse(th.getName().endsWith("[" + config.name() + "]") && th.isAlive(), th.getName() + " still runs after close");
+        try (Varve again = Varve.open(config)) {
+            assertEquals(0, again.recoveryReport().replayedRecords(), "close wrote its final checkpoint");
+            assertArrayEquals(bytes(-1, 300), again.table("t").get(key(0)));
+            try (SnapshotView past = again.asOf(snapshot)) {
+                assertArrayEquals(bytes(0, 300), past.table("t").get(key(0)));
+            }
+        }
+    }
+
+    /**
+     * Under FSYNC a put that fills a WAL segment names the next one (a rename and a directory fsync) on the writer's
+     * thread: with the writer's interrupt set, the directory fsync's plain channel was closed by it, the WAL failed and
+     * the store refused every later write.
+     */
+    @Test
+    void interruptedFsyncWritersSwitchWalSegments() throws Exception {
+        VarveConfig config = config();
+        byte[] big = bytes(5, 64 << 10);
+        try (Varve store = Varve.open(config)) {
+            Table t = store.table("t");
+            inInterruptedThread(() -> {
+                for (int i = 0; i < 200; i++) { // 12.5 MiB of WAL: three segment switches of 4 MiB
+                    t.put(key(i % 50), big);
+                    assertTrue(Thread.currentThread().isInterrupted(), "the caller's interrupt is kept");
+                }
+            });
+            t.put(key(0), bytes(9, 300));
+        }
+        try (Varve store = Varve.open(config)) {
+            assertArrayEquals(bytes(9, 300), store.table("t").get(key(0)));
+            assertArrayEquals(big, store.table("t").get(key(1)));
+        }
+    }
+
+    /**
+     * A file renamed while open (every WAL segment after the first is written under its temporary name, then named)
+     * whose channel an interrupt closes was reopened under the name it was opened with: gone (a WAL segment:
+     * NoSuchFileException, the WAL failed) or created anew and empty (a file opened with create: later writes went
+     * to it, not to the renamed file).
+     */
+    @Test
+    void aRenamedFileSurvivesInterruptsOfItsUsers() throws Exception {
+        FileIOFactory io = FileIOFactory.standard();
+        Path tmp = dir.resolve("file.tmp"), named = dir.resolve("file");
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        AtomicBoolean done = new AtomicBoolean();
+        try (FileIO f = io.open(tmp, true)) {
+            f.write(ByteBuffer.allocate(4096), 0);
+            io.atomicMove(tmp, named);
+            Thread worker = new Thread(() -> {
+                ByteBuffer b = ByteBuffer.allocate(4096);
+                try {
+                    for (int i = 0; i < 600; i++) {
+                        b.clear();
+                        f.write(b, (i % 64) * 4096L);
+                        f.forceData();
+                    }
+                } catch (Throwable e) {
+                    failed.set(e);
+                } finally {
+                    done.set(true);
+                }
+            });
+            worker.start();
+            while (!done.get()) worker.interrupt();
+            worker.join();
+        }
+        if (failed.get() != null) throw new AssertionError("a write or force of the renamed file failed", failed.get());
+        assertFalse(Files.exists(tmp), "the old name was created again");
+        assertEquals(64 * 4096L, Files.size(named), "every write reached the renamed file");
     }
 
     /** Runs {@code work} in a thread whose interrupt status is set throughout, and rethrows what it threw. */

@@ -96,10 +96,22 @@ public final class AgentRunner implements AgentHandle {
         }
         if (Thread.currentThread() == thread) return; // the agent closes itself: its loop ends after this step
         LockSupport.unpark(thread);
+        // an interrupted closer (a store closed from a cancelled task) still waits the agent out: leaving it running
+        // on files being closed is what close must not do; the interrupt is kept for the caller
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
         try {
-            thread.join(TimeUnit.NANOSECONDS.toMillis(CLOSE_WAIT_NANOS));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            while (thread.isAlive()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) break;
+                try {
+                    thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
         }
         if (thread.isAlive()) LOG.warn("agent {} did not stop within {} s; left running", agent.roleName(), TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
     }

@@ -3,6 +3,7 @@ package dev.varve.core.io;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -11,7 +12,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -71,9 +74,27 @@ final class ChannelFileIOFactory implements FileIOFactory {
         Files.deleteIfExists(file);
     }
 
+    /**
+     * The files open through this factory, by absolute path: a channel closed by an interrupt is reopened by path, so a
+     * file renamed while open (a WAL segment is written under its temporary name, then named) must be reopened under
+     * its new name, not the one it was opened with. Guarded by itself; a reopen and a rename of the same file hold it.
+     */
+    private static final Map<Path, List<ChannelFileIO>> OPEN = new HashMap<>();
+
+    private static Path key(Path p) {
+        return p.toAbsolutePath().normalize();
+    }
+
     @Override
     public void atomicMove(Path from, Path to) throws IOException {
-        Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        synchronized (OPEN) {
+            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            List<ChannelFileIO> moved = OPEN.remove(key(from));
+            if (moved != null) {
+                for (ChannelFileIO f : moved) f.path = to;
+                OPEN.computeIfAbsent(key(to), k -> new ArrayList<>()).addAll(moved);
+            }
+        }
         syncDirectory(to.toAbsolutePath().getParent());
     }
 
@@ -97,11 +118,26 @@ final class ChannelFileIOFactory implements FileIOFactory {
     /** fsync of a directory makes created, renamed and deleted entries durable (Linux; a no-op where unsupported). */
     static void syncDirectory(Path dir) throws IOException {
         if (dir == null) return;
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        } catch (IOException | UnsupportedOperationException e) {
-            // some platforms cannot open directories; the rename itself is still atomic there
-            if (!System.getProperty("os.name", "").toLowerCase().contains("win") && e instanceof IOException) throw (IOException) e;
+        // as for a file's channel: an interrupt of the caller (set before or arriving during the fsync) would close
+        // this channel and fail the rename it makes durable; run with the status cleared, again if one arrives, and
+        // restore it after
+        boolean interrupted = Thread.interrupted();
+        try {
+            while (true) {
+                try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+                    ch.force(true);
+                    return;
+                } catch (ClosedByInterruptException e) {
+                    interrupted = true;
+                    Thread.interrupted();
+                } catch (IOException | UnsupportedOperationException e) {
+                    // some platforms cannot open directories; the rename itself is still atomic there
+                    if (!System.getProperty("os.name", "").toLowerCase().contains("win") && e instanceof IOException) throw (IOException) e;
+                    return;
+                }
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
         }
     }
 
@@ -113,7 +149,8 @@ final class ChannelFileIOFactory implements FileIOFactory {
      * write, force or truncate at a given position does the same the second time.
      */
     private static final class ChannelFileIO implements FileIO {
-        private final Path path;
+        /** Where the file is now: moved by {@link #atomicMove} under {@link #OPEN}. */
+        private volatile Path path;
         private final OpenOption[] options;
         private volatile FileChannel channel;
         private volatile boolean closed;
@@ -125,7 +162,11 @@ final class ChannelFileIOFactory implements FileIOFactory {
         }
 
         static ChannelFileIO open(Path path, OpenOption... options) throws IOException {
-            return new ChannelFileIO(path, options, FileChannel.open(path, options));
+            ChannelFileIO f = new ChannelFileIO(path, options, FileChannel.open(path, options));
+            synchronized (OPEN) {
+                OPEN.computeIfAbsent(key(path), k -> new ArrayList<>()).add(f);
+            }
+            return f;
         }
 
         /** One call on the channel. */
@@ -152,9 +193,13 @@ final class ChannelFileIOFactory implements FileIOFactory {
         }
 
         /** Replaces {@code broken} (closed by an interrupt) with a new channel, unless another caller already did. */
-        private synchronized void reopen(FileChannel broken) throws IOException {
-            if (closed) throw new ClosedChannelException();
-            if (channel == broken) channel = FileChannel.open(path, options);
+        private void reopen(FileChannel broken) throws IOException {
+            synchronized (OPEN) { // not while the file is being renamed: path is where it is
+                synchronized (this) {
+                    if (closed) throw new ClosedChannelException();
+                    if (channel == broken) channel = FileChannel.open(path, options);
+                }
+            }
         }
 
         @Override
@@ -224,9 +269,18 @@ final class ChannelFileIOFactory implements FileIOFactory {
         }
 
         @Override
-        public synchronized void close() throws IOException {
-            closed = true;
-            channel.close();
+        public void close() throws IOException {
+            synchronized (this) {
+                closed = true;
+                channel.close();
+            }
+            synchronized (OPEN) {
+                List<ChannelFileIO> open = OPEN.get(key(path));
+                if (open != null) {
+                    open.removeIf(f -> f == this);
+                    if (open.isEmpty()) OPEN.remove(key(path));
+                }
+            }
         }
     }
 }
