@@ -235,6 +235,11 @@ final class Pagelog implements AutoCloseable {
         }
     }
 
+    /** Whether segment {@code seg}, read through {@code f}, was reclaimed: asked once {@link #reclaimOldest} is done. */
+    private synchronized boolean reclaimed(int seg, FileIO f) {
+        return segments.get(seg) != f;
+    }
+
     /**
      * Fragmentation: bytes of records that no snapshot can reach any more and no ranked extent uses as a base
      * ({@code base}), lying after a record that is still needed — dead data reclamation by whole segments in temporal
@@ -246,11 +251,22 @@ final class Pagelog implements AutoCloseable {
         boolean needed = false;
         ByteBuffer h = ByteBuffer.allocate(PagelogDescriptor.RANGE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
         for (long a = (long) firstSegment * recordsPerSegment; a < end; a++) {
-            FileIO f = segments.get((int) (a / recordsPerSegment));
+            int seg = (int) (a / recordsPerSegment);
+            FileIO f = segments.get(seg);
+            // read without the monitor (a metric must not hold up the archiver), so reclamation may close and remove
+            // a segment under this walk: its records are gone, not dead; go on after it
+            if (f == null) {
+                a = (seg + 1L) * recordsPerSegment - 1;
+                continue;
+            }
             h.clear();
             try {
                 f.read(h, offsetOf(a));
             } catch (IOException e) {
+                if (reclaimed(seg, f)) {
+                    a = (seg + 1L) * recordsPerSegment - 1;
+                    continue;
+                }
                 throw new StorageException("cannot read a Pagelog record header: " + e.getMessage(), f.path(), e);
             }
             if (!unreachable.test(h.getLong(PagelogDescriptor.LO_OFFSET), h.getLong(PagelogDescriptor.HI_OFFSET)) || base.test(a)) needed = true;
