@@ -58,7 +58,9 @@ final class OpenViews {
             maplog.buildSpt(spt.start(), spt.map(), built);
             lock.lockWithAppends(); // it reads the Maplog under the state lock: never while a flush forces it
             try {
-                maplog.catchUp(built, spt.map());
+                // from Start(v) when the archiver had not reached it yet: mappings before it are of captures made
+                // before the snapshot was declared, which it must never read
+                maplog.catchUp(Math.max(built, spt.start()), spt.map());
                 pending.feed(spt);
                 spt.built();
             } finally {
