@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.StorageException;
 
 /** Live counters of an {@link Engine}. */
 final class EngineMetrics implements VarveMetrics {
@@ -51,7 +52,11 @@ final class EngineMetrics implements VarveMetrics {
 
     @Override
     public long archiveDeadBytes() {
-        return e.archive.deadBytesInLiveSegments();
+        try {
+            return e.archive.deadBytesInLiveSegments();
+        } catch (StorageException x) {
+            throw e.closedOr(x); // read from the archive's files, which a close shuts under it
+        }
     }
 
     @Override

@@ -31,6 +31,8 @@ public interface VarveMetrics {
      * extent needs but that lie behind one still needed, so whole-segment reclamation in temporal order cannot give
      * them back yet. The expired head of each level's oldest segment is not counted: it goes whole once the rest of
      * that segment expires. Reads every archived record's header: for tests and tools.
+     *
+     * @throws IllegalStateException once the store is closed (the other figures keep their last values)
      */
     long archiveDeadBytes();
 

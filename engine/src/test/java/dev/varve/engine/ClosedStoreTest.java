@@ -83,4 +83,21 @@ class ClosedStoreTest {
             assertNull(again.table("t").get(utf8("absent")));
         }
     }
+
+    @Test
+    void metricsThatReadTheArchiveSayClosedAfterClose() {
+        Varve store = Varve.open(config());
+        Table t = store.table("t");
+        for (int round = 0; round < 5; round++) {
+            for (int i = 0; i < 50; i++) t.put(utf8("k" + i), bytes(round * 100 + i, 100));
+            store.snapshotNow();
+        }
+        store.checkpoint().join(); // the captures reach the archive's files
+        VarveMetrics m = store.metrics();
+        assertTrue(m.archiveDeadBytes() >= 0);
+        store.close();
+        // the figure is read from the archive's files, closed now: said as a closed store, not as a failed read
+        assertThrows(IllegalStateException.class, m::archiveDeadBytes);
+        assertTrue(m.walBytesWritten() > 0, "counters kept in memory still answer");
+    }
 }
