@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -23,6 +24,9 @@ final class CheckpointPool implements AutoCloseable {
     interface SliceTask<T> {
         void run(int index, T slice) throws Exception;
     }
+
+    /** How long close waits for a thread still in a call (a write stuck on a failing disk) before it leaves it. */
+    private static final long TERMINATION_WAIT_SECONDS = 30;
 
     /** Null when slices run on the calling thread. */
     private final ExecutorService executor;
@@ -117,6 +121,22 @@ final class CheckpointPool implements AutoCloseable {
 
     @Override
     public void close() {
-        if (executor != null) executor.shutdownNow();
+        if (executor == null) return;
+        executor.shutdownNow();
+        // close returns with the threads gone (idle ones exit at once), as a store's close promises of all its
+        // threads; an interrupted caller waits all the same and keeps its interrupt
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    executor.awaitTermination(TERMINATION_WAIT_SECONDS, TimeUnit.SECONDS);
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
+        }
     }
 }
