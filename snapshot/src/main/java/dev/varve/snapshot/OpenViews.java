@@ -48,6 +48,7 @@ final class OpenViews {
             RankedExtent e = registry.movedTo(r.id()) == 0 ? null : extents.of(r.id());
             spt = new SnapshotPageTable(r.id(), registry.readLevel(r.id()), registry.readStart(r), e == null ? null : e.reader(io));
             views.add(spt); // pins what it will read from now on; fed captures only once built
+            registry.pin(r.id()); // and its declaration, so that captures keep recording at its level after a drop
         } finally {
             lock.unlock();
         }
@@ -76,7 +77,7 @@ final class OpenViews {
     void close(SnapshotPageTable spt) {
         lock.lock();
         try {
-            views.remove(spt);
+            if (views.remove(spt)) registry.unpin(spt.snapshot());
         } finally {
             lock.unlock();
         }

@@ -53,6 +53,8 @@ final class SnapshotRegistry implements AutoCloseable {
      * of heap per retained snapshot.
      */
     private final TreeMap<Long, Integer> declaredRank = new TreeMap<>();
+    /** Snapshots open views read, with their counts: their declarations are not forgotten (see {@link #pin}). */
+    private final TreeMap<Long, Integer> pinned = new TreeMap<>();
     /** Lazily ranked snapshots copied into a higher level (ranked extents): id → {level, Start at that level}. */
     private final Map<Long, long[]> moved = new HashMap<>();
     /**
@@ -361,6 +363,21 @@ final class SnapshotRegistry implements AutoCloseable {
         return n;
     }
 
+    /**
+     * An open view of {@code id} pins its declaration: while it is open the declaration stays counted at its levels
+     * even after the policy drops the snapshot, so that a page's first change after it still records its pre-state
+     * at the level the view reads (else that level records none until a later snapshot is counted there, and then
+     * the page's later pre-state, which the view would read as its own). Until {@link #unpin}.
+     */
+    void pin(long id) {
+        pinned.merge(id, 1, Integer::sum);
+    }
+
+    /** A view of {@code id} closed; its declaration is forgotten with the dropped ones at the next enforcement. */
+    void unpin(long id) {
+        pinned.computeIfPresent(id, (k, n) -> n == 1 ? null : n - 1);
+    }
+
     /** The oldest live snapshot, or the next id when none is live. */
     long oldestLive() {
         return live.isEmpty() ? latest() + 1 : live.firstKey();
@@ -372,6 +389,7 @@ final class SnapshotRegistry implements AutoCloseable {
      * which records a pre-state at a level that had it already, or with a wider (lo, hi] — never too few.
      */
     private void forgetBefore(long oldest) {
+        if (!pinned.isEmpty()) oldest = Math.min(oldest, pinned.firstKey()); // an open view's snapshot stays declared
         declaredRank.headMap(oldest).clear();
         for (SortedIds at : declaredAtLevel) at.forgetBelow(oldest);
     }
