@@ -107,6 +107,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     }
 
     private void serve(Channel ch, long id, boolean follow) {
+        if (!ch.isActive()) return; // closed meanwhile (the server closing): declare nothing, read nothing
         try {
             if (follow) {
                 follow(ch);

@@ -8,14 +8,20 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.util.Objects;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
@@ -63,6 +69,14 @@ public final class VarveServer implements AutoCloseable {
     private final Channel channel;
     /** Connections open now: past {@link ServerOptions#maxConnections}, new ones are closed on accept. */
     private final AtomicInteger connections = new AtomicInteger();
+    /**
+     * Every accepted connection, so {@link #close} closes them itself while the event loops still run: left to the
+     * loops' shutdown, a connection registered in the same run as the shutdown stayed open with no loop to serve or
+     * close it (its peer waited out its idle timeout; its shipping thread's writes and close were rejected).
+     */
+    /** The shipping threads made, so {@link #close} can wait until none is left (they read the store). */
+    private final Queue<Thread> shipThreadsMade = new ConcurrentLinkedQueue<>();
+    private final ChannelGroup children = new DefaultChannelGroup("varve-server-connections", GlobalEventExecutor.INSTANCE);
     /** When a refused connection was last logged (nanoTime), so a flood logs a line a minute, not one per connection. */
     private final AtomicLong lastRefusalLogged = new AtomicLong(System.nanoTime() - REFUSAL_LOG_NANOS);
 
@@ -72,6 +86,7 @@ public final class VarveServer implements AutoCloseable {
         ExecutorService shipThreads = new ThreadPoolExecutor(0, options.maxTransfers(), 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
             Thread t = new Thread(r, "varve-server-ship-" + shipThreadNo.incrementAndGet());
             t.setDaemon(true);
+            shipThreadsMade.add(t);
             return t;
         });
         this.shared = new Shared(store, options, new AdminRoutes(store, sampler, options.allowWrites()), adminThreads(), shipThreads);
@@ -90,6 +105,7 @@ public final class VarveServer implements AutoCloseable {
                                 return;
                             }
                             ch.closeFuture().addListener(f -> connections.decrementAndGet());
+                            children.add(ch);
                             ProtocolSniffer.install(ch.pipeline(), shared);
                         }
                     })
@@ -145,7 +161,11 @@ public final class VarveServer implements AutoCloseable {
         return (InetSocketAddress) channel.localAddress();
     }
 
-    /** Stops listening, closes every connection (cutting running transfers) and stops the sampler. Idempotent. */
+    /**
+     * Stops listening, closes every connection (cutting running transfers: their receivers see the connection
+     * closed), waits for the shipping threads to stop reading the store, and stops the sampler. Idempotent. Once it
+     * returns the server no longer touches the store, which may be closed.
+     */
     @Override
     public void close() {
         channel.close().syncUninterruptibly();
@@ -155,8 +175,31 @@ public final class VarveServer implements AutoCloseable {
     private void shutdown() {
         sampler.close();
         boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        // the boss accepted its last connections and handed them to the workers: wait for their registration tasks
+        // (queued before these no-ops), then close every connection while the workers still run to do it
+        for (EventExecutor loop : workers) loop.submit(() -> { }).syncUninterruptibly();
+        children.close().awaitUninterruptibly();
+        shared.shipThreads.shutdownNow(); // a thread waiting for its queue or for writability ends now
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         shared.adminThreads.shutdownNow();
-        shared.shipThreads.shutdownNow();
+        awaitTermination(shared.shipThreads);
+        awaitTermination(shared.adminThreads);
+        for (Thread t : shipThreadsMade) { // a terminated pool's last worker may still be on its way out
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+    }
+
+    /** Waits for a pool's threads: a shipping thread may be opening an image or declaring a snapshot of the store. */
+    private static void awaitTermination(ExecutorService pool) {
+        try {
+            if (!pool.awaitTermination(30, TimeUnit.SECONDS)) LOG.warn("server threads are still running 30 s after close; not waiting longer");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

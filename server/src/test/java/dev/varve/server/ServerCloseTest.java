@@ -1,0 +1,78 @@
+package dev.varve.server;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.engine.Varve;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * {@link VarveServer#close} while transfers and follows are being set up and run: every receiver learns that the
+ * connection closed (not by waiting out its idle timeout), its target stays unfinished or complete, and once close
+ * returns no shipping thread is left to read the store.
+ */
+@Timeout(300)
+class ServerCloseTest {
+    private static final InetSocketAddress LOOPBACK = new InetSocketAddress("127.0.0.1", 0);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void closingTheServerClosesEveryConnectionAndStopsTheShippingThreads() throws Exception {
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+            Workload w = new Workload(3, 2000);
+            w.createTables(store);
+            for (int i = 0; i < 2000; i++) w.step(store);
+            long id = store.snapshotNow(3);
+            for (int round = 0; round < 12; round++) {
+                VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true));
+                List<CompletableFuture<Object>> runs = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    // the idle timeout is the receiver's last resort: a receiver that needs it was never told the connection closed
+                    SnapshotBackup b = new SnapshotBackup(server.address(), id, dir.resolve("r" + round + "-" + i)).follow(i == 2)
+                            .idleTimeout(Duration.ofSeconds(20));
+                    runs.add(CompletableFuture.supplyAsync(() -> {
+                        try {
+                            return b.run();
+                        } catch (BackupException e) {
+                            return e;
+                        }
+                    }));
+                }
+                // close at a different point of the transfers' lives each round: connecting, HELLO, image, follow
+                Thread.sleep(round * 15L);
+                server.close();
+                for (Thread t : Thread.getAllStackTraces().keySet())
+                    assertFalse(t.isAlive() && t.getName().startsWith("varve-server-ship"), "round " + round + ": " + t.getName() + " runs after close()");
+                for (int i = 0; i < 3; i++) {
+                    Object r = runs.get(i).get(120, TimeUnit.SECONDS);
+                    Path target = dir.resolve("r" + round + "-" + i);
+                    if (r instanceof BackupResult) {
+                        assertTrue(i < 2, "a follow only ends with an error when the server closes");
+                        assertEquals(id, ((BackupResult) r).snapshotId());
+                        StoreAssert.assertStoreEquals(w.snapshot(), target);
+                        continue;
+                    }
+                    String m = ((BackupException) r).getMessage();
+                    if (m.contains("sent nothing")) fail("round " + round + ", transfer " + i + " was never told the connection closed: " + m);
+                    assertTrue(m.contains("cannot connect") || m.contains("closed") || m.contains("ended"), m);
+                    if (i < 2 || m.contains("before the image was complete") || m.contains("cannot connect")) StoreAssert.assertRefusesToOpen(target);
+                }
+            }
+        }
+    }
+}
