@@ -148,13 +148,30 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                             + " directory to reseed)");
                     return;
                 }
-                if (bodies.isEmpty()) bodies = List.of(new byte[]{ShipProtocol.HEARTBEAT});
+                if (bodies.isEmpty()) {
+                    if (storeClosed()) { // nothing will come any more: tell the standby instead of beating on forever
+                        fail(ch, "the sender's store was closed; the follow stream ends (the standby holds everything the sender"
+                                + " committed up to here; follow again into a new directory once it is back)");
+                        return;
+                    }
+                    bodies = List.of(new byte[]{ShipProtocol.HEARTBEAT});
+                }
                 for (byte[] body : bodies) {
                     ByteBuf f = Frame.start(ch.alloc(), body[0], body.length - 1);
                     f.writeBytes(body, 1, body.length - 1);
                     send(ch, Frame.finish(f));
                 }
             }
+        }
+    }
+
+    /** Whether the store was closed under the follow (its calls then say so; none is cheaper than listing snapshots). */
+    private boolean storeClosed() {
+        try {
+            store.snapshots();
+            return false;
+        } catch (IllegalStateException closed) {
+            return true;
         }
     }
 

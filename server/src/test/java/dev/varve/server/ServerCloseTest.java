@@ -69,10 +69,57 @@ class ServerCloseTest {
                     }
                     String m = ((BackupException) r).getMessage();
                     if (m.contains("sent nothing")) fail("round " + round + ", transfer " + i + " was never told the connection closed: " + m);
-                    assertTrue(m.contains("cannot connect") || m.contains("closed") || m.contains("ended"), m);
+                    assertTrue(m.contains("cannot connect") || m.contains("closed") || m.contains("ended") || m.contains("Connection reset"), m);
                     if (i < 2 || m.contains("before the image was complete") || m.contains("cannot connect")) StoreAssert.assertRefusesToOpen(target);
                 }
             }
         }
+    }
+
+    /** The sender's store closed under a follow (its server still up): the standby is told, not fed heartbeats forever. */
+    @Test
+    void aFollowWhoseStoreClosesEndsWithTheReasonAndTheStandbyOpens() throws Exception {
+        Path target = dir.resolve("standby");
+        Workload w = new Workload(8, 500);
+        Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
+        try (VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
+            w.createTables(store);
+            for (int i = 0; i < 500; i++) w.step(store);
+            java.util.concurrent.CountDownLatch imageIn = new java.util.concurrent.CountDownLatch(1);
+            ShipProgress held = new ShipProgress() {
+                @Override
+                public void received(long pages, long imagePages, long bytes) {
+                }
+
+                @Override
+                public void imageComplete(BackupResult image) {
+                    imageIn.countDown();
+                }
+            };
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(held);
+            CompletableFuture<Object> run = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return follow.run();
+                } catch (BackupException e) {
+                    return e;
+                }
+            });
+            assertTrue(imageIn.await(60, TimeUnit.SECONDS), "image in place");
+            for (int i = 0; i < 300; i++) w.step(store);
+            store.close();
+            Object r;
+            try {
+                r = run.get(60, TimeUnit.SECONDS); // the sender beats every second: a minute of them means it never noticed
+            } catch (java.util.concurrent.TimeoutException e) {
+                follow.stop();
+                throw new AssertionError("the follow was never told the sender's store closed", e);
+            }
+            assertTrue(r instanceof BackupException, String.valueOf(r));
+            assertTrue(((BackupException) r).getMessage().contains("store was closed"), ((BackupException) r).getMessage());
+        } finally {
+            store.close();
+        }
+        // everything the sender committed before it closed was queued, and goes out ahead of the error
+        StoreAssert.assertStoreEquals(w.snapshot(), target);
     }
 }
