@@ -158,6 +158,16 @@ public final class SnapshotImage implements AutoCloseable {
         if (dst.remaining() < pageSize) throw new IllegalArgumentException("the buffer has " + dst.remaining() + " bytes left, a page takes " + pageSize);
         if (!hasNext()) return false;
         engine.checkOpen();
+        try {
+            nextPage(dst);
+            return true;
+        } catch (RuntimeException e) {
+            engine.checkOpen(); // a close under the read (page memory, a Pagelog file): said as such, not as damage
+            throw e;
+        }
+    }
+
+    private void nextPage(ByteBuffer dst) {
         PageFile f = files.get(fileAt);
         int at = dst.position();
         if (freeList == null) freeList = new FreeListImage(readMeta(PageId.of(f.fileId(), 0), scratch, 0), PageId.of(f.fileId(), 0));
@@ -181,7 +191,6 @@ public final class SnapshotImage implements AutoCloseable {
             freeList = null;
             aheadCount = 0; // the next file reads ahead afresh
         }
-        return true;
     }
 
     /**
