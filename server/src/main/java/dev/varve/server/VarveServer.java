@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -69,13 +69,13 @@ public final class VarveServer implements AutoCloseable {
     private final Channel channel;
     /** Connections open now: past {@link ServerOptions#maxConnections}, new ones are closed on accept. */
     private final AtomicInteger connections = new AtomicInteger();
+    /** The shipping threads alive, so {@link #close} can wait until none is left (they read the store). */
+    private final Queue<Thread> shipThreadsMade = new ConcurrentLinkedQueue<>();
     /**
      * Every accepted connection, so {@link #close} closes them itself while the event loops still run: left to the
      * loops' shutdown, a connection registered in the same run as the shutdown stayed open with no loop to serve or
      * close it (its peer waited out its idle timeout; its shipping thread's writes and close were rejected).
      */
-    /** The shipping threads made, so {@link #close} can wait until none is left (they read the store). */
-    private final Queue<Thread> shipThreadsMade = new ConcurrentLinkedQueue<>();
     private final ChannelGroup children = new DefaultChannelGroup("varve-server-connections", GlobalEventExecutor.INSTANCE);
     /** When a refused connection was last logged (nanoTime), so a flood logs a line a minute, not one per connection. */
     private final AtomicLong lastRefusalLogged = new AtomicLong(System.nanoTime() - REFUSAL_LOG_NANOS);
@@ -84,7 +84,13 @@ public final class VarveServer implements AutoCloseable {
         this.sampler = new MetricsSampler(store, options);
         AtomicInteger shipThreadNo = new AtomicInteger();
         ExecutorService shipThreads = new ThreadPoolExecutor(0, options.maxTransfers(), 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
-            Thread t = new Thread(r, "varve-server-ship-" + shipThreadNo.incrementAndGet());
+            Thread t = new Thread(() -> {
+                try {
+                    r.run();
+                } finally {
+                    shipThreadsMade.remove(Thread.currentThread()); // idle ones end after 30 s: keep only the living
+                }
+            }, "varve-server-ship-" + shipThreadNo.incrementAndGet());
             t.setDaemon(true);
             shipThreadsMade.add(t);
             return t;
