@@ -5,6 +5,7 @@ import dev.varve.core.util.StoreThreads;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -31,6 +32,8 @@ final class CheckpointPool implements AutoCloseable {
     /** Null when slices run on the calling thread. */
     private final ExecutorService executor;
     private final int threads;
+    /** Every thread the pool made: close joins them. */
+    private final List<Thread> made = new CopyOnWriteArrayList<>();
 
     /** A pool of {@code threads} threads, or none when not {@code parallel}. */
     CheckpointPool(int threads, boolean parallel) {
@@ -44,6 +47,7 @@ final class CheckpointPool implements AutoCloseable {
         this.executor = Executors.newFixedThreadPool(threads, r -> {
             Thread t = new Thread(r, "varve-checkpoint-" + n.incrementAndGet() + store);
             t.setDaemon(true);
+            made.add(t);
             return t;
         });
     }
@@ -124,15 +128,20 @@ final class CheckpointPool implements AutoCloseable {
         if (executor == null) return;
         executor.shutdownNow();
         // close returns with the threads gone (idle ones exit at once), as a store's close promises of all its
-        // threads; an interrupted caller waits all the same and keeps its interrupt
+        // threads: joined, as a terminated pool's last thread may still be on its way out; an interrupted caller
+        // waits all the same and keeps its interrupt
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TERMINATION_WAIT_SECONDS);
         boolean interrupted = false;
         try {
-            while (true) {
-                try {
-                    executor.awaitTermination(TERMINATION_WAIT_SECONDS, TimeUnit.SECONDS);
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
+            for (Thread t : made) {
+                while (t.isAlive()) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) return;
+                    try {
+                        t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
                 }
             }
         } finally {
