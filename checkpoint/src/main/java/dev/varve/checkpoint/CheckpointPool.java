@@ -2,6 +2,7 @@ package dev.varve.checkpoint;
 
 import dev.varve.core.io.StorageException;
 import dev.varve.core.util.StoreThreads;
+import dev.varve.core.util.ThreadEnd;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -128,24 +129,8 @@ final class CheckpointPool implements AutoCloseable {
         if (executor == null) return;
         executor.shutdownNow();
         // close returns with the threads gone (idle ones exit at once), as a store's close promises of all its
-        // threads: joined, as a terminated pool's last thread may still be on its way out; an interrupted caller
-        // waits all the same and keeps its interrupt
+        // threads: joined, as a terminated pool's last thread may still be on its way out
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TERMINATION_WAIT_SECONDS);
-        boolean interrupted = false;
-        try {
-            for (Thread t : made) {
-                while (t.isAlive()) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) return;
-                    try {
-                        t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    }
-                }
-            }
-        } finally {
-            if (interrupted) Thread.currentThread().interrupt();
-        }
+        for (Thread t : made) if (!ThreadEnd.await(t, deadline)) return;
     }
 }

@@ -1,6 +1,7 @@
 package dev.varve.core.agent;
 
 import dev.varve.core.util.StoreThreads;
+import dev.varve.core.util.ThreadEnd;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,23 +97,7 @@ public final class AgentRunner implements AgentHandle {
         }
         if (Thread.currentThread() == thread) return; // the agent closes itself: its loop ends after this step
         LockSupport.unpark(thread);
-        // an interrupted closer (a store closed from a cancelled task) still waits the agent out: leaving it running
-        // on files being closed is what close must not do; the interrupt is kept for the caller
-        boolean interrupted = false;
-        long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
-        try {
-            while (thread.isAlive()) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) break;
-                try {
-                    thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) Thread.currentThread().interrupt();
-        }
-        if (thread.isAlive()) LOG.warn("agent {} did not stop within {} s; left running", agent.roleName(), TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
+        if (!ThreadEnd.await(thread, System.nanoTime() + CLOSE_WAIT_NANOS)) // an interrupted closer waits all the same
+            LOG.warn("agent {} did not stop within {} s; left running", agent.roleName(), TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
     }
 }
