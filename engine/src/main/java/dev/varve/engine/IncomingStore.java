@@ -1,13 +1,12 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
@@ -71,9 +70,9 @@ public final class IncomingStore implements AutoCloseable {
             checkTarget(dir); // again under the lock: another command may have filled it in between
             if (Files.isDirectory(s.incoming)) s.deleteAllButLock(); // a killed run's, maybe half moved up by its commit
             Files.createDirectories(s.incoming);
-            fsyncDirectory(dir);
+            FileIOFactory.syncDirectory(dir);
             Path parent = dir.getParent();
-            if (parent != null) fsyncDirectory(parent); // TARGET itself, when it is new
+            if (parent != null) FileIOFactory.syncDirectory(parent); // TARGET itself, when it is new
             return s;
         } catch (IOException e) {
             s.close();
@@ -107,9 +106,9 @@ public final class IncomingStore implements AutoCloseable {
                     else Files.move(c, target.resolve(c.getFileName()), StandardCopyOption.ATOMIC_MOVE);
                 }
             }
-            fsyncDirectory(target);
+            FileIOFactory.syncDirectory(target);
             Files.delete(incoming);
-            fsyncDirectory(target);
+            FileIOFactory.syncDirectory(target);
         } catch (IOException e) {
             throw new StorageException("cannot move the new store up into " + target + "; it stays marked unfinished", incoming, e);
         }
@@ -160,12 +159,6 @@ public final class IncomingStore implements AutoCloseable {
             return s.filter(p -> !p.getFileName().toString().equals(LOCK_FILE)).toList();
         } catch (IOException e) {
             throw new StorageException("cannot list the transfer target", dir, e);
-        }
-    }
-
-    private static void fsyncDirectory(Path dir) throws IOException {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
         }
     }
 }

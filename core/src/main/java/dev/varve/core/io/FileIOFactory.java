@@ -43,4 +43,12 @@ public interface FileIOFactory {
     static FileIOFactory standard() {
         return ChannelFileIOFactory.INSTANCE;
     }
+
+    /**
+     * Makes the entries created, renamed and deleted in {@code dir} durable (an fsync of the directory on Linux; a
+     * no-op where directories cannot be opened), whatever the caller's interrupt status, which it keeps.
+     */
+    static void syncDirectory(Path dir) throws IOException {
+        ChannelFileIOFactory.syncDirectory(dir);
+    }
 }
