@@ -246,7 +246,7 @@ final class SegmentTables implements AutoCloseable {
      * @throws IllegalArgumentException if the label is already used in this store
      */
     long snapshot(String label, int[] ownedSegments) {
-        byte[] name = label.getBytes(StandardCharsets.UTF_8);
+        byte[] name = labelKey(label);
         synchronized (labels) {
             if (labels.get(name) != null) throw new IllegalArgumentException("snapshot label '" + label + "' is already used");
             long id = store.snapshotNow();
@@ -257,13 +257,25 @@ final class SegmentTables implements AutoCloseable {
         }
     }
 
+    /**
+     * A label's key in the labels table.
+     *
+     * @throws IllegalArgumentException naming the label's size when it is longer than a Varve key may be
+     */
+    private byte[] labelKey(String label) {
+        byte[] name = label.getBytes(StandardCharsets.UTF_8);
+        if (name.length > store.maxKeyBytes()) throw new IllegalArgumentException("snapshot label of " + name.length
+                + " bytes (UTF-8) exceeds the maximum of " + store.maxKeyBytes() + " bytes (Varve's key limit, pageSize / 4)");
+        return name;
+    }
+
     /** A labelled snapshot: its Varve id and the segments the node owned when it was declared. */
     record Labelled(long snapshot, int[] ownedSegments) {
     }
 
     /** The snapshot recorded under {@code label}, or null. */
     Labelled labelled(String label) {
-        byte[] v = labels.get(label.getBytes(StandardCharsets.UTF_8));
+        byte[] v = labels.get(labelKey(label));
         if (v == null) return null;
         ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
         long id = b.getLong();

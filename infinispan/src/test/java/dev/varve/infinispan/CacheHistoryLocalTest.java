@@ -85,6 +85,9 @@ class CacheHistoryLocalTest {
             assertMessage(IllegalArgumentException.class, "no cache named", () -> CacheHistory.declare(m, "missing", "x"));
             assertMessage(IllegalArgumentException.class, "label is null", () -> CacheHistory.declare(m, "c", null));
             assertMessage(IllegalArgumentException.class, "label is null or empty", () -> CacheHistory.readAsOf(m, "c", ""));
+            assertMessage(RuntimeException.class, "snapshot label of 2000 bytes (UTF-8) exceeds the maximum of 1024 bytes",
+                    () -> CacheHistory.declare(m, "c", "x".repeat(2000)));
+            assertMessage(RuntimeException.class, "snapshot label of 2000 bytes", () -> CacheHistory.readAsOf(m, "c", "x".repeat(2000)));
             assertMessage(IllegalArgumentException.class, "not clustered", () -> ClusterRecovery.resolveAll(m, "c"));
             assertMessage(IllegalArgumentException.class, "no cache named", () -> ClusterRecovery.resolveAll(m, "missing"));
             assertMessage(IllegalArgumentException.class, "cache manager is null", () -> ClusterRecovery.resolveAll(null, "c"));
