@@ -230,11 +230,18 @@ final class SegmentTables implements AutoCloseable {
     /**
      * Drops a segment's entries and index: the O(1)-per-partition destroy, logged and atomic per table but not across
      * the two, so a crash between them leaves index entries without entries; {@link #purge} and {@link #size} pass
-     * over those (the entries first: an entry left without its index entry would never be purged).
+     * over those (the entries first: an entry left without its index entry would never be purged). Every stripe is
+     * held meanwhile: a put landing between the two destroys would keep its entry and lose its index entry, and its
+     * entry would then never expire.
      */
     void destroy(int segment) {
-        entries.partition(segment).destroy();
-        expiry.partition(segment).destroy();
+        for (ReentrantLock s : stripes) s.lock(); // ascending, as apply takes them
+        try {
+            entries.partition(segment).destroy();
+            expiry.partition(segment).destroy();
+        } finally {
+            for (ReentrantLock s : stripes) s.unlock();
+        }
     }
 
     // ---------------------------------------------------------------- history
