@@ -73,7 +73,7 @@ final class Engine {
     private final StoreLock dirLock;
     /** The archive directory has its own lock: two stores must not share an archive, whatever their paths. */
     private final StoreLock archiveDirLock;
-    /** Opened by {@link #openReadOnly}: every change stays in memory, writes are refused. */
+    /** Opened by {@link Varve#openReadOnly}: every change stays in memory, writes are refused. */
     final boolean readOnly;
     private RecoveryReport recovery;
     /** Threads that replayed partitions in parallel at open (0: the opening thread alone); tests read it. */

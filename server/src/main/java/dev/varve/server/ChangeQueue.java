@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The follow stream's hand-off from the store's writers to the shipping thread: each change is encoded into a frame
  * body (type byte and payload, see {@link ShipProtocol}) on the writer's thread and queued. The queue is bounded in
- * bytes: a standby that falls further behind than that is cut off ({@link #overflowed}) rather than growing the
+ * bytes: a standby that falls further behind than that is cut off ({@link #overflow}) rather than growing the
  * sender's heap or slowing its writers; its standby stays consistent up to what it applied, and a new follow reseeds it.
  * So is one whose next write is too large for a frame.
  */

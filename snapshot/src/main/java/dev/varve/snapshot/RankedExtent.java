@@ -154,7 +154,7 @@ final class RankedExtent {
             return RankedExtent.this;
         }
 
-        /** Page id → location ({@link ArchiveLevel#extentLocation}) of every record, read from the file. */
+        /** Page id → location ({@link ArchiveEncoding#extentLocation}) of every record, read from the file. */
         void index(LongLongMap into) {
             forEachRecord((pageId, offset, base) -> into.putIfAbsent(pageId, ArchiveEncoding.extentLocation(offset)));
         }

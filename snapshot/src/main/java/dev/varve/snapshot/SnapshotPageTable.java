@@ -9,8 +9,8 @@ import dev.varve.core.util.LongLongMap;
  * moves a location from the capture buffer to the Pagelog. Registered before it is built, so that reclamation
  * keeps what it is about to read. Guarded by the archive's lock.
  *
- * <p>A location is an archive location (&gt;= 0, {@link ArchiveLevel#location}), a record of the view's ranked
- * extent ({@link ArchiveLevel#extentLocation}) or a capture-buffer slot still on its way ({@code -(slot + 2)}).
+ * <p>A location is an archive location (&gt;= 0, {@link ArchiveEncoding#location}), a record of the view's ranked
+ * extent ({@link ArchiveEncoding#extentLocation}) or a capture-buffer slot still on its way ({@code -(slot + 2)}).
  */
 final class SnapshotPageTable {
     static final long MISSING = -1;
