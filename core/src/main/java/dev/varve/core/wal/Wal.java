@@ -423,19 +423,9 @@ public final class Wal implements AutoCloseable {
         return WalSegmentDescriptor.firstLsn(firstSegmentIndex, segmentSize);
     }
 
-    /** Bytes per segment file. */
-    public long segmentSize() {
-        return segmentSize;
-    }
-
     /** Largest payload one record can carry. */
     public int maxPayloadBytes() {
         return maxPayloadBytes;
-    }
-
-    /** The sync mode. */
-    public WalSyncMode syncMode() {
-        return mode;
     }
 
     /** What {@link #open} cut off a torn or corrupt tail, empty when the WAL was clean. */
