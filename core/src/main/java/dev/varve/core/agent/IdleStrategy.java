@@ -26,11 +26,6 @@ public final class IdleStrategy {
         return new IdleStrategy(maxPark.toNanos());
     }
 
-    /** The longest park, nanoseconds. */
-    public long maxParkNanos() {
-        return maxParkNanos;
-    }
-
     /**
      * Idles after a step of {@code agent} that did {@code workCount} units of work: none is idle (as long as the agent
      * asks, {@link Agent#idleNanos}), some means step again at once.
