@@ -325,11 +325,6 @@ public class Page {
         assert released : "write latch released but not held";
     }
 
-    /** True when a writer holds the latch (for assertions). */
-    public final boolean isWriteLatched() {
-        return (int) LATCH.getVolatile(this) == -1;
-    }
-
     private static void backoff(int spins) {
         if (spins < 64) Thread.onSpinWait();
         else Thread.yield();
