@@ -41,7 +41,6 @@ final class PageRebuild {
     private static final int MIN_LOGGED = 32;
     /** pageId, sourceId, fresh, op count. */
     static final int HEADER = 8 + 8 + 1 + 2;
-    private static final int OP = 6;
     /** Shorter copies or zero runs cost more as ops than their bytes do as part of a literal. */
     private static final int MIN_RUN = 12;
     /**
