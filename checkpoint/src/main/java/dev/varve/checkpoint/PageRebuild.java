@@ -2,6 +2,7 @@ package dev.varve.checkpoint;
 
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
+import dev.varve.core.page.PageId;
 
 import dev.varve.core.spi.LoggedValue;
 
@@ -262,7 +263,7 @@ final class PageRebuild {
         boolean fresh = b.get() != 0;
         int ops = b.getShort() & 0xFFFF;
         int size = pages.pageSize();
-        if (fresh && sourceId == pageId) throw new IllegalStateException("page rebuild of fresh page " + pageId + " copies from itself");
+        if (fresh && sourceId == pageId) throw new IllegalStateException("page rebuild of fresh page " + PageId.toString(pageId) + " copies from itself");
         byte[] source = new byte[size];
         if (sourceId != pageId) {
             Page s = pages.acquireRead(sourceId);
@@ -280,13 +281,14 @@ final class PageRebuild {
                 int length = b.getShort() & 0xFFFF;
                 int from = b.getShort() & 0xFFFF;
                 if (offset + length > size || (from < LOGGED && from + length > size))
-                    throw new IllegalStateException("page rebuild op [" + offset + ", " + (offset + length) + ") from " + from + " outside the page");
+                    throw new IllegalStateException("page rebuild op [" + offset + ", " + (offset + length) + ") from " + from + " outside page "
+                            + PageId.toString(pageId) + " of " + size + " bytes");
                 if (from == LOGGED) {
                     long lsn = b.getLong();
                     int at = b.getInt();
                     ByteBuffer payload = records.payload(lsn);
                     if (at < 0 || at + length > payload.limit())
-                        throw new IllegalStateException("page rebuild op [" + offset + ", " + (offset + length) + ") copies [" + at + ", "
+                        throw new IllegalStateException("page rebuild op [" + offset + ", " + (offset + length) + ") of page " + PageId.toString(pageId) + " copies [" + at + ", "
                                 + (at + length) + ") of the " + payload.limit() + "-byte payload of WAL record " + lsn);
                     p.putBytes(offset, payload, at, length);
                 } else if (from == LITERAL) {
