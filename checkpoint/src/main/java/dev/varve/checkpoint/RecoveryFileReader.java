@@ -57,7 +57,9 @@ public final class RecoveryFileReader {
             CRC32C crc = new CRC32C();
             crc.update(h.duplicate().limit(h.position() + 24));
             if (h.getLong(h.position()) != RecoveryFileFormat.MAGIC) throw new CorruptionException("not a recovery file (bad magic)", path, 0);
-            if (h.getInt(h.position() + 8) != RecoveryFileFormat.VERSION) throw new CorruptionException("unsupported recovery file version", path, 8);
+            if (h.getInt(h.position() + 8) != RecoveryFileFormat.VERSION)
+                throw new CorruptionException("unsupported recovery file version " + h.getInt(h.position() + 8) + " (this build reads "
+                        + RecoveryFileFormat.VERSION + ")", path, 8);
             if (h.getInt(h.position() + 24) != (int) crc.getValue()) throw new CorruptionException("recovery file header checksum mismatch", path, 24);
             if (h.getLong(h.position() + 12) != start.id()) throw new CorruptionException("recovery file belongs to checkpoint " + h.getLong(h.position() + 12), path, 12);
             if (h.getInt(h.position() + 20) != pageSize) throw new CorruptionException("recovery file page size " + h.getInt(h.position() + 20) + " differs from " + pageSize, path, 20);
