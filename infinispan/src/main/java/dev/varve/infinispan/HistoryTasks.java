@@ -95,7 +95,7 @@ final class HistoryTasks {
                     out.write(b);
                 }
             } catch (IOException e) {
-                throw new UncheckedIOException(e);
+                throw new AssertionError(e); // not thrown: a ByteArrayOutputStream does not fail
             }
             return bytes.toByteArray();
         }
@@ -112,8 +112,8 @@ final class HistoryTasks {
                     kv.add(b);
                 }
                 return new Answer(segments, kv);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
+            } catch (IOException e) { // an EOFException: the counts ask for more bytes than the answer has
+                throw new UncheckedIOException("a history answer of " + encoded.length + " bytes is cut short", e);
             }
         }
 
