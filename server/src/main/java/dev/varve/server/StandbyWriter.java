@@ -109,7 +109,7 @@ final class StandbyWriter implements AutoCloseable {
             map.write(ByteBuffer.wrap((senderId + " " + local + "\n").getBytes(StandardCharsets.US_ASCII)));
             map.force(true);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot append to the standby's snapshot map", e);
+            throw new UncheckedIOException("cannot append to the standby's snapshot map in " + store.config().path(), e);
         }
         long declared = store.snapshotNow(1);
         if (declared != local) throw new BackupException("the standby declared snapshot " + declared + " where its map expected " + local
