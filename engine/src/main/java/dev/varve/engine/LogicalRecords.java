@@ -99,7 +99,7 @@ final class LogicalRecords {
                 value = new byte[b.getInt()];
                 b.get(value);
             } else if (kind != REMOVE) {
-                throw new IllegalStateException("unknown batch operation kind " + kind);
+                throw new IllegalStateException("unknown batch operation kind " + kind + " (operation " + i + " of " + n + ")");
             }
             ops.add(new Op(fileId, key, value));
         }
