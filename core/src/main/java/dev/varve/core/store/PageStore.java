@@ -63,7 +63,7 @@ public final class PageStore implements AutoCloseable {
      * read only from a file some write created).
      */
     private PartitionFile file(int fileId, boolean write) {
-        if (closed) throw new IllegalStateException("page store is closed");
+        if (closed) throw new IllegalStateException("page store " + dir + " is closed");
         PartitionFile open = files.get(fileId); // every page read and write comes here: no lock once the file is open
         return open != null ? open : files.computeIfAbsent(fileId, id -> PartitionFile.open(io, pathOf(id), id, pageSize, write));
     }
