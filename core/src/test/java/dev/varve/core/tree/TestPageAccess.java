@@ -14,14 +14,13 @@ import java.util.TreeMap;
 /**
  * A {@link PageAccess} over one direct buffer per page that also polices the discipline the tree must keep: every
  * acquire released once and by the matching release, no page acquired twice by the (single) test thread, no read of
- * a page that was never written. Counts acquisitions so tests can check that reads never write.
+ * a page that was never written. Counts write acquisitions so tests can check that reads never write.
  */
 public class TestPageAccess implements PageAccess {
     private final int pageSize;
     private final Map<Long, Page> pages = new TreeMap<>();
     private final Map<Page, Integer> readHolds = new IdentityHashMap<>();
     private final Set<Page> writeHolds = Collections.newSetFromMap(new IdentityHashMap<>());
-    private long reads;
     private long writes;
     private long news;
 
@@ -40,7 +39,6 @@ public class TestPageAccess implements PageAccess {
         if (writeHolds.contains(page)) throw new IllegalStateException("read of page " + PageId.toString(pageId) + " while write-held");
         page.latchRead();
         readHolds.merge(page, 1, Integer::sum);
-        reads++;
         return page;
     }
 
@@ -107,10 +105,6 @@ public class TestPageAccess implements PageAccess {
     /** Throws unless every acquire has been released. */
     public void assertNothingHeld(String after) {
         if (outstanding() != 0) throw new AssertionError(outstanding() + " page(s) still held after " + after);
-    }
-
-    public long readAcquires() {
-        return reads;
     }
 
     /** acquireWrite plus acquireNew calls so far. */
