@@ -190,7 +190,7 @@ public final class StoreInspector {
                     }
                 }
             } catch (CorruptionException e) {
-                sink.damage(e.file(), e.offset(), withoutOffset(e));
+                sink.damage(e.file(), e.offset(), e.what());
             }
         }
         return counts;
@@ -201,15 +201,8 @@ public final class StoreInspector {
             RecoveryFileReader.read(markers, start, n, pageSize, (pageId, image) -> {
             });
         } catch (CorruptionException e) {
-            sink.damage(e.file(), e.offset(), withoutOffset(e));
+            sink.damage(e.file(), e.offset(), e.what());
         }
-    }
-
-    /** The message of a corruption without its file and offset, which a {@link Damage} carries itself. */
-    static String withoutOffset(CorruptionException e) {
-        String m = e.getMessage();
-        int at = m.indexOf(" at offset ");
-        return at < 0 ? m : m.substring(0, at);
     }
 
     /** The latest checkpoint's markers as found on disk, or empty when no checkpoint ever started. */

@@ -77,7 +77,7 @@ public final class StoreVerifier {
         }
         Set<StoreInspector.Damage> all = new LinkedHashSet<>(files.damage());
         if (failure instanceof CorruptionException x) {
-            all.add(new StoreInspector.Damage(x.file(), x.offset(), "the store does not open: " + StoreInspector.withoutOffset(x)));
+            all.add(new StoreInspector.Damage(x.file(), x.offset(), "the store does not open: " + x.what()));
         } else if (all.isEmpty()) {
             return new Report(files, null, List.of(), "the store does not open: " + failure.getMessage());
         } // else: damage already found explains the failed open
@@ -168,7 +168,7 @@ public final class StoreVerifier {
     }
 
     private static StoreInspector.Damage damage(Engine e, StorageException x, String context) {
-        if (x instanceof CorruptionException c) return new StoreInspector.Damage(c.file(), c.offset(), context + StoreInspector.withoutOffset(c));
+        if (x instanceof CorruptionException c) return new StoreInspector.Damage(c.file(), c.offset(), context + c.what());
         if (x instanceof CorruptTreeException t && t.pageId() != PageId.NONE) {
             long id = t.pageId();
             return new StoreInspector.Damage(e.store.pathOf(PageId.fileId(id)), e.store.offsetOf(id), context + "B+tree: " + t.getMessage());

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 public class CorruptionException extends StorageException {
     private static final long serialVersionUID = 1L;
     private final long offset;
+    private final String what;
 
     /** Corruption found in {@code file} at byte {@code offset}. */
     public CorruptionException(String what, Path file, long offset) {
@@ -16,6 +17,15 @@ public class CorruptionException extends StorageException {
     public CorruptionException(String what, Path file, long offset, Throwable cause) {
         super(what + " at offset " + offset, file, cause);
         this.offset = offset;
+        this.what = what;
+    }
+
+    /**
+     * What is wrong, without the offset and file the message adds: for a report that names those itself. Not the
+     * message cut at its first " at offset ", which would also cut a finding that names another offset.
+     */
+    public String what() {
+        return what;
     }
 
     /** Byte offset in {@link #file()} where the bad data starts. */

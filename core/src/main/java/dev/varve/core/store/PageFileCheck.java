@@ -41,7 +41,7 @@ public final class PageFileCheck {
                 if (size % store.pageSize() != 0)
                     sink.damage(path, size - size % store.pageSize(), "file ends inside a page (" + size + " bytes, pages of " + store.pageSize() + ")");
             } catch (CorruptionException e) {
-                sink.damage(path, e.offset(), e.getMessage());
+                sink.damage(path, e.offset(), e.what());
                 continue;
             } catch (IOException e) {
                 sink.damage(path, 0, "cannot read: " + e.getMessage());
@@ -53,7 +53,7 @@ public final class PageFileCheck {
                     store.read(pageId, page.clear(), 0);
                     checked++;
                 } catch (CorruptionException e) {
-                    if (!allZero(page)) sink.damage(path, e.offset(), stripOffset(e));
+                    if (!allZero(page)) sink.damage(path, e.offset(), e.what());
                 }
             }
         }
@@ -63,11 +63,5 @@ public final class PageFileCheck {
     private static boolean allZero(ByteBuffer b) {
         for (int i = 0; i < b.capacity(); i++) if (b.get(i) != 0) return false;
         return true;
-    }
-
-    private static String stripOffset(CorruptionException e) {
-        String m = e.getMessage();
-        int at = m.indexOf(" at offset ");
-        return at < 0 ? m : m.substring(0, at);
     }
 }
