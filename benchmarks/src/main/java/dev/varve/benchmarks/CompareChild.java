@@ -4,7 +4,6 @@ import dev.varve.config.WalSyncMode;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

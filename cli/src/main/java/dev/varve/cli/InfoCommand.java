@@ -9,7 +9,6 @@ import dev.varve.engine.WalInspector;
 import dev.varve.engine.RecoveryReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.nio.file.Files;

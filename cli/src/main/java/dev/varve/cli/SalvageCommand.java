@@ -6,7 +6,6 @@ import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.nio.file.Path;

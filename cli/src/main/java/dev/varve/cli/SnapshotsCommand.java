@@ -4,7 +4,6 @@ import dev.varve.engine.StoreInspector;
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -21,7 +21,6 @@ import static dev.varve.engine.FixtureSupport.bytes;
 import static dev.varve.engine.FixtureSupport.drain;
 import static dev.varve.engine.FixtureSupport.newModel;
 import static dev.varve.engine.FixtureSupport.utf8;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -5,7 +5,6 @@ import dev.varve.engine.DroppedSnapshotInfo;
 import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.SnapshotNotFoundException;
 import dev.varve.engine.SnapshotView;
-import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import dev.varve.engine.VarveMetrics;
 
