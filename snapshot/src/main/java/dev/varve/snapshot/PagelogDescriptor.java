@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.StorageException;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -177,10 +178,19 @@ final class PagelogDescriptor {
             throw new CorruptionException("unsupported Pagelog format version " + version + " (this build reads versions " + MIN_VERSION + " to " + VERSION + ")",
                     file, VERSION_OFFSET);
         if (h.getInt(PAGE_SIZE_OFFSET) != pageSize)
-            throw new CorruptionException("Pagelog written with page size " + h.getInt(PAGE_SIZE_OFFSET), file, PAGE_SIZE_OFFSET);
+            throw PagelogDescriptor.otherPageSize("Pagelog", h.getInt(PAGE_SIZE_OFFSET), pageSize, file);
         if (h.getLong(SEGMENT_OFFSET) != segment)
             throw new CorruptionException("Pagelog segment holds number " + h.getLong(SEGMENT_OFFSET), file, SEGMENT_OFFSET);
         return version;
+    }
+
+    /**
+     * A header whose CRC checks out but names another page size is a store opened with another pageSize, not damage:
+     * said as the page files say it, naming the setting, so the operator changes the configuration instead of hunting
+     * for corruption (the archive is read before the page files, so this is the message a store with snapshots gets).
+     */
+    static StorageException otherPageSize(String what, int written, int configured, Path file) {
+        return new StorageException(what + " was written with pageSize " + written + " but the store is configured with " + configured, file);
     }
 
     static int headerCrc(ByteBuffer h) {

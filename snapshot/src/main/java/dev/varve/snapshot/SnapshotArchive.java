@@ -90,6 +90,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         // a new archive has no marks file: it is created last, so an archive without one holds no records
         boolean fresh = !io.exists(dir.resolve(ArchiveMarksDescriptor.FILE));
         if (fresh) ArchiveRecovery.refuseRecordsWithoutMarks(io, dir);
+        else refuseOtherSkippyLevels(io, dir, settings.skippyLevels());
         this.levels = new ArchiveLevel[k];
         int nodeEntries = settings.skippyNodeEntries();
         List<AutoCloseable> opened = new ArrayList<>();
@@ -118,6 +119,25 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.reclaimer = new Reclaimer(lock, io, levels, registry, extents, views, retention);
         this.check = new ReclamationCheck(lock, io, levels, registry, extents);
         this.recovery = new ArchiveRecovery(lock, io, dir, pageSize, levels, registry, moves, marks, extents, retention);
+    }
+
+    /**
+     * skippyLevels is part of the archive's layout, like skippyNodeEntries: a store opened with fewer levels than its
+     * archive was written with would grow only the lower Skippy files, and every later open with the original setting
+     * would then find the upper ones short of the checkpoint mark and call the archive damaged; one opened with more
+     * would be refused for a "missing" file. Refused here, before anything is written, naming the setting.
+     */
+    private static void refuseOtherSkippyLevels(FileIOFactory io, Path dir, int configured) {
+        int written;
+        try {
+            written = ArchiveFileCheck.skippyLevels(io, dir);
+        } catch (IOException e) {
+            throw new StorageException("cannot list the archive's Skippy files", dir, e);
+        }
+        if (written != configured)
+            throw new IllegalArgumentException("the archive in " + dir + " was written with skippyLevels=" + written
+                    + " but the store is configured with " + configured + "; an existing archive keeps its Skippy levels, set skippyLevels="
+                    + written);
     }
 
     /** Steps the archiver with {@code agents} (by hand when {@link Agents#invoked}); call before {@link #recover}. */
