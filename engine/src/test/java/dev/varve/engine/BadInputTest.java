@@ -17,6 +17,7 @@ import static dev.varve.engine.FixtureSupport.newModel;
 import static dev.varve.engine.FixtureSupport.utf8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -252,14 +253,40 @@ class BadInputTest {
         assertTrue(r.output().contains("REFUSED dataRegionSize of 268435456 bytes cannot be allocated"), r::describe);
     }
 
-    /** Child JVM main for {@link #aRegionTheJvmCannotAllocateIsRefusedNamingTheSetting}. */
+    /**
+     * Likewise FSYNC's staging copy of the WAL segment (direct memory of walSegmentSize bytes): refused naming the
+     * setting, and the segment file the open had opened is closed again.
+     */
+    @Test
+    void anFsyncSegmentTheJvmCannotStageIsRefusedNamingTheSetting() {
+        FixtureChildJvm.Result r = FixtureChildJvm.run("-XX:MaxDirectMemorySize=32m", 90, TooLargeRegion.class, dir.resolve("store").toString(),
+                "walSegmentSize");
+        assertEquals(0, r.exitCode(), r::describe);
+        assertTrue(r.output().contains("REFUSED walSegmentSize of 67108864 bytes cannot be allocated"), r::describe);
+        assertFalse(r.output().contains("STILL OPEN"), r::describe);
+    }
+
+    /** Child JVM main for the two tests above: args {@code dir [walSegmentSize]}. */
     public static final class TooLargeRegion {
-        public static void main(String[] args) {
+        public static void main(String[] args) throws java.io.IOException {
+            VarveConfig.Builder b = VarveConfig.builder().path(Path.of(args[0])).dataRegionSize(256L << 20);
+            if (args.length > 1) b.dataRegionSize(16L << 20).checkpointBufferSize(1L << 20).captureBufferSize(1L << 20)
+                    .walSyncMode(dev.varve.config.WalSyncMode.FSYNC).walSegmentSize(64L << 20);
             try {
-                Varve.open(VarveConfig.builder().path(Path.of(args[0])).dataRegionSize(256L << 20).build()).close();
+                Varve.open(b.build()).close();
                 System.out.println("OPENED");
             } catch (IllegalArgumentException e) {
                 System.out.println("REFUSED " + e.getMessage());
+            }
+            if (!java.nio.file.Files.isDirectory(Path.of("/proc/self/fd"))) return; // Linux only
+            try (var fds = java.nio.file.Files.list(Path.of("/proc/self/fd"))) {
+                for (Path fd : fds.toList()) {
+                    try {
+                        if (java.nio.file.Files.readSymbolicLink(fd).toString().contains(args[0])) System.out.println("STILL OPEN " + fd);
+                    } catch (java.io.IOException gone) {
+                        // the listing's own descriptor
+                    }
+                }
             }
         }
     }

@@ -103,8 +103,7 @@ public final class Wal implements AutoCloseable {
         this.reservedEnd = publication.position();
         // what a crashed process left in the page cache may not be durable yet
         last.force(0, endOffset);
-        this.staging = mode == WalSyncMode.FSYNC
-                ? ByteBuffer.allocateDirect((int) segmentSize).order(ByteOrder.LITTLE_ENDIAN) : null;
+        this.staging = mode == WalSyncMode.FSYNC ? WalSegment.stagingBuffer(segmentSize) : null;
         this.current = staging == null ? last : last.staged(staging, endOffset);
         this.groupCommit = new WalGroupCommit(publication.position(), mode == WalSyncMode.FSYNC);
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;

@@ -4,6 +4,7 @@ import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.MappedRegion;
 import dev.varve.core.io.StorageException;
+import dev.varve.core.memory.PageSlots;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -258,5 +259,17 @@ final class WalSegment implements AutoCloseable {
     @Override
     public String toString() {
         return path.toString();
+    }
+
+    /**
+     * FSYNC's staging copy of the segment, in direct memory: a JVM whose limit cannot hold it refuses the open naming
+     * the setting, as for the data region, and as a RuntimeException, so {@link Wal#open} closes the segment it opened.
+     */
+    static ByteBuffer stagingBuffer(long segmentSize) {
+        try {
+            return ByteBuffer.allocateDirect((int) segmentSize).order(ByteOrder.LITTLE_ENDIAN);
+        } catch (OutOfMemoryError e) {
+            throw PageSlots.cannotAllocate("walSegmentSize", segmentSize, e);
+        }
     }
 }
