@@ -46,8 +46,8 @@ public final class ArchiveFileCheck {
 
     /**
      * Skippy levels above a level's Maplog: the highest {@code i} of a {@code maplog-L<i>.log}, or of
-     * {@code skippy-uplinks-L<i-1>.log} (the uplinks into level i), in any rank level. Every rank level has every one
-     * of these files, so the highest found anywhere says how many there are: counting one level's files up to the first
+     * {@code skippy-uplinks-L<i-1>.log} (the uplinks into level i), or of a portion of one, in any rank level. Every rank level has every one
+     * of these logs, so the highest found anywhere says how many there are: counting one level's files up to the first
      * gap would take a deleted file for a store with fewer levels, and the check would then pass a store that open
      * refuses for the missing file.
      */
@@ -63,11 +63,17 @@ public final class ArchiveFileCheck {
         return highest;
     }
 
-    /** The level {@code prefix<i>.log} names; -1 for any other name under the prefix (a portion, a temporary file). */
+    /**
+     * The level {@code prefix<i>.log} or its portion {@code prefix<i>.log.<first>} names; -1 for any other name under
+     * the prefix (a temporary file). Portions count: once reclamation has deleted a log's first part, only they are left.
+     */
     private static int levelOf(String name, String prefix) {
-        if (!name.endsWith(".log")) return -1;
+        int log = name.indexOf(".log", prefix.length());
+        if (log < 0) return -1;
+        String part = name.substring(log + ".log".length());
+        if (!part.isEmpty() && !part.matches("\\.\\d+")) return -1;
         try {
-            return Integer.parseInt(name.substring(prefix.length(), name.length() - ".log".length()));
+            return Integer.parseInt(name.substring(prefix.length(), log));
         } catch (NumberFormatException e) {
             return -1;
         }
