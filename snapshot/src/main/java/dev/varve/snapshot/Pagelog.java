@@ -94,6 +94,8 @@ final class Pagelog implements AutoCloseable {
                 segments.put(n, f);
                 versions.put(n, checkHeader(f, n));
             }
+            for (int seg : segments.keySet())
+                PagelogDescriptor.checkSegmentLength(segments.get(seg).path(), recordsIn(seg), seg == lastSegment(), recordsPerSegment, recordBytes);
         } catch (IOException | RuntimeException e) {
             close();
             if (e instanceof RuntimeException r) throw r;

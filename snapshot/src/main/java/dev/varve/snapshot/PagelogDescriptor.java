@@ -193,6 +193,27 @@ final class PagelogDescriptor {
         return new StorageException(what + " was written with pageSize " + written + " but the store is configured with " + configured, file);
     }
 
+    /**
+     * A segment's record count against the archiveSegmentSize the store is opened with, whose records per segment map
+     * every Pagelog address to its segment: every segment but the last is full, none holds more. A store reopened with
+     * another archiveSegmentSize would read each address from the wrong place and its reclamation would delete
+     * segments still mapped; refused here, before anything is written. More records than a segment holds can only be
+     * another setting; fewer in a segment that is not the last may also be a file cut short, so that is damage, named
+     * with both causes.
+     */
+    static void checkSegmentLength(Path file, long records, boolean last, long recordsPerSegment, int recordBytes) {
+        long written = HEADER_SIZE + records * recordBytes;
+        long configured = HEADER_SIZE + recordsPerSegment * recordBytes;
+        if (records > recordsPerSegment)
+            throw new StorageException("Pagelog segment holds " + records + " records (" + written + " bytes), more than the " + recordsPerSegment
+                    + " of archiveSegmentSize " + configured + ": the archive was written with a larger archiveSegmentSize"
+                    + (last ? "" : " (" + written + ")") + "; an existing archive keeps its segment size", file);
+        if (!last && records < recordsPerSegment)
+            throw new CorruptionException("Pagelog segment holds " + records + " records (" + written + " bytes), fewer than the " + recordsPerSegment
+                    + " of a full segment of archiveSegmentSize " + configured + ": it was cut short, or the archive was written with archiveSegmentSize "
+                    + written, file, written);
+    }
+
     static int headerCrc(ByteBuffer h) {
         return FormatChecks.crc32c(h, 0, HEADER_CRC_OFFSET);
     }
