@@ -112,9 +112,10 @@ public final class Varve implements AutoCloseable {
      * next {@code open} recovers it for real. The open takes a shared lock on an existing {@code varve.lock}: it
      * fails while another process has the store open for writing, and keeps writers out until closed.
      *
-     * <p>Writes, table creation, {@link #snapshotNow}, {@link #rank} and {@link #checkpoint} throw
-     * {@link ReadOnlyStoreException}. The configuration must match the store's on-disk layout as for {@code open}
-     * ({@link StoreInspector#detectConfig} reads it from the files). Memory: what recovery changes is held on the
+     * <p>Writes, {@link #snapshotNow}, {@link #rank} and {@link #checkpoint} throw {@link ReadOnlyStoreException};
+     * asking for a table that does not exist is an {@link IllegalArgumentException} (a read-only store creates none).
+     * The configuration must match the store's on-disk layout as for {@code open} ({@link StoreInspector#detectConfig}
+     * reads it from the files). Memory: what recovery changes is held on the
      * heap, and so is each WAL segment it reads.
      *
      * @throws IllegalArgumentException if the directory holds no store
