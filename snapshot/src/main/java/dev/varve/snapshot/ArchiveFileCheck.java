@@ -80,10 +80,11 @@ public final class ArchiveFileCheck {
     }
 
     /**
-     * The archiveSegmentSize that maps a level's Pagelog addresses as they were written: one that holds as many
-     * records as the largest segment that is not its level's last (every such segment is full, unless damaged: a
-     * truncated one must not shrink the size that reads the others), else {@code fallback} (any size at least that
-     * of each level's one segment reads it).
+     * The archiveSegmentSize that maps a level's Pagelog addresses as they were written: the one its segment headers
+     * record; for an archive written before they recorded it, one that holds as many records as the largest segment
+     * that is not its level's last (every such segment is full, unless damaged: a truncated one must not shrink the
+     * size that reads the others), else {@code fallback} (any size at least that of each level's one segment reads
+     * it, unless that segment is not the level's first).
      */
     public static long segmentBytes(FileIOFactory io, Path archiveDir, int pageSize, long fallback) throws IOException {
         long full = 0;
@@ -92,6 +93,10 @@ public final class ArchiveFileCheck {
             java.util.List<Path> segs = io.list(archiveDir.resolve("level-" + j), PagelogDescriptor.FILE_PREFIX);
             for (int i = 0; i < segs.size(); i++) {
                 try (FileIO f = io.open(segs.get(i), false)) {
+                    ByteBuffer header = ByteBuffer.allocate(PagelogDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+                    f.read(header, 0);
+                    int recorded = PagelogDescriptor.recordedRecordsPerSegment(header.clear());
+                    if (recorded > 0) return PagelogDescriptor.largestSegmentBytes(recorded, pageSize); // a damaged header's is 0
                     if (i < segs.size() - 1) full = Math.max(full, f.size());
                     else best = Math.max(best, f.size());
                 }

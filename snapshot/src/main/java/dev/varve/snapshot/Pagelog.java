@@ -170,7 +170,7 @@ final class Pagelog implements AutoCloseable {
     private int checkHeader(FileIO f, int n) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         if (f.read(h, 0) < HEADER) throw new CorruptionException("Pagelog segment header truncated", f.path(), 0);
-        return PagelogDescriptor.checkHeader(h, f.path(), pageSize, n);
+        return PagelogDescriptor.checkHeader(h, f.path(), pageSize, n, (int) recordsPerSegment);
     }
 
     /** The segment file that holds (or would hold) {@code address}. */
@@ -389,7 +389,7 @@ final class Pagelog implements AutoCloseable {
     }
 
     private void newSegment(int seg) throws IOException {
-        segments.put(seg, DurableFiles.create(io, dir.resolve(PagelogDescriptor.fileName(seg)), PagelogDescriptor.header(pageSize, seg)));
+        segments.put(seg, DurableFiles.create(io, dir.resolve(PagelogDescriptor.fileName(seg)), PagelogDescriptor.header(pageSize, seg, (int) recordsPerSegment)));
         versions.put(seg, PagelogDescriptor.VERSION);
         packsAllowed = true;
     }

@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.StorageException;
 
@@ -15,11 +16,13 @@ import java.util.zip.CRC32C;
  *
  * <pre>
  * Segment header (HEADER_SIZE = 32 bytes):
- *  0                8         12         16                24         28         32
- * +----------------+---------+----------+-----------------+----------+----------+
- * | magic (long)   | version | pageSize | segment (long)  | reserved | crc32c   |
- * +----------------+---------+----------+-----------------+----------+----------+
- *   crc32c covers bytes [0, 28).
+ *  0                8         12         16                24                  28         32
+ * +----------------+---------+----------+-----------------+-------------------+----------+
+ * | magic (long)   | version | pageSize | segment (long)  | recordsPerSegment | crc32c   |
+ * +----------------+---------+----------+-----------------+-------------------+----------+
+ *   crc32c covers bytes [0, 28). recordsPerSegment: what the volume's archiveSegmentSize makes of a segment, which
+ *   maps every address to its segment; 0 in segments written before it was recorded (a reserved field then), whose
+ *   size only a full segment shows.
  *
  * Record (RECORD_HEADER_SIZE = 32 bytes, then the body; pageSize + 32 bytes in all):
  *  0                8                16               24         28         32
@@ -84,6 +87,7 @@ final class PagelogDescriptor {
     static final int VERSION_OFFSET = 8;
     static final int PAGE_SIZE_OFFSET = 12;
     static final int SEGMENT_OFFSET = 16;
+    static final int RECORDS_PER_SEGMENT_OFFSET = 24;
     static final int HEADER_CRC_OFFSET = 28;
     static final int HEADER_SIZE = 32;
 
@@ -159,18 +163,20 @@ final class PagelogDescriptor {
     }
 
     /** The header of segment {@code segment} of a volume of {@code pageSize} pages, ready to write. */
-    static ByteBuffer header(int pageSize, int segment) {
+    static ByteBuffer header(int pageSize, int segment, int recordsPerSegment) {
         ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(PAGE_SIZE_OFFSET, pageSize).putLong(SEGMENT_OFFSET, segment);
+        h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(PAGE_SIZE_OFFSET, pageSize).putLong(SEGMENT_OFFSET, segment)
+                .putInt(RECORDS_PER_SEGMENT_OFFSET, recordsPerSegment);
         h.putInt(HEADER_CRC_OFFSET, headerCrc(h));
         return h;
     }
 
     /**
-     * Throws a {@link CorruptionException} naming {@code file} unless {@code h} is the header of that segment; returns
-     * its format version.
+     * Throws a {@link CorruptionException} naming {@code file} unless {@code h} is the header of that segment, and a
+     * {@link StorageException} naming the setting when it was written with another pageSize or archiveSegmentSize;
+     * returns its format version.
      */
-    static int checkHeader(ByteBuffer h, Path file, int pageSize, int segment) {
+    static int checkHeader(ByteBuffer h, Path file, int pageSize, int segment, int recordsPerSegment) {
         if (h.getInt(HEADER_CRC_OFFSET) != headerCrc(h) || h.getLong(MAGIC_OFFSET) != MAGIC)
             throw new CorruptionException("Pagelog segment header is corrupt", file, MAGIC_OFFSET);
         int version = h.getInt(VERSION_OFFSET);
@@ -181,7 +187,34 @@ final class PagelogDescriptor {
             throw PagelogDescriptor.otherPageSize("Pagelog", h.getInt(PAGE_SIZE_OFFSET), pageSize, file);
         if (h.getLong(SEGMENT_OFFSET) != segment)
             throw new CorruptionException("Pagelog segment holds number " + h.getLong(SEGMENT_OFFSET), file, SEGMENT_OFFSET);
+        int written = h.getInt(RECORDS_PER_SEGMENT_OFFSET);
+        if (written != 0 && written != recordsPerSegment)
+            throw new StorageException("Pagelog segment was written with archiveSegmentSize " + segmentBytes(written, pageSize) + " (" + written
+                    + " records a segment) but the store is configured with " + segmentBytes(recordsPerSegment, pageSize) + " (" + recordsPerSegment
+                    + "); an existing archive keeps its segment size", file);
         return version;
+    }
+
+    /**
+     * The records per segment a header whose magic and CRC check out records; 0 when it is not such a header or
+     * records none (written before the field was).
+     */
+    static int recordedRecordsPerSegment(ByteBuffer h) {
+        if (h.getLong(MAGIC_OFFSET) != MAGIC || h.getInt(HEADER_CRC_OFFSET) != headerCrc(h)) return 0;
+        return Math.max(0, h.getInt(RECORDS_PER_SEGMENT_OFFSET));
+    }
+
+    /** The smallest archiveSegmentSize that gives segments of {@code records} records of {@code pageSize} pages. */
+    static long segmentBytes(long records, int pageSize) {
+        return HEADER_SIZE + records * recordBytes(pageSize);
+    }
+
+    /**
+     * The largest archiveSegmentSize (within the setting's range) that gives segments of {@code records} records: at
+     * least the size the store was configured with, so it passes the setting's checks as that one did.
+     */
+    static long largestSegmentBytes(long records, int pageSize) {
+        return Math.min(ConfigLimits.ARCHIVE_SEGMENT_SIZE_MAX, segmentBytes(records + 1, pageSize) - 1);
     }
 
     /**
