@@ -33,7 +33,11 @@ import org.slf4j.LoggerFactory;
  * as the last segment (named when the scan is carried out). Power loss can tear more, but only what was not forced yet:
  * the tail of the last segment. Hence:
  * <ul>
- *   <li>a bad record with a valid record anywhere after it, or in a segment that is not the last, is damage;</li>
+ *   <li>a bad record in a segment that is not the last is damage;</li>
+ *   <li>a bad record with a valid record anywhere after it is damage, except under {@link WalSyncMode#FSYNC} when it
+ *       has the shape a power cut leaves ({@link #tornByPowerLoss}): there the last commit's range goes out in two
+ *       writes and one fdatasync, and the disk may keep a later sector of it (a whole later record) without an
+ *       earlier one, none of it acknowledged;</li>
  *   <li>a zero length followed by bytes of a record that never got its length is a torn tail;</li>
  *   <li>a bad record with a non-zero length at the very end is a torn tail only under {@link WalSyncMode#FSYNC}, the
  *       one mode that promises survival of power loss and so runs with records beyond the last fsync; under
@@ -255,8 +259,9 @@ public final class WalOpenScan {
 
     /**
      * Validates the records of segment {@code index}, whole in {@code b}, from {@code off}. A bad record is damage
-     * when a later segment exists ({@code durable}), when a valid record follows it, or when it has a length and the
-     * mode does not run with unforced records; otherwise it is a torn tail. {@code lastHead} is updated per type.
+     * when a later segment exists ({@code durable}), when a valid record follows it (unless, under {@code FSYNC}, it
+     * has the shape of a power cut's tear, {@link #tornByPowerLoss}), or when it has a length and the mode does not run
+     * with unforced records; otherwise it is a torn tail. {@code lastHead} is updated per type.
      */
     static Stop scanRecords(ByteBuffer b, long index, int off, boolean durable, WalSyncMode mode, CRC32C crc, long[] lastHead) {
         int size = b.capacity();
@@ -272,6 +277,7 @@ public final class WalOpenScan {
             }
             if (bad != null) {
                 String evidence = durable ? "a later segment exists, so this one was forced whole before it"
+                        : mode == WalSyncMode.FSYNC && tornByPowerLoss(b, off, size) ? null
                         : validRecordAfter(b, index, off, crc) ? "a valid record follows it"
                         : b.getInt(off) != 0 && mode != WalSyncMode.FSYNC ? "the record's length is written last, so "
                                 + "under " + mode + " a crash leaves no record with a length but a bad body"
@@ -287,6 +293,29 @@ public final class WalOpenScan {
             off += WalSegmentDescriptor.aligned(b.getInt(off));
         }
         return new Stop(off, null, null, sealed, records);
+    }
+
+    /** Sector size of the disk's atomic writes, the unit a power cut keeps or loses. */
+    private static final int SECTOR = 512;
+
+    /**
+     * Whether a power cut during the last commit's fsync (under {@code FSYNC}) can explain the bad record at
+     * {@code off}. That commit's range reaches the file in two writes (lengths zero, then whole, see
+     * {@link WalSegment#force}) before one fdatasync, so after power loss each of its 512-byte sectors may hold either
+     * write or neither — and records after the bad one may be whole. A sector that never reached the disk reads as
+     * the zeros the segment was created (or a cut was) with, and the first write carries the same bodies with the
+     * lengths zero: so such a record has a zero length, or a sector-aligned stretch of it that reads all zeros. A
+     * flipped bit or garbage has neither shape and stays damage when records follow it.
+     */
+    static boolean tornByPowerLoss(ByteBuffer b, int off, int size) {
+        int length = b.getInt(off + WalSegmentDescriptor.LENGTH_OFFSET);
+        if (length == 0) return true;
+        if (length < WalSegmentDescriptor.RECORD_HEADER_SIZE || length > size - off) return false; // no write had this length
+        int end = off + length;
+        for (int s = off & -SECTOR; s < end; s += SECTOR) {
+            if (WalSegmentDescriptor.isZero(b, Math.max(s, off), Math.min(s + SECTOR, end))) return true;
+        }
+        return false;
     }
 
     /** True when a whole, valid record starts at some aligned offset after {@code off}: what follows was written. */

@@ -188,12 +188,44 @@ class WalTornTailTest {
     }
 
     @Test
-    void zeroedLengthWithRecordsAfterItIsRefused() throws IOException {
+    void zeroedLengthWithRecordsAfterItIsRefusedUnlessFsyncMayHaveTornIt() throws IOException {
         writeRecords(1);
         int victim = lsns.size() - 3;
         WalTestSupport.overwrite(fileOf(lsns.get(victim)), offsetOf(lsns.get(victim)) + LENGTH_OFFSET, new byte[4]);
-        CorruptionException e = expectRefusedAt(victim, WalSyncMode.FSYNC);
+        CorruptionException e = expectRefusedAt(victim, WalSyncMode.LOG_ONLY);
         assertTrue(e.getMessage().contains("zero record length"), e.getMessage());
+        expectRefusedAt(victim, WalSyncMode.BACKGROUND);
+        // under FSYNC the last commit's sector holding that length may have stayed unwritten while later ones landed
+        reopenExpectingCutAt(victim, WalSyncMode.FSYNC, false);
+    }
+
+    /**
+     * Power loss during an FSYNC commit's fdatasync: the commit's last three records went out together, and the disk
+     * kept later sectors of them but not the first one (it still reads as the zeros the segment was created with). No
+     * record from there on was acknowledged, so open cuts them all rather than refusing the store.
+     */
+    @Test
+    void lostFirstSectorOfTheLastCommitIsCutUnderFsyncAndRefusedOtherwise() throws IOException {
+        writeRecords(1);
+        int victim = lsns.size() - 3;
+        long from = offsetOf(lsns.get(victim));
+        long sectorEnd = (from / 512 + 1) * 512;
+        WalTestSupport.overwrite(fileOf(lsns.get(victim)), from, new byte[(int) (sectorEnd - from)]);
+        expectRefusedAt(victim, WalSyncMode.LOG_ONLY);
+        reopenExpectingCutAt(victim, WalSyncMode.FSYNC, false);
+    }
+
+    @Test
+    void lostMiddleSectorOfARecordWithRecordsAfterItIsCutUnderFsync() throws IOException {
+        writeRecords(1);
+        int victim = lsns.size() - 3;
+        long from = offsetOf(lsns.get(victim));
+        long sector = (from / 512 + 1) * 512; // the record's second sector: its length and header survive
+        WalTestSupport.overwrite(fileOf(lsns.get(victim)), sector, new byte[(int) Math.min(512, offsetOf(lsns.get(victim + 1)) - sector)]);
+        CorruptionException e = expectRefusedAt(victim, WalSyncMode.LOG_ONLY);
+        assertTrue(e.getMessage().contains("CRC"), e.getMessage());
+        WalTailCut cut = reopenExpectingCutAt(victim, WalSyncMode.FSYNC, false);
+        assertTrue(cut.reason().contains("CRC"), cut.reason());
     }
 
     @Test
