@@ -16,9 +16,20 @@ import java.util.zip.CRC32C;
  * Writes one recovery file: entries are encoded into a direct buffer and written in large sequential chunks, then
  * fsynced by {@link #finish}. An IO error becomes a {@link StorageException} naming the file; the checkpoint
  * that owns the writer is then abandoned.
+ *
+ * <p>The file is written under a temporary name and {@link #finish} renames it into place ({@link
+ * FileIOFactory#atomicMove} fsyncs the directory), so its directory entry is durable before the checkpoint's start
+ * marker gets its name. Without that, the entry would become durable only with the start marker's own directory
+ * fsync — but a power cut between that rename and that fsync may keep the rename and lose the earlier creation,
+ * leaving a start marker without its end whose recovery file is gone, which open refuses (even when asked to
+ * truncate the WAL). A crash before the rename leaves only a temporary file, which {@link
+ * CheckpointMarkers#deleteBefore} removes.
  */
 final class RecoveryFileWriter implements AutoCloseable {
     private static final int CHUNK = 1 << 20;
+    private static final String TEMP_SUFFIX = ".tmp";
+    private final FileIOFactory io;
+    private final Path path;
     private final FileIO file;
     private final PageCodec codec;
     private final ToLongFunction<Page> unusedRange;
@@ -32,8 +43,10 @@ final class RecoveryFileWriter implements AutoCloseable {
         this.codec = codec;
         this.unusedRange = unusedRange;
         this.encoded = ByteBuffer.allocateDirect(PageCodec.maxEncodedBytes(pageSize));
+        this.io = io;
+        this.path = path;
         try {
-            this.file = io.open(path, true);
+            this.file = io.open(tempPath(path), true);
             file.truncate(0);
         } catch (IOException e) {
             throw new StorageException("cannot create recovery file: " + e.getMessage(), path, e);
@@ -81,6 +94,16 @@ final class RecoveryFileWriter implements AutoCloseable {
         } catch (IOException e) {
             throw new StorageException("recovery file fsync failed: " + e.getMessage(), file.path(), e);
         }
+        try {
+            io.atomicMove(tempPath(path), path); // its entry durable before the start marker's (see the class comment)
+        } catch (IOException e) {
+            throw new StorageException("cannot name recovery file: " + e.getMessage(), path, e);
+        }
+    }
+
+    /** Where the recovery file {@code path} is written until {@link #finish} names it. */
+    static Path tempPath(Path path) {
+        return path.resolveSibling(path.getFileName() + TEMP_SUFFIX);
     }
 
     int entries() {
