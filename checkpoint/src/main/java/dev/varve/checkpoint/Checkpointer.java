@@ -93,7 +93,7 @@ public final class Checkpointer implements AutoCloseable {
         this.checkpointLock = checkpointLock;
         this.unusedRange = unusedRange;
         this.codec = PageCodec.of(config.recoveryCompression());
-        this.throttle = new Throttle(memory);
+        this.throttle = new Throttle(memory, this::checkUsable); // writers waiting for room learn of a failed checkpoint at once
         this.pool = new CheckpointPool(config.checkpointThreads(), agents.parallel());
         this.physicalLog = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL ? new PhysicalPageLog(wal, memory.pageSize(), unusedRange, codec) : null;
         if (physicalLog != null) memory.addWriteHook(physicalLog);

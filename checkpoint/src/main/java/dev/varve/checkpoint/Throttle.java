@@ -37,8 +37,16 @@ public final class Throttle {
     /** Checkpoint-buffer slots reserved by writes in flight ({@link #reserveCopies}). */
     private final AtomicLong reservedCopies = new AtomicLong();
 
+    /** Throws when the checkpointer failed: no checkpoint will free the room or slots a writer would wait for. */
+    private final Runnable checkpointsPossible;
+
     Throttle(PageMemory memory) {
+        this(memory, () -> { });
+    }
+
+    Throttle(PageMemory memory, Runnable checkpointsPossible) {
         this.memory = memory;
+        this.checkpointsPossible = checkpointsPossible;
     }
 
     /**
@@ -49,7 +57,7 @@ public final class Throttle {
     public void beforeWrite(int pages) {
         if (!memory.tryReserve(pages)) {
             long t0 = System.nanoTime();
-            memory.awaitHeadroom(pages);
+            memory.awaitHeadroom(pages, checkpointsPossible);
             throttledNanos.add(System.nanoTime() - t0);
         }
         try {
@@ -105,6 +113,7 @@ public final class Throttle {
                 if (reservedCopies.compareAndSet(r, r + copies)) break;
                 continue;
             }
+            checkpointsPossible.run();
             long now = System.nanoTime();
             if (start == 0) start = now;
             else if (now - start > COPIES_WAIT_LIMIT_NANOS)

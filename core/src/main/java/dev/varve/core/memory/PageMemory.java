@@ -308,8 +308,18 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      * Called before an operation, holding no lock; pair with {@link #releaseHeadroom}.
      */
     public void awaitHeadroom(int pages) {
+        awaitHeadroom(pages, () -> { });
+    }
+
+    /**
+     * As {@link #awaitHeadroom(int)}, running {@code stillPossible} before each wait: it throws when no checkpoint
+     * can free frames any more (the checkpointer failed), so a writer is told that failure at once instead of
+     * waiting out the limit for room that will never come.
+     */
+    public void awaitHeadroom(int pages, Runnable stillPossible) {
         long start = 0;
         while (!tryReserve(pages)) {
+            stillPossible.run();
             if (start == 0) start = System.nanoTime();
             waitOrFail(start, "room in the data region (" + heldFrames.get() + " of " + frames.length + " pages dirty)");
         }

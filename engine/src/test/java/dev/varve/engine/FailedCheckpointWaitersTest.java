@@ -1,0 +1,179 @@
+package dev.varve.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
+import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.MappedRegion;
+import dev.varve.core.io.StorageException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A writer waiting for data-region head-room waits for a checkpoint to free it. When that checkpoint dies (a full
+ * disk under the page files) no room will ever come: the writer must get the checkpoint's failure at once, not wait
+ * out the two-minute head-room limit and then a generic "gave up waiting" — as must every later write (each used to
+ * wait the limit again before it even looked at the store's failure).
+ */
+@Timeout(90)
+class FailedCheckpointWaitersTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void writersWaitingForRoomGetTheFailedCheckpointsErrorAtOnce() throws Exception {
+        CountDownLatch writerWaits = new CountDownLatch(1);
+        DiskFullOnPageWrite io = new DiskFullOnPageWrite(writerWaits);
+        VarveConfig cfg = VarveConfig.builder().path(dir).pageSize(4096).dataRegionSize(8L << 20).partitions(1)
+                .recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).walSyncMode(WalSyncMode.LOG_ONLY)
+                .checkpointFrequency(Duration.ofHours(1)).checkpointWalVolume(1L << 30).checkpointDirtyRatio(0.9)
+                .checkpointBufferSize(1L << 20).build();
+        AtomicInteger acked = new AtomicInteger();
+        try (Varve store = Varve.open(cfg, io)) {
+            Table t = store.table("t");
+            Thread[] writer = new Thread[1];
+            CompletableFuture<StorageException> failed = CompletableFuture.supplyAsync(() -> {
+                writer[0] = Thread.currentThread();
+                byte[] value = new byte[3000];
+                io.armed = true;
+                try {
+                    for (int i = 0; ; i++) {
+                        t.put(String.format("k%08d", i).getBytes(), value);
+                        acked.incrementAndGet();
+                    }
+                } catch (StorageException e) {
+                    return e;
+                }
+            });
+            // the checkpoint's first page write holds until the writer waits for room, then fails as a full disk does
+            while (writer[0] == null || !waitsForRoom(writer[0])) Thread.onSpinWait();
+            writerWaits.countDown();
+            StorageException e = failed.get();
+            assertTrue(e.getMessage().contains("checkpointer failed earlier"), e.getMessage());
+            assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
+            StorageException again = assertThrows(StorageException.class, () -> t.put("later".getBytes(), new byte[3000]));
+            assertTrue(again.getMessage().contains("No space left on device"), again.getMessage());
+        }
+        try (Varve reopened = Varve.open(cfg)) {
+            Table t = reopened.table("t");
+            for (int i = 0; i < acked.get(); i++) assertEquals(3000, t.get(String.format("k%08d", i).getBytes()).length, "key " + i);
+        }
+    }
+
+    private static boolean waitsForRoom(Thread t) {
+        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("awaitHeadroom"));
+    }
+
+    /** The real file system, but once armed the first page-file write waits for the latch and then fails: disk full. */
+    private static final class DiskFullOnPageWrite implements FileIOFactory {
+        private final FileIOFactory real = FileIOFactory.standard();
+        private final CountDownLatch release;
+        volatile boolean armed;
+
+        DiskFullOnPageWrite(CountDownLatch release) {
+            this.release = release;
+        }
+
+        @Override
+        public FileIO open(Path file, boolean create) throws IOException {
+            FileIO f = real.open(file, create);
+            return file.getFileName().toString().endsWith(".page") ? new PageFile(f) : f;
+        }
+
+        @Override
+        public boolean exists(Path file) {
+            return real.exists(file);
+        }
+
+        @Override
+        public void delete(Path file) throws IOException {
+            real.delete(file);
+        }
+
+        @Override
+        public void atomicMove(Path from, Path to) throws IOException {
+            real.atomicMove(from, to);
+        }
+
+        @Override
+        public List<Path> list(Path d, String prefix) throws IOException {
+            return real.list(d, prefix);
+        }
+
+        @Override
+        public void createDirectories(Path d) throws IOException {
+            real.createDirectories(d);
+        }
+
+        private final class PageFile implements FileIO {
+            private final FileIO f;
+
+            PageFile(FileIO f) {
+                this.f = f;
+            }
+
+            @Override
+            public void write(ByteBuffer src, long position) throws IOException {
+                if (armed) {
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    throw new IOException("No space left on device");
+                }
+                f.write(src, position);
+            }
+
+            @Override
+            public Path path() {
+                return f.path();
+            }
+
+            @Override
+            public int read(ByteBuffer dst, long position) throws IOException {
+                return f.read(dst, position);
+            }
+
+            @Override
+            public void force() throws IOException {
+                f.force();
+            }
+
+            @Override
+            public long size() throws IOException {
+                return f.size();
+            }
+
+            @Override
+            public void truncate(long size) throws IOException {
+                f.truncate(size);
+            }
+
+            @Override
+            public MappedRegion map(long position, int length) throws IOException {
+                return f.map(position, length);
+            }
+
+            @Override
+            public void close() throws IOException {
+                f.close();
+            }
+        }
+    }
+}
