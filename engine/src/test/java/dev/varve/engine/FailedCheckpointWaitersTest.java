@@ -7,18 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
-import dev.varve.core.io.FileIO;
-import dev.varve.core.io.FileIOFactory;
-import dev.varve.core.io.MappedRegion;
 import dev.varve.core.io.StorageException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -38,7 +34,18 @@ class FailedCheckpointWaitersTest {
     @Test
     void writersWaitingForRoomGetTheFailedCheckpointsErrorAtOnce() throws Exception {
         CountDownLatch writerWaits = new CountDownLatch(1);
-        DiskFullOnPageWrite io = new DiskFullOnPageWrite(writerWaits);
+        AtomicBoolean armed = new AtomicBoolean();
+        // once armed, the checkpoint's first page write holds until the writer waits for room, then fails: disk full
+        HookedFileIOFactory io = new HookedFileIOFactory((op, file) -> {
+            if (armed.get() && op == HookedFileIOFactory.Op.WRITE && file.getFileName().toString().endsWith(".page")) {
+                try {
+                    writerWaits.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new IOException("No space left on device");
+            }
+        });
         VarveConfig cfg = VarveConfig.builder().path(dir).pageSize(4096).dataRegionSize(8L << 20).partitions(1)
                 .recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).walSyncMode(WalSyncMode.LOG_ONLY)
                 .checkpointFrequency(Duration.ofHours(1)).checkpointWalVolume(1L << 30).checkpointDirtyRatio(0.9)
@@ -50,7 +57,7 @@ class FailedCheckpointWaitersTest {
             CompletableFuture<StorageException> failed = CompletableFuture.supplyAsync(() -> {
                 writer[0] = Thread.currentThread();
                 byte[] value = new byte[3000];
-                io.armed = true;
+                armed.set(true);
                 try {
                     for (int i = 0; ; i++) {
                         t.put(String.format("k%08d", i).getBytes(), value);
@@ -60,7 +67,6 @@ class FailedCheckpointWaitersTest {
                     return e;
                 }
             });
-            // the checkpoint's first page write holds until the writer waits for room, then fails as a full disk does
             while (writer[0] == null || !waitsForRoom(writer[0])) Thread.onSpinWait();
             writerWaits.countDown();
             StorageException e = failed.get();
@@ -77,103 +83,5 @@ class FailedCheckpointWaitersTest {
 
     private static boolean waitsForRoom(Thread t) {
         return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("awaitHeadroom"));
-    }
-
-    /** The real file system, but once armed the first page-file write waits for the latch and then fails: disk full. */
-    private static final class DiskFullOnPageWrite implements FileIOFactory {
-        private final FileIOFactory real = FileIOFactory.standard();
-        private final CountDownLatch release;
-        volatile boolean armed;
-
-        DiskFullOnPageWrite(CountDownLatch release) {
-            this.release = release;
-        }
-
-        @Override
-        public FileIO open(Path file, boolean create) throws IOException {
-            FileIO f = real.open(file, create);
-            return file.getFileName().toString().endsWith(".page") ? new PageFile(f) : f;
-        }
-
-        @Override
-        public boolean exists(Path file) {
-            return real.exists(file);
-        }
-
-        @Override
-        public void delete(Path file) throws IOException {
-            real.delete(file);
-        }
-
-        @Override
-        public void atomicMove(Path from, Path to) throws IOException {
-            real.atomicMove(from, to);
-        }
-
-        @Override
-        public List<Path> list(Path d, String prefix) throws IOException {
-            return real.list(d, prefix);
-        }
-
-        @Override
-        public void createDirectories(Path d) throws IOException {
-            real.createDirectories(d);
-        }
-
-        private final class PageFile implements FileIO {
-            private final FileIO f;
-
-            PageFile(FileIO f) {
-                this.f = f;
-            }
-
-            @Override
-            public void write(ByteBuffer src, long position) throws IOException {
-                if (armed) {
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    throw new IOException("No space left on device");
-                }
-                f.write(src, position);
-            }
-
-            @Override
-            public Path path() {
-                return f.path();
-            }
-
-            @Override
-            public int read(ByteBuffer dst, long position) throws IOException {
-                return f.read(dst, position);
-            }
-
-            @Override
-            public void force() throws IOException {
-                f.force();
-            }
-
-            @Override
-            public long size() throws IOException {
-                return f.size();
-            }
-
-            @Override
-            public void truncate(long size) throws IOException {
-                f.truncate(size);
-            }
-
-            @Override
-            public MappedRegion map(long position, int length) throws IOException {
-                return f.map(position, length);
-            }
-
-            @Override
-            public void close() throws IOException {
-                f.close();
-            }
-        }
     }
 }
