@@ -373,6 +373,9 @@ final class Engine {
         for (PartitionHandle h : locked) h.lock.writeLock().lock();
         try {
             checkWritable();
+            // a partition whose page file failed (a read error) would fail the apply after the record is logged: the
+            // write would poison the store and come back at the next open though it was reported failed
+            for (PartitionHandle h : locked) store.checkUsable(h.fileId);
             if (!worthLogging.getAsBoolean()) return Logged.NOTHING;
             ByteBuffer payload = record.get();
             ByteBuffer published = changes.active() ? payload.duplicate() : null; // read after the apply

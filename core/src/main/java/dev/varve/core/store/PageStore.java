@@ -102,6 +102,16 @@ public final class PageStore implements AutoCloseable {
         return file(fileId, true).path();
     }
 
+    /**
+     * Throws the failure of {@code fileId}'s page file if an IO error stopped it: a write can then be refused before
+     * its record reaches the WAL (it could not be applied, and would only come back at the next open).
+     */
+    public void checkUsable(int fileId) {
+        if (closed) throw new IllegalStateException("page store is closed");
+        PartitionFile open = files.get(fileId); // a file not open yet has not failed
+        if (open != null) open.checkUsable();
+    }
+
     /** fsync of one page file. */
     public void force(int fileId) {
         file(fileId, true).force();

@@ -100,7 +100,7 @@ final class PartitionFile implements AutoCloseable {
         try {
             n = io.read(b, off);
         } catch (IOException e) {
-            throw fail("page read failed", e);
+            throw fail("page read failed at offset " + off + " (page " + PageId.toString(PageId.of(fileId, index)) + ")", e);
         }
         if (n < pageSize)
             throw new CorruptionException("page " + PageId.toString(PageId.of(fileId, index)) + " lies beyond the end of the file ("
@@ -123,7 +123,7 @@ final class PartitionFile implements AutoCloseable {
         try {
             return Math.max(0, io.read(b, offsetOf(index))) / pageSize;
         } catch (IOException e) {
-            throw fail("page read failed", e);
+            throw fail("page read failed at offset " + offsetOf(index) + " (" + count + " pages)", e);
         }
     }
 
@@ -135,7 +135,7 @@ final class PartitionFile implements AutoCloseable {
         try {
             io.write(b, offsetOf(index));
         } catch (IOException e) {
-            throw fail("page write failed", e);
+            throw fail("page write failed at offset " + offsetOf(index) + " (" + pages + " pages)", e);
         }
     }
 
@@ -167,7 +167,7 @@ final class PartitionFile implements AutoCloseable {
         return new StorageException(what + ": " + e.getMessage(), io.path(), e);
     }
 
-    private void checkUsable() {
+    void checkUsable() {
         Throwable f = failure;
         if (f != null) throw new StorageException("page file failed earlier (" + f + "); the store must be reopened", io.path(), f);
     }
