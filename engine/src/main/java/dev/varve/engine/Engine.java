@@ -489,12 +489,23 @@ final class Engine {
             } finally {
                 checkpointLock.writeLock().unlock();
             }
+            Throwable shutdownFailure = null;
             try {
                 checkpointer.stop();
                 if (!readOnly && failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
+            } catch (RuntimeException | Error e) {
+                shutdownFailure = e;
+                throw e;
             } finally {
-                // every resource is released even when one fails to close (a full disk refusing the archive's last writes)
-                Closeables.closeAll(checkpointer, archive, wal, memory, store, () -> release(dirLock), () -> release(archiveDirLock));
+                // every resource is released even when one fails to close (a full disk refusing the archive's last writes);
+                // a failed shutdown checkpoint stays the error reported (the root cause), with the close's failures
+                // suppressed in it rather than replacing it
+                try {
+                    Closeables.closeAll(checkpointer, archive, wal, memory, store, () -> release(dirLock), () -> release(archiveDirLock));
+                } catch (RuntimeException e) {
+                    if (shutdownFailure == null) throw e;
+                    shutdownFailure.addSuppressed(e);
+                }
             }
         }
     }
