@@ -18,7 +18,10 @@ import java.nio.file.Path;
  * how many records the recovered checkpoint mark made durable ({@link #checkDurable}): a bad record inside that
  * part is corruption. Past it a crash may have left anything — records are written in order but a torn write need
  * not reach the disk in order — so there only a log whose durable count is not known is held to the stricter rule
- * that no valid record may follow a bad one.
+ * that no valid record may follow a bad one, unless the bad records read as zeros: a power cut during the fsync of
+ * several appended records can keep a later 512-byte sector of the write without an earlier one (which reads as the
+ * zeros the file grew with), and since an fsync covers the whole file, no record from that gap on was ever forced,
+ * so nothing relied on one.
  */
 final class LogScan {
     private static final int CHUNK = 64 * 1024;
@@ -37,14 +40,17 @@ final class LogScan {
     final long badOffset;
     /** Byte offset of the first valid record after {@link #badOffset}, -1 when none. */
     final long validAfter;
+    /** Whether every bad record before {@link #validAfter} reads as zeros: sectors a power cut lost. */
+    private final boolean zerosBefore;
 
-    private LogScan(Path file, long header, int record, long valid, long badOffset, long validAfter) {
+    private LogScan(Path file, long header, int record, long valid, long badOffset, long validAfter, boolean zerosBefore) {
         this.file = file;
         this.header = header;
         this.record = record;
         this.valid = valid;
         this.badOffset = badOffset;
         this.validAfter = validAfter;
+        this.zerosBefore = zerosBefore;
     }
 
     /** Reads every record of {@code f} after its {@code header} bytes. */
@@ -55,6 +61,7 @@ final class LogScan {
             ByteBuffer chunk = ByteBuffer.allocate(CHUNK / record * record).order(ByteOrder.LITTLE_ENDIAN);
             long valid = -1;
             long validAfter = -1;
+            boolean zeros = true;
             int perChunk = chunk.capacity() / record;
             for (long at = 0; at < whole && validAfter < 0; at += perChunk) {
                 int n = (int) Math.min(perChunk, whole - at);
@@ -62,6 +69,7 @@ final class LogScan {
                 if (f.read(chunk, header + at * record) < n * record) throw new CorruptionException("archive log shorter than its size", f.path(), header + at * record);
                 for (int i = 0; i < n; i++) {
                     boolean ok = check.valid(chunk, i * record);
+                    if (!ok) zeros &= isZero(chunk, i * record, record);
                     if (!ok && valid < 0) valid = at + i;
                     else if (ok && valid >= 0) {
                         validAfter = header + (at + i) * record;
@@ -69,12 +77,17 @@ final class LogScan {
                     }
                 }
             }
-            if (valid >= 0) return new LogScan(f.path(), header, record, valid, header + valid * record, validAfter);
+            if (valid >= 0) return new LogScan(f.path(), header, record, valid, header + valid * record, validAfter, zeros);
             long partial = header + whole * record;
-            return new LogScan(f.path(), header, record, whole, size > partial ? partial : -1, -1);
+            return new LogScan(f.path(), header, record, whole, size > partial ? partial : -1, -1, zeros);
         } catch (IOException e) {
             throw new StorageException("cannot read an archive log: " + e.getMessage(), f.path(), e);
         }
+    }
+
+    private static boolean isZero(ByteBuffer b, int from, int length) {
+        for (int i = from; i < from + length; i++) if (b.get(i) != 0) return false;
+        return true;
     }
 
     /** True when the file holds bytes after its valid records (a torn tail, or damage). */
@@ -85,7 +98,7 @@ final class LogScan {
     /**
      * Throws a {@link CorruptionException} naming the file and offset unless everything after the first
      * {@code durable} records may be a torn tail: they must all be valid, and when {@code durable} is not known
-     * (-1) no valid record may follow a bad one.
+     * (-1) no valid record may follow a bad one that does not read as zeros.
      */
     void checkDurable(long durable) {
         if (durable > valid) {
@@ -95,7 +108,7 @@ final class LogScan {
             throw new CorruptionException("archive log holds " + valid + " records but the recovered checkpoint mark made " + durable
                     + " durable (the file was cut short)", file, header + valid * record);
         }
-        if (durable < 0 && validAfter >= 0)
+        if (durable < 0 && validAfter >= 0 && !zerosBefore)
             throw new CorruptionException("archive log record " + valid + " is damaged and a valid record follows at offset " + validAfter,
                     file, badOffset);
     }

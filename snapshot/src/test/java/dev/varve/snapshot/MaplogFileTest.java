@@ -117,6 +117,40 @@ class MaplogFileTest {
         }
     }
 
+    /**
+     * Records appended together and forced once (the drop log's, several drops of one retention decision) may lose an
+     * earlier 512-byte sector to a power cut and keep a later one: the gap reads as zeros and was never forced, so past
+     * what the mark made durable it is a torn tail even with valid records after it; a damaged record that is not
+     * zeros, with valid records after it, stays damage.
+     */
+    @Test
+    void aSectorLostToAPowerCutIsATornTailButAFlippedByteIsDamage() throws IOException {
+        Path path = dir.resolve("drops.log");
+        try (MaplogFile log = open(path, Kind.DROPS, MaplogFile.ONE_PART, MaplogFile.Missing.CREATE)) {
+            fill(log, 20); // entries 15 to 19 lie in the second sector
+        }
+        byte[] original = Files.readAllBytes(path);
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[512 - (int) MaplogDescriptor.entryOffset(12)]), MaplogDescriptor.entryOffset(12)); // 12-14 lost
+        }
+        try (MaplogFile log = open(path, Kind.DROPS, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT)) {
+            assertEquals(12, log.count());
+            log.checkDurable(12);
+            log.checkDurable(-1);
+            assertThrows(CorruptionException.class, () -> log.checkDurable(13), "a lost sector the mark made durable is damage");
+            log.truncate(12);
+        }
+        assertEquals(MaplogDescriptor.entryOffset(12), Files.size(path), "the gap and the records after it were cut");
+        Files.write(path, original);
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[]{1}), MaplogDescriptor.entryOffset(12) + 3); // one flipped byte
+        }
+        try (MaplogFile log = open(path, Kind.DROPS, MaplogFile.ONE_PART, MaplogFile.Missing.CORRUPT)) {
+            CorruptionException e = assertThrows(CorruptionException.class, () -> log.checkDurable(-1));
+            assertEquals(MaplogDescriptor.entryOffset(12), e.offset());
+        }
+    }
+
     @Test
     void aLostMiddlePartIsNamed() throws IOException {
         Path path = dir.resolve("maplog-L0.log");
