@@ -469,10 +469,16 @@ final class Engine {
     void checkWritable() {
         checkOpen();
         checkNotReadOnly();
+        Throwable f = failure();
+        if (f != null) throw new StorageException("the store failed earlier (" + f + ") and refuses writes; reopen it to recover", null, f);
+    }
+
+    /** The first failure that stops writes (a change after its record, the checkpointer, the WAL), or null. */
+    Throwable failure() {
         Throwable f = failure;
         if (f == null) f = checkpointer.failure();
         if (f == null) f = wal.failure();
-        if (f != null) throw new StorageException("the store failed earlier (" + f + ") and refuses writes; reopen it to recover", null, f);
+        return f;
     }
 
     boolean isClosed() {

@@ -115,6 +115,12 @@ final class EngineMetrics implements VarveMetrics {
     }
 
     @Override
+    public String failure() {
+        Throwable f = e.failure();
+        return f == null ? null : f.toString();
+    }
+
+    @Override
     public String toString() {
         return String.format("writes %d, reads %d, wal %d bytes, checkpoints %d (%d pages, %d recovery-file bytes), throttled %d ms, "
                         + "pages read %d, evicted %d, dirty %d, copy-on-write %d",

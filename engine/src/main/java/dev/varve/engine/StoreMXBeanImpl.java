@@ -188,6 +188,11 @@ final class StoreMXBeanImpl implements VarveStoreMXBean {
     }
 
     @Override
+    public String getFailure() {
+        return m.failure();
+    }
+
+    @Override
     public int getLiveSnapshots() {
         return engine.archive.snapshots().size();
     }

@@ -75,4 +75,12 @@ public interface VarveMetrics {
 
     /** Checkpoint-buffer capacity, pages. */
     long checkpointBufferPages();
+
+    /**
+     * What stopped the store, or null while it is sound: the first failure (a full disk, an I/O error, a failed
+     * checkpoint, a change that failed after its WAL record) since which every write, snapshot and checkpoint is
+     * refused until the store is reopened. Reads go on, so a read-mostly application learns of it here (or from
+     * {@code varve_failed} on the server's {@code /metrics}) rather than from an exception.
+     */
+    String failure();
 }

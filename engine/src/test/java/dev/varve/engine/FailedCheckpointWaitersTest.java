@@ -74,8 +74,11 @@ class FailedCheckpointWaitersTest {
             assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
             StorageException again = assertThrows(StorageException.class, () -> t.put("later".getBytes(), new byte[3000]));
             assertTrue(again.getMessage().contains("No space left on device"), again.getMessage());
+            String failure = store.metrics().failure(); // what a read-mostly application (and /metrics, JMX) sees
+            assertTrue(failure != null && failure.contains("No space left on device"), String.valueOf(failure));
         }
         try (Varve reopened = Varve.open(cfg)) {
+            assertEquals(null, reopened.metrics().failure(), "a reopened store is sound");
             Table t = reopened.table("t");
             for (int i = 0; i < acked.get(); i++) assertEquals(3000, t.get(String.format("k%08d", i).getBytes()).length, "key " + i);
         }

@@ -95,6 +95,7 @@ class JmxTest {
             assertEquals(m.archiveDeadBytes(), attr(n, "ArchiveDeadBytes"));
             assertArrayEquals(m.archiveBytesPerLevel(), (long[]) SERVER.getAttribute(n, "ArchiveBytesPerLevel"));
             assertEquals(20, attr(n, "LiveSnapshots"));
+            assertEquals(null, SERVER.getAttribute(n, "Failure"), "a sound store has no failure");
             long id = attr(n, "LastCheckpointId");
             assertTrue(id >= last.id(), id + " vs " + last.id());
             if (id == last.id()) {

@@ -96,7 +96,8 @@ final class AdminRoutes {
                 .field("archiveBytesCopiedByRanking", m.archiveBytesCopiedByRanking()).field("diffCompactness", m.diffCompactness())
                 .field("writes", m.writes()).field("reads", m.reads()).field("pagesRead", m.pagesRead()).field("pagesEvicted", m.pagesEvicted())
                 .field("dirtyPages", m.dirtyPages()).field("copyOnWritePages", m.copyOnWritePages())
-                .field("checkpointBufferUsedPages", m.checkpointBufferUsedPages()).field("checkpointBufferPages", m.checkpointBufferPages());
+                .field("checkpointBufferUsedPages", m.checkpointBufferUsedPages()).field("checkpointBufferPages", m.checkpointBufferPages())
+                .field("failure", m.failure());
         j.name("archiveBytesPerLevel").beginArray();
         for (long b : m.archiveBytesPerLevel()) j.value(b);
         j.endArray();

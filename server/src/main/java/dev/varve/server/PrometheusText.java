@@ -40,6 +40,8 @@ final class PrometheusText {
         p.gauge("varve_checkpoint_buffer_used_pages", "Checkpoint-buffer pages in use.", m.checkpointBufferUsedPages());
         p.gauge("varve_checkpoint_buffer_capacity_pages", "Checkpoint-buffer capacity.", m.checkpointBufferPages());
         p.gauge("varve_snapshots_live", "Live snapshots.", liveSnapshots);
+        p.gauge("varve_failed", "1 once a failure (a full disk, an I/O error) stopped the store's writes until it is reopened, else 0.",
+                m.failure() == null ? 0 : 1);
         p.lastCheckpoint(m.lastCheckpoint());
         return p.out.toString();
     }

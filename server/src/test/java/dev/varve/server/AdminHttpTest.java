@@ -95,6 +95,7 @@ class AdminHttpTest {
         expected.put("varve_checkpoint_buffer_used_pages", (double) m.checkpointBufferUsedPages());
         expected.put("varve_checkpoint_buffer_capacity_pages", (double) m.checkpointBufferPages());
         expected.put("varve_snapshots_live", (double) store.snapshots().size());
+        expected.put("varve_failed", 0.0);
         expected.put("varve_last_checkpoint_info{id=\"" + c.id() + "\",reason=\"" + c.reason() + "\",recovery_data=\"" + c.recoveryData() + "\"}", 1.0);
         expected.put("varve_last_checkpoint_id", (double) c.id());
         expected.put("varve_last_checkpoint_pages", (double) c.pages());
