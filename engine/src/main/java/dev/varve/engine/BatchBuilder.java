@@ -28,7 +28,7 @@ final class BatchBuilder implements WriteBatch {
 
     @Override
     public WriteBatch put(String table, byte[] key, byte[] value) {
-        engine.checkValue(value);
+        engine.limits.checkValue(value);
         return add(table, BY_HASH, key, value);
     }
 
@@ -40,7 +40,7 @@ final class BatchBuilder implements WriteBatch {
     @Override
     public WriteBatch put(String table, int partition, byte[] key, byte[] value) {
         checkPartition(partition);
-        engine.checkValue(value);
+        engine.limits.checkValue(value);
         return add(table, partition, key, value);
     }
 
@@ -57,7 +57,7 @@ final class BatchBuilder implements WriteBatch {
     private WriteBatch add(String table, int partition, byte[] key, byte[] value) {
         if (taken) throw new IllegalStateException("this WriteBatch was already written; add operations only inside the write call that gave it");
         engine.checkTableName(table);
-        engine.checkKey(key);
+        engine.limits.checkKey(key);
         added.add(new Added(table, partition, key.clone(), value == null ? null : value.clone()));
         return this;
     }
@@ -80,7 +80,7 @@ final class BatchBuilder implements WriteBatch {
                     + " does not exist; create it with store.table(name, options) before writing to one of its partitions");
             else missing.add(a.table());
         }
-        engine.checkBatch(bytes, keyAndValueBytes, added.size());
+        engine.limits.checkBatch(bytes, keyAndValueBytes, added.size());
         if (!missing.isEmpty()) { // the catalog's lock, only for a batch that creates a table
             engine.checkTablesCreatable(missing);
             for (String n : missing) engine.table(n);

@@ -62,6 +62,8 @@ final class Engine {
     final Checkpointer checkpointer;
     final SnapshotArchive archive;
     final int maxKeyBytes;
+    /** What a key, a value and a batch may be, checked before anything is logged. */
+    final InputLimits limits = new InputLimits(this);
     final LongAdder writes = new LongAdder();
     final LongAdder reads = new LongAdder();
     final ChangePublisher changes = new ChangePublisher();
@@ -225,7 +227,6 @@ final class Engine {
         TableRegistry.checkName(name);
     }
 
-
     // ---------------------------------------------------------------- write path
 
     /** Pages a put of this size may dirty: its overflow chain plus a split path. */
@@ -233,31 +234,6 @@ final class Engine {
         return memory.headroomFor(key.length + (value == null ? 0L : value.length), 1);
     }
 
-    /** Rejects a batch, before anything is logged, that the WAL or the data region cannot take in one piece. */
-    void checkBatch(int bytes, long keyAndValueBytes, int operations) {
-        if (bytes > wal.maxPayloadBytes()) throw new IllegalArgumentException("batch of " + bytes + " bytes exceeds the WAL record limit of "
-                + wal.maxPayloadBytes() + " bytes; split it or raise walSegmentSize");
-        int pages = memory.headroomFor(keyAndValueBytes, operations);
-        if (pages > memory.maxHeadroom()) throw new IllegalArgumentException("batch of " + operations + " operations may touch ~" + pages
-                + " pages, more than half the data region (" + memory.capacityPages() + " pages); split it or raise dataRegionSize");
-    }
-
-
-    /** Refuses a bad key; on a closed store, says it is closed instead (checked on the error path only). */
-    void checkKey(byte[] key) {
-        if (key != null && key.length <= maxKeyBytes) return;
-        checkOpen();
-        if (key == null) throw new IllegalArgumentException("key is null");
-        throw new IllegalArgumentException("key of " + key.length + " bytes exceeds the maximum of " + maxKeyBytes + " bytes (pageSize / 4)");
-    }
-
-    /** Refuses a bad value; on a closed store, says it is closed instead. */
-    void checkValue(byte[] value) {
-        if (value != null && value.length <= BPlusTree.MAX_VALUE_BYTES) return;
-        checkOpen();
-        if (value == null) throw new IllegalArgumentException("value is null (use remove to delete a key)");
-        throw new IllegalArgumentException("value of " + value.length + " bytes exceeds the maximum of " + BPlusTree.MAX_VALUE_BYTES + " bytes");
-    }
 
     /** Put ({@code value != null}) or remove of one key in one partition; true when the key was present. */
     boolean write(PartitionHandle h, byte[] key, byte[] value) {
@@ -308,7 +284,7 @@ final class Engine {
             if (!locked.contains(h)) locked.add(h);
             keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
         }
-        checkBatch(LogicalRecords.batchBytes(ops), keyAndValueBytes, ops.size());
+        limits.checkBatch(LogicalRecords.batchBytes(ops), keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
         return new Batch(locked, memory.headroomFor(keyAndValueBytes, ops.size()), () -> {
             int at = LogicalRecords.FIRST_OP;

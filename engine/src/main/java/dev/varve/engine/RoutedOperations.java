@@ -16,7 +16,7 @@ abstract class RoutedOperations {
 
     public void put(byte[] key, byte[] value) {
         PartitionHandle h = route(key);
-        engine.checkValue(value);
+        engine.limits.checkValue(value);
         engine.write(h, key, value);
     }
 

@@ -50,7 +50,7 @@ final class SnapshotViewImpl implements SnapshotView {
 
     void checkKey(byte[] key) {
         checkOpen();
-        engine.checkKey(key);
+        engine.limits.checkKey(key);
     }
 
     void checkOpen() {

@@ -41,7 +41,7 @@ final class TableHandle extends RoutedOperations implements Table {
 
     /** The partition of {@code key} in a hash-placed table. */
     PartitionHandle handleFor(byte[] key) {
-        engine.checkKey(key);
+        engine.limits.checkKey(key);
         if (options.callerPlaced()) throw callerPlaced(name);
         return parts[KeyHash.partition(key, parts.length)];
     }
@@ -49,7 +49,7 @@ final class TableHandle extends RoutedOperations implements Table {
     /** Partition {@code p} for {@code key}: any key in a caller-placed table, only a key hashing to {@code p} otherwise. */
     PartitionHandle handleFor(int p, byte[] key) {
         PartitionHandle h = handle(p);
-        engine.checkKey(key);
+        engine.limits.checkKey(key);
         if (!options.callerPlaced()) {
             int owner = KeyHash.partition(key, parts.length);
             if (owner != p) {
