@@ -50,7 +50,8 @@ import java.util.function.Supplier;
  * mark is a clean cut. Replay runs the same apply code.
  *
  * <p>Any failure after a record was appended (an IO error, a corrupt page) leaves page memory behind the WAL; the
- * engine then refuses every further write, naming the cause: reopening recovers from the WAL.
+ * engine then refuses every further write, and reads of the live state, naming the cause: reopening recovers from the
+ * WAL.
  */
 final class Engine {
     final VarveConfig config;
@@ -390,7 +391,7 @@ final class Engine {
     /** Batches of a partition's current state, each copied under its read lock. */
     PartitionCursor.BatchSource scanSource(PartitionHandle h) {
         return (from, inclusive, to, max) -> {
-            checkOpen();
+            checkReadable();
             h.lock.readLock().lock();
             try {
                 return h.tree.scan(from, inclusive, to, max);
@@ -403,7 +404,7 @@ final class Engine {
     }
 
     byte[] get(PartitionHandle h, byte[] key) {
-        checkOpen();
+        checkReadable();
         h.lock.readLock().lock();
         try {
             reads.increment();
@@ -422,7 +423,7 @@ final class Engine {
     }
 
     long size(PartitionHandle h) {
-        checkOpen();
+        checkReadable();
         h.lock.readLock().lock();
         try {
             return h.tree.size();
@@ -435,6 +436,19 @@ final class Engine {
 
     void checkOpen() {
         if (closed) throw new IllegalStateException("the store is closed");
+    }
+
+    /**
+     * Refuses reads of the live state once the WAL failed or a logged change failed to apply: page memory may then
+     * hold a write its caller was told failed, or lack one the WAL will replay — state a reopen need not show. (A
+     * failed checkpoint leaves page memory sound: reads go on. Snapshot views read what was declared before.)
+     */
+    void checkReadable() {
+        checkOpen();
+        Throwable f = failure;
+        if (f == null) f = wal.failure();
+        if (f != null) throw new StorageException("the store failed earlier (" + f + "): its pages may hold writes that were reported "
+                + "failed, so it refuses reads of its live state too; reopen it to recover", null, f);
     }
 
     /** Fails a change of a read-only store before anything happens. */

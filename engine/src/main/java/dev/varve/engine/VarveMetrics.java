@@ -79,8 +79,9 @@ public interface VarveMetrics {
     /**
      * What stopped the store, or null while it is sound: the first failure (a full disk, an I/O error, a failed
      * checkpoint, a change that failed after its WAL record) since which every write, snapshot and checkpoint is
-     * refused until the store is reopened. Reads go on, so a read-mostly application learns of it here (or from
-     * {@code varve_failed} on the server's {@code /metrics}) rather than from an exception.
+     * refused until the store is reopened (and, after a failed WAL write or fsync, reads of the live state). After a
+     * failed checkpoint reads go on, so a read-mostly application learns of it here (or from {@code varve_failed} on
+     * the server's {@code /metrics}) rather than from an exception.
      */
     String failure();
 }

@@ -102,7 +102,7 @@ final class WalSegment implements AutoCloseable {
             tempFile.write(header, 0);
             tempFile.force();
         } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot create WAL segment " + index, dir.resolve(WalSegmentDescriptor.fileName(index)), unwrap(e));
+            throw new StorageException("cannot create WAL segment " + index + ": " + unwrap(e).getMessage(), dir.resolve(WalSegmentDescriptor.fileName(index)), unwrap(e));
         }
     }
 
@@ -148,7 +148,7 @@ final class WalSegment implements AutoCloseable {
         try {
             io.atomicMove(tempPath(dir, index), named);
         } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot name WAL segment " + index, named, unwrap(e));
+            throw new StorageException("cannot name WAL segment " + index + ": " + unwrap(e).getMessage(), named, unwrap(e));
         }
     }
 
@@ -176,7 +176,7 @@ final class WalSegment implements AutoCloseable {
             return new WalSegment(index, path, file, file.map(0, (int) segmentSize));
         } catch (IOException | UncheckedIOException e) {
             closeQuietly(file);
-            throw new StorageException("cannot open WAL segment " + index, path, unwrap(e));
+            throw new StorageException("cannot open WAL segment " + index + ": " + unwrap(e).getMessage(), path, unwrap(e));
         }
     }
 
@@ -191,7 +191,7 @@ final class WalSegment implements AutoCloseable {
                 file.forceData(); // the size never changes: a segment is created whole
             }
         } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot force WAL segment " + index + " bytes [" + from + ", " + to + ")",
+            throw new StorageException("cannot force WAL segment " + index + " bytes [" + from + ", " + to + "): " + unwrap(e).getMessage(),
                     path, unwrap(e));
         }
     }
