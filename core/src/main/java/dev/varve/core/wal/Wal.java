@@ -301,13 +301,8 @@ public final class Wal implements AutoCloseable {
         if (!awaitPublished(reservedEnd)) throw refused(); // the old segment's records are whole before it is forced and sealed
         WalSegment old = current;
         WalSegment next;
-        int from;
         try {
             closer.finish(); // the switch before this one is done: its segment is named and this one's start durable
-            long durable = groupCommit.durableLsn(); // only grows, and only once its force returned: [0, durable) needs none
-            long durableIndex = WalSegmentDescriptor.segmentIndex(durable, segmentSize);
-            from = durableIndex < old.index ? 0 : durableIndex > old.index ? (int) segmentSize
-                    : WalSegmentDescriptor.offset(durable, segmentSize);
             next = preparer.take(old.index + 1); // under its temporary name: the seal may name it, it proves nothing yet
             int sealAt = endOffset;
             int sealLength = RECORD_HEADER_SIZE + Long.BYTES;
@@ -315,31 +310,43 @@ public final class Wal implements AutoCloseable {
                     ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(0, next.index), Long.BYTES);
             WalSegmentDescriptor.putLengthRelease(old.buffer, sealAt, sealLength);
             endOffset = sealAt + WalSegmentDescriptor.aligned(sealLength);
-            if (staging != null) {
-                old.force(from, endOffset); // nothing was written past the seal
-                next.name(io, dir);
-            }
         } catch (StorageException e) {
             throw fail(e);
         }
         if (staging == null) {
-            // a force that sees the next segment current finishes this first (closer.finish), so it is begun before
-            closer.begin(old, from, endOffset, next);
+            // a force that sees the next segment current finishes this first (closer.finish), so it is begun before;
+            // an msync writes nothing over the bytes a running force made durable, so a stale start does no harm
+            closer.begin(old, notYetDurable(old), endOffset, next);
             makeCurrent(next);
         } else {
+            // Under the force lock: a group commit's force may be running on this segment, and a staged force rewrites
+            // its range with the records' lengths zero first (WalSegment.writeLengthsLast). Started below what that
+            // force makes durable, it would put zero lengths over records already acknowledged, which write-back may
+            // carry to the disk before the second pass: a power cut would then cut them as a torn tail.
             groupCommit.lock();
             try {
-                // the old segment is sealed and forced, and no force is running (one may have been, writing its bytes
-                // from the staging buffer, header included): the buffer is free for the next segment
+                old.force(notYetDurable(old), endOffset); // nothing was written past the seal
+                next.name(io, dir);
+                // the old segment is sealed and forced, and no force is running: the buffer is free for the next segment
                 next = next.staged(staging, HEADER_SIZE);
                 groupCommit.durableUpTo(WalSegmentDescriptor.firstLsn(next.index, segmentSize)); // a mapped one's is once the closer forced it
                 makeCurrent(next);
+            } catch (StorageException e) {
+                throw fail(e);
             } finally {
                 groupCommit.unlock();
             }
             WalSegment.closeQuietly(old); // its records stay readable through readers' own mappings
         }
         endOffset = HEADER_SIZE;
+    }
+
+    /** Where {@code seg}'s bytes that no force has made durable begin: [0, durableLsn) needs none. */
+    private int notYetDurable(WalSegment seg) {
+        long durable = groupCommit.durableLsn(); // only grows, and only once its force returned
+        long durableIndex = WalSegmentDescriptor.segmentIndex(durable, segmentSize);
+        return durableIndex < seg.index ? 0 : durableIndex > seg.index ? (int) segmentSize
+                : WalSegmentDescriptor.offset(durable, segmentSize);
     }
 
     /** Appending moves to {@code next}: the position moves to its first LSN, which its first record waits for in publish. */
