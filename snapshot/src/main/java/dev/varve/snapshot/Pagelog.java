@@ -376,7 +376,15 @@ final class Pagelog implements AutoCloseable {
         long first = end;
         int seg = (int) (first / recordsPerSegment);
         try {
-            if (!segments.containsKey(seg)) newSegment(seg);
+            if (!segments.containsKey(seg)) {
+                // Every segment but the last is full at open, or the archive is refused as cut short (or written with
+                // another archiveSegmentSize). The new segment's creation is durable at once (DurableFiles.create), so
+                // the records of the ones before it must be first: else a power cut before the next force leaves a
+                // short segment that is not the last, and the store cannot be opened even though those records lie past
+                // the mark, which recovery cuts anyway. One fsync per segment filled.
+                forceSegments(seg - 1);
+                newSegment(seg);
+            }
             stage.flip();
             segments.get(seg).write(stage, offsetOf(first));
         } catch (IOException e) {
@@ -473,7 +481,13 @@ final class Pagelog implements AutoCloseable {
     /** Makes every appended record durable. */
     synchronized void force() {
         writeStaged();
-        for (int s = Math.max(firstSegment, Math.min(unforcedFrom, lastSegment() + 1)); s <= lastSegment(); s++) {
+        forceSegments(lastSegment());
+    }
+
+    /** Forces the segments written since the last force, up to and including {@code upTo} (the last one). */
+    private void forceSegments(int upTo) {
+        if (segments.isEmpty()) return;
+        for (int s = Math.max(firstSegment, Math.min(unforcedFrom, upTo + 1)); s <= upTo; s++) {
             try {
                 segments.get(s).force();
             } catch (IOException e) {
