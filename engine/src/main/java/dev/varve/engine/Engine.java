@@ -235,7 +235,6 @@ final class Engine {
         return memory.headroomFor(key.length + (value == null ? 0L : value.length), 1);
     }
 
-
     /** Put ({@code value != null}) or remove of one key in one partition; true when the key was present. */
     boolean write(PartitionHandle h, byte[] key, byte[] value) {
         boolean present = logged(pagesFor(key, value), List.of(h), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeSingle(h.fileId, key, value),

@@ -46,10 +46,10 @@ public final class ArchiveFileCheck {
 
     /**
      * Skippy levels above a level's Maplog: the highest {@code i} of a {@code maplog-L<i>.log}, or of
-     * {@code skippy-uplinks-L<i-1>.log} (the uplinks into level i), or of a portion of one, in any rank level. Every rank level has every one
-     * of these logs, so the highest found anywhere says how many there are: counting one level's files up to the first
-     * gap would take a deleted file for a store with fewer levels, and the check would then pass a store that open
-     * refuses for the missing file.
+     * {@code skippy-uplinks-L<i-1>.log} (the uplinks into level i), or of a portion of one, in any rank level. Every
+     * rank level has every one of these logs, so the highest found anywhere says how many there are: counting one
+     * level's files up to the first gap would take a deleted file for a store with fewer levels, and the check would
+     * then pass a store that open refuses for the missing file.
      */
     public static int skippyLevels(FileIOFactory io, Path archiveDir) throws IOException {
         int highest = 0;
