@@ -444,8 +444,7 @@ final class Engine {
      */
     void checkReadable() {
         checkOpen();
-        Throwable f = failure;
-        if (f == null) f = wal.failure();
+        Throwable f = pagesUnsure();
         if (f != null) throw new StorageException("the store failed earlier (" + f + "): its pages may hold writes that were reported "
                 + "failed, so it refuses reads of its live state too; reopen it to recover", null, f);
     }
@@ -462,12 +461,16 @@ final class Engine {
         if (f != null) throw new StorageException("the store failed earlier (" + f + ") and refuses writes; reopen it to recover", null, f);
     }
 
-    /** The first failure that stops writes (a change after its record, the checkpointer, the WAL), or null. */
+    /** The first failure that stops writes (a change after its record, the WAL, the checkpointer), or null. */
     Throwable failure() {
+        Throwable f = pagesUnsure();
+        return f != null ? f : checkpointer.failure();
+    }
+
+    /** The failure after which page memory may disagree with the WAL (a change after its record, the WAL), or null. */
+    private Throwable pagesUnsure() {
         Throwable f = failure;
-        if (f == null) f = checkpointer.failure();
-        if (f == null) f = wal.failure();
-        return f;
+        return f != null ? f : wal.failure();
     }
 
     boolean isClosed() {
@@ -487,7 +490,7 @@ final class Engine {
             Throwable shutdownFailure = null;
             try {
                 checkpointer.stop();
-                if (!readOnly && failure == null && checkpointer.failure() == null && wal.failure() == null) checkpointer.checkpoint("shutdown");
+                if (!readOnly && failure() == null) checkpointer.checkpoint("shutdown");
             } catch (RuntimeException | Error e) {
                 shutdownFailure = e;
                 throw e;

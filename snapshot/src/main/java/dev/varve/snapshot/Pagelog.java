@@ -95,7 +95,7 @@ final class Pagelog implements AutoCloseable {
                 versions.put(n, checkHeader(f, n));
             }
             for (int seg : segments.keySet())
-                PagelogDescriptor.checkSegmentLength(segments.get(seg).path(), recordsIn(seg), seg == lastSegment(), recordsPerSegment, recordBytes);
+                PagelogDescriptor.checkSegmentLength(segments.get(seg).path(), recordsIn(seg), seg == lastSegment(), recordsPerSegment, pageSize);
         } catch (IOException | RuntimeException e) {
             close();
             if (e instanceof RuntimeException r) throw r;

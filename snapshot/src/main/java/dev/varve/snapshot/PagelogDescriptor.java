@@ -234,9 +234,9 @@ final class PagelogDescriptor {
      * another setting; fewer in a segment that is not the last may also be a file cut short, so that is damage, named
      * with both causes.
      */
-    static void checkSegmentLength(Path file, long records, boolean last, long recordsPerSegment, int recordBytes) {
-        long written = HEADER_SIZE + records * recordBytes;
-        long configured = HEADER_SIZE + recordsPerSegment * recordBytes;
+    static void checkSegmentLength(Path file, long records, boolean last, long recordsPerSegment, int pageSize) {
+        long written = segmentBytes(records, pageSize);
+        long configured = segmentBytes(recordsPerSegment, pageSize);
         if (records > recordsPerSegment)
             throw new StorageException("Pagelog segment holds " + records + " records (" + written + " bytes), more than the " + recordsPerSegment
                     + " of archiveSegmentSize " + configured + ": the archive was written with a larger archiveSegmentSize"
