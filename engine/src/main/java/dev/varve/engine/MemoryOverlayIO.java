@@ -67,6 +67,11 @@ final class MemoryOverlayIO implements FileIOFactory {
         files.put(key(file), DELETED);
     }
 
+    /** Entries change in memory only: there is nothing to make durable. */
+    @Override
+    public void forceDirectory(Path dir) {
+    }
+
     @Override
     public synchronized void atomicMove(Path from, Path to) throws IOException {
         Path f = key(from);

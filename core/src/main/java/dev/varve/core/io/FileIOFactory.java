@@ -19,6 +19,15 @@ public interface FileIOFactory {
     /** Deletes the file if it exists. */
     void delete(Path file) throws IOException;
 
+    /**
+     * Makes the entries created, renamed and deleted in {@code dir} so far durable (fsync of the directory): for a file
+     * that something durable will name before the file's own rename would (a WAL segment prepared under its temporary
+     * name, which the seal of the segment before it names).
+     */
+    default void forceDirectory(Path dir) throws IOException {
+        syncDirectory(dir);
+    }
+
     /** Renames atomically, replacing {@code to}, and makes the rename durable (fsync of the directory). */
     void atomicMove(Path from, Path to) throws IOException;
 

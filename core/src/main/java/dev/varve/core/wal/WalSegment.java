@@ -86,8 +86,11 @@ final class WalSegment implements AutoCloseable {
 
     /**
      * The slow half of {@link #create}, which {@link WalSegmentPreparer} runs ahead of time: writes segment
-     * {@code index} under its temporary name with every block allocated and the header forced. A crash leaves only a
-     * temporary file, which open deletes.
+     * {@code index} under its temporary name with every block allocated, the header forced and the name durable. A
+     * crash leaves only a temporary file, which open deletes. The name is made durable here, not only at the rename:
+     * the old segment's seal names this file before the rename does, and a power cut between the two must not keep
+     * the seal and lose the file (where a new entry is durable only once its directory is fsynced), which open
+     * refuses as a lost segment.
      */
     static void prepareFile(FileIOFactory io, Path dir, long index, long segmentSize) {
         Path temp = tempPath(dir, index);
@@ -101,6 +104,7 @@ final class WalSegment implements AutoCloseable {
             WalSegmentDescriptor.writeHeader(header, segmentSize, index);
             tempFile.write(header, 0);
             tempFile.force();
+            io.forceDirectory(dir);
         } catch (IOException | UncheckedIOException e) {
             throw new StorageException("cannot create WAL segment " + index + ": " + unwrap(e).getMessage(), dir.resolve(WalSegmentDescriptor.fileName(index)), unwrap(e));
         }

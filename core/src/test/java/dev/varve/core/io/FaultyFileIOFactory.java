@@ -32,7 +32,7 @@ import java.util.function.Predicate;
 @SuppressWarnings("try") // an Access admits an operation for the length of its try block
 public final class FaultyFileIOFactory implements FileIOFactory {
     /** What an operation does. */
-    public enum Kind { OPEN, READ, WRITE, TRUNCATE, FORCE, MAP, MAP_FORCE, MOVE, DELETE, MKDIRS, LIST }
+    public enum Kind { OPEN, READ, WRITE, TRUNCATE, FORCE, MAP, MAP_FORCE, MOVE, DELETE, MKDIRS, LIST, DIR_FORCE }
 
     /**
      * One operation, offered to the {@link #crashAt} predicate before it runs.
@@ -95,7 +95,7 @@ public final class FaultyFileIOFactory implements FileIOFactory {
 
     /**
      * When on, a file created through this factory vanishes at a power loss until its directory is fsynced (by a
-     * rename into it or a directory created in it), however often the file itself was forced — what POSIX
+     * rename into it, a directory created in it, or {@link #forceDirectory}), however often the file itself was forced — what POSIX
      * promises, and what ext4 without journalling, or a careful reading of fsync(2), gives. Off by default.
      */
     public void strictDirectoryEntries(boolean on) {
@@ -196,6 +196,15 @@ public final class FaultyFileIOFactory implements FileIOFactory {
                 moved.renamedTo(k);
                 files.put(k, moved);
             }
+        }
+    }
+
+    @Override
+    public void forceDirectory(Path dir) throws IOException {
+        try (Access a = begin(Kind.DIR_FORCE, dir, null, epoch)) {
+            if (a.crash()) throw a.crashException("directory not fsynced");
+            real.forceDirectory(dir);
+            directorySynced(key(dir));
         }
     }
 

@@ -32,6 +32,11 @@ public abstract class ForwardingFileIOFactory implements FileIOFactory {
     }
 
     @Override
+    public void forceDirectory(Path dir) throws IOException {
+        delegate.forceDirectory(dir);
+    }
+
+    @Override
     public void atomicMove(Path from, Path to) throws IOException {
         delegate.atomicMove(from, to);
     }

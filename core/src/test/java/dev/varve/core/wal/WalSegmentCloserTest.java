@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The second half of a mapped segment's switch ({@link WalSegmentCloser}): the appending thread forces nothing, the
@@ -157,13 +157,19 @@ class WalSegmentCloserTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(value = WalSyncMode.class, names = {"LOG_ONLY", "FSYNC"})
-    void forcedRecordsSurviveAPowerLossAroundTheNewSegmentsNaming(WalSyncMode mode) {
+    /**
+     * A power loss at the naming of a new segment, or right after it. With strict directory entries (POSIX: a new
+     * file's entry is durable only once its directory is fsynced) the prepared file must have a durable entry before
+     * the old segment's seal names it: otherwise the seal survives and the file does not, and open refuses the WAL.
+     */
+    @ParameterizedTest(name = "{0}, strict directory entries: {1}")
+    @CsvSource({"LOG_ONLY, false", "FSYNC, false", "LOG_ONLY, true", "FSYNC, true"})
+    void forcedRecordsSurviveAPowerLossAroundTheNewSegmentsNaming(WalSyncMode mode, boolean strictEntries) {
         for (long seed = 1; seed <= 24; seed++) {
             payloads.clear();
-            Path d = dir.resolve(mode + "-seed-" + seed);
+            Path d = dir.resolve(mode + "-" + strictEntries + "-seed-" + seed);
             FaultyFileIOFactory faulty = new FaultyFileIOFactory(seed);
+            faulty.strictDirectoryEntries(strictEntries);
             // odd seeds: the power goes at the rename that names segment 1; even seeds: at the operation right after it
             boolean atRename = seed % 2 == 1;
             java.util.concurrent.atomic.AtomicBoolean renamed = new java.util.concurrent.atomic.AtomicBoolean();
