@@ -315,11 +315,12 @@ final class MaplogFile implements AutoCloseable {
      * them: recovery, once it has decided what is durable.
      */
     synchronized void truncate(long n) {
-        for (int i = pastShortPart.size() - 1; i >= 0; i--) { // the last first: a crash here leaves a shorter run, never a gap
+        // the last first, each deletion durable before the next: a crash or a power cut here leaves a shorter run, never a gap
+        for (int i = pastShortPart.size() - 1; i >= 0; i--) {
             Path p = pastShortPart.get(i);
             LOG.warn("archive file {}: a part past one a power loss left short is deleted", p);
             try {
-                io.delete(p);
+                io.deleteDurably(p);
             } catch (IOException e) {
                 throw new StorageException("cannot delete an archive file part: " + e.getMessage(), p, e);
             }
@@ -340,7 +341,7 @@ final class MaplogFile implements AutoCloseable {
                 FileIO f = parts.pollLastEntry().getValue();
                 dirty.remove(f);
                 f.close();
-                io.delete(f.path());
+                io.deleteDurably(f.path()); // the newest first, each before the next: no gap, even after a power cut
             }
             Map.Entry<Long, FileIO> last = parts.lastEntry();
             last.getValue().truncate(MaplogDescriptor.entryOffset(n - last.getKey()));
@@ -379,7 +380,7 @@ final class MaplogFile implements AutoCloseable {
             FileIO f = firstPart.getValue();
             try {
                 f.close();
-                io.delete(f.path());
+                io.deleteDurably(f.path()); // before the next one goes: a power cut must not leave a gap, which open refuses
             } catch (IOException e) {
                 throw new StorageException("cannot delete a reclaimed archive file: " + e.getMessage(), f.path(), e);
             }

@@ -224,7 +224,7 @@ final class Pagelog implements AutoCloseable {
             try {
                 long size = f.size();
                 f.close();
-                io.delete(f.path());
+                io.deleteDurably(f.path()); // before the next one goes: a power cut must not leave a gap, which open refuses
                 reclaimedBytes += size;
             } catch (IOException e) {
                 throw new StorageException("cannot delete a reclaimed Pagelog segment: " + e.getMessage(), f.path(), e);
@@ -509,7 +509,7 @@ final class Pagelog implements AutoCloseable {
             while (!segments.isEmpty() && lastSegment() >= Math.max(keep, firstSegment + 1)) {
                 FileIO f = segments.remove(lastSegment());
                 f.close();
-                io.delete(f.path());
+                io.deleteDurably(f.path()); // the newest first, each before the next: no gap, even after a power cut
             }
             if (keep > firstSegment) {
                 FileIO last = segments.get(keep - 1);

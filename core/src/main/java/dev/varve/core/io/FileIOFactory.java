@@ -20,6 +20,16 @@ public interface FileIOFactory {
     void delete(Path file) throws IOException;
 
     /**
+     * Deletes the file if it exists and makes the deletion durable before returning (fsync of its directory), for
+     * files deleted in an order that open relies on — a log's parts, oldest first. Without it a power cut may keep a
+     * later deletion and lose an earlier one, and the directory then shows a gap that reads as a lost part.
+     */
+    default void deleteDurably(Path file) throws IOException {
+        delete(file);
+        forceDirectory(file.toAbsolutePath().getParent());
+    }
+
+    /**
      * Makes the entries created, renamed and deleted in {@code dir} so far durable (fsync of the directory): for a file
      * that something durable will name before the file's own rename would (a WAL segment prepared under its temporary
      * name, which the seal of the segment before it names).

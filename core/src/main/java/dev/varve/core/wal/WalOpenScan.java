@@ -348,7 +348,7 @@ public final class WalOpenScan {
             for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) {
                 if (p.getFileName().toString().endsWith(WalSegmentDescriptor.TEMP_SUFFIX)) io.delete(p);
             }
-            for (Path p : toDelete) io.delete(p);
+            for (Path p : toDelete) io.deleteDurably(p); // newest first, each before the next: a power cut leaves no gap
         } catch (IOException e) {
             throw new StorageException("cannot clean up the WAL directory", dir, e);
         }
