@@ -20,20 +20,25 @@ import java.util.stream.Stream;
 
 /** The real file system through {@link FileChannel}. */
 final class ChannelFileIOFactory implements FileIOFactory {
-    static final ChannelFileIOFactory INSTANCE = new ChannelFileIOFactory();
+    static final ChannelFileIOFactory INSTANCE = new ChannelFileIOFactory(FsyncWitness::open);
     /**
      * {@code com.sun.nio.file.ExtendedOpenOption.DIRECT} (module jdk.unsupported), looked up by name: javac flags
      * the type as internal API on newer JDKs, which the build turns into an error. Null where it is missing.
      */
     private static final OpenOption DIRECT = directOption();
 
-    private ChannelFileIOFactory() {
+    /** Opens each file's {@link FsyncWitness} before its first fsync. */
+    private final FsyncWitness.Opener witnesses;
+
+    /** The real file system; {@code witnesses} is {@link FsyncWitness#open} but in tests of the witness. */
+    ChannelFileIOFactory(FsyncWitness.Opener witnesses) {
+        this.witnesses = witnesses;
     }
 
     @Override
     public FileIO open(Path file, boolean create) throws IOException {
-        return create ? ChannelFileIO.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE)
-                : ChannelFileIO.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        return create ? ChannelFileIO.open(file, witnesses, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE)
+                : ChannelFileIO.open(file, witnesses, StandardOpenOption.READ, StandardOpenOption.WRITE);
     }
 
     private static OpenOption directOption() {
@@ -55,7 +60,7 @@ final class ChannelFileIOFactory implements FileIOFactory {
         if (block <= 0 || alignment % block != 0) return Optional.empty();
         try {
             if (DIRECT == null) return Optional.empty();
-            return Optional.of(ChannelFileIO.open(file, StandardOpenOption.WRITE, DIRECT));
+            return Optional.of(ChannelFileIO.open(file, witnesses, StandardOpenOption.WRITE, DIRECT));
         } catch (UnsupportedOperationException e) {
             return Optional.empty();
         } catch (IOException e) {
@@ -146,23 +151,27 @@ final class ChannelFileIOFactory implements FileIOFactory {
      * blocked in it is interrupted (and fails every other thread's call with it) — a {@code Future.cancel(true)} of
      * one reader would poison the store for all. So a call runs with the caller's interrupt status cleared (restored
      * after), and a call that finds the channel closed by someone else's interrupt reopens it and runs again: a read,
-     * write, force or truncate at a given position does the same the second time.
+     * write or truncate at a given position does the same the second time. A force is not simply run again: see
+     * {@link #force(boolean)}.
      */
     private static final class ChannelFileIO implements FileIO {
         /** Where the file is now: moved by {@link #atomicMove} under {@link #OPEN}. */
         private volatile Path path;
         private final OpenOption[] options;
+        private final FsyncWitness.Opener witnesses;
         private volatile FileChannel channel;
         private volatile boolean closed;
+        private FsyncWitness witness; // guarded by this; opened before the first force, so it sees every error a force may
 
-        private ChannelFileIO(Path path, OpenOption[] options, FileChannel channel) {
+        private ChannelFileIO(Path path, OpenOption[] options, FsyncWitness.Opener witnesses, FileChannel channel) {
             this.path = path;
             this.options = options;
+            this.witnesses = witnesses;
             this.channel = channel;
         }
 
-        static ChannelFileIO open(Path path, OpenOption... options) throws IOException {
-            ChannelFileIO f = new ChannelFileIO(path, options, FileChannel.open(path, options));
+        static ChannelFileIO open(Path path, FsyncWitness.Opener witnesses, OpenOption... options) throws IOException {
+            ChannelFileIO f = new ChannelFileIO(path, options, witnesses, FileChannel.open(path, options));
             synchronized (OPEN) {
                 OPEN.computeIfAbsent(key(path), k -> new ArrayList<>()).add(f);
             }
@@ -228,18 +237,48 @@ final class ChannelFileIOFactory implements FileIOFactory {
 
         @Override
         public void force() throws IOException {
-            call(ch -> {
-                ch.force(true);
-                return null;
-            });
+            force(true);
         }
 
         @Override
         public void forceData() throws IOException {
-            call(ch -> {
-                ch.force(false);
-                return null;
-            });
+            force(false);
+        }
+
+        /**
+         * An fsync (fdatasync without {@code metadata}) through the channel. If the channel was closed under it, the
+         * fsync may have failed and had its error replaced by the close, and the kernel reports that error to no other
+         * descriptor opened since: so the channel is reopened for later calls and the fsync taken again through the
+         * {@link FsyncWitness}, which reports it. Success there means the pages are on the disk.
+         */
+        private void force(boolean metadata) throws IOException {
+            FsyncWitness w = witness();
+            boolean interrupted = Thread.interrupted();
+            try {
+                FileChannel ch = channel;
+                try {
+                    ch.force(metadata);
+                } catch (ClosedChannelException e) { // ClosedByInterrupt- and AsynchronousCloseException too
+                    if (closed) throw e;
+                    interrupted |= Thread.interrupted();
+                    reopen(ch);
+                    try {
+                        w.sync();
+                    } catch (IOException failed) {
+                        throw new IOException("fsync failed (taken again through a second descriptor after an interrupt closed "
+                                + "the channel during one): " + failed.getMessage(), failed);
+                    }
+                }
+            } finally {
+                if (interrupted) Thread.currentThread().interrupt();
+            }
+        }
+
+        /** The witness, opened on the first force (before its fsync: it must see that fsync's error). */
+        private synchronized FsyncWitness witness() throws IOException {
+            if (closed) throw new ClosedChannelException();
+            if (witness == null) witness = witnesses.open(path);
+            return witness;
         }
 
         @Override
@@ -272,7 +311,11 @@ final class ChannelFileIOFactory implements FileIOFactory {
         public void close() throws IOException {
             synchronized (this) {
                 closed = true;
-                channel.close();
+                try {
+                    channel.close();
+                } finally {
+                    if (witness != null) witness.close();
+                }
             }
             synchronized (OPEN) {
                 List<ChannelFileIO> open = OPEN.get(key(path));
