@@ -36,11 +36,11 @@ import java.util.zip.CRC32C;
  * {@link #publish}), so a torn record never shows a valid length and CRC, and after a crash no record with a length
  * follows one without: open's rule for telling a torn tail from damage holds as with serial appends. Durability
  * against power loss is a separate step, a force of the range not durable yet, one thread at a time: group commit
- * ({@link WalGroupCommit}) is that a thread which gets to force forces everything appended so far, and the threads
- * waiting for that force all wake when it ends; those it covered return without forcing again. A segment switch
- * neither writes a file nor (mapped) forces one while writers wait: the next file is prepared ahead
- * ({@link WalSegmentPreparer}), the old one forced behind ({@link WalSegmentCloser}). Lock order is appendLock, then
- * the force lock; a forcing thread never takes appendLock.
+ * ({@link WalGroupCommit}) is that a thread which gets to force forces everything appended so far
+ * ({@link WalForcer}), and the threads waiting for that force all wake when it ends; those it covered return without
+ * forcing again. A segment switch neither writes a file nor (mapped) forces one while writers wait: the next file is
+ * prepared ahead ({@link WalSegmentPreparer}), the old one forced behind ({@link WalSegmentCloser}). Lock order is
+ * appendLock, then the force lock; a forcing thread never takes appendLock.
  *
  * <p>Failure: an {@link IOException} becomes a {@link StorageException} naming the file, and from then on the WAL
  * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
@@ -61,18 +61,13 @@ public final class Wal implements AutoCloseable {
     private final ReentrantLock appendLock = new ReentrantLock();
     /** Serialises forcing; under FSYNC a switch takes its lock too (the staging buffer is free only with no force running). */
     private final WalGroupCommit groupCommit;
-    /**
-     * Guards {@link #current} together with the position moving into it, so a force reads a segment and a target that
-     * belong together; held only for those few fields, never for IO: a switch under LOG_ONLY never waits for a force
-     * (the checkpointer's {@code msync} of a whole period of records took up to a second on a busy disk while every
-     * writer stood behind the switching one).
-     */
-    private final Object segmentView = new Object();
+    private final WalForcer forcer;
     /** Under FSYNC, the buffer the segment being written is staged in (see {@link WalSegment}); otherwise null. */
     private final ByteBuffer staging;
     private final Object deleteLock = new Object();
 
-    private WalSegment current; // written under appendLock + segmentView (+ the force lock under FSYNC)
+    /** Written under appendLock (+ the force lock under FSYNC); a force reads {@link #forcer}'s view of it instead. */
+    private WalSegment current;
     private int endOffset; // appendLock: where the next record goes in current
     /** The end LSN of the last record reserved; the position reaches it once every reserved record is published. */
     private long reservedEnd; // appendLock
@@ -109,6 +104,8 @@ public final class Wal implements AutoCloseable {
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
         this.preparer = new WalSegmentPreparer(io, dir, segmentSize, "varve-wal-preparer" + StoreThreads.suffix());
         this.closer = new WalSegmentCloser(io, dir, "varve-wal-closer" + StoreThreads.suffix(), this::fail);
+        this.forcer = new WalForcer(segmentSize, publication, groupCommit, closer, current, this::checkWritable,
+                this::fail);
     }
 
     /**
@@ -252,43 +249,14 @@ public final class Wal implements AutoCloseable {
             throw new IllegalArgumentException("LSN " + lsn + " was not appended (WAL position " + position + ")");
         }
         if (mode != WalSyncMode.FSYNC || lsn < groupCommit.durableLsn()) return;
-        groupCommit.await(lsn + 1, this::forceAppended);
+        groupCommit.await(lsn + 1, forcer::forceAppended);
     }
 
     /** Makes every record appended so far durable (I1: the checkpointer calls this before writing pages). */
     public void force() {
         if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
         if (failure.get() != null) throw refused();
-        groupCommit.await(publication.position(), this::forceAppended);
-    }
-
-    /** Forces everything appended so far; returns the LSN below which every record is now durable. Holds the force lock. */
-    private long forceAppended() {
-        if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
-        if (failure.get() != null) throw refused();
-        long target;
-        WalSegment seg;
-        synchronized (segmentView) { // target is in seg, or seg's end when seg is full
-            target = publication.position();
-            seg = current;
-        }
-        long from = groupCommit.durableLsn();
-        if (target <= from) return from;
-        // the previous segment's records (a mapped segment's switch leaves them to the closer, begun before the switch
-        // made the next segment current) before this one's; a segment switched away from meanwhile is forced here all
-        // the same: its mapping outlives the closer's close of its file
-        if (WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index) closer.finish();
-        // target may be the next segment's first LSN when current is full
-        int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
-                ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
-        int start = WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index
-                ? 0 : WalSegmentDescriptor.offset(from, segmentSize);
-        try {
-            seg.force(start, to);
-        } catch (StorageException e) {
-            throw fail(e);
-        }
-        return target;
+        groupCommit.await(publication.position(), forcer::forceAppended);
     }
 
     /**
@@ -316,7 +284,7 @@ public final class Wal implements AutoCloseable {
         if (staging == null) {
             // a force that sees the next segment current finishes this first (closer.finish), so it is begun before;
             // an msync writes nothing over the bytes a running force made durable, so a stale start does no harm
-            closer.begin(old, notYetDurable(old), endOffset, next);
+            closer.begin(old, forcer.notYetDurable(old), endOffset, next);
             makeCurrent(next);
         } else {
             // Under the force lock: a group commit's force may be running on this segment, and a staged force rewrites
@@ -325,7 +293,7 @@ public final class Wal implements AutoCloseable {
             // carry to the disk before the second pass: a power cut would then cut them as a torn tail.
             groupCommit.lock();
             try {
-                old.force(notYetDurable(old), endOffset); // nothing was written past the seal
+                old.force(forcer.notYetDurable(old), endOffset); // nothing was written past the seal
                 next.name(io, dir);
                 // the old segment is sealed and forced, and no force is running: the buffer is free for the next segment
                 next = next.staged(staging, HEADER_SIZE);
@@ -341,23 +309,12 @@ public final class Wal implements AutoCloseable {
         endOffset = HEADER_SIZE;
     }
 
-    /** Where {@code seg}'s bytes that no force has made durable begin: [0, durableLsn) needs none. */
-    private int notYetDurable(WalSegment seg) {
-        long durable = groupCommit.durableLsn(); // only grows, and only once its force returned
-        long durableIndex = WalSegmentDescriptor.segmentIndex(durable, segmentSize);
-        return durableIndex < seg.index ? 0 : durableIndex > seg.index ? (int) segmentSize
-                : WalSegmentDescriptor.offset(durable, segmentSize);
-    }
-
     /** Appending moves to {@code next}: the position moves to its first LSN, which its first record waits for in publish. */
     private void makeCurrent(WalSegment next) {
-        long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
-        synchronized (segmentView) {
-            current = next;
-            currentIndex = next.index;
-            publication.advance(first);
-        }
-        reservedEnd = first;
+        current = next;
+        currentIndex = next.index;
+        forcer.makeCurrent(next);
+        reservedEnd = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
     }
 
     /**
@@ -369,7 +326,7 @@ public final class Wal implements AutoCloseable {
         // a staged segment's records reach its file when they are forced, and readers read the files (a failed or
         // closed WAL forces nothing more: what reached the files is what there is to read)
         if (staging != null && groupCommit.durableLsn() < end && !closed && failure.get() == null) {
-            groupCommit.await(end, this::forceAppended);
+            groupCommit.await(end, forcer::forceAppended);
         }
         if (fromLsn > end || fromLsn < 0) {
             throw new IllegalArgumentException("cannot read the WAL from LSN " + fromLsn + ": beyond its end " + end);
@@ -460,7 +417,7 @@ public final class Wal implements AutoCloseable {
             awaitPublished(reservedEnd); // appends in flight finish before the unmap (or the WAL failed)
             groupCommit.lock();
             try {
-                if (failure.get() == null) groupCommit.durableUpTo(forceAppended());
+                if (failure.get() == null) groupCommit.durableUpTo(forcer.forceAppended());
                 closed = true;
             } catch (StorageException e) {
                 throw fail(e);

@@ -1,0 +1,93 @@
+package dev.varve.core.wal;
+
+import dev.varve.core.io.StorageException;
+import java.util.function.UnaryOperator;
+
+/**
+ * The force itself: what of the WAL one force covers, and forcing it. {@link WalGroupCommit} decides which thread
+ * forces and when; this decides what that thread forces — everything published so far, from where the last force
+ * ended — and where in a segment the bytes no force has made durable begin.
+ *
+ * <p>Design note. A force reads the segment being written and the position in it as a pair, under
+ * {@link #segmentView} (its own monitor, held for those two fields, never for IO), not under the WAL's append lock: a
+ * forcing thread never takes the append lock, so a switch under LOG_ONLY never waits for a force (the checkpointer's
+ * {@code msync} of a whole period of records took up to a second on a busy disk while every writer stood behind the
+ * switching one). The WAL keeps its own reference to the segment for appending, under the append lock; this view of
+ * it moves with the position, in {@link #makeCurrent}. Kept apart from {@link Wal} so the WAL reads as the append
+ * path.
+ */
+final class WalForcer {
+    private final long segmentSize;
+    private final WalPublication publication;
+    private final WalGroupCommit groupCommit;
+    private final WalSegmentCloser closer;
+    /** Throws when the WAL is closed or failed: a force then has nothing it may vouch for. */
+    private final Runnable checkWritable;
+    private final UnaryOperator<StorageException> onFailure;
+    /**
+     * Guards {@link #current} together with the position moving into it, so a force reads a segment and a target that
+     * belong together; held only for those few fields, never for IO.
+     */
+    private final Object segmentView = new Object();
+    private WalSegment current; // segmentView: the segment the position is in
+
+    /**
+     * {@code current} is the segment being written; {@code checkWritable} throws when the WAL refuses work, and
+     * {@code onFailure} records a failure of a force (the WAL then refuses work) and returns it.
+     */
+    WalForcer(long segmentSize, WalPublication publication, WalGroupCommit groupCommit, WalSegmentCloser closer,
+            WalSegment current, Runnable checkWritable, UnaryOperator<StorageException> onFailure) {
+        this.segmentSize = segmentSize;
+        this.publication = publication;
+        this.groupCommit = groupCommit;
+        this.closer = closer;
+        this.current = current;
+        this.checkWritable = checkWritable;
+        this.onFailure = onFailure;
+    }
+
+    /** Forces everything appended so far; returns the LSN below which every record is now durable. Holds the force lock. */
+    long forceAppended() {
+        checkWritable.run();
+        long target;
+        WalSegment seg;
+        synchronized (segmentView) { // target is in seg, or seg's end when seg is full
+            target = publication.position();
+            seg = current;
+        }
+        long from = groupCommit.durableLsn();
+        if (target <= from) return from;
+        // the previous segment's records (a mapped segment's switch leaves them to the closer, begun before the switch
+        // made the next segment current) before this one's; a segment switched away from meanwhile is forced here all
+        // the same: its mapping outlives the closer's close of its file
+        if (WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index) closer.finish();
+        // target may be the next segment's first LSN when current is full
+        int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
+                ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);
+        int start = WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index
+                ? 0 : WalSegmentDescriptor.offset(from, segmentSize);
+        try {
+            seg.force(start, to);
+        } catch (StorageException e) {
+            throw onFailure.apply(e);
+        }
+        return target;
+    }
+
+    /** Where {@code seg}'s bytes that no force has made durable begin: [0, durableLsn) needs none. */
+    int notYetDurable(WalSegment seg) {
+        long durable = groupCommit.durableLsn(); // only grows, and only once its force returned
+        long durableIndex = WalSegmentDescriptor.segmentIndex(durable, segmentSize);
+        return durableIndex < seg.index ? 0 : durableIndex > seg.index ? (int) segmentSize
+                : WalSegmentDescriptor.offset(durable, segmentSize);
+    }
+
+    /** Forces move to {@code next}: the position moves to its first LSN, which its first record waits for in publish. */
+    void makeCurrent(WalSegment next) {
+        long first = WalSegmentDescriptor.firstLsn(next.index, segmentSize);
+        synchronized (segmentView) {
+            current = next;
+            publication.advance(first);
+        }
+    }
+}
