@@ -56,7 +56,9 @@ public final class Frame extends Page {
     boolean referenced;
     /** Changed since the last checkpoint collected this page. */
     volatile boolean dirty;
-    /** The checkpoint epoch in which the page last turned dirty (see {@code PageMemory.settle}); under the latch. */
+    /**
+     * The checkpoint epoch in which the page last turned dirty (see {@code CheckpointFrames.settle}); under the latch.
+     */
     long dirtyEpoch;
     /** In the running checkpoint's page set and not yet written by it. */
     volatile boolean cpPending;

@@ -9,17 +9,15 @@ import dev.varve.core.store.PageStore;
 import org.jctools.queues.MpscArrayQueue;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Off-heap page memory bounded by the data region: direct-buffer chunks cut into frames, a striped page table,
- * clock replacement of clean pages ({@link FrameReplacer}), per-page latches, dirty tracking, and the checkpoint's
- * copy-on-write.
+ * clock replacement of clean pages ({@link FrameReplacer}), per-page latches, and head-room; dirty tracking and the
+ * checkpoint's copy-on-write are {@link CheckpointFrames}'.
  *
  * <p>Design note. No-steal: a dirty page is never evicted; only a checkpoint makes it clean. Writers therefore
  * reserve head-room before an operation ({@link #awaitHeadroom}) while holding no lock the checkpointer needs, and
@@ -40,26 +38,13 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     final PageStore store;
     final int pageSize;
     private final Frame[] frames;
-    /**
-     * The frames that turned dirty since the last checkpoint mark, each once (it joins when it turns dirty). The mark
-     * swaps it with {@link #markedFrames} and moves {@link #epoch} on; that is all it does under the checkpoint write
-     * lock, with every writer waiting. The frames become the checkpoint's ({@link #settle}) afterwards, each under its
-     * latch, by the checkpointer or by the first writer that changes one first: walking the region under the lock cost
-     * 1 to 3 ms for 131,072 frames, and flipping each dirty frame's flags 0.3 to 1.6 ms, most of a fixed-rate writer's
-     * worst case.
-     */
-    private volatile MpscArrayQueue<Frame> dirtyFrames;
-    /** The running checkpoint's frames until {@link #markedPages} takes them; then empty, the next mark's dirty list. */
-    private MpscArrayQueue<Frame> markedFrames;
-    /** Checkpoint marks so far; a frame dirty since an earlier epoch belongs to the running checkpoint. */
-    private volatile long epoch;
     final PageTable table;
     final ChildHints childHints;
     private final int slackFrames;
     private final PageSlots checkpointBuffer;
+    private final CheckpointFrames checkpointFrames;
     private final AtomicLong heldFrames = new AtomicLong();
     private final AtomicLong reservedFrames = new AtomicLong();
-    private final LongAdder copyOnWritePages = new LongAdder();
     private volatile PageWriteHook[] hooks = new PageWriteHook[0];
     /** Called when the region or the checkpoint buffer runs short: starts a checkpoint. */
     private volatile Runnable pressure = () -> { };
@@ -76,6 +61,9 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         if (count < 4L * MIN_SLACK_FRAMES) throw new IllegalArgumentException("data region of " + regionBytes + " bytes holds " + count
                 + " pages; at least " + 4 * MIN_SLACK_FRAMES + " are needed");
         if (count > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("data region too large: " + regionBytes);
+        // the dirty lists hold every frame: allocated with the region, a heap too small for them names dataRegionSize
+        MpscArrayQueue<Frame> dirtyFrames;
+        MpscArrayQueue<Frame> markedFrames;
         try {
             frames = new Frame[(int) count];
             dirtyFrames = new MpscArrayQueue<>(frames.length);
@@ -91,6 +79,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         }
         slackFrames = Math.max(MIN_SLACK_FRAMES, frames.length / 16);
         checkpointBuffer = new PageSlots(checkpointBufferBytes, pageSize, "checkpointBufferSize");
+        checkpointFrames = new CheckpointFrames(dirtyFrames, markedFrames, checkpointBuffer, heldFrames);
     }
 
     /** Adds a hook called at every page change. */
@@ -219,46 +208,11 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         long start = 0;
         while (true) {
             f.latchWrite();
-            settle(f);
-            if (f.cpPending && f.cpCopy < 0) {
-                int slot = checkpointBuffer.copyOf(f);
-                if (slot < 0) {
-                    f.unlatchWrite();
-                    if (start == 0) start = System.nanoTime();
-                    waitOrFail(start, "a checkpoint-buffer slot for page " + PageId.toString(f.pageId));
-                    continue;
-                }
-                assert !f.dirty : "a page of the running checkpoint was changed without copy-on-write";
-                f.cpCopy = slot;
-                becameDirty(f); // held() stays true: held for the checkpoint before, held as dirty now
-                copyOnWritePages.increment();
-                return;
-            }
-            if (!f.dirty) {
-                boolean wasHeld = f.held();
-                becameDirty(f);
-                if (!wasHeld) heldFrames.incrementAndGet();
-            }
-            return;
+            if (checkpointFrames.makeDirty(f)) return;
+            f.unlatchWrite();
+            if (start == 0) start = System.nanoTime();
+            waitOrFail(start, "a checkpoint-buffer slot for page " + PageId.toString(f.pageId));
         }
-    }
-
-    /** Marks a clean frame dirty (its write latch, or the checkpointer's read latch, held): it joins the next checkpoint. */
-    private void becameDirty(Frame f) {
-        f.dirtyEpoch = epoch;
-        f.dirty = true;
-        dirtyFrames.offer(f); // never full: a frame is in it at most once
-    }
-
-    /**
-     * A frame dirty at the last mark becomes the running checkpoint's, clean for the next one (its latch held): the
-     * mark's work for this frame, done by whoever comes to it first.
-     */
-    private void settle(Frame f) {
-        if (!f.dirty || f.dirtyEpoch == epoch) return;
-        if (f.cpPending) throw new IllegalStateException("page " + PageId.toString(f.pageId) + " still belongs to the previous checkpoint");
-        f.cpPending = true; // before dirty turns false: eviction reads them the other way round, unlatched
-        f.dirty = false; // still held: its image lives only in this frame
     }
 
     void waitOrFail(long startNanos, String what) {
@@ -365,10 +319,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      * Costs nothing per page; the caller takes the pages with {@link #markedPages} as soon as it released the lock.
      */
     public void markCheckpoint() {
-        MpscArrayQueue<Frame> marked = dirtyFrames;
-        dirtyFrames = markedFrames;
-        markedFrames = marked;
-        epoch++;
+        checkpointFrames.mark();
     }
 
     /**
@@ -376,17 +327,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      * mark, before the next one.
      */
     public List<Frame> markedPages() {
-        List<Frame> set = new ArrayList<>(markedFrames.size());
-        for (Frame f; (f = markedFrames.poll()) != null; ) {
-            f.latchRead(); // excludes writers; one may have settled it first
-            try {
-                settle(f);
-            } finally {
-                f.unlatchRead();
-            }
-            set.add(f);
-        }
-        return set;
+        return checkpointFrames.markedPages();
     }
 
     /**
@@ -395,30 +336,13 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      * the page file: until then the frame cannot be evicted and re-read stale from disk.
      */
     public void copyCheckpointImage(Frame f, ByteBuffer dst, int offset) {
-        // a copy-on-write image needs no latch: set whole by a writer (the volatile cpCopy published after the copy)
-        // and freed only when the checkpoint finishes the page, after its last copy. A writer holds the latches of
-        // pages it copied while it waits for a slot for another page, so latching them here would leave it waiting
-        // for slots forever.
-        int copied = f.cpCopy;
-        if (copied >= 0) {
-            checkpointBuffer.copyOut(copied, dst, offset);
-            return;
-        }
-        f.latchRead(); // excludes writers; one never waits while holding the latch of a page not copied
-        try {
-            if (!f.cpPending) throw new IllegalStateException("page " + PageId.toString(f.pageId) + " is not part of the checkpoint");
-            int copy = f.cpCopy;
-            if (copy >= 0) checkpointBuffer.copyOut(copy, dst, offset);
-            else f.copyTo(dst, offset);
-        } finally {
-            f.unlatchRead();
-        }
+        checkpointFrames.copyImage(f, dst, offset);
     }
 
     /** The page's image at the mark is in its file: it leaves the checkpoint's set; its copy-on-write slot frees. */
     public void finishCheckpointPage(Frame f) {
         f.latchRead();
-        finishLatched(f);
+        checkpointFrames.finishLatched(f);
     }
 
     /**
@@ -428,43 +352,13 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      */
     public boolean tryFinishCheckpointPage(Frame f) {
         if (!f.tryLatchRead()) return false;
-        finishLatched(f);
+        checkpointFrames.finishLatched(f);
         return true;
-    }
-
-    private void finishLatched(Frame f) {
-        try {
-            boolean wasHeld = f.held();
-            int copy = f.cpCopy;
-            if (copy >= 0) {
-                f.cpCopy = -1;
-                checkpointBuffer.free(copy);
-            }
-            f.cpPending = false;
-            if (wasHeld && !f.held()) heldFrames.decrementAndGet();
-        } finally {
-            f.unlatchRead();
-        }
     }
 
     /** Marks every page of an abandoned checkpoint dirty again (its writes failed), so the next one retries. */
     public void abandonCheckpoint(List<Frame> set) {
-        for (Frame f : set) {
-            f.latchRead();
-            try {
-                if (!f.cpPending) continue;
-                boolean wasHeld = f.held();
-                if (f.cpCopy >= 0) {
-                    checkpointBuffer.free(f.cpCopy);
-                    f.cpCopy = -1;
-                }
-                f.cpPending = false;
-                if (!f.dirty) becameDirty(f); // a copied-on-write page is dirty (and listed) already
-                if (!wasHeld) heldFrames.incrementAndGet();
-            } finally {
-                f.unlatchRead();
-            }
-        }
+        checkpointFrames.abandon(set);
     }
 
     // ---------------------------------------------------------------- figures
@@ -481,7 +375,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
 
     /** Dirty pages not yet collected by a checkpoint (for triggers and metrics). */
     public int dirtyPages() {
-        return dirtyFrames.size();
+        return checkpointFrames.dirtyCount();
     }
 
     /** Checkpoint-buffer slots in use. */
@@ -506,7 +400,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
 
     /** Pages copied into the checkpoint buffer since open. */
     public long copyOnWritePages() {
-        return copyOnWritePages.sum();
+        return checkpointFrames.copyOnWritePages();
     }
 
     @Override
