@@ -34,6 +34,6 @@ final class PartitionView extends RoutedOperations implements Partition {
 
     @Override
     public void destroy() {
-        engine.destroy(handle);
+        engine.writePath.destroy(handle);
     }
 }

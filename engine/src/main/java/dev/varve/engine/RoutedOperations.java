@@ -17,7 +17,7 @@ abstract class RoutedOperations {
     public void put(byte[] key, byte[] value) {
         PartitionHandle h = route(key);
         engine.limits.checkValue(value);
-        engine.write(h, key, value);
+        engine.writePath.write(h, key, value);
     }
 
     public byte[] get(byte[] key) {
@@ -25,6 +25,6 @@ abstract class RoutedOperations {
     }
 
     public boolean remove(byte[] key) {
-        return engine.write(route(key), key, null);
+        return engine.writePath.write(route(key), key, null);
     }
 }

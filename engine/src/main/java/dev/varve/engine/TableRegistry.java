@@ -139,7 +139,7 @@ final class TableRegistry {
             checkRoom(name, options.partitions(), 1);
             int pages = pagesToCreate(options.partitions());
             Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
-            engine.logged(pages, List.of(), RecordTypes.CREATE_TABLE,
+            engine.writePath.logged(pages, List.of(), RecordTypes.CREATE_TABLE,
                     () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> true, () -> {
                         applyCreate(e);
                         return true;

@@ -162,7 +162,7 @@ public final class Varve implements AutoCloseable {
     /** Applies the batch's operations atomically across keys, tables and partitions: all of them or none. */
     public void write(Consumer<WriteBatch> batch) {
         checkBatchArgument(batch);
-        engine.write(collect(batch));
+        engine.writePath.write(collect(batch));
     }
 
     /** Applies the batch and declares a rank-1 snapshot right after it; see {@link #writeAndSnapshot(Consumer, int)}. */
@@ -184,7 +184,7 @@ public final class Varve implements AutoCloseable {
     public long writeAndSnapshot(Consumer<WriteBatch> batch, int rank) {
         checkBatchArgument(batch);
         engine.snapshots.checkRank(rank);
-        return engine.writeAndSnapshot(collect(batch), rank);
+        return engine.writePath.writeAndSnapshot(collect(batch), rank);
     }
 
     /** What a batch taking call checks before the caller's batch runs. */

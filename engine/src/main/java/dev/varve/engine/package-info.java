@@ -3,8 +3,8 @@
  * checkpoints, metrics), {@link dev.varve.engine.Table} and {@link dev.varve.engine.Cursor}, as-of
  * {@link dev.varve.engine.SnapshotView}s, the change feed, and the inspection tools ({@code StoreInspector},
  * {@code StoreVerifier}, {@code StoreSalvager}, {@code WalInspector}) the command-line tool and the server build on.
- * {@code Engine} wires page store, page memory, WAL, checkpointer, snapshot archive and recovery together and owns
- * the one write path.
+ * {@code Engine} wires page store, page memory, WAL, checkpointer, snapshot archive and recovery together;
+ * {@code WritePath} is the one write path.
  *
  * <h2>Global lock order</h2>
  * Every thread takes the store's locks in this order, outermost first, and never one further up while holding one

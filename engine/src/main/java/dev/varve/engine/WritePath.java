@@ -1,0 +1,215 @@
+package dev.varve.engine;
+
+import dev.varve.checkpoint.Throttle;
+import dev.varve.config.RecoveryMode;
+import dev.varve.core.io.StorageException;
+import dev.varve.core.spi.LoggedValue;
+import dev.varve.core.spi.RecordTypes;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The engine's one write path: every change of the store's pages (puts, removes, batches, a partition's destroy, a
+ * table's creation) takes data-region head-room and throttling, then the checkpoint lock, then the partitions' write
+ * locks in file-id order, appends its WAL record and applies its page changes, and commits once the locks are
+ * released. So the WAL order is the order pages changed in (I6), and replay runs the same apply code.
+ *
+ * <p>Design note. Kept apart from {@link Engine}, which wires the store together, serves its reads and runs its life
+ * cycle, so the order a write takes its locks in (the package's global lock order) reads in one place. A change that
+ * fails after its record was appended is this path's failure: page memory is then behind the WAL, and the engine
+ * refuses writes and reads of the live state until it is reopened ({@link #failure}).
+ */
+final class WritePath {
+    private final Engine engine;
+    /** The engine's checkpoint lock: a write holds its read side, a write-and-snapshot its write side. */
+    private final ReadWriteLock checkpointLock;
+    private final Throttle throttle;
+    /** WAL_PHYSICAL: the page log names a put's value in its logical record ({@link LoggedValue}); nobody else reads it. */
+    private final boolean logsPages;
+    /** A logged change that failed to apply (page memory is behind the WAL), or null. */
+    private volatile Throwable failure;
+
+    WritePath(Engine engine, ReadWriteLock checkpointLock, Throttle throttle) {
+        this.engine = engine;
+        this.checkpointLock = checkpointLock;
+        this.throttle = throttle;
+        this.logsPages = engine.config.recoveryMode() == RecoveryMode.WAL_PHYSICAL;
+    }
+
+    /** The change that failed after its record was appended, or null. */
+    Throwable failure() {
+        return failure;
+    }
+
+    /** Pages a put of this size may dirty: its overflow chain plus a split path. */
+    private int pagesFor(byte[] key, byte[] value) {
+        return engine.memory.headroomFor(key.length + (value == null ? 0L : value.length), 1);
+    }
+
+    /** Put ({@code value != null}) or remove of one key in one partition; true when the key was present. */
+    boolean write(PartitionHandle h, byte[] key, byte[] value) {
+        boolean present = logged(pagesFor(key, value), List.of(h), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeSingle(h.fileId, key, value),
+                () -> value != null || h.tree.get(key) != null, // removing an absent key logs nothing
+                () -> applyLoggedOp(h, key, value, LogicalRecords.FIRST_OP));
+        engine.writes.increment();
+        return present;
+    }
+
+    /** An atomic batch: one WAL record, every touched partition locked in file-id order. */
+    void write(List<LogicalRecords.Op> ops) {
+        if (ops.isEmpty()) return;
+        Batch b = batch(ops);
+        logged(b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, b.change());
+        engine.writes.add(ops.size());
+    }
+
+    /**
+     * An atomic batch and, right after it, the declaration of a snapshot of rank {@code rank} that holds it, with
+     * ONE commit for both records. The batch is applied holding the checkpoint write lock rather than the read lock,
+     * so no write is in flight at the declaration (I9) and nothing comes between the two records; the snaprec is
+     * appended after the batch's record, so the commit that makes it durable makes the batch durable too: under
+     * {@code FSYNC} one group-commit force instead of two. An empty batch is a plain declaration.
+     */
+    long writeAndSnapshot(List<LogicalRecords.Op> ops, int rank) {
+        engine.snapshots.checkRank(rank);
+        if (ops.isEmpty()) return engine.snapshots.snapshotNow(rank);
+        Batch b = batch(ops);
+        Snapshots.Declared d = underCut(checkpointLock.writeLock(), b.pages(), () -> {
+            logAndApply(b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, b.change());
+            return engine.snapshots.declareLocked(rank, null); // not reached when the batch failed: no snapshot without its batch
+        });
+        engine.writes.add(ops.size());
+        engine.wal.commit(d.lsn());
+        return d.id();
+    }
+
+    /**
+     * {@link Engine#applyOp} of the operation at {@code opOffset} of the batch record being applied, telling the
+     * physical page log where the record holds its value ({@link LoggedValue}).
+     */
+    private boolean applyLoggedOp(PartitionHandle h, byte[] key, byte[] value, int opOffset) {
+        if (logsPages && value != null) LoggedValue.value(LogicalRecords.valueOffset(opOffset, key), value.length);
+        else if (logsPages) LoggedValue.value(0, 0); // a remove writes no value
+        return Engine.applyOp(h, key, value);
+    }
+
+    /** A checked batch: its partitions in file-id order (the locking order), its page head-room and its change. */
+    private record Batch(List<PartitionHandle> locked, int pages, Change change) {
+    }
+
+    private Batch batch(List<LogicalRecords.Op> ops) {
+        List<PartitionHandle> locked = new ArrayList<>();
+        long keyAndValueBytes = 0;
+        for (LogicalRecords.Op op : ops) {
+            PartitionHandle h = engine.tables.partitionOf(op.fileId());
+            if (!locked.contains(h)) locked.add(h);
+            keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
+        }
+        engine.limits.checkBatch(LogicalRecords.batchBytes(ops), keyAndValueBytes, ops.size());
+        locked.sort(Comparator.comparingInt(h -> h.fileId));
+        return new Batch(locked, engine.memory.headroomFor(keyAndValueBytes, ops.size()), () -> {
+            int at = LogicalRecords.FIRST_OP;
+            for (LogicalRecords.Op op : ops) {
+                applyLoggedOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value(), at);
+                at += op.encodedBytes();
+            }
+            return true;
+        });
+    }
+
+    /** Empties a partition. */
+    void destroy(PartitionHandle h) {
+        logged(64, List.of(h), RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> true, () -> {
+            h.tree.clear();
+            return true;
+        });
+    }
+
+    /**
+     * The one write path: data-region head-room and throttling, the checkpoint read lock, the partitions' write
+     * locks (in file-id order), then — unless {@code worthLogging} says there is nothing to do — the WAL record and
+     * its page changes, and after the locks are released the commit as {@code walSyncMode} promises.
+     */
+    boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
+                   Change change) {
+        Logged l = underCut(checkpointLock.readLock(), pages, () -> logAndApply(locked, type, record, worthLogging, change));
+        if (l == Logged.NOTHING) return false;
+        engine.wal.commit(l.lsn());
+        return l.result();
+    }
+
+    /**
+     * Runs {@code body} holding {@code cut}, one side of the checkpoint lock, with {@code pages} of head-room
+     * reserved (and throttled) before the lock is taken: the checkpointer takes that lock, so a writer must not
+     * wait for it while holding it.
+     */
+    private <T> T underCut(Lock cut, int pages, Supplier<T> body) {
+        engine.checkNotReadOnly();
+        throttle.beforeWrite(pages);
+        try {
+            cut.lock();
+            try {
+                return body.get();
+            } finally {
+                cut.unlock();
+            }
+        } finally {
+            throttle.afterWrite(pages);
+        }
+    }
+
+    /** What a logged change left: the LSN its commit must reach and what its apply returned. */
+    private record Logged(long lsn, boolean result) {
+        /** Nothing was worth logging: nothing to commit. */
+        static final Logged NOTHING = new Logged(-1, false);
+    }
+
+    /** Appends the record and applies its change under the partitions' write locks; the caller holds the cut. */
+    private Logged logAndApply(List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
+                               Change change) {
+        for (PartitionHandle h : locked) h.lock.writeLock().lock();
+        try {
+            engine.checkWritable();
+            // a partition whose page file failed (a read error) would fail the apply after the record is logged: the
+            // write would poison the store and come back at the next open though it was reported failed
+            for (PartitionHandle h : locked) engine.store.checkUsable(h.fileId);
+            if (!worthLogging.getAsBoolean()) return Logged.NOTHING;
+            ByteBuffer payload = record.get();
+            ByteBuffer published = engine.changes.active() ? payload.duplicate() : null; // read after the apply
+            long lsn = engine.wal.append(type, payload);
+            boolean result;
+            if (logsPages) LoggedValue.record(lsn, payload); // payloads are built from index 0
+            try {
+                result = applyLogged(change);
+            } finally {
+                if (logsPages) LoggedValue.clear();
+            }
+            if (published != null) engine.changes.logged(type, published, lsn);
+            return new Logged(lsn, result);
+        } finally {
+            for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
+        }
+    }
+
+    interface Change {
+        boolean apply();
+    }
+
+    /** Applies a change whose record is already in the WAL; a failure here poisons the engine. */
+    private boolean applyLogged(Change c) {
+        try {
+            return c.apply();
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            engine.checkpointer.refuseFurther(e);
+            throw new StorageException("a logged write could not be applied (" + e + "); the store refuses further writes — reopen it to recover", null, e);
+        }
+    }
+}
