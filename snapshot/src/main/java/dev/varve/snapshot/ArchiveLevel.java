@@ -84,12 +84,12 @@ final class ArchiveLevel implements AutoCloseable {
 
     /** Reads the pre-state stored at archive {@code location} — in the volume of the level it names — into {@code dst}. */
     private static void readVolume(ArchiveLevel[] levels, long location, long pageId, ByteBuffer dst, int dstOffset) {
-        levels[ArchiveEncoding.levelOf(location) - 1].volume.read(ArchiveEncoding.addressOf(location), pageId, dst, dstOffset);
+        levels[ArchiveEncoding.levelOf(location) - 1].volume.reader.read(ArchiveEncoding.addressOf(location), pageId, dst, dstOffset);
     }
 
     /** The whole record the pre-state at {@code location} is rebuilt from: what a ranked extent's base pins. */
     static long headOf(ArchiveLevel[] levels, long location, long pageId) {
-        return levels[ArchiveEncoding.levelOf(location) - 1].volume.headOf(ArchiveEncoding.addressOf(location), pageId);
+        return levels[ArchiveEncoding.levelOf(location) - 1].volume.reader.headOf(ArchiveEncoding.addressOf(location), pageId);
     }
 
     /** True while the volume {@code location} names still holds it: written and not reclaimed. */

@@ -22,8 +22,8 @@ import java.util.zip.CRC32C;
  * <p>Pages it rebuilt are kept ({@link #REBUILT}, by the entry's address), because a rebuild costs a read per link
  * where a whole page costs one: a page read again is served from there, and a chain walked back to a version kept
  * there starts from it instead of its head. A kept page was checked whole when it was rebuilt, and entries never
- * change once written, so it serves until recovery cuts the volume ({@link #forget}); the Pagelog checks that the
- * address's segment is still held before it asks (I8).
+ * change once written, so it serves until recovery cuts the volume ({@link #forget}); the Pagelog's reader
+ * ({@link PagelogReader}) checks that the address's segment is still held before it asks (I8).
  */
 final class DiffChain {
     /**
@@ -99,7 +99,7 @@ final class DiffChain {
      */
     void read(Pagelog volume, long address, long pageId, ByteBuffer dst, int dstOffset) {
         if (PagelogDescriptor.entryOffsetOf(address) == 0) {
-            volume.readWhole(address, pageId, dst, dstOffset);
+            volume.reader.readWhole(address, pageId, dst, dstOffset);
             return;
         }
         int version = volume.versionOf(PagelogDescriptor.recordOf(address)); // of every link: a chain never leaves its segment
@@ -115,7 +115,7 @@ final class DiffChain {
             at = entry.getLong(layout.base());
         }
         if (links.isEmpty()) return; // the page asked for was kept
-        if (!kept) volume.readWhole(at, pageId, dst, dstOffset);
+        if (!kept) volume.reader.readWhole(at, pageId, dst, dstOffset);
         int expected = links.peekLast().getInt(layout.pageCrc()); // the newest link's: the page asked for
         while (!links.isEmpty()) apply(links.pop(), version, dst, dstOffset);
         CRC32C check = new CRC32C();
@@ -139,12 +139,12 @@ final class DiffChain {
         int offset = PagelogDescriptor.entryOffsetOf(address);
         PagelogDescriptor.EntryLayout layout = PagelogDescriptor.entryLayout(version);
         ByteBuffer e = ByteBuffer.allocate(Math.min(pageSize - offset, FIRST_READ)).order(ByteOrder.LITTLE_ENDIAN);
-        long off = volume.readEntryBytes(address, e);
+        long off = volume.reader.readEntryBytes(address, e);
         int bytes = PagelogDescriptor.entryBytes(e, 0, version, maskChunkBytes);
         if (offset + bytes > pageSize) throw new CorruptionException("Pagelog diff entry runs past its record (page " + pageId + ")", volume.pathOf(address), off);
         if (bytes > e.capacity()) {
             e = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
-            volume.readEntryBytes(address, e);
+            volume.reader.readEntryBytes(address, e);
         }
         e.limit(bytes);
         if (e.getInt(layout.crc()) != PagelogDescriptor.entryCrc(e, 0, bytes, layout, new CRC32C()))

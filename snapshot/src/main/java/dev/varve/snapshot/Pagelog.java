@@ -29,8 +29,8 @@ import java.util.zip.CRC32C;
  * diff's chain never leaves its segment, so what a needed diff reads is kept by that same range.
  *
  * <p>The write side — staging, writing, fsync, reclamation — is synchronized: the archiver stages and writes
- * while a checkpoint's flush forces and its end reclaims. Reads (as-of views) take no lock: records below
- * {@link #end()} never change, and views pin what they read.
+ * while a checkpoint's flush forces and its end reclaims. Reads (as-of views) go through its {@link PagelogReader}
+ * and take no lock: records below {@link #end()} never change, and views pin what they read.
  */
 final class Pagelog implements AutoCloseable {
     private static final int HEADER = PagelogDescriptor.HEADER_SIZE;
@@ -45,9 +45,8 @@ final class Pagelog implements AutoCloseable {
     private final Map<Integer, FileIO> segments = new ConcurrentHashMap<>();
     /** Records appended but not written yet, one segment's run at most. */
     private final ByteBuffer stage;
-    private final ThreadLocal<ByteBuffer> readBuf;
-    /** Records read lately, for the chains of old diff-based history (one read per link otherwise). */
-    private final RecentRecords recent;
+    /** The read side: pre-states at addresses, read without this volume's lock. */
+    final PagelogReader reader;
     private final CRC32C crc = new CRC32C();
     /** Next address to write (readable records end here) and next address to stage. */
     private volatile long end;
@@ -79,9 +78,8 @@ final class Pagelog implements AutoCloseable {
         this.recordBytes = PagelogDescriptor.recordBytes(pageSize);
         this.recordsPerSegment = Math.max(16, (segmentBytes - HEADER) / recordBytes);
         this.stage = ByteBuffer.allocateDirect(recordBytes * 256).order(ByteOrder.LITTLE_ENDIAN);
-        this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
-        this.recent = new RecentRecords(recordBytes);
         this.chain = new DiffChain(pageSize);
+        this.reader = new PagelogReader(this, segments, pageSize, recordBytes, recordsPerSegment, chain);
         this.diffRanges = PageDiff.rangesFor(pageSize);
         this.pack = new DiffPack(pageSize, chain);
         try {
@@ -133,7 +131,7 @@ final class Pagelog implements AutoCloseable {
     /** The (lo, hi] of a segment's records, each record read whole and its CRC checked: a damaged one is named. */
     private long[] checkedRange(int seg) {
         long[] range = {Long.MAX_VALUE, 0};
-        ByteBuffer rec = readBuf.get();
+        ByteBuffer rec = reader.recordBuffer();
         FileIO f = segments.get(seg);
         for (long i = 0; i < recordsPerSegment; i++) {
             long off = HEADER + i * recordBytes;
@@ -151,7 +149,7 @@ final class Pagelog implements AutoCloseable {
     }
 
     /** True when the record in {@code rec}, of a segment of {@code version}, matches its CRC (its header fields and body). */
-    private boolean intact(ByteBuffer rec, int version) {
+    boolean intact(ByteBuffer rec, int version) {
         return rec.getInt(PagelogDescriptor.RECORD_CRC_OFFSET) == PagelogDescriptor.recordCrc(rec, 0, recordBytes, version, new CRC32C());
     }
 
@@ -402,80 +400,9 @@ final class Pagelog implements AutoCloseable {
         packsAllowed = true;
     }
 
-    private long offsetOf(long address) {
+    /** Where record {@code address} lies in its segment file. */
+    long offsetOf(long address) {
         return HEADER + (address % recordsPerSegment) * recordBytes;
-    }
-
-    /**
-     * Reads the pre-state at {@code address} into {@code dst} at {@code dstOffset}: a whole record's image, or an
-     * entry's chain of diffs applied to the whole record it ends at. Checks every CRC on the way, that each is
-     * {@code pageId}'s, and the rebuilt page's own CRC; any mismatch is a {@link CorruptionException} naming the
-     * segment and offset.
-     */
-    void read(long address, long pageId, ByteBuffer dst, int dstOffset) {
-        segmentOf(PagelogDescriptor.recordOf(address)); // a reclaimed address fails here, before any cache is asked (I8)
-        chain.read(this, address, pageId, dst, dstOffset);
-    }
-
-    /** The whole record an address's chain ends at (in the same segment): where a ranked extent based on it pins the volume. */
-    long headOf(long address, long pageId) {
-        if (PagelogDescriptor.entryOffsetOf(address) == 0) return PagelogDescriptor.recordOf(address);
-        int version = versionOf(PagelogDescriptor.recordOf(address));
-        return chain.readEntry(this, address, pageId, version).getLong(PagelogDescriptor.entryLayout(version).head());
-    }
-
-    /** Reads the whole record {@code address} (no entry) into {@code dst}: {@code pageId}'s image, checked. */
-    void readWhole(long address, long pageId, ByteBuffer dst, int dstOffset) {
-        ByteBuffer rec = readBuf.get();
-        long off = readRecord(address, rec);
-        FileIO f = segmentOf(address);
-        if (versionOf(address) != PagelogDescriptor.MIN_VERSION && rec.getInt(PagelogDescriptor.KIND_OFFSET) != PagelogDescriptor.KIND_WHOLE)
-            throw new CorruptionException("Pagelog record is a diff pack, not the image of page " + pageId, f.path(), off);
-        long found = rec.getLong(PagelogDescriptor.PAGE_ID_OFFSET);
-        if (found != pageId) throw new CorruptionException("Pagelog record holds page " + found + ", expected " + pageId, f.path(), off);
-        dst.put(dstOffset, rec, BODY, pageSize);
-    }
-
-    /** Reads and checks record {@code address} into {@code rec}; returns its offset in its segment. */
-    private long readRecord(long address, ByteBuffer rec) {
-        FileIO f = segmentOf(address);
-        long off = offsetOf(address);
-        try {
-            if (recent.read(address, f, off, rec) < recordBytes) throw new CorruptionException("Pagelog record truncated", f.path(), off);
-        } catch (IOException e) {
-            throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
-        }
-        if (!intact(rec, versionOf(address))) throw new CorruptionException("Pagelog record checksum mismatch", f.path(), off);
-        return off;
-    }
-
-    /** The segment holding written record {@code address}; a {@link CorruptionException} when it was reclaimed. */
-    private FileIO segmentOf(long address) {
-        if (address < 0 || address >= end) throw new IllegalArgumentException("Pagelog address " + address + " outside [0, " + end + ")");
-        FileIO f = segments.get((int) (address / recordsPerSegment));
-        if (f == null) throw new CorruptionException("Pagelog address " + address + " is mapped by a live snapshot but its segment is gone", pathOf(address), offsetOf(address));
-        return f;
-    }
-
-    /**
-     * Reads the bytes of record {@code address}'s body from the entry offset the address names into {@code dst} (one
-     * read, up to its remaining room); returns where they lie in the segment file. A {@link CorruptionException} when
-     * no entry can lie there.
-     */
-    long readEntryBytes(long address, ByteBuffer dst) {
-        long record = PagelogDescriptor.recordOf(address);
-        int offset = PagelogDescriptor.entryOffsetOf(address);
-        FileIO f = segmentOf(record);
-        long off = offsetOf(record) + BODY + offset;
-        if (versionOf(record) == PagelogDescriptor.MIN_VERSION || offset + PagelogDescriptor.entryLayout(versionOf(record)).headerSize() > pageSize)
-            throw new CorruptionException("Pagelog address " + address + " names a diff entry where none can be", f.path(), off);
-        try {
-            // the whole record is kept, for the other entries of its pack
-            recent.readPart(record, f, offsetOf(record), readBuf.get(), BODY + offset, recordBytes - BODY - offset, dst);
-        } catch (IOException x) {
-            throw new StorageException("Pagelog read failed: " + x.getMessage(), f.path(), x);
-        }
-        return off;
     }
 
     /** Makes every appended record durable. */
@@ -500,8 +427,7 @@ final class Pagelog implements AutoCloseable {
     /** Drops records at and after {@code newEnd} (recovery: data no durable mapping references). */
     synchronized void truncate(long newEnd) {
         if (newEnd >= end) return;
-        recent.clear(); // the addresses from newEnd on will name new records
-        chain.forget();
+        reader.forget(); // the addresses from newEnd on will name new records
         if (newEnd < (long) firstSegment * recordsPerSegment)
             throw new CorruptionException("the recovered checkpoint mark needs Pagelog address " + newEnd + " but its segment is gone", pathOf(newEnd), 0);
         try {

@@ -144,9 +144,9 @@ class DiffChainTest {
             for (int i = 0; i < 40; i++) log.append(100 + i, 0, 1, ByteBuffer.allocateDirect(PAGE), 0); // segments 0-2
             log.force();
             ByteBuffer dst = ByteBuffer.allocateDirect(PAGE);
-            log.read(diff.address(), diff.pageId(), dst, 0); // rebuilt and kept
+            log.reader.read(diff.address(), diff.pageId(), dst, 0); // rebuilt and kept
             log.reclaimOldest(16, (lo, hi) -> true); // the chain goes with segment 0
-            CorruptionException e = assertThrows(CorruptionException.class, () -> log.read(diff.address(), diff.pageId(), dst, 0));
+            CorruptionException e = assertThrows(CorruptionException.class, () -> log.reader.read(diff.address(), diff.pageId(), dst, 0));
             assertTrue(e.getMessage().contains("segment is gone"), e.getMessage()); // I8, whatever was kept
         }
     }
@@ -157,13 +157,13 @@ class DiffChainTest {
             Version before = writeHistories(log, new SplittableRandom(5), 1, 2, 3).get(1);
             log.force();
             ByteBuffer dst = ByteBuffer.allocateDirect(PAGE);
-            log.read(before.address(), before.pageId(), dst, 0); // rebuilt and kept
+            log.reader.read(before.address(), before.pageId(), dst, 0); // rebuilt and kept
             log.truncate(0);
             Version after = writeHistories(log, new SplittableRandom(6), 1, 2, 3).get(1);
             log.force();
             assertTrue(PagelogDescriptor.entryOffsetOf(after.address()) != 0, "a diff entry");
             assertEquals(before.address(), after.address(), "the same address names the new history's diff");
-            log.read(after.address(), after.pageId(), dst, 0);
+            log.reader.read(after.address(), after.pageId(), dst, 0);
             byte[] read = new byte[PAGE];
             dst.get(0, read);
             assertTrue(java.util.Arrays.equals(after.image(), read), "the new page, not the one rebuilt before the cut");
@@ -187,10 +187,10 @@ class DiffChainTest {
         flip(file, at);
         try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
             ByteBuffer dst = ByteBuffer.allocateDirect(PAGE);
-            CorruptionException e = assertThrows(CorruptionException.class, () -> log.read(newest.address(), newest.pageId(), dst, 0));
+            CorruptionException e = assertThrows(CorruptionException.class, () -> log.reader.read(newest.address(), newest.pageId(), dst, 0));
             assertEquals(file, e.file(), e.getMessage());
             assertTrue(e.getMessage().contains("diff entry checksum"), e.getMessage());
-            log.read(versions.get(1).address(), versions.get(1).pageId(), dst, 0); // the links before it still read
+            log.reader.read(versions.get(1).address(), versions.get(1).pageId(), dst, 0); // the links before it still read
         }
     }
 
@@ -208,7 +208,7 @@ class DiffChainTest {
             long token = log.appendDiff(7, 1, 2, head, head, chunks(CHUNK * 3, CHUNK * 4), image, 0); // but the diff only carries chunk 3
             log.force();
             long diff = log.resolve(token);
-            CorruptionException e = assertThrows(CorruptionException.class, () -> log.read(diff, 7, ByteBuffer.allocateDirect(PAGE), 0));
+            CorruptionException e = assertThrows(CorruptionException.class, () -> log.reader.read(diff, 7, ByteBuffer.allocateDirect(PAGE), 0));
             assertTrue(e.getMessage().contains("fails its checksum"), e.getMessage());
         }
     }
@@ -284,8 +284,8 @@ class DiffChainTest {
         byte[] read = new byte[PAGE];
         for (int i = 0; i < versions.size(); i++) {
             Version v = versions.get(newestFirst ? versions.size() - 1 - i : i);
-            log.read(v.address(), v.pageId(), dst, 16);
-            assertEquals(v.head(), log.headOf(v.address(), v.pageId()));
+            log.reader.read(v.address(), v.pageId(), dst, 16);
+            assertEquals(v.head(), log.reader.headOf(v.address(), v.pageId()));
             dst.get(16, read);
             assertTrue(java.util.Arrays.equals(v.image(), read), "page " + v.pageId() + " at " + v.address() + " (chain " + v.chain() + ")");
         }

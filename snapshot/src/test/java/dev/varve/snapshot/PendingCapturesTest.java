@@ -64,7 +64,7 @@ class PendingCapturesTest {
             assertEquals(0, slots.used());
             Page image = new Page(ByteBuffer.allocateDirect(PAGE), 0, PAGE);
             for (int i : new int[]{0, 255, 256, CAPTURES - 1}) {
-                level.volume.read(i, i, image.buffer(), 0);
+                level.volume.reader.read(i, i, image.buffer(), 0);
                 assertEquals(1000 + i, image.getLong(64), "capture " + i + " at its address");
             }
             assertEquals(CAPTURES * (PAGE + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE), retention.archiveBytes(1), "counted for snapshot 1");

@@ -116,14 +116,14 @@ class RangeEntryTest {
             assertFalse(log.packsAllowed(), "diffs go to segments of the current format only");
             ByteBuffer dst = ByteBuffer.allocateDirect(PAGE);
             byte[] read = new byte[PAGE];
-            log.read(0, 7, dst, 0);
+            log.reader.read(0, 7, dst, 0);
             dst.get(0, read);
             assertArrayEquals(v0, read);
             long entry = PagelogDescriptor.entryAddress(1, PagelogDescriptor.PACK_HEADER_SIZE);
-            log.read(entry, 7, dst, 0);
+            log.reader.read(entry, 7, dst, 0);
             dst.get(0, read);
             assertArrayEquals(v1, read);
-            assertEquals(0, log.headOf(entry, 7));
+            assertEquals(0, log.reader.headOf(entry, 7));
         }
     }
 
@@ -170,14 +170,14 @@ class RangeEntryTest {
     private static int entryBytes(Pagelog log, long address) {
         log.writeStaged();
         ByteBuffer e = ByteBuffer.allocate(PagelogDescriptor.RANGE_ENTRY.headerSize()).order(ByteOrder.LITTLE_ENDIAN);
-        log.readEntryBytes(log.resolve(address), e);
+        log.reader.readEntryBytes(log.resolve(address), e);
         return PagelogDescriptor.entryBytes(e, 0, PagelogDescriptor.VERSION, V3_CHUNK);
     }
 
     private static void assertReadsBack(Pagelog log, Map<Long, byte[]> versions) {
         ByteBuffer dst = ByteBuffer.allocateDirect(PAGE);
         for (Map.Entry<Long, byte[]> v : versions.entrySet()) {
-            log.read(v.getKey(), 7, dst, 0);
+            log.reader.read(v.getKey(), 7, dst, 0);
             byte[] read = new byte[PAGE];
             dst.get(0, read);
             assertArrayEquals(v.getValue(), read, "version at " + Long.toHexString(v.getKey()));

@@ -105,10 +105,10 @@ class RecentRecordsTest {
     void aRecordReadBeforeItsSegmentWasReclaimedIsNotServedAfter() {
         ByteBuffer page = ByteBuffer.allocateDirect(PAGE);
         try (Pagelog log = pagelog(dir, 40)) {
-            log.readWhole(3, 3, page, 0); // kept
+            log.reader.readWhole(3, 3, page, 0); // kept
             assertEquals(3, page.get(PAGE - 1));
             log.reclaimOldest(16, (lo, hi) -> true); // records 0-15 go with their segment
-            CorruptionException e = assertThrows(CorruptionException.class, () -> log.readWhole(3, 3, page, 0));
+            CorruptionException e = assertThrows(CorruptionException.class, () -> log.reader.readWhole(3, 3, page, 0));
             assertTrue(e.getMessage().contains("segment is gone"), e.getMessage());
         }
     }
@@ -117,11 +117,11 @@ class RecentRecordsTest {
     void recordsReadBeforeRecoveryCutTheVolumeAreNotServedForTheNewOnesAtTheirAddresses() {
         ByteBuffer page = ByteBuffer.allocateDirect(PAGE);
         try (Pagelog log = pagelog(dir, 40)) {
-            log.readWhole(30, 30, page, 0); // kept
+            log.reader.readWhole(30, 30, page, 0); // kept
             log.truncate(20);
             for (int i = 20; i < 40; i++) log.append(60 + i, 0, 1, image(60 + i), 0); // new pages at the same addresses
             log.force();
-            log.readWhole(30, 90, page, 0);
+            log.reader.readWhole(30, 90, page, 0);
             assertEquals(90, page.get(0));
         }
     }

@@ -45,7 +45,7 @@ class SnapshotFormatCorruptionTest {
         long record = PagelogDescriptor.HEADER_SIZE + PagelogDescriptor.recordBytes(PAGE);
         flip(segment, record + PagelogDescriptor.IMAGE_OFFSET + 100);
         try (Pagelog log = new Pagelog(IO, dir, PAGE, 1 << 20)) {
-            assertNamed(segment, record, () -> log.read(1, 1, ByteBuffer.allocate(PAGE), 0));
+            assertNamed(segment, record, () -> log.reader.read(1, 1, ByteBuffer.allocate(PAGE), 0));
         }
     }
 

@@ -1,0 +1,136 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.StorageException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Map;
+
+/**
+ * The read side of a {@link Pagelog}: the pre-state at an address — a whole record's image, or an entry's chain of
+ * diffs applied to the whole record it ends at ({@link DiffChain}) — every CRC checked on the way, with the records
+ * read lately kept for the next reads ({@link RecentRecords}).
+ *
+ * <p>Design note. Reads take no lock: records below the volume's {@link Pagelog#end()} never change, and as-of views
+ * pin what they read. So a read needs of the volume only its end, its segment files (looked up here, never changed)
+ * and their format versions, and is kept apart from the volume's synchronized write side — staging, writing, fsync,
+ * reclamation — so that what an as-of read costs and checks reads on its own. A reclaimed address fails in
+ * {@link #segmentOf} before any cache is asked (I8).
+ */
+final class PagelogReader {
+    private static final int BODY = PagelogDescriptor.IMAGE_OFFSET;
+
+    private final Pagelog volume;
+    /** The volume's segment files by number: looked up here, changed only by the volume. */
+    private final Map<Integer, FileIO> segments;
+    private final int pageSize;
+    private final int recordBytes;
+    private final long recordsPerSegment;
+    private final ThreadLocal<ByteBuffer> readBuf;
+    /** Records read lately, for the chains of old diff-based history (one read per link otherwise). */
+    private final RecentRecords recent;
+    private final DiffChain chain;
+
+    PagelogReader(Pagelog volume, Map<Integer, FileIO> segments, int pageSize, int recordBytes, long recordsPerSegment,
+            DiffChain chain) {
+        this.volume = volume;
+        this.segments = segments;
+        this.pageSize = pageSize;
+        this.recordBytes = recordBytes;
+        this.recordsPerSegment = recordsPerSegment;
+        this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
+        this.recent = new RecentRecords(recordBytes);
+        this.chain = chain;
+    }
+
+    /** This thread's buffer of one whole record, for a read of one (the volume's checked scan of a segment too). */
+    ByteBuffer recordBuffer() {
+        return readBuf.get();
+    }
+
+    /** Forgets the records read and pages rebuilt: the volume was cut, and the addresses after it will name new ones. */
+    void forget() {
+        recent.clear();
+        chain.forget();
+    }
+
+    /**
+     * Reads the pre-state at {@code address} into {@code dst} at {@code dstOffset}: a whole record's image, or an
+     * entry's chain of diffs applied to the whole record it ends at. Checks every CRC on the way, that each is
+     * {@code pageId}'s, and the rebuilt page's own CRC; any mismatch is a {@link CorruptionException} naming the
+     * segment and offset.
+     */
+    void read(long address, long pageId, ByteBuffer dst, int dstOffset) {
+        segmentOf(PagelogDescriptor.recordOf(address)); // a reclaimed address fails here, before any cache is asked (I8)
+        chain.read(volume, address, pageId, dst, dstOffset);
+    }
+
+    /** The whole record an address's chain ends at (in the same segment): where a ranked extent based on it pins the volume. */
+    long headOf(long address, long pageId) {
+        if (PagelogDescriptor.entryOffsetOf(address) == 0) return PagelogDescriptor.recordOf(address);
+        int version = volume.versionOf(PagelogDescriptor.recordOf(address));
+        return chain.readEntry(volume, address, pageId, version).getLong(PagelogDescriptor.entryLayout(version).head());
+    }
+
+    /** Reads the whole record {@code address} (no entry) into {@code dst}: {@code pageId}'s image, checked. */
+    void readWhole(long address, long pageId, ByteBuffer dst, int dstOffset) {
+        ByteBuffer rec = readBuf.get();
+        long off = readRecord(address, rec);
+        FileIO f = segmentOf(address);
+        if (volume.versionOf(address) != PagelogDescriptor.MIN_VERSION
+                && rec.getInt(PagelogDescriptor.KIND_OFFSET) != PagelogDescriptor.KIND_WHOLE)
+            throw new CorruptionException("Pagelog record is a diff pack, not the image of page " + pageId, f.path(), off);
+        long found = rec.getLong(PagelogDescriptor.PAGE_ID_OFFSET);
+        if (found != pageId) throw new CorruptionException("Pagelog record holds page " + found + ", expected " + pageId, f.path(), off);
+        dst.put(dstOffset, rec, BODY, pageSize);
+    }
+
+    /** Reads and checks record {@code address} into {@code rec}; returns its offset in its segment. */
+    private long readRecord(long address, ByteBuffer rec) {
+        FileIO f = segmentOf(address);
+        long off = volume.offsetOf(address);
+        try {
+            if (recent.read(address, f, off, rec) < recordBytes) throw new CorruptionException("Pagelog record truncated", f.path(), off);
+        } catch (IOException e) {
+            throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
+        }
+        if (!volume.intact(rec, volume.versionOf(address)))
+            throw new CorruptionException("Pagelog record checksum mismatch", f.path(), off);
+        return off;
+    }
+
+    /** The segment holding written record {@code address}; a {@link CorruptionException} when it was reclaimed. */
+    private FileIO segmentOf(long address) {
+        if (address < 0 || address >= volume.end())
+            throw new IllegalArgumentException("Pagelog address " + address + " outside [0, " + volume.end() + ")");
+        FileIO f = segments.get((int) (address / recordsPerSegment));
+        if (f == null) throw new CorruptionException("Pagelog address " + address + " is mapped by a live snapshot but its segment is gone",
+                volume.pathOf(address), volume.offsetOf(address));
+        return f;
+    }
+
+    /**
+     * Reads the bytes of record {@code address}'s body from the entry offset the address names into {@code dst} (one
+     * read, up to its remaining room); returns where they lie in the segment file. A {@link CorruptionException} when
+     * no entry can lie there.
+     */
+    long readEntryBytes(long address, ByteBuffer dst) {
+        long record = PagelogDescriptor.recordOf(address);
+        int offset = PagelogDescriptor.entryOffsetOf(address);
+        FileIO f = segmentOf(record);
+        long off = volume.offsetOf(record) + BODY + offset;
+        if (volume.versionOf(record) == PagelogDescriptor.MIN_VERSION
+                || offset + PagelogDescriptor.entryLayout(volume.versionOf(record)).headerSize() > pageSize)
+            throw new CorruptionException("Pagelog address " + address + " names a diff entry where none can be", f.path(), off);
+        try {
+            // the whole record is kept, for the other entries of its pack
+            recent.readPart(record, f, volume.offsetOf(record), readBuf.get(), BODY + offset, recordBytes - BODY - offset, dst);
+        } catch (IOException x) {
+            throw new StorageException("Pagelog read failed: " + x.getMessage(), f.path(), x);
+        }
+        return off;
+    }
+}
