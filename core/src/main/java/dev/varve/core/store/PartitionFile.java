@@ -42,7 +42,14 @@ final class PartitionFile implements AutoCloseable {
                 return new PartitionFile(DurableFiles.create(factory, path, header(fileId, pageSize)), fileId, pageSize);
             }
             PartitionFile f = new PartitionFile(factory.open(path, false), fileId, pageSize);
-            f.checkHeader();
+            try {
+                f.checkHeader();
+            } catch (IOException | RuntimeException e) {
+                // a refused file is not kept open: the page store opens a file at its first access, so every read of
+                // a damaged partition would otherwise leave one more descriptor behind
+                f.closeQuietly(e);
+                throw e;
+            }
             return f;
         } catch (IOException e) {
             throw new StorageException("cannot open page file: " + e.getMessage(), path, e);
@@ -178,6 +185,15 @@ final class PartitionFile implements AutoCloseable {
             io.close();
         } catch (IOException e) {
             throw new StorageException("close failed", io.path(), e);
+        }
+    }
+
+    /** Closes a file being refused; a failure to close is kept with {@code cause}, which is what the caller reports. */
+    private void closeQuietly(Exception cause) {
+        try {
+            io.close();
+        } catch (IOException | RuntimeException e) {
+            cause.addSuppressed(e);
         }
     }
 }
