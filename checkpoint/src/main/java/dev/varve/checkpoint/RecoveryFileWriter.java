@@ -45,12 +45,23 @@ final class RecoveryFileWriter implements AutoCloseable {
         this.encoded = ByteBuffer.allocateDirect(PageCodec.maxEncodedBytes(pageSize));
         this.io = io;
         this.path = path;
+        FileIO opened = null;
         try {
-            this.file = io.open(tempPath(path), true);
-            file.truncate(0);
+            opened = io.open(tempPath(path), true);
+            opened.truncate(0);
         } catch (IOException e) {
+            // the caller's try-with-resources closes only a constructed writer: a file opened here and refused is
+            // closed here, or each failed checkpoint thread keeps a descriptor (and the deleted temp file's space)
+            if (opened != null) {
+                try {
+                    opened.close();
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
             throw new StorageException("cannot create recovery file: " + e.getMessage(), path, e);
         }
+        this.file = opened;
         chunk.putLong(RecoveryFileFormat.MAGIC).putInt(RecoveryFileFormat.VERSION).putLong(checkpointId).putInt(pageSize);
         crc.update(chunk.duplicate().flip());
         chunk.putInt((int) crc.getValue());
