@@ -308,12 +308,23 @@ final class RankedExtent {
             this.stage = ByteBuffer.allocate(Math.max(1 << 20, 2 * RankedExtentDescriptor.maxRecordBytes(pageSize))).order(ByteOrder.LITTLE_ENDIAN);
             this.ranges = PageDiff.rangesFor(pageSize);
             this.at = RankedExtentDescriptor.headerSize(levels);
+            FileIO opened = null;
             try {
-                this.file = io.open(tmp, true);
-                file.truncate(0);
+                opened = io.open(tmp, true);
+                opened.truncate(0);
             } catch (IOException e) {
+                // the caller abandons only a constructed writer: a file opened here and refused is closed here, or it
+                // stays open (on a temp file the next open deletes) for as long as the process runs
+                if (opened != null) {
+                    try {
+                        opened.close();
+                    } catch (IOException suppressed) {
+                        e.addSuppressed(suppressed);
+                    }
+                }
                 throw new StorageException("cannot create a ranked extent: " + e.getMessage(), tmp, e);
             }
+            this.file = opened;
             if (!DurableFiles.isTemp(tmp)) throw new IllegalStateException(tmp + " is not recognised as a temp file");
         }
 

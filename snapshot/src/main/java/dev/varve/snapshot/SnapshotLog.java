@@ -39,8 +39,14 @@ final class SnapshotLog implements AutoCloseable {
                 file = DurableFiles.create(io, path, SnapshotLogDescriptor.header());
             } else {
                 file = io.open(path, false);
-                checkHeader(path);
-                scan = LogScan.of(file, HEADER, RECORD, SnapshotLogDescriptor::intact);
+                checkHeader(path); // closes the file when it refuses it
+                try {
+                    scan = LogScan.of(file, HEADER, RECORD, SnapshotLogDescriptor::intact);
+                } catch (RuntimeException e) {
+                    // nobody holds a log whose constructor failed: close its file here, or its descriptor stays open
+                    Closing.closeAll(e, List.of(file));
+                    throw e;
+                }
                 count = scan.valid;
             }
         } catch (IOException e) {

@@ -1,0 +1,147 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.MappedRegion;
+import dev.varve.core.io.StorageException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * An archive file refused while it is being opened or prepared is closed, not left open: a ranked extent whose
+ * temporary file cannot be truncated (a full or failing disk, met by a lazy-ranking copy at a checkpoint), and a
+ * snapshot log whose records cannot be scanned (an IO error at open). Each used to keep its descriptor.
+ */
+@Timeout(60)
+class ArchiveFileOpenFailureTest {
+    @TempDir
+    Path dir;
+
+    private final Set<FileIO> open = ConcurrentHashMap.newKeySet();
+    private volatile boolean failTruncate;
+    private volatile boolean failSize;
+
+    @Test
+    void aRankedExtentThatCannotBePreparedClosesItsFile() {
+        failTruncate = true;
+        for (int i = 0; i < 5; i++) {
+            long snapshot = 10 + i;
+            StorageException e = assertThrows(StorageException.class, () -> new RankedExtent.Writer(io(), dir, snapshot, 2, 2, 4096));
+            assertTrue(e.getMessage().contains("cannot create a ranked extent"), e.getMessage());
+            assertEquals(Set.of(), open, "the refused extent file is still open");
+        }
+    }
+
+    @Test
+    void aSnapshotLogThatCannotBeScannedClosesItsFile() {
+        Path path = dir.resolve("snapshots.log");
+        new SnapshotLog(io(), path, MaplogFile.Missing.CREATE).close();
+        assertEquals(Set.of(), open);
+        failSize = true; // the header reads fine; the scan of the records behind it fails
+        for (int i = 0; i < 5; i++) {
+            assertThrows(StorageException.class, () -> new SnapshotLog(io(), path, MaplogFile.Missing.CORRUPT));
+            assertEquals(Set.of(), open, "the refused snapshot log is still open");
+        }
+    }
+
+    /** The real file system, with the failures the test asks for, keeping every file opened and not yet closed in {@link #open}. */
+    private FileIOFactory io() {
+        FileIOFactory real = FileIOFactory.standard();
+        return new FileIOFactory() {
+            @Override
+            public FileIO open(Path file, boolean create) throws IOException {
+                FileIO f = new Watched(real.open(file, create));
+                open.add(f);
+                return f;
+            }
+
+            @Override
+            public boolean exists(Path file) {
+                return real.exists(file);
+            }
+
+            @Override
+            public void delete(Path file) throws IOException {
+                real.delete(file);
+            }
+
+            @Override
+            public void atomicMove(Path from, Path to) throws IOException {
+                real.atomicMove(from, to);
+            }
+
+            @Override
+            public List<Path> list(Path d, String prefix) throws IOException {
+                return real.list(d, prefix);
+            }
+
+            @Override
+            public void createDirectories(Path d) throws IOException {
+                real.createDirectories(d);
+            }
+        };
+    }
+
+    private final class Watched implements FileIO {
+        private final FileIO delegate;
+
+        Watched(FileIO delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public Path path() {
+            return delegate.path();
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) throws IOException {
+            return delegate.read(dst, position);
+        }
+
+        @Override
+        public void write(ByteBuffer src, long position) throws IOException {
+            delegate.write(src, position);
+        }
+
+        @Override
+        public void force() throws IOException {
+            delegate.force();
+        }
+
+        @Override
+        public long size() throws IOException {
+            if (failSize) throw new IOException("injected IO error");
+            return delegate.size();
+        }
+
+        @Override
+        public void truncate(long size) throws IOException {
+            if (failTruncate) throw new IOException("No space left on device (injected)");
+            delegate.truncate(size);
+        }
+
+        @Override
+        public MappedRegion map(long position, int length) throws IOException {
+            return delegate.map(position, length);
+        }
+
+        @Override
+        public void close() throws IOException {
+            open.remove(this);
+            delegate.close();
+        }
+    }
+}
