@@ -102,7 +102,14 @@ final class Pagelog implements AutoCloseable {
         end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
         staged = end;
         packsAllowed = segments.isEmpty() || versions.get(lastSegment()) == PagelogDescriptor.VERSION;
-        for (int seg : segments.keySet()) ranges.put(seg, scanRange(seg));
+        try {
+            for (int seg : segments.keySet()) ranges.put(seg, scanRange(seg));
+        } catch (RuntimeException e) {
+            // as above: nobody holds a Pagelog whose constructor failed, so an IO error scanning the records closes
+            // every segment here, or their descriptors stay open
+            Closing.closeAll(e, segments.values());
+            throw e;
+        }
     }
 
     /**

@@ -22,16 +22,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * An archive file refused while it is being opened or prepared is closed, not left open: a ranked extent whose
  * temporary file cannot be truncated (a full or failing disk, met by a lazy-ranking copy at a checkpoint), and a
- * snapshot log whose records cannot be scanned (an IO error at open). Each used to keep its descriptor.
+ * snapshot log or a Pagelog whose records cannot be scanned (an IO error at open). Each used to keep its descriptors.
  */
 @Timeout(60)
 class ArchiveFileOpenFailureTest {
     @TempDir
     Path dir;
 
+    /** 16 records of 4 KiB pages a Pagelog segment. */
+    private static final long SEGMENT = 16L * (4096 + PagelogDescriptor.RECORD_HEADER_SIZE) + PagelogDescriptor.HEADER_SIZE;
+
     private final Set<FileIO> open = ConcurrentHashMap.newKeySet();
     private volatile boolean failTruncate;
     private volatile boolean failSize;
+    /** Reads past a file's first bytes fail (its header reads fine). */
+    private volatile boolean failReadsPastHeader;
 
     @Test
     void aRankedExtentThatCannotBePreparedClosesItsFile() {
@@ -53,6 +58,21 @@ class ArchiveFileOpenFailureTest {
         for (int i = 0; i < 5; i++) {
             assertThrows(StorageException.class, () -> new SnapshotLog(io(), path, MaplogFile.Missing.CORRUPT));
             assertEquals(Set.of(), open, "the refused snapshot log is still open");
+        }
+    }
+
+    @Test
+    void aPagelogWhoseRecordsCannotBeScannedClosesItsSegments() {
+        ByteBuffer image = ByteBuffer.allocateDirect(4096);
+        try (Pagelog log = new Pagelog(io(), dir, 4096, SEGMENT)) {
+            for (int i = 0; i < 40; i++) log.append(i, 0, 1, image, 0); // three segments
+            log.force();
+        }
+        assertEquals(Set.of(), open);
+        failReadsPastHeader = true; // the segments' headers read fine; the scan of their records fails
+        for (int i = 0; i < 5; i++) {
+            assertThrows(StorageException.class, () -> new Pagelog(io(), dir, 4096, SEGMENT));
+            assertEquals(Set.of(), open, "the refused Pagelog's segments are still open");
         }
     }
 
@@ -108,6 +128,7 @@ class ArchiveFileOpenFailureTest {
 
         @Override
         public int read(ByteBuffer dst, long position) throws IOException {
+            if (failReadsPastHeader && position >= PagelogDescriptor.HEADER_SIZE) throw new IOException("injected IO error");
             return delegate.read(dst, position);
         }
 
