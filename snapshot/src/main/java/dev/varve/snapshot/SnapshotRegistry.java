@@ -22,19 +22,15 @@ import java.util.function.LongUnaryOperator;
  * level — from which a page's SavedAfter at each level follows — and the retention policy's decisions with the drop
  * log behind them. Guarded by the archive's state lock; whoever appends to its logs (or reads the drop log under that
  * lock) holds the append gate too, which the checkpoint holds alone while it forces them ({@link ArchiveLock}). A lookup
- * of an old drop reads the drop log holding neither ({@link #droppedInLog}).
+ * of an old drop reads the drop log holding neither ({@link DropLogLookup}).
  */
 final class SnapshotRegistry implements AutoCloseable {
     private static final int RECENT_DROPS = 4096;
-    /** Drop log entries read at a time by a lookup of an old drop (128 KiB). */
-    static final int DROP_SCAN_CHUNK = 4096;
-    private static final long DROPPED_BY_POLICY = 0;
-    private static final long DROPPED_BY_BUDGET = 1;
     private static final String REWRITE_SUFFIX = ".rewrite";
     private final FileIOFactory io;
     private final int nodeEntries;
     private final SnapshotLog log;
-    /** (id, when, {@link #DROPPED_BY_POLICY} or {@link #DROPPED_BY_BUDGET}) per drop. */
+    /** (id, when, {@link DropLogLookup#DROPPED_BY_POLICY} or {@link DropLogLookup#DROPPED_BY_BUDGET}) per drop. */
     private MaplogFile drops;
     /** Per rank change, the Maplog position of every level at that moment: (walLsn, id, level &lt;&lt; 56 | position). */
     private final MaplogFile joinLog;
@@ -199,7 +195,7 @@ final class SnapshotRegistry implements AutoCloseable {
                         MaplogDescriptor.entryOffset(i));
             if (r == null) continue;
             keptDrops.add(new long[]{ids[i], when[i], kind[i]});
-            recentDrops.put(ids[i], new DroppedSnapshot(ids[i], when[i], whyLater(kind[i])));
+            recentDrops.put(ids[i], DropLogLookup.dropped(ids[i], when[i], kind[i]));
         }
     }
 
@@ -355,7 +351,7 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /** Drops what the policy no longer keeps at {@code nowMillis}. */
     void enforce(long nowMillis) {
-        for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis)) drop(v.id(), v.why(), DROPPED_BY_POLICY);
+        for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis)) drop(v.id(), v.why(), DropLogLookup.DROPPED_BY_POLICY);
         forgetBefore(oldestLive());
     }
 
@@ -410,7 +406,7 @@ final class SnapshotRegistry implements AutoCloseable {
             if (freed >= excess) break;
             if (r.id() == latest) continue;
             freed += bytesOf.applyAsLong(r.id());
-            drop(r.id(), budgetWhy(budget), DROPPED_BY_BUDGET);
+            drop(r.id(), budgetWhy(budget), DropLogLookup.DROPPED_BY_BUDGET);
         }
         forgetBefore(oldestLive());
         return freed;
@@ -434,7 +430,7 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Why {@code id} is no longer live (from memory for recent drops, else from the drop log), or null. */
     DroppedSnapshot dropped(long id) {
         if (!inDropLog(id)) return recentDrops.get(id);
-        return droppedInLog(drops, id, drops.count());
+        return DropLogLookup.find(drops, id, drops.count());
     }
 
     /**
@@ -448,33 +444,6 @@ final class SnapshotRegistry implements AutoCloseable {
     /** The drop log: once the archive is open it is only appended to, so its first entries stay as they are. */
     MaplogFile dropLog() {
         return drops;
-    }
-
-    /**
-     * Looks {@code id} up among the first {@code end} entries of drop log {@code drops}, newest first,
-     * {@value #DROP_SCAN_CHUNK} entries a read. The log grows by one entry per drop for as long as the store runs: one
-     * read per entry made a lookup of an old drop cost a read per drop since (0.5 s with 600,000 drops); it needs no
-     * archive lock, the log's own monitor guards each read (see {@link SnapshotArchive#dropped}).
-     */
-    static DroppedSnapshot droppedInLog(MaplogFile drops, long id, long end) {
-        long[] ids = new long[DROP_SCAN_CHUNK];
-        long[] when = new long[DROP_SCAN_CHUNK];
-        long[] kind = new long[DROP_SCAN_CHUNK];
-        for (long to = end, first = drops.first(); to > first; ) {
-            long from = Math.max(first, to - DROP_SCAN_CHUNK);
-            int n = (int) (to - from);
-            drops.read(from, n, ids, when, kind);
-            for (int i = n - 1; i >= 0; i--) if (ids[i] == id) return new DroppedSnapshot(id, when[i], whyLater(kind[i]));
-            to = from;
-        }
-        return null;
-    }
-
-    /** The reason recorded with a drop in the log: its cause (low byte) and the snapshot's rank then. */
-    private static String whyLater(long recorded) {
-        long rank = MaplogDescriptor.dropRank(recorded);
-        return MaplogDescriptor.dropCause(recorded) == DROPPED_BY_BUDGET ? "the archive passed the budget then in force, with no snapshot of a lower rank or older left to drop first"
-                : "no level up to its rank " + (rank == 0 ? "" : rank + " ") + "kept it under the policy then in force";
     }
 
     SnapshotRecord find(long id) {
