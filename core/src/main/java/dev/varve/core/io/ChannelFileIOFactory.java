@@ -1,5 +1,6 @@
 package dev.varve.core.io;
 
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
@@ -7,6 +8,7 @@ import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -262,6 +264,7 @@ final class ChannelFileIOFactory implements FileIOFactory {
                     if (closed) throw e;
                     interrupted |= Thread.interrupted();
                     reopen(ch);
+                    if (w == null) throw e; // the file left its directory before its first fsync: nothing to retake it with
                     try {
                         w.sync();
                     } catch (IOException failed) {
@@ -274,10 +277,19 @@ final class ChannelFileIOFactory implements FileIOFactory {
             }
         }
 
-        /** The witness, opened on the first force (before its fsync: it must see that fsync's error). */
+        /**
+         * The witness, opened on the first force (before its fsync: it must see that fsync's error); null when the
+         * file was deleted before that, so no name leads to it any more (an fsync through the channel still runs).
+         */
         private synchronized FsyncWitness witness() throws IOException {
             if (closed) throw new ClosedChannelException();
-            if (witness == null) witness = witnesses.open(path);
+            if (witness == null) {
+                try {
+                    witness = witnesses.open(path);
+                } catch (FileNotFoundException | NoSuchFileException gone) {
+                    return null;
+                }
+            }
             return witness;
         }
 

@@ -31,12 +31,19 @@ class FsyncAfterInterruptTest {
     private static final class Witnesses implements FsyncWitness.Opener {
         final AtomicInteger syncs = new AtomicInteger();
         final AtomicInteger opened = new AtomicInteger();
+        final AtomicInteger failedOpens = new AtomicInteger();
         volatile boolean failing;
 
         @Override
         public FsyncWitness open(Path file) throws IOException {
             opened.incrementAndGet();
-            FsyncWitness real = FsyncWitness.open(file);
+            FsyncWitness real;
+            try {
+                real = FsyncWitness.open(file);
+            } catch (IOException e) {
+                failedOpens.incrementAndGet();
+                throw e;
+            }
             return new FsyncWitness() {
                 @Override
                 public void sync() throws IOException {
@@ -78,6 +85,21 @@ class FsyncAfterInterruptTest {
             assertEquals(42L, b.flip().getLong(), "what was written is read back through the reopened channel");
         }
         assertTrue(witnesses.syncs.get() > 0, "interrupts closed the channel under a force");
+    }
+
+    @Test
+    void aFileDeletedBeforeItsFirstForceIsStillForced() throws Exception {
+        Witnesses witnesses = new Witnesses();
+        ChannelFileIOFactory io = new ChannelFileIOFactory(witnesses);
+        Path path = dir.resolve("deleted");
+        try (FileIO f = io.open(path, true)) {
+            f.write(ByteBuffer.allocate(8).putLong(0, 42L), 0);
+            java.nio.file.Files.delete(path);
+            f.forceData(); // no witness can be opened by name any more; the fsync through the channel runs
+            f.force();
+        }
+        assertTrue(witnesses.opened.get() > 0, "a witness was asked for by name");
+        assertEquals(witnesses.opened.get(), witnesses.failedOpens.get(), "and the file was gone");
     }
 
     /**
