@@ -34,12 +34,22 @@ final class LogicalRecords {
     }
 
     private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(64 * 1024).order(ByteOrder.LITTLE_ENDIAN));
+    /**
+     * The largest buffer a thread keeps between records. The buffer stays with the thread for its life, whatever
+     * store it wrote to and whether that store is still open: grown to the largest batch ever encoded (up to a WAL
+     * segment), it held megabytes of direct memory in every pool thread that once wrote a large batch.
+     */
+    private static final int KEPT_BYTES = 1 << 20;
 
-    /** A cleared per-thread buffer of at least {@code bytes}; valid until the thread's next call. */
+    /**
+     * A cleared per-thread buffer of at least {@code bytes}; valid until the thread's next call. A record larger than
+     * {@link #KEPT_BYTES} gets a buffer of its own, which the garbage collector frees once the record is logged.
+     */
     static ByteBuffer scratch(int bytes) {
         ByteBuffer b = SCRATCH.get();
         if (b.capacity() < bytes) {
-            b = ByteBuffer.allocateDirect(Math.max(bytes, b.capacity() * 2)).order(ByteOrder.LITTLE_ENDIAN);
+            if (bytes > KEPT_BYTES) return ByteBuffer.allocateDirect(bytes).order(ByteOrder.LITTLE_ENDIAN);
+            b = ByteBuffer.allocateDirect(Math.min(KEPT_BYTES, Math.max(bytes, b.capacity() * 2))).order(ByteOrder.LITTLE_ENDIAN);
             SCRATCH.set(b);
         }
         b.clear();
