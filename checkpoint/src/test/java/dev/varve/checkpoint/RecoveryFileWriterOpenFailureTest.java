@@ -3,16 +3,15 @@ package dev.varve.checkpoint;
 import dev.varve.config.RecoveryCompression;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
-import dev.varve.core.io.MappedRegion;
+import dev.varve.core.io.ForwardingFileIO;
+import dev.varve.core.io.ForwardingFileIOFactory;
 import dev.varve.core.io.StorageException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -33,38 +32,12 @@ class RecoveryFileWriterOpenFailureTest {
     @Test
     void aWriterThatCannotPrepareItsFileClosesIt() {
         Set<FileIO> open = ConcurrentHashMap.newKeySet();
-        FileIOFactory real = FileIOFactory.standard();
-        FileIOFactory io = new FileIOFactory() {
+        FileIOFactory io = new ForwardingFileIOFactory() {
             @Override
             public FileIO open(Path file, boolean create) throws IOException {
-                FileIO f = new RefusingTruncation(real.open(file, create), open);
+                FileIO f = new RefusingTruncation(delegate.open(file, create), open);
                 open.add(f);
                 return f;
-            }
-
-            @Override
-            public boolean exists(Path file) {
-                return real.exists(file);
-            }
-
-            @Override
-            public void delete(Path file) throws IOException {
-                real.delete(file);
-            }
-
-            @Override
-            public void atomicMove(Path from, Path to) throws IOException {
-                real.atomicMove(from, to);
-            }
-
-            @Override
-            public List<Path> list(Path dir, String prefix) throws IOException {
-                return real.list(dir, prefix);
-            }
-
-            @Override
-            public void createDirectories(Path dir) throws IOException {
-                real.createDirectories(dir);
             }
         };
         for (int i = 0; i < 10; i++) {
@@ -77,48 +50,17 @@ class RecoveryFileWriterOpenFailureTest {
     }
 
     /** A file whose truncation fails as on a full disk, and which leaves {@code open} when closed. */
-    private static final class RefusingTruncation implements FileIO {
-        private final FileIO delegate;
+    private static final class RefusingTruncation extends ForwardingFileIO {
         private final Set<FileIO> open;
 
         RefusingTruncation(FileIO delegate, Set<FileIO> open) {
-            this.delegate = delegate;
+            super(delegate);
             this.open = open;
-        }
-
-        @Override
-        public Path path() {
-            return delegate.path();
-        }
-
-        @Override
-        public int read(ByteBuffer dst, long position) throws IOException {
-            return delegate.read(dst, position);
-        }
-
-        @Override
-        public void write(ByteBuffer src, long position) throws IOException {
-            delegate.write(src, position);
-        }
-
-        @Override
-        public void force() throws IOException {
-            delegate.force();
-        }
-
-        @Override
-        public long size() throws IOException {
-            return delegate.size();
         }
 
         @Override
         public void truncate(long size) throws IOException {
             throw new IOException("No space left on device (injected)");
-        }
-
-        @Override
-        public MappedRegion map(long position, int length) throws IOException {
-            return delegate.map(position, length);
         }
 
         @Override

@@ -2,7 +2,8 @@ package dev.varve.snapshot;
 
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
-import dev.varve.core.io.MappedRegion;
+import dev.varve.core.io.ForwardingFileIO;
+import dev.varve.core.io.ForwardingFileIOFactory;
 import dev.varve.core.io.StorageException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -11,7 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -78,68 +78,25 @@ class ArchiveFileOpenFailureTest {
 
     /** The real file system, with the failures the test asks for, keeping every file opened and not yet closed in {@link #open}. */
     private FileIOFactory io() {
-        FileIOFactory real = FileIOFactory.standard();
-        return new FileIOFactory() {
+        return new ForwardingFileIOFactory() {
             @Override
             public FileIO open(Path file, boolean create) throws IOException {
-                FileIO f = new Watched(real.open(file, create));
+                FileIO f = new Watched(delegate.open(file, create));
                 open.add(f);
                 return f;
-            }
-
-            @Override
-            public boolean exists(Path file) {
-                return real.exists(file);
-            }
-
-            @Override
-            public void delete(Path file) throws IOException {
-                real.delete(file);
-            }
-
-            @Override
-            public void atomicMove(Path from, Path to) throws IOException {
-                real.atomicMove(from, to);
-            }
-
-            @Override
-            public List<Path> list(Path d, String prefix) throws IOException {
-                return real.list(d, prefix);
-            }
-
-            @Override
-            public void createDirectories(Path d) throws IOException {
-                real.createDirectories(d);
             }
         };
     }
 
-    private final class Watched implements FileIO {
-        private final FileIO delegate;
-
+    private final class Watched extends ForwardingFileIO {
         Watched(FileIO delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public Path path() {
-            return delegate.path();
+            super(delegate);
         }
 
         @Override
         public int read(ByteBuffer dst, long position) throws IOException {
             if (failReadsPastHeader && position >= PagelogDescriptor.HEADER_SIZE) throw new IOException("injected IO error");
             return delegate.read(dst, position);
-        }
-
-        @Override
-        public void write(ByteBuffer src, long position) throws IOException {
-            delegate.write(src, position);
-        }
-
-        @Override
-        public void force() throws IOException {
-            delegate.force();
         }
 
         @Override
@@ -152,11 +109,6 @@ class ArchiveFileOpenFailureTest {
         public void truncate(long size) throws IOException {
             if (failTruncate) throw new IOException("No space left on device (injected)");
             delegate.truncate(size);
-        }
-
-        @Override
-        public MappedRegion map(long position, int length) throws IOException {
-            return delegate.map(position, length);
         }
 
         @Override

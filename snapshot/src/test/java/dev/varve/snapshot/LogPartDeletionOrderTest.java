@@ -7,8 +7,6 @@ import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.core.io.ForwardingFileIOFactory;
 import dev.varve.core.memory.PageMemory;
-import dev.varve.core.page.Page;
-import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageStore;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -74,25 +72,7 @@ class LogPartDeletionOrderTest {
         RankTreePolicy policy = RankTreePolicy.levels(Retention.keepLast(3), Retention.keepLast(2));
         try (SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(dir.resolve("archive"), policy).pageSize(4096)
                 .skippyLevels(1).skippyNodeEntries(64).captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build())) {
-            archive.attach(memory);
-            archive.recover(0, true);
-            int pages = 120;
-            for (int i = 0; i < pages; i++) memory.releaseWrite(memory.acquireNew(PageId.of(1, i)));
-            long lsn = 1;
-            for (long id = 1; id <= 60; id++) {
-                archive.declare(id, id % 4 == 0 ? 2 : 1, id, lsn++);
-                for (int i = 0; i < pages; i++) { // every page changes after every snapshot: its pre-state is captured
-                    Page p = memory.acquireWrite(PageId.of(1, i));
-                    p.putLong(64, id);
-                    memory.releaseWrite(p);
-                }
-                if (id % 5 == 0) { // the checkpoint protocol's archive steps
-                    archive.onMark(id, lsn);
-                    archive.beforeStartMarker(id, lsn);
-                    archive.afterEndMarker(id, lsn);
-                    lsn++;
-                }
-            }
+            ReclamationOrderTest.declareSixtyOverChangingPages(archive, memory);
             assertTrue(io.partsDeleted >= 4, "reclamation deleted several parts: " + io.partsDeleted);
         }
         assertEquals(List.of(), io.violations.subList(0, Math.min(3, io.violations.size())), io.violations.size() + " deletions out of order");

@@ -37,25 +37,7 @@ class ReclamationOrderTest {
         RankTreePolicy policy = RankTreePolicy.levels(Retention.keepLast(3), Retention.keepLast(2));
         try (SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(dir.resolve("archive"), policy).pageSize(4096).skippyLevels(1).skippyNodeEntries(64)
                 .captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build())) {
-            archive.attach(memory);
-            archive.recover(0, true);
-            int pages = 120;
-            for (int i = 0; i < pages; i++) memory.releaseWrite(memory.acquireNew(PageId.of(1, i)));
-            long lsn = 1;
-            for (long id = 1; id <= 60; id++) {
-                archive.declare(id, id % 4 == 0 ? 2 : 1, id, lsn++);
-                for (int i = 0; i < pages; i++) { // every page changes after every snapshot: its pre-state is captured
-                    Page p = memory.acquireWrite(PageId.of(1, i));
-                    p.putLong(64, id);
-                    memory.releaseWrite(p);
-                }
-                if (id % 5 == 0) { // the checkpoint protocol's archive steps
-                    archive.onMark(id, lsn);
-                    archive.beforeStartMarker(id, lsn);
-                    archive.afterEndMarker(id, lsn);
-                    lsn++;
-                }
-            }
+            declareSixtyOverChangingPages(archive, memory);
             assertTrue(archive.reclaimedBytes() > 0, "the archive reclaimed segments");
             List<String> dangling = archive.reachableButReclaimed();
             assertTrue(dangling.isEmpty(), "reclamation left live mappings dangling: " + dangling);
@@ -64,6 +46,33 @@ class ReclamationOrderTest {
             archive.volume(1).reclaimOldest(Long.MAX_VALUE, (lo, hi) -> true);
             archive.volume(2).reclaimOldest(Long.MAX_VALUE, (lo, hi) -> true);
             assertFalse(archive.reachableButReclaimed().isEmpty(), "a reclamation that ignored the order rule went unnoticed");
+        }
+    }
+
+    /**
+     * Attaches and recovers {@code archive}, then declares sixty snapshots (every fourth of rank 2) over 120 pages,
+     * each of which changes after every snapshot, running the checkpoint protocol's archive steps after every fifth:
+     * what the archive holds keeps expiring, so it reclaims segments and Maplog portions.
+     */
+    static void declareSixtyOverChangingPages(SnapshotArchive archive, PageMemory memory) {
+        archive.attach(memory);
+        archive.recover(0, true);
+        int pages = 120;
+        for (int i = 0; i < pages; i++) memory.releaseWrite(memory.acquireNew(PageId.of(1, i)));
+        long lsn = 1;
+        for (long id = 1; id <= 60; id++) {
+            archive.declare(id, id % 4 == 0 ? 2 : 1, id, lsn++);
+            for (int i = 0; i < pages; i++) { // every page changes after every snapshot: its pre-state is captured
+                Page p = memory.acquireWrite(PageId.of(1, i));
+                p.putLong(64, id);
+                memory.releaseWrite(p);
+            }
+            if (id % 5 == 0) { // the checkpoint protocol's archive steps
+                archive.onMark(id, lsn);
+                archive.beforeStartMarker(id, lsn);
+                archive.afterEndMarker(id, lsn);
+                lsn++;
+            }
         }
     }
 
