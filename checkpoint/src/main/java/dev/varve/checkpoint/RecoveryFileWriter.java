@@ -1,5 +1,6 @@
 package dev.varve.checkpoint;
 
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
@@ -52,13 +53,7 @@ final class RecoveryFileWriter implements AutoCloseable {
         } catch (IOException e) {
             // the caller's try-with-resources closes only a constructed writer: a file opened here and refused is
             // closed here, or each failed checkpoint thread keeps a descriptor (and the deleted temp file's space)
-            if (opened != null) {
-                try {
-                    opened.close();
-                } catch (IOException suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-            }
+            Closeables.closeAfter(e, opened);
             throw new StorageException("cannot create recovery file: " + e.getMessage(), path, e);
         }
         this.file = opened;

@@ -20,10 +20,6 @@ final class Closing {
     static void closeAll(Exception cause, Iterable<? extends AutoCloseable> opened) {
         List<AutoCloseable> all = new ArrayList<>();
         opened.forEach(all::add);
-        try {
-            Closeables.closeAll(all.toArray(new AutoCloseable[0]));
-        } catch (RuntimeException failed) {
-            cause.addSuppressed(failed);
-        }
+        Closeables.closeAfter(cause, all.toArray(new AutoCloseable[0]));
     }
 }

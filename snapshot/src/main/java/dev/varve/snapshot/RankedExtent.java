@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
@@ -315,13 +316,7 @@ final class RankedExtent {
             } catch (IOException e) {
                 // the caller abandons only a constructed writer: a file opened here and refused is closed here, or it
                 // stays open (on a temp file the next open deletes) for as long as the process runs
-                if (opened != null) {
-                    try {
-                        opened.close();
-                    } catch (IOException suppressed) {
-                        e.addSuppressed(suppressed);
-                    }
-                }
+                Closeables.closeAfter(e, opened);
                 throw new StorageException("cannot create a ranked extent: " + e.getMessage(), tmp, e);
             }
             this.file = opened;

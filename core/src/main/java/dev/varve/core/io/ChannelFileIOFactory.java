@@ -163,7 +163,7 @@ final class ChannelFileIOFactory implements FileIOFactory {
         private final FsyncWitness.Opener witnesses;
         private volatile FileChannel channel;
         private volatile boolean closed;
-        private FsyncWitness witness; // guarded by this; opened before the first force, so it sees every error a force may
+        private volatile FsyncWitness witness; // set under this; opened before the first force, so it sees every error a force may
 
         private ChannelFileIO(Path path, OpenOption[] options, FsyncWitness.Opener witnesses, FileChannel channel) {
             this.path = path;
@@ -254,7 +254,8 @@ final class ChannelFileIOFactory implements FileIOFactory {
          * {@link FsyncWitness}, which reports it. Success there means the pages are on the disk.
          */
         private void force(boolean metadata) throws IOException {
-            FsyncWitness w = witness();
+            FsyncWitness w = witness; // every force after the first finds it set, without the monitor
+            if (w == null) w = witness();
             boolean interrupted = Thread.interrupted();
             try {
                 FileChannel ch = channel;
@@ -282,7 +283,7 @@ final class ChannelFileIOFactory implements FileIOFactory {
          * file was deleted before that, so no name leads to it any more (an fsync through the channel still runs).
          */
         private synchronized FsyncWitness witness() throws IOException {
-            if (closed) throw new ClosedChannelException();
+            if (closed) throw new ClosedChannelException(); // a witness opened after close would stay open
             if (witness == null) {
                 try {
                     witness = witnesses.open(path);

@@ -24,4 +24,16 @@ public final class Closeables {
         }
         if (first != null) throw first;
     }
+
+    /**
+     * Closes {@code resources} (nulls skipped) after {@code cause} stopped the work that opened them, adding their
+     * failures to {@code cause}, which the caller throws: a refused open leaves nothing open.
+     */
+    public static void closeAfter(Exception cause, AutoCloseable... resources) {
+        try {
+            closeAll(resources);
+        } catch (RuntimeException failed) {
+            cause.addSuppressed(failed);
+        }
+    }
 }

@@ -1,5 +1,6 @@
 package dev.varve.core.store;
 
+import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
@@ -47,7 +48,7 @@ final class PartitionFile implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 // a refused file is not kept open: the page store opens a file at its first access, so every read of
                 // a damaged partition would otherwise leave one more descriptor behind
-                f.closeQuietly(e);
+                Closeables.closeAfter(e, f.io);
                 throw e;
             }
             return f;
@@ -185,15 +186,6 @@ final class PartitionFile implements AutoCloseable {
             io.close();
         } catch (IOException e) {
             throw new StorageException("close failed", io.path(), e);
-        }
-    }
-
-    /** Closes a file being refused; a failure to close is kept with {@code cause}, which is what the caller reports. */
-    private void closeQuietly(Exception cause) {
-        try {
-            io.close();
-        } catch (IOException | RuntimeException e) {
-            cause.addSuppressed(e);
         }
     }
 }
