@@ -128,6 +128,7 @@ final class Engine {
             LogicalReplayer replayer = new LogicalReplayer(this, agents.parallel());
             this.recovery = new Recovery(memory, wal, markers, checkpointer, start).run(replayer, !readOnly);
             this.replayWorkers = replayer.workersStarted();
+            if (replayer.owedSnapshotRank() > 0) snapshots.declareOwed(replayer.owedSnapshotRank());
             if (!readOnly) { // a read-only store never changes after its in-memory recovery
                 checkpointer.start();
                 if (recovery.checkpointPending()) checkpointer.request("recovery"); // its failure fails the checkpointer, as any checkpoint's does

@@ -10,8 +10,11 @@ import java.util.List;
  * Payloads of the engine's logical WAL records (types in {@code RecordTypes}).
  *
  * <pre>
- * DATA_BATCH:        count (4) | count x op
+ * DATA_BATCH:        count (4) | count x op | [snapshotRank (4)]
  *   op:              kind (1: put, 2: remove) | fileId (4) | keyLength (4) | key | [valueLength (4) | value]
+ *   snapshotRank:    only in the batch of a writeAndSnapshot: the rank of the snapshot declared right after it, whose
+ *                    SNAPSHOT record comes next among the logical records (recovery declares it when a crash cut that
+ *                    record off: the pair is one commit)
  * CREATE_TABLE:      tableId (4) | partitions (4) | nameLength (4) | name (UTF-8) | callerPlaced (1)
  *                    (a CREATE_TABLE from before caller placement ends after the name: hash-placed)
  * DESTROY_PARTITION: fileId (4)
@@ -70,11 +73,39 @@ final class LogicalRecords {
         return n;
     }
 
+    /** Bytes a batch's snapshot rank adds to its record. */
+    static final int SNAPSHOT_RANK_BYTES = 4;
+
     static ByteBuffer encodeBatch(List<Op> ops) {
-        ByteBuffer b = scratch(batchBytes(ops));
+        return encodeBatch(ops, 0);
+    }
+
+    /** A batch whose snapshot of rank {@code snapshotRank} is declared right after it; 0: a plain batch. */
+    static ByteBuffer encodeBatch(List<Op> ops, int snapshotRank) {
+        ByteBuffer b = scratch(batchBytes(ops) + (snapshotRank > 0 ? SNAPSHOT_RANK_BYTES : 0));
         b.putInt(ops.size());
         for (Op op : ops) putOp(b, op.fileId(), op.key(), op.value());
+        if (snapshotRank > 0) b.putInt(snapshotRank);
         return b.flip();
+    }
+
+    /** Skips a length-prefixed field. */
+    private static void skip(ByteBuffer b) {
+        int length = b.getInt();
+        b.position(b.position() + length);
+    }
+
+    /** The rank of the snapshot declared right after the batch of {@code payload}, 0 when none is (see the class). */
+    static int snapshotRankAfter(ByteBuffer payload) {
+        ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int n = b.getInt();
+        for (int i = 0; i < n; i++) {
+            byte kind = b.get();
+            b.getInt(); // fileId
+            skip(b); // key
+            if (kind == PUT) skip(b); // value
+        }
+        return b.remaining() >= SNAPSHOT_RANK_BYTES ? b.getInt() : 0;
     }
 
     /** A batch of one operation, without allocating a list. */

@@ -18,6 +18,8 @@ final class LogicalReplayer implements LogicalReplay {
     private final int workerCount;
     private ReplayWorkers workers; // started at the first data record
     private int workersStarted;
+    /** The rank of the snapshot the last logical record replayed owes: a writeAndSnapshot batch whose snaprec did not follow. */
+    private int owedRank;
 
     /**
      * Replays with the store's {@code recoveryThreads}, one per core at most; with one, or when {@code parallel} is
@@ -38,8 +40,10 @@ final class LogicalReplayer implements LogicalReplay {
     public void apply(int type, ByteBuffer payload, long lsn) {
         if (type == RecordTypes.DATA_BATCH) {
             applyData(payload);
+            owedRank = LogicalRecords.snapshotRankAfter(payload);
             return;
         }
+        owedRank = 0; // the snaprec that follows such a batch declares its snapshot (nothing else can come between them)
         drain();
         switch (type) {
             case RecordTypes.CREATE_TABLE: {
@@ -82,6 +86,14 @@ final class LogicalReplayer implements LogicalReplay {
     @Override
     public int operations(int type, ByteBuffer payload) {
         return type == RecordTypes.DATA_BATCH ? LogicalRecords.operationCount(payload) : LogicalReplay.super.operations(type, payload);
+    }
+
+    /**
+     * The rank of the snapshot of a {@code writeAndSnapshot} whose batch was the last record replayed and whose
+     * snaprec a crash cut off, 0 when none: the store declares it before anything else ({@link Snapshots#declareOwed}).
+     */
+    int owedSnapshotRank() {
+        return owedRank;
     }
 
     /** Worker threads this replay ran on: 0 when the opening thread applied every record itself. */

@@ -58,6 +58,28 @@ final class Snapshots {
      */
     Declared declareLocked(int rank, ChangeListener subscriber) {
         engine.checkWritable();
+        return appendDeclaration(rank, subscriber);
+    }
+
+    /**
+     * Open, after replay, before any write: declares the snapshot of a {@code writeAndSnapshot} whose batch recovery
+     * replayed as the last record but whose snaprec a crash cut off. The pair is one commit, so it is completed rather
+     * than half kept: the batch survived whole, its snapshot is declared now (with the recovery's time), and the snaprec
+     * appended to the WAL right where the lost one would have been. A read-only open declares it in memory alone, like
+     * the rest of its recovery.
+     */
+    void declareOwed(int rank) {
+        Declared d;
+        checkpointLock.writeLock().lock();
+        try {
+            d = appendDeclaration(rank, null);
+        } finally {
+            checkpointLock.writeLock().unlock();
+        }
+        if (!engine.readOnly) engine.wal.commit(d.lsn());
+    }
+
+    private Declared appendDeclaration(int rank, ChangeListener subscriber) {
         long id = engine.archive.nextId();
         long now = System.currentTimeMillis();
         long lsn = engine.wal.append(RecordTypes.SNAPSHOT, LogicalRecords.encodeSnapshot(id, rank, now));

@@ -106,7 +106,8 @@ public final class WalInspector {
                 for (LogicalRecords.Op op : LogicalRecords.decodeBatch(r.payload().duplicate()))
                     ops.add(new Op(PageId.tableOf(op.fileId()), names.get(PageId.tableOf(op.fileId())), PageId.partitionOf(op.fileId()), op.key(),
                             op.value() == null ? -1 : op.value().length));
-                return new Record(r.lsn(), "DATA_BATCH", bytes, ops, ops.size() + " operations");
+                int snapshotRank = LogicalRecords.snapshotRankAfter(r.payload().duplicate());
+                return new Record(r.lsn(), "DATA_BATCH", bytes, ops, ops.size() + " operations" + (snapshotRank > 0 ? ", then a snapshot of rank " + snapshotRank : ""));
             }
             case RecordTypes.CREATE_TABLE: {
                 LogicalRecords.CreateTable c = LogicalRecords.decodeCreateTable(r.payload().duplicate());

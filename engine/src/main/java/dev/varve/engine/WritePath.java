@@ -65,7 +65,7 @@ final class WritePath {
     /** An atomic batch: one WAL record, every touched partition locked in file-id order. */
     void write(List<LogicalRecords.Op> ops) {
         if (ops.isEmpty()) return;
-        Batch b = batch(ops);
+        Batch b = batch(ops, 0);
         logged(b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, b.change());
         engine.writes.add(ops.size());
     }
@@ -80,9 +80,10 @@ final class WritePath {
     long writeAndSnapshot(List<LogicalRecords.Op> ops, int rank) {
         engine.snapshots.checkRank(rank);
         if (ops.isEmpty()) return engine.snapshots.snapshotNow(rank);
-        Batch b = batch(ops);
+        Batch b = batch(ops, LogicalRecords.SNAPSHOT_RANK_BYTES);
         Snapshots.Declared d = underCut(checkpointLock.writeLock(), b.pages(), () -> {
-            logAndApply(b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, b.change());
+            // the batch names its snapshot's rank: should a crash keep the batch and cut off the snaprec, recovery declares it
+            logAndApply(b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops, rank), () -> true, b.change());
             return engine.snapshots.declareLocked(rank, null); // not reached when the batch failed: no snapshot without its batch
         });
         engine.writes.add(ops.size());
@@ -104,7 +105,8 @@ final class WritePath {
     private record Batch(List<PartitionHandle> locked, int pages, Change change) {
     }
 
-    private Batch batch(List<LogicalRecords.Op> ops) {
+    /** Checks {@code ops}, whose record holds {@code extraBytes} more than the operations, and works out its locks and head-room. */
+    private Batch batch(List<LogicalRecords.Op> ops, int extraBytes) {
         List<PartitionHandle> locked = new ArrayList<>();
         long keyAndValueBytes = 0;
         for (LogicalRecords.Op op : ops) {
@@ -112,7 +114,7 @@ final class WritePath {
             if (!locked.contains(h)) locked.add(h);
             keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
         }
-        engine.limits.checkBatch(LogicalRecords.batchBytes(ops), keyAndValueBytes, ops.size());
+        engine.limits.checkBatch(LogicalRecords.batchBytes(ops) + extraBytes, keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
         return new Batch(locked, engine.memory.headroomFor(keyAndValueBytes, ops.size()), () -> {
             int at = LogicalRecords.FIRST_OP;

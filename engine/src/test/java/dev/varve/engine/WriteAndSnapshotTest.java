@@ -5,13 +5,18 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.wal.WalSegmentDescriptor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -100,6 +105,45 @@ class WriteAndSnapshotTest {
             checkSnapshot(store, id, 2, "after WAL replay");
             assertArrayEquals(utf8("after"), store.table("t").get(utf8("k")));
             assertArrayEquals(utf8("back"), store.table("t").get(utf8("gone")));
+        }
+    }
+
+    /**
+     * A crash can keep the batch record of a writeAndSnapshot and cut off its snaprec (a kill -9 between the two
+     * writes, a torn WAL tail): the pair is one commit, so open declares the snapshot the batch names, read-only opens
+     * too, rather than keep the batch without it.
+     */
+    @ParameterizedTest
+    @EnumSource(value = RecoveryMode.class, names = {"CHECKPOINT_RECOVERY_FILE", "WAL_PHYSICAL"})
+    void aBatchWhoseSnaprecACrashCutOffGetsItsSnapshotAtOpen(RecoveryMode mode) throws IOException {
+        VarveConfig config = config(WalSyncMode.LOG_ONLY, mode);
+        Varve crashed = Varve.open(config);
+        crashed.write(b -> b.put("t", utf8("k"), utf8("before")).put("t", utf8("gone"), utf8("x")));
+        long id = crashed.writeAndSnapshot(b -> b.put("t", utf8("k"), utf8("batch")).remove("t", utf8("gone")).put("u", utf8("k"), utf8("new table")), 2);
+        crashed.halt();
+        long[] snaprec = {-1};
+        WalInspector.read(config, 0, r -> {
+            if (r.type().equals("SNAPSHOT")) snaprec[0] = r.lsn();
+            return true;
+        });
+        assertTrue(snaprec[0] > 0, "the snaprec was written");
+        long segmentSize = config.walSegmentSize();
+        Path segment = config.path().resolve("wal").resolve(WalSegmentDescriptor.fileName(WalSegmentDescriptor.segmentIndex(snaprec[0], segmentSize)));
+        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.WRITE)) { // the snaprec and all after it: lost, as a crash loses a tail
+            int from = WalSegmentDescriptor.offset(snaprec[0], segmentSize);
+            ch.write(ByteBuffer.allocate((int) (ch.size() - from)), from);
+        }
+        try (Varve readOnly = Varve.openReadOnly(config)) {
+            checkSnapshot(readOnly, id, 2, "read-only, after the snaprec was cut off");
+        }
+        try (Varve store = Varve.open(config)) {
+            checkSnapshot(store, id, 2, "after the snaprec was cut off");
+            assertEquals(id + 1, store.snapshotNow(), "the next id");
+            store.halt(); // replay again: the snaprec open appended declares the snapshot, once
+        }
+        try (Varve store = Varve.open(config)) {
+            checkSnapshot(store, id, 2, "after a second replay");
+            assertEquals(id + 2, store.snapshotNow());
         }
     }
 
