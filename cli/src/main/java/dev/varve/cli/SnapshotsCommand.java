@@ -48,6 +48,12 @@ final class SnapshotsCommand implements Callable<Integer> {
             }
             r.put("live", live);
             r.put("dropped", dropped);
+            StoreInspector.droppedBefore(v).ifPresent(d -> {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("below", d.below());
+                m.put("by", d.by().toString());
+                r.put("droppedBefore", m); // each one dropped, when and why no longer kept: the logs keep the retained history
+            });
         }
         output.print(r);
         return Main.OK;

@@ -3,6 +3,9 @@ package dev.varve.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.Retention;
+import dev.varve.config.VarveConfig;
 import dev.varve.core.io.DirectoryFingerprint;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.FixtureStores;
@@ -82,6 +85,25 @@ class CliReadCommandsTest {
         }
         CliRun r = unchanged(mid, "verify", "--json", mid.toString());
         assertTrue(r.out().contains("\"recoveryFiles\":") && !r.out().contains("\"recoveryFiles\":0"), r.out());
+    }
+
+    /** A long-running store's logs keep the retained history: the tool says below which id every snapshot was dropped. */
+    @Test
+    void snapshotsSaysBelowWhichIdTheDropRecordsWereCompacted() {
+        Path dir = tmp.resolve("compacted");
+        VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20).retention(RankTreePolicy.levels(Retention.keepLast(4))).build();
+        try (Varve store = Varve.open(config)) {
+            for (int i = 0; i < 9_000; i++) {
+                byte[] key = ("k" + i % 100).getBytes(StandardCharsets.UTF_8);
+                store.writeAndSnapshot(b -> b.put("t", key, new byte[8]));
+            }
+            store.checkpoint().join(); // after it the logs are compacted: past 4,096 records
+        }
+        CliRun r = unchanged(dir, "snapshots", "--json", dir.toString());
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().contains("{\"id\":9000,\"rank\":1,"), r.out());
+        assertTrue(r.out().contains("\"droppedBefore\":{\"below\":8997,\"by\":"), r.out());
+        assertTrue(!r.out().contains("{\"id\":1,\"dropped\":"), "snapshot 1's drop is no longer detailed: " + r.out());
     }
 
     @Test

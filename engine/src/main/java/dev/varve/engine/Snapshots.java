@@ -37,15 +37,20 @@ final class Snapshots {
 
     private long declare(int rank, ChangeListener subscriber) {
         checkChange(rank);
+        return declareCommitted(() -> declareLocked(rank, subscriber)).id();
+    }
+
+    /** Runs {@code declaration} under the checkpoint write lock, then commits its snaprec (in memory alone when read-only). */
+    private Declared declareCommitted(java.util.function.Supplier<Declared> declaration) {
         Declared d;
         checkpointLock.writeLock().lock();
         try {
-            d = declareLocked(rank, subscriber);
+            d = declaration.get();
         } finally {
             checkpointLock.writeLock().unlock();
         }
-        engine.wal.commit(d.lsn());
-        return d.id();
+        if (!engine.readOnly) engine.wal.commit(d.lsn());
+        return d;
     }
 
     /** A declared snapshot and the LSN of its snaprec, which the declaration's commit must reach. */
@@ -69,14 +74,7 @@ final class Snapshots {
      * the rest of its recovery.
      */
     void declareOwed(int rank) {
-        Declared d;
-        checkpointLock.writeLock().lock();
-        try {
-            d = appendDeclaration(rank, null);
-        } finally {
-            checkpointLock.writeLock().unlock();
-        }
-        if (!engine.readOnly) engine.wal.commit(d.lsn());
+        declareCommitted(() -> appendDeclaration(rank, null));
     }
 
     private Declared appendDeclaration(int rank, ChangeListener subscriber) {

@@ -71,6 +71,13 @@ public final class StoreInspector {
     public record DroppedDetail(long id, Instant dropped, String why) {
     }
 
+    /**
+     * The snapshots below {@code below}, all dropped by {@code by}, whose drops the store no longer details: the
+     * snapshot and drop logs keep the retained history, and the records of older drops were compacted away.
+     */
+    public record DroppedBefore(long below, Instant by) {
+    }
+
     private StoreInspector() {
     }
 
@@ -88,16 +95,24 @@ public final class StoreInspector {
         return out;
     }
 
-    /** The snapshots the retention policy dropped, by id. */
+    /** The snapshots the retention policy dropped, by id, from {@link #droppedBefore}'s bound on. */
     public static List<DroppedDetail> dropped(Varve store) {
         Engine e = store.engine();
         e.checkOpen();
         List<DroppedDetail> out = new ArrayList<>();
-        for (long id = 1; id <= e.archive.latest(); id++) {
+        for (long id = Math.max(1, e.archive.dropHorizon()); id <= e.archive.latest(); id++) {
             DroppedSnapshot d = e.archive.dropped(id);
             if (d != null) out.add(new DroppedDetail(id, Instant.ofEpochMilli(d.droppedMillis()), d.why()));
         }
         return out;
+    }
+
+    /** The dropped snapshots the store no longer details, if the logs were ever compacted. */
+    public static java.util.Optional<DroppedBefore> droppedBefore(Varve store) {
+        Engine e = store.engine();
+        e.checkOpen();
+        long below = e.archive.dropHorizon();
+        return below <= 1 ? java.util.Optional.empty() : java.util.Optional.of(new DroppedBefore(below, Instant.ofEpochMilli(e.archive.dropHorizonMillis())));
     }
 
     /**

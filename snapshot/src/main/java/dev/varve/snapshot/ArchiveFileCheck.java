@@ -134,9 +134,10 @@ public final class ArchiveFileCheck {
         String n = p.getFileName().toString();
         if (n.startsWith("level-") || n.startsWith(RankedExtentDescriptor.FILE_PREFIX)) return 0;
         if (DurableFiles.isTemp(p)) return 0; // a file creation a crash cut short, before its rename: open deletes it, as it is no damage
+        // from version 2 a base block follows the header, laid out like a record: checked as the first one
         if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(io, p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
-                SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET, SnapshotLogDescriptor.RECORD_SIZE,
-                SnapshotLogDescriptor.RECORD_CRC_OFFSET, SnapshotLogDescriptor.RECORD_SIZE), sink);
+                SnapshotLogDescriptor.MIN_VERSION, SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,
+                SnapshotLogDescriptor.RECORD_SIZE, SnapshotLogDescriptor.RECORD_CRC_OFFSET, v -> SnapshotLogDescriptor.RECORD_SIZE), sink);
         if (n.startsWith(PagelogDescriptor.FILE_PREFIX)) return checkLog(io, p, new Layout(PagelogDescriptor.MAGIC, PagelogDescriptor.VERSION_OFFSET,
                 PagelogDescriptor.MIN_VERSION, PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET,
                 PagelogDescriptor.recordBytes(pageSize), PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor::crcBodyFrom), sink);

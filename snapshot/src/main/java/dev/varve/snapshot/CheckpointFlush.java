@@ -99,6 +99,7 @@ final class CheckpointFlush {
             registry.force();
             moves.force();
             marks.append(new ArchiveMarks.Mark(markLsn, atMark[0], atMark[1], logs[0], logs[1], logs[2], moves.count(), latestDeclared, registry.latest()));
+            registry.marked(latestDeclared);
         } finally {
             lock.unlockAppends();
         }

@@ -4,11 +4,12 @@ package dev.varve.snapshot;
  * Reading the drop log ({@code drops.log}) back: what a drop record says (who dropped the snapshot, at which rank),
  * and finding the drop of one snapshot among all the store ever made.
  *
- * <p>Design note. The log grows by one entry per drop for as long as the store runs, and the registry keeps only the
- * most recent drops in memory; an older one is looked for here, newest first, {@value #CHUNK} entries a read (one read
- * per entry cost a read per drop since: 0.5 s with 600,000 drops). The lookup takes no archive lock: entries below
- * the count read under it never change while the archive is open, and the log's own monitor guards each read (see
- * {@link SnapshotArchive#dropped}), so an append waits out one chunk at most.
+ * <p>Design note. The log holds one entry per drop back to the oldest retained snapshot's time (older ones are
+ * compacted away, {@link DropLog#compactBelow}), which can still be many, and the registry keeps only the most recent
+ * drops in memory; an older one is looked for here, newest first, {@value #CHUNK} entries a read (one read per entry
+ * cost a read per drop since: 0.5 s with 600,000 drops). The lookup takes no archive lock: entries below the count
+ * read under it never change while the archive is open, though a compaction may remove the oldest, and the log's own
+ * monitor guards each read (see {@link SnapshotArchive#dropped}), so an append waits out one chunk at most.
  */
 final class DropLogLookup {
     /** A drop record's cause: the retention policy let the snapshot go. */
@@ -21,19 +22,32 @@ final class DropLogLookup {
     private DropLogLookup() {
     }
 
-    /** The drop of {@code id} among the first {@code end} entries of {@code drops}, or null when there is none. */
+    /**
+     * The drop of {@code id} among the entries of {@code drops} before position {@code end}, or null when there is
+     * none: not dropped, or its entry compacted away meanwhile ({@link DropLog#compactBelow}).
+     */
     static DroppedSnapshot find(MaplogFile drops, long id, long end) {
         long[] ids = new long[CHUNK];
         long[] when = new long[CHUNK];
         long[] kind = new long[CHUNK];
-        for (long to = end, first = drops.first(); to > first; ) {
-            long from = Math.max(first, to - CHUNK);
-            int n = (int) (to - from);
-            drops.read(from, n, ids, when, kind);
+        for (long to = end; ; ) {
+            int n = drops.readBefore(to, CHUNK, ids, when, kind);
+            if (n == 0) return null;
             for (int i = n - 1; i >= 0; i--) if (ids[i] == id) return dropped(id, when[i], kind[i]);
-            to = from;
+            to -= n;
         }
-        return null;
+    }
+
+    /** Position of the first entry {@code drops} holds that names a snapshot at or above {@code id}; its count when none does. */
+    static long firstAtOrAbove(MaplogFile drops, long id) {
+        long[] ids = new long[CHUNK];
+        long end = drops.count();
+        for (long at = drops.first(); at < end; at += CHUNK) {
+            int n = (int) Math.min(CHUNK, end - at);
+            drops.read(at, n, ids, null, null);
+            for (int i = 0; i < n; i++) if (ids[i] >= id) return at + i;
+        }
+        return end;
     }
 
     /** A drop as its record tells it: the reason is its cause (low byte) and the snapshot's rank then. */

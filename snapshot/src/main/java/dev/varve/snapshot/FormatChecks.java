@@ -27,8 +27,13 @@ final class FormatChecks {
      * {@code found} is {@code supported}, the only version of {@code format} this build reads.
      */
     static void refuseUnknownVersion(String format, int found, int supported, Path file, int offset) {
-        if (found != supported)
-            throw new CorruptionException("unsupported " + format + " format version " + found + " (this build reads version " + supported + ")", file,
-                    offset);
+        refuseUnknownVersion(format, found, supported, supported, file, offset);
+    }
+
+    /** As {@link #refuseUnknownVersion(String, int, int, Path, int)} for a format read from version {@code min} to {@code max}. */
+    static void refuseUnknownVersion(String format, int found, int min, int max, Path file, int offset) {
+        if (found < min || found > max)
+            throw new CorruptionException("unsupported " + format + " format version " + found + " (this build reads version"
+                    + (min == max ? " " + max : "s " + min + " to " + max) + ")", file, offset);
     }
 }

@@ -185,6 +185,13 @@ final class MaplogDescriptor {
         return FormatChecks.crc32c(h, 0, HEADER_CRC_OFFSET);
     }
 
+    /** Writes the entry (a, b, c) with its CRC, computed with {@code crc}, at {@code at} of heap buffer {@code buf}. */
+    static void encode(ByteBuffer buf, int at, long a, long b, long c, CRC32C crc) {
+        buf.putLong(at + A_OFFSET, a).putLong(at + B_OFFSET, b).putLong(at + C_OFFSET, c);
+        buf.putLong(at + ENTRY_CRC_OFFSET, 0); // CRC and reserved
+        buf.putInt(at + ENTRY_CRC_OFFSET, entryCrc(buf, at, crc));
+    }
+
     /** The CRC of the entry at {@code at} of heap buffer {@code b}, computed with {@code crc}. */
     static int entryCrc(ByteBuffer b, int at, CRC32C crc) {
         crc.reset();

@@ -29,6 +29,11 @@ import java.util.zip.CRC32C;
  * ({@link LogScan}), and what follows the first bad one is cut by {@link #truncate} once recovery has decided that it
  * lies past what the recovered checkpoint mark made durable ({@link #checkDurable}). A missing log is created only
  * for a new archive.
+ *
+ * <p>A log of one part is rewritten instead ({@link #compactBefore}, {@link #replaceWith}): the new part is written
+ * whole under a temp name and renamed into place under the name of its first position, and only then the old part
+ * goes. A crash between the two leaves the new part beside the one it replaces; open reads the newest part alone and
+ * recovery deletes the older ({@link #superseded}).
  */
 final class MaplogFile implements AutoCloseable {
     /** A part's header and an entry, in bytes: short names for the descriptor's sizes. */
@@ -72,6 +77,8 @@ final class MaplogFile implements AutoCloseable {
      * them ({@link #truncate}); until then they are set aside, never read.
      */
     private final java.util.List<Path> pastShortPart = new java.util.ArrayList<>();
+    /** Parts of a one-part log found beside a newer part a rewrite wrote whole: never read, deleted by {@link #truncate}. */
+    private final java.util.List<Path> superseded = new java.util.ArrayList<>();
 
     MaplogFile(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, Missing missing) {
         this(io, path, kind, level, nodeEntries, ONE_PART, missing);
@@ -100,6 +107,7 @@ final class MaplogFile implements AutoCloseable {
                 parts.put(0L, DurableFiles.create(io, path, header()));
                 count = 0;
             } else {
+                setAsideSuperseded();
                 checkContiguous();
                 Map.Entry<Long, FileIO> last = parts.lastEntry();
                 tail = LogScan.of(last.getValue(), HEADER, ENTRY, this::entryValid);
@@ -110,6 +118,16 @@ final class MaplogFile implements AutoCloseable {
             Closing.closeAll(e, parts.values());
             if (e instanceof RuntimeException r) throw r;
             throw new StorageException("cannot open archive file: " + e.getMessage(), path, e);
+        }
+    }
+
+    /** A log of one part found with several: the newest was written whole by a rewrite a crash cut short; see the class. */
+    private void setAsideSuperseded() throws IOException {
+        if (partEntries != ONE_PART) return;
+        while (parts.size() > 1) {
+            FileIO older = parts.pollFirstEntry().getValue();
+            superseded.add(older.path());
+            older.close();
         }
     }
 
@@ -212,12 +230,12 @@ final class MaplogFile implements AutoCloseable {
     synchronized void append(long a, long b, long c) {
         if (!unwritten.hasRemaining()) writeBuffered();
         int at = unwritten.position();
-        unwritten.putLong(at + MaplogDescriptor.A_OFFSET, a).putLong(at + MaplogDescriptor.B_OFFSET, b).putLong(at + MaplogDescriptor.C_OFFSET, c);
-        unwritten.putLong(at + MaplogDescriptor.ENTRY_CRC_OFFSET, 0); // CRC and reserved
-        unwritten.putInt(at + MaplogDescriptor.ENTRY_CRC_OFFSET, MaplogDescriptor.entryCrc(unwritten, at, crc));
+        MaplogDescriptor.encode(unwritten, at, a, b, c, crc);
         unwritten.position(at + ENTRY);
         count++;
     }
+
+
 
     /**
      * Writes the buffered entries now unless {@code entries} more fit the buffer. The archiver calls it holding none
@@ -315,17 +333,8 @@ final class MaplogFile implements AutoCloseable {
      * them: recovery, once it has decided what is durable.
      */
     synchronized void truncate(long n) {
-        // the last first, each deletion durable before the next: a crash or a power cut here leaves a shorter run, never a gap
-        for (int i = pastShortPart.size() - 1; i >= 0; i--) {
-            Path p = pastShortPart.get(i);
-            LOG.warn("archive file {}: a part past one a power loss left short is deleted", p);
-            try {
-                io.deleteDurably(p);
-            } catch (IOException e) {
-                throw new StorageException("cannot delete an archive file part: " + e.getMessage(), p, e);
-            }
-        }
-        pastShortPart.clear();
+        deleteSetAside(pastShortPart, "a part past one a power loss left short");
+        deleteSetAside(superseded, "a part a rewrite replaced");
         if (n > count) return;
         if (n == count && (tail == null || !tail.hasTail())) {
             tail = null;
@@ -353,6 +362,23 @@ final class MaplogFile implements AutoCloseable {
         written = n;
     }
 
+    /**
+     * Deletes the parts open set aside, the last first, each deletion durable before the next: a crash or a power cut
+     * here leaves a shorter run, never a gap.
+     */
+    private void deleteSetAside(java.util.List<Path> setAside, String what) {
+        for (int i = setAside.size() - 1; i >= 0; i--) {
+            Path p = setAside.get(i);
+            LOG.warn("archive file {}: {} is deleted", p, what);
+            try {
+                io.deleteDurably(p);
+            } catch (IOException e) {
+                throw new StorageException("cannot delete an archive file part: " + e.getMessage(), p, e);
+            }
+        }
+        setAside.clear();
+    }
+
     /** Recovery of a log appended in mark order: the length of the longest prefix whose first fields {@code keep} accepts. */
     synchronized long prefix(java.util.function.LongPredicate keep) {
         long[] a = new long[BUFFERED_ENTRIES];
@@ -364,6 +390,64 @@ final class MaplogFile implements AutoCloseable {
             for (int i = 0; i < k; i++, n++) if (!keep.test(a[i])) break scan;
         }
         return n;
+    }
+
+    /**
+     * Reads the up to {@code max} entries before position {@code to} that the log still holds into the arrays (any of
+     * which may be null), the last at index n - 1, and returns n: 0 once {@code to} is at the first entry held. For
+     * readers that go back through a log a rewrite may shorten meanwhile ({@link #compactBefore}).
+     */
+    synchronized int readBefore(long to, int max, long[] a, long[] b, long[] c) {
+        long from = Math.max(parts.firstKey(), to - max);
+        if (from >= to) return 0;
+        read(from, (int) (to - from), a, b, c);
+        return (int) (to - from);
+    }
+
+    /**
+     * Log of one part: rewrites it without the entries before {@code position} (see the class), which must not be read
+     * again; no recovery may need them either.
+     */
+    synchronized void compactBefore(long position) {
+        if (position <= parts.firstKey()) return;
+        if (position > count) throw new IllegalArgumentException("cannot compact " + path + " before " + position + ": it ends at " + count);
+        writeBuffered();
+        rewrite(position, count - position, (from, n, a, b, c) -> read(position + from, n, a, b, c));
+    }
+
+    /** Log of one part: replaces it by one holding {@code entries} ({a, b, c} each) from position {@code first} on. */
+    synchronized void replaceWith(long first, java.util.List<long[]> entries) {
+        writeBuffered();
+        rewrite(first, entries.size(), (from, n, a, b, c) -> {
+            for (int i = 0; i < n; i++) {
+                long[] e = entries.get((int) from + i);
+                a[i] = e[0];
+                b[i] = e[1];
+                c[i] = e[2];
+            }
+        });
+    }
+
+    private void rewrite(long newFirst, long n, MaplogPartWriter.EntrySource source) {
+        if (partEntries != ONE_PART) throw new IllegalStateException(path + " has parts: it is reclaimed by whole parts, not rewritten");
+        Path newPath = partPath(newFirst);
+        FileIO rewritten = MaplogPartWriter.write(io, newPath, header(), n, source);
+        deleteSetAside(superseded, "a part an earlier rewrite replaced");
+        try {
+            for (FileIO old : parts.values()) {
+                old.close();
+                if (!old.path().equals(newPath)) io.deleteDurably(old.path()); // only once the new part is there whole
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot delete a rewritten archive file: " + e.getMessage(), path, e);
+        } finally {
+            parts.clear();
+            parts.put(newFirst, rewritten);
+            dirty.clear();
+            tail = null;
+            count = newFirst + n;
+            written = count;
+        }
     }
 
     /**

@@ -180,9 +180,7 @@ final class PagelogDescriptor {
         if (h.getInt(HEADER_CRC_OFFSET) != headerCrc(h) || h.getLong(MAGIC_OFFSET) != MAGIC)
             throw new CorruptionException("Pagelog segment header is corrupt", file, MAGIC_OFFSET);
         int version = h.getInt(VERSION_OFFSET);
-        if (version < MIN_VERSION || version > VERSION)
-            throw new CorruptionException("unsupported Pagelog format version " + version + " (this build reads versions " + MIN_VERSION + " to " + VERSION + ")",
-                    file, VERSION_OFFSET);
+        FormatChecks.refuseUnknownVersion("Pagelog", version, MIN_VERSION, VERSION, file, VERSION_OFFSET);
         if (h.getInt(PAGE_SIZE_OFFSET) != pageSize)
             throw PagelogDescriptor.otherPageSize("Pagelog", h.getInt(PAGE_SIZE_OFFSET), pageSize, file);
         if (h.getLong(SEGMENT_OFFSET) != segment)

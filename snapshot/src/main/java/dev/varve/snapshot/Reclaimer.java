@@ -9,8 +9,9 @@ import java.util.TreeSet;
 /**
  * Reclamation after each checkpoint, in whole files, nothing copied: Pagelog segments in temporal order (I8: below
  * the mark, below any ranked extent's bases, and none of whose pre-states a live snapshot or open view can reach),
- * Maplog portions before the first position any live snapshot or view scans from, and the ranked extents of dropped
- * or re-copied snapshots no view reads. Also measures what it cannot give back: fragmentation, the dead pre-states
+ * Maplog portions before the first position any live snapshot or view scans from, the ranked extents of dropped
+ * or re-copied snapshots no view reads, and the snapshot and drop logs' records of long-dropped snapshots
+ * ({@link SnapshotRegistry#compactLogs}). Also measures what it cannot give back: fragmentation, the dead pre-states
  * behind live ones ({@link #deadBytesInLiveSegments}).
  *
  * <p>What may go is decided under the archive's state lock; the drop log is forced under the append gate alone, and
@@ -48,9 +49,11 @@ final class Reclaimer {
         long[] scannedFrom = new long[levels.length];
         List<RankedExtent> unused;
         long pendingBefore;
+        long horizon;
         lock.lock();
         try {
             pendingBefore = retention.budgetPending();
+            horizon = registry.compactionHorizon();
             unused = extents.takeUnused(id -> registry.find(id) != null, views::reads);
             for (ArchiveLevel l : levels) {
                 limits[l.level - 1] = Math.min(l.addressesAtMark, extents.minPin(l.level)); // a ranked extent's bases stay
@@ -63,6 +66,7 @@ final class Reclaimer {
         lock.lockAppends(); // the drops behind these decisions, and any since: durable before a byte goes
         try {
             registry.forceDrops();
+            registry.compactLogs(horizon); // the records of snapshots below it: their drops were forced just now
         } finally {
             lock.unlockAppends();
         }

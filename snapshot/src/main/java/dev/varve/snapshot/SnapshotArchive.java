@@ -179,6 +179,19 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         return registry.latest();
     }
 
+    /**
+     * Every snapshot below this id was dropped, and when and why are no longer kept beyond the most recent drops: the
+     * logs' records of them were compacted away, by {@link #dropHorizonMillis}. 0 while nothing was compacted.
+     */
+    public long dropHorizon() {
+        return registry.dropHorizon();
+    }
+
+    /** When {@link #dropHorizon} was set (epoch millis): its snapshots were all dropped by then. */
+    public long dropHorizonMillis() {
+        return registry.dropHorizonMillis();
+    }
+
     /** The id the next declaration gets. */
     public long nextId() {
         return registry.latest() + 1;

@@ -18,33 +18,55 @@ import java.util.List;
  * Durable declarations, Retro's Start(v): one record per snapshot, appended in id order, in the layout of
  * {@link SnapshotLogDescriptor}. Opening only reads and checks ({@link LogScan}); recovery decides what is
  * durable ({@link #checkDurable}) and only then cuts ({@link #truncate}).
+ *
+ * <p>A record's position counts every record the log was ever appended, as checkpoint marks do; the log holds those
+ * from {@link #first} on. {@link #compact} rewrites it without the records of snapshots below a horizon that all
+ * precede the first record of one at or above it: they were all dropped, so the file follows the retained history,
+ * not all of it.
  */
 final class SnapshotLog implements AutoCloseable {
-    private static final int HEADER = SnapshotLogDescriptor.HEADER_SIZE;
     private static final int RECORD = SnapshotLogDescriptor.RECORD_SIZE;
     private static final int MAX_UNWRITTEN = 1024;
+    /** Records read at a time by {@link #load} and {@link #compact} (48 KiB). */
+    private static final int CHUNK = 1024;
 
-    private final FileIO file;
+    private final FileIOFactory io;
+    private final Path path;
+    private FileIO file;
+    /** The log's format version. */
+    private int version;
+    /** Position of the first record held. */
+    private long first;
+    /**
+     * The horizon below which records were compacted away, and when it was set: read under the archive's state lock,
+     * written by a compaction under its append gate alone, so volatile (the time first, then the horizon).
+     */
+    private volatile long horizonMillis;
+    private volatile long horizon;
     /** The records as found at open; null once the log was cut or when it was created. */
     private LogScan scan;
+    /** Records in the file, from {@link #first} on. */
     private long count;
     private boolean dirty;
     /** Records appended and not written yet, back to back as they go into the file: one write at {@link #force}. */
     private final ByteBuffer unwritten = ByteBuffer.allocate(RECORD * MAX_UNWRITTEN).order(ByteOrder.LITTLE_ENDIAN);
 
     SnapshotLog(FileIOFactory io, Path path, MaplogFile.Missing missing) {
+        this.io = io;
+        this.path = path;
         try {
             if (!io.exists(path)) {
                 if (missing == MaplogFile.Missing.CORRUPT) throw new CorruptionException("the snapshot log is missing", path, 0);
-                file = DurableFiles.create(io, path, SnapshotLogDescriptor.header());
+                file = DurableFiles.create(io, path, SnapshotLogDescriptor.header(0, 0, 0));
+                version = SnapshotLogDescriptor.VERSION;
             } else {
                 file = io.open(path, false);
-                checkHeader(path); // closes the file when it refuses it
                 try {
-                    scan = LogScan.of(file, HEADER, RECORD, SnapshotLogDescriptor::intact);
-                } catch (RuntimeException e) {
+                    readHeader();
+                    scan = LogScan.of(file, SnapshotLogDescriptor.recordsFrom(version), RECORD, SnapshotLogDescriptor::intact);
+                } catch (IOException | RuntimeException e) {
                     // nobody holds a log whose constructor failed: close its file here, or its descriptor stays open
-                    Closing.closeAll(e, List.of(file));
+                    Closeables.closeAfter(e, file);
                     throw e;
                 }
                 count = scan.valid;
@@ -54,51 +76,80 @@ final class SnapshotLog implements AutoCloseable {
         }
     }
 
-    private void checkHeader(Path path) throws IOException {
-        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        try {
-            if (file.read(h, 0) < HEADER) throw new CorruptionException("snapshot log header truncated", path, 0);
-            SnapshotLogDescriptor.checkHeader(h, path);
-        } catch (IOException | RuntimeException e) {
-            file.close();
-            throw e;
-        }
+    private void readHeader() throws IOException {
+        int size = SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.BASE_SIZE;
+        ByteBuffer h = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+        int read = file.read(h, 0);
+        if (read < SnapshotLogDescriptor.HEADER_SIZE) throw new CorruptionException("snapshot log header truncated", path, 0);
+        version = SnapshotLogDescriptor.checkHeader(h, path);
+        if (version == 1) return; // no base block: position 0 first, nothing compacted
+        if (read < size) throw new CorruptionException("snapshot log base block truncated", path, SnapshotLogDescriptor.HEADER_SIZE);
+        int at = SnapshotLogDescriptor.HEADER_SIZE;
+        SnapshotLogDescriptor.checkBase(h, at, path);
+        first = h.getLong(at + SnapshotLogDescriptor.FIRST_OFFSET);
+        horizon = h.getLong(at + SnapshotLogDescriptor.HORIZON_OFFSET);
+        horizonMillis = h.getLong(at + SnapshotLogDescriptor.HORIZON_MILLIS_OFFSET);
     }
 
     Path path() {
-        return file.path();
+        return path;
     }
 
-    /** Byte offset of record {@code i}. */
-    static long offsetOf(long i) {
-        return SnapshotLogDescriptor.recordOffset(i);
+    /** Byte offset of the record at {@code position} (at or after {@link #first}). */
+    long offsetOf(long position) {
+        return SnapshotLogDescriptor.recordOffset(version, first, position);
     }
 
-    /** Records appended, written or not. */
+    /** Position of the first record held. */
+    long first() {
+        return first;
+    }
+
+    /** Every snapshot below this id was dropped; records naming one are skipped ({@link SnapshotLogDescriptor}). */
+    long horizon() {
+        return horizon;
+    }
+
+    /** When {@link #horizon} was set (epoch millis; 0 when never). */
+    long horizonMillis() {
+        return horizonMillis;
+    }
+
+    /** Records appended, written or not, counted from position 0: the position after the last. */
     long records() {
-        return count + unwritten.position() / RECORD;
+        return first + count + unwritten.position() / RECORD;
     }
 
-    /** The valid records as found at open, without changing the file. */
+    /** The valid records held as found at open, from {@link #first} on, without changing the file. */
     List<SnapshotRecord> load() {
         List<SnapshotRecord> out = new ArrayList<>();
-        try {
-            ByteBuffer r = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
-            for (long i = 0; i < count; i++) {
-                r.clear();
-                if (file.read(r, offsetOf(i)) < RECORD || !SnapshotLogDescriptor.intact(r, 0))
-                    throw new CorruptionException("snapshot log record changed since open", file.path(), offsetOf(i));
-                out.add(SnapshotLogDescriptor.decode(r, 0));
-            }
-        } catch (IOException e) {
-            throw new StorageException("cannot read the snapshot log: " + e.getMessage(), file.path(), e);
+        ByteBuffer chunk = ByteBuffer.allocate(RECORD * CHUNK).order(ByteOrder.LITTLE_ENDIAN);
+        for (long at = first; at < first + count; at += CHUNK) {
+            int n = (int) Math.min(CHUNK, first + count - at);
+            readRecords(chunk, at, n);
+            for (int i = 0; i < n; i++) out.add(SnapshotLogDescriptor.decode(chunk, i * RECORD));
         }
         return out;
     }
 
+    /** Reads the {@code n} records from position {@code at} into {@code chunk}, each checked against its CRC. */
+    private void readRecords(ByteBuffer chunk, long at, int n) {
+        chunk.clear().limit(n * RECORD);
+        try {
+            if (file.read(chunk, offsetOf(at)) < n * RECORD) throw new CorruptionException("snapshot log shorter than its records", path, offsetOf(at));
+        } catch (IOException e) {
+            throw new StorageException("cannot read the snapshot log: " + e.getMessage(), path, e);
+        }
+        for (int i = 0; i < n; i++)
+            if (!SnapshotLogDescriptor.intact(chunk, i * RECORD)) throw new CorruptionException("snapshot log record CRC32C mismatch", path, offsetOf(at + i));
+    }
+
     /** See {@link LogScan#checkDurable}: throws unless the first {@code durable} records are intact (-1: not known). */
     void checkDurable(long durable) {
-        if (scan != null) scan.checkDurable(durable);
+        if (durable >= 0 && durable < first)
+            throw new CorruptionException("the recovered checkpoint mark made " + durable + " snapshot log records durable but the log was compacted to begin at "
+                    + first, path, SnapshotLogDescriptor.HEADER_SIZE);
+        if (scan != null) scan.checkDurable(durable < 0 ? durable : durable - first);
     }
 
     /**
@@ -114,30 +165,85 @@ final class SnapshotLog implements AutoCloseable {
         if (unwritten.position() == 0) return;
         unwritten.flip();
         try {
-            file.write(unwritten, offsetOf(count));
+            file.write(unwritten, offsetOf(first + count));
             count += unwritten.limit() / RECORD;
             dirty = true;
         } catch (IOException e) {
-            throw new StorageException("snapshot log append failed: " + e.getMessage(), file.path(), e);
+            throw new StorageException("snapshot log append failed: " + e.getMessage(), path, e);
         } finally {
             unwritten.clear();
         }
     }
 
-    /** Keeps the first {@code n} valid records, cutting whatever follows them (recovery, before any append). */
+    /** Keeps the records before position {@code n}, cutting whatever follows them (recovery, before any append). */
     void truncate(long n) {
-        if (n > count) throw new IllegalArgumentException("cannot keep " + n + " of " + count + " snapshot log records");
+        if (n > first + count || n < first)
+            throw new IllegalArgumentException("cannot keep " + n + " snapshot log records of [" + first + ", " + (first + count) + ")");
         unwritten.clear();
         scan = null;
         try {
+            Path temp = DurableFiles.tempOf(path);
+            if (io.exists(temp)) io.delete(temp); // a compaction cut short before its rename: the log itself is whole
             if (file.size() > offsetOf(n)) {
                 file.truncate(offsetOf(n));
                 file.force();
             }
         } catch (IOException e) {
-            throw new StorageException("cannot truncate the snapshot log: " + e.getMessage(), file.path(), e);
+            throw new StorageException("cannot truncate the snapshot log: " + e.getMessage(), path, e);
         }
-        count = n;
+        count = n - first;
+    }
+
+    /**
+     * Rewrites the log without its records before the first one that names a snapshot at or above {@code newHorizon},
+     * recording the horizon (set at {@code millis}) so that open skips the records below it that remain. The caller
+     * guarantees that every snapshot below it was dropped and its drop is durable, and that no recovery can need the
+     * records it removes. The new file replaces the old in one rename: a crash leaves one or the other, whole.
+     *
+     * @return the records removed
+     */
+    long compact(long newHorizon, long millis) {
+        writeBuffered();
+        long end = first + count;
+        long cut = firstAtOrAbove(newHorizon, end);
+        if (cut == first) return 0;
+        ByteBuffer header = SnapshotLogDescriptor.header(cut, newHorizon, millis);
+        long newRecordsFrom = SnapshotLogDescriptor.recordsFrom(SnapshotLogDescriptor.VERSION);
+        FileIO compacted;
+        try {
+            compacted = DurableFiles.replace(io, path, t -> {
+                t.write(header.duplicate(), 0);
+                ByteBuffer chunk = ByteBuffer.allocate(RECORD * CHUNK).order(ByteOrder.LITTLE_ENDIAN);
+                for (long at = cut; at < end; at += CHUNK) {
+                    int n = (int) Math.min(CHUNK, end - at);
+                    readRecords(chunk, at, n);
+                    t.write(chunk.flip(), newRecordsFrom + (at - cut) * RECORD);
+                }
+            });
+        } catch (IOException e) {
+            throw new StorageException("cannot compact the snapshot log: " + e.getMessage(), path, e);
+        }
+        Closeables.closeAll(file);
+        file = compacted;
+        version = SnapshotLogDescriptor.VERSION;
+        long removed = cut - first;
+        first = cut;
+        count = end - cut;
+        horizonMillis = millis;
+        horizon = newHorizon;
+        dirty = false; // the new file was fsynced whole
+        return removed;
+    }
+
+    /** Position of the first record held that names a snapshot at or above {@code id}; {@code end} when none does. */
+    private long firstAtOrAbove(long id, long end) {
+        ByteBuffer chunk = ByteBuffer.allocate(RECORD * CHUNK).order(ByteOrder.LITTLE_ENDIAN);
+        for (long at = first; at < end; at += CHUNK) {
+            int n = (int) Math.min(CHUNK, end - at);
+            readRecords(chunk, at, n);
+            for (int i = 0; i < n; i++) if (chunk.getLong(i * RECORD + SnapshotLogDescriptor.ID_OFFSET) >= id) return at + i;
+        }
+        return end;
     }
 
     void force() {
@@ -146,7 +252,7 @@ final class SnapshotLog implements AutoCloseable {
         try {
             file.force();
         } catch (IOException e) {
-            throw new StorageException("snapshot log fsync failed: " + e.getMessage(), file.path(), e);
+            throw new StorageException("snapshot log fsync failed: " + e.getMessage(), path, e);
         }
         dirty = false;
     }

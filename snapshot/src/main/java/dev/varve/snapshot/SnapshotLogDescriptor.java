@@ -8,7 +8,10 @@ import java.nio.file.Path;
 
 /**
  * The on-disk layout of {@code snapshots.log} ({@link SnapshotLog}): Retro's Start(v), one fixed-size record per
- * declared snapshot, appended in id order after a header. All fields are little-endian.
+ * declared snapshot (and one per rank change), appended in id order after a header and, from version 2, a base block.
+ * A record's position is its index among all the records the log was ever appended; the log holds those from the
+ * base block's {@code first} on — the older ones, all of snapshots below its {@code horizon}, were compacted away.
+ * All fields are little-endian.
  *
  * <pre>
  * Header (HEADER_SIZE = 16 bytes):
@@ -30,19 +33,30 @@ import java.nio.file.Path;
  *
  * <p>Format versions:
  * <ul>
- *   <li>1: initial layout.</li>
+ *   <li>1: initial layout: no base block, the records start at offset 16 with position 0. Still read; rewritten as
+ *       version 2 by the first compaction.</li>
+ *   <li>2: the base block, so that the records of long-dropped snapshots can be compacted away while positions (which
+ *       checkpoint marks count) stay what they were.</li>
  * </ul>
  */
 final class SnapshotLogDescriptor {
     /** "VARVESN1" as a long (stored little-endian). */
     static final long MAGIC = 0x5641525645534e31L;
-    /** Current format version; the only one read. */
-    static final int VERSION = 1;
+    /** The format version written. */
+    static final int VERSION = 2;
+    /** The oldest format version read. */
+    static final int MIN_VERSION = 1;
 
     static final int MAGIC_OFFSET = 0;
     static final int VERSION_OFFSET = 8;
     static final int HEADER_CRC_OFFSET = 12;
     static final int HEADER_SIZE = 16;
+
+    static final int FIRST_OFFSET = 0;
+    static final int HORIZON_OFFSET = 8;
+    static final int HORIZON_MILLIS_OFFSET = 16;
+    static final int BASE_CRC_OFFSET = 40;
+    static final int BASE_SIZE = 48;
 
     static final int ID_OFFSET = 0;
     static final int RANK_OFFSET = 8;
@@ -57,24 +71,47 @@ final class SnapshotLogDescriptor {
     private SnapshotLogDescriptor() {
     }
 
-    /** Byte offset of record {@code i}. */
-    static long recordOffset(long i) {
-        return HEADER_SIZE + i * RECORD_SIZE;
+    /** Bytes before the first record in a log of {@code version}: the header, and the base block from version 2. */
+    static int recordsFrom(int version) {
+        return version == 1 ? HEADER_SIZE : HEADER_SIZE + BASE_SIZE;
     }
 
-    /** The header of a new log, ready to write. */
-    static ByteBuffer header() {
-        ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+    /** Byte offset of the record at {@code position} in a log of {@code version} whose first record held is at {@code first}. */
+    static long recordOffset(int version, long first, long position) {
+        return recordsFrom(version) + (position - first) * RECORD_SIZE;
+    }
+
+    /** Byte offset of record {@code i} in a log of the current version never compacted. */
+    static long recordOffset(long i) {
+        return recordOffset(VERSION, 0, i);
+    }
+
+    /** The header and base block of a log of the current version holding the records from position {@code first} on. */
+    static ByteBuffer header(long first, long horizon, long horizonMillis) {
+        ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE + BASE_SIZE).order(ByteOrder.LITTLE_ENDIAN);
         h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION);
         h.putInt(HEADER_CRC_OFFSET, headerCrc(h));
+        h.putLong(HEADER_SIZE + FIRST_OFFSET, first).putLong(HEADER_SIZE + HORIZON_OFFSET, horizon).putLong(HEADER_SIZE + HORIZON_MILLIS_OFFSET, horizonMillis);
+        h.putInt(HEADER_SIZE + BASE_CRC_OFFSET, FormatChecks.crc32c(h, HEADER_SIZE, HEADER_SIZE + BASE_CRC_OFFSET));
         return h;
     }
 
-    /** Throws a {@link CorruptionException} naming {@code file} unless {@code h} is a snapshot log header of this version. */
-    static void checkHeader(ByteBuffer h, Path file) {
+    /**
+     * Throws a {@link CorruptionException} naming {@code file} unless {@code h} is a snapshot log header of a version this
+     * build reads; returns that version.
+     */
+    static int checkHeader(ByteBuffer h, Path file) {
         if (h.getLong(MAGIC_OFFSET) != MAGIC || h.getInt(HEADER_CRC_OFFSET) != headerCrc(h))
             throw new CorruptionException("snapshot log header is corrupt", file, MAGIC_OFFSET);
-        FormatChecks.refuseUnknownVersion("snapshot log", h.getInt(VERSION_OFFSET), VERSION, file, VERSION_OFFSET);
+        int version = h.getInt(VERSION_OFFSET);
+        FormatChecks.refuseUnknownVersion("snapshot log", version, MIN_VERSION, VERSION, file, VERSION_OFFSET);
+        return version;
+    }
+
+    /** Throws a {@link CorruptionException} naming {@code file} unless the base block at {@code at} of {@code b} matches its CRC. */
+    static void checkBase(ByteBuffer b, int at, Path file) {
+        if (b.getInt(at + BASE_CRC_OFFSET) != FormatChecks.crc32c(b, at, at + BASE_CRC_OFFSET))
+            throw new CorruptionException("snapshot log base block is corrupt", file, HEADER_SIZE);
     }
 
     static int headerCrc(ByteBuffer h) {

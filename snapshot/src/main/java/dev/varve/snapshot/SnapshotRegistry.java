@@ -4,9 +4,7 @@ import dev.varve.config.RankTreePolicy;
 import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
-import dev.varve.core.io.StorageException;
 
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -25,27 +23,15 @@ import java.util.function.LongUnaryOperator;
  * of an old drop reads the drop log holding neither ({@link DropLogLookup}).
  */
 final class SnapshotRegistry implements AutoCloseable {
-    private static final int RECENT_DROPS = 4096;
-    private static final String REWRITE_SUFFIX = ".rewrite";
-    private final FileIOFactory io;
-    private final int nodeEntries;
+    /** Snapshot log records held before a compaction is tried; after one it waits until the log doubles. */
+    static final long COMPACT_MIN_RECORDS = 4096;
     private final SnapshotLog log;
-    /** (id, when, {@link DropLogLookup#DROPPED_BY_POLICY} or {@link DropLogLookup#DROPPED_BY_BUDGET}) per drop. */
-    private MaplogFile drops;
+    private final DropLog drops;
     /** Per rank change, the Maplog position of every level at that moment: (walLsn, id, level &lt;&lt; 56 | position). */
     private final MaplogFile joinLog;
     private final RankTree rankTree;
     private final int levels;
     private final TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
-    /** The most recent drops; older ones are looked up in the drop log. */
-    private final Map<Long, DroppedSnapshot> recentDrops = new java.util.LinkedHashMap<>(16, 0.75f, false) {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, DroppedSnapshot> eldest) {
-            return size() > RECENT_DROPS;
-        }
-    };
     /**
      * Declared ranks above 1 of the snapshots from the oldest live one on (older ones are forgotten: see
      * {@link #forgetBefore}); a snapshot not here was declared at rank 1, most are, and each entry costs some 60 bytes
@@ -78,7 +64,9 @@ final class SnapshotRegistry implements AutoCloseable {
     /** What {@link #prepare} kept of each log, cut to by {@link #cut}. */
     private long keptRecords;
     private long keptJoins;
-    private final List<long[]> keptDrops = new ArrayList<>();
+    /** The latest snapshot the latest checkpoint mark recorded as declared: no compaction removes its record. */
+    private volatile long latestAtMark;
+    private long compactAt = COMPACT_MIN_RECORDS;
 
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries) {
         this(io, dir, policy, nodeEntries, MaplogFile.Missing.CREATE, MaplogFile.Missing.CREATE);
@@ -89,15 +77,13 @@ final class SnapshotRegistry implements AutoCloseable {
      * (a new archive) or corruption; {@code missingJoins} the same for the join log, which older archives lack.
      */
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries, MaplogFile.Missing missing, MaplogFile.Missing missingJoins) {
-        this.io = io;
-        this.nodeEntries = nodeEntries;
         this.rankTree = new RankTree(policy);
         this.levels = policy.levelCount();
         for (int j = 0; j < levels; j++) declaredAtLevel.add(new SortedIds());
         List<AutoCloseable> opened = new ArrayList<>();
         try {
             this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing));
-            this.drops = Closing.track(opened, new MaplogFile(io, dir.resolve("drops.log"), MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, missing));
+            this.drops = Closing.track(opened, new DropLog(io, dir, nodeEntries, missing));
             this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogDescriptor.Kind.JOINS, MaplogDescriptor.NO_LEVEL, nodeEntries, missingJoins);
         } catch (RuntimeException e) {
             Closing.closeAll(e, opened);
@@ -119,20 +105,21 @@ final class SnapshotRegistry implements AutoCloseable {
     void prepare(long markLsn, boolean emptyStore, ArchiveMarks.Mark mark) {
         log.checkDurable(mark.snapshots());
         drops.checkDurable(mark.drops());
-        drops.checkDurable(-1); // drops made after the mark are kept too (a reclamation may have relied on them): no damage before a valid one
         joinLog.checkDurable(mark.joins());
         List<SnapshotRecord> all = log.load();
-        int kept = 0;
-        while (!emptyStore && kept < all.size() && all.get(kept).walLsn() < markLsn) kept++;
+        int held = 0;
+        while (!emptyStore && held < all.size() && all.get(held).walLsn() < markLsn) held++;
+        long kept = log.first() + held; // positions count the records compacted away too
         if (mark.snapshots() >= 0 && kept != mark.snapshots())
             throw new CorruptionException("the snapshot log holds " + kept + " records before checkpoint mark " + markLsn + " but the mark recorded "
-                    + mark.snapshots(), log.path(), SnapshotLog.offsetOf(Math.min(kept, mark.snapshots())));
+                    + mark.snapshots(), log.path(), log.offsetOf(Math.max(log.first(), Math.min(kept, mark.snapshots()))));
         keptRecords = kept;
         live.clear();
         declaredRank.clear();
         moved.clear();
         declaredAtLevel.forEach(SortedIds::clear);
-        for (SnapshotRecord r : all.subList(0, kept)) {
+        for (SnapshotRecord r : all.subList(0, held)) {
+            if (r.id() < log.horizon()) continue; // dropped before the log was compacted: its drop may be gone too
             if (!live.containsKey(r.id()) && r.rank() > 1) declaredRank.put(r.id(), r.rank()); // a later record of an id is a rank change
             live.put(r.id(), r);
             noteDeclared(r.id(), r.rank());
@@ -140,9 +127,9 @@ final class SnapshotRegistry implements AutoCloseable {
         latest = live.isEmpty() ? 0 : live.lastKey();
         if (mark.latest() >= 0 && latest != mark.latest())
             throw new CorruptionException("the snapshot log's declarations before checkpoint mark " + markLsn + " end at snapshot " + latest
-                    + " but the mark recorded snapshot " + mark.latest(), log.path(), SnapshotLog.offsetOf(kept));
+                    + " but the mark recorded snapshot " + mark.latest(), log.path(), log.offsetOf(kept));
         floor = Math.max(0, mark.highWater()); // ids handed out up to the mark's flush are never handed out again
-        readDrops(mark.drops());
+        drops.recover(mark.drops(), log.horizon(), live);
         rankTree.reset(live.values());
         forgetBefore(oldestLive());
         readJoins(markLsn, emptyStore, mark.joins());
@@ -152,7 +139,7 @@ final class SnapshotRegistry implements AutoCloseable {
     void cut() {
         log.truncate(keptRecords);
         log.force();
-        rewriteDrops();
+        drops.cut();
         joinLog.truncate(keptJoins);
         joinLog.force();
     }
@@ -173,53 +160,6 @@ final class SnapshotRegistry implements AutoCloseable {
             if (live.containsKey(ids[i]) && level >= 1 && level <= levels)
                 joins.computeIfAbsent(ids[i], x -> new long[levels])[level - 1] = ArchiveEncoding.addressOf(joined[i]);
         }
-    }
-
-    /**
-     * Keeps the drop decisions about snapshots declared before the recovered mark (replay re-decides the rest, and a
-     * later id may be a different snapshot). The first {@code durable} drops were made before the mark: each must
-     * name a snapshot declared then and not dropped before.
-     */
-    private void readDrops(long durable) {
-        int n = (int) drops.count();
-        long[] ids = new long[n];
-        long[] when = new long[n];
-        long[] kind = new long[n];
-        drops.read(0, n, ids, when, kind);
-        recentDrops.clear();
-        keptDrops.clear();
-        for (int i = 0; i < n; i++) {
-            SnapshotRecord r = live.remove(ids[i]);
-            if (r == null && i < durable)
-                throw new CorruptionException("the drop log names snapshot " + ids[i] + ", which the snapshot log does not hold as live", drops.path(),
-                        MaplogDescriptor.entryOffset(i));
-            if (r == null) continue;
-            keptDrops.add(new long[]{ids[i], when[i], kind[i]});
-            recentDrops.put(ids[i], DropLogLookup.dropped(ids[i], when[i], kind[i]));
-        }
-    }
-
-    /** Rewrites the drop log to the drops {@link #readDrops} kept: never a moment without every kept drop on disk. */
-    private void rewriteDrops() {
-        Path path = drops.path();
-        Path rewrite = path.resolveSibling(path.getFileName() + REWRITE_SUFFIX);
-        try {
-            if (io.exists(rewrite)) io.delete(rewrite); // a rewrite cut short: the log itself is whole
-        } catch (IOException e) {
-            throw new StorageException("cannot delete a half-written drop log", rewrite, e);
-        }
-        MaplogFile kept = new MaplogFile(io, rewrite, MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.Missing.CREATE);
-        for (long[] d : keptDrops) kept.append(d[0], d[1], d[2]);
-        keptDrops.clear();
-        kept.force();
-        kept.close();
-        drops.close();
-        try {
-            io.atomicMove(rewrite, path);
-        } catch (IOException e) {
-            throw new StorageException("cannot replace the drop log: " + e.getMessage(), path, e);
-        }
-        drops = new MaplogFile(io, path, MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.Missing.CORRUPT);
     }
 
     private void noteDeclared(long id, int rank) {
@@ -422,28 +362,72 @@ final class SnapshotRegistry implements AutoCloseable {
         rankTree.remove(r);
         moved.remove(id);
         joins.remove(id);
-        long when = System.currentTimeMillis();
-        drops.append(id, when, MaplogDescriptor.dropReason(kind, rank));
-        recentDrops.put(id, new DroppedSnapshot(id, when, why));
-    }
-
-    /** Why {@code id} is no longer live (from memory for recent drops, else from the drop log), or null. */
-    DroppedSnapshot dropped(long id) {
-        if (!inDropLog(id)) return recentDrops.get(id);
-        return DropLogLookup.find(drops, id, drops.count());
+        drops.append(id, rank, kind, why);
     }
 
     /**
-     * True when {@link #dropped} has to read the drop log for {@code id}: it is not a recent drop, not live, and was
-     * declared (so it was dropped, and its drop is in the log).
+     * Why {@code id} is no longer live — from memory for recent drops and for those below the snapshot log's horizon,
+     * whose records were compacted away (when and why are then no longer known, only that it was dropped by the
+     * horizon's time), else from the drop log — or null.
      */
-    boolean inDropLog(long id) {
-        return !recentDrops.containsKey(id) && id <= latest() && !live.containsKey(id);
+    DroppedSnapshot dropped(long id) {
+        DroppedSnapshot recent = drops.recent(id);
+        if (recent != null) return recent;
+        if (id >= 1 && id < log.horizon())
+            return new DroppedSnapshot(id, log.horizonMillis(), "dropped by the retention policy by then; when and why are no longer kept (the records of"
+                    + " snapshots below " + log.horizon() + ", all dropped, were compacted away)");
+        if (!inDropLog(id)) return null;
+        return DropLogLookup.find(drops.file(), id, drops.count());
     }
 
-    /** The drop log: once the archive is open it is only appended to, so its first entries stay as they are. */
+    /**
+     * True when {@link #dropped} has to read the drop log for {@code id}: it is not a recent drop, not live, not below
+     * the horizon, and was declared (so it was dropped, and its drop is in the log).
+     */
+    boolean inDropLog(long id) {
+        return drops.recent(id) == null && id >= log.horizon() && id <= latest() && !live.containsKey(id);
+    }
+
+    /** The drop log: entries below the count read under the guard stay as they are, though a compaction may remove the oldest. */
     MaplogFile dropLog() {
-        return drops;
+        return drops.file();
+    }
+
+    /** See {@link SnapshotArchive#dropHorizon}: the snapshot log's horizon (read without a lock: it only grows). */
+    long dropHorizon() {
+        return log.horizon();
+    }
+
+    long dropHorizonMillis() {
+        return log.horizonMillis();
+    }
+
+    /** The checkpoint's flush recorded its mark, which counts the snapshots declared up to {@code latestDeclared}. */
+    void marked(long latestDeclared) {
+        latestAtMark = latestDeclared;
+    }
+
+    /**
+     * Under the state lock, after a checkpoint's end marker: the id below which {@link #compactLogs} may let the logs'
+     * records go — every snapshot below it dropped, and declared before the mark, whose own latest declaration stays.
+     */
+    long compactionHorizon() {
+        return Math.min(oldestLive(), latestAtMark);
+    }
+
+    /**
+     * Holding the append gate, once the drops behind {@code horizon} ({@link #compactionHorizon}) are durable and no
+     * recovery can use a mark before the latest: compacts the snapshot log below it when it has grown enough since the
+     * last try that the rewrite is paid for by its growth, then the drop log below the snapshot log's horizon (that
+     * order: a drop log entry below the horizon is only ever found beside a horizon that covers it).
+     */
+    void compactLogs(long horizon) {
+        long held = log.records() - log.first();
+        if (horizon > log.horizon() && held >= compactAt) {
+            log.compact(horizon, System.currentTimeMillis());
+            compactAt = Math.max(COMPACT_MIN_RECORDS, 2 * (log.records() - log.first()));
+        }
+        drops.compactBelow(log.horizon());
     }
 
     SnapshotRecord find(long id) {

@@ -1,0 +1,143 @@
+package dev.varve.engine;
+
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.Retention;
+import dev.varve.config.VarveConfig;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The snapshot and drop logs compacted under real kill -9: a child JVM declares a snapshot with every batch
+ * ({@link Varve#writeAndSnapshot}) under {@code keepLast(8)}, with checkpoints every 50 ms, so that after a few
+ * thousand steps every checkpoint may rewrite a log; it is killed when a compaction's temp file or a new drop log part
+ * shows on disk (or after a while). Reopened in the other recovery mode, the store must hold exactly the last 8
+ * snapshots of the steps it recovered (every acknowledged one), each reading right, the older ones known as dropped —
+ * and its logs must stay a small fraction of the history declared.
+ */
+@Timeout(600)
+class LogCompactionKillTest {
+    private static final int KEEP = 8;
+
+    @TempDir
+    Path tmp;
+
+    static VarveConfig config(Path dir, RecoveryMode mode) {
+        return KillWorkload.config(dir, mode).toBuilder().checkpointFrequency(Duration.ofMillis(50)).retention(RankTreePolicy.levels(Retention.keepLast(KEEP)))
+                .build();
+    }
+
+    /** Child JVM: {@code main(dir, mode, firstStep, ackFile)} runs steps until killed, acknowledging each. */
+    public static void main(String[] args) throws Exception {
+        try (Varve store = Varve.open(config(Path.of(args[0]), RecoveryMode.valueOf(args[1])));
+             FileOutputStream ack = new FileOutputStream(args[3], true)) {
+            for (long i = Long.parseLong(args[2]); ; i++) {
+                long id = store.writeAndSnapshot(DeterministicReplayTestSupport.batch(i), 1);
+                if (id != i + 1) throw new IllegalStateException("snapshot " + id + " declared at step " + i);
+                ack.write((i + "\n").getBytes(StandardCharsets.UTF_8));
+            }
+        }
+    }
+
+    @Test
+    void killedWhileCompactingRecoversExactlyTheRetainedSnapshots() throws Exception {
+        run(Integer.getInteger("varve.killRounds", 6), Long.getLong("varve.seed", System.nanoTime()));
+    }
+
+    @Test
+    @Tag("long")
+    @Timeout(value = 4, unit = TimeUnit.HOURS)
+    void hundredsOfKills() throws Exception {
+        run(Integer.getInteger("varve.killRounds", 100), Long.getLong("varve.seed", System.nanoTime()));
+    }
+
+    /** The names of the archive's files a compaction writes: its temp files and the drop log's parts. */
+    private static List<String> compactionFiles(Path archive) {
+        try (Stream<Path> files = Files.list(archive)) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".creating") && !n.startsWith("pagelog") || n.startsWith("drops.log"))
+                    .sorted().toList();
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+
+    private void run(int rounds, long seed) throws Exception {
+        Random rnd = new Random(seed);
+        Path dir = tmp.resolve("store");
+        Path archive = dir.resolve("archive");
+        Path ack = tmp.resolve("ack");
+        Path log = tmp.resolve("child.log");
+        long steps = 0;
+        int seenCompacting = 0;
+        for (int round = 0; round < rounds; round++) {
+            RecoveryMode mode = round % 2 == 0 ? RecoveryMode.CHECKPOINT_RECOVERY_FILE : RecoveryMode.WAL_PHYSICAL;
+            RecoveryMode reopen = round % 2 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE;
+            String where = "seed " + seed + " round " + round + " (" + mode + " -> " + reopen + ")";
+            long from = steps;
+            long atLeast = round == 0 ? 6_000 : 0; // past the first compactions' thresholds before any kill
+            List<String> before = compactionFiles(archive);
+            long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3_000 + rnd.nextInt(3_000));
+            boolean[] compacting = {false};
+            long acked = FixtureChildJvm.killWhen(LogCompactionKillTest.class, dir, mode, from, ack, log, () -> {
+                try {
+                    if (KillWorkload.acknowledged(ack) < from + atLeast) return false;
+                } catch (IOException e) {
+                    return false;
+                }
+                compacting[0] = !compactionFiles(archive).equals(before);
+                return compacting[0] || System.nanoTime() > giveUp;
+            }, where);
+            if (compacting[0]) seenCompacting++;
+            try (Varve store = Varve.open(config(dir, reopen))) {
+                List<SnapshotInfo> infos = store.snapshots();
+                long declared = infos.get(infos.size() - 1).id();
+                assertTrue(declared >= acked, where + ": " + acked + " steps acknowledged but only " + declared + " snapshots recovered");
+                List<Long> ids = new ArrayList<>();
+                for (SnapshotInfo s : infos) ids.add(s.id());
+                List<Long> want = new ArrayList<>();
+                for (long id = Math.max(1, declared - KEEP + 1); id <= declared; id++) want.add(id);
+                assertEquals(want, ids, where + ": the live snapshots");
+                String tables = KillWorkload.diff(store, KillWorkload.model(declared));
+                if (tables != null) {
+                    StringBuilder near = new StringBuilder();
+                    for (long n = declared - 3; n <= declared + 3; n++) if (KillWorkload.diff(store, KillWorkload.model(n)) == null) near.append(" matches ").append(n);
+                    throw new AssertionError(where + ": tables after " + declared + " steps: " + tables + near);
+                }
+                for (SnapshotInfo s : infos) {
+                    try (SnapshotView v = store.asOf(s.id())) {
+                        assertNull(KillWorkload.diff(v::table, KillWorkload.model(s.id())), where + ": snapshot " + s.id());
+                    }
+                }
+                SnapshotNotFoundException e = assertThrows(SnapshotNotFoundException.class, () -> store.asOf(1));
+                assertTrue(e.getMessage().contains("dropped"), where + ": " + e.getMessage());
+                assertFalse(store.droppedSnapshots(1).isEmpty(), where);
+                assertEquals(List.of(), store.danglingArchiveMappings(), where + ": I8");
+                steps = declared;
+            }
+        }
+        long logBytes = Files.size(archive.resolve("snapshots.log"));
+        assertTrue(logBytes < 48 * steps / 2, "snapshots.log holds " + logBytes + " bytes after " + steps + " snapshots, " + KEEP + " retained");
+        System.out.println("log compaction kill -9: " + rounds + " rounds, " + steps + " steps, " + seenCompacting + " killed while compacting, snapshots.log "
+                + logBytes + " bytes, " + compactionFiles(archive) + ", seed " + seed + ", all consistent");
+    }
+}

@@ -1,0 +1,130 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIOFactory;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The retention policy's drops: the most recent in memory, every one in {@code drops.log} (a one-part log of the
+ * Maplog format, {@link MaplogDescriptor.Kind#DROPS}) until {@link #compactBelow} lets go of those of snapshots below
+ * the snapshot log's horizon. Guarded like the registry that owns it.
+ */
+final class DropLog implements AutoCloseable {
+    /** Drops known in memory, and held in the log however old their snapshots, so that a restart still knows them. */
+    private static final int RECENT_DROPS = 4096;
+    /** Entries the log holds before a compaction is tried; after one it waits until the log doubles. */
+    static final long COMPACT_MIN_ENTRIES = 2 * RECENT_DROPS;
+
+    private final MaplogFile file;
+    /** The most recent drops; older ones are looked up in the file ({@link DropLogLookup}). */
+    private final Map<Long, DroppedSnapshot> recent = new LinkedHashMap<>(16, 0.75f, false) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, DroppedSnapshot> eldest) {
+            return size() > RECENT_DROPS;
+        }
+    };
+    /** What {@link #recover} kept, from the first entry held on: written back by {@link #cut}. */
+    private final List<long[]> kept = new ArrayList<>();
+    private long compactAt = COMPACT_MIN_ENTRIES;
+
+    DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
+        file = new MaplogFile(io, dir.resolve("drops.log"), MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, missing);
+    }
+
+    Path path() {
+        return file.path();
+    }
+
+    /** Position after the last drop: the count a checkpoint mark records. */
+    long count() {
+        return file.count();
+    }
+
+    /**
+     * Recovery, reading only: checks that the log holds the first {@code durable} drops, made before the recovered
+     * mark, and nothing damaged before a valid drop made after it (a reclamation may have relied on one).
+     */
+    void checkDurable(long durable) {
+        file.checkDurable(durable);
+        file.checkDurable(-1);
+    }
+
+    /**
+     * Recovery, reading only: applies the drops to {@code live}. The first {@code durable} were made before the mark:
+     * each must name a snapshot declared then and not dropped before — or one below {@code horizon}, all dropped and
+     * forgotten. A later drop is kept only if it names a snapshot declared before the mark (replay re-decides the
+     * rest, and a later id may be a different snapshot).
+     */
+    void recover(long durable, long horizon, Map<Long, SnapshotRecord> live) {
+        long first = file.first();
+        int n = (int) (file.count() - first);
+        long[] ids = new long[n];
+        long[] when = new long[n];
+        long[] kind = new long[n];
+        file.read(first, n, ids, when, kind);
+        recent.clear();
+        kept.clear();
+        for (int i = 0; i < n; i++) {
+            long position = first + i;
+            SnapshotRecord r = live.remove(ids[i]);
+            if (r == null && position < durable && ids[i] >= horizon)
+                throw new CorruptionException("the drop log names snapshot " + ids[i] + ", which the snapshot log does not hold as live", file.path(),
+                        MaplogDescriptor.entryOffset(i));
+            if (r == null && position >= durable) continue;
+            kept.add(new long[]{ids[i], when[i], kind[i]}); // before the mark every drop stays: positions are what the mark counts
+            recent.put(ids[i], DropLogLookup.dropped(ids[i], when[i], kind[i]));
+        }
+    }
+
+    /** Recovery, once the store is decided sound: rewrites the log to what {@link #recover} kept, never a moment without it on disk. */
+    void cut() {
+        file.replaceWith(file.first(), kept);
+        kept.clear();
+    }
+
+    /** Records that live snapshot {@code id} of {@code rank} was dropped now, by {@code cause}, for {@code why}. */
+    void append(long id, int rank, long cause, String why) {
+        long when = System.currentTimeMillis();
+        file.append(id, when, MaplogDescriptor.dropReason(cause, rank));
+        recent.put(id, new DroppedSnapshot(id, when, why));
+    }
+
+    /** The drop of {@code id} if it is among the recent ones, else null. */
+    DroppedSnapshot recent(long id) {
+        return recent.get(id);
+    }
+
+    /** The log, for a lookup of an old drop outside the registry's guard ({@link DropLogLookup}). */
+    MaplogFile file() {
+        return file;
+    }
+
+    /**
+     * After a checkpoint, holding the append gate: rewrites the log without its entries before the first drop of a
+     * snapshot at or above {@code horizon} (the snapshot log's, already durable) — keeping the latest
+     * {@value #RECENT_DROPS} drops, whatever they name — once it has grown enough since the last try that the rewrite's
+     * cost is paid for by the log's own growth.
+     */
+    void compactBelow(long horizon) {
+        if (file.count() - file.first() < compactAt) return;
+        long cut = Math.min(DropLogLookup.firstAtOrAbove(file, horizon), file.count() - RECENT_DROPS);
+        if (cut > file.first()) file.compactBefore(cut);
+        compactAt = Math.max(COMPACT_MIN_ENTRIES, 2 * (file.count() - file.first()));
+    }
+
+    void force() {
+        file.force();
+    }
+
+    @Override
+    public void close() {
+        file.close();
+    }
+}

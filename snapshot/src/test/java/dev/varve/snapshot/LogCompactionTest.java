@@ -1,0 +1,260 @@
+package dev.varve.snapshot;
+
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.Retention;
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.ForwardingFileIOFactory;
+import dev.varve.core.memory.PageMemory;
+import dev.varve.core.store.PageStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The snapshot and drop logs follow the retained history, not all of it: after each checkpoint the records of
+ * snapshots below the oldest live one are compacted away (a rewrite that keeps positions, which marks count), so a
+ * store that declares and drops a snapshot after every batch for as long as it runs keeps both files, and its open,
+ * bounded. A compaction that a crash cuts short at any step leaves an archive that recovers to the same snapshots.
+ */
+@Timeout(300)
+class LogCompactionTest {
+    private static final int KEEP = 16;
+    private static final int PER_CHECKPOINT = 1000;
+
+    @TempDir
+    Path dir;
+
+    private SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages) {
+        SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(archiveDir, RankTreePolicy.levels(Retention.keepLast(KEEP)))
+                .pageSize(4096).skippyLevels(1).skippyNodeEntries(16).captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build());
+        archive.attach(new PageMemory(new PageStore(FileIOFactory.standard(), pages, 4096), 16L << 20, 1L << 20));
+        return archive;
+    }
+
+    private static long markOf(long id) {
+        return 2 * id + 1;
+    }
+
+    /** Declares snapshots from {@code from} to {@code to} (walLsn 2·id), a checkpoint after every {@value #PER_CHECKPOINT}. */
+    private static void declare(SnapshotArchive archive, long from, long to, Runnable beforeEachEndMarker) {
+        for (long id = from; id <= to; id++) {
+            archive.declare(id, 1, 1000 + id, 2 * id);
+            if (id % PER_CHECKPOINT == 0) {
+                archive.onMark(id, markOf(id));
+                archive.beforeStartMarker(id, markOf(id));
+                beforeEachEndMarker.run();
+                archive.afterEndMarker(id, markOf(id));
+            }
+        }
+    }
+
+    private static long bytesOf(Path archiveDir, String prefix) throws IOException {
+        try (Stream<Path> files = Files.list(archiveDir)) {
+            return files.filter(p -> p.getFileName().toString().startsWith(prefix)).mapToLong(p -> {
+                try {
+                    return Files.size(p);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }).sum();
+        }
+    }
+
+    private static void assertRecovered(SnapshotArchive archive, long latest) {
+        List<Long> ids = new ArrayList<>();
+        for (SnapshotRecord r : archive.snapshots()) ids.add(r.id());
+        List<Long> expected = new ArrayList<>();
+        for (long id = latest - KEEP + 1; id <= latest; id++) expected.add(id);
+        assertEquals(expected, ids, "the live snapshots");
+        assertEquals(latest + 1, archive.nextId());
+        DroppedSnapshot oldest = archive.dropped(1);
+        assertNotNull(oldest, "snapshot 1 is known as dropped");
+        DroppedSnapshot recent = archive.dropped(latest - KEEP);
+        assertNotNull(recent, "the latest drop is known");
+        assertTrue(recent.why().contains("rank 1"), recent.why());
+    }
+
+    @Test
+    void theLogsHoldTheRetainedHistoryNotAllOfIt() throws IOException {
+        FileIOFactory io = FileIOFactory.standard();
+        Path archiveDir = dir.resolve("archive");
+        int snapshots = 40_000;
+        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
+            archive.recover(0, true);
+            declare(archive, 1, snapshots, () -> { });
+            // retained: 16 snapshots, but each log keeps up to twice what it held after its last compaction, and at least 4,096
+            long logBound = SnapshotLogDescriptor.recordOffset(2 * (SnapshotRegistry.COMPACT_MIN_RECORDS + PER_CHECKPOINT));
+            assertTrue(bytesOf(archiveDir, SnapshotLogDescriptor.FILE) <= logBound, "snapshots.log holds " + bytesOf(archiveDir, SnapshotLogDescriptor.FILE)
+                    + " bytes for " + snapshots + " snapshots declared, " + KEEP + " retained (bound " + logBound + ")");
+            long dropBound = MaplogDescriptor.entryOffset(2 * (DropLog.COMPACT_MIN_ENTRIES + PER_CHECKPOINT));
+            assertTrue(bytesOf(archiveDir, "drops.log") <= dropBound, "drops.log holds " + bytesOf(archiveDir, "drops.log") + " bytes (bound " + dropBound + ")");
+            DroppedSnapshot forgotten = archive.dropped(1);
+            assertNotNull(forgotten);
+            assertTrue(forgotten.why().contains("no longer kept"), forgotten.why());
+            assertRecovered(archive, snapshots);
+        }
+        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
+            archive.recover(markOf(snapshots), false);
+            assertRecovered(archive, snapshots);
+            assertTrue(archive.dropped(1).why().contains("no longer kept"), archive.dropped(1).why());
+            declare(archive, snapshots + 1, snapshots + PER_CHECKPOINT, () -> { }); // appends go on after the compacted prefix
+            assertRecovered(archive, snapshots + PER_CHECKPOINT);
+        }
+        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
+            archive.recover(markOf(snapshots + PER_CHECKPOINT), false);
+            assertRecovered(archive, snapshots + PER_CHECKPOINT);
+        }
+    }
+
+    /** Copies the archive directory as a kill -9 would leave it (every write made so far) at each step of a compaction. */
+    private static final class CrashImages extends ForwardingFileIOFactory {
+        final Path archiveDir;
+        final Path images;
+        final List<String> taken = new ArrayList<>();
+        /** The checkpoint whose end-marker work is imaged (its id: the latest snapshot its mark counts), 0 for none. */
+        long armed;
+
+        CrashImages(Path archiveDir, Path images) {
+            this.archiveDir = archiveDir;
+            this.images = images;
+        }
+
+        void image(String step) {
+            if (armed == 0) return;
+            Path to = images.resolve(armed + "-" + taken.size() + "-" + step.replaceAll("[^A-Za-z0-9.]+", "_"));
+            try {
+                Files.createDirectories(to);
+                try (Stream<Path> files = Files.walk(archiveDir)) {
+                    for (Path p : (Iterable<Path>) files::iterator) {
+                        Path target = to.resolve(archiveDir.relativize(p).toString());
+                        if (Files.isDirectory(p)) Files.createDirectories(target);
+                        else Files.copy(p, target, StandardCopyOption.COPY_ATTRIBUTES);
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            taken.add(to.getFileName().toString());
+        }
+
+        @Override
+        public FileIO open(Path file, boolean create) throws IOException {
+            if (create) image("before creating " + file.getFileName());
+            return super.open(file, create);
+        }
+
+        @Override
+        public void atomicMove(Path from, Path to) throws IOException {
+            image("before renaming " + from.getFileName());
+            super.atomicMove(from, to);
+            image("after renaming " + from.getFileName());
+        }
+
+        @Override
+        public void delete(Path file) throws IOException {
+            image("before deleting " + file.getFileName());
+            super.delete(file);
+            image("after deleting " + file.getFileName());
+        }
+    }
+
+    @Test
+    void aCompactionCutShortAtAnyStepRecoversTheSameSnapshots() throws IOException {
+        Path archiveDir = dir.resolve("archive");
+        CrashImages io = new CrashImages(archiveDir, dir.resolve("images"));
+        long last = 10 * PER_CHECKPOINT; // the snapshot log compacts at 5,000 and 10,000, the drop log at 9,000
+        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
+            archive.recover(0, true);
+            long[] checkpoint = {0};
+            declare(archive, 1, last, () -> io.armed = checkpoint[0] += PER_CHECKPOINT); // the end marker's work: after the mark is durable
+            io.armed = 0;
+        }
+        assertTrue(io.taken.size() >= 8, "steps imaged: " + io.taken);
+        assertTrue(io.taken.stream().anyMatch(s -> s.contains("renaming_snapshots.log")) && io.taken.stream().anyMatch(s -> s.contains("deleting_drops.log")),
+                "both logs were compacted: " + io.taken);
+        for (String image : io.taken) {
+            Path copy = dir.resolve("images").resolve(image);
+            long latest = Long.parseLong(image.substring(0, image.indexOf('-')));
+            for (int open = 0; open < 2; open++) { // and again after the recovery cut deleted what the compaction left
+                try (SnapshotArchive archive = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image))) {
+                    archive.recover(markOf(latest), false);
+                    assertRecovered(archive, latest);
+                } catch (RuntimeException | AssertionError e) {
+                    throw new AssertionError("crash image " + image + " (open " + (open + 1) + "): " + e.getMessage(), e);
+                }
+            }
+            try (Stream<Path> files = Files.list(copy)) {
+                List<String> names = files.map(p -> p.getFileName().toString()).toList();
+                assertEquals(1, names.stream().filter(n -> n.startsWith("drops.log")).count(), image + ": one drop log part after recovery: " + names);
+                assertTrue(names.stream().noneMatch(n -> n.endsWith(".creating")), image + ": no temp file after recovery: " + names);
+            }
+        }
+    }
+
+    @Test
+    void aDamagedBaseBlockIsNamedWithItsOffset() throws IOException {
+        FileIOFactory io = FileIOFactory.standard();
+        Path archiveDir = dir.resolve("archive");
+        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
+            archive.recover(0, true);
+            declare(archive, 1, 5 * PER_CHECKPOINT, () -> { });
+        }
+        Path log = archiveDir.resolve(SnapshotLogDescriptor.FILE);
+        byte[] bytes = Files.readAllBytes(log);
+        bytes[SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.HORIZON_OFFSET] ^= 1;
+        Files.write(log, bytes);
+        CorruptionException e = assertThrows(CorruptionException.class, () -> new SnapshotLog(io, log, MaplogFile.Missing.CORRUPT));
+        assertEquals(log, e.file());
+        assertEquals(SnapshotLogDescriptor.HEADER_SIZE, e.offset(), e.getMessage());
+    }
+
+    /** A log of format version 1 (no base block) is read as it is, and the first compaction rewrites it as version 2. */
+    @Test
+    void aVersionOneLogIsReadAndCompactedIntoVersionTwo() throws IOException {
+        FileIOFactory io = FileIOFactory.standard();
+        Path archiveDir = dir.resolve("archive");
+        long before = 3 * PER_CHECKPOINT;
+        try (SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(archiveDir, RankTreePolicy.levels(Retention.keepAll()))
+                .pageSize(4096).skippyLevels(1).skippyNodeEntries(16).captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build())) {
+            archive.attach(new PageMemory(new PageStore(io, dir.resolve("pages"), 4096), 16L << 20, 1L << 20));
+            archive.recover(0, true);
+            declare(archive, 1, before, () -> { }); // kept all: nothing compacted
+        }
+        Path log = archiveDir.resolve(SnapshotLogDescriptor.FILE);
+        byte[] v2 = Files.readAllBytes(log);
+        ByteBuffer v1 = ByteBuffer.allocate(v2.length - SnapshotLogDescriptor.BASE_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        v1.put(v2, 0, SnapshotLogDescriptor.HEADER_SIZE).put(v2, SnapshotLogDescriptor.recordsFrom(2), v2.length - SnapshotLogDescriptor.recordsFrom(2));
+        v1.putInt(SnapshotLogDescriptor.VERSION_OFFSET, 1).putInt(SnapshotLogDescriptor.HEADER_CRC_OFFSET, SnapshotLogDescriptor.headerCrc(v1));
+        Files.write(log, v1.array());
+        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
+            archive.recover(markOf(before), false); // keepLast(16) now: the policy drops all but the last 16
+            declare(archive, before + 1, before + 2 * PER_CHECKPOINT, () -> { });
+            assertRecovered(archive, before + 2 * PER_CHECKPOINT);
+        }
+        ByteBuffer h = ByteBuffer.wrap(Files.readAllBytes(log)).order(ByteOrder.LITTLE_ENDIAN);
+        assertEquals(2, h.getInt(SnapshotLogDescriptor.VERSION_OFFSET), "rewritten as version 2");
+        assertTrue(h.getLong(SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.FIRST_OFFSET) > 0, "records compacted away");
+        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
+            archive.recover(markOf(before + 2 * PER_CHECKPOINT), false);
+            assertRecovered(archive, before + 2 * PER_CHECKPOINT);
+        }
+    }
+}
