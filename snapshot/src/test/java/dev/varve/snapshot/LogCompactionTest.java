@@ -3,6 +3,7 @@ package dev.varve.snapshot;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.ForwardingFileIOFactory;
@@ -11,6 +12,8 @@ import dev.varve.core.store.PageStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -207,6 +210,46 @@ class LogCompactionTest {
                 assertTrue(names.stream().noneMatch(n -> n.endsWith(".creating")), image + ": no temp file after recovery: " + names);
             }
         }
+    }
+
+    /**
+     * A power cut at each file operation of a compaction (the snapshot log's at 5,000 snapshots, the drop log's at
+     * 9,000): the files are then where the cut could leave them (writes not fsynced dropped, kept or torn, new
+     * directory entries not fsynced lost), and the archive recovers to the same snapshots.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {5 * PER_CHECKPOINT, 9 * PER_CHECKPOINT})
+    void aPowerCutAtAnyStepOfACompactionRecoversTheSameSnapshots(long checkpoint) {
+        int crashes = 0;
+        for (int k = 1; ; k++) {
+            Path at = dir.resolve("cut-" + checkpoint + "-" + k);
+            FaultyFileIOFactory io = new FaultyFileIOFactory(checkpoint * 1000 + k);
+            io.strictDirectoryEntries(true);
+            int nth = k;
+            SnapshotArchive archive = open(io, at.resolve("archive"), at.resolve("pages"));
+            archive.recover(0, true);
+            try {
+                declare(archive, 1, checkpoint, () -> {
+                    if (archive.latest() == checkpoint) io.crashAt(FaultyFileIOFactory.nth(nth, op -> true)); // the end marker's work
+                });
+            } catch (RuntimeException expected) {
+                // the crash
+            }
+            if (io.crashedAt() == null) { // the compaction ran out of operations before the k-th: every one was cut at
+                archive.close();
+                break;
+            }
+            crashes++;
+            FaultyFileIOFactory.Op cut = io.crashedAt();
+            io.powerLoss();
+            try (SnapshotArchive reopened = open(FileIOFactory.standard(), at.resolve("archive"), at.resolve("pages-after"))) {
+                reopened.recover(markOf(checkpoint), false);
+                assertRecovered(reopened, checkpoint);
+            } catch (RuntimeException | AssertionError e) {
+                throw new AssertionError("power cut at " + cut + ", " + io + ": " + e.getMessage(), e);
+            }
+        }
+        assertTrue(crashes >= 8, "operations cut at: " + crashes);
     }
 
     @Test
