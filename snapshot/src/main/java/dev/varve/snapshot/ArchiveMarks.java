@@ -25,10 +25,15 @@ import static dev.varve.snapshot.ArchiveMarksDescriptor.SNAPSHOTS;
  * short, lost a record or was deleted is found at open, and snapshot ids are never handed out again. Archives
  * written before the counts existed hold their marks as plain level entries: they are read without the count
  * checks. The layout is {@link ArchiveMarksDescriptor}'s.
+ *
+ * <p>Once a checkpoint completed, no recovery uses an older mark: the groups before its mark's are then compacted
+ * away ({@link #compactBefore}), so the file holds a few marks, not one per checkpoint the store ever made.
  */
 final class ArchiveMarks implements AutoCloseable {
     private static final String FILE = ArchiveMarksDescriptor.FILE;
     private static final int CHUNK = 1024;
+    /** Entries held before the groups of marks no recovery can use any more are compacted away (128 KiB). */
+    static final long COMPACT_MIN_ENTRIES = 4096;
 
     /**
      * One mark: per level (index j - 1) Maplog positions and volume addresses; the log counts and ids, -1 in marks
@@ -87,13 +92,7 @@ final class ArchiveMarks implements AutoCloseable {
             throw new CorruptionException("the archive has no record of checkpoint mark " + markLsn, path(), offsetOf(log.count()));
         }
         log.checkDurable(end);
-        long start = end - 1;
-        long[] lsn = new long[1];
-        while (start > 0) {
-            log.read(start - 1, 1, lsn, null, null);
-            if (lsn[0] != markLsn) break;
-            start--;
-        }
+        long start = groupStart(markLsn, end);
         int n = (int) (end - start);
         long[] what = new long[n];
         long[] value = new long[n];
@@ -103,6 +102,29 @@ final class ArchiveMarks implements AutoCloseable {
         Mark m = decode(markLsn, levels, what, value, offsetOf(start));
         recoveredEnd = end;
         return m;
+    }
+
+    /** Position of the first entry of mark {@code markLsn}'s group, which ends at {@code end}. */
+    private long groupStart(long markLsn, long end) {
+        long start = end - 1;
+        long[] lsn = new long[1];
+        while (start > log.first()) {
+            log.read(start - 1, 1, lsn, null, null);
+            if (lsn[0] != markLsn) break;
+            start--;
+        }
+        return start;
+    }
+
+    /**
+     * After the end marker of the checkpoint of mark {@code markLsn}, holding the append gate: once the file holds
+     * {@value #COMPACT_MIN_ENTRIES} entries, rewrites it without the groups before that mark's, which no recovery can
+     * use any more (it recovers from this checkpoint or a later one).
+     */
+    void compactBefore(long markLsn) {
+        if (log.count() - log.first() < COMPACT_MIN_ENTRIES) return;
+        long end = groupEnd(markLsn);
+        if (end > 0) log.compactBefore(groupStart(markLsn, end));
     }
 
     /** Position after the last entry of mark {@code markLsn}, -1 when the log holds none. */
@@ -143,8 +165,9 @@ final class ArchiveMarks implements AutoCloseable {
         return what[n - 1] == END ? value[n - 1] == n : olderFormat();
     }
 
-    private static long offsetOf(long entry) {
-        return MaplogDescriptor.entryOffset(entry);
+    /** Byte offset of entry {@code entry} in the (one) part that holds it. */
+    private long offsetOf(long entry) {
+        return MaplogDescriptor.entryOffset(entry - log.first());
     }
 
     /**

@@ -121,6 +121,24 @@ final class MaplogFile implements AutoCloseable {
         }
     }
 
+    /**
+     * The part of log {@code path} that holds its oldest entries: the file of that name until reclamation or a rewrite
+     * replaced it by a later part. Null when the log has none (temp files of a creation cut short do not count).
+     */
+    static Path firstPart(FileIOFactory io, Path path) throws IOException {
+        String name = path.getFileName().toString();
+        Path first = null;
+        long at = Long.MAX_VALUE;
+        for (Path p : io.list(path.getParent(), name)) {
+            long position = MaplogDescriptor.firstOf(p.getFileName().toString(), name);
+            if (position >= 0 && position < at && !DurableFiles.isTemp(p)) {
+                first = p;
+                at = position;
+            }
+        }
+        return first;
+    }
+
     /** A log of one part found with several: the newest was written whole by a rewrite a crash cut short; see the class. */
     private void setAsideSuperseded() throws IOException {
         if (partEntries != ONE_PART) return;

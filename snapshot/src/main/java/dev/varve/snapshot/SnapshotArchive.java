@@ -87,8 +87,9 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         if (io.exists(ArchiveLevel.dirOf(dir, k + 1)))
             throw new IllegalArgumentException("the archive in " + dir + " has more rank levels than the retention policy's " + k
                     + "; the number of levels of an existing archive cannot shrink");
-        // a new archive has no marks file: it is created last, so an archive without one holds no records
-        boolean fresh = !io.exists(dir.resolve(ArchiveMarksDescriptor.FILE));
+        // a new archive has no marks file: it is created last, so an archive without one holds no records (once
+        // compacted, the marks live in a part named by its first position)
+        boolean fresh = marksMissing(io, dir);
         if (fresh) ArchiveRecovery.refuseRecordsWithoutMarks(io, dir);
         else refuseOtherSkippyLevels(io, dir, settings.skippyLevels());
         this.levels = new ArchiveLevel[k];
@@ -119,6 +120,15 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.reclaimer = new Reclaimer(lock, io, levels, registry, extents, views, retention);
         this.check = new ReclamationCheck(lock, io, levels, registry, extents);
         this.recovery = new ArchiveRecovery(lock, io, dir, pageSize, levels, registry, moves, marks, extents, retention);
+    }
+
+    /** True when the archive holds no checkpoint marks file, in any part. */
+    private static boolean marksMissing(FileIOFactory io, Path dir) {
+        try {
+            return MaplogFile.firstPart(io, dir.resolve(ArchiveMarksDescriptor.FILE)) == null;
+        } catch (IOException e) {
+            throw new StorageException("cannot list the archive's files", dir, e);
+        }
     }
 
     /**
@@ -366,6 +376,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     @Override
     public void afterEndMarker(long checkpointId, long markLsn) {
         reclaimer.afterEndMarker();
+        lock.lockAppends(); // marks are appended under the gate
+        try {
+            marks.compactBefore(markLsn);
+        } finally {
+            lock.unlockAppends();
+        }
     }
 
     // ---------------------------------------------------------------- views

@@ -252,6 +252,46 @@ class LogCompactionTest {
         assertTrue(crashes >= 8, "operations cut at: " + crashes);
     }
 
+    /**
+     * The checkpoint marks: one group per checkpoint, and after a checkpoint completed no recovery uses an older one, so
+     * the file keeps a few groups however many checkpoints ran — and a compaction cut short by a kill -9 at any step
+     * leaves marks that recover.
+     */
+    @Test
+    void theMarksFileKeepsTheRecentMarks() throws IOException {
+        Path archiveDir = dir.resolve("archive");
+        CrashImages io = new CrashImages(archiveDir, dir.resolve("images"));
+        int checkpoints = 1000;
+        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
+            archive.recover(0, true);
+            for (long id = 1; id <= checkpoints; id++) {
+                archive.declare(id, 1, 1000 + id, 2 * id);
+                archive.onMark(id, markOf(id));
+                archive.beforeStartMarker(id, markOf(id));
+                io.armed = id;
+                archive.afterEndMarker(id, markOf(id));
+                io.armed = 0;
+            }
+        }
+        long bound = MaplogDescriptor.entryOffset(ArchiveMarks.COMPACT_MIN_ENTRIES + 16);
+        long bytes = bytesOf(archiveDir, ArchiveMarksDescriptor.FILE);
+        assertTrue(bytes <= bound, ArchiveMarksDescriptor.FILE + " holds " + bytes + " bytes after " + checkpoints + " checkpoints (bound " + bound + ")");
+        assertTrue(io.taken.stream().anyMatch(s -> s.contains("renaming_" + ArchiveMarksDescriptor.FILE.replace('-', '_'))), "the marks were compacted: " + io.taken);
+        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+            archive.recover(markOf(checkpoints), false);
+            assertRecovered(archive, checkpoints);
+        }
+        for (String image : io.taken) {
+            long latest = Long.parseLong(image.substring(0, image.indexOf('-')));
+            try (SnapshotArchive archive = open(FileIOFactory.standard(), dir.resolve("images").resolve(image), dir.resolve("pages-" + image))) {
+                archive.recover(markOf(latest), false);
+                assertRecovered(archive, latest);
+            } catch (RuntimeException | AssertionError e) {
+                throw new AssertionError("crash image " + image + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
     @Test
     void aDamagedBaseBlockIsNamedWithItsOffset() throws IOException {
         FileIOFactory io = FileIOFactory.standard();

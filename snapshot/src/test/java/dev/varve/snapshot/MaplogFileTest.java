@@ -75,6 +75,22 @@ class MaplogFileTest {
         }
     }
 
+    /** Once reclamation deleted a Maplog's first file, the tools find its node size in the oldest portion left. */
+    @Test
+    void theNodeSizeIsReadFromTheOldestPartLeft() throws IOException {
+        Path level = dir.resolve("level-1");
+        Files.createDirectories(level);
+        Path path = level.resolve("maplog-L0.log");
+        try (MaplogFile log = open(path, Kind.MAPPINGS, 4, MaplogFile.Missing.CREATE)) {
+            fill(log, 14);
+            log.force();
+            assertEquals(8, log.reclaimBefore(10)); // parts [0, 4) and [4, 8) go
+        }
+        assertFalse(Files.exists(path));
+        assertEquals(MaplogFile.firstPart(IO, path), level.resolve("maplog-L0.log.8"));
+        assertEquals(NODE, ArchiveFileCheck.nodeEntries(IO, dir));
+    }
+
     @Test
     void marksOfAnOlderArchiveAreStoredAsUplinksAndStillRead() {
         Path path = dir.resolve(ArchiveMarksDescriptor.FILE);
