@@ -66,7 +66,9 @@ final class ArchiveRecovery {
             for (Path p : files) {
                 if (DurableFiles.isTemp(p)) continue;
                 try (var f = io.open(p, false)) {
-                    if (f.size() > HEADER_BYTES)
+                    // a new snapshot log holds its base block too
+                    long created = p.getFileName().toString().equals(SnapshotLogDescriptor.FILE) ? SnapshotLogDescriptor.recordsFrom(SnapshotLogDescriptor.VERSION) : HEADER_BYTES;
+                    if (f.size() > created)
                         throw new CorruptionException("the archive's checkpoint marks are missing, but " + p + " holds records", dir.resolve(ArchiveMarksDescriptor.FILE), 0);
                 }
             }

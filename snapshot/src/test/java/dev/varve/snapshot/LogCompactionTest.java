@@ -292,6 +292,27 @@ class LogCompactionTest {
         }
     }
 
+    /**
+     * The marks file is created last: an archive without it whose files hold their headers alone is a creation a crash
+     * cut short, and opens as new — the snapshot log's header now includes its base block.
+     */
+    @Test
+    void anArchiveWhoseCreationStoppedBeforeItsMarksOpensAsNew() throws IOException {
+        Path archiveDir = dir.resolve("archive");
+        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+            archive.recover(0, true);
+        }
+        Files.delete(archiveDir.resolve(ArchiveMarksDescriptor.FILE));
+        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+            archive.recover(0, true);
+            declare(archive, 1, PER_CHECKPOINT, () -> { });
+        }
+        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+            archive.recover(markOf(PER_CHECKPOINT), false);
+            assertEquals(KEEP, archive.snapshots().size());
+        }
+    }
+
     @Test
     void aDamagedBaseBlockIsNamedWithItsOffset() throws IOException {
         FileIOFactory io = FileIOFactory.standard();
