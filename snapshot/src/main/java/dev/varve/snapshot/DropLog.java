@@ -75,7 +75,7 @@ final class DropLog implements AutoCloseable {
             long position = first + i;
             SnapshotRecord r = live.remove(ids[i]);
             if (r == null && position < durable && ids[i] >= horizon)
-                throw new CorruptionException("the drop log names snapshot " + ids[i] + ", which the snapshot log does not hold as live", file.path(),
+                throw new CorruptionException("the drop log names snapshot " + ids[i] + ", which the snapshot log does not hold as live", file.pathOf(position),
                         MaplogDescriptor.entryOffset(i));
             if (r == null && position >= durable) continue;
             kept.add(new long[]{ids[i], when[i], kind[i]}); // before the mark every drop stays: positions are what the mark counts

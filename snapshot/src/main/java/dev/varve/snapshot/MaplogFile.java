@@ -224,6 +224,12 @@ final class MaplogFile implements AutoCloseable {
                 + durable + " durable", partPath(lastFirst), MaplogDescriptor.entryOffset(count - lastFirst));
     }
 
+    /** The file of the part that holds position {@code position} (at or after {@link #first}). */
+    synchronized Path pathOf(long position) {
+        Long first = parts.floorKey(position);
+        return partPath(first == null ? parts.firstKey() : first);
+    }
+
     /** Position after the last entry. */
     long count() {
         return count;

@@ -259,7 +259,14 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         // dropped, and a scan of it under the lock every capture takes stalled every writer for as long (0.5 s with
         // 600,000 drops, growing with the store's history). Entries before end never change; each chunk's read holds
         // only the log's own monitor, which an append waits out for one chunk at most.
-        return DropLogLookup.find(log, id, end);
+        DroppedSnapshot found = DropLogLookup.find(log, id, end);
+        if (found != null || id >= registry.dropHorizon()) return found;
+        lock.lock(); // a compaction let its entry go meanwhile: the horizon it set answers, from memory
+        try {
+            return registry.dropped(id);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The declaration of live snapshot {@code id}, or null (never declared, or dropped by the policy). */
