@@ -104,6 +104,7 @@ class CliReadCommandsTest {
         assertTrue(r.out().contains("{\"id\":9000,\"rank\":1,"), r.out());
         assertTrue(r.out().contains("\"droppedBefore\":{\"below\":8997,\"by\":"), r.out());
         assertTrue(!r.out().contains("{\"id\":1,\"dropped\":"), "snapshot 1's drop is no longer detailed: " + r.out());
+        assertTrue(r.out().contains("{\"id\":8996,\"dropped\":"), "the latest drop is detailed: " + r.out());
     }
 
     @Test

@@ -95,15 +95,12 @@ public final class StoreInspector {
         return out;
     }
 
-    /** The snapshots the retention policy dropped, by id, from {@link #droppedBefore}'s bound on. */
+    /** The snapshots the retention policy dropped that the store still details, by id (older ones: {@link #droppedBefore}). */
     public static List<DroppedDetail> dropped(Varve store) {
         Engine e = store.engine();
         e.checkOpen();
         List<DroppedDetail> out = new ArrayList<>();
-        for (long id = Math.max(1, e.archive.dropHorizon()); id <= e.archive.latest(); id++) {
-            DroppedSnapshot d = e.archive.dropped(id);
-            if (d != null) out.add(new DroppedDetail(id, Instant.ofEpochMilli(d.droppedMillis()), d.why()));
-        }
+        for (DroppedSnapshot d : e.archive.detailedDrops()) out.add(new DroppedDetail(d.id(), Instant.ofEpochMilli(d.droppedMillis()), d.why()));
         return out;
     }
 

@@ -38,6 +38,26 @@ final class DropLogLookup {
         }
     }
 
+    /**
+     * Every drop among the entries of {@code drops} before position {@code end} that it still holds, by id: one pass
+     * over the log, newest first, {@value #CHUNK} entries a read (the tools' listing, which a lookup per id made
+     * quadratic in the drops held).
+     */
+    static java.util.List<DroppedSnapshot> all(MaplogFile drops, long end) {
+        long[] ids = new long[CHUNK];
+        long[] when = new long[CHUNK];
+        long[] kind = new long[CHUNK];
+        java.util.List<DroppedSnapshot> out = new java.util.ArrayList<>();
+        for (long to = end; ; ) {
+            int n = drops.readBefore(to, CHUNK, ids, when, kind);
+            if (n == 0) break;
+            for (int i = n - 1; i >= 0; i--) out.add(dropped(ids[i], when[i], kind[i]));
+            to -= n;
+        }
+        out.sort(java.util.Comparator.comparingLong(DroppedSnapshot::id));
+        return out;
+    }
+
     /** Position of the first entry {@code drops} holds that names a snapshot at or above {@code id}; its count when none does. */
     static long firstAtOrAbove(MaplogFile drops, long id) {
         long[] ids = new long[CHUNK];

@@ -269,6 +269,30 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
     }
 
+    /**
+     * Every drop the archive still details, by id: those the drop log holds (from {@link #dropHorizon}, and the most
+     * recent ones below it), each as {@link #dropped} tells it. Reads the log once, outside the state lock.
+     */
+    public List<DroppedSnapshot> detailedDrops() {
+        MaplogFile log;
+        long end;
+        lock.lock();
+        try {
+            log = registry.dropLog();
+            end = log.count();
+        } finally {
+            lock.unlock();
+        }
+        List<DroppedSnapshot> all = DropLogLookup.all(log, end);
+        lock.lock();
+        try {
+            all.replaceAll(d -> java.util.Objects.requireNonNullElse(registry.recentDrop(d.id()), d)); // a recent one says why in full
+        } finally {
+            lock.unlock();
+        }
+        return all;
+    }
+
     /** The declaration of live snapshot {@code id}, or null (never declared, or dropped by the policy). */
     public SnapshotRecord find(long id) {
         lock.lock();

@@ -380,6 +380,11 @@ final class SnapshotRegistry implements AutoCloseable {
         return DropLogLookup.find(drops.file(), id, drops.count());
     }
 
+    /** The drop of {@code id} if it is among the recent ones, which say why in full; else null. */
+    DroppedSnapshot recentDrop(long id) {
+        return drops.recent(id);
+    }
+
     /**
      * True when {@link #dropped} has to read the drop log for {@code id}: it is not a recent drop, not live, not below
      * the horizon, and was declared (so it was dropped, and its drop is in the log).
