@@ -157,8 +157,10 @@ class RankedKillTest {
                 List<SnapshotInfo> infos = store.snapshots();
                 long declared = infos.get(infos.size() - 1).id(); // the newest is always live (level 1 keeps it)
                 assertTrue(declared >= acked, where + ": " + acked + " steps acknowledged but only " + declared + " snapshots recovered");
+                // step `declared` may have written its batch without its snapshot only when it is a write then a snapshotNow
+                // (odd): an even step's writeAndSnapshot comes back whole or not at all
                 assertTrue(KillWorkload.diff(store, KillWorkload.model(declared)) == null
-                        || KillWorkload.diff(store, KillWorkload.model(declared + 1)) == null, where + ": tables match neither step");
+                        || declared % 2 == 1 && KillWorkload.diff(store, KillWorkload.model(declared + 1)) == null, where + ": tables match neither step");
                 Model model = Model.after(declared);
                 TreeSet<Long> live = infos.stream().map(SnapshotInfo::id).collect(Collectors.toCollection(TreeSet::new));
                 Model beforeRaise = Model.after(declared - 1); // the last step up to its snapshot: its raise may be lost
