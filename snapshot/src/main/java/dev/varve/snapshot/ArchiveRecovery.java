@@ -6,6 +6,8 @@ import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -66,8 +68,12 @@ final class ArchiveRecovery {
             for (Path p : files) {
                 if (DurableFiles.isTemp(p)) continue;
                 try (var f = io.open(p, false)) {
-                    // a new snapshot log holds its base block too
-                    long created = p.getFileName().toString().equals(SnapshotLogDescriptor.FILE) ? SnapshotLogDescriptor.recordsFrom(SnapshotLogDescriptor.VERSION) : HEADER_BYTES;
+                    long created = HEADER_BYTES;
+                    if (p.getFileName().toString().equals(SnapshotLogDescriptor.FILE)) { // its own version's header, and base block from 2
+                        ByteBuffer h = ByteBuffer.allocate(SnapshotLogDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+                        f.read(h, 0);
+                        created = SnapshotLogDescriptor.recordsFrom(h.getInt(SnapshotLogDescriptor.VERSION_OFFSET) == 1 ? 1 : SnapshotLogDescriptor.VERSION);
+                    }
                     if (f.size() > created)
                         throw new CorruptionException("the archive's checkpoint marks are missing, but " + p + " holds records", dir.resolve(ArchiveMarksDescriptor.FILE), 0);
                 }
@@ -152,7 +158,8 @@ final class ArchiveRecovery {
             for (Path p : files) {
                 long snapshot = RankedExtent.snapshotOf(p);
                 RankedExtent e = snapshot < 0 ? null : extents.of(snapshot);
-                if (DurableFiles.isTemp(p) || (snapshot >= 0 && (e == null || !e.path().equals(p)))) io.delete(p);
+                if (DurableFiles.isTemp(p) || p.getFileName().toString().equals("drops.log.rewrite") // a drop log rewrite of earlier builds, cut short
+                        || (snapshot >= 0 && (e == null || !e.path().equals(p)))) io.delete(p);
             }
         } catch (IOException e) {
             throw new StorageException("cannot delete what a crash left in the archive: " + e.getMessage(), dir, e);

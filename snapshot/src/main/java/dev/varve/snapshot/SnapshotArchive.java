@@ -261,9 +261,9 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         // only the log's own monitor, which an append waits out for one chunk at most.
         DroppedSnapshot found = DropLogLookup.find(log, id, end);
         if (found != null || id >= registry.dropHorizon()) return found;
-        lock.lock(); // a compaction let its entry go meanwhile: the horizon it set answers, from memory
+        lock.lock(); // not in the log (any more): the horizon answers, from memory
         try {
-            return registry.dropped(id);
+            return registry.forgotten(id);
         } finally {
             lock.unlock();
         }

@@ -366,18 +366,30 @@ final class SnapshotRegistry implements AutoCloseable {
     }
 
     /**
-     * Why {@code id} is no longer live — from memory for recent drops and for those below the snapshot log's horizon,
-     * whose records were compacted away (when and why are then no longer known, only that it was dropped by the
-     * horizon's time), else from the drop log — or null.
+     * Why {@code id} is no longer live — from memory for recent drops, else from the drop log, else, below the snapshot
+     * log's horizon, as a drop whose record was compacted away ({@link #forgotten}) — or null.
      */
     DroppedSnapshot dropped(long id) {
+        DroppedSnapshot recent = drops.recent(id);
+        if (recent != null) return recent;
+        if (inDropLog(id)) {
+            DroppedSnapshot found = DropLogLookup.find(drops.file(), id, drops.count());
+            if (found != null) return found; // the log still details it, below the horizon or not
+        }
+        return forgotten(id);
+    }
+
+    /**
+     * A recent drop, or one below the horizon whose entry the drop log no longer holds — known only as dropped by the
+     * horizon's time — from memory alone; else null.
+     */
+    DroppedSnapshot forgotten(long id) {
         DroppedSnapshot recent = drops.recent(id);
         if (recent != null) return recent;
         if (id >= 1 && id < log.horizon())
             return new DroppedSnapshot(id, log.horizonMillis(), "dropped by the retention policy by then; when and why are no longer kept (the records of"
                     + " snapshots below " + log.horizon() + ", all dropped, were compacted away)");
-        if (!inDropLog(id)) return null;
-        return DropLogLookup.find(drops.file(), id, drops.count());
+        return null;
     }
 
     /** The drop of {@code id} if it is among the recent ones, which say why in full; else null. */
@@ -386,11 +398,11 @@ final class SnapshotRegistry implements AutoCloseable {
     }
 
     /**
-     * True when {@link #dropped} has to read the drop log for {@code id}: it is not a recent drop, not live, not below
-     * the horizon, and was declared (so it was dropped, and its drop is in the log).
+     * True when {@link #dropped} has to read the drop log for {@code id}: it is not a recent drop, not live, and was
+     * declared (so it was dropped: its drop is in the log, or below the horizon was compacted away).
      */
     boolean inDropLog(long id) {
-        return drops.recent(id) == null && id >= log.horizon() && id <= latest() && !live.containsKey(id);
+        return drops.recent(id) == null && id <= latest() && !live.containsKey(id);
     }
 
     /** The drop log: entries below the count read under the guard stay as they are, though a compaction may remove the oldest. */
