@@ -25,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The tools on a store a crash left in the middle of a compaction — an old drop log part beside the new one, a
  * snapshot log rewrite's temp file: verify, info and snapshots succeed and change no file, and the next open leaves
  * one drop log part (from a black-box review of the compaction).
- */@Timeout(value = 5, unit = TimeUnit.MINUTES)
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CliCompactedStoreTest {
     @TempDir
     Path tmp;

@@ -9,6 +9,8 @@ import dev.varve.core.io.FaultyFileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,6 +24,9 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -36,7 +41,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ranking and rank changes (its joins, moves and ranked extents too). After each cut (strict directory entries) the
  * store recovers the same snapshots, reading right, stays so through another checkpoint and a reopen, and a read-only
  * open changes no file.
- */@Timeout(1200)
+ */
+@Timeout(1200)
 class LogCompactionPowerCutTest {
     static final int KEEP = 8;
     @TempDir
@@ -94,8 +100,32 @@ class LogCompactionPowerCutTest {
         assertEquals(List.of(), s.danglingArchiveMappings(), where);
     }
 
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(longs = {4500, 8500})
+    /**
+     * Copies {@code base} to {@code d}, opens it through a power-cut model that crashes at the {@code k}-th operation
+     * {@code ops} matches, runs a checkpoint with the store's agents stepped by hand and halts the store. Returns the
+     * model: {@code crashedAt()} is null when the checkpoint completed first, after {@code ifCompleted} saw the store.
+     */
+    private static FaultyFileIOFactory checkpointCutAt(Path base, Path d, Function<Path, VarveConfig> config, long seed, int k,
+                                                       Predicate<FaultyFileIOFactory.Op> ops, Consumer<Varve> ifCompleted) throws IOException {
+        copy(base, d);
+        FaultyFileIOFactory io = new FaultyFileIOFactory(seed);
+        io.strictDirectoryEntries(true);
+        Agents stepped = Agents.invoked();
+        Varve s = Varve.open(config.apply(d), io, stepped);
+        io.crashAt(FaultyFileIOFactory.nth(k, op -> op.path() != null && ops.test(op)));
+        CompletableFuture<?> cp = s.checkpoint();
+        try {
+            while (!cp.isDone()) stepped.invokeAll();
+        } catch (RuntimeException e) {
+            if (io.crashedAt() == null) throw e;
+        }
+        if (io.crashedAt() == null) ifCompleted.accept(s);
+        s.halt();
+        return io;
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {4500, 8500})
     void powerCutAtEveryArchiveOpOfACompactingCheckpoint(long BUILT) throws Exception {
         Path base = tmp.resolve("base");
         Varve b = Varve.open(config(base));
@@ -108,22 +138,9 @@ class LogCompactionPowerCutTest {
         List<String> where = new ArrayList<>();
         for (int k = 1; k < 2000; k++) {
             Path d = tmp.resolve("cut-" + k);
-            copy(base, d);
-            FaultyFileIOFactory io = new FaultyFileIOFactory(77 + k);
-            io.strictDirectoryEntries(true);
-            Agents stepped = Agents.invoked();
-            Varve s = Varve.open(config(d), io, stepped);
-            int nth = k;
-            io.crashAt(FaultyFileIOFactory.nth(nth, op -> op.path() != null && (op.names("snapshots.log") || op.names("drops.log") || op.names("archive-marks"))));
-            CompletableFuture<?> cp = s.checkpoint();
-            try {
-                while (!cp.isDone()) stepped.invokeAll();
-            } catch (RuntimeException e) {
-                if (io.crashedAt() == null) throw e;
-            }
-            boolean crashed = io.crashedAt() != null;
-            s.halt();
-            if (!crashed) {
+            FaultyFileIOFactory io = checkpointCutAt(base, d, LogCompactionPowerCutTest::config, 77 + k, k,
+                    op -> op.names("snapshots.log") || op.names("drops.log") || op.names("archive-marks"), s -> { });
+            if (io.crashedAt() == null) {
                 try (var files = Files.list(d.resolve("archive"))) {
                     assertTrue(files.anyMatch(p -> p.getFileName().toString().startsWith("drops.log")), "ran");
                 }
@@ -166,18 +183,8 @@ class LogCompactionPowerCutTest {
         return config(dir).toBuilder().snapshotPageWindow(2).retention(RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3))).build();
     }
 
-    static List<String> state(Varve s) {
-        List<String> out = new ArrayList<>();
-        for (SnapshotInfo i : s.snapshots()) {
-            out.add(i.id() + "@" + i.rank());
-            try (SnapshotView v = s.asOf(i.id())) {
-                assertArrayEquals(utf8("v" + i.id()), v.table("t").get(utf8("k" + (i.id() % 40))), "snapshot " + i.id());
-            }
-        }
-        return out;
-    }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void powerCutAtEveryLogOpOfACompactingCheckpointWithRankChanges() throws Exception {
         Path base = tmp.resolve("base");
         long built = 3700;
@@ -188,46 +195,33 @@ class LogCompactionPowerCutTest {
             if (i % 7 == 0 && b.snapshots().stream().anyMatch(x -> x.id() == n - 1)) b.rank(n - 1, 2);
             if (i % 1000 == 0) b.checkpoint().get(60, TimeUnit.SECONDS);
         }
-        List<String> want = state(b);
+        List<String> want = LogCompactionRanksTest.state(b);
         b.halt();
         int crashes = 0;
         boolean compacted = false;
         for (int k = 1; k < 2000; k++) {
             Path d = tmp.resolve("lcut-" + k);
-            copy(base, d);
-            FaultyFileIOFactory io = new FaultyFileIOFactory(99 + k);
-            io.strictDirectoryEntries(true);
-            Agents stepped = Agents.invoked();
-            Varve s = Varve.open(levelsConfig(d), io, stepped);
-            int nth = k;
-            io.crashAt(FaultyFileIOFactory.nth(nth, op -> op.path() != null && (op.names("snapshots.log") || op.names("drops.log") || op.names("archive-marks")
-                    || op.names("joins.log") || op.names("moves.log") || op.names("extent-"))));
-            CompletableFuture<?> cp = s.checkpoint();
-            try {
-                while (!cp.isDone()) stepped.invokeAll();
-            } catch (RuntimeException e) {
-                if (io.crashedAt() == null) throw e;
-            }
-            boolean crashed = io.crashedAt() != null;
-            if (!crashed) {
-                compacted = StoreInspector.droppedBefore(s).isPresent();
-                s.halt();
+            boolean[] compactedNow = {false};
+            FaultyFileIOFactory io = checkpointCutAt(base, d, LogCompactionPowerCutTest::levelsConfig, 99 + k, k,
+                    op -> op.names("snapshots.log") || op.names("drops.log") || op.names("archive-marks") || op.names("joins.log") || op.names("moves.log")
+                            || op.names("extent-"), s -> compactedNow[0] = StoreInspector.droppedBefore(s).isPresent());
+            if (io.crashedAt() == null) {
+                compacted = compactedNow[0];
                 break;
             }
-            s.halt();
             crashes++;
             String at = String.valueOf(io.crashedAt());
             io.powerLoss();
             try (Varve r = Varve.open(levelsConfig(d))) {
-                assertEquals(want, state(r), "after cut at " + at);
+                assertEquals(want, LogCompactionRanksTest.state(r), "after cut at " + at);
                 r.checkpoint().get(60, TimeUnit.SECONDS);
-                assertEquals(want, state(r), "after cut at " + at + " and a checkpoint");
+                assertEquals(want, LogCompactionRanksTest.state(r), "after cut at " + at + " and a checkpoint");
                 assertEquals(List.of(), r.danglingArchiveMappings());
             } catch (RuntimeException | AssertionError e) {
                 throw new AssertionError("cut at " + at + ": " + e, e);
             }
             try (Varve r = Varve.open(levelsConfig(d))) {
-                assertEquals(want, state(r), "reopen after cut at " + at);
+                assertEquals(want, LogCompactionRanksTest.state(r), "reopen after cut at " + at);
             }
             deleteTree(d);
         }

@@ -24,7 +24,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * Multi-level retention with rank changes while the logs are compacted (from a black-box review of the compaction):
  * after a crash, reopened in the other recovery mode, the store holds exactly the snapshots and ranks it held, each
  * reading right, and again after more steps, a clean close and a read-only open.
- */@Timeout(900)
+ */
+@Timeout(900)
 class LogCompactionRanksTest {
     @TempDir
     Path tmp;

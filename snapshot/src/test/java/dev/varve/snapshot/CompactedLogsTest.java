@@ -28,7 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * log named with its file and offset, lookups of old drops racing compactions, the lookup and the listing agreeing on
  * what the drop log still details, a leftover of the drop-log rewrite of earlier builds, and a format-1 log with
  * records but no marks refused as before.
- */@Timeout(300)
+ */
+@Timeout(300)
 class CompactedLogsTest {
     @TempDir
     Path dir;
