@@ -199,14 +199,12 @@ final class SnapshotLog implements AutoCloseable {
      * recording the horizon (set at {@code millis}) so that open skips the records below it that remain. The caller
      * guarantees that every snapshot below it was dropped and its drop is durable, and that no recovery can need the
      * records it removes. The new file replaces the old in one rename: a crash leaves one or the other, whole.
-     *
-     * @return the records removed
      */
-    long compact(long newHorizon, long millis) {
+    void compact(long newHorizon, long millis) {
         writeBuffered();
         long end = first + count;
         long cut = firstAtOrAbove(newHorizon, end);
-        if (cut == first) return 0;
+        if (cut == first) return;
         ByteBuffer header = SnapshotLogDescriptor.header(cut, newHorizon, millis);
         long newRecordsFrom = SnapshotLogDescriptor.recordsFrom(SnapshotLogDescriptor.VERSION);
         FileIO compacted;
@@ -226,13 +224,11 @@ final class SnapshotLog implements AutoCloseable {
         Closeables.closeAll(file);
         file = compacted;
         version = SnapshotLogDescriptor.VERSION;
-        long removed = cut - first;
         first = cut;
         count = end - cut;
         horizonMillis = millis;
         horizon = newHorizon;
         dirty = false; // the new file was fsynced whole
-        return removed;
     }
 
     /** Position of the first record held that names a snapshot at or above {@code id}; {@code end} when none does. */
