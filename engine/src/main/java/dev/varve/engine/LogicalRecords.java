@@ -89,23 +89,13 @@ final class LogicalRecords {
         return b.flip();
     }
 
-    /** Skips a length-prefixed field. */
-    private static void skip(ByteBuffer b) {
-        int length = b.getInt();
-        b.position(b.position() + length);
-    }
-
-    /** The rank of the snapshot declared right after the batch of {@code payload}, 0 when none is (see the class). */
-    static int snapshotRankAfter(ByteBuffer payload) {
-        ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        int n = b.getInt();
-        for (int i = 0; i < n; i++) {
-            byte kind = b.get();
-            b.getInt(); // fileId
-            skip(b); // key
-            if (kind == PUT) skip(b); // value
-        }
-        return b.remaining() >= SNAPSHOT_RANK_BYTES ? b.getInt() : 0;
+    /**
+     * The rank of the snapshot declared right after the batch of {@code payload}, whose operations {@link #decodeBatch}
+     * gave as {@code ops} (they tell where the trailer starts), 0 when none is (see the class).
+     */
+    static int snapshotRankAfter(ByteBuffer payload, List<Op> ops) {
+        int end = batchBytes(ops);
+        return payload.remaining() >= end + SNAPSHOT_RANK_BYTES ? payload.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(payload.position() + end) : 0;
     }
 
     /** A batch of one operation, without allocating a list. */

@@ -39,8 +39,7 @@ final class LogicalReplayer implements LogicalReplay {
     @Override
     public void apply(int type, ByteBuffer payload, long lsn) {
         if (type == RecordTypes.DATA_BATCH) {
-            applyData(payload);
-            owedRank = LogicalRecords.snapshotRankAfter(payload);
+            owedRank = applyData(payload);
             return;
         }
         owedRank = 0; // the snaprec that follows such a batch declares its snapshot (nothing else can come between them)
@@ -69,17 +68,20 @@ final class LogicalReplayer implements LogicalReplay {
         }
     }
 
-    private void applyData(ByteBuffer payload) {
+    /** Applies a data record; returns the rank of the snapshot it owes ({@link LogicalRecords#snapshotRankAfter}). */
+    private int applyData(ByteBuffer payload) {
         List<LogicalRecords.Op> ops = LogicalRecords.decodeBatch(payload);
+        int owed = LogicalRecords.snapshotRankAfter(payload, ops);
         if (workerCount < 2) {
             for (LogicalRecords.Op op : ops) Engine.applyOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
-            return;
+            return owed;
         }
         if (workers == null) {
             workers = new ReplayWorkers(workerCount);
             workersStarted = workerCount;
         }
         for (LogicalRecords.Op op : ops) workers.submit(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
+        return owed;
     }
 
     /** A data record starts with its operation count; other records keep the bound from their size. */

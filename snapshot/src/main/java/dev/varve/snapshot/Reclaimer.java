@@ -25,9 +25,10 @@ final class Reclaimer {
     private final RankedExtents extents;
     private final OpenViews views;
     private final RetentionEnforcer retention;
+    private final ArchiveMarks marks;
 
     Reclaimer(ArchiveLock lock, FileIOFactory io, ArchiveLevel[] levels, SnapshotRegistry registry, RankedExtents extents, OpenViews views,
-              RetentionEnforcer retention) {
+              RetentionEnforcer retention, ArchiveMarks marks) {
         this.lock = lock;
         this.io = io;
         this.levels = levels;
@@ -35,6 +36,7 @@ final class Reclaimer {
         this.extents = extents;
         this.views = views;
         this.retention = retention;
+        this.marks = marks;
     }
 
     /**
@@ -43,7 +45,7 @@ final class Reclaimer {
      * nothing is copied. Drop decisions are made durable first, so a crash cannot bring back a snapshot whose data
      * is gone.
      */
-    void afterEndMarker() {
+    void afterEndMarker(long markLsn) {
         List<TreeSet<Long>> reachingUpTo = new ArrayList<>();
         long[] limits = new long[levels.length];
         long[] scannedFrom = new long[levels.length];
@@ -67,6 +69,7 @@ final class Reclaimer {
         try {
             registry.forceDrops();
             registry.compactLogs(horizon); // the records of snapshots below it: their drops were forced just now
+            marks.compactBefore(markLsn); // no recovery uses an older mark now
         } finally {
             lock.unlockAppends();
         }
