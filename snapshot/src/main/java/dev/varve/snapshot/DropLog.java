@@ -32,7 +32,7 @@ final class DropLog implements AutoCloseable {
     };
     /** What {@link #recover} kept, from the first entry held on: written back by {@link #cut}. */
     private final List<long[]> kept = new ArrayList<>();
-    private long compactAt = COMPACT_MIN_ENTRIES;
+    private final PrefixCompaction compaction = new PrefixCompaction(COMPACT_MIN_ENTRIES);
 
     DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
         file = new MaplogFile(io, dir.resolve("drops.log"), MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, missing);
@@ -113,10 +113,7 @@ final class DropLog implements AutoCloseable {
      * cost is paid for by the log's own growth.
      */
     void compactBelow(long horizon) {
-        if (file.count() - file.first() < compactAt) return;
-        long cut = Math.min(DropLogLookup.firstAtOrAbove(file, horizon), file.count() - RECENT_DROPS);
-        if (cut > file.first()) file.compactBefore(cut);
-        compactAt = Math.max(COMPACT_MIN_ENTRIES, 2 * (file.count() - file.first()));
+        compaction.compact(file, file.count() - RECENT_DROPS, (id, whenMillis) -> id >= horizon);
     }
 
     void force() {

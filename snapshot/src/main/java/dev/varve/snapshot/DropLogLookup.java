@@ -58,18 +58,6 @@ final class DropLogLookup {
         return out;
     }
 
-    /** Position of the first entry {@code drops} holds that names a snapshot at or above {@code id}; its count when none does. */
-    static long firstAtOrAbove(MaplogFile drops, long id) {
-        long[] ids = new long[CHUNK];
-        long end = drops.count();
-        for (long at = drops.first(); at < end; at += CHUNK) {
-            int n = (int) Math.min(CHUNK, end - at);
-            drops.read(at, n, ids, null, null);
-            for (int i = 0; i < n; i++) if (ids[i] >= id) return at + i;
-        }
-        return end;
-    }
-
     /** A drop as its record tells it: the reason is its cause (low byte) and the snapshot's rank then. */
     static DroppedSnapshot dropped(long id, long whenMillis, long recorded) {
         long rank = MaplogDescriptor.dropRank(recorded);

@@ -20,6 +20,7 @@ final class MoveLog implements AutoCloseable {
     }
 
     private final MaplogFile log;
+    private final PrefixCompaction compaction = new PrefixCompaction(SnapshotRegistry.COMPACT_MIN_RECORDS);
     private long kept;
 
     MoveLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
@@ -46,15 +47,16 @@ final class MoveLog implements AutoCloseable {
      */
     List<Move> prepare(long markLsn, boolean emptyStore, long durable) {
         log.checkDurable(durable);
+        long first = log.first(); // a compaction let the entries before it go, all of snapshots below the horizon
         kept = log.prefix(mark -> !emptyStore && mark <= markLsn);
         if (kept < durable)
             throw new CorruptionException("the move log holds " + kept + " copies up to checkpoint mark " + markLsn + " but the mark recorded "
-                    + durable, log.path(), MaplogDescriptor.entryOffset(kept));
-        int n = (int) kept;
+                    + durable, log.pathOf(first), MaplogDescriptor.entryOffset(kept - first));
+        int n = (int) (kept - first);
         long[] marks = new long[n];
         long[] ids = new long[n];
         long[] packed = new long[n];
-        log.read(0, n, marks, ids, packed);
+        log.read(first, n, marks, ids, packed);
         List<Move> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             long p = packed[i];
@@ -67,6 +69,16 @@ final class MoveLog implements AutoCloseable {
     void cut() {
         log.truncate(kept);
         log.force();
+    }
+
+    /**
+     * After a checkpoint's end marker, holding the append gate: lets go of the copies of snapshots below
+     * {@code horizon} (all dropped, their drops durable) — recovery reads the copies up to its mark back by position
+     * and uses only those of live snapshots, and none is made after the mark before its end marker — once the log has
+     * grown enough ({@link PrefixCompaction}).
+     */
+    void compactBelow(long horizon) {
+        compaction.compact(log, Long.MAX_VALUE, (mark, id) -> id >= horizon);
     }
 
     void force() {

@@ -10,9 +10,9 @@ import java.util.TreeSet;
  * Reclamation after each checkpoint, in whole files, nothing copied: Pagelog segments in temporal order (I8: below
  * the mark, below any ranked extent's bases, and none of whose pre-states a live snapshot or open view can reach),
  * Maplog portions before the first position any live snapshot or view scans from, the ranked extents of dropped
- * or re-copied snapshots no view reads, and the snapshot and drop logs' records of long-dropped snapshots
- * ({@link SnapshotRegistry#compactLogs}). Also measures what it cannot give back: fragmentation, the dead pre-states
- * behind live ones ({@link #deadBytesInLiveSegments}).
+ * or re-copied snapshots no view reads, and the snapshot, drop, join and move logs' records of long-dropped
+ * snapshots ({@link SnapshotRegistry#compactLogs}, {@link MoveLog#compactBelow}). Also measures what it cannot give
+ * back: fragmentation, the dead pre-states behind live ones ({@link #deadBytesInLiveSegments}).
  *
  * <p>What may go is decided under the archive's state lock; the drop log is forced under the append gate alone, and
  * the files are deleted holding neither.
@@ -26,9 +26,10 @@ final class Reclaimer {
     private final OpenViews views;
     private final RetentionEnforcer retention;
     private final ArchiveMarks marks;
+    private final MoveLog moves;
 
     Reclaimer(ArchiveLock lock, FileIOFactory io, ArchiveLevel[] levels, SnapshotRegistry registry, RankedExtents extents, OpenViews views,
-              RetentionEnforcer retention, ArchiveMarks marks) {
+              RetentionEnforcer retention, ArchiveMarks marks, MoveLog moves) {
         this.lock = lock;
         this.io = io;
         this.levels = levels;
@@ -37,6 +38,7 @@ final class Reclaimer {
         this.views = views;
         this.retention = retention;
         this.marks = marks;
+        this.moves = moves;
     }
 
     /**
@@ -68,7 +70,8 @@ final class Reclaimer {
         lock.lockAppends(); // the drops behind these decisions, and any since: durable before a byte goes
         try {
             registry.forceDrops();
-            registry.compactLogs(horizon); // the records of snapshots below it: their drops were forced just now
+            registry.compactLogs(horizon, markLsn); // the records of snapshots below it: their drops were forced just now
+            moves.compactBelow(horizon); // and their lazy-ranking copies
             marks.compactBefore(markLsn); // no recovery uses an older mark now
         } finally {
             lock.unlockAppends();

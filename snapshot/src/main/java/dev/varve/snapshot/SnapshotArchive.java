@@ -117,7 +117,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.capture = new Capture(captures);
         this.ranker = new LazyRanker(lock, io, levels, registry, moves, extents, pageSize);
         this.flush = new CheckpointFlush(lock, levels, registry, moves, marks, captures, pending, ranker, settings.pageWindow());
-        this.reclaimer = new Reclaimer(lock, io, levels, registry, extents, views, retention, marks);
+        this.reclaimer = new Reclaimer(lock, io, levels, registry, extents, views, retention, marks, moves);
         this.check = new ReclamationCheck(lock, io, levels, registry, extents);
         this.recovery = new ArchiveRecovery(lock, io, dir, pageSize, levels, registry, moves, marks, extents, retention);
     }

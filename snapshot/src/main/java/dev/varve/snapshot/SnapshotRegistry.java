@@ -67,6 +67,7 @@ final class SnapshotRegistry implements AutoCloseable {
     /** The latest snapshot the latest checkpoint mark recorded as declared: no compaction removes its record. */
     private volatile long latestAtMark;
     private long compactAt = COMPACT_MIN_RECORDS;
+    private final PrefixCompaction joinCompaction = new PrefixCompaction(COMPACT_MIN_RECORDS);
 
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries) {
         this(io, dir, policy, nodeEntries, MaplogFile.Missing.CREATE, MaplogFile.Missing.CREATE);
@@ -147,15 +148,17 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Keeps the positions of the rank changes before the recovered mark (replay redoes the later ones). */
     private void readJoins(long markLsn, boolean emptyStore, long durable) {
         joins.clear();
-        int keep = (int) joinLog.prefix(lsn -> !emptyStore && lsn < markLsn);
+        long first = joinLog.first(); // a compaction let the entries before it go, all of snapshots below the horizon
+        long keep = joinLog.prefix(lsn -> !emptyStore && lsn < markLsn);
         if (durable >= 0 && keep != durable)
             throw new CorruptionException("the join log holds " + keep + " rank changes before checkpoint mark " + markLsn + " but the mark recorded "
-                    + durable, joinLog.path(), MaplogDescriptor.entryOffset(Math.min(keep, durable)));
+                    + durable, joinLog.pathOf(first), MaplogDescriptor.entryOffset(Math.max(0, Math.min(keep, durable) - first)));
         keptJoins = keep;
-        long[] ids = new long[keep];
-        long[] joined = new long[keep]; // level and its position, packed like an archive location
-        joinLog.read(0, keep, null, ids, joined);
-        for (int i = 0; i < keep; i++) {
+        int n = (int) (keep - first);
+        long[] ids = new long[n];
+        long[] joined = new long[n]; // level and its position, packed like an archive location
+        joinLog.read(first, n, null, ids, joined);
+        for (int i = 0; i < n; i++) {
             int level = ArchiveEncoding.levelOf(joined[i]);
             if (live.containsKey(ids[i]) && level >= 1 && level <= levels)
                 joins.computeIfAbsent(ids[i], x -> new long[levels])[level - 1] = ArchiveEncoding.addressOf(joined[i]);
@@ -434,17 +437,22 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /**
      * Holding the append gate, once the drops behind {@code horizon} ({@link #compactionHorizon}) are durable and no
-     * recovery can use a mark before the latest: compacts the snapshot log below it when it has grown enough since the
-     * last try that the rewrite is paid for by its growth, then the drop log below the snapshot log's horizon (that
-     * order: a drop log entry below the horizon is only ever found beside a horizon that covers it).
+     * recovery can use a mark before the latest, {@code markLsn}: compacts the snapshot log below it when it has grown
+     * enough since the last try that the rewrite is paid for by its growth, then the drop log below the snapshot log's
+     * horizon (that order: a drop log entry below the horizon is only ever found beside a horizon that covers it), and
+     * the join log below {@code horizon}.
      */
-    void compactLogs(long horizon) {
+    void compactLogs(long horizon, long markLsn) {
         long held = log.records() - log.first();
         if (horizon > log.horizon() && held >= compactAt) {
             log.compact(horizon, System.currentTimeMillis());
             compactAt = Math.max(COMPACT_MIN_RECORDS, 2 * (log.records() - log.first()));
         }
         drops.compactBelow(log.horizon());
+        // recovery from this mark reads the rank changes before it back by position, cuts the later ones, and keeps only
+        // those of live snapshots: the entries made before the mark of snapshots below the horizon, each dropped by a
+        // durable drop (in the drop log while the snapshot log holds its record), can go
+        joinCompaction.compact(joinLog, Long.MAX_VALUE, (lsn, id) -> id >= horizon || lsn >= markLsn);
     }
 
     SnapshotRecord find(long id) {

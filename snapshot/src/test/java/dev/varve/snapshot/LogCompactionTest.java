@@ -46,7 +46,12 @@ class LogCompactionTest {
     Path dir;
 
     private SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages) {
-        SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(archiveDir, RankTreePolicy.levels(Retention.keepLast(KEEP)))
+        return open(io, archiveDir, pages, RankTreePolicy.levels(Retention.keepLast(KEEP)));
+    }
+
+    /** A small archive (1 MiB capture buffer, 256 KiB segments, page window 0) over page files in {@code pages}. */
+    static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages, RankTreePolicy policy) {
+        SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(archiveDir, policy)
                 .pageSize(4096).skippyLevels(1).skippyNodeEntries(16).captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build());
         archive.attach(new PageMemory(new PageStore(FileIOFactory.standard(), pages, 4096), 16L << 20, 1L << 20));
         return archive;
@@ -128,7 +133,7 @@ class LogCompactionTest {
     }
 
     /** Copies the archive directory as a kill -9 would leave it (every write made so far) at each step of a compaction. */
-    private static final class CrashImages extends ForwardingFileIOFactory {
+    static final class CrashImages extends ForwardingFileIOFactory {
         final Path archiveDir;
         final Path images;
         final List<String> taken = new ArrayList<>();

@@ -1,0 +1,173 @@
+package dev.varve.snapshot;
+
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.Retention;
+import dev.varve.core.io.FileIOFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongConsumer;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The join and move logs follow the retained history too: a store that raises a snapshot's rank after every batch,
+ * and so makes a lazy-ranking copy at almost every checkpoint, keeps {@code joins.log} and {@code moves.log} bounded
+ * — the entries of snapshots below the snapshot log's horizon that the latest mark counts are compacted away — and
+ * recovers to the same snapshots and ranks after a reopen, and from a kill -9 at any step of those compactions.
+ */
+@Timeout(300)
+class RankLogCompactionTest {
+    private static final int MARK_EVERY = 4;
+
+    @TempDir
+    Path dir;
+
+    private static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages) {
+        return open(io, archiveDir, pages, RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3)));
+    }
+
+    private static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages, RankTreePolicy policy) {
+        return LogCompactionTest.open(io, archiveDir, pages, policy);
+    }
+
+    private static long markOf(long id) {
+        return 4 * id + 3;
+    }
+
+    /**
+     * Declares {@code from} to {@code to} (WAL LSN 4·id), raising the one before each to rank 2 (4·id + 1) — with a
+     * page window of 0 the next checkpoint mark moves it to level 2 — and makes a checkpoint after every
+     * {@value #MARK_EVERY}, telling {@code beforeEndMarker} its id.
+     */
+    private static void run(SnapshotArchive a, long from, long to, LongConsumer beforeEndMarker) {
+        for (long id = from; id <= to; id++) {
+            a.declare(id, 1, 1000 + id, 4 * id);
+            if (a.find(id - 1) != null) assertTrue(a.rank(id - 1, 2, 4 * id + 1), "rank " + (id - 1));
+            if (id % MARK_EVERY == 0) {
+                a.onMark(id, markOf(id));
+                a.beforeStartMarker(id, markOf(id));
+                beforeEndMarker.accept(id);
+                a.afterEndMarker(id, markOf(id));
+            }
+        }
+    }
+
+    private static List<String> state(SnapshotArchive a) {
+        List<String> out = new ArrayList<>();
+        for (SnapshotRecord r : a.snapshots()) out.add(r.id() + "@" + r.rank());
+        return out;
+    }
+
+    private static long bytesOf(Path archiveDir, String prefix) {
+        try (Stream<Path> files = Files.list(archiveDir)) {
+            return files.filter(p -> p.getFileName().toString().startsWith(prefix)).mapToLong(p -> p.toFile().length()).sum();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void theJoinAndMoveLogsHoldTheRetainedHistoryNotAllOfIt() {
+        Path archiveDir = dir.resolve("archive");
+        long last = 12_000;
+        List<String> before;
+        long bound = MaplogDescriptor.entryOffset(2 * (SnapshotRegistry.COMPACT_MIN_RECORDS + 2 * MARK_EVERY));
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+            a.recover(0, true);
+            run(a, 1, last, id -> { });
+            before = state(a);
+            assertTrue(before.stream().anyMatch(s -> s.endsWith("@2")), "rank-2 snapshots live: " + before);
+        }
+        // uncompacted: 2 join entries (one per level) and about one move per snapshot, 32 bytes each
+        assertTrue(bytesOf(archiveDir, "joins.log") <= bound, "joins.log holds " + bytesOf(archiveDir, "joins.log") + " bytes (bound " + bound + ")");
+        assertTrue(bytesOf(archiveDir, "moves.log") <= bound, "moves.log holds " + bytesOf(archiveDir, "moves.log") + " bytes (bound " + bound + ")");
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+            a.recover(markOf(last), false); // reads the compacted logs back from their first entry held
+            assertEquals(before, state(a));
+            run(a, last + 1, last + 2000, id -> { });
+            before = state(a);
+        }
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+            a.recover(markOf(last + 2000), false);
+            assertEquals(before, state(a));
+        }
+    }
+
+    @Test
+    void aCompactionOfTheJoinOrMoveLogCutShortAtAnyStepRecoversTheSameSnapshots() {
+        Path archiveDir = dir.resolve("archive");
+        LogCompactionTest.CrashImages io = new LogCompactionTest.CrashImages(archiveDir, dir.resolve("images"));
+        Map<Long, List<String>> stateAt = new HashMap<>();
+        long last = 6_000; // the join log compacts first at about 2,100 snapshots, the move log at about 4,100
+        try (SnapshotArchive a = open(io, archiveDir, dir.resolve("pages"))) {
+            a.recover(0, true);
+            run(a, 1, last, id -> {
+                stateAt.put(id, state(a));
+                io.armed = id; // the end marker's work: after the mark is durable
+            });
+            io.armed = 0;
+        }
+        List<String> imaged = io.taken.stream().filter(s -> s.contains("joins.log") || s.contains("moves.log")).toList();
+        assertTrue(imaged.stream().anyMatch(s -> s.contains("renaming_joins.log")) && imaged.stream().anyMatch(s -> s.contains("deleting_moves.log")),
+                "both logs were compacted: " + io.taken);
+        for (String image : imaged) {
+            Path copy = dir.resolve("images").resolve(image);
+            long latest = Long.parseLong(image.substring(0, image.indexOf('-')));
+            for (int open = 0; open < 2; open++) { // and again after the recovery cut deleted what the compaction left
+                try (SnapshotArchive a = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image))) {
+                    a.recover(markOf(latest), false);
+                    assertEquals(stateAt.get(latest), state(a));
+                } catch (RuntimeException | AssertionError e) {
+                    throw new AssertionError("crash image " + image + " (open " + (open + 1) + "): " + e.getMessage(), e);
+                }
+            }
+        }
+    }
+
+    /**
+     * Rank changes made between a checkpoint's mark and its end marker are not the mark's: recovery from it cuts them by
+     * position, so the compaction that follows the end marker must leave them, even when they name a snapshot that
+     * the policy dropped meanwhile, below the horizon. Each cycle declares four snapshots (levels keeping the last two
+     * and the last rank-2 one), marks, raises the one before the mark's latest, declares one more and raises the
+     * latest — dropping the first raised — before the end marker; the store is reopened at the first mark whose end
+     * marker compacted the join log.
+     */
+    @Test
+    void rankChangesAfterTheMarkSurviveTheCompactionThatFollowsIt() throws IOException {
+        Path archiveDir = dir.resolve("archive");
+        RankTreePolicy policy = RankTreePolicy.levels(Retention.keepLast(2), Retention.keepLast(1));
+        long next = 1;
+        long m = 0;
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), policy)) {
+            a.recover(0, true);
+            while (Files.exists(archiveDir.resolve("joins.log"))) { // until a compaction renamed it after its first entry held
+                assertTrue(m < 4 * 2000, "no join log compaction after " + m + " snapshots");
+                for (m += 4; next <= m; next++) a.declare(next, 1, 1000 + next, 8 * next);
+                a.onMark(m, 8 * m + 3);
+                a.beforeStartMarker(m, 8 * m + 3);
+                assertTrue(a.rank(m - 1, 2, 8 * m + 4));
+                a.declare(next, 1, 1000 + next, 8 * next);
+                next++;
+                assertTrue(a.rank(m, 2, 8 * m + 9));
+                assertTrue(a.find(m - 1) == null, "snapshot " + (m - 1) + " dropped before the end marker");
+                a.afterEndMarker(m, 8 * m + 3);
+            }
+        }
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), policy)) {
+            a.recover(8 * m + 3, false); // the raises after the mark are the WAL's to replay; its drops stay
+            assertEquals(List.of(m + "@1"), state(a));
+        }
+    }
+}
