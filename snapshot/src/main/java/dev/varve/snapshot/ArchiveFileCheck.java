@@ -36,7 +36,7 @@ public final class ArchiveFileCheck {
     /** The skippyNodeEntries a level's Maplog was written with, or -1 when there is none. */
     public static int nodeEntries(FileIOFactory io, Path archiveDir) throws IOException {
         // the first part: the Maplog's file, or its oldest portion once reclamation deleted that
-        Path maplog = io.exists(archiveDir.resolve("level-1")) ? MaplogFile.firstPart(io, archiveDir.resolve("level-1").resolve("maplog-L0.log")) : null;
+        Path maplog = io.exists(archiveDir.resolve("level-1")) ? MaplogParts.firstPart(io, archiveDir.resolve("level-1").resolve("maplog-L0.log")) : null;
         if (maplog == null) return -1;
         try (FileIO f = io.open(maplog, false)) {
             ByteBuffer h = ByteBuffer.allocate(MaplogDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);

@@ -33,7 +33,7 @@ import java.util.zip.CRC32C;
  * <p>A log of one part is rewritten instead ({@link #compactBefore}, {@link #replaceWith}): the new part is written
  * whole under a temp name and renamed into place under the name of its first position, and only then the old part
  * goes. A crash between the two leaves the new part beside the one it replaces; open reads the newest part alone and
- * recovery deletes the older ({@link #superseded}).
+ * recovery deletes the older ({@link #superseded}). Which parts open reads is {@link MaplogParts}'s to decide.
  */
 final class MaplogFile implements AutoCloseable {
     /** A part's header and an entry, in bytes: short names for the descriptor's sizes. */
@@ -53,7 +53,7 @@ final class MaplogFile implements AutoCloseable {
     private final int nodeEntries;
     private final long partEntries;
     /** Position of each part's first entry → the part. */
-    private final TreeMap<Long, FileIO> parts = new TreeMap<>();
+    private final TreeMap<Long, FileIO> parts;
     /**
      * Entries appended but not written yet: they are written in one go when it fills, at {@link #force}, on truncate,
      * or when {@link #makeRoom} is asked for more than is left. A Skippy level above the Maplog has room for a node more
@@ -68,7 +68,7 @@ final class MaplogFile implements AutoCloseable {
     private final java.util.Set<FileIO> dirty = new java.util.HashSet<>();
     private long reclaimedBytes;
     /** True when the header holds checkpoint marks of an older archive (stored as uplinks). */
-    private boolean legacyMarks;
+    private final boolean legacyMarks;
     /** The last part's entries as found at open; null once its tail was cut or when the log was created. */
     private LogScan tail;
     /**
@@ -76,9 +76,9 @@ final class MaplogFile implements AutoCloseable {
      * they hold nothing any checkpoint mark made durable ({@link #checkDurable} says so), and the recovery cut deletes
      * them ({@link #truncate}); until then they are set aside, never read.
      */
-    private final java.util.List<Path> pastShortPart = new java.util.ArrayList<>();
+    private final java.util.List<Path> pastShortPart;
     /** Parts of a one-part log found beside a newer part a rewrite wrote whole: never read, deleted by {@link #truncate}. */
-    private final java.util.List<Path> superseded = new java.util.ArrayList<>();
+    private final java.util.List<Path> superseded;
 
     MaplogFile(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, Missing missing) {
         this(io, path, kind, level, nodeEntries, ONE_PART, missing);
@@ -93,22 +93,17 @@ final class MaplogFile implements AutoCloseable {
         this.partEntries = partEntries;
         int promoted = kind == Kind.MAPPINGS && level > 0 ? nodeEntries : 0;
         this.unwritten = ByteBuffer.allocate(ENTRY * (BUFFERED_ENTRIES + promoted)).order(ByteOrder.LITTLE_ENDIAN);
+        MaplogParts found = MaplogParts.open(io, path, kind, level, nodeEntries, partEntries);
+        this.parts = found.parts;
+        this.pastShortPart = found.pastShortPart;
+        this.superseded = found.superseded;
+        this.legacyMarks = found.legacyMarks;
         try {
-            String name = path.getFileName().toString();
-            for (Path p : io.list(path.getParent(), name)) {
-                long first = MaplogDescriptor.firstOf(p.getFileName().toString(), name);
-                if (first < 0 || DurableFiles.isTemp(p)) continue; // a part creation cut short: deleted by recovery
-                FileIO f = io.open(p, false);
-                parts.put(first, f);
-                checkHeader(f);
-            }
             if (parts.isEmpty()) {
                 if (missing == Missing.CORRUPT) throw new CorruptionException("archive file is missing", path, 0);
                 parts.put(0L, DurableFiles.create(io, path, header()));
                 count = 0;
             } else {
-                setAsideSuperseded();
-                checkContiguous();
                 Map.Entry<Long, FileIO> last = parts.lastEntry();
                 tail = LogScan.of(last.getValue(), HEADER, ENTRY, this::entryValid);
                 count = last.getKey() + tail.valid;
@@ -121,77 +116,12 @@ final class MaplogFile implements AutoCloseable {
         }
     }
 
-    /**
-     * The part of log {@code path} that holds its oldest entries: the file of that name until reclamation or a rewrite
-     * replaced it by a later part. Null when the log has none (temp files of a creation cut short do not count).
-     */
-    static Path firstPart(FileIOFactory io, Path path) throws IOException {
-        String name = path.getFileName().toString();
-        Path first = null;
-        long at = Long.MAX_VALUE;
-        for (Path p : io.list(path.getParent(), name)) {
-            long position = MaplogDescriptor.firstOf(p.getFileName().toString(), name);
-            if (position >= 0 && position < at && !DurableFiles.isTemp(p)) {
-                first = p;
-                at = position;
-            }
-        }
-        return first;
-    }
-
-    /** A log of one part found with several: the newest was written whole by a rewrite a crash cut short; see the class. */
-    private void setAsideSuperseded() throws IOException {
-        if (partEntries != ONE_PART) return;
-        while (parts.size() > 1) {
-            FileIO older = parts.pollFirstEntry().getValue();
-            superseded.add(older.path());
-            older.close();
-        }
-    }
-
     private Path partPath(long first) {
-        return path.resolveSibling(MaplogDescriptor.partFileName(path.getFileName().toString(), first));
+        return MaplogParts.partPath(path, first);
     }
 
     private ByteBuffer header() {
         return MaplogDescriptor.header(kind, level, nodeEntries);
-    }
-
-    private void checkHeader(FileIO f) throws IOException {
-        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        if (f.read(h, 0) < HEADER) throw new CorruptionException("archive file header truncated", f.path(), 0);
-        MaplogDescriptor.checkHeader(h, f.path(), kind, level);
-        legacyMarks = kind.isLegacyMarks(h.getInt(MaplogDescriptor.KIND_OFFSET), h.getInt(MaplogDescriptor.LEVEL_OFFSET));
-        int written = h.getInt(MaplogDescriptor.NODE_ENTRIES_OFFSET);
-        if (written != nodeEntries)
-            throw new IllegalArgumentException("the archive was written with skippyNodeEntries=" + written + " but the store is configured with "
-                    + nodeEntries + " [file " + f.path() + "]");
-    }
-
-    /**
-     * Every part but the last holds exactly the entries up to the next one: a gap is a lost part. A part shorter than
-     * that is where a power loss cut the log while it moved on to a new part: that part becomes the last, with a torn
-     * tail, and the parts after it are set aside ({@link #pastShortPart}).
-     */
-    private void checkContiguous() throws IOException {
-        Map.Entry<Long, FileIO> prev = null;
-        for (Map.Entry<Long, FileIO> e : parts.entrySet()) {
-            if (prev != null && prev.getKey() + partEntries < e.getKey())
-                throw new CorruptionException("archive file part is missing", partPath(prev.getKey() + partEntries), 0);
-            long size = prev == null ? 0 : prev.getValue().size();
-            if (prev != null && size > MaplogDescriptor.entryOffset(e.getKey() - prev.getKey()))
-                throw new CorruptionException("archive file holds " + (size - HEADER) / ENTRY + " entries but the next part starts at "
-                        + e.getKey(), prev.getValue().path(), 0);
-            if (prev != null && size < MaplogDescriptor.entryOffset(e.getKey() - prev.getKey())) {
-                for (FileIO later : new java.util.ArrayList<>(parts.tailMap(e.getKey(), true).values())) {
-                    pastShortPart.add(later.path());
-                    later.close();
-                }
-                parts.tailMap(e.getKey(), true).clear();
-                return;
-            }
-            prev = e;
-        }
     }
 
     private boolean entryValid(ByteBuffer b, int off) {

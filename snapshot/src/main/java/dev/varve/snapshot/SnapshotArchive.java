@@ -125,7 +125,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     /** True when the archive holds no checkpoint marks file, in any part. */
     private static boolean marksMissing(FileIOFactory io, Path dir) {
         try {
-            return MaplogFile.firstPart(io, dir.resolve(ArchiveMarksDescriptor.FILE)) == null;
+            return MaplogParts.firstPart(io, dir.resolve(ArchiveMarksDescriptor.FILE)) == null;
         } catch (IOException e) {
             throw new StorageException("cannot list the archive's files", dir, e);
         }

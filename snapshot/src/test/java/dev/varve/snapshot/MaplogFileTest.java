@@ -87,7 +87,7 @@ class MaplogFileTest {
             assertEquals(8, log.reclaimBefore(10)); // parts [0, 4) and [4, 8) go
         }
         assertFalse(Files.exists(path));
-        assertEquals(MaplogFile.firstPart(IO, path), level.resolve("maplog-L0.log.8"));
+        assertEquals(MaplogParts.firstPart(IO, path), level.resolve("maplog-L0.log.8"));
         assertEquals(NODE, ArchiveFileCheck.nodeEntries(IO, dir));
     }
 

@@ -1,0 +1,148 @@
+package dev.varve.snapshot;
+
+import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DurableFiles;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.StorageException;
+import dev.varve.snapshot.MaplogDescriptor.Kind;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The part files of one Maplog-format log as open finds them ({@link MaplogFile}), reading only: each part's header
+ * checked; of a one-part log found with several, the newest alone, the older ones — a rewrite a crash cut short
+ * replaced them — set aside ({@link #superseded}); a gap between parts is a lost part, and the parts after one a power
+ * loss left short are set aside too ({@link #pastShortPart}). Set-aside parts are never read; recovery deletes them.
+ */
+final class MaplogParts {
+    private static final int HEADER = MaplogDescriptor.HEADER_SIZE;
+    private static final int ENTRY = MaplogDescriptor.ENTRY_SIZE;
+
+    /** Position of each part's first entry → the part, open; empty when the log has no part. */
+    final TreeMap<Long, FileIO> parts = new TreeMap<>();
+    /** Parts of a one-part log found beside a newer part a rewrite wrote whole. */
+    final List<Path> superseded = new ArrayList<>();
+    /**
+     * Parts found after a part a power loss left short (its entries were not forced, the next part's creation was):
+     * they hold nothing any checkpoint mark made durable.
+     */
+    final List<Path> pastShortPart = new ArrayList<>();
+    /** True when the header holds checkpoint marks of an older archive (stored as uplinks). */
+    boolean legacyMarks;
+
+    private final Path path;
+    private final Kind kind;
+    private final int level;
+    private final int nodeEntries;
+    private final long partEntries;
+
+    private MaplogParts(Path path, Kind kind, int level, int nodeEntries, long partEntries) {
+        this.path = path;
+        this.kind = kind;
+        this.level = level;
+        this.nodeEntries = nodeEntries;
+        this.partEntries = partEntries;
+    }
+
+    /** The parts of log {@code path} of {@code partEntries} entries each ({@link MaplogFile#ONE_PART}: one part). */
+    static MaplogParts open(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, long partEntries) {
+        MaplogParts found = new MaplogParts(path, kind, level, nodeEntries, partEntries);
+        try {
+            String name = path.getFileName().toString();
+            for (Path p : io.list(path.getParent(), name)) {
+                long first = MaplogDescriptor.firstOf(p.getFileName().toString(), name);
+                if (first < 0 || DurableFiles.isTemp(p)) continue; // a part creation cut short: deleted by recovery
+                FileIO f = io.open(p, false);
+                found.parts.put(first, f);
+                found.checkHeader(f);
+            }
+            if (!found.parts.isEmpty()) {
+                found.setAsideSuperseded();
+                found.checkContiguous();
+            }
+            return found;
+        } catch (IOException | RuntimeException e) {
+            Closing.closeAll(e, found.parts.values());
+            if (e instanceof RuntimeException r) throw r;
+            throw new StorageException("cannot open archive file: " + e.getMessage(), path, e);
+        }
+    }
+
+    /**
+     * The part of log {@code path} that holds its oldest entries: the file of that name until reclamation or a rewrite
+     * replaced it by a later part. Null when the log has none (temp files of a creation cut short do not count).
+     */
+    static Path firstPart(FileIOFactory io, Path path) throws IOException {
+        String name = path.getFileName().toString();
+        Path first = null;
+        long at = Long.MAX_VALUE;
+        for (Path p : io.list(path.getParent(), name)) {
+            long position = MaplogDescriptor.firstOf(p.getFileName().toString(), name);
+            if (position >= 0 && position < at && !DurableFiles.isTemp(p)) {
+                first = p;
+                at = position;
+            }
+        }
+        return first;
+    }
+
+    /** The file of log {@code path}'s part whose first entry is at position {@code first}. */
+    static Path partPath(Path path, long first) {
+        return path.resolveSibling(MaplogDescriptor.partFileName(path.getFileName().toString(), first));
+    }
+
+    private void checkHeader(FileIO f) throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+        if (f.read(h, 0) < HEADER) throw new CorruptionException("archive file header truncated", f.path(), 0);
+        MaplogDescriptor.checkHeader(h, f.path(), kind, level);
+        legacyMarks = kind.isLegacyMarks(h.getInt(MaplogDescriptor.KIND_OFFSET), h.getInt(MaplogDescriptor.LEVEL_OFFSET));
+        int written = h.getInt(MaplogDescriptor.NODE_ENTRIES_OFFSET);
+        if (written != nodeEntries)
+            throw new IllegalArgumentException("the archive was written with skippyNodeEntries=" + written + " but the store is configured with "
+                    + nodeEntries + " [file " + f.path() + "]");
+    }
+
+    /** A log of one part found with several: the newest was written whole by a rewrite a crash cut short. */
+    private void setAsideSuperseded() throws IOException {
+        if (partEntries != MaplogFile.ONE_PART) return;
+        while (parts.size() > 1) {
+            FileIO older = parts.pollFirstEntry().getValue();
+            superseded.add(older.path());
+            older.close();
+        }
+    }
+
+    /**
+     * Every part but the last holds exactly the entries up to the next one: a gap is a lost part. A part shorter than
+     * that is where a power loss cut the log while it moved on to a new part: that part becomes the last, with a torn
+     * tail, and the parts after it are set aside.
+     */
+    private void checkContiguous() throws IOException {
+        Map.Entry<Long, FileIO> prev = null;
+        for (Map.Entry<Long, FileIO> e : parts.entrySet()) {
+            if (prev != null && prev.getKey() + partEntries < e.getKey())
+                throw new CorruptionException("archive file part is missing", partPath(path, prev.getKey() + partEntries), 0);
+            long size = prev == null ? 0 : prev.getValue().size();
+            if (prev != null && size > MaplogDescriptor.entryOffset(e.getKey() - prev.getKey()))
+                throw new CorruptionException("archive file holds " + (size - HEADER) / ENTRY + " entries but the next part starts at "
+                        + e.getKey(), prev.getValue().path(), 0);
+            if (prev != null && size < MaplogDescriptor.entryOffset(e.getKey() - prev.getKey())) {
+                for (FileIO later : new ArrayList<>(parts.tailMap(e.getKey(), true).values())) {
+                    pastShortPart.add(later.path());
+                    later.close();
+                }
+                parts.tailMap(e.getKey(), true).clear();
+                return;
+            }
+            prev = e;
+        }
+    }
+}
