@@ -28,12 +28,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The snapshot and drop logs compacted under real kill -9: a child JVM declares a snapshot with every batch
- * ({@link Varve#writeAndSnapshot}) under {@code keepLast(8)}, with checkpoints every 50 ms, so that after a few
- * thousand steps every checkpoint may rewrite a log; it is killed when a compaction's temp file or a new drop log part
- * shows on disk (or after a while). Reopened in the other recovery mode, the store must hold exactly the last 8
- * snapshots of the steps it recovered (every acknowledged one), each reading right, the older ones known as dropped —
- * and its logs must stay a small fraction of the history declared.
+ * The snapshot, drop and join logs compacted under real kill -9: a child JVM declares a snapshot with every batch
+ * ({@link Varve#writeAndSnapshot}) and raises the one before to rank 2, under {@code keepLast(8)} and
+ * {@code keepLast(2)} at level 2 (so the raised ones stay among the last 8) with a page window of 2 and checkpoints
+ * every 50 ms, so that after a few thousand steps every checkpoint may rewrite a log; it is killed when a compaction's
+ * temp file or a new part of a rewritten log shows on disk (or after a while). Reopened in the other recovery mode,
+ * the store must hold exactly the last 8 snapshots of the steps it recovered (every acknowledged one), each reading
+ * right, the older ones known as dropped — and its logs must stay a small fraction of the history declared.
  */
 @Timeout(600)
 class LogCompactionKillTest {
@@ -43,8 +44,8 @@ class LogCompactionKillTest {
     Path tmp;
 
     static VarveConfig config(Path dir, RecoveryMode mode) {
-        return KillWorkload.config(dir, mode).toBuilder().checkpointFrequency(Duration.ofMillis(50)).retention(RankTreePolicy.levels(Retention.keepLast(KEEP)))
-                .build();
+        return KillWorkload.config(dir, mode).toBuilder().checkpointFrequency(Duration.ofMillis(50)).snapshotPageWindow(2)
+                .retention(RankTreePolicy.levels(Retention.keepLast(KEEP), Retention.keepLast(2))).build();
     }
 
     /** Child JVM: {@code main(dir, mode, firstStep, ackFile)} runs steps until killed, acknowledging each. */
@@ -54,6 +55,7 @@ class LogCompactionKillTest {
             for (long i = Long.parseLong(args[2]); ; i++) {
                 long id = store.writeAndSnapshot(DeterministicReplayTestSupport.batch(i), 1);
                 if (id != i + 1) throw new IllegalStateException("snapshot " + id + " declared at step " + i);
+                if (id > 1) store.rank(id - 1, 2); // a join per level now, and a lazy-ranking copy once it leaves the page window
                 ack.write((i + "\n").getBytes(StandardCharsets.UTF_8));
             }
         }
@@ -71,10 +73,12 @@ class LogCompactionKillTest {
         run(Integer.getInteger("varve.killRounds", 100), Long.getLong("varve.seed", System.nanoTime()));
     }
 
-    /** The names of the archive's files a compaction writes: its temp files and the drop log's parts. */
+    /** The names of the archive's files a compaction writes: its temp files and the drop, join and move logs' parts. */
     private static List<String> compactionFiles(Path archive) {
         try (Stream<Path> files = Files.list(archive)) {
-            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".creating") && !n.startsWith("pagelog") || n.startsWith("drops.log"))
+            return files.map(p -> p.getFileName().toString())
+                    .filter(n -> n.endsWith(".creating") && !n.startsWith("pagelog") || n.startsWith("drops.log") || n.startsWith("joins.log")
+                            || n.startsWith("moves.log"))
                     .sorted().toList();
         } catch (IOException e) {
             return List.of();
@@ -137,6 +141,8 @@ class LogCompactionKillTest {
         }
         long logBytes = Files.size(archive.resolve("snapshots.log"));
         assertTrue(logBytes < 48 * steps / 2, "snapshots.log holds " + logBytes + " bytes after " + steps + " snapshots, " + KEEP + " retained");
+        assertFalse(Files.exists(archive.resolve("joins.log")), "the join log was compacted (renamed after its first entry held): "
+                + compactionFiles(archive));
         System.out.println("log compaction kill -9: " + rounds + " rounds, " + steps + " steps, " + seenCompacting + " killed while compacting, snapshots.log "
                 + logBytes + " bytes, " + compactionFiles(archive) + ", seed " + seed + ", all consistent");
     }
