@@ -186,8 +186,9 @@ public final class VarveServer implements AutoCloseable {
         for (EventExecutor loop : workers) loop.submit(() -> { }).syncUninterruptibly();
         children.close().awaitUninterruptibly();
         shared.shipThreads.shutdownNow(); // a thread waiting for its queue or for writability ends now
-        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         shared.adminThreads.shutdownNow();
+        // the workers stop last: a shipping or admin thread still finishing a write to its closed connection has the
+        // write's future completed on its channel's loop, and a stopped loop rejects that with an error in the log
         awaitTermination(shared.shipThreads);
         awaitTermination(shared.adminThreads);
         for (Thread t : shipThreadsMade) { // a terminated pool's last worker may still be on its way out
@@ -198,6 +199,7 @@ public final class VarveServer implements AutoCloseable {
                 break;
             }
         }
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
     /** Waits for a pool's threads: a shipping thread may be opening an image or declaring a snapshot of the store. */

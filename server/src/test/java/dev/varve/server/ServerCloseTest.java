@@ -6,6 +6,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,8 +24,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * {@link VarveServer#close} while transfers and follows are being set up and run: every receiver learns that the
- * connection closed (not by waiting out its idle timeout), its target stays unfinished or complete, and once close
- * returns no shipping thread is left to read the store.
+ * connection closed (not by waiting out its idle timeout), its target stays unfinished or complete, once close
+ * returns no shipping thread is left to read the store, and nothing is logged as an error on the way.
  */
 @Timeout(300)
 class ServerCloseTest {
@@ -33,6 +36,37 @@ class ServerCloseTest {
 
     @Test
     void closingTheServerClosesEveryConnectionAndStopsTheShippingThreads() throws Exception {
+        PrintStream err = System.err;
+        ByteArrayOutputStream logged = new ByteArrayOutputStream(); // slf4j-simple writes to System.err as it is at each line
+        System.setErr(new PrintStream(new OutputStream() {
+            @Override
+            public void write(int b) {
+                err.write(b);
+                synchronized (logged) {
+                    logged.write(b);
+                }
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                err.write(b, off, len);
+                synchronized (logged) {
+                    logged.write(b, off, len);
+                }
+            }
+        }, true));
+        try {
+            closeDuringTransfers();
+        } finally {
+            System.setErr(err);
+        }
+        synchronized (logged) {
+            // a shipping thread's write to its closed connection completed on an event loop already stopped
+            assertFalse(logged.toString().contains("ERROR io.netty"), "close logged Netty errors:\n" + logged);
+        }
+    }
+
+    private void closeDuringTransfers() throws Exception {
         try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
             Workload w = new Workload(3, 2000);
             w.createTables(store);
