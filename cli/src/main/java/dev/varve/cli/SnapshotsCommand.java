@@ -13,8 +13,9 @@ import java.util.concurrent.Callable;
 
 /** {@code varve snapshots DIR}: live and dropped snapshots. */
 @Command(name = "snapshots", mixinStandardHelpOptions = true,
-        description = {"Live snapshots with rank, declaration time and WAL LSN, archive bytes attributed, the retention rule that keeps "
-                + "them and whether it pins them (keepAll, no budget); dropped snapshots with when and by which rules. Read-only."})
+        description = {"Live snapshots with rank, declaration time and WAL LSN, archive bytes attributed, and, given the store's --config, "
+                + "the retention rule that keeps them and whether it pins them (keepAll, no budget); dropped snapshots with when and by which "
+                + "rules. Read-only."})
 final class SnapshotsCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
@@ -25,6 +26,9 @@ final class SnapshotsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Map<String, Object> r = new LinkedHashMap<>();
+        // the policy is not in the store's files: without the store's configuration, the rule keeping each snapshot is unknown
+        boolean policyKnown = store.layout.config != null;
+        if (!policyKnown) r.put("retention", "unknown: give --config with the store's varve.retention to see the rule that keeps each snapshot");
         try (Varve v = store.openReadOnly()) {
             List<Map<String, Object>> live = new ArrayList<>();
             for (StoreInspector.SnapshotDetail d : StoreInspector.snapshots(v)) {
@@ -34,8 +38,10 @@ final class SnapshotsCommand implements Callable<Integer> {
                 m.put("declared", d.declared().toString());
                 m.put("walLsn", d.walLsn());
                 m.put("archiveBytes", d.archiveBytes());
-                m.put("keptBy", d.keptBy());
-                m.put("pinned", d.pinned());
+                if (policyKnown) {
+                    m.put("keptBy", d.keptBy());
+                    m.put("pinned", d.pinned());
+                }
                 live.add(m);
             }
             List<Map<String, Object>> dropped = new ArrayList<>();

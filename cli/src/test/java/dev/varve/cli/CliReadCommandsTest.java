@@ -1,6 +1,7 @@
 package dev.varve.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.RankTreePolicy;
@@ -108,13 +109,20 @@ class CliReadCommandsTest {
     }
 
     @Test
-    void snapshotsListsRanksLsnsAndBytes() {
+    void snapshotsListsRanksLsnsAndBytes() throws java.io.IOException {
         CliRun r = unchanged(healthy, "snapshots", "--json", healthy.toString());
         assertEquals(0, r.code(), r.toString());
         for (int i = 0; i < FixtureStores.ROUNDS; i++)
             assertTrue(r.out().contains("{\"id\":" + (i + 1) + ",\"rank\":" + (1 + i % FixtureStores.LEVELS) + ",\"declared\":"), r.out());
-        assertTrue(r.out().contains("\"keptBy\":\"keepAll()\",\"pinned\":true"), r.out());
+        // the policy is not in the store's files: the rule keeping each snapshot is only told with the store's --config
+        assertTrue(r.out().contains("\"retention\":\"unknown: give --config"), r.out());
+        assertFalse(r.out().contains("keptBy"), r.out());
         assertTrue(r.out().contains("\"dropped\":[]"), r.out());
+        Path settings = Files.writeString(tmp.resolve("fixture.properties"), "varve.retention=keepAll(),keepAll(),keepAll()\nvarve.walSegmentSize=4m\nvarve.archiveSegmentSize=256k\n"
+                + "varve.snapshotPageWindow=2\nvarve.captureBufferSize=1m\nvarve.partitions=3\n");
+        CliRun configured = unchanged(healthy, "snapshots", "--json", healthy.toString(), "--config", settings.toString());
+        assertEquals(0, configured.code(), configured.toString());
+        assertTrue(configured.out().contains("\"keptBy\":\"keepAll()\",\"pinned\":true"), configured.out());
         CliRun text = unchanged(mid, "snapshots", mid.toString());
         assertEquals(0, text.code(), text.toString());
         assertTrue(text.out().contains("id 6, rank 3, declared "), text.out());

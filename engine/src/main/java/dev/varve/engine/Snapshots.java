@@ -135,8 +135,8 @@ final class Snapshots {
         SnapshotRecord r = engine.archive.find(id);
         if (r != null) return r;
         DroppedSnapshot d = engine.archive.dropped(id);
-        if (d != null) throw new SnapshotNotFoundException("snapshot " + id + " was dropped by the retention policy at "
-                + Instant.ofEpochMilli(d.droppedMillis()) + ": " + d.why());
+        if (d != null) throw new SnapshotNotFoundException("snapshot " + id + " was dropped by the retention policy " + (d.byThen() ? "by " : "at ")
+                + Instant.ofEpochMilli(d.droppedMillis()) + (d.byThen() ? " at the latest" : "") + ": " + d.why());
         throw new SnapshotNotFoundException("snapshot " + id + " was never declared (latest is " + engine.archive.latest() + ")");
     }
 }

@@ -21,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Multi-level retention with rank changes while the logs — the join log too — are compacted (from a black-box review
@@ -92,6 +93,9 @@ class LogCompactionRanksTest {
                 final long x = id;
                 if (r.snapshots().stream().noneMatch(i -> i.id() == x)) assertThrows(SnapshotNotFoundException.class, () -> r.asOf(x).close());
             }
+            // snapshot 1's drop was compacted away: only a time by which it went is known, and the message says so
+            String gone = assertThrows(SnapshotNotFoundException.class, () -> r.asOf(1).close()).getMessage();
+            assertTrue(gone.contains("was dropped by the retention policy by ") && gone.contains(" at the latest: when and why are no longer kept"), gone);
             steps(r, 9301, 11000, which);
             before = state(r);
         }

@@ -390,8 +390,8 @@ final class SnapshotRegistry implements AutoCloseable {
         DroppedSnapshot recent = drops.recent(id);
         if (recent != null) return recent;
         if (id >= 1 && id < log.horizon())
-            return new DroppedSnapshot(id, log.horizonMillis(), "dropped by the retention policy by then; when and why are no longer kept (the records of"
-                    + " snapshots below " + log.horizon() + ", all dropped, were compacted away)");
+            return new DroppedSnapshot(id, log.horizonMillis(), "when and why are no longer kept: the records of the snapshots below " + log.horizon()
+                    + ", all dropped by then, were compacted away", true);
         return null;
     }
 
