@@ -122,11 +122,15 @@ public final class SnapshotBackup {
      * Runs the backup to completion.
      *
      * @throws BackupException if it did not complete (the target stays marked unfinished)
-     * @throws IllegalArgumentException if the target exists and is neither empty nor an unfinished backup
+     * @throws IllegalArgumentException if the target exists and is neither empty nor an unfinished backup (a standby is
+     *                                  neither: a follow cannot be resumed)
      */
     @SuppressWarnings("deprecation") // RCVBUF_ALLOCATOR: netty 4.2 deprecates it and offers no replacement for the NIO transport
     public BackupResult run() {
         long started = System.nanoTime();
+        if (java.nio.file.Files.exists(target.resolve(Standby.SNAPSHOT_MAP)))
+            throw new IllegalArgumentException(target + " holds the standby of an earlier follow, which cannot be resumed: open it as it is, or back up"
+                    + " or follow into a new directory");
         IncomingStore incoming = IncomingStore.prepare(target);
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         ExecutorService applier = Executors.newSingleThreadExecutor(r -> new Thread(r, "varve-backup-applier"));
@@ -277,14 +281,18 @@ public final class SnapshotBackup {
                             image.nanos(), image.verifyNanos(), standby.changesApplied()));
                 } else if (standby != null) {
                     result.completeExceptionally(new BackupException("the follow stream from " + from + " ended (connection closed) after "
-                            + standby.changesApplied() + " writes; the standby " + target + " holds everything up to sender snapshot "
-                            + latestSenderSnapshot + " and the writes after it that arrived"));
+                            + standby.changesApplied() + " writes; " + standbyHolds()));
                 } else {
                     result.completeExceptionally(new BackupException("the connection to " + from + " closed after "
                             + writer.received().pages() + " of " + writer.imagePages() + " pages, before the image was complete; " + target
                             + " stays unfinished"));
                 }
             });
+        }
+
+        /** What a follow that ended leaves: the standby as of the last frame applied. Applier thread. */
+        private String standbyHolds() {
+            return "the standby " + target + " holds everything up to sender snapshot " + latestSenderSnapshot + " and the writes after it that arrived";
         }
 
         /** Closes the standby (after the applier stopped). */
@@ -295,9 +303,11 @@ public final class SnapshotBackup {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
-                result.completeExceptionally(new BackupException("the sender sent nothing for " + idleTimeout.toSeconds() + " s; "
-                        + target + " stays unfinished"));
-                ctx.close();
+                if (queuedBytes.get() >= MAX_QUEUED_BYTES) return; // reads wait for the applier here, not for the sender
+                String silent = "nothing arrived from the sender for " + idleTimeout.toSeconds() + " s";
+                applier.execute(() -> result.completeExceptionally(new BackupException(standby == null ? silent + "; " + target + " stays unfinished"
+                        : silent + " while following (it sends a heartbeat every second); the follow ends: " + standbyHolds())));
+                ctx.close(); // after the failure was queued: it comes before the one the closed connection queues
             } else {
                 ctx.fireUserEventTriggered(evt);
             }
