@@ -198,7 +198,10 @@ public final class Checkpointer implements AutoCloseable {
         }
         long lockHold = System.nanoTime() - lockStart;
         pages = memory.markedPages(); // first: an abandoned checkpoint hands these back
-        if (pages.isEmpty() && mark == lastMarkLsn) return last;
+        if (pages.isEmpty() && mark == lastMarkLsn) {
+            if (lastId > 0) for (CheckpointListener l : listeners) l.whileIdle(lastId, lastMarkLsn);
+            return last;
+        }
         pages.sort(Comparator.comparingLong(Frame::heldPageId)); // by file and index; outside the lock, writers are running again
         long id = lastId + 1;
         throttle.begin(pages.size());

@@ -27,6 +27,8 @@ final class Reclaimer {
     private final RetentionEnforcer retention;
     private final ArchiveMarks marks;
     private final MoveLog moves;
+    /** The drop log's count when the last reclamation decided what may go (guarded by the lock); -1 before any. */
+    private long dropsDecided = -1;
 
     Reclaimer(ArchiveLock lock, FileIOFactory io, ArchiveLevel[] levels, SnapshotRegistry registry, RankedExtents extents, OpenViews views,
               RetentionEnforcer retention, ArchiveMarks marks, MoveLog moves) {
@@ -56,6 +58,7 @@ final class Reclaimer {
         long horizon;
         lock.lock();
         try {
+            dropsDecided = registry.counts()[1];
             pendingBefore = retention.budgetPending();
             horizon = registry.compactionHorizon();
             unused = extents.takeUnused(id -> registry.find(id) != null, views::reads);
@@ -85,6 +88,16 @@ final class Reclaimer {
         lock.lock();
         try {
             retention.givenBack(pendingBefore); // given back now, as far as whole segments allow; later drops still count
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether snapshots were dropped since the last reclamation decided what may go (or none ran since open). */
+    boolean dropsSinceReclaimed() {
+        lock.lock();
+        try {
+            return registry.counts()[1] != dropsDecided;
         } finally {
             lock.unlock();
         }

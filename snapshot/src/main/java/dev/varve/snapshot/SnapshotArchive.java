@@ -175,6 +175,9 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      */
     public void recover(long markLsn, boolean emptyStore) {
         recovery.recover(markLsn, emptyStore);
+        // what the last run dropped but did not reclaim (it reclaims after checkpoints) goes now, before replay's
+        // declarations weigh the budget against the archive's size: nothing in memory says it is on its way out
+        if (!emptyStore) reclaimer.afterEndMarker(markLsn);
         capture.enabled(true);
         archiver.start(); // replay captures too, and its checkpoints wait for the archive
     }
@@ -407,6 +410,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     @Override
     public void afterEndMarker(long checkpointId, long markLsn) {
         reclaimer.afterEndMarker(markLsn);
+    }
+
+    /** A store that no longer writes still gives back what was dropped since (a keepFor rule ageing, the budget). */
+    @Override
+    public void whileIdle(long checkpointId, long markLsn) {
+        if (reclaimer.dropsSinceReclaimed()) reclaimer.afterEndMarker(markLsn);
     }
 
     // ---------------------------------------------------------------- views

@@ -16,4 +16,11 @@ public interface CheckpointListener {
     /** After the end marker: the store is at {@code markLsn}. */
     default void afterEndMarker(long checkpointId, long markLsn) {
     }
+
+    /**
+     * A checkpoint found nothing written since the last complete one, {@code checkpointId} at {@code markLsn}, and
+     * wrote nothing: the store is still at that mark (work that waits for end markers may run against it again).
+     */
+    default void whileIdle(long checkpointId, long markLsn) {
+    }
 }
