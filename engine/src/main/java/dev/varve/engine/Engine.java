@@ -23,6 +23,8 @@ import dev.varve.recovery.RecoveryReport;
 import dev.varve.recovery.RecoveryStart;
 import dev.varve.snapshot.ArchiveSettings;
 import dev.varve.snapshot.SnapshotArchive;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -45,6 +47,7 @@ import java.util.concurrent.locks.StampedLock;
  * WAL.
  */
 final class Engine {
+    private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
     final VarveConfig config;
     final PageStore store;
     final PageMemory memory;
@@ -119,6 +122,7 @@ final class Engine {
             // is checked when it is read: damage in one that replay reads is found after recovery's first steps)
             this.wal = Wal.open(walScan, config.walFlushFrequency(), agents);
             opened.push(wal);
+            wal.tailCut().ifPresent(cut -> LOG.warn(readOnly ? "{} (in memory only: opened read-only, the files are unchanged)" : "{}", cut));
             store.tidy();
             this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange, agents);
             opened.push(checkpointer);

@@ -297,10 +297,7 @@ public final class Varve implements AutoCloseable {
         if (max < 0) throw new IllegalArgumentException("max must be >= 0, was " + max);
         engine.checkOpen();
         List<DroppedSnapshotInfo> out = new ArrayList<>();
-        for (long id = engine.archive.latest(); id >= 1 && out.size() < max; id--) {
-            DroppedSnapshot d = engine.archive.dropped(id);
-            if (d != null) out.add(new DroppedSnapshotInfo(d.id(), Instant.ofEpochMilli(d.droppedMillis()), d.why()));
-        }
+        for (DroppedSnapshot d : engine.archive.latestDrops(max)) out.add(new DroppedSnapshotInfo(d.id(), Instant.ofEpochMilli(d.droppedMillis()), d.why()));
         return out;
     }
 

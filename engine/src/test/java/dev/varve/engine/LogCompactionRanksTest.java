@@ -93,9 +93,23 @@ class LogCompactionRanksTest {
                 final long x = id;
                 if (r.snapshots().stream().noneMatch(i -> i.id() == x)) assertThrows(SnapshotNotFoundException.class, () -> r.asOf(x).close());
             }
+            // every drop, newest first, as asOf tells it: those the drop log details and those below the horizon
+            java.util.Set<Long> live = new java.util.HashSet<>();
+            for (SnapshotInfo i : r.snapshots()) live.add(i.id());
+            List<DroppedSnapshotInfo> gone = r.droppedSnapshots(Integer.MAX_VALUE);
+            assertEquals(9300 - live.size(), gone.size());
+            for (int k = 0; k < gone.size(); k++) {
+                DroppedSnapshotInfo d = gone.get(k);
+                assertEquals(9300 - k - live.stream().filter(id -> id > d.id()).count(), d.id(), "newest first, none left out");
+                if (k % 97 == 0 || k == gone.size() - 1) {
+                    String told = assertThrows(SnapshotNotFoundException.class, () -> r.asOf(d.id()).close()).getMessage();
+                    assertTrue(told.endsWith(": " + d.why()), told + " / " + d.why());
+                }
+            }
+            assertEquals(gone.subList(0, 10), r.droppedSnapshots(10));
             // snapshot 1's drop was compacted away: only a time by which it went is known, and the message says so
-            String gone = assertThrows(SnapshotNotFoundException.class, () -> r.asOf(1).close()).getMessage();
-            assertTrue(gone.contains("was dropped by the retention policy by ") && gone.contains(" at the latest: when and why are no longer kept"), gone);
+            String first = assertThrows(SnapshotNotFoundException.class, () -> r.asOf(1).close()).getMessage();
+            assertTrue(first.contains("was dropped by the retention policy by ") && first.contains(" at the latest: when and why are no longer kept"), first);
             steps(r, 9301, 11000, which);
             before = state(r);
         }

@@ -14,8 +14,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.zip.CRC32C;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Decides, without writing a byte, where a WAL ends when it is opened and whether it is sound: validates every
@@ -49,7 +47,6 @@ import org.slf4j.LoggerFactory;
  * asked to truncate at damage. Records before {@code neededFrom} are not read at all: no recovery needs them.
  */
 public final class WalOpenScan {
-    private static final Logger LOG = LoggerFactory.getLogger(WalOpenScan.class);
     private static final String SEGMENTS_ARE_WHOLE = "a segment file is created whole, under a temporary name";
     final FileIOFactory io;
     final Path dir;
@@ -356,10 +353,7 @@ public final class WalOpenScan {
         Path path = dir.resolve(WalSegmentDescriptor.fileName(lastIndex));
         WalSegment last = WalSegment.open(io, path, lastIndex, segmentSize);
         if (last == null) throw new StorageException("WAL segment changed size while it was opened", path);
-        if (tailCut != null) {
-            LOG.warn("{}", tailCut);
-            last.zero(endOffset, (int) segmentSize);
-        }
+        if (tailCut != null) last.zero(endOffset, (int) segmentSize); // the opener says so (Wal#tailCut): it knows whether files change
         return last;
     }
 
