@@ -1,5 +1,6 @@
 package dev.varve.cli;
 
+import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
@@ -49,6 +50,11 @@ final class BackupCommand implements Callable<Integer> {
             description = "With --from: the new store's recovery mode, ${COMPLETION-CANDIDATES} (default: the server's).")
     RecoveryMode recoveryMode;
 
+    @Option(names = "--retention", paramLabel = "RULES",
+            description = "With --follow: the standby's retention policy for the snapshots it follows, levels as varve.retention takes them, "
+                    + "e.g. keepLast(100) (default: keepAll(), every one kept). Open the standby with the same policy.")
+    String retention;
+
     @Mixin
     NewStoreOptions newStore;
 
@@ -62,9 +68,11 @@ final class BackupCommand implements Callable<Integer> {
             if (layout.given()) throw new IllegalArgumentException("--archive and --config describe a store directory; not with --from");
             if (newStore.properties != null) throw new IllegalArgumentException("--new-config is not supported with --from: the image keeps the server's layout");
             if (follow == (asOf != null)) throw new IllegalArgumentException("with --from give either --as-of ID or --follow");
-            return new RemoteBackup(RemoteBackup.hostPort(from), asOf, newStore.to, recoveryMode, output).run(follow);
+            if (retention != null && !follow) throw new IllegalArgumentException("--retention needs --follow: a backup holds no snapshots");
+            RankTreePolicy policy = retention == null ? null : RankTreePolicy.parse(retention);
+            return new RemoteBackup(RemoteBackup.hostPort(from), asOf, newStore.to, recoveryMode, policy, output).run(follow);
         }
-        if (follow || recoveryMode != null) throw new IllegalArgumentException("--follow and --recovery-mode need --from");
+        if (follow || recoveryMode != null || retention != null) throw new IllegalArgumentException("--follow, --recovery-mode and --retention need --from");
         return local();
     }
 

@@ -1,5 +1,6 @@
 package dev.varve.cli;
 
+import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.server.BackupException;
 import dev.varve.server.BackupResult;
@@ -27,10 +28,11 @@ final class RemoteBackup {
     private final SnapshotBackup backup;
     private final OutputOptions output;
 
-    RemoteBackup(InetSocketAddress from, Long asOf, Path to, RecoveryMode recoveryMode, OutputOptions output) {
+    RemoteBackup(InetSocketAddress from, Long asOf, Path to, RecoveryMode recoveryMode, RankTreePolicy retention, OutputOptions output) {
         // follow mode ignores the id: the server declares the image's snapshot
         this.backup = new SnapshotBackup(from, asOf == null ? 1 : asOf, to);
         if (recoveryMode != null) backup.recoveryMode(recoveryMode);
+        if (retention != null) backup.retention(retention);
         this.output = output;
     }
 

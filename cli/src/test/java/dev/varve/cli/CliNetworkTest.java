@@ -40,7 +40,9 @@ class CliNetworkTest {
         assertUsage("either --as-of ID or --follow", "backup", "--from", "127.0.0.1:1", "--as-of", "1", "--follow", "--to", to);
         assertUsage("--from must be HOST:PORT", "backup", "--from", "nohost", "--as-of", "1", "--to", to);
         assertUsage("--from port must be 1..65535", "backup", "--from", "127.0.0.1:70000", "--as-of", "1", "--to", to);
-        assertUsage("--follow and --recovery-mode need --from", "backup", dir.toString(), "--follow", "--to", to);
+        assertUsage("--follow, --recovery-mode and --retention need --from", "backup", dir.toString(), "--follow", "--to", to);
+        assertUsage("--retention needs --follow", "backup", "--from", "127.0.0.1:1", "--as-of", "1", "--retention", "keepLast(3)", "--to", to);
+        assertUsage("keepSome(3)", "backup", "--from", "127.0.0.1:1", "--follow", "--retention", "keepSome(3)", "--to", to);
         assertUsage("not with --from", "backup", "--from", "127.0.0.1:1", "--as-of", "1", "--config", "x.properties", "--to", to);
         assertUsage("--port must be 0..65535", "serve", dir.toString(), "--port", "70000");
         assertUsage("Unknown option: '--bogus'", "serve", dir.toString(), "--bogus");
@@ -83,7 +85,7 @@ class CliNetworkTest {
             assertTrue(backup.out().contains("asOf: " + id), backup.out());
             assertTrue(backup.out().contains("entries: " + model.values().stream().mapToInt(Map::size).sum()), backup.out());
 
-            try (ChildJvm follow = ChildJvm.start(Main.class, "backup", "--from", at, "--follow", "--to", standby.toString())) {
+            try (ChildJvm follow = ChildJvm.start(Main.class, "backup", "--from", at, "--follow", "--retention", "keepLast(3)", "--to", standby.toString())) {
                 follow.awaitLine("image of snapshot", 120);
                 HttpResponse<String> posted = http.send(HttpRequest.newBuilder(URI.create("http://" + at + "/api/snapshots?rank=1"))
                         .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());

@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.engine.IncomingStore;
@@ -57,6 +58,7 @@ public final class SnapshotBackup {
     private RecoveryMode recoveryMode;
     private ShipProgress progress = (pages, imagePages, bytes) -> { };
     private boolean follow;
+    private RankTreePolicy retention; // null: the standby keeps every snapshot it follows
     private int receiveBufferBytes; // 0: the operating system's autotuning
     private volatile boolean stopping;
     private volatile Channel channel;
@@ -102,6 +104,16 @@ public final class SnapshotBackup {
      */
     public SnapshotBackup follow(boolean v) {
         this.follow = v;
+        return this;
+    }
+
+    /**
+     * Follow mode: the retention policy of the standby's own snapshots, one per sender snapshot, each of rank 1
+     * (default: keep them all, so that the standby and its snapshot map grow with every snapshot the sender declares).
+     * Give the standby the same policy again when opening it, as for any store.
+     */
+    public SnapshotBackup retention(RankTreePolicy policy) {
+        this.retention = Objects.requireNonNull(policy, "retention");
         return this;
     }
 
@@ -256,7 +268,7 @@ public final class SnapshotBackup {
                     if (!follow) {
                         result.complete(image);
                     } else {
-                        standby = new StandbyWriter(committed, writer.snapshotId());
+                        standby = new StandbyWriter(retention == null ? committed : committed.toBuilder().retention(retention).build(), writer.snapshotId());
                         latestSenderSnapshot = writer.snapshotId();
                         progress.imageComplete(image);
                     }

@@ -14,9 +14,10 @@ import java.util.TreeMap;
  * which maps the sender's snapshot ids to the standby's own. Open the standby with {@code Varve.open} for the latest
  * state it holds, or {@code asOf(Standby.localSnapshot(dir, id).getAsLong())} for the sender's snapshot {@code id}.
  *
- * <p>The map holds one line {@code SENDER-ID LOCAL-ID} per snapshot, appended and fsynced <em>before</em> the
- * standby declares the local snapshot: after a crash a line may name a local snapshot that was never declared (its
- * {@code asOf} then says so), never a wrong one.
+ * <p>The map holds one line {@code SENDER-ID LOCAL-ID} per snapshot the standby keeps (its retention policy may drop
+ * some: {@link SnapshotBackup#retention}), appended and fsynced <em>before</em> the standby declares the local
+ * snapshot, and rewritten whole without the lines of dropped ones once it doubles: after a crash a line may name a
+ * local snapshot that was never declared or was dropped since (its {@code asOf} then says so), never a wrong one.
  */
 public final class Standby {
     /** The snapshot map's file name in the standby directory. */

@@ -1,6 +1,8 @@
 package dev.varve.server;
 
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.DurableFiles;
+import dev.varve.core.io.FileIOFactory;
 import dev.varve.engine.ChangeListener.Change;
 import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.Varve;
@@ -11,35 +13,55 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Applies a follow stream to the standby (the committed image, reopened). Crash safety: each sender write is applied
  * as one atomic write of the standby, in the sender's commit order, with the standby's {@code walSyncMode}
  * ({@code LOG_ONLY} survives a killed receiver, {@code FSYNC} a power loss too), so whatever the standby recovers to is
  * the sender's state after some prefix of its writes; each sender snapshot becomes a standby snapshot (rank 1, kept
- * by the standby's default keep-everything policy) at the same cut, recorded in the {@link Standby} map first. Rank
- * changes are not mirrored. One applier thread drives it.
+ * as the standby's retention policy says: by default all of them) at the same cut, recorded in the {@link Standby}
+ * map first. The map keeps the lines of the snapshots the standby keeps: once it has doubled since it was last
+ * rewritten, it is rewritten whole without those of dropped ones. Rank changes are not mirrored. One applier thread
+ * drives it.
  */
 final class StandbyWriter implements AutoCloseable {
+    /** Map lines held before a rewrite is tried; after one, it waits until the map doubles. */
+    static final int REWRITE_MIN_LINES = 4096;
     private final Varve store;
-    private final FileChannel map;
+    private final Path mapPath;
+    private FileChannel map;
     private long lastLocal;
     private long changesApplied;
+    private long lines;
+    private long rewriteAt = REWRITE_MIN_LINES;
 
     StandbyWriter(VarveConfig config, long imageSnapshot) {
         this.store = Varve.open(config);
+        this.mapPath = config.path().resolve(Standby.SNAPSHOT_MAP);
         try {
-            this.map = FileChannel.open(config.path().resolve(Standby.SNAPSHOT_MAP), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.APPEND);
-        } catch (IOException e) {
+            this.map = openMap();
+        } catch (UncheckedIOException e) {
             store.close();
-            throw new UncheckedIOException("cannot open the standby's snapshot map in " + config.path(), e);
+            throw e;
         }
+        lines = Standby.snapshots(config.path()).size();
         for (SnapshotInfo s : store.snapshots()) lastLocal = Math.max(lastLocal, s.id());
         declare(imageSnapshot);
+    }
+
+    private FileChannel openMap() {
+        try {
+            return FileChannel.open(mapPath, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the standby's snapshot map " + mapPath, e);
+        }
     }
 
     long changesApplied() {
@@ -67,7 +89,7 @@ final class StandbyWriter implements AutoCloseable {
                 p.readLong();
                 declare(p.readLong());
                 break;
-            case ShipProtocol.RANK: // retention is the sender's business: the standby keeps every snapshot it received
+            case ShipProtocol.RANK: // the standby's retention is its own policy's: it does not mirror the sender's ranks
             case ShipProtocol.HEARTBEAT:
                 break;
             default:
@@ -102,7 +124,7 @@ final class StandbyWriter implements AutoCloseable {
         changesApplied++;
     }
 
-    /** Maps the sender's snapshot to the next local id (durably), then declares it (rank 1: the standby keeps all). */
+    /** Maps the sender's snapshot to the next local id (durably), then declares it (rank 1). */
     private void declare(long senderId) {
         long local = lastLocal + 1;
         try {
@@ -115,6 +137,34 @@ final class StandbyWriter implements AutoCloseable {
         if (declared != local) throw new BackupException("the standby declared snapshot " + declared + " where its map expected " + local
                 + "; was the standby written to by someone else?");
         lastLocal = local;
+        if (++lines >= rewriteAt) keepLiveLines();
+    }
+
+    /**
+     * Rewrites the map with the lines of the snapshots the standby still keeps, whole, in one rename: a crash leaves
+     * the old map or the new one, each naming only snapshots that were declared under those ids.
+     */
+    private void keepLiveLines() {
+        Set<Long> live = new HashSet<>();
+        for (SnapshotInfo s : store.snapshots()) live.add(s.id());
+        StringBuilder kept = new StringBuilder();
+        long n = 0;
+        for (Map.Entry<Long, Long> e : Standby.snapshots(store.config().path()).entrySet()) {
+            if (!live.contains(e.getValue())) continue;
+            kept.append(e.getKey()).append(' ').append(e.getValue()).append('\n');
+            n++;
+        }
+        byte[] bytes = kept.toString().getBytes(StandardCharsets.US_ASCII);
+        try {
+            map.close();
+            DurableFiles.replace(FileIOFactory.standard(), mapPath, f -> f.write(ByteBuffer.wrap(bytes), 0)).close();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot rewrite the standby's snapshot map " + mapPath, e);
+        } finally {
+            map = openMap();
+        }
+        lines = n;
+        rewriteAt = Math.max(REWRITE_MIN_LINES, 2 * n);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.varve.server;
 
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.Retention;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.engine.Cursor;
@@ -102,6 +104,64 @@ class FollowTest {
                 }
             }
             StoreAssert.assertTablesEqual(models.get(last), standby.tables(), standby::table, "standby's latest state");
+        }
+    }
+
+    /**
+     * A standby given a retention policy drops what it does not keep, and its snapshot map keeps only the snapshots it
+     * keeps (rewritten once it doubles), where without one both grow with every snapshot the sender declares.
+     */
+    @Test
+    @Timeout(300)
+    void aStandbyWithARetentionPolicyKeepsItsSnapshotsAndItsMapBounded() throws Exception {
+        Path target = dir.resolve("standby");
+        int snapshots = StandbyWriter.REWRITE_MIN_LINES + 400;
+        long last = 0;
+        Map<String, TreeMap<String, byte[]>> model;
+        RankTreePolicy keep3 = RankTreePolicy.levels(Retention.keepLast(3));
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+             VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
+            Workload w = new Workload(7, 300);
+            w.createTables(store);
+            for (int i = 0; i < 300; i++) w.step(store);
+            CountDownLatch imageIn = new CountDownLatch(1);
+            AtomicLong latestHeld = new AtomicLong();
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).retention(keep3).progress(new ShipProgress() {
+                @Override
+                public void received(long pages, long imagePages, long bytes) {
+                }
+
+                @Override
+                public void imageComplete(BackupResult image) {
+                    imageIn.countDown();
+                }
+
+                @Override
+                public void followed(long writesApplied, long latestSenderSnapshot) {
+                    latestHeld.set(latestSenderSnapshot);
+                }
+            });
+            CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
+            assertTrue(imageIn.await(60, TimeUnit.SECONDS), "image in place");
+            for (int i = 0; i < snapshots; i++) {
+                w.step(store);
+                last = store.snapshotNow();
+            }
+            model = w.snapshot();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(200);
+            while (latestHeld.get() < last && System.nanoTime() < deadline) Thread.sleep(20);
+            assertEquals(last, latestHeld.get(), "the standby received the last snapshot");
+            follow.stop();
+            run.get(60, TimeUnit.SECONDS);
+        }
+        Map<Long, Long> map = Standby.snapshots(target);
+        assertTrue(map.size() < StandbyWriter.REWRITE_MIN_LINES, "the map was rewritten with the snapshots kept: " + map.size() + " lines");
+        assertTrue(Standby.localSnapshot(target, last - 3 * StandbyWriter.REWRITE_MIN_LINES / 4).isEmpty(), "an early one's line went with it");
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(keep3).build())) {
+            assertEquals(3, standby.snapshots().size(), "the standby kept its last 3: " + standby.snapshots());
+            try (SnapshotView v = standby.asOf(Standby.localSnapshot(target, last).orElseThrow())) {
+                StoreAssert.assertTablesEqual(model, v.tables(), v::table, "standby as of sender snapshot " + last);
+            }
         }
     }
 
