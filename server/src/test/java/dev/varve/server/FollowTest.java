@@ -44,6 +44,26 @@ class FollowTest {
     @TempDir
     Path dir;
 
+    /** Progress that tells when the image is in and the latest sender snapshot the standby holds. */
+    private static final class Held implements ShipProgress {
+        final CountDownLatch imageIn = new CountDownLatch(1);
+        final AtomicLong latest = new AtomicLong();
+
+        @Override
+        public void received(long pages, long imagePages, long bytes) {
+        }
+
+        @Override
+        public void imageComplete(BackupResult image) {
+            imageIn.countDown();
+        }
+
+        @Override
+        public void followed(long writesApplied, long latestSenderSnapshot) {
+            latest.set(latestSenderSnapshot);
+        }
+    }
+
     @Test
     @Timeout(180)
     void standbyOpensAtEverySnapshotDeclaredSinceAndAtTheLatestRecord() throws Exception {
@@ -56,23 +76,10 @@ class FollowTest {
             Workload w = new Workload(99, 2000);
             w.createTables(store);
             for (int i = 0; i < 2000; i++) w.step(store);
-            CountDownLatch imageIn = new CountDownLatch(1);
-            AtomicLong latestHeld = new AtomicLong();
-            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(new ShipProgress() {
-                @Override
-                public void received(long pages, long imagePages, long bytes) {
-                }
-
-                @Override
-                public void imageComplete(BackupResult image) {
-                    imageIn.countDown();
-                }
-
-                @Override
-                public void followed(long writesApplied, long latestSenderSnapshot) {
-                    latestHeld.set(latestSenderSnapshot);
-                }
-            });
+            Held held = new Held();
+            CountDownLatch imageIn = held.imageIn;
+            AtomicLong latestHeld = held.latest;
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(held);
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (store.snapshots().isEmpty() && System.nanoTime() < deadline) w.step(store); // until the sender declared the image's snapshot
@@ -124,23 +131,10 @@ class FollowTest {
             Workload w = new Workload(7, 300);
             w.createTables(store);
             for (int i = 0; i < 300; i++) w.step(store);
-            CountDownLatch imageIn = new CountDownLatch(1);
-            AtomicLong latestHeld = new AtomicLong();
-            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).retention(keep3).progress(new ShipProgress() {
-                @Override
-                public void received(long pages, long imagePages, long bytes) {
-                }
-
-                @Override
-                public void imageComplete(BackupResult image) {
-                    imageIn.countDown();
-                }
-
-                @Override
-                public void followed(long writesApplied, long latestSenderSnapshot) {
-                    latestHeld.set(latestSenderSnapshot);
-                }
-            });
+            Held held = new Held();
+            CountDownLatch imageIn = held.imageIn;
+            AtomicLong latestHeld = held.latest;
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).retention(keep3).progress(held);
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
             assertTrue(imageIn.await(60, TimeUnit.SECONDS), "image in place");
             for (int i = 0; i < snapshots; i++) {
