@@ -17,6 +17,11 @@ final class LayoutOptions {
                     + "rank levels, Skippy) is read from the files.")
     Path config;
 
+    /** The archive directory of the store in {@code dir}. */
+    Path archiveOf(Path dir) {
+        return archive != null ? archive : dir.resolve("archive");
+    }
+
     /** True when either option was given. */
     boolean given() {
         return archive != null || config != null;
@@ -40,6 +45,6 @@ final class LayoutOptions {
             if (archive != null) b.archivePath(archive);
             return b.build();
         }
-        return StoreInspector.detectConfig(dir, archive != null ? archive : dir.resolve("archive"));
+        return StoreInspector.detectConfig(dir, archiveOf(dir));
     }
 }

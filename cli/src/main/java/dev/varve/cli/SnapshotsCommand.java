@@ -13,9 +13,9 @@ import java.util.concurrent.Callable;
 
 /** {@code varve snapshots DIR}: live and dropped snapshots. */
 @Command(name = "snapshots", mixinStandardHelpOptions = true,
-        description = {"Live snapshots with rank, declaration time and WAL LSN, archive bytes attributed, and, given the store's --config, "
-                + "the retention rule that keeps them and whether it pins them (keepAll, no budget); dropped snapshots with when and by which "
-                + "rules. Read-only."})
+        description = {"Live snapshots with rank, declaration time and WAL LSN, archive bytes attributed, the retention rule that keeps "
+                + "them and whether it pins them (keepAll, no budget) — by the policy the store recorded, or --config's; dropped snapshots with "
+                + "when and by which rules. Read-only."})
 final class SnapshotsCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
@@ -26,8 +26,9 @@ final class SnapshotsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Map<String, Object> r = new LinkedHashMap<>();
-        // the policy is not in the store's files: without the store's configuration, the rule keeping each snapshot is unknown
-        boolean policyKnown = store.layout.config != null;
+        // a store records its policy when opened for writing; one of an earlier build does not, and then only the
+        // store's configuration tells the rule that keeps each snapshot
+        boolean policyKnown = store.layout.config != null || StoreInspector.recordedRetention(store.layout.archiveOf(store.dir)).isPresent();
         if (!policyKnown) r.put("retention", "unknown: give --config with the store's varve.retention to see the rule that keeps each snapshot");
         try (Varve v = store.openReadOnly()) {
             List<Map<String, Object>> live = new ArrayList<>();

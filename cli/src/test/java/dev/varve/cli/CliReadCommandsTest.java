@@ -49,6 +49,16 @@ class CliReadCommandsTest {
         FixtureStores.create(mid, "midcheckpoint");
     }
 
+    static void copyTree(Path from, Path to) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> files = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) files::iterator) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) Files.createDirectories(target);
+                else Files.copy(p, target);
+            }
+        }
+    }
+
     /** Runs the tool and checks that the store directory did not change. */
     static CliRun unchanged(Path dir, String... args) {
         Map<String, String> before = DirectoryFingerprint.of(dir);
@@ -114,13 +124,19 @@ class CliReadCommandsTest {
         assertEquals(0, r.code(), r.toString());
         for (int i = 0; i < FixtureStores.ROUNDS; i++)
             assertTrue(r.out().contains("{\"id\":" + (i + 1) + ",\"rank\":" + (1 + i % FixtureStores.LEVELS) + ",\"declared\":"), r.out());
-        // the policy is not in the store's files: the rule keeping each snapshot is only told with the store's --config
-        assertTrue(r.out().contains("\"retention\":\"unknown: give --config"), r.out());
-        assertFalse(r.out().contains("keptBy"), r.out());
+        // the rule keeping each snapshot, by the policy the store recorded when it was last opened for writing
+        assertTrue(r.out().contains("\"keptBy\":\"keepAll()\",\"pinned\":true"), r.out());
         assertTrue(r.out().contains("\"dropped\":[]"), r.out());
+        // a store that recorded none (an earlier build): unknown, unless --config tells it
+        Path older = tmp.resolve("older");
+        copyTree(healthy, older);
+        Files.delete(older.resolve("archive").resolve("retention.policy"));
+        CliRun unknown = unchanged(older, "snapshots", "--json", older.toString());
+        assertTrue(unknown.out().contains("\"retention\":\"unknown: give --config"), unknown.out());
+        assertFalse(unknown.out().contains("keptBy"), unknown.out());
         Path settings = Files.writeString(tmp.resolve("fixture.properties"), "varve.retention=keepAll(),keepAll(),keepAll()\nvarve.walSegmentSize=4m\nvarve.archiveSegmentSize=256k\n"
                 + "varve.snapshotPageWindow=2\nvarve.captureBufferSize=1m\nvarve.partitions=3\n");
-        CliRun configured = unchanged(healthy, "snapshots", "--json", healthy.toString(), "--config", settings.toString());
+        CliRun configured = unchanged(older, "snapshots", "--json", older.toString(), "--config", settings.toString());
         assertEquals(0, configured.code(), configured.toString());
         assertTrue(configured.out().contains("\"keptBy\":\"keepAll()\",\"pinned\":true"), configured.out());
         CliRun text = unchanged(mid, "snapshots", mid.toString());

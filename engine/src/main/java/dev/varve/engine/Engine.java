@@ -22,6 +22,7 @@ import dev.varve.recovery.Recovery;
 import dev.varve.recovery.RecoveryReport;
 import dev.varve.recovery.RecoveryStart;
 import dev.varve.snapshot.ArchiveSettings;
+import dev.varve.snapshot.RetentionFile;
 import dev.varve.snapshot.SnapshotArchive;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -134,6 +135,7 @@ final class Engine {
             this.replayWorkers = replayer.workersStarted();
             if (replayer.owedSnapshotRank() > 0) snapshots.declareOwed(replayer.owedSnapshotRank());
             if (!readOnly) { // a read-only store never changes after its in-memory recovery
+                RetentionFile.record(io, config.archivePath(), config.retention()); // for those that open it without its configuration
                 checkpointer.start();
                 if (recovery.checkpointPending()) checkpointer.request("recovery"); // its failure fails the checkpointer, as any checkpoint's does
             }

@@ -16,6 +16,7 @@ import dev.varve.core.store.PageStore;
 import dev.varve.core.wal.WalFileCheck;
 import dev.varve.snapshot.ArchiveFileCheck;
 import dev.varve.snapshot.DroppedSnapshot;
+import dev.varve.snapshot.RetentionFile;
 import dev.varve.snapshot.SnapshotRecord;
 
 import java.io.IOException;
@@ -124,6 +125,15 @@ public final class StoreInspector {
         return detectConfig(dir, dir.resolve("archive"));
     }
 
+    /**
+     * The retention policy the store whose archive lies in {@code archiveDir} was last opened for writing with, as
+     * {@link #detectConfig} applies it; empty when none was recorded (a store of an earlier build), which leaves the
+     * rule that keeps each snapshot unknown.
+     */
+    public static Optional<RankTreePolicy> recordedRetention(Path archiveDir) {
+        return RetentionFile.read(new MemoryOverlayIO(), archiveDir);
+    }
+
     /** {@link #detectConfig(Path)} for a store whose archive lies in {@code archiveDir}. */
     public static VarveConfig detectConfig(Path dir, Path archiveDir) {
         FileIOFactory io = new MemoryOverlayIO();
@@ -147,7 +157,9 @@ public final class StoreInspector {
             if (levels > 0) {
                 Retention[] keep = new Retention[levels];
                 Arrays.fill(keep, Retention.keepAll());
-                b.retention(RankTreePolicy.levels(keep)).skippyLevels(ArchiveFileCheck.skippyLevels(io, archiveDir));
+                // the policy the store was last written with, where it was recorded: its rules decide what replay drops
+                RankTreePolicy policy = RetentionFile.read(io, archiveDir).filter(p -> p.levelCount() == levels).orElse(RankTreePolicy.levels(keep));
+                b.retention(policy).skippyLevels(ArchiveFileCheck.skippyLevels(io, archiveDir));
                 int nodeEntries = ArchiveFileCheck.nodeEntries(io, archiveDir);
                 if (nodeEntries > 0) b.skippyNodeEntries(nodeEntries);
                 b.archiveSegmentSize(ArchiveFileCheck.segmentBytes(io, archiveDir, b.build().pageSize(), VarveConfig.builder().path(dir).build().archiveSegmentSize()));

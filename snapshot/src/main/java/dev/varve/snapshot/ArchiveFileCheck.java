@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.DamageSink;
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
@@ -135,6 +136,14 @@ public final class ArchiveFileCheck {
         String n = p.getFileName().toString();
         if (n.startsWith("level-") || n.startsWith(RankedExtentDescriptor.FILE_PREFIX)) return 0;
         if (DurableFiles.isTemp(p)) return 0; // a file creation a crash cut short, before its rename: open deletes it, as it is no damage
+        if (n.equals(RetentionFileDescriptor.FILE)) {
+            try {
+                RetentionFile.read(io, p.getParent());
+            } catch (CorruptionException e) {
+                sink.damage(p, e.offset(), e.what());
+            }
+            return 0;
+        }
         // from version 2 a base block follows the header, laid out like a record: checked as the first one
         if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(io, p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
                 SnapshotLogDescriptor.MIN_VERSION, SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,

@@ -63,7 +63,10 @@ final class ArchiveRecovery {
     static void refuseRecordsWithoutMarks(FileIOFactory io, Path dir) {
         List<Path> files = new ArrayList<>();
         try {
-            for (Path p : io.list(dir, "")) if (!p.getFileName().toString().startsWith("level-")) files.add(p);
+            for (Path p : io.list(dir, "")) {
+                String name = p.getFileName().toString();
+                if (!name.startsWith("level-") && !name.equals(RetentionFileDescriptor.FILE)) files.add(p); // configuration, not records
+            }
             for (int j = 1; io.exists(ArchiveLevel.dirOf(dir, j)); j++) files.addAll(io.list(ArchiveLevel.dirOf(dir, j), ""));
             for (Path p : files) {
                 if (DurableFiles.isTemp(p)) continue;
