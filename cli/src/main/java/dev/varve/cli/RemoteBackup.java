@@ -79,7 +79,7 @@ final class RemoteBackup {
         report.put("tables", r.tables());
         report.put("entries", r.entries());
         report.put("bytes", r.bytes());
-        report.put("seconds", String.format(Locale.ROOT, "%.1f", r.nanos() / 1e9));
+        report.put(follow ? "imageSeconds" : "seconds", String.format(Locale.ROOT, "%.1f", r.nanos() / 1e9)); // a follow's image, not the follow
         if (follow) report.put("writesFollowed", r.writesFollowed());
         output.print(report);
         return Main.OK;
