@@ -1,7 +1,7 @@
 package dev.varve.snapshot;
 
-import dev.varve.core.io.DamageSink;
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.DamageSink;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
