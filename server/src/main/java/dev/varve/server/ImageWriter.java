@@ -30,12 +30,18 @@ final class ImageWriter implements AutoCloseable {
     private VarveConfig config;
     private int pageSize;
     private long snapshotId;
+    private int snapshotRank;
     private long imagePages;
     private long verifyNanos;
 
     ImageWriter(IncomingStore incoming, RecoveryMode recoveryModeOverride) {
         this.incoming = incoming;
         this.recoveryModeOverride = recoveryModeOverride;
+    }
+
+    /** The rank of the snapshot the image is of, on the sender. */
+    int snapshotRank() {
+        return snapshotRank;
     }
 
     long snapshotId() {
@@ -64,7 +70,7 @@ final class ImageWriter implements AutoCloseable {
     void header(ByteBuf p) {
         if (loader != null) throw new BackupException("the sender sent a second HEADER frame");
         snapshotId = p.readLong();
-        p.readInt(); // rank: the backup is an ordinary store, it holds no snapshots
+        snapshotRank = p.readInt(); // a backup holds no snapshots; a standby declares its own at this rank
         p.readLong(); // declared millis
         pageSize = p.readInt();
         int partitions = p.readInt();

@@ -268,7 +268,8 @@ public final class SnapshotBackup {
                     if (!follow) {
                         result.complete(image);
                     } else {
-                        standby = new StandbyWriter(retention == null ? committed : committed.toBuilder().retention(retention).build(), writer.snapshotId());
+                        standby = new StandbyWriter(retention == null ? committed : committed.toBuilder().retention(retention).build(), writer.snapshotId(),
+                                writer.snapshotRank());
                         latestSenderSnapshot = writer.snapshotId();
                         progress.imageComplete(image);
                     }

@@ -5,6 +5,7 @@ import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.engine.ChangeListener.Change;
 import dev.varve.engine.SnapshotInfo;
+import dev.varve.engine.SnapshotNotFoundException;
 import dev.varve.engine.Varve;
 import io.netty.buffer.ByteBuf;
 
@@ -25,11 +26,11 @@ import java.util.Set;
  * Applies a follow stream to the standby (the committed image, reopened). Crash safety: each sender write is applied
  * as one atomic write of the standby, in the sender's commit order, with the standby's {@code walSyncMode}
  * ({@code LOG_ONLY} survives a killed receiver, {@code FSYNC} a power loss too), so whatever the standby recovers to is
- * the sender's state after some prefix of its writes; each sender snapshot becomes a standby snapshot (rank 1, kept
- * as the standby's retention policy says: by default all of them) at the same cut, recorded in the {@link Standby}
- * map first. The map keeps the lines of the snapshots the standby keeps: once it has doubled since it was last
- * rewritten, it is rewritten whole without those of dropped ones. Rank changes are not mirrored. One applier thread
- * drives it.
+ * the sender's state after some prefix of its writes; each sender snapshot becomes a standby snapshot at the same
+ * cut, recorded in the {@link Standby} map first, of the sender's rank (at most the standby's levels) and raised as
+ * the sender raises it, kept as the standby's retention policy says (by default all of them). The map keeps the lines
+ * of the snapshots the standby keeps: once it has doubled since it was last rewritten, it is rewritten whole without
+ * those of dropped ones. One applier thread drives it.
  */
 final class StandbyWriter implements AutoCloseable {
     /** Map lines held before a rewrite is tried; after one, it waits until the map doubles. */
@@ -41,8 +42,11 @@ final class StandbyWriter implements AutoCloseable {
     private long changesApplied;
     private long lines;
     private long rewriteAt = REWRITE_MIN_LINES;
+    /** The map's lines: sender snapshot id to the standby's. */
+    private Map<Long, Long> localOf;
+    private final int levels;
 
-    StandbyWriter(VarveConfig config, long imageSnapshot) {
+    StandbyWriter(VarveConfig config, long imageSnapshot, int imageRank) {
         this.store = Varve.open(config);
         this.mapPath = config.path().resolve(Standby.SNAPSHOT_MAP);
         try {
@@ -51,9 +55,11 @@ final class StandbyWriter implements AutoCloseable {
             store.close();
             throw e;
         }
-        lines = Standby.snapshots(config.path()).size();
+        localOf = Standby.snapshots(config.path());
+        lines = localOf.size();
+        levels = config.retention().levelCount();
         for (SnapshotInfo s : store.snapshots()) lastLocal = Math.max(lastLocal, s.id());
-        declare(imageSnapshot);
+        declare(imageSnapshot, imageRank);
     }
 
     private FileChannel openMap() {
@@ -85,11 +91,18 @@ final class StandbyWriter implements AutoCloseable {
                 store.table(table).partition(p.readInt()).destroy();
                 break;
             }
-            case ShipProtocol.SNAPSHOT:
+            case ShipProtocol.SNAPSHOT: {
                 p.readLong();
-                declare(p.readLong());
+                long id = p.readLong();
+                declare(id, p.readInt());
                 break;
-            case ShipProtocol.RANK: // the standby's retention is its own policy's: it does not mirror the sender's ranks
+            }
+            case ShipProtocol.RANK: {
+                p.readLong();
+                long id = p.readLong();
+                raise(id, p.readInt());
+                break;
+            }
             case ShipProtocol.HEARTBEAT:
                 break;
             default:
@@ -124,8 +137,8 @@ final class StandbyWriter implements AutoCloseable {
         changesApplied++;
     }
 
-    /** Maps the sender's snapshot to the next local id (durably), then declares it (rank 1). */
-    private void declare(long senderId) {
+    /** Maps the sender's snapshot to the next local id (durably), then declares it at its rank, as far as the standby has levels. */
+    private void declare(long senderId, int rank) {
         long local = lastLocal + 1;
         try {
             map.write(ByteBuffer.wrap((senderId + " " + local + "\n").getBytes(StandardCharsets.US_ASCII)));
@@ -133,11 +146,23 @@ final class StandbyWriter implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot append to the standby's snapshot map in " + store.config().path(), e);
         }
-        long declared = store.snapshotNow(1);
+        long declared = store.snapshotNow(Math.min(Math.max(rank, 1), levels));
         if (declared != local) throw new BackupException("the standby declared snapshot " + declared + " where its map expected " + local
                 + "; was the standby written to by someone else?");
         lastLocal = local;
+        localOf.put(senderId, local);
         if (++lines >= rewriteAt) keepLiveLines();
+    }
+
+    /** The sender raised a snapshot's rank: so does the standby, as far as it has levels, unless it no longer keeps it. */
+    private void raise(long senderId, int rank) {
+        Long local = localOf.get(senderId);
+        if (local == null) return; // followed before this follow began, or its line went with its drop
+        try {
+            store.rank(local, Math.min(rank, levels));
+        } catch (SnapshotNotFoundException dropped) {
+            // the standby's own policy let it go
+        }
     }
 
     /**
@@ -148,12 +173,9 @@ final class StandbyWriter implements AutoCloseable {
         Set<Long> live = new HashSet<>();
         for (SnapshotInfo s : store.snapshots()) live.add(s.id());
         StringBuilder kept = new StringBuilder();
-        long n = 0;
-        for (Map.Entry<Long, Long> e : Standby.snapshots(store.config().path()).entrySet()) {
-            if (!live.contains(e.getValue())) continue;
-            kept.append(e.getKey()).append(' ').append(e.getValue()).append('\n');
-            n++;
-        }
+        localOf.values().retainAll(live);
+        for (Map.Entry<Long, Long> e : localOf.entrySet()) kept.append(e.getKey()).append(' ').append(e.getValue()).append('\n');
+        long n = localOf.size();
         byte[] bytes = kept.toString().getBytes(StandardCharsets.US_ASCII);
         try {
             map.close();

@@ -5,6 +5,7 @@ import dev.varve.config.Retention;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.engine.Cursor;
+import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
@@ -116,7 +117,8 @@ class FollowTest {
 
     /**
      * A standby given a retention policy drops what it does not keep, and its snapshot map keeps only the snapshots it
-     * keeps (rewritten once it doubles), where without one both grow with every snapshot the sender declares.
+     * keeps (rewritten once it doubles), where without one both grow with every snapshot the sender declares; the
+     * standby's snapshots take the sender's ranks, at declaration and when raised later.
      */
     @Test
     @Timeout(300)
@@ -125,7 +127,8 @@ class FollowTest {
         int snapshots = StandbyWriter.REWRITE_MIN_LINES + 400;
         long last = 0;
         Map<String, TreeMap<String, byte[]>> model;
-        RankTreePolicy keep3 = RankTreePolicy.levels(Retention.keepLast(3));
+        RankTreePolicy keep3 = RankTreePolicy.levels(Retention.keepLast(3), Retention.keepLast(2));
+        long ranked = 0;
         try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
              VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
             Workload w = new Workload(7, 300);
@@ -137,11 +140,14 @@ class FollowTest {
             SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).retention(keep3).progress(held);
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
             assertTrue(imageIn.await(60, TimeUnit.SECONDS), "image in place");
-            for (int i = 0; i < snapshots; i++) {
+            for (int i = 1; i <= snapshots; i++) {
                 w.step(store);
-                last = store.snapshotNow();
+                last = store.snapshotNow(i % 100 == 0 ? 2 : 1);
+                if (i % 100 == 0) ranked = last;
             }
             model = w.snapshot();
+            store.rank(last - 1, 2); // raised later: the standby raises its own
+            last = store.snapshotNow(); // after the raise in the stream: once the standby holds it, it applied the raise
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(200);
             while (latestHeld.get() < last && System.nanoTime() < deadline) Thread.sleep(20);
             assertEquals(last, latestHeld.get(), "the standby received the last snapshot");
@@ -152,9 +158,15 @@ class FollowTest {
         assertTrue(map.size() < StandbyWriter.REWRITE_MIN_LINES, "the map was rewritten with the snapshots kept: " + map.size() + " lines");
         assertTrue(Standby.localSnapshot(target, last - 3 * StandbyWriter.REWRITE_MIN_LINES / 4).isEmpty(), "an early one's line went with it");
         try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(keep3).build())) {
-            assertEquals(3, standby.snapshots().size(), "the standby kept its last 3: " + standby.snapshots());
-            try (SnapshotView v = standby.asOf(Standby.localSnapshot(target, last).orElseThrow())) {
-                StoreAssert.assertTablesEqual(model, v.tables(), v::table, "standby as of sender snapshot " + last);
+            List<String> held = new ArrayList<>();
+            for (SnapshotInfo i : standby.snapshots()) held.add(i.id() + "@" + i.rank());
+            long rankedLocal = Standby.localSnapshot(target, ranked).orElseThrow();
+            long raisedLocal = Standby.localSnapshot(target, last - 2).orElseThrow();
+            long lastLocal = Standby.localSnapshot(target, last).orElseThrow();
+            // its last 3, and its last 2 of rank 2: the one declared so, and the one raised
+            assertEquals(List.of(rankedLocal + "@2", raisedLocal + "@2", (lastLocal - 1) + "@1", lastLocal + "@1"), held);
+            try (SnapshotView v = standby.asOf(lastLocal - 1)) { // the loop's last snapshot, which the model holds
+                StoreAssert.assertTablesEqual(model, v.tables(), v::table, "standby as of sender snapshot " + (last - 1));
             }
         }
     }
