@@ -290,8 +290,8 @@ public final class Varve implements AutoCloseable {
     }
 
     /**
-     * The most recent snapshots the retention policy let go, newest first, at most {@code max} of them, each with
-     * when and why it was dropped.
+     * The snapshots the retention policy let go with the highest ids, highest first (drops happen out of id order),
+     * at most {@code max} of them, each with when and why it was dropped.
      */
     public List<DroppedSnapshotInfo> droppedSnapshots(int max) {
         if (max < 0) throw new IllegalArgumentException("max must be >= 0, was " + max);

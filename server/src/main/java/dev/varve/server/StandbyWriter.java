@@ -27,7 +27,7 @@ import java.util.Set;
  * as one atomic write of the standby, in the sender's commit order, with the standby's {@code walSyncMode}
  * ({@code LOG_ONLY} survives a killed receiver, {@code FSYNC} a power loss too), so whatever the standby recovers to is
  * the sender's state after some prefix of its writes; each sender snapshot becomes a standby snapshot at the same
- * cut, recorded in the {@link Standby} map first, of the sender's rank (at most the standby's levels) and raised as
+ * cut, then recorded in the {@link Standby} map, of the sender's rank (at most the standby's levels) and raised as
  * the sender raises it, kept as the standby's retention policy says (by default all of them). The map keeps the lines
  * of the snapshots the standby keeps: once it has doubled since it was last rewritten, it is rewritten whole without
  * those of dropped ones. One applier thread drives it.
@@ -38,7 +38,6 @@ final class StandbyWriter implements AutoCloseable {
     private final Varve store;
     private final Path mapPath;
     private FileChannel map;
-    private long lastLocal;
     private long changesApplied;
     private long lines;
     private long rewriteAt = REWRITE_MIN_LINES;
@@ -58,7 +57,6 @@ final class StandbyWriter implements AutoCloseable {
         localOf = Standby.snapshots(config.path());
         lines = localOf.size();
         levels = config.retention().levelCount();
-        for (SnapshotInfo s : store.snapshots()) lastLocal = Math.max(lastLocal, s.id());
         declare(imageSnapshot, imageRank);
     }
 
@@ -137,19 +135,20 @@ final class StandbyWriter implements AutoCloseable {
         changesApplied++;
     }
 
-    /** Maps the sender's snapshot to the next local id (durably), then declares it at its rank, as far as the standby has levels. */
+    /**
+     * Declares the standby's snapshot for the sender's, at its rank as far as the standby has levels, then maps the
+     * two (durably). In that order: a line written first, which a crash could leave naming an id never declared, would
+     * name the standby's own snapshot once the standby, opened as a store, declared one. After a crash between the two
+     * the standby's latest snapshot has no line, and is found as its latest.
+     */
     private void declare(long senderId, int rank) {
-        long local = lastLocal + 1;
+        long local = store.snapshotNow(Math.min(Math.max(rank, 1), levels));
         try {
             map.write(ByteBuffer.wrap((senderId + " " + local + "\n").getBytes(StandardCharsets.US_ASCII)));
             map.force(true);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot append to the standby's snapshot map in " + store.config().path(), e);
         }
-        long declared = store.snapshotNow(Math.min(Math.max(rank, 1), levels));
-        if (declared != local) throw new BackupException("the standby declared snapshot " + declared + " where its map expected " + local
-                + "; was the standby written to by someone else?");
-        lastLocal = local;
         localOf.put(senderId, local);
         if (++lines >= rewriteAt) keepLiveLines();
     }
