@@ -13,9 +13,9 @@ import java.util.concurrent.Callable;
 
 /** {@code varve snapshots DIR}: live and dropped snapshots. */
 @Command(name = "snapshots", mixinStandardHelpOptions = true,
-        description = {"Live snapshots with rank, declaration time, WAL LSN (of the declaration or latest raise), archive bytes attributed, the retention rule that keeps "
-                + "them and whether it pins them (keepAll, no budget) — by the policy the store recorded, or --config's; dropped snapshots with "
-                + "when and by which rules. Read-only."})
+        description = {"Live snapshots with rank, declaration time, WAL LSN (of the declaration or latest raise), archive bytes attributed, "
+                + "the retention rule that keeps them and whether it pins them (keepAll, no budget) — by the policy the store recorded, or "
+                + "--config's; dropped snapshots with when and by which rules. Read-only."})
 final class SnapshotsCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
