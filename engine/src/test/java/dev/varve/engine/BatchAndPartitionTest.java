@@ -58,7 +58,7 @@ class BatchAndPartitionTest {
             byte[] y = utf8("y");
             AtomicBoolean stop = new AtomicBoolean();
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            long[] checks = new long[2];
+            java.util.concurrent.atomic.AtomicLongArray checks = new java.util.concurrent.atomic.AtomicLongArray(2);
             List<Thread> readers = new ArrayList<>();
             for (int r = 0; r < 2; r++) {
                 int id = r;
@@ -75,7 +75,7 @@ class BatchAndPartitionTest {
                                 long va = num(a.get(x));
                                 if (va < vb) throw new AssertionError("saw b's batch " + vb + " but a still at " + va);
                             }
-                            checks[id]++;
+                            checks.incrementAndGet(id);
                         }
                     } catch (Throwable e) {
                         failure.compareAndSet(null, e);
@@ -84,6 +84,8 @@ class BatchAndPartitionTest {
                 t.start();
                 readers.add(t);
             }
+            // the writer starts once both readers are reading: on a loaded machine it could otherwise finish first
+            while ((checks.get(0) == 0 || checks.get(1) == 0) && failure.get() == null) Thread.onSpinWait();
             int batches = 3000;
             for (int i = 1; i <= batches && failure.get() == null; i++) {
                 long n = i;
@@ -94,7 +96,6 @@ class BatchAndPartitionTest {
             stop.set(true);
             for (Thread t : readers) t.join(10_000);
             if (failure.get() != null) throw new AssertionError("batch seen half-applied", failure.get());
-            assertTrue(checks[0] > 0 && checks[1] > 0, "the readers ran");
             assertEquals(batches, num(a.get(x)));
             assertEquals(batches, num(b.get(y)));
             TreeMap<byte[], byte[]> onlyLast = newModel();
