@@ -108,9 +108,9 @@ public final class SnapshotBackup {
     }
 
     /**
-     * Follow mode: the retention policy of the standby's own snapshots, one per sender snapshot, each of rank 1
-     * (default: keep them all, so that the standby and its snapshot map grow with every snapshot the sender declares).
-     * Give the standby the same policy again when opening it, as for any store.
+     * Follow mode: the retention policy of the standby's own snapshots, one per sender snapshot, of its rank as far as
+     * the policy has levels (default: keep them all, so that the standby and its snapshot map grow with every snapshot
+     * the sender declares). Give the standby the same policy again when opening it, as for any store.
      */
     public SnapshotBackup retention(RankTreePolicy policy) {
         this.retention = Objects.requireNonNull(policy, "retention");

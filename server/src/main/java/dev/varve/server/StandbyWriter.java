@@ -29,8 +29,8 @@ import java.util.Set;
  * the sender's state after some prefix of its writes; each sender snapshot becomes a standby snapshot at the same
  * cut, then recorded in the {@link Standby} map, of the sender's rank (at most the standby's levels) and raised as
  * the sender raises it, kept as the standby's retention policy says (by default all of them). The map keeps the lines
- * of the snapshots the standby keeps: once it has doubled since it was last rewritten, it is rewritten whole without
- * those of dropped ones. One applier thread drives it.
+ * of the snapshots the standby keeps: once it holds {@value #REWRITE_MIN_LINES} lines and twice what it held after its
+ * last rewrite, it is rewritten whole without those of dropped ones. One applier thread drives it.
  */
 final class StandbyWriter implements AutoCloseable {
     /** Map lines held before a rewrite is tried; after one, it waits until the map doubles. */
@@ -48,16 +48,16 @@ final class StandbyWriter implements AutoCloseable {
     StandbyWriter(VarveConfig config, long imageSnapshot, int imageRank) {
         this.store = Varve.open(config);
         this.mapPath = config.path().resolve(Standby.SNAPSHOT_MAP);
+        this.levels = config.retention().levelCount();
         try {
             this.map = openMap();
-        } catch (UncheckedIOException e) {
-            store.close();
+            localOf = Standby.snapshots(config.path());
+            lines = localOf.size();
+            declare(imageSnapshot, imageRank);
+        } catch (RuntimeException e) {
+            close(); // the standby is not left open when following cannot start
             throw e;
         }
-        localOf = Standby.snapshots(config.path());
-        lines = localOf.size();
-        levels = config.retention().levelCount();
-        declare(imageSnapshot, imageRank);
     }
 
     private FileChannel openMap() {
@@ -191,7 +191,7 @@ final class StandbyWriter implements AutoCloseable {
     @Override
     public void close() {
         try {
-            map.close();
+            if (map != null) map.close(); // null when it could not be opened
         } catch (IOException ignored) {
             // only reads and appends went through it, each forced
         } finally {
