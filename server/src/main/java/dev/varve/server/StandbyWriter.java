@@ -21,6 +21,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Applies a follow stream to the standby (the committed image, reopened). Crash safety: each sender write is applied
@@ -39,10 +40,9 @@ final class StandbyWriter implements AutoCloseable {
     private final Path mapPath;
     private FileChannel map;
     private long changesApplied;
-    private long lines;
     private long rewriteAt = REWRITE_MIN_LINES;
-    /** The map's lines: sender snapshot id to the standby's. */
-    private Map<Long, Long> localOf;
+    /** The map's lines, one per entry: sender snapshot id to the standby's. */
+    private final Map<Long, Long> localOf = new TreeMap<>(); // a standby is followed once: its map starts empty
     private final int levels;
 
     StandbyWriter(VarveConfig config, long imageSnapshot, int imageRank) {
@@ -51,8 +51,6 @@ final class StandbyWriter implements AutoCloseable {
         this.levels = config.retention().levelCount();
         try {
             this.map = openMap();
-            localOf = Standby.snapshots(config.path());
-            lines = localOf.size();
             declare(imageSnapshot, imageRank);
         } catch (RuntimeException e) {
             close(); // the standby is not left open when following cannot start
@@ -150,7 +148,7 @@ final class StandbyWriter implements AutoCloseable {
             throw new UncheckedIOException("cannot append to the standby's snapshot map in " + store.config().path(), e);
         }
         localOf.put(senderId, local);
-        if (++lines >= rewriteAt) keepLiveLines();
+        if (localOf.size() >= rewriteAt) keepLiveLines(); // a line per entry
     }
 
     /** The sender raised a snapshot's rank: so does the standby, as far as it has levels, unless it no longer keeps it. */
@@ -174,7 +172,6 @@ final class StandbyWriter implements AutoCloseable {
         StringBuilder kept = new StringBuilder();
         localOf.values().retainAll(live);
         for (Map.Entry<Long, Long> e : localOf.entrySet()) kept.append(e.getKey()).append(' ').append(e.getValue()).append('\n');
-        long n = localOf.size();
         byte[] bytes = kept.toString().getBytes(StandardCharsets.US_ASCII);
         try {
             map.close();
@@ -184,8 +181,7 @@ final class StandbyWriter implements AutoCloseable {
         } finally {
             map = openMap();
         }
-        lines = n;
-        rewriteAt = Math.max(REWRITE_MIN_LINES, 2 * n);
+        rewriteAt = Math.max(REWRITE_MIN_LINES, 2L * localOf.size());
     }
 
     @Override

@@ -297,19 +297,35 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
-     * The drops of the {@code max} latest dropped snapshots, newest first, each as {@link #dropped} tells it: those
-     * the drop log details, and below {@link #dropHorizon} the others as dropped by the horizon's time. Reads the log
-     * once (a {@link #dropped} per id scanned it per id: minutes over a million compacted drops).
+     * The drops of the {@code max} latest dropped snapshots, newest first, each as {@link #dropped} tells it: the
+     * recent ones from memory while they answer, then those the drop log details, and below {@link #dropHorizon} the
+     * others as dropped by the horizon's time. Reads the log once, and only when memory does not answer (a
+     * {@link #dropped} per id scanned it per id: minutes over a million compacted drops; the admin endpoint asks for
+     * the latest 200 every time the dashboard refreshes).
      */
     public List<DroppedSnapshot> latestDrops(int max) {
-        List<DroppedSnapshot> detailed = detailedDrops(); // by id
         List<DroppedSnapshot> out = new ArrayList<>();
+        long from; // the newest id memory did not answer
+        lock.lock();
+        try {
+            for (from = registry.latest(); from >= 1 && out.size() < max; from--) {
+                if (registry.find(from) != null) continue;
+                DroppedSnapshot recent = registry.recentDrop(from);
+                if (recent == null) break;
+                out.add(recent);
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (from < 1 || out.size() == max) return out;
+        List<DroppedSnapshot> detailed = detailedDrops(); // by id
         int i = detailed.size() - 1;
+        while (i >= 0 && detailed.get(i).id() > from) i--;
         lock.lock();
         try {
             long horizon = registry.dropHorizon();
             while (i >= 0 && out.size() < max && detailed.get(i).id() >= horizon) out.add(detailed.get(i--)); // the others are live
-            for (long id = horizon - 1; id >= 1 && out.size() < max; id--) // every one below the horizon was dropped
+            for (long id = Math.min(from, horizon - 1); id >= 1 && out.size() < max; id--) // every one below the horizon was dropped
                 out.add(i >= 0 && detailed.get(i).id() == id ? detailed.get(i--) : registry.forgotten(id));
         } finally {
             lock.unlock();
