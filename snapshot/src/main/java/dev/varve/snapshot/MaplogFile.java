@@ -52,8 +52,10 @@ final class MaplogFile implements AutoCloseable {
     private final int level;
     private final int nodeEntries;
     private final long partEntries;
-    /** Position of each part's first entry → the part. */
-    private final TreeMap<Long, FileIO> parts;
+    /** Position of each part's first entry → the part; the last one and those written since the last force are open. */
+    private final TreeMap<Long, PartFile> parts;
+    /** Parts before the last one that may stay open once read. */
+    private final DescriptorBudget budget = new DescriptorBudget(4);
     /**
      * Entries appended but not written yet: they are written in one go when it fills, at {@link #force}, on truncate,
      * or when {@link #makeRoom} is asked for more than is left. A Skippy level above the Maplog has room for a node more
@@ -65,7 +67,7 @@ final class MaplogFile implements AutoCloseable {
     /** Entries in the files; [written, count) are in {@link #unwritten}. */
     private long written;
     /** Parts written since the last fsync. */
-    private final java.util.Set<FileIO> dirty = new java.util.HashSet<>();
+    private final java.util.Set<PartFile> dirty = new java.util.HashSet<>();
     private long reclaimedBytes;
     /** True when the header holds checkpoint marks of an older archive (stored as uplinks). */
     private final boolean legacyMarks;
@@ -93,7 +95,7 @@ final class MaplogFile implements AutoCloseable {
         this.partEntries = partEntries;
         int promoted = kind == Kind.MAPPINGS && level > 0 ? nodeEntries : 0;
         this.unwritten = ByteBuffer.allocate(ENTRY * (BUFFERED_ENTRIES + promoted)).order(ByteOrder.LITTLE_ENDIAN);
-        MaplogParts found = MaplogParts.open(io, path, kind, level, nodeEntries, partEntries);
+        MaplogParts found = MaplogParts.open(io, path, kind, level, nodeEntries, partEntries, budget);
         this.parts = found.parts;
         this.pastShortPart = found.pastShortPart;
         this.superseded = found.superseded;
@@ -101,13 +103,15 @@ final class MaplogFile implements AutoCloseable {
         try {
             if (parts.isEmpty()) {
                 if (missing == Missing.CORRUPT) throw new CorruptionException("archive file is missing", path, 0);
-                parts.put(0L, DurableFiles.create(io, path, header()));
+                parts.put(0L, PartFile.created(io, DurableFiles.create(io, path, header()), budget));
                 count = 0;
             } else {
-                Map.Entry<Long, FileIO> last = parts.lastEntry();
+                Map.Entry<Long, PartFile> last = parts.lastEntry();
+                last.getValue().keepOpen(true); // appended to
                 tail = LogScan.of(last.getValue(), HEADER, ENTRY, this::entryValid);
                 count = last.getKey() + tail.valid;
             }
+            parts.lastEntry().getValue().keepOpen(true);
             written = count;
         } catch (IOException | RuntimeException e) {
             Closing.closeAll(e, parts.values());
@@ -189,8 +193,6 @@ final class MaplogFile implements AutoCloseable {
         count++;
     }
 
-
-
     /**
      * Writes the buffered entries now unless {@code entries} more fit the buffer. The archiver calls it holding none
      * of the archive's locks (it changes no count, only where entries are kept), so the appends it then makes under
@@ -206,10 +208,10 @@ final class MaplogFile implements AutoCloseable {
         unwritten.flip();
         try {
             while (unwritten.hasRemaining()) {
-                Map.Entry<Long, FileIO> last = parts.lastEntry();
+                Map.Entry<Long, PartFile> last = parts.lastEntry();
                 long room = partEntries - (written - last.getKey());
                 if (room <= 0) {
-                    parts.put(written, DurableFiles.create(io, partPath(written), header()));
+                    newLastPart(written, DurableFiles.create(io, partPath(written), header()));
                     continue;
                 }
                 int n = (int) Math.min(room, unwritten.remaining() / ENTRY);
@@ -238,7 +240,7 @@ final class MaplogFile implements AutoCloseable {
         int done = 0;
         while (done < fromFile) {
             long at = from + done;
-            Map.Entry<Long, FileIO> part = parts.floorEntry(at);
+            Map.Entry<Long, PartFile> part = parts.floorEntry(at);
             Long next = parts.higherKey(at);
             int k = (int) Math.min(fromFile - done, next == null ? Long.MAX_VALUE : next - at);
             if (scratch.capacity() < k * ENTRY) scratch = ByteBuffer.allocate(k * ENTRY).order(ByteOrder.LITTLE_ENDIAN);
@@ -258,7 +260,7 @@ final class MaplogFile implements AutoCloseable {
 
     private ByteBuffer scratch = ByteBuffer.allocate(ENTRY * 256).order(ByteOrder.LITTLE_ENDIAN);
 
-    private void decode(ByteBuffer buf, int start, int n, Map.Entry<Long, FileIO> part, long firstEntry, long[] a, long[] b, long[] c, int into) {
+    private void decode(ByteBuffer buf, int start, int n, Map.Entry<Long, PartFile> part, long firstEntry, long[] a, long[] b, long[] c, int into) {
         CRC32C check = new CRC32C();
         for (int i = 0; i < n; i++) {
             int off = start + i * ENTRY;
@@ -271,15 +273,24 @@ final class MaplogFile implements AutoCloseable {
         }
     }
 
-    /** Writes buffered entries and fsyncs the parts written since the last fsync. */
+    /** Writes buffered entries and fsyncs the parts written since the last fsync; those before the last one let go. */
     synchronized void force() {
         writeBuffered();
         try {
-            for (FileIO f : dirty) f.force();
+            for (PartFile f : dirty) f.force();
+            budget.trim();
         } catch (IOException e) {
             throw new StorageException("archive fsync failed: " + e.getMessage(), path, e);
         }
         dirty.clear();
+    }
+
+    /** Appends go to the part at {@code first}, just created: the one before may let its descriptor go once forced. */
+    private void newLastPart(long first, dev.varve.core.io.FileIO created) {
+        parts.lastEntry().getValue().keepOpen(false);
+        PartFile part = PartFile.created(io, created, budget);
+        part.keepOpen(true);
+        parts.put(first, part);
     }
 
     /**
@@ -301,12 +312,13 @@ final class MaplogFile implements AutoCloseable {
         writeBuffered();
         try {
             while (parts.lastKey() > n) {
-                FileIO f = parts.pollLastEntry().getValue();
+                PartFile f = parts.pollLastEntry().getValue();
                 dirty.remove(f);
                 f.close();
                 io.deleteDurably(f.path()); // the newest first, each before the next: no gap, even after a power cut
             }
-            Map.Entry<Long, FileIO> last = parts.lastEntry();
+            Map.Entry<Long, PartFile> last = parts.lastEntry();
+            last.getValue().keepOpen(true);
             last.getValue().truncate(MaplogDescriptor.entryOffset(n - last.getKey()));
             last.getValue().force();
         } catch (IOException e) {
@@ -385,10 +397,11 @@ final class MaplogFile implements AutoCloseable {
     private void rewrite(long newFirst, long n, MaplogPartWriter.EntrySource source) {
         if (partEntries != ONE_PART) throw new IllegalStateException(path + " has parts: it is reclaimed by whole parts, not rewritten");
         Path newPath = partPath(newFirst);
-        FileIO rewritten = MaplogPartWriter.write(io, newPath, header(), n, source);
+        PartFile rewritten = PartFile.created(io, MaplogPartWriter.write(io, newPath, header(), n, source), budget);
+        rewritten.keepOpen(true);
         deleteSetAside(superseded, "a part an earlier rewrite replaced");
         try {
-            for (FileIO old : parts.values()) {
+            for (PartFile old : parts.values()) {
                 old.close();
                 if (!old.path().equals(newPath)) io.deleteDurably(old.path()); // only once the new part is there whole
             }
@@ -412,10 +425,10 @@ final class MaplogFile implements AutoCloseable {
         // the two newest parts always stay: losing any one file then leaves a part beside it that names the lost one
         // (a full last part the mark needs more than, or a first part after which a needed entry's part is gone)
         while (parts.size() > 2) {
-            Map.Entry<Long, FileIO> firstPart = parts.firstEntry();
+            Map.Entry<Long, PartFile> firstPart = parts.firstEntry();
             long end = parts.higherKey(firstPart.getKey());
             if (end > position || end >= count) break; // the last entry stays readable: a restart reads it
-            FileIO f = firstPart.getValue();
+            PartFile f = firstPart.getValue();
             try {
                 f.close();
                 io.deleteDurably(f.path()); // before the next one goes: a power cut must not leave a gap, which open refuses

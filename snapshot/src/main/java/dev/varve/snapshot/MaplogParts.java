@@ -26,8 +26,8 @@ final class MaplogParts {
     private static final int HEADER = MaplogDescriptor.HEADER_SIZE;
     private static final int ENTRY = MaplogDescriptor.ENTRY_SIZE;
 
-    /** Position of each part's first entry → the part, open; empty when the log has no part. */
-    final TreeMap<Long, FileIO> parts = new TreeMap<>();
+    /** Position of each part's first entry → the part, the last one open; empty when the log has no part. */
+    final TreeMap<Long, PartFile> parts = new TreeMap<>();
     /** Parts of a one-part log found beside a newer part a rewrite wrote whole. */
     final List<Path> superseded = new ArrayList<>();
     /**
@@ -52,17 +52,21 @@ final class MaplogParts {
         this.partEntries = partEntries;
     }
 
-    /** The parts of log {@code path} of {@code partEntries} entries each ({@link MaplogFile#ONE_PART}: one part). */
-    static MaplogParts open(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, long partEntries) {
+    /**
+     * The parts of log {@code path} of {@code partEntries} entries each ({@link MaplogFile#ONE_PART}: one part), opened
+     * under {@code budget}.
+     */
+    static MaplogParts open(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, long partEntries, DescriptorBudget budget) {
         MaplogParts found = new MaplogParts(path, kind, level, nodeEntries, partEntries);
         try {
             String name = path.getFileName().toString();
             for (Path p : io.list(path.getParent(), name)) {
                 long first = MaplogDescriptor.firstOf(p.getFileName().toString(), name);
                 if (first < 0 || DurableFiles.isTemp(p)) continue; // a part creation cut short: deleted by recovery
-                FileIO f = io.open(p, false);
+                PartFile f = new PartFile(io, p, budget);
                 found.parts.put(first, f);
                 found.checkHeader(f);
+                f.release(); // a log may have thousands of parts: one descriptor at a time
             }
             if (!found.parts.isEmpty()) {
                 found.setAsideSuperseded();
@@ -114,7 +118,7 @@ final class MaplogParts {
     private void setAsideSuperseded() throws IOException {
         if (partEntries != MaplogFile.ONE_PART) return;
         while (parts.size() > 1) {
-            FileIO older = parts.pollFirstEntry().getValue();
+            PartFile older = parts.pollFirstEntry().getValue();
             superseded.add(older.path());
             older.close();
         }
@@ -126,16 +130,16 @@ final class MaplogParts {
      * tail, and the parts after it are set aside.
      */
     private void checkContiguous() throws IOException {
-        Map.Entry<Long, FileIO> prev = null;
-        for (Map.Entry<Long, FileIO> e : parts.entrySet()) {
+        Map.Entry<Long, PartFile> prev = null;
+        for (Map.Entry<Long, PartFile> e : parts.entrySet()) {
             if (prev != null && prev.getKey() + partEntries < e.getKey())
                 throw new CorruptionException("archive file part is missing", partPath(path, prev.getKey() + partEntries), 0);
-            long size = prev == null ? 0 : prev.getValue().size();
+            long size = prev == null ? 0 : sizeOf(prev.getValue());
             if (prev != null && size > MaplogDescriptor.entryOffset(e.getKey() - prev.getKey()))
                 throw new CorruptionException("archive file holds " + (size - HEADER) / ENTRY + " entries but the next part starts at "
                         + e.getKey(), prev.getValue().path(), 0);
             if (prev != null && size < MaplogDescriptor.entryOffset(e.getKey() - prev.getKey())) {
-                for (FileIO later : new ArrayList<>(parts.tailMap(e.getKey(), true).values())) {
+                for (PartFile later : new ArrayList<>(parts.tailMap(e.getKey(), true).values())) {
                     pastShortPart.add(later.path());
                     later.close();
                 }
@@ -144,5 +148,11 @@ final class MaplogParts {
             }
             prev = e;
         }
+    }
+
+    private static long sizeOf(PartFile part) throws IOException {
+        long size = part.size();
+        part.release();
+        return size;
     }
 }

@@ -42,7 +42,9 @@ final class Pagelog implements AutoCloseable {
     private final int recordBytes;
     private final long recordsPerSegment;
     /** Segment number → file; appended by the archiver, read by views. */
-    private final Map<Integer, FileIO> segments = new ConcurrentHashMap<>();
+    private final Map<Integer, PartFile> segments = new ConcurrentHashMap<>();
+    /** Segments before the last one that may stay open once read: enough for the readers of a few in turn. */
+    private final DescriptorBudget budget = new DescriptorBudget(16);
     /** Records appended but not written yet, one segment's run at most. */
     private final ByteBuffer stage;
     /** The read side: pre-states at addresses, read without this volume's lock. */
@@ -88,9 +90,10 @@ final class Pagelog implements AutoCloseable {
                 int n = PagelogDescriptor.segmentOf(p);
                 if (!segments.isEmpty() && n != lastSegment() + 1) throw new CorruptionException("Pagelog segment is missing", dir.resolve(PagelogDescriptor.fileName(lastSegment() + 1)), 0);
                 if (segments.isEmpty()) firstSegment = n; // the ones before were reclaimed
-                FileIO f = io.open(p, false);
+                PartFile f = new PartFile(io, p, budget);
                 segments.put(n, f);
                 versions.put(n, checkHeader(f, n));
+                f.release(); // an archive may have thousands of segments: one descriptor at a time
             }
             for (int seg : segments.keySet())
                 PagelogDescriptor.checkSegmentLength(segments.get(seg).path(), recordsIn(seg), seg == lastSegment(), recordsPerSegment, pageSize);
@@ -99,6 +102,7 @@ final class Pagelog implements AutoCloseable {
             if (e instanceof RuntimeException r) throw r;
             throw new StorageException("cannot open the Pagelog: " + e.getMessage(), dir, e);
         }
+        if (!segments.isEmpty()) segments.get(lastSegment()).keepOpen(true); // appended to
         end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
         staged = end;
         packsAllowed = segments.isEmpty() || versions.get(lastSegment()) == PagelogDescriptor.VERSION;
@@ -402,7 +406,12 @@ final class Pagelog implements AutoCloseable {
     }
 
     private void newSegment(int seg) throws IOException {
-        segments.put(seg, DurableFiles.create(io, dir.resolve(PagelogDescriptor.fileName(seg)), PagelogDescriptor.header(pageSize, seg, (int) recordsPerSegment)));
+        PartFile created = PartFile.created(io, DurableFiles.create(io, dir.resolve(PagelogDescriptor.fileName(seg)),
+                PagelogDescriptor.header(pageSize, seg, (int) recordsPerSegment)), budget);
+        created.keepOpen(true);
+        if (!segments.isEmpty()) segments.get(lastSegment()).keepOpen(false); // forced before: it may let go of its descriptor
+        segments.put(seg, created);
+        budget.trim();
         versions.put(seg, PagelogDescriptor.VERSION);
         packsAllowed = true;
     }
@@ -440,12 +449,13 @@ final class Pagelog implements AutoCloseable {
         try {
             int keep = newEnd == 0 ? 0 : (int) ((newEnd - 1) / recordsPerSegment) + 1; // segments [0, keep) hold [0, newEnd)
             while (!segments.isEmpty() && lastSegment() >= Math.max(keep, firstSegment + 1)) {
-                FileIO f = segments.remove(lastSegment());
+                PartFile f = segments.remove(lastSegment());
                 f.close();
                 io.deleteDurably(f.path()); // the newest first, each before the next: no gap, even after a power cut
             }
             if (keep > firstSegment) {
-                FileIO last = segments.get(keep - 1);
+                PartFile last = segments.get(keep - 1);
+                last.keepOpen(true);
                 last.truncate(HEADER + (newEnd - (keep - 1L) * recordsPerSegment) * recordBytes);
                 last.force();
             } else if (!segments.isEmpty()) {

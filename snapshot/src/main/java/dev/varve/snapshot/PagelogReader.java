@@ -25,7 +25,7 @@ final class PagelogReader {
 
     private final Pagelog volume;
     /** The volume's segment files by number: looked up here, changed only by the volume. */
-    private final Map<Integer, FileIO> segments;
+    private final Map<Integer, ? extends FileIO> segments;
     private final int pageSize;
     private final int recordBytes;
     private final long recordsPerSegment;
@@ -34,7 +34,7 @@ final class PagelogReader {
     private final RecentRecords recent;
     private final DiffChain chain;
 
-    PagelogReader(Pagelog volume, Map<Integer, FileIO> segments, int pageSize, int recordBytes, long recordsPerSegment,
+    PagelogReader(Pagelog volume, Map<Integer, ? extends FileIO> segments, int pageSize, int recordBytes, long recordsPerSegment,
             DiffChain chain) {
         this.volume = volume;
         this.segments = segments;

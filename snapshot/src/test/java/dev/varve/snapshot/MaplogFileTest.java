@@ -1,7 +1,9 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.MappedRegion;
 import dev.varve.snapshot.MaplogDescriptor.Kind;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -16,6 +18,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -224,6 +227,137 @@ class MaplogFileTest {
         assertEquals(path, e.file());
         try (MaplogFile log = open(path, Kind.DROPS, MaplogFile.ONE_PART, MaplogFile.Missing.CREATE)) {
             assertEquals(0, log.count());
+        }
+    }
+
+    /**
+     * A log's parts hold descriptors only while appended to, unforced or among the few used lately: under the default
+     * retention a store keeps every part, and with one descriptor each a store with a long history ran out of them.
+     */
+    @Test
+    void descriptorsStayBoundedWhateverTheNumberOfParts() throws IOException {
+        final int held = 1 + 4; // the last part, and the log's budget of parts before it
+        Path path = dir.resolve("many.log");
+        CountingIO io = new CountingIO();
+        int parts = 200;
+        try (MaplogFile log = new MaplogFile(io, path, Kind.MAPPINGS, 0, NODE, NODE, MaplogFile.Missing.CREATE)) {
+            for (int p = 0; p < parts; p++) {
+                for (int i = 0; i < NODE; i++) log.append(p * NODE + i, p, i);
+                log.force();
+                assertTrue(io.open <= held, "descriptors open after part " + p + ": " + io.open);
+            }
+            readEveryEntry(log, parts * NODE);
+            assertTrue(io.open <= held, "descriptors open after reading every part: " + io.open);
+        }
+        assertEquals(0, io.open, "descriptors open after close");
+        io.most = 0;
+        try (MaplogFile log = new MaplogFile(io, path, Kind.MAPPINGS, 0, NODE, NODE, MaplogFile.Missing.CORRUPT)) {
+            assertTrue(io.most <= held + 1, "descriptors open at once while opening " + parts + " parts: " + io.most);
+            assertEquals(parts * NODE, log.count());
+            readEveryEntry(log, parts * NODE);
+            assertTrue(io.open <= held, "descriptors open after reading every part: " + io.open);
+            for (int i = 0; i < NODE / 2; i++) log.append(parts * NODE + i, parts, i);
+            log.force();
+            log.truncate(parts * NODE - NODE / 2); // into the part before the last: it is opened again to be cut
+            assertEquals(parts * NODE - NODE / 2, log.count());
+        }
+        assertEquals(0, io.open, "descriptors open after close");
+    }
+
+    private static void readEveryEntry(MaplogFile log, int n) {
+        long[] a = new long[NODE / 2];
+        long[] b = new long[NODE / 2];
+        long[] c = new long[NODE / 2];
+        for (int at = 0; at < n; at += NODE / 2) { // half a part a read: each part is read twice
+            log.read(at, NODE / 2, a, b, c);
+            for (int i = 0; i < NODE / 2; i++) {
+                assertEquals(at + i, a[i]);
+                assertEquals((at + i) / NODE, b[i]);
+                assertEquals((at + i) % NODE, c[i]);
+            }
+        }
+    }
+
+    /** The standard factory, counting the files open through it. */
+    private static final class CountingIO implements FileIOFactory {
+        private final FileIOFactory io = FileIOFactory.standard();
+        int open;
+        int most;
+
+        @Override
+        public FileIO open(Path file, boolean create) throws IOException {
+            FileIO f = io.open(file, create);
+            most = Math.max(most, ++open);
+            return new FileIO() {
+                private boolean closed;
+
+                @Override
+                public Path path() {
+                    return f.path();
+                }
+
+                @Override
+                public int read(ByteBuffer dst, long position) throws IOException {
+                    return f.read(dst, position);
+                }
+
+                @Override
+                public void write(ByteBuffer src, long position) throws IOException {
+                    f.write(src, position);
+                }
+
+                @Override
+                public void force() throws IOException {
+                    f.force();
+                }
+
+                @Override
+                public long size() throws IOException {
+                    return f.size();
+                }
+
+                @Override
+                public void truncate(long size) throws IOException {
+                    f.truncate(size);
+                }
+
+                @Override
+                public MappedRegion map(long position, int length) throws IOException {
+                    return f.map(position, length);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    if (!closed) open--;
+                    closed = true;
+                    f.close();
+                }
+            };
+        }
+
+        @Override
+        public boolean exists(Path file) {
+            return io.exists(file);
+        }
+
+        @Override
+        public void delete(Path file) throws IOException {
+            io.delete(file);
+        }
+
+        @Override
+        public void atomicMove(Path from, Path to) throws IOException {
+            io.atomicMove(from, to);
+        }
+
+        @Override
+        public List<Path> list(Path d, String prefix) throws IOException {
+            return io.list(d, prefix);
+        }
+
+        @Override
+        public void createDirectories(Path d) throws IOException {
+            io.createDirectories(d);
         }
     }
 }
