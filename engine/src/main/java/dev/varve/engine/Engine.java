@@ -92,12 +92,15 @@ final class Engine {
         Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
         if (dirLock != null) opened.push(dirLock::release);
         try {
+            CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
+            RecoveryStart start = RecoveryStart.decide(markers, config.pageSize());
+            // before the archive's lock, which creates its directory: a store opened with another archivePath than its
+            // archive's is refused as such, with nothing created in the directory it names
+            if (start.latest() != null) SnapshotArchive.refuseMissing(io, config.archivePath(), config.path());
             StoreLock archiveLock = readOnly ? StoreLock.acquireShared(config.archivePath(), "archive")
                     : StoreLock.acquire(config.archivePath(), "archive");
             this.archiveDirLock = archiveLock;
             opened.push(() -> release(archiveLock));
-            CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
-            RecoveryStart start = RecoveryStart.decide(markers, config.pageSize());
             Path walDir = config.path().resolve("wal");
             // with no checkpoint ever completed, no segment was ever deleted: the WAL must start at its first LSN
             long neededFrom = start.latest() == null ? WalSegmentDescriptor.firstLsn(0, config.walSegmentSize()) : start.neededFrom();

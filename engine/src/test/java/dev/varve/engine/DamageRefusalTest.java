@@ -210,6 +210,33 @@ class DamageRefusalTest {
         }
     }
 
+    /**
+     * A store opened with another archivePath than its archive's was refused only after the open had created a new,
+     * empty archive in the directory named, and as damage: "the archive has no record of checkpoint mark N".
+     */
+    @Test
+    void aStoreOpenedWithAnotherArchivePathIsRefusedWithNothingCreated() throws IOException {
+        Path store = dir.resolve("store");
+        Path elsewhere = dir.resolve("elsewhere");
+        try (Varve s = Varve.open(FixtureSupport.small(store).archivePath(elsewhere).build())) {
+            s.table("t").put(utf8("k"), utf8("v"));
+            s.snapshotNow();
+            s.checkpoint().join();
+        }
+        Map<Path, byte[]> before = filesUnder(store);
+        VarveConfig withDefaultArchive = FixtureSupport.small(store).build();
+        for (boolean readOnly : new boolean[]{false, true}) {
+            CorruptionException e = assertThrows(CorruptionException.class,
+                    () -> (readOnly ? Varve.openReadOnly(withDefaultArchive) : Varve.open(withDefaultArchive)).close());
+            assertTrue(e.getMessage().contains("archivePath") && e.getMessage().contains(store.resolve("archive").toString()), e.getMessage());
+            assertSameFiles(before, filesUnder(store));
+            assertTrue(Files.notExists(store.resolve("archive")), "an archive was created in the directory named");
+        }
+        try (Varve s = Varve.open(FixtureSupport.small(store).archivePath(elsewhere).build())) {
+            assertEquals("v", new String(s.table("t").get(utf8("k")), java.nio.charset.StandardCharsets.UTF_8));
+        }
+    }
+
     @Test
     void archiveInsideTheStoresOwnDirectoriesIsRejected() {
         for (String own : ConfigLimits.STORE_DIRECTORIES) {

@@ -57,6 +57,29 @@ final class ArchiveRecovery {
     }
 
     /**
+     * Refuses, before anything is created, to open the archive at {@code dir} for a store that has completed a
+     * checkpoint ({@code storeDir}) when it holds no checkpoint marks: every checkpoint made the archive's marks
+     * durable before its start marker, so they are missing — or, more likely, {@code archivePath} names another
+     * directory than the store's archive was created in. Opening it anyway would create a new archive there and then
+     * report the store's first checkpoint mark as missing from it.
+     */
+    static void refuseMissing(FileIOFactory io, Path dir, Path storeDir) {
+        if (io.exists(dir) && !marksMissing(io, dir)) return;
+        throw new CorruptionException("the store in " + storeDir + " has completed checkpoints but no archive is in " + dir
+                + ": the archive was lost, or archivePath names another directory than the one the store's archive was created in",
+                dir.resolve(ArchiveMarksDescriptor.FILE), 0);
+    }
+
+    /** True when the archive holds no checkpoint marks file, in any part. */
+    static boolean marksMissing(FileIOFactory io, Path dir) {
+        try {
+            return MaplogParts.firstPart(io, dir.resolve(ArchiveMarksDescriptor.FILE)) == null;
+        } catch (IOException e) {
+            throw new StorageException("cannot list the archive's files", dir, e);
+        }
+    }
+
+    /**
      * An archive without its marks file must be new, or a creation cut short — no file holds more than its header;
      * otherwise the marks were lost, and with them what recovery needs to tell a torn tail from lost records.
      */

@@ -89,7 +89,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
                     + "; the number of levels of an existing archive cannot shrink");
         // a new archive has no marks file: it is created last, so an archive without one holds no records (once
         // compacted, the marks live in a part named by its first position)
-        boolean fresh = marksMissing(io, dir);
+        boolean fresh = ArchiveRecovery.marksMissing(io, dir);
         if (fresh) ArchiveRecovery.refuseRecordsWithoutMarks(io, dir);
         else refuseOtherSkippyLevels(io, dir, settings.skippyLevels());
         this.levels = new ArchiveLevel[k];
@@ -122,13 +122,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.recovery = new ArchiveRecovery(lock, io, dir, pageSize, levels, registry, moves, marks, extents, retention);
     }
 
-    /** True when the archive holds no checkpoint marks file, in any part. */
-    private static boolean marksMissing(FileIOFactory io, Path dir) {
-        try {
-            return MaplogParts.firstPart(io, dir.resolve(ArchiveMarksDescriptor.FILE)) == null;
-        } catch (IOException e) {
-            throw new StorageException("cannot list the archive's files", dir, e);
-        }
+    /**
+     * Refuses, before anything is created, to open the archive at {@code dir} for a store that has completed a
+     * checkpoint ({@code storeDir}) when the archive holds no checkpoint marks ({@link ArchiveRecovery#refuseMissing}).
+     */
+    public static void refuseMissing(FileIOFactory io, Path dir, Path storeDir) {
+        ArchiveRecovery.refuseMissing(io, dir, storeDir);
     }
 
     /**
