@@ -24,12 +24,14 @@ import java.nio.file.Path;
         subcommands = {InfoCommand.class, VerifyCommand.class, SnapshotsCommand.class, GetCommand.class, ScanCommand.class, DumpCommand.class,
                 LoadCommand.class, WalDumpCommand.class, BackupCommand.class, SalvageCommand.class, ServeCommand.class, CommandLine.HelpCommand.class},
         footerHeading = "%nExit codes:%n",
-        footer = {"  0   success (verify: no damage found; serve: stopped cleanly)",
+        footer = {"  0   success (verify: no damage found)",
                 "  1   damage found (verify), or entries lost (salvage)",
                 "  2   the store cannot be used: not a store, open elsewhere, unreadable, or the operation failed (backup --from: the "
                         + "transfer failed; NEWDIR stays marked unfinished)",
                 "  3   key absent (get)",
-                "  64  bad command line"})
+                "  64  bad command line",
+                "  serve and backup --follow run until stopped: on SIGTERM (Ctrl-C) they close the store cleanly and the",
+                "  JVM exits 143 (130), as a Java process a signal stops does (systemd: SuccessExitStatus=143)"})
 public final class Main implements Runnable {
     /** Success; for verify, no damage. */
     public static final int OK = 0;
