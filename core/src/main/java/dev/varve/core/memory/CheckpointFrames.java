@@ -1,7 +1,7 @@
 package dev.varve.core.memory;
 
 import dev.varve.core.page.PageId;
-import org.jctools.queues.MpscArrayQueue;
+import org.jctools.queues.atomic.MpscAtomicArrayQueue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -30,9 +30,9 @@ final class CheckpointFrames {
      * 1 to 3 ms for 131,072 frames, and flipping each dirty frame's flags 0.3 to 1.6 ms, most of a fixed-rate writer's
      * worst case.
      */
-    private volatile MpscArrayQueue<Frame> dirtyFrames;
+    private volatile MpscAtomicArrayQueue<Frame> dirtyFrames;
     /** The running checkpoint's frames until {@link #markedPages} takes them; then empty, the next mark's dirty list. */
-    private MpscArrayQueue<Frame> markedFrames;
+    private MpscAtomicArrayQueue<Frame> markedFrames;
     /** Checkpoint marks so far; a frame dirty since an earlier epoch belongs to the running checkpoint. */
     private volatile long epoch;
     private final PageSlots checkpointBuffer;
@@ -41,7 +41,7 @@ final class CheckpointFrames {
     private final LongAdder copyOnWritePages = new LongAdder();
 
     /** Over the two dirty lists (each holds every frame of the region), the checkpoint buffer and the held count. */
-    CheckpointFrames(MpscArrayQueue<Frame> dirtyFrames, MpscArrayQueue<Frame> markedFrames, PageSlots checkpointBuffer,
+    CheckpointFrames(MpscAtomicArrayQueue<Frame> dirtyFrames, MpscAtomicArrayQueue<Frame> markedFrames, PageSlots checkpointBuffer,
             AtomicLong heldFrames) {
         this.dirtyFrames = dirtyFrames;
         this.markedFrames = markedFrames;
@@ -92,7 +92,7 @@ final class CheckpointFrames {
 
     /** {@link PageMemory#markCheckpoint}: under the checkpoint write lock, the dirty list becomes the marked one. */
     void mark() {
-        MpscArrayQueue<Frame> marked = dirtyFrames;
+        MpscAtomicArrayQueue<Frame> marked = dirtyFrames;
         dirtyFrames = markedFrames;
         markedFrames = marked;
         epoch++;

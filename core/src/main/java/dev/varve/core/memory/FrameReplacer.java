@@ -2,7 +2,7 @@ package dev.varve.core.memory;
 
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
-import org.jctools.queues.MpmcArrayQueue;
+import org.jctools.queues.atomic.MpmcAtomicArrayQueue;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.LongAdder;
 final class FrameReplacer {
     private final PageMemory memory;
     private final Frame[] frames;
-    private final MpmcArrayQueue<Frame> freeFrames;
+    private final MpmcAtomicArrayQueue<Frame> freeFrames;
     private final AtomicInteger clockHand = new AtomicInteger();
     private final LongAdder pagesRead = new LongAdder();
     private final LongAdder pagesEvicted = new LongAdder();
@@ -29,7 +29,7 @@ final class FrameReplacer {
     FrameReplacer(PageMemory memory, Frame[] frames) {
         this.memory = memory;
         this.frames = frames;
-        freeFrames = new MpmcArrayQueue<>(frames.length);
+        freeFrames = new MpmcAtomicArrayQueue<>(frames.length);
         for (Frame f : frames) freeFrames.offer(f);
     }
 

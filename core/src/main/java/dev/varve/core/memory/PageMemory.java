@@ -6,7 +6,7 @@ import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageStore;
-import org.jctools.queues.MpscArrayQueue;
+import org.jctools.queues.atomic.MpscAtomicArrayQueue;
 
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -62,12 +62,12 @@ public final class PageMemory implements PageAccess, AutoCloseable {
                 + " pages; at least " + 4 * MIN_SLACK_FRAMES + " are needed");
         if (count > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("data region too large: " + regionBytes);
         // the dirty lists hold every frame: allocated with the region, a heap too small for them names dataRegionSize
-        MpscArrayQueue<Frame> dirtyFrames;
-        MpscArrayQueue<Frame> markedFrames;
+        MpscAtomicArrayQueue<Frame> dirtyFrames;
+        MpscAtomicArrayQueue<Frame> markedFrames;
         try {
             frames = new Frame[(int) count];
-            dirtyFrames = new MpscArrayQueue<>(frames.length);
-            markedFrames = new MpscArrayQueue<>(frames.length);
+            dirtyFrames = new MpscAtomicArrayQueue<>(frames.length);
+            markedFrames = new MpscAtomicArrayQueue<>(frames.length);
             int perChunk = RegionChunks.framesPerChunk(pageSize);
             ByteBuffer[] chunks = RegionChunks.allocate(frames.length, pageSize);
             for (int f = 0; f < frames.length; f++) frames[f] = new Frame(chunks[f / perChunk], (f % perChunk) * pageSize, pageSize, f);

@@ -1,7 +1,7 @@
 package dev.varve.core.memory;
 
 import dev.varve.core.page.Page;
-import org.jctools.queues.MpmcArrayQueue;
+import org.jctools.queues.atomic.MpmcAtomicArrayQueue;
 
 import java.nio.ByteBuffer;
 
@@ -15,7 +15,7 @@ public final class PageSlots {
     private final ByteBuffer memory;
     private final int pageSize;
     private final int capacity;
-    private final MpmcArrayQueue<Integer> freeSlots;
+    private final MpmcAtomicArrayQueue<Integer> freeSlots;
     /** Slot numbers boxed once, so handing slots around allocates nothing. */
     private final Integer[] boxes;
 
@@ -28,7 +28,7 @@ public final class PageSlots {
         } catch (OutOfMemoryError e) {
             throw cannotAllocate(setting, bytes, e);
         }
-        this.freeSlots = new MpmcArrayQueue<>(Math.max(2, capacity));
+        this.freeSlots = new MpmcAtomicArrayQueue<>(Math.max(2, capacity));
         this.boxes = new Integer[capacity];
         for (int i = 0; i < capacity; i++) {
             boxes[i] = i;
