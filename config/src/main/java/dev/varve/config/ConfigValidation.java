@@ -28,7 +28,7 @@ final class ConfigValidation {
         ConfigChecks.required("recoveryCompression", c.recoveryCompression());
         ConfigChecks.required("walSyncMode", c.walSyncMode());
         ConfigChecks.byteRange("walSegmentSize", c.walSegmentSize(), WAL_SEGMENT_SIZE_MIN, WAL_SEGMENT_SIZE_MAX);
-        ConfigChecks.multipleOf("walSegmentSize", c.walSegmentSize(), "4096", WAL_SEGMENT_ALIGNMENT);
+        ConfigChecks.multipleOf("walSegmentSize", c.walSegmentSize(), "the 4 KiB alignment", WAL_SEGMENT_ALIGNMENT);
         ConfigChecks.durationRange("walFlushFrequency", c.walFlushFrequency(),
                 WAL_FLUSH_FREQUENCY_MIN, WAL_FLUSH_FREQUENCY_MAX);
         ConfigChecks.durationRange("checkpointFrequency", c.checkpointFrequency(),

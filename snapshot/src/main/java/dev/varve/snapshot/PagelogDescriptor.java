@@ -187,9 +187,9 @@ final class PagelogDescriptor {
             throw new CorruptionException("Pagelog segment holds number " + h.getLong(SEGMENT_OFFSET), file, SEGMENT_OFFSET);
         int written = h.getInt(RECORDS_PER_SEGMENT_OFFSET);
         if (written != 0 && written != recordsPerSegment)
-            throw new StorageException("Pagelog segment was written with archiveSegmentSize " + segmentBytes(written, pageSize) + " (" + written
-                    + " records a segment) but the store is configured with " + segmentBytes(recordsPerSegment, pageSize) + " (" + recordsPerSegment
-                    + "); an existing archive keeps its segment size", file);
+            throw new StorageException("Pagelog segment holds " + written + " records a segment, written with an archiveSegmentSize of "
+                    + sizesGiving(written, pageSize) + ", but the store's archiveSegmentSize gives " + recordsPerSegment
+                    + "; an existing archive keeps its segment size: set archiveSegmentSize to one of those", file);
         return version;
     }
 
@@ -200,6 +200,17 @@ final class PagelogDescriptor {
     static int recordedRecordsPerSegment(ByteBuffer h) {
         if (h.getLong(MAGIC_OFFSET) != MAGIC || h.getInt(HEADER_CRC_OFFSET) != headerCrc(h)) return 0;
         return Math.max(0, h.getInt(RECORDS_PER_SEGMENT_OFFSET));
+    }
+
+    /**
+     * The archiveSegmentSize values that give segments of {@code records} records, as an operator sets them: the range,
+     * and the power of two in it (what a store usually sets, 64 MiB by default).
+     */
+    static String sizesGiving(long records, int pageSize) {
+        long lo = segmentBytes(records, pageSize);
+        long hi = largestSegmentBytes(records, pageSize);
+        long round = Long.highestOneBit(hi);
+        return lo + " to " + hi + " bytes" + (round >= lo ? " (" + (round >= (1L << 20) ? (round >> 20) + " MiB" : (round >> 10) + " KiB") + ")" : "");
     }
 
     /** The smallest archiveSegmentSize that gives segments of {@code records} records of {@code pageSize} pages. */

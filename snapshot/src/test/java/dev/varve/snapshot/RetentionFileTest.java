@@ -6,6 +6,7 @@ import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code retention.policy}: what a writable open records is read back exactly, and any damage is named with its offset. */
+@Timeout(120)
 class RetentionFileTest {
     private static final FileIOFactory IO = FileIOFactory.standard();
 

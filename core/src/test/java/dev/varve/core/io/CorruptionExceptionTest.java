@@ -1,6 +1,7 @@
 package dev.varve.core.io;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.file.Path;
 
@@ -10,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * {@link CorruptionException#what}: the finding that verify's damage reports print beside the file and offset they
  * name themselves; cutting the message at its first " at offset " lost the end of a finding that names an offset.
  */
+@Timeout(120)
 class CorruptionExceptionTest {
     @Test
     void whatIsTheFindingEvenWhenItNamesAnotherOffset() {

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The randomized tree sequences of {@link BPlusTreeRandomizedTest}, run over a real {@link PageMemory} backed by a
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * ({@link ChildHints}) whose frames were evicted and reused meanwhile. {@link #evictionAndRereadHappened()} proves the
  * path was exercised.
  */
+@Timeout(120)
 class PageMemoryTreeRandomizedTest extends BPlusTreeRandomizedTest {
     /** Per page size: pages evicted and pages read back from disk, over all runs. */
     private static final Map<Integer, long[]> TOTALS = new ConcurrentHashMap<>();
