@@ -459,6 +459,7 @@ final class Pagelog implements AutoCloseable {
                 last.truncate(HEADER + (newEnd - (keep - 1L) * recordsPerSegment) * recordBytes);
                 last.force();
             } else if (!segments.isEmpty()) {
+                segments.get(firstSegment).keepOpen(true);
                 segments.get(firstSegment).truncate(HEADER);
                 segments.get(firstSegment).force();
             }
