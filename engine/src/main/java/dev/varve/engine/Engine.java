@@ -80,6 +80,18 @@ final class Engine {
     private final Object closing = new Object();
 
     /**
+     * Refuses a WAL that holds a record type this build does not know (the segment's own seal aside): a newer release
+     * wrote it, and recovery would restore and replay the pages without those records, then checkpoint the result.
+     */
+    private static void refuseUnknownRecordTypes(WalOpenScan scan, Path walDir) {
+        for (int type = 0; type < WalSegmentDescriptor.SEAL_TYPE; type++) {
+            if (scan.holds(type) && !RecordTypes.isKnown(type))
+                throw new CorruptionException("the WAL holds records of type " + type + ", which this build does not know: they were "
+                        + "written by a newer release; open the store with that release", walDir, 0);
+        }
+    }
+
+    /**
      * Opens the store. Everything that can be decided from the files is decided before the first byte is written:
      * the checkpoint markers say where recovery starts, the WAL is validated from there to its end, and the archive
      * is loaded and checked; only then are a torn WAL tail cut and recovery run.
@@ -110,6 +122,7 @@ final class Engine {
             } catch (CorruptionException e) {
                 throw start.explain(e, markers);
             }
+            refuseUnknownRecordTypes(walScan, walDir);
             start.checkWalWitness(walScan.lastOf(RecordTypes.CHECKPOINT_STARTED), markers);
             this.archive = new SnapshotArchive(io, ArchiveSettings.builder(config.archivePath(), config.retention()).pageSize(config.pageSize())
                     .skippyLevels(config.skippyLevels()).skippyNodeEntries(config.skippyNodeEntries()).captureBufferBytes(config.captureBufferSize())

@@ -47,6 +47,14 @@ public final class RecordTypes {
     private RecordTypes() {
     }
 
+    /**
+     * True for the types this build writes and reads. A WAL holding another was written by a newer release: skipping
+     * its records would restore and replay the pages without them, and a checkpoint would then make that lasting.
+     */
+    public static boolean isKnown(int type) {
+        return type >= DATA_BATCH && type <= RANK || type >= PAGE_IMAGE && type <= PAGE_IMAGE_SNAPPY;
+    }
+
     /** True for records that logical replay applies. */
     public static boolean isLogical(int type) {
         return type < PAGE_IMAGE;

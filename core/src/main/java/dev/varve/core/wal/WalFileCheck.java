@@ -34,7 +34,9 @@ public final class WalFileCheck {
     public static long segmentSizeOf(FileIOFactory io, Path segment) throws IOException {
         try (FileIO f = io.open(segment, false)) {
             ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-            if (f.read(h, 0) < HEADER_SIZE || WalSegmentDescriptor.checkHeader(h, WalSegmentDescriptor.parseIndex(segment)) != null) return -1;
+            if (f.read(h, 0) < HEADER_SIZE) return -1;
+            WalSegmentDescriptor.refuseOtherVersion(h, segment);
+            if (WalSegmentDescriptor.checkHeader(h, WalSegmentDescriptor.parseIndex(segment)) != null) return -1;
             return WalSegmentDescriptor.headerSegmentSize(h);
         }
     }
@@ -49,7 +51,7 @@ public final class WalFileCheck {
         long records = 0;
         String torn = null;
         CRC32C crc = new CRC32C();
-        long[] heads = WalOpenScan.noRecords();
+        ScannedTypes heads = new ScannedTypes();
         List<Path> files = new ArrayList<>();
         for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) if (WalSegmentDescriptor.parseIndex(p) >= 0) files.add(p);
         files.sort(Comparator.comparingLong(WalSegmentDescriptor::parseIndex));
@@ -69,6 +71,7 @@ public final class WalFileCheck {
                 b = ByteBuffer.allocate((int) segmentSize).order(ByteOrder.LITTLE_ENDIAN);
                 f.read(b, 0);
             }
+            WalSegmentDescriptor.refuseOtherVersion(b, p);
             String bad = WalSegmentDescriptor.checkHeader(b, index);
             if (bad != null) {
                 sink.damage(p, 0, bad);

@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.zip.CRC32C;
@@ -66,11 +65,11 @@ public final class WalOpenScan {
     final boolean empty;
     /** The last segment, still under its temporary name (see {@link WalSegmentCloser}): named when carried out; or null. */
     final Path unnamedLast;
-    /** Per record type, the first payload long of the last record of that type scanned, or -1 (see {@link #lastOf}). */
-    private final long[] lastHead;
+    /** Per record type, whether the scan met one, and the first payload long of the last one (see {@link #lastOf}). */
+    private final ScannedTypes types;
 
     private WalOpenScan(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long lastIndex, int endOffset,
-                        long firstIndex, WalTailCut tailCut, List<Path> toDelete, boolean empty, long[] lastHead,
+                        long firstIndex, WalTailCut tailCut, List<Path> toDelete, boolean empty, ScannedTypes types,
                         Path unnamedLast) {
         this.io = io;
         this.dir = dir;
@@ -82,15 +81,8 @@ public final class WalOpenScan {
         this.tailCut = tailCut;
         this.toDelete = toDelete;
         this.empty = empty;
-        this.lastHead = lastHead != null ? lastHead : noRecords();
+        this.types = types != null ? types : new ScannedTypes();
         this.unnamedLast = unnamedLast;
-    }
-
-    /** Per record type, -1: no record of that type seen yet (see {@link #lastOf}). */
-    static long[] noRecords() {
-        long[] heads = new long[256];
-        Arrays.fill(heads, -1);
-        return heads;
     }
 
     /**
@@ -98,7 +90,12 @@ public final class WalOpenScan {
      * met none: what the open can learn of the log without reading it again (the latest checkpoint it records).
      */
     public long lastOf(int type) {
-        return lastHead[type];
+        return types.lastHead(type);
+    }
+
+    /** Whether the scan met a valid record of {@code type}. */
+    public boolean holds(int type) {
+        return types.seen(type);
     }
 
     /**
@@ -140,7 +137,7 @@ public final class WalOpenScan {
             throw missing(dir, from, segmentSize);
         }
         CRC32C crc = new CRC32C();
-        long[] lastHead = noRecords();
+        ScannedTypes types = new ScannedTypes();
         int endOffset = (int) segmentSize; // a mark at the next segment's start: the last one is full
         for (long index = Math.min(fromIndex, last); index <= last; index++) {
             Path path = unnamed != null && index == last ? unnamed : segmentPath(dir, index);
@@ -150,10 +147,11 @@ public final class WalOpenScan {
                 if (seg == null) {
                     stop = new Stop(0, "file size is not " + segmentSize + " bytes", SEGMENTS_ARE_WHOLE);
                 } else {
+                    WalSegmentDescriptor.refuseOtherVersion(seg.buffer, path);
                     String bad = checkHeader(seg, segmentSize);
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
-                            : scanRecords(seg.buffer, seg.index, offset, index < last, mode, crc, lastHead);
+                            : scanRecords(seg.buffer, seg.index, offset, index < last, mode, crc, types);
                 }
             }
             Path successor = index == last && unnamed == null ? unnamedSuccessor(io, dir, stop, index) : null;
@@ -174,7 +172,7 @@ public final class WalOpenScan {
                 int sealAt = stop.offset - WalSegmentDescriptor.SEAL_BYTES;
                 WalTailCut cut = new WalTailCut(path, sealAt, WalSegmentDescriptor.lsn(index, sealAt, segmentSize),
                         "successor " + next.getFileName() + " missing", 0);
-                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, lastHead, null);
+                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, types, null);
             }
             if (stop.reason == null && !stop.sealed && index < last) stop = unsealed(stop, index);
             if (stop.reason == null) {
@@ -192,15 +190,15 @@ public final class WalOpenScan {
                 WalTailCut cut = new WalTailCut(path, 0, WalSegmentDescriptor.firstLsn(index, segmentSize),
                         "segment " + path.getFileName() + ": " + stop.reason, (int) (last - index + 1));
                 return new WalOpenScan(io, dir, segmentSize, mode, index - 1, (int) segmentSize, first, cut, toDelete,
-                        false, lastHead, null);
+                        false, types, null);
             }
             for (long i = last; i > index; i--) toDelete.add(i == last && unnamed != null ? unnamed : segmentPath(dir, i));
             WalTailCut cut = new WalTailCut(path, stop.offset, WalSegmentDescriptor.endLsn(index, stop.offset, segmentSize),
                     stop.reason, (int) (last - index));
-            return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false, lastHead,
+            return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false, types,
                     index == last ? unnamed : null);
         }
-        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, lastHead, unnamed);
+        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, types, unnamed);
     }
 
     /**
@@ -258,9 +256,9 @@ public final class WalOpenScan {
      * Validates the records of segment {@code index}, whole in {@code b}, from {@code off}. A bad record is damage
      * when a later segment exists ({@code durable}), when a valid record follows it (unless, under {@code FSYNC}, it
      * has the shape of a power cut's tear, {@link #tornByPowerLoss}), or when it has a length and the mode does not run
-     * with unforced records; otherwise it is a torn tail. {@code lastHead} is updated per type.
+     * with unforced records; otherwise it is a torn tail. Each valid record is noted in {@code types}.
      */
-    static Stop scanRecords(ByteBuffer b, long index, int off, boolean durable, WalSyncMode mode, CRC32C crc, long[] lastHead) {
+    static Stop scanRecords(ByteBuffer b, long index, int off, boolean durable, WalSyncMode mode, CRC32C crc, ScannedTypes types) {
         int size = b.capacity();
         boolean sealed = false;
         long records = 0;
@@ -284,9 +282,7 @@ public final class WalOpenScan {
             records++;
             int type = b.get(off + WalSegmentDescriptor.TYPE_OFFSET) & 0xFF;
             sealed = type == WalSegmentDescriptor.SEAL_TYPE;
-            if (b.getInt(off) >= WalSegmentDescriptor.RECORD_HEADER_SIZE + Long.BYTES) {
-                lastHead[type] = b.getLong(off + WalSegmentDescriptor.PAYLOAD_OFFSET);
-            }
+            types.saw(b, off, type);
             off += WalSegmentDescriptor.aligned(b.getInt(off));
         }
         return new Stop(off, null, null, sealed, records);

@@ -1,5 +1,7 @@
 package dev.varve.core.wal;
 
+import dev.varve.core.io.CorruptionException;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -163,6 +165,18 @@ public final class WalSegmentDescriptor {
         seg.putLong(SEGMENT_INDEX_OFFSET, segmentIndex);
         seg.putInt(HEADER_CRC_OFFSET, headerCrc(seg));
         seg.putInt(HEADER_CRC_OFFSET + 4, 0);
+    }
+
+    /**
+     * Refuses a segment {@code file} whose header is whole (its magic and CRC check out) but of a format version this
+     * build does not read: written by a newer release, not damage — open must not offer to cut the WAL there.
+     */
+    static void refuseOtherVersion(ByteBuffer seg, Path file) {
+        if (seg.getLong(MAGIC_OFFSET) != MAGIC || seg.getInt(HEADER_CRC_OFFSET) != headerCrc(seg)) return;
+        int version = seg.getInt(VERSION_OFFSET);
+        if (version != FORMAT_VERSION)
+            throw new CorruptionException("unsupported WAL format version " + version + " (this build reads version "
+                    + FORMAT_VERSION + "): written by a newer release; open the store with that release", file, VERSION_OFFSET);
     }
 
     /** Why the header in {@code seg} is not that of segment {@code segmentIndex}, or null when it is. */

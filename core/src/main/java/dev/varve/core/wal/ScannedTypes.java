@@ -1,0 +1,36 @@
+package dev.varve.core.wal;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+
+/**
+ * What a scan of the WAL's records learned per record type: whether it met one, and the first payload long of the last
+ * one it met. The WAL treats a type as an opaque byte; the open learns from this which types the log holds (a type
+ * this build does not know is refused) and the latest checkpoint it records, without reading the log again.
+ */
+final class ScannedTypes {
+    private final long[] lastHead = new long[256];
+    private final boolean[] seen = new boolean[256];
+
+    ScannedTypes() {
+        Arrays.fill(lastHead, -1);
+    }
+
+    /** The valid record at {@code off} of {@code b}, of {@code type}, was scanned. */
+    void saw(ByteBuffer b, int off, int type) {
+        seen[type] = true;
+        if (b.getInt(off) >= WalSegmentDescriptor.RECORD_HEADER_SIZE + Long.BYTES) {
+            lastHead[type] = b.getLong(off + WalSegmentDescriptor.PAYLOAD_OFFSET);
+        }
+    }
+
+    /** The first payload long of the last record of {@code type} scanned, or -1 when none was. */
+    long lastHead(int type) {
+        return lastHead[type];
+    }
+
+    /** Whether a record of {@code type} was scanned. */
+    boolean seen(int type) {
+        return seen[type];
+    }
+}
