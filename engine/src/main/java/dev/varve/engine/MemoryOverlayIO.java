@@ -82,22 +82,29 @@ final class MemoryOverlayIO implements FileIOFactory {
         files.put(key(to), l);
     }
 
+    /**
+     * The files in {@code dir} whose names start with {@code prefix}, sorted, each as {@code dir.resolve(name)} as the
+     * standard factory gives them: callers compare them with paths they resolve from the same directory (the
+     * overlay's absolute keys made every ranked extent of a store opened by a relative path look stray).
+     */
     @Override
     public synchronized java.util.List<Path> list(Path dir, String prefix) throws IOException {
         Path d = key(dir);
-        TreeSet<Path> out = new TreeSet<>();
+        TreeSet<String> names = new TreeSet<>();
         if (Files.isDirectory(d)) {
             try (Stream<Path> s = Files.list(d)) {
-                s.filter(p -> p.getFileName().toString().startsWith(prefix)).forEach(out::add);
+                s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix)).forEach(names::add);
             }
         }
         for (Map.Entry<Path, Layer> e : files.entrySet()) {
             Path p = e.getKey();
             if (!d.equals(p.getParent()) || !p.getFileName().toString().startsWith(prefix)) continue;
-            if (e.getValue() == DELETED) out.remove(p);
-            else out.add(p);
+            if (e.getValue() == DELETED) names.remove(p.getFileName().toString());
+            else names.add(p.getFileName().toString());
         }
-        return new java.util.ArrayList<>(out);
+        java.util.List<Path> out = new java.util.ArrayList<>(names.size());
+        for (String n : names) out.add(dir.resolve(n));
+        return out;
     }
 
     @Override
