@@ -68,8 +68,8 @@ final class MetaPage {
         if (meta.getInt(MAGIC_OFFSET) != MAGIC)
             throw new CorruptTreeException("bad meta magic 0x" + Integer.toHexString(meta.getInt(MAGIC_OFFSET)), pageId);
         if (meta.getInt(VERSION_OFFSET) != VERSION)
-            throw new CorruptTreeException("tree format version " + meta.getInt(VERSION_OFFSET) + ", this build reads version "
-                    + VERSION + " only", pageId);
+            throw new CorruptTreeException("unsupported B+tree format version " + meta.getInt(VERSION_OFFSET) + " (this build reads version "
+                    + VERSION + "): written by another release; carry the data across with that release's varve dump and this one's varve load", pageId);
     }
 
     static long root(Page meta) {
