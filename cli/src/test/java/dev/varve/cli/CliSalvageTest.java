@@ -10,6 +10,9 @@ import dev.varve.engine.FixtureStores;
 import dev.varve.engine.Varve;
 
 import java.io.IOException;
+import java.util.zip.CRC32C;
+import java.nio.ByteOrder;
+import java.nio.ByteBuffer;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -80,6 +83,36 @@ class CliSalvageTest {
         TreeMap<String, String> orders = got.get("orders");
         assertTrue(orders.size() < want.get("orders").size() && orders.size() > want.get("orders").size() / 2, orders.size() + " of " + want.get("orders").size());
         orders.forEach((k, v) -> assertEquals(want.get("orders").get(k), v, k));
+    }
+
+    /**
+     * A partition whose tree is of another format version is not salvaged but said to be, with the reason: salvage read
+     * its leaves as this build's format and failed with an index out of bounds.
+     */
+    @Test
+    void aTreeOfAnotherFormatVersionIsRefusedNotMisread() throws IOException {
+        Path s = copy("other-tree-version");
+        Path file = s.resolve("pages/t00001-p00000.page");
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            byte[] page = new byte[PAGE];
+            f.seek(PAGE); // index 0, after the file header: the tree's meta page
+            f.readFully(page);
+            ByteBuffer b = ByteBuffer.wrap(page).order(ByteOrder.LITTLE_ENDIAN);
+            assertEquals(1, b.get(12), "a meta page"); // PageHeader.TYPE_OFFSET, TYPE_META
+            b.putInt(32 + 4, 1); // MetaPage.VERSION_OFFSET: format version 1
+            CRC32C crc = new CRC32C(); // PageChecksum: every byte but the 4-byte field at offset 8
+            crc.update(page, 0, 8);
+            crc.update(page, 12, PAGE - 12);
+            b.putInt(8, (int) crc.getValue());
+            f.seek(PAGE);
+            f.write(page);
+        }
+        Map<String, String> before = DirectoryFingerprint.of(s);
+        CliRun r = CliRun.of("salvage", s.toString(), "--to", tmp.resolve("other-tree-version-salvaged").toString());
+        assertEquals(Main.DAMAGE, r.code(), r.toString()); // that partition's entries are not salvaged, and it says why
+        assertTrue(r.out().contains("every entry of orders partition 0 in it is lost: unsupported B+tree format version 1"), r.toString());
+        assertTrue(!r.toString().contains("\tat ") && !r.toString().contains("Exception"), r.toString());
+        assertEquals(before, DirectoryFingerprint.of(s));
     }
 
     @Test

@@ -67,6 +67,11 @@ final class MetaPage {
             throw new CorruptTreeException("expected a meta page, found type " + PageHeader.typeName(meta.type()), pageId);
         if (meta.getInt(MAGIC_OFFSET) != MAGIC)
             throw new CorruptTreeException("bad meta magic 0x" + Integer.toHexString(meta.getInt(MAGIC_OFFSET)), pageId);
+        refuseOtherVersion(meta, pageId);
+    }
+
+    /** Throws unless the meta page {@code meta} (its magic checked) is of the format version this build reads. */
+    static void refuseOtherVersion(Page meta, long pageId) {
         if (meta.getInt(VERSION_OFFSET) != VERSION)
             throw new CorruptTreeException("unsupported B+tree format version " + meta.getInt(VERSION_OFFSET) + " (this build reads version "
                     + VERSION + "): written by another release; carry the data across with that release's varve dump and this one's varve load", pageId);
