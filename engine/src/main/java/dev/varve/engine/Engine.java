@@ -135,6 +135,8 @@ final class Engine {
             opened.push(store);
             this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
             opened.push(memory);
+            // a store of another tree format (its catalog's tells) is refused before recovery writes to it
+            BPlusTree.refuseOtherFormat(store, Catalog.FILE_ID);
             // the first write: the markers, the WAL from where recovery reads and the archive were found sound (a page
             // is checked when it is read: damage in one that replay reads is found after recovery's first steps)
             this.wal = Wal.open(walScan, config.walFlushFrequency(), agents);

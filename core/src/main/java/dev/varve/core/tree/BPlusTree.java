@@ -1,9 +1,11 @@
 package dev.varve.core.tree;
 
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
+import dev.varve.core.store.PageStore;
 import java.nio.ByteBuffer;
 
 /**
@@ -281,5 +283,23 @@ public final class BPlusTree {
         if (pageSize < MIN_PAGE_SIZE || pageSize > MAX_PAGE_SIZE || Integer.bitCount(pageSize) != 1)
             throw new IllegalArgumentException("page size " + pageSize + " is not a power of two in ["
                     + MIN_PAGE_SIZE + ", " + MAX_PAGE_SIZE + "]");
+    }
+
+    /**
+     * Refuses the tree of partition file {@code fileId} when its meta page on disk (index 0), intact, is of another
+     * format version: its pages would be misread. Read straight from the file, so an open can ask before it writes
+     * anything; a missing or damaged meta page refuses nothing (recovery restores it, or open finds the damage).
+     */
+    public static void refuseOtherFormat(PageStore store, int fileId) {
+        if (store.pageCount(fileId) == 0) return;
+        long metaId = PageId.of(fileId, 0);
+        ByteBuffer b = ByteBuffer.allocateDirect(store.pageSize());
+        try {
+            store.read(metaId, b, 0);
+        } catch (CorruptionException e) {
+            return;
+        }
+        Page meta = new Page(b, 0, store.pageSize());
+        if (meta.type() == PageHeader.TYPE_META && meta.getInt(MetaPage.MAGIC_OFFSET) == MetaPage.MAGIC) MetaPage.refuseOtherVersion(meta, metaId);
     }
 }

@@ -33,7 +33,7 @@ public final class LeafSalvage {
     public static void salvage(PageStore store, int fileId, Sink sink) {
         PageAccess pages = new DiskPages(store);
         long count = store.pageCount(fileId);
-        if (count > 0) refuseOtherTreeVersion(pages, PageId.of(fileId, 0));
+        BPlusTree.refuseOtherFormat(store, fileId); // its leaves would be misread, not salvaged
         for (int index = 0; index < count; index++) {
             long pageId = PageId.of(fileId, index);
             Page page;
@@ -48,24 +48,6 @@ public final class LeafSalvage {
             } finally {
                 pages.releaseRead(page);
             }
-        }
-    }
-
-    /**
-     * Refuses a partition whose tree is of another format version, read by its intact meta page (index 0): its leaves
-     * would be misread, not salvaged. A damaged meta page refuses nothing: the leaves are what salvage reads.
-     */
-    private static void refuseOtherTreeVersion(PageAccess pages, long metaId) {
-        Page meta;
-        try {
-            meta = pages.acquireRead(metaId);
-        } catch (CorruptionException e) {
-            return;
-        }
-        try {
-            if (meta.type() == PageHeader.TYPE_META && meta.getInt(MetaPage.MAGIC_OFFSET) == MetaPage.MAGIC) MetaPage.refuseOtherVersion(meta, metaId);
-        } finally {
-            pages.releaseRead(meta);
         }
     }
 
