@@ -106,13 +106,6 @@ final class Engine {
         try {
             CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
             RecoveryStart start = RecoveryStart.decide(markers, config.pageSize());
-            // before the archive's lock, which creates its directory: a store opened with another archivePath than its
-            // archive's is refused as such, with nothing created in the directory it names
-            if (start.latest() != null) SnapshotArchive.refuseMissing(io, config.archivePath(), config.path());
-            StoreLock archiveLock = readOnly ? StoreLock.acquireShared(config.archivePath(), "archive")
-                    : StoreLock.acquire(config.archivePath(), "archive");
-            this.archiveDirLock = archiveLock;
-            opened.push(() -> release(archiveLock));
             Path walDir = config.path().resolve("wal");
             // with no checkpoint ever completed, no segment was ever deleted: the WAL must start at its first LSN
             long neededFrom = start.latest() == null ? WalSegmentDescriptor.firstLsn(0, config.walSegmentSize()) : start.neededFrom();
@@ -124,6 +117,14 @@ final class Engine {
             }
             refuseUnknownRecordTypes(walScan, walDir);
             start.checkWalWitness(walScan.lastOf(RecordTypes.CHECKPOINT_STARTED), markers);
+            // before the archive's lock, which creates its directory: a store opened with another archivePath than its
+            // archive's, or a new store given another's, is refused as such, with nothing created or cut
+            if (start.latest() != null) SnapshotArchive.refuseMissing(io, config.archivePath(), config.path());
+            else SnapshotArchive.refuseForeign(io, config.archivePath(), config.skippyNodeEntries(), config.path(), walScan.endLsn());
+            StoreLock archiveLock = readOnly ? StoreLock.acquireShared(config.archivePath(), "archive")
+                    : StoreLock.acquire(config.archivePath(), "archive");
+            this.archiveDirLock = archiveLock;
+            opened.push(() -> release(archiveLock));
             this.archive = new SnapshotArchive(io, ArchiveSettings.builder(config.archivePath(), config.retention()).pageSize(config.pageSize())
                     .skippyLevels(config.skippyLevels()).skippyNodeEntries(config.skippyNodeEntries()).captureBufferBytes(config.captureBufferSize())
                     .segmentBytes(config.archiveSegmentSize()).pageWindow(config.snapshotPageWindow()).diffChain(config.snapshotDiffChain()).build());

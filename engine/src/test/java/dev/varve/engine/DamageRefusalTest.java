@@ -196,17 +196,26 @@ class DamageRefusalTest {
     }
 
     @Test
-    void twoStoresCannotShareAnArchive() {
+    void twoStoresCannotShareAnArchive() throws IOException {
         Path shared = dir.resolve("shared-archive");
         VarveConfig a = FixtureSupport.small(dir.resolve("a")).archivePath(shared).build();
         VarveConfig b = FixtureSupport.small(dir.resolve("b")).archivePath(shared).build();
         try (Varve first = Varve.open(a)) {
+            first.table("t").put(utf8("k"), utf8("v"));
             first.snapshotNow();
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> Varve.open(b));
             assertTrue(e.getMessage().contains("archive directory"), e.getMessage());
         }
-        try (Varve second = Varve.open(b)) { // free again once the first store closed
-            assertNotNull(second.table("t"));
+        // nor one after the other: a new store's recovery cuts its archive back to nothing, and this one was the first's
+        Map<Path, byte[]> archive = filesUnder(shared);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> Varve.open(b).close());
+        assertTrue(e.getMessage().contains("belongs to another store") && e.getMessage().contains("archivePath"), e.getMessage());
+        assertSameFiles(archive, filesUnder(shared));
+        try (Varve first = Varve.open(a)) { // its history whole
+            assertEquals(1, first.snapshots().size());
+            try (SnapshotView past = first.asOf(first.snapshots().get(0).id())) {
+                assertNotNull(past.table("t"));
+            }
         }
     }
 

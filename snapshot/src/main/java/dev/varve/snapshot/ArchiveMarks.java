@@ -63,6 +63,22 @@ final class ArchiveMarks implements AutoCloseable {
         return log.olderMarks();
     }
 
+    /** The checkpoint marks the log holds, by their LSNs: how many, and the latest (-1 when none). Reads only. */
+    long[] countAndLatest() {
+        long n = 0;
+        long latest = -1;
+        long[] lsn = new long[CHUNK];
+        for (long from = log.first(); from < log.count(); from += CHUNK) {
+            int k = (int) Math.min(CHUNK, log.count() - from);
+            log.read(from, k, lsn, null, null);
+            for (int i = 0; i < k; i++) {
+                if (lsn[i] != latest) n++;
+                latest = lsn[i];
+            }
+        }
+        return new long[]{n, latest};
+    }
+
     /** Appends and makes durable the group of mark {@code m}. */
     void append(Mark m) {
         int k = m.mappings().length;

@@ -70,6 +70,27 @@ final class ArchiveRecovery {
                 dir.resolve(ArchiveMarksDescriptor.FILE), 0);
     }
 
+    /**
+     * Refuses, before anything is created, to give a store that has completed no checkpoint ({@code storeDir}, its WAL
+     * ending at {@code walEnd}) the archive at {@code dir} when that archive belongs to another store: recovery of a
+     * store without a checkpoint cuts its archive back to nothing, and a new store whose archivePath named a closed
+     * store's archive wiped that store's history (a {@code varve load} with such a configuration did). A store that
+     * crashed in its first checkpoint holds at most that checkpoint's mark, at an LSN its WAL reached (the WAL is
+     * forced before the archive's marks); an archive with more marks, or a later one, is another store's.
+     */
+    static void refuseForeign(FileIOFactory io, Path dir, int nodeEntries, Path storeDir, long walEnd) {
+        if (!io.exists(dir) || marksMissing(io, dir)) return;
+        long[] marks;
+        try (ArchiveMarks m = new ArchiveMarks(io, dir, nodeEntries, MaplogFile.Missing.CORRUPT)) {
+            if (m.olderFormat()) return; // marks stored as uplinks: not told apart this way
+            marks = m.countAndLatest();
+        }
+        if (marks[0] >= 2 || marks[1] > walEnd)
+            throw new IllegalStateException("the archive in " + dir + " belongs to another store: it holds " + marks[0]
+                    + " checkpoint mark(s) up to LSN " + marks[1] + ", and the store in " + storeDir + " has completed no checkpoint (its WAL ends at "
+                    + walEnd + "); two stores cannot share an archive directory: give this store an archivePath of its own");
+    }
+
     /** True when the archive holds no checkpoint marks file, in any part. */
     static boolean marksMissing(FileIOFactory io, Path dir) {
         try {

@@ -131,6 +131,14 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
+     * Refuses, before anything is created, to open another store's archive at {@code dir} for a store that has
+     * completed no checkpoint, whose WAL ends at {@code walEnd} ({@link ArchiveRecovery#refuseForeign}).
+     */
+    public static void refuseForeign(FileIOFactory io, Path dir, int skippyNodeEntries, Path storeDir, long walEnd) {
+        ArchiveRecovery.refuseForeign(io, dir, skippyNodeEntries, storeDir, walEnd);
+    }
+
+    /**
      * skippyLevels is part of the archive's layout, like skippyNodeEntries: a store opened with fewer levels than its
      * archive was written with would grow only the lower Skippy files, and every later open with the original setting
      * would then find the upper ones short of the checkpoint mark and call the archive damaged; one opened with more

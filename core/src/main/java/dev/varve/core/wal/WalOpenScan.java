@@ -93,6 +93,11 @@ public final class WalOpenScan {
         return types.lastHead(type);
     }
 
+    /** The LSN after the last valid record the scan found: where the WAL ends once its tail is cut. */
+    public long endLsn() {
+        return empty ? WalSegmentDescriptor.firstLsn(0, segmentSize) : WalSegmentDescriptor.lsn(lastIndex, endOffset, segmentSize);
+    }
+
     /** Whether the scan met a valid record of {@code type}. */
     public boolean holds(int type) {
         return types.seen(type);
