@@ -9,8 +9,11 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -48,8 +51,12 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress address = new InetSocketAddress(bind, port);
         // before the store is opened, so a refused command leaves it untouched; the server's own refusal would name
         // its Java option, not this flag
-        if (!allowRemote && !address.isUnresolved() && !address.getAddress().isLoopbackAddress())
+        if (address.isUnresolved()) throw new IllegalArgumentException("--bind " + bind + " is not an address this host can resolve");
+        if (!allowRemote && !address.getAddress().isLoopbackAddress())
             throw new IllegalArgumentException("--bind " + bind + " is not a loopback address; allow it with --allow-remote");
+        refuseBusy(address);
+        if (!Files.isDirectory(store.dir.resolve("wal")) && !Files.isDirectory(store.dir.resolve("pages"))) // --config would create one
+            throw new IllegalArgumentException(store.dir + " holds no Varve store (no wal or pages directory); serve opens a store, it does not create one");
         ServerOptions options = new ServerOptions().allowWrites(allowWrites).allowNonLoopback(allowRemote);
         Varve s = Varve.open(store.config());
         VarveServer server;
@@ -71,5 +78,19 @@ final class ServeCommand implements Callable<Integer> {
         out.flush();
         stopped.await();
         return Main.OK;
+    }
+
+    /**
+     * Refuses an address another process listens on, before the store is opened for writing (its recovery and a
+     * checkpoint would otherwise run for a server that cannot start). The server binds it again a moment later.
+     */
+    private static void refuseBusy(InetSocketAddress address) {
+        if (address.getPort() == 0) return;
+        try (ServerSocket probe = new ServerSocket()) {
+            probe.setReuseAddress(true);
+            probe.bind(address);
+        } catch (IOException e) {
+            throw new UnusableStoreException("cannot listen on " + address.getHostString() + ":" + address.getPort() + ": " + e.getMessage(), e);
+        }
     }
 }

@@ -1,6 +1,8 @@
 package dev.varve.cli;
 
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.DirectoryFingerprint;
+import dev.varve.engine.FixtureStores;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Varve;
 import dev.varve.server.ChildJvm;
@@ -11,13 +13,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -46,6 +53,32 @@ class CliNetworkTest {
         assertUsage("not with --from", "backup", "--from", "127.0.0.1:1", "--as-of", "1", "--config", "x.properties", "--to", to);
         assertUsage("--port must be 0..65535", "serve", dir.toString(), "--port", "70000");
         assertUsage("Unknown option: '--bogus'", "serve", dir.toString(), "--bogus");
+    }
+
+    /**
+     * A serve that cannot start leaves the store as it was: it opened the store for writing — a crashed one recovered
+     * and checkpointed — before it found the port taken or the address unresolvable; with --config it created a store
+     * in a directory that held none and served that.
+     */
+    @Test
+    @Timeout(120)
+    void aRefusedServeChangesNothing() throws IOException {
+        Path crashed = dir.resolve("crashed");
+        FixtureStores.create(crashed, "midcheckpoint");
+        Map<String, String> before = DirectoryFingerprint.of(crashed);
+        try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            CliRun r = CliRun.of("serve", crashed.toString(), "--port", String.valueOf(busy.getLocalPort()));
+            assertEquals(Main.UNUSABLE, r.code(), r.toString());
+            assertTrue(r.err().contains("cannot listen on"), r.toString());
+        }
+        assertUsage("not an address this host can resolve", "serve", crashed.toString(), "--bind", "no.such.host.invalid");
+        assertEquals(before, DirectoryFingerprint.of(crashed));
+        Path empty = Files.createDirectories(dir.resolve("empty"));
+        Path config = Files.writeString(dir.resolve("store.properties"), "varve.pageSize=4096\n");
+        assertUsage("holds no Varve store", "serve", empty.toString(), "--config", config.toString());
+        try (Stream<Path> l = Files.list(empty)) {
+            assertEquals(0, l.count(), "serve created nothing");
+        }
     }
 
     @Test
