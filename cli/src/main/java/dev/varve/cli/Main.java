@@ -67,7 +67,10 @@ public final class Main implements Runnable {
             return e instanceof IllegalArgumentException ? USAGE : UNUSABLE; // an unusable store, a failed operation
         });
         int code = cl.execute(args);
-        out.flush();
+        if (out.checkError() && code != UNUSABLE) { // flushes; a PrintWriter swallows write errors (a full disk, a closed pipe)
+            err.println("varve: the output could not be written whole (a full disk, or a pipe closed early)");
+            code = UNUSABLE;
+        }
         err.flush();
         return code;
     }

@@ -43,6 +43,7 @@ final class ScanCommand implements Callable<Integer> {
         try (Varve s = store.openReadOnly(); ReadOptions.Source src = new ReadOptions.Source(s, read.asOf);
              Cursor c = src.table(table).scan(lo, hi)) {
             for (long n = 0; (limit == null || n < limit) && c.next(); n++) {
+                if ((n & 1023) == 1023 && out.checkError()) break; // the reader went away (head -1): stop; Main says so
                 String k = read.encoding.encode(c.key());
                 String v = read.encoding.encode(c.value());
                 if (output.json) {

@@ -43,6 +43,7 @@ final class WalDumpCommand implements Callable<Integer> {
         long[] n = {0};
         WalInspector.read(config, fromLsn, rec -> {
             if (limit != null && n[0] >= limit) return false;
+            if ((n[0] & 1023) == 1023 && out.checkError()) return false; // the reader went away: stop; Main says so
             n[0]++;
             if (output.json) {
                 Map<String, Object> m = new LinkedHashMap<>();
