@@ -78,6 +78,7 @@ final class BackupCommand implements Callable<Integer> {
 
     /** Copies the store in {@code dir}: table by table, partition by partition. */
     private int local() throws IOException {
+        Main.refuseInsideSource("--to", newStore.to, dir, layout);
         newStore.checkEmpty();
         Map<String, Object> perTable = new LinkedHashMap<>();
         try (Varve s = StoreOptions.openReadOnly(dir, layout); ReadOptions.Source src = new ReadOptions.Source(s, asOf)) {

@@ -40,6 +40,7 @@ final class DumpCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if (Files.exists(out)) throw new IllegalArgumentException(out + " exists; dump writes a new file");
+        Main.refuseInsideSource("--out", out, store.dir, store.layout);
         Path parent = out.toAbsolutePath().getParent();
         if (!Files.isDirectory(parent)) throw new IllegalArgumentException("cannot write " + out + ": no such directory " + parent);
         byte[] lo = range.lo(read.encoding);

@@ -102,6 +102,19 @@ public final class Main implements Runnable {
         return e.getMessage() == null ? e.toString() : e.getMessage();
     }
 
+    /**
+     * Refuses a target ({@code option}'s {@code target}) inside the store being read or its archive: the source
+     * these commands leave unchanged would gain files, and a copy inside its own pages or WAL could be taken for them.
+     */
+    static void refuseInsideSource(String option, Path target, Path store, LayoutOptions layout) {
+        Path t = target.toAbsolutePath().normalize();
+        for (Path source : new Path[]{store, layout.archiveOf(store)}) {
+            Path s = source.toAbsolutePath().normalize();
+            if (t.startsWith(s))
+                throw new IllegalArgumentException(option + " " + target + " lies inside " + source + ", which this command reads and leaves unchanged; write elsewhere");
+        }
+    }
+
     /** Refuses a file named by {@code option} that is not there: a bad command line, said before anything else is done. */
     static void requireFile(String option, Path file) {
         if (!Files.isRegularFile(file))

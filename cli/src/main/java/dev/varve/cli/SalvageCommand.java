@@ -35,6 +35,7 @@ final class SalvageCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        Main.refuseInsideSource("--to", newStore.to, store.dir, store.layout);
         newStore.checkEmpty();
         VarveConfig source = store.config();
         Map<String, Long> perTable = new LinkedHashMap<>();
