@@ -134,6 +134,19 @@ public final class StoreInspector {
         return RetentionFile.read(new MemoryOverlayIO(), archiveDir);
     }
 
+    /**
+     * The recorded policy, or none when its file is damaged: a damaged policy file must not keep every command from
+     * the store (verify reports it; the store's next writable open rewrites it), and keeping every snapshot replay
+     * would have dropped hides nothing the archive does not still hold.
+     */
+    private static Optional<RankTreePolicy> recorded(FileIOFactory io, Path archiveDir) {
+        try {
+            return RetentionFile.read(io, archiveDir);
+        } catch (CorruptionException e) {
+            return Optional.empty();
+        }
+    }
+
     /** {@link #detectConfig(Path)} for a store whose archive lies in {@code archiveDir}. */
     public static VarveConfig detectConfig(Path dir, Path archiveDir) {
         FileIOFactory io = new MemoryOverlayIO();
@@ -158,7 +171,7 @@ public final class StoreInspector {
                 Retention[] keep = new Retention[levels];
                 Arrays.fill(keep, Retention.keepAll());
                 // the policy the store was last written with, where it was recorded: its rules decide what replay drops
-                RankTreePolicy policy = RetentionFile.read(io, archiveDir).filter(p -> p.levelCount() == levels).orElse(RankTreePolicy.levels(keep));
+                RankTreePolicy policy = recorded(io, archiveDir).filter(p -> p.levelCount() == levels).orElse(RankTreePolicy.levels(keep));
                 b.retention(policy).skippyLevels(ArchiveFileCheck.skippyLevels(io, archiveDir));
                 int nodeEntries = ArchiveFileCheck.nodeEntries(io, archiveDir);
                 if (nodeEntries > 0) b.skippyNodeEntries(nodeEntries);
