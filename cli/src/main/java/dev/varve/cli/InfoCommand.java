@@ -90,11 +90,11 @@ final class InfoCommand implements Callable<Integer> {
 
     private static Map<String, Object> snapshots(Varve v) {
         List<SnapshotInfo> snaps = v.snapshots();
-        Map<Integer, Integer> perRank = new TreeMap<>();
-        for (SnapshotInfo s : snaps) perRank.merge(s.rank(), 1, Integer::sum);
+        Map<String, Integer> perRank = new TreeMap<>(java.util.Comparator.comparingInt(Integer::parseInt)); // an object in JSON
+        for (SnapshotInfo s : snaps) perRank.merge(Integer.toString(s.rank()), 1, Integer::sum);
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("live", snaps.size());
-        s.put("perRank", perRank.toString());
+        s.put("perRank", perRank);
         s.put("latest", snaps.isEmpty() ? "none" : snaps.get(snaps.size() - 1).id());
         return s;
     }

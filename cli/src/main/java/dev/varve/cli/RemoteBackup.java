@@ -53,7 +53,7 @@ final class RemoteBackup {
     }
 
     int run(boolean follow) {
-        backup.follow(follow).progress(new Progress(output.out()));
+        backup.follow(follow).progress(new Progress(output.json ? output.err() : output.out())); // --json: stdout holds the object alone
         CountDownLatch closed = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             backup.stop();
@@ -79,7 +79,7 @@ final class RemoteBackup {
         report.put("tables", r.tables());
         report.put("entries", r.entries());
         report.put("bytes", r.bytes());
-        report.put(follow ? "imageSeconds" : "seconds", String.format(Locale.ROOT, "%.1f", r.nanos() / 1e9)); // a follow's image, not the follow
+        report.put(follow ? "imageSeconds" : "seconds", Math.round(r.nanos() / 1e8) / 10.0); // a follow's image, not the follow
         if (follow) report.put("writesFollowed", r.writesFollowed());
         output.print(report);
         return Main.OK;

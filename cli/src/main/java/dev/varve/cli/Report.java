@@ -18,7 +18,9 @@ final class Report {
     private static void text(PrintWriter out, Map<String, ?> m, String indent) {
         for (Map.Entry<String, ?> e : m.entrySet()) {
             Object v = e.getValue();
-            if (v instanceof Map<?, ?> sub) {
+            if (v instanceof Map<?, ?> sub && sub.isEmpty()) {
+                out.println(indent + e.getKey() + ": {}");
+            } else if (v instanceof Map<?, ?> sub) {
                 out.println(indent + e.getKey() + ":");
                 @SuppressWarnings("unchecked") Map<String, ?> s = (Map<String, ?>) sub;
                 text(out, s, indent + "  ");

@@ -117,6 +117,10 @@ class CliNetworkTest {
             assertEquals(Main.OK, backup.code(), backup.toString());
             assertTrue(backup.out().contains("asOf: " + id), backup.out());
             assertTrue(backup.out().contains("entries: " + model.values().stream().mapToInt(Map::size).sum()), backup.out());
+            CliRun json = CliRun.of("backup", "--json", "--from", at, "--as-of", Long.toString(id), "--to", copy.resolveSibling("copy-json").toString());
+            assertEquals(Main.OK, json.code(), json.toString());
+            assertTrue(json.out().strip().startsWith("{") && json.out().strip().lines().count() == 1, "one object on stdout: " + json.out());
+            assertTrue(json.out().matches("(?s).*\"seconds\":[0-9.]+[,}].*"), "seconds as a number: " + json.out());
 
             try (ChildJvm follow = ChildJvm.start(Main.class, "backup", "--from", at, "--follow", "--retention", "keepLast(3)", "--to", standby.toString())) {
                 follow.awaitLine("image of snapshot", 120);
