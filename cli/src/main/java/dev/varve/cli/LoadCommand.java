@@ -25,14 +25,16 @@ final class LoadCommand implements Callable<Integer> {
     @Mixin
     NewStoreOptions newStore;
 
-    @Option(names = "--page-size", paramLabel = "BYTES", defaultValue = "4096", description = "Page size of the new store (default ${DEFAULT-VALUE}).")
-    int pageSize;
+    @Option(names = "--page-size", paramLabel = "BYTES", description = "Page size of the new store (default 4096; not with --new-config, whose file sets it).")
+    Integer pageSize;
 
     @Mixin
     OutputOptions output;
 
     @Override
     public Integer call() throws IOException {
+        if (pageSize != null && newStore.properties != null) // the file's page size won, silently
+            throw new IllegalArgumentException("--page-size is not taken with --new-config: set varve.pageSize in " + newStore.properties);
         newStore.checkEmpty();
         int[] longestKey = {0};
         long entries = DumpFile.read(file, new DumpFile.Visitor() { // checks it all before anything is created
@@ -57,7 +59,7 @@ final class LoadCommand implements Callable<Integer> {
 
     /** Loads the checked dump into the new store, closed on return; {@code perTable} gets each table's entries. */
     private void load(int longestKey, Map<String, Object> perTable) throws IOException {
-        try (Varve s = Varve.open(newStore.config(pageSize, ConfigLimits.PARTITIONS_DEFAULT))) {
+        try (Varve s = Varve.open(newStore.config(pageSize == null ? ConfigLimits.PAGE_SIZE_DEFAULT : pageSize, ConfigLimits.PARTITIONS_DEFAULT))) {
             if (longestKey > s.maxKeyBytes()) throw new IllegalArgumentException(file + " holds a key of " + longestKey + " bytes; a store of "
                     + s.config().pageSize() + "-byte pages takes keys of up to " + s.maxKeyBytes() + " bytes: raise --page-size");
             BatchWriter w = new BatchWriter(s);

@@ -13,6 +13,7 @@ import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
 
 import java.nio.charset.StandardCharsets;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -121,7 +122,7 @@ class CliLayoutTest {
     }
 
     @Test
-    void aLoadThatFailsLeavesNoStoreAndNamesTheFix() {
+    void aLoadThatFailsLeavesNoStoreAndNamesTheFix() throws IOException {
         Path big = tmp.resolve("big");
         try (Varve s = Varve.open(config(big).pageSize(16384).build())) {
             s.table("t").put(new byte[4000], utf8("v")); // fits a 16 KiB page's key limit, not a 4 KiB one's
@@ -133,6 +134,10 @@ class CliLayoutTest {
         assertEquals(Main.USAGE, l.code(), l.toString());
         assertTrue(l.err().contains("4000 bytes") && l.err().contains("--page-size"), l.toString());
         assertFalse(Files.exists(target), "a failed load left its target behind");
+        Path props = Files.writeString(tmp.resolve("load.properties"), "varve.pageSize=8192\n");
+        CliRun both = CliRun.of("load", dump.toString(), "--to", target.toString(), "--page-size", "16384", "--new-config", props.toString());
+        assertEquals(Main.USAGE, both.code(), both.toString()); // the file's page size won, silently
+        assertTrue(both.err().contains("--page-size is not taken with --new-config"), both.toString());
         assertEquals(Main.OK, CliRun.of("load", dump.toString(), "--to", target.toString(), "--page-size", "16384").code());
     }
 
