@@ -11,15 +11,12 @@ import dev.varve.engine.Varve;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import java.util.zip.CRC32C;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -93,20 +90,7 @@ class CliSalvageTest {
     void aTreeOfAnotherFormatVersionIsRefusedNotMisread() throws IOException {
         Path s = copy("other-tree-version");
         Path file = s.resolve("pages/t00001-p00000.page");
-        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-            byte[] page = new byte[PAGE];
-            f.seek(PAGE); // index 0, after the file header: the tree's meta page
-            f.readFully(page);
-            ByteBuffer b = ByteBuffer.wrap(page).order(ByteOrder.LITTLE_ENDIAN);
-            assertEquals(1, b.get(12), "a meta page"); // PageHeader.TYPE_OFFSET, TYPE_META
-            b.putInt(32 + 4, 1); // MetaPage.VERSION_OFFSET: format version 1
-            CRC32C crc = new CRC32C(); // PageChecksum: every byte but the 4-byte field at offset 8
-            crc.update(page, 0, 8);
-            crc.update(page, 12, PAGE - 12);
-            b.putInt(8, (int) crc.getValue());
-            f.seek(PAGE);
-            f.write(page);
-        }
+        FixtureStores.setTreeFormatVersion(file, PAGE, 1);
         Map<String, String> before = DirectoryFingerprint.of(s);
         CliRun r = CliRun.of("salvage", s.toString(), "--to", tmp.resolve("other-tree-version-salvaged").toString());
         assertEquals(Main.DAMAGE, r.code(), r.toString()); // that partition's entries are not salvaged, and it says why

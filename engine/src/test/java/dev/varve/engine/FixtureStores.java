@@ -7,12 +7,16 @@ import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.zip.CRC32C;
 
 /**
  * Store directories for tests of tools (read-only open, the {@code varve} command line), written by a child JVM
@@ -96,6 +100,28 @@ public final class FixtureStores {
         int want = kind.equals("healthy") ? 0 : HALTED;
         if (r.exitCode() != want) throw new IllegalStateException("fixture " + kind + ": " + r.describe());
         return r.exitCode();
+    }
+
+    /**
+     * Makes the B+tree of page file {@code pageFile} one of format {@code version}, as another release would have
+     * written it: its meta page (index 0, after the file's header page of {@code pageSize} bytes) with that version
+     * and its CRC made right again (every byte but the 4-byte field at offset 8, as PageChecksum computes it).
+     */
+    public static void setTreeFormatVersion(Path pageFile, int pageSize, int version) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(pageFile.toFile(), "rw")) {
+            byte[] page = new byte[pageSize];
+            f.seek(pageSize);
+            f.readFully(page);
+            ByteBuffer b = ByteBuffer.wrap(page).order(ByteOrder.LITTLE_ENDIAN);
+            if (b.get(12) != 1) throw new IllegalStateException("no meta page at index 0 of " + pageFile); // PageHeader.TYPE_OFFSET, TYPE_META
+            b.putInt(32 + 4, version); // MetaPage.VERSION_OFFSET
+            CRC32C crc = new CRC32C();
+            crc.update(page, 0, 8);
+            crc.update(page, 12, pageSize - 12);
+            b.putInt(8, (int) crc.getValue());
+            f.seek(pageSize);
+            f.write(page);
+        }
     }
 
     public static void main(String[] args) throws IOException {

@@ -7,18 +7,13 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
-import java.util.zip.CRC32C;
 
 import static dev.varve.engine.FixtureSupport.assertSameFiles;
 import static dev.varve.engine.FixtureSupport.filesUnder;
 import static dev.varve.engine.FixtureSupport.utf8;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -45,20 +40,7 @@ class OtherTreeFormatTest {
         io.armed = true; // the next checkpoint writes its pages and stops before its end marker
         assertThrows(ExecutionException.class, () -> store.checkpoint().get());
         store.halt(); // a crash in that checkpoint: recovery would restore its pages and complete it before reading a tree
-        try (RandomAccessFile f = new RandomAccessFile(dir.resolve("pages/t00000-p00000.page").toFile(), "rw")) {
-            byte[] page = new byte[PAGE];
-            f.seek(PAGE); // index 0, after the file header: the catalog tree's meta page
-            f.readFully(page);
-            ByteBuffer b = ByteBuffer.wrap(page).order(ByteOrder.LITTLE_ENDIAN);
-            assertEquals(1, b.get(12), "a meta page"); // PageHeader.TYPE_OFFSET, TYPE_META
-            b.putInt(32 + 4, 1); // MetaPage.VERSION_OFFSET: an older format
-            CRC32C crc = new CRC32C(); // PageChecksum: every byte but the 4-byte field at offset 8
-            crc.update(page, 0, 8);
-            crc.update(page, 12, PAGE - 12);
-            b.putInt(8, (int) crc.getValue());
-            f.seek(PAGE);
-            f.write(page);
-        }
+        FixtureStores.setTreeFormatVersion(dir.resolve("pages/t00000-p00000.page"), PAGE, 1); // the catalog's: an older format
         Map<Path, byte[]> before = filesUnder(dir);
         for (boolean readOnly : new boolean[]{true, false}) {
             StorageException e = assertThrows(StorageException.class, () -> (readOnly ? Varve.openReadOnly(config) : Varve.open(config)).close());

@@ -3,7 +3,8 @@ package dev.varve.snapshot;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
-import dev.varve.core.io.MappedRegion;
+import dev.varve.core.io.ForwardingFileIO;
+import dev.varve.core.io.ForwardingFileIOFactory;
 import dev.varve.snapshot.MaplogDescriptor.Kind;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,7 +19,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -279,85 +279,24 @@ class MaplogFileTest {
     }
 
     /** The standard factory, counting the files open through it. */
-    private static final class CountingIO implements FileIOFactory {
-        private final FileIOFactory io = FileIOFactory.standard();
+    private static final class CountingIO extends ForwardingFileIOFactory {
         int open;
         int most;
 
         @Override
         public FileIO open(Path file, boolean create) throws IOException {
-            FileIO f = io.open(file, create);
+            FileIO f = delegate.open(file, create);
             most = Math.max(most, ++open);
-            return new FileIO() {
+            return new ForwardingFileIO(f) {
                 private boolean closed;
-
-                @Override
-                public Path path() {
-                    return f.path();
-                }
-
-                @Override
-                public int read(ByteBuffer dst, long position) throws IOException {
-                    return f.read(dst, position);
-                }
-
-                @Override
-                public void write(ByteBuffer src, long position) throws IOException {
-                    f.write(src, position);
-                }
-
-                @Override
-                public void force() throws IOException {
-                    f.force();
-                }
-
-                @Override
-                public long size() throws IOException {
-                    return f.size();
-                }
-
-                @Override
-                public void truncate(long size) throws IOException {
-                    f.truncate(size);
-                }
-
-                @Override
-                public MappedRegion map(long position, int length) throws IOException {
-                    return f.map(position, length);
-                }
 
                 @Override
                 public void close() throws IOException {
                     if (!closed) open--;
                     closed = true;
-                    f.close();
+                    delegate.close();
                 }
             };
-        }
-
-        @Override
-        public boolean exists(Path file) {
-            return io.exists(file);
-        }
-
-        @Override
-        public void delete(Path file) throws IOException {
-            io.delete(file);
-        }
-
-        @Override
-        public void atomicMove(Path from, Path to) throws IOException {
-            io.atomicMove(from, to);
-        }
-
-        @Override
-        public List<Path> list(Path d, String prefix) throws IOException {
-            return io.list(d, prefix);
-        }
-
-        @Override
-        public void createDirectories(Path d) throws IOException {
-            io.createDirectories(d);
         }
     }
 }
