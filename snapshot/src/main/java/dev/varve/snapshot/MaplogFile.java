@@ -107,11 +107,10 @@ final class MaplogFile implements AutoCloseable {
                 count = 0;
             } else {
                 Map.Entry<Long, PartFile> last = parts.lastEntry();
-                last.getValue().keepOpen(true); // appended to
                 tail = LogScan.of(last.getValue(), HEADER, ENTRY, this::entryValid);
                 count = last.getKey() + tail.valid;
             }
-            parts.lastEntry().getValue().keepOpen(true);
+            parts.lastEntry().getValue().keepOpen(true); // appended to
             written = count;
         } catch (IOException | RuntimeException e) {
             Closing.closeAll(e, parts.values());
@@ -286,7 +285,7 @@ final class MaplogFile implements AutoCloseable {
     }
 
     /** Appends go to the part at {@code first}, just created: the one before may let its descriptor go once forced. */
-    private void newLastPart(long first, dev.varve.core.io.FileIO created) {
+    private void newLastPart(long first, FileIO created) {
         parts.lastEntry().getValue().keepOpen(false);
         PartFile part = PartFile.created(io, created, budget);
         part.keepOpen(true);
