@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -90,7 +91,7 @@ final class InfoCommand implements Callable<Integer> {
 
     private static Map<String, Object> snapshots(Varve v) {
         List<SnapshotInfo> snaps = v.snapshots();
-        Map<String, Integer> perRank = new TreeMap<>(java.util.Comparator.comparingInt(Integer::parseInt)); // an object in JSON
+        Map<String, Integer> perRank = new TreeMap<>(Comparator.comparingInt(Integer::parseInt)); // an object in JSON
         for (SnapshotInfo s : snaps) perRank.merge(Integer.toString(s.rank()), 1, Integer::sum);
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("live", snaps.size());
