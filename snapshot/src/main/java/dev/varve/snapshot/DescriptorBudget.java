@@ -53,9 +53,4 @@ final class DescriptorBudget {
     void released(PartFile f) {
         open.remove(f);
     }
-
-    /** Files holding a descriptor, as far as the budget knows. */
-    int open() {
-        return open.size();
-    }
 }

@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -37,6 +38,8 @@ final class MaplogParts {
     final List<Path> pastShortPart = new ArrayList<>();
     /** True when the header holds checkpoint marks of an older archive (stored as uplinks). */
     boolean legacyMarks;
+    /** Each part's size in bytes as open found it, by its first position. */
+    private final Map<Long, Long> sizes = new HashMap<>();
 
     private final Path path;
     private final Kind kind;
@@ -66,6 +69,7 @@ final class MaplogParts {
                 PartFile f = new PartFile(io, p, budget);
                 found.parts.put(first, f);
                 found.checkHeader(f);
+                found.sizes.put(first, f.size()); // with the header: checkContiguous needs no second open
                 f.release(); // a log may have thousands of parts: one descriptor at a time
             }
             if (!found.parts.isEmpty()) {
@@ -134,7 +138,7 @@ final class MaplogParts {
         for (Map.Entry<Long, PartFile> e : parts.entrySet()) {
             if (prev != null && prev.getKey() + partEntries < e.getKey())
                 throw new CorruptionException("archive file part is missing", partPath(path, prev.getKey() + partEntries), 0);
-            long size = prev == null ? 0 : sizeOf(prev.getValue());
+            long size = prev == null ? 0 : sizes.get(prev.getKey());
             if (prev != null && size > MaplogDescriptor.entryOffset(e.getKey() - prev.getKey()))
                 throw new CorruptionException("archive file holds " + (size - HEADER) / ENTRY + " entries but the next part starts at "
                         + e.getKey(), prev.getValue().path(), 0);
@@ -148,11 +152,5 @@ final class MaplogParts {
             }
             prev = e;
         }
-    }
-
-    private static long sizeOf(PartFile part) throws IOException {
-        long size = part.size();
-        part.release();
-        return size;
     }
 }
