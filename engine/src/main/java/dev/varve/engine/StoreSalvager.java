@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.StorageException;
@@ -16,7 +17,9 @@ import java.util.Arrays;
  * read-only (recovered in memory), every partition is scanned; a partition whose scan hits a bad page is finished
  * from its page file by {@link LeafSalvage} (keys after the last one scanned). If damage keeps it from opening (a
  * store open for writing elsewhere is refused instead), every partition is salvaged from its page file, with table
- * names from the catalog's leaves; writes after the last checkpoint are then lost, which the result says.
+ * names from the catalog's leaves, once the pages of a checkpoint the crash interrupted were put back from its
+ * recovery files as recovery would ({@link InterruptedCheckpointRestore}, in memory); writes after the last
+ * checkpoint's mark are then lost, which the result says.
  */
 public final class StoreSalvager {
     /** Receives the salvaged tables and entries, and each loss. */
@@ -51,10 +54,11 @@ public final class StoreSalvager {
         } catch (IllegalStateException e) {
             throw e;
         } catch (RuntimeException e) {
-            fromPageFiles(config, sink);
+            int restored = fromPageFiles(config, sink);
             // said, not left to be inferred: without an open nothing replays the WAL, and the page files hold the last checkpoint
             sink.lost(config.path().resolve("wal"), 0, "writes logged after the last checkpoint: the store did not open, so its WAL was not "
-                    + "replayed and only the page files (the state of the last checkpoint) were salvaged");
+                    + "replayed and only the page files (the state of the last checkpoint" + (restored == 0 ? "" : ", which the crash interrupted while it "
+                    + "wrote pages: its " + restored + " page images were restored from its recovery files") + ") were salvaged");
             return new Result(false, e.getMessage());
         }
         try (store) {
@@ -85,8 +89,12 @@ public final class StoreSalvager {
         }
     }
 
-    private static void fromPageFiles(VarveConfig config, Sink sink) {
-        try (PageStore pages = new PageStore(new MemoryOverlayIO(), config.path().resolve("pages"), config.pageSize())) {
+    /** Salvages every partition from its page file; returns how many pages of an interrupted checkpoint were restored first. */
+    private static int fromPageFiles(VarveConfig config, Sink sink) {
+        MemoryOverlayIO io = new MemoryOverlayIO(); // the restore's page writes land in memory: the source is never written
+        try (PageStore pages = new PageStore(io, config.path().resolve("pages"), config.pageSize())) {
+            // first, as recovery would: the pages a checkpoint interrupted by the crash was writing may be half-updated
+            int restored = InterruptedCheckpointRestore.apply(new CheckpointMarkers(io, config.path().resolve("checkpoints")), pages, sink);
             LeafSalvage.salvage(pages, Catalog.FILE_ID, new LeafSalvage.Sink() {
                 @Override
                 public void entry(byte[] key, byte[] value) {
@@ -100,6 +108,7 @@ public final class StoreSalvager {
                     sink.lost(pages.pathOf(Catalog.FILE_ID), pages.offsetOf(pageId), "catalog page (tables listed there are lost): " + why);
                 }
             });
+            return restored;
         }
     }
 
