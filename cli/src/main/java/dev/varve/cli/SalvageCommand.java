@@ -21,8 +21,9 @@ import java.util.concurrent.Callable;
         description = {"Copies every entry whose page still checks out from a damaged store into a new store directory, and reports what "
                 + "was lost (file, offset, what). If the damaged store opens read-only it is recovered in memory first and each "
                 + "partition is scanned, a partition that hits a bad page being finished from its page file; if it does not open, "
-                + "every leaf page of every page file is read directly (writes after the last checkpoint are then lost). The damaged "
-                + "store is not changed.", "Exit code 0: nothing lost; 1: something lost (listed); 2: nothing could be read."})
+                + "every leaf page of every page file is read directly, once the pages of a checkpoint the crash interrupted are "
+                + "restored (in memory) from its recovery files as recovery would (writes after the last checkpoint are then lost). "
+                + "The damaged store is not changed.", "Exit code 0: nothing lost; 1: something lost (listed); 2: nothing could be read."})
 final class SalvageCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
