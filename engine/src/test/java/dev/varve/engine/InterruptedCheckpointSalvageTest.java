@@ -71,7 +71,10 @@ class InterruptedCheckpointSalvageTest {
      * Every entry as of the interrupted checkpoint's mark — the completed checkpoint's entries (a third of them
      * overwritten since) and as many new keys, which split leaves of every partition — is salvaged with its value,
      * after a process kill (the page write in flight torn, those before it whole) or a power cut (un-fsynced page
-     * writes dropped, kept or torn), at several page writes of the checkpoint.
+     * writes dropped, kept or torn), at several page writes of the checkpoint. A checkpoint that makes fewer page
+     * writes than asked is crashed at its first page fsync instead ({@link CrashPoints#pageWriteAfterStartMarker}; page
+     * write 8 here): every page then reached its file whole and the page files alone would do, but the restore must
+     * not spoil them.
      */
     @ParameterizedTest(name = "{0} at page write {1}, {2}")
     @CsvSource({"kill, 1, SKIP_GARBAGE", "kill, 3, SNAPPY", "kill, 8, SKIP_GARBAGE", "power cut, 2, SNAPPY", "power cut, 6, SKIP_GARBAGE"})
