@@ -27,7 +27,10 @@ import java.util.stream.Stream;
 @Command(name = "info", mixinStandardHelpOptions = true,
         description = {"Tables, partitions and sizes, WAL range, the last checkpoint and its marker state, the recovery data recorded on disk, "
                 + "archive bytes per rank level, live snapshots, and whether recovery is pending. Opens the store read-only: a crashed "
-                + "store is recovered in memory to answer, and no file changes."})
+                + "store is recovered in memory to answer, and no file changes.",
+                "The WAL is judged as the store's open judges it: from the LSN recovery reads from, under the walSyncMode of --config "
+                        + "(default LOG_ONLY; under FSYNC a bad last record is a torn tail). Damage before that LSN, which no recovery "
+                        + "reads, is listed with its file and offset (damageRecoveryDoesNotRead) and the store is shown."})
 final class InfoCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
@@ -70,6 +73,9 @@ final class InfoCommand implements Callable<Integer> {
         w.put("firstLsn", wal.firstLsn());
         w.put("endLsn", wal.endLsn());
         w.put("tornTail", wal.tailCut() == null ? "none" : wal.tailCut());
+        w.put("recoveryReadsFrom", wal.recoveryFrom());
+        // damage recovery never reads does not stop the store: told, not refused (verify lists it as damage)
+        if (!wal.unreadDamage().isEmpty()) w.put("damageRecoveryDoesNotRead", wal.unreadDamage().stream().map(Object::toString).toList());
         return w;
     }
 
