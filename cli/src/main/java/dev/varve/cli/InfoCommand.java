@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
@@ -81,18 +82,42 @@ final class InfoCommand implements Callable<Integer> {
 
     private static Map<String, Object> lastCheckpoint(VarveConfig config) {
         Optional<StoreInspector.CheckpointState> cp = StoreInspector.lastCheckpoint(config);
+        SortedMap<Long, Integer> files = StoreInspector.recoveryFilesOnDisk(config);
         Map<String, Object> c = new LinkedHashMap<>();
         if (cp.isEmpty()) {
-            c.put("id", "none (no checkpoint ever started)");
-            return c;
+            c.put("id", files.isEmpty() ? "none (no checkpoint ever started)" : "none (no checkpoint got as far as its start marker)");
+        } else {
+            StoreInspector.CheckpointState s = cp.get();
+            c.put("id", s.id());
+            c.put("markLsn", s.markLsn());
+            c.put("markers", s.complete() ? "start and end (complete)" : "start only (interrupted: its pages are restored at open)");
+            c.put("recoveryData", s.recoveryData());
         }
-        StoreInspector.CheckpointState s = cp.get();
-        c.put("id", s.id());
-        c.put("markLsn", s.markLsn());
-        c.put("markers", s.complete() ? "start and end (complete)" : "start only (interrupted: its pages are restored at open)");
-        c.put("recoveryData", s.recoveryData());
-        c.put("recoveryFilesOnDisk", s.recoveryFiles());
+        // every recovery file in the directory: a crash can leave some that are not the latest checkpoint's
+        c.put("recoveryFilesOnDisk", files.values().stream().mapToInt(Integer::intValue).sum());
+        List<String> unread = unreadRecoveryFiles(cp.orElse(null), files);
+        if (!unread.isEmpty()) c.put("recoveryFilesUnread", unread);
         return c;
+    }
+
+    /**
+     * What each checkpoint's recovery files on disk that recovery will not read are: all but those of the latest
+     * checkpoint when it is interrupted (the ones it restores from).
+     */
+    private static List<String> unreadRecoveryFiles(StoreInspector.CheckpointState latest, SortedMap<Long, Integer> files) {
+        List<String> unread = new ArrayList<>();
+        for (Map.Entry<Long, Integer> e : files.entrySet()) {
+            long id = e.getKey();
+            String n = e.getValue() + " of checkpoint " + id;
+            if (latest == null || id > latest.id()) {
+                unread.add(n + ", which has no start marker: a crash stopped it after it wrote them and before it began writing pages, "
+                        + "so recovery ignores them; the next checkpoint to complete deletes them");
+            } else if (id < latest.id() || latest.complete()) {
+                unread.add(n + ", left by a crash after " + (id < latest.id() ? "a later" : "that") + " checkpoint completed and before "
+                        + "they were deleted: recovery ignores them; the next checkpoint to complete deletes them");
+            }
+        }
+        return unread;
     }
 
     private static Map<String, Object> snapshots(Varve v) {
