@@ -70,8 +70,7 @@ public final class WalInspector {
         return StoreLock.whileShared(config.path(), () -> {
             try (Opened o = open(config)) {
                 List<UnreadDamage> damage = new ArrayList<>();
-                // only the records before recoveryFrom: the open validated the rest
-                o.records(o.wal.firstLsn(), r -> r.nextLsn() < o.recoveryFrom, damage::add);
+                o.unreadPart(o.wal.firstLsn(), r -> true, damage::add); // the open validated the rest
                 return new Range(o.wal.firstLsn(), o.wal.position(), o.wal.tailCut().map(Object::toString).orElse(null), o.recoveryFrom, damage);
             }
         });
@@ -97,32 +96,42 @@ public final class WalInspector {
     /** The WAL as the store's open leaves it (in memory), and the LSN recovery reads it from. */
     private record Opened(Wal wal, long recoveryFrom) implements AutoCloseable {
         /**
-         * Hands each record from {@code from} to {@code each} until it returns false. A record before
-         * {@link #recoveryFrom} that fails its checks goes to {@code unread}, and reading goes on past it (from
-         * recoveryFrom when its segment cannot be read at all); from recoveryFrom on the open validated every
-         * record, so damage there is a failure.
+         * Hands each record from {@code from} to {@code each} until it returns false: those before
+         * {@link #recoveryFrom} as {@link #unreadPart} reads them, then the rest, which the open validated (damage
+         * there is a failure, as it is to open).
          */
         void records(long from, Predicate<WalReader> each, Consumer<UnreadDamage> unread) {
-            long at = from;
-            while (true) {
-                WalReader r;
-                try {
-                    r = wal.read(at);
-                } catch (CorruptionException e) { // the segment at which reading starts is unreadable
-                    if (at >= recoveryFrom) throw e;
-                    unread.accept(new UnreadDamage(at, e.file(), e.offset(), e.what(), recoveryFrom, recoveryFrom));
-                    at = recoveryFrom;
-                    continue;
-                }
-                try (r) {
-                    while (true) {
-                        try {
-                            if (!r.next() || !each.test(r)) return;
-                        } catch (CorruptionException e) {
-                            long lsn = r.nextLsn();
-                            if (lsn >= recoveryFrom) throw e;
-                            unread.accept(new UnreadDamage(lsn, e.file(), e.offset(), e.what(), recoveryFrom, Math.min(r.skipDamaged(), recoveryFrom)));
-                        }
+            if (from < recoveryFrom && !unreadPart(from, each, unread)) return;
+            try (WalReader r = wal.read(Math.max(from, recoveryFrom))) {
+                while (r.next()) if (!each.test(r)) return;
+            }
+        }
+
+        /**
+         * Hands each record from {@code from} up to {@link #recoveryFrom} to {@code each}; returns false when it
+         * returned false. No recovery reads these records and the open did not check them: one that fails its checks
+         * goes to {@code unread}, and reading goes on from the next record that checks out (at recoveryFrom when the
+         * segment cannot be read at all). A record at recoveryFrom or after is left to the caller, read from there.
+         */
+        boolean unreadPart(long from, Predicate<WalReader> each, Consumer<UnreadDamage> unread) {
+            WalReader r;
+            try {
+                r = wal.read(from);
+            } catch (CorruptionException e) { // the segment reading starts in is unreadable
+                unread.accept(new UnreadDamage(from, e.file(), e.offset(), e.what(), recoveryFrom, recoveryFrom));
+                return true;
+            }
+            try (r) {
+                while (true) {
+                    try {
+                        if (!r.next() || r.lsn() >= recoveryFrom) return true;
+                        if (!each.test(r)) return false;
+                    } catch (CorruptionException e) {
+                        long lsn = r.nextLsn();
+                        if (lsn >= recoveryFrom) return true; // validated by the open: read again from recoveryFrom, where it fails as it should
+                        long resume = r.skipDamaged();
+                        unread.accept(new UnreadDamage(lsn, e.file(), e.offset(), e.what(), recoveryFrom, Math.min(resume, recoveryFrom)));
+                        if (resume >= recoveryFrom) return true;
                     }
                 }
             }
