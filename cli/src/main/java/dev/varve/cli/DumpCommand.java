@@ -17,7 +17,9 @@ import java.util.concurrent.Callable;
 /** {@code varve dump DIR --out FILE}: tables to a file that {@code varve load} reads. */
 @Command(name = "dump", mixinStandardHelpOptions = true,
         description = {"Writes every entry of the given tables (default: all), now or as of a snapshot, optionally in [--from, --to), to a "
-                + "dump file that `varve load` reads back into a new store. Read-only on the store."})
+                + "dump file that `varve load` reads back into a new store. Read-only on the store.",
+                "The dump is written under a temporary name beside FILE (.FILE.<random>.partial) and renamed to FILE only once whole "
+                        + "and on disk: FILE never holds a partial dump. A run killed half-way leaves the temporary file, which may be deleted."})
 final class DumpCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
@@ -65,10 +67,7 @@ final class DumpCommand implements Callable<Integer> {
                     }
                     perTable.put(name, w.entries() - before);
                 }
-                w.end();
-            } catch (IOException | RuntimeException e) {
-                Files.deleteIfExists(out); // no half-written dump left behind
-                throw e;
+                w.end(); // only now does a file have the name --out: a dump cut short leaves none
             }
         }
         Map<String, Object> r = new LinkedHashMap<>();

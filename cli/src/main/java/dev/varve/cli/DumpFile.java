@@ -51,14 +51,19 @@ final class DumpFile {
     private DumpFile() {
     }
 
-    /** Writes a dump; {@link #end} finishes it. */
+    /**
+     * Writes a dump; {@link #end} finishes it and only then gives it its name ({@link StagedFile}): a dump cut short,
+     * killed included, never leaves a file under that name that could be taken for a whole one.
+     */
     static final class Writer implements AutoCloseable {
+        private final StagedFile file;
         private final CheckedOutputStream checked;
         private final DataOutputStream out;
         private long entries;
 
-        Writer(Path file) throws IOException {
-            OutputStream os = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
+        Writer(Path target) throws IOException {
+            this.file = StagedFile.create(target);
+            OutputStream os = new BufferedOutputStream(file.stream(), 1 << 16);
             this.checked = new CheckedOutputStream(os, new CRC32C());
             this.out = new DataOutputStream(checked);
             out.write(MAGIC);
@@ -97,17 +102,24 @@ final class DumpFile {
             return entries;
         }
 
-        /** Writes the end record and its checksum. */
+        /** Writes the end record and its checksum, forces the file to disk and gives it its name. */
         void end() throws IOException {
             out.writeByte('Z');
             out.writeLong(entries);
             out.flush();
             out.writeInt((int) checked.getChecksum().getValue());
+            out.flush();
+            file.commit();
         }
 
+        /** Closes the file; without {@link #end} the unfinished dump is deleted. */
         @Override
         public void close() throws IOException {
-            out.close();
+            try {
+                out.close();
+            } finally {
+                file.close();
+            }
         }
     }
 

@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
@@ -27,7 +28,10 @@ import java.util.stream.Stream;
 @Command(name = "info", mixinStandardHelpOptions = true,
         description = {"Tables, partitions and sizes, WAL range, the last checkpoint and its marker state, the recovery data recorded on disk, "
                 + "archive bytes per rank level, live snapshots, and whether recovery is pending. Opens the store read-only: a crashed "
-                + "store is recovered in memory to answer, and no file changes."})
+                + "store is recovered in memory to answer, and no file changes.",
+                "The WAL is judged as the store's open judges it: from the LSN recovery reads from, under the walSyncMode of --config "
+                        + "(default LOG_ONLY; under FSYNC a bad last record is a torn tail). Damage before that LSN, which no recovery "
+                        + "reads, is listed with its file and offset (damageRecoveryDoesNotRead) and the store is shown."})
 final class InfoCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
@@ -70,23 +74,50 @@ final class InfoCommand implements Callable<Integer> {
         w.put("firstLsn", wal.firstLsn());
         w.put("endLsn", wal.endLsn());
         w.put("tornTail", wal.tailCut() == null ? "none" : wal.tailCut());
+        w.put("recoveryReadsFrom", wal.recoveryFrom());
+        // damage recovery never reads does not stop the store: told, not refused (verify lists it as damage)
+        if (!wal.unreadDamage().isEmpty()) w.put("damageRecoveryDoesNotRead", wal.unreadDamage().stream().map(Object::toString).toList());
         return w;
     }
 
     private static Map<String, Object> lastCheckpoint(VarveConfig config) {
         Optional<StoreInspector.CheckpointState> cp = StoreInspector.lastCheckpoint(config);
+        SortedMap<Long, Integer> files = StoreInspector.recoveryFilesOnDisk(config);
         Map<String, Object> c = new LinkedHashMap<>();
         if (cp.isEmpty()) {
-            c.put("id", "none (no checkpoint ever started)");
-            return c;
+            c.put("id", files.isEmpty() ? "none (no checkpoint ever started)" : "none (no checkpoint got as far as its start marker)");
+        } else {
+            StoreInspector.CheckpointState s = cp.get();
+            c.put("id", s.id());
+            c.put("markLsn", s.markLsn());
+            c.put("markers", s.complete() ? "start and end (complete)" : "start only (interrupted: its pages are restored at open)");
+            c.put("recoveryData", s.recoveryData());
         }
-        StoreInspector.CheckpointState s = cp.get();
-        c.put("id", s.id());
-        c.put("markLsn", s.markLsn());
-        c.put("markers", s.complete() ? "start and end (complete)" : "start only (interrupted: its pages are restored at open)");
-        c.put("recoveryData", s.recoveryData());
-        c.put("recoveryFilesOnDisk", s.recoveryFiles());
+        // every recovery file in the directory: a crash can leave some that are not the latest checkpoint's
+        c.put("recoveryFilesOnDisk", files.values().stream().mapToInt(Integer::intValue).sum());
+        List<String> unread = unreadRecoveryFiles(cp.orElse(null), files);
+        if (!unread.isEmpty()) c.put("recoveryFilesUnread", unread);
         return c;
+    }
+
+    /**
+     * What each checkpoint's recovery files on disk that recovery will not read are: all but those of the latest
+     * checkpoint when it is interrupted (the ones it restores from).
+     */
+    private static List<String> unreadRecoveryFiles(StoreInspector.CheckpointState latest, SortedMap<Long, Integer> files) {
+        List<String> unread = new ArrayList<>();
+        for (Map.Entry<Long, Integer> e : files.entrySet()) {
+            long id = e.getKey();
+            String n = e.getValue() + " of checkpoint " + id;
+            if (latest == null || id > latest.id()) {
+                unread.add(n + ", which has no start marker: a crash stopped it after it wrote them and before it began writing pages, "
+                        + "so recovery ignores them; the next checkpoint to complete deletes them");
+            } else if (id < latest.id() || latest.complete()) {
+                unread.add(n + ", left by a crash after " + (id < latest.id() ? "a later" : "that") + " checkpoint completed and before "
+                        + "they were deleted: recovery ignores them; the next checkpoint to complete deletes them");
+            }
+        }
+        return unread;
     }
 
     private static Map<String, Object> snapshots(Varve v) {

@@ -17,7 +17,10 @@ import java.util.concurrent.Callable;
 @Command(name = "wal-dump", mixinStandardHelpOptions = true,
         description = {"Prints the WAL's records from --from-lsn (default: the first held): LSN, type, payload bytes and, for a batch, "
                 + "each operation's table, partition, key and value size (-1: remove). A torn tail is left out, as recovery would "
-                + "cut it. Read-only."})
+                + "cut it. Read-only.",
+                "The WAL is judged as the store's open judges it: from the LSN recovery reads from (the last checkpoint's mark), under "
+                        + "the walSyncMode of --config (default LOG_ONLY). Damage before that LSN, which recovery never reads, is noted on "
+                        + "stderr with its file and offset, and the records go on from the next one that checks out."})
 final class WalDumpCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
@@ -74,6 +77,11 @@ final class WalDumpCommand implements Callable<Integer> {
                             + encoding.encode(op.key()) + (op.valueBytes() < 0 ? "" : "  (" + op.valueBytes() + " bytes)"));
             }
             return true;
+        }, damage -> { // the store opens: its records from where recovery reads are shown, the damage is told
+            out.flush();
+            output.err().println("varve: note: the WAL is damaged where recovery does not read it: " + damage + "; records go on at LSN "
+                    + damage.resumeLsn());
+            output.err().flush();
         });
         out.flush();
         return Main.OK;

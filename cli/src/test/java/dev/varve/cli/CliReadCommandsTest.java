@@ -88,6 +88,31 @@ class CliReadCommandsTest {
         assertTrue(m.out().contains("name orders, partitions 3, entries " + FixtureStores.model(FixtureStores.ROUNDS + 1).get("orders").size()), m.out());
     }
 
+    /**
+     * A checkpoint writes its recovery files before its start marker: a crash between the two leaves files of a
+     * checkpoint with no marker at all, which recovery ignores and info still counts as on disk.
+     */
+    @Test
+    void infoCountsRecoveryFilesOfACheckpointStoppedBeforeItsStartMarker() throws java.io.IOException {
+        Path store = StoreCopy.of(healthy, tmp.resolve("prestart"));
+        long latest = dev.varve.engine.StoreInspector.lastCheckpoint(dev.varve.engine.StoreInspector.detectConfig(store)).orElseThrow().id();
+        List<Path> recovery;
+        try (java.util.stream.Stream<Path> s = Files.list(mid.resolve("checkpoints"))) {
+            recovery = s.filter(p -> p.getFileName().toString().contains("-recovery-")).sorted().toList();
+        }
+        assertFalse(recovery.isEmpty(), "the interrupted checkpoint left no recovery file to copy");
+        for (int n = 0; n < recovery.size(); n++)
+            Files.copy(recovery.get(n), store.resolve("checkpoints").resolve(String.format("cp-%016d-recovery-%02d.bin", latest + 1, n)));
+
+        CliRun r = unchanged(store, "info", store.toString());
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().contains("id: " + latest + "\n") && r.out().contains("markers: start and end (complete)"), r.out());
+        assertTrue(r.out().contains("recoveryFilesOnDisk: " + recovery.size() + "\n"), r.out());
+        assertTrue(r.out().contains(recovery.size() + " of checkpoint " + (latest + 1) + ", which has no start marker"), r.out());
+        CliRun m = unchanged(mid, "info", mid.toString()); // the interrupted checkpoint's own files: the ones it restores from
+        assertTrue(m.out().contains("recoveryFilesOnDisk: " + recovery.size() + "\n") && !m.out().contains("recoveryFilesUnread"), m.out());
+    }
+
     @Test
     void verifyFindsEachStoreClean() {
         for (Path dir : new Path[]{healthy, crashed, mid}) {

@@ -12,12 +12,14 @@ import dev.varve.engine.Varve;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -26,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The new store of {@code load}, {@code backup DIR} and {@code salvage} is built under {@code NEWDIR/.incoming} and
  * moved into place only when whole: a run killed half-way leaves a directory that every command refuses as an
- * unfinished transfer, and running the command again completes it.
+ * unfinished transfer, and running the command again completes it. A {@code dump} file likewise gets its name only when
+ * whole: a dump killed half-way leaves nothing under that name, and a rerun writes it.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CliStagedTargetTest {
@@ -35,13 +38,14 @@ class CliStagedTargetTest {
     @TempDir
     static Path tmp;
     static Path healthy;
+    static Path big;
     static Path dump;
 
     @BeforeAll
     static void stores() {
         healthy = tmp.resolve("healthy");
         FixtureStores.create(healthy, "healthy");
-        Path big = tmp.resolve("big");
+        big = tmp.resolve("big");
         try (Varve v = Varve.open(VarveConfig.builder().path(big).dataRegionSize(64L << 20).checkpointBufferSize(16L << 20)
                 .captureBufferSize(4L << 20).build())) {
             for (int i = 0; i < ENTRIES; i += 100) {
@@ -126,6 +130,53 @@ class CliStagedTargetTest {
         assertEquals(ENTRIES, entries(target, "t"));
         CliRun verify = CliRun.of("verify", target.toString());
         assertEquals(Main.OK, verify.code(), verify.toString());
+    }
+
+    /** The regular files directly in {@code dir}. */
+    private static List<Path> files(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(Files::isRegularFile).toList();
+        }
+    }
+
+    /** True when some file in {@code dir} has bytes: the dump has started writing (whatever name it writes under). */
+    private static boolean writing(Path dir) throws IOException {
+        for (Path f : files(dir)) {
+            try {
+                if (Files.size(f) > 0) return true;
+            } catch (NoSuchFileException renamed) {
+                // moved to its name meanwhile: the next look sees it
+            }
+        }
+        return false;
+    }
+
+    @Test
+    void dumpKilledHalfWayLeavesNoFileUnderItsNameAndARerunWritesIt() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("dump-killed"));
+        Path target = dir.resolve("big.dump");
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), Main.class.getName(), "dump", big.toString(), "--out", target.toString()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            while (!writing(dir) && p.isAlive()) Thread.sleep(1); // the first 64 KiB of several MiB are out
+        } finally {
+            p.destroyForcibly(); // SIGKILL: no cleanup of the dump runs
+            p.waitFor(30, TimeUnit.SECONDS);
+        }
+        assertTrue(p.exitValue() != Main.OK, "the dump finished before it could be killed");
+        assertFalse(Files.exists(target), "a killed dump left a file under its name: " + files(dir));
+        List<Path> left = files(dir);
+        assertEquals(1, left.size(), left.toString());
+        assertTrue(left.get(0).getFileName().toString().endsWith(StagedFile.SUFFIX), left.toString());
+
+        CliRun rerun = CliRun.of("dump", big.toString(), "--out", target.toString());
+        assertEquals(Main.OK, rerun.code(), rerun.toString());
+        assertEquals(ENTRIES, DumpFile.read(target, null));
+        Path loaded = tmp.resolve("dump-killed-loaded");
+        CliRun load = CliRun.of("load", target.toString(), "--to", loaded.toString());
+        assertEquals(Main.OK, load.code(), load.toString());
+        assertEquals(ENTRIES, entries(loaded, "t"));
     }
 
     /** What a killed {@code backup} or {@code salvage} leaves: part of a store under the unfinished mark. */

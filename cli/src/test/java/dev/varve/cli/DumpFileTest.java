@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -150,5 +151,29 @@ class DumpFileTest {
         });
         e = assertThrows(IOException.class, () -> read(noPartitions));
         assertTrue(e.getMessage().contains("implausible partition count 0 in the table record at offset " + tableAt), e.getMessage());
+    }
+
+    @Test
+    void aDumpHasItsNameOnlyOnceEndedAndOneCutShortLeavesNothing() throws IOException {
+        Path file = tmp.resolve("d");
+        try (DumpFile.Writer w = new DumpFile.Writer(file)) {
+            w.table("plain", TableOptions.hashPlaced(1));
+            w.entry(utf8("a"), utf8("b"));
+            assertTrue(Files.notExists(file), "the name is given before the dump is whole");
+            w.end();
+        }
+        assertEquals(List.of("plain " + TableOptions.hashPlaced(1), "-1:a=b"), read(file));
+        try (Stream<Path> s = Files.list(tmp)) {
+            assertEquals(List.of(file), s.toList(), "the temporary file is gone once renamed");
+        }
+
+        Path cut = tmp.resolve("cut");
+        try (DumpFile.Writer w = new DumpFile.Writer(cut)) {
+            w.table("plain", TableOptions.hashPlaced(1));
+            w.entry(utf8("a"), utf8("b")); // and no end: an error cut the dump short
+        }
+        try (Stream<Path> s = Files.list(tmp)) {
+            assertEquals(List.of(file), s.toList(), "a dump cut short leaves no file");
+        }
     }
 }

@@ -107,8 +107,7 @@ final class Engine {
             CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
             RecoveryStart start = RecoveryStart.decide(markers, config.pageSize());
             Path walDir = config.path().resolve("wal");
-            // with no checkpoint ever completed, no segment was ever deleted: the WAL must start at its first LSN
-            long neededFrom = start.latest() == null ? WalSegmentDescriptor.firstLsn(0, config.walSegmentSize()) : start.neededFrom();
+            long neededFrom = start.walScanFrom(config.walSegmentSize());
             WalOpenScan walScan;
             try {
                 walScan = WalOpenScan.run(io, walDir, config.walSegmentSize(), config.walSyncMode(), neededFrom, truncateDamagedWal);

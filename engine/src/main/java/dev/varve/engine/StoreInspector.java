@@ -26,6 +26,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * What operator tools need to look into a store directory without changing it: the layout-bound configuration read
@@ -39,6 +43,8 @@ public final class StoreInspector {
     /** Data region of a tool's read-only open: small, since tools read and recovery checkpoints when short. */
     private static final long TOOL_REGION_BYTES = 64L << 20;
     private static final long TOOL_BUFFER_BYTES = 4L << 20;
+    /** A recovery file's name ({@link CheckpointMarkers#recoveryFilePath}); group 1 is the checkpoint id. */
+    private static final Pattern RECOVERY_FILE = Pattern.compile("cp-(\\d{16})-recovery-\\d{2,}\\.bin");
 
     /** One damaged spot: file, byte offset, what is wrong. */
     public record Damage(Path file, long offset, String what) {
@@ -56,7 +62,8 @@ public final class StoreInspector {
     /**
      * The latest checkpoint's markers: whether its end marker is there ({@code complete}; if not, the crash hit its
      * page writes and recovery restores them), where its recovery data is ({@code "recovery files"} or
-     * {@code "physical wal"}) and how many recovery files are on disk.
+     * {@code "physical wal"}) and how many recovery files of it are on disk (others a crash left are counted by
+     * {@link #recoveryFilesOnDisk}).
      */
     public record CheckpointState(long id, long markLsn, long prevMarkLsn, boolean complete, String recoveryData, int recoveryFiles) {
     }
@@ -250,11 +257,31 @@ public final class StoreInspector {
     private static Optional<CheckpointState> lastCheckpointLocked(VarveConfig config) {
         FileIOFactory io = new MemoryOverlayIO();
         CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
-        return markers.latestStart().map(s -> {
-            int files = 0;
-            while (s.recoveryData() == CheckpointMarker.RECOVERY_FILES && io.exists(markers.recoveryFilePath(s.id(), files))) files++;
-            return new CheckpointState(s.id(), s.markLsn(), s.prevMarkLsn(), markers.end(s.id()).isPresent(),
-                    s.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal", files);
-        });
+        SortedMap<Long, Integer> files = recoveryFilesLocked(io, config);
+        return markers.latestStart().map(s -> new CheckpointState(s.id(), s.markLsn(), s.prevMarkLsn(), markers.end(s.id()).isPresent(),
+                s.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal", files.getOrDefault(s.id(), 0)));
+    }
+
+    /**
+     * The recovery files in the checkpoint directory, counted per checkpoint id (ascending). Besides the latest
+     * checkpoint's, a crash can leave files no recovery reads: those of a checkpoint stopped after writing them but
+     * before its start marker (they are written first, so that checkpoint has no marker at all), and those whose
+     * deletion after an end marker it cut short.
+     */
+    public static SortedMap<Long, Integer> recoveryFilesOnDisk(VarveConfig config) {
+        return StoreLock.whileShared(config.path(), () -> recoveryFilesLocked(new MemoryOverlayIO(), config));
+    }
+
+    private static SortedMap<Long, Integer> recoveryFilesLocked(FileIOFactory io, VarveConfig config) {
+        SortedMap<Long, Integer> perCheckpoint = new TreeMap<>();
+        try {
+            for (Path p : io.list(config.path().resolve("checkpoints"), "cp-")) {
+                Matcher m = RECOVERY_FILE.matcher(p.getFileName().toString());
+                if (m.matches()) perCheckpoint.merge(Long.parseLong(m.group(1)), 1, Integer::sum);
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot list the checkpoint directory", config.path().resolve("checkpoints"), e);
+        }
+        return perCheckpoint;
     }
 }

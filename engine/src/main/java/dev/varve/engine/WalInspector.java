@@ -1,28 +1,35 @@
 package dev.varve.engine;
 
+import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.config.VarveConfig;
-import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.LeafSalvage;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.wal.Wal;
+import dev.varve.core.wal.WalOpenScan;
 import dev.varve.core.wal.WalReader;
+import dev.varve.recovery.RecoveryStart;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
  * The WAL's records as a tool shows them (LSN, type, size, and for a batch its operations), read through a
  * {@link MemoryOverlayIO}: opening the WAL cuts a torn tail and would create a first segment, but only in memory.
- * Reads hold the store's shared lock (they fail while a writer has the store open).
+ * The WAL is judged as the store's own open judges it: validated from the LSN recovery starts reading at
+ * ({@link RecoveryStart#walScanFrom}), by the rule of the configured {@link VarveConfig#walSyncMode()} (a bad last
+ * record is a torn tail under FSYNC, damage otherwise). Damage in records before that LSN, which no recovery reads, is
+ * reported ({@link UnreadDamage}) instead of refused. Reads hold the store's shared lock (they fail while a writer has
+ * the store open).
  */
 public final class WalInspector {
     /**
@@ -36,43 +43,129 @@ public final class WalInspector {
     public record Record(long lsn, String type, int bytes, List<Op> ops, String detail) {
     }
 
-    /** First LSN held, end (next LSN), and the torn tail cut at open (null when none). */
-    public record Range(long firstLsn, long endLsn, String tailCut) {
+    /**
+     * Damage found in the WAL before {@code recoveryFrom}, the LSN recovery starts reading at: the record at
+     * {@code lsn} ({@code file} at {@code offset}) fails its checks ({@code what}). No recovery reads it, so the store
+     * opens. Reading goes on at {@code resumeLsn}, the next record that checks out (or the next segment).
+     */
+    public record UnreadDamage(long lsn, Path file, long offset, String what, long recoveryFrom, long resumeLsn) {
+        @Override
+        public String toString() {
+            return file + " at offset " + offset + ": " + what + " (before LSN " + recoveryFrom + ", where recovery starts reading: no recovery reads it)";
+        }
+    }
+
+    /**
+     * First LSN held, end (next LSN), the torn tail cut at open (null when none), the LSN recovery reads from, and
+     * damage before that LSN (empty when none).
+     */
+    public record Range(long firstLsn, long endLsn, String tailCut, long recoveryFrom, List<UnreadDamage> unreadDamage) {
     }
 
     private WalInspector() {
     }
 
-    /** The LSN range the WAL of {@code config}'s store holds. */
+    /** The LSN range the WAL of {@code config}'s store holds, and damage in the part recovery does not read. */
     public static Range range(VarveConfig config) {
         return StoreLock.whileShared(config.path(), () -> {
-            try (Wal wal = open(config)) {
-                return new Range(wal.firstLsn(), wal.position(), wal.tailCut().map(Object::toString).orElse(null));
+            try (Opened o = open(config)) {
+                List<UnreadDamage> damage = new ArrayList<>();
+                o.unreadPart(o.wal.firstLsn(), r -> true, damage::add); // the open validated the rest
+                return new Range(o.wal.firstLsn(), o.wal.position(), o.wal.tailCut().map(Object::toString).orElse(null), o.recoveryFrom, damage);
             }
         });
     }
 
     /**
      * Hands each record from {@code fromLsn} (the WAL's first when below it) to {@code out} until it returns false.
+     * Damage met before the LSN recovery reads from goes to {@code unread}, and reading goes on past it.
      *
      * @throws IllegalArgumentException if {@code fromLsn} lies beyond the WAL's end
      */
-    public static void read(VarveConfig config, long fromLsn, Predicate<Record> out) {
+    public static void read(VarveConfig config, long fromLsn, Predicate<Record> out, Consumer<UnreadDamage> unread) {
         StoreLock.whileShared(config.path(), () -> {
             Map<Integer, String> names = catalogNames(config);
-            try (Wal wal = open(config)) {
-                if (fromLsn > wal.position()) throw new IllegalArgumentException("LSN " + fromLsn + " lies beyond the WAL's end " + wal.position());
-                try (WalReader r = wal.read(Math.max(fromLsn, wal.firstLsn()))) {
-                    while (r.next()) if (!out.test(decode(r, names))) break;
-                }
+            try (Opened o = open(config)) {
+                if (fromLsn > o.wal.position()) throw new IllegalArgumentException("LSN " + fromLsn + " lies beyond the WAL's end " + o.wal.position());
+                o.records(Math.max(fromLsn, o.wal.firstLsn()), r -> out.test(decode(r, names)), unread);
             }
             return null;
         });
     }
 
-    private static Wal open(VarveConfig config) {
+    /** The WAL as the store's open leaves it (in memory), and the LSN recovery reads it from. */
+    private record Opened(Wal wal, long recoveryFrom) implements AutoCloseable {
+        /**
+         * Hands each record from {@code from} to {@code each} until it returns false: those before
+         * {@link #recoveryFrom} as {@link #unreadPart} reads them, then the rest, which the open validated (damage
+         * there is a failure, as it is to open).
+         */
+        void records(long from, Predicate<WalReader> each, Consumer<UnreadDamage> unread) {
+            if (from < recoveryFrom && !unreadPart(from, each, unread)) return;
+            try (WalReader r = wal.read(Math.max(from, recoveryFrom))) {
+                while (r.next()) if (!each.test(r)) return;
+            }
+        }
+
+        /**
+         * Hands each record from {@code from} up to {@link #recoveryFrom} to {@code each}; returns false when it
+         * returned false. No recovery reads these records and the open did not check them: one that fails its checks
+         * goes to {@code unread}, and reading goes on from the next record that checks out (at recoveryFrom when the
+         * segment cannot be read at all). A record at recoveryFrom or after is left to the caller, read from there.
+         */
+        boolean unreadPart(long from, Predicate<WalReader> each, Consumer<UnreadDamage> unread) {
+            WalReader r;
+            try {
+                r = wal.read(from);
+            } catch (CorruptionException e) { // the segment reading starts in is unreadable
+                unread.accept(new UnreadDamage(from, e.file(), e.offset(), e.what(), recoveryFrom, recoveryFrom));
+                return true;
+            }
+            try (r) {
+                while (true) {
+                    try {
+                        if (!r.next() || r.lsn() >= recoveryFrom) return true;
+                        if (!each.test(r)) return false;
+                    } catch (CorruptionException e) {
+                        long lsn = r.nextLsn();
+                        if (lsn >= recoveryFrom) return true; // validated by the open: read again from recoveryFrom, where it fails as it should
+                        long resume = r.skipDamaged();
+                        unread.accept(new UnreadDamage(lsn, e.file(), e.offset(), e.what(), recoveryFrom, Math.min(resume, recoveryFrom)));
+                        if (resume >= recoveryFrom) return true;
+                    }
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            wal.close();
+        }
+    }
+
+    /**
+     * Opens the WAL as {@link Engine} does: the checkpoint markers say where recovery starts reading, and the WAL is
+     * validated from there under the store's walSyncMode. Markers that cannot say (damaged; the store does not open)
+     * leave the whole WAL to validate, so the records can still be shown.
+     */
+    private static Opened open(VarveConfig config) {
+        MemoryOverlayIO io = new MemoryOverlayIO();
         Path dir = config.path().resolve("wal");
-        return Wal.open(dir, new MemoryOverlayIO(), config.walSegmentSize(), WalSyncMode.LOG_ONLY, Duration.ofSeconds(1));
+        CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
+        RecoveryStart start;
+        try {
+            start = RecoveryStart.decide(markers, config.pageSize());
+        } catch (CorruptionException e) {
+            start = null;
+        }
+        WalOpenScan scan;
+        try {
+            scan = WalOpenScan.run(io, dir, config.walSegmentSize(), config.walSyncMode(), start == null ? -1 : start.walScanFrom(config.walSegmentSize()), false);
+        } catch (CorruptionException e) {
+            throw start == null ? e : start.explain(e, markers);
+        }
+        Wal wal = Wal.open(scan, config.walFlushFrequency());
+        return new Opened(wal, start == null ? wal.firstLsn() : start.walScanFrom(config.walSegmentSize()));
     }
 
     /** Table names by id from the catalog's leaves in the page file (as of the last checkpoint; damaged leaves skipped). */

@@ -43,6 +43,8 @@ class WalInspectorTest {
         WalInspector.read(config, 0, rec -> {
             detailByType.putIfAbsent(rec.type(), rec.detail());
             return true;
+        }, damage -> {
+            throw new AssertionError("unread WAL damage: " + damage);
         });
         if (compression == RecoveryCompression.SNAPPY)
             assertTrue(detailByType.getOrDefault("PAGE_IMAGE_SNAPPY", "").matches("page \\S+, compressed"), detailByType.toString());

@@ -125,6 +125,8 @@ class WriteAndSnapshotTest {
         WalInspector.read(config, 0, r -> {
             if (r.type().equals("SNAPSHOT")) snaprec[0] = r.lsn();
             return true;
+        }, damage -> {
+            throw new AssertionError("unread WAL damage: " + damage);
         });
         assertTrue(snaprec[0] > 0, "the snaprec was written");
         long segmentSize = config.walSegmentSize();

@@ -4,6 +4,7 @@ import dev.varve.checkpoint.CheckpointMarker;
 import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.checkpoint.RecoveryFileReader;
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.wal.WalSegmentDescriptor;
 
 import java.util.Optional;
 
@@ -50,6 +51,15 @@ public record RecoveryStart(CheckpointMarker latest, boolean interrupted, long n
             return new RecoveryStart(start, true, start.markLsn());
         }
         return new RecoveryStart(start, true, start.prevMarkLsn());
+    }
+
+    /**
+     * The first WAL LSN the open validates, {@link #neededFrom}; with no checkpoint ever started no segment was ever
+     * deleted, so the WAL must hold every record from its very first LSN. Tools that read the WAL judge it from here
+     * too: damage before it is in records no recovery reads.
+     */
+    public long walScanFrom(long segmentSize) {
+        return latest == null ? WalSegmentDescriptor.firstLsn(0, segmentSize) : neededFrom;
     }
 
     /**

@@ -103,6 +103,21 @@ public final class WalReader implements AutoCloseable {
     }
 
     /**
+     * After {@link #next()} threw a {@link CorruptionException} for the record at {@link #nextLsn()}, moves past it:
+     * to the next aligned offset of its segment where a whole, valid record starts (the offline check's rule, see
+     * {@link WalFileCheck}), or to the next segment's first LSN when none does or the segment itself is unreadable.
+     * Returns the new {@link #nextLsn()}. For tools that show what is readable around damage no recovery reads;
+     * recovery never skips a record.
+     */
+    public long skipDamaged() {
+        long index = WalSegmentDescriptor.segmentIndex(nextLsn, segmentSize);
+        int next = segment != null && segment.index == index
+                ? WalOpenScan.nextValidRecord(segment.buffer, index, WalSegmentDescriptor.offset(nextLsn, segmentSize), crc) : -1;
+        nextLsn = next >= 0 ? WalSegmentDescriptor.lsn(index, next, segmentSize) : WalSegmentDescriptor.firstLsn(index + 1, segmentSize);
+        return nextLsn;
+    }
+
+    /**
      * Tells the reader that every record before {@code lsn} was checked (length, LSN and CRC) since the WAL was
      * opened — recovery passes the position open's scan validated up to — so it does not check them again: recovery
      * then reads each record once, not twice, and never touches the bodies of records it skips (physical records,

@@ -154,6 +154,31 @@ class WalAppendReadTest {
     }
 
     @Test
+    void aReaderSkipsADamagedRecordToTheNextThatChecksOutOrTheNextSegment() throws Exception {
+        try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
+            long first = wal.append(2, ByteBuffer.wrap(new byte[100]));
+            long second = wal.append(2, ByteBuffer.wrap(new byte[100]));
+            long third = wal.append(2, ByteBuffer.wrap(new byte[100]));
+            WalTestSupport.flipByte(WalTestSupport.segmentFile(dir, 0), WalSegmentDescriptor.offset(second, SEGMENT_SIZE) + WalSegmentDescriptor.PAYLOAD_OFFSET + 10);
+            try (WalReader r = wal.read(first)) {
+                assertTrue(r.next());
+                assertThrows(dev.varve.core.io.CorruptionException.class, r::next);
+                assertEquals(second, r.nextLsn(), "a failed step stays at the damaged record");
+                assertEquals(third, r.skipDamaged());
+                assertTrue(r.next());
+                assertEquals(third, r.lsn());
+                assertFalse(r.next());
+            }
+            WalTestSupport.flipByte(WalTestSupport.segmentFile(dir, 0), WalSegmentDescriptor.offset(third, SEGMENT_SIZE) + WalSegmentDescriptor.PAYLOAD_OFFSET + 10);
+            try (WalReader r = wal.read(second)) { // no record that checks out after it in its segment: the next segment
+                assertThrows(dev.varve.core.io.CorruptionException.class, r::next);
+                assertEquals(WalSegmentDescriptor.firstLsn(1, SEGMENT_SIZE), r.skipDamaged());
+                assertFalse(r.next());
+            }
+        }
+    }
+
+    @Test
     void readFromAnLsnThatIsNotARecordBoundaryIsRejected() {
         try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
             long lsn = wal.append(2, ByteBuffer.wrap(new byte[100]));
