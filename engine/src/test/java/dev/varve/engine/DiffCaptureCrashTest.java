@@ -49,7 +49,9 @@ class DiffCaptureCrashTest {
         PAGELOG_WRITE(Kind.WRITE, "pagelog-", 40),
         PAGELOG_FSYNC(Kind.FORCE, "pagelog-", 3),
         MAPLOG_WRITE(Kind.WRITE, "maplog-", 60),
-        SEGMENT_DELETE(Kind.DELETE, "pagelog-", 1);
+        SEGMENT_DELETE(Kind.DELETE, "pagelog-", 1),
+        /** The first record written into a new segment (its header went to the temp file before): the segment before is unforced. */
+        NEXT_SEGMENT_WRITE(Kind.WRITE, "pagelog-00000003.log", 2);
 
         final Kind kind;
         final String file;

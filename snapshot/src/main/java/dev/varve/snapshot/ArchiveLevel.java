@@ -60,7 +60,7 @@ final class ArchiveLevel implements AutoCloseable {
         maplog.checkDurable(mappings);
         if (addresses > volume.end())
             throw new CorruptionException("archive level " + level + " holds " + volume.end() + " pages but the recovered checkpoint mark made "
-                    + addresses + " durable (a Pagelog segment was cut short or deleted)", volume.pathOf(addresses - 1), 0);
+                    + addresses + " durable (a Pagelog segment was cut short or deleted)", volume.whereShort(addresses), 0);
     }
 
     /** Cuts both back to what they held at a checkpoint mark, and any torn tail (recovery, once the store is sound). */

@@ -92,6 +92,7 @@ final class CheckpointFlush {
             lock.unlock();
         }
         for (SnapshotRegistry.Move m : due) ranker.copyToLevel(m, markLsn);
+        for (ArchiveLevel l : levels) l.volume.forceFilled(); // the bulk of the write-back, while the archiver still appends
         lock.lockAppends(); // not the state lock: captures go on while the files sync
         try {
             for (ArchiveLevel l : levels) l.volume.force();

@@ -16,6 +16,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.zip.CRC32C;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * Retro's Pagelog: the archived pre-states, appended in log-structured segment files ({@code pagelog-<segment>.log}).
  * Records are fixed-size, so reclamation can later drop whole segments; segment and slot follow from a record's
@@ -33,6 +36,7 @@ import java.util.zip.CRC32C;
  * and take no lock: records below {@link #end()} never change, and views pin what they read.
  */
 final class Pagelog implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Pagelog.class);
     private static final int HEADER = PagelogDescriptor.HEADER_SIZE;
     private static final int BODY = PagelogDescriptor.IMAGE_OFFSET;
 
@@ -71,7 +75,10 @@ final class Pagelog implements AutoCloseable {
     /** The ranges of the diff being added. */
     private final int[] diffRanges;
     private long reclaimedBytes;
+    /** The first segment written since the last force; the segments from it on are forced by the next flush. */
     private int unforcedFrom = Integer.MAX_VALUE;
+    /** Segments found past one a power loss left short, newest first: the recovery cut deletes them. */
+    private final java.util.List<Path> pastShortSegment = new java.util.ArrayList<>();
 
     Pagelog(FileIOFactory io, Path dir, int pageSize, long segmentBytes) {
         this.io = io;
@@ -85,6 +92,7 @@ final class Pagelog implements AutoCloseable {
         this.diffRanges = PageDiff.rangesFor(pageSize);
         this.pack = new DiffPack(pageSize, chain);
         try {
+            java.util.Set<Integer> sized = new java.util.HashSet<>();
             for (Path p : io.list(dir, PagelogDescriptor.FILE_PREFIX)) {
                 if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
                 int n = PagelogDescriptor.segmentOf(p);
@@ -92,11 +100,17 @@ final class Pagelog implements AutoCloseable {
                 if (segments.isEmpty()) firstSegment = n; // the ones before were reclaimed
                 PartFile f = new PartFile(io, p, budget);
                 segments.put(n, f);
-                versions.put(n, checkHeader(f, n));
+                versions.put(n, checkHeader(f, n, sized));
                 f.release(); // an archive may have thousands of segments: one descriptor at a time
             }
-            for (int seg : segments.keySet())
-                PagelogDescriptor.checkSegmentLength(segments.get(seg).path(), recordsIn(seg), seg == lastSegment(), recordsPerSegment, pageSize);
+            for (int seg = firstSegment; !segments.isEmpty() && seg <= lastSegment(); seg++) {
+                long records = recordsIn(seg);
+                if (seg < lastSegment() && records < recordsPerSegment && sized.contains(seg)) {
+                    setAsideAfter(seg);
+                    break;
+                }
+                PagelogDescriptor.checkSegmentLength(segments.get(seg).path(), records, seg == lastSegment(), recordsPerSegment, pageSize);
+            }
         } catch (IOException | RuntimeException e) {
             close();
             if (e instanceof RuntimeException r) throw r;
@@ -176,15 +190,54 @@ final class Pagelog implements AutoCloseable {
         }
     }
 
-    private int checkHeader(FileIO f, int n) throws IOException {
+    /** Checks segment {@code n}'s header and returns its version; adds {@code n} to {@code sized} if it records its size. */
+    private int checkHeader(FileIO f, int n, java.util.Set<Integer> sized) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         if (f.read(h, 0) < HEADER) throw new CorruptionException("Pagelog segment header truncated", f.path(), 0);
-        return PagelogDescriptor.checkHeader(h, f.path(), pageSize, n, (int) recordsPerSegment);
+        int version = PagelogDescriptor.checkHeader(h, f.path(), pageSize, n, (int) recordsPerSegment);
+        if (PagelogDescriptor.recordedRecordsPerSegment(h) != 0) sized.add(n);
+        return version;
+    }
+
+    /**
+     * Segment {@code seg}, not the last, holds fewer records than a full one, and its header says how many a full one
+     * holds, so it is no other archiveSegmentSize: a power loss cut it while the archiver had moved on to the next
+     * (a segment filled is forced by the next checkpoint's flush, not when the next one begins). Every checkpoint mark
+     * forces all segments, so the segments after it hold nothing a mark made durable: they are set aside, and the
+     * recovery cut deletes them ({@link #truncate}); a mark that needs more than {@code seg} holds is refused as
+     * damage ({@code ArchiveLevel.checkDurable}).
+     */
+    private void setAsideAfter(int seg) throws IOException {
+        while (lastSegment() > seg) {
+            int last = lastSegment();
+            PartFile later = segments.remove(last);
+            versions.remove(last);
+            pastShortSegment.add(later.path());
+            later.close();
+        }
+    }
+
+    /** Deletes the segments open set aside, the newest first, each deletion durable before the next: never a gap. */
+    private void deleteSetAside() throws IOException {
+        for (Path p : pastShortSegment) { // added newest first
+            LOG.warn("Pagelog segment {} lies past one a power loss left short; it holds nothing a checkpoint made durable and is deleted", p);
+            io.deleteDurably(p);
+        }
+        pastShortSegment.clear();
     }
 
     /** The segment file that holds (or would hold) {@code address}. */
     Path pathOf(long address) {
         return dir.resolve(PagelogDescriptor.fileName((int) (PagelogDescriptor.recordOf(address) / recordsPerSegment)));
+    }
+
+    /**
+     * The file that lacks records {@link #end()} to {@code needed}: the segment the volume ends in when it is there
+     * (cut short, the segments after it set aside), else the last one needed (deleted).
+     */
+    Path whereShort(long needed) {
+        int seg = (int) (end / recordsPerSegment);
+        return segments.containsKey(seg) ? segments.get(seg).path() : pathOf(needed - 1);
     }
 
     /** Whether a pre-state captured now may be archived as a diff (its record will lie in a segment of this version). */
@@ -385,15 +438,11 @@ final class Pagelog implements AutoCloseable {
         long first = end;
         int seg = (int) (first / recordsPerSegment);
         try {
-            if (!segments.containsKey(seg)) {
-                // Every segment but the last is full at open, or the archive is refused as cut short (or written with
-                // another archiveSegmentSize). The new segment's creation is durable at once (DurableFiles.create), so
-                // the records of the ones before it must be first: else a power cut before the next force leaves a
-                // short segment that is not the last, and the store cannot be opened even though those records lie past
-                // the mark, which recovery cuts anyway. One fsync per segment filled.
-                forceSegments(seg - 1);
-                newSegment(seg);
-            }
+            // The new segment's creation is durable at once (DurableFiles.create) while the records of the one before
+            // may not be: no fsync here, where the archiver would wait out a whole segment's write-back with captures
+            // piling up behind it. The next checkpoint's flush forces the segments filled since the last one before it
+            // stops the archiver (forceFilled), and open sets aside what follows a segment a power loss left short.
+            if (!segments.containsKey(seg)) newSegment(seg);
             stage.flip();
             segments.get(seg).write(stage, offsetOf(first));
         } catch (IOException e) {
@@ -409,7 +458,7 @@ final class Pagelog implements AutoCloseable {
         PartFile created = PartFile.created(io, DurableFiles.create(io, dir.resolve(PagelogDescriptor.fileName(seg)),
                 PagelogDescriptor.header(pageSize, seg, (int) recordsPerSegment)), budget);
         created.keepOpen(true);
-        if (!segments.isEmpty()) segments.get(lastSegment()).keepOpen(false); // forced before: it may let go of its descriptor
+        if (!segments.isEmpty()) segments.get(lastSegment()).keepOpen(false); // it may let go of its descriptor once forced
         segments.put(seg, created);
         budget.trim();
         versions.put(seg, PagelogDescriptor.VERSION);
@@ -427,6 +476,37 @@ final class Pagelog implements AutoCloseable {
         forceSegments(lastSegment());
     }
 
+    /**
+     * Forces the segments filled since the last force without this volume's monitor: nothing writes them any more, and
+     * the archiver goes on appending to the last one meanwhile. The checkpoint's flush calls it before it stops the
+     * archiver's appends for {@link #force}, which is then left with the last segment's records to sync.
+     */
+    void forceFilled() {
+        int from;
+        int to;
+        synchronized (this) {
+            from = Math.max(firstSegment, unforcedFrom);
+            to = lastSegment() - 1;
+        }
+        for (int s = from; s <= to; s++) {
+            PartFile f = segments.get(s);
+            if (f == null) continue; // reclaimed meanwhile: nothing of it is needed
+            try {
+                f.force();
+            } catch (IOException e) {
+                throw new StorageException("Pagelog fsync failed: " + e.getMessage(), f.path(), e);
+            }
+        }
+        try {
+            budget.trim(); // forced, they may let their descriptors go
+        } catch (IOException e) {
+            throw new StorageException("cannot close a Pagelog segment: " + e.getMessage(), dir, e);
+        }
+        synchronized (this) {
+            if (unforcedFrom <= to) unforcedFrom = to + 1; // the archiver only appends to segments after to
+        }
+    }
+
     /** Forces the segments written since the last force, up to and including {@code upTo} (the last one). */
     private void forceSegments(int upTo) {
         if (segments.isEmpty()) return;
@@ -442,6 +522,11 @@ final class Pagelog implements AutoCloseable {
 
     /** Drops records at and after {@code newEnd} (recovery: data no durable mapping references). */
     synchronized void truncate(long newEnd) {
+        try {
+            deleteSetAside();
+        } catch (IOException e) {
+            throw new StorageException("cannot delete a Pagelog segment past a short one: " + e.getMessage(), dir, e);
+        }
         if (newEnd >= end) return;
         reader.forget(); // the addresses from newEnd on will name new records
         if (newEnd < (long) firstSegment * recordsPerSegment)

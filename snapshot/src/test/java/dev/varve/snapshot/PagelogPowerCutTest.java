@@ -1,13 +1,19 @@
 package dev.varve.snapshot;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.ForwardingFileIO;
 import dev.varve.core.io.ForwardingFileIOFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
@@ -18,9 +24,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A power cut keeps of each Pagelog segment what its last fsync made durable; a segment's creation is durable at once.
- * Records appended and not yet forced are past the mark and recovery cuts them — but the archive must still open:
- * its open refuses a segment that is not the last and holds fewer records than a full one (a file cut short, or
- * another archiveSegmentSize).
+ * Records appended and not yet forced are past the mark and recovery cuts them — but the archive must still open. A
+ * segment filled is forced by the next checkpoint's flush, not when the archiver moves on to the next one, so a power
+ * cut can leave a short segment that is not the last: open sets aside the segments after it, and the recovery cut
+ * deletes them. A short segment whose header records no segment size (an older archive) may be another
+ * archiveSegmentSize and is still refused.
  */
 @Timeout(60)
 class PagelogPowerCutTest {
@@ -77,5 +85,48 @@ class PagelogPowerCutTest {
             assertEquals(0, reopened.end());
         }
         log.close();
+    }
+
+    @Test
+    void aSegmentFilledIsForcedByTheFlushAndWhatFollowsAShortOneIsSetAside() throws IOException {
+        DurableSizes io = new DurableSizes();
+        ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
+        Path first = dir.resolve(PagelogDescriptor.fileName(0));
+        Path third = dir.resolve(PagelogDescriptor.fileName(2));
+        long full = PagelogDescriptor.segmentBytes(16, PAGE);
+        Pagelog log = new Pagelog(io, dir, PAGE, SEGMENT);
+        for (int i = 0; i < 20; i++) log.append(i, 0, 1, image, 0); // segment 0 filled, 4 records into segment 1
+        log.writeStaged();
+        assertEquals(PagelogDescriptor.HEADER_SIZE, io.durable.get(first), "moving on to segment 1 forced nothing");
+        log.forceFilled(); // a checkpoint's flush, before it stops the archiver
+        assertEquals(full, io.durable.get(first));
+        assertEquals(PagelogDescriptor.HEADER_SIZE, io.durable.get(dir.resolve(PagelogDescriptor.fileName(1))), "the segment appended to is left to the flush's force");
+        for (int i = 20; i < 40; i++) log.append(i, 0, 1, image, 0); // segment 1 filled, 8 records into segment 2
+        log.writeStaged();
+        io.powerCut();
+        try (Pagelog reopened = new Pagelog(io, dir, PAGE, SEGMENT)) {
+            assertEquals(16, reopened.end(), "segment 1 was cut short: the archive ends there");
+            assertTrue(Files.exists(third), "set aside, not deleted: the recovery cut decides");
+            reopened.truncate(16); // the mark made segment 0 durable
+            assertFalse(Files.exists(third));
+            assertEquals(16, reopened.end());
+        }
+        try (Pagelog again = new Pagelog(io, dir, PAGE, SEGMENT)) {
+            assertEquals(16, again.end());
+        }
+        log.close();
+    }
+
+    @Test
+    void aShortSegmentOfAnArchiveThatRecordsNoSegmentSizeIsStillRefused() throws IOException {
+        FileIOFactory io = FileIOFactory.standard();
+        for (int seg = 0; seg < 2; seg++) { // headers as builds before the field wrote them: 0 records a segment
+            try (FileChannel ch = FileChannel.open(dir.resolve(PagelogDescriptor.fileName(seg)), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                ch.write(PagelogDescriptor.header(PAGE, seg, 0));
+            }
+        }
+        CorruptionException e = assertThrows(CorruptionException.class, () -> new Pagelog(io, dir, PAGE, SEGMENT));
+        assertEquals(dir.resolve(PagelogDescriptor.fileName(0)), e.file(), e.getMessage());
+        assertTrue(e.getMessage().contains("fewer than"), e.getMessage());
     }
 }
