@@ -39,6 +39,8 @@ final class Pagelog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Pagelog.class);
     private static final int HEADER = PagelogDescriptor.HEADER_SIZE;
     private static final int BODY = PagelogDescriptor.IMAGE_OFFSET;
+    /** Filled segments left unforced for the next checkpoint, at most; each holds a descriptor until forced. */
+    static final int MAX_UNFORCED_FILLED = 8;
 
     private final FileIOFactory io;
     private final Path dir;
@@ -450,6 +452,7 @@ final class Pagelog implements AutoCloseable {
             // stops the archiver (forceFilled), and open sets aside what follows a segment a power loss left short.
             if (!segments.containsKey(seg)) {
                 if (unsized.contains(seg - 1)) forceSegments(seg - 1); // else a power cut leaves a short one open refuses
+                else forceOldestFilled(seg);
                 newSegment(seg);
             }
             stage.flip();
@@ -461,6 +464,20 @@ final class Pagelog implements AutoCloseable {
         }
         unforcedFrom = Math.min(unforcedFrom, seg);
         end = staged;
+    }
+
+    /**
+     * A segment written since its last force keeps its descriptor (its fsync must go through it), so the segments filled
+     * since the last checkpoint are bounded here, not by the checkpoint: past {@link #MAX_UNFORCED_FILLED} of them the
+     * oldest is forced when segment {@code seg} begins — one filled long before, whose write-back is mostly done.
+     */
+    private void forceOldestFilled(int seg) throws IOException {
+        while (unforcedFrom != Integer.MAX_VALUE && seg - Math.max(unforcedFrom, firstSegment) > MAX_UNFORCED_FILLED) {
+            int oldest = Math.max(unforcedFrom, firstSegment);
+            PartFile f = segments.get(oldest);
+            if (f != null) f.force();
+            unforcedFrom = oldest + 1;
+        }
     }
 
     private void newSegment(int seg) throws IOException {
