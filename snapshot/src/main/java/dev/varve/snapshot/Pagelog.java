@@ -39,6 +39,8 @@ final class Pagelog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Pagelog.class);
     private static final int HEADER = PagelogDescriptor.HEADER_SIZE;
     private static final int BODY = PagelogDescriptor.IMAGE_OFFSET;
+    /** Filled segments left unforced for the next checkpoint, at most; each holds a descriptor until forced. */
+    static final int MAX_UNFORCED_FILLED = 8;
 
     private final FileIOFactory io;
     private final Path dir;
@@ -79,6 +81,11 @@ final class Pagelog implements AutoCloseable {
     private int unforcedFrom = Integer.MAX_VALUE;
     /** Segments found past one a power loss left short, newest first: the recovery cut deletes them. */
     private final java.util.List<Path> pastShortSegment = new java.util.ArrayList<>();
+    /**
+     * Segments whose header records no segment size (written by a build before the field): open refuses one that is
+     * short and not the last, so the archiver forces such a segment when it moves on from it, as before.
+     */
+    private final java.util.Set<Integer> unsized = ConcurrentHashMap.newKeySet();
 
     Pagelog(FileIOFactory io, Path dir, int pageSize, long segmentBytes) {
         this.io = io;
@@ -101,6 +108,7 @@ final class Pagelog implements AutoCloseable {
                 PartFile f = new PartFile(io, p, budget);
                 segments.put(n, f);
                 versions.put(n, checkHeader(f, n, sized));
+                if (!sized.contains(n)) unsized.add(n);
                 f.release(); // an archive may have thousands of segments: one descriptor at a time
             }
             for (int seg = firstSegment; !segments.isEmpty() && seg <= lastSegment(); seg++) {
@@ -442,7 +450,11 @@ final class Pagelog implements AutoCloseable {
             // may not be: no fsync here, where the archiver would wait out a whole segment's write-back with captures
             // piling up behind it. The next checkpoint's flush forces the segments filled since the last one before it
             // stops the archiver (forceFilled), and open sets aside what follows a segment a power loss left short.
-            if (!segments.containsKey(seg)) newSegment(seg);
+            if (!segments.containsKey(seg)) {
+                if (unsized.contains(seg - 1)) forceSegments(seg - 1); // else a power cut leaves a short one open refuses
+                else forceOldestFilled(seg);
+                newSegment(seg);
+            }
             stage.flip();
             segments.get(seg).write(stage, offsetOf(first));
         } catch (IOException e) {
@@ -452,6 +464,20 @@ final class Pagelog implements AutoCloseable {
         }
         unforcedFrom = Math.min(unforcedFrom, seg);
         end = staged;
+    }
+
+    /**
+     * A segment written since its last force keeps its descriptor (its fsync must go through it), so the segments filled
+     * since the last checkpoint are bounded here, not by the checkpoint: past {@link #MAX_UNFORCED_FILLED} of them the
+     * oldest is forced when segment {@code seg} begins — one filled long before, whose write-back is mostly done.
+     */
+    private void forceOldestFilled(int seg) throws IOException {
+        while (unforcedFrom != Integer.MAX_VALUE && seg - Math.max(unforcedFrom, firstSegment) > MAX_UNFORCED_FILLED) {
+            int oldest = Math.max(unforcedFrom, firstSegment);
+            PartFile f = segments.get(oldest);
+            if (f != null) f.force();
+            unforcedFrom = oldest + 1;
+        }
     }
 
     private void newSegment(int seg) throws IOException {
@@ -557,6 +583,7 @@ final class Pagelog implements AutoCloseable {
         ranges.keySet().removeIf(seg -> !segments.containsKey(seg));
         versions.keySet().removeIf(seg -> !segments.containsKey(seg));
         unchecked.removeIf(seg -> !segments.containsKey(seg));
+        unsized.removeIf(seg -> !segments.containsKey(seg));
         if (!segments.isEmpty()) ranges.put(lastSegment(), scanRange(lastSegment()));
     }
 
