@@ -8,6 +8,7 @@ import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FaultyFileIOFactory.Kind;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -89,8 +90,17 @@ class PagelogSetAsideReviewTest {
     }
 
     static Stream<Arguments> deleteCrashes() {
+        return deleteCrashes(1, 1);
+    }
+
+    /** The later deletes of the recovery: with -Plong. */
+    static Stream<Arguments> laterDeleteCrashes() {
+        return deleteCrashes(2, 4);
+    }
+
+    private static Stream<Arguments> deleteCrashes(int from, int to) {
         List<Arguments> out = new ArrayList<>();
-        for (RecoveryMode mode : RecoveryMode.values()) for (int n = 1; n <= 4; n++) out.add(Arguments.of(mode, n));
+        for (RecoveryMode mode : RecoveryMode.values()) for (int n = from; n <= to; n++) out.add(Arguments.of(mode, n));
         return out.stream();
     }
 
@@ -102,6 +112,17 @@ class PagelogSetAsideReviewTest {
     @ParameterizedTest(name = "{0}, second power loss at the Pagelog delete #{1} of the recovery")
     @MethodSource("deleteCrashes")
     void aPowerLossWhileRecoveryDeletesTheSetAsideSegments(RecoveryMode mode, int n) throws IOException {
+        deleteCrash(mode, n);
+    }
+
+    @Tag("long")
+    @ParameterizedTest(name = "{0}, second power loss at the Pagelog delete #{1} of the recovery")
+    @MethodSource("laterDeleteCrashes")
+    void aPowerLossAtALaterDeleteOfTheRecovery(RecoveryMode mode, int n) throws IOException {
+        deleteCrash(mode, n);
+    }
+
+    private void deleteCrash(RecoveryMode mode, int n) throws IOException {
         VarveConfig config = config(mode);
         FaultyFileIOFactory io = new FaultyFileIOFactory(100 + n + 10L * mode.ordinal());
         TreeMap<Long, Map<String, String>> models = new TreeMap<>();

@@ -8,6 +8,7 @@ import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FaultyFileIOFactory.Kind;
 import dev.varve.core.io.FaultyFileIOFactory.Op;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -38,7 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * segment, in both recovery modes and both walSyncModes; then the read-only open (which must change no file), then
  * verify, then open, and, where the power loss left segments set aside, a second power loss during the recovery that
  * deletes them, then open again. Every acknowledged write (FSYNC) or a prefix of them (LOG_ONLY), and every live
- * acknowledged snapshot, must read back exactly.
+ * acknowledged snapshot, must read back exactly. The default suite runs four of these trials; -Plong runs them all
+ * (88, about 12 minutes here).
  */
 @Timeout(1800)
 class PagelogSwitchPowerLossTest {
@@ -96,13 +98,29 @@ class PagelogSwitchPowerLossTest {
         return out.stream();
     }
 
+    /** What the default suite runs: each event, each recovery mode, under FSYNC, a few operations after it. */
+    static Stream<Arguments> defaultCases() {
+        List<Arguments> out = new ArrayList<>();
+        for (RecoveryMode mode : RecoveryMode.values())
+            for (Event e : Event.values()) out.add(Arguments.of(mode, WalSyncMode.FSYNC, e, 2));
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1}, crash {3} ops after {2}")
+    @MethodSource("defaultCases")
+    void aPowerLossAroundASegmentSwitch(RecoveryMode mode, WalSyncMode sync, Event event, int k) throws IOException {
+        run(mode, sync, event, k, 1);
+    }
+
     /** The same with three rank levels, each snapshot of rank 1 + batch % 3 (lazy ranking copies, three volumes). */
+    @Tag("long")
     @ParameterizedTest(name = "ranked: {0} {1}, crash {3} ops after {2}")
     @MethodSource("rankedCases")
     void rankedSnapshotsSurviveAPowerLossAroundASegmentSwitch(RecoveryMode mode, WalSyncMode sync, Event event, int k) throws IOException {
         run(mode, sync, event, k, 3);
     }
 
+    @Tag("long")
     @ParameterizedTest(name = "{0} {1}, crash {3} ops after {2}")
     @MethodSource("cases")
     void acknowledgedWritesAndSnapshotsSurviveAPowerLossAroundASegmentSwitch(RecoveryMode mode, WalSyncMode sync, Event event, int k) throws IOException {
