@@ -28,7 +28,6 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.stream.Stream;
-import java.util.zip.CRC32C;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -154,19 +153,6 @@ class PagelogSetAsideReviewTest {
         System.out.println(mode + " #" + n + ": " + where);
     }
 
-    /** Every file of the store but the lock, with its size and CRC. */
-    private Map<Path, String> fingerprint() throws IOException {
-        Map<Path, String> out = new TreeMap<>();
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                if (!Files.isRegularFile(p) || p.getFileName().toString().equals("varve.lock")) continue;
-                CRC32C c = new CRC32C();
-                c.update(Files.readAllBytes(p));
-                out.put(dir.relativize(p), Files.size(p) + ":" + Long.toHexString(c.getValue()));
-            }
-        }
-        return out;
-    }
 
     private static void cut(Path p, long bytes) throws IOException {
         try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
@@ -176,14 +162,14 @@ class PagelogSetAsideReviewTest {
 
     /** Open, the read-only open and verify all refuse, naming {@code damaged}, and none changes a file. */
     private void refusedNaming(VarveConfig config, Path damaged, String what) throws IOException {
-        Map<Path, String> before = fingerprint();
+        Map<Path, byte[]> before = FixtureSupport.filesUnder(dir);
         CorruptionException ro = assertThrows(CorruptionException.class, () -> Varve.openReadOnly(config).close(), what + " [read-only]");
         assertEquals(damaged, ro.file(), what + " [read-only]: " + ro.getMessage());
         StoreVerifier.Report r = StoreVerifier.verify(config);
         assertTrue(r.damage().stream().anyMatch(d -> d.file().equals(damaged)), what + " [verify]: " + r.damage() + " " + r.unusable());
         CorruptionException rw = assertThrows(CorruptionException.class, () -> Varve.open(config).close(), what + " [open]");
         assertEquals(damaged, rw.file(), what + " [open]: " + rw.getMessage());
-        assertEquals(before, fingerprint(), what + ": no file changed");
+        FixtureSupport.assertSameFiles(before, FixtureSupport.filesUnder(dir)); // no file changed
     }
 
     static Stream<Arguments> damages() {

@@ -27,7 +27,6 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
-import java.util.zip.CRC32C;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -167,7 +166,7 @@ class PagelogSwitchPowerLossTest {
         String where = "crash at " + crashed + " (" + io + "); after the power loss: " + layout;
 
         // read-only open: reads as open will, changes no file
-        Map<Path, String> before = fingerprint();
+        Map<Path, byte[]> before = FixtureSupport.filesUnder(dir);
         if (sync == WalSyncMode.LOG_ONLY) {
             try {
                 Varve.openReadOnly(config).close();
@@ -180,9 +179,9 @@ class PagelogSwitchPowerLossTest {
         try (Varve ro = Varve.openReadOnly(config)) {
             check(ro, sync, states, models, unacknowledged, where + " [read-only]");
         }
-        assertEquals(before, fingerprint(), "the read-only open changed no file; " + where);
+        FixtureSupport.assertSameFiles(before, FixtureSupport.filesUnder(dir)); // the read-only open changed no file
         StoreVerifier.Report report = StoreVerifier.verify(config);
-        assertEquals(before, fingerprint(), "verify changed no file; " + where);
+        FixtureSupport.assertSameFiles(before, FixtureSupport.filesUnder(dir)); // nor did verify
 
         // a second power loss during the recovery, at the first delete of a Pagelog segment (the set-aside ones)
         FaultyFileIOFactory again = new FaultyFileIOFactory(seed + 7);
@@ -241,17 +240,4 @@ class PagelogSwitchPowerLossTest {
         return b.toString();
     }
 
-    /** Every file of the store (but the lock file) with its size and CRC. */
-    private Map<Path, String> fingerprint() throws IOException {
-        Map<Path, String> out = new TreeMap<>();
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                if (!Files.isRegularFile(p) || p.getFileName().toString().equals("varve.lock")) continue;
-                CRC32C c = new CRC32C();
-                c.update(Files.readAllBytes(p));
-                out.put(dir.relativize(p), Files.size(p) + ":" + Long.toHexString(c.getValue()));
-            }
-        }
-        return out;
-    }
 }
