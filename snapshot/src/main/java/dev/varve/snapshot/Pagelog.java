@@ -12,7 +12,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.zip.CRC32C;
 
@@ -80,12 +82,12 @@ final class Pagelog implements AutoCloseable {
     /** The first segment written since the last force; the segments from it on are forced by the next flush. */
     private int unforcedFrom = Integer.MAX_VALUE;
     /** Segments found past one a power loss left short, newest first: the recovery cut deletes them. */
-    private final java.util.List<Path> pastShortSegment = new java.util.ArrayList<>();
+    private final List<Path> pastShortSegment;
     /**
      * Segments whose header records no segment size (written by a build before the field): open refuses one that is
      * short and not the last, so the archiver forces such a segment when it moves on from it, as before.
      */
-    private final java.util.Set<Integer> unsized = ConcurrentHashMap.newKeySet();
+    private final Set<Integer> unsized = ConcurrentHashMap.newKeySet();
 
     Pagelog(FileIOFactory io, Path dir, int pageSize, long segmentBytes) {
         this.io = io;
@@ -98,32 +100,12 @@ final class Pagelog implements AutoCloseable {
         this.reader = new PagelogReader(this, segments, pageSize, recordBytes, recordsPerSegment, chain);
         this.diffRanges = PageDiff.rangesFor(pageSize);
         this.pack = new DiffPack(pageSize, chain);
-        try {
-            java.util.Set<Integer> sized = new java.util.HashSet<>();
-            for (Path p : io.list(dir, PagelogDescriptor.FILE_PREFIX)) {
-                if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
-                int n = PagelogDescriptor.segmentOf(p);
-                if (!segments.isEmpty() && n != lastSegment() + 1) throw new CorruptionException("Pagelog segment is missing", dir.resolve(PagelogDescriptor.fileName(lastSegment() + 1)), 0);
-                if (segments.isEmpty()) firstSegment = n; // the ones before were reclaimed
-                PartFile f = new PartFile(io, p, budget);
-                segments.put(n, f);
-                versions.put(n, checkHeader(f, n, sized));
-                if (!sized.contains(n)) unsized.add(n);
-                f.release(); // an archive may have thousands of segments: one descriptor at a time
-            }
-            for (int seg = firstSegment; !segments.isEmpty() && seg <= lastSegment(); seg++) {
-                long records = recordsIn(seg);
-                if (seg < lastSegment() && records < recordsPerSegment && sized.contains(seg)) {
-                    setAsideAfter(seg);
-                    break;
-                }
-                PagelogDescriptor.checkSegmentLength(segments.get(seg).path(), records, seg == lastSegment(), recordsPerSegment, pageSize);
-            }
-        } catch (IOException | RuntimeException e) {
-            close();
-            if (e instanceof RuntimeException r) throw r;
-            throw new StorageException("cannot open the Pagelog: " + e.getMessage(), dir, e);
-        }
+        PagelogSegments found = PagelogSegments.open(io, dir, pageSize, recordsPerSegment, budget);
+        segments.putAll(found.segments);
+        versions.putAll(found.versions);
+        unsized.addAll(found.unsized);
+        pastShortSegment = found.pastShortSegment;
+        if (!segments.isEmpty()) firstSegment = found.segments.firstKey(); // the ones before were reclaimed
         if (!segments.isEmpty()) segments.get(lastSegment()).keepOpen(true); // appended to
         end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
         staged = end;
@@ -138,47 +120,10 @@ final class Pagelog implements AutoCloseable {
         }
     }
 
-    /**
-     * Reads the (lo, hi] of every record header of a segment (at open, or of the last one after a cut). Only the
-     * headers, so unchecked: the segment is read whole and checked before reclamation trusts it ({@link #checkedRange}).
-     */
+    /** The (lo, hi] over the record headers of segment {@code seg}, unchecked until reclamation reads it whole. */
     private long[] scanRange(int seg) {
-        long[] range = {Long.MAX_VALUE, 0};
-        ByteBuffer h = ByteBuffer.allocate(PagelogDescriptor.RANGE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        long n = Math.min(recordsPerSegment, end - (long) seg * recordsPerSegment);
-        FileIO f = segments.get(seg);
-        try {
-            for (long i = 0; i < n; i++) {
-                h.clear();
-                f.read(h, HEADER + i * recordBytes);
-                range[1] = Math.max(range[1], h.getLong(PagelogDescriptor.HI_OFFSET));
-                range[0] = Math.min(range[0], h.getLong(PagelogDescriptor.LO_OFFSET));
-            }
-        } catch (IOException e) {
-            throw new StorageException("cannot scan a Pagelog segment: " + e.getMessage(), f.path(), e);
-        }
         unchecked.add(seg);
-        return range;
-    }
-
-    /** The (lo, hi] of a segment's records, each record read whole and its CRC checked: a damaged one is named. */
-    private long[] checkedRange(int seg) {
-        long[] range = {Long.MAX_VALUE, 0};
-        ByteBuffer rec = reader.recordBuffer();
-        FileIO f = segments.get(seg);
-        for (long i = 0; i < recordsPerSegment; i++) {
-            long off = HEADER + i * recordBytes;
-            rec.clear();
-            try {
-                if (f.read(rec, off) < recordBytes) throw new CorruptionException("Pagelog record truncated", f.path(), off);
-            } catch (IOException e) {
-                throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
-            }
-            if (!intact(rec, versions.get(seg))) throw new CorruptionException("Pagelog record checksum mismatch", f.path(), off);
-            range[1] = Math.max(range[1], rec.getLong(PagelogDescriptor.HI_OFFSET));
-            range[0] = Math.min(range[0], rec.getLong(PagelogDescriptor.LO_OFFSET));
-        }
-        return range;
+        return reader.headerRange(seg, Math.min(recordsPerSegment, end - (long) seg * recordsPerSegment));
     }
 
     /** True when the record in {@code rec}, of a segment of {@code version}, matches its CRC (its header fields and body). */
@@ -191,38 +136,7 @@ final class Pagelog implements AutoCloseable {
     }
 
     private long recordsIn(int segment) {
-        try {
-            return Math.max(0, (segments.get(segment).size() - HEADER) / recordBytes);
-        } catch (IOException e) {
-            throw new StorageException("cannot size a Pagelog segment", segments.get(segment).path(), e);
-        }
-    }
-
-    /** Checks segment {@code n}'s header and returns its version; adds {@code n} to {@code sized} if it records its size. */
-    private int checkHeader(FileIO f, int n, java.util.Set<Integer> sized) throws IOException {
-        ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        if (f.read(h, 0) < HEADER) throw new CorruptionException("Pagelog segment header truncated", f.path(), 0);
-        int version = PagelogDescriptor.checkHeader(h, f.path(), pageSize, n, (int) recordsPerSegment);
-        if (PagelogDescriptor.recordedRecordsPerSegment(h) != 0) sized.add(n);
-        return version;
-    }
-
-    /**
-     * Segment {@code seg}, not the last, holds fewer records than a full one, and its header says how many a full one
-     * holds, so it is no other archiveSegmentSize: a power loss cut it while the archiver had moved on to the next
-     * (a segment filled is forced by the next checkpoint's flush, not when the next one begins). Every checkpoint mark
-     * forces all segments, so the segments after it hold nothing a mark made durable: they are set aside, and the
-     * recovery cut deletes them ({@link #truncate}); a mark that needs more than {@code seg} holds is refused as
-     * damage ({@code ArchiveLevel.checkDurable}).
-     */
-    private void setAsideAfter(int seg) throws IOException {
-        while (lastSegment() > seg) {
-            int last = lastSegment();
-            PartFile later = segments.remove(last);
-            versions.remove(last);
-            pastShortSegment.add(later.path());
-            later.close();
-        }
+        return PagelogSegments.recordsIn(segments.get(segment), recordBytes);
     }
 
     /** Deletes the segments open set aside, the newest first, each deletion durable before the next: never a gap. */
@@ -287,7 +201,7 @@ final class Pagelog implements AutoCloseable {
     synchronized void reclaimOldest(long limit, Unreachable unreachable) {
         while (firstSegment < lastSegment() && (firstSegment + 1L) * recordsPerSegment <= limit) {
             int seg = firstSegment;
-            if (unchecked.remove(seg)) ranges.put(seg, checkedRange(seg)); // a damaged header must not let a needed segment go
+            if (unchecked.remove(seg)) ranges.put(seg, reader.checkedRange(seg, versions.get(seg))); // a damaged header must not let a needed segment go
             long[] range = ranges.getOrDefault(seg, new long[]{Long.MAX_VALUE, 0});
             if (!unreachable.test(range[0], range[1])) return;
             FileIO f = segments.get(seg);
@@ -469,7 +383,8 @@ final class Pagelog implements AutoCloseable {
     /**
      * A segment written since its last force keeps its descriptor (its fsync must go through it), so the segments filled
      * since the last checkpoint are bounded here, not by the checkpoint: past {@link #MAX_UNFORCED_FILLED} of them the
-     * oldest is forced when segment {@code seg} begins — one filled long before, whose write-back is mostly done.
+     * oldest is forced when segment {@code seg} begins (an fsync on the archiver's path again, but only when more
+     * than that many segments fill between two checkpoints).
      */
     private void forceOldestFilled(int seg) throws IOException {
         while (unforcedFrom != Integer.MAX_VALUE && seg - Math.max(unforcedFrom, firstSegment) > MAX_UNFORCED_FILLED) {

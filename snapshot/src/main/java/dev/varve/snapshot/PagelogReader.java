@@ -133,4 +133,46 @@ final class PagelogReader {
         }
         return off;
     }
+
+    /**
+     * The (lo, hi] over the headers of the first {@code records} records of segment {@code seg} (at open, or of the
+     * last one after a cut). Only the headers, so unchecked: reclamation trusts a segment's range once
+     * {@link #checkedRange} has read it whole.
+     */
+    long[] headerRange(int seg, long records) {
+        long[] range = {Long.MAX_VALUE, 0};
+        ByteBuffer h = ByteBuffer.allocate(PagelogDescriptor.RANGE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        FileIO f = segments.get(seg);
+        try {
+            for (long i = 0; i < records; i++) {
+                h.clear();
+                f.read(h, PagelogDescriptor.HEADER_SIZE + i * recordBytes);
+                range[1] = Math.max(range[1], h.getLong(PagelogDescriptor.HI_OFFSET));
+                range[0] = Math.min(range[0], h.getLong(PagelogDescriptor.LO_OFFSET));
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot scan a Pagelog segment: " + e.getMessage(), f.path(), e);
+        }
+        return range;
+    }
+
+    /** The (lo, hi] of a segment's records, each record read whole and its CRC checked: a damaged one is named. */
+    long[] checkedRange(int seg, int version) {
+        long[] range = {Long.MAX_VALUE, 0};
+        ByteBuffer rec = recordBuffer();
+        FileIO f = segments.get(seg);
+        for (long i = 0; i < recordsPerSegment; i++) {
+            long off = PagelogDescriptor.HEADER_SIZE + i * recordBytes;
+            rec.clear();
+            try {
+                if (f.read(rec, off) < recordBytes) throw new CorruptionException("Pagelog record truncated", f.path(), off);
+            } catch (IOException e) {
+                throw new StorageException("Pagelog read failed: " + e.getMessage(), f.path(), e);
+            }
+            if (!volume.intact(rec, version)) throw new CorruptionException("Pagelog record checksum mismatch", f.path(), off);
+            range[1] = Math.max(range[1], rec.getLong(PagelogDescriptor.HI_OFFSET));
+            range[0] = Math.min(range[0], rec.getLong(PagelogDescriptor.LO_OFFSET));
+        }
+        return range;
+    }
 }
