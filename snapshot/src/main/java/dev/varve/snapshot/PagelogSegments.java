@@ -64,7 +64,7 @@ final class PagelogSegments {
         }
     }
 
-    /** The records segment {@code seg}'s file holds. */
+    /** The whole records a segment's file holds (past its header). */
     static long recordsIn(PartFile segment, int recordBytes) {
         try {
             return Math.max(0, (segment.size() - HEADER) / recordBytes);
