@@ -32,6 +32,8 @@ final class DropLog implements AutoCloseable {
     };
     /** What {@link #recover} kept, from the first entry held on: written back by {@link #cut}. */
     private final List<long[]> kept = new ArrayList<>();
+    /** Whether {@link #recover} left out a drop with a kept one after it, so {@link #cut} must rewrite the log. */
+    private boolean keptWithGaps;
     private final PrefixCompaction compaction = new PrefixCompaction(COMPACT_MIN_ENTRIES);
 
     DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
@@ -71,6 +73,7 @@ final class DropLog implements AutoCloseable {
         file.read(first, n, ids, when, kind);
         recent.clear();
         kept.clear();
+        keptWithGaps = false;
         for (int i = 0; i < n; i++) {
             long position = first + i;
             SnapshotRecord r = live.remove(ids[i]);
@@ -78,14 +81,19 @@ final class DropLog implements AutoCloseable {
                 throw new CorruptionException("the drop log names snapshot " + ids[i] + ", which the snapshot log does not hold as live", file.pathOf(position),
                         MaplogDescriptor.entryOffset(i));
             if (r == null && position >= durable) continue;
+            keptWithGaps |= kept.size() < i;
             kept.add(new long[]{ids[i], when[i], kind[i]}); // before the mark every drop stays: positions are what the mark counts
             recent.put(ids[i], DropLogLookup.dropped(ids[i], when[i], kind[i]));
         }
     }
 
-    /** Recovery, once the store is decided sound: rewrites the log to what {@link #recover} kept, never a moment without it on disk. */
+    /**
+     * Recovery, once the store is decided sound: cuts the log to what {@link #recover} kept — a truncate (of nothing,
+     * after a clean close) when that is a prefix of it, else a rewrite, never a moment without it on disk.
+     */
     void cut() {
-        file.replaceWith(file.first(), kept);
+        if (keptWithGaps) file.replaceWith(file.first(), kept);
+        else file.truncate(file.first() + kept.size());
         kept.clear();
     }
 

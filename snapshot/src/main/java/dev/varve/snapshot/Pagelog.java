@@ -461,12 +461,20 @@ final class Pagelog implements AutoCloseable {
         unforcedFrom = Integer.MAX_VALUE;
     }
 
-    /** Drops records at and after {@code newEnd} (recovery: data no durable mapping references). */
+    /**
+     * Drops records at and after {@code newEnd} (recovery: data no durable mapping references), and the part of a
+     * record a power cut left at the end, which the next append would otherwise only overwrite.
+     */
     synchronized void truncate(long newEnd) {
         try {
             deleteSetAside();
+            if (newEnd >= end && !segments.isEmpty()) {
+                PartFile last = segments.get(lastSegment());
+                long whole = HEADER + (end - (long) lastSegment() * recordsPerSegment) * recordBytes;
+                if (last.size() > whole) last.truncate(whole);
+            }
         } catch (IOException e) {
-            throw new StorageException("cannot delete a Pagelog segment past a short one: " + e.getMessage(), dir, e);
+            throw new StorageException("cannot cut the Pagelog's torn tail: " + e.getMessage(), dir, e);
         }
         if (newEnd >= end) return;
         reader.forget(); // the addresses from newEnd on will name new records
