@@ -14,7 +14,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -36,6 +38,11 @@ final class MemoryOverlayIO implements FileIOFactory {
 
     /** Files this overlay has seen, by absolute path; a path not here is the disk file as it is. */
     private final Map<Path, Layer> files = new HashMap<>();
+    /**
+     * Disk files a rename replaced while they were still there (not deleted first): rewritten from what was read of
+     * them (a log rewritten whole, as recovery does the drop log), not cut.
+     */
+    private final Set<Path> rewritten = new HashSet<>();
 
     private static Path key(Path p) {
         return p.toAbsolutePath().normalize();
@@ -65,6 +72,7 @@ final class MemoryOverlayIO implements FileIOFactory {
     @Override
     public synchronized void delete(Path file) {
         files.put(key(file), DELETED);
+        rewritten.remove(key(file));
     }
 
     /** Entries change in memory only: there is nothing to make durable. */
@@ -78,8 +86,12 @@ final class MemoryOverlayIO implements FileIOFactory {
         Layer l = files.get(f);
         if (l == null && Files.isRegularFile(f)) l = new Layer(f, Files.size(f));
         if (l == null || l == DELETED) throw new NoSuchFileException(from.toString());
+        Path t = key(to);
+        Layer replaced = files.get(t);
+        if (replaced == null ? Files.isRegularFile(t) : rewritten.contains(t) || replaced.diskBytesKept(t) >= 0) rewritten.add(t); // else it was deleted first
         files.put(f, DELETED);
-        files.put(key(to), l);
+        rewritten.remove(f);
+        files.put(t, l);
     }
 
     /**
@@ -107,6 +119,19 @@ final class MemoryOverlayIO implements FileIOFactory {
         return out;
     }
 
+    /**
+     * How many bytes of the disk file {@code file} this overlay still reads: all of them ({@code Long.MAX_VALUE}) unless
+     * a truncate cut it (the bytes before the cut), or it was deleted, or a file created under its name once it was
+     * (-1: none). After a read-only open this is what its recovery keeps of each file, which the files' check needs to
+     * tell a tail recovery cuts from damage. A file mapped whole (a WAL segment) counts as kept whole, and so does one
+     * a rename replaced while it was there: it was read to be rewritten.
+     */
+    synchronized long diskBytesKept(Path file) {
+        Path k = key(file);
+        Layer l = files.get(k);
+        return l == null || rewritten.contains(k) ? Long.MAX_VALUE : l.diskBytesKept(k);
+    }
+
     @Override
     public void createDirectories(Path dir) {
         // a directory that does not exist on disk simply lists the overlay's files in it
@@ -131,6 +156,12 @@ final class MemoryOverlayIO implements FileIOFactory {
             this.base = base;
             this.baseLimit = base == null ? 0 : size;
             this.size = size;
+        }
+
+        /** The bytes of the disk file {@code path} this layer reads (see {@link MemoryOverlayIO#diskBytesKept}). */
+        synchronized long diskBytesKept(Path path) {
+            if (base == null || !base.equals(path)) return -1; // deleted, or another file now goes by its name
+            return whole != null ? Long.MAX_VALUE : baseLimit;
         }
 
         synchronized FileIO handle(Path path) {

@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.ToLongFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -54,9 +55,16 @@ public final class StoreInspector {
         }
     }
 
-    /** Files and records an offline check read, and damage found. */
+    /**
+     * A tail of an archive file that recovery cuts (records past the checkpoint mark, which replay writes again): the
+     * file, the first byte cut and the bytes cut — the whole file when recovery deletes it.
+     */
+    public record Cut(Path file, long from, long bytes) {
+    }
+
+    /** Files and records an offline check read, the archive tails recovery cuts, and damage found. */
     public record FileCheck(long pages, int walSegments, long walRecords, String walTornTail, int markers, int recoveryFiles,
-                            long archiveRecords, List<Damage> damage) {
+                            long archiveRecords, List<Cut> archiveCut, List<Damage> damage) {
     }
 
     /**
@@ -196,20 +204,30 @@ public final class StoreInspector {
      * archive's Pagelog, Maplog and snapshot logs. Reports each damage found and carries on. Never writes.
      */
     public static FileCheck checkFiles(VarveConfig config) {
-        return StoreLock.whileShared(config.path(), () -> checkFilesLocked(config));
+        return checkFiles(config, ArchiveFileCheck.KEEP_ALL);
     }
 
-    private static FileCheck checkFilesLocked(VarveConfig config) {
+    /**
+     * {@link #checkFiles(VarveConfig)} of what recovery keeps of each archive file ({@code keptByRecovery}: the bytes,
+     * or -1 when it deletes the file); the rest is listed in {@link FileCheck#archiveCut}, not as damage.
+     */
+    static FileCheck checkFiles(VarveConfig config, ToLongFunction<Path> keptByRecovery) {
+        return StoreLock.whileShared(config.path(), () -> checkFilesLocked(config, keptByRecovery));
+    }
+
+    private static FileCheck checkFilesLocked(VarveConfig config, ToLongFunction<Path> keptByRecovery) {
         FileIOFactory io = new MemoryOverlayIO();
         List<Damage> damage = new ArrayList<>();
+        List<Cut> cut = new ArrayList<>();
         DamageSink sink = (file, offset, what) -> damage.add(new Damage(file, offset, what));
         Path dir = config.path();
         try (PageStore pages = new PageStore(io, dir.resolve("pages"), config.pageSize())) {
             long pageCount = PageFileCheck.check(pages, io, sink);
             WalFileCheck.Result wal = WalFileCheck.check(io, dir.resolve("wal"), config.walSegmentSize(), config.walSyncMode(), sink);
             int[] markerCounts = checkMarkers(io, dir.resolve("checkpoints"), config.pageSize(), sink);
-            long archived = io.exists(config.archivePath()) ? ArchiveFileCheck.check(io, config.archivePath(), config.pageSize(), sink) : 0;
-            return new FileCheck(pageCount, wal.segments(), wal.records(), wal.tornTail(), markerCounts[0], markerCounts[1], archived, damage);
+            long archived = io.exists(config.archivePath()) ? ArchiveFileCheck.check(io, config.archivePath(), config.pageSize(), keptByRecovery, sink,
+                    (file, from, bytes) -> cut.add(new Cut(file, from, bytes))) : 0;
+            return new FileCheck(pageCount, wal.segments(), wal.records(), wal.tornTail(), markerCounts[0], markerCounts[1], archived, cut, damage);
         } catch (IOException e) {
             throw new StorageException("cannot read the store: " + e.getMessage(), dir, e);
         }

@@ -122,12 +122,17 @@ public final class Varve implements AutoCloseable {
      * @throws IllegalStateException    if it holds an unfinished transfer, or another process has it open for writing
      */
     public static Varve openReadOnly(VarveConfig config) {
+        return openReadOnly(config, new MemoryOverlayIO());
+    }
+
+    /** {@link #openReadOnly(VarveConfig)} over {@code overlay}, which then tells what its recovery changed. */
+    static Varve openReadOnly(VarveConfig config, MemoryOverlayIO overlay) {
         if (config == null) throw new IllegalArgumentException("config must not be null");
         Path dir = config.path();
         refuseUnfinishedTransfer(dir);
         if (!Files.isDirectory(dir.resolve("wal")) && !Files.isDirectory(dir.resolve("pages")))
             throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
-        return new Varve(Engine.open(config, new MemoryOverlayIO(), true, false));
+        return new Varve(Engine.open(config, overlay, true, false));
     }
 
     /** True for a store opened with {@link #openReadOnly}. */

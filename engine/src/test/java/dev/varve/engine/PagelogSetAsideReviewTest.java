@@ -235,6 +235,11 @@ class PagelogSetAsideReviewTest {
         try (Varve ro = Varve.openReadOnly(config)) {
             check(ro, model, models, "read-only, segment 5 cut (past the mark): " + segs);
         }
+        // verify agrees: no damage, and segment 5's partial record and the segments after it are what open cuts
+        StoreVerifier.Report verified = StoreVerifier.verify(config);
+        assertTrue(verified.unusable() == null && verified.damage().isEmpty(), "verify, segment 5 cut (past the mark): " + verified);
+        List<Path> cutFiles = verified.files().archiveCut().stream().map(StoreInspector.Cut::file).toList();
+        assertTrue(cutFiles.containsAll(segs.subList(5, segs.size())), "cut " + verified.files().archiveCut() + " of " + segs);
         try (Varve reopened = Varve.open(config)) {
             check(reopened, model, models, "segment 5 cut (past the mark): " + segs);
         }

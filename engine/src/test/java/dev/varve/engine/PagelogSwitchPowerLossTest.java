@@ -30,13 +30,14 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Review of 9b5d925 (a filled Pagelog segment is forced by the next checkpoint's flush, not at the segment switch):
  * power loss at every file operation in a window after a segment switch and after the first force of a filled
  * segment, in both recovery modes and both walSyncModes; then the read-only open (which must change no file), then
- * verify, then open, and, where the power loss left segments set aside, a second power loss during the recovery that
+ * verify (which must find no damage: what recovery cuts is listed apart), then open, and, where the power loss left segments set aside, a second power loss during the recovery that
  * deletes them, then open again. Every acknowledged write (FSYNC) or a prefix of them (LOG_ONLY), and every live
  * acknowledged snapshot, must read back exactly. The default suite runs two of these trials; -Plong runs them all
  * (88, about 12 minutes here).
@@ -180,6 +181,9 @@ class PagelogSwitchPowerLossTest {
         FixtureSupport.assertSameFiles(before, FixtureSupport.filesUnder(dir)); // the read-only open changed no file
         StoreVerifier.Report report = StoreVerifier.verify(config);
         FixtureSupport.assertSameFiles(before, FixtureSupport.filesUnder(dir)); // nor did verify
+        // verify judges as open does: what recovery cuts past the mark (set-aside segments included) is no damage
+        assertNull(report.unusable(), where + " [verify]");
+        assertTrue(report.damage().isEmpty(), where + " [verify] " + report.damage());
 
         // a second power loss during the recovery, at the first delete of a Pagelog segment (the set-aside ones)
         FaultyFileIOFactory again = new FaultyFileIOFactory(seed + 7);
@@ -196,8 +200,8 @@ class PagelogSwitchPowerLossTest {
         try (Varve reopened = Varve.open(config)) {
             check(reopened, sync, states, models, unacknowledged, where + " [second open]");
         }
-        System.out.printf("%s %s %s+%d: crash at %s; %s; verify: %s%n", mode, sync, event, k, crashed, layout,
-                report.unusable() != null ? "unusable " + report.unusable() : report.damage());
+        System.out.printf("%s %s %s+%d: crash at %s; %s; verify cut: %s%n", mode, sync, event, k, crashed, layout,
+                report.files().archiveCut());
     }
 
     private static void check(Varve store, WalSyncMode sync, List<Map<String, String>> states, TreeMap<Long, Map<String, String>> models,

@@ -9,20 +9,32 @@ import dev.varve.core.io.FileIOFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.function.IntUnaryOperator;
 import java.nio.file.Path;
+import java.util.function.IntUnaryOperator;
+import java.util.function.ToLongFunction;
 import java.util.zip.CRC32C;
 
 /**
  * Offline check of the snapshot archive's files (operator tools): the header and every record's CRC32C of each
  * Pagelog segment, each Maplog-format log (Maplog and Skippy levels and their portions, uplinks, drops, joins,
- * moves, checkpoint marks) and the snapshot log, reported to a {@link DamageSink}; opening the archive would cut a
- * bad tail instead. Ranked extents are checked when the archive opens them. Reads only.
+ * moves, checkpoint marks) and the snapshot log, reported to a {@link DamageSink}. Given what a recovery (run in memory
+ * by a read-only open) keeps of each file, the bytes it cuts — records past the checkpoint mark, which a crash may
+ * have torn and replay writes again — are told as that ({@link CutSink}), not as damage: open does not read them.
+ * Ranked extents are checked when the archive opens them. Reads only.
  */
 public final class ArchiveFileCheck {
     /** Name prefixes of a rank level's Skippy files: the level's Maplogs, and the uplinks between them. */
     private static final String MAPLOG = "maplog-L";
     private static final String UPLINKS = "skippy-uplinks-L";
+
+    /** Keeps every byte of every file: the check of an archive no recovery was run on. */
+    public static final ToLongFunction<Path> KEEP_ALL = p -> Long.MAX_VALUE;
+
+    /** Receives each tail recovery cuts: the file, the first byte cut, the bytes cut (the whole file when it deletes it). */
+    @FunctionalInterface
+    public interface CutSink {
+        void cut(Path file, long from, long bytes);
+    }
 
     private ArchiveFileCheck() {
     }
@@ -108,12 +120,23 @@ public final class ArchiveFileCheck {
         return full > 0 ? full + PagelogDescriptor.recordBytes(pageSize) - 1 : best;
     }
 
-    /** Checks every archive file; returns the records checked. */
+    /** Checks every byte of every archive file; returns the records checked. */
     public static long check(FileIOFactory io, Path archiveDir, int pageSize, DamageSink sink) throws IOException {
+        return check(io, archiveDir, pageSize, KEEP_ALL, sink, (file, from, bytes) -> {
+        });
+    }
+
+    /**
+     * Checks what recovery keeps of every archive file — its first {@code keptByRecovery(file)} bytes, none when that
+     * is negative (recovery deletes it) — and passes the rest to {@code cuts}; returns the records checked.
+     */
+    public static long check(FileIOFactory io, Path archiveDir, int pageSize, ToLongFunction<Path> keptByRecovery, DamageSink sink, CutSink cuts)
+            throws IOException {
+        Checker checker = new Checker(io, pageSize, keptByRecovery, sink, cuts);
         long records = 0;
-        for (Path p : io.list(archiveDir, "")) records += checkFile(io, p, pageSize, sink);
+        for (Path p : io.list(archiveDir, "")) records += checker.checkFile(p);
         for (int j = 1, k = levels(io, archiveDir); j <= k; j++) {
-            for (Path p : io.list(archiveDir.resolve("level-" + j), "")) records += checkFile(io, p, pageSize, sink);
+            for (Path p : io.list(archiveDir.resolve("level-" + j), "")) records += checker.checkFile(p);
         }
         return records;
     }
@@ -132,68 +155,82 @@ public final class ArchiveFileCheck {
         }
     }
 
-    private static long checkFile(FileIOFactory io, Path p, int pageSize, DamageSink sink) throws IOException {
-        String n = p.getFileName().toString();
-        if (n.startsWith("level-") || n.startsWith(RankedExtentDescriptor.FILE_PREFIX)) return 0;
-        if (DurableFiles.isTemp(p)) return 0; // a file creation a crash cut short, before its rename: open deletes it, as it is no damage
-        if (n.equals(RetentionFileDescriptor.FILE)) {
-            try {
-                RetentionFile.read(io, p.getParent());
-            } catch (CorruptionException e) {
-                sink.damage(p, e.offset(), e.what());
+    /** One check's reader and sinks. */
+    private record Checker(FileIOFactory io, int pageSize, ToLongFunction<Path> keptByRecovery, DamageSink sink, CutSink cuts) {
+        long checkFile(Path p) throws IOException {
+            String n = p.getFileName().toString();
+            if (n.startsWith("level-") || n.startsWith(RankedExtentDescriptor.FILE_PREFIX)) return 0;
+            if (DurableFiles.isTemp(p)) return 0; // a file creation a crash cut short, before its rename: open deletes it, as it is no damage
+            if (n.equals(RetentionFileDescriptor.FILE)) {
+                try {
+                    RetentionFile.read(io, p.getParent());
+                } catch (CorruptionException e) {
+                    sink.damage(p, e.offset(), e.what());
+                }
+                return 0;
             }
+            // from version 2 a base block follows the header, laid out like a record: checked as the first one
+            if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
+                    SnapshotLogDescriptor.MIN_VERSION, SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,
+                    SnapshotLogDescriptor.RECORD_SIZE, SnapshotLogDescriptor.RECORD_CRC_OFFSET, v -> SnapshotLogDescriptor.RECORD_SIZE));
+            if (n.startsWith(PagelogDescriptor.FILE_PREFIX)) return checkLog(p, new Layout(PagelogDescriptor.MAGIC, PagelogDescriptor.VERSION_OFFSET,
+                    PagelogDescriptor.MIN_VERSION, PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET,
+                    PagelogDescriptor.recordBytes(pageSize), PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor::crcBodyFrom));
+            if (n.contains(".log")) return checkLog(p, new Layout(MaplogDescriptor.MAGIC, MaplogDescriptor.VERSION_OFFSET, MaplogDescriptor.VERSION,
+                    MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.ENTRY_SIZE, MaplogDescriptor.ENTRY_CRC_OFFSET,
+                    MaplogDescriptor.ENTRY_SIZE));
             return 0;
         }
-        // from version 2 a base block follows the header, laid out like a record: checked as the first one
-        if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(io, p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
-                SnapshotLogDescriptor.MIN_VERSION, SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,
-                SnapshotLogDescriptor.RECORD_SIZE, SnapshotLogDescriptor.RECORD_CRC_OFFSET, v -> SnapshotLogDescriptor.RECORD_SIZE), sink);
-        if (n.startsWith(PagelogDescriptor.FILE_PREFIX)) return checkLog(io, p, new Layout(PagelogDescriptor.MAGIC, PagelogDescriptor.VERSION_OFFSET,
-                PagelogDescriptor.MIN_VERSION, PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET,
-                PagelogDescriptor.recordBytes(pageSize), PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor::crcBodyFrom), sink);
-        if (n.contains(".log")) return checkLog(io, p, new Layout(MaplogDescriptor.MAGIC, MaplogDescriptor.VERSION_OFFSET, MaplogDescriptor.VERSION,
-                MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.ENTRY_SIZE, MaplogDescriptor.ENTRY_CRC_OFFSET,
-                MaplogDescriptor.ENTRY_SIZE), sink);
-        return 0;
-    }
 
-    /** One fixed-record log in {@code layout}: its header, then every record's CRC32C. */
-    private static long checkLog(FileIOFactory io, Path p, Layout layout, DamageSink sink) throws IOException {
-        try (FileIO f = io.open(p, false)) {
-            long size = f.size();
-            int headerBytes = layout.headerBytes();
-            int recordBytes = layout.recordBytes();
-            ByteBuffer h = ByteBuffer.allocate(headerBytes).order(ByteOrder.LITTLE_ENDIAN);
-            if (f.read(h, 0) < headerBytes) {
-                sink.damage(p, 0, "header truncated (" + size + " bytes)");
-                return 0;
+        /**
+         * One fixed-record log in {@code layout}: its header, then every record's CRC32C, up to where recovery cuts it.
+         * A header recovery does not keep whole is cut with the file: recovery writes the file anew.
+         */
+        private long checkLog(Path p, Layout layout) throws IOException {
+            try (FileIO f = io.open(p, false)) {
+                long onDisk = f.size();
+                long kept = keptByRecovery.applyAsLong(p);
+                if (kept < 0) { // recovery deletes it: a segment or part set aside after a short one
+                    if (onDisk > 0) cuts.cut(p, 0, onDisk);
+                    return 0;
+                }
+                long size = Math.min(onDisk, kept);
+                int headerBytes = layout.headerBytes();
+                int recordBytes = layout.recordBytes();
+                if (size < onDisk) cuts.cut(p, size, onDisk - size);
+                if (size < headerBytes && size < onDisk) return 0;
+                ByteBuffer h = ByteBuffer.allocate(headerBytes).order(ByteOrder.LITTLE_ENDIAN);
+                if (f.read(h, 0) < headerBytes) {
+                    sink.damage(p, 0, "header truncated (" + size + " bytes)");
+                    return 0;
+                }
+                CRC32C c = new CRC32C();
+                c.update(h.array(), 0, layout.headerCrcAt());
+                if (h.getLong(0) != layout.magic() || h.getInt(layout.headerCrcAt()) != (int) c.getValue()) {
+                    sink.damage(p, 0, "header is corrupt (magic or CRC32C)");
+                    return 0;
+                }
+                int version = h.getInt(layout.versionAt());
+                if (version < layout.minVersion() || version > layout.version()) {
+                    sink.damage(p, layout.versionAt(), "unsupported format version " + version + " (this build reads version "
+                            + (layout.minVersion() == layout.version() ? "" : layout.minVersion() + " to ") + layout.version() + ")");
+                    return 0;
+                }
+                int bodyFrom = layout.bodyFromOfVersion().applyAsInt(version);
+                if ((size - headerBytes) % recordBytes != 0)
+                    sink.damage(p, size - (size - headerBytes) % recordBytes, "file ends inside a record (" + size + " bytes, records of " + recordBytes + ")");
+                long n = (size - headerBytes) / recordBytes;
+                ByteBuffer r = ByteBuffer.allocate(recordBytes).order(ByteOrder.LITTLE_ENDIAN);
+                for (long i = 0; i < n; i++) {
+                    long off = headerBytes + i * recordBytes;
+                    f.read(r.clear(), off);
+                    c.reset();
+                    c.update(r.array(), 0, layout.crcAt());
+                    c.update(r.array(), bodyFrom, recordBytes - bodyFrom);
+                    if (r.getInt(layout.crcAt()) != (int) c.getValue()) sink.damage(p, off, "record " + i + " CRC32C mismatch");
+                }
+                return n;
             }
-            CRC32C c = new CRC32C();
-            c.update(h.array(), 0, layout.headerCrcAt());
-            if (h.getLong(0) != layout.magic() || h.getInt(layout.headerCrcAt()) != (int) c.getValue()) {
-                sink.damage(p, 0, "header is corrupt (magic or CRC32C)");
-                return 0;
-            }
-            int version = h.getInt(layout.versionAt());
-            if (version < layout.minVersion() || version > layout.version()) {
-                sink.damage(p, layout.versionAt(), "unsupported format version " + version + " (this build reads version "
-                        + (layout.minVersion() == layout.version() ? "" : layout.minVersion() + " to ") + layout.version() + ")");
-                return 0;
-            }
-            int bodyFrom = layout.bodyFromOfVersion().applyAsInt(version);
-            if ((size - headerBytes) % recordBytes != 0)
-                sink.damage(p, size - (size - headerBytes) % recordBytes, "file ends inside a record (" + size + " bytes, records of " + recordBytes + ")");
-            long n = (size - headerBytes) / recordBytes;
-            ByteBuffer r = ByteBuffer.allocate(recordBytes).order(ByteOrder.LITTLE_ENDIAN);
-            for (long i = 0; i < n; i++) {
-                long off = headerBytes + i * recordBytes;
-                f.read(r.clear(), off);
-                c.reset();
-                c.update(r.array(), 0, layout.crcAt());
-                c.update(r.array(), bodyFrom, recordBytes - bodyFrom);
-                if (r.getInt(layout.crcAt()) != (int) c.getValue()) sink.damage(p, off, "record " + i + " CRC32C mismatch");
-            }
-            return n;
         }
     }
 }
