@@ -1,6 +1,7 @@
 package dev.varve.cli;
 
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.StorageException;
 import dev.varve.engine.StoreInspector;
 import picocli.CommandLine.Option;
 
@@ -34,6 +35,8 @@ final class LayoutOptions {
             return detect(dir);
         } catch (IllegalArgumentException e) {
             if (config != null) throw e; // the properties file is at fault
+            throw new UnusableStoreException(e.getMessage(), e);
+        } catch (StorageException e) { // a store this user may not read
             throw new UnusableStoreException(e.getMessage(), e);
         }
     }

@@ -1,5 +1,6 @@
 package dev.varve.cli;
 
+import dev.varve.engine.StoreInspector;
 import dev.varve.engine.Varve;
 import dev.varve.server.ServerOptions;
 import dev.varve.server.VarveServer;
@@ -13,7 +14,6 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.nio.file.Files;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -55,8 +55,7 @@ final class ServeCommand implements Callable<Integer> {
         if (!allowRemote && !address.getAddress().isLoopbackAddress())
             throw new IllegalArgumentException("--bind " + bind + " is not a loopback address; allow it with --allow-remote");
         refuseBusy(address);
-        if (!Files.isDirectory(store.dir.resolve("wal")) && !Files.isDirectory(store.dir.resolve("pages"))) // --config would create one
-            throw new IllegalArgumentException(store.dir + " holds no Varve store (no wal or pages directory); serve opens a store, it does not create one");
+        StoreInspector.requireStore(store.dir, "; serve opens a store, it does not create one"); // --config would create one
         ServerOptions options = new ServerOptions().allowWrites(allowWrites).allowNonLoopback(allowRemote);
         Varve s = Varve.open(store.config());
         VarveServer server;

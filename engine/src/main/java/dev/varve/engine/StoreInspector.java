@@ -135,6 +135,7 @@ public final class StoreInspector {
      *
      * @throws IllegalArgumentException if {@code dir} holds no store
      * @throws IllegalStateException    if it holds an unfinished transfer ({@link Varve#INCOMING_DIR})
+     * @throws StorageException         if this user may not read it
      */
     public static VarveConfig detectConfig(Path dir) {
         return detectConfig(dir, dir.resolve("archive"));
@@ -162,12 +163,20 @@ public final class StoreInspector {
         }
     }
 
+    /**
+     * Refuses {@code dir} unless it holds a store: an {@link IllegalArgumentException} when it holds no {@code wal} or
+     * {@code pages} directory ({@code suffix} added to the message), a {@link StorageException} when this user may not
+     * look inside it.
+     */
+    public static void requireStore(Path dir, String suffix) {
+        StoreDirectory.requireStore(dir, suffix);
+    }
+
     /** {@link #detectConfig(Path)} for a store whose archive lies in {@code archiveDir}. */
     public static VarveConfig detectConfig(Path dir, Path archiveDir) {
         FileIOFactory io = new MemoryOverlayIO();
         Varve.refuseUnfinishedTransfer(dir);
-        if (!io.exists(dir.resolve("wal")) && !io.exists(dir.resolve("pages")))
-            throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
+        requireStore(dir, "");
         VarveConfig.Builder b = VarveConfig.builder().path(dir).archivePath(archiveDir).dataRegionSize(TOOL_REGION_BYTES)
                 .checkpointBufferSize(TOOL_BUFFER_BYTES).captureBufferSize(TOOL_BUFFER_BYTES).walSyncMode(WalSyncMode.LOG_ONLY);
         try {

@@ -119,6 +119,7 @@ public final class Varve implements AutoCloseable {
      * heap, and so is each WAL segment it reads.
      *
      * @throws IllegalArgumentException if the directory holds no store
+     * @throws dev.varve.core.io.StorageException if this user may not read it, or it does not open
      * @throws IllegalStateException    if it holds an unfinished transfer, or another process has it open for writing
      */
     public static Varve openReadOnly(VarveConfig config) {
@@ -130,8 +131,7 @@ public final class Varve implements AutoCloseable {
         if (config == null) throw new IllegalArgumentException("config must not be null");
         Path dir = config.path();
         refuseUnfinishedTransfer(dir);
-        if (!Files.isDirectory(dir.resolve("wal")) && !Files.isDirectory(dir.resolve("pages")))
-            throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)");
+        StoreDirectory.requireStore(dir, "");
         return new Varve(Engine.open(config, overlay, true, false));
     }
 

@@ -43,7 +43,12 @@ final class FixtureChildJvm {
     }
 
     static Result run(String heap, long timeoutSeconds, Class<?> main, String... args) {
-        List<String> cmd = new ArrayList<>();
+        return run(List.of(), heap, timeoutSeconds, main, args);
+    }
+
+    /** {@link #run(String, long, Class, String...)} under {@code launcher}, a command that runs the child JVM's (setpriv). */
+    static Result run(List<String> launcher, String heap, long timeoutSeconds, Class<?> main, String... args) {
+        List<String> cmd = new ArrayList<>(launcher);
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add(heap);
         cmd.add("-XX:+UseSerialGC");
