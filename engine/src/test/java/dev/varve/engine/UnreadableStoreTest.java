@@ -63,6 +63,7 @@ class UnreadableStoreTest {
         Files.setPosixFilePermissions(store, PosixFilePermissions.fromString("---------"));
         try {
             FixtureChildJvm.Result r = FixtureChildJvm.run(launcher, "-Xmx128m", 90, UnreadableStoreTest.class, store.toString());
+            Assumptions.assumeFalse(r.output().startsWith("setpriv: "), "setpriv may not drop capabilities here: " + r.output());
             assertEquals(TRIED, r.exitCode(), r.describe());
             String[] lines = r.output().lines().filter(l -> l.startsWith("OPENED") || l.contains("Exception: ")).toArray(String[]::new);
             assertEquals(3, lines.length, r.describe());
