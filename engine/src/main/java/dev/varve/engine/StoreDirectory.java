@@ -32,7 +32,7 @@ final class StoreDirectory {
         try {
             return Files.readAttributes(p, BasicFileAttributes.class).isDirectory();
         } catch (AccessDeniedException e) {
-            throw new StorageException("cannot read " + p + ": permission denied (run as a user who may read the store's files)", p, e);
+            throw new StorageException("cannot read " + p + ": permission denied, on it or on a directory above it (run as a user who may read the store's files)", p, e);
         } catch (IOException e) {
             return false; // missing, or a path through a file: no store there
         }
