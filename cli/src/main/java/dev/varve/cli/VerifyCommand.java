@@ -8,11 +8,13 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 
 /** {@code varve verify DIR}: every checksum and structure of a store, without writing. */
 @Command(name = "verify", mixinStandardHelpOptions = true,
@@ -24,7 +26,9 @@ import java.util.concurrent.Callable;
                         + "Without either such a record is damage, as under the default LOG_ONLY, and reported as a torn tail if the "
                         + "store runs under FSYNC.",
                 "What a crash left in the archive past the last checkpoint mark (torn records, records no checkpoint covered) "
-                        + "is listed as archiveCutByOpen, not as damage: open cuts it and replay writes it again.",
+                        + "is listed as archiveCutByOpen, not as damage: open cuts it and replay writes it again; so are the pages a "
+                        + "crash tore while a checkpoint wrote them (pagesRestoredByOpen), which open puts back from that checkpoint's "
+                        + "recovery files or physical WAL records.",
                 "Exit code 0: clean; 1: damage found; 2: the store cannot be checked."})
 final class VerifyCommand implements Callable<Integer> {
     @Mixin
@@ -76,7 +80,10 @@ final class VerifyCommand implements Callable<Integer> {
         checked.put("checkpointMarkers", f.markers());
         checked.put("recoveryFiles", f.recoveryFiles());
         checked.put("archiveRecords", f.archiveRecords());
-        checked.put("archiveCutByOpen", archiveCut(f.archiveCut()));
+        // what a crash left that open repairs without reading it: archive tails past the checkpoint mark (cut, and
+        // written again by replay) and pages torn while a checkpoint wrote them (put back from its recovery data)
+        checked.put("archiveCutByOpen", listed(f.archiveCut(), c -> spot(c.file(), "from", c.from(), "bytes", c.bytes())));
+        checked.put("pagesRestoredByOpen", listed(f.pagesRestored(), p -> spot(p.file(), "at", p.offset(), "found", p.found())));
         if (report.structure() != null) {
             checked.put("trees", report.structure().trees());
             checked.put("entries", report.structure().entries());
@@ -86,34 +93,28 @@ final class VerifyCommand implements Callable<Integer> {
         }
         r.put("checked", checked);
         List<Map<String, Object>> damage = new ArrayList<>();
-        for (StoreInspector.Damage d : found) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("file", d.file().toString());
-            m.put("offset", d.offset());
-            m.put("what", d.what());
-            damage.add(m);
-        }
+        for (StoreInspector.Damage d : found) damage.add(spot(d.file(), "offset", d.offset(), "what", d.what()));
         r.put("result", damage.isEmpty() ? "clean" : damage.size() + " damaged spots");
         r.put("damage", damage);
         output.print(r);
         return damage.isEmpty() ? Main.OK : Main.DAMAGE;
     }
 
-    /**
-     * The archive tails a crash left past the checkpoint mark, which open cuts (replay writes them again) and so
-     * never reads: "none", or each file with the first byte cut and the bytes cut.
-     */
-    private static Object archiveCut(List<StoreInspector.Cut> cuts) {
-        if (cuts.isEmpty()) return "none";
+    /** "none", or each of {@code items} as {@code fields} gives it. */
+    private static <T> Object listed(List<T> items, Function<T, Map<String, Object>> fields) {
+        if (items.isEmpty()) return "none";
         List<Map<String, Object>> out = new ArrayList<>();
-        for (StoreInspector.Cut c : cuts) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("file", c.file().toString());
-            m.put("from", c.from());
-            m.put("bytes", c.bytes());
-            out.add(m);
-        }
+        for (T item : items) out.add(fields.apply(item));
         return out;
+    }
+
+    /** One spot of a file: its path, then two named figures. */
+    private static Map<String, Object> spot(Path file, String name1, Object value1, String name2, Object value2) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("file", file.toString());
+        m.put(name1, value1);
+        m.put(name2, value2);
+        return m;
     }
 
     /**

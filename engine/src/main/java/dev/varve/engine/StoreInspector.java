@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.LongPredicate;
 import java.util.function.ToLongFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -62,9 +63,28 @@ public final class StoreInspector {
     public record Cut(Path file, long from, long bytes) {
     }
 
-    /** Files and records an offline check read, the archive tails recovery cuts, and damage found. */
+    /**
+     * A page of a page file that fails its check but that recovery replaces without reading it — one a crash tore
+     * while a checkpoint wrote it, put back from that checkpoint's recovery data: the file, its offset, what was found.
+     */
+    public record Restored(Path file, long offset, String found) {
+    }
+
+    /**
+     * Files and records an offline check read, the archive tails recovery cuts, the torn pages it restores, and
+     * damage found.
+     */
     public record FileCheck(long pages, int walSegments, long walRecords, String walTornTail, int markers, int recoveryFiles,
-                            long archiveRecords, List<Cut> archiveCut, List<Damage> damage) {
+                            long archiveRecords, List<Cut> archiveCut, List<Restored> pagesRestored, List<Damage> damage) {
+    }
+
+    /**
+     * What a recovery run in memory did to the files: the bytes it keeps of each archive file ({@code Long.MAX_VALUE}
+     * for all, -1 when it deletes it), and whether it replaces a page without reading it from its file.
+     */
+    record Recovered(ToLongFunction<Path> archiveBytesKept, LongPredicate pageRestored) {
+        /** No recovery run: every byte on disk counts. */
+        static final Recovered NONE = new Recovered(ArchiveFileCheck.KEEP_ALL, pageId -> false);
     }
 
     /**
@@ -213,30 +233,33 @@ public final class StoreInspector {
      * archive's Pagelog, Maplog and snapshot logs. Reports each damage found and carries on. Never writes.
      */
     public static FileCheck checkFiles(VarveConfig config) {
-        return checkFiles(config, ArchiveFileCheck.KEEP_ALL);
+        return checkFiles(config, Recovered.NONE);
     }
 
     /**
-     * {@link #checkFiles(VarveConfig)} of what recovery keeps of each archive file ({@code keptByRecovery}: the bytes,
-     * or -1 when it deletes the file); the rest is listed in {@link FileCheck#archiveCut}, not as damage.
+     * {@link #checkFiles(VarveConfig)} of what {@code recovered} reads: the archive tails it cuts are listed in
+     * {@link FileCheck#archiveCut} and the torn pages it restores in {@link FileCheck#pagesRestored}, not as damage.
      */
-    static FileCheck checkFiles(VarveConfig config, ToLongFunction<Path> keptByRecovery) {
-        return StoreLock.whileShared(config.path(), () -> checkFilesLocked(config, keptByRecovery));
+    static FileCheck checkFiles(VarveConfig config, Recovered recovered) {
+        return StoreLock.whileShared(config.path(), () -> checkFilesLocked(config, recovered));
     }
 
-    private static FileCheck checkFilesLocked(VarveConfig config, ToLongFunction<Path> keptByRecovery) {
+    private static FileCheck checkFilesLocked(VarveConfig config, Recovered recovered) {
         FileIOFactory io = new MemoryOverlayIO();
         List<Damage> damage = new ArrayList<>();
         List<Cut> cut = new ArrayList<>();
+        List<Restored> restored = new ArrayList<>();
         DamageSink sink = (file, offset, what) -> damage.add(new Damage(file, offset, what));
         Path dir = config.path();
         try (PageStore pages = new PageStore(io, dir.resolve("pages"), config.pageSize())) {
-            long pageCount = PageFileCheck.check(pages, io, sink);
+            long pageCount = PageFileCheck.check(pages, io, recovered.pageRestored(), sink,
+                    (file, offset, what) -> restored.add(new Restored(file, offset, what)));
             WalFileCheck.Result wal = WalFileCheck.check(io, dir.resolve("wal"), config.walSegmentSize(), config.walSyncMode(), sink);
             int[] markerCounts = checkMarkers(io, dir.resolve("checkpoints"), config.pageSize(), sink);
-            long archived = io.exists(config.archivePath()) ? ArchiveFileCheck.check(io, config.archivePath(), config.pageSize(), keptByRecovery, sink,
-                    (file, from, bytes) -> cut.add(new Cut(file, from, bytes))) : 0;
-            return new FileCheck(pageCount, wal.segments(), wal.records(), wal.tornTail(), markerCounts[0], markerCounts[1], archived, cut, damage);
+            long archived = io.exists(config.archivePath()) ? ArchiveFileCheck.check(io, config.archivePath(), config.pageSize(),
+                    recovered.archiveBytesKept(), sink, (file, from, bytes) -> cut.add(new Cut(file, from, bytes))) : 0;
+            return new FileCheck(pageCount, wal.segments(), wal.records(), wal.tornTail(), markerCounts[0], markerCounts[1], archived, cut, restored,
+                    damage);
         } catch (IOException e) {
             throw new StorageException("cannot read the store: " + e.getMessage(), dir, e);
         }

@@ -60,12 +60,29 @@ public final class StoreVerifier {
             return withoutOpen(config, x);
         }
         try (store) {
-            // what the open's recovery cut of the archive (past the checkpoint mark) is not read by any open: not damage
-            StoreInspector.FileCheck files = StoreInspector.checkFiles(config, recovered::diskBytesKept);
+            // what the open's recovery cut of the archive (past the checkpoint mark), and the torn pages of an
+            // interrupted checkpoint it put back, are not read by any open: not damage
+            StoreInspector.FileCheck files = StoreInspector.checkFiles(config,
+                    new StoreInspector.Recovered(recovered::diskBytesKept, pageId -> restoredByRecovery(store, pageId)));
             Result structure = verify(store);
             Set<StoreInspector.Damage> all = new LinkedHashSet<>(files.damage());
             all.addAll(structure.damage());
             return new Report(files, structure, dedupe(all), null);
+        }
+    }
+
+    /**
+     * Whether the read-only {@code store}'s recovery replaced page {@code pageId} — whose file fails its check — with
+     * an image it did not read from that file: the page is then held in page memory (restored from physical WAL
+     * records), or its file reads right through the open's overlay (restored from recovery files). A page open reads
+     * from its file is loaded by this check and reported, as any read of it would be.
+     */
+    private static boolean restoredByRecovery(Varve store, long pageId) {
+        try {
+            store.engine().memory.copier().copyOut(pageId, java.nio.ByteBuffer.allocate(store.engine().config.pageSize()), 0);
+            return true;
+        } catch (StorageException x) {
+            return false;
         }
     }
 

@@ -9,6 +9,7 @@ import dev.varve.core.page.PageId;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.function.LongPredicate;
 
 /**
  * Offline check of the page files (operator tools): the header and every page's CRC32C and page id, reported to a
@@ -28,8 +29,18 @@ public final class PageFileCheck {
         }
     }
 
-    /** Checks every page file of {@code store}; returns the pages checked. */
+    /** Checks every page of every page file of {@code store}; returns the pages checked. */
     public static long check(PageStore store, FileIOFactory io, DamageSink sink) {
+        return check(store, io, pageId -> false, sink, (file, offset, what) -> {
+        });
+    }
+
+    /**
+     * Checks every page file of {@code store}; a page that fails its check but that {@code restoredByOpen} says
+     * recovery replaces without reading it (a page a crash tore while a checkpoint wrote it, restored from that
+     * checkpoint's recovery data) goes to {@code restored}, not to {@code sink}. Returns the pages checked.
+     */
+    public static long check(PageStore store, FileIOFactory io, LongPredicate restoredByOpen, DamageSink sink, DamageSink restored) {
         long checked = 0;
         ByteBuffer page = ByteBuffer.allocate(store.pageSize());
         for (int fileId : store.fileIds()) {
@@ -53,7 +64,9 @@ public final class PageFileCheck {
                     store.read(pageId, page.clear(), 0);
                     checked++;
                 } catch (CorruptionException e) {
-                    if (!allZero(page)) sink.damage(path, e.offset(), e.what());
+                    if (allZero(page)) continue;
+                    if (restoredByOpen.test(pageId)) restored.damage(path, e.offset(), e.what());
+                    else sink.damage(path, e.offset(), e.what());
                 }
             }
         }
