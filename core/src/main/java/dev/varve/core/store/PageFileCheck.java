@@ -49,8 +49,10 @@ public final class PageFileCheck {
             try (FileIO f = io.open(path, false)) {
                 pages = store.pageCount(fileId);
                 long size = f.size();
-                if (size % store.pageSize() != 0)
-                    sink.damage(path, size - size % store.pageSize(), "file ends inside a page (" + size + " bytes, pages of " + store.pageSize() + ")");
+                if (size % store.pageSize() != 0) { // the page after the whole ones (index pages: the header page comes first) is cut short
+                    DamageSink to = size > store.pageSize() && restoredByOpen.test(PageId.of(fileId, (int) pages)) ? restored : sink;
+                    to.damage(path, size - size % store.pageSize(), "file ends inside a page (" + size + " bytes, pages of " + store.pageSize() + ")");
+                }
             } catch (CorruptionException e) {
                 sink.damage(path, e.offset(), e.what());
                 continue;
