@@ -88,6 +88,23 @@ class VerifyAgreesWithOpenReviewTest {
         sweep(mode, 14, 1_500_000);
     }
 
+    /** The other half of the rule: a flipped byte in a page open relies on is still damage, named by file. */
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void realPageDamageIsStillReported(RecoveryMode mode) throws Exception {
+        Path d = tmp.resolve("damaged");
+        VarveConfig config = config(d, mode);
+        FaultyFileIOFactory io = new FaultyFileIOFactory(5);
+        Varve store = Varve.open(config, io);
+        new Trial().workload(store, io, 5);
+        store.close();
+        Path page = FixtureSupport.pageFile(d, 1, 0);
+        FixtureSupport.flipByte(page, 4096 + 100);
+        StoreVerifier.Report report = StoreVerifier.verify(config);
+        assertTrue(report.damage().stream().anyMatch(x -> page.equals(x.file())), "verify names " + page + ": " + report.damage() + " " + report.unusable());
+    }
+
     private void sweep(RecoveryMode mode, int perKind, long budgetMillis) throws Exception {
         long deadline = System.currentTimeMillis() + budgetMillis;
         // dry run: how many mutating ops of each kind the workload does
