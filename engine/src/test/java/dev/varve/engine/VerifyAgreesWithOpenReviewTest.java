@@ -78,7 +78,7 @@ class VerifyAgreesWithOpenReviewTest {
     @EnumSource(RecoveryMode.class)
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void verifyAgreesWithOpenAfterPowerCuts(RecoveryMode mode) throws Exception {
-        sweep(mode, 3, 18_000);
+        sweep(mode, 3, 10_000);
     }
 
     @Tag("long")
