@@ -20,7 +20,10 @@ import dev.varve.snapshot.RetentionFile;
 import dev.varve.snapshot.SnapshotRecord;
 
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -186,10 +189,21 @@ public final class StoreInspector {
     /**
      * Refuses {@code dir} unless it holds a store: an {@link IllegalArgumentException} when it holds no {@code wal} or
      * {@code pages} directory ({@code suffix} added to the message), a {@link StorageException} when this user may not
-     * look inside it.
+     * look inside it — the store may well be there, and "holds no store" sent operators looking for one never missing.
      */
     public static void requireStore(Path dir, String suffix) {
-        StoreDirectory.requireStore(dir, suffix);
+        if (isDirectory(dir.resolve("wal")) || isDirectory(dir.resolve("pages"))) return;
+        throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)" + suffix);
+    }
+
+    private static boolean isDirectory(Path p) {
+        try {
+            return Files.readAttributes(p, BasicFileAttributes.class).isDirectory();
+        } catch (AccessDeniedException e) {
+            throw new StorageException("cannot read " + p + ": permission denied, on it or on a directory above it (run as a user who may read the store's files)", p, e);
+        } catch (IOException e) {
+            return false; // missing, or a path through a file: no store there
+        }
     }
 
     /** {@link #detectConfig(Path)} for a store whose archive lies in {@code archiveDir}. */

@@ -131,7 +131,7 @@ public final class Varve implements AutoCloseable {
         if (config == null) throw new IllegalArgumentException("config must not be null");
         Path dir = config.path();
         refuseUnfinishedTransfer(dir);
-        StoreDirectory.requireStore(dir, "");
+        StoreInspector.requireStore(dir, "");
         return new Varve(Engine.open(config, overlay, true, false));
     }
 

@@ -29,12 +29,6 @@ public final class PageFileCheck {
         }
     }
 
-    /** Checks every page of every page file of {@code store}; returns the pages checked. */
-    public static long check(PageStore store, FileIOFactory io, DamageSink sink) {
-        return check(store, io, pageId -> false, sink, (file, offset, what) -> {
-        });
-    }
-
     /**
      * Checks every page file of {@code store}; a page that fails its check but that {@code restoredByOpen} says
      * recovery replaces without reading it (a page a crash tore while a checkpoint wrote it, restored from that
