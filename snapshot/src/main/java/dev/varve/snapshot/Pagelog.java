@@ -222,43 +222,13 @@ final class Pagelog implements AutoCloseable {
     }
 
     /** Whether segment {@code seg}, read through {@code f}, was reclaimed: asked once {@link #reclaimOldest} is done. */
-    private synchronized boolean reclaimed(int seg, FileIO f) {
+    synchronized boolean reclaimed(int seg, FileIO f) {
         return segments.get(seg) != f;
     }
 
-    /**
-     * Fragmentation: bytes of records that no snapshot can reach any more and no ranked extent uses as a base
-     * ({@code base}), lying after a record that is still needed — dead data reclamation by whole segments in temporal
-     * order cannot give back while something older lives. The expired records before the first needed one are not
-     * counted: they are the oldest segment's prefix, which goes whole once the rest of that segment expires.
-     */
+    /** Fragmentation: see {@link PagelogReader#deadBytes}. */
     long deadBytes(Unreachable unreachable, java.util.function.LongPredicate base) {
-        long dead = 0;
-        boolean needed = false;
-        ByteBuffer h = ByteBuffer.allocate(PagelogDescriptor.RANGE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        for (long a = (long) firstSegment * recordsPerSegment; a < end; a++) {
-            int seg = (int) (a / recordsPerSegment);
-            FileIO f = segments.get(seg);
-            // read without the monitor (a metric must not hold up the archiver), so reclamation may close and remove
-            // a segment under this walk: its records are gone, not dead; go on after it
-            if (f == null) {
-                a = (seg + 1L) * recordsPerSegment - 1;
-                continue;
-            }
-            h.clear();
-            try {
-                f.read(h, offsetOf(a));
-            } catch (IOException e) {
-                if (reclaimed(seg, f)) {
-                    a = (seg + 1L) * recordsPerSegment - 1;
-                    continue;
-                }
-                throw new StorageException("cannot read a Pagelog record header: " + e.getMessage(), f.path(), e);
-            }
-            if (!unreachable.test(h.getLong(PagelogDescriptor.LO_OFFSET), h.getLong(PagelogDescriptor.HI_OFFSET)) || base.test(a)) needed = true;
-            else if (needed) dead += recordBytes;
-        }
-        return dead;
+        return reader.deadBytes(firstSegment, unreachable, base);
     }
 
     /**

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Map;
+import java.util.function.LongPredicate;
 
 /**
  * The read side of a {@link Pagelog}: the pre-state at an address — a whole record's image, or an entry's chain of
@@ -174,5 +175,41 @@ final class PagelogReader {
             range[0] = Math.min(range[0], rec.getLong(PagelogDescriptor.LO_OFFSET));
         }
         return range;
+    }
+
+    /**
+     * Fragmentation: bytes of records that no snapshot can reach any more and no ranked extent uses as a base
+     * ({@code base}), lying after a record that is still needed — dead data reclamation by whole segments in temporal
+     * order cannot give back while something older lives. The expired records before the first needed one are not
+     * counted: they are the oldest segment's prefix, which goes whole once the rest of that segment expires. A walk
+     * of the record headers from {@code firstSegment}, the volume's oldest.
+     */
+    long deadBytes(int firstSegment, Pagelog.Unreachable unreachable, LongPredicate base) {
+        long dead = 0;
+        boolean needed = false;
+        ByteBuffer h = ByteBuffer.allocate(PagelogDescriptor.RANGE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        for (long a = (long) firstSegment * recordsPerSegment; a < volume.end(); a++) {
+            int seg = (int) (a / recordsPerSegment);
+            FileIO f = segments.get(seg);
+            // read without the monitor (a metric must not hold up the archiver), so reclamation may close and remove
+            // a segment under this walk: its records are gone, not dead; go on after it
+            if (f == null) {
+                a = (seg + 1L) * recordsPerSegment - 1;
+                continue;
+            }
+            h.clear();
+            try {
+                f.read(h, volume.offsetOf(a));
+            } catch (IOException e) {
+                if (volume.reclaimed(seg, f)) {
+                    a = (seg + 1L) * recordsPerSegment - 1;
+                    continue;
+                }
+                throw new StorageException("cannot read a Pagelog record header: " + e.getMessage(), f.path(), e);
+            }
+            if (!unreachable.test(h.getLong(PagelogDescriptor.LO_OFFSET), h.getLong(PagelogDescriptor.HI_OFFSET)) || base.test(a)) needed = true;
+            else if (needed) dead += recordBytes;
+        }
+        return dead;
     }
 }
