@@ -14,9 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -39,10 +37,11 @@ final class MemoryOverlayIO implements FileIOFactory {
     /** Files this overlay has seen, by absolute path; a path not here is the disk file as it is. */
     private final Map<Path, Layer> files = new HashMap<>();
     /**
-     * Disk files a rename replaced while they were still there (not deleted first): rewritten from what was read of
-     * them (a log rewritten whole, as recovery does the drop log), not cut.
+     * Disk files a rename replaced while they were still there (not deleted first) — rewritten from what was read of
+     * them (a log rewritten whole, as recovery does the drop log), not cut — each with the bytes of it the replaced
+     * file still held (all of them, unless a truncate cut a torn tail first).
      */
-    private final Set<Path> rewritten = new HashSet<>();
+    private final Map<Path, Long> rewritten = new HashMap<>();
 
     private static Path key(Path p) {
         return p.toAbsolutePath().normalize();
@@ -88,7 +87,8 @@ final class MemoryOverlayIO implements FileIOFactory {
         if (l == null || l == DELETED) throw new NoSuchFileException(from.toString());
         Path t = key(to);
         Layer replaced = files.get(t);
-        if (replaced == null ? Files.isRegularFile(t) : rewritten.contains(t) || replaced.diskBytesKept(t) >= 0) rewritten.add(t); // else it was deleted first
+        long kept = replaced == null ? (Files.isRegularFile(t) ? Long.MAX_VALUE : -1) : rewritten.getOrDefault(t, replaced.diskBytesKept(t));
+        if (kept >= 0) rewritten.put(t, kept); // else it was deleted first
         files.put(f, DELETED);
         rewritten.remove(f);
         files.put(t, l);
@@ -124,12 +124,13 @@ final class MemoryOverlayIO implements FileIOFactory {
      * a truncate cut it (the bytes before the cut), or it was deleted, or a file created under its name once it was
      * (-1: none). After a read-only open this is what its recovery keeps of each file, which the files' check needs to
      * tell a tail recovery cuts from damage. A file mapped whole (a WAL segment) counts as kept whole, and so does one
-     * a rename replaced while it was there: it was read to be rewritten.
+     * a rename replaced while it was there keeps what it held then: it was read to be rewritten.
      */
     synchronized long diskBytesKept(Path file) {
         Path k = key(file);
         Layer l = files.get(k);
-        return l == null || rewritten.contains(k) ? Long.MAX_VALUE : l.diskBytesKept(k);
+        if (l == null) return Long.MAX_VALUE;
+        return rewritten.containsKey(k) ? rewritten.get(k) : l.diskBytesKept(k);
     }
 
     @Override

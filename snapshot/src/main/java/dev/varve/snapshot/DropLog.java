@@ -89,11 +89,16 @@ final class DropLog implements AutoCloseable {
 
     /**
      * Recovery, once the store is decided sound: cuts the log to what {@link #recover} kept — a truncate (of nothing,
-     * after a clean close) when that is a prefix of it, else a rewrite, never a moment without it on disk.
+     * after a clean close) when that is a prefix of it, else a rewrite, never a moment without it on disk, after a
+     * truncate of any torn tail (so a check of the files, {@code varve verify}, sees the tail cut as it sees any other).
      */
     void cut() {
-        if (keptWithGaps) file.replaceWith(file.first(), kept);
-        else file.truncate(file.first() + kept.size());
+        if (keptWithGaps) {
+            file.truncate(file.count()); // the part of an entry a crash left at the end goes first, as a cut, not in the rewrite
+            file.replaceWith(file.first(), kept);
+        } else {
+            file.truncate(file.first() + kept.size());
+        }
         kept.clear();
     }
 
