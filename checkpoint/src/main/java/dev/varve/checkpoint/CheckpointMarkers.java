@@ -70,12 +70,17 @@ public final class CheckpointMarkers {
 
     /** The start marker with the highest id, if any. */
     public Optional<CheckpointMarker> latestStart() {
+        long best = latestStartId();
+        return best < 0 ? Optional.empty() : Optional.of(read(startPath(best), CheckpointMarker.START));
+    }
+
+    /** The highest checkpoint id with a start marker, -1 when none; the marker itself is not read. */
+    public long latestStartId() {
         long best = -1;
         for (Path p : list()) {
-            String n = p.getFileName().toString();
-            if (n.endsWith("-start.bin")) best = Math.max(best, idOf(p));
+            if (p.getFileName().toString().endsWith("-start.bin")) best = Math.max(best, idOf(p));
         }
-        return best < 0 ? Optional.empty() : Optional.of(read(startPath(best), CheckpointMarker.START));
+        return best;
     }
 
     /**
@@ -141,7 +146,8 @@ public final class CheckpointMarkers {
         }
     }
 
-    private static long idOf(Path p) {
+    /** The checkpoint id in a marker's or recovery file's name ({@code cp-<16 digits>-...}), -1 when it is not one. */
+    public static long idOf(Path p) {
         String n = p.getFileName().toString();
         try {
             return Long.parseLong(n.substring(PREFIX.length(), PREFIX.length() + 16));

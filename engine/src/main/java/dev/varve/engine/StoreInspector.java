@@ -285,14 +285,13 @@ public final class StoreInspector {
         int[] counts = new int[2];
         // recovery reads the recovery files of the latest start marker only: an older one without its end marker is a
         // deletion of old markers a crash cut short (the end marker and recovery files go first), not a checkpoint to restore
-        long latest = -1;
-        for (Path p : io.list(dir, "cp-")) if (p.getFileName().toString().endsWith("-start.bin")) latest = Math.max(latest, idOf(p));
+        long latest = markers.latestStartId();
         for (Path p : io.list(dir, "cp-")) {
             String n = p.getFileName().toString();
             boolean start = n.endsWith("-start.bin");
             if (!start && !n.endsWith("-end.bin")) continue;
             counts[0]++;
-            long id = idOf(p);
+            long id = CheckpointMarkers.idOf(p);
             try {
                 Optional<CheckpointMarker> m = start ? markers.start(id) : markers.end(id);
                 if (start && id == latest && m.isPresent() && m.get().recoveryData() == CheckpointMarker.RECOVERY_FILES && markers.end(id).isEmpty()) {
@@ -306,11 +305,6 @@ public final class StoreInspector {
             }
         }
         return counts;
-    }
-
-    /** The checkpoint id in a marker's name ({@code cp-<16 digits>-...}). */
-    private static long idOf(Path marker) {
-        return Long.parseLong(marker.getFileName().toString().substring(3, 19));
     }
 
     private static void checkRecoveryFile(CheckpointMarkers markers, CheckpointMarker start, int n, int pageSize, DamageSink sink) {
