@@ -53,8 +53,8 @@ class TornCheckpointPageVerifyTest {
             }
             if (round == 0) store.checkpoint().join();
         }
-        // the second checkpoint's fifth page write is torn by the power cut (its recovery data is durable by then)
-        io.crashAt(FaultyFileIOFactory.nth(5, op -> op.kind() == Kind.WRITE && op.path().toString().contains("/pages/")));
+        // the power goes in the second checkpoint's fifth page write, which lands torn (its recovery data is durable by then)
+        io.powerCutAt(FaultyFileIOFactory.nth(5, op -> op.kind() == Kind.WRITE && op.path().toString().contains("/pages/")));
         try {
             store.checkpoint().join();
         } catch (RuntimeException expected) {

@@ -26,8 +26,11 @@ import java.util.Random;
 final class FaultyFile {
     static final int SECTOR_BYTES = 512;
 
-    /** One un-fsynced change: a write ({@code newBytes != null}) or a truncation to {@code offset}. */
-    private record Entry(long offset, byte[] newBytes, byte[] oldBytes, long sizeBefore) {
+    /**
+     * One un-fsynced change: a write ({@code newBytes != null}) or a truncation to {@code offset}. A {@code landed}
+     * write reached the platter before the power went ({@link FaultyFileIOFactory#powerCutAt}): a power loss keeps it.
+     */
+    private record Entry(long offset, byte[] newBytes, byte[] oldBytes, long sizeBefore, boolean landed) {
         boolean isWrite() {
             return newBytes != null;
         }
@@ -92,6 +95,27 @@ final class FaultyFile {
      * at {@code position} through {@code ch} and logs it as not yet durable.
      */
     synchronized void write(FileChannel ch, ByteBuffer src, long position, int keepBytes) throws IOException {
+        write(ch, src, position, keepBytes, false);
+    }
+
+    /**
+     * Writes {@code src} at {@code position} as a power cut tears it, and returns how many bytes landed: every sector
+     * before the last one the write changes reaches the disk and survives a power loss, that sector and the rest
+     * never do. Pages carry their checksum in their first sector, so a page written whole but for its last changed
+     * sector is torn where a prefix of unchanged sectors would not be.
+     */
+    synchronized int writeTornByPowerCut(FileChannel ch, ByteBuffer src, long position) throws IOException {
+        byte[] now = new byte[src.remaining()];
+        readFully(ch, ByteBuffer.wrap(now), position);
+        long size = ch.size();
+        int lastChanged = now.length - 1; // a byte past the end counts as changed: writing it grows the file
+        while (lastChanged > 0 && position + lastChanged < size && now[lastChanged] == src.get(src.position() + lastChanged)) lastChanged--;
+        int landed = (int) Math.max(0, (position + lastChanged) / SECTOR_BYTES * SECTOR_BYTES - position);
+        write(ch, src, position, landed, true);
+        return landed;
+    }
+
+    private void write(FileChannel ch, ByteBuffer src, long position, int keepBytes, boolean landed) throws IOException {
         int len = keepBytes < 0 ? src.remaining() : keepBytes;
         byte[] bytes = new byte[len];
         src.get(src.position(), bytes);
@@ -99,7 +123,7 @@ final class FaultyFile {
         byte[] old = new byte[(int) Math.max(0, Math.min(len, size - position))];
         readFully(ch, ByteBuffer.wrap(old), position);
         writeFully(ch, ByteBuffer.wrap(bytes), position);
-        log.add(new Entry(position, bytes, old, size));
+        log.add(new Entry(position, bytes, old, size, landed));
         if (keepBytes < 0) src.position(src.limit());
     }
 
@@ -108,7 +132,7 @@ final class FaultyFile {
         byte[] cut = new byte[(int) Math.max(0, size - newSize)];
         readFully(ch, ByteBuffer.wrap(cut), newSize);
         ch.truncate(newSize);
-        log.add(new Entry(newSize, null, cut, size));
+        log.add(new Entry(newSize, null, cut, size, false));
     }
 
     /** Maps a range; its present content counts as durable (see the class note on mixing). */
@@ -195,6 +219,10 @@ final class FaultyFile {
     }
 
     private static void redo(FileChannel ch, Entry e, Random rnd) throws IOException {
+        if (e.landed()) {
+            writeFully(ch, ByteBuffer.wrap(e.newBytes), e.offset);
+            return;
+        }
         int fate = rnd.nextInt(10);
         if (!e.isWrite()) {
             if (fate < 5) ch.truncate(e.offset);

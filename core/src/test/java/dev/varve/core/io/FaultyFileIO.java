@@ -49,6 +49,10 @@ final class FaultyFileIO implements FileIO {
         try (FaultyFileIOFactory.Access a = factory.begin(Kind.WRITE, path, null, epoch)) {
             if (a.crash()) {
                 long end = position + src.remaining();
+                if (a.durableTear()) {
+                    int landed = state.writeTornByPowerCut(channel, src, position);
+                    throw a.crashException("power cut: " + landed + " of " + (end - position) + " bytes at offset " + position + " landed");
+                }
                 int keep = (int) (FaultyFile.tornCut(position, end, a.random()) - position);
                 state.write(channel, src, position, keep);
                 throw a.crashException("torn write of " + keep + " of " + (end - position) + " bytes at offset " + position);

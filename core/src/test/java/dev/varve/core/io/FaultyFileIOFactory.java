@@ -26,8 +26,9 @@ import java.util.function.Predicate;
  * {@link #toString()} print.
  *
  * <p>Faults: {@link #crashAt} kills the "process" at the first operation a predicate matches — that operation fails
- * (a write is torn first) and so does every later one — and {@link #failForce} makes fsyncs of chosen files fail
- * while everything else goes on. Tests then halt the store, call {@link #powerLoss()} and reopen.
+ * (a write is torn first) and so does every later one; {@link #powerCutAt} does the same, but the write it stops
+ * surely leaves a torn sector run on disk; and {@link #failForce} makes fsyncs of chosen files fail while everything
+ * else goes on. Tests then halt the store, call {@link #powerLoss()} and reopen.
  */
 @SuppressWarnings("try") // an Access admits an operation for the length of its try block
 public final class FaultyFileIOFactory implements FileIOFactory {
@@ -64,6 +65,7 @@ public final class FaultyFileIOFactory implements FileIOFactory {
     private final AtomicLong seq = new AtomicLong();
     private final Object triggerLock = new Object();
     private Predicate<Op> crashAt; // triggerLock
+    private boolean tearDurably; // triggerLock: armed by powerCutAt (see there)
     private volatile Op crashedAt;
     private volatile Predicate<Path> failForce = p -> false;
     private volatile long epoch;
@@ -83,8 +85,24 @@ public final class FaultyFileIOFactory implements FileIOFactory {
 
     /** Kills the process at the first operation {@code where} matches (evaluated under a lock, one op at a time). */
     public void crashAt(Predicate<Op> where) {
+        arm(where, false);
+    }
+
+    /**
+     * Cuts the power in the middle of the first write {@code where} matches: every 512-byte sector of it before the
+     * last one it changes reaches the disk and stays there through {@link #powerLoss()} (in a file whose creation is
+     * durable), that sector and the rest never do, and the process dies there as with {@link #crashAt}. A test that
+     * needs a torn page on disk gets one whatever the seed picks for the other un-fsynced writes (which
+     * {@link #crashAt}'s random tear may leave whole, drop, or cut between unchanged sectors).
+     */
+    public void powerCutAt(Predicate<Op> where) {
+        arm(where, true);
+    }
+
+    private void arm(Predicate<Op> where, boolean durableTear) {
         synchronized (triggerLock) {
             crashAt = where;
+            tearDurably = durableTear;
         }
     }
 
@@ -138,6 +156,7 @@ public final class FaultyFileIOFactory implements FileIOFactory {
             files.clear();
             synchronized (triggerLock) {
                 crashAt = null;
+                tearDurably = false;
                 crashedAt = null;
             }
             failForce = p -> false;
@@ -253,6 +272,7 @@ public final class FaultyFileIOFactory implements FileIOFactory {
             if (handleEpoch != epoch) throw new IOException("stale handle of " + path + ": opened before a power loss " + this);
             Op op = new Op(kind, path, target, seq.incrementAndGet());
             boolean crash = false;
+            boolean durableTear = false;
             synchronized (triggerLock) {
                 Op dead = crashedAt;
                 if (dead != null) throw new IOException("process is dead (injected crash at " + dead + "); refused " + op + " " + this);
@@ -260,9 +280,10 @@ public final class FaultyFileIOFactory implements FileIOFactory {
                     crashedAt = op;
                     crashAt = null;
                     crash = true;
+                    durableTear = tearDurably;
                 }
             }
-            return new Access(op, crash, epoch);
+            return new Access(op, crash, durableTear, epoch);
         } catch (IOException | RuntimeException | Error e) {
             gate.readLock().unlock();
             throw e;
@@ -274,16 +295,23 @@ public final class FaultyFileIOFactory implements FileIOFactory {
         final Op op;
         final long epoch;
         private final boolean crash;
+        private final boolean durableTear;
 
-        Access(Op op, boolean crash, long epoch) {
+        Access(Op op, boolean crash, boolean durableTear, long epoch) {
             this.op = op;
             this.crash = crash;
+            this.durableTear = durableTear;
             this.epoch = epoch;
         }
 
         /** True when the process dies at this operation. */
         boolean crash() {
             return crash;
+        }
+
+        /** True when this dying write is one {@link #powerCutAt} tears: its sectors before the last changed one land. */
+        boolean durableTear() {
+            return durableTear;
         }
 
         Random random() {

@@ -142,6 +142,41 @@ class FaultyFileIOFactoryTest {
     }
 
     @Test
+    void powerCutAtAWriteLandsItsSectorsBeforeTheLastChangedOneWhateverTheSeed() {
+        long base = Seeds.base();
+        for (int round = 0; round < 40; round++) {
+            long seed = base + round;
+            Seeds.run("power cut at write round " + round, seed, () -> {
+                Random rnd = new Random(seed);
+                FaultyFileIOFactory io = new FaultyFileIOFactory(seed);
+                Path file = dir.resolve("p" + seed);
+                byte[] old = bytes(rnd, FILE_BYTES);
+                int off = 512 * rnd.nextInt(4);
+                int unchangedTail = rnd.nextInt(2000); // a tail the write does not change must not count as torn
+                byte[] neu = bytes(rnd, 4096);
+                System.arraycopy(old, off + 4096 - unchangedTail, neu, 4096 - unchangedTail, unchangedTail);
+                int lastChanged = 4095;
+                while (neu[lastChanged] == old[off + lastChanged]) lastChanged--;
+                int landed = lastChanged / 512 * 512;
+                try (FileIO f = io.open(file, true)) {
+                    f.write(ByteBuffer.wrap(old), 0);
+                    f.force();
+                    f.write(ByteBuffer.wrap(neu, 0, 100), FILE_BYTES - 100); // an un-fsynced neighbour the seed decides
+                    io.powerCutAt(op -> op.kind() == FaultyFileIOFactory.Kind.WRITE);
+                    IOException e = assertThrows(IOException.class, () -> f.write(ByteBuffer.wrap(neu), off));
+                    assertTrue(e.getMessage().contains("power cut: " + landed + " of 4096 bytes"), e.getMessage());
+                    assertNotNull(io.crashedAt());
+                    io.powerLoss();
+                }
+                byte[] after = Files.readAllBytes(file);
+                assertArrayEquals(Arrays.copyOf(neu, landed), Arrays.copyOfRange(after, off, off + landed), "the sectors before the last changed one landed");
+                assertArrayEquals(Arrays.copyOfRange(old, off + landed, off + 4096), Arrays.copyOfRange(after, off + landed, off + 4096),
+                        "the last changed sector and the rest never did");
+            });
+        }
+    }
+
+    @Test
     void crashAtAMoveLeavesTheSourceAndRenamesAreDurable() throws IOException {
         long seed = Seeds.base();
         Seeds.run("move", seed, () -> {
