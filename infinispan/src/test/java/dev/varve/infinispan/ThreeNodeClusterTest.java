@@ -27,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class ThreeNodeClusterTest {
     private int keys;
+    private long started;
 
     @TempDir
     Path tmp;
@@ -92,7 +93,12 @@ class ThreeNodeClusterTest {
             copies += m.get(prefix);
         }
         assertEquals(2 * keys, copies, when + ": copies of the " + keys + " keys across the stores");
-        System.out.println(when + ": " + copies + " copies of " + keys + " keys, all at their owners");
+        log(when + ": " + copies + " copies of " + keys + " keys, all at their owners");
+    }
+
+    /** Prints a step with the seconds since the run began, so a slow step shows in the report. */
+    private void log(String what) {
+        System.out.printf("[%6.1f s] %s%n", (System.nanoTime() - started) / 1e9, what);
     }
 
     private void inParallel(String... perNodeCommands) throws Exception {
@@ -125,16 +131,18 @@ class ThreeNodeClusterTest {
 
     private void run(int keyCount) throws Exception {
         keys = keyCount;
+        started = System.nanoTime();
         ports = NodeProcess.freePorts(3);
         try {
             for (int i = 0; i < 3; i++) start(i);
             awaitStable(3);
+            log("three nodes stable");
 
             // 100k writes, a third from each node, in parallel
             long t0 = System.nanoTime();
             int third = keys / 3;
             inParallel("put 0 " + third + " v1", "put " + third + " " + 2 * third + " v1", "put " + 2 * third + " " + keys + " v1");
-            System.out.printf("%d writes in %.1f s%n", keys, (System.nanoTime() - t0) / 1e9);
+            log(String.format("%d writes in %.1f s", keys, (System.nanoTime() - t0) / 1e9));
             assertEquals(String.valueOf(keys), nodes[1].ask("check 0 " + keys + " v1", 600));
             assertExactlyOwnersHold("k", keys, "after " + keys + " writes");
 
@@ -171,7 +179,7 @@ class ThreeNodeClusterTest {
             String cut = "kFirst=" + keys + " kOther=0 sMissing=0 sBeyond=0";
             assertEquals(cut, nodes[2].ask("asof L1 " + ackedBefore + " " + ackedAfter, 600), "L1 as of its cut (stream acked "
                     + ackedBefore + " before, " + ackedAfter + " after the declaration)");
-            System.out.println("cluster snapshot L1 read back as its documented cut: " + cut + " (stream acked " + ackedBefore + " / " + ackedAfter + ")");
+            log("cluster snapshot L1 read back as its documented cut: " + cut + " (stream acked " + ackedBefore + " / " + ackedAfter + ")");
 
             // kill -9 of all three while the writer is mid-stream: every acknowledged write is back (LOG_ONLY)
             Thread.sleep(1500);
@@ -183,11 +191,12 @@ class ThreeNodeClusterTest {
             assertTrue(acked > 0, "the stream acknowledged nothing");
             for (int i = 0; i < 3; i++) start(i);
             awaitStable(3);
+            log("three nodes restarted after the full crash, stable");
             // Every node recovered its store, but the cluster does not know who held what: Infinispan 15.2 persists a
             // cache's topology only during a clean cluster-wide shutdown (Cache.shutdown()) and deletes it once a restored
             // cluster is stable, so after kill -9 of all nodes it builds a new consistent hash, which may make a node
             // without a copy a key's owner. ClusterRecovery gives each key its surviving value on all its owners.
-            System.out.println("full crash: conflicts each node resolved, by round: " + nodes[0].ask("resolve", 1200));
+            log("full crash: conflicts each node resolved, by round: " + nodes[0].ask("resolve", 1200));
             Map<String, Set<String>> stored = NodeProcess.storedEntries(live(), tmp);
             for (int j = 0; j < keys; j++) {
                 String value = (j < 1000 ? "v2-" : "v1-") + j;
@@ -213,7 +222,7 @@ class ThreeNodeClusterTest {
             assertEquals(2L * keys, kCopies, "after the full crash: copies of the " + keys + " keys");
             assertTrue(sCopies >= 2L * acked && sCopies <= 2L * (acked + 1), "after the full crash: " + sCopies + " copies of " + acked + " stream writes");
             assertEquals(kCopies + sCopies, raw, "after the full crash the stores hold entries beyond the live keys: an expired entry came back");
-            System.out.println("full crash: " + acked + " acknowledged stream writes all back; " + kCopies + " copies of " + keys
+            log("full crash: " + acked + " acknowledged stream writes all back; " + kCopies + " copies of " + keys
                     + " keys, " + sCopies + " of the stream, all at owners");
             assertEquals(cut, nodes[0].ask("asof L1 " + ackedBefore + " " + ackedAfter, 600), "L1 after the full crash");
         } finally {
