@@ -102,8 +102,9 @@ final class FaultyFile {
      * Writes {@code src} at {@code position} as a power cut tears it, and returns how many bytes landed: every sector
      * before the last one the write changes reaches the disk and survives a power loss, that sector and the rest
      * never do. Cutting there rather than at a random boundary makes the tear show: the page holding that sector gets
-     * its new first sector (a page's checksum sits there) over old bytes, where a cut past a page's last change would
-     * leave a whole new page, and a cut at a page boundary whole old and new pages.
+     * its new first sector (a page's checksum sits there) over old bytes, unless that sector is the page's first,
+     * where a cut past a page's last change would leave a whole new page, and a cut at a page boundary whole old and
+     * new pages.
      */
     synchronized int writeTornByPowerCut(FileChannel ch, ByteBuffer src, long position) throws IOException {
         byte[] now = new byte[src.remaining()];
