@@ -156,7 +156,6 @@ public final class FaultyFileIOFactory implements FileIOFactory {
             files.clear();
             synchronized (triggerLock) {
                 crashAt = null;
-                tearDurably = false;
                 crashedAt = null;
             }
             failForce = p -> false;
