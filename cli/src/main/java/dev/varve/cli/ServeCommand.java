@@ -1,5 +1,6 @@
 package dev.varve.cli;
 
+import dev.varve.core.io.CorruptionException;
 import dev.varve.engine.StoreInspector;
 import dev.varve.engine.Varve;
 import dev.varve.server.ServerOptions;
@@ -54,6 +55,7 @@ final class ServeCommand implements Callable<Integer> {
         if (address.isUnresolved()) throw new IllegalArgumentException("--bind " + bind + " is not an address this host can resolve");
         if (!allowRemote && !address.getAddress().isLoopbackAddress())
             throw new IllegalArgumentException("--bind " + bind + " is not a loopback address; allow it with --allow-remote");
+        refuseDamagedPolicy();
         refuseBusy(address);
         StoreInspector.requireStore(store.dir, "; serve opens a store, it does not create one"); // --config would create one
         ServerOptions options = new ServerOptions().allowWrites(allowWrites).allowNonLoopback(allowRemote);
@@ -90,6 +92,21 @@ final class ServeCommand implements Callable<Integer> {
             probe.bind(address);
         } catch (IOException e) {
             throw new UnusableStoreException("cannot listen on " + address.getHostString() + ":" + address.getPort() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A writable open records the retention policy it runs under. Without {@code --config} that policy is the one the
+     * store recorded; when that file is damaged the layout falls back to keeping every snapshot, and serving would
+     * write that guess over the store's real policy, so serve refuses instead (the read-only commands carry on).
+     */
+    private void refuseDamagedPolicy() {
+        if (store.layout.config != null) return;
+        try {
+            StoreInspector.recordedRetention(store.layout.archiveOf(store.dir));
+        } catch (CorruptionException e) {
+            throw new UnusableStoreException("serve opens " + store.dir + " for writing, which records its retention policy, and the recorded one is "
+                    + "damaged (" + e.getMessage() + "); give --config with the store's varve.retention", e);
         }
     }
 }

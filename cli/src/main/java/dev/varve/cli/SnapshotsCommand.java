@@ -1,5 +1,6 @@
 package dev.varve.cli;
 
+import dev.varve.core.io.CorruptionException;
 import dev.varve.engine.StoreInspector;
 import dev.varve.engine.Varve;
 import picocli.CommandLine.Command;
@@ -26,10 +27,9 @@ final class SnapshotsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Map<String, Object> r = new LinkedHashMap<>();
-        // a store records its policy when opened for writing; one of an earlier build does not, and then only the
-        // store's configuration tells the rule that keeps each snapshot
-        boolean policyKnown = store.layout.config != null || StoreInspector.recordedRetention(store.layout.archiveOf(store.dir)).isPresent();
-        if (!policyKnown) r.put("retention", "unknown: give --config with the store's varve.retention to see the rule that keeps each snapshot");
+        String policyUnknown = policyUnknown();
+        boolean policyKnown = policyUnknown == null;
+        if (!policyKnown) r.put("retention", policyUnknown);
         try (Varve v = store.openReadOnly()) {
             List<Map<String, Object>> live = new ArrayList<>();
             for (StoreInspector.SnapshotDetail d : StoreInspector.snapshots(v)) {
@@ -64,5 +64,20 @@ final class SnapshotsCommand implements Callable<Integer> {
         }
         output.print(r);
         return Main.OK;
+    }
+
+    /**
+     * Why the rule that keeps each snapshot is unknown, or null when it is known. A store records its policy when
+     * opened for writing; one of an earlier build does not, and a damaged record is no rule either (verify reports it
+     * as damage; the listing carries on as the other read commands do): then only the store's configuration tells.
+     */
+    private String policyUnknown() {
+        if (store.layout.config != null) return null;
+        String ask = "give --config with the store's varve.retention to see the rule that keeps each snapshot";
+        try {
+            return StoreInspector.recordedRetention(store.layout.archiveOf(store.dir)).isPresent() ? null : "unknown: " + ask;
+        } catch (CorruptionException e) {
+            return "unknown: the recorded policy is damaged (" + e.getMessage() + "); " + ask;
+        }
     }
 }

@@ -73,6 +73,18 @@ class CliNetworkTest {
         }
         assertUsage("not an address this host can resolve", "serve", crashed.toString(), "--bind", "no.such.host.invalid");
         assertEquals(before, DirectoryFingerprint.of(crashed));
+        // a damaged policy record: serving under the keep-everything guess would write it over the store's own policy
+        Path policy = crashed.resolve("archive").resolve("retention.policy");
+        byte[] bytes = Files.readAllBytes(policy);
+        bytes[bytes.length - 1] ^= 1;
+        Files.write(policy, bytes);
+        Map<String, String> damaged = DirectoryFingerprint.of(crashed);
+        try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) { // were it not refused, it would fail here
+            CliRun r = CliRun.of("serve", crashed.toString(), "--port", String.valueOf(busy.getLocalPort()));
+            assertEquals(Main.UNUSABLE, r.code(), r.toString());
+            assertTrue(r.err().contains("the recorded one is damaged") && r.err().contains("retention.policy") && r.err().contains("--config"), r.toString());
+        }
+        assertEquals(damaged, DirectoryFingerprint.of(crashed));
         Path empty = Files.createDirectories(dir.resolve("empty"));
         Path config = Files.writeString(dir.resolve("store.properties"), "varve.pageSize=4096\n");
         assertUsage("holds no Varve store", "serve", empty.toString(), "--config", config.toString());

@@ -160,6 +160,18 @@ class CliReadCommandsTest {
         CliRun unknown = unchanged(older, "snapshots", "--json", older.toString());
         assertTrue(unknown.out().contains("\"retention\":\"unknown: give --config"), unknown.out());
         assertFalse(unknown.out().contains("keptBy"), unknown.out());
+        // a damaged record is no rule either: the snapshots are listed, the damage named
+        Path damaged = tmp.resolve("damaged-policy");
+        copyTree(healthy, damaged);
+        Path policy = damaged.resolve("archive").resolve("retention.policy");
+        byte[] bytes = Files.readAllBytes(policy);
+        bytes[bytes.length - 1] ^= 1;
+        Files.write(policy, bytes);
+        CliRun listed = unchanged(damaged, "snapshots", "--json", damaged.toString());
+        assertEquals(0, listed.code(), listed.toString());
+        assertTrue(listed.out().contains("\"retention\":\"unknown: the recorded policy is damaged") && listed.out().contains("retention.policy"), listed.out());
+        assertTrue(listed.out().contains("{\"id\":1,\"rank\":1,\"declared\":"), listed.out());
+        assertFalse(listed.out().contains("keptBy"), listed.out());
         Path settings = Files.writeString(tmp.resolve("fixture.properties"), "varve.retention=keepAll(),keepAll(),keepAll()\nvarve.walSegmentSize=4m\nvarve.archiveSegmentSize=256k\n"
                 + "varve.snapshotPageWindow=2\nvarve.captureBufferSize=1m\nvarve.partitions=3\n");
         CliRun configured = unchanged(older, "snapshots", "--json", older.toString(), "--config", settings.toString());
