@@ -30,8 +30,8 @@ import java.nio.file.Path;
                         + "transfer failed; NEWDIR stays marked unfinished)",
                 "  3   key absent (get)",
                 "  64  bad command line",
-                "  serve and backup --follow run until stopped: on SIGTERM (Ctrl-C) they close the store cleanly and the",
-                "  JVM exits 143 (130), as a Java process a signal stops does (systemd: SuccessExitStatus=143)"})
+                "  serve and backup --follow run until stopped: on SIGTERM (Ctrl-C) they close the store cleanly;",
+                "  the JVM then exits 143 (130), as a Java process a signal stops does (systemd: SuccessExitStatus=143)"})
 public final class Main implements Runnable {
     /** Success; for verify, no damage. */
     public static final int OK = 0;
