@@ -46,6 +46,7 @@ public final class IncomingStore implements AutoCloseable {
      * @throws IllegalArgumentException if it is a file, or a directory holding anything else (a store, say)
      */
     public static void checkTarget(Path target) {
+        if (target == null) throw new IllegalArgumentException("target must not be null");
         if (!Files.exists(target)) return;
         if (!Files.isDirectory(target)) throw new IllegalArgumentException(target + " exists and is not a directory");
         if (Files.isDirectory(target.resolve(Varve.INCOMING_DIR))) return;
@@ -61,6 +62,7 @@ public final class IncomingStore implements AutoCloseable {
      * @throws IllegalStateException    if a store is open on it or another transfer is writing it
      */
     public static IncomingStore prepare(Path target) {
+        if (target == null) throw new IllegalArgumentException("target must not be null");
         Path dir = target.toAbsolutePath().normalize();
         checkTarget(dir); // before the lock: a refused target gets no lock file
         boolean created = !Files.exists(dir);

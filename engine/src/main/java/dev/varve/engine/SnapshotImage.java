@@ -155,6 +155,7 @@ public final class SnapshotImage implements AutoCloseable {
      * @throws IllegalArgumentException when {@code dst} has less than a page left
      */
     public boolean next(ByteBuffer dst) {
+        if (dst == null) throw new IllegalArgumentException("dst must not be null");
         if (dst.remaining() < pageSize) throw new IllegalArgumentException("the buffer has " + dst.remaining() + " bytes left, a page takes " + pageSize);
         if (!hasNext()) return false;
         engine.checkOpen();

@@ -122,6 +122,7 @@ public final class StoreInspector {
 
     /** The live snapshots of {@code store}, oldest first. */
     public static List<SnapshotDetail> snapshots(Varve store) {
+        if (store == null) throw new IllegalArgumentException("store must not be null");
         Engine e = store.engine();
         e.checkOpen();
         RankTreePolicy policy = e.config.retention();
@@ -136,6 +137,7 @@ public final class StoreInspector {
 
     /** The snapshots the retention policy dropped that the store still details, by id (older ones: {@link #droppedBefore}). */
     public static List<DroppedDetail> dropped(Varve store) {
+        if (store == null) throw new IllegalArgumentException("store must not be null");
         Engine e = store.engine();
         e.checkOpen();
         List<DroppedDetail> out = new ArrayList<>();
@@ -145,6 +147,7 @@ public final class StoreInspector {
 
     /** The dropped snapshots the store no longer details, if the logs were ever compacted. */
     public static java.util.Optional<DroppedBefore> droppedBefore(Varve store) {
+        if (store == null) throw new IllegalArgumentException("store must not be null");
         Engine e = store.engine();
         e.checkOpen();
         long below = e.archive.dropHorizon();
@@ -161,6 +164,7 @@ public final class StoreInspector {
      * @throws StorageException         if this user may not read it
      */
     public static VarveConfig detectConfig(Path dir) {
+        if (dir == null) throw new IllegalArgumentException("dir must not be null");
         return detectConfig(dir, dir.resolve("archive"));
     }
 
@@ -170,6 +174,7 @@ public final class StoreInspector {
      * rule that keeps each snapshot unknown.
      */
     public static Optional<RankTreePolicy> recordedRetention(Path archiveDir) {
+        if (archiveDir == null) throw new IllegalArgumentException("archiveDir must not be null");
         return RetentionFile.read(new MemoryOverlayIO(), archiveDir);
     }
 
@@ -192,6 +197,7 @@ public final class StoreInspector {
      * look inside it — the store may well be there, and "holds no store" sent operators looking for one never missing.
      */
     public static void requireStore(Path dir, String suffix) {
+        if (dir == null) throw new IllegalArgumentException("dir must not be null");
         if (isDirectory(dir.resolve("wal")) || isDirectory(dir.resolve("pages"))) return;
         throw new IllegalArgumentException(dir + " holds no Varve store (no wal or pages directory)" + suffix);
     }
@@ -208,6 +214,8 @@ public final class StoreInspector {
 
     /** {@link #detectConfig(Path)} for a store whose archive lies in {@code archiveDir}. */
     public static VarveConfig detectConfig(Path dir, Path archiveDir) {
+        if (dir == null) throw new IllegalArgumentException("dir must not be null");
+        if (archiveDir == null) throw new IllegalArgumentException("archiveDir must not be null");
         FileIOFactory io = new MemoryOverlayIO();
         Varve.refuseUnfinishedTransfer(dir);
         requireStore(dir, "");
@@ -247,6 +255,7 @@ public final class StoreInspector {
      * archive's Pagelog, Maplog and snapshot logs. Reports each damage found and carries on. Never writes.
      */
     public static FileCheck checkFiles(VarveConfig config) {
+        if (config == null) throw new IllegalArgumentException("config must not be null");
         return checkFiles(config, Recovered.NONE);
     }
 
@@ -318,6 +327,7 @@ public final class StoreInspector {
 
     /** The latest checkpoint's markers as found on disk, or empty when no checkpoint ever started. */
     public static Optional<CheckpointState> lastCheckpoint(VarveConfig config) {
+        if (config == null) throw new IllegalArgumentException("config must not be null");
         return StoreLock.whileShared(config.path(), () -> lastCheckpointLocked(config));
     }
 
@@ -336,6 +346,7 @@ public final class StoreInspector {
      * deletion after an end marker it cut short.
      */
     public static SortedMap<Long, Integer> recoveryFilesOnDisk(VarveConfig config) {
+        if (config == null) throw new IllegalArgumentException("config must not be null");
         return StoreLock.whileShared(config.path(), () -> recoveryFilesLocked(new MemoryOverlayIO(), config));
     }
 

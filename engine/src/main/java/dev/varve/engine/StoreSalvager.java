@@ -48,6 +48,8 @@ public final class StoreSalvager {
      *                               transfer): that is no damage, and its page files are being rewritten under a copy
      */
     public static Result salvage(VarveConfig config, Sink sink) {
+        if (config == null) throw new IllegalArgumentException("config must not be null");
+        if (sink == null) throw new IllegalArgumentException("sink must not be null");
         Varve store;
         try {
             store = Varve.openReadOnly(config);

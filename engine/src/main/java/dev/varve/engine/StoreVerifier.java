@@ -46,6 +46,7 @@ public final class StoreVerifier {
      * that stops the open is reported as damage; any other failure to open makes the store unusable.
      */
     public static Report verify(VarveConfig config) {
+        if (config == null) throw new IllegalArgumentException("config must not be null");
         try {
             StoreLock probe = StoreLock.acquireShared(config.path()); // a writer's files are moving: checking them would find false damage
             if (probe != null) probe.release();
@@ -115,6 +116,7 @@ public final class StoreVerifier {
 
     /** Checks {@code store}; reads only. */
     public static Result verify(Varve store) {
+        if (store == null) throw new IllegalArgumentException("store must not be null");
         Engine e = store.engine();
         e.checkOpen();
         List<StoreInspector.Damage> damage = new ArrayList<>();

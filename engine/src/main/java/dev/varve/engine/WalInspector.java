@@ -67,6 +67,7 @@ public final class WalInspector {
 
     /** The LSN range the WAL of {@code config}'s store holds, and damage in the part recovery does not read. */
     public static Range range(VarveConfig config) {
+        if (config == null) throw new IllegalArgumentException("config must not be null");
         return StoreLock.whileShared(config.path(), () -> {
             try (Opened o = open(config)) {
                 List<UnreadDamage> damage = new ArrayList<>();
@@ -83,6 +84,9 @@ public final class WalInspector {
      * @throws IllegalArgumentException if {@code fromLsn} lies beyond the WAL's end
      */
     public static void read(VarveConfig config, long fromLsn, Predicate<Record> out, Consumer<UnreadDamage> unread) {
+        if (config == null) throw new IllegalArgumentException("config must not be null");
+        if (out == null) throw new IllegalArgumentException("out must not be null");
+        if (unread == null) throw new IllegalArgumentException("unread must not be null");
         StoreLock.whileShared(config.path(), () -> {
             Map<Integer, String> names = catalogNames(config);
             try (Opened o = open(config)) {

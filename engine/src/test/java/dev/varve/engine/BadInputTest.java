@@ -300,6 +300,37 @@ class BadInputTest {
         store.close();
     }
 
+    /** The tools' entry points name a null argument instead of failing deep inside with a NullPointerException. */
+    @Test
+    void theToolsEntryPointsNameANullArgument() {
+        open();
+        fill();
+        VarveConfig layout = store.config();
+        long snapshot = store.snapshotNow();
+        nullNamed("target", () -> IncomingStore.prepare(null));
+        nullNamed("target", () -> IncomingStore.checkTarget(null));
+        nullNamed("dir", () -> StoreInspector.detectConfig(null));
+        nullNamed("archiveDir", () -> StoreInspector.detectConfig(dir, null));
+        nullNamed("store", () -> StoreInspector.snapshots(null));
+        nullNamed("config", () -> StoreInspector.checkFiles(null));
+        nullNamed("config", () -> StoreInspector.lastCheckpoint(null));
+        nullNamed("config", () -> WalInspector.range(null));
+        nullNamed("out", () -> WalInspector.read(layout, 0, null, damage -> { }));
+        nullNamed("unread", () -> WalInspector.read(layout, 0, r -> true, null));
+        nullNamed("sink", () -> StoreSalvager.salvage(layout, null));
+        nullNamed("config", () -> StoreVerifier.verify((VarveConfig) null));
+        nullNamed("store", () -> StoreVerifier.verify((Varve) null));
+        try (SnapshotImage image = SnapshotImage.open(store, snapshot)) {
+            nullNamed("dst", () -> image.next(null));
+        }
+        store.close();
+    }
+
+    private static void nullNamed(String argument, Executable call) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+        assertEquals(argument + " must not be null", e.getMessage());
+    }
+
     @Test
     void invalidConfigNamesTheField() {
         check("path", b -> b.path(null));
