@@ -28,6 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Collection;
@@ -180,6 +181,7 @@ final class Engine {
     /** As above, with the background agents run by {@code agents}: the test seam that steps them by hand. */
     static Engine open(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal, Agents agents) {
         if (!readOnly) {
+            refuseBeforeCreating(config, io);
             try {
                 io.createDirectories(config.path());
             } catch (IOException e) {
@@ -192,6 +194,22 @@ final class Engine {
         } finally {
             named.close();
         }
+    }
+
+    /**
+     * What a writable open can refuse before it creates the store's directory and lock file: a refused open changes
+     * nothing, and once those exist a new store's refusal would leave them behind, for the next open to take as a store
+     * it had made. The name is checked here (not only when the store's MXBean registers, after recovery ran and a new
+     * store's files were made) unless this directory is already open in this JVM, which its lock then says. An archive
+     * another store owns is refused here for a store directory that does not exist yet (its WAL ends at 0); for an
+     * existing one the open refuses it once it has read the WAL, still before it writes.
+     */
+    private static void refuseBeforeCreating(VarveConfig config, FileIOFactory io) {
+        if (!StoreLock.heldInThisJvm(config.path())) StoreMXBeanImpl.checkNameFree(config.name());
+        Path archive = config.archivePath();
+        if (io.exists(archive) && !Files.isDirectory(archive))
+            throw new IllegalArgumentException("archivePath " + archive + " is not a directory");
+        if (!io.exists(config.path())) SnapshotArchive.refuseForeign(io, archive, config.skippyNodeEntries(), config.path(), 0);
     }
 
     RecoveryReport recoveryReport() {

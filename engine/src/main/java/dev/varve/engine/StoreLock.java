@@ -58,6 +58,14 @@ final class StoreLock {
         }
     }
 
+    /** Whether {@code dir} is locked by an open of this JVM, for writing or read-only. */
+    static boolean heldInThisJvm(Path dir) {
+        Path key = keyOf(dir);
+        synchronized (HELD) {
+            return HELD.containsKey(key);
+        }
+    }
+
     /** The shared lock of a read-only open, or null when the store has no lock file. */
     static StoreLock acquireShared(Path dir) {
         return acquireShared(dir, "store");

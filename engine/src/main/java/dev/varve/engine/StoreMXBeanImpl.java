@@ -47,13 +47,25 @@ final class StoreMXBeanImpl implements VarveStoreMXBean {
         }
     }
 
+    /**
+     * Refuses a writable open under a name another open store of this JVM has, before the open creates or reads
+     * anything ({@link #register} finds a clash too, but only once the store is open).
+     */
+    static void checkNameFree(String name) {
+        if (ManagementFactory.getPlatformMBeanServer().isRegistered(objectName(name, false))) throw nameTaken(name, null);
+    }
+
+    private static IllegalStateException nameTaken(String name, Exception cause) {
+        return new IllegalStateException("another open store in this JVM is named '" + name + "'; give each a distinct name", cause);
+    }
+
     /** Registers the store's MXBean with the platform MBean server. */
     static StoreMXBeanImpl register(Engine engine, VarveMetrics metrics) {
         StoreMXBeanImpl bean = new StoreMXBeanImpl(engine, metrics, objectName(engine.config.name(), engine.readOnly));
         try {
             ManagementFactory.getPlatformMBeanServer().registerMBean(bean, bean.objectName);
         } catch (InstanceAlreadyExistsException e) {
-            throw new IllegalStateException("another open store in this JVM is named '" + engine.config.name() + "'; give each a distinct name", e);
+            throw nameTaken(engine.config.name(), e);
         } catch (JMException e) {
             throw new IllegalStateException("cannot register the store's MBean " + bean.objectName + ": " + e.getMessage(), e);
         }
