@@ -132,7 +132,11 @@ final class Engine {
             archive.useAgents(agents);
             CheckpointMarker recovered = start.latest();
             archive.check(recovered == null ? neededFrom : recovered.markLsn(), recovered == null);
-            this.store = new PageStore(io, config.path().resolve("pages"), config.pageSize());
+            Path pagesDir = config.path().resolve("pages");
+            // every store makes it at its first open, before any checkpoint: refused as lost before PageStore makes it anew
+            if (recovered != null && !io.exists(pagesDir))
+                throw new CorruptionException("the store has completed checkpoints but its pages directory is missing", pagesDir, 0);
+            this.store = new PageStore(io, pagesDir, config.pageSize());
             opened.push(store);
             this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
             opened.push(memory);
