@@ -68,7 +68,7 @@ final class BatchBuilder implements WriteBatch {
      */
     List<LogicalRecords.Op> ops() {
         taken = true;
-        int bytes = 4;
+        long bytes = 4; // a long: values of up to 2 GiB each, many in a batch, would wrap an int past the WAL check
         long keyAndValueBytes = 0;
         Set<String> missing = new LinkedHashSet<>();
         for (Added a : added) {

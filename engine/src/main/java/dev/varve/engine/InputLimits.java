@@ -15,7 +15,7 @@ final class InputLimits {
     }
 
     /** Rejects a batch, before anything is logged, that the WAL or the data region cannot take in one piece. */
-    void checkBatch(int bytes, long keyAndValueBytes, int operations) {
+    void checkBatch(long bytes, long keyAndValueBytes, int operations) {
         if (bytes > engine.wal.maxPayloadBytes()) throw new IllegalArgumentException("batch of " + bytes + " bytes exceeds the WAL record limit of "
                 + engine.wal.maxPayloadBytes() + " bytes; split it or raise walSegmentSize");
         int pages = engine.memory.headroomFor(keyAndValueBytes, operations);

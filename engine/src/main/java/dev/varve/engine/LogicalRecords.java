@@ -67,8 +67,9 @@ final class LogicalRecords {
         return opOffset + 1 + 4 + 4 + key.length + 4;
     }
 
-    static int batchBytes(List<Op> ops) {
-        int n = FIRST_OP;
+    /** A long: a batch's operations can add up past an int, which must not wrap under the WAL's record limit. */
+    static long batchBytes(List<Op> ops) {
+        long n = FIRST_OP;
         for (Op op : ops) n += op.encodedBytes();
         return n;
     }
@@ -82,7 +83,7 @@ final class LogicalRecords {
 
     /** A batch whose snapshot of rank {@code snapshotRank} is declared right after it; 0: a plain batch. */
     static ByteBuffer encodeBatch(List<Op> ops, int snapshotRank) {
-        ByteBuffer b = scratch(batchBytes(ops) + (snapshotRank > 0 ? SNAPSHOT_RANK_BYTES : 0));
+        ByteBuffer b = scratch(Math.toIntExact(batchBytes(ops) + (snapshotRank > 0 ? SNAPSHOT_RANK_BYTES : 0)));
         b.putInt(ops.size());
         for (Op op : ops) putOp(b, op.fileId(), op.key(), op.value());
         if (snapshotRank > 0) b.putInt(snapshotRank);
@@ -94,7 +95,7 @@ final class LogicalRecords {
      * gave as {@code ops} (they tell where the trailer starts), 0 when none is (see the class).
      */
     static int snapshotRankAfter(ByteBuffer payload, List<Op> ops) {
-        int end = batchBytes(ops);
+        int end = Math.toIntExact(batchBytes(ops));
         return payload.remaining() >= end + SNAPSHOT_RANK_BYTES ? payload.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(payload.position() + end) : 0;
     }
 
