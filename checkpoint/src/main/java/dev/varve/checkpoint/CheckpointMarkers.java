@@ -78,7 +78,7 @@ public final class CheckpointMarkers {
     public long latestStartId() {
         long best = -1;
         for (Path p : list()) {
-            if (p.getFileName().toString().endsWith("-start.bin")) best = Math.max(best, idOf(p));
+            if (isStart(p)) best = Math.max(best, idOf(p));
         }
         return best;
     }
@@ -144,6 +144,11 @@ public final class CheckpointMarkers {
         } catch (IOException e) {
             throw new StorageException("cannot list checkpoint directory", dir, e);
         }
+    }
+
+    /** Whether {@code p} names a start marker ({@link #startPath}). */
+    public static boolean isStart(Path p) {
+        return p.getFileName().toString().endsWith("-start.bin");
     }
 
     /** The checkpoint id in a marker's or recovery file's name ({@code cp-<16 digits>-...}), -1 when it is not one. */

@@ -105,6 +105,7 @@ final class Engine {
         Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
         if (dirLock != null) opened.push(dirLock::release);
         try {
+            refuseOrphanPages(io, config.path().resolve("checkpoints"), config.path().resolve("pages")); // before the markers make their directory
             CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
             RecoveryStart start = RecoveryStart.decide(markers, config.pageSize());
             Path walDir = config.path().resolve("wal");
@@ -214,6 +215,27 @@ final class Engine {
         if (io.exists(archive) && !Files.isDirectory(archive))
             throw new IllegalArgumentException("archivePath " + archive + " is not a directory");
         if (!io.exists(config.path())) SnapshotArchive.refuseForeign(io, archive, config.skippyNodeEntries(), config.path(), 0);
+    }
+
+    /**
+     * Pages reach their files only in checkpoints, each after its start marker, and the latest start marker always
+     * stays: page files that hold pages while no checkpoint ever started mean the markers were lost (or the files are
+     * another store's). Opened as a new store, it would show none of their data and then write over them.
+     */
+    private static void refuseOrphanPages(FileIOFactory io, Path checkpointsDir, Path pagesDir) {
+        try {
+            if (!io.exists(pagesDir) || io.exists(checkpointsDir) && io.list(checkpointsDir, "cp-").stream().anyMatch(CheckpointMarkers::isStart)) return;
+            for (Path p : io.list(pagesDir, "")) {
+                if (!p.getFileName().toString().endsWith(".page")) continue;
+                try (var f = io.open(p, false)) {
+                    if (f.size() > 0)
+                        throw new CorruptionException("the page file holds pages but no checkpoint of the store ever started: its checkpoint markers "
+                                + "were lost, or the page files are another store's", p, 0);
+                }
+            }
+        } catch (IOException e) {
+            throw new StorageException("cannot read the page files", pagesDir, e);
+        }
     }
 
     RecoveryReport recoveryReport() {

@@ -297,7 +297,7 @@ public final class StoreInspector {
         long latest = markers.latestStartId();
         for (Path p : io.list(dir, "cp-")) {
             String n = p.getFileName().toString();
-            boolean start = n.endsWith("-start.bin");
+            boolean start = CheckpointMarkers.isStart(p);
             if (!start && !n.endsWith("-end.bin")) continue;
             counts[0]++;
             long id = CheckpointMarkers.idOf(p);
