@@ -79,6 +79,21 @@ final class ArchiveMarks implements AutoCloseable {
         return new long[]{n, latest};
     }
 
+    /**
+     * The highest rank level any mark the log holds records positions for, 0 when none: that level's directory was
+     * made before the mark, so its absence is a loss, not a level the retention policy added since. Reads only.
+     */
+    int highestLevel() {
+        int highest = 0;
+        long[] what = new long[CHUNK];
+        for (long from = log.first(); from < log.count(); from += CHUNK) {
+            int k = (int) Math.min(CHUNK, log.count() - from);
+            log.read(from, k, null, what, null);
+            for (int i = 0; i < k; i++) highest = Math.max(highest, ArchiveEncoding.mappingsLevelOf(what[i]));
+        }
+        return highest;
+    }
+
     /** Appends and makes durable the group of mark {@code m}. */
     void append(Mark m) {
         int k = m.mappings().length;

@@ -91,6 +91,25 @@ final class ArchiveRecovery {
                     + walEnd + "); two stores cannot share an archive directory: give this store an archivePath of its own");
     }
 
+    /**
+     * Refuses, before anything is created, an archive that lost a whole rank level directory its checkpoint marks
+     * record: opening it would make the level anew (as for a level the retention policy added) and leave it behind
+     * when the marks check then refuses, or, for level 1, be refused as a Skippy setting the operator should change.
+     */
+    static void refuseLostLevels(FileIOFactory io, Path dir, int nodeEntries) {
+        int highest;
+        try (ArchiveMarks m = new ArchiveMarks(io, dir, nodeEntries, MaplogFile.Missing.CORRUPT)) {
+            if (m.olderFormat()) return; // marks stored as uplinks: their levels are not told apart this way
+            highest = m.highestLevel();
+        }
+        for (int j = 1; j <= highest; j++) {
+            Path level = ArchiveLevel.dirOf(dir, j);
+            if (!io.exists(level))
+                throw new CorruptionException("archive level " + j + "'s directory is missing, but the archive's checkpoint marks record its files: "
+                        + "the directory was lost", level, 0);
+        }
+    }
+
     /** True when the archive holds no checkpoint marks file, in any part. */
     static boolean marksMissing(FileIOFactory io, Path dir) {
         try {

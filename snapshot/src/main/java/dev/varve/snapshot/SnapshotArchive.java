@@ -91,7 +91,10 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         // compacted, the marks live in a part named by its first position)
         boolean fresh = ArchiveRecovery.marksMissing(io, dir);
         if (fresh) ArchiveRecovery.refuseRecordsWithoutMarks(io, dir);
-        else refuseOtherSkippyLevels(io, dir, settings.skippyLevels());
+        else {
+            ArchiveRecovery.refuseLostLevels(io, dir, settings.skippyNodeEntries()); // before a level is made anew
+            refuseOtherSkippyLevels(io, dir, settings.skippyLevels());
+        }
         this.levels = new ArchiveLevel[k];
         int nodeEntries = settings.skippyNodeEntries();
         List<AutoCloseable> opened = new ArrayList<>();
