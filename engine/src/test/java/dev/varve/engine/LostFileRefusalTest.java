@@ -74,4 +74,27 @@ class LostFileRefusalTest {
             deleteTree(dir);
         }
     }
+
+    @Test
+    void verifyReportsALostOldestMaplogPartAsDamageNamingIt() throws IOException {
+        VarveConfig config = FixtureSupport.small(dir).partitions(2).archiveSegmentSize(256L << 10).skippyNodeEntries(8)
+                .retention(RankTreePolicy.levels(Retention.keepLast(3), Retention.keepAll())).build();
+        try (Varve store = Varve.open(config)) {
+            Table t = store.table("t");
+            for (int i = 0; i < 3000; i++) t.put(utf8("k" + i), bytes(i, 200));
+            store.snapshotNow(2);
+            store.checkpoint().join();
+            for (int i = 0; i < 3000; i++) t.put(utf8("k" + i), bytes(9000L + i, 200)); // the pre-states of every page
+            store.checkpoint().join();
+        }
+        Path level = dir.resolve("archive").resolve("level-2");
+        Path oldest = level.resolve("maplog-L0.log");
+        try (Stream<Path> s = Files.list(level)) {
+            assertTrue(s.anyMatch(p -> p.getFileName().toString().startsWith("maplog-L0.log.")), "the level's Maplog has a later part");
+        }
+        Files.delete(oldest);
+        // before the fix the verify itself failed with the CorruptionException instead of reporting it
+        StoreVerifier.Report report = StoreVerifier.verify(config);
+        assertTrue(report.damage().stream().anyMatch(d -> d.file().equals(oldest)), report.damage() + " / " + report.unusable());
+    }
 }
