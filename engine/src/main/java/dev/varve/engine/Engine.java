@@ -229,8 +229,8 @@ final class Engine {
                 if (!p.getFileName().toString().endsWith(".page")) continue;
                 try (var f = io.open(p, false)) {
                     if (f.size() > 0)
-                        throw new CorruptionException("the page file holds pages but no checkpoint of the store ever started: its checkpoint markers "
-                                + "were lost, or the page files are another store's", p, 0);
+                        throw new CorruptionException("the page file holds pages but " + checkpointsDir + " holds no checkpoint start marker: the "
+                                + "markers were lost, or the page files are another store's", p, 0);
                 }
             }
         } catch (IOException e) {
