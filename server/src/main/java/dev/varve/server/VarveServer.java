@@ -69,7 +69,7 @@ public final class VarveServer implements AutoCloseable {
     private final Channel channel;
     /** Connections open now: past {@link ServerOptions#maxConnections}, new ones are closed on accept. */
     private final AtomicInteger connections = new AtomicInteger();
-    /** The shipping threads alive, so {@link #close} can wait until none is left (they read the store). */
+    /** The shipping threads made and not seen ended, so {@link #close} can wait until none is left (they read the store). */
     private final Queue<Thread> shipThreadsMade = new ConcurrentLinkedQueue<>();
     /**
      * Every accepted connection, so {@link #close} closes them itself while the event loops still run: left to the
@@ -84,14 +84,11 @@ public final class VarveServer implements AutoCloseable {
         this.sampler = new MetricsSampler(store, options);
         AtomicInteger shipThreadNo = new AtomicInteger();
         ExecutorService shipThreads = new ThreadPoolExecutor(0, options.maxTransfers(), 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
-            Thread t = new Thread(() -> {
-                try {
-                    r.run();
-                } finally {
-                    shipThreadsMade.remove(Thread.currentThread()); // idle ones end after 30 s: keep only the living
-                }
-            }, "varve-server-ship-" + shipThreadNo.incrementAndGet());
+            Thread t = new Thread(r, "varve-server-ship-" + shipThreadNo.incrementAndGet());
             t.setDaemon(true);
+            // idle ones end after 30 s: the ended are dropped here (not by each thread as it ends, which it did while
+            // still alive, so close() did not wait for it), and never one the pool made but has not started yet
+            shipThreadsMade.removeIf(made -> made.getState() == Thread.State.TERMINATED);
             shipThreadsMade.add(t);
             return t;
         });
