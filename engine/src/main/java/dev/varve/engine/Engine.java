@@ -105,8 +105,9 @@ final class Engine {
         Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
         if (dirLock != null) opened.push(dirLock::release);
         try {
-            refuseOrphanPages(io, config.path().resolve("checkpoints"), config.path().resolve("pages")); // before the markers make their directory
-            CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
+            Path checkpointsDir = config.path().resolve("checkpoints");
+            if (!io.exists(checkpointsDir)) refuseOrphanPages(io, checkpointsDir, config.path().resolve("pages")); // before the markers make it
+            CheckpointMarkers markers = new CheckpointMarkers(io, checkpointsDir);
             RecoveryStart start = RecoveryStart.decide(markers, config.pageSize());
             Path walDir = config.path().resolve("wal");
             long neededFrom = start.walScanFrom(config.walSegmentSize());
@@ -118,6 +119,8 @@ final class Engine {
             }
             refuseUnknownRecordTypes(walScan, walDir);
             start.checkWalWitness(walScan.lastOf(RecordTypes.CHECKPOINT_STARTED), markers);
+            // after the markers' and the WAL's own checks, which name a lost marker when they can
+            if (start.latest() == null) refuseOrphanPages(io, checkpointsDir, config.path().resolve("pages"));
             // before the archive's lock, which creates its directory: a store opened with another archivePath than its
             // archive's, or a new store given another's, is refused as such, with nothing created or cut
             if (start.latest() != null) SnapshotArchive.refuseMissing(io, config.archivePath(), config.path());
@@ -223,14 +226,14 @@ final class Engine {
      * another store's). Opened as a new store, it would show none of their data and then write over them.
      */
     private static void refuseOrphanPages(FileIOFactory io, Path checkpointsDir, Path pagesDir) {
+        if (!io.exists(pagesDir)) return;
         try {
-            if (!io.exists(pagesDir) || io.exists(checkpointsDir) && io.list(checkpointsDir, "cp-").stream().anyMatch(CheckpointMarkers::isStart)) return;
             for (Path p : io.list(pagesDir, "")) {
                 if (!p.getFileName().toString().endsWith(".page")) continue;
                 try (var f = io.open(p, false)) {
                     if (f.size() > 0)
-                        throw new CorruptionException("the page file holds pages but " + checkpointsDir + " holds no checkpoint start marker: the "
-                                + "markers were lost, or the page files are another store's", p, 0);
+                        throw new CorruptionException("the page file holds pages but no checkpoint start marker is in " + checkpointsDir
+                                + (io.exists(checkpointsDir) ? "" : " (the directory is missing)") + ": the markers were lost, or the page files are another store's", p, 0);
                 }
             }
         } catch (IOException e) {
