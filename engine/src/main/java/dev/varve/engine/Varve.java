@@ -194,8 +194,8 @@ public final class Varve implements AutoCloseable {
 
     /** What a batch taking call checks before the caller's batch runs. */
     private void checkBatchArgument(Consumer<WriteBatch> batch) {
+        engine.checkOpen(); // a closed store says so whatever else is wrong with the call, as a put does
         if (batch == null) throw new IllegalArgumentException("batch must not be null");
-        engine.checkOpen();
         engine.checkNotReadOnly();
     }
 
@@ -259,6 +259,7 @@ public final class Varve implements AutoCloseable {
      * follow mode. Close the feed to stop.
      */
     public ChangeFeed follow(int rank, ChangeListener listener) {
+        engine.checkOpen(); // closed before a null listener, as every other call of a closed store
         if (listener == null) throw new IllegalArgumentException("listener must not be null");
         return engine.snapshots.follow(rank, listener);
     }
@@ -299,8 +300,8 @@ public final class Varve implements AutoCloseable {
      * at most {@code max} of them, each with when and why it was dropped.
      */
     public List<DroppedSnapshotInfo> droppedSnapshots(int max) {
+        engine.checkOpen(); // closed before a bad max, as every other call of a closed store
         if (max < 0) throw new IllegalArgumentException("max must be >= 0, was " + max);
-        engine.checkOpen();
         List<DroppedSnapshotInfo> out = new ArrayList<>();
         for (DroppedSnapshot d : engine.archive.latestDrops(max)) out.add(new DroppedSnapshotInfo(d.id(), Instant.ofEpochMilli(d.droppedMillis()), d.why()));
         return out;

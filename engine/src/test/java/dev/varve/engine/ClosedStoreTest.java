@@ -100,4 +100,20 @@ class ClosedStoreTest {
         assertThrows(IllegalStateException.class, m::archiveDeadBytes);
         assertTrue(m.walBytesWritten() > 0, "counters kept in memory still answer");
     }
+
+    /** The snapshot and batch calls of a closed store say it is closed before they look at a bad argument. */
+    @Test
+    void snapshotAndBatchCallsSayClosedBeforeABadArgument() {
+        Varve store = Varve.open(config());
+        store.close();
+        assertThrows(IllegalStateException.class, () -> store.write(null), "closed, not a null batch");
+        assertThrows(IllegalStateException.class, () -> store.writeAndSnapshot(null), "closed, not a null batch");
+        assertThrows(IllegalStateException.class, () -> store.writeAndSnapshot(null, 1), "closed, not a null batch");
+        assertThrows(IllegalStateException.class, () -> store.writeAndSnapshot(b -> { }, 0), "closed, not a bad rank");
+        assertThrows(IllegalStateException.class, () -> store.follow(1, null), "closed, not a null listener");
+        assertThrows(IllegalStateException.class, () -> store.droppedSnapshots(-1), "closed, not a negative max");
+        assertThrows(IllegalStateException.class, () -> store.snapshotNow(0), "closed, not a bad rank");
+        assertThrows(IllegalStateException.class, () -> store.rank(-1, 0), "closed, not a bad id or rank");
+        assertThrows(IllegalStateException.class, () -> store.asOf(-1), "closed, not an id never declared");
+    }
 }
