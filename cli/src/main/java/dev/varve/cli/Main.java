@@ -57,6 +57,9 @@ public final class Main implements Runnable {
         CommandLine cl = new CommandLine(new Main());
         cl.setOut(out);
         cl.setErr(err);
+        // picocli would read an argument @FILE as FILE's content, even after "--": a key or --from bound that starts
+        // with '@' (scan prints such keys as they are) would silently name another key whenever such a file exists
+        cl.setExpandAtFiles(false);
         cl.setParameterExceptionHandler((e, a) -> {
             e.getCommandLine().getErr().println("varve: " + e.getMessage());
             e.getCommandLine().usage(e.getCommandLine().getErr());
