@@ -125,6 +125,12 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+        // UTF-8 whatever the locale: --encoding utf8 prints keys and values as UTF-8 text, and under a C or POSIX
+        // locale (a container's, cron's) the default charset would print each non-ASCII character as '?', silently
+        System.exit(run(utf8(System.out), utf8(System.err), args));
+    }
+
+    private static PrintWriter utf8(java.io.OutputStream stream) {
+        return new PrintWriter(new java.io.OutputStreamWriter(stream, java.nio.charset.StandardCharsets.UTF_8), true);
     }
 }
