@@ -19,6 +19,10 @@ enum Encoding {
     /** Standard base64. */
     base64;
 
+    /** The charset the JVM decoded the command line with: the locale's (this property is how the JDK names it). */
+    private static final String ARGUMENTS = System.getProperty("sun.jnu.encoding", "UTF-8");
+    private static final boolean ARGUMENTS_UTF8 = ARGUMENTS.equalsIgnoreCase("UTF-8") || ARGUMENTS.equalsIgnoreCase("UTF8");
+
     String encode(byte[] b) {
         switch (this) {
             case hex:
@@ -48,6 +52,10 @@ enum Encoding {
                 case base64:
                     return Base64.getDecoder().decode(s);
                 default:
+                    if (s.indexOf('\uFFFD') >= 0 && !ARGUMENTS_UTF8) // the key the user typed is not the one we got
+                        throw new IllegalArgumentException("'" + s + "' holds U+FFFD: the JVM read the command line as " + ARGUMENTS
+                                + " (the locale), which turns every byte that is not ASCII into it; give the key as hex:... or base64:..., "
+                                + "or run under a UTF-8 locale (e.g. LC_ALL=C.UTF-8)");
                     return s.getBytes(StandardCharsets.UTF_8);
             }
         } catch (IllegalArgumentException e) {

@@ -57,6 +57,9 @@ public final class Main implements Runnable {
         CommandLine cl = new CommandLine(new Main());
         cl.setOut(out);
         cl.setErr(err);
+        // picocli would read an argument @FILE as FILE's content, even after "--": a key or --from bound that starts
+        // with '@' (scan prints such keys as they are) would silently name another key whenever such a file exists
+        cl.setExpandAtFiles(false);
         cl.setParameterExceptionHandler((e, a) -> {
             e.getCommandLine().getErr().println("varve: " + e.getMessage());
             e.getCommandLine().usage(e.getCommandLine().getErr());
@@ -122,6 +125,12 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+        // UTF-8 whatever the locale: --encoding utf8 prints keys and values as UTF-8 text, and under a C or POSIX
+        // locale (a container's, cron's) the default charset would print each non-ASCII character as '?', silently
+        System.exit(run(utf8(System.out), utf8(System.err), args));
+    }
+
+    private static PrintWriter utf8(java.io.OutputStream stream) {
+        return new PrintWriter(new java.io.OutputStreamWriter(stream, java.nio.charset.StandardCharsets.UTF_8), true);
     }
 }

@@ -75,6 +75,10 @@ final class SalvageCommand implements Callable<Integer> {
                     lost.add(m);
                 }
             });
+            if (target[0] == null && result.opened()) { // a sound store without tables: its copy is an empty store, nothing lost
+                newStore.begin();
+                target[0] = Varve.open(newStore.config(source.pageSize(), source.partitions()));
+            }
             if (writer[0] != null) writer[0].flush();
             if (target[0] != null) {
                 target[0].close();

@@ -130,4 +130,18 @@ class CliSalvageTest {
         }
         assertFalse(Files.exists(target), "salvage created its target");
     }
+
+    @Test
+    void aSoundStoreWithoutTablesIsSalvagedWholeAsAnEmptyStore() {
+        Path empty = tmp.resolve("no-tables");
+        try (Varve s = Varve.open(VarveConfig.builder().path(empty).dataRegionSize(64L << 20).build())) {
+            assertTrue(s.tables().isEmpty());
+        }
+        Path to = tmp.resolve("no-tables-salvaged");
+        CliRun r = CliRun.of("salvage", empty.toString(), "--to", to.toString());
+        assertEquals(Main.OK, r.code(), r.toString()); // was 2, "nothing could be read", while it printed lost: []
+        try (Varve c = Varve.openReadOnly(VarveConfig.builder().path(to).build())) {
+            assertTrue(c.tables().isEmpty());
+        }
+    }
 }
