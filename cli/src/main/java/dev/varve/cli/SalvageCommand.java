@@ -50,8 +50,7 @@ final class SalvageCommand implements Callable<Integer> {
                 @Override
                 public void table(String name, TableOptions options) {
                     if (target[0] == null) {
-                        newStore.begin();
-                        target[0] = Varve.open(newStore.config(source.pageSize(), source.partitions()));
+                        target[0] = openTarget(source);
                         writer[0] = new BatchWriter(target[0]);
                     }
                     target[0].table(name, options); // as it was: hash-placed with its partition count, or caller-placed
@@ -75,10 +74,7 @@ final class SalvageCommand implements Callable<Integer> {
                     lost.add(m);
                 }
             });
-            if (target[0] == null && result.opened()) { // a sound store without tables: its copy is an empty store, nothing lost
-                newStore.begin();
-                target[0] = Varve.open(newStore.config(source.pageSize(), source.partitions()));
-            }
+            if (target[0] == null && result.opened()) target[0] = openTarget(source); // a sound store without tables: its copy is an empty store
             if (writer[0] != null) writer[0].flush();
             if (target[0] != null) {
                 target[0].close();
@@ -101,5 +97,11 @@ final class SalvageCommand implements Callable<Integer> {
         output.print(r);
         if (target[0] == null) return Main.UNUSABLE;
         return lost.isEmpty() && result.opened() ? Main.OK : Main.DAMAGE;
+    }
+
+    /** Begins the new store and opens it with the source's layout: at its first table, or empty when it has none. */
+    private Varve openTarget(VarveConfig source) {
+        newStore.begin();
+        return Varve.open(newStore.config(source.pageSize(), source.partitions()));
     }
 }

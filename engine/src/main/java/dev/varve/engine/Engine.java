@@ -106,7 +106,8 @@ final class Engine {
         if (dirLock != null) opened.push(dirLock::release);
         try {
             Path checkpointsDir = config.path().resolve("checkpoints");
-            if (!io.exists(checkpointsDir)) refuseOrphanPages(io, checkpointsDir, config.path().resolve("pages")); // before the markers make it
+            Path pagesDir = config.path().resolve("pages");
+            if (!io.exists(checkpointsDir)) refuseOrphanPages(io, checkpointsDir, pagesDir); // before the markers make it
             CheckpointMarkers markers = new CheckpointMarkers(io, checkpointsDir);
             RecoveryStart start = RecoveryStart.decide(markers, config.pageSize());
             Path walDir = config.path().resolve("wal");
@@ -120,7 +121,7 @@ final class Engine {
             refuseUnknownRecordTypes(walScan, walDir);
             start.checkWalWitness(walScan.lastOf(RecordTypes.CHECKPOINT_STARTED), markers);
             // after the markers' and the WAL's own checks, which name a lost marker when they can
-            if (start.latest() == null) refuseOrphanPages(io, checkpointsDir, config.path().resolve("pages"));
+            if (start.latest() == null) refuseOrphanPages(io, checkpointsDir, pagesDir);
             // before the archive's lock, which creates its directory: a store opened with another archivePath than its
             // archive's, or a new store given another's, is refused as such, with nothing created or cut
             if (start.latest() != null) SnapshotArchive.refuseMissing(io, config.archivePath(), config.path());
@@ -136,7 +137,6 @@ final class Engine {
             archive.useAgents(agents);
             CheckpointMarker recovered = start.latest();
             archive.check(recovered == null ? neededFrom : recovered.markLsn(), recovered == null);
-            Path pagesDir = config.path().resolve("pages");
             // every store makes it at its first open, before any checkpoint: refused as lost before PageStore makes it anew
             if (recovered != null && !io.exists(pagesDir))
                 throw new CorruptionException("the store has completed checkpoints but its pages directory is missing", pagesDir, 0);
