@@ -210,9 +210,11 @@ final class Engine {
      * it had made. The name is checked here (not only when the store's MXBean registers, after recovery ran and a new
      * store's files were made) unless this directory is already open in this JVM, which its lock then says. An archive
      * another store owns is refused here for a store directory that does not exist yet (its WAL ends at 0); for an
-     * existing one the open refuses it once it has read the WAL, still before it writes.
+     * existing one the open refuses it once it has read the WAL, still before it writes. Buffers that cannot fit under
+     * the JVM's limit on direct memory are refused here too ({@link DirectMemoryBudget}).
      */
     private static void refuseBeforeCreating(VarveConfig config, FileIOFactory io) {
+        DirectMemoryBudget.refuseOverLimit(config);
         if (!StoreLock.heldInThisJvm(config.path())) StoreMXBeanImpl.checkNameFree(config.name());
         Path archive = config.archivePath();
         if (io.exists(archive) && !Files.isDirectory(archive))

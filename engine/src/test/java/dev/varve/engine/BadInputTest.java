@@ -244,40 +244,64 @@ class BadInputTest {
 
     /**
      * A child JVM whose direct memory cannot hold the data region: open is refused naming {@code dataRegionSize},
-     * not with a bare {@code OutOfMemoryError}.
+     * not with a bare {@code OutOfMemoryError}, and before it creates the store's directory.
      */
     @Test
     void aRegionTheJvmCannotAllocateIsRefusedNamingTheSetting() {
         FixtureChildJvm.Result r = FixtureChildJvm.run("-XX:MaxDirectMemorySize=32m", 90, TooLargeRegion.class, dir.resolve("store").toString());
         assertEquals(0, r.exitCode(), r::describe);
-        assertTrue(r.output().contains("REFUSED dataRegionSize of 268435456 bytes cannot be allocated"), r::describe);
+        assertTrue(r.output().contains("REFUSED dataRegionSize of 268435456 bytes cannot be allocated (the JVM's limit on direct memory is 33554432 bytes)"),
+                r::describe);
+        assertFalse(r.output().contains("CREATED"), r::describe);
     }
 
     /**
-     * Likewise FSYNC's staging copy of the WAL segment (direct memory of walSegmentSize bytes): refused naming the
-     * setting, and the segment file the open had opened is closed again.
+     * Buffers that each fit under the JVM's limit on direct memory but not together: refused naming them all, before
+     * the store's directory is created (it was refused when the last of them was allocated, leaving the directory).
+     */
+    @Test
+    void buffersTheJvmCannotHoldTogetherAreRefusedBeforeTheStoreIsCreated() {
+        FixtureChildJvm.Result r = FixtureChildJvm.run("-XX:MaxDirectMemorySize=32m", 90, TooLargeRegion.class, dir.resolve("store").toString(), "sum");
+        assertEquals(0, r.exitCode(), r::describe);
+        assertTrue(r.output().contains("REFUSED direct memory of 41943040 bytes in all (dataRegionSize 16777216 + checkpointBufferSize 8388608 + "
+                + "captureBufferSize 16777216) cannot be allocated"), r::describe);
+        assertFalse(r.output().contains("CREATED"), r::describe);
+    }
+
+    /**
+     * Likewise FSYNC's staging copy of the WAL segment (direct memory of walSegmentSize bytes), when what the JVM
+     * already holds leaves too little (the open's buffers alone fit under the limit, so only the allocation can tell):
+     * refused naming the setting, and the segment file the open had opened is closed again.
      */
     @Test
     void anFsyncSegmentTheJvmCannotStageIsRefusedNamingTheSetting() {
-        FixtureChildJvm.Result r = FixtureChildJvm.run("-XX:MaxDirectMemorySize=32m", 90, TooLargeRegion.class, dir.resolve("store").toString(),
+        FixtureChildJvm.Result r = FixtureChildJvm.run("-XX:MaxDirectMemorySize=100m", 90, TooLargeRegion.class, dir.resolve("store").toString(),
                 "walSegmentSize");
         assertEquals(0, r.exitCode(), r::describe);
         assertTrue(r.output().contains("REFUSED walSegmentSize of 67108864 bytes cannot be allocated"), r::describe);
         assertFalse(r.output().contains("STILL OPEN"), r::describe);
     }
 
-    /** Child JVM main for the two tests above: args {@code dir [walSegmentSize]}. */
+    /** Child JVM main for the three tests above: args {@code dir [sum | walSegmentSize]}. */
     public static final class TooLargeRegion {
+        /** Direct memory the JVM holds before the open, in the walSegmentSize case. */
+        static java.nio.ByteBuffer ballast;
+
         public static void main(String[] args) throws java.io.IOException {
             VarveConfig.Builder b = VarveConfig.builder().path(Path.of(args[0])).dataRegionSize(256L << 20);
-            if (args.length > 1) b.dataRegionSize(16L << 20).checkpointBufferSize(1L << 20).captureBufferSize(1L << 20)
-                    .walSyncMode(dev.varve.config.WalSyncMode.FSYNC).walSegmentSize(64L << 20);
+            if (args.length > 1 && args[1].equals("sum")) b.dataRegionSize(16L << 20).checkpointBufferSize(8L << 20).captureBufferSize(16L << 20);
+            if (args.length > 1 && args[1].equals("walSegmentSize")) {
+                b.dataRegionSize(16L << 20).checkpointBufferSize(1L << 20).captureBufferSize(1L << 20)
+                        .walSyncMode(dev.varve.config.WalSyncMode.FSYNC).walSegmentSize(64L << 20);
+                ballast = java.nio.ByteBuffer.allocateDirect(30 << 20);
+            }
             try {
                 Varve.open(b.build()).close();
                 System.out.println("OPENED");
             } catch (IllegalArgumentException e) {
                 System.out.println("REFUSED " + e.getMessage());
             }
+            if (java.nio.file.Files.exists(Path.of(args[0]))) System.out.println("CREATED " + args[0]);
             if (!java.nio.file.Files.isDirectory(Path.of("/proc/self/fd"))) return; // Linux only
             try (var fds = java.nio.file.Files.list(Path.of("/proc/self/fd"))) {
                 for (Path fd : fds.toList()) {
