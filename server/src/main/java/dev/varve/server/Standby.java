@@ -2,7 +2,6 @@ package dev.varve.server;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -14,7 +13,7 @@ import java.util.TreeMap;
  * which maps the sender's snapshot ids to the standby's own. Open the standby with {@code Varve.open} for the latest
  * state it holds, or {@code asOf(Standby.localSnapshot(dir, id).getAsLong())} for the sender's snapshot {@code id}.
  *
- * <p>The map holds one line {@code SENDER-ID LOCAL-ID} per snapshot the standby keeps (its retention policy may drop
+ * <p>The map ({@link StandbyMapDescriptor}) holds one checksummed line per snapshot the standby keeps (its retention policy may drop
  * some: {@link SnapshotBackup#retention}), appended and fsynced <em>after</em> the standby declared the local
  * snapshot, and rewritten whole without the lines of dropped ones once it holds 4,096 lines and twice what it held
  * after its last rewrite. A line may name a local snapshot dropped since (its {@code asOf} then says so), never a
@@ -28,34 +27,29 @@ public final class Standby {
     private Standby() {
     }
 
-    /** The standby's snapshot standing for the sender's snapshot {@code senderSnapshot}, if the standby received it. */
+    /**
+     * The standby's snapshot standing for the sender's snapshot {@code senderSnapshot}, if the standby received it.
+     *
+     * @throws dev.varve.core.io.CorruptionException if the map is damaged (a line that fails its checksum, anywhere
+     *                                               but at the end a crash may have torn), naming it and the offset
+     */
     public static OptionalLong localSnapshot(Path standbyDir, long senderSnapshot) {
         Long local = read(standbyDir).get(senderSnapshot);
         return local == null ? OptionalLong.empty() : OptionalLong.of(local);
     }
 
-    /** The whole map, sender id to local id; empty when the directory is not a standby. */
+    /** The whole map, sender id to local id; empty when the directory is not a standby. Damage as {@link #localSnapshot}. */
     public static Map<Long, Long> snapshots(Path standbyDir) {
         return read(standbyDir);
     }
 
     private static Map<Long, Long> read(Path dir) {
         Path file = dir.resolve(SNAPSHOT_MAP);
-        Map<Long, Long> map = new TreeMap<>();
-        if (!Files.exists(file)) return map;
+        if (!Files.exists(file)) return new TreeMap<>();
         try {
-            for (String line : Files.readAllLines(file, StandardCharsets.US_ASCII)) {
-                String[] f = line.trim().split(" ");
-                if (f.length != 2) continue; // a torn last line of a crash
-                try {
-                    map.put(Long.parseLong(f[0]), Long.parseLong(f[1]));
-                } catch (NumberFormatException torn) {
-                    // a line cut short by a crash: the declaration after it never happened
-                }
-            }
+            return StandbyMapDescriptor.decode(Files.readAllBytes(file), file);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file, e);
         }
-        return map;
     }
 }

@@ -14,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -58,9 +59,11 @@ final class StandbyWriter implements AutoCloseable {
         }
     }
 
+    /** The map, created with its header (durably, name included) if it does not exist yet, open for appends. */
     private FileChannel openMap() {
         try {
-            return FileChannel.open(mapPath, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+            if (!Files.exists(mapPath)) DurableFiles.create(FileIOFactory.standard(), mapPath, ByteBuffer.wrap(StandbyMapDescriptor.header())).close();
+            return FileChannel.open(mapPath, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open the standby's snapshot map " + mapPath, e);
         }
@@ -142,7 +145,7 @@ final class StandbyWriter implements AutoCloseable {
     private void declare(long senderId, int rank) {
         long local = store.snapshotNow(Math.min(Math.max(rank, 1), levels));
         try {
-            map.write(ByteBuffer.wrap((senderId + " " + local + "\n").getBytes(StandardCharsets.US_ASCII)));
+            map.write(ByteBuffer.wrap(StandbyMapDescriptor.line(senderId, local).getBytes(StandardCharsets.US_ASCII)));
             map.force(true);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot append to the standby's snapshot map in " + store.config().path(), e);
@@ -169,9 +172,9 @@ final class StandbyWriter implements AutoCloseable {
     private void keepLiveLines() {
         Set<Long> live = new HashSet<>();
         for (SnapshotInfo s : store.snapshots()) live.add(s.id());
-        StringBuilder kept = new StringBuilder();
+        StringBuilder kept = new StringBuilder(StandbyMapDescriptor.HEADER);
         localOf.values().retainAll(live);
-        for (Map.Entry<Long, Long> e : localOf.entrySet()) kept.append(e.getKey()).append(' ').append(e.getValue()).append('\n');
+        for (Map.Entry<Long, Long> e : localOf.entrySet()) kept.append(StandbyMapDescriptor.line(e.getKey(), e.getValue()));
         byte[] bytes = kept.toString().getBytes(StandardCharsets.US_ASCII);
         try {
             map.close();
