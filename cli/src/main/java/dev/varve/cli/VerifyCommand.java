@@ -2,12 +2,15 @@ package dev.varve.cli;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.CorruptionException;
 import dev.varve.engine.StoreInspector;
 import dev.varve.engine.StoreVerifier;
+import dev.varve.server.Standby;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -19,7 +22,7 @@ import java.util.function.Function;
 /** {@code varve verify DIR}: every checksum and structure of a store, without writing. */
 @Command(name = "verify", mixinStandardHelpOptions = true,
         description = {"Checks every CRC of every page file, WAL segment, checkpoint marker, recovery file and archive log (Pagelog, Maplog "
-                + "and Skippy levels, snapshot logs); every B+tree's structure; every live snapshot's archived pages and mappings "
+                + "and Skippy levels, snapshot logs) and a standby's snapshot map; every B+tree's structure; every live snapshot's archived pages and mappings "
                 + "reachable (I8). Names each damage: file, offset, what. Never writes.",
                 "Whether a bad last WAL record is a torn tail (cut by open: exit 0) or damage (refused by open) depends on the "
                         + "walSyncMode the store runs under, which its files do not record: give it with --wal-sync-mode or --config. "
@@ -61,7 +64,8 @@ final class VerifyCommand implements Callable<Integer> {
             output.print(r);
             return Main.UNUSABLE;
         }
-        List<StoreInspector.Damage> found = report.damage();
+        List<StoreInspector.Damage> found = new ArrayList<>(report.damage());
+        Object standbyMap = standbyMap(config.path(), found);
         String tornTail = report.files().walTornTail() == null ? "none" : report.files().walTornTail() + (config.walSyncMode() == WalSyncMode.FSYNC
                 ? " (a crash cut the write short before its fsync, so it was not acknowledged under FSYNC; open cuts it)"
                 : " (a crash cut the last write; recovery drops it)");
@@ -79,6 +83,7 @@ final class VerifyCommand implements Callable<Integer> {
         checked.put("walTornTail", tornTail);
         checked.put("checkpointMarkers", f.markers());
         checked.put("recoveryFiles", f.recoveryFiles());
+        if (standbyMap != null) checked.put("standbySnapshotMap", standbyMap);
         checked.put("archiveRecords", f.archiveRecords());
         // what a crash left that open repairs without reading it: archive tails past the checkpoint mark (cut, and
         // written again by replay) and pages torn while a checkpoint wrote them (put back from its recovery data)
@@ -98,6 +103,20 @@ final class VerifyCommand implements Callable<Integer> {
         r.put("damage", damage);
         output.print(r);
         return damage.isEmpty() ? Main.OK : Main.DAMAGE;
+    }
+
+    /**
+     * The lines of the snapshot map of a standby kept by {@code backup --follow} ({@link Standby}), null when {@code dir}
+     * is not one; damage in it is added to {@code found}.
+     */
+    private static Object standbyMap(Path dir, List<StoreInspector.Damage> found) {
+        if (!Files.exists(dir.resolve(Standby.SNAPSHOT_MAP))) return null;
+        try {
+            return Standby.snapshots(dir).size();
+        } catch (CorruptionException e) {
+            found.add(new StoreInspector.Damage(e.file(), e.offset(), e.what()));
+            return "damaged";
+        }
     }
 
     /** "none", or each of {@code items} as {@code fields} gives it. */

@@ -20,6 +20,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -150,6 +151,19 @@ class CliNetworkTest {
              SnapshotView v = s.asOf(Standby.localSnapshot(standby, declared).orElseThrow())) {
             StoreAssert.assertTablesEqual(model, v.tables(), v::table, "standby as of server snapshot " + declared);
         }
+        CliRun verified = CliRun.of("verify", standby.toString());
+        assertEquals(Main.OK, verified.code(), verified.toString());
+        assertTrue(verified.out().contains("standbySnapshotMap: 2"), "the image's snapshot and the one declared: " + verified.out());
+        // a digit of the map's first line (not its last, which a crash may tear) flipped: damage, named
+        Path map = standby.resolve(Standby.SNAPSHOT_MAP);
+        String text = Files.readString(map, StandardCharsets.US_ASCII);
+        int firstLine = text.indexOf('\n') + 1;
+        int digit = text.indexOf(' ', text.indexOf(' ', firstLine) + 1) - 1;
+        Files.writeString(map, text.substring(0, digit) + (char) ('0' + (text.charAt(digit) - '0' + 1) % 10) + text.substring(digit + 1),
+                StandardCharsets.US_ASCII);
+        CliRun damaged = CliRun.of("verify", standby.toString());
+        assertEquals(Main.DAMAGE, damaged.code(), damaged.toString());
+        assertTrue(damaged.out().contains(map.toString()) && damaged.out().contains("standbySnapshotMap: damaged"), damaged.out());
         try (Varve reopened = Varve.open(VarveConfig.builder().path(source).build())) {
             assertEquals(0, reopened.recoveryReport().replayedRecords(), "the hook closed the store cleanly: " + reopened.recoveryReport());
         }
