@@ -206,6 +206,21 @@ public final class Varve implements AutoCloseable {
         return b.ops();
     }
 
+    /**
+     * Makes every write, snapshot declaration and rank change that returned before this call durable against a power
+     * loss, whatever {@code walSyncMode} promised each of them (under {@code FSYNC} they already are): one force of the
+     * WAL, shared with a group commit running at the time. For a {@code LOG_ONLY} or {@code BACKGROUND} store that
+     * needs a durable point now and then, such as before it tells another system that a write or a snapshot exists.
+     *
+     * @throws ReadOnlyStoreException on a store opened read-only
+     * @throws dev.varve.core.io.StorageException if the store failed earlier or the force fails (writes are then
+     *                                            refused, as after any WAL failure)
+     */
+    public void sync() {
+        engine.checkWritable();
+        engine.wal.force();
+    }
+
     /** Starts a checkpoint (after any running one); completes when it is durable. */
     public CompletableFuture<CheckpointStats> checkpoint() {
         engine.checkOpen();
