@@ -29,7 +29,7 @@ import java.util.TreeMap;
  * as one atomic write of the standby, in the sender's commit order, with the standby's {@code walSyncMode}
  * ({@code LOG_ONLY} survives a killed receiver, {@code FSYNC} a power loss too), so whatever the standby recovers to is
  * the sender's state after some prefix of its writes; each sender snapshot becomes a standby snapshot at the same
- * cut, then recorded in the {@link Standby} map, of the sender's rank (at most the standby's levels) and raised as
+ * cut, made durable and then recorded in the {@link Standby} map, of the sender's rank (at most the standby's levels) and raised as
  * the sender raises it, kept as the standby's retention policy says (by default all of them). The map keeps the lines
  * of the snapshots the standby keeps: once it holds {@value #REWRITE_MIN_LINES} lines and twice what it held after its
  * last rewrite, it is rewritten whole without those of dropped ones. One applier thread drives it.
@@ -137,13 +137,16 @@ final class StandbyWriter implements AutoCloseable {
     }
 
     /**
-     * Declares the standby's snapshot for the sender's, at its rank as far as the standby has levels, then maps the
-     * two (durably). In that order: a line written first, which a crash could leave naming an id never declared, would
-     * name the standby's own snapshot once the standby, opened as a store, declared one. After a crash between the two
-     * the standby's latest snapshot has no line, and is found as its latest.
+     * Declares the standby's snapshot for the sender's, at its rank as far as the standby has levels, makes the
+     * declaration durable, then maps the two (durably). In that order: a line that a crash or a power loss could leave
+     * naming an id whose declaration was lost would name the standby's own snapshot once the standby, opened as a
+     * store, declared one under that id again — and the standby runs {@code LOG_ONLY}, whose declarations a power loss
+     * can take, hence the {@link Varve#sync}. After a crash between the two the standby's latest snapshot has no line,
+     * and is found as its latest.
      */
     private void declare(long senderId, int rank) {
         long local = store.snapshotNow(Math.min(Math.max(rank, 1), levels));
+        store.sync();
         try {
             map.write(ByteBuffer.wrap(StandbyMapDescriptor.line(senderId, local).getBytes(StandardCharsets.US_ASCII)));
             map.force(true);
