@@ -20,7 +20,10 @@ public interface VarveMetrics {
     /** Bytes held by the snapshot archive (Pagelog and Maplog with its Skippy levels). */
     long archiveBytes();
 
-    /** Snapshot-archive bytes given back by reclamation (whole segments, nothing copied). */
+    /**
+     * Snapshot-archive bytes given back by reclamation: whole Pagelog segments, Maplog portions and the ranked extents
+     * no live snapshot or open view reads any more (nothing copied).
+     */
     long archiveBytesReclaimed();
 
     /** Snapshot-archive bytes per rank level's region (its volume and Maplog), level 1 first. */
