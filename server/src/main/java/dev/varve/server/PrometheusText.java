@@ -28,7 +28,9 @@ final class PrometheusText {
         p.header("varve_archive_level_bytes", "gauge", "Snapshot-archive bytes per rank level's region.");
         long[] levels = m.archiveBytesPerLevel();
         for (int i = 0; i < levels.length; i++) p.sample("varve_archive_level_bytes{level=\"" + (i + 1) + "\"}", levels[i]);
-        p.gauge("varve_archive_dead_bytes", "Archived pre-states no one needs that lie behind needed ones (measured at most once a minute).", archiveDeadBytes);
+        p.gauge("varve_archive_dead_bytes", "Archived pre-states no one needs that lie behind needed ones (measured again every "
+                + "ServerOptions.deadBytesInterval, 60 s by default; NaN when the measurement failed).",
+                archiveDeadBytes == MetricsSampler.UNKNOWN ? Double.NaN : archiveDeadBytes);
         p.counter("varve_archive_ranking_copied_bytes_total", "Snapshot-archive bytes written by lazy ranking since open.", m.archiveBytesCopiedByRanking());
         p.gauge("varve_archive_diff_compactness_ratio", "Diff bytes over full-page bytes of the pages lazy ranking copied (NaN before the first).", m.diffCompactness());
         p.counter("varve_writes_total", "Puts and removes applied since open.", m.writes());
