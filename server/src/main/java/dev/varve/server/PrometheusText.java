@@ -49,8 +49,9 @@ final class PrometheusText {
     }
 
     private void lastCheckpoint(CheckpointStats c) {
+        // no id label: one that changes with every checkpoint would start a new series each time (the id is a gauge below)
         header("varve_last_checkpoint_info", "gauge", "The last checkpoint: what triggered it and how its recovery data was kept (always 1).");
-        sample("varve_last_checkpoint_info{id=\"" + c.id() + "\",reason=\"" + escape(c.reason()) + "\",recovery_data=\"" + escape(c.recoveryData()) + "\"}", 1);
+        sample("varve_last_checkpoint_info{reason=\"" + escape(c.reason()) + "\",recovery_data=\"" + escape(c.recoveryData()) + "\"}", 1);
         gauge("varve_last_checkpoint_id", "Id of the last checkpoint.", c.id());
         gauge("varve_last_checkpoint_pages", "Pages the last checkpoint wrote.", c.pages());
         gauge("varve_last_checkpoint_recovery_data_bytes", "Recovery-file bytes the last checkpoint wrote.", c.recoveryDataBytes());
