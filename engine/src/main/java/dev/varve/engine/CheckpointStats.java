@@ -20,7 +20,7 @@ public final class CheckpointStats {
         return s == dev.varve.checkpoint.CheckpointStats.NONE ? NONE : new CheckpointStats(s);
     }
 
-    /** Checkpoint id, 0 before the first checkpoint. */
+    /** Checkpoint id; 0 in {@link #NONE}, before the first checkpoint since the store was opened. */
     public long id() {
         return s.id();
     }

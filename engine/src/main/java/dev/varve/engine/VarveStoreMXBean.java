@@ -80,7 +80,7 @@ public interface VarveStoreMXBean {
     /** Live snapshots. */
     int getLiveSnapshots();
 
-    /** Last checkpoint: id (0 before the first). */
+    /** Last checkpoint: id (0 before the first since the store was opened). */
     long getLastCheckpointId();
 
     /** Last checkpoint: what triggered it. */

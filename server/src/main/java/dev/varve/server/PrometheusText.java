@@ -22,7 +22,7 @@ final class PrometheusText {
         p.counter("varve_recovery_file_bytes_written_total", "Checkpoint recovery-file bytes written since open.", m.recoveryFileBytesWritten());
         p.counter("varve_checkpoints_completed_total", "Checkpoints completed since open.", m.checkpointsCompleted());
         p.counter("varve_checkpoint_pages_written_total", "Pages written by checkpoints since open.", m.checkpointPagesWritten());
-        p.counter("varve_throttled_seconds_total", "Time writers spent throttled since open.", seconds(m.throttledNanos()));
+        p.counter("varve_throttled_seconds_total", "Time writers spent throttled since open, summed over writers.", seconds(m.throttledNanos()));
         p.gauge("varve_archive_bytes", "Bytes held by the snapshot archive.", m.archiveBytes());
         p.counter("varve_archive_reclaimed_bytes_total", "Snapshot-archive bytes given back by reclamation since open.", m.archiveBytesReclaimed());
         p.header("varve_archive_level_bytes", "gauge", "Snapshot-archive bytes per rank level's region.");
@@ -34,7 +34,7 @@ final class PrometheusText {
         p.counter("varve_archive_ranking_copied_bytes_total", "Snapshot-archive bytes written by lazy ranking since open.", m.archiveBytesCopiedByRanking());
         p.gauge("varve_archive_diff_compactness_ratio", "Diff bytes over full-page bytes of the pages lazy ranking copied (NaN before the first).", m.diffCompactness());
         p.counter("varve_writes_total", "Puts and removes applied since open.", m.writes());
-        p.counter("varve_reads_total", "Point reads served since open.", m.reads());
+        p.counter("varve_reads_total", "Point reads of the live state served since open.", m.reads());
         p.counter("varve_pages_read_total", "Pages read from the page files since open.", m.pagesRead());
         p.counter("varve_pages_evicted_total", "Clean pages evicted from the data region since open.", m.pagesEvicted());
         p.gauge("varve_dirty_pages", "Pages dirty or held for the running checkpoint.", m.dirtyPages());
@@ -52,7 +52,7 @@ final class PrometheusText {
         // no id label: one that changes with every checkpoint would start a new series each time (the id is a gauge below)
         header("varve_last_checkpoint_info", "gauge", "The last checkpoint: what triggered it and how its recovery data was kept (always 1).");
         sample("varve_last_checkpoint_info{reason=\"" + escape(c.reason()) + "\",recovery_data=\"" + escape(c.recoveryData()) + "\"}", 1);
-        gauge("varve_last_checkpoint_id", "Id of the last checkpoint.", c.id());
+        gauge("varve_last_checkpoint_id", "Id of the last checkpoint since the store was opened (0 before the first).", c.id());
         gauge("varve_last_checkpoint_pages", "Pages the last checkpoint wrote.", c.pages());
         gauge("varve_last_checkpoint_recovery_data_bytes", "Recovery-file bytes the last checkpoint wrote.", c.recoveryDataBytes());
         gauge("varve_last_checkpoint_recovery_data_seconds", "Time the last checkpoint spent writing and fsyncing recovery data.", seconds(c.recoveryDataNanos()));
