@@ -104,7 +104,7 @@ public interface VarveStoreMXBean {
     /** Last checkpoint: time fsyncing page files. */
     long getLastCheckpointFsyncNanos();
 
-    /** Last checkpoint: time the checkpoint write lock was held. */
+    /** Last checkpoint: time from asking for the checkpoint write lock to releasing it (its wait and hold). */
     long getLastCheckpointLockHoldNanos();
 
     /** Last checkpoint: wall time. */

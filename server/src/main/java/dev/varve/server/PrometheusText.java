@@ -58,7 +58,7 @@ final class PrometheusText {
         gauge("varve_last_checkpoint_recovery_data_seconds", "Time the last checkpoint spent writing and fsyncing recovery data.", seconds(c.recoveryDataNanos()));
         gauge("varve_last_checkpoint_page_write_seconds", "Time the last checkpoint spent writing pages.", seconds(c.pageWriteNanos()));
         gauge("varve_last_checkpoint_fsync_seconds", "Time the last checkpoint spent fsyncing page files.", seconds(c.fsyncNanos()));
-        gauge("varve_last_checkpoint_lock_hold_seconds", "Time the last checkpoint held the checkpoint write lock.", seconds(c.lockHoldNanos()));
+        gauge("varve_last_checkpoint_lock_hold_seconds", "Time the last checkpoint waited for and held the checkpoint write lock (new writes wait all of it).", seconds(c.lockHoldNanos()));
         gauge("varve_last_checkpoint_total_seconds", "Wall time of the last checkpoint.", seconds(c.totalNanos()));
         gauge("varve_last_checkpoint_copy_on_write_pages", "Pages writers copied during the last checkpoint.", c.copyOnWritePages());
         gauge("varve_last_checkpoint_throttled_seconds", "Time writers were throttled during the last checkpoint.", seconds(c.throttledNanos()));
