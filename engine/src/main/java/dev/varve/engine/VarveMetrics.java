@@ -8,13 +8,13 @@ public interface VarveMetrics {
     /** WAL bytes appended. */
     long walBytesWritten();
 
-    /** Checkpoint recovery-file bytes written. */
+    /** Recovery-file bytes written by the checkpoints completed (one that failed is not counted). */
     long recoveryFileBytesWritten();
 
     /** Checkpoints completed. */
     long checkpointsCompleted();
 
-    /** Pages written by checkpoints. */
+    /** Pages written by the checkpoints completed (one that failed is not counted). */
     long checkpointPagesWritten();
 
     /**
