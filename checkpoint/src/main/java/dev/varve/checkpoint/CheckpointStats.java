@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  * @param recoveryDataNanos    time writing and fsyncing recovery files
  * @param pageWriteNanos       time writing pages to the page files
  * @param fsyncNanos           time fsyncing page files
- * @param lockHoldNanos        time the checkpoint write lock was held
+ * @param lockHoldNanos        time from asking for the checkpoint write lock to releasing it: the wait for the writes in
+ *                             flight, then the hold; writes that start meanwhile wait all of it
  * @param totalNanos           wall time of the whole checkpoint
  * @param copyOnWritePages     pages writers copied into the checkpoint buffer during it
  * @param throttledNanos       time writers were throttled during it

@@ -124,9 +124,12 @@ public final class Throttle {
         if (start != 0) throttledNanos.add(System.nanoTime() - start);
     }
 
-    /** Total time writers spent throttled, since open. */
+    /**
+     * Total time writers spent throttled, since open: waiting here, and inside a change for a checkpoint-buffer slot
+     * when it copies more pages than it reserved ({@link PageMemory#slotWaitNanos}).
+     */
     public long throttledNanos() {
-        return throttledNanos.sum();
+        return throttledNanos.sum() + memory.slotWaitNanos();
     }
 
     void begin(int total) {

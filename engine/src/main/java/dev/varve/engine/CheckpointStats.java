@@ -20,7 +20,7 @@ public final class CheckpointStats {
         return s == dev.varve.checkpoint.CheckpointStats.NONE ? NONE : new CheckpointStats(s);
     }
 
-    /** Checkpoint id, 0 before the first checkpoint. */
+    /** Checkpoint id; 0 in {@link #NONE}, before the first checkpoint since the store was opened. */
     public long id() {
         return s.id();
     }
@@ -60,7 +60,10 @@ public final class CheckpointStats {
         return s.fsyncNanos();
     }
 
-    /** Time the checkpoint write lock was held. */
+    /**
+     * Time from asking for the checkpoint write lock to releasing it: the wait for the writes in flight to finish, then
+     * the hold. Writes that start meanwhile wait all of it (they queue behind the checkpoint), so it is the writers' stall.
+     */
     public long lockHoldNanos() {
         return s.lockHoldNanos();
     }

@@ -1,26 +1,38 @@
 package dev.varve.engine;
 
-/** Counters of an open store, cumulative since open unless said otherwise. */
+/**
+ * Figures of an open store. The counters are cumulative since open: each open starts them again at 0 (to Prometheus, a
+ * counter reset), and a closed store's keep their last values.
+ */
 public interface VarveMetrics {
     /** WAL bytes appended. */
     long walBytesWritten();
 
-    /** Checkpoint recovery-file bytes written. */
+    /** Recovery-file bytes written by the checkpoints completed (one that failed is not counted). */
     long recoveryFileBytesWritten();
 
     /** Checkpoints completed. */
     long checkpointsCompleted();
 
-    /** Pages written by checkpoints. */
+    /** Pages written by the checkpoints completed (one that failed is not counted). */
     long checkpointPagesWritten();
 
-    /** Time writers spent throttled (checkpoint buffer fill, data-region head-room, a full snapshot capture buffer). */
+    /**
+     * Time writers spent throttled (checkpoint buffer fill, data-region head-room, a full snapshot capture buffer),
+     * summed over the writers: several waiting at once count several times, so it may grow faster than the clock.
+     */
     long throttledNanos();
 
-    /** Bytes held by the snapshot archive (Pagelog and Maplog with its Skippy levels). */
+    /**
+     * Bytes held by the snapshot archive: each rank level's Pagelog volume, Maplog with its Skippy levels and ranked
+     * extents (the sum of {@link #archiveBytesPerLevel}); not the small snapshot, drop, join and move logs beside them.
+     */
     long archiveBytes();
 
-    /** Snapshot-archive bytes given back by reclamation (whole segments, nothing copied). */
+    /**
+     * Snapshot-archive bytes given back by reclamation: whole Pagelog segments, Maplog portions and the ranked extents
+     * no live snapshot or open view reads any more (nothing copied).
+     */
     long archiveBytesReclaimed();
 
     /** Snapshot-archive bytes per rank level's region (its volume and Maplog), level 1 first. */
@@ -49,13 +61,16 @@ public interface VarveMetrics {
      */
     double diffCompactness();
 
-    /** The IEP-113 breakdown of the last checkpoint. */
+    /**
+     * The IEP-113 breakdown of the last checkpoint since open: {@link CheckpointStats#NONE} (id 0) until this open's
+     * first, however many the store ran before (an idle store runs none).
+     */
     CheckpointStats lastCheckpoint();
 
     /** Puts and removes applied (each operation of a batch counts). */
     long writes();
 
-    /** Point reads served. */
+    /** Point reads of the live state served ({@code get}); reads through a snapshot view and scans are not counted. */
     long reads();
 
     /** Pages read from the page files. */

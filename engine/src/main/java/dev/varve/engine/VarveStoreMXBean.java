@@ -80,7 +80,7 @@ public interface VarveStoreMXBean {
     /** Live snapshots. */
     int getLiveSnapshots();
 
-    /** Last checkpoint: id (0 before the first). */
+    /** Last checkpoint: id (0 before the first since the store was opened). */
     long getLastCheckpointId();
 
     /** Last checkpoint: what triggered it. */
@@ -104,7 +104,7 @@ public interface VarveStoreMXBean {
     /** Last checkpoint: time fsyncing page files. */
     long getLastCheckpointFsyncNanos();
 
-    /** Last checkpoint: time the checkpoint write lock was held. */
+    /** Last checkpoint: time from asking for the checkpoint write lock to releasing it (its wait and hold). */
     long getLastCheckpointLockHoldNanos();
 
     /** Last checkpoint: wall time. */

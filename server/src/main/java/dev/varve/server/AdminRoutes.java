@@ -88,16 +88,20 @@ final class AdminRoutes {
 
     private String metrics() {
         VarveMetrics m = store.metrics();
+        long deadBytes = sampler.archiveDeadBytes();
         Json j = new Json().beginObject()
                 .field("walBytesWritten", m.walBytesWritten()).field("recoveryFileBytesWritten", m.recoveryFileBytesWritten())
                 .field("checkpointsCompleted", m.checkpointsCompleted()).field("checkpointPagesWritten", m.checkpointPagesWritten())
                 .field("throttledNanos", m.throttledNanos()).field("archiveBytes", m.archiveBytes())
-                .field("archiveBytesReclaimed", m.archiveBytesReclaimed()).field("archiveDeadBytes", sampler.archiveDeadBytes())
+                .field("archiveBytesReclaimed", m.archiveBytesReclaimed())
                 .field("archiveBytesCopiedByRanking", m.archiveBytesCopiedByRanking()).field("diffCompactness", m.diffCompactness())
                 .field("writes", m.writes()).field("reads", m.reads()).field("pagesRead", m.pagesRead()).field("pagesEvicted", m.pagesEvicted())
                 .field("dirtyPages", m.dirtyPages()).field("copyOnWritePages", m.copyOnWritePages())
                 .field("checkpointBufferUsedPages", m.checkpointBufferUsedPages()).field("checkpointBufferPages", m.checkpointBufferPages())
                 .field("failure", m.failure());
+        j.name("archiveDeadBytes");
+        if (deadBytes == MetricsSampler.UNKNOWN) j.value((String) null); // its measurement failed
+        else j.value(deadBytes);
         j.name("archiveBytesPerLevel").beginArray();
         for (long b : m.archiveBytesPerLevel()) j.value(b);
         j.endArray();

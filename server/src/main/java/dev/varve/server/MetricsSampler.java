@@ -20,6 +20,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class MetricsSampler implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MetricsSampler.class);
+    /** {@link #archiveDeadBytes} when its measurement failed. */
+    static final long UNKNOWN = -1;
 
     /** One sample of the store's counters. */
     record Sample(long millis, long writes, long walBytes, long archiveBytes, long[] archiveBytesPerLevel, long dirtyPages,
@@ -39,7 +41,8 @@ final class MetricsSampler implements AutoCloseable {
     private final ScheduledExecutorService thread;
     private long lastCheckpointId = -1;
     private final Object deadBytesLock = new Object(); // apart from the rings: a measurement may take a while
-    private long deadBytes = -1;
+    private boolean deadBytesMeasured;
+    private long deadBytes;
     private long deadBytesAt;
 
     MetricsSampler(Varve store, ServerOptions options) {
@@ -93,13 +96,26 @@ final class MetricsSampler implements AutoCloseable {
         return new ArrayList<>(checkpoints);
     }
 
-    /** The archive's dead bytes, measured again when the cached figure is older than the interval. */
+    /**
+     * The archive's dead bytes, measured again when the cached figure is older than the interval; {@link #UNKNOWN}
+     * when the last measurement failed. It reads every archived record's header: a failing read must not take the
+     * scrape (and every other figure, {@code varve_failed} included) down with it, and is not tried again before the
+     * interval has passed, so a failing disk is not read through on every scrape.
+     */
     long archiveDeadBytes() {
         synchronized (deadBytesLock) {
             long now = System.nanoTime();
-            if (deadBytes < 0 || now - deadBytesAt > deadBytesIntervalNanos) {
-                deadBytes = store.metrics().archiveDeadBytes();
+            if (!deadBytesMeasured || now - deadBytesAt > deadBytesIntervalNanos) {
+                try {
+                    deadBytes = store.metrics().archiveDeadBytes();
+                } catch (IllegalStateException closed) {
+                    throw closed; // the store was closed: nothing is served (503)
+                } catch (RuntimeException e) {
+                    deadBytes = UNKNOWN;
+                    LOG.warn("measuring the archive's dead bytes failed; reported as unknown until the next measurement", e);
+                }
                 deadBytesAt = now;
+                deadBytesMeasured = true;
             }
             return deadBytes;
         }

@@ -22,17 +22,19 @@ final class PrometheusText {
         p.counter("varve_recovery_file_bytes_written_total", "Checkpoint recovery-file bytes written since open.", m.recoveryFileBytesWritten());
         p.counter("varve_checkpoints_completed_total", "Checkpoints completed since open.", m.checkpointsCompleted());
         p.counter("varve_checkpoint_pages_written_total", "Pages written by checkpoints since open.", m.checkpointPagesWritten());
-        p.counter("varve_throttled_seconds_total", "Time writers spent throttled since open.", seconds(m.throttledNanos()));
+        p.counter("varve_throttled_seconds_total", "Time writers spent throttled since open, summed over writers.", seconds(m.throttledNanos()));
         p.gauge("varve_archive_bytes", "Bytes held by the snapshot archive.", m.archiveBytes());
         p.counter("varve_archive_reclaimed_bytes_total", "Snapshot-archive bytes given back by reclamation since open.", m.archiveBytesReclaimed());
         p.header("varve_archive_level_bytes", "gauge", "Snapshot-archive bytes per rank level's region.");
         long[] levels = m.archiveBytesPerLevel();
         for (int i = 0; i < levels.length; i++) p.sample("varve_archive_level_bytes{level=\"" + (i + 1) + "\"}", levels[i]);
-        p.gauge("varve_archive_dead_bytes", "Archived pre-states no one needs that lie behind needed ones (measured at most once a minute).", archiveDeadBytes);
+        p.gauge("varve_archive_dead_bytes", "Archived pre-states no one needs that lie behind needed ones (measured again every "
+                + "ServerOptions.deadBytesInterval, 60 s by default; NaN when the measurement failed).",
+                archiveDeadBytes == MetricsSampler.UNKNOWN ? Double.NaN : archiveDeadBytes);
         p.counter("varve_archive_ranking_copied_bytes_total", "Snapshot-archive bytes written by lazy ranking since open.", m.archiveBytesCopiedByRanking());
         p.gauge("varve_archive_diff_compactness_ratio", "Diff bytes over full-page bytes of the pages lazy ranking copied (NaN before the first).", m.diffCompactness());
         p.counter("varve_writes_total", "Puts and removes applied since open.", m.writes());
-        p.counter("varve_reads_total", "Point reads served since open.", m.reads());
+        p.counter("varve_reads_total", "Point reads of the live state served since open.", m.reads());
         p.counter("varve_pages_read_total", "Pages read from the page files since open.", m.pagesRead());
         p.counter("varve_pages_evicted_total", "Clean pages evicted from the data region since open.", m.pagesEvicted());
         p.gauge("varve_dirty_pages", "Pages dirty or held for the running checkpoint.", m.dirtyPages());
@@ -47,15 +49,16 @@ final class PrometheusText {
     }
 
     private void lastCheckpoint(CheckpointStats c) {
+        // no id label: one that changes with every checkpoint would start a new series each time (the id is a gauge below)
         header("varve_last_checkpoint_info", "gauge", "The last checkpoint: what triggered it and how its recovery data was kept (always 1).");
-        sample("varve_last_checkpoint_info{id=\"" + c.id() + "\",reason=\"" + escape(c.reason()) + "\",recovery_data=\"" + escape(c.recoveryData()) + "\"}", 1);
-        gauge("varve_last_checkpoint_id", "Id of the last checkpoint.", c.id());
+        sample("varve_last_checkpoint_info{reason=\"" + escape(c.reason()) + "\",recovery_data=\"" + escape(c.recoveryData()) + "\"}", 1);
+        gauge("varve_last_checkpoint_id", "Id of the last checkpoint since the store was opened (0 before the first).", c.id());
         gauge("varve_last_checkpoint_pages", "Pages the last checkpoint wrote.", c.pages());
         gauge("varve_last_checkpoint_recovery_data_bytes", "Recovery-file bytes the last checkpoint wrote.", c.recoveryDataBytes());
         gauge("varve_last_checkpoint_recovery_data_seconds", "Time the last checkpoint spent writing and fsyncing recovery data.", seconds(c.recoveryDataNanos()));
         gauge("varve_last_checkpoint_page_write_seconds", "Time the last checkpoint spent writing pages.", seconds(c.pageWriteNanos()));
         gauge("varve_last_checkpoint_fsync_seconds", "Time the last checkpoint spent fsyncing page files.", seconds(c.fsyncNanos()));
-        gauge("varve_last_checkpoint_lock_hold_seconds", "Time the last checkpoint held the checkpoint write lock.", seconds(c.lockHoldNanos()));
+        gauge("varve_last_checkpoint_lock_hold_seconds", "Time the last checkpoint waited for and held the checkpoint write lock (new writes wait all of it).", seconds(c.lockHoldNanos()));
         gauge("varve_last_checkpoint_total_seconds", "Wall time of the last checkpoint.", seconds(c.totalNanos()));
         gauge("varve_last_checkpoint_copy_on_write_pages", "Pages writers copied during the last checkpoint.", c.copyOnWritePages());
         gauge("varve_last_checkpoint_throttled_seconds", "Time writers were throttled during the last checkpoint.", seconds(c.throttledNanos()));

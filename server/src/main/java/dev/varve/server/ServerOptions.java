@@ -121,7 +121,10 @@ public final class ServerOptions {
         return this;
     }
 
-    /** How often the archive's dead bytes are measured (default 60 s; it reads every archived record's header). */
+    /**
+     * How often the archive's dead bytes are measured (default 60 s; it reads every archived record's header). A
+     * measurement that fails is served as unknown (NaN, JSON null) and tried again once this interval has passed.
+     */
     public ServerOptions deadBytesInterval(Duration v) {
         deadBytesInterval = positive("deadBytesInterval", v);
         return this;

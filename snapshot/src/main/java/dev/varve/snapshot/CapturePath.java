@@ -57,8 +57,8 @@ final class CapturePath {
         long start = 0;
         int slot;
         while ((slot = slots.copyOf(page)) < 0) {
+            if (start == 0) start = System.nanoTime(); // before the first wait for the archiver, which is part of it
             pending.awaitProgress();
-            if (start == 0) start = System.nanoTime();
             PendingCaptures.pauseUnlessOverdue(start, BUFFER_FULL);
         }
         if (start != 0) captureWaitNanos.add(System.nanoTime() - start);

@@ -5,6 +5,7 @@ import dev.varve.core.io.FileIOFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Reclamation after each checkpoint, in whole files, nothing copied: Pagelog segments in temporal order (I8: below
@@ -29,6 +30,11 @@ final class Reclaimer {
     private final MoveLog moves;
     /** The drop log's count when the last reclamation decided what may go (guarded by the lock); -1 before any. */
     private long dropsDecided = -1;
+    /**
+     * Bytes of the ranked extents deleted since open: they leave {@link SnapshotArchive#bytesPerLevel} as segments
+     * do, so {@link #reclaimedBytes} counts them too. Written by the one thread that reclaims, read by metrics.
+     */
+    private final AtomicLong extentBytesReclaimed = new AtomicLong();
 
     Reclaimer(ArchiveLock lock, FileIOFactory io, ArchiveLevel[] levels, SnapshotRegistry registry, RankedExtents extents, OpenViews views,
               RetentionEnforcer retention, ArchiveMarks marks, MoveLog moves) {
@@ -79,7 +85,10 @@ final class Reclaimer {
         } finally {
             lock.unlockAppends();
         }
-        for (RankedExtent e : unused) e.delete(io); // whole files, like segments
+        for (RankedExtent e : unused) {
+            e.delete(io); // whole files, like segments
+            extentBytesReclaimed.addAndGet(e.bytes());
+        }
         for (ArchiveLevel l : levels) {
             TreeSet<Long> ids = reachingUpTo.get(l.level - 1);
             l.volume.reclaimOldest(limits[l.level - 1], (lo, hi) -> noneIn(ids, lo, hi));
@@ -145,9 +154,9 @@ final class Reclaimer {
         return dead;
     }
 
-    /** Archive bytes given back by reclamation since open. */
+    /** Archive bytes given back by reclamation since open: Pagelog segments, Maplog portions and ranked extents. */
     long reclaimedBytes() {
-        long b = 0;
+        long b = extentBytesReclaimed.get();
         for (ArchiveLevel l : levels) b += l.volume.reclaimedBytes() + l.maplog.reclaimedBytes();
         return b;
     }

@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -45,6 +46,8 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     private final CheckpointFrames checkpointFrames;
     private final AtomicLong heldFrames = new AtomicLong();
     private final AtomicLong reservedFrames = new AtomicLong();
+    /** Time writers waited in {@link #latchForChange} for a checkpoint-buffer slot, since open. */
+    private final LongAdder slotWaitNanos = new LongAdder();
     private volatile PageWriteHook[] hooks = new PageWriteHook[0];
     /** Called when the region or the checkpoint buffer runs short: starts a checkpoint. */
     private volatile Runnable pressure = () -> { };
@@ -206,12 +209,16 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      */
     private void latchForChange(Frame f) {
         long start = 0;
-        while (true) {
-            f.latchWrite();
-            if (checkpointFrames.makeDirty(f)) return;
-            f.unlatchWrite();
-            if (start == 0) start = System.nanoTime();
-            waitOrFail(start, "a checkpoint-buffer slot for page " + PageId.toString(f.pageId));
+        try {
+            while (true) {
+                f.latchWrite();
+                if (checkpointFrames.makeDirty(f)) return;
+                f.unlatchWrite();
+                if (start == 0) start = System.nanoTime();
+                waitOrFail(start, "a checkpoint-buffer slot for page " + PageId.toString(f.pageId));
+            }
+        } finally {
+            if (start != 0) slotWaitNanos.add(System.nanoTime() - start);
         }
     }
 
@@ -396,6 +403,14 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     /** Clean pages evicted since open. */
     public long pagesEvicted() {
         return replacer.pagesEvicted();
+    }
+
+    /**
+     * Time writers waited, inside a change, for a checkpoint-buffer slot to copy a page of the running checkpoint into
+     * (a change copying more pages than it reserved slots for, see {@code Throttle}), since open.
+     */
+    public long slotWaitNanos() {
+        return slotWaitNanos.sum();
     }
 
     /** Pages copied into the checkpoint buffer since open. */
