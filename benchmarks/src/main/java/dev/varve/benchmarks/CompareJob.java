@@ -52,6 +52,15 @@ final class CompareJob {
             "--add-opens=java.sql/java.sql=ALL-UNNAMED",
             "--add-opens=java.management/sun.management=ALL-UNNAMED");
 
+    /** Some phase of a run failed (a child JVM that died or timed out, a system that threw); the report was still written. */
+    static final class PhasesFailedException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        PhasesFailedException(String message) {
+            super(message);
+        }
+    }
+
     private final Options opts;
     private final PrintStream out;
 
@@ -93,7 +102,12 @@ final class CompareJob {
         return f;
     }
 
-    void run() throws IOException, InterruptedException {
+    /**
+     * Runs every configuration and writes the report, failed phases included (as "failed", with their errors).
+     *
+     * @throws PhasesFailedException after the report, when any phase failed: a run with a missing figure is no success
+     */
+    void run() throws IOException, InterruptedException, PhasesFailedException {
         long t0 = System.nanoTime();
         Path outDir = opts.out.toAbsolutePath();
         Files.createDirectories(outDir);
@@ -143,6 +157,9 @@ final class CompareJob {
         out.println();
         report.printConsole(out);
         out.printf("%nreport: %s (charts and child logs beside it); %.1f minutes%n", md, minutes);
+        long runs = results.values().stream().mapToLong(List::size).sum();
+        long failed = results.values().stream().flatMap(List::stream).filter(r -> r.error() != null).count();
+        if (failed > 0) throw new PhasesFailedException(failed + " of " + runs + " phase runs failed (see Failures in " + md.getFileName() + ")");
     }
 
     private List<PhaseResult> runChild(CompareSetup setup, CompareSettings s, List<ComparePhase> phases, Path logs, Path data)
