@@ -98,6 +98,15 @@ class MainTest {
     }
 
     @Test
+    void aPhaseOrSystemListThatNamesNothingIsRejected() {
+        // "," split is no word at all: the run would start child JVMs with no phase (each crashing) or measure no system
+        assertEquals(Main.USAGE, run("--compare", "--phases", ","));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--phases: names no phase"), err::toString);
+        assertEquals(Main.USAGE, run("--compare", "--systems", ","));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--systems: names no system"), err::toString);
+    }
+
+    @Test
     void reportAndChartsAreWrittenAndWellFormed(@TempDir Path tmp) throws Exception {
         CompareSettings s = new CompareSettings(4, 2, 1000, 100, 10, 1, 256L << 20, 64L << 20, 1000, 4096, 16,
                 dev.varve.config.WalSyncMode.LOG_ONLY);
