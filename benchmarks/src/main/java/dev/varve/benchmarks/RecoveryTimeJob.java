@@ -62,7 +62,7 @@ final class RecoveryTimeJob {
         results.add(measure(RecoveryMode.CHECKPOINT_RECOVERY_FILE, opts.compression, "RF/" + opts.compression));
         out.println();
         TextTable t = new TextTable("", results.stream().map(Result::label).toList());
-        t.row("acknowledged puts at kill", results.stream().map(r -> String.format("%,d", r.ackedPuts())).toList());
+        t.row("acknowledged puts at READY (kill after)", results.stream().map(r -> String.format("%,d", r.ackedPuts())).toList());
         t.row("dirty pages at READY", results.stream().map(r -> String.format("%,.0f MiB", r.dirtyBytes() / 1048576.0)).toList());
         t.row("WAL written at READY", results.stream().map(r -> String.format("%,.0f MiB", r.walBytesWritten() / 1048576.0)).toList());
         t.row("store on disk at kill", results.stream().map(r -> String.format("%,.0f MiB", r.storeBytesAtKill() / 1048576.0)).toList());
