@@ -108,6 +108,7 @@ final class ShipJob {
                 t.print(out);
             }
         }
+        StoreDirs.delete(opts.dir); // the image and its backup: twice --ship-mib and more
     }
 
     /**
