@@ -2,6 +2,7 @@ package dev.varve.benchmarks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -28,5 +29,8 @@ class ShipJobTest {
         // the source store and the backup are the size of the image twice over (2.5 GiB at the default 1 GiB): the other
         // jobs delete their stores when they end, and so does this one
         assertFalse(Files.exists(dir), "left behind: " + dir);
+        // "during / without" compares a warm writer beside the transfer with the baseline: the baseline's writer is warm too
+        int warm = text.indexOf("writer warm-up, untimed");
+        assertTrue(warm >= 0 && warm < text.indexOf("writer without a transfer"), text);
     }
 }
