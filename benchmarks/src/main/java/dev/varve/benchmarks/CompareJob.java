@@ -89,6 +89,26 @@ final class CompareJob {
         return opts.systems != null ? opts.systems : List.of(CompareSetup.values());
     }
 
+    /**
+     * The flags after {@code --compare} that shaped this run, for the report's command line: each one given (a default
+     * written out changes nothing, but is not left out either) — the phases, systems, durability and load it names are
+     * the ones that ran.
+     */
+    String flags() {
+        StringBuilder f = new StringBuilder();
+        if (opts.longRun) f.append(" --long");
+        if (opts.phases != null) f.append(" --phases ").append(String.join(",", opts.phases.stream().map(p -> p.name().toLowerCase(Locale.ROOT)).toList()));
+        if (opts.systems != null) f.append(" --systems ").append(String.join(",", opts.systems.stream().map(x -> x.name().toLowerCase(Locale.ROOT)).toList()));
+        if (opts.syncSet) f.append(" --sync ").append(opts.sync);
+        if (opts.secondsSet) f.append(" --seconds ").append(opts.seconds);
+        if (opts.keysSet) f.append(" --keys ").append(opts.keys);
+        if (opts.threads != 1) f.append(" --threads ").append(opts.threads);
+        if (opts.rate != Options.RATE_DEFAULT) f.append(" --rate ").append(opts.rate);
+        if (opts.batchSize != Options.BATCH_DEFAULT) f.append(" --batch ").append(opts.batchSize);
+        if (opts.checkpointMillis != Options.CHECKPOINT_MILLIS_DEFAULT) f.append(" --checkpoint-ms ").append(opts.checkpointMillis);
+        return f.toString();
+    }
+
     static List<String> childJvmFlags() {
         List<String> f = new ArrayList<>(List.of("-Xms" + HEAP, "-Xmx" + HEAP, "-XX:MaxDirectMemorySize=" + MAX_DIRECT, "-XX:+UseG1GC",
                 "-Djava.net.preferIPv4Stack=true",
@@ -152,7 +172,7 @@ final class CompareJob {
         }
         StoreDirs.delete(opts.dir);
         double minutes = (System.nanoTime() - t0) / 60e9;
-        CompareReport report = new CompareReport(base, phases, setups, results, machine, childJvmFlags(), opts.longRun, minutes);
+        CompareReport report = new CompareReport(base, phases, setups, results, machine, childJvmFlags(), flags(), minutes);
         Path md = report.write(outDir);
         out.println();
         report.printConsole(out);

@@ -127,7 +127,7 @@ class MainTest {
         MachineInfo m = MachineInfo.probe(tmp);
         CompareReport r = new CompareReport(s, java.util.List.of(ComparePhase.FULL_SPEED), java.util.List.of(CompareSetup.values()),
                 java.util.Map.of(s.sync(), rs), m,
-                CompareJob.childJvmFlags(), false, 0.1);
+                CompareJob.childJvmFlags(), "", 0.1);
         Path md = r.write(tmp);
         String text = Files.readString(md);
         assertTrue(text.contains("| full-speed puts, puts/s | 1,000 |"), text);
