@@ -220,9 +220,13 @@ final class CompareReport {
 
     static String syncMeaning(WalSyncMode sync) {
         return switch (sync) {
-            case FSYNC -> "every write waits for fsync (Varve FSYNC, Ignite WALMode.FSYNC, H2 commit + sync)";
-            case LOG_ONLY -> "every write survives a process crash, not a power loss (Varve LOG_ONLY, Ignite WALMode.LOG_ONLY, H2 commit without sync)";
-            case BACKGROUND -> "writes are flushed in the background (Varve BACKGROUND, Ignite WALMode.BACKGROUND, H2 commit without sync)";
+            case FSYNC -> "every write waits for fsync (Varve FSYNC, Ignite WALMode.FSYNC, H2 commit + sync, RocksDB WriteOptions.sync=true)";
+            case LOG_ONLY -> "every write survives a process crash, not a power loss (Varve LOG_ONLY, Ignite WALMode.LOG_ONLY, H2 commit without "
+                    + "sync, RocksDB WriteOptions.sync=false)";
+            // no peer has Varve's BACKGROUND: say what each was set to rather than claim one level for all
+            case BACKGROUND -> "not the same durability for every system: Varve BACKGROUND (LOG_ONLY plus an fsync every walFlushFrequency), "
+                    + "Ignite WALMode.BACKGROUND (buffered: a process crash may lose writes), H2 commit without sync and RocksDB "
+                    + "WriteOptions.sync=false (each write survives a process crash, no fsync)";
         };
     }
 

@@ -38,6 +38,18 @@ class CompareFiguresTest {
     }
 
     @Test
+    void theDurabilityLineNamesWhatEverySystemWasSetTo() {
+        for (WalSyncMode sync : WalSyncMode.values()) {
+            String meaning = CompareReport.syncMeaning(sync);
+            for (String system : List.of("Varve", "Ignite", "H2", "RocksDB")) assertTrue(meaning.contains(system), sync + ": " + meaning);
+        }
+        assertTrue(CompareReport.syncMeaning(WalSyncMode.LOG_ONLY).contains("WriteOptions.sync=false"));
+        assertTrue(CompareReport.syncMeaning(WalSyncMode.FSYNC).contains("WriteOptions.sync=true"));
+        // BACKGROUND is no common level: Varve's adds an fsync a second to LOG_ONLY, Ignite's does not survive a process crash
+        assertTrue(CompareReport.syncMeaning(WalSyncMode.BACKGROUND).contains("not the same durability"));
+    }
+
+    @Test
     void aCompareRunWithAFailedPhaseWritesItsReportAndExitsFailed(@TempDir Path tmp) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
