@@ -301,7 +301,7 @@ final class CompareReport {
         sb.append("- Throughput is puts per second (a batch counts its entries). Latency from HdrHistogram. Checkpoint figures are summed over "
                 + "the checkpoints that completed during the phase and shown per checkpoint.\n");
         if (phases.stream().anyMatch(ComparePhase::reads)) sb.append(String.format("- Gets phases: every id of [0, %,d) is put first, in id "
-                + "order, %,d per batch, with %d-byte values; then the store settles (Varve: a checkpoint; RocksDB: a memtable flush, so "
+                + "order, %,d per batch, with %d-byte values; then the store settles (Varve and Ignite: a checkpoint; RocksDB: a memtable flush, so "
                 + "gets read SST files through the block cache) and every id is read once, untimed. The timed gets draw ids uniformly and "
                 + "compare each value with the one put (the same rebuild per get for every system).%n", settings.keys(),
                 CompareChild.PRELOAD_BATCH, ComparePhase.GET_VALUE_BYTES));
