@@ -223,11 +223,12 @@ public final class CompareChild {
         long t0 = System.nanoTime();
         PeerTarget target = open(setup, s, dir, phase.ownPartitions);
         long openNanos = System.nanoTime() - t0;
-        String description = target.describe();
-        if (phase.reads()) preload(target, s.keys());
+        String description;
         List<long[]> series = new ArrayList<>();
         Map<String, Long> v = new LinkedHashMap<>();
-        try {
+        try { // a failed preload closes the store too: else it keeps its threads and memory (Ignite: its node's name) for the next phase
+            description = target.describe();
+            if (phase.reads()) preload(target, s.keys());
             int n = s.threads();
             AtomicLongArray ops = new AtomicLongArray(n * CompareWriter.PAD);
             PeerTarget.Gauges g0 = target.gauges();

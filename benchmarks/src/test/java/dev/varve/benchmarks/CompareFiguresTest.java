@@ -3,6 +3,7 @@ package dev.varve.benchmarks;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.WalSyncMode;
@@ -35,6 +36,20 @@ class CompareFiguresTest {
             assertNull(rocks.get(key), "RocksDB has no " + key + ", got " + rocks.get(key));
         PhaseResult varve = CompareChild.runPhase(CompareSetup.VARVE_RF_SNAPPY, settings(), ComparePhase.FULL_SPEED, tmp.resolve("varve"), 1, pool);
         assertNotNull(varve.get("checkpoints"), "Varve has checkpoints, counted even when none completed");
+    }
+
+    @Test
+    void aPhaseWhosePreloadFailsClosesItsStore(@TempDir Path tmp) {
+        // 8 MiB of page memory: a preload batch of 100 puts is more than Varve takes in one write there, so the preload throws
+        CompareSettings small = new CompareSettings(1, 0, 20_000, 10_000, 10, 1, 8L << 20, 2L << 20, 1000, 4096, 4, WalSyncMode.LOG_ONLY);
+        byte[][] pool = Values.textPool(CompareChild.VALUE_POOL, CompareSettings.MIN_VALUE_BYTES, CompareSettings.MAX_VALUE_BYTES, 1);
+        Path dir = tmp.resolve("gets");
+        assertThrows(IllegalArgumentException.class, () -> CompareChild.runPhase(CompareSetup.VARVE_RF_SNAPPY, small, ComparePhase.GETS_1, dir, 1, pool));
+        // left open, the store kept its threads and page memory in the child JVM for every later phase (Ignite's node, its
+        // name taken, made every later Ignite phase fail to start)
+        List<String> left = Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.contains(dir.toString())).toList();
+        assertTrue(left.isEmpty(), "threads of the failed phase's store still run: " + left);
     }
 
     @Test
