@@ -53,6 +53,17 @@ class CompareFiguresTest {
     }
 
     @Test
+    void figuresOfAChildWhoseWarmUpFailedAreNotReportedAsComparable(@TempDir Path tmp) throws Exception {
+        Path file = tmp.resolve("result.txt");
+        Files.writeString(file, "D Varve config\nE WARMUP java.lang.IllegalStateException: boom\nP FULL_SPEED ops=1000 nanos=1000000000\n");
+        PhaseResult r = PhaseResult.read(file, CompareSetup.VARVE_RF_SNAPPY, WalSyncMode.LOG_ONLY, List.of(ComparePhase.FULL_SPEED),
+                "child JVM exited with code 1").get(0);
+        // measured cold while every other system was warmed up: its figures would stand in the table as if alike
+        assertNotNull(r.error(), "figures after a failed warm-up were reported: " + r.values());
+        assertTrue(r.error().contains("warm-up failed") && r.error().contains("boom"), r.error());
+    }
+
+    @Test
     void theDurabilityLineNamesWhatEverySystemWasSetTo() {
         for (WalSyncMode sync : WalSyncMode.values()) {
             String meaning = CompareReport.syncMeaning(sync);
