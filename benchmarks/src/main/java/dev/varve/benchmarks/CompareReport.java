@@ -381,7 +381,9 @@ final class CompareReport {
                 + "(group commit).\n");
         sb.append("- **Per put.** WAL bytes, checkpoint pages and bytes on disk are also divided by the puts of the phase, so systems that "
                 + "ran at different speeds compare fairly. RocksDB has no checkpoints: its memtable flushes and compactions show in "
-                + "its bytes on disk; its WAL bytes are its `WAL_FILE_BYTES` ticker.\n");
+                + "its bytes on disk; its WAL bytes are its `WAL_FILE_BYTES` ticker. Bytes on disk include files a system preallocates "
+                + "at full size (Varve's and Ignite's WAL segments, 64 MiB each): a fixed cost, not a per-put one, that dominates the "
+                + "per-put figure of a short phase; read WAL bytes per put for what each put costs.\n");
         sb.append("- Raw figures and time series: `data/`; each child JVM's output: `logs/`.\n");
         Path md = dir.resolve(FILE);
         Files.writeString(md, sb.toString(), StandardCharsets.UTF_8);
