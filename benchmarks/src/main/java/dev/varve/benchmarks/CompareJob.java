@@ -52,6 +52,15 @@ final class CompareJob {
             "--add-opens=java.sql/java.sql=ALL-UNNAMED",
             "--add-opens=java.management/sun.management=ALL-UNNAMED");
 
+    /** Some phase of a run failed (a child JVM that died or timed out, a system that threw); the report was still written. */
+    static final class PhasesFailedException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        PhasesFailedException(String message) {
+            super(message);
+        }
+    }
+
     private final Options opts;
     private final PrintStream out;
 
@@ -80,6 +89,26 @@ final class CompareJob {
         return opts.systems != null ? opts.systems : List.of(CompareSetup.values());
     }
 
+    /**
+     * The flags after {@code --compare} that shaped this run, for the report's command line: each one given (a default
+     * written out changes nothing, but is not left out either) — the phases, systems, durability and load it names are
+     * the ones that ran.
+     */
+    String flags() {
+        StringBuilder f = new StringBuilder();
+        if (opts.longRun) f.append(" --long");
+        if (opts.phases != null) f.append(" --phases ").append(String.join(",", opts.phases.stream().map(p -> p.name().toLowerCase(Locale.ROOT)).toList()));
+        if (opts.systems != null) f.append(" --systems ").append(String.join(",", opts.systems.stream().map(x -> x.name().toLowerCase(Locale.ROOT)).toList()));
+        if (opts.syncSet) f.append(" --sync ").append(opts.sync);
+        if (opts.secondsSet) f.append(" --seconds ").append(opts.seconds);
+        if (opts.keysSet) f.append(" --keys ").append(opts.keys);
+        if (opts.threads != 1) f.append(" --threads ").append(opts.threads);
+        if (opts.rate != Options.RATE_DEFAULT) f.append(" --rate ").append(opts.rate);
+        if (opts.batchSize != Options.BATCH_DEFAULT) f.append(" --batch ").append(opts.batchSize);
+        if (opts.checkpointMillis != Options.CHECKPOINT_MILLIS_DEFAULT) f.append(" --checkpoint-ms ").append(opts.checkpointMillis);
+        return f.toString();
+    }
+
     static List<String> childJvmFlags() {
         List<String> f = new ArrayList<>(List.of("-Xms" + HEAP, "-Xmx" + HEAP, "-XX:MaxDirectMemorySize=" + MAX_DIRECT, "-XX:+UseG1GC",
                 "-Djava.net.preferIPv4Stack=true",
@@ -93,7 +122,12 @@ final class CompareJob {
         return f;
     }
 
-    void run() throws IOException, InterruptedException {
+    /**
+     * Runs every configuration and writes the report, failed phases included (as "failed", with their errors).
+     *
+     * @throws PhasesFailedException after the report, when any phase failed: a run with a missing figure is no success
+     */
+    void run() throws IOException, InterruptedException, PhasesFailedException {
         long t0 = System.nanoTime();
         Path outDir = opts.out.toAbsolutePath();
         Files.createDirectories(outDir);
@@ -138,11 +172,14 @@ final class CompareJob {
         }
         StoreDirs.delete(opts.dir);
         double minutes = (System.nanoTime() - t0) / 60e9;
-        CompareReport report = new CompareReport(base, phases, setups, results, machine, childJvmFlags(), opts.longRun, minutes);
+        CompareReport report = new CompareReport(base, phases, setups, results, machine, childJvmFlags(), flags(), minutes);
         Path md = report.write(outDir);
         out.println();
         report.printConsole(out);
         out.printf("%nreport: %s (charts and child logs beside it); %.1f minutes%n", md, minutes);
+        long runs = results.values().stream().mapToLong(List::size).sum();
+        long failed = results.values().stream().flatMap(List::stream).filter(r -> r.error() != null).count();
+        if (failed > 0) throw new PhasesFailedException(failed + " of " + runs + " phase runs failed (see Failures in " + md.getFileName() + ")");
     }
 
     private List<PhaseResult> runChild(CompareSetup setup, CompareSettings s, List<ComparePhase> phases, Path logs, Path data)

@@ -105,7 +105,7 @@ enum ComparePhase {
      * The phases a {@code --phases} list names: phase names in any case with {@code -} or {@code _}, or {@code default},
      * {@code writers} (1, 2, 4, 8 writers), {@code gets} (1 and 2 threads), {@code all}; in the order given, each once.
      *
-     * @throws IllegalArgumentException naming the first word that is not a phase
+     * @throws IllegalArgumentException naming the first word that is not a phase, or when the list names none
      */
     static List<ComparePhase> parse(String list) {
         List<ComparePhase> out = new ArrayList<>();
@@ -127,6 +127,7 @@ enum ComparePhase {
             };
             for (ComparePhase p : named) if (!out.contains(p)) out.add(p);
         }
+        if (out.isEmpty()) throw new IllegalArgumentException("names no phase: '" + list + "'"); // "," splits into no word
         return out;
     }
 

@@ -41,7 +41,7 @@ enum CompareSetup {
      * The setups a {@code --systems} list names: setup names in any case with {@code -} or {@code _}, or {@code varve}
      * (its four setups), {@code ignite} (both), {@code all}; in {@link #values()} order.
      *
-     * @throws IllegalArgumentException naming the first word that is not a setup
+     * @throws IllegalArgumentException naming the first word that is not a setup, or when the list names none
      */
     static List<CompareSetup> parse(String list) {
         List<CompareSetup> named = new ArrayList<>();
@@ -59,6 +59,7 @@ enum CompareSetup {
                         + String.join(", ", Arrays.stream(values()).map(s -> s.name().toLowerCase(Locale.ROOT)).toList()));
             }
         }
+        if (named.isEmpty()) throw new IllegalArgumentException("names no system: '" + list + "'"); // "," splits into no word
         return Arrays.stream(values()).filter(named::contains).toList();
     }
 }

@@ -50,7 +50,7 @@ public final class Main {
                 case INFINISPAN -> new InfinispanComparison(opts, out).run();
             }
             return OK;
-        } catch (DemoJob.MismatchException | RecoveryTimeJob.FailedException e) {
+        } catch (DemoJob.MismatchException | RecoveryTimeJob.FailedException | CompareJob.PhasesFailedException e) {
             err.println("FAILED: " + e.getMessage());
             return FAILED;
         } catch (Exception e) {

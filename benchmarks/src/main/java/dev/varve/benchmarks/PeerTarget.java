@@ -36,8 +36,8 @@ interface PeerTarget extends AutoCloseable {
 
     /**
      * After a preload, before gets are timed: brings the store to its steady state for reads, so the gets do not run
-     * beside the preload's background work (Varve: a checkpoint of the preloaded pages; RocksDB: a flush of the
-     * memtable). Nothing by default.
+     * beside the preload's background work (Varve and Ignite: a checkpoint of the preloaded pages; RocksDB: a flush
+     * of the memtable). Nothing by default (H2 wrote its pages in each commit).
      */
     default void settle() {
     }

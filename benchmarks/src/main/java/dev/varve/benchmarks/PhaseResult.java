@@ -42,7 +42,10 @@ record PhaseResult(CompareSetup setup, ComparePhase phase, WalSyncMode sync, Map
         return sb.toString();
     }
 
-    /** The phases of one child's result file; a phase asked for but missing from the file comes back with an error. */
+    /**
+     * The phases of one child's result file; a phase asked for but missing from the file, or measured after the child's
+     * warm-up failed, comes back with an error.
+     */
     static List<PhaseResult> read(Path file, CompareSetup setup, WalSyncMode sync, List<ComparePhase> asked, String failure)
             throws IOException {
         String description = "";
@@ -85,8 +88,14 @@ record PhaseResult(CompareSetup setup, ComparePhase phase, WalSyncMode sync, Map
         for (ComparePhase p : asked) {
             Map<String, Long> v = values.get(p);
             String err = errors.get(p);
-            if (v == null && err == null) err = warmupError != null ? "warm-up failed: " + warmupError : failure != null ? failure : "no result";
-            out.add(new PhaseResult(setup, p, sync, v == null ? Map.of() : v, series.getOrDefault(p, List.of()), description, v == null ? err : null));
+            if (warmupError != null && err == null) {
+                // measured without the warm-up every other system had: not a figure to set beside theirs
+                err = "warm-up failed, figures not comparable: " + warmupError;
+                v = null;
+            }
+            if (v == null && err == null) err = failure != null ? failure : "no result";
+            out.add(new PhaseResult(setup, p, sync, v == null ? Map.of() : v, v == null ? List.of() : series.getOrDefault(p, List.of()), description,
+                    v == null ? err : null));
         }
         return out;
     }

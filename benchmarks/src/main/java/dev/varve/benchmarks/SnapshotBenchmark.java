@@ -110,7 +110,7 @@ public class SnapshotBenchmark {
         public WalSyncMode walSyncMode;
 
         /** Diff capture's chain bound: the default, or 0 (every pre-state a whole page: the archive before diff capture). */
-        @Param({"15", "0"})
+        @Param({"" + ConfigLimits.SNAPSHOT_DIFF_CHAIN_DEFAULT, "0"}) // the constant, not a copy of it that goes stale
         public int snapshotDiffChain;
 
         final byte[][] values = new byte[BATCH][VALUE_BYTES];

@@ -1,5 +1,6 @@
 package dev.varve.benchmarks;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.core.util.LongLongMap;
 
 import dev.varve.snapshot.SkippyProbe;
@@ -57,7 +58,8 @@ public class SptBuildBenchmark {
     @Param({"50/50", "80/20", "99/1"})
     public String skew;
 
-    @Param({"256"})
+    /** Mappings per Skippy node: the store's default (skippyNodeEntries), the constant rather than a copy of it. */
+    @Param({"" + ConfigLimits.SKIPPY_NODE_ENTRIES_DEFAULT})
     public int nodeEntries;
 
     /** Pages in the database. */
