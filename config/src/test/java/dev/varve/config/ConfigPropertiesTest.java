@@ -162,6 +162,28 @@ class ConfigPropertiesTest {
         assertTrue(e.getMessage().contains("unknown key varve.walBufferSize"), e.getMessage());
     }
 
+    /**
+     * A file saved with a byte-order mark (as some Windows editors do) began with the key "\uFEFFvarve.…": without the
+     * prefix, so it was ignored and the store ran with that setting's default (here the other recovery mode).
+     */
+    @Test
+    void aByteOrderMarkDoesNotHideTheFirstKey() throws IOException {
+        Path f = dir.resolve("bom.properties");
+        Files.write(f, ("\uFEFFvarve.recoveryMode=WAL_PHYSICAL\nvarve.path=/d\n").getBytes(StandardCharsets.UTF_8));
+        assertEquals(RecoveryMode.WAL_PHYSICAL, VarveConfig.load(f).recoveryMode());
+    }
+
+    /** "Varve.pageSize" was not a varve.* key, so it was ignored in silence: the store got the default page size. */
+    @Test
+    void aKeyWhosePrefixDiffersOnlyInCaseIsRejected() throws IOException {
+        IllegalArgumentException e = fails("varve.path=/d", "Varve.recoveryMode=WAL_PHYSICAL");
+        assertTrue(e.getMessage().contains("unknown key Varve.recoveryMode"), e.getMessage());
+        assertTrue(e.getMessage().contains("did you mean varve.recoveryMode?"), e.getMessage());
+        e = fails("varve.path=/d", "VARVE.PAGESIZE=8192");
+        assertTrue(e.getMessage().contains("did you mean varve.pageSize?"), e.getMessage());
+        assertEquals(Path.of("/d"), load("varve.path=/d", "varvepath=other", "my.varve.pageSize=1").path(), "other keys stay ignored");
+    }
+
     @Test
     void aKeySetTwiceIsRejectedNotTheLastOneTaken() throws IOException {
         IllegalArgumentException e = fails("varve.path=/d", "varve.pageSize=8192", "varve.pageSize=4096");
