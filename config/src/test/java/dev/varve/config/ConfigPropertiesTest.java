@@ -62,6 +62,13 @@ class ConfigPropertiesTest {
                 "varve.retention=keepLast(60), keepFor(PT24H), keepAll()",
                 "varve.retentionBudget=1t",
                 "varve.archivePath=/archive/varve",
+                "varve.skippyLevels=0",
+                "varve.skippyNodeEntries=8",
+                "varve.captureBufferSize=64m",
+                "varve.archiveSegmentSize=256k",
+                "varve.snapshotPageWindow=0",
+                "varve.snapshotDiffChain=255",
+                "varve.name= orders db ",
                 "other.key=ignored",
                 "varvepath=ignored too");
         VarveConfig expected = VarveConfig.builder().path(Path.of("/data/varve")).pageSize(8192)
@@ -72,8 +79,10 @@ class ConfigPropertiesTest {
                 .checkpointDirtyRatio(0.5).checkpointWalVolume(2 * GiB)
                 .retention(RankTreePolicy.levels(Retention.keepLast(60), Retention.keepFor(Duration.ofHours(24)),
                         Retention.keepAll()).withBudget(1L << 40))
-                .archivePath(Path.of("/archive/varve")).build();
+                .archivePath(Path.of("/archive/varve")).skippyLevels(0).skippyNodeEntries(8).captureBufferSize(64 * MiB)
+                .archiveSegmentSize(256 << 10).snapshotPageWindow(0).snapshotDiffChain(255).name("orders db").build();
         assertEquals(expected, c);
+        assertEquals(expected.toString(), c.toString(), "every setting the builder has, the file can set");
         assertEquals(Path.of("/archive/varve"), c.archivePath());
     }
 

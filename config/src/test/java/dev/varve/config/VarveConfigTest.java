@@ -233,6 +233,16 @@ class VarveConfigTest {
         }
     }
 
+    /** equals and hashCode go through toString: a setting left out of it would make configs that differ in it equal. */
+    @Test
+    void toStringNamesEverySetting() {
+        String s = base().build().toString();
+        for (java.lang.reflect.Field f : ConfigFields.class.getDeclaredFields()) {
+            if (java.lang.reflect.Modifier.isStatic(f.getModifiers())) continue;
+            assertTrue(s.contains(", " + f.getName() + "=") || s.startsWith("VarveConfig{" + f.getName() + "="), f.getName() + " missing in " + s);
+        }
+    }
+
     @Test
     void propertyNamesHaveThePrefixAndMatchTheFields() {
         assertEquals("varve.pageSize", ConfigLimits.PAGE_SIZE_PROP_NAME);
