@@ -243,8 +243,12 @@ public final class ConfigLimits {
 
     /** Snapshot archive directory; must differ from the store directory. */
     public static final String ARCHIVE_PATH_PROP_NAME = PREFIX + "archivePath";
-    /** The directories the store keeps under {@code path}; an {@code archivePath} may not lie in one of them. */
-    public static final List<String> STORE_DIRECTORIES = List.of("pages", "wal", "checkpoints");
+    /**
+     * The directories the store keeps under {@code path}; an {@code archivePath} may not lie in one of them. The last is
+     * the mark of an unfinished transfer ({@code Varve.INCOMING_DIR}): an archive there would make every later open
+     * refuse the store as one.
+     */
+    public static final List<String> STORE_DIRECTORIES = List.of("pages", "wal", "checkpoints", ".incoming");
     /** Name of the default archive directory inside the store directory. */
     public static final String ARCHIVE_PATH_DEFAULT_NAME = "archive";
 
