@@ -32,7 +32,10 @@ public final class ConfigLimits {
     /** Largest page size. */
     public static final int PAGE_SIZE_MAX = 16384;
 
-    /** Off-heap page memory in bytes; a multiple of the page size holding at least {@value #DATA_REGION_MIN_PAGES} pages. */
+    /**
+     * Off-heap page memory in bytes; a multiple of the page size holding at least {@value #DATA_REGION_MIN_PAGES} pages, and
+     * twice {@link #tableCreationPages} of the partitions.
+     */
     public static final String DATA_REGION_SIZE_PROP_NAME = PREFIX + "dataRegionSize";
     /** Default data region size: 256 MiB. */
     public static final long DATA_REGION_SIZE_DEFAULT = 256 * MiB;
@@ -51,6 +54,18 @@ public final class ConfigLimits {
     public static final int PARTITIONS_MIN = 1;
     /** Most partitions per table. */
     public static final int PARTITIONS_MAX = 1024;
+
+    /**
+     * Pages the creation of a table of {@code partitions} partitions is counted to touch (a meta and a root page per
+     * partition, and the catalog's path). One change may take at most half the data region, so a region must hold
+     * twice this for a table of {@link #PARTITIONS_PROP_NAME} partitions.
+     *
+     * @param partitions the table's partitions
+     * @return the pages its creation reserves
+     */
+    public static int tableCreationPages(int partitions) {
+        return 2 * partitions + 16;
+    }
 
     /** How a crash during a checkpoint is repaired, see {@link RecoveryMode}. */
     public static final String RECOVERY_MODE_PROP_NAME = PREFIX + "recoveryMode";
@@ -228,8 +243,12 @@ public final class ConfigLimits {
 
     /** Snapshot archive directory; must differ from the store directory. */
     public static final String ARCHIVE_PATH_PROP_NAME = PREFIX + "archivePath";
-    /** The directories the store keeps under {@code path}; an {@code archivePath} may not lie in one of them. */
-    public static final List<String> STORE_DIRECTORIES = List.of("pages", "wal", "checkpoints");
+    /**
+     * The directories the store keeps under {@code path}; an {@code archivePath} may not lie in one of them. The last is
+     * the mark of an unfinished transfer ({@code Varve.INCOMING_DIR}): an archive there would make every later open
+     * refuse the store as one.
+     */
+    public static final List<String> STORE_DIRECTORIES = List.of("pages", "wal", "checkpoints", ".incoming");
     /** Name of the default archive directory inside the store directory. */
     public static final String ARCHIVE_PATH_DEFAULT_NAME = "archive";
 

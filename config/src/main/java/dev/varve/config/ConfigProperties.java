@@ -52,6 +52,7 @@ final class ConfigProperties {
             }
         };
         try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            skipByteOrderMark(in); // else it becomes part of the first key, which then lacks the prefix and is ignored
             props.load(in);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read config file " + file + ": " + e, e);
@@ -76,6 +77,8 @@ final class ConfigProperties {
         String budgetText = null;
         for (String key : new TreeSet<>(props.stringPropertyNames())) {
             if (!key.startsWith(PREFIX)) {
+                // "Varve.recoveryMode" was meant as a setting: ignoring it would run the store with the default
+                if (key.regionMatches(true, 0, PREFIX, 0, PREFIX.length())) throw unknownKey(key);
                 continue;
             }
             String text = props.getProperty(key).strip();
@@ -123,6 +126,11 @@ final class ConfigProperties {
                     t -> levels.withBudget(parseSize(t)));
         }
         return b.retention(retention).build();
+    }
+
+    private static void skipByteOrderMark(Reader in) throws IOException {
+        in.mark(1);
+        if (in.read() != '\uFEFF') in.reset();
     }
 
     private static IllegalArgumentException unknownKey(String key) {

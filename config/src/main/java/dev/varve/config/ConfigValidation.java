@@ -60,6 +60,13 @@ final class ConfigValidation {
                     + " pages of pageSize " + c.pageSize() + " (" + ConfigChecks.bytes((long) DATA_REGION_MIN_PAGES * c.pageSize())
                     + "), was " + c.dataRegionSize() + " bytes");
         }
+        // else every store.table(name) is refused: its creation would take more than the half of the region one change may
+        long tablePages = 2L * tableCreationPages(c.partitions());
+        if (c.dataRegionSize() / c.pageSize() < tablePages) {
+            throw new IllegalArgumentException("dataRegionSize must hold at least " + tablePages + " pages ("
+                    + ConfigChecks.bytes(tablePages * c.pageSize()) + " at pageSize " + c.pageSize() + ") for a table of partitions "
+                    + c.partitions() + ", whose creation may take half the region, was " + c.dataRegionSize() + " bytes");
+        }
         ConfigChecks.multipleOf("checkpointBufferSize", c.checkpointBufferSize(), "pageSize", c.pageSize());
         ConfigChecks.multipleOf("captureBufferSize", c.captureBufferSize(), "pageSize", c.pageSize());
         if (archivePath != null) ConfigChecks.archiveApart(c.path(), archivePath, STORE_DIRECTORIES);

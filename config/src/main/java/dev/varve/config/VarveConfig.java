@@ -30,8 +30,9 @@ public final class VarveConfig {
      * keys. Sizes are a byte count or a number with a binary suffix {@code k}, {@code m}, {@code g}
      * or {@code t} ({@code 64m}); durations are ISO-8601 ({@code PT30S}) or a number with a unit
      * {@code ms}, {@code s}, {@code m}, {@code h} or {@code d} ({@code 150ms}); enums are
-     * case-insensitive. Relative paths are resolved against the file's directory. Keys without the
-     * {@value ConfigLimits#PREFIX} prefix are ignored; unknown keys with it are rejected.
+     * case-insensitive. Relative paths are resolved against the file's directory. A leading byte-order mark is
+     * skipped. Keys without the {@value ConfigLimits#PREFIX} prefix are ignored; unknown keys with it, or with it in
+     * another case ({@code Varve.pageSize}), are rejected.
      *
      * @param propertiesFile the file to read
      * @return the validated configuration

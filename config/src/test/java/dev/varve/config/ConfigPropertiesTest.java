@@ -62,6 +62,13 @@ class ConfigPropertiesTest {
                 "varve.retention=keepLast(60), keepFor(PT24H), keepAll()",
                 "varve.retentionBudget=1t",
                 "varve.archivePath=/archive/varve",
+                "varve.skippyLevels=0",
+                "varve.skippyNodeEntries=8",
+                "varve.captureBufferSize=64m",
+                "varve.archiveSegmentSize=256k",
+                "varve.snapshotPageWindow=0",
+                "varve.snapshotDiffChain=255",
+                "varve.name= orders db ",
                 "other.key=ignored",
                 "varvepath=ignored too");
         VarveConfig expected = VarveConfig.builder().path(Path.of("/data/varve")).pageSize(8192)
@@ -72,8 +79,10 @@ class ConfigPropertiesTest {
                 .checkpointDirtyRatio(0.5).checkpointWalVolume(2 * GiB)
                 .retention(RankTreePolicy.levels(Retention.keepLast(60), Retention.keepFor(Duration.ofHours(24)),
                         Retention.keepAll()).withBudget(1L << 40))
-                .archivePath(Path.of("/archive/varve")).build();
+                .archivePath(Path.of("/archive/varve")).skippyLevels(0).skippyNodeEntries(8).captureBufferSize(64 * MiB)
+                .archiveSegmentSize(256 << 10).snapshotPageWindow(0).snapshotDiffChain(255).name("orders db").build();
         assertEquals(expected, c);
+        assertEquals(expected.toString(), c.toString(), "every setting the builder has, the file can set");
         assertEquals(Path.of("/archive/varve"), c.archivePath());
     }
 
@@ -160,6 +169,28 @@ class ConfigPropertiesTest {
         assertTrue(e.getMessage().contains("did you mean varve.pageSize?"), e.getMessage());
         e = fails("varve.path=/d", "varve.walBufferSize=1m");
         assertTrue(e.getMessage().contains("unknown key varve.walBufferSize"), e.getMessage());
+    }
+
+    /**
+     * A file saved with a byte-order mark (as some Windows editors do) began with the key "\uFEFFvarve.…": without the
+     * prefix, so it was ignored and the store ran with that setting's default (here the other recovery mode).
+     */
+    @Test
+    void aByteOrderMarkDoesNotHideTheFirstKey() throws IOException {
+        Path f = dir.resolve("bom.properties");
+        Files.write(f, ("\uFEFFvarve.recoveryMode=WAL_PHYSICAL\nvarve.path=/d\n").getBytes(StandardCharsets.UTF_8));
+        assertEquals(RecoveryMode.WAL_PHYSICAL, VarveConfig.load(f).recoveryMode());
+    }
+
+    /** "Varve.pageSize" was not a varve.* key, so it was ignored in silence: the store got the default page size. */
+    @Test
+    void aKeyWhosePrefixDiffersOnlyInCaseIsRejected() throws IOException {
+        IllegalArgumentException e = fails("varve.path=/d", "Varve.recoveryMode=WAL_PHYSICAL");
+        assertTrue(e.getMessage().contains("unknown key Varve.recoveryMode"), e.getMessage());
+        assertTrue(e.getMessage().contains("did you mean varve.recoveryMode?"), e.getMessage());
+        e = fails("varve.path=/d", "VARVE.PAGESIZE=8192");
+        assertTrue(e.getMessage().contains("did you mean varve.pageSize?"), e.getMessage());
+        assertEquals(Path.of("/d"), load("varve.path=/d", "varvepath=other", "my.varve.pageSize=1").path(), "other keys stay ignored");
     }
 
     @Test

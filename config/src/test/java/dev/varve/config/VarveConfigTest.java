@@ -112,7 +112,10 @@ class VarveConfigTest {
                 // cross-field: just enough pages, page-size multiples
                 arg("dataRegionSize", b -> b.pageSize(16384).dataRegionSize(32 * MiB)),
                 arg("dataRegionSize", b -> b.pageSize(1024).dataRegionSize(8 * MiB + 1024)),
-                arg("checkpointBufferSize", b -> b.pageSize(1024).checkpointBufferSize(256 * KiB + 1024)));
+                arg("checkpointBufferSize", b -> b.pageSize(1024).checkpointBufferSize(256 * KiB + 1024)),
+                // a table of that many partitions fits half the region: 4 * 504 + 32 = 2048 pages
+                arg("dataRegionSize", b -> b.partitions(504).dataRegionSize(8 * MiB)),
+                arg("dataRegionSize", b -> b.partitions(1024).dataRegionSize(4128 * 4 * KiB)));
     }
 
     static Stream<Arguments> outside() {
@@ -165,7 +168,9 @@ class VarveConfigTest {
                 arg("dataRegionSize", b -> b.pageSize(16384).dataRegionSize(32 * MiB - 16384)),
                 arg("dataRegionSize", b -> b.dataRegionSize(8 * MiB + 1024)),
                 arg("checkpointBufferSize", b -> b.checkpointBufferSize(256 * KiB + 1024)),
-                arg("archivePath", b -> b.archivePath(DIR.resolve("x/.."))));
+                arg("archivePath", b -> b.archivePath(DIR.resolve("x/.."))),
+                arg("dataRegionSize", b -> b.partitions(505).dataRegionSize(8 * MiB)),
+                arg("dataRegionSize", b -> b.partitions(1024).dataRegionSize(4127 * 4 * KiB)));
     }
 
     private static Arguments arg(String field, UnaryOperator<VarveConfig.Builder> change) {
@@ -192,6 +197,17 @@ class VarveConfigTest {
                 () -> base().pageSize(16384).dataRegionSize(8 * MiB).build());
         assertEquals("dataRegionSize must hold at least 2048 pages of pageSize 16384 (32 MiB), was 8388608 bytes",
                 e.getMessage());
+    }
+
+    /**
+     * 1024 partitions and an 8 MiB region each passed, but together every store.table(name) was refused: creating a
+     * table of 1024 partitions touches 2064 pages, more than the half of 2048 one change may take.
+     */
+    @Test
+    void aRegionTooSmallForATableOfThePartitionsIsRefusedAtBuild() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> base().partitions(1024).dataRegionSize(8 * MiB).build());
+        assertEquals("dataRegionSize must hold at least 4128 pages (16512 KiB at pageSize 4096) for a table of partitions 1024, "
+                + "whose creation may take half the region, was 8388608 bytes", e.getMessage());
     }
 
     @Test
@@ -230,6 +246,16 @@ class VarveConfigTest {
                 "checkpointWalVolume=1073741824", "skippyLevels=2", "skippyNodeEntries=4096", "captureBufferSize=16777216", "archiveSegmentSize=67108864",
                 "snapshotPageWindow=64", "snapshotDiffChain=63", "retention=keepAll()", "archivePath="}) {
             assertTrue(s.contains(field), field + " missing in " + s);
+        }
+    }
+
+    /** equals and hashCode go through toString: a setting left out of it would make configs that differ in it equal. */
+    @Test
+    void toStringNamesEverySetting() {
+        String s = base().build().toString();
+        for (java.lang.reflect.Field f : ConfigFields.class.getDeclaredFields()) {
+            if (java.lang.reflect.Modifier.isStatic(f.getModifiers())) continue;
+            assertTrue(s.contains(", " + f.getName() + "=") || s.startsWith("VarveConfig{" + f.getName() + "="), f.getName() + " missing in " + s);
         }
     }
 

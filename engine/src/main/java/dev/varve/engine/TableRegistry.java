@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.page.PageId;
 import dev.varve.core.spi.RecordTypes;
@@ -115,14 +116,9 @@ final class TableRegistry {
         if (nextTableId + count - 1 > PageId.MAX_TABLE_ID)
             throw new IllegalStateException("the store holds the maximum of " + PageId.MAX_TABLE_ID + " tables; cannot create " + name
                     + (count > 1 ? " and " + (count - 1) + " more" : ""));
-        int pages = pagesToCreate(partitions);
+        int pages = ConfigLimits.tableCreationPages(partitions);
         if (pages > engine.memory.maxHeadroom()) throw new IllegalArgumentException("creating table " + name + " with " + partitions
                 + " partitions touches ~" + pages + " pages, more than half the data region (" + engine.memory.capacityPages() + " pages); raise dataRegionSize");
-    }
-
-    /** Pages the creation of a table of {@code partitions} partitions is counted to touch. */
-    private static int pagesToCreate(int partitions) {
-        return 2 * partitions + 16;
     }
 
     /** The table {@code name} if it exists, else null. */
@@ -137,7 +133,7 @@ final class TableRegistry {
             if (t != null) return t;
             checkWellFormed(name);
             checkRoom(name, options.partitions(), 1);
-            int pages = pagesToCreate(options.partitions());
+            int pages = ConfigLimits.tableCreationPages(options.partitions());
             Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
             engine.writePath.logged(pages, List.of(), RecordTypes.CREATE_TABLE,
                     () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> true, () -> {

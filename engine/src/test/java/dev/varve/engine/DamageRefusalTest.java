@@ -256,6 +256,18 @@ class DamageRefusalTest {
         assertThrows(IllegalArgumentException.class, () -> FixtureSupport.small(dir.resolve("s")).archivePath(dir).build());
     }
 
+    /**
+     * An archive in {@code <path>/.incoming} was accepted, and the first open made that directory: from then on every
+     * open refused the store as an unfinished transfer, advising to delete the directory (the store with it).
+     */
+    @Test
+    void archiveInTheUnfinishedTransferMarkIsRejected() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> FixtureSupport.small(dir).archivePath(dir.resolve(Varve.INCOMING_DIR)).build());
+        assertTrue(e.getMessage().contains("archivePath") && e.getMessage().contains(Varve.INCOMING_DIR), e.getMessage());
+        assertTrue(ConfigLimits.STORE_DIRECTORIES.contains(Varve.INCOMING_DIR), "the config's list names the engine's mark");
+    }
+
     @Test
     void writeNullIsAnIllegalArgument() {
         try (Varve store = Varve.open(config())) {

@@ -112,12 +112,12 @@ final class PendingCaptures {
          */
         private void archiveTo(Pagelog v, PageSlots slots) {
             if (!diff) {
-                address = v.append(pageId, lo, hi, slots.memory(), slots.offsetOf(slot));
+                address = v.append(pageId, lo, hi, slots.memoryOf(slot), slots.offsetOf(slot));
                 head = address;
             } else {
                 Pending b = base;
                 if (b.address < 0) throw new IllegalStateException("capture " + number + " archived before its base, capture " + b.number);
-                address = v.appendDiff(pageId, lo, hi, b.address, b.head, changed, slots.memory(), slots.offsetOf(slot));
+                address = v.appendDiff(pageId, lo, hi, b.address, b.head, changed, slots.memoryOf(slot), slots.offsetOf(slot));
                 head = Pagelog.isDiff(address) ? b.head : address; // stored whole when its base lies in an earlier segment
                 base = null; // only its address was needed: let older versions go
             }

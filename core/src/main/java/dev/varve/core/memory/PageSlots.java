@@ -12,7 +12,12 @@ import java.nio.ByteBuffer;
  * back.
  */
 public final class PageSlots {
-    private final ByteBuffer memory;
+    /**
+     * The slots' memory, {@link RegionChunks#framesPerChunk} slots to a buffer: one buffer's capacity is an int, and the
+     * settings allow up to 64 GiB (one buffer cut them to under 2 GiB in silence).
+     */
+    private final ByteBuffer[] chunks;
+    private final int slotsPerChunk;
     private final int pageSize;
     private final int capacity;
     private final MpmcAtomicArrayQueue<Integer> freeSlots;
@@ -22,9 +27,13 @@ public final class PageSlots {
     /** A pool of {@code bytes / pageSize} slots; {@code setting} names the configuration that sized it, for errors. */
     public PageSlots(long bytes, int pageSize, String setting) {
         this.pageSize = pageSize;
-        this.capacity = (int) Math.min(Integer.MAX_VALUE / pageSize, bytes / pageSize);
+        long slots = bytes / pageSize;
+        // the slot numbers are ints, and the free list and its boxes arrays
+        if (slots > Integer.MAX_VALUE - 8) throw new IllegalArgumentException(setting + " of " + bytes + " bytes holds too many pages");
+        this.capacity = (int) slots;
+        this.slotsPerChunk = RegionChunks.framesPerChunk(pageSize);
         try {
-            this.memory = ByteBuffer.allocateDirect(capacity * pageSize);
+            this.chunks = RegionChunks.allocate(capacity, pageSize);
         } catch (OutOfMemoryError e) {
             throw cannotAllocate(setting, bytes, e);
         }
@@ -49,23 +58,23 @@ public final class PageSlots {
     public int copyOf(Page page) {
         Integer slot = freeSlots.poll();
         if (slot == null) return -1;
-        page.copyTo(memory, slot * pageSize);
+        page.copyTo(memoryOf(slot), offsetOf(slot));
         return slot;
     }
 
     /** Copies slot contents to {@code dst}. */
     public void copyOut(int slot, ByteBuffer dst, int dstOffset) {
-        dst.put(dstOffset, memory, slot * pageSize, pageSize);
+        dst.put(dstOffset, memoryOf(slot), offsetOf(slot), pageSize);
     }
 
-    /** The memory behind the slots; slot {@code n} starts at {@link #offsetOf}. */
-    public ByteBuffer memory() {
-        return memory;
+    /** The memory holding slot {@code slot}, which starts at {@link #offsetOf} in it. */
+    public ByteBuffer memoryOf(int slot) {
+        return chunks[slot / slotsPerChunk];
     }
 
-    /** Byte offset of a slot in {@link #memory()}. */
+    /** Byte offset of a slot in {@link #memoryOf}. */
     public int offsetOf(int slot) {
-        return slot * pageSize;
+        return (slot % slotsPerChunk) * pageSize;
     }
 
     /** Returns a slot to the pool. */

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
- * Allocates a data region as direct buffers of up to {@value #CHUNK_BYTES} bytes, in parallel.
+ * Allocates a data region (or a {@link PageSlots} pool) as direct buffers of up to {@value #CHUNK_BYTES} bytes, in parallel.
  * {@code allocateDirect} zero-fills its memory, so the kernel faults in every page of the region before the store can
  * open; on a VM that costs about a second per GiB on one thread (measured: 2.1 GiB in 1.0 s), most of a recovery's
  * open with a large region. Page faults in different mappings proceed in parallel, so the chunks are allocated by
