@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -116,6 +117,9 @@ final class VerifyCommand implements Callable<Integer> {
         } catch (CorruptionException e) {
             found.add(new StoreInspector.Damage(e.file(), e.offset(), e.what()));
             return "damaged";
+        } catch (UncheckedIOException e) {
+            found.add(new StoreInspector.Damage(dir.resolve(Standby.SNAPSHOT_MAP), 0, "cannot be read: " + e.getCause().getMessage()));
+            return "unreadable";
         }
     }
 

@@ -151,6 +151,19 @@ class CliDamageTest {
         expectDamage(s, f, 100_000, 100_000);
     }
 
+    /** A standby's snapshot map: a line that fails its checksum before the last is named; so is a map that cannot be read. */
+    @Test
+    void standbySnapshotMap() throws IOException {
+        Path s = copy(healthy);
+        Path map = s.resolve("followed-snapshots.map");
+        String header = "varve-standby-map 2\n";
+        Files.writeString(map, header + "1 2 deadbeef\n3 4 deadbeef\n"); // the last line may be a torn append, the first not
+        expectDamage(s, map, header.length(), header.length());
+        s = copy(healthy);
+        Files.createDirectory(s.resolve("followed-snapshots.map"));
+        expectDamage(s, s.resolve("followed-snapshots.map"), 0, 0);
+    }
+
     @Test
     void checkpointMarker() throws IOException {
         Path s = copy(healthy);
