@@ -29,8 +29,8 @@ import java.util.TreeMap;
  * as one atomic write of the standby, in the sender's commit order, with the standby's {@code walSyncMode}
  * ({@code LOG_ONLY} survives a killed receiver, {@code FSYNC} a power loss too), so whatever the standby recovers to is
  * the sender's state after some prefix of its writes; each sender snapshot becomes a standby snapshot at the same
- * cut, made durable and then recorded in the {@link Standby} map, of the sender's rank (at most the standby's levels) and raised as
- * the sender raises it, kept as the standby's retention policy says (by default all of them). The map keeps the lines
+ * cut, made durable and then recorded in the {@link Standby} map, of the sender's rank (at most the standby's levels)
+ * and raised as the sender raises it, kept as the standby's retention policy says (by default all of them). The map keeps the lines
  * of the snapshots the standby keeps: once it holds {@value #REWRITE_MIN_LINES} lines and twice what it held after its
  * last rewrite, it is rewritten whole without those of dropped ones. One applier thread drives it.
  */
