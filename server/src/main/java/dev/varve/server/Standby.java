@@ -14,11 +14,12 @@ import java.util.TreeMap;
  * state it holds, or {@code asOf(Standby.localSnapshot(dir, id).getAsLong())} for the sender's snapshot {@code id}.
  *
  * <p>The map ({@link StandbyMapDescriptor}) holds one checksummed line per snapshot the standby keeps (its retention
- * policy may drop some: {@link SnapshotBackup#retention}), appended and fsynced <em>after</em> the standby declared the local
- * snapshot, and rewritten whole without the lines of dropped ones once it holds 4,096 lines and twice what it held
- * after its last rewrite. A line may name a local snapshot dropped since (its {@code asOf} then says so), never a
- * wrong one, even once the standby, opened as a store, declares snapshots of its own; after a kill -9 the standby's
- * latest snapshot may have no line (it is then found as its latest).
+ * policy may drop some: {@link SnapshotBackup#retention}), appended and fsynced <em>after</em> the standby declared the
+ * local snapshot and made the declaration durable, and rewritten whole without the lines of dropped ones once it holds
+ * 4,096 lines and twice what it held after its last rewrite. A line may name a local snapshot dropped since (its
+ * {@code asOf} then says so), never a wrong one, even once the standby, opened as a store, declares snapshots of its
+ * own; after a kill -9 or a power loss the standby's latest snapshot may have no line (it is then found as its
+ * latest).
  */
 public final class Standby {
     /** The snapshot map's file name in the standby directory. */
