@@ -31,8 +31,8 @@ final class DirectMemoryBudget {
         if (limit > 0) refuseOver(config, limit);
     }
 
-    /** As above against {@code limit} bytes (a test seam: the JVM's own limit is fixed at its start). */
-    static void refuseOver(VarveConfig config, long limit) {
+    /** As above against {@code limit} bytes. */
+    private static void refuseOver(VarveConfig config, long limit) {
         Map<String, Long> wanted = wanted(config);
         long total = 0;
         for (Map.Entry<String, Long> e : wanted.entrySet()) {
@@ -70,7 +70,7 @@ final class DirectMemoryBudget {
      * as the JDK takes it; 0 when the JVM does not say. Asked through the platform MBean server, so the engine needs
      * no module beyond {@code java.management}.
      */
-    static long jvmLimit() {
+    private static long jvmLimit() {
         try {
             Object option = ManagementFactory.getPlatformMBeanServer().invoke(new ObjectName("com.sun.management:type=HotSpotDiagnostic"),
                     "getVMOption", new Object[] {"MaxDirectMemorySize"}, new String[] {String.class.getName()});
