@@ -52,7 +52,9 @@ final class StandbyMapDescriptor {
     static Map<Long, Long> decode(byte[] bytes, Path file) {
         String text = new String(bytes, StandardCharsets.US_ASCII);
         Map<Long, Long> map = new TreeMap<>();
-        if (HEADER.startsWith(text.replace("\0", ""))) return map; // new, or its header cut short by a crash: no line yet
+        // new, or its header cut short: no line yet. Only while no longer than the header: a longer map of zeros (or
+        // any other first line) lost its header and lines, which is damage, not an empty map
+        if (text.length() <= HEADER.length() && HEADER.startsWith(text.replaceFirst("\0+$", ""))) return map;
         int end = text.indexOf('\n');
         String first = end < 0 ? text : text.substring(0, end);
         if (!first.startsWith(MAGIC)) {

@@ -65,6 +65,12 @@ class StandbyMapTest {
         Path file = dir.resolve("map");
         assertEquals(Map.of(), StandbyMapDescriptor.decode(new byte[0], file), "new");
         assertEquals(Map.of(), StandbyMapDescriptor.decode("varve-standby".getBytes(StandardCharsets.US_ASCII), file), "header cut short");
+        assertEquals(Map.of(), StandbyMapDescriptor.decode(new byte[StandbyMapDescriptor.HEADER.length()], file), "header's length of zeros");
+        CorruptionException zeroed = assertThrows(CorruptionException.class,
+                () -> StandbyMapDescriptor.decode(new byte[StandbyMapDescriptor.line(123, 456).length() * 3], file));
+        assertTrue(zeroed.getMessage().contains("not a standby snapshot map"), "a map zeroed past its header lost its lines: " + zeroed.getMessage());
+        assertEquals(Map.of(), StandbyMapDescriptor.decode((StandbyMapDescriptor.HEADER + "\0\0\0\0").getBytes(StandardCharsets.US_ASCII), file),
+                "an append torn to zeros after the header");
         assertEquals(Map.of(3L, 4L, 5L, 6L), StandbyMapDescriptor.decode("3 4\n5 6\n7".getBytes(StandardCharsets.US_ASCII), file),
                 "version 1: no header, no checksums, read as before");
         CorruptionException later = assertThrows(CorruptionException.class,
