@@ -60,4 +60,81 @@ class CursorLifecycleTest {
             assertArrayEquals(key(7), t.get(key(7)));
         }
     }
+
+    /** A cursor left open past its store's or view's close throws IllegalStateException on next(), and closes quietly. */
+    @Test
+    void aCursorOutlivingItsStoreOrViewSaysItIsClosed() {
+        Varve store = Varve.open(config());
+        Table t = store.table("t");
+        for (int i = 0; i < 100; i++) t.put(key(i), new byte[i % 3 == 0 ? 3000 : 10]);
+        long snap = store.snapshotNow();
+        SnapshotView v = store.asOf(snap);
+        Cursor ofView = v.table("t").scan(null, null);
+        assertTrue(ofView.next());
+        v.close();
+        assertTrue(assertThrows(IllegalStateException.class, ofView::next).getMessage().contains("closed"));
+        ofView.close();
+        Cursor live = t.scan(null, null), part = t.partition(0).scan(key(0), null);
+        assertTrue(live.next());
+        assertTrue(part.next());
+        store.close();
+        assertTrue(assertThrows(IllegalStateException.class, live::next).getMessage().contains("closed"));
+        assertTrue(assertThrows(IllegalStateException.class, part::next).getMessage().contains("closed"));
+        live.close();
+        part.close();
+        assertThrows(IllegalStateException.class, live::next);
+    }
+
+    /**
+     * A cursor open across a checkpoint, a destroy of its partition and an overwrite of every value: entries are in
+     * order, each once, each a value stored under its key; the view's cursor reads the snapshot exactly.
+     */
+    @Test
+    void aCursorOpenAcrossCheckpointDestroyAndOverwrites() {
+        try (Varve store = Varve.open(config())) {
+            Table t = store.table("t", TableOptions.callerPlaced(2));
+            for (int i = 0; i < 600; i++) t.partition(i % 2).put(key(i), value(i, 0));
+            long snap = store.snapshotNow();
+            try (SnapshotView v = store.asOf(snap)) {
+                Cursor live = t.partition(0).scan(null, null), past = v.table("t").partition(0).scan(null, null);
+                int seen = 0, pastSeen = 0;
+                byte[] last = null;
+                for (int round = 0; round < 4; round++) {
+                    for (int n = 0; n < 40 && live.next(); n++, seen++) {
+                        if (last != null) assertTrue(Arrays.compareUnsigned(last, live.key()) < 0, "live keys out of order");
+                        last = live.key();
+                        int i = Integer.parseInt(new String(last, StandardCharsets.UTF_8).substring(1));
+                        assertTrue(Arrays.equals(value(i, 0), live.value()) || Arrays.equals(value(i, 1), live.value()), "not a value of " + i);
+                    }
+                    for (int n = 0; n < 40 && past.next(); n++, pastSeen++) {
+                        assertArrayEquals(key(2 * pastSeen), past.key());
+                        assertArrayEquals(value(2 * pastSeen, 0), past.value());
+                    }
+                    if (round == 0) for (int i = 0; i < 600; i += 2) t.partition(0).put(key(i), value(i, 1));
+                    if (round == 1) store.checkpoint().join();
+                    if (round == 2) t.partition(0).destroy();
+                }
+                while (live.next()) seen++;
+                while (past.next()) {
+                    assertArrayEquals(key(2 * pastSeen), past.key());
+                    assertArrayEquals(value(2 * pastSeen, 0), past.value());
+                    pastSeen++;
+                }
+                live.close();
+                past.close();
+                assertEquals(300, pastSeen, "the view's cursor reads the whole snapshot");
+                assertTrue(seen >= 120 && seen <= 300, seen + " entries");
+            }
+            try (Cursor c = t.partition(0).scan(null, null)) {
+                assertFalse(c.next());
+            }
+        }
+    }
+
+    /** Values either side of an overflow page, so an overwrite moves values in and out of overflow chains. */
+    static byte[] value(int i, int version) {
+        byte[] v = new byte[(i + version) % 3 == 0 ? 2500 + i : 20];
+        Arrays.fill(v, (byte) (i * 7 + version));
+        return v;
+    }
 }
