@@ -140,13 +140,18 @@ final class ReadModel {
         }
     }
 
-    /** A scan bound: open, a known key, or a known key one byte longer or shorter (between keys). */
+    /** A scan bound: open, a known key, a known key one byte longer or shorter (between keys), or a prefix's end. */
     static byte[] bound(List<byte[]> keys, Random r) {
         int c = r.nextInt(8);
         if (c == 0) return null;
         byte[] k = keys.get(r.nextInt(keys.size()));
         if (c == 1) return Arrays.copyOf(k, k.length + 1);
         if (c == 2 && k.length > 0) return Arrays.copyOf(k, k.length - 1);
+        if (c == 3) { // a prefix scan's end: the key then 0xFF bytes, longer than any key may be
+            byte[] b = Arrays.copyOf(k, k.length + 300);
+            Arrays.fill(b, k.length, b.length, (byte) 0xFF);
+            return b;
+        }
         return k;
     }
 
