@@ -290,6 +290,9 @@ class ReadModelTest {
             byte[] k = key();
             int wrong = (KeyHash.partition(k, 3) + 1) % 3;
             assertThrows(IllegalArgumentException.class, () -> h.partition(wrong).get(k));
+            long latest = snaps.isEmpty() ? 0 : ((TreeMap<Long, ?>) snaps).lastKey();
+            for (long id : new long[]{0, -1, Long.MIN_VALUE, latest + 1, Long.MAX_VALUE})
+                assertTrue(assertThrows(SnapshotNotFoundException.class, () -> store.asOf(id).close()).getMessage().contains("never declared"));
             if (!snaps.isEmpty()) {
                 try (SnapshotView v = store.asOf(snaps.keySet().iterator().next())) {
                     Table vh = v.table("h");
