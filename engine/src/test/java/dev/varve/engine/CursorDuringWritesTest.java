@@ -69,29 +69,58 @@ class CursorDuringWritesTest {
             });
             writer.start();
             try (SnapshotView view = store.asOf(snap)) {
-                for (int pass = 0; pass < 30 && failure.get() == null; pass++) {
-                    checkScan(pass % 3 == 0 ? view.table("t").scan(null, null) : t.scan(null, null), pass % 3 == 0, "pass " + pass);
-                    int p = pass % 3;
-                    boolean[] stableHere = new boolean[KEYS];
-                    for (int i = 0; i < KEYS; i += 2) stableHere[i] = KeyHash.partition(key(i), 3) == p;
-                    checkPartitionScan(t.partition(p).scan(null, null), stableHere, "pass " + pass + " partition " + p);
-                    for (int i = 0; i < KEYS; i += 97) assertNotNull(t.get(key(i - i % 2)), "an always-present key read as absent");
+                Thread viewReader = new Thread(() -> { // the same view from a second thread: gets and partition scans
+                    Random r = new Random(11);
+                    try {
+                        while (!stop.get()) {
+                            int i = r.nextInt(KEYS);
+                            byte[] v = view.table("t").get(key(i));
+                            if (i % 2 == 1) assertNull(v, "key " + i + " is not in the snapshot");
+                            else assertArrayEquals(value(i, 0), v, "key " + i + " as of the snapshot");
+                            if (i % 50 == 0) checkScan(view.table("t").scan(key(i), null), true, i);
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+                viewReader.start();
+                try {
+                    for (int pass = 0; pass < 30 && failure.get() == null; pass++) {
+                        checkScan(pass % 3 == 0 ? view.table("t").scan(null, null) : t.scan(null, null), pass % 3 == 0, "pass " + pass);
+                        int p = pass % 3;
+                        boolean[] stableHere = new boolean[KEYS];
+                        for (int i = 0; i < KEYS; i += 2) stableHere[i] = KeyHash.partition(key(i), 3) == p;
+                        checkPartitionScan(t.partition(p).scan(null, null), stableHere, "pass " + pass + " partition " + p);
+                        for (int i = 0; i < KEYS; i += 97) assertNotNull(t.get(key(i - i % 2)), "an always-present key read as absent");
+                    }
+                } finally {
+                    stop.set(true);
+                    viewReader.join(); // before the view closes
                 }
             } finally {
                 stop.set(true);
                 writer.join();
             }
-            if (failure.get() != null) throw new AssertionError("writer failed", failure.get());
+            if (failure.get() != null) throw new AssertionError("the writer or the view reader failed", failure.get());
         }
     }
 
     private static void checkScan(Cursor c, boolean snapshot, String what) {
+        checkScan(c, snapshot, 0, what);
+    }
+
+    /** A scan from key {@code from} on: the even keys from there once each; for a snapshot, no odd key. */
+    private static void checkScan(Cursor c, boolean snapshot, int from) {
+        checkScan(c, snapshot, from, "view scan from " + from);
+    }
+
+    private static void checkScan(Cursor c, boolean snapshot, int from, String what) {
         boolean[] stable = new boolean[KEYS];
-        for (int i = 0; i < KEYS; i += 2) stable[i] = true;
+        for (int i = from + from % 2; i < KEYS; i += 2) stable[i] = true;
         int[] seen = drain(c, what, snapshot);
         for (int i = 0; i < KEYS; i++) {
             if (stable[i]) assertEquals(1, seen[i], what + ": key " + i + " seen " + seen[i] + " times");
-            else if (snapshot) assertEquals(0, seen[i], what + ": key " + i + " is not in the snapshot");
+            else if (snapshot) assertEquals(0, seen[i], what + ": key " + i + " is not in the snapshot or not in the range");
         }
     }
 

@@ -150,9 +150,8 @@ class ReadModelTest {
             return store.table(name, cur.get(name).options);
         }
 
-        String table(boolean callerPlacedOnly) {
-            List<String> names = new ArrayList<>();
-            for (var e : cur.entrySet()) if (!callerPlacedOnly || e.getValue().options.callerPlaced()) names.add(e.getKey());
+        String table() {
+            List<String> names = new ArrayList<>(cur.keySet());
             return names.get(r.nextInt(names.size()));
         }
 
@@ -188,7 +187,7 @@ class ReadModelTest {
             if (c < 30) put(step);
             else if (c < 42) remove(step);
             else if (c < 55) {
-                String name = table(false);
+                String name = table();
                 ReadModel.check(live(name), cur.get(name), sample(6), r, what(step, "live " + name));
             } else if (c < 65) batch(step, false);
             else if (c < 70) batch(step, true);
@@ -213,7 +212,7 @@ class ReadModelTest {
         }
 
         void put(int step) {
-            String name = table(false);
+            String name = table();
             TableModel m = cur.get(name);
             byte[] k = key(), v = value(k);
             int p = m.partitionOf(k, r.nextInt(m.parts.size()));
@@ -223,7 +222,7 @@ class ReadModelTest {
         }
 
         void remove(int step) {
-            String name = table(false);
+            String name = table();
             TableModel m = cur.get(name);
             byte[] k = r.nextBoolean() ? key() : anyPresentKey(m);
             if (k == null) return;
@@ -244,7 +243,7 @@ class ReadModelTest {
             List<java.util.function.Consumer<WriteBatch>> ops = new ArrayList<>();
             int n = r.nextInt(6);
             for (int i = 0; i < n; i++) {
-                String name = table(false);
+                String name = table();
                 TableModel m = cur.get(name);
                 byte[] k = r.nextInt(3) == 0 && !ops.isEmpty() ? keys.get(0) : key();
                 int p = m.partitionOf(k, r.nextInt(m.parts.size()));
@@ -270,7 +269,7 @@ class ReadModelTest {
         }
 
         void destroy() {
-            String name = table(true);
+            String name = table();
             TableModel m = cur.get(name);
             int p = r.nextInt(m.parts.size());
             live(name).partition(p).destroy();
