@@ -42,7 +42,12 @@ class ReadModelTest {
 
     /** A store per seed (the long sweep runs many in one test); one seed in three recovers by WAL_PHYSICAL. */
     VarveConfig config(long seed) {
-        return VarveConfig.builder().path(dir.resolve("seed-" + seed)).pageSize(PAGE).dataRegionSize(32L << 20).partitions(3)
+        return config(seed, 3);
+    }
+
+    /** {@code partitions}: what a table created on first use gets; the existing tables keep theirs. */
+    VarveConfig config(long seed, int partitions) {
+        return VarveConfig.builder().path(dir.resolve("seed-" + seed)).pageSize(PAGE).dataRegionSize(32L << 20).partitions(partitions)
                 .walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofMillis(200)).checkpointBufferSize(1L << 20)
                 .captureBufferSize(1L << 20).skippyNodeEntries(16).archiveSegmentSize(256L << 10)
                 .recoveryMode(seed % 3 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE) // both recoveries
@@ -99,6 +104,14 @@ class ReadModelTest {
         final int maxInline = BPlusTree.maxInlineBytes(PAGE);
         Varve store;
         int hugeValues;
+        /** The configured partition count of the current open, which a table a batch creates gets. */
+        int defaultParts;
+
+        /** Opens the store with a partition count for new tables that changes from one open to the next. */
+        Varve open() {
+            defaultParts = 1 + r.nextInt(4);
+            return Varve.open(config(seed, defaultParts));
+        }
 
         Run(long seed, int steps) {
             this.seed = seed;
@@ -161,7 +174,7 @@ class ReadModelTest {
         }
 
         void run() {
-            store = Varve.open(config(seed));
+            store = open();
             try {
                 create("h", TableOptions.hashPlaced(3));
                 create("c", TableOptions.callerPlaced(4));
@@ -170,12 +183,12 @@ class ReadModelTest {
                 for (long s : snaps.keySet()) checkSnapshot(store, s, "end");
                 if (seed % 2 == 1) store.halt(); // a crash: the read-only open recovers it in memory
                 else store.close();
-                try (Varve ro = Varve.openReadOnly(config(seed))) {
+                try (Varve ro = Varve.openReadOnly(config(seed, defaultParts))) {
                     store = ro;
                     checkLive("read-only open");
                     for (long s : snaps.keySet()) checkSnapshot(ro, s, "read-only open");
                 }
-                store = Varve.open(config(seed));
+                store = open();
                 checkLive("reopen");
             } finally {
                 store.close();
@@ -201,7 +214,7 @@ class ReadModelTest {
             } else if (c < 91) {
                 if (r.nextBoolean()) store.halt(); // LOG_ONLY: every write that returned is in the WAL the crash leaves
                 else store.close();
-                store = Varve.open(config(seed));
+                store = open();
             } else refusals(step);
         }
 
@@ -242,6 +255,13 @@ class ReadModelTest {
             List<Runnable> model = new ArrayList<>();
             List<java.util.function.Consumer<WriteBatch>> ops = new ArrayList<>();
             int n = r.nextInt(6);
+            if (r.nextInt(8) == 0) { // a table created by the batch, hash-placed with the configured partition count
+                String name = "b" + step;
+                byte[] k = key(), v = value(k);
+                TableModel m = new TableModel(TableOptions.hashPlaced(defaultParts));
+                ops.add(b -> b.put(name, k, v));
+                model.add(() -> cur.computeIfAbsent(name, x -> m).parts.get(KeyHash.partition(k, defaultParts)).put(k, v));
+            }
             for (int i = 0; i < n; i++) {
                 String name = table();
                 TableModel m = cur.get(name);
