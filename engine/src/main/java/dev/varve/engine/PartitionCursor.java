@@ -55,7 +55,7 @@ final class PartitionCursor implements Cursor {
             return false;
         }
         batch = next;
-        resume = batch.lastKey();
+        resume = batch.lastKey().clone(); // key() hands this very array to the caller, who may reuse it
         inclusive = false;
         index = 0;
         return true;

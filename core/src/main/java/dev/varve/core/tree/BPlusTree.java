@@ -237,7 +237,8 @@ public final class BPlusTree {
 
     /**
      * Up to {@code maxEntries} entries with {@code from <= key} ({@code from < key} when not
-     * {@code fromInclusive}) and {@code key < toExclusive}, in key order; a null bound is open. Resume with
+     * {@code fromInclusive}) and {@code key < toExclusive}, in key order; a null bound is open. Fewer once their keys
+     * and values reach 256 KiB (at least one entry), so a batch of large values stays small on the heap. Resume with
      * {@code scan(batch.lastKey(), false, toExclusive, n)} while {@link ScanBatch#hasMore()}; no page is held between
      * batches, so writes in between are seen by the next batch.
      */

@@ -12,6 +12,11 @@ import java.util.Arrays;
  * inner page read per leaf. All state is local, so readers may scan concurrently with each other.
  */
 final class TreeScanner {
+    /**
+     * A batch stops once its keys and values reach this many bytes (it always takes one entry): a caller asks for
+     * a count, and a count of 1 MiB values would otherwise copy hundreds of MiB onto the heap at once, per partition.
+     */
+    static final int MAX_BATCH_BYTES = 256 << 10;
     private final PageAccess pages;
     private final long[] pathIds;
     private final int[] pathIndexes;
@@ -19,6 +24,7 @@ final class TreeScanner {
     private byte[][] keys;
     private byte[][] values;
     private int size;
+    private long bytes;
 
     private TreeScanner(PageAccess pages, int height, int maxEntries) {
         this.pages = pages;
@@ -54,7 +60,7 @@ final class TreeScanner {
             try {
                 for (int count = SlottedPage.count(leaf); pos < count; pos++) {
                     if (to != null && LeafPage.compareKey(leaf, pos, to) >= 0) return batch(false);
-                    if (size == maxEntries) return batch(true);
+                    if (size == maxEntries || bytes >= MAX_BATCH_BYTES) return batch(true);
                     add(leaf, pos);
                 }
             } finally {
@@ -114,6 +120,7 @@ final class TreeScanner {
         values[size] = LeafPage.isInline(leaf.size(), keyLength, valueLength)
                 ? leaf.getBytes(LeafPage.valueOffset(leaf, offset), valueLength)
                 : OverflowChain.read(pages, LeafPage.overflowId(leaf, offset), valueLength);
+        bytes += keyLength + valueLength;
         size++;
     }
 

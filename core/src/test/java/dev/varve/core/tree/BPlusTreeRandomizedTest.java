@@ -169,7 +169,12 @@ public class BPlusTreeRandomizedTest {
                     assertArrayEquals(e.getValue(), batch.value(i), "scan value");
                 }
                 assertEquals(expected.hasNext(), batch.hasMore(), "hasMore");
-                assertTrue(batch.size() == batchSize || !batch.hasMore(), "short batch with more to come");
+                long bytes = 0;
+                for (int i = 0; i < batch.size(); i++) bytes += batch.key(i).length + batch.value(i).length;
+                assertTrue(batch.size() == batchSize || !batch.hasMore() || bytes >= TreeScanner.MAX_BATCH_BYTES,
+                        "short batch with more to come, of " + bytes + " bytes");
+                assertTrue(batch.size() <= 1 || bytes - batch.value(batch.size() - 1).length - batch.lastKey().length < TreeScanner.MAX_BATCH_BYTES,
+                        "a batch went on past its byte limit");
                 if (!batch.hasMore()) return;
                 position = batch.lastKey();
                 positionInclusive = false;
