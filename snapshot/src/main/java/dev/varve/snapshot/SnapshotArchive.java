@@ -365,7 +365,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     // ---------------------------------------------------------------- sizes and metrics
 
-    /** Archive bytes held for snapshot {@code id}: its captured pre-states and their mappings. */
+    /** Archive bytes held for snapshot {@code id}: its captured pre-states as stored, their mappings and its ranked extent. */
     public long archiveBytes(long id) {
         return retention.archiveBytes(id);
     }
