@@ -353,6 +353,16 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
     }
 
+    /** The rank level whose rule keeps live snapshot {@code id} now, 0 when none does (it goes at the next check) or it is not live. */
+    public int keptAt(long id) {
+        lock.lock();
+        try {
+            return registry.keptAt(id);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Every live snapshot, oldest first. */
     public List<SnapshotRecord> snapshots() {
         lock.lock();

@@ -459,6 +459,12 @@ final class SnapshotRegistry implements AutoCloseable {
         return live.get(id);
     }
 
+    /** The level whose rule keeps live snapshot {@code id} now ({@link RankTree#keptAt}); 0 when none does or it is not live. */
+    int keptAt(long id) {
+        SnapshotRecord r = live.get(id);
+        return r == null ? 0 : rankTree.keptAt(r, System.currentTimeMillis());
+    }
+
     List<SnapshotRecord> live() {
         return new ArrayList<>(live.values());
     }
