@@ -3,6 +3,7 @@ package dev.varve.snapshot;
 import dev.varve.config.RankTreePolicy;
 
 import java.util.Arrays;
+import java.util.TreeMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -12,7 +13,11 @@ import java.util.function.LongSupplier;
  * stored, with their level-1 mappings, and its ranked extent; they are known exactly because each capture is counted
  * as it is archived (and recounted from the level-1 Maplog by recovery) by the bytes it takes: a whole page, or a
  * diff's share of its pack (see {@link #captured}). Counting every pre-state as a whole page made the figures add up to
- * several times the archive under diff capture, so the budget dropped a fraction of what it meant to. Dropped bytes come back only when reclamation deletes whole segments, so what earlier budget
+ * several times the archive under diff capture, so the budget dropped a fraction of what it meant to. A drop from an
+ * open view's snapshot on gives nothing back until the view closes (it pins everything archived after its snapshot), so
+ * its bytes stay counted as pending until a reclamation finds it below every open view's snapshot: given back at every
+ * reclamation instead, they let each declaration find the archive over the budget again and drop the next snapshots
+ * in line, and a view left open drained the history down to the latest snapshot. Dropped bytes come back only when reclamation deletes whole segments, so what earlier budget
  * drops will give back is counted until then ({@link #givenBack}). Guarded by the archive's state lock.
  */
 final class RetentionEnforcer {
@@ -31,8 +36,9 @@ final class RetentionEnforcer {
     /** Per level (volume), the pack record of the last diff counted, -1 when none; and the snapshot it was captured for. */
     private final long[] lastPack = new long[RankTreePolicy.MAX_LEVELS + 1];
     private final long[] lastInPack = new long[RankTreePolicy.MAX_LEVELS + 1];
-    /** Bytes attributed to snapshots the budget dropped since the last reclamation: not given back yet. */
+    /** Bytes attributed to snapshots the budget dropped that no reclamation has given back yet; by id in {@link #pendingDrops}. */
     private long budgetPending;
+    private final TreeMap<Long, Long> pendingDrops = new TreeMap<>();
 
     RetentionEnforcer(ArchiveLock lock, SnapshotRegistry registry, RankedExtents extents, int pageSize, long budget, LongSupplier archiveBytes) {
         this.lock = lock;
@@ -68,7 +74,11 @@ final class RetentionEnforcer {
     private void enforceBudget() {
         if (budget < 0) return;
         long excess = archiveBytes.getAsLong() - budget - budgetPending;
-        if (excess > 0) budgetPending += registry.dropForBudget(excess, budget, this::attributedBytes);
+        if (excess > 0) budgetPending += registry.dropForBudget(excess, budget, id -> {
+            long bytes = attributedBytes(id);
+            pendingDrops.merge(id, bytes, Long::sum);
+            return bytes;
+        });
     }
 
     /** Archive bytes held for snapshot {@code id}: its captured pre-states as stored, their mappings and its ranked extent. */
@@ -129,13 +139,24 @@ final class RetentionEnforcer {
         capturesPerSnapshot.forgetBelow(registry.oldestLive());
     }
 
-    /** What budget drops since the last reclamation will give back. Caller holds the lock. */
+    /** What budget drops not given back yet will give back. Caller holds the lock. */
     long budgetPending() {
         return budgetPending;
     }
 
-    /** Reclamation gave back, as far as whole segments allow, what budget drops had pending: {@code bytes}. Caller holds the lock. */
-    void givenBack(long bytes) {
-        budgetPending -= bytes;
+    /**
+     * A reclamation decides what may go: the budget drops it can give back are those below every open view's snapshot
+     * (a view pins what was archived from its snapshot on). Returns their ids for {@link #givenBack}. Caller holds the lock.
+     */
+    long[] reclaimable() {
+        return pendingDrops.headMap(registry.oldestViewed()).keySet().stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** Reclamation gave back, as far as whole segments allow, what the budget drops {@code ids} had pending. Caller holds the lock. */
+    void givenBack(long[] ids) {
+        for (long id : ids) {
+            Long bytes = pendingDrops.remove(id);
+            if (bytes != null) budgetPending -= bytes;
+        }
     }
 }

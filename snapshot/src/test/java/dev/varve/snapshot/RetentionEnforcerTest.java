@@ -49,7 +49,7 @@ class RetentionEnforcerTest {
 
             lock.lock();
             try {
-                retention.givenBack(retention.budgetPending()); // reclamation gave the segments back
+                retention.givenBack(retention.reclaimable()); // reclamation gave the segments back
             } finally {
                 lock.unlock();
             }
@@ -60,6 +60,37 @@ class RetentionEnforcerTest {
             onDisk[0] = BUDGET * 100;
             retention.enforce();
             assertEquals(List.of(6L), live(registry), "the latest stays however far over the budget");
+        }
+    }
+
+    /** A drop from an open view's snapshot on gives nothing back until the view closes: it stays pending till then. */
+    @Test
+    void whatAViewPinsStaysPendingUntilItCloses() {
+        try (SnapshotRegistry registry = registry()) {
+            ArchiveLock lock = new ArchiveLock();
+            long[] onDisk = {0};
+            RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, BUDGET, () -> onDisk[0]);
+            declareAll(lock, registry, retention);
+            long each = retention.archiveBytes(1);
+            lock.lock();
+            try {
+                registry.pin(3); // a view of snapshot 3
+            } finally {
+                lock.unlock();
+            }
+            onDisk[0] = BUDGET + each * 5 / 2;
+            retention.enforce();
+            assertEquals(List.of(1L, 3L, 6L), live(registry), "2, 4 and 5 dropped");
+            lock.lock();
+            try {
+                retention.givenBack(retention.reclaimable());
+                assertEquals(2 * each, retention.budgetPending(), "only 2 lies before the view's snapshot");
+                registry.unpin(3);
+                retention.givenBack(retention.reclaimable());
+                assertEquals(0, retention.budgetPending(), "the view closed");
+            } finally {
+                lock.unlock();
+            }
         }
     }
 
