@@ -31,7 +31,15 @@ class ArchiveBytesAttributionTest {
 
     private VarveConfig config() {
         return SnapshotTest.config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE).toBuilder().archiveSegmentSize(1L << 20)
-                .checkpointFrequency(Duration.ofHours(1)).retention(RankTreePolicy.levels(Retention.keepAll())).build();
+                .checkpointFrequency(Duration.ofHours(1)).retention(RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll(), Retention.keepAll())).build();
+    }
+
+    /**
+     * One level: with several, a lower-rank snapshot's pre-states that higher levels record too stay until the
+     * higher-rank snapshots reading them go as well, so a budget can take more than one round there.
+     */
+    private VarveConfig oneLevel(RankTreePolicy policy) {
+        return config().toBuilder().archiveSegmentSize(SMALL_SEGMENT).retention(policy).build();
     }
 
     @Test
@@ -67,7 +75,7 @@ class ArchiveBytesAttributionTest {
     @Test
     void aBudgetDropsWhatItsExcessNeedsInOneRound() {
         long archive;
-        try (Varve store = Varve.open(config().toBuilder().archiveSegmentSize(SMALL_SEGMENT).build())) {
+        try (Varve store = Varve.open(oneLevel(RankTreePolicy.levels(Retention.keepAll())))) {
             Table t = store.table("t");
             for (int k = 0; k < KEYS; k++) t.put(key(k), value(k, 0));
             store.checkpoint().join();
@@ -76,8 +84,7 @@ class ArchiveBytesAttributionTest {
             archive = store.metrics().archiveBytes();
         }
         long budget = archive / 3;
-        try (Varve store = Varve.open(config().toBuilder().archiveSegmentSize(SMALL_SEGMENT)
-                .retention(RankTreePolicy.levels(Retention.keepAll()).withBudget(budget)).build())) {
+        try (Varve store = Varve.open(oneLevel(RankTreePolicy.levels(Retention.keepAll()).withBudget(budget)))) {
             store.snapshotNow(); // the budget is applied: the oldest snapshots go until their bytes cover the excess
             store.checkpoint().join(); // and reclamation gives their segments back
             long after = store.metrics().archiveBytes();
@@ -99,7 +106,8 @@ class ArchiveBytesAttributionTest {
                 int k = (round * 37 + i * 31) % (KEYS / 10);
                 t.put(key(k), value(k, round));
             }
-            store.snapshotNow();
+            // at every level: each level's volume stores its own pre-states, in packs of its own
+            store.snapshotNow(1 + round % store.config().retention().levelCount());
         }
     }
 
