@@ -8,11 +8,12 @@ import java.time.Instant;
  * @param id           snapshot id
  * @param rank         rank level (1 = lowest)
  * @param declared     when it was declared
- * @param archiveBytes archive bytes attributed to it: the pre-states first captured for it, each counted as a whole
- *                     page with its record header and mapping, and its ranked extent. An upper bound: diff capture
- *                     (the default {@code snapshotDiffChain}) stores most pre-states after the first as diffs of a
- *                     few chunks, so with frequent snapshots the live snapshots' figures can add up to several times
- *                     {@link VarveMetrics#archiveBytes()} (6x for 100-byte updates to a tenth of the keys per snapshot)
+ * @param archiveBytes archive bytes attributed to it: the pre-states first captured for it as they are stored (a whole
+ *                     page with its record header, or a diff's share of its pack, the pack's headers and unused tail
+ *                     going with its first and last diffs) with their level-1 mappings, and its ranked extent. The live
+ *                     snapshots' figures add up to at most {@link VarveMetrics#archiveBytes()}: the Skippy levels,
+ *                     the higher levels' mappings and what dropped snapshots leave until reclamation are no live
+ *                     snapshot's
  */
 public record SnapshotInfo(long id, int rank, Instant declared, long archiveBytes) {
 }

@@ -109,6 +109,7 @@ final class Snapshots {
             engine.checkWritable();
             SnapshotRecord r = liveSnapshot(id);
             if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
+            if (rank == r.rank()) return; // accepted, and changes nothing: no record, so followers hear of no raise and its LSN stays
             lsn = engine.wal.append(RecordTypes.RANK, LogicalRecords.encodeRank(id, rank));
             engine.archive.rank(id, rank, lsn);
             engine.changes.rank(lsn, id, rank);

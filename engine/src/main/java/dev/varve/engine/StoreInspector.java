@@ -100,8 +100,9 @@ public final class StoreInspector {
     }
 
     /**
-     * A live snapshot as tools show it: {@code keptBy} is its rank level's retention rule, and {@code pinned} says
-     * that rule keeps it unconditionally (keepAll, no byte budget): nothing but a lower rule can drop it.
+     * A live snapshot as tools show it: {@code keptBy} is the retention rule that keeps it — a keepAll rule of a level
+     * up to its rank if there is one, else that of the highest level up to its rank that keeps it — and {@code pinned}
+     * says that rule keeps it unconditionally (keepAll, no byte budget): nothing can drop it.
      */
     public record SnapshotDetail(long id, int rank, Instant declared, long walLsn, long archiveBytes, String keptBy, boolean pinned) {
     }
@@ -128,9 +129,12 @@ public final class StoreInspector {
         RankTreePolicy policy = e.config.retention();
         List<SnapshotDetail> out = new ArrayList<>();
         for (SnapshotRecord r : e.archive.snapshots()) {
-            Retention rule = policy.levels().get(r.rank() - 1);
+            // a snapshot lives while any level up to its rank keeps it: the rule shown is one that does, not its rank's own
+            int level = e.archive.keptAt(r.id());
+            Retention rule = level == 0 ? null : policy.levels().get(level - 1);
             out.add(new SnapshotDetail(r.id(), r.rank(), Instant.ofEpochMilli(r.declaredMillis()), r.walLsn(), e.archive.archiveBytes(r.id()),
-                    rule.toString(), rule.equals(Retention.keepAll()) && policy.budgetBytes().isEmpty()));
+                    rule == null ? "none (aged out: dropped at the policy's next check)" : rule.toString(),
+                    rule != null && rule.equals(Retention.keepAll()) && policy.budgetBytes().isEmpty()));
         }
         return out;
     }

@@ -281,7 +281,7 @@ public final class Varve implements AutoCloseable {
 
     /**
      * Raises the rank of a live snapshot after its declaration (lazy ranking), so the retention policy keeps it as
-     * long as its new rank says. Logged and as durable as a write.
+     * long as its new rank says. Logged and as durable as a write; the current rank is accepted and changes nothing.
      *
      * @throws SnapshotNotFoundException if the snapshot was never declared or was already dropped
      * @throws IllegalArgumentException if the rank is outside the policy's levels or lower than the current one

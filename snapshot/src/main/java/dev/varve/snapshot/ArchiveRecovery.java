@@ -232,14 +232,15 @@ final class ArchiveRecovery {
         }
     }
 
-    /** Counts, per snapshot, the captures the level-1 Maplog holds below {@code n} (every capture is recorded there). */
+    /** Counts, per snapshot, the bytes of the captures the level-1 Maplog holds below {@code n} (every capture is recorded there). */
     private void countCaptures(long n) {
         int chunk = 4096;
         long[] snaps = new long[chunk];
+        long[] locations = new long[chunk];
         for (long at = levels[0].maplog.maplog().first(); at < n; at += chunk) { // reclaimed portions count no more
             int k = (int) Math.min(chunk, n - at);
-            levels[0].maplog.maplog().read(at, k, null, snaps, null); // every capture is recorded at level 1
-            for (int i = 0; i < k; i++) retention.captured(snaps[i]);
+            levels[0].maplog.maplog().read(at, k, null, snaps, locations); // every capture is recorded at level 1
+            for (int i = 0; i < k; i++) retention.captured(snaps[i], locations[i]);
         }
     }
 }

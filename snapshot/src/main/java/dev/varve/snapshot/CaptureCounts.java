@@ -3,9 +3,10 @@ package dev.varve.snapshot;
 import java.util.Arrays;
 
 /**
- * The pre-states first captured for each snapshot, counted for the byte budget ({@link RetentionEnforcer}): a run of
- * counts indexed by snapshot id from the oldest one counted. Snapshot ids are consecutive and captures are counted in
- * archive order, which is snapshot order, so a count is an increment at or near the end of the run, and forgetting the
+ * What the pre-states first captured for each snapshot take in the archive, in bytes, counted for the byte budget
+ * ({@link RetentionEnforcer}; a diff's count shrinks when the next diff of its pack arrives): a run of counts
+ * indexed by snapshot id from the oldest one counted. Snapshot ids are consecutive and captures are counted in archive
+ * order, which is snapshot order, so a count is an increment at or near the end of the run, and forgetting the
  * snapshots older than the oldest live one moves its front: no search and no allocation per capture, and 8 bytes of
  * heap per retained snapshot where a sorted map of boxed ids took about 80. Guarded by the archive's state lock.
  */
@@ -18,7 +19,7 @@ final class CaptureCounts {
     /** Snapshots below this one are forgotten: counting them again is a no-op. */
     private long forgottenBelow = Long.MIN_VALUE;
 
-    /** Counts {@code n} more pre-states first captured for {@code snapshot}. */
+    /** Counts {@code n} more for {@code snapshot} (fewer when negative). */
     void add(long snapshot, long n) {
         if (snapshot < forgottenBelow) return;
         if (from == to) {
@@ -38,7 +39,7 @@ final class CaptureCounts {
         counts[at] += n;
     }
 
-    /** The pre-states counted for {@code snapshot}; 0 when none or forgotten. */
+    /** What is counted for {@code snapshot}; 0 when nothing or forgotten. */
     long get(long snapshot) {
         if (snapshot < first || snapshot - first >= to - from) return 0;
         return counts[from + (int) (snapshot - first)];

@@ -256,7 +256,7 @@ final class PendingCaptures {
                 views.onArchived(p.pageId(), SnapshotPageTable.pendingLocation(p.slot()), location);
                 pending.removeFirst();
                 slots.free(p.slot());
-                retention.captured(p.hi());
+                retention.captured(p.hi(), location);
             }
             long next = batch.get(batch.size() - 1).number() + 1;
             if (next == markTarget) noteEndsAtMark();

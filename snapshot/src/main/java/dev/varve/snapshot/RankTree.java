@@ -138,24 +138,33 @@ final class RankTree {
 
     /** Whether a level up to the rank of {@code r} keeps it: the rule read directly. */
     private boolean kept(SnapshotRecord r, long now) {
+        return keptAt(r, now) > 0;
+    }
+
+    /**
+     * The level whose rule keeps live snapshot {@code r} at {@code now}: the lowest keepAll level up to its rank when
+     * there is one (nothing drops it then, but a budget), else the highest level up to its rank that keeps it; 0 when
+     * none does (it goes at the next evaluation). The rules read directly.
+     */
+    int keptAt(SnapshotRecord r, long now) {
         int top = Math.min(r.rank(), levels);
-        if (top >= keepAllFrom) return true;
-        for (int j = 1; j <= top; j++) {
+        if (top >= keepAllFrom) return keepAllFrom;
+        for (int j = top; j >= 1; j--) {
             Retention rule = rule(j);
             switch (rule.kind()) {
                 case LAST -> {
                     SortedIds c = counted[j - 1];
-                    if (c.size() - 1 - c.indexOf(r.id()) < rule.count()) return true;
+                    if (c.size() - 1 - c.indexOf(r.id()) < rule.count()) return j;
                 }
                 case FOR -> {
-                    if (now - r.declaredMillis() <= rule.age().toMillis()) return true;
+                    if (now - r.declaredMillis() <= rule.age().toMillis()) return j;
                 }
                 default -> {
-                    return true;
+                    return j;
                 }
             }
         }
-        return false;
+        return 0;
     }
 
     private String why(SnapshotRecord r) {

@@ -60,12 +60,12 @@ final class Reclaimer {
         long[] limits = new long[levels.length];
         long[] scannedFrom = new long[levels.length];
         List<RankedExtent> unused;
-        long pendingBefore;
+        long[] givenBack;
         long horizon;
         lock.lock();
         try {
             dropsDecided = registry.counts()[1];
-            pendingBefore = retention.budgetPending();
+            givenBack = retention.reclaimable();
             horizon = registry.compactionHorizon();
             unused = extents.takeUnused(id -> registry.find(id) != null, views::reads);
             for (ArchiveLevel l : levels) {
@@ -96,7 +96,7 @@ final class Reclaimer {
         }
         lock.lock();
         try {
-            retention.givenBack(pendingBefore); // given back now, as far as whole segments allow; later drops still count
+            retention.givenBack(givenBack); // given back now, as far as whole segments allow; later drops, and those views pin, still count
         } finally {
             lock.unlock();
         }

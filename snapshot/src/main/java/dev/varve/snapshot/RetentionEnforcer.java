@@ -1,13 +1,23 @@
 package dev.varve.snapshot;
 
+import dev.varve.config.RankTreePolicy;
+
+import java.util.Arrays;
+import java.util.TreeMap;
 import java.util.function.LongSupplier;
 
 /**
  * Retention: applies the rank-tree policy's rules as snapshots age, and its byte budget — over it, drops snapshots
  * lowest rank first, oldest first within a rank ({@link SnapshotRegistry#dropForBudget}), until the bytes
- * attributed to them cover the excess. A snapshot's bytes are the pre-states first captured for it with their
- * level-1 mappings, and its ranked extent; they are known exactly because each snapshot's captures are counted as
- * they are archived. Dropped bytes come back only when reclamation deletes whole segments, so what earlier budget
+ * attributed to them cover the excess. A snapshot's bytes are the pre-states first captured for it as they are
+ * stored, with their level-1 mappings, and its ranked extent; they are known exactly because each capture is counted
+ * as it is archived (and recounted from the level-1 Maplog by recovery) by the bytes it takes: a whole page, or a
+ * diff's share of its pack (see {@link #captured}). Counting every pre-state as a whole page made the figures add up to
+ * several times the archive under diff capture, so the budget dropped a fraction of what it meant to. A drop from an
+ * open view's snapshot on gives nothing back until the view closes (it pins everything archived after its snapshot), so
+ * its bytes stay counted as pending until a reclamation finds it below every open view's snapshot: given back at every
+ * reclamation instead, they let each declaration find the archive over the budget again and drop the next snapshots
+ * in line, and a view left open drained the history down to the latest snapshot. Dropped bytes come back only when reclamation deletes whole segments, so what earlier budget
  * drops will give back is counted until then ({@link #givenBack}). Guarded by the archive's state lock.
  */
 final class RetentionEnforcer {
@@ -21,10 +31,14 @@ final class RetentionEnforcer {
     private final LongSupplier archiveBytes;
 
     // guarded by lock
-    /** Pre-states first captured for each snapshot from the oldest live one on. */
+    /** Bytes of the pre-states first captured for each snapshot from the oldest live one on, mappings included. */
     private final CaptureCounts capturesPerSnapshot = new CaptureCounts();
-    /** Bytes attributed to snapshots the budget dropped since the last reclamation: not given back yet. */
+    /** Per level (volume), the pack record of the last diff counted, -1 when none; and the snapshot it was captured for. */
+    private final long[] lastPack = new long[RankTreePolicy.MAX_LEVELS + 1];
+    private final long[] lastInPack = new long[RankTreePolicy.MAX_LEVELS + 1];
+    /** Bytes attributed to snapshots the budget dropped that no reclamation has given back yet; by id in {@link #pendingDrops}. */
     private long budgetPending;
+    private final TreeMap<Long, Long> pendingDrops = new TreeMap<>();
 
     RetentionEnforcer(ArchiveLock lock, SnapshotRegistry registry, RankedExtents extents, int pageSize, long budget, LongSupplier archiveBytes) {
         this.lock = lock;
@@ -33,6 +47,7 @@ final class RetentionEnforcer {
         this.pageSize = pageSize;
         this.budget = budget;
         this.archiveBytes = archiveBytes;
+        Arrays.fill(lastPack, -1);
     }
 
     /** Applies the retention policy now (keepFor rules age); the archiver calls it periodically. */
@@ -59,10 +74,14 @@ final class RetentionEnforcer {
     private void enforceBudget() {
         if (budget < 0) return;
         long excess = archiveBytes.getAsLong() - budget - budgetPending;
-        if (excess > 0) budgetPending += registry.dropForBudget(excess, budget, this::attributedBytes);
+        if (excess > 0) budgetPending += registry.dropForBudget(excess, budget, id -> {
+            long bytes = attributedBytes(id);
+            pendingDrops.merge(id, bytes, Long::sum);
+            return bytes;
+        });
     }
 
-    /** Archive bytes held for snapshot {@code id}: its captured pre-states and their mappings. */
+    /** Archive bytes held for snapshot {@code id}: its captured pre-states as stored, their mappings and its ranked extent. */
     long archiveBytes(long id) {
         lock.lock();
         try {
@@ -72,15 +91,41 @@ final class RetentionEnforcer {
         }
     }
 
-    /** The pre-states first captured for snapshot {@code id} with their level-1 mappings, and its ranked extent. Caller holds the lock. */
+    /** The pre-states first captured for snapshot {@code id} as stored, with their level-1 mappings, and its ranked extent. Caller holds the lock. */
     private long attributedBytes(long id) {
         RankedExtent e = extents.of(id);
-        return capturesPerSnapshot.get(id) * (pageSize + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE) + (e == null ? 0 : e.bytes());
+        return capturesPerSnapshot.get(id) + (e == null ? 0 : e.bytes());
     }
 
-    /** A pre-state first captured for {@code snapshot} was archived (or found by recovery). Caller holds the lock. */
-    void captured(long snapshot) {
-        capturesPerSnapshot.add(snapshot, 1);
+    /**
+     * A pre-state first captured for {@code snapshot} was archived at {@code location} (or found there by recovery),
+     * in archive order: counts the bytes it takes, with its level-1 mapping. A whole page takes its record. The diffs
+     * of a pack lie one after another in it, in archive order among their volume's diffs, so a diff takes its pack's
+     * body from its offset to the end, and gives the previous diff of the same pack back what lies past its own start:
+     * once the pack is full each diff owns its bytes, the first one the record and pack headers too, and the pack's
+     * unused tail goes with its last — what the live snapshots' figures add up to is what their records take on disk.
+     * Only the location is needed, so recovery recounts from the Maplog alone, to the same figures. Caller holds the lock.
+     */
+    void captured(long snapshot, long location) {
+        int level = ArchiveEncoding.levelOf(location);
+        long address = ArchiveEncoding.addressOf(location);
+        int offset = PagelogDescriptor.entryOffsetOf(address);
+        long bytes = MaplogDescriptor.ENTRY_SIZE;
+        if (offset == 0) { // a whole page
+            bytes += PagelogDescriptor.RECORD_HEADER_SIZE + pageSize;
+        } else {
+            long record = PagelogDescriptor.recordOf(address);
+            if (record == lastPack[level]) {
+                long tail = pageSize - offset;
+                capturesPerSnapshot.add(lastInPack[level], -tail); // a no-op for a snapshot forgotten since
+                bytes += tail;
+            } else {
+                lastPack[level] = record;
+                bytes += PagelogDescriptor.RECORD_HEADER_SIZE + pageSize;
+            }
+            lastInPack[level] = snapshot;
+        }
+        capturesPerSnapshot.add(snapshot, bytes);
     }
 
     /**
@@ -90,16 +135,28 @@ final class RetentionEnforcer {
      */
     void forgetCaptures() {
         capturesPerSnapshot.clear();
+        Arrays.fill(lastPack, -1);
         capturesPerSnapshot.forgetBelow(registry.oldestLive());
     }
 
-    /** What budget drops since the last reclamation will give back. Caller holds the lock. */
+    /** What budget drops not given back yet will give back. Caller holds the lock. */
     long budgetPending() {
         return budgetPending;
     }
 
-    /** Reclamation gave back, as far as whole segments allow, what budget drops had pending: {@code bytes}. Caller holds the lock. */
-    void givenBack(long bytes) {
-        budgetPending -= bytes;
+    /**
+     * A reclamation decides what may go: the budget drops it can give back are those below every open view's snapshot
+     * (a view pins what was archived from its snapshot on). Returns their ids for {@link #givenBack}. Caller holds the lock.
+     */
+    long[] reclaimable() {
+        return pendingDrops.headMap(registry.oldestViewed()).keySet().stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** Reclamation gave back, as far as whole segments allow, what the budget drops {@code ids} had pending. Caller holds the lock. */
+    void givenBack(long[] ids) {
+        for (long id : ids) {
+            Long bytes = pendingDrops.remove(id);
+            if (bytes != null) budgetPending -= bytes;
+        }
     }
 }

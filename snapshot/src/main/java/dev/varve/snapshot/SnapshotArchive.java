@@ -353,6 +353,16 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         }
     }
 
+    /** The rank level whose rule keeps live snapshot {@code id} now, 0 when none does (it goes at the next check) or it is not live. */
+    public int keptAt(long id) {
+        lock.lock();
+        try {
+            return registry.keptAt(id);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Every live snapshot, oldest first. */
     public List<SnapshotRecord> snapshots() {
         lock.lock();
@@ -365,7 +375,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     // ---------------------------------------------------------------- sizes and metrics
 
-    /** Archive bytes held for snapshot {@code id}: its captured pre-states and their mappings. */
+    /** Archive bytes held for snapshot {@code id}: its captured pre-states as stored, their mappings and its ranked extent. */
     public long archiveBytes(long id) {
         return retention.archiveBytes(id);
     }

@@ -315,6 +315,11 @@ final class SnapshotRegistry implements AutoCloseable {
         pinned.merge(id, 1, Integer::sum);
     }
 
+    /** The oldest snapshot an open view reads (everything archived from its declaration on stays), MAX_VALUE when none. */
+    long oldestViewed() {
+        return pinned.isEmpty() ? Long.MAX_VALUE : pinned.firstKey();
+    }
+
     /** A view of {@code id} closed; its declaration is forgotten with the dropped ones at the next enforcement. */
     void unpin(long id) {
         pinned.computeIfPresent(id, (k, n) -> n == 1 ? null : n - 1);
@@ -457,6 +462,12 @@ final class SnapshotRegistry implements AutoCloseable {
 
     SnapshotRecord find(long id) {
         return live.get(id);
+    }
+
+    /** The level whose rule keeps live snapshot {@code id} now ({@link RankTree#keptAt}); 0 when none does or it is not live. */
+    int keptAt(long id) {
+        SnapshotRecord r = live.get(id);
+        return r == null ? 0 : rankTree.keptAt(r, System.currentTimeMillis());
     }
 
     List<SnapshotRecord> live() {

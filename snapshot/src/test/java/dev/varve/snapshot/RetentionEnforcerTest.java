@@ -49,7 +49,7 @@ class RetentionEnforcerTest {
 
             lock.lock();
             try {
-                retention.givenBack(retention.budgetPending()); // reclamation gave the segments back
+                retention.givenBack(retention.reclaimable()); // reclamation gave the segments back
             } finally {
                 lock.unlock();
             }
@@ -61,6 +61,68 @@ class RetentionEnforcerTest {
             retention.enforce();
             assertEquals(List.of(6L), live(registry), "the latest stays however far over the budget");
         }
+    }
+
+    /** A drop from an open view's snapshot on gives nothing back until the view closes: it stays pending till then. */
+    @Test
+    void whatAViewPinsStaysPendingUntilItCloses() {
+        try (SnapshotRegistry registry = registry()) {
+            ArchiveLock lock = new ArchiveLock();
+            long[] onDisk = {0};
+            RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, BUDGET, () -> onDisk[0]);
+            declareAll(lock, registry, retention);
+            long each = retention.archiveBytes(1);
+            lock.lock();
+            try {
+                registry.pin(3); // a view of snapshot 3
+            } finally {
+                lock.unlock();
+            }
+            onDisk[0] = BUDGET + each * 5 / 2;
+            retention.enforce();
+            assertEquals(List.of(1L, 3L, 6L), live(registry), "2, 4 and 5 dropped");
+            lock.lock();
+            try {
+                retention.givenBack(retention.reclaimable());
+                assertEquals(2 * each, retention.budgetPending(), "only 2 lies before the view's snapshot");
+                registry.unpin(3);
+                retention.givenBack(retention.reclaimable());
+                assertEquals(0, retention.budgetPending(), "the view closed");
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** A diff counts its share of its pack: the first one the headers too, the last one the pack's unused tail. */
+    @Test
+    void aDiffCountsWhatItTakesOfItsPack() {
+        try (SnapshotRegistry registry = registry()) {
+            ArchiveLock lock = new ArchiveLock();
+            RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, -1, () -> 0);
+            int record = PagelogDescriptor.RECORD_HEADER_SIZE + 4096;
+            int mapping = MaplogDescriptor.ENTRY_SIZE;
+            lock.lock();
+            try {
+                for (int id = 1; id <= 3; id++) registry.declare(id, 1, id, id, level -> 0);
+                retention.captured(1, ArchiveEncoding.location(1, 7)); // a whole page
+                retention.captured(1, diff(8, 8)); // record 8: diffs at 8, 200 and 1000
+                retention.captured(2, diff(8, 200));
+                retention.captured(2, ArchiveEncoding.location(2, PagelogDescriptor.entryAddress(8, 512))); // level 2's own pack 8
+                retention.captured(3, diff(8, 1000));
+                retention.captured(3, diff(9, 8)); // the next pack
+            } finally {
+                lock.unlock();
+            }
+            assertEquals(record + mapping + PagelogDescriptor.RECORD_HEADER_SIZE + 200 + mapping, retention.archiveBytes(1),
+                    "a whole record, and the first diff with the record's header, the pack's and its own bytes");
+            assertEquals(800 + mapping + record + mapping, retention.archiveBytes(2), "a diff in the middle; the only one of level 2's pack");
+            assertEquals(4096 - 1000 + mapping + record + mapping, retention.archiveBytes(3), "the last diff takes the pack's tail; a next pack's first");
+        }
+    }
+
+    private static long diff(long record, int offset) {
+        return ArchiveEncoding.location(1, PagelogDescriptor.entryAddress(record, offset));
     }
 
     @Test
@@ -88,7 +150,7 @@ class RetentionEnforcerTest {
             for (int id = 1; id <= RANKS.length; id++) {
                 registry.declare(id, RANKS[id - 1], id, id, level -> 0);
                 retention.declared();
-                for (int i = 0; i < CAPTURES_EACH; i++) retention.captured(id);
+                for (int i = 0; i < CAPTURES_EACH; i++) retention.captured(id, ArchiveEncoding.location(1, id * CAPTURES_EACH + i)); // whole pages
             }
         } finally {
             lock.unlock();
