@@ -155,6 +155,20 @@ class VarveStoreConfigurationTest {
                 .getNamedConfigurationBuilders().get("c").build()).recoveryMode());
     }
 
+    /**
+     * A non-segmented store gets segment 0 for every key from Infinispan but is asked for entries by real segment (state
+     * transfer, segment-filtered streams), and a store switched between the two modes across a restart found 2 of 40
+     * keys while still counting all 40: the store refuses {@code segmented="false"} by name.
+     */
+    @Test
+    void aNonSegmentedStoreIsRefusedByName() {
+        ConfigurationBuilder cb = new ConfigurationBuilder();
+        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).segmented(false);
+        assertMessage(CacheConfigurationException.class, "segmented", cb::build);
+        assertMessage(CacheConfigurationException.class, "segmented", () -> new ParserRegistry().parse(xml("segmented=\"false\""))
+                .getNamedConfigurationBuilders().get("c").build());
+    }
+
     private static void assertMessage(Class<? extends Throwable> type, String part, org.junit.jupiter.api.function.Executable e) {
         Throwable t = assertThrows(type, e);
         StringBuilder all = new StringBuilder();
