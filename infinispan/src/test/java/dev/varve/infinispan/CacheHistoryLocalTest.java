@@ -75,6 +75,21 @@ class CacheHistoryLocalTest {
         }
     }
 
+    /** Each declare is one snapshot of the store, so the store's retention decides how many labels stay readable. */
+    @Test
+    void aLabelWhoseSnapshotRetentionDroppedFailsNamingTheRule() throws Exception {
+        try (DefaultCacheManager m = manager(cb -> ((VarveStoreConfigurationBuilder) cb.persistence().stores().get(0)).retention("keepLast(1)"))) {
+            Cache<String, String> c = m.getCache("c");
+            c.put("k", "old");
+            CacheHistory.declare(m, "c", "first");
+            c.put("k", "new");
+            CacheHistory.declare(m, "c", "second");
+            assertEquals(Map.of("k", "new"), CacheHistory.readAsOf(m, "c", "second"));
+            assertMessage(IllegalStateException.class, "dropped by the retention policy", () -> CacheHistory.readAsOf(m, "c", "first"));
+            assertMessage(IllegalStateException.class, "already used", () -> CacheHistory.declare(m, "c", "first"));
+        }
+    }
+
     @Test
     void badInputIsRejectedByName() throws Exception {
         try (DefaultCacheManager m = manager()) {
