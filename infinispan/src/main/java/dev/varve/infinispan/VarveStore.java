@@ -128,7 +128,10 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
         return blocking.runBlocking(this::close, "varve-stop");
     }
 
-    /** Stops the store and deletes its directory (the cache was removed). */
+    /**
+     * Stops the store and deletes its directory. Infinispan 15.2 does not call this when a cache is removed (it clears
+     * the store and stops it, leaving the directory and its history), only when migrating a store.
+     */
     @Override
     public CompletionStage<Void> destroy() {
         return blocking.runBlocking(() -> {

@@ -1,6 +1,10 @@
 package dev.varve.infinispan;
 
 import org.infinispan.Cache;
+import org.infinispan.commons.api.CacheContainerAdmin;
+import org.infinispan.manager.EmbeddedCacheManagerAdmin;
+import org.infinispan.commons.util.Util;
+import org.infinispan.configuration.cache.Configuration;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.manager.DefaultCacheManager;
@@ -87,6 +91,25 @@ class CacheHistoryLocalTest {
             assertEquals(Map.of("k", "new"), CacheHistory.readAsOf(m, "c", "second"));
             assertMessage(IllegalStateException.class, "dropped by the retention policy", () -> CacheHistory.readAsOf(m, "c", "first"));
             assertMessage(IllegalStateException.class, "already used", () -> CacheHistory.declare(m, "c", "first"));
+        }
+    }
+
+    /** Infinispan clears a removed cache's store and stops it but never destroys it: the history stays with the directory. */
+    @Test
+    void aRemovedCachesHistoryStaysUntilItsDirectoryIsDeleted() throws Exception {
+        try (DefaultCacheManager m = manager()) {
+            m.getCache("c").put("k", "removed");
+            CacheHistory.declare(m, "c", "label");
+            Configuration conf = m.getCacheConfiguration("c");
+            EmbeddedCacheManagerAdmin admin = m.administration().withFlags(CacheContainerAdmin.AdminFlag.VOLATILE);
+            admin.removeCache("c");
+            admin.createCache("c", conf);
+            assertEquals(0, m.getCache("c").size());
+            assertEquals(Map.of("k", "removed"), CacheHistory.readAsOf(m, "c", "label"), "the new cache reads the removed one's label");
+            admin.removeCache("c");
+            Util.recursiveFileRemove(dir.resolve("c").toFile());
+            admin.createCache("c", conf);
+            assertMessage(IllegalArgumentException.class, "no node knows", () -> CacheHistory.readAsOf(m, "c", "label"));
         }
     }
 
