@@ -2,6 +2,7 @@ package dev.varve.infinispan;
 
 import jakarta.transaction.TransactionManager;
 import org.infinispan.Cache;
+import org.infinispan.commons.CacheException;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.manager.DefaultCacheManager;
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** A transactional cache reaches the store through {@link VarveStore#batch} at commit: one call for all its changes. */
 @Timeout(120)
@@ -48,6 +50,23 @@ class TransactionalCacheTest {
         }
         try (DefaultCacheManager m = manager()) {
             assertEquals("b", m.<String, String>getCache("c").get("a"), "the transaction's write reached the store");
+        }
+    }
+
+    /**
+     * The store is not TRANSACTIONAL, so Infinispan writes it only at commit, after memory has the changes: an entry
+     * the store refuses fails the commit, yet stays readable from memory until a restart (the README says so).
+     */
+    @Test
+    void anEntryTheStoreRefusesFailsTheCommitButStaysInMemory() throws Exception {
+        String tooLong = "K".repeat(2000);
+        try (DefaultCacheManager m = manager()) {
+            Cache<String, String> c = m.getCache("c");
+            assertThrows(CacheException.class, () -> c.put(tooLong, "v")); // the implicit transaction's heuristic rollback
+            assertEquals("v", c.get(tooLong));
+        }
+        try (DefaultCacheManager m = manager()) {
+            assertNull(m.<String, String>getCache("c").get(tooLong));
         }
     }
 }
