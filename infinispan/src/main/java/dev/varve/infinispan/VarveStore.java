@@ -230,8 +230,8 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
     }
 
     /**
-     * One atomic Varve write of every remove and write of the batch, when it fits one Varve write (up to half the
-     * data region); a larger batch, such as a huge {@code putAll}, is written as consecutive atomic writes, each
+     * One atomic Varve write of every remove and write of the batch, when it fits one Varve write (one WAL record,
+     * at most half the data region); a larger batch, such as a huge {@code putAll}, is written as consecutive atomic writes, each
      * entry always with its expiry-index entry (see {@link SegmentTables#apply}). The segment publishers are subscribed
      * together (they may be groups of one upstream), collected without blocking, and written on the blocking
      * manager. Infinispan never puts the same key in both publishers of one batch.
