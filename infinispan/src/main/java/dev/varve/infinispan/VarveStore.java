@@ -86,17 +86,17 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
 
     /**
      * The cache's store directory: its name under the configured location, or under the global persistent location
-     * when none is configured. Refuses a start with neither (the store would land in the working directory) and a
-     * cache name that would leave the location (absolute, {@code ..}, a path separator).
+     * when none is configured. A relative location lies under the global persistent location when global state is on,
+     * as with Infinispan's own file stores (else the working directory would decide where the data is). Refuses a
+     * start with neither (the store would land in the working directory) and a cache name that would leave the
+     * location (absolute, {@code ..}, a path separator).
      */
     static Path storeDirectory(String location, GlobalStateConfiguration globalState, String cacheName) {
-        String base = location;
-        if (base == null) {
-            if (!globalState.enabled()) throw new CacheConfigurationException("the Varve store of cache " + cacheName
-                    + " has no location: set its location, or enable the global state with a persistent location");
-            base = globalState.persistentLocation();
-        }
-        Path root = Path.of(base).toAbsolutePath().normalize();
+        if (location == null && !globalState.enabled()) throw new CacheConfigurationException("the Varve store of cache " + cacheName
+                + " has no location: set its location, or enable the global state with a persistent location");
+        Path base = location == null ? Path.of(globalState.persistentLocation())
+                : globalState.enabled() ? Path.of(globalState.persistentLocation()).resolve(location) : Path.of(location);
+        Path root = base.toAbsolutePath().normalize();
         Path name;
         try {
             name = Path.of(cacheName);

@@ -131,6 +131,20 @@ class VarveStoreConfigurationTest {
         assertEquals(dir.resolve("global").resolve("c"), VarveStore.storeDirectory(null, globalState, "c"));
     }
 
+    /**
+     * As with Infinispan's own file stores, a relative location lies under the global persistent location when global
+     * state is on; it used to be taken from the working directory, so a node started from another directory (or an
+     * Infinispan Server, whose data directory is not its working directory) came up with an empty store.
+     */
+    @Test
+    void aRelativeLocationIsUnderTheGlobalPersistentLocation() {
+        GlobalStateConfiguration globalState = new GlobalConfigurationBuilder().globalState().enabled(true)
+                .persistentLocation(dir.resolve("global").toString()).build().globalState();
+        assertEquals(dir.resolve("global").resolve("varve").resolve("c"), VarveStore.storeDirectory("varve", globalState, "c"));
+        GlobalStateConfiguration noGlobalState = new GlobalConfigurationBuilder().globalState().enabled(false).build().globalState();
+        assertEquals(Path.of("varve").toAbsolutePath().resolve("c"), VarveStore.storeDirectory("varve", noGlobalState, "c"));
+    }
+
     @Test
     void badValuesAreRejectedByName() {
         VarveStoreConfigurationBuilder b = new ConfigurationBuilder().persistence().addStore(VarveStoreConfigurationBuilder.class);
