@@ -40,7 +40,10 @@ public class VarveStoreConfigurationBuilder extends AbstractStoreConfigurationBu
         super(builder, VarveStoreConfiguration.attributeDefinitionSet());
     }
 
-    /** Directory holding one Varve store per cache ({@code <location>/<cache name>}). */
+    /**
+     * Directory holding one Varve store per cache ({@code <location>/<cache name>}); a relative one lies under the
+     * global persistent location when global state is enabled.
+     */
     public VarveStoreConfigurationBuilder location(String location) {
         if (location == null || location.isBlank()) throw new IllegalArgumentException("location is null or blank");
         attributes.attribute(LOCATION).set(location);
