@@ -2,6 +2,7 @@ package dev.varve.infinispan;
 
 import org.infinispan.Cache;
 import org.infinispan.commons.api.CacheContainerAdmin;
+import org.infinispan.commons.dataconversion.MediaType;
 import org.infinispan.manager.EmbeddedCacheManagerAdmin;
 import org.infinispan.commons.util.Util;
 import org.infinispan.configuration.cache.Configuration;
@@ -110,6 +111,19 @@ class CacheHistoryLocalTest {
             Util.recursiveFileRemove(dir.resolve("c").toFile());
             admin.createCache("c", conf);
             assertMessage(IllegalArgumentException.class, "no node knows", () -> CacheHistory.readAsOf(m, "c", "label"));
+        }
+    }
+
+    /**
+     * A cache with an encoding (protostream here, Infinispan Server's default) keeps its entries in the store in that
+     * form: readAsOf used to hand back WrappedByteArrays of protostream bytes, so a lookup by the caller's key found nothing.
+     */
+    @Test
+    void anEncodedCacheReadsAsOfALabelInTheCallersTypes() throws Exception {
+        try (DefaultCacheManager m = manager(cb -> cb.encoding().mediaType(MediaType.APPLICATION_PROTOSTREAM_TYPE))) {
+            m.getCache("c").put("k", "v");
+            CacheHistory.declare(m, "c", "label");
+            assertEquals(Map.of("k", "v"), CacheHistory.readAsOf(m, "c", "label"));
         }
     }
 
