@@ -119,7 +119,7 @@ public final class CacheHistory {
             for (int s : a.segments()) {
                 if (!answered.add(s)) throw new IllegalStateException("segment " + s + " had two primary owners as of '" + label + "'");
             }
-            a.putEntries(out, marshaller);
+            a.putEntries(out, marshaller, cache.getAdvancedCache());
         }
         if (answered.isEmpty()) throw new IllegalArgumentException("no node knows a snapshot labelled '" + label + "' of cache " + cacheName);
         if (answered.size() != segments) {

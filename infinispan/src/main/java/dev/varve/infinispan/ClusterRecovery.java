@@ -149,7 +149,9 @@ public final class ClusterRecovery {
             for (int pass = 0; more && pass < MAX_PASSES; pass++) {
                 List<Copy> chosen = new ArrayList<>();
                 more = findConflicts(cache, store, chosen);
-                write(cache.withFlags(Flag.IGNORE_RETURN_VALUES), chosen);
+                // the copies are in the cache's storage form (encoded bytes under an encoding such as protostream):
+                // written through the cache as it is, they would be encoded again, as other keys and values
+                write(cache.withStorageMediaType().withFlags(Flag.IGNORE_RETURN_VALUES), chosen);
                 resolved += chosen.size();
             }
             return resolved;

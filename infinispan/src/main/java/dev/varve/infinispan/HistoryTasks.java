@@ -6,6 +6,7 @@ import org.infinispan.Cache;
 import org.infinispan.commons.util.IntSet;
 import org.infinispan.commons.util.IntSets;
 import org.infinispan.distribution.DistributionManager;
+import org.infinispan.encoding.DataConversion;
 import org.infinispan.factories.ComponentRegistry;
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.marshall.persistence.PersistenceMarshaller;
@@ -117,11 +118,19 @@ final class HistoryTasks {
             }
         }
 
+        /**
+         * Adds the entries to {@code out} as the caller's types: the store holds them in the cache's storage form
+         * (with an encoding such as protostream, wrapped encoded bytes), which {@code cache}'s conversions undo as a
+         * read through it does.
+         */
         @SuppressWarnings("unchecked")
-        <K, V> void putEntries(Map<K, V> out, PersistenceMarshaller marshaller) {
+        <K, V> void putEntries(Map<K, V> out, PersistenceMarshaller marshaller, AdvancedCache<K, V> cache) {
+            DataConversion keys = cache.getKeyDataConversion();
+            DataConversion values = cache.getValueDataConversion();
             try {
                 for (int i = 0; i < keysAndValues.size(); i += 2)
-                    out.put((K) marshaller.objectFromByteBuffer(keysAndValues.get(i)), (V) marshaller.objectFromByteBuffer(keysAndValues.get(i + 1)));
+                    out.put((K) keys.fromStorage(marshaller.objectFromByteBuffer(keysAndValues.get(i))),
+                            (V) values.fromStorage(marshaller.objectFromByteBuffer(keysAndValues.get(i + 1))));
             } catch (IOException | ClassNotFoundException e) {
                 throw new PersistenceException("cannot unmarshal an entry read as of a snapshot", e);
             }

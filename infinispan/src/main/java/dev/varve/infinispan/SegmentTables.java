@@ -118,12 +118,14 @@ final class SegmentTables implements AutoCloseable {
 
     /**
      * Applies puts and removes, in order, with the expiry-index changes they imply: as one atomic Varve write when
-     * the batch fits one write (Varve takes up to half its data region per write), otherwise as consecutive atomic
+     * the batch fits one write (one WAL record, and at most half the data region), otherwise as consecutive atomic
      * writes of halves, each entry always together with its index entry. Sizes are checked first, so a bad entry
-     * rejects the whole batch before anything is written. The stripes of every key are locked in ascending order,
-     * so concurrent batches cannot deadlock.
+     * rejects the whole batch before anything is written (a remove of a key too long to be stored is dropped). The
+     * stripes of every key are locked in ascending order, so concurrent batches cannot deadlock.
      */
-    void apply(List<Change> changes) {
+    void apply(List<Change> batch) {
+        // a key too long to be stored is never present, so its remove is a no-op (as remove() answers false for it)
+        List<Change> changes = batch.stream().filter(c -> c.stored() != null || c.key().length <= maxKeyBytes()).toList();
         if (changes.isEmpty()) return;
         changes.forEach(this::checkSizes);
         TreeSet<Integer> held = new TreeSet<>();

@@ -86,17 +86,17 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
 
     /**
      * The cache's store directory: its name under the configured location, or under the global persistent location
-     * when none is configured. Refuses a start with neither (the store would land in the working directory) and a
-     * cache name that would leave the location (absolute, {@code ..}, a path separator).
+     * when none is configured. A relative location lies under the global persistent location when global state is on,
+     * as with Infinispan's own file stores (else the working directory would decide where the data is). Refuses a
+     * start with neither (the store would land in the working directory) and a cache name that would leave the
+     * location (absolute, {@code ..}, a path separator).
      */
     static Path storeDirectory(String location, GlobalStateConfiguration globalState, String cacheName) {
-        String base = location;
-        if (base == null) {
-            if (!globalState.enabled()) throw new CacheConfigurationException("the Varve store of cache " + cacheName
-                    + " has no location: set its location, or enable the global state with a persistent location");
-            base = globalState.persistentLocation();
-        }
-        Path root = Path.of(base).toAbsolutePath().normalize();
+        if (location == null && !globalState.enabled()) throw new CacheConfigurationException("the Varve store of cache " + cacheName
+                + " has no location: set its location, or enable the global state with a persistent location");
+        Path base = location == null ? Path.of(globalState.persistentLocation())
+                : globalState.enabled() ? Path.of(globalState.persistentLocation()).resolve(location) : Path.of(location);
+        Path root = base.toAbsolutePath().normalize();
         Path name;
         try {
             name = Path.of(cacheName);
@@ -128,7 +128,10 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
         return blocking.runBlocking(this::close, "varve-stop");
     }
 
-    /** Stops the store and deletes its directory (the cache was removed). */
+    /**
+     * Stops the store and deletes its directory. Infinispan 15.2 does not call this when a cache is removed (it clears
+     * the store and stops it, leaving the directory and its history), only when migrating a store.
+     */
     @Override
     public CompletionStage<Void> destroy() {
         return blocking.runBlocking(() -> {
@@ -227,8 +230,8 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
     }
 
     /**
-     * One atomic Varve write of every remove and write of the batch, when it fits one Varve write (up to half the
-     * data region); a larger batch, such as a huge {@code putAll}, is written as consecutive atomic writes, each
+     * One atomic Varve write of every remove and write of the batch, when it fits one Varve write (one WAL record,
+     * at most half the data region); a larger batch, such as a huge {@code putAll}, is written as consecutive atomic writes, each
      * entry always with its expiry-index entry (see {@link SegmentTables#apply}). The segment publishers are subscribed
      * together (they may be groups of one upstream), collected without blocking, and written on the blocking
      * manager. Infinispan never puts the same key in both publishers of one batch.

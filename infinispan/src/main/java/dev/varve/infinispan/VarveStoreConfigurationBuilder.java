@@ -6,6 +6,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.WalSyncMode;
 import org.infinispan.commons.CacheConfigurationException;
 import org.infinispan.commons.configuration.Combine;
+import org.infinispan.configuration.cache.AbstractStoreConfiguration;
 import org.infinispan.configuration.cache.AbstractStoreConfigurationBuilder;
 import org.infinispan.configuration.cache.PersistenceConfigurationBuilder;
 
@@ -39,7 +40,10 @@ public class VarveStoreConfigurationBuilder extends AbstractStoreConfigurationBu
         super(builder, VarveStoreConfiguration.attributeDefinitionSet());
     }
 
-    /** Directory holding one Varve store per cache ({@code <location>/<cache name>}). */
+    /**
+     * Directory holding one Varve store per cache ({@code <location>/<cache name>}); a relative one lies under the
+     * global persistent location when global state is enabled.
+     */
     public VarveStoreConfigurationBuilder location(String location) {
         if (location == null || location.isBlank()) throw new IllegalArgumentException("location is null or blank");
         attributes.attribute(LOCATION).set(location);
@@ -97,6 +101,11 @@ public class VarveStoreConfigurationBuilder extends AbstractStoreConfigurationBu
     @Override
     public void validate() {
         super.validate();
+        // Infinispan hands a non-segmented store segment 0 for every key yet still asks it for entries by real segment
+        // (state transfer, segment-filtered streams), and each segment is a partition here: refuse it (the SPI's way)
+        if (!attributes.attribute(AbstractStoreConfiguration.SEGMENTED).get())
+            throw new CacheConfigurationException("invalid varve-store configuration: segmented=\"false\" is not supported; the store keeps each "
+                    + "segment in its own partition (leave segmented at its default, true)");
         try {
             create().varveConfig(Path.of("validation-only")); // builds nothing on disk
         } catch (IllegalArgumentException e) {

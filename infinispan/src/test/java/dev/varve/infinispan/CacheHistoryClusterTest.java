@@ -1,6 +1,8 @@
 package dev.varve.infinispan;
 
 import org.infinispan.Cache;
+import org.infinispan.commons.dataconversion.MediaType;
+import org.infinispan.context.Flag;
 import org.infinispan.commons.api.CacheContainerAdmin;
 import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
@@ -114,5 +116,23 @@ class CacheHistoryClusterTest {
                 .getOrCreateCache("created", storeConfig(new ConfigurationBuilder()).build());
         created.put("k", "v");
         assertEquals("v", b.<String, String>getCache("created").get("k"));
+    }
+
+    /**
+     * With an encoding (protostream, Infinispan Server's default) the copies resolveAll finds are in the cache's storage
+     * form, and so must its writes be.
+     */
+    @Test
+    void resolveAllRepairsAnEncodedCache() throws Exception {
+        ports = NodeProcess.freePorts(2);
+        DefaultCacheManager a = start(0);
+        DefaultCacheManager b = start(1);
+        ConfigurationBuilder encoded = storeConfig(new ConfigurationBuilder());
+        encoded.encoding().mediaType(MediaType.APPLICATION_PROTOSTREAM_TYPE);
+        a.administration().withFlags(CacheContainerAdmin.AdminFlag.VOLATILE).getOrCreateCache("encoded", encoded.build());
+        a.<String, String>getCache("encoded").getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL).put("k", "v"); // on a only: a conflict
+        assertEquals(1, ClusterRecovery.resolveAll(a, "encoded").resolved());
+        assertEquals("v", b.<String, String>getCache("encoded").getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL).get("k"));
+        assertEquals(java.util.Set.of("k"), new java.util.HashSet<>(a.<String, String>getCache("encoded").keySet()), "no other key was written");
     }
 }

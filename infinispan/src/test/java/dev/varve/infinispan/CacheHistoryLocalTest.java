@@ -1,6 +1,11 @@
 package dev.varve.infinispan;
 
 import org.infinispan.Cache;
+import org.infinispan.commons.api.CacheContainerAdmin;
+import org.infinispan.commons.dataconversion.MediaType;
+import org.infinispan.manager.EmbeddedCacheManagerAdmin;
+import org.infinispan.commons.util.Util;
+import org.infinispan.configuration.cache.Configuration;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.manager.DefaultCacheManager;
@@ -72,6 +77,53 @@ class CacheHistoryLocalTest {
             Map<String, String> past = CacheHistory.readAsOf(m, "c", "before");
             assertEquals("old1", past.get("k1"), "the label and its snapshot survive a restart");
             assertEquals(300, past.size());
+        }
+    }
+
+    /** Each declare is one snapshot of the store, so the store's retention decides how many labels stay readable. */
+    @Test
+    void aLabelWhoseSnapshotRetentionDroppedFailsNamingTheRule() throws Exception {
+        try (DefaultCacheManager m = manager(cb -> ((VarveStoreConfigurationBuilder) cb.persistence().stores().get(0)).retention("keepLast(1)"))) {
+            Cache<String, String> c = m.getCache("c");
+            c.put("k", "old");
+            CacheHistory.declare(m, "c", "first");
+            c.put("k", "new");
+            CacheHistory.declare(m, "c", "second");
+            assertEquals(Map.of("k", "new"), CacheHistory.readAsOf(m, "c", "second"));
+            assertMessage(IllegalStateException.class, "dropped by the retention policy", () -> CacheHistory.readAsOf(m, "c", "first"));
+            assertMessage(IllegalStateException.class, "already used", () -> CacheHistory.declare(m, "c", "first"));
+        }
+    }
+
+    /** Infinispan clears a removed cache's store and stops it but never destroys it: the history stays with the directory. */
+    @Test
+    void aRemovedCachesHistoryStaysUntilItsDirectoryIsDeleted() throws Exception {
+        try (DefaultCacheManager m = manager()) {
+            m.getCache("c").put("k", "removed");
+            CacheHistory.declare(m, "c", "label");
+            Configuration conf = m.getCacheConfiguration("c");
+            EmbeddedCacheManagerAdmin admin = m.administration().withFlags(CacheContainerAdmin.AdminFlag.VOLATILE);
+            admin.removeCache("c");
+            admin.createCache("c", conf);
+            assertEquals(0, m.getCache("c").size());
+            assertEquals(Map.of("k", "removed"), CacheHistory.readAsOf(m, "c", "label"), "the new cache reads the removed one's label");
+            admin.removeCache("c");
+            Util.recursiveFileRemove(dir.resolve("c").toFile());
+            admin.createCache("c", conf);
+            assertMessage(IllegalArgumentException.class, "no node knows", () -> CacheHistory.readAsOf(m, "c", "label"));
+        }
+    }
+
+    /**
+     * A cache with an encoding (protostream here, Infinispan Server's default) keeps its entries in the store in that
+     * form: readAsOf used to hand back WrappedByteArrays of protostream bytes, so a lookup by the caller's key found nothing.
+     */
+    @Test
+    void anEncodedCacheReadsAsOfALabelInTheCallersTypes() throws Exception {
+        try (DefaultCacheManager m = manager(cb -> cb.encoding().mediaType(MediaType.APPLICATION_PROTOSTREAM_TYPE))) {
+            m.getCache("c").put("k", "v");
+            CacheHistory.declare(m, "c", "label");
+            assertEquals(Map.of("k", "v"), CacheHistory.readAsOf(m, "c", "label"));
         }
     }
 

@@ -131,6 +131,20 @@ class VarveStoreConfigurationTest {
         assertEquals(dir.resolve("global").resolve("c"), VarveStore.storeDirectory(null, globalState, "c"));
     }
 
+    /**
+     * As with Infinispan's own file stores, a relative location lies under the global persistent location when global
+     * state is on; it used to be taken from the working directory, so a node started from another directory (or an
+     * Infinispan Server, whose data directory is not its working directory) came up with an empty store.
+     */
+    @Test
+    void aRelativeLocationIsUnderTheGlobalPersistentLocation() {
+        GlobalStateConfiguration globalState = new GlobalConfigurationBuilder().globalState().enabled(true)
+                .persistentLocation(dir.resolve("global").toString()).build().globalState();
+        assertEquals(dir.resolve("global").resolve("varve").resolve("c"), VarveStore.storeDirectory("varve", globalState, "c"));
+        GlobalStateConfiguration noGlobalState = new GlobalConfigurationBuilder().globalState().enabled(false).build().globalState();
+        assertEquals(Path.of("varve").toAbsolutePath().resolve("c"), VarveStore.storeDirectory("varve", noGlobalState, "c"));
+    }
+
     @Test
     void badValuesAreRejectedByName() {
         VarveStoreConfigurationBuilder b = new ConfigurationBuilder().persistence().addStore(VarveStoreConfigurationBuilder.class);
@@ -153,6 +167,20 @@ class VarveStoreConfigurationTest {
         // the schema types the enum attributes as tokens: surrounding blanks do not count
         assertEquals(RecoveryMode.WAL_PHYSICAL, storeOf(new ParserRegistry().parse(xml("recovery-mode=\" WAL_PHYSICAL \""))
                 .getNamedConfigurationBuilders().get("c").build()).recoveryMode());
+    }
+
+    /**
+     * A non-segmented store gets segment 0 for every key from Infinispan but is asked for entries by real segment (state
+     * transfer, segment-filtered streams), and a store switched between the two modes across a restart found 2 of 40
+     * keys while still counting all 40: the store refuses {@code segmented="false"} by name.
+     */
+    @Test
+    void aNonSegmentedStoreIsRefusedByName() {
+        ConfigurationBuilder cb = new ConfigurationBuilder();
+        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).segmented(false);
+        assertMessage(CacheConfigurationException.class, "segmented", cb::build);
+        assertMessage(CacheConfigurationException.class, "segmented", () -> new ParserRegistry().parse(xml("segmented=\"false\""))
+                .getNamedConfigurationBuilders().get("c").build());
     }
 
     private static void assertMessage(Class<? extends Throwable> type, String part, org.junit.jupiter.api.function.Executable e) {
