@@ -65,7 +65,8 @@ final class InfinispanNode {
         PrintStream answers = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err); // the real stdout carries answers only
         long t0 = System.nanoTime();
-        InfinispanNode node = new InfinispanNode(InfinispanComparison.Store.valueOf(args[0]), args[1], Path.of(args[2]));
+        // absolute: a relative store location is resolved under the persistent location, which is this directory itself
+        InfinispanNode node = new InfinispanNode(InfinispanComparison.Store.valueOf(args[0]), args[1], Path.of(args[2]).toAbsolutePath());
         answers.println("@@ started " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         for (String line; (line = in.readLine()) != null; ) {
