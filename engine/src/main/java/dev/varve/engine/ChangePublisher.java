@@ -101,7 +101,10 @@ final class ChangePublisher {
         for (ChangeListener l : listeners) {
             try {
                 call.on(l);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
+                // any throwable, Errors too (a failed assertion, an OutOfMemoryError while the listener buffers): the
+                // write is logged and applied, so letting one escape would fail a write that stands, skip its commit
+                // and, in a writeAndSnapshot, its snapshot's declaration
                 LOG.warn("change listener {} failed and is unsubscribed", l, e);
                 remove(l);
             }

@@ -131,6 +131,31 @@ class ChangeFeedTest {
         }
     }
 
+    /**
+     * A listener that throws an Error (a failed assertion, an OutOfMemoryError while it buffers) is unsubscribed like
+     * one that throws a RuntimeException: the write it was told of is applied and logged, so it must return, and be
+     * committed, rather than report a failure for a write that stands; a writeAndSnapshot must still declare its snapshot.
+     */
+    @Test
+    @Timeout(60)
+    void aListenerThatThrowsAnErrorIsUnsubscribedAndTheWriteReturns() {
+        try (Varve store = Varve.open(SnapshotTest.config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+            int[] calls = {0};
+            store.follow(1, new Replica() {
+                @Override
+                public synchronized void onWrite(long lsn, List<Change> changes) {
+                    calls[0]++;
+                    throw new AssertionError("listener assertion");
+                }
+            });
+            long s = store.writeAndSnapshot(b -> b.put("t", bytes("k"), bytes("v1")), 1);
+            store.table("t").put(bytes("k"), bytes("v2"));
+            assertEquals(1, calls[0]);
+            assertTrue(store.snapshots().stream().anyMatch(i -> i.id() == s), "the batch's snapshot is declared");
+            assertArrayEquals(bytes("v2"), store.table("t").get(bytes("k")));
+        }
+    }
+
     private static void assertTableEquals(Map<String, byte[]> expected, Table actual, String what) {
         Map<String, byte[]> seen = new HashMap<>();
         try (Cursor c = actual.scan(null, null)) {
