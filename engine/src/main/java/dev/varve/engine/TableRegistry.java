@@ -43,7 +43,7 @@ final class TableRegistry {
     void load(boolean emptyStore) {
         if (emptyStore) Catalog.format(engine.memory);
         catalog = new Catalog(engine.memory);
-        for (Catalog.Entry e : catalog.all()) register(e);
+        for (Catalog.Entry e : catalog.all()) tables.put(e.name(), register(e));
     }
 
     /** The partition with file id {@code fileId}; a WAL record naming one the catalog lacks is damage. */
@@ -58,14 +58,23 @@ final class TableRegistry {
         return h;
     }
 
-    /** Adds a table to the catalog, formats its partitions' trees and registers it (a live creation or its replay). */
+    /** Replays a creation: {@link #format}, and the table is found by name at once. */
     void applyCreate(Catalog.Entry e) {
-        catalog.add(e);
-        for (int p = 0; p < e.partitions(); p++) BPlusTree.format(engine.memory, PageId.fileId(e.id(), p));
-        register(e);
+        tables.put(e.name(), format(e));
     }
 
-    private void register(Catalog.Entry e) {
+    /**
+     * Adds a table to the catalog, formats its partitions' trees and registers its partitions; the caller makes the
+     * returned handle findable by name.
+     */
+    private TableHandle format(Catalog.Entry e) {
+        catalog.add(e);
+        for (int p = 0; p < e.partitions(); p++) BPlusTree.format(engine.memory, PageId.fileId(e.id(), p));
+        return register(e);
+    }
+
+    /** Registers the partitions of {@code e} by file id and returns its handle (not yet findable by name). */
+    private TableHandle register(Catalog.Entry e) {
         PartitionHandle[] parts = new PartitionHandle[e.partitions()];
         for (int p = 0; p < parts.length; p++) {
             int fileId = PageId.fileId(e.id(), p);
@@ -74,9 +83,9 @@ final class TableRegistry {
         PartitionHandle[][] byTable = Arrays.copyOf(partitions, Math.max(partitions.length, e.id() + 1));
         byTable[e.id()] = parts;
         partitions = byTable;
-        tables.put(e.name(), new TableHandle(engine, e.name(), e.options(), parts));
         engine.changes.tableRegistered(e.id(), e.name());
         nextTableId = Math.max(nextTableId, e.id() + 1);
+        return new TableHandle(engine, e.name(), e.options(), parts);
     }
 
     /** The table {@code name}, created hash-placed with the configured partition count on first use. */
@@ -135,12 +144,21 @@ final class TableRegistry {
             checkRoom(name, options.partitions(), 1);
             int pages = ConfigLimits.tableCreationPages(options.partitions());
             Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
-            engine.writePath.logged(pages, List.of(), RecordTypes.CREATE_TABLE,
-                    () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> true, () -> {
-                        applyCreate(e);
-                        return true;
-                    });
-            return tables.get(name);
+            TableHandle[] created = new TableHandle[1];
+            try {
+                engine.writePath.logged(pages, List.of(), RecordTypes.CREATE_TABLE,
+                        () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> true, () -> {
+                            created[0] = format(e);
+                            return true;
+                        });
+            } finally {
+                // findable by name only now, after the change feed was told of the creation: a thread that found it
+                // earlier could write to it, and its write be delivered, before the creation (a follower would see
+                // a write to a table it does not know); until now such a thread waits here on the catalog lock.
+                // Also when the commit failed: the table is in the catalog and the WAL, as before.
+                if (created[0] != null) tables.put(name, created[0]);
+            }
+            return created[0];
         }
     }
 

@@ -156,6 +156,48 @@ class ChangeFeedTest {
         }
     }
 
+    /**
+     * A table's creation is delivered before any write to it: another thread that finds the new table as soon as it
+     * is in the registry must not have its write delivered while the creation's call is still to come. The creation's
+     * call is held (on a latch) until the other thread's write either was delivered, or is shown to wait for it.
+     */
+    @Test
+    @Timeout(60)
+    void aTablesCreationIsDeliveredBeforeAnyWriteToIt() throws Exception {
+        try (Varve store = Varve.open(SnapshotTest.config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+            List<String> order = java.util.Collections.synchronizedList(new ArrayList<>()); // not Replica.events, which the anonymous class would see
+            CountDownLatch creating = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            store.follow(1, new Replica() {
+                @Override
+                public void onTableCreated(long lsn, String table, int partitions) {
+                    creating.countDown();
+                    try {
+                        release.await(20, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    order.add("create " + table);
+                }
+
+                @Override
+                public void onWrite(long lsn, List<Change> changes) {
+                    order.add("write " + changes.get(0).table());
+                }
+            });
+            Thread creator = new Thread(() -> store.table("x"), "creator");
+            creator.start();
+            assertTrue(creating.await(20, TimeUnit.SECONDS));
+            Thread writer = new Thread(() -> store.table("x").put(bytes("k"), bytes("v")), "writer");
+            writer.start();
+            writer.join(2000); // either it delivered its write by now (the bug), or it waits for the creation
+            release.countDown();
+            creator.join();
+            writer.join();
+            assertEquals(List.of("create x", "write x"), order);
+        }
+    }
+
     private static void assertTableEquals(Map<String, byte[]> expected, Table actual, String what) {
         Map<String, byte[]> seen = new HashMap<>();
         try (Cursor c = actual.scan(null, null)) {
