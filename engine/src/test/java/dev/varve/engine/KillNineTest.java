@@ -35,6 +35,12 @@ class KillNineTest {
         run(Integer.getInteger("varve.killRounds", 4), Long.getLong("varve.seed", System.nanoTime()), WalSyncMode.FSYNC);
     }
 
+    /** The same under BACKGROUND: the mapped WAL of LOG_ONLY plus a periodic fsync, so a killed process loses nothing acknowledged. */
+    @Test
+    void killedUnderLoadWithBackgroundSyncRecoversExactlyTheAcknowledgedBatches() throws Exception {
+        run(Integer.getInteger("varve.killRounds", 2), Long.getLong("varve.seed", 23), WalSyncMode.BACKGROUND);
+    }
+
     @Test
     @Tag("long")
     @Timeout(value = 4, unit = TimeUnit.HOURS)
