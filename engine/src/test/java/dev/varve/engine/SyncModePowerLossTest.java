@@ -69,6 +69,26 @@ class SyncModePowerLossTest {
         }
     }
 
+    /**
+     * sync() right after a segment switch, while the old segment may still be being forced and the new one is under
+     * its temporary name, with directory entries lost at the power loss unless their directory was fsynced.
+     */
+    @Test
+    void logOnlyKeepsWhatReturnedBeforeASyncRightAfterASegmentSwitch() {
+        for (long seed : SEEDS) {
+            for (RecoveryMode mode : RecoveryMode.values()) {
+                Run r = new Run(dir.resolve("switch-" + mode + "-" + seed), WalSyncMode.LOG_ONLY, mode, seed, Agents.dedicated());
+                r.io.strictDirectoryEntries(true);
+                long segment = r.config.walSegmentSize();
+                int synced = 0;
+                while (r.store.engine().wal.position() / segment == 0) synced = r.write(synced + 1);
+                r.store.sync();
+                r.write(synced + 20);
+                r.powerLoss(synced, -1);
+            }
+        }
+    }
+
     @Test
     void backgroundKeepsWhatReturnedBeforeTheFlushersForce() throws InterruptedException {
         for (long seed : SEEDS) {
@@ -109,6 +129,12 @@ class SyncModePowerLossTest {
             rnd = new Random(seed);
             bigValues = sync != WalSyncMode.BACKGROUND;
             states.add(new HashMap<>());
+        }
+
+        /** Runs ops up to {@code upTo}; returns it. */
+        int write(int upTo) {
+            write(upTo, false);
+            return upTo;
         }
 
         /** Runs ops up to {@code upTo} and, with {@code declare}, a snapshot after them; returns its id (or -1). */
