@@ -121,6 +121,8 @@ class SyncModePowerLossTest {
         final Random rnd;
         final boolean bigValues;
         final List<Map<Integer, Integer>> states = new ArrayList<>();
+        /** Snapshot id -> the op it was declared after. */
+        final Map<Long, Integer> declaredAt = new HashMap<>();
 
         Run(Path path, WalSyncMode sync, RecoveryMode mode, long seed, Agents agents) {
             config = FixtureSupport.small(path).recoveryMode(mode).walSyncMode(sync).walFlushFrequency(Duration.ofMillis(1)).build();
@@ -170,7 +172,10 @@ class SyncModePowerLossTest {
                 }
                 states.add(next);
             }
-            return declare ? store.snapshotNow() : -1;
+            if (!declare) return -1;
+            long id = store.snapshotNow();
+            declaredAt.put(id, upTo);
+            return id;
         }
 
         boolean closed;
@@ -201,21 +206,32 @@ class SyncModePowerLossTest {
             if (!closed) store.halt(); // the process dies without closing
             io.powerLoss();
             try (Varve back = reopen()) {
-                Map<Integer, Integer> found = new HashMap<>();
-                for (int k = 0; k < KEYS; k++) {
-                    byte[] v = back.table("t").get(key(k));
-                    if (v == null) continue;
-                    int op = ByteBuffer.wrap(v).getInt();
-                    assertTrue(op > 0 && op < states.size() && Arrays.equals(value(k, op), v), what + ": key " + k + " holds a value never written");
-                    found.put(k, op);
-                }
+                Map<Integer, Integer> found = read(back.table("t"), what);
                 int last = states.size() - 1;
                 int at = -1;
                 for (int i = last; i >= 0 && at < 0; i--) if (states.get(i).equals(found)) at = i;
                 if (at < 0) fail(what + ": the state after the power loss is that after no prefix of the writes: " + found);
                 assertTrue(at >= promised, what + ": back to the state after op " + at + " of " + last + ", but " + promised + " were promised");
-                if (snapshot > 0) assertTrue(back.snapshots().stream().anyMatch(s -> s.id() == snapshot), what + ": snapshot " + snapshot + " lost");
+                if (snapshot > 0) {
+                    assertTrue(back.snapshots().stream().anyMatch(s -> s.id() == snapshot), what + ": snapshot " + snapshot + " lost");
+                    try (SnapshotView v = back.asOf(snapshot)) { // its past values too, archived as later writes overwrote them
+                        assertEquals(states.get(declaredAt.get(snapshot)), read(v.table("t"), what + ", snapshot " + snapshot), what + ": snapshot " + snapshot);
+                    }
+                }
             }
+        }
+
+        /** Key -> the op whose value it holds, checking each value is one that op wrote. */
+        private Map<Integer, Integer> read(Table t, String what) {
+            Map<Integer, Integer> found = new HashMap<>();
+            for (int k = 0; k < KEYS; k++) {
+                byte[] v = t.get(key(k));
+                if (v == null) continue;
+                int op = ByteBuffer.wrap(v).getInt();
+                assertTrue(op > 0 && op < states.size() && Arrays.equals(value(k, op), v), what + ": key " + k + " holds a value never written");
+                found.put(k, op);
+            }
+            return found;
         }
 
         /** Under LOG_ONLY and BACKGROUND a power loss may leave a torn last record, which the operator cuts (SyncTest). */
