@@ -103,6 +103,17 @@ class SyncModePowerLossTest {
         }
     }
 
+    /** The same with the flusher on its own thread, as in production: once it has forced them, the writes are safe. */
+    @Test
+    void backgroundsFlusherThreadMakesTheWritesDurable() throws InterruptedException {
+        Run r = new Run(dir.resolve("background-thread"), WalSyncMode.BACKGROUND, RecoveryMode.CHECKPOINT_RECOVERY_FILE, 7, Agents.dedicated());
+        long snapshot = r.write(OPS / 2, true);
+        long appended = r.store.engine().wal.position();
+        while (r.store.engine().wal.durableLsn() < appended) Thread.sleep(1); // the test's timeout bounds the wait
+        r.write(OPS, false);
+        r.powerLoss(OPS / 2, snapshot);
+    }
+
     @Test
     void closeKeepsEverythingInEveryMode() {
         for (WalSyncMode sync : WalSyncMode.values()) {
