@@ -239,6 +239,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         h.writeInt(image.pageSize()).writeInt(store.config().partitions());
         Frame.writeString(h, store.config().recoveryMode().name());
         h.writeLong(image.pageCount());
+        h.writeLong(store.config().dataRegionSize()); // a standby needs as much to take every write this store takes
         return Frame.finish(h);
     }
 

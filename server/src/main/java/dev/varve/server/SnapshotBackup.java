@@ -194,6 +194,17 @@ public final class SnapshotBackup {
         }
     }
 
+    /**
+     * The standby's configuration: the committed image's, with the standby's retention policy and a data region at
+     * least as large as the sender's. A write's head-room (and a new table's) must fit in half the data region, so a
+     * standby with a smaller region than the sender's would refuse a batch the sender took, and the follow would end.
+     */
+    private VarveConfig standbyConfig(VarveConfig committed, long senderDataRegionSize) {
+        VarveConfig.Builder b = committed.toBuilder().dataRegionSize(Math.max(committed.dataRegionSize(), senderDataRegionSize));
+        if (retention != null) b.retention(retention);
+        return b.build();
+    }
+
     /** The client's handler: HELLO on connect, frames handed to the applier, one read at a time. */
     private final class Receiver extends SimpleChannelInboundHandler<Frame> {
         private final ImageWriter writer;
@@ -268,8 +279,7 @@ public final class SnapshotBackup {
                     if (!follow) {
                         result.complete(image);
                     } else {
-                        standby = new StandbyWriter(retention == null ? committed : committed.toBuilder().retention(retention).build(), writer.snapshotId(),
-                                writer.snapshotRank());
+                        standby = new StandbyWriter(standbyConfig(committed, writer.senderDataRegionSize()), writer.snapshotId(), writer.snapshotRank());
                         latestSenderSnapshot = writer.snapshotId();
                         progress.imageComplete(image);
                     }
