@@ -133,8 +133,9 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         }
         AdminRoutes.Response r;
         try {
-            // one parameter past the limit is decoded, so a request with too many is refused, not cut short silently
-            QueryStringDecoder q = new QueryStringDecoder(originForm(req.uri()), StandardCharsets.UTF_8, true, MAX_PARAMS + 1);
+            // one parameter past the limit is decoded, so a request with too many is refused, not cut short silently;
+            // ';' is a character of a value (RFC 3986), not netty's default second separator: key=x;y looked up "x"
+            QueryStringDecoder q = new QueryStringDecoder(originForm(req.uri()), StandardCharsets.UTF_8, true, MAX_PARAMS + 1, true);
             r = badQuery(q.parameters());
             if (r == null) r = routes.handle(req.method().name(), q.path(), q.parameters());
         } catch (IllegalArgumentException e) { // a malformed escape in the URI

@@ -364,6 +364,18 @@ class AdminHttpTest {
         assertEquals("7", value(http.get("/api/get?table=accounts&key=%C3%A9")), "the percent-encoded key is found");
     }
 
+    /**
+     * A ';' is a character of the query, not a separator (RFC 3986; curl sends it as typed): {@code key=x;y} looked
+     * up key "x" and answered with its value.
+     */
+    @Test
+    void aSemicolonInAQueryValueIsPartOfTheValue() throws Exception {
+        store.table("accounts").put(bytes("x"), bytes("not this one"));
+        store.table("accounts").put(bytes("x;y"), bytes("8"));
+        assertEquals("8", value(http.get("/api/get?table=accounts&key=x;y")));
+        assertEquals("8", value(http.get("/api/get?table=accounts&key=x%3By")), "percent-encoded, as before");
+    }
+
     @Test
     void writingEndpointsWorkOnlyWhenAllowed() throws Exception {
         try (VarveServer rw = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
