@@ -1,6 +1,7 @@
 package dev.varve.server;
 
 import dev.varve.engine.CheckpointStats;
+import dev.varve.engine.TableOptions;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
@@ -374,6 +375,26 @@ class AdminHttpTest {
         store.table("accounts").put(bytes("x;y"), bytes("8"));
         assertEquals("8", value(http.get("/api/get?table=accounts&key=x;y")));
         assertEquals("8", value(http.get("/api/get?table=accounts&key=x%3By")), "percent-encoded, as before");
+    }
+
+    /** A caller-placed table's keys are found in the partition the caller put them in; without one the answer says so. */
+    @Test
+    void aCallerPlacedTableIsReadThroughThePartitionGiven() throws Exception {
+        store.table("grid", TableOptions.callerPlaced(4)).partition(2).put(bytes("k"), bytes("then"));
+        long then = store.snapshotNow(2);
+        store.table("grid").partition(2).put(bytes("k"), bytes("now"));
+        assertEquals("now", value(http.get("/api/get?table=grid&key=k&partition=2")));
+        assertEquals("then", value(http.get("/api/get?table=grid&key=k&partition=2&asOf=" + then)));
+        assertEquals(404, http.get("/api/get?table=grid&key=k&partition=1").statusCode(), "not in another partition");
+        for (String bad : List.of("/api/get?table=grid&key=k", "/api/get?table=grid&key=k&asOf=" + then, "/api/get?table=grid&key=k&partition=4",
+                "/api/get?table=grid&key=k&partition=-1", "/api/get?table=grid&key=k&partition=x")) {
+            HttpResponse<String> r = http.get(bad);
+            assertEquals(400, r.statusCode(), bad + ": " + r.body());
+            assertTrue(((String) HttpProbe.json(r).get("error")).contains("partition"), bad + ": " + r.body());
+        }
+        List<?> tables = (List<?>) HttpProbe.json(http.get("/api/tables")).get("tables");
+        Map<?, ?> grid = tables.stream().map(t -> (Map<?, ?>) t).filter(t -> t.get("name").equals("grid")).findFirst().orElseThrow();
+        assertEquals(true, grid.get("callerPlaced"), "grid is listed as caller-placed: " + tables);
     }
 
     @Test
