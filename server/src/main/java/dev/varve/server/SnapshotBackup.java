@@ -117,7 +117,10 @@ public final class SnapshotBackup {
         return this;
     }
 
-    /** Ends a follow: {@link #run} returns once the change being applied is in. Safe from any thread. */
+    /**
+     * Ends a follow: {@link #run} returns once the change being applied is in; what arrived after it is not applied
+     * (the standby is whole after any change). Safe from any thread.
+     */
     public void stop() {
         stopping = true;
         Channel ch = channel;
@@ -242,7 +245,9 @@ public final class SnapshotBackup {
             queuedBytes.addAndGet(size);
             applier.execute(() -> {
                 try {
-                    if (!result.isDone()) apply(frame);
+                    // once a follow is stopped, what it read ahead is let go: the standby is whole after any frame,
+                    // and working through up to MAX_QUEUED_BYTES of frames (each snapshot two fsyncs) took minutes
+                    if (!result.isDone() && !(stopping && standby != null)) apply(frame);
                 } catch (RuntimeException | Error e) { // an Error too: the applier must never die silently
                     result.completeExceptionally(e);
                     ch.close();
