@@ -144,7 +144,9 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
             LOG.warn("admin request {} {} failed", req.method(), req.uri(), e);
             r = AdminRoutes.Response.error(500, "internal error; the server log has the details");
         }
-        send(ctx, req, r, r.status() < 400 && HttpUtil.isKeepAlive(req));
+        // a 4xx here answered a request read whole (an absent key is a 404): the connection, and requests pipelined
+        // behind it, go on; only an internal error ends it
+        send(ctx, req, r, r.status() != 500 && HttpUtil.isKeepAlive(req));
     }
 
     private static boolean printableAscii(String target) {

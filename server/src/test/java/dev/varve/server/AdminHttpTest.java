@@ -397,6 +397,20 @@ class AdminHttpTest {
         assertEquals(true, grid.get("callerPlaced"), "grid is listed as caller-placed: " + tables);
     }
 
+    /**
+     * An answer of the routes, a 4xx among them (a key that is absent is a 404), keeps the connection: it was closed
+     * after each, and requests pipelined behind one went unanswered.
+     */
+    @Test
+    void pipelinedRequestsBehindA404AreAnswered() throws Exception {
+        String replies = http.raw(ascii("GET /api/get?table=accounts&key=nobody HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /api/get?table=accounts&key=bob&asOf=x HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /api/get?table=accounts&key=alice HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
+        int absent = replies.indexOf("HTTP/1.1 404"), bad = replies.indexOf("HTTP/1.1 400"), found = replies.indexOf("HTTP/1.1 200");
+        assertTrue(absent >= 0 && bad > absent && found > bad, replies);
+        assertFalse(replies.contains("<timeout>"), "closed after the last, which asked for it: " + replies);
+    }
+
     @Test
     void writingEndpointsWorkOnlyWhenAllowed() throws Exception {
         try (VarveServer rw = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
