@@ -363,6 +363,9 @@ class AdminHttpTest {
         assertTrue(reply.startsWith("HTTP/1.1 400") && reply.contains("must be ASCII"), "not looked up as a double-encoded key: " + reply);
         store.table("accounts").put(bytes("\u00e9"), bytes("7"));
         assertEquals("7", value(http.get("/api/get?table=accounts&key=%C3%A9")), "the percent-encoded key is found");
+        // U+FFFD is a character like any other when it comes UTF-8 encoded (only escapes that are not UTF-8 are refused)
+        store.table("accounts").put(bytes("a\uFFFDb"), bytes("9"));
+        assertEquals("9", value(http.get("/api/get?table=accounts&key=a%EF%BF%BDb")));
     }
 
     /**
