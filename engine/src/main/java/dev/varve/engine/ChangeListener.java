@@ -7,7 +7,8 @@ import java.util.List;
  * say, decoded, as each write is logged.
  *
  * <p>Each call is made on the writer's thread inside the write's critical section (after its WAL record was appended
- * and its pages changed, while it holds the locks of the partitions it wrote): an implementation must be
+ * and its pages changed, while it holds the locks of the partitions it wrote; a table's creation before the table
+ * appears, so that it comes before any write into it): an implementation must be
  * thread-safe, must not block and must not call the store. Calls for one partition come in WAL order; calls for
  * different partitions may interleave in any order, but never across a snapshot or rank declaration: every write
  * committed before a declaration was delivered before it, every later one after it. Replaying the calls in the order

@@ -1,6 +1,7 @@
 package dev.varve.engine;
 
 import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -110,6 +112,67 @@ class ChangeFeedTest {
             assertTrue(replica.events.contains("create b/" + store.config().partitions()), replica.events.toString());
             assertTrue(replica.events.contains("destroy a/0"), replica.events.toString());
             assertNull(replica.tables.get("a").get("after"), "no call after close");
+        }
+    }
+
+    /**
+     * A new table is announced before any write into it, even a write by another thread that found the table the moment
+     * it existed: the creating thread, descheduled between making the table visible and announcing it (simulated by
+     * a first listener that waits), let the other thread's write be announced first, and a standby replaying the
+     * calls failed on a write into a table it did not have.
+     */
+    @Test
+    @Timeout(60)
+    void aTableIsAnnouncedBeforeAWriteIntoItByAnotherThread() throws Exception {
+        // no checkpoint: one waiting for its lock would hold the other writer back until the creator went on
+        VarveConfig config = SnapshotTest.config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE).toBuilder().checkpointFrequency(Duration.ofHours(1)).build();
+        try (Varve store = Varve.open(config)) {
+            CountDownLatch announcing = new CountDownLatch(1);
+            CountDownLatch goOn = new CountDownLatch(1);
+            store.follow(1, new ChangeListener() {
+                @Override
+                public void onWrite(long lsn, List<Change> changes) {
+                }
+
+                @Override
+                public void onTableCreated(long lsn, String table, int partitions) {
+                    announcing.countDown();
+                    try {
+                        goOn.await(30, TimeUnit.SECONDS); // the creating thread, descheduled here
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+
+                @Override
+                public void onPartitionDestroyed(long lsn, String table, int partition) {
+                }
+
+                @Override
+                public void onSnapshot(long lsn, long id, int rank) {
+                }
+
+                @Override
+                public void onRank(long lsn, long id, int rank) {
+                }
+            });
+            Replica second = new Replica() {
+                @Override
+                public synchronized void onWrite(long lsn, List<Change> changes) {
+                    for (Change c : changes) events.add("write " + c.table());
+                }
+            };
+            store.follow(1, second);
+            Thread creator = new Thread(() -> store.table("t"), "creator");
+            creator.start();
+            assertTrue(announcing.await(30, TimeUnit.SECONDS));
+            boolean visible = store.tables().contains("t");
+            if (visible) store.table("t").put(bytes("k"), bytes("v")); // another writer, finding the table there
+            goOn.countDown();
+            creator.join();
+            if (!visible) store.table("t").put(bytes("k"), bytes("v"));
+            List<String> events = second.events.stream().filter(e -> !e.startsWith("snapshot")).toList();
+            assertEquals(List.of("create t/" + store.config().partitions(), "write t"), events);
         }
     }
 

@@ -5,6 +5,7 @@ import dev.varve.engine.DroppedSnapshotInfo;
 import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.SnapshotNotFoundException;
 import dev.varve.engine.SnapshotView;
+import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import dev.varve.engine.VarveMetrics;
 
@@ -25,8 +26,9 @@ import java.util.Map;
  *   <li>{@code GET /api/series}: the sampled figures over time.</li>
  *   <li>{@code GET /api/checkpoints}: the last checkpoints with their IEP-113 breakdowns.</li>
  *   <li>{@code GET /api/snapshots}: live snapshots (id, rank, declared, archive bytes) and recent drops (when, why).</li>
- *   <li>{@code GET /api/tables}: table names and partition counts.</li>
- *   <li>{@code GET /api/get?table=T&key=K[&keyHex=H][&asOf=ID]}: one value, now or as of a snapshot.</li>
+ *   <li>{@code GET /api/tables}: table names, partition counts and placements.</li>
+ *   <li>{@code GET /api/get?table=T&key=K[&keyHex=H][&asOf=ID][&partition=P]}: one value, now or as of a snapshot
+ *   (a caller-placed table needs the key's partition).</li>
  *   <li>{@code POST /api/snapshots?rank=R}, {@code POST /api/rank?id=ID&rank=R}: only with writes allowed.</li>
  * </ul>
  */
@@ -152,7 +154,10 @@ final class AdminRoutes {
 
     private String tables() {
         Json j = new Json().beginObject().name("tables").beginArray();
-        for (String name : store.tables()) j.beginObject().field("name", name).field("partitions", store.table(name).partitions()).endObject();
+        for (String name : store.tables()) {
+            Table t = store.table(name);
+            j.beginObject().field("name", name).field("partitions", t.partitions()).field("callerPlaced", t.options().callerPlaced()).endObject();
+        }
         return j.endArray().endObject().toString();
     }
 
@@ -161,23 +166,47 @@ final class AdminRoutes {
         if (!store.tables().contains(table)) return Response.error(404, "no table named '" + table + "'");
         byte[] key = key(q);
         String asOf = optional(q, "asOf");
+        String part = optional(q, "partition");
+        int partition = part == null ? -1 : partition(part);
         byte[] value;
         Long snapshot = null;
         if (asOf == null) {
-            value = store.table(table).get(key);
+            value = read(store.table(table), partition, key);
         } else {
             snapshot = positiveLong("asOf", asOf);
             try (SnapshotView v = store.asOf(snapshot)) {
-                value = v.tables().contains(table) ? v.table(table).get(key) : null;
+                value = v.tables().contains(table) ? read(v.table(table), partition, key) : null;
             }
         }
         Json j = new Json().beginObject().field("table", table).field("keyHex", HexFormat.of().formatHex(key));
+        if (partition >= 0) j.field("partition", partition);
         j.name("asOf");
         if (snapshot == null) j.value((String) null);
         else j.value(snapshot.longValue());
         j.field("found", value != null);
         if (value != null) j.field("valueBytes", value.length).field("valueBase64", Base64.getEncoder().encodeToString(value));
         return Response.json(value != null ? 200 : 404, j.endObject().toString());
+    }
+
+    /**
+     * The value of {@code key} in {@code t}, in partition {@code partition} when it is given (not -1): a caller-placed
+     * table places keys by the caller's choice, so only its partition finds one.
+     */
+    private static byte[] read(Table t, int partition, byte[] key) {
+        if (partition >= 0) return t.partition(partition).get(key);
+        if (t.options() != null && t.options().callerPlaced())
+            throw new BadRequest("table " + t.name() + " is caller-placed: give the key's partition as partition=P");
+        return t.get(key);
+    }
+
+    private static int partition(String text) {
+        try {
+            int p = Integer.parseInt(text);
+            if (p < 0) throw new BadRequest("partition must be >= 0, was " + p);
+            return p;
+        } catch (NumberFormatException e) {
+            throw new BadRequest("partition is not a number: '" + (text.length() > 40 ? text.substring(0, 40) + "..." : text) + "'");
+        }
     }
 
     private Response declare(Map<String, List<String>> q) {

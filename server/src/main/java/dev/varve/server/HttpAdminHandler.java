@@ -22,6 +22,9 @@ import io.netty.handler.codec.http.TooLongHttpLineException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -133,9 +136,10 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         }
         AdminRoutes.Response r;
         try {
-            // one parameter past the limit is decoded, so a request with too many is refused, not cut short silently
-            QueryStringDecoder q = new QueryStringDecoder(originForm(req.uri()), StandardCharsets.UTF_8, true, MAX_PARAMS + 1);
-            r = badQuery(q.parameters());
+            // one parameter past the limit is decoded, so a request with too many is refused, not cut short silently;
+            // ';' is a character of a value (RFC 3986), not netty's default second separator: key=x;y looked up "x"
+            QueryStringDecoder q = new QueryStringDecoder(originForm(req.uri()), StandardCharsets.UTF_8, true, MAX_PARAMS + 1, true);
+            r = badQuery(q.rawQuery(), q.parameters());
             if (r == null) r = routes.handle(req.method().name(), q.path(), q.parameters());
         } catch (IllegalArgumentException e) { // a malformed escape in the URI
             r = AdminRoutes.Response.error(400, "bad request URI: " + e.getMessage());
@@ -143,7 +147,9 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
             LOG.warn("admin request {} {} failed", req.method(), req.uri(), e);
             r = AdminRoutes.Response.error(500, "internal error; the server log has the details");
         }
-        send(ctx, req, r, r.status() < 400 && HttpUtil.isKeepAlive(req));
+        // a 4xx here answered a request read whole (an absent key is a 404): the connection, and requests pipelined
+        // behind it, go on; only an internal error ends it
+        send(ctx, req, r, r.status() != 500 && HttpUtil.isKeepAlive(req));
     }
 
     private static boolean printableAscii(String target) {
@@ -164,19 +170,43 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
 
     /**
      * A 400 for query parameters no route should see: more than {@value #MAX_PARAMS} (the rest would be dropped, an
-     * {@code asOf} among them), or a value whose escapes are not UTF-8 (the decoder turned them into U+FFFD, which
-     * would look up another key); null when they are fine.
+     * {@code asOf} among them), or one whose escapes are not UTF-8 (the decoder turned them into U+FFFD, which would
+     * look up another key); null when they are fine. The raw query is what tells: a U+FFFD sent UTF-8 encoded is a
+     * character like any other.
      */
-    private static AdminRoutes.Response badQuery(Map<String, List<String>> params) {
+    private static AdminRoutes.Response badQuery(String rawQuery, Map<String, List<String>> params) {
         int n = 0;
-        for (Map.Entry<String, List<String>> e : params.entrySet()) {
-            n += e.getValue().size();
-            for (String v : e.getValue()) {
-                if (v.indexOf('\uFFFD') >= 0 || e.getKey().indexOf('\uFFFD') >= 0)
-                    return AdminRoutes.Response.error(400, "query parameter " + e.getKey() + " is not valid UTF-8 once decoded; give binary keys as keyHex");
+        for (List<String> values : params.values()) n += values.size();
+        if (n > MAX_PARAMS) return AdminRoutes.Response.error(400, "more than " + MAX_PARAMS + " query parameters");
+        for (String component : rawQuery.split("&")) {
+            if (!escapesAreUtf8(component)) {
+                String name = QueryStringDecoder.decodeComponent(component.split("=", 2)[0], StandardCharsets.UTF_8);
+                return AdminRoutes.Response.error(400, "query parameter " + name + " is not valid UTF-8 once decoded; give binary keys as keyHex");
             }
         }
-        return n > MAX_PARAMS ? AdminRoutes.Response.error(400, "more than " + MAX_PARAMS + " query parameters") : null;
+        return null;
+    }
+
+    /** Whether the bytes a raw query component's escapes stand for, with its ASCII characters, are well-formed UTF-8. */
+    private static boolean escapesAreUtf8(String raw) {
+        byte[] bytes = new byte[raw.length()];
+        int n = 0;
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            if (c == '%' && i + 2 < raw.length() && Character.digit(raw.charAt(i + 1), 16) >= 0 && Character.digit(raw.charAt(i + 2), 16) >= 0) {
+                bytes[n++] = (byte) (Character.digit(raw.charAt(i + 1), 16) << 4 | Character.digit(raw.charAt(i + 2), 16));
+                i += 2;
+            } else {
+                bytes[n++] = (byte) c; // the target is printable ASCII (checked before); a bad escape fails the decoder itself
+            }
+        }
+        try {
+            StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes, 0, n));
+            return true;
+        } catch (CharacterCodingException e) {
+            return false;
+        }
     }
 
     /**

@@ -32,6 +32,7 @@ final class ImageWriter implements AutoCloseable {
     private long snapshotId;
     private int snapshotRank;
     private long imagePages;
+    private long senderDataRegionSize;
     private long verifyNanos;
 
     ImageWriter(IncomingStore incoming, RecoveryMode recoveryModeOverride) {
@@ -42,6 +43,11 @@ final class ImageWriter implements AutoCloseable {
     /** The rank of the snapshot the image is of, on the sender. */
     int snapshotRank() {
         return snapshotRank;
+    }
+
+    /** The sender's data region size, or 0 when its HEADER did not carry it. */
+    long senderDataRegionSize() {
+        return senderDataRegionSize;
     }
 
     long snapshotId() {
@@ -76,6 +82,7 @@ final class ImageWriter implements AutoCloseable {
         int partitions = p.readInt();
         RecoveryMode sent = RecoveryMode.valueOf(Frame.readString(p));
         imagePages = p.readLong();
+        senderDataRegionSize = p.readableBytes() >= Long.BYTES ? p.readLong() : 0; // 0: a sender that does not say
         config = VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
                 .recoveryMode(recoveryModeOverride != null ? recoveryModeOverride : sent).walSyncMode(WalSyncMode.LOG_ONLY).build();
         loader = ImageLoader.create(config);

@@ -39,6 +39,9 @@ import java.util.concurrent.TimeUnit;
 final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     private static final Logger LOG = LoggerFactory.getLogger(ShipSender.class);
 
+    /** Declarations a follow tries before it gives up on a snapshot dropped before its image was open. */
+    static final int FOLLOW_ATTEMPTS = 10;
+
     private final Varve store;
     private final Executor shipThreads;
     private final long stallNanos;
@@ -130,36 +133,54 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
      * the changes as they commit, until the receiver goes or falls too far behind.
      */
     private void follow(Channel ch) {
-        ChangeQueue queue = new ChangeQueue(followBufferBytes);
-        try (ChangeFeed feed = store.follow(1, queue)) {
-            shipImage(ch, feed.snapshot());
-            while (true) {
-                List<byte[]> bodies;
+        for (int attempt = 1; ; attempt++) {
+            ChangeQueue queue = new ChangeQueue(followBufferBytes);
+            try (ChangeFeed feed = store.follow(1, queue)) {
+                SnapshotImage image;
                 try {
-                    bodies = queue.take(1000, ShipProtocol.FRAME_TARGET_BYTES);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new ReceiverGone("the shipping thread was interrupted");
+                    image = SnapshotImage.open(store, feed.snapshot());
+                } catch (SnapshotNotFoundException dropped) {
+                    // a sender whose policy keeps few rank-1 snapshots, declaring often, may drop this one before its image
+                    // is open (the open image holds it): nothing went out yet, so declare another
+                    if (attempt < FOLLOW_ATTEMPTS) continue;
+                    throw new SnapshotNotFoundException("the snapshot a follow declares was dropped by the retention policy before its image"
+                            + " could be opened, " + FOLLOW_ATTEMPTS + " times: " + dropped.getMessage());
                 }
-                String overflow = queue.overflow();
-                if (overflow != null) {
-                    fail(ch, overflow + "; the follow stream ends (the standby holds everything up to here; follow again into a new"
-                            + " directory to reseed)");
+                follow(ch, queue, image);
+                return;
+            }
+        }
+    }
+
+    /** Ships the image (and closes it), then the changes after it until the stream ends. */
+    private void follow(Channel ch, ChangeQueue queue, SnapshotImage image) {
+        shipImage(ch, image);
+        while (true) {
+            List<byte[]> bodies;
+            try {
+                bodies = queue.take(1000, ShipProtocol.FRAME_TARGET_BYTES);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ReceiverGone("the shipping thread was interrupted");
+            }
+            String overflow = queue.overflow();
+            if (overflow != null) {
+                fail(ch, overflow + "; the follow stream ends (the standby holds everything up to here; follow again into a new"
+                        + " directory to reseed)");
+                return;
+            }
+            if (bodies.isEmpty()) {
+                if (storeClosed()) { // nothing will come any more: tell the standby instead of beating on forever
+                    fail(ch, "the sender's store was closed; the follow stream ends (the standby holds everything the sender"
+                            + " committed up to here; follow again into a new directory once it is back)");
                     return;
                 }
-                if (bodies.isEmpty()) {
-                    if (storeClosed()) { // nothing will come any more: tell the standby instead of beating on forever
-                        fail(ch, "the sender's store was closed; the follow stream ends (the standby holds everything the sender"
-                                + " committed up to here; follow again into a new directory once it is back)");
-                        return;
-                    }
-                    bodies = List.of(new byte[]{ShipProtocol.HEARTBEAT});
-                }
-                for (byte[] body : bodies) {
-                    ByteBuf f = Frame.start(ch.alloc(), body[0], body.length - 1);
-                    f.writeBytes(body, 1, body.length - 1);
-                    send(ch, Frame.finish(f));
-                }
+                bodies = List.of(new byte[]{ShipProtocol.HEARTBEAT});
+            }
+            for (byte[] body : bodies) {
+                ByteBuf f = Frame.start(ch.alloc(), body[0], body.length - 1);
+                f.writeBytes(body, 1, body.length - 1);
+                send(ch, Frame.finish(f));
             }
         }
     }
@@ -180,7 +201,13 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
      * not continue its run.
      */
     private void shipImage(Channel ch, long id) {
-        try (SnapshotImage image = SnapshotImage.open(store, id)) {
+        shipImage(ch, SnapshotImage.open(store, id));
+    }
+
+    /** Ships {@code image} as {@link #shipImage(Channel, long)} does, and closes it. */
+    private void shipImage(Channel ch, SnapshotImage image) {
+        long id = image.snapshot();
+        try (image) {
             send(ch, header(ch, image));
             ImageDigest digest = new ImageDigest();
             for (SnapshotImage.TableImage t : image.tables()) {
@@ -239,6 +266,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         h.writeInt(image.pageSize()).writeInt(store.config().partitions());
         Frame.writeString(h, store.config().recoveryMode().name());
         h.writeLong(image.pageCount());
+        h.writeLong(store.config().dataRegionSize()); // a standby needs as much to take every write this store takes
         return Frame.finish(h);
     }
 

@@ -117,7 +117,10 @@ public final class SnapshotBackup {
         return this;
     }
 
-    /** Ends a follow: {@link #run} returns once the change being applied is in. Safe from any thread. */
+    /**
+     * Ends a follow: {@link #run} returns once the change being applied is in; what arrived after it is not applied
+     * (the standby is whole after any change). Safe from any thread.
+     */
     public void stop() {
         stopping = true;
         Channel ch = channel;
@@ -194,6 +197,17 @@ public final class SnapshotBackup {
         }
     }
 
+    /**
+     * The standby's configuration: the committed image's, with the standby's retention policy and a data region at
+     * least as large as the sender's. A write's head-room (and a new table's) must fit in half the data region, so a
+     * standby with a smaller region than the sender's would refuse a batch the sender took, and the follow would end.
+     */
+    private VarveConfig standbyConfig(VarveConfig committed, long senderDataRegionSize) {
+        VarveConfig.Builder b = committed.toBuilder().dataRegionSize(Math.max(committed.dataRegionSize(), senderDataRegionSize));
+        if (retention != null) b.retention(retention);
+        return b.build();
+    }
+
     /** The client's handler: HELLO on connect, frames handed to the applier, one read at a time. */
     private final class Receiver extends SimpleChannelInboundHandler<Frame> {
         private final ImageWriter writer;
@@ -231,7 +245,9 @@ public final class SnapshotBackup {
             queuedBytes.addAndGet(size);
             applier.execute(() -> {
                 try {
-                    if (!result.isDone()) apply(frame);
+                    // once a follow is stopped, what it read ahead is let go: the standby is whole after any frame,
+                    // and working through up to MAX_QUEUED_BYTES of frames (each snapshot two fsyncs) took minutes
+                    if (!result.isDone() && !(stopping && standby != null)) apply(frame);
                 } catch (RuntimeException | Error e) { // an Error too: the applier must never die silently
                     result.completeExceptionally(e);
                     ch.close();
@@ -268,8 +284,7 @@ public final class SnapshotBackup {
                     if (!follow) {
                         result.complete(image);
                     } else {
-                        standby = new StandbyWriter(retention == null ? committed : committed.toBuilder().retention(retention).build(), writer.snapshotId(),
-                                writer.snapshotRank());
+                        standby = new StandbyWriter(standbyConfig(committed, writer.senderDataRegionSize()), writer.snapshotId(), writer.snapshotRank());
                         latestSenderSnapshot = writer.snapshotId();
                         progress.imageComplete(image);
                     }

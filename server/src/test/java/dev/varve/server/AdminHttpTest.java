@@ -1,6 +1,7 @@
 package dev.varve.server;
 
 import dev.varve.engine.CheckpointStats;
+import dev.varve.engine.TableOptions;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
@@ -362,6 +363,55 @@ class AdminHttpTest {
         assertTrue(reply.startsWith("HTTP/1.1 400") && reply.contains("must be ASCII"), "not looked up as a double-encoded key: " + reply);
         store.table("accounts").put(bytes("\u00e9"), bytes("7"));
         assertEquals("7", value(http.get("/api/get?table=accounts&key=%C3%A9")), "the percent-encoded key is found");
+        // U+FFFD is a character like any other when it comes UTF-8 encoded (only escapes that are not UTF-8 are refused)
+        store.table("accounts").put(bytes("a\uFFFDb"), bytes("9"));
+        assertEquals("9", value(http.get("/api/get?table=accounts&key=a%EF%BF%BDb")));
+    }
+
+    /**
+     * A ';' is a character of the query, not a separator (RFC 3986; curl sends it as typed): {@code key=x;y} looked
+     * up key "x" and answered with its value.
+     */
+    @Test
+    void aSemicolonInAQueryValueIsPartOfTheValue() throws Exception {
+        store.table("accounts").put(bytes("x"), bytes("not this one"));
+        store.table("accounts").put(bytes("x;y"), bytes("8"));
+        assertEquals("8", value(http.get("/api/get?table=accounts&key=x;y")));
+        assertEquals("8", value(http.get("/api/get?table=accounts&key=x%3By")), "percent-encoded, as before");
+    }
+
+    /** A caller-placed table's keys are found in the partition the caller put them in; without one the answer says so. */
+    @Test
+    void aCallerPlacedTableIsReadThroughThePartitionGiven() throws Exception {
+        store.table("grid", TableOptions.callerPlaced(4)).partition(2).put(bytes("k"), bytes("then"));
+        long then = store.snapshotNow(2);
+        store.table("grid").partition(2).put(bytes("k"), bytes("now"));
+        assertEquals("now", value(http.get("/api/get?table=grid&key=k&partition=2")));
+        assertEquals("then", value(http.get("/api/get?table=grid&key=k&partition=2&asOf=" + then)));
+        assertEquals(404, http.get("/api/get?table=grid&key=k&partition=1").statusCode(), "not in another partition");
+        for (String bad : List.of("/api/get?table=grid&key=k", "/api/get?table=grid&key=k&asOf=" + then, "/api/get?table=grid&key=k&partition=4",
+                "/api/get?table=grid&key=k&partition=-1", "/api/get?table=grid&key=k&partition=x")) {
+            HttpResponse<String> r = http.get(bad);
+            assertEquals(400, r.statusCode(), bad + ": " + r.body());
+            assertTrue(((String) HttpProbe.json(r).get("error")).contains("partition"), bad + ": " + r.body());
+        }
+        List<?> tables = (List<?>) HttpProbe.json(http.get("/api/tables")).get("tables");
+        Map<?, ?> grid = tables.stream().map(t -> (Map<?, ?>) t).filter(t -> t.get("name").equals("grid")).findFirst().orElseThrow();
+        assertEquals(true, grid.get("callerPlaced"), "grid is listed as caller-placed: " + tables);
+    }
+
+    /**
+     * An answer of the routes, a 4xx among them (a key that is absent is a 404), keeps the connection: it was closed
+     * after each, and requests pipelined behind one went unanswered.
+     */
+    @Test
+    void pipelinedRequestsBehindA404AreAnswered() throws Exception {
+        String replies = http.raw(ascii("GET /api/get?table=accounts&key=nobody HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /api/get?table=accounts&key=bob&asOf=x HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /api/get?table=accounts&key=alice HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
+        int absent = replies.indexOf("HTTP/1.1 404"), bad = replies.indexOf("HTTP/1.1 400"), found = replies.indexOf("HTTP/1.1 200");
+        assertTrue(absent >= 0 && bad > absent && found > bad, replies);
+        assertFalse(replies.contains("<timeout>"), "closed after the last, which asked for it: " + replies);
     }
 
     @Test

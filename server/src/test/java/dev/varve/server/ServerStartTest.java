@@ -15,6 +15,7 @@ import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Starting a server that cannot start: a clear unchecked exception, and nothing left running. */
 @Timeout(60)
@@ -38,6 +39,23 @@ class ServerStartTest {
         }
         // the failed server's event loops were shut down: their threads end (the @Timeout fails the test otherwise)
         while (!before.containsAll(nonDaemonThreads())) Thread.sleep(50);
+    }
+
+    /**
+     * Writes allowed on a store opened read-only cannot be honoured: refused at start, naming why (the server started,
+     * and each POST and follow then failed inside as an internal error, 500 without details).
+     */
+    @Test
+    void writesAllowedOnAReadOnlyStoreAreRefusedAtStart() throws Exception {
+        Varve.open(VarveConfig.builder().path(dir).build()).close();
+        try (Varve store = Varve.openReadOnly(VarveConfig.builder().path(dir).build())) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true)));
+            assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+            try (VarveServer readOnly = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
+                assertEquals(403, new HttpProbe(readOnly.address()).send("POST", "/api/snapshots").statusCode(), "served read-only, as asked");
+            }
+        }
     }
 
     private static Set<Thread> nonDaemonThreads() {
