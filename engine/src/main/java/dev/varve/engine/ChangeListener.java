@@ -8,17 +8,18 @@ import java.util.List;
  *
  * <p>Each call is made on the writer's thread inside the write's critical section (after its WAL record was appended
  * and its pages changed, while it holds the locks of the partitions it wrote; a table's creation before the table
- * appears, so that it comes before any write into it): an implementation must be
- * thread-safe, must not block and must not call the store. Calls for one partition come in WAL order; calls for
- * different partitions may interleave in any order, but never across a snapshot or rank declaration: every write
- * committed before a declaration was delivered before it, every later one after it. Replaying the calls in the order
- * they arrive therefore reproduces the store's state at every declaration. A listener that throws anything (an Error
+ * can be found by name, so that it comes before any write into it): an implementation must be thread-safe, must not
+ * block and must not call the store. Calls for one partition come in WAL order; calls for different partitions may
+ * interleave in any order, but never across a snapshot or rank declaration: every write committed before a
+ * declaration was delivered before it, every later one after it. Replaying the calls in the order they arrive
+ * therefore reproduces the store's state at every declaration. A listener that throws anything (an Error
  * too) is unsubscribed (the write itself stands).
  *
  * <p>A call comes when the write is logged, before its commit returns: should the store crash before the commit
  * made the record as durable as {@code walSyncMode} promises (under {@code FSYNC}, before its fsync; under
- * {@code LOG_ONLY} and {@code BACKGROUND} only a power loss, which may take acknowledged writes too), or the commit fail, the listener was told of a change the store may not hold
- * after its next open and whose writer was never told it succeeded. A feed ends, without a call, when the store
+ * {@code LOG_ONLY} and {@code BACKGROUND} only a power loss, which may take acknowledged writes too), or the commit
+ * fail, the listener was told of a change the store may not hold after its next open and whose writer was never told
+ * it succeeded. A feed ends, without a call, when the store
  * closes; there is no resuming one from an LSN (follow again, from a new snapshot).
  */
 public interface ChangeListener {

@@ -184,12 +184,8 @@ final class WritePath {
             for (PartitionHandle h : locked) engine.store.checkUsable(h.fileId);
             if (!worthLogging.getAsBoolean()) return Logged.NOTHING;
             ByteBuffer payload = record.get();
-            ByteBuffer published = engine.changes.active() ? payload.duplicate() : null; // read after the append
+            ByteBuffer published = engine.changes.active() ? payload.duplicate() : null; // read after the apply
             long lsn = engine.wal.append(type, payload);
-            // a new table is announced before its apply makes it visible: another thread's write into it holds none of
-            // the locks held here, so announced after, it could reach a follower first, into a table it does not have
-            boolean announceFirst = type == RecordTypes.CREATE_TABLE;
-            if (published != null && announceFirst) engine.changes.logged(type, published, lsn);
             boolean result;
             if (logsPages) LoggedValue.record(lsn, payload); // payloads are built from index 0
             try {
@@ -197,7 +193,7 @@ final class WritePath {
             } finally {
                 if (logsPages) LoggedValue.clear();
             }
-            if (published != null && !announceFirst) engine.changes.logged(type, published, lsn);
+            if (published != null) engine.changes.logged(type, published, lsn);
             return new Logged(lsn, result);
         } finally {
             for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
