@@ -151,7 +151,7 @@ class FollowModelTest {
     private byte[] key() {
         byte[] k = new byte[1 + rnd.nextInt(6)];
         for (int i = 0; i < k.length; i++) k[i] = (byte) rnd.nextInt(6); // binary, few enough to overwrite
-        k[0] |= (byte) 0x80 * rnd.nextInt(2);
+        k[0] = (byte) (k[0] | 0x80 * rnd.nextInt(2));
         return k;
     }
 
