@@ -14,6 +14,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -36,33 +38,41 @@ class FollowBusySenderTest {
                 .retention(RankTreePolicy.levels(Retention.keepLast(1))).build());
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
             AtomicBoolean stop = new AtomicBoolean();
+            // threads of its own: the declarers never end until told, and in a common pool of one or two workers (two
+            // cores) they held it, so a follow's run queued behind them never started
+            ExecutorService threads = Executors.newCachedThreadPool();
             List<CompletableFuture<Void>> declarers = new ArrayList<>();
-            for (int d = 0; d < 3; d++) {
-                declarers.add(CompletableFuture.runAsync(() -> {
-                    for (int i = 0; !stop.get(); i++) {
-                        int n = i;
-                        store.writeAndSnapshot(b -> b.put("t", ("k" + n % 100).getBytes(StandardCharsets.UTF_8), new byte[10]));
-                    }
-                }));
-            }
-            List<String> failed = new ArrayList<>();
-            for (int r = 0; r < 15; r++) {
-                Path target = dir.resolve("standby" + r);
-                FollowedSnapshots held = new FollowedSnapshots();
-                SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(held);
-                CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (held.count() < 1 && !run.isDone() && System.nanoTime() < deadline) Thread.sleep(10);
-                follow.stop();
-                try {
-                    run.get(60, TimeUnit.SECONDS);
-                } catch (Exception e) {
-                    failed.add("follow " + r + ": " + e.getCause());
+            try {
+                for (int d = 0; d < 3; d++) {
+                    declarers.add(CompletableFuture.runAsync(() -> {
+                        for (int i = 0; !stop.get(); i++) {
+                            int n = i;
+                            store.writeAndSnapshot(b -> b.put("t", ("k" + n % 100).getBytes(StandardCharsets.UTF_8), new byte[10]));
+                        }
+                    }, threads));
                 }
+                List<String> failed = new ArrayList<>();
+                for (int r = 0; r < 15; r++) {
+                    Path target = dir.resolve("standby" + r);
+                    FollowedSnapshots held = new FollowedSnapshots();
+                    SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(held);
+                    CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run, threads);
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (held.count() < 1 && !run.isDone() && System.nanoTime() < deadline) Thread.sleep(10);
+                    follow.stop();
+                    try {
+                        run.get(60, TimeUnit.SECONDS);
+                    } catch (Exception e) {
+                        failed.add("follow " + r + ": " + e.getCause());
+                    }
+                }
+                stop.set(true);
+                for (CompletableFuture<Void> d : declarers) d.get();
+                assertEquals(List.of(), failed);
+            } finally {
+                stop.set(true);
+                threads.shutdown();
             }
-            stop.set(true);
-            for (CompletableFuture<Void> d : declarers) d.get();
-            assertEquals(List.of(), failed);
         }
     }
 }

@@ -9,6 +9,7 @@ import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Table;
 import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +25,8 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -40,6 +43,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FollowConcurrentTest {
     @TempDir
     Path dir;
+    /**
+     * Threads of the test's own for the follow and the writers, which run until told: in the common pool (one or two
+     * workers on two cores) a task queued behind them would not start.
+     */
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void stopThreads() {
+        threads.shutdownNow();
+    }
 
     @Test
     void theStandbyEqualsTheSenderAsOfEveryMappedSnapshot() throws Exception {
@@ -52,7 +65,7 @@ class FollowConcurrentTest {
             store.table("grid", TableOptions.callerPlaced(3));
             FollowedSnapshots held = new FollowedSnapshots();
             SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).retention(keepAll).progress(held);
-            CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
+            CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run, threads);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (store.snapshots().isEmpty() && System.nanoTime() < deadline) Thread.sleep(5);
             ConcurrentLinkedQueue<String> tables = new ConcurrentLinkedQueue<>(List.of("a", "grid"));
@@ -60,7 +73,7 @@ class FollowConcurrentTest {
             List<CompletableFuture<Void>> writers = new ArrayList<>();
             for (int w = 0; w < 3; w++) {
                 int seed = w;
-                writers.add(CompletableFuture.runAsync(() -> write(store, new Random(seed), seed, tables, stop)));
+                writers.add(CompletableFuture.runAsync(() -> write(store, new Random(seed), seed, tables, stop), threads));
             }
             Random rnd = new Random(99);
             for (int s = 0; s < 150 && !writers.stream().anyMatch(CompletableFuture::isCompletedExceptionally); s++) {
