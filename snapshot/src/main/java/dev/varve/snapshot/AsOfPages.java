@@ -63,12 +63,27 @@ public final class AsOfPages implements PageAccess.ReadOnly, AutoCloseable {
         Page copy = spare.poll();
         if (copy == null) copy = new Page(ByteBuffer.allocateDirect(pageSize()), 0, pageSize());
         if (cache.copyOut(pageId, copy.buffer(), 0)) return copy;
-        if (!archive.readArchived(spt, pageId, copy.buffer(), 0)) {
+        boolean held = archive.readArchived(spt, pageId, copy.buffer(), 0);
+        checkNotClosedDuring(copy);
+        if (!held) {
             spare.offer(copy);
             throw archive.noPreState(spt, pageId);
         }
         cache.put(pageId, copy.buffer(), 0);
         return copy;
+    }
+
+    /**
+     * Fails a read of the archive that a close of this view (from another thread) may have overtaken. Once closed,
+     * the view's page table is no longer kept current: a capture slot it maps may be reused for another page, and the
+     * segments it pinned reclaimed, so what was just copied may be another page's bytes — which the B+tree would
+     * read as this page (a get returning another key's value, a scan sizing its path by a garbage height). A close
+     * sets {@code closed} before it unpins anything, so a copy made while this still reads false was made pinned.
+     */
+    private void checkNotClosedDuring(Page copy) {
+        if (!closed) return;
+        spare.offer(copy);
+        throw new IllegalStateException("snapshot view " + spt.snapshot() + " is closed");
     }
 
     /**
