@@ -111,7 +111,10 @@ final class Snapshots {
             if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
             if (rank == r.rank()) return; // accepted, and changes nothing: no record, so followers hear of no raise and its LSN stays
             lsn = engine.wal.append(RecordTypes.RANK, LogicalRecords.encodeRank(id, rank));
-            engine.archive.rank(id, rank, lsn);
+            // The archiver's keepFor check drops snapshots without the checkpoint lock, so it may have dropped this one
+            // since it was found live: the raise is then refused as for any dropped snapshot (its record stays in the
+            // WAL, where replay finds the snapshot dropped and skips it) and followers hear of no raise.
+            if (!engine.archive.rank(id, rank, lsn)) liveSnapshot(id);
             engine.changes.rank(lsn, id, rank);
         } finally {
             checkpointLock.writeLock().unlock();

@@ -298,6 +298,48 @@ class ConcurrentBatchModelTest {
         }
     }
 
+    /**
+     * A raise racing the archiver's check of {@code keepFor} ages (run here back to back on another thread, as the
+     * archiver runs it about once a second): a snapshot that aged out of level 1 is either raised to level 2, which
+     * keeps everything, and stays live, or the raise says it was dropped; never a raise that returns for a snapshot
+     * the same moment's check dropped.
+     */
+    @Test
+    void aRaiseRacingAnAgeingDropKeepsTheSnapshotOrSaysItWasDropped() throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (Varve store = Varve.open(config(RankTreePolicy.levels(Retention.keepFor(Duration.ofMillis(1)), Retention.keepAll())))) {
+            Future<?> archiver = pool.submit(() -> {
+                while (!stop.get()) store.engine().archive.enforce();
+                return null;
+            });
+            int raised = 0, refused = 0;
+            for (int i = 0; i < 4000; i++) {
+                long id = store.snapshotNow();
+                for (int spin = 0; spin < i % 64 * 20; spin++) Thread.onSpinWait(); // raise at various points of its ageing
+                try {
+                    store.rank(id, 2);
+                } catch (SnapshotNotFoundException dropped) {
+                    assertTrue(dropped.getMessage().contains("dropped"), dropped.getMessage());
+                    refused++;
+                    continue;
+                }
+                raised++;
+                try (SnapshotView v = store.asOf(id)) { // level 2 keeps every raised snapshot
+                    assertEquals(id, v.id());
+                } catch (SnapshotNotFoundException e) {
+                    fail("rank(" + id + ", 2) returned, yet the snapshot is gone: " + e.getMessage() + " (after " + raised + " raises, " + refused + " refused)");
+                }
+            }
+            stop.set(true);
+            archiver.get(60, TimeUnit.SECONDS);
+            assertTrue(raised > 0 && refused > 0, "the race ran both ways: " + raised + " raised, " + refused + " refused");
+        } finally {
+            stop.set(true);
+            pool.shutdownNow();
+        }
+    }
+
     /** A snapshot raised a moment ago reads whole, unless other raises have since pushed it out of level 2's three. */
     private static void readIfLive(Varve store, long id) {
         SnapshotView v;
