@@ -101,7 +101,7 @@ class ConcurrencyTest {
     }
 
     /** Every live thread's stack, for a run that did not end. */
-    private static String threadDump() {
+    static String threadDump() {
         StringBuilder b = new StringBuilder();
         Thread.getAllStackTraces().forEach((t, stack) -> {
             b.append('"').append(t.getName()).append("\" ").append(t.getState()).append('\n');

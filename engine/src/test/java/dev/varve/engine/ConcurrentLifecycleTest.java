@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static dev.varve.engine.FixtureSupport.utf8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -66,12 +67,33 @@ class ConcurrentLifecycleTest {
         final Map<String, byte[]> acknowledged = new ConcurrentHashMap<>();
         final Map<String, byte[]> refused = new ConcurrentHashMap<>();
         final List<CompletableFuture<?>> checkpoints = java.util.Collections.synchronizedList(new ArrayList<>());
-        final AtomicInteger calls = new AtomicInteger();
+        /** A rank-2 snapshot (kept by keepAll) of the base keys, which one thread overwrites: its views read the archive. */
+        long old;
+    }
+
+    private static final int BASE_KEYS = 300;
+    /** Writes cycle over this many keys a thread, so the table (and every full scan of it) stays small however long the race. */
+    private static final int KEYS_PER_THREAD = 2000;
+
+    private static byte[] base(long i) {
+        return utf8("base-" + i);
     }
 
     private static final List<Op> OPS = List.of(
+            (s, r, t, i) -> { // overwrites what the old snapshot holds, and reads it back as of the snapshot
+                s.table("t").put(base(i % BASE_KEYS), value(i));
+                try (SnapshotView v = s.asOf(r.old)) {
+                    for (long k = i % 7; k < BASE_KEYS; k += 29) assertArrayEquals(value(1_000_000 + k), v.table("t").get(base(k)), "base key " + k + " as of " + r.old);
+                    try (Cursor c = v.table("t").scan(base(i % BASE_KEYS), null)) {
+                        for (int n = 0; n < 40 && c.next(); n++) {
+                            String k = new String(c.key());
+                            if (k.startsWith("base-")) assertArrayEquals(value(1_000_000 + Long.parseLong(k.substring(5))), c.value(), k + " as of " + r.old);
+                        }
+                    }
+                }
+            },
             (s, r, t, i) -> { // a put: acknowledged or refused
-                byte[] k = key(t, i);
+                byte[] k = key(t, i % KEYS_PER_THREAD);
                 try {
                     s.table("t").put(k, value(i));
                 } catch (IllegalStateException e) {
@@ -81,7 +103,7 @@ class ConcurrentLifecycleTest {
                 r.acknowledged.put(new String(k), value(i));
             },
             (s, r, t, i) -> { // a batch over two tables, a caller-placed partition among them
-                byte[] k = key(t, i);
+                byte[] k = key(t, i % KEYS_PER_THREAD);
                 try {
                     s.write(b -> b.put("t", k, value(i)).put("c", (int) (i % 2), k, value(i)));
                 } catch (IllegalStateException e) {
@@ -97,7 +119,18 @@ class ConcurrentLifecycleTest {
                 }
             },
             (s, r, t, i) -> {
-                long id = s.snapshotNow();
+                long id;
+                if (i % 2 == 0) id = s.snapshotNow();
+                else { // a batch with its snapshot: acknowledged or refused as a put
+                    byte[] k = key(t, i % KEYS_PER_THREAD);
+                    try {
+                        id = s.writeAndSnapshot(b -> b.put("t", k, value(i)));
+                    } catch (IllegalStateException e) {
+                        r.refused.put(new String(k), value(i));
+                        throw e;
+                    }
+                    r.acknowledged.put(new String(k), value(i));
+                }
                 try (SnapshotView v = s.asOf(id); Cursor c = v.table("t").scan(null, null)) {
                     FixtureSupport.drain(c);
                 } catch (SnapshotNotFoundException dropped) {
@@ -139,11 +172,14 @@ class ConcurrentLifecycleTest {
         VarveConfig cfg = config().walSyncMode(mode).build();
         ExecutorService pool = Executors.newFixedThreadPool(OPS.size());
         try {
-            for (int round = 0; round < 4; round++) {
+            for (int round = 0; round < (mode == WalSyncMode.FSYNC ? 1 : 4); round++) {
                 Race race = new Race();
+                AtomicBoolean closing = new AtomicBoolean();
                 Varve store = Varve.open(cfg);
                 store.table("t");
                 store.table("c", TableOptions.callerPlaced(2));
+                for (int k = 0; k < BASE_KEYS; k++) store.table("t").put(base(k), value(1_000_000 + k));
+                race.old = store.snapshotNow(2);
                 CountDownLatch warm = new CountDownLatch(OPS.size());
                 List<Future<Throwable>> threads = new ArrayList<>();
                 int base = round * 100;
@@ -151,26 +187,37 @@ class ConcurrentLifecycleTest {
                     Op op = OPS.get(o);
                     int thread = base + o;
                     threads.add(pool.submit(() -> {
-                        for (long i = 0; i < 50_000_000; i++) { // bounded; a call the close never reaches fails below
-                            try {
-                                op.run(store, race, thread, i);
-                            } catch (IllegalStateException closed) {
-                                return null; // the store closed under it: the one answer allowed
-                            } catch (Throwable t) {
-                                return t;
-                            } finally {
-                                if (i == 5) warm.countDown();
+                        boolean counted = false;
+                        try {
+                            for (long i = 0; i < 50_000_000; i++) { // bounded; a call the close never reaches fails below
+                                try {
+                                    op.run(store, race, thread, i);
+                                } catch (IllegalStateException e) {
+                                    // the store closed under it: the one answer allowed, once the close began
+                                    return closing.get() ? null : new AssertionError("IllegalStateException before the close", e);
+                                } catch (Throwable t) {
+                                    return t;
+                                }
+                                if (i == 5) {
+                                    warm.countDown();
+                                    counted = true;
+                                }
                             }
+                            return new AssertionError("thread " + thread + " never saw the close");
+                        } finally {
+                            if (!counted) warm.countDown(); // a thread that failed early: reported below
                         }
-                        return new AssertionError("thread " + thread + " never saw the close");
                     }));
                 }
-                assertTrue(warm.await(60, TimeUnit.SECONDS), "every thread ran");
+                boolean warmed = warm.await(90, TimeUnit.SECONDS);
+                String stuck = warmed ? "" : ConcurrencyTest.threadDump();
+                closing.set(true);
                 store.close();
                 for (Future<Throwable> f : threads) {
                     Throwable t = f.get(60, TimeUnit.SECONDS);
                     if (t != null) fail("a call racing close threw " + t + " rather than IllegalStateException", t);
                 }
+                assertTrue(warmed, () -> "not every thread made its first calls:\n" + stuck);
                 for (CompletableFuture<?> f : race.checkpoints) {
                     try {
                         f.get(60, TimeUnit.SECONDS);
@@ -182,8 +229,8 @@ class ConcurrentLifecycleTest {
                     Table t = again.table("t");
                     for (Map.Entry<String, byte[]> e : race.acknowledged.entrySet())
                         assertArrayEquals(e.getValue(), t.get(utf8(e.getKey())), "acknowledged " + e.getKey() + " after reopen");
-                    for (String refused : race.refused.keySet())
-                        assertNull(t.get(utf8(refused)), "refused " + refused + " is there after reopen");
+                    for (String refused : race.refused.keySet()) // a refused write left the key as it was: checked above when it was written before
+                        if (!race.acknowledged.containsKey(refused)) assertNull(t.get(utf8(refused)), "refused " + refused + " is there after reopen");
                 }
             }
         } finally {
@@ -235,19 +282,34 @@ class ConcurrentLifecycleTest {
                 }
                 return null;
             }));
-            ConcurrentBatchModelTest.awaitAll(tasks, stop);
-            for (long id : snapshots) try (SnapshotView v = store.asOf(id)) {
-                List<Long> destroyed = keys(v.table("c").partition(0).scan(null, null));
-                List<Long> kept = keys(v.table("c").partition(1).scan(null, null));
-                assertTrue(!kept.isEmpty() || destroyed.isEmpty(), "snapshot " + id);
-                for (int i = 0; i < destroyed.size(); i++) {
-                    long expected = kept.get(kept.size() - destroyed.size() + i);
-                    assertEquals(expected, destroyed.get(i), "snapshot " + id + ": the destroyed partition holds keys other than a run of the latest");
+            tasks.add(pool.submit(() -> { // views of the latest snapshots while destroys give their pages back for reuse
+                for (int i = 0; i < 400 && !stop.get(); i++) {
+                    if (snapshots.isEmpty()) {
+                        Thread.yield();
+                        continue;
+                    }
+                    checkDestroyedIsARun(store, snapshots.get(snapshots.size() - 1 - i % Math.min(3, snapshots.size())));
                 }
-            }
+                return null;
+            }));
+            ConcurrentBatchModelTest.awaitAll(tasks, stop);
+            for (long id : snapshots) checkDestroyedIsARun(store, id);
         } finally {
             stop.set(true);
             pool.shutdownNow();
+        }
+    }
+
+    /** As of snapshot {@code id}, partition 0 holds the latest keys partition 1 holds, and no other. */
+    private static void checkDestroyedIsARun(Varve store, long id) {
+        try (SnapshotView v = store.asOf(id)) {
+            List<Long> destroyed = keys(v.table("c").partition(0).scan(null, null));
+            List<Long> kept = keys(v.table("c").partition(1).scan(null, null));
+            assertTrue(destroyed.size() <= kept.size(), "snapshot " + id + ": more keys in the destroyed partition than in the other");
+            for (int i = 0; i < destroyed.size(); i++) {
+                long expected = kept.get(kept.size() - destroyed.size() + i);
+                assertEquals(expected, destroyed.get(i), "snapshot " + id + ": the destroyed partition holds keys other than a run of the latest");
+            }
         }
     }
 
@@ -332,8 +394,17 @@ class ConcurrentLifecycleTest {
                 return null;
             });
             for (int round = 0; round < 40; round++) {
-                long id = store.snapshotNow();
-                SnapshotView v = store.asOf(id);
+                SnapshotView opened = null;
+                for (int attempt = 0; opened == null && attempt < 1000; attempt++) {
+                    try {
+                        opened = store.asOf(store.snapshotNow());
+                    } catch (SnapshotNotFoundException pushedOut) {
+                        // the writer declared two more before it was opened: keepLast(2) dropped it
+                    }
+                }
+                assertNotNull(opened, "a view of a fresh snapshot opened");
+                SnapshotView v = opened;
+                long id = v.id();
                 Map<Long, byte[]> truth = new java.util.HashMap<>();
                 try (Cursor c = v.table("t").scan(null, null)) {
                     while (c.next()) truth.put(Long.parseLong(new String(c.key()).substring(3)), c.value());
