@@ -174,21 +174,24 @@ class ConcurrentBatchModelTest {
     }
 
     /**
-     * I9 with atomic batches over several tables and partitions, written by several threads, while one thread declares
-     * snapshots (plain, and with a batch of its own through {@code writeAndSnapshot}) and checkpoints run: as of each
-     * snapshot, every writer's group holds one batch whole — no earlier than the last the writer completed before the
-     * declaration was called, no later than the last it had started when the declaration returned — with exactly the
-     * rotating key that batch left; and a {@code writeAndSnapshot}'s snapshot holds its own batch and no later one.
+     * I9 with atomic batches over several tables and partitions, written by several threads, while two threads declare
+     * snapshots (plain, and with a batch of their own through {@code writeAndSnapshot}, whose counter only that thread
+     * writes) and checkpoints run: as of each snapshot, every writer's group holds one batch whole — no earlier than
+     * the last the writer completed before the declaration was called, no later than the last it had started when the
+     * declaration returned — with exactly the rotating key that batch left; a {@code writeAndSnapshot}'s snapshot
+     * holds its own batch, and the other declarer's counter within the same bounds.
      */
     @Test
     void aSnapshotRacingBatchesOnSeveralThreadsIsACutOfWholeBatches() throws Exception {
+        int declarers = 2;
         AtomicBoolean stop = new AtomicBoolean();
-        AtomicLongArray started = new AtomicLongArray(WRITERS);
-        AtomicLongArray completed = new AtomicLongArray(WRITERS);
-        ExecutorService pool = Executors.newFixedThreadPool(WRITERS);
-        record Cut(long id, long[] lo, long[] hi, long own) {
+        // batch writers first, then the declarers' counters: what each started and completed so far
+        AtomicLongArray started = new AtomicLongArray(WRITERS + declarers);
+        AtomicLongArray completed = new AtomicLongArray(WRITERS + declarers);
+        ExecutorService pool = Executors.newFixedThreadPool(WRITERS + declarers);
+        record Cut(int declarer, long id, long[] lo, long[] hi, long own) { // own: its writeAndSnapshot's counter, or -1
         }
-        List<Cut> cuts = new ArrayList<>();
+        List<Cut> cuts = java.util.Collections.synchronizedList(new ArrayList<>());
         try (Varve store = Varve.open(config(RankTreePolicy.keepEverything()))) {
             createTables(store);
             for (int w = 0; w < WRITERS; w++) {
@@ -196,6 +199,7 @@ class ConcurrentBatchModelTest {
                 started.set(w, 1);
                 completed.set(w, 1);
             }
+            for (int d = 0; d < declarers; d++) store.write(counter(d, 0));
             List<Future<?>> writers = new ArrayList<>();
             for (int w = 0; w < WRITERS; w++) {
                 int writer = w;
@@ -209,30 +213,53 @@ class ConcurrentBatchModelTest {
                     return null;
                 }));
             }
-            for (int i = 0; i < 120; i++) {
-                long[] lo = new long[WRITERS];
-                long[] hi = new long[WRITERS];
-                for (int w = 0; w < WRITERS; w++) lo[w] = completed.get(w);
-                long own = i % 2 == 0 ? i : -1;
-                long id = own < 0 ? store.snapshotNow() : store.writeAndSnapshot(b -> b.put("own", FixtureSupport.utf8("counter"), value(own)));
-                for (int w = 0; w < WRITERS; w++) hi[w] = started.get(w);
-                cuts.add(new Cut(id, lo, hi, own));
-                if (i % 10 == 0) Thread.yield();
+            List<Future<?>> declaring = new ArrayList<>();
+            for (int d = 0; d < declarers; d++) {
+                int declarer = d, own = WRITERS + d;
+                declaring.add(pool.submit(() -> {
+                    for (long i = 1; i <= 80; i++) {
+                        long[] lo = new long[WRITERS + declarers];
+                        long[] hi = new long[WRITERS + declarers];
+                        for (int x = 0; x < lo.length; x++) lo[x] = completed.get(x);
+                        long id;
+                        if (i % 2 == 0) {
+                            started.set(own, i);
+                            id = store.writeAndSnapshot(counter(declarer, i));
+                            completed.set(own, i);
+                        } else {
+                            id = store.snapshotNow();
+                        }
+                        for (int x = 0; x < hi.length; x++) hi[x] = started.get(x);
+                        cuts.add(new Cut(declarer, id, lo, hi, i % 2 == 0 ? i : -1));
+                    }
+                    return null;
+                }));
             }
+            awaitAll(declaring, new AtomicBoolean());
             stop.set(true);
-            for (Future<?> f : writers) f.get(60, TimeUnit.SECONDS);
-            long lastOwn = -1;
+            awaitAll(writers, stop);
             for (Cut cut : cuts) {
-                if (cut.own() >= 0) lastOwn = cut.own();
                 try (SnapshotView v = store.asOf(cut.id())) {
-                    assertEquals(lastOwn, seq(v.table("own").get(FixtureSupport.utf8("counter")), "own counter"), "snapshot " + cut.id() + "'s own batch");
-                    for (int w = 0; w < WRITERS; w++) checkWholeBatch(v, w, cut.lo()[w], cut.hi()[w], "snapshot " + cut.id() + " writer " + w);
+                    String what = "snapshot " + cut.id() + " of declarer " + cut.declarer();
+                    if (cut.own() >= 0)
+                        assertEquals(cut.own(), seq(v.table("own").get(FixtureSupport.utf8("counter" + cut.declarer())), what), what + " lacks its own batch");
+                    for (int w = 0; w < WRITERS; w++) checkWholeBatch(v, w, cut.lo()[w], cut.hi()[w], what + ", writer " + w);
+                    for (int d = 0; d < declarers; d++) {
+                        long got = seq(v.table("own").get(FixtureSupport.utf8("counter" + d)), what + ", counter " + d);
+                        long lo = cut.lo()[WRITERS + d], hi = cut.hi()[WRITERS + d];
+                        assertTrue(got >= lo && got <= hi, what + ": counter " + d + " holds " + got + " outside [" + lo + ", " + hi + "]");
+                    }
                 }
             }
         } finally {
             stop.set(true);
             pool.shutdownNow();
         }
+    }
+
+    /** A declarer's batch: its counter set to {@code i}. */
+    private static java.util.function.Consumer<WriteBatch> counter(int declarer, long i) {
+        return b -> b.put("own", FixtureSupport.utf8("counter" + declarer), value(i));
     }
 
     private static void checkWholeBatch(SnapshotView v, int w, long lo, long hi, String what) {
