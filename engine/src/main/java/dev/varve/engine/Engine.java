@@ -113,8 +113,9 @@ final class Engine {
             Path walDir = config.path().resolve("wal");
             long neededFrom = start.walScanFrom(config.walSegmentSize());
             WalOpenScan walScan;
+            ReplayHeadroom replayHeadroom = new ReplayHeadroom(config.pageSize(), start.latest() == null ? 0 : start.latest().markLsn());
             try {
-                walScan = WalOpenScan.run(io, walDir, config.walSegmentSize(), config.walSyncMode(), neededFrom, truncateDamagedWal);
+                walScan = WalOpenScan.run(io, walDir, config.walSegmentSize(), config.walSyncMode(), neededFrom, truncateDamagedWal, replayHeadroom);
             } catch (CorruptionException e) {
                 throw start.explain(e, markers);
             }
@@ -144,6 +145,7 @@ final class Engine {
             opened.push(store);
             this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
             opened.push(memory);
+            replayHeadroom.refuseSmaller(memory, config); // a region the batches to replay cannot fit in, before any write
             // a store of another tree format (its catalog's tells) is refused before recovery writes to it
             BPlusTree.refuseOtherFormat(store, Catalog.FILE_ID);
             // the first write: the markers, the WAL from where recovery reads and the archive were found sound (a page
