@@ -114,7 +114,7 @@ final class Engine {
             long neededFrom = start.walScanFrom(config.walSegmentSize());
             WalOpenScan walScan;
             // what recovery will need of the data region, learnt from the records as the scan checks them
-            ReplayHeadroom replayHeadroom = new ReplayHeadroom(config.pageSize(), start.latest() == null ? 0 : start.latest().markLsn());
+            ReplayHeadroom replayHeadroom = new ReplayHeadroom(config, start.latest() == null ? 0 : start.latest().markLsn());
             PhysicalRestoreRoom restoreRoom = new PhysicalRestoreRoom(start.latest(), start.interrupted());
             try {
                 walScan = WalOpenScan.run(io, walDir, config.walSegmentSize(), config.walSyncMode(), neededFrom, truncateDamagedWal,

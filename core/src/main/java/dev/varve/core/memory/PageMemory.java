@@ -301,15 +301,10 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     /**
      * Head-room a logged change of {@code bytes} (keys and values) in {@code operations} operations may need: its
      * overflow pages plus a split path per operation. The one estimate used both live and during replay, so a
-     * change accepted live can always be replayed — in a region as large as the one that accepted it (an open checks
-     * the records it will replay against a smaller one before it writes, with {@link #headroomFor(int, long, int)}).
+     * change accepted live can always be replayed — in a region as large as the one that accepted it (an open refuses
+     * a smaller region that the changes it will replay certainly do not fit, before it writes).
      */
     public int headroomFor(long bytes, int operations) {
-        return headroomFor(pageSize, bytes, operations);
-    }
-
-    /** {@link #headroomFor(long, int)} for pages of {@code pageSize}, before a region exists. */
-    public static int headroomFor(int pageSize, long bytes, int operations) {
         long pages = bytes / (pageSize - 64) + 16L * operations;
         return (int) Math.min(Integer.MAX_VALUE, pages);
     }
