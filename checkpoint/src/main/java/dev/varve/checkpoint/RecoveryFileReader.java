@@ -62,7 +62,10 @@ public final class RecoveryFileReader {
                         + RecoveryFileFormat.VERSION + ")", path, 8);
             if (h.getInt(h.position() + 24) != (int) crc.getValue()) throw new CorruptionException("recovery file header checksum mismatch", path, 24);
             if (h.getLong(h.position() + 12) != start.id()) throw new CorruptionException("recovery file belongs to checkpoint " + h.getLong(h.position() + 12), path, 12);
-            if (h.getInt(h.position() + 20) != pageSize) throw new CorruptionException("recovery file page size " + h.getInt(h.position() + 20) + " differs from " + pageSize, path, 20);
+            // the header's checksum held: the page size it records is the one the store was written with, so another
+            // one is the configuration's, not damage (which would send the operator to salvage a sound store)
+            if (h.getInt(h.position() + 20) != pageSize) throw new StorageException("recovery file was written with pageSize " + h.getInt(h.position() + 20)
+                    + " but the store is configured with " + pageSize + "; an existing store keeps its page size", path);
             ByteBuffer payload = ByteBuffer.allocateDirect(PageCodec.maxEncodedBytes(pageSize));
             ByteBuffer image = ByteBuffer.allocateDirect(pageSize);
             PageCodec[] codecs = PageCodec.values();

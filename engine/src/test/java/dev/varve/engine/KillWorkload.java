@@ -23,7 +23,7 @@ import java.util.TreeMap;
  * The workload of the kill -9 tests: batch {@code i} is a pure function of (seed, i), so the parent can rebuild the
  * expected state of any prefix of batches. Run as a child JVM: {@code main(dir, mode, firstBatch, ackFile)} applies
  * batches forever and appends each acknowledged batch number to the ack file (one write() per line, which survives
- * the kill).
+ * the kill); optional further arguments: the {@code walSyncMode}, then the {@code recoveryCompression}.
  */
 final class KillWorkload {
     static final long SEED = 99;
@@ -41,8 +41,12 @@ final class KillWorkload {
     }
 
     static VarveConfig config(Path dir, RecoveryMode mode, WalSyncMode sync) {
+        return config(dir, mode, sync, mode == RecoveryMode.CHECKPOINT_RECOVERY_FILE ? RecoveryCompression.SKIP_GARBAGE : RecoveryCompression.DISABLED);
+    }
+
+    static VarveConfig config(Path dir, RecoveryMode mode, WalSyncMode sync, RecoveryCompression compression) {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(3).recoveryMode(mode)
-                .recoveryCompression(mode == RecoveryMode.CHECKPOINT_RECOVERY_FILE ? RecoveryCompression.SKIP_GARBAGE : RecoveryCompression.DISABLED)
+                .recoveryCompression(compression)
                 .walSyncMode(sync).walSegmentSize(4L << 20).checkpointFrequency(Duration.ofMillis(100))
                 .checkpointBufferSize(1L << 20).build();
     }
@@ -126,7 +130,8 @@ final class KillWorkload {
         RecoveryMode mode = RecoveryMode.valueOf(args[1]);
         long from = Long.parseLong(args[2]);
         WalSyncMode sync = args.length > 4 ? WalSyncMode.valueOf(args[4]) : WalSyncMode.LOG_ONLY;
-        try (Varve store = Varve.open(config(dir, mode, sync)); FileOutputStream ack = new FileOutputStream(args[3], true)) {
+        VarveConfig config = args.length > 5 ? config(dir, mode, sync, RecoveryCompression.valueOf(args[5])) : config(dir, mode, sync);
+        try (Varve store = Varve.open(config); FileOutputStream ack = new FileOutputStream(args[3], true)) {
             ack.write(((from - 1) + "\n").getBytes(StandardCharsets.UTF_8));
             for (long i = from; ; i++) {
                 List<Op> ops = batch(i);

@@ -86,9 +86,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             throw new StorageException("cannot create the archive directory", dir, e);
         }
         int k = policy.levelCount();
-        if (io.exists(ArchiveLevel.dirOf(dir, k + 1)))
-            throw new IllegalArgumentException("the archive in " + dir + " has more rank levels than the retention policy's " + k
-                    + "; the number of levels of an existing archive cannot shrink");
+        if (io.exists(ArchiveLevel.dirOf(dir, k + 1))) {
+            int written = k + 1; // named, so the operator knows what the policy must keep
+            while (io.exists(ArchiveLevel.dirOf(dir, written + 1))) written++;
+            throw new IllegalArgumentException("the archive in " + dir + " has " + written + " rank levels but the retention policy has " + k
+                    + "; the number of levels of an existing archive cannot shrink: give the retention policy at least " + written + " levels");
+        }
         // a new archive has no marks file: it is created last, so an archive without one holds no records (once
         // compacted, the marks live in a part named by its first position)
         boolean fresh = ArchiveRecovery.marksMissing(io, dir);

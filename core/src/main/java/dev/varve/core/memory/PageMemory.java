@@ -301,7 +301,8 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     /**
      * Head-room a logged change of {@code bytes} (keys and values) in {@code operations} operations may need: its
      * overflow pages plus a split path per operation. The one estimate used both live and during replay, so a
-     * change accepted live can always be replayed.
+     * change accepted live can always be replayed — in a region as large as the one that accepted it (an open refuses
+     * a smaller region that the changes it will replay certainly do not fit, before it writes).
      */
     public int headroomFor(long bytes, int operations) {
         long pages = bytes / (pageSize - 64) + 16L * operations;

@@ -1,6 +1,7 @@
 package dev.varve.core.wal;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -11,8 +12,15 @@ import java.util.Arrays;
 final class ScannedTypes {
     private final long[] lastHead = new long[256];
     private final boolean[] seen = new boolean[256];
+    /** Shown every record, or null. */
+    private final WalRecordVisitor visitor;
 
     ScannedTypes() {
+        this(null);
+    }
+
+    ScannedTypes(WalRecordVisitor visitor) {
+        this.visitor = visitor;
         Arrays.fill(lastHead, -1);
     }
 
@@ -21,6 +29,11 @@ final class ScannedTypes {
         seen[type] = true;
         if (b.getInt(off) >= WalSegmentDescriptor.RECORD_HEADER_SIZE + Long.BYTES) {
             lastHead[type] = b.getLong(off + WalSegmentDescriptor.PAYLOAD_OFFSET);
+        }
+        if (visitor != null) {
+            ByteBuffer payload = b.slice(off + WalSegmentDescriptor.PAYLOAD_OFFSET, b.getInt(off) - WalSegmentDescriptor.RECORD_HEADER_SIZE)
+                    .asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+            visitor.visit(b.getLong(off + WalSegmentDescriptor.LSN_OFFSET), type, payload);
         }
     }
 

@@ -123,6 +123,15 @@ public final class WalOpenScan {
      */
     public static WalOpenScan run(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long neededFrom,
                                   boolean truncateDamage) {
+        return run(io, dir, segmentSize, mode, neededFrom, truncateDamage, null);
+    }
+
+    /**
+     * {@link #run(FileIOFactory, Path, long, WalSyncMode, long, boolean)}, showing {@code visitor} (when not null) each
+     * valid record it scans from {@code neededFrom}: every record the WAL keeps once its tail is cut.
+     */
+    public static WalOpenScan run(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long neededFrom,
+                                  boolean truncateDamage, WalRecordVisitor visitor) {
         WalSegmentDescriptor.checkSegmentSize(segmentSize);
         List<Long> indexes = listSegments(io, dir);
         List<Path> toDelete = new ArrayList<>();
@@ -142,7 +151,7 @@ public final class WalOpenScan {
             throw missing(dir, from, segmentSize);
         }
         CRC32C crc = new CRC32C();
-        ScannedTypes types = new ScannedTypes();
+        ScannedTypes types = new ScannedTypes(visitor);
         int endOffset = (int) segmentSize; // a mark at the next segment's start: the last one is full
         for (long index = Math.min(fromIndex, last); index <= last; index++) {
             Path path = unnamed != null && index == last ? unnamed : segmentPath(dir, index);
