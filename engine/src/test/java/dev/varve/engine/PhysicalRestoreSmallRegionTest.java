@@ -8,11 +8,15 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -24,7 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * reopened with a smaller dataRegionSize): its pages are restored from the physical records in page memory, which
  * no checkpoint cleans while the store opens. The restore used to wait 120 s for a clean page to evict and fail the
  * open ("is the checkpointer stuck or failed?"); it writes out what it restored so far instead — and a crash in
- * the middle of that restore, after such a write, still recovers every write.
+ * the middle of that restore, after such a write, still recovers every write; a read-only open restores the same
+ * way without changing a file.
  */
 @Timeout(300)
 class PhysicalRestoreSmallRegionTest {
@@ -82,6 +87,29 @@ class PhysicalRestoreSmallRegionTest {
         try (Varve store = Varve.open(config(8L << 20))) {
             checkAll(store);
         }
+    }
+
+    /** A read-only open restores the same way, its written-out pages landing in memory: not one file changes. */
+    @Test
+    void readOnlyOpenRestoresInASmallRegionWithoutChangingAFile() throws Exception {
+        interruptedCheckpointOfManyPages();
+        Map<Path, byte[]> before = files();
+        try (Varve store = Varve.openReadOnly(config(8L << 20))) {
+            assertEquals("physical wal", store.recoveryReport().restoredFrom());
+            checkAll(store);
+        }
+        Map<Path, byte[]> after = files();
+        assertEquals(before.keySet(), after.keySet());
+        for (Path p : before.keySet()) assertArrayEquals(before.get(p), after.get(p), p.toString());
+    }
+
+    private Map<Path, byte[]> files() throws IOException {
+        Map<Path, byte[]> m = new TreeMap<>();
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.filter(Files::isRegularFile).filter(p -> !p.getFileName().toString().equals("varve.lock")).toList())
+                m.put(p, Files.readAllBytes(p));
+        }
+        return m;
     }
 
     @Test
