@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * open dies too after restoring part of the checkpoint from its recovery files, and a third open must hold every
  * acknowledged write, byte for byte (and the write that failed, if one did, whole or not at all).
  */
-@Timeout(600) // a write in flight when the page file failed may wait out page memory's 120 s limit (see the README, I/O errors)
+@Timeout(600) // one case once took 121 s: after the injected failure a wait in page memory ran to its 120 s limit
 class RecoveryFileUnderPressureTest {
     private static final int KEYS = 4000;
 
