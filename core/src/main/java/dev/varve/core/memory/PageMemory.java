@@ -240,8 +240,8 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         if (recovering && heldFrames.get() >= frames.length)
             throw new StorageException("recovery filled the data region with the changes of one WAL record (" + frames.length
                     + " pages of " + pageSize + " bytes, all dirty, none of which can be written out before the record is applied): "
-                    + "dataRegionSize of " + (long) frames.length * pageSize + " bytes is too small for a change the store logged "
-                    + "with a larger one; reopen with the dataRegionSize it was written with", null);
+                    + "dataRegionSize of " + (long) frames.length * pageSize + " bytes is too small to replay it; reopen with a larger "
+                    + "dataRegionSize (the one the store was written with, if that was larger)", null);
         waitOrFail(startNanos, "a clean page to evict (" + heldPages() + " of " + frames.length + " pages dirty)");
     }
 
