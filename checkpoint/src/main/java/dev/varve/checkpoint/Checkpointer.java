@@ -184,6 +184,9 @@ public final class Checkpointer implements AutoCloseable {
         long lockStart = System.nanoTime();
         checkpointLock.writeLock().lock();
         try {
+            // again under the lock: a writer whose logged change failed half-way refused further checkpoints while it
+            // held the lock's other side, which this checkpoint may have been waiting for since its first check
+            checkUsable();
             mark = markSupplier.getAsLong();
             walBytesAtMark = wal.bytesWritten();
             memory.markCheckpoint();
