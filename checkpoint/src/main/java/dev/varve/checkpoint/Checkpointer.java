@@ -184,6 +184,9 @@ public final class Checkpointer implements AutoCloseable {
         long lockStart = System.nanoTime();
         checkpointLock.writeLock().lock();
         try {
+            // again under the lock: a writer whose logged change failed half-way refused further checkpoints while it
+            // held the lock's other side, which this checkpoint may have been waiting for since its first check
+            checkUsable();
             mark = markSupplier.getAsLong();
             walBytesAtMark = wal.bytesWritten();
             memory.markCheckpoint();
@@ -257,17 +260,7 @@ public final class Checkpointer implements AutoCloseable {
     public void finishRestore(CheckpointMarker start) {
         running.lock();
         try {
-            List<Frame> pages;
-            checkpointLock.writeLock().lock();
-            try {
-                memory.markCheckpoint();
-            } finally {
-                checkpointLock.writeLock().unlock();
-            }
-            pages = memory.markedPages();
-            pages.sort(Comparator.comparingLong(Frame::heldPageId));
-            Set<Integer> touched = writePages(pages);
-            pool.forEach(new ArrayList<>(touched), fileId -> memory.store().force(fileId));
+            writeRestoredPages();
             markers.write(new CheckpointMarker(CheckpointMarker.END, start.id(), start.markLsn(), start.prevMarkLsn(),
                     CheckpointMarker.NO_RECOVERY_DATA, 0, new int[0], new long[0]));
             markers.deleteBefore(start.id());
@@ -277,6 +270,38 @@ public final class Checkpointer implements AutoCloseable {
         } finally {
             running.unlock();
         }
+    }
+
+    /**
+     * Binary restore from physical WAL records filled the data region with restored pages (dirty, which nothing else
+     * evicts while the store opens, so the restore would wait for a clean page in vain): writes and fsyncs the pages
+     * restored so far, which may then be evicted, and lets the restore go on. The page files then hold states from
+     * before the interrupted checkpoint's mark, which is safe: until {@link #finishRestore} writes its end marker, a
+     * crash restores again from the same records, and every page's first record after the previous mark is a whole
+     * image (or, for a new page, a rebuild of all its bytes), so nothing in the restore reads what is written here
+     * before its own record sets it again.
+     */
+    public void flushRestored() {
+        running.lock();
+        try {
+            writeRestoredPages();
+        } finally {
+            running.unlock();
+        }
+    }
+
+    /** Writes and fsyncs every dirty page (the restore's), as a checkpoint without markers; the caller holds {@code running}. */
+    private void writeRestoredPages() {
+        checkpointLock.writeLock().lock();
+        try {
+            memory.markCheckpoint();
+        } finally {
+            checkpointLock.writeLock().unlock();
+        }
+        List<Frame> pages = memory.markedPages();
+        pages.sort(Comparator.comparingLong(Frame::heldPageId));
+        Set<Integer> touched = writePages(pages);
+        pool.forEach(new ArrayList<>(touched), fileId -> memory.store().force(fileId));
     }
 
     private record RecoveryFiles(int[] entries, long[] bytes) {

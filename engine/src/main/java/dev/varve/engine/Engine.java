@@ -167,7 +167,9 @@ final class Engine {
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
             LogicalReplayer replayer = new LogicalReplayer(this, agents.parallel());
+            memory.recovering(true);
             this.recovery = new Recovery(memory, wal, markers, checkpointer, start).run(replayer, !readOnly);
+            memory.recovering(false);
             this.replayWorkers = replayer.workersStarted();
             if (replayer.owedSnapshotRank() > 0) snapshots.declareOwed(replayer.owedSnapshotRank());
             if (!readOnly) { // a read-only store never changes after its in-memory recovery

@@ -21,9 +21,9 @@ import java.util.TreeMap;
 
 /**
  * The workload of the kill -9 tests: batch {@code i} is a pure function of (seed, i), so the parent can rebuild the
- * expected state of any prefix of batches. Run as a child JVM: {@code main(dir, mode, firstBatch, ackFile)} applies
- * batches forever and appends each acknowledged batch number to the ack file (one write() per line, which survives
- * the kill); optional further arguments: the {@code walSyncMode}, then the {@code recoveryCompression}.
+ * expected state of any prefix of batches. Run as a child JVM: {@code main(dir, mode, firstBatch, ackFile[, walSyncMode[,
+ * PRESSURE | recoveryCompression]])} applies batches forever and appends each acknowledged batch number to the ack
+ * file (one write() per line, which survives the kill).
  */
 final class KillWorkload {
     static final long SEED = 99;
@@ -33,6 +33,18 @@ final class KillWorkload {
     record Op(String table, byte[] key, byte[] value) {
     }
 
+    /**
+     * What the batches write and into what store: {@link #NORMAL} fits its 16 MiB region; {@link #PRESSURE} grows
+     * to several times its 8 MiB region (values up to 4 KiB, one in 40 of 10-40 KiB, one in 600 of 1 MiB — an
+     * overflow chain longer than its 256 KiB checkpoint buffer), so pages are evicted and read back, and writers
+     * wait for copy-on-write slots, while the child is killed.
+     */
+    record Shape(int keys, int smallMax, int hugeEvery, long regionBytes, long checkpointBufferBytes) {
+    }
+
+    static final Shape NORMAL = new Shape(KEYS, 400, 0, 16L << 20, 1L << 20);
+    static final Shape PRESSURE = new Shape(4000, 4096, 600, 8L << 20, 256L << 10);
+
     private KillWorkload() {
     }
 
@@ -41,28 +53,46 @@ final class KillWorkload {
     }
 
     static VarveConfig config(Path dir, RecoveryMode mode, WalSyncMode sync) {
-        return config(dir, mode, sync, mode == RecoveryMode.CHECKPOINT_RECOVERY_FILE ? RecoveryCompression.SKIP_GARBAGE : RecoveryCompression.DISABLED);
+        return config(NORMAL, dir, mode, sync, defaultCompression(mode));
     }
 
     static VarveConfig config(Path dir, RecoveryMode mode, WalSyncMode sync, RecoveryCompression compression) {
-        return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(3).recoveryMode(mode)
+        return config(NORMAL, dir, mode, sync, compression);
+    }
+
+    static VarveConfig config(Shape shape, Path dir, RecoveryMode mode, WalSyncMode sync) {
+        return config(shape, dir, mode, sync, defaultCompression(mode));
+    }
+
+    private static RecoveryCompression defaultCompression(RecoveryMode mode) {
+        return mode == RecoveryMode.CHECKPOINT_RECOVERY_FILE ? RecoveryCompression.SKIP_GARBAGE : RecoveryCompression.DISABLED;
+    }
+
+    static VarveConfig config(Shape shape, Path dir, RecoveryMode mode, WalSyncMode sync, RecoveryCompression compression) {
+        return VarveConfig.builder().path(dir).dataRegionSize(shape.regionBytes()).partitions(3).recoveryMode(mode)
                 .recoveryCompression(compression)
                 .walSyncMode(sync).walSegmentSize(4L << 20).checkpointFrequency(Duration.ofMillis(100))
-                .checkpointBufferSize(1L << 20).build();
+                .checkpointBufferSize(shape.checkpointBufferBytes()).build();
     }
 
     static List<Op> batch(long i) {
+        return batch(NORMAL, i);
+    }
+
+    static List<Op> batch(Shape shape, long i) {
         Random r = new Random(SEED * 1_000_003L + i);
         int n = 1 + r.nextInt(6);
         List<Op> ops = new ArrayList<>(n);
         for (int j = 0; j < n; j++) {
             String t = TABLES[r.nextInt(TABLES.length)];
-            byte[] k = ("k" + r.nextInt(KEYS)).getBytes(StandardCharsets.UTF_8);
+            byte[] k = ("k" + r.nextInt(shape.keys())).getBytes(StandardCharsets.UTF_8);
             if (r.nextInt(5) == 0) {
                 ops.add(new Op(t, k, null));
                 continue;
             }
-            byte[] v = new byte[r.nextInt(40) == 0 ? 10_000 + r.nextInt(30_000) : r.nextInt(400)];
+            int length = r.nextInt(40) == 0 ? 10_000 + r.nextInt(30_000) : r.nextInt(shape.smallMax());
+            if (shape.hugeEvery() > 0 && r.nextInt(shape.hugeEvery()) == 0) length = 1 << 20;
+            byte[] v = new byte[length];
             r.nextBytes(v);
             ops.add(new Op(t, k, v));
         }
@@ -71,10 +101,14 @@ final class KillWorkload {
 
     /** Expected tables after batches [0, n). */
     static Map<String, TreeMap<String, byte[]>> model(long n) {
+        return model(NORMAL, n);
+    }
+
+    static Map<String, TreeMap<String, byte[]>> model(Shape shape, long n) {
         Map<String, TreeMap<String, byte[]>> m = new HashMap<>();
         for (String t : TABLES) m.put(t, new TreeMap<>());
         for (long i = 0; i < n; i++) {
-            for (Op op : batch(i)) {
+            for (Op op : batch(shape, i)) {
                 String k = new String(op.key(), StandardCharsets.UTF_8);
                 if (op.value() == null) m.get(op.table()).remove(k);
                 else m.get(op.table()).put(k, op.value());
@@ -90,10 +124,14 @@ final class KillWorkload {
 
     /** Null when the tables (current, or as of a snapshot) hold exactly the model, else the first difference. */
     static String diff(java.util.function.Function<String, Table> tables, Map<String, TreeMap<String, byte[]>> model) {
+        return diff(NORMAL, tables, model);
+    }
+
+    static String diff(Shape shape, java.util.function.Function<String, Table> tables, Map<String, TreeMap<String, byte[]>> model) {
         for (String t : TABLES) {
             Table table = tables.apply(t);
             TreeMap<String, byte[]> m = model.get(t);
-            for (int k = 0; k < KEYS; k++) {
+            for (int k = 0; k < shape.keys(); k++) {
                 byte[] key = ("k" + k).getBytes(StandardCharsets.UTF_8);
                 byte[] want = m.get("k" + k);
                 byte[] got = table.get(key);
@@ -130,11 +168,13 @@ final class KillWorkload {
         RecoveryMode mode = RecoveryMode.valueOf(args[1]);
         long from = Long.parseLong(args[2]);
         WalSyncMode sync = args.length > 4 ? WalSyncMode.valueOf(args[4]) : WalSyncMode.LOG_ONLY;
-        VarveConfig config = args.length > 5 ? config(dir, mode, sync, RecoveryCompression.valueOf(args[5])) : config(dir, mode, sync);
-        try (Varve store = Varve.open(config); FileOutputStream ack = new FileOutputStream(args[3], true)) {
+        // the sixth argument, when given: PRESSURE (the small region's shape), or a recoveryCompression
+        Shape shape = args.length > 5 && args[5].equals("PRESSURE") ? PRESSURE : NORMAL;
+        RecoveryCompression compression = args.length > 5 && shape == NORMAL ? RecoveryCompression.valueOf(args[5]) : defaultCompression(mode);
+        try (Varve store = Varve.open(config(shape, dir, mode, sync, compression)); FileOutputStream ack = new FileOutputStream(args[3], true)) {
             ack.write(((from - 1) + "\n").getBytes(StandardCharsets.UTF_8));
             for (long i = from; ; i++) {
-                List<Op> ops = batch(i);
+                List<Op> ops = batch(shape, i);
                 store.write(b -> {
                     for (Op op : ops) {
                         if (op.value() == null) b.remove(op.table(), op.key());

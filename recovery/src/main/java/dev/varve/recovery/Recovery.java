@@ -118,7 +118,18 @@ public final class Recovery {
             while (r.next() && r.lsn() < start.markLsn()) {
                 if (r.type() == RecordTypes.DATA_BATCH) batches.offer(r); // what later rebuilds may copy values from
                 if (!PhysicalRecords.isPhysical(r.type())) continue;
-                PhysicalRecords.apply(r.type(), r.payload(), memory, batches);
+                // a record changes one page (a rebuild only reads the others); when the region has no room left for
+                // it — the interrupted checkpoint held more pages than this open's dataRegionSize — the pages
+                // restored so far are written out, as nothing else cleans pages before the store is open
+                if (!memory.tryReserve(1)) {
+                    checkpointer.flushRestored();
+                    memory.awaitHeadroom(1);
+                }
+                try {
+                    PhysicalRecords.apply(r.type(), r.payload(), memory, batches);
+                } finally {
+                    memory.releaseHeadroom(1);
+                }
                 if (PhysicalRecords.isImage(r.type())) pages.add(r.payload().getLong(0));
             }
         }

@@ -86,7 +86,7 @@ final class FrameReplacer {
             f = evict();
             if (f != null) return f;
             if (start == 0) start = System.nanoTime();
-            memory.waitOrFail(start, "a clean page to evict (" + memory.heldPages() + " of " + frames.length + " pages dirty)");
+            memory.waitForCleanPage(start);
         }
     }
 

@@ -51,6 +51,8 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     private volatile PageWriteHook[] hooks = new PageWriteHook[0];
     /** Called when the region or the checkpoint buffer runs short: starts a checkpoint. */
     private volatile Runnable pressure = () -> { };
+    /** Set while recovery applies the WAL: pages are cleaned only between its records, never while one is applied. */
+    private volatile boolean recovering;
     volatile boolean closed;
     private final PageCopier copier = new PageCopier(this);
     private final PageAccess unlatchedReads = new UnlatchedReads(this);
@@ -220,6 +222,27 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         } finally {
             if (start != 0) slotWaitNanos.add(System.nanoTime() - start);
         }
+    }
+
+    /**
+     * Marks the time recovery applies WAL records: no checkpoint runs while it applies one, so a record that fills
+     * the region with dirty pages (written under a larger dataRegionSize) can never get a clean page.
+     */
+    public void recovering(boolean on) {
+        recovering = on;
+    }
+
+    /**
+     * Waits for a clean page to evict, as {@link #waitOrFail}; but fails at once when recovery holds every frame
+     * dirty, as waiting out the limit would not free one.
+     */
+    void waitForCleanPage(long startNanos) {
+        if (recovering && heldFrames.get() >= frames.length)
+            throw new StorageException("recovery filled the data region with the changes of one WAL record (" + frames.length
+                    + " pages of " + pageSize + " bytes, all dirty, none of which can be written out before the record is applied): "
+                    + "dataRegionSize of " + (long) frames.length * pageSize + " bytes is too small to replay it; reopen with a larger "
+                    + "dataRegionSize (the one the store was written with, if that was larger)", null);
+        waitOrFail(startNanos, "a clean page to evict (" + heldPages() + " of " + frames.length + " pages dirty)");
     }
 
     void waitOrFail(long startNanos, String what) {

@@ -1,0 +1,60 @@
+package dev.varve.engine;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.WalSyncMode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Kill -9 of a child JVM whose data set outgrows its data region ({@link KillWorkload#PRESSURE}: an 8 MiB region, a
+ * 256 KiB checkpoint buffer, 1 MiB values), alternating the recovery mode it writes in and the one it is reopened
+ * in: every acknowledged batch is there after reopen (plus at most the one in flight, whole), while clean pages
+ * were evicted and read back and checkpoints ran with the buffer overflowing.
+ */
+@Timeout(600)
+class KillUnderMemoryPressureTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void killedWhileTheDataSetOutgrowsTheRegionRecoversEveryAcknowledgedBatch() throws Exception {
+        Path dir = tmp.resolve("store");
+        Path ack = tmp.resolve("ack");
+        Path log = tmp.resolve("child.log");
+        long applied = 0;
+        long evicted = 0;
+        for (int round = 0; round < 4; round++) {
+            RecoveryMode mode = round % 2 == 0 ? RecoveryMode.CHECKPOINT_RECOVERY_FILE : RecoveryMode.WAL_PHYSICAL;
+            RecoveryMode reopen = round % 2 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE;
+            String where = "round " + round + " (" + mode + " -> " + reopen + ")";
+            long acked = FixtureChildJvm.killUnderLoad(KillWorkload.class, dir, mode, applied, ack, log, 2500 + 500L * round, where,
+                    WalSyncMode.LOG_ONLY.name(), "PRESSURE");
+            assertTrue(acked > applied, where + ": child acknowledged nothing");
+            try (Varve store = Varve.open(KillWorkload.config(KillWorkload.PRESSURE, dir, reopen, WalSyncMode.LOG_ONLY))) {
+                String d = diff(store, acked);
+                if (d == null) {
+                    applied = acked;
+                } else {
+                    assertNull(diff(store, acked + 1), where + ": state matches neither " + acked + " nor " + (acked + 1) + " batches: " + d);
+                    applied = acked + 1;
+                }
+                evicted += store.metrics().pagesEvicted();
+            }
+        }
+        assertTrue(evicted > 0, "the data set never outgrew the region: no page was evicted");
+        System.out.println("kill -9 under memory pressure: " + applied + " batches, " + evicted + " pages evicted while checking");
+    }
+
+    private static String diff(Varve store, long batches) {
+        Map<String, TreeMap<String, byte[]>> model = KillWorkload.model(KillWorkload.PRESSURE, batches);
+        return KillWorkload.diff(KillWorkload.PRESSURE, store::table, model);
+    }
+}
