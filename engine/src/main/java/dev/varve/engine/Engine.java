@@ -115,13 +115,9 @@ final class Engine {
             WalOpenScan walScan;
             // what recovery will need of the data region, learnt from the records as the scan checks them
             ReplayHeadroom replayHeadroom = new ReplayHeadroom(config, start.latest() == null ? 0 : start.latest().markLsn());
-            PhysicalRestoreRoom restoreRoom = new PhysicalRestoreRoom(start.latest(), start.interrupted());
             try {
                 walScan = WalOpenScan.run(io, walDir, config.walSegmentSize(), config.walSyncMode(), neededFrom, truncateDamagedWal,
-                        (lsn, type, payload) -> {
-                            replayHeadroom.visit(lsn, type, payload);
-                            restoreRoom.visit(lsn, type, payload);
-                        });
+                        replayHeadroom);
             } catch (CorruptionException e) {
                 throw start.explain(e, markers);
             }
@@ -151,8 +147,7 @@ final class Engine {
             opened.push(store);
             this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
             opened.push(memory);
-            restoreRoom.refuseSmaller(memory, config); // a region the restore or the replay cannot fit in, before any write
-            replayHeadroom.refuseSmaller(memory, config);
+            replayHeadroom.refuseSmaller(memory, config); // a region the replay cannot fit in, before any write
             // a store of another tree format (its catalog's tells) is refused before recovery writes to it
             BPlusTree.refuseOtherFormat(store, Catalog.FILE_ID);
             // the first write: the markers, the WAL from where recovery reads and the archive were found sound (a page
