@@ -98,7 +98,14 @@ public final class Checkpointer implements AutoCloseable {
         this.physicalLog = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL ? new PhysicalPageLog(wal, memory.pageSize(), unusedRange, codec) : null;
         if (physicalLog != null) memory.addWriteHook(physicalLog);
         this.trigger = new CheckpointTrigger(this, config, memory);
-        memory.onPressure(() -> trigger.wake("memory pressure"));
+        // a wait for a clean page or a checkpoint-buffer slot: once the checkpointer has failed none will come (the
+        // failed checkpoint hands its pages back dirty, and no other runs until the store is reopened), so the waiter
+        // fails at once, naming the failure, instead of waiting out page memory's limit; and one that holds latches of
+        // the failed checkpoint's pages lets go of them, which that checkpoint's hand-back waits for
+        memory.onPressure(() -> {
+            checkUsable();
+            trigger.wake("memory pressure");
+        });
     }
 
     /** Where recovery left the store: the last complete checkpoint. */
@@ -246,6 +253,7 @@ public final class Checkpointer implements AutoCloseable {
             LOG.info("{}", s);
             return s;
         } catch (RuntimeException | Error e) {
+            if (failure == null) failure = e; // first, so that writers waiting for its slots fail (see onPressure above)
             memory.abandonCheckpoint(pages);
             throw e;
         } finally {

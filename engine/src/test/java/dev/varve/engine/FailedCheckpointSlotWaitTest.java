@@ -1,0 +1,102 @@
+package dev.varve.engine;
+
+import static dev.varve.engine.FixtureSupport.utf8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.core.io.StorageException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A write waiting for a checkpoint-buffer slot when the checkpoint that holds the slots fails: no checkpoint will free
+ * one any more, and the write used to wait out page memory's 120 s limit and then fail asking whether the
+ * checkpointer was stuck. It now fails as soon as the failed checkpoint has let go, naming the checkpoint's failure;
+ * and the reopened store holds every acknowledged write, and the failed batch whole or not at all.
+ */
+@Timeout(90) // the old behaviour waited 120 s: this fails it
+class FailedCheckpointSlotWaitTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aWriteWaitingForASlotOfAFailedCheckpointFailsAtOnce() throws Exception {
+        AtomicBoolean hold = new AtomicBoolean();
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        // once armed, the checkpoint's first page write waits for the test, then fails as a dying disk would
+        HookedFileIOFactory io = new HookedFileIOFactory((op, file) -> {
+            if (op == HookedFileIOFactory.Op.WRITE && file.getFileName().toString().endsWith(".page") && hold.getAndSet(false)) {
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new IOException("injected: the page write fails");
+            }
+        });
+        // 64 checkpoint-buffer slots; 200 values of 1,500 bytes fill about a hundred leaves
+        VarveConfig config = FixtureSupport.small(dir).dataRegionSize(32L << 20).checkpointBufferSize(256L << 10).partitions(1).build();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        Varve store = Varve.open(config, io);
+        try {
+            Table t = store.table("t");
+            for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(k, 1500));
+            store.checkpoint().join();
+            for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(1000 + k, 1500));
+            hold.set(true);
+            CompletableFuture<CheckpointStats> checkpoint = store.checkpoint();
+            assertTrue(held.await(60, TimeUnit.SECONDS), "the checkpoint got to its page writes");
+            Thread[] writer = new Thread[1];
+            CompletableFuture<Void> batch = CompletableFuture.runAsync(() -> {
+                writer[0] = Thread.currentThread();
+                store.write(b -> {
+                    for (int k = 0; k < 200; k++) b.put("t", key(k), FixtureSupport.bytes(2000 + k, 1500));
+                });
+            }, pool);
+            while (writer[0] == null || !waitsForASlot(writer[0])) {
+                assertTrue(!batch.isDone(), "the batch ended without waiting for a slot");
+                Thread.onSpinWait();
+            }
+            release.countDown();
+            assertThrows(ExecutionException.class, () -> checkpoint.get(60, TimeUnit.SECONDS));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> batch.get(60, TimeUnit.SECONDS));
+            assertInstanceOf(StorageException.class, e.getCause());
+            assertTrue(e.getCause().getMessage().contains("checkpointer failed"), e.getCause().getMessage());
+        } finally {
+            store.halt();
+            pool.shutdownNow();
+        }
+        try (Varve again = Varve.open(config)) {
+            Table t = again.table("t");
+            boolean whole = Arrays.equals(FixtureSupport.bytes(2000, 1500), t.get(key(0)));
+            for (int k = 0; k < 200; k++)
+                assertArrayEquals(FixtureSupport.bytes((whole ? 2000 : 1000) + k, 1500), t.get(key(k)), "key " + k + ": the batch whole or absent");
+        }
+    }
+
+    private static byte[] key(int k) {
+        return utf8(String.format("k%03d", k));
+    }
+
+    private static boolean waitsForASlot(Thread t) {
+        StackTraceElement[] stack = t.getStackTrace();
+        return Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals("latchForChange"))
+                && Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals("waitOrFail"));
+    }
+}
