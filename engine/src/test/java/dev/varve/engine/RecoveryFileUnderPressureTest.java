@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * open dies too after restoring part of the checkpoint from its recovery files, and a third open must hold every
  * acknowledged write, byte for byte (and the write that failed, if one did, whole or not at all).
  */
-@Timeout(600) // one case once took 121 s: after the injected failure a wait in page memory ran to its 120 s limit
+@Timeout(600) // a case once took 121 s, a wait in page memory running to its limit after the injected failure (likely the one FailedCheckpointSlotWaitTest now ends at once)
 class RecoveryFileUnderPressureTest {
     private static final int KEYS = 4000;
 
