@@ -6,16 +6,22 @@ import dev.varve.config.WalSyncMode;
 import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.Configuration;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.configuration.parsing.ConfigurationBuilderHolder;
 import org.infinispan.configuration.parsing.ParserRegistry;
+import org.infinispan.manager.DefaultCacheManager;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -25,6 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(60)
 class ReadmeConfigurationTest {
+    @TempDir
+    Path dir;
 
     /** The first {@code ```xml} block after the "Running in Infinispan" heading of the repository's README. */
     static String readmeXmlSnippet() throws IOException {
@@ -64,5 +72,33 @@ class ReadmeConfigurationTest {
         assertEquals(((VarveStoreConfiguration) programmatic.persistence().stores().get(0)).attributes(), store.attributes());
         assertEquals("/var/lib/grid/varve", store.location());
         assertEquals(512L << 20, store.dataRegionSize());
+    }
+
+    /** The README: {@code shared="true"} is refused, since a Varve directory belongs to one process. */
+    @Test
+    void aSharedStoreIsRefused() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        // jgroups-loopback.xml takes its one node's port from these (a node alone: it finds no peer and starts)
+        System.setProperty("varve.test.port", String.valueOf(port));
+        System.setProperty("varve.test.hosts", "127.0.0.1[" + port + "]");
+        GlobalConfigurationBuilder global = GlobalConfigurationBuilder.defaultClusteredBuilder();
+        global.transport().clusterName("varve-readme-shared").addProperty("configurationFile", "jgroups-loopback.xml");
+        global.globalState().enable().persistentLocation(dir.toString());
+        ConfigurationBuilder cb = new ConfigurationBuilder();
+        cb.clustering().cacheMode(CacheMode.DIST_SYNC);
+        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.resolve("varve").toString()).shared(true);
+        try (DefaultCacheManager manager = new DefaultCacheManager(global.build())) {
+            manager.defineConfiguration("c", cb.build());
+            Throwable t = assertThrows(Throwable.class, () -> manager.getCache("c"));
+            StringBuilder all = new StringBuilder();
+            for (Throwable c = t; c != null; c = c.getCause()) all.append(c).append('\n');
+            assertTrue(all.toString().contains("cannot be configured to be shared"), all.toString());
+        } finally {
+            System.clearProperty("varve.test.port");
+            System.clearProperty("varve.test.hosts");
+        }
     }
 }
