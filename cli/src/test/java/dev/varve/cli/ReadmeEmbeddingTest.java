@@ -57,7 +57,9 @@ class ReadmeEmbeddingTest {
         List<String> lines = readmeSnippet();
         String imports = lines.stream().filter(l -> l.startsWith("import ")).collect(Collectors.joining("\n"));
         String body = lines.stream().filter(l -> !l.startsWith("import ")).collect(Collectors.joining("\n"))
-                .replace("Path.of(\"/var/lib/myapp/varve\")", "Path.of(args[0])");
+                .replace("Path.of(\"/var/lib/myapp/varve\")", "Path.of(args[0])")
+                // the README's region is sized for an application; the test JVM (-Xmx1g) runs it in a small one
+                .replaceAll("\\.dataRegionSize\\([^)]*\\)", ".dataRegionSize(16L << 20)");
         assertTrue(body.contains("Path.of(args[0])"), "the snippet's store path moved: " + body);
         Path src = dir.resolve("src/Snippet.java");
         Files.createDirectories(src.getParent());
