@@ -127,7 +127,9 @@ public final class Main implements Runnable {
     public static void main(String[] args) {
         // UTF-8 whatever the locale: --encoding utf8 prints keys and values as UTF-8 text, and under a C or POSIX
         // locale (a container's, cron's) the default charset would print each non-ASCII character as '?', silently
-        System.exit(run(utf8(System.out), utf8(System.err), args));
+        // stdout through its own descriptor, not System.out: that PrintStream swallows write errors itself, so run()'s
+        // check would never see a full disk or a closed pipe (a scan into `head -1` would go on and exit 0)
+        System.exit(run(utf8(new java.io.FileOutputStream(java.io.FileDescriptor.out)), utf8(System.err), args));
     }
 
     private static PrintWriter utf8(java.io.OutputStream stream) {

@@ -6,12 +6,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -38,6 +43,34 @@ class CliOutputErrorTest {
         assertTrue(full.attempts < 2_100, "the scan stopped within 1,024 rows of the failure (10,000 writes for the whole table): " + full.attempts + " tried");
         StringWriter err2 = new StringWriter();
         assertEquals(Main.UNUSABLE, Main.run(new PrintWriter(new Full(0)), new PrintWriter(err2), "info", dir.toString()), err2.toString());
+    }
+
+    /**
+     * The tool as a process, its output going where scripts send it: to a full disk ({@code /dev/full}) and into a
+     * pipe its reader closes after one line ({@code | head -1}). Main wrapped {@code System.out}, a PrintStream that
+     * swallows write errors itself, so the check above never saw one: both exited 0, and the scan ran to its end.
+     */
+    @Test
+    void theToolAsAProcessExits2WhenItsOutputFails() throws Exception {
+        try (Varve s = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(16L << 20).build())) {
+            for (int i = 0; i < 20_000; i++) s.table("t").put(("k" + i).getBytes(StandardCharsets.UTF_8), new byte[20]);
+        }
+        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), Main.class.getName(), "scan", "--table", "t", dir.toString());
+        File devFull = new File("/dev/full");
+        if (devFull.exists()) {
+            Process full = new ProcessBuilder(cmd).redirectOutput(devFull).redirectError(ProcessBuilder.Redirect.PIPE).start();
+            String err = new String(full.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(full.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(Main.UNUSABLE, full.exitValue(), "varve scan > /dev/full: " + err);
+            assertTrue(err.contains("could not be written"), err);
+        }
+        Process piped = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(piped.getInputStream(), StandardCharsets.UTF_8))) {
+            assertTrue(lines.readLine().startsWith("k"), "the scan's first line");
+        } // the reader goes away, as head -1 does
+        assertTrue(piped.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(Main.UNUSABLE, piped.exitValue(), "varve scan | head -1");
     }
 
     /** A writer that takes {@code room} characters, then fails every write, as a full disk or a closed pipe does. */

@@ -8,17 +8,24 @@ import java.util.PriorityQueue;
 final class MergeCursor implements Cursor {
     private final PriorityQueue<PartitionCursor> heads = new PriorityQueue<>((a, b) -> Arrays.compareUnsigned(a.key(), b.key()));
     private final List<PartitionCursor> all;
+    /**
+     * Throws once the store or view read is closed. Checked here too: the partitions' first entries are fetched when
+     * the cursor is made, so a first next() after the close would otherwise serve them without asking a partition.
+     */
+    private final Runnable checkOpen;
     private PartitionCursor current;
     private boolean closed;
 
-    MergeCursor(List<PartitionCursor> cursors) {
+    MergeCursor(List<PartitionCursor> cursors, Runnable checkOpen) {
         this.all = cursors;
+        this.checkOpen = checkOpen;
         for (PartitionCursor c : cursors) if (c.next()) heads.add(c);
     }
 
     @Override
     public boolean next() {
         if (closed) throw new IllegalStateException("cursor is closed");
+        checkOpen.run();
         if (current != null && current.next()) heads.add(current);
         current = heads.poll();
         return current != null;

@@ -75,7 +75,7 @@ final class ReadOnlyTable implements Table {
         view.checkOpen();
         List<PartitionCursor> cursors = new ArrayList<>(trees.length);
         for (BPlusTree t : trees) cursors.add(cursor(t, fromInclusive, toExclusive));
-        return new MergeCursor(cursors);
+        return new MergeCursor(cursors, view::checkOpen);
     }
 
     private PartitionCursor cursor(BPlusTree t, byte[] from, byte[] to) {

@@ -79,7 +79,7 @@ final class TableHandle extends RoutedOperations implements Table {
         engine.checkOpen();
         List<PartitionCursor> cursors = new ArrayList<>(parts.length);
         for (PartitionHandle h : parts) cursors.add(new PartitionCursor(engine.scanSource(h), engine::checkOpen, fromInclusive, toExclusive));
-        return new MergeCursor(cursors);
+        return new MergeCursor(cursors, engine::checkOpen);
     }
 
     @Override

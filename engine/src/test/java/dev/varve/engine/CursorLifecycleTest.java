@@ -86,6 +86,28 @@ class CursorLifecycleTest {
     }
 
     /**
+     * The same for a table's cursor not yet stepped when its store or view closes, and one over an empty table: a
+     * table scan fetches each partition's first entries when it is opened, and the first next() after the close
+     * served them (true, an entry read before the close) or said false, instead of saying the store was closed.
+     */
+    @Test
+    void aTableCursorNotYetSteppedSaysItsStoreOrViewIsClosed() {
+        Varve store = Varve.open(config());
+        Table t = store.table("t");
+        Table empty = store.table("empty");
+        for (int i = 0; i < 100; i++) t.put(key(i), key(i));
+        SnapshotView v = store.asOf(store.snapshotNow());
+        Cursor ofView = v.table("t").scan(null, null), ofViewEmpty = v.table("empty").scan(null, null);
+        v.close();
+        assertTrue(assertThrows(IllegalStateException.class, ofView::next).getMessage().contains("closed"));
+        assertTrue(assertThrows(IllegalStateException.class, ofViewEmpty::next).getMessage().contains("closed"));
+        Cursor live = t.scan(null, null), liveEmpty = empty.scan(null, null);
+        store.close();
+        assertTrue(assertThrows(IllegalStateException.class, live::next).getMessage().contains("closed"));
+        assertTrue(assertThrows(IllegalStateException.class, liveEmpty::next).getMessage().contains("closed"));
+    }
+
+    /**
      * A cursor open across a checkpoint, a destroy of its partition and an overwrite of every value: entries are in
      * order, each once, each a value stored under its key; the view's cursor reads the snapshot exactly.
      */
