@@ -59,6 +59,19 @@ class ServerStartTest {
     }
 
     /**
+     * A closed store cannot be served: start refuses it, saying so (it started — the check it made, metrics(), answers
+     * on a closed store — and its requests then failed on the closed store).
+     */
+    @Test
+    void aClosedStoreIsRefusedAtStart() {
+        Varve store = Varve.open(VarveConfig.builder().path(dir).build());
+        store.close();
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0)).close());
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    }
+
+    /**
      * A timeout or interval too long to count in nanoseconds (about 292 years), such as
      * {@code ChronoUnit.FOREVER.getDuration()} given for "never", is refused by the setter naming the option; it was
      * taken, and the server then failed at start or on every connection with a bare {@code ArithmeticException}.
