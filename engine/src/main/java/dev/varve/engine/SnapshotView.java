@@ -2,7 +2,11 @@ package dev.varve.engine;
 
 import java.util.List;
 
-/** A read-only view of the store as of a snapshot; the same {@link Table} and {@link Cursor} API, writes throw. */
+/**
+ * A read-only view of the store as of a snapshot; the same {@link Table} and {@link Cursor} API, writes throw
+ * {@link UnsupportedOperationException}. Once the view or its store is closed, every call of it, its tables, partitions
+ * and cursors throws {@link IllegalStateException} (writes included), except {@link #id()} and {@code close()}.
+ */
 public interface SnapshotView extends AutoCloseable {
     /** The snapshot id. */
     long id();
