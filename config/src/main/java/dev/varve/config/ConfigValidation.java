@@ -69,6 +69,12 @@ final class ConfigValidation {
         }
         ConfigChecks.multipleOf("checkpointBufferSize", c.checkpointBufferSize(), "pageSize", c.pageSize());
         ConfigChecks.multipleOf("captureBufferSize", c.captureBufferSize(), "pageSize", c.pageSize());
-        if (archivePath != null) ConfigChecks.archiveApart(c.path(), archivePath, STORE_DIRECTORIES);
+        if (archivePath != null) {
+            // as for path: Path.of("") is the working directory, so the archive would land wherever the process started
+            if (archivePath.toString().isEmpty()) {
+                throw new IllegalArgumentException("archivePath is empty; name the archive's directory, or leave it unset for <path>/archive");
+            }
+            ConfigChecks.archiveApart(c.path(), archivePath, STORE_DIRECTORIES);
+        }
     }
 }

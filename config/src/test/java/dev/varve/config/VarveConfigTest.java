@@ -169,6 +169,8 @@ class VarveConfigTest {
                 arg("dataRegionSize", b -> b.dataRegionSize(8 * MiB + 1024)),
                 arg("checkpointBufferSize", b -> b.checkpointBufferSize(256 * KiB + 1024)),
                 arg("archivePath", b -> b.archivePath(DIR.resolve("x/.."))),
+                // the working directory, as for path: the archive's files landed wherever the process was started
+                arg("archivePath", b -> b.archivePath(Path.of(""))),
                 arg("dataRegionSize", b -> b.partitions(505).dataRegionSize(8 * MiB)),
                 arg("dataRegionSize", b -> b.partitions(1024).dataRegionSize(4127 * 4 * KiB)));
     }

@@ -98,9 +98,13 @@ public final class IncomingStore implements AutoCloseable {
     /**
      * Moves the finished, closed store up into TARGET (one atomic rename each, its own lock file left behind for
      * TARGET's) and then removes the unfinished mark, fsyncing the directory in between; then lets go of the lock.
+     *
+     * @throws IllegalStateException if the store built in {@link #storeDir()} is still open (nothing moves then), or the
+     *                               transfer was already committed, discarded or closed
      */
     public void commit() {
         checkHeld();
+        refuseOpenStore();
         try {
             try (Stream<Path> s = Files.list(incoming)) {
                 for (Path c : s.toList()) {
@@ -142,6 +146,21 @@ public final class IncomingStore implements AutoCloseable {
         StoreLock l = lock;
         lock = null;
         if (l != null) l.release();
+    }
+
+    /**
+     * The store built in {@link #storeDir()} must be closed: moving its files from under it, and deleting its lock
+     * file, made its close fail (its checkpoint creates files in the directory moved away) and left the target a store
+     * that needs recovery. Checked by taking its lock for a moment.
+     */
+    private void refuseOpenStore() {
+        StoreLock built;
+        try {
+            built = StoreLock.acquire(incoming, "new store");
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("close the store built in " + incoming + " before the commit moves it up: " + e.getMessage(), e);
+        }
+        built.release();
     }
 
     private void checkHeld() {

@@ -140,7 +140,9 @@ final class ReadOnlyTable implements Table {
         };
     }
 
+    /** A write through the view: unsupported, but a closed view or store says so first, as every other call of it does. */
     private UnsupportedOperationException readOnly() {
+        view.checkOpen();
         return new UnsupportedOperationException("snapshot view " + view.id() + " is read-only");
     }
 }

@@ -257,9 +257,12 @@ public final class StoreInspector {
      * Checks every checksum on disk: page files (header, each page's CRC32C and id), WAL segments (header, each
      * record's length, CRC32C and LSN), checkpoint markers and the recovery files a start marker lists, and the
      * archive's Pagelog, Maplog and snapshot logs. Reports each damage found and carries on. Never writes.
+     *
+     * @throws IllegalArgumentException if the directory holds no store
      */
     public static FileCheck checkFiles(VarveConfig config) {
         if (config == null) throw new IllegalArgumentException("config must not be null");
+        requireStore(config.path(), ""); // else no file is no damage: a mistyped path would pass for a sound store
         return checkFiles(config, Recovered.NONE);
     }
 
@@ -329,9 +332,14 @@ public final class StoreInspector {
         }
     }
 
-    /** The latest checkpoint's markers as found on disk, or empty when no checkpoint ever started. */
+    /**
+     * The latest checkpoint's markers as found on disk, or empty when no checkpoint ever started.
+     *
+     * @throws IllegalArgumentException if the directory holds no store
+     */
     public static Optional<CheckpointState> lastCheckpoint(VarveConfig config) {
         if (config == null) throw new IllegalArgumentException("config must not be null");
+        requireStore(config.path(), "");
         return StoreLock.whileShared(config.path(), () -> lastCheckpointLocked(config));
     }
 
@@ -348,9 +356,12 @@ public final class StoreInspector {
      * checkpoint's, a crash can leave files no recovery reads: those of a checkpoint stopped after writing them but
      * before its start marker (they are written first, so that checkpoint has no marker at all), and those whose
      * deletion after an end marker it cut short.
+     *
+     * @throws IllegalArgumentException if the directory holds no store
      */
     public static SortedMap<Long, Integer> recoveryFilesOnDisk(VarveConfig config) {
         if (config == null) throw new IllegalArgumentException("config must not be null");
+        requireStore(config.path(), "");
         return StoreLock.whileShared(config.path(), () -> recoveryFilesLocked(new MemoryOverlayIO(), config));
     }
 

@@ -91,7 +91,7 @@ public final class StoreVerifier {
     private static Report withoutOpen(VarveConfig config, RuntimeException failure) {
         StoreInspector.FileCheck files;
         try {
-            files = StoreInspector.checkFiles(config);
+            files = StoreInspector.checkFiles(config, StoreInspector.Recovered.NONE); // a directory without a store is reported, not refused
         } catch (StorageException x) {
             return new Report(null, null, List.of(), "cannot read the store's files: " + x.getMessage());
         }

@@ -65,9 +65,14 @@ public final class WalInspector {
     private WalInspector() {
     }
 
-    /** The LSN range the WAL of {@code config}'s store holds, and damage in the part recovery does not read. */
+    /**
+     * The LSN range the WAL of {@code config}'s store holds, and damage in the part recovery does not read.
+     *
+     * @throws IllegalArgumentException if the directory holds no store
+     */
     public static Range range(VarveConfig config) {
         if (config == null) throw new IllegalArgumentException("config must not be null");
+        StoreInspector.requireStore(config.path(), ""); // else a mistyped path reads as an empty WAL
         return StoreLock.whileShared(config.path(), () -> {
             try (Opened o = open(config)) {
                 List<UnreadDamage> damage = new ArrayList<>();
@@ -81,12 +86,13 @@ public final class WalInspector {
      * Hands each record from {@code fromLsn} (the WAL's first when below it) to {@code out} until it returns false.
      * Damage met before the LSN recovery reads from goes to {@code unread}, and reading goes on past it.
      *
-     * @throws IllegalArgumentException if {@code fromLsn} lies beyond the WAL's end
+     * @throws IllegalArgumentException if {@code fromLsn} lies beyond the WAL's end, or the directory holds no store
      */
     public static void read(VarveConfig config, long fromLsn, Predicate<Record> out, Consumer<UnreadDamage> unread) {
         if (config == null) throw new IllegalArgumentException("config must not be null");
         if (out == null) throw new IllegalArgumentException("out must not be null");
         if (unread == null) throw new IllegalArgumentException("unread must not be null");
+        StoreInspector.requireStore(config.path(), "");
         StoreLock.whileShared(config.path(), () -> {
             Map<Integer, String> names = catalogNames(config);
             try (Opened o = open(config)) {

@@ -350,6 +350,28 @@ class BadInputTest {
         store.close();
     }
 
+    /**
+     * The offline inspectors given a directory that holds no store (a mistyped path, an empty directory) refuse it, as
+     * {@code detectConfig} and {@code openReadOnly} do: they answered as for an empty, sound store (no file, no damage,
+     * no checkpoint, an empty WAL), which a health check took for a clean store.
+     */
+    @Test
+    void theOfflineInspectorsRefuseADirectoryWithoutAStore() throws java.io.IOException {
+        java.nio.file.Files.createDirectories(dir.resolve("empty"));
+        for (Path notAStore : new Path[]{dir.resolve("missing"), dir.resolve("empty")}) {
+            VarveConfig c = FixtureSupport.small(notAStore).build();
+            java.util.List<Executable> calls = java.util.List.of(() -> StoreInspector.checkFiles(c), () -> StoreInspector.lastCheckpoint(c),
+                    () -> StoreInspector.recoveryFilesOnDisk(c), () -> WalInspector.range(c), () -> WalInspector.read(c, 0, r -> true, d -> { }));
+            for (Executable call : calls) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+                assertTrue(e.getMessage().contains("holds no Varve store"), e.getMessage());
+            }
+            String unusable = StoreVerifier.verify(c).unusable(); // the verifier still reports, as before
+            assertTrue(unusable != null && unusable.contains("holds no Varve store"), unusable);
+        }
+        assertFalse(java.nio.file.Files.exists(dir.resolve("missing")), "a refused directory is not created");
+    }
+
     private static void nullNamed(String argument, Executable call) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
         assertEquals(argument + " must not be null", e.getMessage());

@@ -67,9 +67,17 @@ class ClosedStoreTest {
         Cursor past = view.table("t").scan(null, null);
         assertTrue(live.next() && past.next());
 
+        Table pastT = view.table("t");
+        Partition pastP = pastT.partition(0);
         view.close();
         assertThrows(IllegalStateException.class, past::next, "a buffered batch is not served after the view closed");
         assertThrows(IllegalStateException.class, () -> view.table("t"));
+        // a write through a closed view says it is closed, as every other call of it (an open one's is unsupported)
+        assertThrows(IllegalStateException.class, () -> pastT.put(utf8("k"), utf8("v")));
+        assertThrows(IllegalStateException.class, () -> pastT.remove(utf8("k")));
+        assertThrows(IllegalStateException.class, () -> pastP.put(utf8("k"), utf8("v")));
+        assertThrows(IllegalStateException.class, () -> pastP.remove(utf8("k")));
+        assertThrows(IllegalStateException.class, pastP::destroy);
         store.close();
         assertThrows(IllegalStateException.class, live::next, "a buffered batch is not served after the store closed");
         assertThrows(IllegalStateException.class, () -> t.put(null, utf8("v")), "closed, not a null key");

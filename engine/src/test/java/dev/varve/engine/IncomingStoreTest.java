@@ -56,6 +56,31 @@ class IncomingStoreTest {
         assertEquals("half of a store", Files.readString(target.resolve("data")));
     }
 
+    /**
+     * Committing while the store built in {@code storeDir()} is still open is refused and changes nothing: the commit
+     * moved the files from under the open store and deleted its lock file, and the store's close then failed with a
+     * StorageException (its checkpoint could not create its files in the directory moved away), leaving the committed
+     * store to be recovered from its WAL.
+     */
+    @Test
+    void aCommitWhileTheBuiltStoreIsOpenIsRefused() throws IOException {
+        Path target = tmp.resolve("target");
+        try (IncomingStore in = IncomingStore.prepare(target)) {
+            Varve built = Varve.open(FixtureSupport.small(in.storeDir()).build());
+            built.table("t").put(FixtureSupport.utf8("k"), FixtureSupport.utf8("v"));
+            List<String> before = names(in.storeDir());
+            IllegalStateException e = assertThrows(IllegalStateException.class, in::commit);
+            assertTrue(e.getMessage().contains("close"), e.getMessage());
+            assertEquals(before, names(in.storeDir()), "a refused commit moved nothing");
+            assertTrue(Files.isDirectory(target.resolve(Varve.INCOMING_DIR)), "still marked unfinished");
+            built.close();
+            in.commit(); // closed, it goes up
+        }
+        try (Varve store = Varve.open(FixtureSupport.small(target).build())) {
+            assertEquals("v", new String(store.table("t").get(FixtureSupport.utf8("k")), java.nio.charset.StandardCharsets.UTF_8));
+        }
+    }
+
     @Test
     void aTransferWhoseProcessDiedIsWipedByTheNext() throws IOException {
         Path target = tmp.resolve("cut");

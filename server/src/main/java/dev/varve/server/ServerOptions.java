@@ -8,6 +8,12 @@ import java.time.Duration;
  * {@link #allowNonLoopback} lets the server bind an address other hosts can reach.
  */
 public final class ServerOptions {
+    /**
+     * The longest timeout or interval, 100 years: long enough for "never", and short enough to count in nanoseconds
+     * (about 292 years) as the server does.
+     */
+    public static final Duration MAX_DURATION = Duration.ofDays(36_500);
+
     private boolean allowWrites;
     private boolean allowNonLoopback;
     private int maxInitialLineBytes = 4096;
@@ -115,9 +121,10 @@ public final class ServerOptions {
         return this;
     }
 
-    /** How often the server samples the store's metrics (default 1 s). */
+    /** How often the server samples the store's metrics (default 1 s; at least 1 ms, the sampler's unit). */
     public ServerOptions sampleInterval(Duration v) {
-        sampleInterval = positive("sampleInterval", v);
+        if (positive("sampleInterval", v).toMillis() < 1) throw new IllegalArgumentException("sampleInterval must be at least 1 ms, was " + v);
+        sampleInterval = v;
         return this;
     }
 
@@ -197,6 +204,8 @@ public final class ServerOptions {
 
     private static Duration positive(String field, Duration v) {
         if (v == null || v.isNegative() || v.isZero()) throw new IllegalArgumentException(field + " must be a positive duration, was " + v);
+        // a longer one would overflow where it is counted in nanoseconds: at start, or on every connection
+        if (v.compareTo(MAX_DURATION) > 0) throw new IllegalArgumentException(field + " must be at most " + MAX_DURATION + ", was " + v);
         return v;
     }
 }

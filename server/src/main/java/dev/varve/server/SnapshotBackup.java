@@ -74,9 +74,12 @@ public final class SnapshotBackup {
         this.target = Objects.requireNonNull(target, "target");
     }
 
-    /** Gives up when the sender sends nothing for this long (default 60 s). */
+    /** Gives up when the sender sends nothing for this long (default 60 s; 1 ms to {@link ServerOptions#MAX_DURATION}). */
     public SnapshotBackup idleTimeout(Duration timeout) {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("idleTimeout must be positive, was " + timeout);
+        // counted in milliseconds by the idle handler, for which 0 means no timeout at all; and a longer one overflows there
+        if (timeout.compareTo(ServerOptions.MAX_DURATION) > 0 || timeout.toMillis() < 1)
+            throw new IllegalArgumentException("idleTimeout must be in [1 ms, " + ServerOptions.MAX_DURATION + "], was " + timeout);
         this.idleTimeout = timeout;
         return this;
     }

@@ -45,6 +45,7 @@ public final class Standby {
     }
 
     private static Map<Long, Long> read(Path dir) {
+        if (dir == null) throw new IllegalArgumentException("standbyDir must not be null");
         Path file = dir.resolve(SNAPSHOT_MAP);
         if (!Files.exists(file)) return new TreeMap<>();
         try {

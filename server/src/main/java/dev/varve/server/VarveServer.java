@@ -146,7 +146,8 @@ public final class VarveServer implements AutoCloseable {
      *
      * @throws IllegalArgumentException if the address is unresolved, or not a loopback address while the options do
      *         not allow that, or the options allow writes and the store was opened read-only
-     * @throws IllegalStateException if the address cannot be bound (in use, not an address of this host), naming it
+     * @throws IllegalStateException if the store is closed, or the address cannot be bound (in use, not an address of
+     *         this host), naming it
      */
     public static VarveServer start(Varve store, InetSocketAddress address, ServerOptions options) {
         Objects.requireNonNull(store, "store");
@@ -155,7 +156,8 @@ public final class VarveServer implements AutoCloseable {
         if (address.isUnresolved()) throw new IllegalArgumentException("address " + address + " is unresolved");
         if (!address.getAddress().isLoopbackAddress() && !options.allowNonLoopback())
             throw new IllegalArgumentException("address " + address + " is not a loopback address; allow it with ServerOptions.allowNonLoopback(true)");
-        store.metrics(); // fails now, not on the first request, if the store is closed
+        // fails now, not on the first request, if the store is closed (metrics() answers on a closed store)
+        store.tables();
         if (options.allowWrites() && store.isReadOnly()) // each POST and follow would fail inside, as an internal error
             throw new IllegalArgumentException("writes are allowed but the store " + store.config().path() + " is open read-only: serve it read-only,"
                     + " or open it for writing");

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Starting a server that cannot start: a clear unchecked exception, and nothing left running. */
+/** Starting a server that cannot start, or with options it cannot honour: a clear unchecked exception, and nothing left running. */
 @Timeout(60)
 class ServerStartTest {
     @TempDir
@@ -55,6 +55,50 @@ class ServerStartTest {
             try (VarveServer readOnly = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
                 assertEquals(403, new HttpProbe(readOnly.address()).send("POST", "/api/snapshots").statusCode(), "served read-only, as asked");
             }
+        }
+    }
+
+    /**
+     * A closed store cannot be served: start refuses it, saying so (it started — the check it made, metrics(), answers
+     * on a closed store — and its requests then failed on the closed store).
+     */
+    @Test
+    void aClosedStoreIsRefusedAtStart() {
+        Varve store = Varve.open(VarveConfig.builder().path(dir).build());
+        store.close();
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0)).close());
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    }
+
+    /**
+     * A timeout or interval too long to count in nanoseconds (about 292 years), such as
+     * {@code ChronoUnit.FOREVER.getDuration()} given for "never", is refused by the setter naming the option; it was
+     * taken, and the server then failed at start or on every connection with a bare {@code ArithmeticException}.
+     */
+    @Test
+    void aDurationTooLongToCountIsRefusedNamingTheOption() throws Exception {
+        java.time.Duration forever = java.time.temporal.ChronoUnit.FOREVER.getDuration();
+        java.util.Map<String, java.util.function.Consumer<java.time.Duration>> setters = new java.util.LinkedHashMap<>();
+        ServerOptions o = new ServerOptions();
+        setters.put("idleTimeout", o::idleTimeout);
+        setters.put("requestTimeout", o::requestTimeout);
+        setters.put("shipStallTimeout", o::shipStallTimeout);
+        setters.put("sampleInterval", o::sampleInterval);
+        setters.put("deadBytesInterval", o::deadBytesInterval);
+        for (var s : setters.entrySet()) {
+            for (java.time.Duration tooLong : new java.time.Duration[]{forever, java.time.Duration.ofDays(365L * 300)}) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> s.getValue().accept(tooLong), s.getKey());
+                assertTrue(e.getMessage().startsWith(s.getKey() + " "), e.getMessage());
+            }
+            s.getValue().accept(ServerOptions.MAX_DURATION); // the longest allowed is taken
+        }
+        // the sampler counts in milliseconds: a shorter interval was taken, and start failed on a zero delay
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> o.sampleInterval(java.time.Duration.ofNanos(500_000)));
+        assertTrue(e.getMessage().startsWith("sampleInterval "), e.getMessage());
+        try (Varve store = Varve.open(VarveConfig.builder().path(dir).build());
+             VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), o)) {
+            assertEquals(200, new HttpProbe(server.address()).get("/api/tables").statusCode(), "the longest durations serve");
         }
     }
 

@@ -166,5 +166,12 @@ class ShippingTest {
         assertThrows(IllegalArgumentException.class, () -> new SnapshotBackup(a, 0, dir));
         assertThrows(NullPointerException.class, () -> new SnapshotBackup(a, 1, null));
         assertThrows(IllegalArgumentException.class, () -> new SnapshotBackup(a, 1, dir).idleTimeout(Duration.ZERO));
+        // the idle handler counts milliseconds: under 1 ms was 0 there, which is no timeout at all, and FOREVER overflowed
+        // (ArithmeticException) inside the connection's setup, after run() had marked the target an unfinished transfer
+        for (Duration bad : new Duration[]{Duration.ofNanos(500_000), java.time.temporal.ChronoUnit.FOREVER.getDuration()}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new SnapshotBackup(a, 1, dir).idleTimeout(bad));
+            assertTrue(e.getMessage().startsWith("idleTimeout "), e.getMessage());
+        }
+        new SnapshotBackup(a, 1, dir).idleTimeout(Duration.ofMillis(1)).idleTimeout(ServerOptions.MAX_DURATION);
     }
 }

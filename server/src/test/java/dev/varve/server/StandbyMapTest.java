@@ -60,6 +60,16 @@ class StandbyMapTest {
         assertEquals(expected, Standby.snapshots(standby));
     }
 
+    /** A null directory is named, not a bare NullPointerException from inside. */
+    @Test
+    void aNullStandbyDirectoryIsNamed() {
+        for (org.junit.jupiter.api.function.Executable call : List.<org.junit.jupiter.api.function.Executable>of(
+                () -> Standby.snapshots(null), () -> Standby.localSnapshot(null, 1))) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+            assertTrue(e.getMessage().contains("standbyDir"), e.getMessage());
+        }
+    }
+
     @Test
     void headersAndVersionOneLines() {
         Path file = dir.resolve("map");
