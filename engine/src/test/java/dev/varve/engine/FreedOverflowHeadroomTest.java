@@ -124,4 +124,29 @@ class FreedOverflowHeadroomTest {
             for (int w = 0; w < WRITERS; w++) assertArrayEquals(value(w, ROUNDS - 1), store.table("t").get(key(w)));
         }
     }
+
+    /**
+     * Replay reserves the chains a logged batch frees too. Written in a 16 MiB region without a checkpoint after
+     * five new 1 MiB values and a batch removing three checkpointed ones, then crashed, the store reopens in 8 MiB:
+     * the five values hold ~1310 pages dirty when the batch is replayed, and its ~780 freed pages do not fit beside
+     * them. Replay reserving only the batch's own 48 pages applied it there and failed the open ("recovery filled the
+     * data region"); reserving what it may free, it checkpoints before the batch.
+     */
+    @Test
+    void replayOfABatchFreeingLargeValuesCheckpointsBeforeItInsteadOfFillingTheRegion() throws Exception {
+        Varve store = Varve.open(config(16L << 20));
+        Table t = store.table("t");
+        for (int i = 0; i < 3; i++) t.put(key(i), value(i, 0));
+        store.checkpoint().get(); // the chains the batch frees are on disk, not dirty in memory
+        for (int i = 3; i < 8; i++) t.put(key(i), value(i, 0));
+        store.write(b -> {
+            for (int i = 0; i < 3; i++) b.remove("t", key(i));
+        });
+        store.halt();
+        try (Varve again = Varve.open(config(8L << 20))) {
+            Table t2 = again.table("t");
+            for (int i = 0; i < 3; i++) assertNull(t2.get(key(i)), "removed value " + i);
+            for (int i = 3; i < 8; i++) assertArrayEquals(value(i, 0), t2.get(key(i)), "value " + i);
+        }
+    }
 }
