@@ -3,6 +3,7 @@ package dev.varve.engine;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.spi.LogicalReplay;
 import dev.varve.core.spi.RecordTypes;
+import dev.varve.core.tree.BPlusTree;
 
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -82,6 +83,12 @@ final class LogicalReplayer implements LogicalReplay {
         }
         for (LogicalRecords.Op op : ops) workers.submit(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
         return owed;
+    }
+
+    /** Each operation of a data record may remove or replace a value of the longest overflow chain; nothing else frees one. */
+    @Override
+    public long freedPagesBound(int type, ByteBuffer payload) {
+        return type == RecordTypes.DATA_BATCH ? (long) LogicalRecords.operationCount(payload) * BPlusTree.maxOverflowPages(engine.memory.pageSize()) : 0;
     }
 
     /** A data record starts with its operation count; other records keep the bound from their size. */

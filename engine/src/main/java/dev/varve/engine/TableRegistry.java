@@ -147,7 +147,7 @@ final class TableRegistry {
             TableHandle[] created = new TableHandle[1];
             try {
                 engine.writePath.logged(pages, List.of(), RecordTypes.CREATE_TABLE,
-                        () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> true, () -> {
+                        () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> 0, () -> {
                             created[0] = format(e);
                             return true;
                         });

@@ -12,7 +12,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
-import java.util.function.BooleanSupplier;
+import java.util.function.IntFunction;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -56,7 +57,10 @@ final class WritePath {
     /** Put ({@code value != null}) or remove of one key in one partition; true when the key was present. */
     boolean write(PartitionHandle h, byte[] key, byte[] value) {
         boolean present = logged(pagesFor(key, value), List.of(h), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeSingle(h.fileId, key, value),
-                () -> value != null || h.tree.get(key) != null, // removing an absent key logs nothing
+                () -> {
+                    int old = h.tree.overflowPages(key);
+                    return value == null && old < 0 ? -1 : Math.max(0, old); // removing an absent key logs nothing
+                },
                 () -> applyLoggedOp(h, key, value, LogicalRecords.FIRST_OP));
         engine.writes.increment();
         return present;
@@ -66,7 +70,7 @@ final class WritePath {
     void write(List<LogicalRecords.Op> ops) {
         if (ops.isEmpty()) return;
         Batch b = batch(ops, 0);
-        logged(b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), () -> true, b.change());
+        logged(b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), freedBy(ops), b.change());
         engine.writes.add(ops.size());
     }
 
@@ -81,9 +85,10 @@ final class WritePath {
         engine.snapshots.checkRank(rank);
         if (ops.isEmpty()) return engine.snapshots.snapshotNow(rank);
         Batch b = batch(ops, LogicalRecords.SNAPSHOT_RANK_BYTES);
-        Snapshots.Declared d = underCut(checkpointLock.writeLock(), b.pages(), () -> {
+        Snapshots.Declared d = underCut(checkpointLock.writeLock(), b.pages(), reserved -> {
             // the batch names its snapshot's rank: should a crash keep the batch and cut off the snaprec, recovery declares it
-            logAndApply(b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops, rank), () -> true, b.change());
+            logAndApply(reserved, b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops, rank), freedBy(ops),
+                    b.change());
             return engine.snapshots.declareLocked(rank, null); // not reached when the batch failed: no snapshot without its batch
         });
         engine.writes.add(ops.size());
@@ -126,9 +131,22 @@ final class WritePath {
         });
     }
 
-    /** Empties a partition. */
+    /**
+     * Pages a batch frees beyond its estimate: the overflow chains of the values its operations remove or replace,
+     * read from their leaves under the partitions' write locks (a key a batch touches twice is counted twice, an
+     * over-count). A chain the batch itself wrote is already dirty, counted in its value's bytes.
+     */
+    private IntSupplier freedBy(List<LogicalRecords.Op> ops) {
+        return () -> {
+            long freed = 0;
+            for (LogicalRecords.Op op : ops) freed += Math.max(0, engine.tables.partitionOf(op.fileId()).tree.overflowPages(op.key()));
+            return (int) Math.min(Integer.MAX_VALUE / 2, freed);
+        };
+    }
+
+    /** Empties a partition (the erased range is reused lazily: freeing it dirties no page but the meta page). */
     void destroy(PartitionHandle h) {
-        logged(64, List.of(h), RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> true, () -> {
+        logged(64, List.of(h), RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> 0, () -> {
             h.tree.clear();
             return true;
         });
@@ -136,12 +154,13 @@ final class WritePath {
 
     /**
      * The one write path: data-region head-room and throttling, the checkpoint read lock, the partitions' write
-     * locks (in file-id order), then — unless {@code worthLogging} says there is nothing to do — the WAL record and
-     * its page changes, and after the locks are released the commit as {@code walSyncMode} promises.
+     * locks (in file-id order), then — unless {@code freed} says there is nothing to do (-1) — the WAL record and
+     * its page changes, and after the locks are released the commit as {@code walSyncMode} promises. {@code pages}
+     * is the estimate from the write's own bytes; {@code freed}, asked under the locks, adds the pages of the overflow
+     * chains it frees, and the write takes more head-room and starts again when the two exceed what it reserved.
      */
-    boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
-                   Change change) {
-        Logged l = underCut(checkpointLock.readLock(), pages, () -> logAndApply(locked, type, record, worthLogging, change));
+    boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, IntSupplier freed, Change change) {
+        Logged l = underCut(checkpointLock.readLock(), pages, reserved -> logAndApply(reserved, pages, locked, type, record, freed, change));
         if (l == Logged.NOTHING) return false;
         engine.wal.commit(l.lsn());
         return l.result();
@@ -150,20 +169,48 @@ final class WritePath {
     /**
      * Runs {@code body} holding {@code cut}, one side of the checkpoint lock, with {@code pages} of head-room
      * reserved (and throttled) before the lock is taken: the checkpointer takes that lock, so a writer must not
-     * wait for it while holding it.
+     * wait for it while holding it. The body is given what is reserved; when it finds, before logging anything,
+     * that it needs more ({@link MoreRoom}), the locks are released and it runs again with that much reserved.
      */
-    private <T> T underCut(Lock cut, int pages, Supplier<T> body) {
+    private <T> T underCut(Lock cut, int pages, IntFunction<T> body) {
         engine.checkNotReadOnly();
-        throttle.beforeWrite(pages);
-        try {
-            cut.lock();
+        for (int reserve = pages; ; ) {
+            int reserved = reserve;
+            throttle.beforeWrite(reserved);
             try {
-                return body.get();
+                cut.lock();
+                try {
+                    return body.apply(reserved);
+                } finally {
+                    cut.unlock();
+                }
+            } catch (MoreRoom m) {
+                reserve = roomFor(m.pages);
             } finally {
-                cut.unlock();
+                throttle.afterWrite(reserved);
             }
-        } finally {
-            throttle.afterWrite(pages);
+        }
+    }
+
+    /**
+     * Refuses, before anything is logged, a write whose freed overflow chains and own pages exceed what one change
+     * may dirty: no checkpoint can clean a page while it is applied (no-steal), so it would wait for a clean page
+     * that never comes and leave the store refusing writes.
+     */
+    private int roomFor(long pages) {
+        if (pages > engine.memory.maxHeadroom()) throw new IllegalArgumentException("write removes or replaces values whose overflow pages, "
+                + "with its own, come to ~" + pages + " pages, more than half the data region (" + engine.memory.capacityPages()
+                + " pages); remove or replace fewer large values per batch or raise dataRegionSize");
+        return (int) pages;
+    }
+
+    /** Thrown before a write logs anything: it needs {@code pages} of head-room, more than it reserved. */
+    private static final class MoreRoom extends RuntimeException {
+        final long pages;
+
+        MoreRoom(long pages) {
+            super(null, null, false, false);
+            this.pages = pages;
         }
     }
 
@@ -173,16 +220,21 @@ final class WritePath {
         static final Logged NOTHING = new Logged(-1, false);
     }
 
-    /** Appends the record and applies its change under the partitions' write locks; the caller holds the cut. */
-    private Logged logAndApply(List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, BooleanSupplier worthLogging,
-                               Change change) {
+    /**
+     * Appends the record and applies its change under the partitions' write locks; the caller holds the cut and
+     * {@code reserved} pages of head-room, of which the write's bytes need {@code estimate}.
+     */
+    private Logged logAndApply(int reserved, int estimate, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record,
+                               IntSupplier freed, Change change) {
         for (PartitionHandle h : locked) h.lock.writeLock().lock();
         try {
             engine.checkWritable();
             // a partition whose page file failed (a read error) would fail the apply after the record is logged: the
             // write would poison the store and come back at the next open though it was reported failed
             for (PartitionHandle h : locked) engine.store.checkUsable(h.fileId);
-            if (!worthLogging.getAsBoolean()) return Logged.NOTHING;
+            int freedPages = freed.getAsInt();
+            if (freedPages < 0) return Logged.NOTHING;
+            if ((long) estimate + freedPages > reserved) throw new MoreRoom((long) estimate + freedPages);
             ByteBuffer payload = record.get();
             ByteBuffer published = engine.changes.active() ? payload.duplicate() : null; // read after the apply
             long lsn = engine.wal.append(type, payload);

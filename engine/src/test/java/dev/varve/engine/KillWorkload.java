@@ -37,13 +37,16 @@ final class KillWorkload {
      * What the batches write and into what store: {@link #NORMAL} fits its 16 MiB region; {@link #PRESSURE} grows
      * to several times its 8 MiB region (values up to 4 KiB, one in 40 of 10-40 KiB, one in 600 of 1 MiB — an
      * overflow chain longer than its 256 KiB checkpoint buffer), so pages are evicted and read back, and writers
-     * wait for copy-on-write slots, while the child is killed.
+     * wait for copy-on-write slots, while the child is killed. {@link #FREEING} keeps 40 keys a table in its 8 MiB
+     * region, a third of its values 1 MiB, in batches of at most two operations and one 1 MiB value: most batches
+     * remove or replace 1 MiB values, freeing their overflow chains (the most one batch frees fits the region).
      */
-    record Shape(int keys, int smallMax, int hugeEvery, long regionBytes, long checkpointBufferBytes) {
+    record Shape(int keys, int smallMax, int hugeEvery, long regionBytes, long checkpointBufferBytes, int maxOps, boolean oneHuge) {
     }
 
-    static final Shape NORMAL = new Shape(KEYS, 400, 0, 16L << 20, 1L << 20);
-    static final Shape PRESSURE = new Shape(4000, 4096, 600, 8L << 20, 256L << 10);
+    static final Shape NORMAL = new Shape(KEYS, 400, 0, 16L << 20, 1L << 20, 6, false);
+    static final Shape PRESSURE = new Shape(4000, 4096, 600, 8L << 20, 256L << 10, 6, false);
+    static final Shape FREEING = new Shape(40, 4096, 3, 8L << 20, 256L << 10, 2, true);
 
     private KillWorkload() {
     }
@@ -81,8 +84,9 @@ final class KillWorkload {
 
     static List<Op> batch(Shape shape, long i) {
         Random r = new Random(SEED * 1_000_003L + i);
-        int n = 1 + r.nextInt(6);
+        int n = 1 + r.nextInt(shape.maxOps());
         List<Op> ops = new ArrayList<>(n);
+        boolean huge = false;
         for (int j = 0; j < n; j++) {
             String t = TABLES[r.nextInt(TABLES.length)];
             byte[] k = ("k" + r.nextInt(shape.keys())).getBytes(StandardCharsets.UTF_8);
@@ -91,7 +95,10 @@ final class KillWorkload {
                 continue;
             }
             int length = r.nextInt(40) == 0 ? 10_000 + r.nextInt(30_000) : r.nextInt(shape.smallMax());
-            if (shape.hugeEvery() > 0 && r.nextInt(shape.hugeEvery()) == 0) length = 1 << 20;
+            if (shape.hugeEvery() > 0 && r.nextInt(shape.hugeEvery()) == 0 && !(shape.oneHuge() && huge)) {
+                length = 1 << 20;
+                huge = true;
+            }
             byte[] v = new byte[length];
             r.nextBytes(v);
             ops.add(new Op(t, k, v));
@@ -168,8 +175,8 @@ final class KillWorkload {
         RecoveryMode mode = RecoveryMode.valueOf(args[1]);
         long from = Long.parseLong(args[2]);
         WalSyncMode sync = args.length > 4 ? WalSyncMode.valueOf(args[4]) : WalSyncMode.LOG_ONLY;
-        // the sixth argument, when given: PRESSURE (the small region's shape), or a recoveryCompression
-        Shape shape = args.length > 5 && args[5].equals("PRESSURE") ? PRESSURE : NORMAL;
+        // the sixth argument, when given: PRESSURE or FREEING (the small region's shapes), or a recoveryCompression
+        Shape shape = args.length > 5 && args[5].equals("PRESSURE") ? PRESSURE : args.length > 5 && args[5].equals("FREEING") ? FREEING : NORMAL;
         RecoveryCompression compression = args.length > 5 && shape == NORMAL ? RecoveryCompression.valueOf(args[5]) : defaultCompression(mode);
         try (Varve store = Varve.open(config(shape, dir, mode, sync, compression)); FileOutputStream ack = new FileOutputStream(args[3], true)) {
             ack.write(((from - 1) + "\n").getBytes(StandardCharsets.UTF_8));

@@ -137,7 +137,7 @@ public final class Recovery {
     }
 
     /**
-     * Logical replay from {@code from}. Each record first reserves head-room for the pages it may dirty (the estimate
+     * Logical replay from {@code from}. Each record first reserves head-room for the pages it may dirty (at least what
      * its live write reserved); the reservations are returned only once {@link LogicalReplay#drain} says the records
      * are applied, since the replayer may still be applying them. When the region is short, the replayer is drained
      * (which returns what it held) and, if that is not enough, a checkpoint runs with its mark at this record: all
@@ -151,7 +151,11 @@ public final class Recovery {
             while (r.next()) {
                 if (!RecordTypes.isLogical(r.type())) continue;
                 int bytes = r.payload().remaining();
-                int pages = Math.min(memory.headroomFor(bytes, replay.operations(r.type(), r.payload())), memory.maxHeadroom());
+                int ops = replay.operations(r.type(), r.payload());
+                // its live write reserved its own pages plus the overflow chains it frees; replay reserves the most
+                // those can be (I6: the same or more)
+                long freed = replay.freedPagesBound(r.type(), r.payload());
+                int pages = (int) Math.min((long) memory.headroomFor(bytes, ops) + freed, memory.maxHeadroom());
                 if (!memory.tryReserve(pages)) {
                     replay.drain();
                     memory.releaseHeadroom(reserved);

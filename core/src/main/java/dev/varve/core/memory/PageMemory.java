@@ -29,9 +29,10 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class PageMemory implements PageAccess, AutoCloseable {
     /**
-     * Frames never handed out as head-room: readers can always load pages, and an operation that dirties more
-     * than it reserved (overwriting a large value frees its overflow chain, ~260 pages at 1 MiB) still finds clean
-     * frames instead of waiting for a checkpoint that its own lock blocks.
+     * Frames never handed out as head-room: readers can always load pages, and an operation that dirties a little
+     * more than its estimate (a split deeper than it counted) still finds clean frames instead of waiting for a
+     * checkpoint that its own lock blocks. The overflow chains a write frees (~260 pages at 1 MiB) are reserved by
+     * the write itself, not taken from here: several writers freeing them at once would exhaust it.
      */
     private static final int MIN_SLACK_FRAMES = 320;
     private static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
@@ -323,9 +324,10 @@ public final class PageMemory implements PageAccess, AutoCloseable {
 
     /**
      * Head-room a logged change of {@code bytes} (keys and values) in {@code operations} operations may need: its
-     * overflow pages plus a split path per operation. The one estimate used both live and during replay, so a
-     * change accepted live can always be replayed — in a region as large as the one that accepted it (an open refuses
-     * a smaller region that the changes it will replay certainly do not fit, before it writes).
+     * overflow pages plus a split path per operation. Used both live and during replay; each adds the overflow
+     * chains the change frees (live read from the leaves, in replay the most they can be), so a change accepted live
+     * can always be replayed — in a region as large as the one that accepted it (an open refuses a smaller region
+     * that the changes it will replay certainly do not fit, before it writes).
      */
     public int headroomFor(long bytes, int operations) {
         long pages = bytes / (pageSize - 64) + 16L * operations;

@@ -29,6 +29,15 @@ public interface LogicalReplay {
         return 1 + payload.remaining() / 9;
     }
 
+    /**
+     * The most pages a record may dirty beyond that estimate: the overflow chains of the values it removes or
+     * replaces, which its live write read from the leaves and reserved too. Replay cannot read them before the
+     * records ahead of it are applied, so it reserves the bound. By default none.
+     */
+    default long freedPagesBound(int type, ByteBuffer payload) {
+        return 0;
+    }
+
     /** Waits until every record passed to {@link #apply} is applied; recovery calls it before each checkpoint. */
     default void drain() {
     }

@@ -111,6 +111,42 @@ public final class BPlusTree {
 
     /** The value of {@code key}, or null when absent. */
     public byte[] get(byte[] key) {
+        return atLeaf(key, VALUE);
+    }
+
+    /**
+     * Pages of the overflow chain holding {@code key}'s value: what removing or replacing it frees (and so dirties,
+     * each freed page is erased); 0 for a value inline in its leaf, -1 when the key is absent. Reads the leaf only,
+     * never the chain.
+     */
+    public int overflowPages(byte[] key) {
+        Integer pages = atLeaf(key, OVERFLOW_PAGES);
+        return pages == null ? -1 : pages;
+    }
+
+    /** Pages of the longest overflow chain (a value of {@link #MAX_VALUE_BYTES}) at {@code pageSize}. */
+    public static int maxOverflowPages(int pageSize) {
+        return OverflowChain.pageCount(pageSize, MAX_VALUE_BYTES);
+    }
+
+    /** What {@link #atLeaf} reads of the entry at {@code offset} of the read-latched leaf {@code page}. */
+    private interface LeafRead<T> {
+        T read(PageAccess pages, Page page, int offset, byte[] key);
+    }
+
+    private static final LeafRead<byte[]> VALUE = (pages, page, offset, key) -> {
+        int valueLength = LeafPage.valueLength(page, offset);
+        if (LeafPage.isInline(page.size(), key.length, valueLength)) return page.getBytes(LeafPage.valueOffset(page, offset), valueLength);
+        return OverflowChain.read(pages, LeafPage.overflowId(page, offset), valueLength);
+    };
+
+    private static final LeafRead<Integer> OVERFLOW_PAGES = (pages, page, offset, key) -> {
+        int valueLength = LeafPage.valueLength(page, offset);
+        return LeafPage.isInline(page.size(), key.length, valueLength) ? 0 : OverflowChain.pageCount(page.size(), valueLength);
+    };
+
+    /** Descends to {@code key}'s leaf and returns what {@code read} reads of its entry, or null when absent. */
+    private <T> T atLeaf(byte[] key, LeafRead<T> read) {
         checkKey(key);
         MetaPage.Top top = tops.read(pages);
         long id = top.root();
@@ -151,12 +187,7 @@ public final class BPlusTree {
                     throw new CorruptTreeException("unexpected " + PageHeader.typeName(type) + " page at depth " + level
                             + " of a tree of height " + height, id);
                 int pos = LeafPage.search(page, key);
-                if (pos < 0) return null;
-                int offset = SlottedPage.slot(page, pos);
-                int valueLength = LeafPage.valueLength(page, offset);
-                if (LeafPage.isInline(page.size(), key.length, valueLength))
-                    return page.getBytes(LeafPage.valueOffset(page, offset), valueLength);
-                return OverflowChain.read(pages, LeafPage.overflowId(page, offset), valueLength);
+                return pos < 0 ? null : read.read(pages, page, SlottedPage.slot(page, pos), key);
             } finally {
                 pages.releaseRead(page);
             }

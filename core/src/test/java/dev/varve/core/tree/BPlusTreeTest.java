@@ -50,6 +50,24 @@ class BPlusTreeTest {
         return out;
     }
 
+    /**
+     * What removing or replacing a key frees, read from its leaf alone: a write reserves head-room for it, since
+     * freeing erases every page of the chain.
+     */
+    @Test
+    void overflowPagesCountsTheChainAValueHolds() {
+        tree.put(b("inline"), b("small"));
+        tree.put(b("large"), filled(10_000, 1));
+        tree.put(b("largest"), filled(BPlusTree.MAX_VALUE_BYTES, 2));
+        assertEquals(-1, tree.overflowPages(b("absent")));
+        assertEquals(0, tree.overflowPages(b("inline")));
+        assertEquals(3, tree.overflowPages(b("large"))); // 4048 value bytes an overflow page
+        assertEquals(BPlusTree.maxOverflowPages(4096), tree.overflowPages(b("largest")));
+        int before = tree.freePageCount();
+        tree.remove(b("largest"));
+        assertEquals(BPlusTree.maxOverflowPages(4096), tree.freePageCount() - before, "the pages its removal freed");
+    }
+
     @Test
     void emptyTreeHasNothing() {
         assertEquals(0, tree.size());
