@@ -4,7 +4,6 @@ import static dev.varve.engine.FixtureSupport.utf8;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -31,16 +30,7 @@ class CopyOnWriteWaitMetricTest {
         CountDownLatch held = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         // once armed, the checkpoint's first page write waits for the test: every page of it stays to be written
-        HookedFileIOFactory io = new HookedFileIOFactory((op, file) -> {
-            if (op == HookedFileIOFactory.Op.WRITE && file.getFileName().toString().endsWith(".page") && hold.getAndSet(false)) {
-                held.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
+        HookedFileIOFactory io = HookedFileIOFactory.holdingAPageWrite(hold, held, release, false);
         // 64 checkpoint-buffer slots; 200 values of 1,500 bytes fill about a hundred leaves
         try (Varve store = Varve.open(FixtureSupport.small(dir).dataRegionSize(32L << 20).checkpointBufferSize(256L << 10).partitions(1).build(), io)) {
             Table t = store.table("t");
@@ -58,7 +48,7 @@ class CopyOnWriteWaitMetricTest {
                     for (int k = 0; k < 200; k++) b.put("t", utf8(String.format("k%03d", k)), FixtureSupport.bytes(2000 + k, 1500));
                 });
             });
-            while (writer[0] == null || !waitsForASlot(writer[0])) {
+            while (writer[0] == null || !HookedFileIOFactory.waitsForACheckpointBufferSlot(writer[0])) {
                 assertTrue(!batch.isDone(), "the batch ended without waiting for a slot");
                 Thread.onSpinWait();
             }
@@ -71,10 +61,5 @@ class CopyOnWriteWaitMetricTest {
                     "the writer waited " + HELD_MILLIS + " ms at least for a slot, " + TimeUnit.NANOSECONDS.toMillis(waited) + " ms were counted");
             assertTrue(c.throttledNanos() >= TimeUnit.MILLISECONDS.toNanos(HELD_MILLIS), "and the checkpoint's figure counts it: " + c);
         }
-    }
-
-    private static boolean waitsForASlot(Thread t) {
-        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("latchForChange"))
-                && Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("waitOrFail"));
     }
 }

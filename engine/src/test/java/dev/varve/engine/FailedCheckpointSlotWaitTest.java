@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.StorageException;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -39,17 +38,7 @@ class FailedCheckpointSlotWaitTest {
         CountDownLatch held = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         // once armed, the checkpoint's first page write waits for the test, then fails as a dying disk would
-        HookedFileIOFactory io = new HookedFileIOFactory((op, file) -> {
-            if (op == HookedFileIOFactory.Op.WRITE && file.getFileName().toString().endsWith(".page") && hold.getAndSet(false)) {
-                held.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                throw new IOException("injected: the page write fails");
-            }
-        });
+        HookedFileIOFactory io = HookedFileIOFactory.holdingAPageWrite(hold, held, release, true);
         // 64 checkpoint-buffer slots; 200 values of 1,500 bytes fill about a hundred leaves
         VarveConfig config = FixtureSupport.small(dir).dataRegionSize(32L << 20).checkpointBufferSize(256L << 10).partitions(1).build();
         ExecutorService pool = Executors.newSingleThreadExecutor();
@@ -69,7 +58,7 @@ class FailedCheckpointSlotWaitTest {
                     for (int k = 0; k < 200; k++) b.put("t", key(k), FixtureSupport.bytes(2000 + k, 1500));
                 });
             }, pool);
-            while (writer[0] == null || !waitsForASlot(writer[0])) {
+            while (writer[0] == null || !HookedFileIOFactory.waitsForACheckpointBufferSlot(writer[0])) {
                 assertTrue(!batch.isDone(), "the batch ended without waiting for a slot");
                 Thread.onSpinWait();
             }
@@ -94,9 +83,4 @@ class FailedCheckpointSlotWaitTest {
         return utf8(String.format("k%03d", k));
     }
 
-    private static boolean waitsForASlot(Thread t) {
-        StackTraceElement[] stack = t.getStackTrace();
-        return Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals("latchForChange"))
-                && Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals("waitOrFail"));
-    }
 }

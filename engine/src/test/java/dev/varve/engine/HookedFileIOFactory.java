@@ -6,6 +6,9 @@ import dev.varve.core.io.ForwardingFileIOFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The real file system with a hook run before every read, write and force of a file: a test's hook fails (or holds)
@@ -23,6 +26,31 @@ final class HookedFileIOFactory extends ForwardingFileIOFactory {
 
     HookedFileIOFactory(Hook hook) {
         this.hook = hook;
+    }
+
+    /**
+     * Once {@code hold} is set, the next page-file write (a checkpoint's) counts {@code held} down and waits for
+     * {@code release}; then it goes on, or fails as a dying disk would when {@code thenFail}.
+     */
+    static HookedFileIOFactory holdingAPageWrite(AtomicBoolean hold, CountDownLatch held, CountDownLatch release, boolean thenFail) {
+        return new HookedFileIOFactory((op, file) -> {
+            if (op == Op.WRITE && file.getFileName().toString().endsWith(".page") && hold.getAndSet(false)) {
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (thenFail) throw new IOException("injected: the page write fails");
+            }
+        });
+    }
+
+    /** Whether {@code t} waits in page memory for a checkpoint-buffer slot (for the copy-on-write of a page). */
+    static boolean waitsForACheckpointBufferSlot(Thread t) {
+        StackTraceElement[] stack = t.getStackTrace();
+        return Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals("latchForChange"))
+                && Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals("waitOrFail"));
     }
 
     @Override

@@ -124,6 +124,18 @@ final class KillWorkload {
         return m;
     }
 
+    /**
+     * The batches a store reopened after a kill holds: the {@code acked} the child acknowledged, or one more (the one
+     * in flight when it died, whole); any other state fails, naming {@code where} and the first difference.
+     */
+    static long recoveredBatches(Shape shape, Varve store, long acked, String where) {
+        String d = diff(shape, store::table, model(shape, acked));
+        if (d == null) return acked;
+        if (diff(shape, store::table, model(shape, acked + 1)) != null)
+            throw new AssertionError(where + ": the state matches neither " + acked + " nor " + (acked + 1) + " batches: " + d);
+        return acked + 1;
+    }
+
     /** Null when the store holds exactly the model, else the first difference. */
     static String diff(Varve store, Map<String, TreeMap<String, byte[]>> model) {
         return diff(store::table, model);
