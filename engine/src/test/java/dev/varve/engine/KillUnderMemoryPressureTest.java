@@ -2,11 +2,13 @@ package dev.varve.engine;
 
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.WalSyncMode;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -21,18 +23,31 @@ class KillUnderMemoryPressureTest {
     @TempDir
     Path tmp;
 
+    /** Two rounds by default, one written in each recovery mode. */
     @Test
     void killedWhileTheDataSetOutgrowsTheRegionRecoversEveryAcknowledgedBatch() throws Exception {
+        run(Integer.getInteger("varve.killRounds", 2));
+    }
+
+    /** Forty rounds (-Plong -Dgroups=long), or -Dvarve.killRounds. */
+    @Test
+    @Tag("long")
+    @Timeout(value = 2, unit = TimeUnit.HOURS)
+    void manyKillsUnderMemoryPressure() throws Exception {
+        run(Integer.getInteger("varve.killRounds", 40));
+    }
+
+    private void run(int rounds) throws Exception {
         Path dir = tmp.resolve("store");
         Path ack = tmp.resolve("ack");
         Path log = tmp.resolve("child.log");
         long applied = 0;
         long evicted = 0;
-        for (int round = 0; round < 4; round++) {
+        for (int round = 0; round < rounds; round++) {
             RecoveryMode mode = round % 2 == 0 ? RecoveryMode.CHECKPOINT_RECOVERY_FILE : RecoveryMode.WAL_PHYSICAL;
             RecoveryMode reopen = round % 2 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE;
             String where = "round " + round + " (" + mode + " -> " + reopen + ")";
-            long acked = FixtureChildJvm.killUnderLoad(KillWorkload.class, dir, mode, applied, ack, log, 2500 + 500L * round, where,
+            long acked = FixtureChildJvm.killUnderLoad(KillWorkload.class, dir, mode, applied, ack, log, 2500 + 500L * (round % 4), where,
                     WalSyncMode.LOG_ONLY.name(), "PRESSURE");
             assertTrue(acked > applied, where + ": child acknowledged nothing");
             try (Varve store = Varve.open(KillWorkload.config(KillWorkload.PRESSURE, dir, reopen, WalSyncMode.LOG_ONLY))) {

@@ -118,7 +118,7 @@ class ThreeNodeClusterTest {
 
     @Test
     void writesKillsRestartsExpiryAndFullCrash() throws Exception {
-        run(Integer.getInteger("varve.clusterKeys", 100_000));
+        run(Integer.getInteger("varve.clusterKeys", 50_000));
     }
 
     /** The same with a million keys (-Plong). */
