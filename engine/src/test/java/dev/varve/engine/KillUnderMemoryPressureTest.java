@@ -26,7 +26,8 @@ class KillUnderMemoryPressureTest {
     /** Two rounds by default, one written in each recovery mode. */
     @Test
     void killedWhileTheDataSetOutgrowsTheRegionRecoversEveryAcknowledgedBatch() throws Exception {
-        run(Integer.getInteger("varve.killRounds", 2));
+        assertTrue(run(KillWorkload.PRESSURE, "PRESSURE", Integer.getInteger("varve.killRounds", 2)) > 0,
+                "the data set never outgrew the region: no page was evicted");
     }
 
     /** Forty rounds (-Plong -Dgroups=long), or -Dvarve.killRounds. */
@@ -34,10 +35,30 @@ class KillUnderMemoryPressureTest {
     @Tag("long")
     @Timeout(value = 2, unit = TimeUnit.HOURS)
     void manyKillsUnderMemoryPressure() throws Exception {
-        run(Integer.getInteger("varve.killRounds", 40));
+        run(KillWorkload.PRESSURE, "PRESSURE", Integer.getInteger("varve.killRounds", 40));
     }
 
-    private void run(int rounds) throws Exception {
+    /**
+     * Batches that keep removing and replacing 1 MiB values in the 8 MiB region ({@link KillWorkload#FREEING}): a live
+     * write reserves the overflow chains it frees, and replay, which cannot read them before the records ahead are
+     * applied, reserves the most they can be, so the reopen replays every batch since the last checkpoint without
+     * running out of clean pages.
+     */
+    @Test
+    void killedWhileBatchesFreeLargeValuesRecoversEveryAcknowledgedBatch() throws Exception {
+        run(KillWorkload.FREEING, "FREEING", Integer.getInteger("varve.killRounds", 2));
+    }
+
+    /** Forty rounds (-Plong -Dgroups=long), or -Dvarve.killRounds. */
+    @Test
+    @Tag("long")
+    @Timeout(value = 2, unit = TimeUnit.HOURS)
+    void manyKillsWhileFreeingLargeValues() throws Exception {
+        run(KillWorkload.FREEING, "FREEING", Integer.getInteger("varve.killRounds", 40));
+    }
+
+    /** Kills and reopens {@code rounds} times; returns the pages evicted while checking. */
+    private long run(KillWorkload.Shape shape, String shapeArg, int rounds) throws Exception {
         Path dir = tmp.resolve("store");
         Path ack = tmp.resolve("ack");
         Path log = tmp.resolve("child.log");
@@ -46,17 +67,16 @@ class KillUnderMemoryPressureTest {
         for (int round = 0; round < rounds; round++) {
             RecoveryMode mode = round % 2 == 0 ? RecoveryMode.CHECKPOINT_RECOVERY_FILE : RecoveryMode.WAL_PHYSICAL;
             RecoveryMode reopen = round % 2 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE;
-            String where = "round " + round + " (" + mode + " -> " + reopen + ")";
+            String where = shapeArg + " round " + round + " (" + mode + " -> " + reopen + ")";
             long acked = FixtureChildJvm.killUnderLoad(KillWorkload.class, dir, mode, applied, ack, log, 2500 + 500L * (round % 4), where,
-                    WalSyncMode.LOG_ONLY.name(), "PRESSURE");
+                    WalSyncMode.LOG_ONLY.name(), shapeArg);
             assertTrue(acked > applied, where + ": child acknowledged nothing");
-            try (Varve store = Varve.open(KillWorkload.config(KillWorkload.PRESSURE, dir, reopen, WalSyncMode.LOG_ONLY))) {
-                applied = KillWorkload.recoveredBatches(KillWorkload.PRESSURE, store, acked, where);
+            try (Varve store = Varve.open(KillWorkload.config(shape, dir, reopen, WalSyncMode.LOG_ONLY))) {
+                applied = KillWorkload.recoveredBatches(shape, store, acked, where);
                 evicted += store.metrics().pagesEvicted();
             }
         }
-        assertTrue(evicted > 0, "the data set never outgrew the region: no page was evicted");
-        System.out.println("kill -9 under memory pressure: " + applied + " batches, " + evicted + " pages evicted while checking");
+        System.out.println("kill -9, " + shapeArg + ": " + applied + " batches, " + evicted + " pages evicted while checking");
+        return evicted;
     }
-
 }
