@@ -29,8 +29,9 @@ import java.util.stream.Stream;
         description = {"Tables, partitions and sizes, WAL range, the last checkpoint and its marker state, the recovery data recorded on disk, "
                 + "archive bytes per rank level, live snapshots, and whether recovery is pending. Opens the store read-only: a crashed "
                 + "store is recovered in memory to answer, and no file changes.",
-                "The WAL is judged as the store's open judges it: from the LSN recovery reads from, under the walSyncMode of --config "
-                        + "(default LOG_ONLY; under FSYNC a bad last record is a torn tail). Damage before that LSN, which no recovery "
+                "The WAL is judged as the store's open judges it: from the LSN recovery reads from, each segment under the walSyncMode "
+                        + "that wrote it, which its header records (a bad last record is a torn tail when FSYNC wrote it); a segment of "
+                        + "WAL format 1, which does not record it, under the walSyncMode of --config (default LOG_ONLY). Damage before that LSN, which no recovery "
                         + "reads, is listed with its file and offset (damageRecoveryDoesNotRead) and the store is shown."})
 final class InfoCommand implements Callable<Integer> {
     @Mixin

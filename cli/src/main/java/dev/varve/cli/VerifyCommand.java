@@ -26,9 +26,10 @@ import java.util.function.Function;
                 + "and Skippy levels, snapshot logs) and a standby's snapshot map; every B+tree's structure; every live snapshot's archived pages and mappings "
                 + "reachable (I8). Names each damage: file, offset, what. Never writes.",
                 "Whether a bad last WAL record is a torn tail (cut by open: exit 0) or damage (refused by open) depends on the "
-                        + "walSyncMode the store runs under, which its files do not record: give it with --wal-sync-mode or --config. "
-                        + "Without either such a record is damage, as under the default LOG_ONLY, and reported as a torn tail if the "
-                        + "store runs under FSYNC.",
+                        + "walSyncMode that wrote its WAL segment, which the segment's header records, as open judges it. Segments "
+                        + "written by releases before WAL format 2 do not record it: those are judged under the mode given with "
+                        + "--wal-sync-mode or --config; without either such a record is damage, as under the default LOG_ONLY, and "
+                        + "reported as a torn tail if the store runs under FSYNC.",
                 "What a crash left in the archive past the last checkpoint mark (torn records, records no checkpoint covered) "
                         + "is listed as archiveCutByOpen, not as damage: open cuts it and replay writes it again; so are the pages a "
                         + "crash tore while a checkpoint wrote them (pagesRestoredByOpen), which open puts back from that checkpoint's "
@@ -39,7 +40,8 @@ final class VerifyCommand implements Callable<Integer> {
     StoreOptions store;
 
     @Option(names = "--wal-sync-mode", paramLabel = "MODE",
-            description = "The walSyncMode the store runs under: ${COMPLETION-CANDIDATES} (default: the --config file's, else LOG_ONLY).")
+            description = "The walSyncMode to judge WAL segments of releases before WAL format 2 by, which do not record the mode "
+                    + "that wrote them (newer segments are judged by theirs): ${COMPLETION-CANDIDATES} (default: the --config file's, else LOG_ONLY).")
     WalSyncMode walSyncMode;
 
     @Mixin
@@ -67,9 +69,9 @@ final class VerifyCommand implements Callable<Integer> {
         }
         List<StoreInspector.Damage> found = new ArrayList<>(report.damage());
         Object standbyMap = standbyMap(config.path(), found);
-        String tornTail = report.files().walTornTail() == null ? "none" : report.files().walTornTail() + (config.walSyncMode() == WalSyncMode.FSYNC
-                ? " (a crash cut the write short before its fsync, so it was not acknowledged under FSYNC; open cuts it)"
-                : " (a crash cut the last write; recovery drops it)");
+        // the WAL check says which mode judged the segment (the one that wrote it, unless an earlier release did)
+        String tornTail = report.files().walTornTail() == null ? "none" : report.files().walTornTail()
+                + " (a write a crash cut short, so it was not acknowledged; open cuts it)";
         if (underFsync != null) { // the store as FSYNC reads it, with the one spot a non-FSYNC open refuses as damage
             report = underFsync;
             tornTail = "only under walSyncMode=FSYNC: " + underFsync.files().walTornTail() + " (open under FSYNC cuts it, as a write a crash cut "

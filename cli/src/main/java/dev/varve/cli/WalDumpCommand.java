@@ -18,8 +18,9 @@ import java.util.concurrent.Callable;
         description = {"Prints the WAL's records from --from-lsn (default: the first held): LSN, type, payload bytes and, for a batch, "
                 + "each operation's table, partition, key and value size (-1: remove). A torn tail is left out, as recovery would "
                 + "cut it. Read-only.",
-                "The WAL is judged as the store's open judges it: from the LSN recovery reads from (the last checkpoint's mark), under "
-                        + "the walSyncMode of --config (default LOG_ONLY). Damage before that LSN, which recovery never reads, is noted on "
+                "The WAL is judged as the store's open judges it: from the LSN recovery reads from (the last checkpoint's mark), each "
+                        + "segment under the walSyncMode that wrote it (a segment of WAL format 1, which does not record it, under the "
+                        + "walSyncMode of --config, default LOG_ONLY). Damage before that LSN, which recovery never reads, is noted on "
                         + "stderr with its file and offset, and the records go on from the next one that checks out."})
 final class WalDumpCommand implements Callable<Integer> {
     @Mixin

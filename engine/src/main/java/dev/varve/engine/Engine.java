@@ -152,7 +152,7 @@ final class Engine {
             BPlusTree.refuseOtherFormat(store, Catalog.FILE_ID);
             // the first write: the markers, the WAL from where recovery reads and the archive were found sound (a page
             // is checked when it is read: damage in one that replay reads is found after recovery's first steps)
-            this.wal = Wal.open(walScan, config.walFlushFrequency(), agents);
+            this.wal = Wal.open(walScan, config.walFlushFrequency(), agents, readOnly);
             opened.push(wal);
             wal.tailCut().ifPresent(cut -> LOG.warn(readOnly ? "{} (in memory only: opened read-only, the files are unchanged)" : "{}", cut));
             store.tidy();

@@ -2,6 +2,7 @@ package dev.varve.engine;
 
 import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.agent.Agents;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.page.PageId;
@@ -26,8 +27,9 @@ import java.util.function.Predicate;
  * The WAL's records as a tool shows them (LSN, type, size, and for a batch its operations), read through a
  * {@link MemoryOverlayIO}: opening the WAL cuts a torn tail and would create a first segment, but only in memory.
  * The WAL is judged as the store's own open judges it: validated from the LSN recovery starts reading at
- * ({@link RecoveryStart#walScanFrom}), by the rule of the configured {@link VarveConfig#walSyncMode()} (a bad last
- * record is a torn tail under FSYNC, damage otherwise). Damage in records before that LSN, which no recovery reads, is
+ * ({@link RecoveryStart#walScanFrom}), each segment by the rule of the walSyncMode that wrote it, which its header
+ * records (a bad last record is a torn tail under FSYNC, damage otherwise); a segment of an earlier release, which
+ * does not record it, by the configured {@link VarveConfig#walSyncMode()}. Damage in records before that LSN, which no recovery reads, is
  * reported ({@link UnreadDamage}) instead of refused. Reads hold the store's shared lock (they fail while a writer has
  * the store open).
  */
@@ -174,7 +176,7 @@ public final class WalInspector {
         } catch (CorruptionException e) {
             throw start == null ? e : start.explain(e, markers);
         }
-        Wal wal = Wal.open(scan, config.walFlushFrequency());
+        Wal wal = Wal.open(scan, config.walFlushFrequency(), Agents.dedicated(), true); // the overlay: nothing reaches the files
         return new Opened(wal, start == null ? wal.firstLsn() : start.walScanFrom(config.walSegmentSize()));
     }
 

@@ -1,10 +1,7 @@
 package dev.varve.core.wal;
 
 import static dev.varve.core.wal.WalSegmentDescriptor.HEADER_SIZE;
-import static dev.varve.core.wal.WalSegmentDescriptor.LSN_OFFSET;
-import static dev.varve.core.wal.WalSegmentDescriptor.PAYLOAD_OFFSET;
 import static dev.varve.core.wal.WalSegmentDescriptor.RECORD_HEADER_SIZE;
-import static dev.varve.core.wal.WalSegmentDescriptor.TYPE_OFFSET;
 
 import dev.varve.config.WalSyncMode;
 import dev.varve.core.agent.Agents;
@@ -13,7 +10,6 @@ import dev.varve.core.io.StorageException;
 import dev.varve.core.util.StoreThreads;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -21,7 +17,6 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
-import java.util.zip.CRC32C;
 
 /**
  * The write-ahead log writer: appends records to segment files (layout in {@link WalSegmentDescriptor}) and makes
@@ -83,7 +78,7 @@ public final class Wal implements AutoCloseable {
     private final BooleanSupplier failed = () -> failure.get() != null;
     private volatile boolean closed;
 
-    private Wal(WalOpenScan scan, WalSegment last, Duration flushFrequency) {
+    private Wal(WalOpenScan scan, WalSegment last, int endOffset, Duration flushFrequency) {
         this.dir = scan.dir;
         this.io = scan.io;
         this.segmentSize = scan.segmentSize;
@@ -91,7 +86,7 @@ public final class Wal implements AutoCloseable {
         this.maxPayloadBytes = WalSegmentDescriptor.maxPayloadBytes(segmentSize);
         this.tailCut = scan.tailCut;
         this.currentIndex = last.index;
-        this.endOffset = scan.endOffset;
+        this.endOffset = endOffset;
         this.firstSegmentIndex = scan.empty ? 0 : scan.firstIndex;
         this.publication = new WalPublication(WalSegmentDescriptor.endLsn(last.index, endOffset, segmentSize),
                 WalPublication.PARK_NANOS);
@@ -102,7 +97,7 @@ public final class Wal implements AutoCloseable {
         this.current = staging == null ? last : last.staged(staging, endOffset);
         this.groupCommit = new WalGroupCommit(publication.position(), mode == WalSyncMode.FSYNC);
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
-        this.preparer = new WalSegmentPreparer(io, dir, segmentSize, "varve-wal-preparer" + StoreThreads.suffix());
+        this.preparer = new WalSegmentPreparer(io, dir, segmentSize, mode, "varve-wal-preparer" + StoreThreads.suffix());
         this.closer = new WalSegmentCloser(io, dir, "varve-wal-closer" + StoreThreads.suffix(), this::fail);
         this.forcer = new WalForcer(segmentSize, publication, groupCommit, closer, current, this::checkWritable,
                 this::fail);
@@ -137,6 +132,15 @@ public final class Wal implements AutoCloseable {
      * hand when they are {@link Agents#invoked}).
      */
     public static Wal open(WalOpenScan scan, Duration flushFrequency, Agents agents) {
+        return open(scan, flushFrequency, agents, false);
+    }
+
+    /**
+     * As {@link #open(WalOpenScan, Duration, Agents)}; {@code inMemoryOnly} says the files are an overlay nothing is
+     * written back from (a read-only open): the newest segment is then continued even when another mode wrote it,
+     * since no record appended here reaches the disk (see {@link WalModeSwitch}).
+     */
+    public static Wal open(WalOpenScan scan, Duration flushFrequency, Agents agents, boolean inMemoryOnly) {
         Objects.requireNonNull(agents, "agents");
         if (scan.mode == WalSyncMode.BACKGROUND && (flushFrequency == null || flushFrequency.isNegative()
                 || flushFrequency.isZero())) {
@@ -145,7 +149,12 @@ public final class Wal implements AutoCloseable {
         }
         WalSegment last = scan.carryOut();
         try {
-            Wal wal = new Wal(scan, last, flushFrequency);
+            int endOffset = scan.endOffset;
+            if (!inMemoryOnly && WalModeSwitch.needed(last, endOffset, scan.mode)) {
+                last = WalModeSwitch.sealAndStartNext(scan.io, scan.dir, last, endOffset, scan.mode);
+                endOffset = HEADER_SIZE;
+            }
+            Wal wal = new Wal(scan, last, endOffset, flushFrequency);
             if (wal.flusher != null) wal.flusher.start(agents);
             return wal;
         } catch (RuntimeException e) {
@@ -206,15 +215,8 @@ public final class Wal implements AutoCloseable {
 
     /** Writes a reserved record's body and CRC at {@code off} of {@code seg}, everything but its length. */
     private void writeBody(WalSegment seg, int off, long lsn, int type, ByteBuffer payload, int payloadBytes) {
-        int length = RECORD_HEADER_SIZE + payloadBytes;
-        ByteBuffer b = seg.buffer; // absolute puts only: concurrent writers share it, each in its own range
         try {
-            b.putLong(off + LSN_OFFSET, lsn);
-            b.put(off + TYPE_OFFSET, (byte) type);
-            b.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
-            b.putInt(off + WalSegmentDescriptor.CRC_OFFSET, WalSegmentDescriptor.recordCrc(b, off, length, new CRC32C()));
-            // padding is zero on disk; a staged buffer may hold an earlier segment's bytes there
-            for (int p = off + length, end = off + WalSegmentDescriptor.aligned(length); p < end; p++) b.put(p, (byte) 0);
+            WalSegmentDescriptor.putBody(seg.buffer, off, lsn, type, payload, payloadBytes);
         } catch (InternalError e) {
             // a fault on a mapped store (the file shrank or the device failed) is an IO error
             throw fail(new StorageException("cannot write WAL record at offset " + off, seg.path, new IOException(e)));
@@ -275,7 +277,7 @@ public final class Wal implements AutoCloseable {
             int sealAt = endOffset;
             int sealLength = RECORD_HEADER_SIZE + Long.BYTES;
             writeBody(old, sealAt, WalSegmentDescriptor.lsn(old.index, sealAt, segmentSize), WalSegmentDescriptor.SEAL_TYPE,
-                    ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(0, next.index), Long.BYTES);
+                    WalSegmentDescriptor.sealPayload(next.index), Long.BYTES);
             WalSegmentDescriptor.putLengthRelease(old.buffer, sealAt, sealLength);
             endOffset = sealAt + WalSegmentDescriptor.aligned(sealLength);
         } catch (StorageException e) {

@@ -42,8 +42,9 @@ public final class WalFileCheck {
     }
 
     /**
-     * Checks every segment in {@code dir}, whose segments are {@code segmentSize} bytes and were written under
-     * {@code mode}. Records are judged by the rule opening the WAL applies ({@link WalOpenScan}): what open would cut
+     * Checks every segment in {@code dir}, whose segments are {@code segmentSize} bytes. Each segment's tail is judged
+     * by the walSyncMode that wrote it, which its header records; {@code mode} judges a version 1 segment, which does
+     * not record it. Records are judged by the rule opening the WAL applies ({@link WalOpenScan}): what open would cut
      * as a torn tail is reported as one, what open would refuse is damage, so verify and open never disagree.
      */
     public static Result check(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, DamageSink sink) throws IOException {
@@ -77,7 +78,8 @@ public final class WalFileCheck {
                 sink.damage(p, 0, bad);
                 continue;
             }
-            WalOpenScan.Stop stop = WalOpenScan.scanRecords(b, index, HEADER_SIZE, !last, mode, crc, heads);
+            WalSyncMode judged = WalSegmentDescriptor.judgedUnder(b, mode); // as open judges it
+            WalOpenScan.Stop stop = WalOpenScan.scanRecords(b, index, HEADER_SIZE, !last, judged, crc, heads);
             records += stop.records();
             boolean reported = false;
             while (stop.reason() != null && stop.evidence() != null) { // damage, not a torn tail: name it, check on from the next valid record
@@ -86,7 +88,7 @@ public final class WalFileCheck {
                         + (next < 0 ? "; no valid record follows it in the segment" : "; the next valid record starts at offset " + next));
                 reported = true;
                 if (next < 0) break;
-                stop = WalOpenScan.scanRecords(b, index, next, !last, mode, crc, heads);
+                stop = WalOpenScan.scanRecords(b, index, next, !last, judged, crc, heads);
                 records += stop.records();
                 reported = false;
             }
@@ -101,7 +103,9 @@ public final class WalFileCheck {
                             + " is sealed, so its successor was created, but that file is missing");
                 }
             } else if (stop.evidence() == null) {
-                torn = p.getFileName() + " at offset " + stop.offset() + ": " + stop.reason();
+                torn = p.getFileName() + " at offset " + stop.offset() + ": " + stop.reason() + " (judged under " + judged
+                        + (WalSegmentDescriptor.writtenUnder(b) == null ? ", the given mode: the segment does not record the one that wrote it)"
+                        : ", the mode that wrote the segment)");
             } else if (!reported) {
                 sink.damage(p, stop.offset(), stop.reason() + "; not a torn write: " + stop.evidence());
             }

@@ -42,7 +42,13 @@ import java.util.zip.CRC32C;
  *       damage (after power loss, where those modes promise nothing, the operator accepts the loss
  *       explicitly with {@code truncateDamage}).</li>
  * </ul>
- * Damage in the part recovery needs is a {@link CorruptionException} naming the file and offset, unless the caller
+ * The mode each rule speaks of is the one that wrote the segment, which its header records: a store written under
+ * FSYNC and opened under LOG_ONLY after a power loss has its torn tail cut, and a damaged last record of a LOG_ONLY
+ * segment is refused by an FSYNC open, not cut. Every record of a segment was written under that mode, since a
+ * writable open under another one starts a new segment ({@link WalModeSwitch}). A segment written before the header
+ * recorded it (format version 1) is judged by the mode of the open that reads it, {@code mode}.
+ *
+ * <p>Damage in the part recovery needs is a {@link CorruptionException} naming the file and offset, unless the caller
  * asked to truncate at damage. Records before {@code neededFrom} are not read at all: no recovery needs them.
  */
 public final class WalOpenScan {
@@ -165,7 +171,8 @@ public final class WalOpenScan {
                     String bad = checkHeader(seg, segmentSize);
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
-                            : scanRecords(seg.buffer, seg.index, offset, index < last, mode, crc, types);
+                            : scanRecords(seg.buffer, seg.index, offset, index < last,
+                                    WalSegmentDescriptor.judgedUnder(seg.buffer, mode), crc, types);
                 }
             }
             Path successor = index == last && unnamed == null ? unnamedSuccessor(io, dir, stop, index) : null;
@@ -267,7 +274,8 @@ public final class WalOpenScan {
     }
 
     /**
-     * Validates the records of segment {@code index}, whole in {@code b}, from {@code off}. A bad record is damage
+     * Validates the records of segment {@code index}, whole in {@code b}, from {@code off}, by the rule of
+     * {@code mode}, the one that wrote the segment ({@link WalSegmentDescriptor#judgedUnder}). A bad record is damage
      * when a later segment exists ({@code durable}), when a valid record follows it (unless, under {@code FSYNC}, it
      * has the shape of a power cut's tear, {@link #tornByPowerLoss}), or when it has a length and the mode does not run
      * with unforced records; otherwise it is a torn tail. Each valid record is noted in {@code types}.
@@ -359,7 +367,7 @@ public final class WalOpenScan {
         } catch (IOException e) {
             throw new StorageException("cannot clean up the WAL directory", dir, e);
         }
-        if (empty) return WalSegment.create(io, dir, 0, segmentSize);
+        if (empty) return WalSegment.create(io, dir, 0, segmentSize, mode);
         Path path = dir.resolve(WalSegmentDescriptor.fileName(lastIndex));
         WalSegment last = WalSegment.open(io, path, lastIndex, segmentSize);
         if (last == null) throw new StorageException("WAL segment changed size while it was opened", path);

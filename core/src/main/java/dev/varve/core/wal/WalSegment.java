@@ -1,5 +1,6 @@
 package dev.varve.core.wal;
 
+import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.MappedRegion;
@@ -79,20 +80,21 @@ final class WalSegment implements AutoCloseable {
      * Creates segment {@code index} in {@code dir}: every block allocated (so a full disk fails here, not as a fault
      * on a mapped store), header written and forced, directory entry durable.
      */
-    static WalSegment create(FileIOFactory io, Path dir, long index, long segmentSize) {
-        prepareFile(io, dir, index, segmentSize);
+    static WalSegment create(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode) {
+        prepareFile(io, dir, index, segmentSize, mode);
         return install(io, dir, index, segmentSize);
     }
 
     /**
      * The slow half of {@link #create}, which {@link WalSegmentPreparer} runs ahead of time: writes segment
-     * {@code index} under its temporary name with every block allocated, the header forced and the name durable. A
+     * {@code index} under its temporary name with every block allocated, the header (recording {@code mode}, which every
+     * record of the segment is written under) forced and the name durable. A
      * crash leaves only a temporary file, which open deletes. The name is made durable here, not only at the rename:
      * the old segment's seal names this file before the rename does, and a power cut between the two must not keep
      * the seal and lose the file (where a new entry is durable only once its directory is fsynced), which open
      * refuses as a lost segment.
      */
-    static void prepareFile(FileIOFactory io, Path dir, long index, long segmentSize) {
+    static void prepareFile(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode) {
         Path temp = tempPath(dir, index);
         try (FileIO tempFile = io.open(temp, true)) {
             tempFile.truncate(0); // a leftover from a crashed creation may hold anything
@@ -101,7 +103,7 @@ final class WalSegment implements AutoCloseable {
                 tempFile.write(zeros.clear().limit((int) Math.min(zeros.capacity(), segmentSize - p)), p);
             }
             ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-            WalSegmentDescriptor.writeHeader(header, segmentSize, index);
+            WalSegmentDescriptor.writeHeader(header, segmentSize, index, mode);
             tempFile.write(header, 0);
             tempFile.force();
             io.forceDirectory(dir);
@@ -209,7 +211,9 @@ final class WalSegment implements AutoCloseable {
      * reopened. So the range is written twice: first with the records' lengths zero, then as it is. A write cut short
      * in either pass leaves records whose length is not written yet after the whole ones: a torn tail, cut at open.
      * The cost is a second {@code pwrite} of the range before the one fsync; the first goes out from a direct copy of
-     * at most {@link #BODIES_BYTES} at a time (a heap copy would be copied again by the channel).
+     * at most {@link #BODIES_BYTES} at a time (a heap copy would be copied again by the channel). Since WAL format 2 a
+     * segment's tail is judged by the mode that wrote it, its header's (an FSYNC segment by FSYNC's rule, whichever
+     * mode reopens it), so the scan no longer depends on this; it still leaves the shape every mode's rule cuts.
      */
     private synchronized void writeLengthsLast(int from, int to) throws IOException {
         if (bodies == null) bodies = ByteBuffer.allocateDirect(BODIES_BYTES).order(ByteOrder.LITTLE_ENDIAN);

@@ -1,5 +1,6 @@
 package dev.varve.core.wal;
 
+import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.CorruptionException;
 
 import java.lang.invoke.MethodHandles;
@@ -21,9 +22,12 @@ import java.util.zip.CRC32C;
  * Segment header (HEADER_SIZE = 40 bytes):
  *  0                8         12         16                24                32         36         40
  * +----------------+---------+----------+-----------------+-----------------+----------+----------+
- * | magic (long)   | version | reserved | segmentSize     | segmentIndex    | crc32c   | reserved |
+ * | magic (long)   | version | syncMode | segmentSize     | segmentIndex    | crc32c   | reserved |
  * +----------------+---------+----------+-----------------+-----------------+----------+----------+
  *   crc32c covers bytes [0, 32).
+ *   syncMode (version 2): the walSyncMode every record of the segment was written under, 1 FSYNC, 2 LOG_ONLY,
+ *            3 BACKGROUND; the open judges the segment's tail by it (a writable open under another mode seals the
+ *            newest segment and starts a new one). Version 1 wrote 0 here: such a segment is judged by the open's mode.
  *
  * Record (at an 8-aligned offset; RECORD_HEADER_SIZE = 17 bytes, then the payload):
  *  0         4         8                16     17
@@ -47,16 +51,23 @@ import java.util.zip.CRC32C;
  * <ul>
  *   <li>1: initial format; since the seal was added, segments written by this version end in one (older ones
  *       read the same: a segment without a seal is simply not proof of a successor).</li>
+ *   <li>2: the header records the walSyncMode the segment was written under (bytes [12, 16), zero in version 1), and
+ *       its torn tail is judged by that mode instead of the open's. Version 1 segments are still read, judged by the
+ *       open's mode; a writable open never appends to one (it seals it and starts a version 2 segment).</li>
  * </ul>
  */
 public final class WalSegmentDescriptor {
     /** "VARVEWAL" in ASCII, read as a little-endian long. */
     public static final long MAGIC = 0x4C41574556524156L;
     /** Current format version. */
-    public static final int FORMAT_VERSION = 1;
+    public static final int FORMAT_VERSION = 2;
+    /** The format before segments recorded their sync mode, still read. */
+    static final int MODELESS_VERSION = 1;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 8;
+    /** The walSyncMode that wrote the segment (version 2; zero in version 1). */
+    public static final int SYNC_MODE_OFFSET = 12;
     public static final int SEGMENT_SIZE_OFFSET = 16;
     public static final int SEGMENT_INDEX_OFFSET = 24;
     public static final int HEADER_CRC_OFFSET = 32;
@@ -156,11 +167,11 @@ public final class WalSegmentDescriptor {
 
     // ---- header ----
 
-    /** Writes a segment header at position 0 of {@code seg}. */
-    static void writeHeader(ByteBuffer seg, long segmentSize, long segmentIndex) {
+    /** Writes a segment header at position 0 of {@code seg}, for records written under {@code mode}. */
+    static void writeHeader(ByteBuffer seg, long segmentSize, long segmentIndex, WalSyncMode mode) {
         seg.putLong(MAGIC_OFFSET, MAGIC);
         seg.putInt(VERSION_OFFSET, FORMAT_VERSION);
-        seg.putInt(VERSION_OFFSET + 4, 0);
+        seg.putInt(SYNC_MODE_OFFSET, modeCode(mode));
         seg.putLong(SEGMENT_SIZE_OFFSET, segmentSize);
         seg.putLong(SEGMENT_INDEX_OFFSET, segmentIndex);
         seg.putInt(HEADER_CRC_OFFSET, headerCrc(seg));
@@ -174,9 +185,9 @@ public final class WalSegmentDescriptor {
     static void refuseOtherVersion(ByteBuffer seg, Path file) {
         if (seg.getLong(MAGIC_OFFSET) != MAGIC || seg.getInt(HEADER_CRC_OFFSET) != headerCrc(seg)) return;
         int version = seg.getInt(VERSION_OFFSET);
-        if (version != FORMAT_VERSION)
-            throw new CorruptionException("unsupported WAL format version " + version + " (this build reads version "
-                    + FORMAT_VERSION + "): written by a newer release; open the store with that release", file, VERSION_OFFSET);
+        if (version != FORMAT_VERSION && version != MODELESS_VERSION)
+            throw new CorruptionException("unsupported WAL format version " + version + " (this build reads versions "
+                    + MODELESS_VERSION + " to " + FORMAT_VERSION + "): written by a newer release; open the store with that release", file, VERSION_OFFSET);
     }
 
     /** Why the header in {@code seg} is not that of segment {@code segmentIndex}, or null when it is. */
@@ -184,11 +195,46 @@ public final class WalSegmentDescriptor {
         if (seg.getLong(MAGIC_OFFSET) != MAGIC) return "bad magic, not a WAL segment";
         if (seg.getInt(HEADER_CRC_OFFSET) != headerCrc(seg)) return "segment header CRC mismatch";
         int version = seg.getInt(VERSION_OFFSET);
-        if (version != FORMAT_VERSION) return "unsupported WAL format version " + version;
+        if (version != FORMAT_VERSION && version != MODELESS_VERSION) return "unsupported WAL format version " + version;
+        if (version == FORMAT_VERSION && modeOf(seg.getInt(SYNC_MODE_OFFSET)) == null) {
+            return "unknown walSyncMode code " + seg.getInt(SYNC_MODE_OFFSET) + " in the segment header";
+        }
         if (seg.getLong(SEGMENT_INDEX_OFFSET) != segmentIndex) {
             return "header names segment " + seg.getLong(SEGMENT_INDEX_OFFSET) + ", file name says " + segmentIndex;
         }
         return null;
+    }
+
+    /**
+     * The walSyncMode a (checked) header says the segment was written under, or null for a version 1 segment, which
+     * does not say: its tail is judged by the mode of the open that reads it.
+     */
+    static WalSyncMode writtenUnder(ByteBuffer seg) {
+        return seg.getInt(VERSION_OFFSET) == MODELESS_VERSION ? null : modeOf(seg.getInt(SYNC_MODE_OFFSET));
+    }
+
+    /** The mode whose rule judges the tail of a (checked) segment: the one it was written under, else {@code open}'s. */
+    static WalSyncMode judgedUnder(ByteBuffer seg, WalSyncMode open) {
+        WalSyncMode written = writtenUnder(seg);
+        return written != null ? written : open;
+    }
+
+    // explicit codes, not ordinals: the enum's order is no part of the format
+    private static int modeCode(WalSyncMode mode) {
+        return switch (mode) {
+            case FSYNC -> 1;
+            case LOG_ONLY -> 2;
+            case BACKGROUND -> 3;
+        };
+    }
+
+    private static WalSyncMode modeOf(int code) {
+        return switch (code) {
+            case 1 -> WalSyncMode.FSYNC;
+            case 2 -> WalSyncMode.LOG_ONLY;
+            case 3 -> WalSyncMode.BACKGROUND;
+            default -> null;
+        };
     }
 
     /** The segment size a (checked) header records. */
@@ -235,6 +281,25 @@ public final class WalSegmentDescriptor {
         if (lsn != lsn(segmentIndex, offset, segmentSize)) return "record LSN " + lsn + " is not its position";
         if (seg.get(offset + TYPE_OFFSET) == 0) return "record type 0 is reserved";
         return null;
+    }
+
+    /**
+     * Writes a record's body and CRC at {@code off} of {@code seg}, everything but its length (which publishes it),
+     * and zeroes its alignment padding. Absolute puts only: concurrent writers share the buffer, each in its own range.
+     */
+    static void putBody(ByteBuffer seg, int off, long lsn, int type, ByteBuffer payload, int payloadBytes) {
+        int length = RECORD_HEADER_SIZE + payloadBytes;
+        seg.putLong(off + LSN_OFFSET, lsn);
+        seg.put(off + TYPE_OFFSET, (byte) type);
+        seg.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
+        seg.putInt(off + CRC_OFFSET, recordCrc(seg, off, length, new CRC32C()));
+        // padding is zero on disk; a staged buffer may hold an earlier segment's bytes there
+        for (int p = off + length, end = off + aligned(length); p < end; p++) seg.put(p, (byte) 0);
+    }
+
+    /** The payload of a seal naming segment {@code next}. */
+    static ByteBuffer sealPayload(long next) {
+        return ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(0, next);
     }
 
     /** True when bytes [from, to) of {@code seg} are all zero. */

@@ -1,5 +1,6 @@
 package dev.varve.core.wal;
 
+import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import java.io.IOException;
@@ -28,16 +29,19 @@ final class WalSegmentPreparer implements AutoCloseable {
     private final FileIOFactory io;
     private final Path dir;
     private final long segmentSize;
+    /** The mode the WAL appends under, which the segments' headers record. */
+    private final WalSyncMode mode;
     private final String threadName;
     /** The segment being prepared, or -1; guarded by this. */
     private long index = -1;
     private CompletableFuture<Void> task; // guarded by this
     private boolean closed; // guarded by this
 
-    WalSegmentPreparer(FileIOFactory io, Path dir, long segmentSize, String threadName) {
+    WalSegmentPreparer(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, String threadName) {
         this.io = io;
         this.dir = dir;
         this.segmentSize = segmentSize;
+        this.mode = mode;
         this.threadName = threadName;
     }
 
@@ -49,7 +53,7 @@ final class WalSegmentPreparer implements AutoCloseable {
         task = f;
         Thread t = new Thread(() -> {
             try {
-                WalSegment.prepareFile(io, dir, next, segmentSize);
+                WalSegment.prepareFile(io, dir, next, segmentSize, mode);
                 f.complete(null);
             } catch (Throwable e) {
                 f.completeExceptionally(e);
@@ -78,7 +82,7 @@ final class WalSegmentPreparer implements AutoCloseable {
             index = -1;
             task = null;
         }
-        if (f == null || !succeeded(f)) WalSegment.prepareFile(io, dir, next, segmentSize);
+        if (f == null || !succeeded(f)) WalSegment.prepareFile(io, dir, next, segmentSize, mode);
         return WalSegment.openPrepared(io, WalSegment.tempPath(dir, next), next, segmentSize);
     }
 

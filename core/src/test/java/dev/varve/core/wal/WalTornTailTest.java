@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -31,12 +32,19 @@ import org.junit.jupiter.api.io.TempDir;
  * One test per shape of torn or damaged WAL tail. A torn tail (what a crash can leave: a record without its length,
  * or under FSYNC the unforced end) is cut at the last good record and appending continues; damage (a bad record
  * with durable records after it, or a whole record gone bad where no crash could tear it) is refused with the file
- * and offset, and the files are left as they were unless the operator asks to truncate.
+ * and offset, and the files are left as they were unless the operator asks to truncate. Where the sync mode decides,
+ * it is the mode that wrote the segment, not the open's: each such case is written under every mode and opened under
+ * another (before, an FSYNC store cut by a power loss was refused by a LOG_ONLY open, and a LOG_ONLY store's damaged
+ * last record was cut, dropping it, by an FSYNC open).
  */
 @Timeout(180)
 class WalTornTailTest {
     @TempDir
-    Path dir;
+    Path root;
+    /** The WAL of the last {@link #writeRecords}, under {@code root}. */
+    private Path dir;
+    /** The mode the records were written under. */
+    private WalSyncMode writer;
 
     private final List<byte[]> payloads = new ArrayList<>();
     private final List<Long> lsns = new ArrayList<>();
@@ -46,13 +54,22 @@ class WalTornTailTest {
     }
 
     private Wal open(WalSyncMode mode, boolean truncateDamage) {
-        return Wal.open(WalOpenScan.run(FileIOFactory.standard(), dir, SEGMENT_SIZE, mode, -1, truncateDamage), null);
+        return Wal.open(WalOpenScan.run(FileIOFactory.standard(), dir, SEGMENT_SIZE, mode, -1, truncateDamage), Duration.ofSeconds(1));
     }
 
     /** Writes records of 500..1499 random bytes until {@code segments} segments exist; returns the end position. */
     private long writeRecords(int segments) {
+        return writeRecords(segments, WalSyncMode.LOG_ONLY);
+    }
+
+    /** {@link #writeRecords(int)} under {@code mode}, into a WAL of its own. */
+    private long writeRecords(int segments, WalSyncMode mode) {
+        dir = root.resolve(mode.name());
+        writer = mode;
+        lsns.clear();
+        payloads.clear();
         Random rnd = WalTestSupport.seeded("tornTail");
-        try (Wal wal = open()) {
+        try (Wal wal = open(mode, false)) {
             // until a record lies in the last segment: the position alone can sit at a segment's start before its file exists
             while (lsns.size() < 20 || WalSegmentDescriptor.segmentIndex(lsns.get(lsns.size() - 1), SEGMENT_SIZE) < segments - 1) {
                 byte[] p = WalTestSupport.randomBytes(rnd, 500 + rnd.nextInt(1000));
@@ -71,20 +88,25 @@ class WalTornTailTest {
         return WalSegmentDescriptor.offset(lsn, SEGMENT_SIZE);
     }
 
-    /** Reopens, expects a cut at {@code lsns[keep]} (records before it kept), then checks appending continues there. */
+    /**
+     * Reopens, expects a cut at {@code lsns[keep]} (records before it kept), then checks appending continues there — or,
+     * under another mode than the writer's, at the start of the next segment, which that open starts for its mode.
+     */
     private WalTailCut reopenExpectingCutAt(int keep, WalSyncMode mode, boolean truncateDamage) {
         long cutLsn = lsns.get(keep);
+        long resumeAt = mode == writer ? cutLsn
+                : WalSegmentDescriptor.firstLsn(WalSegmentDescriptor.segmentIndex(cutLsn, SEGMENT_SIZE) + 1, SEGMENT_SIZE);
         WalTailCut cut;
         try (Wal wal = open(mode, truncateDamage)) {
             cut = wal.tailCut().orElseThrow(() -> new AssertionError("no tail cut reported"));
             assertEquals(cutLsn, cut.lsn());
             assertEquals(fileOf(cutLsn), cut.file());
             assertEquals(offsetOf(cutLsn), cut.offset());
-            assertEquals(cutLsn, wal.position());
+            assertEquals(resumeAt, wal.position());
             List<Rec> read = readAll(wal, wal.firstLsn());
             assertEquals(keep, read.size());
             for (int i = 0; i < keep; i++) assertArrayEquals(payloads.get(i), read.get(i).payload());
-            assertEquals(cutLsn, wal.append(1, ByteBuffer.wrap(new byte[] {42})), "appending continues at the cut");
+            assertEquals(resumeAt, wal.append(1, ByteBuffer.wrap(new byte[] {42})), "appending continues at the cut");
         }
         try (Wal wal = open()) {
             assertTrue(wal.tailCut().isEmpty(), "the cut is repaired for good");
@@ -105,20 +127,60 @@ class WalTornTailTest {
         return e;
     }
 
+    /**
+     * Judges the WAL {@link #writeRecords} wrote under each mode, after {@code damage}, by opens under the other modes:
+     * written under FSYNC it is cut (by a LOG_ONLY open, and the cut lasts), otherwise refused (by an FSYNC open too).
+     */
+    private void cutOnlyIfFsyncWroteIt(int segments, int victim, Damage damage) throws IOException {
+        for (WalSyncMode mode : WalSyncMode.values()) {
+            writeRecords(segments, mode);
+            int at = victim < 0 ? lsns.size() + victim : victim;
+            damage.apply(at);
+            if (mode == WalSyncMode.FSYNC) {
+                reopenExpectingCutAt(at, WalSyncMode.LOG_ONLY, false);
+            } else {
+                for (WalSyncMode opener : WalSyncMode.values()) expectRefusedAt(at, opener);
+            }
+        }
+    }
+
+    /** Damage done to record {@code victim}. */
+    private interface Damage {
+        void apply(int victim) throws IOException;
+    }
+
     @Test
-    void truncatedPayloadOfTheLastRecordIsCutUnderFsyncAndRefusedOtherwise() throws IOException {
-        writeRecords(1);
+    void truncatedPayloadOfTheLastRecordIsCutWhenFsyncWroteItAndRefusedOtherwise() throws IOException {
+        // the tail of the record never reached the disk: zeros where its second half should be. Only power loss
+        // tears a record that has its length, and only FSYNC promises to survive power loss with unforced records.
+        cutOnlyIfFsyncWroteIt(1, -1, last -> {
+            int half = payloads.get(last).length / 2;
+            WalTestSupport.overwrite(fileOf(lsns.get(last)), offsetOf(lsns.get(last)) + PAYLOAD_OFFSET + half,
+                    new byte[payloads.get(last).length - half]);
+        });
+    }
+
+    /** The power loss an FSYNC commit's fdatasync can leave, opened by an operator now running LOG_ONLY. */
+    @Test
+    void aTornFsyncTailIsCutByALogOnlyOpen() throws IOException {
+        writeRecords(1, WalSyncMode.FSYNC);
         int last = lsns.size() - 1;
         long lsn = lsns.get(last);
         int half = payloads.get(last).length / 2;
-        // the tail of the record never reached the disk: zeros where its second half should be. Only power loss
-        // tears a record that has its length, and only FSYNC promises to survive power loss with unforced records.
-        WalTestSupport.overwrite(fileOf(lsn), offsetOf(lsn) + PAYLOAD_OFFSET + half,
-                new byte[payloads.get(last).length - half]);
-        expectRefusedAt(last, WalSyncMode.LOG_ONLY);
-        WalTailCut cut = reopenExpectingCutAt(last, WalSyncMode.FSYNC, false);
+        WalTestSupport.overwrite(fileOf(lsn), offsetOf(lsn) + PAYLOAD_OFFSET + half, new byte[payloads.get(last).length - half]);
+        WalTailCut cut = reopenExpectingCutAt(last, WalSyncMode.LOG_ONLY, false);
         assertTrue(cut.reason().contains("CRC"), cut.reason());
         assertEquals(0, cut.segmentsDeleted());
+    }
+
+    /** Real damage to a LOG_ONLY store's last record: an FSYNC open used to cut it, dropping the record unasked. */
+    @Test
+    void aDamagedLastRecordWrittenUnderLogOnlyIsRefusedByAnFsyncOpen() throws IOException {
+        writeRecords(1, WalSyncMode.LOG_ONLY);
+        int last = lsns.size() - 1;
+        WalTestSupport.flipByte(fileOf(lsns.get(last)), offsetOf(lsns.get(last)) + PAYLOAD_OFFSET + 3);
+        CorruptionException e = expectRefusedAt(last, WalSyncMode.FSYNC);
+        assertTrue(e.getMessage().contains("CRC") && e.getMessage().contains("under LOG_ONLY"), e.getMessage());
     }
 
     @Test
@@ -136,15 +198,8 @@ class WalTornTailTest {
     }
 
     @Test
-    void flippedByteInTheLastRecordIsRefusedUnlessFsyncMayHaveTornIt() throws IOException {
-        writeRecords(1);
-        int last = lsns.size() - 1;
-        WalTestSupport.flipByte(fileOf(lsns.get(last)), offsetOf(lsns.get(last)) + PAYLOAD_OFFSET + 3);
-        CorruptionException e = expectRefusedAt(last, WalSyncMode.LOG_ONLY);
-        assertTrue(e.getMessage().contains("CRC"), e.getMessage());
-        expectRefusedAt(last, WalSyncMode.BACKGROUND);
-        WalTailCut cut = reopenExpectingCutAt(last, WalSyncMode.FSYNC, false);
-        assertTrue(cut.reason().contains("CRC"), cut.reason());
+    void flippedByteInTheLastRecordIsRefusedUnlessFsyncWroteIt() throws IOException {
+        cutOnlyIfFsyncWroteIt(1, -1, last -> WalTestSupport.flipByte(fileOf(lsns.get(last)), offsetOf(lsns.get(last)) + PAYLOAD_OFFSET + 3));
     }
 
     @Test
@@ -188,15 +243,12 @@ class WalTornTailTest {
     }
 
     @Test
-    void zeroedLengthWithRecordsAfterItIsRefusedUnlessFsyncMayHaveTornIt() throws IOException {
-        writeRecords(1);
-        int victim = lsns.size() - 3;
-        WalTestSupport.overwrite(fileOf(lsns.get(victim)), offsetOf(lsns.get(victim)) + LENGTH_OFFSET, new byte[4]);
-        CorruptionException e = expectRefusedAt(victim, WalSyncMode.LOG_ONLY);
-        assertTrue(e.getMessage().contains("zero record length"), e.getMessage());
-        expectRefusedAt(victim, WalSyncMode.BACKGROUND);
+    void zeroedLengthWithRecordsAfterItIsRefusedUnlessFsyncWroteIt() throws IOException {
         // under FSYNC the last commit's sector holding that length may have stayed unwritten while later ones landed
-        reopenExpectingCutAt(victim, WalSyncMode.FSYNC, false);
+        cutOnlyIfFsyncWroteIt(1, -3, victim ->
+                WalTestSupport.overwrite(fileOf(lsns.get(victim)), offsetOf(lsns.get(victim)) + LENGTH_OFFSET, new byte[4]));
+        CorruptionException e = expectRefusedAt(lsns.size() - 3, WalSyncMode.LOG_ONLY); // the BACKGROUND-written WAL
+        assertTrue(e.getMessage().contains("zero record length"), e.getMessage());
     }
 
     /**
@@ -205,38 +257,27 @@ class WalTornTailTest {
      * record from there on was acknowledged, so open cuts them all rather than refusing the store.
      */
     @Test
-    void lostFirstSectorOfTheLastCommitIsCutUnderFsyncAndRefusedOtherwise() throws IOException {
-        writeRecords(1);
-        int victim = lsns.size() - 3;
-        long from = offsetOf(lsns.get(victim));
-        long sectorEnd = (from / 512 + 1) * 512;
-        WalTestSupport.overwrite(fileOf(lsns.get(victim)), from, new byte[(int) (sectorEnd - from)]);
-        expectRefusedAt(victim, WalSyncMode.LOG_ONLY);
-        reopenExpectingCutAt(victim, WalSyncMode.FSYNC, false);
+    void lostFirstSectorOfTheLastCommitIsCutWhenFsyncWroteItAndRefusedOtherwise() throws IOException {
+        cutOnlyIfFsyncWroteIt(1, -3, victim -> {
+            long from = offsetOf(lsns.get(victim));
+            long sectorEnd = (from / 512 + 1) * 512;
+            WalTestSupport.overwrite(fileOf(lsns.get(victim)), from, new byte[(int) (sectorEnd - from)]);
+        });
     }
 
     @Test
-    void lostMiddleSectorOfARecordWithRecordsAfterItIsCutUnderFsync() throws IOException {
-        writeRecords(1);
-        int victim = lsns.size() - 3;
-        long from = offsetOf(lsns.get(victim));
-        long sector = (from / 512 + 1) * 512; // the record's second sector: its length and header survive
-        WalTestSupport.overwrite(fileOf(lsns.get(victim)), sector, new byte[(int) Math.min(512, offsetOf(lsns.get(victim + 1)) - sector)]);
-        CorruptionException e = expectRefusedAt(victim, WalSyncMode.LOG_ONLY);
-        assertTrue(e.getMessage().contains("CRC"), e.getMessage());
-        WalTailCut cut = reopenExpectingCutAt(victim, WalSyncMode.FSYNC, false);
-        assertTrue(cut.reason().contains("CRC"), cut.reason());
+    void lostMiddleSectorOfARecordWithRecordsAfterItIsCutWhenFsyncWroteIt() throws IOException {
+        cutOnlyIfFsyncWroteIt(1, -3, victim -> {
+            long from = offsetOf(lsns.get(victim));
+            long sector = (from / 512 + 1) * 512; // the record's second sector: its length and header survive
+            WalTestSupport.overwrite(fileOf(lsns.get(victim)), sector, new byte[(int) Math.min(512, offsetOf(lsns.get(victim + 1)) - sector)]);
+        });
     }
 
     @Test
-    void lengthBeyondTheSegmentEndIsRefusedUnderLogOnlyAndCutUnderFsync() throws IOException {
-        writeRecords(1);
-        int last = lsns.size() - 1;
+    void lengthBeyondTheSegmentEndIsCutWhenFsyncWroteItAndRefusedOtherwise() throws IOException {
         ByteBuffer huge = ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0, (int) SEGMENT_SIZE);
-        WalTestSupport.overwrite(fileOf(lsns.get(last)), offsetOf(lsns.get(last)), huge.array());
-        expectRefusedAt(last, WalSyncMode.LOG_ONLY);
-        WalTailCut cut = reopenExpectingCutAt(last, WalSyncMode.FSYNC, false);
-        assertTrue(cut.reason().contains("bad record length"), cut.reason());
+        cutOnlyIfFsyncWroteIt(1, -1, last -> WalTestSupport.overwrite(fileOf(lsns.get(last)), offsetOf(lsns.get(last)), huge.array()));
     }
 
     @Test
