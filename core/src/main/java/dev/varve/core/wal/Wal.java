@@ -138,7 +138,8 @@ public final class Wal implements AutoCloseable {
     /**
      * As {@link #open(WalOpenScan, Duration, Agents)}; {@code inMemoryOnly} says the files are an overlay nothing is
      * written back from (a read-only open): the newest segment is then continued even when another mode wrote it,
-     * since no record appended here reaches the disk (see {@link WalModeSwitch}).
+     * since no record appended here reaches the disk (see {@link WalOpenSwitch}); a full one is still followed by
+     * its successor.
      */
     public static Wal open(WalOpenScan scan, Duration flushFrequency, Agents agents, boolean inMemoryOnly) {
         Objects.requireNonNull(agents, "agents");
@@ -150,8 +151,8 @@ public final class Wal implements AutoCloseable {
         WalSegment last = scan.carryOut();
         try {
             int endOffset = scan.endOffset;
-            if (!inMemoryOnly && WalModeSwitch.needed(last, endOffset, scan.mode)) {
-                last = WalModeSwitch.sealAndStartNext(scan.io, scan.dir, last, endOffset, scan.mode);
+            if (WalOpenSwitch.needed(last, endOffset, scan.mode, inMemoryOnly)) {
+                last = WalOpenSwitch.startNext(scan.io, scan.dir, last, endOffset, scan.mode);
                 endOffset = HEADER_SIZE;
             }
             Wal wal = new Wal(scan, last, endOffset, flushFrequency);

@@ -45,7 +45,7 @@ import java.util.zip.CRC32C;
  * The mode each rule speaks of is the one that wrote the segment, which its header records: a store written under
  * FSYNC and opened under LOG_ONLY after a power loss has its torn tail cut, and a damaged last record of a LOG_ONLY
  * segment is refused by an FSYNC open, not cut. Every record of a segment was written under that mode, since a
- * writable open under another one starts a new segment ({@link WalModeSwitch}). A segment written before the header
+ * writable open under another one starts a new segment ({@link WalOpenSwitch}). A segment written before the header
  * recorded it (format version 1) is judged by the mode of the open that reads it, {@code mode}.
  *
  * <p>Damage in the part recovery needs is a {@link CorruptionException} naming the file and offset, unless the caller

@@ -294,7 +294,37 @@ class WalTornTailTest {
             assertTrue(cut.reason().contains("bad magic"), cut.reason());
             assertEquals(1, cut.segmentsDeleted());
             assertEquals(firstInSegment2, readAll(wal, wal.firstLsn()).size());
-            assertFalse(Files.exists(segmentFile(dir, 2)));
+            // deleted, and made anew without records: segment 1's seal names it
+            ByteBuffer header = ByteBuffer.wrap(WalTestSupport.readBytes(segmentFile(dir, 2), 0, WalSegmentDescriptor.HEADER_SIZE))
+                    .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            assertEquals(null, WalSegmentDescriptor.checkHeader(header, 2), "a good header");
+        }
+    }
+
+    /**
+     * A truncating open that drops the whole newest segment (its header is bad) leaves the WAL ending at its sealed
+     * predecessor's end. That WAL appends, and it reopens without the option. Before, the first append threw an
+     * IndexOutOfBoundsException (it wrote a seal past the segment's end), and a WAL closed without an append was
+     * refused at the next open as a sealed segment whose successor is missing, the cut undone.
+     */
+    @Test
+    void aTruncatingOpenThatDropsTheWholeNewestSegmentLeavesAWalThatAppendsAndReopens() throws IOException {
+        for (WalSyncMode mode : List.of(WalSyncMode.LOG_ONLY, WalSyncMode.FSYNC)) {
+            for (boolean append : new boolean[] {true, false}) {
+                writeRecords(3, mode);
+                WalTestSupport.flipByte(segmentFile(dir, 2), 1);
+                int kept = 0;
+                while (WalSegmentDescriptor.segmentIndex(lsns.get(kept), SEGMENT_SIZE) < 2) kept++;
+                try (Wal wal = open(mode, true)) {
+                    assertEquals(WalSegmentDescriptor.firstLsn(2, SEGMENT_SIZE), wal.position());
+                    if (append) assertEquals(WalSegmentDescriptor.firstLsn(2, SEGMENT_SIZE), wal.append(1, ByteBuffer.wrap(new byte[] {42})));
+                }
+                try (Wal wal = open(mode, false)) {
+                    assertTrue(wal.tailCut().isEmpty(), mode + ": the cut lasts");
+                    assertEquals(kept + (append ? 1 : 0), readAll(wal, wal.firstLsn()).size());
+                }
+                java.nio.file.Files.walk(dir).sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
         }
     }
 
