@@ -6,6 +6,7 @@ import static dev.varve.engine.FixtureSupport.bytes;
 import static dev.varve.engine.FixtureSupport.filesUnder;
 import static dev.varve.engine.FixtureSupport.newModel;
 import static dev.varve.engine.FixtureSupport.utf8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -84,6 +85,33 @@ class DamageRefusalTest {
             assertNull(store.recoveryReport().walTailCut(), "the cut stays made");
         }
         assertTrue(model.size() == 400);
+    }
+
+    /**
+     * The newest WAL segment's header is damaged: the operator's truncating open drops that whole segment, and the store
+     * then writes, closes and reopens without the option. Before, the WAL ended after its predecessor's seal: the first
+     * append wrote a second seal past that segment's end (an IndexOutOfBoundsException out of the open's own
+     * checkpoint), and a WAL left that way was refused again at the next open as missing its newest segment.
+     */
+    @Test
+    void aTruncatingOpenThatDropsTheWholeNewestWalSegmentLeavesAStoreThatWritesAndReopens() throws IOException {
+        Varve store = Varve.open(config());
+        Table t = store.table("t");
+        int n = 0;
+        while (store.engine().wal.position() / config().walSegmentSize() < 1) t.put(key(n++), bytes(n, 3000));
+        for (int i = 0; i < 10; i++) t.put(key(n++), bytes(n, 3000)); // records in segment 1 too
+        store.halt();
+        Path newest = dir.resolve("wal").resolve(dev.varve.core.wal.WalSegmentDescriptor.fileName(1));
+        FixtureSupport.flipByte(newest, 1);
+        assertThrows(CorruptionException.class, () -> Varve.open(config()));
+        try (Varve cut = Varve.open(config(), OpenOption.TRUNCATE_DAMAGED_WAL)) {
+            assertNotNull(cut.recoveryReport().walTailCut(), "the cut is reported");
+            cut.table("t").put(key(-1), utf8("after the cut"));
+        }
+        try (Varve reopened = Varve.open(config())) {
+            assertNull(reopened.recoveryReport().walTailCut(), "the cut stays made");
+            assertArrayEquals(utf8("after the cut"), reopened.table("t").get(key(-1)));
+        }
     }
 
     @Test
