@@ -145,8 +145,9 @@ final class VerifyCommand implements Callable<Integer> {
     /**
      * The report of the store checked as FSYNC runs it, when that finds no damage but a torn tail where the check
      * under {@code config}'s mode found damage: the one bad record with its length at the WAL's end that only an
-     * FSYNC open cuts; null otherwise. The files do not say which mode the store runs under, so both readings are
-     * told rather than a plain "does not open" that an FSYNC open contradicts.
+     * FSYNC open cuts; null otherwise. Only a WAL segment of format 1 can differ so (newer ones record the mode that
+     * wrote them, which judges them under either reading), and it does not say which mode wrote it, so both readings
+     * are told rather than a plain "does not open" that an FSYNC open contradicts.
      */
     private static StoreVerifier.Report asFsyncTail(VarveConfig config, StoreVerifier.Report report) {
         if (config.walSyncMode() == WalSyncMode.FSYNC || report.unusable() != null || report.damage().isEmpty()) return null;
