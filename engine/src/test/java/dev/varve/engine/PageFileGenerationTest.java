@@ -72,6 +72,8 @@ class PageFileGenerationTest {
         Path file = FixtureSupport.pageFile(dir, 1, 0);
         Path aside = tmp.resolve("aside.page");
         Files.copy(file, aside);
+        Path wholeCopy = tmp.resolve("whole-copy");
+        copyTree(dir, wholeCopy);
         try (Varve store = Varve.open(config(dir, RecoveryMode.WAL_PHYSICAL))) {
             fill(store, 500, 1000);
             store.checkpoint().get(30, TimeUnit.SECONDS);
@@ -87,6 +89,10 @@ class PageFileGenerationTest {
         assertTrue(StoreVerifier.verify(config(dir, RecoveryMode.WAL_PHYSICAL)).damage().stream()
                 .anyMatch(d -> d.file().equals(file) && d.what().contains("earlier backup")));
         assertSame(before, contents(dir));
+        // the whole store put back from the same moment is an earlier consistent state, and opens as such
+        try (Varve store = Varve.open(config(wholeCopy, RecoveryMode.WAL_PHYSICAL))) {
+            assertHolds(store, 500);
+        }
     }
 
     @Test
@@ -264,6 +270,16 @@ class PageFileGenerationTest {
     private static void write(Path file, long at, byte[] bytes) throws IOException {
         try (var ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.wrap(bytes), at);
+        }
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (Stream<Path> s = Files.walk(from)) {
+            for (Path p : s.toList()) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) Files.createDirectories(target);
+                else Files.copy(p, target);
+            }
         }
     }
 
