@@ -113,6 +113,58 @@ class PageFileGenerationTest {
     }
 
     /**
+     * Copies of the same store carry the same store id, and their generations tell them apart: a page file from a
+     * later state of the store (written by a checkpoint this copy never started), one a diverged copy's checkpoint
+     * wrote (a completed checkpoint's generation, but not among this copy's files), and a listed page file that is
+     * gone are each refused, naming the file.
+     */
+    @Test
+    void aPageFileFromALaterOrADivergedCopyOfTheStoreIsRefused() throws Exception {
+        Path dir = tmp.resolve("store");
+        VarveConfig cfg = config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE);
+        try (Varve store = Varve.open(cfg)) {
+            fill(store, 0, 300);
+        }
+        Path earlier = tmp.resolve("earlier");
+        copyTree(dir, earlier);
+        Path diverged = tmp.resolve("diverged");
+        copyTree(dir, diverged);
+        try (Varve store = Varve.open(cfg)) { // the store goes on: checkpoints the earlier copy never started
+            fill(store, 300, 600);
+            store.checkpoint().get(30, TimeUnit.SECONDS);
+            fill(store, 600, 700);
+        }
+        Path file = FixtureSupport.pageFile(earlier, 1, 0);
+        byte[] own = Files.readAllBytes(file);
+        Files.copy(FixtureSupport.pageFile(dir, 1, 0), file, StandardCopyOption.REPLACE_EXISTING);
+        CorruptionException later = assertThrows(CorruptionException.class, () -> Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE)).close());
+        assertTrue(later.getMessage().contains("never started a checkpoint after") && later.getMessage().contains(file.getFileName().toString()),
+                later.getMessage());
+        Files.write(file, own);
+        try (Varve store = Varve.open(config(diverged, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) { // a table this copy alone has
+            store.table("u").put(utf8("k"), utf8("v"));
+        }
+        try (Varve store = Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) { // more checkpoints than the diverged copy's
+            for (int round = 0; round < 3; round++) {
+                fill(store, 300, 320);
+                store.checkpoint().get(30, TimeUnit.SECONDS);
+            }
+        }
+        Path foreign = FixtureSupport.pageFile(earlier, 2, 0);
+        Files.copy(FixtureSupport.pageFile(diverged, 2, 0), foreign);
+        CorruptionException unlisted = assertThrows(CorruptionException.class, () -> Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE)).close());
+        assertTrue(unlisted.getMessage().contains("does not list it") && unlisted.getMessage().contains(foreign.getFileName().toString()),
+                unlisted.getMessage());
+        Files.delete(foreign);
+        try (Varve store = Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+            assertHolds(store, 300);
+        }
+        Files.delete(file);
+        CorruptionException gone = assertThrows(CorruptionException.class, () -> Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE)).close());
+        assertTrue(gone.getMessage().contains("missing") && gone.getMessage().contains(file.getFileName().toString()), gone.getMessage());
+    }
+
+    /**
      * A crash in the middle of a checkpoint's page-file fsyncs leaves one file stamped with the interrupted
      * checkpoint and the others not: the store opens, in either mode, with every write; its restore lists the files,
      * so a copy of a page file from before the crash is still refused afterwards.
