@@ -48,6 +48,8 @@ class CliVerifyPageFileGenerationTest {
         Files.copy(file, aside);
         fill(dir, 200, 400);
         assertEquals(Main.OK, CliRun.of("verify", dir.toString()).code());
+        CliRun sound = CliRun.of("info", dir.toString());
+        assertTrue(sound.out().matches("(?s).*storeId: [0-9a-f]{16}\\R.*"), sound.toString());
         Files.copy(aside, file, StandardCopyOption.REPLACE_EXISTING);
         CliRun r = CliRun.of("verify", "--json", dir.toString());
         assertEquals(Main.DAMAGE, r.code(), r.toString());

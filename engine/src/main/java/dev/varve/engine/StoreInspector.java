@@ -95,9 +95,11 @@ public final class StoreInspector {
      * The latest checkpoint's markers: whether its end marker is there ({@code complete}; if not, the crash hit its
      * page writes and recovery restores them), where its recovery data is ({@code "recovery files"} or
      * {@code "physical wal"}) and how many recovery files of it are on disk (others a crash left are counted by
-     * {@link #recoveryFilesOnDisk}).
+     * {@link #recoveryFilesOnDisk}), and the store id its page files must carry ({@code storeId}, 0 when no marker
+     * names one: the markers were written by an earlier build).
      */
-    public record CheckpointState(long id, long markLsn, long prevMarkLsn, boolean complete, String recoveryData, int recoveryFiles) {
+    public record CheckpointState(long id, long markLsn, long prevMarkLsn, boolean complete, String recoveryData, int recoveryFiles,
+                                  long storeId) {
     }
 
     /**
@@ -365,7 +367,8 @@ public final class StoreInspector {
         CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
         SortedMap<Long, Integer> files = recoveryFilesLocked(io, config);
         return markers.latestStart().map(s -> new CheckpointState(s.id(), s.markLsn(), s.prevMarkLsn(), markers.end(s.id()).isPresent(),
-                s.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal", files.getOrDefault(s.id(), 0)));
+                s.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal", files.getOrDefault(s.id(), 0),
+                PageFileGenerations.durableStoreId(markers)));
     }
 
     /**
