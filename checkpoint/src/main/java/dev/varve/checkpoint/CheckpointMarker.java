@@ -5,6 +5,10 @@ import dev.varve.core.io.CorruptionException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
 import java.util.zip.CRC32C;
 
 /**
@@ -18,7 +22,9 @@ import java.util.zip.CRC32C;
  * +-------+--------+------+-------+---------+-------------+-------------+------------+-----------+-----------+-------+
  *   per recovery file: int entries, long bytes
  * </pre>
- * Format versions: 1 — initial layout.
+ * Version 2 adds, after the recovery files and before the CRC: {@code storeId} (long) and the page file generations
+ * ({@code int count}, -1 for none, then per page file {@code int fileId, long generation}).
+ * Format versions: 1 — initial layout; 2 — the store id, and an end marker's page file generations.
  *
  * @param kind          {@link #START} or {@link #END}
  * @param id            checkpoint id, increasing from 1
@@ -28,11 +34,14 @@ import java.util.zip.CRC32C;
  * @param compression   recovery-file compression code ({@link PageCodec} ordinal)
  * @param fileEntries   entries per recovery file
  * @param fileBytes     bytes per recovery file
+ * @param storeId       the store's id, 0 in a version 1 marker
+ * @param generations   an end marker's table of page file id to the last checkpoint that wrote it (every file a
+ *                      completed checkpoint wrote), null in a start marker and a version 1 one
  */
 public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn, int recoveryData, int compression,
-                               int[] fileEntries, long[] fileBytes) {
+                               int[] fileEntries, long[] fileBytes, long storeId, Map<Integer, Long> generations) {
     static final long MAGIC = 0x5641525645435031L; // "VARVECP1"
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     /** Marker kind: the checkpoint began writing pages. */
     public static final int START = 1;
     /** Marker kind: every page of the checkpoint is written and fsynced. */
@@ -45,11 +54,23 @@ public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn
     public static final int PHYSICAL_WAL = 2;
     private static final int FIXED = 52;
 
+    public CheckpointMarker {
+        generations = generations == null ? null : Collections.unmodifiableMap(new TreeMap<>(generations));
+    }
+
+    /** A marker that names no store and no generations (as a version 1 one). */
+    public CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn, int recoveryData, int compression, int[] fileEntries, long[] fileBytes) {
+        this(kind, id, markLsn, prevMarkLsn, recoveryData, compression, fileEntries, fileBytes, 0, null);
+    }
+
     byte[] encode() {
-        ByteBuffer b = ByteBuffer.allocate(FIXED + 12 * fileEntries.length + 4).order(ByteOrder.LITTLE_ENDIAN);
+        int gens = generations == null ? 0 : generations.size();
+        ByteBuffer b = ByteBuffer.allocate(FIXED + 12 * fileEntries.length + 12 + 12 * gens + 4).order(ByteOrder.LITTLE_ENDIAN);
         b.putLong(MAGIC).putInt(VERSION).putInt(kind).putLong(id).putLong(markLsn).putLong(prevMarkLsn)
                 .putInt(recoveryData).putInt(compression).putInt(fileEntries.length);
         for (int i = 0; i < fileEntries.length; i++) b.putInt(fileEntries[i]).putLong(fileBytes[i]);
+        b.putLong(storeId).putInt(generations == null ? -1 : gens);
+        if (generations != null) for (Map.Entry<Integer, Long> g : generations.entrySet()) b.putInt(g.getKey()).putLong(g.getValue());
         CRC32C crc = new CRC32C();
         crc.update(b.array(), 0, b.position());
         b.putInt((int) crc.getValue());
@@ -65,7 +86,9 @@ public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn
             throw new CorruptionException("checkpoint marker checksum mismatch", file, bytes.length - 4);
         if (b.getLong() != MAGIC) throw new CorruptionException("not a checkpoint marker (bad magic)", file, 0);
         int version = b.getInt();
-        if (version != VERSION) throw new CorruptionException("unsupported checkpoint marker version " + version, file, 8);
+        if (version < 1 || version > VERSION)
+            throw new CorruptionException("unsupported checkpoint marker version " + version + " (this build reads 1 to " + VERSION
+                    + "): it was written by a newer release", file, 8);
         int kind = b.getInt();
         long id = b.getLong();
         long mark = b.getLong();
@@ -73,14 +96,23 @@ public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn
         int data = b.getInt();
         int comp = b.getInt();
         int n = b.getInt();
-        if (n < 0 || FIXED + 12L * n + 4 != bytes.length) throw new CorruptionException("checkpoint marker lists " + n + " files but has " + bytes.length + " bytes", file, 48);
+        long files = FIXED + 12L * n + (version == 1 ? 4 : 16);
+        if (n < 0 || (version == 1 ? files != bytes.length : files > bytes.length))
+            throw new CorruptionException("checkpoint marker lists " + n + " files but has " + bytes.length + " bytes", file, 48);
         int[] entries = new int[n];
         long[] sizes = new long[n];
         for (int i = 0; i < n; i++) {
             entries[i] = b.getInt();
             sizes[i] = b.getLong();
         }
-        return new CheckpointMarker(kind, id, mark, prev, data, comp, entries, sizes);
+        if (version == 1) return new CheckpointMarker(kind, id, mark, prev, data, comp, entries, sizes);
+        long storeId = b.getLong();
+        int gens = b.getInt();
+        if (gens < -1 || files + 12L * Math.max(gens, 0) != bytes.length)
+            throw new CorruptionException("checkpoint marker lists " + gens + " page file generations but has " + bytes.length + " bytes", file, b.position() - 4);
+        Map<Integer, Long> generations = gens < 0 ? null : new TreeMap<>();
+        for (int i = 0; i < gens; i++) generations.put(b.getInt(), b.getLong());
+        return new CheckpointMarker(kind, id, mark, prev, data, comp, entries, sizes, storeId, generations);
     }
 
     @Override
@@ -93,7 +125,7 @@ public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn
     public boolean equals(Object o) {
         return o instanceof CheckpointMarker m && m.kind == kind && m.id == id && m.markLsn == markLsn && m.prevMarkLsn == prevMarkLsn
                 && m.recoveryData == recoveryData && m.compression == compression && java.util.Arrays.equals(m.fileEntries, fileEntries)
-                && java.util.Arrays.equals(m.fileBytes, fileBytes);
+                && java.util.Arrays.equals(m.fileBytes, fileBytes) && m.storeId == storeId && Objects.equals(m.generations, generations);
     }
 
     @Override

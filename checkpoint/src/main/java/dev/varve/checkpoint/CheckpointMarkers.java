@@ -110,7 +110,8 @@ public final class CheckpointMarkers {
     private CheckpointMarker read(Path p, int kind) {
         try (FileIO f = io.open(p, false)) {
             long size = f.size();
-            if (size > 1 << 20) throw new CorruptionException("checkpoint marker of " + size + " bytes is implausible", p, 0);
+            // an end marker lists every page file's generation (12 bytes each): 16 MiB is over a million page files
+            if (size > 16 << 20) throw new CorruptionException("checkpoint marker of " + size + " bytes is implausible", p, 0);
             ByteBuffer b = ByteBuffer.allocate((int) size);
             f.read(b, 0);
             CheckpointMarker m = CheckpointMarker.decode(b.array(), p);

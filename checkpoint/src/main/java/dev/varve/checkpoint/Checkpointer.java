@@ -19,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -64,6 +65,9 @@ public final class Checkpointer implements AutoCloseable {
     private long lastMarkLsn;
     private volatile long walBytesAtLastMark; // read by the trigger thread
     private boolean physicalSinceLastMark;
+    private PageFileGenerations generations = PageFileGenerations.fresh();
+    /** Files a restore of the interrupted checkpoint wrote and stamped so far. */
+    private final Set<Integer> restoredFiles = ConcurrentHashMap.newKeySet();
 
     private volatile CheckpointStats last = CheckpointStats.NONE;
     private volatile long completed;
@@ -106,6 +110,16 @@ public final class Checkpointer implements AutoCloseable {
             checkUsable();
             trigger.wake("memory pressure");
         });
+    }
+
+    /** The store id and page file generations open loaded (and checked); call before recovery. */
+    public void useGenerations(PageFileGenerations g) {
+        running.lock();
+        try {
+            generations = Objects.requireNonNull(g);
+        } finally {
+            running.unlock();
+        }
     }
 
     /** Where recovery left the store: the last complete checkpoint. */
@@ -222,7 +236,9 @@ public final class Checkpointer implements AutoCloseable {
             long recoveryNanos = System.nanoTime() - rd0;
             for (CheckpointListener l : listeners) l.beforeStartMarker(id, mark);
             markers.write(new CheckpointMarker(CheckpointMarker.START, id, mark, lastMarkLsn,
-                    covered ? CheckpointMarker.PHYSICAL_WAL : CheckpointMarker.RECOVERY_FILES, codec.ordinal(), files.entries, files.bytes));
+                    covered ? CheckpointMarker.PHYSICAL_WAL : CheckpointMarker.RECOVERY_FILES, codec.ordinal(), files.entries, files.bytes,
+                    generations.storeId(), null));
+            memory.store().storeIdDurable(generations.storeId()); // in the start marker: page files may carry it now
             // the WAL witnesses that pages of this checkpoint may reach the page files (a lost start marker is named);
             // a checkpoint with no page to write needs no witness and costs the WAL nothing
             if (!pages.isEmpty()) {
@@ -233,9 +249,9 @@ public final class Checkpointer implements AutoCloseable {
             Set<Integer> touched = writePages(pages);
             long pageWriteNanos = System.nanoTime() - w0;
             long f0 = System.nanoTime();
-            pool.forEach(new ArrayList<>(touched), fileId -> memory.store().force(fileId));
+            Set<Integer> stamped = stampAndForce(touched, id);
             long fsyncNanos = System.nanoTime() - f0;
-            markers.write(new CheckpointMarker(CheckpointMarker.END, id, mark, lastMarkLsn, CheckpointMarker.NO_RECOVERY_DATA, 0, new int[0], new long[0]));
+            writeEnd(id, mark, lastMarkLsn, stamped);
             for (CheckpointListener l : listeners) l.afterEndMarker(id, mark);
             markers.deleteBefore(id);
             wal.deleteSegmentsBefore(mark);
@@ -266,11 +282,20 @@ public final class Checkpointer implements AutoCloseable {
      * writes the end marker of the interrupted checkpoint {@code start}, whose mark the store now sits at.
      */
     public void finishRestore(CheckpointMarker start) {
+        finishRestore(start, Set.of());
+    }
+
+    /**
+     * As {@link #finishRestore(CheckpointMarker)}, after the restore also wrote, stamped with {@code start}'s id and
+     * fsynced {@code stampedFiles} itself (from recovery files): the end marker lists them.
+     */
+    public void finishRestore(CheckpointMarker start, Set<Integer> stampedFiles) {
         running.lock();
         try {
-            writeRestoredPages();
-            markers.write(new CheckpointMarker(CheckpointMarker.END, start.id(), start.markLsn(), start.prevMarkLsn(),
-                    CheckpointMarker.NO_RECOVERY_DATA, 0, new int[0], new long[0]));
+            writeRestoredPages(start.id());
+            restoredFiles.addAll(stampedFiles);
+            writeEnd(start.id(), start.markLsn(), start.prevMarkLsn(), restoredFiles);
+            restoredFiles.clear();
             markers.deleteBefore(start.id());
             lastId = start.id();
             lastMarkLsn = start.markLsn();
@@ -289,17 +314,20 @@ public final class Checkpointer implements AutoCloseable {
      * image (or, for a new page, a rebuild of all its bytes), so nothing in the restore reads what is written here
      * before its own record sets it again.
      */
-    public void flushRestored() {
+    public void flushRestored(CheckpointMarker start) {
         running.lock();
         try {
-            writeRestoredPages();
+            writeRestoredPages(start.id());
         } finally {
             running.unlock();
         }
     }
 
-    /** Writes and fsyncs every dirty page (the restore's), as a checkpoint without markers; the caller holds {@code running}. */
-    private void writeRestoredPages() {
+    /**
+     * Writes and fsyncs every dirty page (the restore's of checkpoint {@code id}), as a checkpoint without markers;
+     * the caller holds {@code running}.
+     */
+    private void writeRestoredPages(long id) {
         checkpointLock.writeLock().lock();
         try {
             memory.markCheckpoint();
@@ -308,8 +336,29 @@ public final class Checkpointer implements AutoCloseable {
         }
         List<Frame> pages = memory.markedPages();
         pages.sort(Comparator.comparingLong(Frame::heldPageId));
-        Set<Integer> touched = writePages(pages);
-        pool.forEach(new ArrayList<>(touched), fileId -> memory.store().force(fileId));
+        restoredFiles.addAll(stampAndForce(writePages(pages), id));
+    }
+
+    /**
+     * Stamps each written file with checkpoint {@code id} (one small write into its header) and fsyncs it, in
+     * parallel; returns the files stamped (none while the store id is not yet durable in a marker).
+     */
+    private Set<Integer> stampAndForce(Set<Integer> touched, long id) {
+        Set<Integer> stamped = ConcurrentHashMap.newKeySet();
+        pool.forEach(new ArrayList<>(touched), fileId -> {
+            if (memory.store().stampGeneration(fileId, id)) stamped.add(fileId);
+            memory.store().force(fileId);
+        });
+        return stamped;
+    }
+
+    /** Writes checkpoint {@code id}'s end marker, with the store id and the generations after it wrote {@code stamped}. */
+    private void writeEnd(long id, long mark, long prevMark, Set<Integer> stamped) {
+        Map<Integer, Long> next = generations.after(id, stamped);
+        markers.write(new CheckpointMarker(CheckpointMarker.END, id, mark, prevMark, CheckpointMarker.NO_RECOVERY_DATA, 0, new int[0], new long[0],
+                generations.storeId(), next));
+        generations.commit(next);
+        memory.store().storeIdDurable(generations.storeId());
     }
 
     private record RecoveryFiles(int[] entries, long[] bytes) {

@@ -67,6 +67,36 @@ class CheckpointMarkersTest {
                 "written through a temp file that is gone after the rename");
     }
 
+    /**
+     * An end marker carries the store id and each page file's generation, which open checks the page files against;
+     * a marker of the earlier format (version 1, without either) still reads, naming no store and no generations.
+     */
+    @Test
+    void anEndMarkerCarriesTheStoreIdAndThePageFileGenerationsAndAVersion1OneStillReads() throws IOException {
+        CheckpointMarkers m = markers();
+        java.util.Map<Integer, Long> generations = java.util.Map.of(0, 3L, 65_536, 7L, 65_537, 5L);
+        CheckpointMarker e = new CheckpointMarker(CheckpointMarker.END, 7, 70_000, 60_000, CheckpointMarker.NO_RECOVERY_DATA, 0,
+                new int[0], new long[0], 0x1234_5678_9abc_def0L, generations);
+        m.write(start(7));
+        m.write(e);
+        CheckpointMarker read = m.end(7).orElseThrow();
+        assertEquals(e, read);
+        assertEquals(0x1234_5678_9abc_def0L, read.storeId());
+        assertEquals(generations, read.generations());
+        // the same start marker as version 1 wrote it: the fields up to the recovery files, then the CRC
+        byte[] v2 = Files.readAllBytes(m.startPath(7));
+        byte[] v1 = java.util.Arrays.copyOf(v2, 52 + 12 * 3 + 4);
+        ByteBuffer b = ByteBuffer.wrap(v1).order(ByteOrder.LITTLE_ENDIAN).putInt(8, 1);
+        CRC32C crc = new CRC32C();
+        crc.update(v1, 0, v1.length - 4);
+        b.putInt(v1.length - 4, (int) crc.getValue());
+        Files.write(m.startPath(7), v1);
+        CheckpointMarker old = m.start(7).orElseThrow();
+        assertEquals(start(7), old);
+        assertEquals(0, old.storeId());
+        assertEquals(null, old.generations());
+    }
+
     @Test
     void deleteBeforeKeepsTheLatestCheckpointsMarkersOnly() throws IOException {
         CheckpointMarkers m = markers();

@@ -93,6 +93,8 @@ final class InfoCommand implements Callable<Integer> {
             c.put("markLsn", s.markLsn());
             c.put("markers", s.complete() ? "start and end (complete)" : "start only (interrupted: its pages are restored at open)");
             c.put("recoveryData", s.recoveryData());
+            // what every page file must carry (an error naming a page file of another store quotes both ids)
+            c.put("storeId", s.storeId() == 0 ? "none (markers of an earlier build)" : String.format("%016x", s.storeId()));
         }
         // every recovery file in the directory: a crash can leave some that are not the latest checkpoint's
         c.put("recoveryFilesOnDisk", files.values().stream().mapToInt(Integer::intValue).sum());

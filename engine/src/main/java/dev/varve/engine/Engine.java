@@ -3,6 +3,7 @@ package dev.varve.engine;
 import dev.varve.checkpoint.CheckpointMarker;
 import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.checkpoint.Checkpointer;
+import dev.varve.checkpoint.PageFileGenerations;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.agent.Agents;
 import dev.varve.core.io.Closeables;
@@ -143,8 +144,11 @@ final class Engine {
             // every store makes it at its first open, before any checkpoint: refused as lost before PageStore makes it anew
             if (recovered != null && !io.exists(pagesDir))
                 throw new CorruptionException("the store has completed checkpoints but its pages directory is missing", pagesDir, 0);
-            this.store = new PageStore(io, pagesDir, config.pageSize());
+            PageFileGenerations generations = PageFileGenerations.load(markers, start.latest());
+            this.store = new PageStore(io, pagesDir, config.pageSize(), generations.durableId());
             opened.push(store);
+            // a page file rolled back to an earlier backup, or another store's, is whole and would be served as data
+            generations.refuseUnsound(store);
             this.memory = new PageMemory(store, config.dataRegionSize(), config.checkpointBufferSize());
             opened.push(memory);
             replayHeadroom.refuseSmaller(memory, config); // a region the replay cannot fit in, before any write
@@ -158,6 +162,7 @@ final class Engine {
             store.tidy();
             this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange, agents);
             opened.push(checkpointer);
+            checkpointer.useGenerations(generations);
             this.writePath = new WritePath(this, checkpointLock, checkpointer.throttle());
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);

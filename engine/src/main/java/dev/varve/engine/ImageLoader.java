@@ -1,5 +1,7 @@
 package dev.varve.engine;
 
+import dev.varve.checkpoint.CheckpointMarkers;
+import dev.varve.checkpoint.PageFileGenerations;
 import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.Closeables;
@@ -79,7 +81,9 @@ public final class ImageLoader implements AutoCloseable {
         this.pageSize = config.pageSize();
         this.lock = StoreLock.acquire(config.path(), "store");
         try {
-            this.store = new PageStore(io, config.path().resolve("pages"), pageSize);
+            // the empty store's checkpoint made its id durable: the image's files carry it (a loaded image is a new store)
+            long storeId = PageFileGenerations.durableStoreId(new CheckpointMarkers(io, config.path().resolve("checkpoints")));
+            this.store = new PageStore(io, config.path().resolve("pages"), pageSize, storeId);
             store.tidy();
         } catch (RuntimeException e) {
             lock.release();

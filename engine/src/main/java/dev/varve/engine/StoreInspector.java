@@ -2,6 +2,7 @@ package dev.varve.engine;
 
 import dev.varve.checkpoint.CheckpointMarker;
 import dev.varve.checkpoint.CheckpointMarkers;
+import dev.varve.checkpoint.PageFileGenerations;
 import dev.varve.checkpoint.RecoveryFileReader;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
@@ -94,9 +95,11 @@ public final class StoreInspector {
      * The latest checkpoint's markers: whether its end marker is there ({@code complete}; if not, the crash hit its
      * page writes and recovery restores them), where its recovery data is ({@code "recovery files"} or
      * {@code "physical wal"}) and how many recovery files of it are on disk (others a crash left are counted by
-     * {@link #recoveryFilesOnDisk}).
+     * {@link #recoveryFilesOnDisk}), and the store id its page files must carry ({@code storeId}, 0 when no marker
+     * names one: the markers were written by an earlier build).
      */
-    public record CheckpointState(long id, long markLsn, long prevMarkLsn, boolean complete, String recoveryData, int recoveryFiles) {
+    public record CheckpointState(long id, long markLsn, long prevMarkLsn, boolean complete, String recoveryData, int recoveryFiles,
+                                  long storeId) {
     }
 
     /**
@@ -284,6 +287,7 @@ public final class StoreInspector {
         try (PageStore pages = new PageStore(io, dir.resolve("pages"), config.pageSize())) {
             long pageCount = PageFileCheck.check(pages, io, recovered.pageRestored(), sink,
                     (file, offset, what) -> restored.add(new Restored(file, offset, what)));
+            checkGenerations(io, dir.resolve("checkpoints"), pages, sink);
             WalFileCheck.Result wal = WalFileCheck.check(io, dir.resolve("wal"), config.walSegmentSize(), config.walSyncMode(), sink);
             int[] markerCounts = checkMarkers(io, dir.resolve("checkpoints"), config.pageSize(), sink);
             long archived = io.exists(config.archivePath()) ? ArchiveFileCheck.check(io, config.archivePath(), config.pageSize(),
@@ -293,6 +297,21 @@ public final class StoreInspector {
         } catch (IOException e) {
             throw new StorageException("cannot read the store: " + e.getMessage(), dir, e);
         }
+    }
+
+    /**
+     * The page files against the store id and generations the markers record, as open checks them (a rolled-back or
+     * foreign page file is whole, so no page check finds it); damaged markers are reported by {@link #checkMarkers}.
+     */
+    private static void checkGenerations(FileIOFactory io, Path checkpointsDir, PageStore pages, DamageSink sink) {
+        PageFileGenerations generations;
+        try {
+            CheckpointMarkers markers = new CheckpointMarkers(io, checkpointsDir);
+            generations = PageFileGenerations.load(markers, markers.latestStart().orElse(null));
+        } catch (CorruptionException e) {
+            return;
+        }
+        generations.check(pages, sink, false); // a damaged header is PageFileCheck's to report
     }
 
     /** Checks every marker file and the recovery files of each start marker; returns {markers, recovery files}. */
@@ -348,7 +367,8 @@ public final class StoreInspector {
         CheckpointMarkers markers = new CheckpointMarkers(io, config.path().resolve("checkpoints"));
         SortedMap<Long, Integer> files = recoveryFilesLocked(io, config);
         return markers.latestStart().map(s -> new CheckpointState(s.id(), s.markLsn(), s.prevMarkLsn(), markers.end(s.id()).isPresent(),
-                s.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal", files.getOrDefault(s.id(), 0)));
+                s.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal", files.getOrDefault(s.id(), 0),
+                PageFileGenerations.durableStoreId(markers)));
     }
 
     /**

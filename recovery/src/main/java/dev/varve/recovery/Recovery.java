@@ -78,8 +78,9 @@ public final class Recovery {
             boolean files = interrupted.recoveryData() == CheckpointMarker.RECOVERY_FILES;
             LOG.warn("checkpoint {} was interrupted: restoring its pages from {}", interrupted.id(),
                     files ? "its recovery files" : "physical WAL records");
-            restoredPages = files ? restoreFromFiles(interrupted) : restoreFromWal(interrupted, scannedEnd);
-            checkpointer.finishRestore(interrupted);
+            Set<Integer> stamped = new HashSet<>();
+            restoredPages = files ? restoreFromFiles(interrupted, stamped) : restoreFromWal(interrupted, scannedEnd);
+            checkpointer.finishRestore(interrupted, stamped);
             restored = files ? "recovery files" : "physical wal";
         }
         long from = complete == null ? wal.firstLsn() : complete.markLsn();
@@ -94,7 +95,8 @@ public final class Recovery {
         return report;
     }
 
-    private int restoreFromFiles(CheckpointMarker start) {
+    /** Writes the recovery files' pages; each file written is stamped with the checkpoint's id (into {@code stamped}) before its fsync. */
+    private int restoreFromFiles(CheckpointMarker start, Set<Integer> stamped) {
         PageStore store = memory.store();
         Set<Integer> touched = new HashSet<>();
         int[] pages = {0};
@@ -105,7 +107,10 @@ public final class Recovery {
                 pages[0]++;
             });
         }
-        for (int fileId : touched) store.force(fileId);
+        for (int fileId : touched) {
+            if (store.stampGeneration(fileId, start.id())) stamped.add(fileId);
+            store.force(fileId);
+        }
         return pages[0];
     }
 
@@ -122,7 +127,7 @@ public final class Recovery {
                 // it — the interrupted checkpoint held more pages than this open's dataRegionSize — the pages
                 // restored so far are written out, as nothing else cleans pages before the store is open
                 if (!memory.tryReserve(1)) {
-                    checkpointer.flushRestored();
+                    checkpointer.flushRestored(start);
                     memory.awaitHeadroom(1);
                 }
                 try {

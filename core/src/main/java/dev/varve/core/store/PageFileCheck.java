@@ -24,7 +24,7 @@ public final class PageFileCheck {
     public static int pageSizeOf(FileIOFactory io, Path pageFile) throws IOException {
         try (FileIO f = io.open(pageFile, false)) {
             ByteBuffer h = ByteBuffer.allocate(PartitionFileHeader.LENGTH).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-            if (f.read(h, 0) < PartitionFileHeader.LENGTH || h.getLong(PartitionFileHeader.MAGIC_OFFSET) != PartitionFileHeader.MAGIC) return -1;
+            if (f.read(h, 0) < PartitionFileHeader.PAGE_SIZE_OFFSET + 4 || h.getLong(PartitionFileHeader.MAGIC_OFFSET) != PartitionFileHeader.MAGIC) return -1;
             return h.getInt(PartitionFileHeader.PAGE_SIZE_OFFSET);
         }
     }

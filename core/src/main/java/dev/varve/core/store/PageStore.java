@@ -26,13 +26,51 @@ public final class PageStore implements AutoCloseable {
     private final Path dir;
     private final int pageSize;
     private final Map<Integer, PartitionFile> files = new ConcurrentHashMap<>();
+    /** The store id files are created and stamped with; 0 until it is durable in a checkpoint marker. */
+    private volatile long storeId;
     private volatile boolean closed;
 
-    /** A store over {@code dir}; nothing on disk changes until {@link #tidy} or a write. */
+    /** A store over {@code dir} for reading (its store id not known); nothing on disk changes until {@link #tidy} or a write. */
     public PageStore(FileIOFactory io, Path dir, int pageSize) {
+        this(io, dir, pageSize, 0);
+    }
+
+    /**
+     * A store over {@code dir} whose files carry {@code storeId} (0 when it is not yet durable in a checkpoint marker:
+     * files created meanwhile name no store, and no generation is stamped; see {@link #storeIdDurable}).
+     */
+    public PageStore(FileIOFactory io, Path dir, int pageSize, long storeId) {
         this.io = io;
         this.dir = dir;
         this.pageSize = pageSize;
+        this.storeId = storeId;
+    }
+
+    /** The store id is durable in a checkpoint marker from now on: files created or stamped after carry it. */
+    public void storeIdDurable(long id) {
+        if (id == 0) throw new IllegalArgumentException("store id 0 names no store");
+        storeId = id;
+    }
+
+    /** The store id new files carry, 0 when not yet durable. */
+    public long storeId() {
+        return storeId;
+    }
+
+    /** What the header of {@code fileId}'s page file (which must exist) says of its store and generation. */
+    public PageFileStamp stamp(int fileId) {
+        return file(fileId, false).stamp();
+    }
+
+    /**
+     * Records in {@code fileId}'s header that checkpoint {@code checkpointId}'s page writes reached it; call before
+     * the file's fsync. Returns false, writing nothing, while the store id is not durable.
+     */
+    public boolean stampGeneration(int fileId, long checkpointId) {
+        long id = storeId;
+        if (id == 0) return false;
+        file(fileId, true).stampGeneration(checkpointId, id);
+        return true;
     }
 
     /**
@@ -65,7 +103,7 @@ public final class PageStore implements AutoCloseable {
     private PartitionFile file(int fileId, boolean write) {
         if (closed) throw new IllegalStateException("page store " + dir + " is closed");
         PartitionFile open = files.get(fileId); // every page read and write comes here: no lock once the file is open
-        return open != null ? open : files.computeIfAbsent(fileId, id -> PartitionFile.open(io, pathOf(id), id, pageSize, write));
+        return open != null ? open : files.computeIfAbsent(fileId, id -> PartitionFile.open(io, pathOf(id), id, pageSize, write, storeId));
     }
 
     /** Reads and checks a page into {@code dst} at {@code offset}. */

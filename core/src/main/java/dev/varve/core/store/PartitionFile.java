@@ -24,25 +24,35 @@ final class PartitionFile implements AutoCloseable {
     private final int fileId;
     private final int pageSize;
     private volatile Throwable failure;
+    // the header's stamp (PartitionFileHeader), read at open and kept as the slots are written; guarded by this
+    private int version = PartitionFileHeader.VERSION;
+    private long headerStoreId;
+    private long slotStoreId;
+    private long generation;
+    /** The slot holding {@link #generation}, -1 when neither slot is whole. */
+    private int currentSlot;
 
-    private PartitionFile(FileIO io, int fileId, int pageSize) {
+    private PartitionFile(FileIO io, int fileId, int pageSize, long storeId) {
         this.io = io;
         this.fileId = fileId;
         this.pageSize = pageSize;
+        this.headerStoreId = storeId;
+        this.slotStoreId = storeId;
     }
 
     /**
      * Opens the file; when it is missing, creates it durably (header written, fsynced, renamed into place) if
-     * {@code create}, else refuses: a page is only read from a file some write created.
+     * {@code create}, else refuses: a page is only read from a file some write created. A created file carries
+     * {@code storeId} (0: not yet durable, see {@code PartitionFileHeader}) and generation 0 in both slots.
      */
-    static PartitionFile open(FileIOFactory factory, Path path, int fileId, int pageSize, boolean create) {
+    static PartitionFile open(FileIOFactory factory, Path path, int fileId, int pageSize, boolean create, long storeId) {
         try {
             if (!factory.exists(path)) {
                 if (!create) throw new CorruptionException("page file is missing", path, 0);
                 factory.createDirectories(path.getParent());
-                return new PartitionFile(DurableFiles.create(factory, path, header(fileId, pageSize)), fileId, pageSize);
+                return new PartitionFile(DurableFiles.create(factory, path, header(fileId, pageSize, storeId)), fileId, pageSize, storeId);
             }
-            PartitionFile f = new PartitionFile(factory.open(path, false), fileId, pageSize);
+            PartitionFile f = new PartitionFile(factory.open(path, false), fileId, pageSize, 0);
             try {
                 f.checkHeader();
             } catch (IOException | RuntimeException e) {
@@ -57,26 +67,53 @@ final class PartitionFile implements AutoCloseable {
         }
     }
 
-    private static ByteBuffer header(int fileId, int pageSize) {
+    private static ByteBuffer header(int fileId, int pageSize, long storeId) {
         ByteBuffer h = ByteBuffer.allocate(pageSize).order(ByteOrder.LITTLE_ENDIAN);
         h.putLong(PartitionFileHeader.MAGIC_OFFSET, PartitionFileHeader.MAGIC)
                 .putInt(PartitionFileHeader.VERSION_OFFSET, PartitionFileHeader.VERSION)
                 .putInt(PartitionFileHeader.PAGE_SIZE_OFFSET, pageSize)
                 .putInt(PartitionFileHeader.FILE_ID_OFFSET, fileId)
-                .putInt(PartitionFileHeader.CRC_OFFSET, headerCrc(h));
+                .putLong(PartitionFileHeader.STORE_ID_OFFSET, storeId)
+                .putInt(PartitionFileHeader.CRC_OFFSET, headerCrc(h, PartitionFileHeader.CRC_OFFSET));
+        for (int offset : PartitionFileHeader.SLOT_OFFSETS) h.put(offset, slot(fileId, storeId, 0), 0, PartitionFileHeader.SLOT_LENGTH);
         return h;
     }
 
+    /** A generation slot's bytes. */
+    private static byte[] slot(int fileId, long storeId, long generation) {
+        ByteBuffer s = ByteBuffer.allocate(PartitionFileHeader.SLOT_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        s.putLong(0, storeId).putLong(8, generation).putInt(16, slotCrc(fileId, s));
+        return s.array();
+    }
+
+    /** The CRC of a slot covers the file id too: a slot of another file's header does not pass for this one's. */
+    private static int slotCrc(int fileId, ByteBuffer slot) {
+        CRC32C crc = new CRC32C();
+        crc.update(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(0, fileId));
+        crc.update(slot.duplicate().position(0).limit(16));
+        return (int) crc.getValue();
+    }
+
     private void checkHeader() throws IOException {
-        ByteBuffer h = ByteBuffer.allocate(PartitionFileHeader.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-        if (io.read(h, 0) < PartitionFileHeader.LENGTH)
+        ByteBuffer h = ByteBuffer.allocate(PartitionFileHeader.READ_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        int n = Math.max(0, io.read(h, 0));
+        int version = n >= PartitionFileHeader.VERSION_OFFSET + 4 ? h.getInt(PartitionFileHeader.VERSION_OFFSET) : PartitionFileHeader.VERSION;
+        // a newer format keeps at least this build's fixed fields under their CRC: it is refused as newer, and a
+        // version that does not check out is damage
+        if (version > PartitionFileHeader.VERSION && n >= PartitionFileHeader.LENGTH && h.getLong(PartitionFileHeader.MAGIC_OFFSET) == PartitionFileHeader.MAGIC) {
+            if (h.getInt(PartitionFileHeader.CRC_OFFSET) != headerCrc(h, PartitionFileHeader.CRC_OFFSET))
+                throw new CorruptionException("page file header checksum mismatch (it names format version " + version + ")", io.path(), 0);
+            throw new CorruptionException("unsupported page file format version " + version + " (this build reads 1 to "
+                    + PartitionFileHeader.VERSION + "): it was written by a newer release", io.path(), PartitionFileHeader.VERSION_OFFSET);
+        }
+        int crcAt = PartitionFileHeader.crcOffset(version);
+        if (n < crcAt + 4)
             throw new CorruptionException("page file header truncated", io.path(), 0);
-        if (h.getInt(PartitionFileHeader.CRC_OFFSET) != headerCrc(h))
+        if (h.getInt(crcAt) != headerCrc(h, crcAt))
             throw new CorruptionException("page file header checksum mismatch", io.path(), 0);
         if (h.getLong(PartitionFileHeader.MAGIC_OFFSET) != PartitionFileHeader.MAGIC)
             throw new CorruptionException("not a Varve page file (bad magic)", io.path(), 0);
-        int version = h.getInt(PartitionFileHeader.VERSION_OFFSET);
-        if (version != PartitionFileHeader.VERSION)
+        if (version < 1)
             throw new CorruptionException("unsupported page file format version " + version, io.path(), PartitionFileHeader.VERSION_OFFSET);
         int ps = h.getInt(PartitionFileHeader.PAGE_SIZE_OFFSET);
         if (ps != pageSize)
@@ -84,12 +121,61 @@ final class PartitionFile implements AutoCloseable {
         int id = h.getInt(PartitionFileHeader.FILE_ID_OFFSET);
         if (id != fileId)
             throw new CorruptionException("page file holds file id " + id + ", expected " + fileId, io.path(), PartitionFileHeader.FILE_ID_OFFSET);
+        this.version = version;
+        this.headerStoreId = version == 1 ? 0 : h.getLong(PartitionFileHeader.STORE_ID_OFFSET);
+        readSlots(h, n);
     }
 
-    private static int headerCrc(ByteBuffer h) {
+    /** The current generation: the higher of the whole slots (a torn slot write leaves the other). */
+    private void readSlots(ByteBuffer h, int read) {
+        currentSlot = -1;
+        generation = version == 1 ? 0 : -1; // a version 1 file without a whole slot was never stamped
+        slotStoreId = headerStoreId;
+        for (int i = 0; i < PartitionFileHeader.SLOT_OFFSETS.length; i++) {
+            int at = PartitionFileHeader.SLOT_OFFSETS[i];
+            if (read < at + PartitionFileHeader.SLOT_LENGTH) continue;
+            ByteBuffer s = h.duplicate().position(at).limit(at + PartitionFileHeader.SLOT_LENGTH).slice().order(ByteOrder.LITTLE_ENDIAN);
+            if (s.getInt(16) != slotCrc(fileId, s)) continue;
+            long store = s.getLong(0);
+            if (headerStoreId != 0 && store != headerStoreId) continue; // not this header's: damage
+            long g = s.getLong(8);
+            if (currentSlot < 0 || g > generation) {
+                currentSlot = i;
+                generation = g;
+                slotStoreId = store;
+            }
+        }
+    }
+
+    /** The header's store id and generation. */
+    synchronized PageFileStamp stamp() {
+        return new PageFileStamp(version, headerStoreId != 0 ? headerStoreId : slotStoreId, generation);
+    }
+
+    /**
+     * Records that checkpoint {@code checkpointId}'s page writes reached this file: writes the slot that does not hold
+     * the current generation (the caller fsyncs the file after). {@code storeId} goes into the slot when the header
+     * names no store.
+     */
+    synchronized void stampGeneration(long checkpointId, long storeId) {
+        checkUsable();
+        if (generation == checkpointId && currentSlot >= 0) return;
+        int target = currentSlot == 0 ? 1 : 0;
+        long store = headerStoreId != 0 ? headerStoreId : slotStoreId != 0 ? slotStoreId : storeId;
+        try {
+            io.write(ByteBuffer.wrap(slot(fileId, store, checkpointId)), PartitionFileHeader.SLOT_OFFSETS[target]);
+        } catch (IOException e) {
+            throw fail("generation slot write failed at offset " + PartitionFileHeader.SLOT_OFFSETS[target], e);
+        }
+        currentSlot = target;
+        generation = checkpointId;
+        slotStoreId = store;
+    }
+
+    private static int headerCrc(ByteBuffer h, int crcOffset) {
         CRC32C crc = new CRC32C();
         ByteBuffer b = h.duplicate();
-        b.position(0).limit(PartitionFileHeader.CRC_OFFSET);
+        b.position(0).limit(crcOffset);
         crc.update(b);
         return (int) crc.getValue();
     }
