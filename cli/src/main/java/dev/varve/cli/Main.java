@@ -1,5 +1,7 @@
 package dev.varve.cli;
 
+import dev.varve.core.util.RealPaths;
+
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -108,11 +110,12 @@ public final class Main implements Runnable {
     /**
      * Refuses a target ({@code option}'s {@code target}) inside the store being read or its archive: the source
      * these commands leave unchanged would gain files, and a copy inside its own pages or WAL could be taken for them.
+     * Compared with symbolic links followed, so that a link to the store does not pass for another directory.
      */
     static void refuseInsideSource(String option, Path target, Path store, LayoutOptions layout) {
-        Path t = target.toAbsolutePath().normalize();
+        Path t = RealPaths.of(target);
         for (Path source : new Path[]{store, layout.archiveOf(store)}) {
-            Path s = source.toAbsolutePath().normalize();
+            Path s = RealPaths.of(source);
             if (t.startsWith(s))
                 throw new IllegalArgumentException(option + " " + target + " lies inside " + source + ", which this command reads and leaves unchanged; write elsewhere");
         }

@@ -14,6 +14,7 @@ import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.core.tree.PageLayout;
+import dev.varve.core.util.RealPaths;
 import dev.varve.core.util.StoreThreads;
 import dev.varve.core.wal.Wal;
 import dev.varve.core.wal.WalOpenScan;
@@ -194,6 +195,7 @@ final class Engine {
 
     /** As above, with the background agents run by {@code agents}: the test seam that steps them by hand. */
     static Engine open(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal, Agents agents) {
+        refuseLinkedOverlap(config);
         if (!readOnly) {
             refuseBeforeCreating(config, io);
             try {
@@ -226,6 +228,24 @@ final class Engine {
         if (io.exists(archive) && !Files.isDirectory(archive))
             throw new IllegalArgumentException("archivePath " + archive + " is not a directory");
         if (!io.exists(config.path())) SnapshotArchive.refuseForeign(io, archive, config.skippyNodeEntries(), config.path(), 0);
+    }
+
+    /**
+     * The configuration refuses an archive that overlaps the store as the paths are written; a symbolic link can still
+     * put it inside the store's {@code pages/} or {@code wal/}, make it the store directory, or hold the store. The
+     * same check again on the paths the file system resolves, before anything is created or locked.
+     */
+    private static void refuseLinkedOverlap(VarveConfig config) {
+        Path path = RealPaths.of(config.path());
+        Path archive = RealPaths.of(config.archivePath());
+        if (path.equals(config.path().toAbsolutePath().normalize()) && archive.equals(config.archivePath().toAbsolutePath().normalize()))
+            return; // no link on the way: the configuration's own check saw these paths
+        try {
+            config.toBuilder().path(path).archivePath(archive).build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("path " + config.path() + " and archivePath " + config.archivePath()
+                    + " overlap once symbolic links are followed (" + e.getMessage() + "); give the archive a directory apart from the store's", e);
+        }
     }
 
     /**
