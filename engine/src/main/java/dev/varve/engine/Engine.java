@@ -160,6 +160,8 @@ final class Engine {
             this.checkpointer = new Checkpointer(config, memory, wal, markers, checkpointLock, PageLayout::unusedRange, agents);
             opened.push(checkpointer);
             this.writePath = new WritePath(this, checkpointLock, checkpointer.throttle());
+            // first, so that a lost lock stops the checkpoint before the archive's files are flushed too
+            if (!readOnly) checkpointer.addListener(StoreLock.checkedAtCheckpoints(dirLock, archiveLock));
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
             LogicalReplayer replayer = new LogicalReplayer(this, agents.parallel());

@@ -1,0 +1,61 @@
+package dev.varve.engine;
+
+import dev.varve.config.VarveConfig;
+import dev.varve.core.io.StorageException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletionException;
+
+import static dev.varve.engine.FixtureSupport.utf8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The OS lock is held on the lock file's inode, not on its name: once {@code varve.lock} is deleted (a cleanup script,
+ * an operator tidying up) or replaced, another process opening the store creates a new one, locks it and writes the
+ * same files. The store went on checkpointing its pages over that process's as if nothing had happened; it now stops
+ * at its next checkpoint, before writing any page, naming the lock file, and refuses writes, as after any failure.
+ */
+@Timeout(60)
+class LockFileLostTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aDeletedOrReplacedStoreLockStopsTheNextCheckpointAndTheWrites() throws IOException {
+        for (boolean replaced : new boolean[]{false, true}) {
+            Path store = dir.resolve("store-" + replaced);
+            refusedOnceTheLockIsGone(FixtureSupport.small(store).build(), store.resolve("varve.lock"), replaced);
+        }
+    }
+
+    @Test
+    void aDeletedArchiveLockStopsTheNextCheckpoint() throws IOException {
+        Path store = dir.resolve("store");
+        refusedOnceTheLockIsGone(FixtureSupport.small(store).build(), store.resolve("archive").resolve("varve.lock"), false);
+    }
+
+    private static void refusedOnceTheLockIsGone(VarveConfig config, Path lockFile, boolean replaced) throws IOException {
+        try (Varve v = Varve.open(config)) {
+            v.table("t").put(utf8("k"), utf8("before"));
+            v.checkpoint().join();
+            Files.delete(lockFile);
+            if (replaced) Files.writeString(lockFile, ""); // as another process's open makes it anew
+            v.table("t").put(utf8("k"), utf8("logged"));
+            CompletionException e = assertThrows(CompletionException.class, () -> v.checkpoint().join());
+            StorageException cause = assertInstanceOf(StorageException.class, e.getCause());
+            assertTrue(cause.getMessage().contains(lockFile.toString()), cause.getMessage());
+            assertThrows(StorageException.class, () -> v.table("t").put(utf8("k"), utf8("refused")));
+        } // closes without a checkpoint, as after any failure
+        try (Varve v = Varve.open(config)) {
+            assertArrayEquals(utf8("logged"), v.table("t").get(utf8("k")), "the write acknowledged before the checkpoint failed is recovered");
+        }
+    }
+}
