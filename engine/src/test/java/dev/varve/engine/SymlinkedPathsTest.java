@@ -44,6 +44,18 @@ class SymlinkedPathsTest {
         }
     }
 
+    /** {@code link/..} is the parent of the link's target, as the OS resolves it, not the directory that holds the link. */
+    @Test
+    void aDotDotAfterALinkIsResolvedAsTheFileSystemDoes() throws IOException {
+        Path store = dir.resolve("store");
+        Path sub = Files.createDirectories(store.resolve("pages").resolve("sub"));
+        Path link = Files.createSymbolicLink(dir.resolve("link"), sub);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Varve.open(FixtureSupport.small(store).archivePath(link.resolve("..").resolve("arc")).build()));
+        assertTrue(e.getMessage().contains("symbolic links") && e.getMessage().contains("pages"), e.getMessage());
+        assertFalse(Files.exists(store.resolve("varve.lock")), "the refused open locked the store");
+    }
+
     @Test
     void anArchiveThatIsTheStoreDirectoryThroughALinkIsRefused() throws IOException {
         Path store = Files.createDirectories(dir.resolve("store"));

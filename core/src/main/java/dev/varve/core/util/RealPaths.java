@@ -15,14 +15,14 @@ public final class RealPaths {
      * that makes one directory lie inside, or be, another.
      */
     public static Path of(Path p) {
-        Path abs = p.toAbsolutePath().normalize();
+        Path abs = p.toAbsolutePath(); // not normalized first: "link/.." is where the link's target's parent is, as the OS goes
         Path existing = abs;
         while (existing != null && !Files.exists(existing)) existing = existing.getParent();
-        if (existing == null) return abs;
+        if (existing == null) return abs.normalize();
         try {
             return existing.toRealPath().resolve(existing.relativize(abs)).normalize();
         } catch (IOException e) {
-            return abs; // unreadable: the open that follows names what it cannot reach
+            return abs.normalize(); // unreadable: the open that follows names what it cannot reach
         }
     }
 }
