@@ -106,6 +106,7 @@ final class Engine {
         Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
         if (dirLock != null) opened.push(dirLock::release);
         try {
+            if (!readOnly) WritableCheck.refuseUnwritable(io, config); // before anything is written: not half a recovery
             Path checkpointsDir = config.path().resolve("checkpoints");
             Path pagesDir = config.path().resolve("pages");
             if (!io.exists(checkpointsDir)) refuseOrphanPages(io, checkpointsDir, pagesDir); // before the markers make it
