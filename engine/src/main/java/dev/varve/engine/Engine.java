@@ -204,7 +204,7 @@ final class Engine {
             try {
                 io.createDirectories(config.path());
             } catch (IOException e) {
-                throw new StorageException("cannot create the store directory", config.path(), e);
+                throw StoreLock.cannotCreate("store", config.path(), e);
             }
         }
         StoreThreads.Scope named = StoreThreads.opening(config.name());
@@ -230,6 +230,8 @@ final class Engine {
         Path archive = config.archivePath();
         if (io.exists(archive) && !Files.isDirectory(archive))
             throw new IllegalArgumentException("archivePath " + archive + " is not a directory");
+        if (Files.isSymbolicLink(archive) && !Files.exists(archive)) // before the store's directory is made for nothing
+            throw StoreLock.cannotCreate("archive", archive, new java.nio.file.NoSuchFileException(archive.toString()));
         if (!io.exists(config.path())) SnapshotArchive.refuseForeign(io, archive, config.skippyNodeEntries(), config.path(), 0);
     }
 

@@ -81,7 +81,7 @@ final class StoreLock {
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
-            throw new StorageException("cannot create the " + what + " directory", dir, e);
+            throw cannotCreate(what, dir, e);
         }
         Path key = keyOf(dir);
         synchronized (HELD) {
@@ -91,6 +91,24 @@ final class StoreLock {
             HELD.put(key, l);
             return l;
         }
+    }
+
+    /**
+     * The failure to create the {@code what} directory {@code dir}. A symbolic link to a directory that is not there
+     * (its disk not mounted) is said to be one: "already exists" alone would not tell why.
+     */
+    static StorageException cannotCreate(String what, Path dir, IOException e) {
+        if (Files.isSymbolicLink(dir) && !Files.exists(dir)) {
+            String target;
+            try {
+                target = Files.readSymbolicLink(dir).toString();
+            } catch (IOException unreadable) {
+                target = "a path";
+            }
+            return new StorageException("cannot create the " + what + " directory: it is a symbolic link to " + target
+                    + ", which does not exist (a disk not mounted?); nothing was created there", dir, e);
+        }
+        return new StorageException("cannot create the " + what + " directory", dir, e);
     }
 
     /** Whether {@code dir} is locked by an open of this JVM, for writing or read-only. */

@@ -2,6 +2,7 @@ package dev.varve.engine;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.DirectoryFingerprint;
+import dev.varve.core.io.StorageException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -103,5 +104,20 @@ class SymlinkedPathsTest {
                 assertArrayEquals(utf8("old"), past.table("t").get(utf8("k")));
             }
         }
+    }
+
+    /** A store or archive linked to a disk that is not mounted: said so, and nothing is made where the link points. */
+    @Test
+    void aLinkToADirectoryThatIsNotThereIsNamedAsSuch() throws IOException {
+        Path target = dir.resolve("mnt").resolve("disk2").resolve("varve");
+        Path link = Files.createSymbolicLink(dir.resolve("store"), target);
+        StorageException e = assertThrows(StorageException.class, () -> Varve.open(FixtureSupport.small(link).build()));
+        assertTrue(e.getMessage().contains("symbolic link to " + target) && e.getMessage().contains("store directory"), e.getMessage());
+        Path archiveLink = Files.createSymbolicLink(dir.resolve("archive"), target);
+        Path fresh = dir.resolve("fresh");
+        e = assertThrows(StorageException.class, () -> Varve.open(FixtureSupport.small(fresh).archivePath(archiveLink).build()));
+        assertTrue(e.getMessage().contains("symbolic link to " + target) && e.getMessage().contains("archive directory"), e.getMessage());
+        assertFalse(Files.exists(dir.resolve("mnt")), "the refused opens made the link's target");
+        assertFalse(Files.exists(fresh), "the refused open made the store's directory");
     }
 }
