@@ -108,6 +108,8 @@ final class StoreLock {
             return new StorageException("cannot create the " + what + " directory: it is a symbolic link to " + target
                     + ", which does not exist (a disk not mounted?); nothing was created there", dir, e);
         }
+        if (Files.exists(dir) && !Files.isDirectory(dir))
+            return new StorageException("cannot create the " + what + " directory: " + dir + " is a file, not a directory", dir, e);
         return new StorageException("cannot create the " + what + " directory", dir, e);
     }
 
