@@ -58,4 +58,31 @@ class LockFileLostTest {
             assertArrayEquals(utf8("logged"), v.table("t").get(utf8("k")), "the write acknowledged before the checkpoint failed is recovered");
         }
     }
+
+    /**
+     * The store's directory renamed under it (operations.md, The store's directories): the files it holds open take
+     * the writes until the next checkpoint, which fails, as every write after it; close does not hang, and the
+     * renamed directory recovers every acknowledged write.
+     */
+    @Test
+    void aRenamedStoreDirectoryStopsAtTheNextCheckpointAndOpensWhereItWent() throws IOException {
+        Path store = dir.resolve("store");
+        Path moved = dir.resolve("moved");
+        VarveConfig config = FixtureSupport.small(store).build();
+        Varve v = Varve.open(config);
+        try {
+            v.table("t").put(utf8("k"), utf8("before"));
+            v.checkpoint().join();
+            Files.move(store, moved);
+            v.table("t").put(utf8("k"), utf8("acknowledged"));
+            assertThrows(CompletionException.class, () -> v.checkpoint().join());
+            assertThrows(StorageException.class, () -> v.table("t").put(utf8("k"), utf8("refused")));
+        } finally {
+            v.close();
+        }
+        assertTrue(!Files.exists(store), "nothing was made anew at the old path");
+        try (Varve r = Varve.open(config.toBuilder().path(moved).build())) {
+            assertArrayEquals(utf8("acknowledged"), r.table("t").get(utf8("k")));
+        }
+    }
 }
