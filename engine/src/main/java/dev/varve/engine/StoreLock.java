@@ -65,11 +65,24 @@ final class StoreLock {
                     + "writing; close it, make sure no other process has the directory open, and reopen it", file);
     }
 
-    /** A checkpoint listener that runs {@link #checkStillHeld} before any page of a checkpoint is written. */
+    /**
+     * A checkpoint listener that runs {@link #checkStillHeld} before any page of a checkpoint is written, and at the
+     * periodic checkpoints of an idle store too: one that finds the lock gone before its next write stops before that
+     * write lands in files another process may have opened meanwhile.
+     */
     static CheckpointListener checkedAtCheckpoints(StoreLock store, StoreLock archive) {
         return new CheckpointListener() {
             @Override
             public void beforeStartMarker(long checkpointId, long markLsn) {
+                check();
+            }
+
+            @Override
+            public void whileIdle(long checkpointId, long markLsn) {
+                check();
+            }
+
+            private void check() {
                 store.checkStillHeld("store");
                 archive.checkStillHeld("archive");
             }

@@ -42,6 +42,20 @@ class LockFileLostTest {
         refusedOnceTheLockIsGone(FixtureSupport.small(store).build(), store.resolve("archive").resolve("varve.lock"), false);
     }
 
+    /** An idle store finds out at its periodic checkpoint, before a write of its lands in files another process may hold. */
+    @Test
+    void anIdleStoreFindsItsLockGoneAtItsNextCheckpoint() throws IOException {
+        Path store = dir.resolve("idle");
+        try (Varve v = Varve.open(FixtureSupport.small(store).build())) {
+            v.table("t").put(utf8("k"), utf8("v"));
+            for (int i = 0; i < 3; i++) v.checkpoint().join(); // the last ones write nothing, not even a WAL record: idle
+            Files.delete(store.resolve("varve.lock"));
+            CompletionException e = assertThrows(CompletionException.class, () -> v.checkpoint().join());
+            assertTrue(e.getCause().getMessage().contains("varve.lock"), e.getCause().getMessage());
+            assertThrows(StorageException.class, () -> v.table("t").put(utf8("k"), utf8("refused")));
+        }
+    }
+
     private static void refusedOnceTheLockIsGone(VarveConfig config, Path lockFile, boolean replaced) throws IOException {
         try (Varve v = Varve.open(config)) {
             v.table("t").put(utf8("k"), utf8("before"));
