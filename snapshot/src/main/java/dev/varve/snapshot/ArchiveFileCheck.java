@@ -29,12 +29,12 @@ public final class ArchiveFileCheck {
     private static final String UPLINKS = "skippy-uplinks-L";
 
     /**
-     * The names the archive gives its logs: {@code <name>.log}, or a portion {@code <name>.log.<first position>}, in
-     * lower case and without a leading dot. What else the directory holds is not the archive's and is neither read
-     * nor judged: an editor's {@code .maplog-L0.log.swp} or {@code snapshots.log~}, a README, lost+found of the disk
-     * the archive was given.
+     * The names the archive gives its logs: {@code <name>.log}, or a portion {@code <name>.log.<first position>}, of
+     * letters, digits and dashes ({@code maplog-L0.log}) without a leading dot. What else the directory holds is not
+     * the archive's and is neither read nor judged: an editor's {@code .maplog-L0.log.swp} or {@code snapshots.log~},
+     * a README, lost+found of the disk the archive was given.
      */
-    private static final Pattern LOG_NAME = Pattern.compile("[a-z][a-z0-9-]*\\.log(\\.\\d+)?");
+    private static final Pattern LOG_NAME = Pattern.compile("[a-zA-Z][a-zA-Z0-9-]*\\.log(\\.\\d+)?");
 
     /** Keeps every byte of every file: the check of an archive no recovery was run on. */
     public static final ToLongFunction<Path> KEEP_ALL = p -> Long.MAX_VALUE;
