@@ -87,7 +87,9 @@ public final class Main implements Runnable {
         if (cause == null || cause.getMessage() == null) return m;
         String c = message(cause);
         if (m.contains(cause.toString())) return m.replace(cause.toString(), c); // a wrapper that quotes its cause's class name
-        return m.contains(cause.getMessage()) || m.contains(c) ? m : m + " (" + c + ")";
+        if (m.contains(c)) return m;
+        // a file-system failure's own message is often its path alone: a wrapper naming the path has not said what went wrong
+        return m.contains(cause.getMessage()) && !(cause instanceof FileSystemException) ? m : m + " (" + c + ")";
     }
 
     /**
