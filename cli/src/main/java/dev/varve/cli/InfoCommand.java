@@ -11,6 +11,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,7 +23,6 @@ import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 
 /** {@code varve info DIR}: what a store holds and in which state its files are. */
 @Command(name = "info", mixinStandardHelpOptions = true,
@@ -51,7 +51,7 @@ final class InfoCommand implements Callable<Integer> {
         layout.put("rankLevels", config.retention().levelCount());
         r.put("layout", layout);
         try (Varve v = store.openReadOnly()) { // holds the shared lock: no writer moves the files while they are read
-            r.put("pageFiles", files(config.path().resolve("pages")));
+            r.put("pageFiles", files(config.path().resolve("pages"), "t*-p*.page"));
             r.put("wal", wal(config));
             r.put("lastCheckpoint", lastCheckpoint(config));
             RecoveryReport rec = v.recoveryReport();
@@ -71,7 +71,7 @@ final class InfoCommand implements Callable<Integer> {
 
     private static Map<String, Object> wal(VarveConfig config) throws IOException {
         WalInspector.Range wal = WalInspector.range(config);
-        Map<String, Object> w = new LinkedHashMap<>(files(config.path().resolve("wal")));
+        Map<String, Object> w = new LinkedHashMap<>(files(config.path().resolve("wal"), "wal-*.seg{,.tmp}")); // .tmp: the next segment, prepared
         w.put("firstLsn", wal.firstLsn());
         w.put("endLsn", wal.endLsn());
         w.put("tornTail", wal.tailCut() == null ? "none" : wal.tailCut());
@@ -151,13 +151,16 @@ final class InfoCommand implements Callable<Integer> {
         return out;
     }
 
-    /** Number and total bytes of the regular files in {@code dir}. */
-    static Map<String, Object> files(Path dir) throws IOException {
+    /**
+     * Number and total bytes of the regular files in {@code dir} whose names match {@code glob}: the store's own, not
+     * what else lies there (an editor's swap file, a .DS_Store, an operator's copy).
+     */
+    static Map<String, Object> files(Path dir, String glob) throws IOException {
         long n = 0;
         long bytes = 0;
         if (Files.isDirectory(dir)) {
-            try (Stream<Path> s = Files.list(dir)) {
-                for (Path p : (Iterable<Path>) s::iterator) {
+            try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, glob)) {
+                for (Path p : s) {
                     if (!Files.isRegularFile(p)) continue;
                     n++;
                     bytes += Files.size(p);

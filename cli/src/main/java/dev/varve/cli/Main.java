@@ -1,5 +1,7 @@
 package dev.varve.cli;
 
+import dev.varve.core.util.RealPaths;
+
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -85,7 +87,9 @@ public final class Main implements Runnable {
         if (cause == null || cause.getMessage() == null) return m;
         String c = message(cause);
         if (m.contains(cause.toString())) return m.replace(cause.toString(), c); // a wrapper that quotes its cause's class name
-        return m.contains(cause.getMessage()) || m.contains(c) ? m : m + " (" + c + ")";
+        if (m.contains(c)) return m;
+        // a file-system failure's own message is often its path alone: a wrapper naming the path has not said what went wrong
+        return m.contains(cause.getMessage()) && !(cause instanceof FileSystemException) ? m : m + " (" + c + ")";
     }
 
     /**
@@ -108,11 +112,12 @@ public final class Main implements Runnable {
     /**
      * Refuses a target ({@code option}'s {@code target}) inside the store being read or its archive: the source
      * these commands leave unchanged would gain files, and a copy inside its own pages or WAL could be taken for them.
+     * Compared with symbolic links followed, so that a link to the store does not pass for another directory.
      */
     static void refuseInsideSource(String option, Path target, Path store, LayoutOptions layout) {
-        Path t = target.toAbsolutePath().normalize();
+        Path t = RealPaths.of(target);
         for (Path source : new Path[]{store, layout.archiveOf(store)}) {
-            Path s = source.toAbsolutePath().normalize();
+            Path s = RealPaths.of(source);
             if (t.startsWith(s))
                 throw new IllegalArgumentException(option + " " + target + " lies inside " + source + ", which this command reads and leaves unchanged; write elsewhere");
         }

@@ -57,6 +57,11 @@ class CliMessagesTest {
         String m = Main.describe(new java.io.UncheckedIOException(new java.nio.file.NoSuchFileException("/nonexistent/x.dump")));
         assertTrue(m.contains("/nonexistent/x.dump: no such file or directory"), m);
         assertEquals("/x: permission denied", Main.describe(new java.nio.file.AccessDeniedException("/x")));
+        // a wrapper that names the file already still says what went wrong with it: an unreadable pages/ directory
+        // was reported as "cannot read the store's layout: /s/pages", without the permission denied the docs promise
+        m = Main.describe(new dev.varve.core.io.StorageException("cannot read the store's layout: /s/pages", java.nio.file.Path.of("/s"),
+                new java.nio.file.AccessDeniedException("/s/pages")));
+        assertTrue(m.contains("/s/pages: permission denied"), m);
     }
 
     @Test

@@ -40,4 +40,23 @@ class CliTargetInsideSourceTest {
         }
         assertEquals(Main.OK, CliRun.of("backup", s, "--to", dir.resolve("copy").toString()).code(), "a target beside it");
     }
+
+    /** The same through a symbolic link to the store: compared as written, the paths did not overlap, and the copy went into it. */
+    @Test
+    void aTargetInsideTheSourceThroughALinkIsRefused() throws java.io.IOException {
+        Path store = dir.resolve("s");
+        try (Varve s = Varve.open(VarveConfig.builder().path(store).dataRegionSize(16L << 20).build())) {
+            s.table("t").put("k".getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
+        }
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link"), store);
+        Map<String, String> before = DirectoryFingerprint.of(store);
+        for (String[] args : new String[][]{
+                {"backup", store.toString(), "--to", link.resolve("copy").toString()},
+                {"dump", link.toString(), "--out", store.resolve("archive/t.dump").toString()}}) {
+            CliRun r = CliRun.of(args);
+            assertEquals(Main.USAGE, r.code(), r.toString());
+            assertTrue(r.err().contains("lies inside"), r.toString());
+            assertEquals(before, DirectoryFingerprint.of(store), String.join(" ", args));
+        }
+    }
 }

@@ -15,6 +15,7 @@ import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.core.tree.PageLayout;
+import dev.varve.core.util.RealPaths;
 import dev.varve.core.util.StoreThreads;
 import dev.varve.core.wal.Wal;
 import dev.varve.core.wal.WalOpenScan;
@@ -106,6 +107,7 @@ final class Engine {
         Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
         if (dirLock != null) opened.push(dirLock::release);
         try {
+            if (!readOnly) WritableCheck.refuseUnwritable(io, config); // before anything is written: not half a recovery
             Path checkpointsDir = config.path().resolve("checkpoints");
             Path pagesDir = config.path().resolve("pages");
             if (!io.exists(checkpointsDir)) refuseOrphanPages(io, checkpointsDir, pagesDir); // before the markers make it
@@ -164,6 +166,8 @@ final class Engine {
             opened.push(checkpointer);
             checkpointer.useGenerations(generations);
             this.writePath = new WritePath(this, checkpointLock, checkpointer.throttle());
+            // first, so that a lost lock stops the checkpoint before the archive's files are flushed too
+            if (!readOnly) checkpointer.addListener(StoreLock.checkedAtCheckpoints(dirLock, archiveLock));
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             checkpointer.addListener(archive);
             LogicalReplayer replayer = new LogicalReplayer(this, agents.parallel());
@@ -199,12 +203,13 @@ final class Engine {
 
     /** As above, with the background agents run by {@code agents}: the test seam that steps them by hand. */
     static Engine open(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal, Agents agents) {
+        refuseLinkedOverlap(config);
         if (!readOnly) {
             refuseBeforeCreating(config, io);
             try {
                 io.createDirectories(config.path());
             } catch (IOException e) {
-                throw new StorageException("cannot create the store directory", config.path(), e);
+                throw StoreLock.cannotCreate("store", config.path(), e);
             }
         }
         StoreThreads.Scope named = StoreThreads.opening(config.name());
@@ -230,7 +235,27 @@ final class Engine {
         Path archive = config.archivePath();
         if (io.exists(archive) && !Files.isDirectory(archive))
             throw new IllegalArgumentException("archivePath " + archive + " is not a directory");
+        if (Files.isSymbolicLink(archive) && !Files.exists(archive)) // before the store's directory is made for nothing
+            throw StoreLock.cannotCreate("archive", archive, new java.nio.file.NoSuchFileException(archive.toString()));
         if (!io.exists(config.path())) SnapshotArchive.refuseForeign(io, archive, config.skippyNodeEntries(), config.path(), 0);
+    }
+
+    /**
+     * The configuration refuses an archive that overlaps the store as the paths are written; a symbolic link can still
+     * put it inside the store's {@code pages/} or {@code wal/}, make it the store directory, or hold the store. The
+     * same check again on the paths the file system resolves, before anything is created or locked.
+     */
+    private static void refuseLinkedOverlap(VarveConfig config) {
+        Path path = RealPaths.of(config.path());
+        Path archive = RealPaths.of(config.archivePath());
+        if (path.equals(config.path().toAbsolutePath().normalize()) && archive.equals(config.archivePath().toAbsolutePath().normalize()))
+            return; // no link on the way: the configuration's own check saw these paths
+        try {
+            config.toBuilder().path(path).archivePath(archive).build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("path " + config.path() + " and archivePath " + config.archivePath()
+                    + " overlap once symbolic links are followed (" + e.getMessage() + "); give the archive a directory apart from the store's", e);
+        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.varve.engine;
 
 import dev.varve.core.io.StorageException;
+import dev.varve.core.spi.CheckpointListener;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -9,6 +10,7 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -32,13 +34,59 @@ final class StoreLock {
 
     private final FileChannel channel;
     private final FileLock lock;
+    /** The locked file and its identity (device and inode), to tell when its name no longer leads to it. */
+    private final Path file;
+    private final Object fileKey;
     /** Its key in {@link #HELD}, and for a shared lock how many hold it (guarded by HELD). */
     private Path key;
     private int holders;
 
-    private StoreLock(FileChannel channel, FileLock lock) {
+    private StoreLock(FileChannel channel, FileLock lock, Path file) throws IOException {
         this.channel = channel;
         this.lock = lock;
+        this.file = file;
+        this.fileKey = Files.readAttributes(file, BasicFileAttributes.class).fileKey();
+    }
+
+    /**
+     * Fails when {@code varve.lock} was deleted or replaced since it was locked. The OS lock holds the file, not its
+     * name: another process opening the directory now makes a new lock file, locks it and writes the same files.
+     */
+    void checkStillHeld(String what) {
+        Object now;
+        try {
+            now = Files.readAttributes(file, BasicFileAttributes.class).fileKey();
+        } catch (IOException e) {
+            now = null;
+        }
+        if (fileKey != null && !fileKey.equals(now))
+            throw new StorageException("the " + what + " directory's lock file was " + (now == null ? "deleted" : "replaced")
+                    + " while the store was open: another process may open the directory and write it too, so this store stops "
+                    + "writing; close it, make sure no other process has the directory open, and reopen it", file);
+    }
+
+    /**
+     * A checkpoint listener that runs {@link #checkStillHeld} before any page of a checkpoint is written, and at the
+     * periodic checkpoints of an idle store too: one that finds the lock gone before its next write stops before that
+     * write lands in files another process may have opened meanwhile.
+     */
+    static CheckpointListener checkedAtCheckpoints(StoreLock store, StoreLock archive) {
+        return new CheckpointListener() {
+            @Override
+            public void beforeStartMarker(long checkpointId, long markLsn) {
+                check();
+            }
+
+            @Override
+            public void whileIdle(long checkpointId, long markLsn) {
+                check();
+            }
+
+            private void check() {
+                store.checkStillHeld("store");
+                archive.checkStillHeld("archive");
+            }
+        };
     }
 
     /** Locks {@code dir} for writing; {@code what} names it in errors ("store", "archive"). */
@@ -46,7 +94,7 @@ final class StoreLock {
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
-            throw new StorageException("cannot create the " + what + " directory", dir, e);
+            throw cannotCreate(what, dir, e);
         }
         Path key = keyOf(dir);
         synchronized (HELD) {
@@ -56,6 +104,26 @@ final class StoreLock {
             HELD.put(key, l);
             return l;
         }
+    }
+
+    /**
+     * The failure to create the {@code what} directory {@code dir}. A symbolic link to a directory that is not there
+     * (its disk not mounted) is said to be one: "already exists" alone would not tell why.
+     */
+    static StorageException cannotCreate(String what, Path dir, IOException e) {
+        if (Files.isSymbolicLink(dir) && !Files.exists(dir)) {
+            String target;
+            try {
+                target = Files.readSymbolicLink(dir).toString();
+            } catch (IOException unreadable) {
+                target = "a path";
+            }
+            return new StorageException("cannot create the " + what + " directory: it is a symbolic link to " + target
+                    + ", which does not exist (a disk not mounted?); nothing was created there", dir, e);
+        }
+        if (Files.exists(dir) && !Files.isDirectory(dir))
+            return new StorageException("cannot create the " + what + " directory: " + dir + " is a file, not a directory", dir, e);
+        return new StorageException("cannot create the " + what + " directory", dir, e);
     }
 
     /** Whether {@code dir} is locked by an open of this JVM, for writing or read-only. */
@@ -120,7 +188,7 @@ final class StoreLock {
             if (l == null) throw new IllegalStateException(what + " directory " + dir + (shared
                     ? " is open for writing in another process; a read-only open needs it closed"
                     : " is in use by another process"));
-            return new StoreLock(ch, l);
+            return new StoreLock(ch, l, file);
         } catch (OverlappingFileLockException e) {
             closeQuietly(ch);
             throw new IllegalStateException(what + " directory " + dir + " is already open in this JVM", e);

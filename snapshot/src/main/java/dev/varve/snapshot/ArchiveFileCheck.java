@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.function.IntUnaryOperator;
+import java.util.regex.Pattern;
 import java.util.function.ToLongFunction;
 import java.util.zip.CRC32C;
 
@@ -27,6 +28,14 @@ public final class ArchiveFileCheck {
     private static final String MAPLOG = "maplog-L";
     private static final String UPLINKS = "skippy-uplinks-L";
 
+    /**
+     * The names the archive gives its logs: {@code <name>.log}, or a portion {@code <name>.log.<first position>}, of
+     * letters, digits and dashes ({@code maplog-L0.log}) without a leading dot. What else the directory holds is not
+     * the archive's and is neither read nor judged: an editor's {@code .maplog-L0.log.swp} or {@code snapshots.log~},
+     * a README, lost+found of the disk the archive was given.
+     */
+    private static final Pattern LOG_NAME = Pattern.compile("[a-zA-Z][a-zA-Z0-9-]*\\.log(\\.\\d+)?");
+
     /** Keeps every byte of every file: the check of an archive no recovery was run on. */
     public static final ToLongFunction<Path> KEEP_ALL = p -> Long.MAX_VALUE;
 
@@ -37,6 +46,11 @@ public final class ArchiveFileCheck {
     }
 
     private ArchiveFileCheck() {
+    }
+
+    /** Whether {@code name} is one the archive gives a log, a Pagelog segment or a ranked extent ({@link #LOG_NAME}). */
+    static boolean isArchiveFile(String name) {
+        return LOG_NAME.matcher(name).matches() || RankedExtentDescriptor.snapshotOf(name) >= 0;
     }
 
     /** Rank levels present in {@code archiveDir} ({@code level-1} .. {@code level-k}); 0 when there is no archive. */
@@ -176,7 +190,7 @@ public final class ArchiveFileCheck {
             if (n.startsWith(PagelogDescriptor.FILE_PREFIX)) return checkLog(p, new Layout(PagelogDescriptor.MAGIC, PagelogDescriptor.VERSION_OFFSET,
                     PagelogDescriptor.MIN_VERSION, PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET,
                     PagelogDescriptor.recordBytes(pageSize), PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor::crcBodyFrom));
-            if (n.contains(".log")) return checkLog(p, new Layout(MaplogDescriptor.MAGIC, MaplogDescriptor.VERSION_OFFSET, MaplogDescriptor.VERSION,
+            if (LOG_NAME.matcher(n).matches()) return checkLog(p, new Layout(MaplogDescriptor.MAGIC, MaplogDescriptor.VERSION_OFFSET, MaplogDescriptor.VERSION,
                     MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.ENTRY_SIZE, MaplogDescriptor.ENTRY_CRC_OFFSET,
                     MaplogDescriptor.ENTRY_SIZE));
             return 0;

@@ -126,13 +126,11 @@ final class ArchiveRecovery {
     static void refuseRecordsWithoutMarks(FileIOFactory io, Path dir) {
         List<Path> files = new ArrayList<>();
         try {
-            for (Path p : io.list(dir, "")) {
-                String name = p.getFileName().toString();
-                if (!name.startsWith("level-") && !name.equals(RetentionFileDescriptor.FILE)) files.add(p); // configuration, not records
-            }
+            files.addAll(io.list(dir, "")); // the level directories and retention.policy (configuration, not records) are no archive file
             for (int j = 1; io.exists(ArchiveLevel.dirOf(dir, j)); j++) files.addAll(io.list(ArchiveLevel.dirOf(dir, j), ""));
             for (Path p : files) {
-                if (DurableFiles.isTemp(p)) continue;
+                // and nor is what others left beside them: an archive given its own disk has that disk's lost+found
+                if (DurableFiles.isTemp(p) || !ArchiveFileCheck.isArchiveFile(p.getFileName().toString())) continue;
                 try (var f = io.open(p, false)) {
                     long created = HEADER_BYTES;
                     if (p.getFileName().toString().equals(SnapshotLogDescriptor.FILE)) { // its own version's header, and base block from 2

@@ -38,4 +38,19 @@ class ArchiveFileCheckTest {
         assertEquals(1, damage.size(), damage.toString());
         assertTrue(damage.get(0).contains("header truncated"), damage.get(0));
     }
+
+    /**
+     * The names the archive gives its files, and names that are not its own (an archive on its own disk's root, an
+     * editor's copies): a check that took {@code maplog-L0.log} for a foreign name, as a lower-case pattern did,
+     * stopped checking the Maplogs and let an archive without marks pass with Maplog records in it.
+     */
+    @Test
+    void theArchivesOwnFileNamesAndNoOthers() {
+        for (String own : List.of("maplog-L0.log", "maplog-L2.log.16384", "skippy-uplinks-L1.log", "skippy-uplinks-L0.log.8192",
+                PagelogDescriptor.fileName(3), RankedExtentDescriptor.fileName(7), "snapshots.log", "drops.log.4096", "archive-marks.log"))
+            assertTrue(ArchiveFileCheck.isArchiveFile(own), own);
+        for (String foreign : List.of(".maplog-L0.log.swp", "snapshots.log~", "drops.log.orig", "maplog-L0.log.bak", "README", "lost+found",
+                "varve.lock", RetentionFileDescriptor.FILE, ".DS_Store"))
+            assertTrue(!ArchiveFileCheck.isArchiveFile(foreign), foreign);
+    }
 }
