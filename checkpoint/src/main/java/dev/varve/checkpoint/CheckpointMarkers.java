@@ -10,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * The checkpoint directory: start and end markers ({@code cp-<id>-start.bin}, {@code cp-<id>-end.bin}) and
@@ -18,6 +19,12 @@ import java.util.Optional;
  */
 public final class CheckpointMarkers {
     private static final String PREFIX = "cp-";
+    /**
+     * The names this class and {@link RecoveryFileWriter} give files, with the temporary suffix of one being written:
+     * only these are deleted. An operator's copy beside them ({@code cp-0000000000000003-end.bin.bak}) is not the
+     * store's, and a checkpoint that deleted it would destroy the one thing its owner kept.
+     */
+    private static final Pattern OWN_NAME = Pattern.compile("cp-\\d{16}-(start|end|recovery-\\d{2,})\\.bin(\\.tmp)?");
     private final FileIOFactory io;
     private final Path dir;
 
@@ -127,6 +134,7 @@ public final class CheckpointMarkers {
     public void deleteBefore(long id) {
         for (Path p : list()) {
             String n = p.getFileName().toString();
+            if (!OWN_NAME.matcher(n).matches()) continue;
             long pid = idOf(p);
             boolean recovery = n.contains("-recovery-");
             if (n.endsWith(".tmp") || pid < id || (pid == id && recovery)) {

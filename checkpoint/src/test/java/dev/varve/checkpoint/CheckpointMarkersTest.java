@@ -43,6 +43,25 @@ class CheckpointMarkersTest {
     }
 
     @Test
+    void deleteBeforeRemovesTheStoresOldFilesAndLeavesAnOperatorsCopies() throws IOException {
+        CheckpointMarkers m = markers();
+        m.write(start(1));
+        m.write(end(1));
+        Files.write(m.recoveryFilePath(1, 0), new byte[]{1});
+        Files.write(dir.resolve(m.endPath(1).getFileName() + ".tmp"), new byte[]{1}); // a marker write a crash cut short
+        Path copy = Files.copy(m.endPath(1), dir.resolve(m.endPath(1).getFileName() + ".bak"));
+        Path note = Files.writeString(dir.resolve("cp-0000000000000001-notes.txt"), "kept by the operator");
+        m.write(start(2));
+        m.write(end(2));
+        m.deleteBefore(2);
+        assertTrue(Files.exists(copy), "an operator's copy of an old marker is not the store's to delete");
+        assertTrue(Files.exists(note));
+        assertTrue(Files.notExists(m.startPath(1)) && Files.notExists(m.endPath(1)) && Files.notExists(m.recoveryFilePath(1, 0)));
+        assertTrue(Files.notExists(dir.resolve(m.endPath(1).getFileName() + ".tmp")));
+        assertEquals(2, m.latestEnd());
+    }
+
+    @Test
     void markersReadBackFieldForField() {
         CheckpointMarkers m = markers();
         assertEquals(Optional.empty(), m.latestStart());
