@@ -117,7 +117,7 @@ class NewerWalTest {
     }
 
     /** Rewrites the segment's header as a newer release's: the next format version, its CRC right. */
-    private static void stampNewerVersion(Path segment) throws IOException {
+    static void stampNewerVersion(Path segment) throws IOException {
         try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ByteBuffer h = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
             ch.read(h, 0);
