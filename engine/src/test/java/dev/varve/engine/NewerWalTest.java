@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.wal.WalSegmentDescriptor;
@@ -22,6 +23,7 @@ import static dev.varve.engine.FixtureSupport.assertSameFiles;
 import static dev.varve.engine.FixtureSupport.filesUnder;
 import static dev.varve.engine.FixtureSupport.utf8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -76,15 +78,7 @@ class NewerWalTest {
     void aSegmentOfANewerFormatVersionIsRefusedAsSuchNotAsDamage() throws IOException {
         VarveConfig config = crashedStore();
         Path segment = lastSegment();
-        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            ByteBuffer h = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-            ch.read(h, 0);
-            h.putInt(WalSegmentDescriptor.VERSION_OFFSET, WalSegmentDescriptor.FORMAT_VERSION + 1);
-            CRC32C crc = new CRC32C();
-            crc.update(h.duplicate().clear().limit(WalSegmentDescriptor.HEADER_CRC_OFFSET));
-            h.putInt(WalSegmentDescriptor.HEADER_CRC_OFFSET, (int) crc.getValue());
-            ch.write(h.clear(), 0);
-        }
+        stampNewerVersion(segment);
         Map<Path, byte[]> before = filesUnder(dir);
         for (boolean readOnly : new boolean[]{false, true}) {
             CorruptionException e = assertThrows(CorruptionException.class,
@@ -93,6 +87,45 @@ class NewerWalTest {
             assertTrue(!e.getMessage().contains("truncate"), "no advice to cut the WAL: " + e.getMessage());
             assertEquals(segment, e.file());
             assertSameFiles(before, filesUnder(dir));
+        }
+    }
+
+    /**
+     * A newer release that crashed while a WAL_PHYSICAL checkpoint wrote pages: the refusal named the segment's version
+     * only inside a report that the interrupted checkpoint's end marker or its WAL "was lost" (missing or damaged),
+     * which sends an operator after a loss that did not happen.
+     */
+    @Test
+    void aNewerSegmentBehindAnInterruptedCheckpointIsRefusedAsNewerNotAsALoss() throws IOException {
+        VarveConfig config = FixtureSupport.small(dir).recoveryMode(RecoveryMode.WAL_PHYSICAL).build();
+        try (Varve store = Varve.open(config)) {
+            for (int i = 0; i < 50; i++) store.table("t").put(utf8("k" + i), utf8("v" + i));
+        }
+        Path end;
+        try (Stream<Path> s = Files.list(dir.resolve("checkpoints"))) {
+            end = s.filter(p -> p.getFileName().toString().endsWith("-end.bin")).sorted().reduce((a, b) -> b).orElseThrow();
+        }
+        Files.delete(end); // the checkpoint the crash cut: start marker only, its pages restored from the WAL
+        Path segment = lastSegment();
+        stampNewerVersion(segment);
+        Map<Path, byte[]> before = filesUnder(dir);
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config).close());
+        assertTrue(e.getMessage().startsWith("unsupported WAL format version " + (WalSegmentDescriptor.FORMAT_VERSION + 1)), e.getMessage());
+        assertFalse(e.getMessage().contains("lost"), "no report of a lost file: " + e.getMessage());
+        assertEquals(segment, e.file());
+        assertSameFiles(before, filesUnder(dir));
+    }
+
+    /** Rewrites the segment's header as a newer release's: the next format version, its CRC right. */
+    static void stampNewerVersion(Path segment) throws IOException {
+        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer h = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+            ch.read(h, 0);
+            h.putInt(WalSegmentDescriptor.VERSION_OFFSET, WalSegmentDescriptor.FORMAT_VERSION + 1);
+            CRC32C crc = new CRC32C();
+            crc.update(h.duplicate().clear().limit(WalSegmentDescriptor.HEADER_CRC_OFFSET));
+            h.putInt(WalSegmentDescriptor.HEADER_CRC_OFFSET, (int) crc.getValue());
+            ch.write(h.clear(), 0);
         }
     }
 

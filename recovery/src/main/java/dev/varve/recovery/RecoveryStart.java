@@ -78,10 +78,12 @@ public record RecoveryStart(CheckpointMarker latest, boolean interrupted, long n
 
     /**
      * Wraps a WAL failure met while checking the part of the log an interrupted checkpoint's restore needs: when its
-     * end marker was lost, that part was legitimately deleted, and the lost marker is what to report.
+     * end marker was lost, that part was legitimately deleted, and the lost marker is what to report. A segment of a
+     * newer format is no loss: its refusal is passed on as it is.
      */
     public CorruptionException explain(CorruptionException walDamage, CheckpointMarkers markers) {
-        if (!interrupted || latest.recoveryData() != CheckpointMarker.PHYSICAL_WAL) return walDamage;
+        if (!interrupted || latest.recoveryData() != CheckpointMarker.PHYSICAL_WAL
+                || WalSegmentDescriptor.isNewerVersionRefusal(walDamage)) return walDamage;
         return new CorruptionException("checkpoint " + latest.id() + " has no end marker ("
                 + markers.endPath(latest.id()).getFileName() + " missing), so restoring its pages needs the WAL from "
                 + "LSN " + neededFrom + ", and that part of the WAL is missing or damaged: either the end marker or "

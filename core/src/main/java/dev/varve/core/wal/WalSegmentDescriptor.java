@@ -186,8 +186,18 @@ public final class WalSegmentDescriptor {
         if (seg.getLong(MAGIC_OFFSET) != MAGIC || seg.getInt(HEADER_CRC_OFFSET) != headerCrc(seg)) return;
         int version = seg.getInt(VERSION_OFFSET);
         if (version != FORMAT_VERSION && version != MODELESS_VERSION)
-            throw new CorruptionException("unsupported WAL format version " + version + " (this build reads versions "
+            throw new CorruptionException(NEWER_VERSION + version + " (this build reads versions "
                     + MODELESS_VERSION + " to " + FORMAT_VERSION + "): written by a newer release; open the store with that release", file, VERSION_OFFSET);
+    }
+
+    private static final String NEWER_VERSION = "unsupported WAL format version ";
+
+    /**
+     * True for {@link #refuseOtherVersion}'s refusal: a segment a newer release wrote, which is neither damage nor a
+     * loss, so whoever explains a WAL failure passes it on as it is.
+     */
+    public static boolean isNewerVersionRefusal(CorruptionException e) {
+        return e.offset() == VERSION_OFFSET && e.what() != null && e.what().startsWith(NEWER_VERSION);
     }
 
     /** Why the header in {@code seg} is not that of segment {@code segmentIndex}, or null when it is. */
