@@ -154,13 +154,16 @@ final class PartitionFile implements AutoCloseable {
 
     /**
      * Records that checkpoint {@code checkpointId}'s page writes reached this file: writes the slot that does not hold
-     * the current generation (the caller fsyncs the file after). {@code storeId} goes into the slot when the header
+     * the current generation, or the one that already holds {@code checkpointId} (the caller fsyncs the file after). {@code storeId} goes into the slot when the header
      * names no store.
      */
     synchronized void stampGeneration(long checkpointId, long storeId) {
         checkUsable();
-        if (generation == checkpointId && currentSlot >= 0) return;
-        int target = currentSlot == 0 ? 1 : 0;
+        // the slot already reading checkpointId is written again, not skipped: a restore reads back the stamp of the
+        // checkpoint it completes, but a failed fsync may have left that stamp in the page cache only (marked clean
+        // after a writeback error, never reaching the disk); rewriting that slot, not the other, keeps the previous
+        // generation whole on disk if this write is torn
+        int target = generation == checkpointId && currentSlot >= 0 ? currentSlot : currentSlot == 0 ? 1 : 0;
         long store = headerStoreId != 0 ? headerStoreId : slotStoreId != 0 ? slotStoreId : storeId;
         try {
             io.write(ByteBuffer.wrap(slot(fileId, store, checkpointId)), PartitionFileHeader.SLOT_OFFSETS[target]);
