@@ -80,4 +80,31 @@ class StrayFilesTest {
         assertEquals(List.of(), StoreVerifier.verify(config).damage());
         assertTrue(Files.isDirectory(disk.resolve("lost+found")) && Files.exists(disk.resolve("README")));
     }
+
+    /**
+     * An operator's copy of a page file beside it, under a name of its own ("t00001-p00000 copy.page", as a file
+     * manager names a copy): open lists the page files to check their generations, and took every name starting with
+     * "t" and ending in ".page" for one, so the store was refused ("cannot list page files: For input string") at
+     * every open where it had opened before; it is not the store's file, and is neither read nor touched.
+     */
+    @Test
+    void anOperatorsCopyOfAPageFileIsNotTheStoresFile() throws IOException {
+        Path store = dir.resolve("store");
+        VarveConfig config = FixtureSupport.small(store).build();
+        try (Varve v = Varve.open(config)) {
+            v.table("t").put(utf8("k"), utf8("v"));
+        }
+        Path original = FixtureSupport.pageFile(store, 1, 0);
+        List<Path> copies = List.of(original.resolveSibling("t00001-p00000 copy.page"), original.resolveSibling("t00001-p00000.old.page"),
+                original.resolveSibling("tmp.page"));
+        byte[] copied = Files.readAllBytes(original);
+        for (Path p : copies) Files.copy(original, p);
+        assertEquals(List.of(), StoreVerifier.verify(config).damage());
+        for (boolean readOnly : new boolean[]{true, false}) {
+            try (Varve v = readOnly ? Varve.openReadOnly(config) : Varve.open(config)) {
+                assertArrayEquals(utf8("v"), v.table("t").get(utf8("k")));
+            }
+        }
+        for (Path p : copies) assertArrayEquals(copied, Files.readAllBytes(p), p.toString());
+    }
 }

@@ -177,14 +177,31 @@ public final class PageStore implements AutoCloseable {
             if (!io.exists(dir)) return out; // a store that never wrote a page, before open's tidy
             for (Path p : io.list(dir, PREFIX)) {
                 String n = p.getFileName().toString();
-                if (!n.endsWith(SUFFIX)) continue;
-                int dash = n.indexOf("-p");
-                out.add(PageId.fileId(Integer.parseInt(n.substring(1, dash)), Integer.parseInt(n.substring(dash + 2, n.length() - SUFFIX.length()))));
+                int id = fileIdOf(n);
+                // only the names pathOf gives: an operator's copy beside a page file ("t00001-p00000 copy.page") is
+                // not the store's, and open, which lists the page files to check their generations, must not refuse it
+                if (id >= 0 && pathOf(id).getFileName().toString().equals(n)) out.add(id);
             }
         } catch (IOException | RuntimeException e) {
             throw new StorageException("cannot list page files: " + e.getMessage(), dir, e);
         }
         return out;
+    }
+
+    /** The file id a page file name gives, -1 when the name is not one pathOf gives. */
+    private static int fileIdOf(String name) {
+        if (!name.endsWith(SUFFIX)) return -1;
+        int dash = name.indexOf("-p");
+        if (dash < 2) return -1;
+        String table = name.substring(1, dash);
+        String partition = name.substring(dash + 2, name.length() - SUFFIX.length());
+        if (!table.chars().allMatch(Character::isDigit) || !partition.chars().allMatch(Character::isDigit) || table.length() > 9 || partition.length() > 9)
+            return -1;
+        try {
+            return PageId.fileId(Integer.parseInt(table), Integer.parseInt(partition));
+        } catch (RuntimeException e) { // numbers no file id holds
+            return -1;
+        }
     }
 
     @Override
