@@ -3,6 +3,7 @@ package dev.varve.engine;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
+import dev.varve.core.store.PageStore;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
@@ -37,7 +38,7 @@ final class WritableCheck {
         if (!io.exists(pages)) return;
         try {
             for (Path p : io.list(pages, "")) {
-                if (!p.getFileName().toString().endsWith(".page")) continue;
+                if (!PageStore.isPageFileName(p.getFileName().toString())) continue; // an operator's copy is not written
                 try {
                     io.open(p, false).close(); // opened for writing and closed: the one check that tells what the writes will meet
                 } catch (IOException e) {

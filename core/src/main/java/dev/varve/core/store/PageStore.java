@@ -93,7 +93,20 @@ public final class PageStore implements AutoCloseable {
 
     /** The path of a file id's page file. */
     public Path pathOf(int fileId) {
-        return dir.resolve(String.format("%s%05d-p%05d%s", PREFIX, PageId.tableOf(fileId), PageId.partitionOf(fileId), SUFFIX));
+        return dir.resolve(nameOf(fileId));
+    }
+
+    private static String nameOf(int fileId) {
+        return String.format("%s%05d-p%05d%s", PREFIX, PageId.tableOf(fileId), PageId.partitionOf(fileId), SUFFIX);
+    }
+
+    /**
+     * True when {@code name} is one the page store gives a page file: a file beside them under another name (an
+     * operator's copy, "t00001-p00000 copy.page") is not the store's, and no check of the store's files reads it.
+     */
+    public static boolean isPageFileName(String name) {
+        int id = fileIdOf(name);
+        return id >= 0 && nameOf(id).equals(name);
     }
 
     /**
@@ -177,10 +190,9 @@ public final class PageStore implements AutoCloseable {
             if (!io.exists(dir)) return out; // a store that never wrote a page, before open's tidy
             for (Path p : io.list(dir, PREFIX)) {
                 String n = p.getFileName().toString();
-                int id = fileIdOf(n);
                 // only the names pathOf gives: an operator's copy beside a page file ("t00001-p00000 copy.page") is
                 // not the store's, and open, which lists the page files to check their generations, must not refuse it
-                if (id >= 0 && pathOf(id).getFileName().toString().equals(n)) out.add(id);
+                if (isPageFileName(n)) out.add(fileIdOf(n));
             }
         } catch (IOException | RuntimeException e) {
             throw new StorageException("cannot list page files: " + e.getMessage(), dir, e);
