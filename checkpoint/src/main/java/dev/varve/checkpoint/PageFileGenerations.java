@@ -26,7 +26,8 @@ import java.util.TreeMap;
  *
  * <p>{@link #check} runs at open before anything is written, and by {@code varve verify}: a file of another store, a
  * file older than the table says (rolled back), a file newer than every checkpoint that started, a file a completed
- * checkpoint wrote but the table does not list, and a file the table lists but which is gone are refused. A file no
+ * checkpoint wrote but the table does not list or lists with another checkpoint, and a file the table lists but which
+ * is gone are refused. A file no
  * checkpoint wrote yet (generation 0: created after the last complete checkpoint, or a loaded image's) is not in the
  * table and passes; so does a file that the interrupted checkpoint wrote, whose restore lists it.
  */
@@ -138,6 +139,11 @@ public final class PageFileGenerations {
             } else if (listed != null && g < listed) {
                 sink.damage(path, 256, "page file was last written by checkpoint " + g + " but the store's checkpoint " + latestEndId
                         + " records that checkpoint " + listed + " wrote it: restored from an earlier backup? Restore the store as a whole from one backup");
+            } else if (listed != null && g > listed && g <= latestEndId) {
+                // every checkpoint's end marker lists the files it stamped, and the table keeps the latest: a completed
+                // checkpoint that stamped this file would be what the table says
+                sink.damage(path, 256, "page file was last written by checkpoint " + g + " but the store's checkpoint " + latestEndId
+                        + " records that checkpoint " + listed + " wrote it last: it is from another copy of the store");
             } else if (listed == null && g > 0 && g <= latestEndId) {
                 sink.damage(path, 256, "page file was last written by checkpoint " + g + " but the store's checkpoint " + latestEndId
                         + " does not list it among the files its checkpoints wrote: it is from another copy of the store");

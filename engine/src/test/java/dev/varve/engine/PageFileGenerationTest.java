@@ -165,6 +165,39 @@ class PageFileGenerationTest {
     }
 
     /**
+     * Two copies of one store go on apart, one writing the table's partition, the other other tables, with more
+     * checkpoints: the first copy's page file, put into the second, carries a generation the second completed but
+     * whose end marker lists the file at an earlier checkpoint, so it is refused, naming the file.
+     */
+    @Test
+    void aPageFileADivergedCopyWroteUnderACheckpointIdThisStoreAlsoCompletedIsRefused() throws Exception {
+        Path dir = tmp.resolve("store");
+        VarveConfig cfg = config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE);
+        try (Varve store = Varve.open(cfg)) {
+            fill(store, 0, 300);
+        }
+        Path copy = tmp.resolve("copy");
+        copyTree(dir, copy);
+        try (Varve store = Varve.open(config(copy, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) { // the copy rewrites table t
+            fill(store, 0, 300);
+            store.checkpoint().get(30, TimeUnit.SECONDS);
+        }
+        try (Varve store = Varve.open(cfg)) { // the store writes other tables only, with more checkpoints
+            for (int round = 0; round < 5; round++) {
+                store.table("u").put(utf8("k" + round), utf8("v"));
+                store.checkpoint().get(30, TimeUnit.SECONDS);
+            }
+        }
+        Path file = FixtureSupport.pageFile(dir, 1, 0);
+        Files.copy(FixtureSupport.pageFile(copy, 1, 0), file, StandardCopyOption.REPLACE_EXISTING);
+        Map<Path, byte[]> before = contents(dir);
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(cfg).close());
+        assertTrue(e.getMessage().contains("from another copy of the store") && e.getMessage().contains(file.getFileName().toString()),
+                e.getMessage());
+        assertSame(before, contents(dir));
+    }
+
+    /**
      * A crash in the middle of a checkpoint's page-file fsyncs leaves one file stamped with the interrupted
      * checkpoint and the others not: the store opens, in either mode, with every write; its restore lists the files,
      * so a copy of a page file from before the crash is still refused afterwards.
