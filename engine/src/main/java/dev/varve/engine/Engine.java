@@ -107,7 +107,7 @@ final class Engine {
         Deque<AutoCloseable> opened = new ArrayDeque<>(); // closed in reverse if open fails
         if (dirLock != null) opened.push(dirLock::release);
         try {
-            if (!readOnly) WritableCheck.refuseUnwritable(io, config); // before anything is written: not half a recovery
+            if (!readOnly) WritableCheck.refuseUnwritable(config); // before anything is written: not half a recovery
             Path checkpointsDir = config.path().resolve("checkpoints");
             Path pagesDir = config.path().resolve("pages");
             if (!io.exists(checkpointsDir)) refuseOrphanPages(io, checkpointsDir, pagesDir); // before the markers make it
@@ -267,7 +267,7 @@ final class Engine {
         if (!io.exists(pagesDir)) return;
         try {
             for (Path p : io.list(pagesDir, "")) {
-                if (!p.getFileName().toString().endsWith(".page")) continue;
+                if (!PageStore.isPageFileName(p.getFileName().toString())) continue; // an operator's copy is not the store's
                 try (var f = io.open(p, false)) {
                     if (f.size() > 0)
                         throw new CorruptionException("the page file holds pages but no checkpoint start marker is in " + checkpointsDir

@@ -11,6 +11,7 @@ import dev.varve.core.page.PageId;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Path;
 import java.util.zip.CRC32C;
 
@@ -62,6 +63,9 @@ final class PartitionFile implements AutoCloseable {
                 throw e;
             }
             return f;
+        } catch (AccessDeniedException e) { // a store restored by another user, a file left read-only
+            throw new StorageException("cannot open page file " + path + " for writing (permission denied); give this user write "
+                    + "permission on the store's files, or open the store read-only", path, e);
         } catch (IOException e) {
             throw new StorageException("cannot open page file: " + e.getMessage(), path, e);
         }
