@@ -1,6 +1,7 @@
 package dev.varve.infinispan;
 
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.FileIOFactory;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Table;
@@ -48,12 +49,12 @@ final class SegmentTables implements AutoCloseable {
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
 
     /**
-     * Opens (creating or recovering) the store of a cache with {@code segments} segments.
+     * Opens (creating or recovering) the store of a cache with {@code segments} segments, its files through {@code io}.
      *
      * @throws IllegalArgumentException if the store was created for another segment count
      */
-    SegmentTables(VarveConfig config, int segments) {
-        this.store = Varve.open(config);
+    SegmentTables(VarveConfig config, FileIOFactory io, int segments) {
+        this.store = Varve.open(config, io);
         try {
             this.entries = store.table(ENTRIES, TableOptions.callerPlaced(segments));
             this.expiry = store.table(EXPIRY, TableOptions.callerPlaced(segments));
@@ -296,6 +297,11 @@ final class SegmentTables implements AutoCloseable {
     /** A read-only view of the store as of snapshot {@code id} (the caller closes it). */
     SnapshotView asOf(long id) {
         return store.asOf(id);
+    }
+
+    /** What stopped the store (a full disk, an I/O error, a failed checkpoint), or null while it is sound. */
+    String failure() {
+        return store.metrics().failure();
     }
 
     @Override

@@ -6,6 +6,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.FileIOFactory;
 import org.infinispan.commons.configuration.BuiltBy;
 import org.infinispan.commons.configuration.ConfigurationFor;
 import org.infinispan.commons.configuration.attributes.AttributeDefinition;
@@ -35,10 +36,16 @@ public class VarveStoreConfiguration extends AbstractStoreConfiguration<VarveSto
     static final AttributeDefinition<WalSyncMode> WAL_SYNC_MODE = AttributeDefinition.builder(XmlNames.WAL_SYNC_MODE, ConfigLimits.WAL_SYNC_MODE_DEFAULT).immutable().build();
     /** Snapshot retention in {@link RankTreePolicy#parse} syntax; null keeps every snapshot. */
     static final AttributeDefinition<String> RETENTION = AttributeDefinition.builder(XmlNames.RETENTION, null, String.class).immutable().build();
+    /**
+     * The file-IO seam every file access of the store goes through ({@code Varve.open(config, io)}); set in code only,
+     * never written to XML (a configuration sent to another node gets the standard one there).
+     */
+    static final AttributeDefinition<FileIOFactory> FILE_IO = AttributeDefinition.builder("file-io", FileIOFactory.standard(), FileIOFactory.class)
+            .immutable().autoPersist(false).build();
 
     public static AttributeSet attributeDefinitionSet() {
         return new AttributeSet(VarveStoreConfiguration.class, AbstractStoreConfiguration.attributeDefinitionSet(), LOCATION, DATA_REGION_SIZE,
-                CHECKPOINT_BUFFER_SIZE, WAL_SEGMENT_SIZE, RECOVERY_MODE, RECOVERY_COMPRESSION, WAL_SYNC_MODE, RETENTION);
+                CHECKPOINT_BUFFER_SIZE, WAL_SEGMENT_SIZE, RECOVERY_MODE, RECOVERY_COMPRESSION, WAL_SYNC_MODE, RETENTION, FILE_IO);
     }
 
     public VarveStoreConfiguration(AttributeSet attributes, AsyncStoreConfiguration async) {
@@ -77,6 +84,11 @@ public class VarveStoreConfiguration extends AbstractStoreConfiguration<VarveSto
     /** The retention policy text, or null for "keep every snapshot". */
     public String retention() {
         return attributes.attribute(RETENTION).get();
+    }
+
+    /** The file-IO seam the store opens its files through (the standard one unless set in code). */
+    public FileIOFactory fileIO() {
+        return attributes.attribute(FILE_IO).get();
     }
 
     /** The Varve configuration of the store in {@code dir} (validated: a bad combination throws naming the field). */

@@ -4,6 +4,7 @@ import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.FileIOFactory;
 import org.infinispan.commons.CacheConfigurationException;
 import org.infinispan.commons.configuration.Combine;
 import org.infinispan.configuration.cache.AbstractStoreConfiguration;
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 
 import static dev.varve.infinispan.VarveStoreConfiguration.CHECKPOINT_BUFFER_SIZE;
 import static dev.varve.infinispan.VarveStoreConfiguration.DATA_REGION_SIZE;
+import static dev.varve.infinispan.VarveStoreConfiguration.FILE_IO;
 import static dev.varve.infinispan.VarveStoreConfiguration.LOCATION;
 import static dev.varve.infinispan.VarveStoreConfiguration.RECOVERY_COMPRESSION;
 import static dev.varve.infinispan.VarveStoreConfiguration.RECOVERY_MODE;
@@ -90,6 +92,16 @@ public class VarveStoreConfigurationBuilder extends AbstractStoreConfigurationBu
     public VarveStoreConfigurationBuilder retention(String levels) {
         RankTreePolicy.parse(levels); // throws IllegalArgumentException naming the text
         attributes.attribute(RETENTION).set(levels);
+        return this;
+    }
+
+    /**
+     * Every file access of the store goes through {@code io} (as with {@code Varve.open(config, io)}): for injecting
+     * faults in tests, or wrapping the file system. Code only: XML has no such attribute, and a configuration sent to
+     * another node (a cache created through {@code administration()}) gets the standard file IO there.
+     */
+    public VarveStoreConfigurationBuilder fileIO(FileIOFactory io) {
+        attributes.attribute(FILE_IO).set(nonNull(io, "fileIO"));
         return this;
     }
 

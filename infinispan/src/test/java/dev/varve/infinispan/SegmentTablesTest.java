@@ -1,5 +1,6 @@
 package dev.varve.infinispan;
 
+import dev.varve.core.io.FileIOFactory;
 import dev.varve.config.VarveConfig;
 import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
@@ -38,14 +39,14 @@ class SegmentTablesTest {
      */
     @Test
     void indexEntriesLeftByACrashBetweenTheTwoDestroysArePurgedAndNotCounted() {
-        try (SegmentTables t = new SegmentTables(config(), SEGMENTS)) {
+        try (SegmentTables t = new SegmentTables(config(), FileIOFactory.standard(), SEGMENTS)) {
             for (int i = 0; i < 10; i++) t.put(1, new byte[]{(byte) i}, entry(1_000 + i));
             t.put(1, new byte[]{100}, entry(-1));
         }
         try (Varve store = Varve.open(config())) { // the crash: entries destroyed, the index not yet
             store.table(SegmentTables.ENTRIES, TableOptions.callerPlaced(SEGMENTS)).partition(1).destroy();
         }
-        try (SegmentTables t = new SegmentTables(config(), SEGMENTS)) {
+        try (SegmentTables t = new SegmentTables(config(), FileIOFactory.standard(), SEGMENTS)) {
             assertEquals(0, t.size(1, 5_000), "no entry is left in the segment");
             assertEquals(0, t.purge(1, 5_000).size(), "nothing to hand back: the entries are gone");
             t.put(1, new byte[]{1}, entry(9_000));

@@ -3,6 +3,8 @@ package dev.varve.infinispan;
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.ForwardingFileIOFactory;
 import org.infinispan.Cache;
 import org.infinispan.commons.CacheConfigurationException;
 import org.infinispan.commons.dataconversion.MediaType;
@@ -21,6 +23,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -75,6 +79,23 @@ class VarveStoreConfigurationTest {
         VarveStoreConfiguration declarative = storeOf(new ParserRegistry().parse(xml("data-region-size=\"33554432\" recovery-mode=\"WAL_PHYSICAL\""
                 + " wal-sync-mode=\"FSYNC\" retention=\"keepLast(3)\"")).getNamedConfigurationBuilders().get("c").build());
         assertEquals(programmatic.attributes(), declarative.attributes());
+    }
+
+    /** The file-IO seam is set in code only: never written out, and a configuration read back gets the standard one. */
+    @Test
+    void theFileIoSeamIsNotWrittenOut() {
+        FileIOFactory io = new ForwardingFileIOFactory() { };
+        ConfigurationBuilder cb = new ConfigurationBuilder();
+        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).fileIO(io);
+        assertSame(io, storeOf(cb.build()).fileIO());
+        for (MediaType type : new MediaType[]{MediaType.APPLICATION_XML, MediaType.APPLICATION_JSON, MediaType.APPLICATION_YAML}) {
+            String text = cb.build().toStringConfiguration("c", type, false);
+            assertFalse(text.contains("file-io"), text);
+            VarveStoreConfiguration back = storeOf(new ParserRegistry().parse(text, type).getNamedConfigurationBuilders().get("c").build());
+            assertSame(FileIOFactory.standard(), back.fileIO(), text);
+        }
+        assertMessage(IllegalArgumentException.class, "fileIO is null",
+                () -> new ConfigurationBuilder().persistence().addStore(VarveStoreConfigurationBuilder.class).fileIO(null));
     }
 
     /**
