@@ -15,6 +15,8 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -39,6 +41,11 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--allow-remote", description = "Allow binding an address other than loopback.")
     boolean allowRemote;
 
+    @Option(names = "--allowed-host", paramLabel = "NAME",
+            description = "A host name the admin endpoint answers to besides IP addresses and localhost (repeatable): the name Prometheus or a "
+                    + "browser uses to reach it. Requests naming other hosts get 403, against DNS rebinding.")
+    List<String> allowedHosts = new ArrayList<>();
+
     @Option(names = "--allow-writes",
             description = "Allow what writes: declaring snapshots and raising ranks over the API, and follow mode (it declares a snapshot).")
     boolean allowWrites;
@@ -55,10 +62,18 @@ final class ServeCommand implements Callable<Integer> {
         if (address.isUnresolved()) throw new IllegalArgumentException("--bind " + bind + " is not an address this host can resolve");
         if (!allowRemote && !address.getAddress().isLoopbackAddress())
             throw new IllegalArgumentException("--bind " + bind + " is not a loopback address; allow it with --allow-remote");
+        for (String name : allowedHosts) { // the server's refusal would name its Java option, not this flag
+            try {
+                new ServerOptions().allowedHosts(name);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--allowed-host '" + name + "' is not a host name (give the name alone, without scheme or port)", e);
+            }
+        }
         refuseDamagedPolicy();
         refuseBusy(address);
         StoreInspector.requireStore(store.dir, "; serve opens a store, it does not create one"); // --config would create one
-        ServerOptions options = new ServerOptions().allowWrites(allowWrites).allowNonLoopback(allowRemote);
+        ServerOptions options = new ServerOptions().allowWrites(allowWrites).allowNonLoopback(allowRemote)
+                .allowedHosts(allowedHosts.toArray(String[]::new));
         Varve s = Varve.open(store.config());
         VarveServer server;
         try {

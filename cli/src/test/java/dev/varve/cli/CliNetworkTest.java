@@ -13,9 +13,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -54,6 +57,7 @@ class CliNetworkTest {
         assertUsage("not with --from", "backup", "--from", "127.0.0.1:1", "--as-of", "1", "--config", "x.properties", "--to", to);
         assertUsage("--port must be 0..65535", "serve", dir.toString(), "--port", "70000");
         assertUsage("Unknown option: '--bogus'", "serve", dir.toString(), "--bogus");
+        assertUsage("--allowed-host 'x:7070' is not a host name", "serve", dir.toString(), "--allowed-host", "x:7070");
     }
 
     /**
@@ -119,12 +123,15 @@ class CliNetworkTest {
         Path copy = dir.resolve("copy");
         Path standby = dir.resolve("standby");
         long declared;
-        try (ChildJvm server = ChildJvm.start(Main.class, "serve", source.toString(), "--port", "0", "--allow-writes")) {
+        try (ChildJvm server = ChildJvm.start(Main.class, "serve", source.toString(), "--port", "0", "--allow-writes",
+                "--allowed-host", "grid-admin.internal")) {
             String line = server.awaitLine("serving", 120);
             assertTrue(line.endsWith("(writes allowed)"), line);
             String at = "127.0.0.1:" + line.replaceAll(".*:(\\d+) .*", "$1");
             HttpClient http = HttpClient.newHttpClient();
             assertEquals(200, http.send(HttpRequest.newBuilder(URI.create("http://" + at + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+            assertTrue(statusLine(at, "grid-admin.internal:80").endsWith(" 200 OK"), "a name given with --allowed-host is served");
+            assertTrue(statusLine(at, "evil.example").endsWith(" 403 Forbidden"), "another name is refused (DNS rebinding)");
 
             CliRun backup = CliRun.of("backup", "--from", at, "--as-of", Long.toString(id), "--to", copy.toString());
             assertEquals(Main.OK, backup.code(), backup.toString());
@@ -166,6 +173,16 @@ class CliNetworkTest {
         assertTrue(damaged.out().contains(map.toString()) && damaged.out().contains("standbySnapshotMap: damaged"), damaged.out());
         try (Varve reopened = Varve.open(VarveConfig.builder().path(source).build())) {
             assertEquals(0, reopened.recoveryReport().replayedRecords(), "the hook closed the store cleanly: " + reopened.recoveryReport());
+        }
+    }
+
+    /** The status line of a GET of /metrics from {@code at} with the Host header a browser would send for {@code host}. */
+    private static String statusLine(String at, String host) throws IOException {
+        String[] hp = at.split(":");
+        try (Socket socket = new Socket(hp[0], Integer.parseInt(hp[1]))) {
+            socket.setSoTimeout(30_000);
+            socket.getOutputStream().write(("GET /metrics HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            return new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII)).readLine();
         }
     }
 

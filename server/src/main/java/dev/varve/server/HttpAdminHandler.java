@@ -51,15 +51,17 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
     private static final int MAX_PARAMS = 16;
 
     private final AdminRoutes routes;
+    private final HostCheck hostCheck;
     private final Executor adminThreads;
     /** The answer to this connection's previous request: the next one is computed after it. */
     private CompletableFuture<Void> previous = CompletableFuture.completedFuture(null);
     /** Completed when the channel is writable again; set while the next answer waits for that (event loop only). */
     private CompletableFuture<Void> writable;
 
-    HttpAdminHandler(AdminRoutes routes, Executor adminThreads) {
+    HttpAdminHandler(AdminRoutes routes, HostCheck hostCheck, Executor adminThreads) {
         super(false); // the request is released once answered, on an admin thread
         this.routes = routes;
+        this.hostCheck = hostCheck;
         this.adminThreads = adminThreads;
     }
 
@@ -132,6 +134,11 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         }
         if (!printableAscii(req.uri())) { // the decoder took raw bytes as Latin-1: a key would be looked up double-encoded
             send(ctx, req, AdminRoutes.Response.error(400, "the request target must be ASCII: percent-encode other characters as UTF-8 bytes (%C3%A9)"), false);
+            return;
+        }
+        String refused = hostCheck.refusal(req.headers().get(HttpHeaderNames.HOST), req.headers().get(HttpHeaderNames.ORIGIN));
+        if (refused != null) {
+            send(ctx, req, AdminRoutes.Response.error(403, refused), false);
             return;
         }
         AdminRoutes.Response r;

@@ -72,7 +72,7 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
                     HttpAdminHandler.refuseAndClose(ctx, 413, "request body over " + o.maxRequestBodyBytes() + " bytes");
                 }
             });
-            p.addLast(new HttpAdminHandler(shared.routes, shared.adminThreads));
+            p.addLast(new HttpAdminHandler(shared.routes, shared.hostCheck, shared.adminThreads));
         }
         p.remove(this); // hands what it has buffered to the handlers just added
     }

@@ -1,6 +1,9 @@
 package dev.varve.server;
 
 import java.time.Duration;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Settings of a {@link VarveServer}, each with its default; every setter validates and names the bad field.
@@ -16,6 +19,7 @@ public final class ServerOptions {
 
     private boolean allowWrites;
     private boolean allowNonLoopback;
+    private Set<String> allowedHosts = Set.of();
     private int maxInitialLineBytes = 4096;
     private int maxHeaderBytes = 8192;
     private int maxRequestBodyBytes = 64 << 10;
@@ -42,6 +46,26 @@ public final class ServerOptions {
     /** Allows binding a non-loopback address (default off). */
     public ServerOptions allowNonLoopback(boolean v) {
         allowNonLoopback = v;
+        return this;
+    }
+
+    /**
+     * Host names the admin endpoint answers to besides IP addresses and {@code localhost} (default none), as a
+     * client puts them in the {@code Host} header, without a port: {@code allowedHosts("varve-1.internal")} when
+     * Prometheus or a browser reaches the server by that name. A request naming any other host gets 403, so that a web
+     * page whose name is made to resolve to this address (DNS rebinding) cannot read the store. Replaces the names
+     * given before.
+     */
+    public ServerOptions allowedHosts(String... names) {
+        if (names == null) throw new IllegalArgumentException("allowedHosts must not be null");
+        Set<String> set = new TreeSet<>();
+        for (String n : names) {
+            if (n == null || n.isBlank() || !n.chars().allMatch(c -> c > ' ' && c < 127 && c != ':' && c != '/' && c != '[' && c != ']'))
+                throw new IllegalArgumentException("allowedHosts: '" + n + "' is not a host name (give the name alone, without scheme or port)");
+            String name = n.toLowerCase(Locale.ROOT);
+            set.add(name.endsWith(".") ? name.substring(0, name.length() - 1) : name); // the absolute form of the same name
+        }
+        allowedHosts = Set.copyOf(set);
         return this;
     }
 
@@ -143,6 +167,10 @@ public final class ServerOptions {
 
     boolean allowNonLoopback() {
         return allowNonLoopback;
+    }
+
+    Set<String> allowedHosts() {
+        return allowedHosts;
     }
 
     int maxInitialLineBytes() {

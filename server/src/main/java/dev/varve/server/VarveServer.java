@@ -52,11 +52,13 @@ public final class VarveServer implements AutoCloseable {
         final AdminRoutes routes;
         final ExecutorService adminThreads;
         final ExecutorService shipThreads;
+        final HostCheck hostCheck;
 
         Shared(Varve store, ServerOptions options, AdminRoutes routes, ExecutorService adminThreads, ExecutorService shipThreads) {
             this.store = store;
             this.options = options;
             this.routes = routes;
+            this.hostCheck = new HostCheck(options.allowedHosts());
             this.adminThreads = adminThreads;
             this.shipThreads = shipThreads;
         }

@@ -201,16 +201,16 @@ class AdminHttpTest {
 
     @Test
     void hostileClientsAreAnsweredOrCutWithoutHarmingTheStore() throws Exception {
-        String hugeHeader = "GET /api/tables HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(20_000) + "\r\n\r\n";
+        String hugeHeader = "GET /api/tables HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "a".repeat(20_000) + "\r\n\r\n";
         assertTrue(http.raw(ascii(hugeHeader), Duration.ofSeconds(10)).startsWith("HTTP/1.1 431"));
-        String hugeLine = "GET /" + "a".repeat(10_000) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+        String hugeLine = "GET /" + "a".repeat(10_000) + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
         assertTrue(http.raw(ascii(hugeLine), Duration.ofSeconds(10)).startsWith("HTTP/1.1 414"));
-        String hugeBody = "POST /api/snapshots HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n" + "x".repeat(1000);
+        String hugeBody = "POST /api/snapshots HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10000000\r\n\r\n" + "x".repeat(1000);
         String tooBig = http.raw(ascii(hugeBody), Duration.ofSeconds(10));
         assertTrue(tooBig.startsWith("HTTP/1.1 413") && tooBig.contains("request body over 65536 bytes") && !tooBig.contains("<timeout>"),
                 "413 says why and closes: " + tooBig);
         assertTrue(http.raw(ascii("NOT HTTP AT ALL\r\n\r\n"), Duration.ofSeconds(10)).startsWith("HTTP/1.1 400"));
-        String badEscape = http.raw(ascii("GET /api/get?table=accounts&key=%zz HTTP/1.1\r\nHost: x\r\n\r\n"), Duration.ofSeconds(10));
+        String badEscape = http.raw(ascii("GET /api/get?table=accounts&key=%zz HTTP/1.1\r\nHost: localhost\r\n\r\n"), Duration.ofSeconds(10));
         assertTrue(badEscape.startsWith("HTTP/1.1 400") && !badEscape.contains("Exception"), badEscape);
         // a slow client trickling its request is cut at the request deadline (1 s here) with 408
         assertTrue(http.raw(ascii("GET /api/tab"), Duration.ofSeconds(10)).startsWith("HTTP/1.1 408"));
@@ -226,12 +226,12 @@ class AdminHttpTest {
         byte[] badCrc = {'V', 'R', 'V', 'S', 0, 0, 0, 9, ShipProtocol.HELLO, 0, 0, 0, 1, 0, 0, 0, 0};
         assertFalse(http.raw(badCrc, Duration.ofSeconds(10)).contains("<timeout>"));
 
-        assertTrue(http.raw(ascii("GET /api/tables HTTP/9.9\r\nHost: x\r\n\r\n"), Duration.ofSeconds(10)).startsWith("HTTP/1.1 505"));
-        String absolute = http.raw(ascii("GET http://127.0.0.1/api/tables HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
+        assertTrue(http.raw(ascii("GET /api/tables HTTP/9.9\r\nHost: localhost\r\n\r\n"), Duration.ofSeconds(10)).startsWith("HTTP/1.1 505"));
+        String absolute = http.raw(ascii("GET http://127.0.0.1/api/tables HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
         assertTrue(absolute.startsWith("HTTP/1.1 200") && absolute.contains("accounts"), "absolute-form target: " + absolute);
         // pipelined requests on one connection are answered in order
-        String pipelined = http.raw(ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
-                + "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
+        String pipelined = http.raw(ascii("GET /api/tables HTTP/1.1\r\nHost: localhost\r\n\r\nGET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                + "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
         int ok = pipelined.indexOf("HTTP/1.1 200"), missing = pipelined.indexOf("HTTP/1.1 404");
         assertTrue(ok >= 0 && missing > ok, pipelined);
 
@@ -247,7 +247,7 @@ class AdminHttpTest {
             s.setSoTimeout(5_000);
             OutputStream out = s.getOutputStream();
             InputStream in = s.getInputStream();
-            out.write(ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\n"));
+            out.write(ascii("GET /api/tables HTTP/1.1\r\nHost: localhost\r\n\r\n"));
             out.flush();
             byte[] buf = new byte[8192];
             String first = new String(buf, 0, in.read(buf), StandardCharsets.ISO_8859_1);
@@ -255,7 +255,7 @@ class AdminHttpTest {
             // the next request trickles in, a byte every 300 ms: never idle (2 s), but past the request deadline (1 s)
             s.setSoTimeout(300);
             StringBuilder reply = new StringBuilder();
-            byte[] next = ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\n");
+            byte[] next = ascii("GET /api/tables HTTP/1.1\r\nHost: localhost\r\n\r\n");
             for (int i = 0; i < next.length && reply.indexOf("HTTP/1.1 408") < 0; i++) {
                 try {
                     out.write(next[i]);
@@ -288,7 +288,7 @@ class AdminHttpTest {
                     held.add(s);
                 }
                 Thread.sleep(200); // accepted and counted
-                String fourth = p.raw(ascii("GET /api/tables HTTP/1.1\r\nHost: x\r\n\r\n"), Duration.ofSeconds(1));
+                String fourth = p.raw(ascii("GET /api/tables HTTP/1.1\r\nHost: localhost\r\n\r\n"), Duration.ofSeconds(1));
                 assertTrue(fourth.isEmpty() || fourth.equals("<reset>"), "a fourth connection is closed unanswered: " + fourth);
                 for (Socket s : held) { // cut at the idle timeout, as no HELLO came
                     s.setSoTimeout(10_000);
@@ -343,22 +343,22 @@ class AdminHttpTest {
 
     @Test
     void expectHeadersTheServerRefusesGetAMessageAndAClose() throws Exception {
-        String tooBig = http.raw(ascii("POST /api/snapshots HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n"),
+        String tooBig = http.raw(ascii("POST /api/snapshots HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n"),
                 Duration.ofSeconds(10));
         assertTrue(tooBig.startsWith("HTTP/1.1 413") && tooBig.contains("\"error\":\"request body over 65536 bytes\"") && !tooBig.contains("<timeout>"),
                 "413 says why and closes: " + tooBig);
-        String unknown = http.raw(ascii("POST /api/snapshots HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: teapot\r\n\r\n"),
+        String unknown = http.raw(ascii("POST /api/snapshots HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nExpect: teapot\r\n\r\n"),
                 Duration.ofSeconds(10));
         assertTrue(unknown.startsWith("HTTP/1.1 417") && unknown.contains("100-continue only") && !unknown.contains("<timeout>"),
                 "417 says why and closes: " + unknown);
-        String small = http.raw(ascii("POST /api/snapshots HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n"
+        String small = http.raw(ascii("POST /api/snapshots HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nExpect: 100-continue\r\n"
                 + "Connection: close\r\n\r\nab"), Duration.ofSeconds(10));
         assertTrue(small.startsWith("HTTP/1.1 100") && small.contains("HTTP/1.1 403"), "a body within the limit still goes on: " + small);
     }
 
     @Test
     void rawNonAsciiBytesInTheRequestTargetAre400() throws Exception {
-        byte[] line = "GET /api/get?table=accounts&key=\u00e9 HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.UTF_8);
+        byte[] line = "GET /api/get?table=accounts&key=\u00e9 HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.UTF_8);
         String reply = http.raw(line, Duration.ofSeconds(10));
         assertTrue(reply.startsWith("HTTP/1.1 400") && reply.contains("must be ASCII"), "not looked up as a double-encoded key: " + reply);
         store.table("accounts").put(bytes("\u00e9"), bytes("7"));
@@ -406,9 +406,9 @@ class AdminHttpTest {
      */
     @Test
     void pipelinedRequestsBehindA404AreAnswered() throws Exception {
-        String replies = http.raw(ascii("GET /api/get?table=accounts&key=nobody HTTP/1.1\r\nHost: x\r\n\r\n"
-                + "GET /api/get?table=accounts&key=bob&asOf=x HTTP/1.1\r\nHost: x\r\n\r\n"
-                + "GET /api/get?table=accounts&key=alice HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
+        String replies = http.raw(ascii("GET /api/get?table=accounts&key=nobody HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                + "GET /api/get?table=accounts&key=bob&asOf=x HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                + "GET /api/get?table=accounts&key=alice HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"), Duration.ofSeconds(10));
         int absent = replies.indexOf("HTTP/1.1 404"), bad = replies.indexOf("HTTP/1.1 400"), found = replies.indexOf("HTTP/1.1 200");
         assertTrue(absent >= 0 && bad > absent && found > bad, replies);
         assertFalse(replies.contains("<timeout>"), "closed after the last, which asked for it: " + replies);

@@ -25,8 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class HttpFlowControlTest {
     /** Under netty's limit of 128 unanswered requests on a connection, which would close it. */
     private static final int REQUESTS = 120;
-    private static final byte[] GET_BIG = "GET /api/get?table=t&key=big HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] GET_BIG_LAST = "GET /api/get?table=t&key=big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    private static final byte[] GET_BIG = "GET /api/get?table=t&key=big HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] GET_BIG_LAST = "GET /api/get?table=t&key=big HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
             .getBytes(StandardCharsets.US_ASCII);
 
     @TempDir
