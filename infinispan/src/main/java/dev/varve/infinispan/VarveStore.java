@@ -1,5 +1,6 @@
 package dev.varve.infinispan;
 
+import dev.varve.core.io.FileIOFactory;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Table;
@@ -201,6 +202,7 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
             }
             long wait = backoff.attempted(now);
             try {
+                requireStoreStillThere();
                 tables = open();
             } catch (RuntimeException e) {
                 reopenFailure = e.toString();
@@ -212,6 +214,19 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
             LOG.info("reopened the Varve store of {}", directory);
             return true;
         }
+    }
+
+    /**
+     * A reopen finds the store it closed, or fails: {@code Varve.open} creates a store where it finds none, so a
+     * directory that no longer holds the store (a disk unmounted under its mount point, the directory moved away)
+     * would get an empty one, and the cache would go on over it with every acknowledged write missing from the store.
+     * Through the store's file-IO seam, as every other file access.
+     */
+    private void requireStoreStillThere() {
+        FileIOFactory io = configuration.fileIO();
+        if (!io.exists(directory.resolve("wal")) && !io.exists(directory.resolve("pages")))
+            throw new PersistenceException("the Varve store of " + directory + " is gone (no wal or pages directory there: a disk unmounted, the "
+                    + "directory moved?); it is not reopened empty: put the store back, and it is reopened at the next availability check");
     }
 
     /** Closes a failed store: it releases every file even when it throws its failure again (a full disk does). */

@@ -1,0 +1,144 @@
+package dev.varve.infinispan;
+
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.ForwardingFileIO;
+import dev.varve.core.io.ForwardingFileIOFactory;
+import org.infinispan.Cache;
+import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.configuration.global.GlobalConfigurationBuilder;
+import org.infinispan.manager.DefaultCacheManager;
+import org.infinispan.persistence.spi.StoreUnavailableException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A cache's store fails (its disk gives I/O errors) and, while it is down, its directory stops holding it — as when a
+ * failing disk is unmounted and its mount point is an empty directory again. The store must not reopen into an empty
+ * store there (the cache would go on with every acknowledged write missing from its store); once the store is back in
+ * place it reopens with everything.
+ */
+@Timeout(240)
+class VanishedStoreTest {
+    @TempDir
+    Path dir;
+
+    /** The real file system; every file access fails while {@link #failing}; counts the reopen's look for the store. */
+    static final class FailingDisk extends ForwardingFileIOFactory {
+        final AtomicBoolean failing = new AtomicBoolean();
+        final AtomicInteger storeLookups = new AtomicInteger();
+        private final Path walDir;
+
+        FailingDisk(Path walDir) {
+            this.walDir = walDir;
+        }
+
+        private void check(Path file) throws IOException {
+            if (failing.get()) throw new IOException("Input/output error: " + file);
+        }
+
+        @Override
+        public boolean exists(Path file) {
+            if (file.equals(walDir)) storeLookups.incrementAndGet();
+            return super.exists(file);
+        }
+
+        @Override
+        public FileIO open(Path file, boolean create) throws IOException {
+            check(file);
+            return new ForwardingFileIO(super.open(file, create)) {
+                @Override
+                public void write(ByteBuffer src, long position) throws IOException {
+                    check(path());
+                    super.write(src, position);
+                }
+
+                @Override
+                public void force() throws IOException {
+                    check(path());
+                    super.force();
+                }
+            };
+        }
+    }
+
+    private DefaultCacheManager manager(FailingDisk disk) {
+        ConfigurationBuilder cb = new ConfigurationBuilder();
+        cb.persistence().availabilityInterval(100).addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
+                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20).fileIO(disk);
+        DefaultCacheManager m = new DefaultCacheManager(new GlobalConfigurationBuilder().nonClusteredDefault().build());
+        m.defineConfiguration("c", cb.build());
+        return m;
+    }
+
+    @Test
+    void aStoreWhoseDirectoryNoLongerHoldsItIsNotReopenedEmpty() throws Exception {
+        Path store = dir.resolve("c");
+        Path away = dir.resolve("c-unmounted");
+        FailingDisk disk = new FailingDisk(store.resolve("wal"));
+        try (DefaultCacheManager m = manager(disk)) {
+            Cache<String, String> c = m.getCache("c");
+            for (int i = 0; i < 300; i++) c.put("k" + i, "v" + i);
+
+            disk.failing.set(true);
+            boolean failed = false;
+            for (int i = 0; !failed && i < 200_000; i++) { // the WAL's next segment or a checkpoint meets the failing disk
+                try {
+                    c.put("x" + i, "y");
+                } catch (RuntimeException e) {
+                    failed = true;
+                }
+            }
+            assertTrue(failed, "a put fails on the failing disk");
+            boolean unavailable = false;
+            for (int i = 0; !unavailable && i < 3_000; i++) { // the reopen fails too: Infinispan learns at its next check
+                try {
+                    c.put("while-failing", "y");
+                } catch (StoreUnavailableException e) {
+                    unavailable = true;
+                } catch (RuntimeException e) {
+                    Thread.sleep(20);
+                }
+            }
+            assertTrue(unavailable, "the failed store, unable to reopen on the failing disk, is reported unavailable");
+
+            Files.move(store, away); // the failing disk is unmounted: its mount point is an empty directory
+            Files.createDirectory(store);
+            int lookups = disk.storeLookups.get();
+            disk.failing.set(false);
+            for (int i = 0; disk.storeLookups.get() == lookups && !Files.exists(store.resolve("wal")) && i < 6_000; i++) Thread.sleep(20);
+            assertFalse(Files.exists(store.resolve("wal")), "no empty store was made where the store used to be");
+            assertTrue(disk.storeLookups.get() > lookups, "a reopen looked for the store");
+            assertEquals(0, Files.list(store).count(), "the empty directory is left as it was");
+
+            Files.delete(store); // the disk is mounted again
+            Files.move(away, store);
+            boolean resumed = false;
+            for (int i = 0; !resumed && i < 6_000; i++) {
+                try {
+                    c.put("after", "resumed");
+                    resumed = true;
+                } catch (RuntimeException e) {
+                    Thread.sleep(20);
+                }
+            }
+            assertTrue(resumed, "the store reopens once it is back in place");
+        }
+        try (DefaultCacheManager m = manager(new FailingDisk(store.resolve("wal")))) {
+            Cache<String, String> c = m.getCache("c");
+            for (int i = 0; i < 300; i++) assertEquals("v" + i, c.get("k" + i), "k" + i);
+            assertEquals("resumed", c.get("after"));
+        }
+    }
+}
