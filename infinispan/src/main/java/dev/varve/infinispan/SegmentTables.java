@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -302,6 +303,18 @@ final class SegmentTables implements AutoCloseable {
     /** What stopped the store (a full disk, an I/O error, a failed checkpoint), or null while it is sound. */
     String failure() {
         return store.metrics().failure();
+    }
+
+    /**
+     * Writes every dirty page and waits for it: after a recovery, the checkpoint it owes, the first thing a reopened
+     * store writes besides its WAL; throws what failed.
+     */
+    void checkpoint() {
+        try {
+            store.checkpoint().join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : e;
+        }
     }
 
     @Override

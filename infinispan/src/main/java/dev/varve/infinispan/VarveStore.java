@@ -1,6 +1,5 @@
 package dev.varve.infinispan;
 
-import dev.varve.core.io.FileIOFactory;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Table;
@@ -63,14 +62,7 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
     private TimeService timeService;
     private Path directory;
     private int segmentCount;
-    /** The open store; null before start, after stop, and while a failed store waits to be reopened. */
-    private volatile SegmentTables tables;
-    /** Why {@link #tables} is null while the store is running: the last reopen's failure. */
-    private volatile String reopenFailure;
-    /** Guards opening, reopening and closing {@link #tables}, {@link #running} and {@link #backoff}. */
-    private final Object lifecycle = new Object();
-    private boolean running;
-    private final ReopenBackoff backoff = new ReopenBackoff();
+    private volatile ReopeningTables tables;
 
     @Override
     public CompletionStage<Void> start(InitializationContext ctx) {
@@ -82,21 +74,17 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
         segmentCount = ctx.getCache().getCacheConfiguration().clustering().hash().numSegments();
         warnIfMergesRemove(ctx.getCache().getName(), ctx.getCache().getCacheConfiguration().clustering());
         directory = storeDirectory(configuration.location(), ctx.getGlobalConfiguration().globalState(), ctx.getCache().getName());
+        tables = new ReopeningTables(directory, configuration.fileIO(),
+                () -> new SegmentTables(configuration.varveConfig(directory), configuration.fileIO(), segmentCount),
+                !ctx.getCache().getCacheConfiguration().clustering().cacheMode().isClustered(), timeService::time);
         return blocking.runBlocking(() -> {
-            synchronized (lifecycle) {
-                try {
-                    tables = open();
-                } catch (IllegalArgumentException e) {
-                    throw new CacheConfigurationException("cannot open the Varve store of cache " + ctx.getCache().getName() + " in " + directory
-                            + ": " + e.getMessage(), e);
-                }
-                running = true;
+            try {
+                tables.start();
+            } catch (IllegalArgumentException e) {
+                throw new CacheConfigurationException("cannot open the Varve store of cache " + ctx.getCache().getName() + " in " + directory
+                        + ": " + e.getMessage(), e);
             }
         }, "varve-open");
-    }
-
-    private SegmentTables open() {
-        return new SegmentTables(configuration.varveConfig(directory), configuration.fileIO(), segmentCount);
     }
 
     /**
@@ -156,13 +144,7 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
     }
 
     private void close() {
-        synchronized (lifecycle) {
-            running = false;
-            reopenFailure = null;
-            SegmentTables t = tables;
-            tables = null;
-            if (t != null) t.close();
-        }
+        if (tables != null) tables.stop();
     }
 
     @Override
@@ -170,80 +152,16 @@ public class VarveStore<K, V> implements NonBlockingStore<K, V> {
         return EnumSet.of(Characteristic.SEGMENTABLE, Characteristic.BULK_READ, Characteristic.EXPIRATION);
     }
 
-    /**
-     * Whether the store can serve the cache. A Varve store that failed (a full disk, an I/O error, a failed
-     * checkpoint) refuses every write until it is reopened, and reopening recovers every acknowledged write from the
-     * WAL — what restarting the node would do — so a failed store is closed and opened again here, and the cache
-     * resumes by itself once the disk has room or works again. While a reopen fails this answers false: Infinispan
-     * then refuses the cache's operations with {@code StoreUnavailableException} and asks again every availability
-     * interval; the reopens back off ({@link ReopenBackoff}).
-     */
+    /** Whether the store can serve the cache: a failed store of a local cache is reopened here ({@link ReopeningTables}). */
     @Override
     public CompletionStage<Boolean> isAvailable() {
-        return blocking.supplyBlocking(this::availableOrReopened, "varve-available");
-    }
-
-    private boolean availableOrReopened() {
-        synchronized (lifecycle) {
-            if (!running) return false;
-            long now = timeService.time();
-            SegmentTables t = tables;
-            String failure = t == null ? null : t.failure();
-            if (t != null && failure == null) {
-                backoff.sound(now);
-                return directory.toFile().isDirectory();
-            }
-            if (!backoff.due(now)) return false;
-            if (t != null) {
-                LOG.warn("the Varve store of {} failed ({}); reopening it, which recovers every acknowledged write", directory, failure);
-                tables = null;
-                reopenFailure = failure;
-                closeFailed(t);
-            }
-            long wait = backoff.attempted(now);
-            try {
-                requireStoreStillThere();
-                tables = open();
-            } catch (RuntimeException e) {
-                reopenFailure = e.toString();
-                LOG.warn("cannot reopen the Varve store of {} (next try in {} s, when Infinispan asks again): {}", directory,
-                        wait / 1_000_000_000L, e.toString());
-                return false;
-            }
-            reopenFailure = null;
-            LOG.info("reopened the Varve store of {}", directory);
-            return true;
-        }
-    }
-
-    /**
-     * A reopen finds the store it closed, or fails: {@code Varve.open} creates a store where it finds none, so a
-     * directory that no longer holds the store (a disk unmounted under its mount point, the directory moved away)
-     * would get an empty one, and the cache would go on over it with every acknowledged write missing from the store.
-     * Through the store's file-IO seam, as every other file access.
-     */
-    private void requireStoreStillThere() {
-        FileIOFactory io = configuration.fileIO();
-        if (!io.exists(directory.resolve("wal")) && !io.exists(directory.resolve("pages")))
-            throw new PersistenceException("the Varve store of " + directory + " is gone (no wal or pages directory there: a disk unmounted, the "
-                    + "directory moved?); it is not reopened empty: put the store back, and it is reopened at the next availability check");
-    }
-
-    /** Closes a failed store: it releases every file even when it throws its failure again (a full disk does). */
-    private void closeFailed(SegmentTables t) {
-        try {
-            t.close();
-        } catch (RuntimeException e) {
-            LOG.debug("closing the failed Varve store of {}", directory, e);
-        }
+        return blocking.supplyBlocking(() -> tables != null && tables.available(), "varve-available");
     }
 
     private SegmentTables tables() {
-        SegmentTables t = tables;
-        if (t != null) return t;
-        String failure = reopenFailure;
-        throw new PersistenceException("the Varve store of " + directory
-                + (failure == null ? " is not running" : " failed and is not reopened yet: " + failure));
+        ReopeningTables t = tables;
+        if (t == null) throw new PersistenceException("the Varve store of " + directory + " is not running");
+        return t.current();
     }
 
     private void checkSegment(int segment) {

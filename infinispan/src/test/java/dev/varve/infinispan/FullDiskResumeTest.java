@@ -1,24 +1,15 @@
 package dev.varve.infinispan;
 
-import dev.varve.core.io.FileIO;
-import dev.varve.core.io.ForwardingFileIO;
-import dev.varve.core.io.ForwardingFileIOFactory;
 import org.infinispan.Cache;
-import org.infinispan.configuration.cache.ConfigurationBuilder;
-import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.persistence.spi.StoreUnavailableException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -34,42 +25,6 @@ class FullDiskResumeTest {
     @TempDir
     Path dir;
 
-    /** The real file system, refusing writes and new files with ENOSPC's message while {@link #full} is set. */
-    static final class FillableDisk extends ForwardingFileIOFactory {
-        final AtomicBoolean full = new AtomicBoolean();
-
-        private void check(Path file) throws IOException {
-            if (full.get()) throw new IOException("No space left on device: " + file);
-        }
-
-        @Override
-        public FileIO open(Path file, boolean create) throws IOException {
-            if (create && !Files.exists(file)) check(file);
-            return new ForwardingFileIO(super.open(file, create)) {
-                @Override
-                public void write(ByteBuffer src, long position) throws IOException {
-                    check(path());
-                    super.write(src, position);
-                }
-
-                @Override
-                public void truncate(long size) throws IOException {
-                    if (size > super.size()) check(path());
-                    super.truncate(size);
-                }
-            };
-        }
-    }
-
-    private DefaultCacheManager manager(FillableDisk disk) {
-        ConfigurationBuilder cb = new ConfigurationBuilder();
-        cb.persistence().availabilityInterval(100).addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
-                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20).fileIO(disk);
-        DefaultCacheManager m = new DefaultCacheManager(new GlobalConfigurationBuilder().nonClusteredDefault().build());
-        m.defineConfiguration("c", cb.build());
-        return m;
-    }
-
     private static String value(int i) {
         return ("value-" + i + "-").repeat(40);
     }
@@ -81,9 +36,9 @@ class FullDiskResumeTest {
 
     @Test
     void aCacheResumesByItselfOnceTheFullDiskHasRoomAndLosesNoAcknowledgedWrite() throws Exception {
-        FillableDisk disk = new FillableDisk();
+        FaultyDisk disk = new FaultyDisk(dir.resolve("c").resolve("wal"));
         Map<String, String> acknowledged = new LinkedHashMap<>();
-        try (DefaultCacheManager m = manager(disk)) {
+        try (DefaultCacheManager m = disk.cacheManager(dir)) {
             Cache<String, String> c = m.getCache("c");
             for (int i = 0; i < 500; i++) {
                 c.put("k" + i, value(i));
@@ -134,7 +89,7 @@ class FullDiskResumeTest {
                 acknowledged.put("later" + i, value(i));
             }
         }
-        try (DefaultCacheManager m = manager(new FillableDisk())) { // a restart reads every key from the store, none from memory
+        try (DefaultCacheManager m = new FaultyDisk(dir.resolve("c").resolve("wal")).cacheManager(dir)) { // a restart reads every key from the store, none from memory
             Cache<String, String> c = m.getCache("c");
             for (Map.Entry<String, String> e : acknowledged.entrySet()) assertEquals(e.getValue(), c.get(e.getKey()), e.getKey());
         }

@@ -27,7 +27,7 @@ class SegmentTablesTest {
     }
 
     /** A stored entry in {@link EntryCodec}'s format, with no value pieces, expiring at {@code expiryTime}. */
-    private static byte[] entry(long expiryTime) {
+    static byte[] entry(long expiryTime) {
         return ByteBuffer.allocate(1 + 8 + 8 + 8 + 12).order(ByteOrder.LITTLE_ENDIAN).put(EntryCodec.FORMAT).putLong(expiryTime)
                 .putLong(0).putLong(0).putInt(-1).putInt(-1).putInt(-1).array();
     }

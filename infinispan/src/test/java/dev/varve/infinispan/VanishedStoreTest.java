@@ -1,23 +1,14 @@
 package dev.varve.infinispan;
 
-import dev.varve.core.io.FileIO;
-import dev.varve.core.io.ForwardingFileIO;
-import dev.varve.core.io.ForwardingFileIOFactory;
 import org.infinispan.Cache;
-import org.infinispan.configuration.cache.ConfigurationBuilder;
-import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.persistence.spi.StoreUnavailableException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -34,60 +25,12 @@ class VanishedStoreTest {
     @TempDir
     Path dir;
 
-    /** The real file system; every file access fails while {@link #failing}; counts the reopen's look for the store. */
-    static final class FailingDisk extends ForwardingFileIOFactory {
-        final AtomicBoolean failing = new AtomicBoolean();
-        final AtomicInteger storeLookups = new AtomicInteger();
-        private final Path walDir;
-
-        FailingDisk(Path walDir) {
-            this.walDir = walDir;
-        }
-
-        private void check(Path file) throws IOException {
-            if (failing.get()) throw new IOException("Input/output error: " + file);
-        }
-
-        @Override
-        public boolean exists(Path file) {
-            if (file.equals(walDir)) storeLookups.incrementAndGet();
-            return super.exists(file);
-        }
-
-        @Override
-        public FileIO open(Path file, boolean create) throws IOException {
-            check(file);
-            return new ForwardingFileIO(super.open(file, create)) {
-                @Override
-                public void write(ByteBuffer src, long position) throws IOException {
-                    check(path());
-                    super.write(src, position);
-                }
-
-                @Override
-                public void force() throws IOException {
-                    check(path());
-                    super.force();
-                }
-            };
-        }
-    }
-
-    private DefaultCacheManager manager(FailingDisk disk) {
-        ConfigurationBuilder cb = new ConfigurationBuilder();
-        cb.persistence().availabilityInterval(100).addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
-                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20).fileIO(disk);
-        DefaultCacheManager m = new DefaultCacheManager(new GlobalConfigurationBuilder().nonClusteredDefault().build());
-        m.defineConfiguration("c", cb.build());
-        return m;
-    }
-
     @Test
     void aStoreWhoseDirectoryNoLongerHoldsItIsNotReopenedEmpty() throws Exception {
         Path store = dir.resolve("c");
         Path away = dir.resolve("c-unmounted");
-        FailingDisk disk = new FailingDisk(store.resolve("wal"));
-        try (DefaultCacheManager m = manager(disk)) {
+        FaultyDisk disk = new FaultyDisk(store.resolve("wal"));
+        try (DefaultCacheManager m = disk.cacheManager(dir)) {
             Cache<String, String> c = m.getCache("c");
             for (int i = 0; i < 300; i++) c.put("k" + i, "v" + i);
 
@@ -135,7 +78,7 @@ class VanishedStoreTest {
             }
             assertTrue(resumed, "the store reopens once it is back in place");
         }
-        try (DefaultCacheManager m = manager(new FailingDisk(store.resolve("wal")))) {
+        try (DefaultCacheManager m = new FaultyDisk(store.resolve("wal")).cacheManager(dir)) {
             Cache<String, String> c = m.getCache("c");
             for (int i = 0; i < 300; i++) assertEquals("v" + i, c.get("k" + i), "k" + i);
             assertEquals("resumed", c.get("after"));
