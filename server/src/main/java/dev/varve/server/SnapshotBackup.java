@@ -267,7 +267,20 @@ public final class SnapshotBackup {
             if (queuedBytes.get() < MAX_QUEUED_BYTES && !result.isDone()) ctx.read(); // else the applier asks once it caught up
         }
 
+        /**
+         * Applies one frame; one that ends before the fields it carries do (its CRC right: a sender that built it so) is
+         * refused as malformed, naming its type, rather than failing with the buffer's bounds.
+         */
         private void apply(Frame f) {
+            try {
+                applyFields(f);
+            } catch (IndexOutOfBoundsException e) {
+                throw new BackupException("the sender sent a malformed " + ShipProtocol.typeName(f.type) + " frame of " + f.payload.capacity()
+                        + " bytes: it ends before the fields it carries do", e);
+            }
+        }
+
+        private void applyFields(Frame f) {
             switch (f.type) {
                 case ShipProtocol.HEADER:
                     writer.header(f.payload);

@@ -35,6 +35,8 @@ import java.util.TreeMap;
  * last rewrite, it is rewritten whole without those of dropped ones. One applier thread drives it.
  */
 final class StandbyWriter implements AutoCloseable {
+    /** Bytes a change takes in a CHANGES frame at the least: table name length, partition, key length, value length. */
+    private static final int MIN_CHANGE_BYTES = 2 + 4 + 2 + 4;
     /** Map lines held before a rewrite is tried; after one, it waits until the map doubles. */
     static final int REWRITE_MIN_LINES = 4096;
     private final Varve store;
@@ -109,17 +111,28 @@ final class StandbyWriter implements AutoCloseable {
         }
     }
 
-    /** One sender write (a CHANGES frame) as one atomic write, each change into the partition it went to there. */
+    /**
+     * One sender write (a CHANGES frame) as one atomic write, each change into the partition it went to there. The
+     * frame is parsed whole before anything is applied, and every count and length in it is checked against the bytes
+     * it holds before it sizes an allocation: its CRC only says the sender meant it, and a count or length of two
+     * billion in a frame of a few bytes would otherwise have this JVM allocate that much.
+     */
     private void applyWrite(ByteBuf p) {
         p.readLong(); // lsn
         int count = p.readInt();
+        if (count < 0 || count > p.readableBytes() / MIN_CHANGE_BYTES)
+            throw malformedChanges("counts " + Integer.toUnsignedString(count) + " changes in " + p.readableBytes() + " bytes");
         List<Change> changes = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             String table = Frame.readString(p);
             int partition = p.readInt();
-            byte[] key = new byte[p.readUnsignedShort()];
+            int keyLength = p.readUnsignedShort();
+            if (keyLength > p.readableBytes()) throw malformedChanges("has a key of " + keyLength + " bytes where " + p.readableBytes() + " are left");
+            byte[] key = new byte[keyLength];
             p.readBytes(key);
             int len = p.readInt();
+            if (len < -1 || len > p.readableBytes())
+                throw malformedChanges("has a value of " + len + " bytes where " + p.readableBytes() + " are left (-1 is a remove)");
             byte[] value = null;
             if (len >= 0) {
                 value = new byte[len];
@@ -127,6 +140,7 @@ final class StandbyWriter implements AutoCloseable {
             }
             changes.add(new Change(table, key, value, partition));
         }
+        if (p.isReadable()) throw malformedChanges("holds " + p.readableBytes() + " bytes after its " + count + " changes");
         store.write(b -> {
             for (Change c : changes) {
                 if (c.value() == null) b.remove(c.table(), c.partition(), c.key());
@@ -134,6 +148,10 @@ final class StandbyWriter implements AutoCloseable {
             }
         });
         changesApplied++;
+    }
+
+    private static BackupException malformedChanges(String what) {
+        return new BackupException("the sender sent a malformed CHANGES frame: it " + what + "; nothing of that write was applied");
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.varve.server;
 
 import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageChecksum;
@@ -19,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -127,6 +129,178 @@ class HostileSenderTest {
         try (Stream<Path> files = Files.walk(target)) { // no page file was extended to where the forged page claimed to go
             for (Path p : files.filter(p -> p.getFileName().toString().endsWith(".page")).toList())
                 assertTrue(Files.size(p) < (1L << 20), p + " is " + Files.size(p) + " bytes");
+        }
+    }
+
+    // ------------------------------------------------------------------ follow mode
+
+    /** Starts a follow against the fake sender, ships it the whole image, and waits until the standby is in place. */
+    private CompletableFuture<BackupResult> followWithImage() throws Exception {
+        CountDownLatch imageIn = new CountDownLatch(1);
+        CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), 1, target).follow(true).idleTimeout(Duration.ofSeconds(10))
+                .progress(new ShipProgress() {
+                    @Override
+                    public void received(long pages, long imagePages, long bytes) {
+                    }
+
+                    @Override
+                    public void imageComplete(BackupResult image) {
+                        imageIn.countDown();
+                    }
+                }));
+        sender.accept();
+        assertEquals(ShipProtocol.FOLLOW, sender.helloFlags & ShipProtocol.FOLLOW);
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.image(image, MODE);
+        }
+        assertTrue(imageIn.await(60, TimeUnit.SECONDS), "the image is in place");
+        return run;
+    }
+
+    /** A CHANGES frame of one put (or a remove, for a null value) into {@code partition} of {@code table}. */
+    private void put(long lsn, String table, int partition, byte[] key, byte[] value) throws Exception {
+        sender.send(ShipProtocol.CHANGES, f -> {
+            f.writeLong(lsn).writeInt(1);
+            Frame.writeString(f, table);
+            f.writeInt(partition).writeShort(key.length).writeBytes(key);
+            if (value == null) f.writeInt(-1);
+            else f.writeInt(value.length).writeBytes(value);
+        });
+    }
+
+    /** The partition of the hash-placed table "t" that {@code key} belongs to (the one whose reads take it). */
+    private int partitionOf(byte[] key) {
+        Table t = source.table("t");
+        for (int p = 0; p < t.partitions(); p++) {
+            try {
+                t.partition(p).get(key);
+                return p;
+            } catch (IllegalArgumentException elsewhere) {
+                // the key belongs to another partition
+            }
+        }
+        throw new AssertionError("no partition takes the key");
+    }
+
+    /** Opens the standby the follow left and hands it to {@code check}. */
+    private void withStandby(java.util.function.Consumer<Varve> check) {
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
+            check.accept(standby);
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A CHANGES frame's change count and value length size what the receiver allocates before it reads the changes:
+     * a count of two billion in a frame of a few bytes (its CRC right) made it allocate a list of that many, a value
+     * length of a gigabyte a gigabyte: an OutOfMemoryError in the receiving JVM (whatever else it runs) instead of a
+     * refused frame. Refused before anything is allocated, the standby keeping every write before it.
+     */
+    @Test
+    void aChangesFrameCountingMoreThanItHoldsIsRefusedBeforeAnythingIsAllocated() throws Exception {
+        CompletableFuture<BackupResult> run = followWithImage();
+        byte[] key = bytes("followed");
+        put(100, "t", partitionOf(key), key, bytes("v1"));
+        sender.send(ShipProtocol.CHANGES, f -> f.writeLong(101).writeInt(Integer.MAX_VALUE - 16));
+        String m = failure(run);
+        assertTrue(m.contains("CHANGES") && !m.contains("OutOfMemoryError"), m);
+        withStandby(s -> assertArrayEquals(bytes("v1"), s.table("t").get(key)));
+    }
+
+    @Test
+    void aValueLengthLongerThanTheFrameIsRefusedBeforeAnythingIsAllocated() throws Exception {
+        CompletableFuture<BackupResult> run = followWithImage();
+        byte[] key = bytes("followed");
+        put(100, "t", partitionOf(key), key, bytes("v1"));
+        sender.send(ShipProtocol.CHANGES, f -> {
+            f.writeLong(101).writeInt(1);
+            Frame.writeString(f, "t");
+            f.writeInt(partitionOf(key)).writeShort(key.length).writeBytes(key).writeInt(1 << 30);
+        });
+        String m = failure(run);
+        assertTrue(m.contains("CHANGES") && !m.contains("OutOfMemoryError"), m);
+        withStandby(s -> assertArrayEquals(bytes("v1"), s.table("t").get(key)));
+    }
+
+    /**
+     * A CHANGES frame cut short inside its changes (a count of three, two changes) is refused as malformed, with
+     * nothing of it applied: the write is parsed whole before it is applied, so the standby keeps every write before
+     * it and none of this one. (The refusal said "IndexOutOfBoundsException: readerIndex(44) + length(2) exceeds
+     * writerIndex(44): UnpooledSlicedByteBuf(...)".)
+     */
+    @Test
+    void aMalformedChangesFrameAppliesNothingOfItsWrite() throws Exception {
+        CompletableFuture<BackupResult> run = followWithImage();
+        byte[] a = bytes("a");
+        byte[] b = bytes("b");
+        put(100, "t", partitionOf(a), a, bytes("v1"));
+        sender.send(ShipProtocol.CHANGES, f -> {
+            f.writeLong(101).writeInt(3);
+            for (byte[] key : new byte[][] {a, b}) {
+                Frame.writeString(f, "t");
+                f.writeInt(partitionOf(key)).writeShort(key.length).writeBytes(key).writeInt(2).writeBytes(bytes("v2"));
+            }
+        });
+        String m = failure(run);
+        assertTrue(m.contains("malformed CHANGES") && !m.contains("IndexOutOfBounds"), m);
+        withStandby(s -> {
+            assertArrayEquals(bytes("v1"), s.table("t").get(a));
+            assertEquals(null, s.table("t").get(b));
+        });
+    }
+
+    /** A value length below -1 (a remove) was taken for a remove: refused, the key keeps its value. */
+    @Test
+    void aValueLengthBelowMinusOneIsRefusedNotTakenForARemove() throws Exception {
+        CompletableFuture<BackupResult> run = followWithImage();
+        byte[] key = bytes("followed");
+        put(100, "t", partitionOf(key), key, bytes("v1"));
+        sender.send(ShipProtocol.CHANGES, f -> {
+            f.writeLong(101).writeInt(1);
+            Frame.writeString(f, "t");
+            f.writeInt(partitionOf(key)).writeShort(key.length).writeBytes(key).writeInt(-2);
+        });
+        String m = failure(run);
+        assertTrue(m.contains("malformed CHANGES"), m);
+        withStandby(s -> assertArrayEquals(bytes("v1"), s.table("t").get(key)));
+    }
+
+    /**
+     * A write into a table the standby does not have, into a partition the key does not hash to, or into a partition
+     * out of range is refused whole by the standby's own checks (nothing of its batch applied), ending the follow with
+     * the reason; the standby keeps every write before it.
+     */
+    @Test
+    void aWriteThatDoesNotFitTheStandbyIsRefusedWhole() throws Exception {
+        for (String wrong : new String[] {"no such table", "wrong partition", "partition out of range"}) {
+            try (FakeSender s = new FakeSender()) {
+                sender.close();
+                sender = s;
+                target = dir.resolve("standby-" + wrong.replace(' ', '-'));
+                CompletableFuture<BackupResult> run = followWithImage();
+                byte[] good = bytes("good");
+                byte[] bad = bytes("bad");
+                put(100, "t", partitionOf(good), good, bytes("v1"));
+                sender.send(ShipProtocol.CHANGES, f -> {
+                    f.writeLong(101).writeInt(2);
+                    Frame.writeString(f, "t"); // a sound first change, which must not be applied either
+                    f.writeInt(partitionOf(good)).writeShort(good.length).writeBytes(good).writeInt(2).writeBytes(bytes("v2"));
+                    Frame.writeString(f, wrong.equals("no such table") ? "nothere" : "t");
+                    int n = source.table("t").partitions();
+                    int p = wrong.equals("wrong partition") ? (partitionOf(bad) + 1) % n : wrong.equals("partition out of range") ? n : partitionOf(bad);
+                    f.writeInt(p).writeShort(bad.length).writeBytes(bad).writeInt(2).writeBytes(bytes("v2"));
+                });
+                String m = failure(run);
+                assertTrue(m.contains(wrong.equals("no such table") ? "nothere" : "partition"), wrong + ": " + m);
+                withStandby(st -> {
+                    assertArrayEquals(bytes("v1"), st.table("t").get(good), wrong);
+                    assertEquals(null, st.table("t").get(bad), wrong);
+                    assertFalse(st.tables().contains("nothere"), wrong);
+                });
+            }
         }
     }
 }
