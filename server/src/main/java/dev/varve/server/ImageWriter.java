@@ -84,7 +84,9 @@ final class ImageWriter implements AutoCloseable {
     }
 
     void header(ByteBuf p) {
-        if (loader != null) throw new BackupException("the sender sent a second HEADER frame");
+        // config, not loader: the loader is gone once the image is committed, and a HEADER after END (a follow stream)
+        // would begin a new image in TARGET/.incoming, inside the standby, which would then refuse to open as unfinished
+        if (config != null) throw new BackupException("the sender sent a second HEADER frame" + (loader == null ? ", after its image's END" : ""));
         snapshotId = p.readLong();
         snapshotRank = p.readInt(); // a backup holds no snapshots; a standby declares its own at this rank
         p.readLong(); // declared millis

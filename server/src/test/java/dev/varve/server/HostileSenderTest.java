@@ -269,6 +269,25 @@ class HostileSenderTest {
     }
 
     /**
+     * A second HEADER once the image is in (a sender restarting its image, a proxy splicing in another stream) began
+     * a new image in TARGET/.incoming, inside the standby, which then refused to open as "an unfinished transfer"
+     * though it held every write it was sent: refused, the standby stays openable.
+     */
+    @Test
+    void aHeaderAfterTheImageIsRefusedAndTheStandbyStaysOpenable() throws Exception {
+        CompletableFuture<BackupResult> run = followWithImage();
+        byte[] key = bytes("followed");
+        put(100, "t", partitionOf(key), key, bytes("v1"));
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.header(image, 1, MODE, 64L << 20);
+        }
+        String m = failure(run);
+        assertTrue(m.contains("HEADER"), m);
+        assertFalse(Files.exists(target.resolve(Varve.INCOMING_DIR)), "no transfer begun inside the standby");
+        withStandby(s -> assertArrayEquals(bytes("v1"), s.table("t").get(key)));
+    }
+
+    /**
      * A write into a table the standby does not have, into a partition the key does not hash to, or into a partition
      * out of range is refused whole by the standby's own checks (nothing of its batch applied), ending the follow with
      * the reason; the standby keeps every write before it.
