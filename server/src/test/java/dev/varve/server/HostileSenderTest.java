@@ -106,6 +106,53 @@ class HostileSenderTest {
         return page;
     }
 
+    // ------------------------------------------------------------------ the target and what lies outside it
+
+    /**
+     * The target is prepared before the receiver connects, and preparing an unfinished transfer wipes it: a directory
+     * holding a {@code .incoming} of another program's beside its own files was wiped whole, whoever answered. Now
+     * it is refused untouched, before any connection.
+     */
+    @Test
+    void aDirectoryHoldingOtherFilesBesideAnIncomingIsRefusedUntouched() throws Exception {
+        Files.createDirectories(target.resolve(Varve.INCOMING_DIR));
+        Files.writeString(target.resolve("notes.txt"), "keep me");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> backup().run());
+        assertTrue(e.getMessage().contains("notes.txt"), e.getMessage());
+        assertEquals("keep me", Files.readString(target.resolve("notes.txt")));
+    }
+
+    /**
+     * An unfinished target whose entries are symbolic links to directories outside it (a {@code .incoming/pages}, a
+     * {@code wal} a cut-short commit moved up) is wiped without following them: a transfer from the sender completes,
+     * and what the links led to is untouched.
+     */
+    @Test
+    void symbolicLinksInAnUnfinishedTargetAreRemovedNotFollowed() throws Exception {
+        Path outsideA = Files.createDirectories(dir.resolve("outside-a"));
+        Path outsideB = Files.createDirectories(dir.resolve("outside-b"));
+        Files.writeString(outsideA.resolve("a.txt"), "a");
+        Files.writeString(outsideB.resolve("b.txt"), "b");
+        Files.createDirectories(target.resolve(Varve.INCOMING_DIR));
+        Files.createSymbolicLink(target.resolve(Varve.INCOMING_DIR).resolve("pages"), outsideA);
+        Files.createSymbolicLink(target.resolve("wal"), outsideB);
+        CompletableFuture<BackupResult> run = start(backup());
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.accept();
+            sender.image(image, MODE);
+        }
+        assertEquals(snapshot, run.get(60, TimeUnit.SECONDS).snapshotId());
+        assertEquals("a", Files.readString(outsideA.resolve("a.txt")));
+        assertEquals("b", Files.readString(outsideB.resolve("b.txt")));
+        try (Stream<Path> a = Files.list(outsideA); Stream<Path> b = Files.list(outsideB)) {
+            assertEquals(2, a.count() + b.count(), "nothing was written where the links led");
+        }
+        assertFalse(Files.isSymbolicLink(target.resolve("wal")));
+        try (Varve copy = Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+            assertEquals(100 + 1999 % 300, copy.table("t").get(bytes("key-1999")).length);
+        }
+    }
+
     // ------------------------------------------------------------------ bounds before allocation
 
     /**
