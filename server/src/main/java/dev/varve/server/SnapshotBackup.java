@@ -200,6 +200,11 @@ public final class SnapshotBackup {
         }
     }
 
+    /** A duration as a message says it: whole seconds as seconds, anything else (300 ms, 1.5 s) in milliseconds. */
+    static String said(Duration d) {
+        return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : d.toMillis() + " ms";
+    }
+
     /**
      * The standby's configuration: the committed image's, with the standby's retention policy and a data region at
      * least as large as the sender's. A write's head-room (and a new table's) must fit in half the data region, so a
@@ -348,7 +353,7 @@ public final class SnapshotBackup {
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
                 if (queuedBytes.get() >= MAX_QUEUED_BYTES) return; // reads wait for the applier here, not for the sender
-                String silent = "nothing arrived from the sender for " + idleTimeout.toSeconds() + " s";
+                String silent = "nothing arrived from the sender for " + said(idleTimeout);
                 applier.execute(() -> result.completeExceptionally(new BackupException(standby == null ? silent + "; " + target + " stays unfinished"
                         : silent + " while following (it sends a heartbeat every second); the follow ends: " + standbyHolds())));
                 ctx.close(); // after the failure was queued: it comes before the one the closed connection queues

@@ -179,6 +179,148 @@ class HostileSenderTest {
         }
     }
 
+    // ------------------------------------------------------------------ verification before the target is complete
+
+    /**
+     * A valid prefix of the image, then bytes that are not a frame: the first one that fails its CRC32C ends the
+     * transfer, the target stays unfinished, and the same backup run again against a sender that sends it whole
+     * completes.
+     */
+    @Test
+    void aValidPrefixThenGarbageLeavesTheTargetUnfinishedAndARerunCompletes() throws Exception {
+        CompletableFuture<BackupResult> run = start(backup());
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.accept();
+            sender.header(image, 1, MODE, 64L << 20);
+            sender.tables(image, new ImageDigest());
+            ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
+            image.next(page);
+            page.flip();
+            sender.pages(image.fileId(), image.index(), page, image.pageSize());
+            byte[] garbage = new byte[4096];
+            new java.util.Random(7).nextBytes(garbage);
+            ByteBuffer.wrap(garbage).putInt(garbage.length - 4); // a whole frame of random bytes: its CRC32C has to catch it
+            sender.sendRaw(garbage);
+            String m = failure(run);
+            assertTrue(m.contains("fails its CRC32C"), m);
+        }
+        assertUnfinished();
+        sender.close();
+        sender = new FakeSender();
+        CompletableFuture<BackupResult> again = start(backup());
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.accept();
+            sender.image(image, MODE);
+        }
+        assertEquals(snapshot, again.get(60, TimeUnit.SECONDS).snapshotId());
+        try (Varve copy = Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+            assertEquals(100 + 1234 % 300, copy.table("t").get(bytes("key-1234")).length);
+        }
+    }
+
+    /**
+     * Every frame well formed and each passing its CRC, but one PAGES frame left out (a data page of the table's
+     * file, so the order still holds) or sent twice: the END digest, or the loader's record of pages written,
+     * refuses it, and the target stays unfinished.
+     */
+    @Test
+    void aFrameLeftOutOrRepeatedIsRefusedAtTheLatestByTheEndDigest() throws Exception {
+        for (String fault : new String[] {"left out", "repeated"}) {
+            sender.close();
+            sender = new FakeSender();
+            target = dir.resolve("target-" + fault.replace(' ', '-'));
+            CompletableFuture<BackupResult> run = start(backup());
+            try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+                sender.accept();
+                sender.header(image, 1, MODE, 64L << 20);
+                ImageDigest digest = new ImageDigest();
+                sender.tables(image, digest);
+                ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
+                boolean done = false;
+                while (image.hasNext()) {
+                    int fileId = image.nextFileId();
+                    int index = image.nextIndex();
+                    page.clear();
+                    image.next(page);
+                    page.flip();
+                    digest.page(fileId, index); // the sender's digest counts every page
+                    boolean last = !image.hasNext() || image.nextFileId() != fileId || image.nextIndex() == 0;
+                    if (!done && fileId != 0 && index > 0 && last) { // the last data page of a file: nothing comes after it in its run
+                        done = true;
+                        if (fault.equals("left out")) continue;
+                        sender.pages(fileId, index, page, image.pageSize());
+                    }
+                    sender.pages(fileId, index, page, image.pageSize());
+                }
+                sender.end(digest);
+                String m = failure(run);
+                assertTrue(m.contains(fault.equals("left out") ? "does not match what the sender sent" : "where page"), fault + ": " + m);
+            }
+            assertUnfinished();
+        }
+    }
+
+    // ------------------------------------------------------------------ a sender that stalls, or is not one
+
+    /**
+     * A sender that accepts and then sends nothing, or half a frame and then nothing, is given up on after the idle
+     * timeout, with a message that says so and that the target stays unfinished.
+     */
+    @Test
+    void aSilentSenderIsGivenUpOnAfterTheIdleTimeout() throws Exception {
+        for (boolean halfAFrame : new boolean[] {false, true}) {
+            sender.close();
+            sender = new FakeSender();
+            CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), snapshot, target).idleTimeout(Duration.ofSeconds(2)));
+            sender.accept();
+            long started = System.nanoTime();
+            if (halfAFrame) sender.sendRaw(new byte[] {0, 0, 0, 100, ShipProtocol.HEADER, 0, 0});
+            String m = failure(run);
+            assertTrue(m.contains("nothing arrived from the sender for 2 s") && m.contains("stays unfinished"), m);
+            assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(30));
+            assertUnfinished();
+        }
+    }
+
+    /** An idle timeout under a second is said as it is, not as "0 s". */
+    @Test
+    void anIdleTimeoutUnderASecondIsSaidAsItIs() throws Exception {
+        CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), snapshot, target).idleTimeout(Duration.ofMillis(300)));
+        sender.accept();
+        String m = failure(run);
+        assertTrue(m.contains("nothing arrived from the sender for 300 ms"), m);
+    }
+
+    /**
+     * A sender that refuses the receiver's protocol version (as every Varve server since version 1 does, with an
+     * ERROR frame) is reported with its reason, which names both versions.
+     */
+    @Test
+    void aSenderOfAnotherVersionIsReportedWithBothVersions() throws Exception {
+        CompletableFuture<BackupResult> run = start(backup());
+        sender.accept();
+        assertEquals(ShipProtocol.VERSION, sender.helloVersion);
+        String refusal = "shipping protocol version " + sender.helloVersion + " is not supported (this server speaks 4)";
+        sender.send(ShipProtocol.ERROR, e -> Frame.writeString(e, refusal));
+        String m = failure(run);
+        assertEquals("the sender refused: " + refusal, m);
+        assertUnfinished();
+    }
+
+    /**
+     * Frames announcing the largest length the receiver takes, whose bytes never come: nothing is allocated up front
+     * (the frame is gathered as its bytes arrive), and the idle timeout ends the wait.
+     */
+    @Test
+    void aFrameAnnouncedButNeverSentAllocatesNothingAndTimesOut() throws Exception {
+        CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), snapshot, target).idleTimeout(Duration.ofSeconds(2)));
+        sender.accept();
+        int length = ShipProtocol.MAX_FRAME_BYTES;
+        sender.sendRaw(new byte[] {(byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length, ShipProtocol.HEADER});
+        String m = failure(run);
+        assertTrue(m.contains("nothing arrived from the sender for 2 s"), m);
+    }
+
     // ------------------------------------------------------------------ follow mode
 
     /** Starts a follow against the fake sender, ships it the whole image, and waits until the standby is in place. */
@@ -332,6 +474,46 @@ class HostileSenderTest {
         assertTrue(m.contains("HEADER"), m);
         assertFalse(Files.exists(target.resolve(Varve.INCOMING_DIR)), "no transfer begun inside the standby");
         withStandby(s -> assertArrayEquals(bytes("v1"), s.table("t").get(key)));
+    }
+
+    /**
+     * Table names are data, never paths: tables created by the follow stream under names like "../../escape",
+     * "/abs", "a/b" and one with a NUL are catalog entries of the standby (whose files are named by table id), and
+     * nothing appears outside the target.
+     */
+    @Test
+    void tableNamesFromTheStreamAreNeverPaths() throws Exception {
+        Path marker = Files.writeString(dir.resolve("before.txt"), "x");
+        java.util.Set<Path> before = listAll(dir.getParent().resolve(dir.getFileName()));
+        CompletableFuture<BackupResult> run = followWithImage();
+        String[] names = {"../../escape", "/abs", "a/b", "nul\0name", "..", "."};
+        long lsn = 100;
+        for (String name : names) {
+            long at = lsn++;
+            sender.send(ShipProtocol.TABLE_CREATED, f -> {
+                f.writeLong(at);
+                Frame.writeString(f, name);
+                f.writeByte(1).writeInt(2); // caller-placed, two partitions
+            });
+            put(lsn++, name, 1, bytes("k"), bytes(name));
+        }
+        sender.send(ShipProtocol.ERROR, e -> Frame.writeString(e, "that is all"));
+        String m = failure(run);
+        assertTrue(m.contains("that is all"), m);
+        java.util.Set<Path> after = listAll(dir);
+        after.removeIf(p -> p.startsWith(target) || p.startsWith(dir.resolve("source")));
+        before.removeIf(p -> p.startsWith(target) || p.startsWith(dir.resolve("source")));
+        assertEquals(before, after, "nothing created outside the target");
+        assertTrue(Files.exists(marker));
+        withStandby(st -> {
+            for (String name : names) assertArrayEquals(bytes(name), st.table(name).partition(1).get(bytes("k")), name);
+        });
+    }
+
+    private static java.util.Set<Path> listAll(Path root) throws java.io.IOException {
+        try (Stream<Path> s = Files.walk(root)) {
+            return s.collect(java.util.stream.Collectors.toCollection(java.util.HashSet::new));
+        }
     }
 
     /**
