@@ -308,6 +308,38 @@ class HostileSenderTest {
     }
 
     /**
+     * A peer that is not a Varve server: one answering with text (an HTTP or SSH server, a banner), one whose first
+     * bytes read as a length over any frame's (a TLS alert), one announcing a negative length, and one a frame of a
+     * type that no sender sends first. Each fails the transfer at once with a message saying what came.
+     */
+    @Test
+    void aPeerThatIsNotAVarveServerFailsTheTransferAtOnce() throws Exception {
+        Object[][] peers = {
+                {"SSH-2.0-OpenSSH_9.2\r\n".getBytes(StandardCharsets.US_ASCII), "does not speak Varve's shipping protocol"},
+                {new byte[] {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46}, "does not speak Varve's shipping protocol: its stream starts 15 03 03 00"},
+                {new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xF0, 1, 2, 3}, "does not speak Varve's shipping protocol: its stream starts ff ff ff f0"},
+        };
+        for (Object[] peer : peers) {
+            sender.close();
+            sender = new FakeSender();
+            CompletableFuture<BackupResult> run = start(backup());
+            sender.accept();
+            long started = System.nanoTime();
+            sender.sendRaw((byte[]) peer[0]);
+            String m = failure(run);
+            assertTrue(m.contains((String) peer[1]), m);
+            assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(4), "at once, not after the idle timeout: " + m);
+        }
+        sender.close();
+        sender = new FakeSender();
+        CompletableFuture<BackupResult> run = start(backup());
+        sender.accept();
+        sender.send(ShipProtocol.SNAPSHOT, f -> f.writeLong(1).writeLong(2).writeInt(1));
+        String m = failure(run);
+        assertTrue(m.contains("unexpected SNAPSHOT frame"), m);
+    }
+
+    /**
      * Frames announcing the largest length the receiver takes, whose bytes never come: nothing is allocated up front
      * (the frame is gathered as its bytes arrive), and the idle timeout ends the wait.
      */
