@@ -315,8 +315,9 @@ public final class SnapshotBackup {
                     throw new BackupException((standby == null ? "the sender refused: " : "the follow stream ended: ") + Frame.readString(f.payload));
                 default:
                     if (standby == null) throw new BackupException("the sender sent an unexpected " + ShipProtocol.typeName(f.type) + " frame");
-                    if (f.type == ShipProtocol.SNAPSHOT) latestSenderSnapshot = f.payload.getLong(f.payload.readerIndex() + 8);
+                    long declared = f.type == ShipProtocol.SNAPSHOT ? f.payload.getLong(f.payload.readerIndex() + 8) : 0;
                     standby.apply(f.type, f.payload);
+                    if (f.type == ShipProtocol.SNAPSHOT) latestSenderSnapshot = declared; // once the standby took it
                     progress.followed(standby.changesApplied(), latestSenderSnapshot);
             }
         }

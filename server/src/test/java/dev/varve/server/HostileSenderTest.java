@@ -548,6 +548,101 @@ class HostileSenderTest {
         }
     }
 
+    private void declare(long lsn, long id) throws Exception {
+        sender.send(ShipProtocol.SNAPSHOT, f -> f.writeLong(lsn).writeLong(id).writeInt(1));
+    }
+
+    /** The value of {@code key} in "t" as of the standby's snapshot for sender snapshot {@code senderId}. */
+    private static byte[] asOf(Varve standby, Path target, long senderId, byte[] key) {
+        try (dev.varve.engine.SnapshotView v = standby.asOf(Standby.localSnapshot(target, senderId).orElseThrow())) {
+            return v.table("t").get(key);
+        }
+    }
+
+    /**
+     * A SNAPSHOT frame repeating a sender snapshot id the stream already carried (a replayed frame, a spliced
+     * stream) was declared again and mapped: the map's later line won, so the standby "as of" that sender snapshot
+     * showed writes made after it. Sender ids only grow (each declaration takes the next under the checkpoint write
+     * lock), so a repeated or lower one is refused, and the map keeps the right snapshot.
+     */
+    @Test
+    void aRepeatedSnapshotIdIsRefusedAndTheMapKeepsTheRightSnapshot() throws Exception {
+        CompletableFuture<BackupResult> run = followWithImage();
+        byte[] key = bytes("followed");
+        put(100, "t", partitionOf(key), key, bytes("v1"));
+        declare(101, snapshot + 1);
+        put(102, "t", partitionOf(key), key, bytes("v2"));
+        declare(103, snapshot + 1); // again, with a later LSN
+        String m = failure(run);
+        assertTrue(m.contains("snapshot " + (snapshot + 1)), m);
+        withStandby(s -> {
+            assertArrayEquals(bytes("v1"), asOf(s, target, snapshot + 1, key));
+            assertEquals(null, asOf(s, target, snapshot, key));
+            assertArrayEquals(bytes("v2"), s.table("t").get(key));
+        });
+    }
+
+    /**
+     * A write carrying an LSN at or below that of a declaration the stream already carried was logged before that
+     * declaration (a replayed or spliced frame), and applying it after would put an old value over a newer one:
+     * refused, nothing of it applied. So is one at or below the last LSN of a partition it writes (calls for one
+     * partition come in WAL order), and a declaration whose LSN is not above every one before it.
+     */
+    @Test
+    void aFrameLoggedBeforeWhatTheStandbyAlreadyAppliedIsRefused() throws Exception {
+        for (String replay : new String[] {"across a snapshot", "within a partition", "a snapshot before a write"}) {
+            try (FakeSender s = new FakeSender()) {
+                sender.close();
+                sender = s;
+                target = dir.resolve("standby-" + replay.replace(' ', '-'));
+                CompletableFuture<BackupResult> run = followWithImage();
+                byte[] key = bytes("followed");
+                int p = partitionOf(key);
+                put(100, "t", p, key, bytes("v1"));
+                put(110, "t", p, key, bytes("v2"));
+                switch (replay) {
+                    case "across a snapshot" -> {
+                        declare(120, snapshot + 1);
+                        put(100, "t", p, key, bytes("v1"));
+                    }
+                    case "within a partition" -> put(100, "t", p, key, bytes("v1"));
+                    default -> declare(105, snapshot + 1);
+                }
+                String m = failure(run);
+                assertTrue(m.contains("LSN"), replay + ": " + m);
+                withStandby(st -> assertArrayEquals(bytes("v2"), st.table("t").get(key), replay));
+            }
+        }
+    }
+
+    /**
+     * What an honest sender does is taken: writes to different partitions interleave with their LSNs out of order
+     * between two declarations (each partition in WAL order), and a RANK raises a snapshot.
+     */
+    @Test
+    void interleavedPartitionsBetweenDeclarationsAreTaken() throws Exception {
+        CompletableFuture<BackupResult> run = followWithImage();
+        byte[] a = bytes("a");
+        int pa = partitionOf(a);
+        byte[] b = bytes("b");
+        for (int i = 0; partitionOf(b) == pa; i++) b = bytes("b" + i);
+        int pb = partitionOf(b);
+        put(105, "t", pa, a, bytes("a1"));
+        put(101, "t", pb, b, bytes("b1")); // another partition, logged earlier, delivered later
+        declare(110, snapshot + 1);
+        sender.send(ShipProtocol.RANK, f -> f.writeLong(111).writeLong(snapshot + 1).writeInt(2));
+        put(112, "t", pa, a, bytes("a2"));
+        sender.send(ShipProtocol.ERROR, e -> Frame.writeString(e, "that is all"));
+        String m = failure(run);
+        assertTrue(m.contains("that is all"), m);
+        byte[] bKey = b;
+        withStandby(s -> {
+            assertArrayEquals(bytes("a1"), asOf(s, target, snapshot + 1, a));
+            assertArrayEquals(bytes("b1"), asOf(s, target, snapshot + 1, bKey));
+            assertArrayEquals(bytes("a2"), s.table("t").get(a));
+        });
+    }
+
     /**
      * A write into a table the standby does not have, into a partition the key does not hash to, or into a partition
      * out of range is refused whole by the standby's own checks (nothing of its batch applied), ending the follow with
