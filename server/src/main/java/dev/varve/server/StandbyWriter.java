@@ -110,6 +110,11 @@ final class StandbyWriter implements AutoCloseable {
                 int partition = p.readInt();
                 List<TablePartition> destroyed = List.of(new TablePartition(table, partition));
                 checkRecord("PARTITION_DESTROYED", lsn, destroyed);
+                // a sender announces every table before its first record (the image, or TABLE_CREATED); store.table(name)
+                // would create a hash-placed table on first use, so a destroy of one the standby lacks made it one
+                if (!store.tables().contains(table))
+                    throw new BackupException("the sender destroyed partition " + partition + " of table " + table + ", which neither its image nor"
+                            + " its stream created: a stream that does not follow the standby's image, which the standby does not apply");
                 store.table(table).partition(partition).destroy();
                 recorded(lsn, destroyed);
                 break;

@@ -644,6 +644,29 @@ class HostileSenderTest {
     }
 
     /**
+     * A PARTITION_DESTROYED for a table the standby does not have: a sender announces every table before its first
+     * record (the image, or TABLE_CREATED), so this is a stream that does not follow the image. Refused, and the
+     * standby gets no such table.
+     */
+    @Test
+    void aPartitionDestroyedOfATableTheStandbyLacksIsRefused() throws Exception {
+        CompletableFuture<BackupResult> run = followWithImage();
+        byte[] key = bytes("followed");
+        put(100, "t", partitionOf(key), key, bytes("v1"));
+        sender.send(ShipProtocol.PARTITION_DESTROYED, f -> {
+            f.writeLong(101);
+            Frame.writeString(f, "nothere");
+            f.writeInt(0);
+        });
+        String m = failure(run);
+        assertTrue(m.contains("nothere"), m);
+        withStandby(s -> {
+            assertFalse(s.tables().contains("nothere"), "the standby got a table no sender created: " + s.tables());
+            assertArrayEquals(bytes("v1"), s.table("t").get(key));
+        });
+    }
+
+    /**
      * A write into a table the standby does not have, into a partition the key does not hash to, or into a partition
      * out of range is refused whole by the standby's own checks (nothing of its batch applied), ending the follow with
      * the reason; the standby keeps every write before it.
