@@ -92,11 +92,22 @@ final class ImageWriter implements AutoCloseable {
         p.readLong(); // declared millis
         pageSize = p.readInt();
         int partitions = p.readInt();
-        RecoveryMode sent = RecoveryMode.valueOf(Frame.readString(p));
+        String mode = Frame.readString(p);
+        RecoveryMode sent;
+        try {
+            sent = RecoveryMode.valueOf(mode);
+        } catch (IllegalArgumentException e) {
+            throw new BackupException("the sender's HEADER names recovery mode " + mode + ", which this build does not know (a sender of another"
+                    + " build?)", e);
+        }
         imagePages = p.readLong();
         senderDataRegionSize = p.readableBytes() >= Long.BYTES ? p.readLong() : 0; // 0: a sender that does not say
-        config = VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
-                .recoveryMode(recoveryModeOverride != null ? recoveryModeOverride : sent).walSyncMode(WalSyncMode.LOG_ONLY).build();
+        try {
+            config = VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
+                    .recoveryMode(recoveryModeOverride != null ? recoveryModeOverride : sent).walSyncMode(WalSyncMode.LOG_ONLY).build();
+        } catch (IllegalArgumentException e) {
+            throw new BackupException("the sender's HEADER describes a store this build cannot make: " + e.getMessage(), e);
+        }
         loader = ImageLoader.create(config);
     }
 

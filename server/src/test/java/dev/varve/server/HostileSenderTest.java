@@ -340,6 +340,29 @@ class HostileSenderTest {
     }
 
     /**
+     * A HEADER describing a store this build cannot make (a sender of another build: a recovery mode it does not
+     * know, a page size it does not take) is refused naming what it said.
+     */
+    @Test
+    void aHeaderThisBuildCannotTakeIsRefusedNamingWhatItSaid() throws Exception {
+        for (String what : new String[] {"recovery mode", "page size"}) {
+            sender.close();
+            sender = new FakeSender();
+            CompletableFuture<BackupResult> run = start(backup());
+            sender.accept();
+            sender.send(ShipProtocol.HEADER, h -> {
+                h.writeLong(snapshot).writeInt(1).writeLong(0).writeInt(what.equals("page size") ? 3000 : 4096).writeInt(4);
+                Frame.writeString(h, what.equals("page size") ? MODE : "WAL_QUANTUM");
+                h.writeLong(10).writeLong(64L << 20);
+            });
+            String m = failure(run);
+            assertTrue(m.contains("HEADER") && m.contains(what.equals("page size") ? "3000" : "WAL_QUANTUM"), what + ": " + m);
+            assertFalse(m.contains("No enum constant"), m);
+            assertUnfinished();
+        }
+    }
+
+    /**
      * Frames announcing the largest length the receiver takes, whose bytes never come: nothing is allocated up front
      * (the frame is gathered as its bytes arrive), and the idle timeout ends the wait.
      */
