@@ -179,6 +179,41 @@ class HostileSenderTest {
         }
     }
 
+    /**
+     * The receiver reads the received catalog's B+tree to check the image against the sender's tables; a tree's
+     * height, from its meta page, sized the scan's per-level arrays. A catalog meta page (its CRC right) saying the
+     * tree is two billion levels high made the receiver allocate 24 GB — an OutOfMemoryError in its JVM — where a
+     * tree of 2^32 pages is at most 33 levels high: refused as a damaged tree, the target unfinished.
+     */
+    @Test
+    void aTreeHeightNoFileCanHoldIsRefusedBeforeItSizesAnything() throws Exception {
+        CompletableFuture<BackupResult> run = start(backup());
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.accept();
+            sender.header(image, 1, MODE, 64L << 20);
+            ImageDigest digest = new ImageDigest();
+            sender.tables(image, digest);
+            ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
+            while (image.hasNext()) {
+                int fileId = image.nextFileId();
+                int index = image.nextIndex();
+                page.clear();
+                image.next(page);
+                page.flip();
+                if (fileId == 0 && index == 0) { // the catalog's meta page: its height (at byte 52) two billion
+                    page.duplicate().order(ByteOrder.LITTLE_ENDIAN).putInt(52, Integer.MAX_VALUE);
+                    PageChecksum.stamp(page, 0, image.pageSize());
+                }
+                sender.pages(fileId, index, page, image.pageSize());
+                digest.page(fileId, index);
+            }
+            sender.end(digest);
+            String m = failure(run);
+            assertTrue(m.contains("height") && !m.contains("OutOfMemoryError"), m);
+        }
+        assertUnfinished();
+    }
+
     // ------------------------------------------------------------------ verification before the target is complete
 
     /**
