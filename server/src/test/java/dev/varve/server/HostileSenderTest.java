@@ -214,6 +214,45 @@ class HostileSenderTest {
         assertUnfinished();
     }
 
+    /**
+     * The catalog's leaves are read too: a catalog entry (nine bytes) whose cell claims a value of two billion bytes
+     * made the reader allocate that before it followed the value's overflow chain (an OutOfMemoryError). The received
+     * catalog is checked whole, as {@code varve verify} checks a tree, before anything reads it: refused as damaged.
+     */
+    @Test
+    void aCatalogEntryClaimingAHugeValueIsRefusedBeforeItSizesAnything() throws Exception {
+        CompletableFuture<BackupResult> run = start(backup());
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.accept();
+            sender.header(image, 1, MODE, 64L << 20);
+            ImageDigest digest = new ImageDigest();
+            sender.tables(image, digest);
+            ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
+            boolean forged = false;
+            while (image.hasNext()) {
+                int fileId = image.nextFileId();
+                int index = image.nextIndex();
+                page.clear();
+                image.next(page);
+                page.flip();
+                ByteBuffer le = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+                if (fileId == 0 && le.getShort(PageHeader.TYPE_OFFSET) == PageHeader.TYPE_LEAF && le.getShort(PageHeader.SIZE) > 0) {
+                    int cell = le.getShort(48); // slot 0: its cell's offset; the cell holds key length (u16), value length (i32), key
+                    le.putInt(cell + 2, Integer.MAX_VALUE - 16);
+                    PageChecksum.stamp(page, 0, image.pageSize());
+                    forged = true;
+                }
+                sender.pages(fileId, index, page, image.pageSize());
+                digest.page(fileId, index);
+            }
+            assertTrue(forged, "the catalog has a leaf with an entry");
+            sender.end(digest);
+            String m = failure(run);
+            assertTrue(m.contains("catalog") && !m.contains("OutOfMemoryError"), m);
+        }
+        assertUnfinished();
+    }
+
     // ------------------------------------------------------------------ verification before the target is complete
 
     /**
