@@ -305,7 +305,13 @@ public final class SnapshotBackup {
                     if (!follow) {
                         result.complete(image);
                     } else {
-                        standby = new StandbyWriter(standbyConfig(committed, writer.senderDataRegionSize()), writer.snapshotId(), writer.snapshotRank());
+                        VarveConfig config = standbyConfig(committed, writer.senderDataRegionSize());
+                        try {
+                            standby = new StandbyWriter(config, writer.snapshotId(), writer.snapshotRank());
+                        } catch (IllegalArgumentException e) { // a setting the open refuses: the data region, which is the sender's
+                            throw new BackupException("the image is complete in " + target + ", but the standby cannot open on it: it takes a data"
+                                    + " region as large as the sender's (" + config.dataRegionSize() + " bytes, as the sender's HEADER says), and " + e.getMessage(), e);
+                        }
                         latestSenderSnapshot = writer.snapshotId();
                         progress.imageComplete(image);
                     }

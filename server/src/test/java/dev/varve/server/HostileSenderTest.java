@@ -512,6 +512,29 @@ class HostileSenderTest {
     }
 
     /**
+     * The standby takes a data region as large as the sender's HEADER says: a size the JVM cannot allocate is refused
+     * before anything is allocated, saying it is the sender's (the refusal said "lower dataRegionSize", which the
+     * receiver has no way to), and the image stays complete in the target.
+     */
+    @Test
+    void aSendersDataRegionTheStandbyCannotAllocateIsRefusedAsTheSenders() throws Exception {
+        CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), 1, target).follow(true));
+        sender.accept();
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.header(image, 1, MODE, 1L << 40);
+            ImageDigest digest = new ImageDigest();
+            sender.tables(image, digest);
+            sender.allPages(image, digest);
+            sender.end(digest);
+        }
+        String m = failure(run);
+        assertTrue(m.contains("as large as the sender's (" + (1L << 40) + " bytes"), m);
+        try (Varve copy = Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+            assertEquals(100 + 1999 % 300, copy.table("t").get(bytes("key-1999")).length);
+        }
+    }
+
+    /**
      * A CHANGES frame's change count and value length size what the receiver allocates before it reads the changes:
      * a count of two billion in a frame of a few bytes (its CRC right) made it allocate a list of that many, a value
      * length of a gigabyte a gigabyte: an OutOfMemoryError in the receiving JVM (whatever else it runs) instead of a
