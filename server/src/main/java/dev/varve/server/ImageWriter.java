@@ -113,6 +113,9 @@ final class ImageWriter implements AutoCloseable {
 
     void table(ByteBuf p) {
         checkStarted();
+        // each one is held until END: a sender streaming TABLE frames without end would grow this heap with them
+        if (tables.size() == ShipProtocol.MAX_TABLES)
+            throw new BackupException("the sender sent more than " + ShipProtocol.MAX_TABLES + " TABLE frames, the most tables a store holds");
         String name = Frame.readString(p);
         TableOptions options = ShipProtocol.readOptions(p);
         long entries = p.readLong();

@@ -253,6 +253,36 @@ class HostileSenderTest {
         assertUnfinished();
     }
 
+    /**
+     * TABLE frames are held until END, to check the image against them: a sender streaming them without end grew the
+     * receiver's heap several times faster than the bytes it sent. A store holds at most 32,767 tables; the frame
+     * after that many is refused.
+     */
+    @Test
+    void moreTableFramesThanAStoreHoldsTablesAreRefused() throws Exception {
+        CompletableFuture<BackupResult> run = start(backup());
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.accept();
+            sender.header(image, 1, MODE, 64L << 20);
+        }
+        java.io.ByteArrayOutputStream frames = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i <= ShipProtocol.MAX_TABLES; i++) {
+            String name = "t" + i;
+            io.netty.buffer.ByteBuf f = FakeSender.frame(ShipProtocol.TABLE, b -> {
+                Frame.writeString(b, name);
+                b.writeByte(0).writeInt(1).writeLong(0);
+            });
+            byte[] bytes = new byte[f.readableBytes()];
+            f.readBytes(bytes);
+            f.release();
+            frames.writeBytes(bytes);
+        }
+        sender.sendRaw(frames.toByteArray());
+        String m = failure(run);
+        assertTrue(m.contains("more than " + ShipProtocol.MAX_TABLES + " TABLE frames"), m);
+        assertUnfinished();
+    }
+
     // ------------------------------------------------------------------ verification before the target is complete
 
     /**
