@@ -16,6 +16,7 @@ import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageChecksum;
 import dev.varve.core.store.PageStore;
 import dev.varve.core.tree.BPlusTree;
+import dev.varve.core.tree.CorruptTreeException;
 import dev.varve.core.tree.PageLayout;
 
 import java.io.IOException;
@@ -232,8 +233,9 @@ public final class ImageLoader implements AutoCloseable {
      * opens. Returns its tables as its catalog and meta pages say (name, placement, partitions, entries), for the
      * caller to check against what the image should hold.
      *
-     * @throws CorruptionException when a file holds other pages than its meta page counts, or the files are not the
-     *                             catalog's partitions; the directory is then left as it is (not a store)
+     * @throws CorruptionException when a file holds other pages than its meta page counts, the catalog's tree fails
+     *                             its check, or the files are not the catalog's partitions; the directory is then left
+     *                             as it is (not a store)
      */
     public List<SnapshotImage.TableImage> finish() {
         if (done) throw new IllegalStateException("the image is finished or closed");
@@ -253,6 +255,15 @@ public final class ImageLoader implements AutoCloseable {
         awaitFlush();
         for (int f : written.keySet()) store.force(f); // what the last flush did not cover; the rest costs nothing
         FilePages files = new FilePages();
+        // the catalog is read below, and a reader trusts its tree (a cell's value length sizes the value before its
+        // overflow chain is followed): checked whole first, as verify checks a tree, without reading any value into
+        // memory; it is a few pages, and the image's sender stamped every page CRC, damaged or forged
+        try {
+            new BPlusTree(files, Catalog.FILE_ID).verify();
+        } catch (CorruptTreeException e) {
+            throw new CorruptionException("the image's catalog fails its check: " + e.getMessage(), store.pathOf(Catalog.FILE_ID),
+                    e.pageId() == PageId.NONE ? 0 : store.offsetOf(e.pageId()), e);
+        }
         List<Catalog.Entry> catalog = new Catalog(files).all();
         Set<Integer> expected = new HashSet<>();
         expected.add(Catalog.FILE_ID);

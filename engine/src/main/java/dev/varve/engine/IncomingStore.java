@@ -1,14 +1,17 @@
 package dev.varve.engine;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -25,6 +28,11 @@ import java.util.stream.Stream;
  */
 public final class IncomingStore implements AutoCloseable {
     private static final String LOCK_FILE = "varve.lock";
+    /**
+     * What TARGET may hold beside {@code .incoming} and its lock file while a transfer is unfinished: the store's own
+     * entries, which a commit cut short had moved up (its files are a store's: pages, WAL, checkpoints, archive).
+     */
+    private static final Set<String> STORE_ENTRIES = Set.of("pages", "wal", "checkpoints", ConfigLimits.ARCHIVE_PATH_DEFAULT_NAME);
 
     private final Path target;
     private final Path incoming;
@@ -41,7 +49,9 @@ public final class IncomingStore implements AutoCloseable {
 
     /**
      * Checks, changing nothing, that {@code target} can take a new store: it does not exist, is empty, or holds an
-     * unfinished transfer (which {@link #prepare} wipes).
+     * unfinished transfer (which {@link #prepare} wipes): a {@code .incoming} directory, and beside it nothing but
+     * the store entries a commit cut short moved up. A directory holding anything else beside {@code .incoming} (a
+     * symbolic link named so included) is not one a transfer left, and wiping it would delete what is not a store's.
      *
      * @throws IllegalArgumentException if it is a file, or a directory holding anything else (a store, say)
      */
@@ -49,9 +59,16 @@ public final class IncomingStore implements AutoCloseable {
         if (target == null) throw new IllegalArgumentException("target must not be null");
         if (!Files.exists(target)) return;
         if (!Files.isDirectory(target)) throw new IllegalArgumentException(target + " exists and is not a directory");
-        if (Files.isDirectory(target.resolve(Varve.INCOMING_DIR))) return;
-        if (!others(target).isEmpty())
+        List<Path> others = others(target);
+        if (others.isEmpty()) return;
+        if (!Files.isDirectory(target.resolve(Varve.INCOMING_DIR), LinkOption.NOFOLLOW_LINKS))
             throw new IllegalArgumentException(target + " is not empty; a new store needs an empty or new directory");
+        List<String> foreign = others.stream().map(p -> p.getFileName().toString())
+                .filter(n -> !n.equals(Varve.INCOMING_DIR) && !STORE_ENTRIES.contains(n)).sorted().toList();
+        if (!foreign.isEmpty())
+            throw new IllegalArgumentException(target + " is not empty: beside " + Varve.INCOMING_DIR + ", the mark of an unfinished transfer, it"
+                    + " holds " + foreign + ", which no transfer leaves there, so it is not one to wipe and start afresh; a new store needs an"
+                    + " empty or new directory");
     }
 
     /**

@@ -119,6 +119,44 @@ class IncomingStoreTest {
         assertThrows(IllegalArgumentException.class, () -> IncomingStore.prepare(file));
     }
 
+    /**
+     * The unfinished mark vouches only for a directory a transfer left: {@code .incoming} and, beside it, its lock
+     * file and the store entries a commit cut short moved up. A directory that also holds anything else (a home
+     * directory with a {@code .incoming} of some other program's in it) was wiped whole, as any directory holding a
+     * symbolic link named {@code .incoming} was taken for one.
+     */
+    @Test
+    void anIncomingDirectoryBesideOtherFilesIsRefusedUntouched() throws IOException {
+        Path target = Files.createDirectories(tmp.resolve("home"));
+        Files.createDirectories(target.resolve(Varve.INCOMING_DIR));
+        Files.writeString(target.resolve("mine.txt"), "keep me");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IncomingStore.prepare(target));
+        assertTrue(e.getMessage().contains("[mine.txt]"), e.getMessage());
+        assertEquals(List.of(Varve.INCOMING_DIR, "mine.txt"), names(target));
+
+        Path elsewhere = Files.createDirectories(tmp.resolve("elsewhere"));
+        Files.writeString(elsewhere.resolve("theirs.txt"), "keep me too");
+        Path linked = Files.createDirectories(tmp.resolve("linked"));
+        Files.createSymbolicLink(linked.resolve(Varve.INCOMING_DIR), elsewhere);
+        assertThrows(IllegalArgumentException.class, () -> IncomingStore.prepare(linked));
+        assertTrue(Files.isSymbolicLink(linked.resolve(Varve.INCOMING_DIR)));
+        assertEquals(List.of("theirs.txt"), names(elsewhere));
+    }
+
+    /** A commit cut short between its renames left store entries beside the mark: that is still a transfer to start afresh. */
+    @Test
+    void aCommitCutShortIsWipedByTheNext() throws IOException {
+        Path target = tmp.resolve("half-moved");
+        IncomingStore cut = IncomingStore.prepare(target);
+        for (String moved : new String[] {"pages", "wal", "archive"}) Files.writeString(Files.createDirectories(target.resolve(moved)).resolve("f"), "x");
+        Files.createDirectories(cut.storeDir().resolve("checkpoints"));
+        cut.close();
+        try (IncomingStore again = IncomingStore.prepare(target)) {
+            assertEquals(List.of(Varve.INCOMING_DIR, "varve.lock"), names(target));
+            assertEquals(List.of(), names(again.storeDir()));
+        }
+    }
+
     /** Child JVM main: prepares the target and says how it went. */
     public static final class PrepareInChild {
         public static void main(String[] args) {

@@ -14,9 +14,12 @@ import java.util.zip.CRC32C;
  * wrong checksum fails the connection (a transfer is never trusted past a damaged frame).
  */
 final class FrameDecoder extends LengthFieldBasedFrameDecoder {
+    private final int maxFrameBytes;
+
     /** Frames of up to {@code maxFrameBytes} after the length field. */
     FrameDecoder(int maxFrameBytes) {
         super(ShipProtocol.LENGTH_BYTES + maxFrameBytes, 0, ShipProtocol.LENGTH_BYTES, 0, ShipProtocol.LENGTH_BYTES);
+        this.maxFrameBytes = maxFrameBytes;
         // an image frame (1 MiB) spans reads: the bytes received stay in the buffers they were read into, instead of
         // being copied into one cumulation buffer; the receiver copies a frame's pages once, where it writes them
         setCumulator(COMPOSITE_CUMULATOR);
@@ -30,11 +33,16 @@ final class FrameDecoder extends LengthFieldBasedFrameDecoder {
             body = (ByteBuf) super.decode(ctx, in);
         } catch (TooLongFrameException e) {
             // a length field that reads as text ("HTTP", "SSH-") is a peer speaking another protocol, not a big frame;
-            // the bytes are still in the buffer (skipped, not yet discarded)
+            // so is one over the limit (a TLS alert's 15 03 03 00, a length that would be negative): the bytes are still
+            // in the buffer (skipped, not yet discarded), and the message shows them rather than netty's arithmetic
             if (in.writerIndex() - start < ShipProtocol.LENGTH_BYTES) throw e;
             String lengthText = in.toString(start, ShipProtocol.LENGTH_BYTES, StandardCharsets.US_ASCII);
-            if (!lengthText.chars().allMatch(c -> c >= 0x20 && c < 0x7F)) throw e;
-            throw new TooLongFrameException("the peer does not speak Varve's shipping protocol: its stream starts \"" + lengthText + "\"", e);
+            if (lengthText.chars().allMatch(c -> c >= 0x20 && c < 0x7F))
+                throw new TooLongFrameException("the peer does not speak Varve's shipping protocol: its stream starts \"" + lengthText + "\"", e);
+            long announced = in.getUnsignedInt(start);
+            throw new TooLongFrameException(String.format("the peer does not speak Varve's shipping protocol: its stream starts %02x %02x %02x %02x,"
+                            + " a frame of %d bytes, where none is over %d", in.getByte(start), in.getByte(start + 1), in.getByte(start + 2),
+                    in.getByte(start + 3), announced, maxFrameBytes), e);
         }
         if (body == null) return null;
         try {

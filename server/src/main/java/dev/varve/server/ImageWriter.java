@@ -11,7 +11,9 @@ import io.netty.buffer.ByteBuf;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Builds the received page image into a new store, one frame at a time ({@link ImageLoader}: pages written straight
@@ -34,6 +36,14 @@ final class ImageWriter implements AutoCloseable {
     private long imagePages;
     private long senderDataRegionSize;
     private long verifyNanos;
+    /**
+     * Where the pages are: the file they arrive for (-1 before the first), the index its next data page must have,
+     * whether its meta page (its last) came, and the files begun so far. See {@link #checkOrder}.
+     */
+    private int fileAt = -1;
+    private int nextIndex;
+    private boolean fileDone = true;
+    private final Set<Integer> filesBegun = new HashSet<>();
 
     ImageWriter(IncomingStore incoming, RecoveryMode recoveryModeOverride) {
         this.incoming = incoming;
@@ -74,22 +84,38 @@ final class ImageWriter implements AutoCloseable {
     }
 
     void header(ByteBuf p) {
-        if (loader != null) throw new BackupException("the sender sent a second HEADER frame");
+        // config, not loader: the loader is gone once the image is committed, and a HEADER after END (a follow stream)
+        // would begin a new image in TARGET/.incoming, inside the standby, which would then refuse to open as unfinished
+        if (config != null) throw new BackupException("the sender sent a second HEADER frame" + (loader == null ? ", after its image's END" : ""));
         snapshotId = p.readLong();
         snapshotRank = p.readInt(); // a backup holds no snapshots; a standby declares its own at this rank
         p.readLong(); // declared millis
         pageSize = p.readInt();
         int partitions = p.readInt();
-        RecoveryMode sent = RecoveryMode.valueOf(Frame.readString(p));
+        String mode = Frame.readString(p);
+        RecoveryMode sent;
+        try {
+            sent = RecoveryMode.valueOf(mode);
+        } catch (IllegalArgumentException e) {
+            throw new BackupException("the sender's HEADER names recovery mode " + mode + ", which this build does not know (a sender of another"
+                    + " build?)", e);
+        }
         imagePages = p.readLong();
         senderDataRegionSize = p.readableBytes() >= Long.BYTES ? p.readLong() : 0; // 0: a sender that does not say
-        config = VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
-                .recoveryMode(recoveryModeOverride != null ? recoveryModeOverride : sent).walSyncMode(WalSyncMode.LOG_ONLY).build();
+        try {
+            config = VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
+                    .recoveryMode(recoveryModeOverride != null ? recoveryModeOverride : sent).walSyncMode(WalSyncMode.LOG_ONLY).build();
+        } catch (IllegalArgumentException e) {
+            throw new BackupException("the sender's HEADER describes a store this build cannot make: " + e.getMessage(), e);
+        }
         loader = ImageLoader.create(config);
     }
 
     void table(ByteBuf p) {
         checkStarted();
+        // each one is held until END: a sender streaming TABLE frames without end would grow this heap with them
+        if (tables.size() == ShipProtocol.MAX_TABLES)
+            throw new BackupException("the sender sent more than " + ShipProtocol.MAX_TABLES + " TABLE frames, the most tables a store holds");
         String name = Frame.readString(p);
         TableOptions options = ShipProtocol.readOptions(p);
         long entries = p.readLong();
@@ -105,11 +131,47 @@ final class ImageWriter implements AutoCloseable {
         int count = p.readInt();
         if (count < 1 || count > ShipProtocol.pagesPerFrame(pageSize) || (long) count * pageSize != p.readableBytes())
             throw new BackupException("a PAGES frame says " + count + " pages of " + pageSize + " bytes and holds " + p.readableBytes() + " bytes");
+        checkOrder(fileId, first, count);
         if (run == null || run.capacity() < p.readableBytes()) run = ImageLoader.alignedBuffer(p.readableBytes(), pageSize);
         run.clear().limit(p.readableBytes());
         p.getBytes(p.readerIndex(), run); // the one copy of the pages on this side: out of the received buffers
         loader.write(fileId, first, run.flip());
         for (int i = 0; i < count; i++) received.page(fileId, first + i);
+    }
+
+    /**
+     * Refuses pages that do not come in the order a sender hands them out ({@link SnapshotImage#next}): file by file,
+     * each file's data pages 1, 2, ... in runs that continue one another, then its meta page (index 0) alone, and no
+     * file twice. A page index from the stream sizes what the loader writes and records (the file's length, the set
+     * of its pages written), so a page claiming an index far beyond the ones sent would have a frame of a few
+     * kilobytes leave a sparse file of terabytes and take hundreds of MiB of heap; in order, every index is one past
+     * a page that arrived. The END digest would refuse a misordered image anyway, but only after all of it.
+     */
+    private void checkOrder(int fileId, int first, int count) {
+        if (fileId != fileAt) {
+            if (!fileDone) throw new BackupException("the sender sent pages of " + fileName(fileId) + " before the meta page of " + fileName(fileAt)
+                    + ", which ends that file (pages come file by file, in order)");
+            if (fileId < 0 || !filesBegun.add(fileId)) throw new BackupException("the sender sent pages of " + fileName(fileId) + " again, or of a"
+                    + " file that cannot exist (pages come file by file, each file once)");
+            fileAt = fileId;
+            nextIndex = 1;
+            fileDone = false;
+        } else if (fileDone) {
+            throw new BackupException("the sender sent pages of " + fileName(fileId) + " after its meta page, which ends the file");
+        }
+        if (first == 0 && count == 1) {
+            fileDone = true;
+        } else if (first != nextIndex) {
+            throw new BackupException("the sender sent page " + Integer.toUnsignedString(first) + (count > 1 ? " and the " + (count - 1) + " after it" : "")
+                    + " of " + fileName(fileId) + " where page " + nextIndex + " or its meta page, 0, comes next (pages come file by file, in order)");
+        } else {
+            nextIndex += count;
+        }
+    }
+
+    /** A page file's name in the store, as the sender's file id gives it. */
+    private static String fileName(int fileId) {
+        return String.format("page file t%05d-p%05d", fileId >>> 16, fileId & 0xFFFF);
     }
 
     /**

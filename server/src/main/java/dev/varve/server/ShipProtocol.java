@@ -77,6 +77,11 @@ final class ShipProtocol {
      * CHANGES frame carries a whole atomic write of the sender, which its WAL bounds only by the segment size.
      */
     static final int MAX_FRAME_BYTES = 256 << 20;
+    /**
+     * Most TABLE frames an image has: a store's tables are numbered 1 to {@code PageId.MAX_TABLE_ID} (0x7FFF; 0 is the
+     * catalog's file), so a sender sending more is not sending a store.
+     */
+    static final int MAX_TABLES = 0x7FFF;
     /** Largest frame the server accepts from a client (HELLO): nothing a client sends needs more. */
     static final int MAX_REQUEST_FRAME_BYTES = 4096;
 

@@ -200,6 +200,11 @@ public final class SnapshotBackup {
         }
     }
 
+    /** A duration as a message says it: whole seconds as seconds, anything else (300 ms, 1.5 s) in milliseconds. */
+    static String said(Duration d) {
+        return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : d.toMillis() + " ms";
+    }
+
     /**
      * The standby's configuration: the committed image's, with the standby's retention policy and a data region at
      * least as large as the sender's. A write's head-room (and a new table's) must fit in half the data region, so a
@@ -267,7 +272,20 @@ public final class SnapshotBackup {
             if (queuedBytes.get() < MAX_QUEUED_BYTES && !result.isDone()) ctx.read(); // else the applier asks once it caught up
         }
 
+        /**
+         * Applies one frame; one that ends before the fields it carries do (its CRC right: a sender that built it so) is
+         * refused as malformed, naming its type, rather than failing with the buffer's bounds.
+         */
         private void apply(Frame f) {
+            try {
+                applyFields(f);
+            } catch (IndexOutOfBoundsException e) {
+                throw new BackupException("the sender sent a malformed " + ShipProtocol.typeName(f.type) + " frame of " + f.payload.capacity()
+                        + " bytes: it ends before the fields it carries do", e);
+            }
+        }
+
+        private void applyFields(Frame f) {
             switch (f.type) {
                 case ShipProtocol.HEADER:
                     writer.header(f.payload);
@@ -287,7 +305,13 @@ public final class SnapshotBackup {
                     if (!follow) {
                         result.complete(image);
                     } else {
-                        standby = new StandbyWriter(standbyConfig(committed, writer.senderDataRegionSize()), writer.snapshotId(), writer.snapshotRank());
+                        VarveConfig config = standbyConfig(committed, writer.senderDataRegionSize());
+                        try {
+                            standby = new StandbyWriter(config, writer.snapshotId(), writer.snapshotRank());
+                        } catch (IllegalArgumentException e) { // a setting the open refuses: the data region, which is the sender's
+                            throw new BackupException("the image is complete in " + target + ", but the standby cannot open on it: it takes a data"
+                                    + " region as large as the sender's (" + config.dataRegionSize() + " bytes, as the sender's HEADER says), and " + e.getMessage(), e);
+                        }
                         latestSenderSnapshot = writer.snapshotId();
                         progress.imageComplete(image);
                     }
@@ -297,8 +321,9 @@ public final class SnapshotBackup {
                     throw new BackupException((standby == null ? "the sender refused: " : "the follow stream ended: ") + Frame.readString(f.payload));
                 default:
                     if (standby == null) throw new BackupException("the sender sent an unexpected " + ShipProtocol.typeName(f.type) + " frame");
-                    if (f.type == ShipProtocol.SNAPSHOT) latestSenderSnapshot = f.payload.getLong(f.payload.readerIndex() + 8);
+                    long declared = f.type == ShipProtocol.SNAPSHOT ? f.payload.getLong(f.payload.readerIndex() + 8) : 0;
                     standby.apply(f.type, f.payload);
+                    if (f.type == ShipProtocol.SNAPSHOT) latestSenderSnapshot = declared; // once the standby took it
                     progress.followed(standby.changesApplied(), latestSenderSnapshot);
             }
         }
@@ -335,7 +360,7 @@ public final class SnapshotBackup {
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
                 if (queuedBytes.get() >= MAX_QUEUED_BYTES) return; // reads wait for the applier here, not for the sender
-                String silent = "nothing arrived from the sender for " + idleTimeout.toSeconds() + " s";
+                String silent = "nothing arrived from the sender for " + said(idleTimeout);
                 applier.execute(() -> result.completeExceptionally(new BackupException(standby == null ? silent + "; " + target + " stays unfinished"
                         : silent + " while following (it sends a heartbeat every second); the follow ends: " + standbyHolds())));
                 ctx.close(); // after the failure was queued: it comes before the one the closed connection queues

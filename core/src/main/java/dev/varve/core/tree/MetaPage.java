@@ -61,13 +61,22 @@ final class MetaPage {
         entryCount(meta, 0);
     }
 
-    /** Throws unless {@code meta} is a meta page of a known format version. */
+    /**
+     * Throws unless {@code meta} is a meta page of a known format version whose tree height its file can hold: each
+     * level is a page of its own in [1, pageCount), so a height beyond that is damage — and would size the per-level
+     * arrays of every reader of the tree (a height of two billion, 24 GB), where the file's pages bound it.
+     */
     static void check(Page meta, long pageId) {
         if (meta.type() != PageHeader.TYPE_META)
             throw new CorruptTreeException("expected a meta page, found type " + PageHeader.typeName(meta.type()), pageId);
         if (meta.getInt(MAGIC_OFFSET) != MAGIC)
             throw new CorruptTreeException("bad meta magic 0x" + Integer.toHexString(meta.getInt(MAGIC_OFFSET)), pageId);
         refuseOtherVersion(meta, pageId);
+        int height = height(meta);
+        int pageCount = pageCount(meta);
+        if (height < 1 || height > (long) pageCount - 1)
+            throw new CorruptTreeException("tree height " + height + " in a file of " + pageCount + " pages (at most one level per page but the meta"
+                    + " page)", pageId);
     }
 
     /** Throws unless the meta page {@code meta} (its magic checked) is of the format version this build reads. */

@@ -24,4 +24,27 @@ class MetaPageTest {
         assertTrue(e.getMessage().contains("unsupported B+tree format version " + (MetaPage.VERSION - 1)) && e.getMessage().contains("varve dump"),
                 e.getMessage());
     }
+
+    /**
+     * A height the file cannot hold (one level per page but the meta page) is damage, refused before it sizes a
+     * reader's per-level arrays: a height of two billion made a scan allocate 24 GB.
+     */
+    @Test
+    void aHeightTheFileCannotHoldIsRefused() {
+        Page meta = new Page(ByteBuffer.allocateDirect(4096), 0, 4096);
+        MetaPage.init(meta, 1, 2);
+        MetaPage.check(meta, 7); // a root leaf in a file of two pages
+        MetaPage.height(meta, 2);
+        assertThrows(CorruptTreeException.class, () -> MetaPage.check(meta, 7));
+        MetaPage.pageCount(meta, 3);
+        MetaPage.check(meta, 7);
+        for (int height : new int[] {0, -1, Integer.MAX_VALUE}) {
+            MetaPage.height(meta, height);
+            CorruptTreeException e = assertThrows(CorruptTreeException.class, () -> MetaPage.check(meta, 7));
+            assertTrue(e.getMessage().contains("tree height " + height), e.getMessage());
+        }
+        MetaPage.pageCount(meta, Integer.MIN_VALUE);
+        MetaPage.height(meta, 1);
+        assertThrows(CorruptTreeException.class, () -> MetaPage.check(meta, 7));
+    }
 }

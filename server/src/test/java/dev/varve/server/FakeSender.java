@@ -1,0 +1,156 @@
+package dev.varve.server;
+
+import dev.varve.engine.SnapshotImage;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.UnpooledByteBufAllocator;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.util.function.Consumer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A sender that is not a {@link VarveServer}: a plain loopback {@link ServerSocket} a test drives frame by frame, to
+ * run the real receiver ({@link SnapshotBackup}) against streams a Varve server never sends. It speaks the wire
+ * format as {@link ShipProtocol} and {@link Frame} define it, so what it sends passes the receiver's framing and
+ * CRC checks unless the test damages it on purpose.
+ */
+final class FakeSender implements AutoCloseable {
+    private final ServerSocket listener;
+    private Socket socket;
+    private OutputStream out;
+    int helloVersion;
+    long helloSnapshot;
+    int helloFlags;
+
+    FakeSender() throws IOException {
+        listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        listener.setSoTimeout(30_000);
+    }
+
+    InetSocketAddress address() {
+        return new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+    }
+
+    /** Accepts the receiver's connection and reads its magic and HELLO. */
+    FakeSender accept() throws IOException {
+        socket = listener.accept();
+        socket.setSoTimeout(30_000);
+        out = socket.getOutputStream();
+        DataInputStream in = new DataInputStream(socket.getInputStream());
+        byte[] magic = new byte[4];
+        in.readFully(magic);
+        assertArrayEquals(ShipProtocol.MAGIC, magic);
+        assertEquals(1 + 16 + 4, in.readInt(), "HELLO's length");
+        assertEquals(ShipProtocol.HELLO, in.readByte());
+        helloVersion = in.readInt();
+        helloSnapshot = in.readLong();
+        helloFlags = in.readInt();
+        in.readInt(); // its CRC
+        return this;
+    }
+
+    /** A frame of {@code type} whose payload {@code payload} writes, with a correct length and CRC32C. */
+    static ByteBuf frame(byte type, Consumer<ByteBuf> payload) {
+        ByteBuf f = Frame.start(UnpooledByteBufAllocator.DEFAULT, type, 64);
+        payload.accept(f);
+        return Frame.finish(f);
+    }
+
+    /** Sends a finished frame (and releases it). */
+    void send(ByteBuf frame) throws IOException {
+        try {
+            byte[] bytes = new byte[frame.readableBytes()];
+            frame.readBytes(bytes);
+            sendRaw(bytes);
+        } finally {
+            frame.release();
+        }
+    }
+
+    void send(byte type, Consumer<ByteBuf> payload) throws IOException {
+        send(frame(type, payload));
+    }
+
+    void sendRaw(byte[] bytes) throws IOException {
+        out.write(bytes);
+        out.flush();
+    }
+
+    /** HEADER as {@link ShipSender} sends it. */
+    void header(SnapshotImage image, int rank, String recoveryMode, long dataRegionSize) throws IOException {
+        send(ShipProtocol.HEADER, h -> {
+            h.writeLong(image.snapshot()).writeInt(rank).writeLong(0).writeInt(image.pageSize()).writeInt(4);
+            Frame.writeString(h, recoveryMode);
+            h.writeLong(image.pageCount()).writeLong(dataRegionSize);
+        });
+    }
+
+    /** The TABLE frames of {@code image}, summed into {@code digest}. */
+    void tables(SnapshotImage image, ImageDigest digest) throws IOException {
+        for (SnapshotImage.TableImage t : image.tables()) {
+            send(ShipProtocol.TABLE, f -> {
+                Frame.writeString(f, t.name());
+                ShipProtocol.writeOptions(f, t.options());
+                f.writeLong(t.entries());
+            });
+            digest.table(t.name(), t.options(), t.entries());
+        }
+    }
+
+    /** One PAGES frame: {@code pages} (whole pages) into file {@code fileId} from {@code first} on. */
+    void pages(int fileId, int first, ByteBuffer pages, int pageSize) throws IOException {
+        ByteBuf f = Frame.start(UnpooledByteBufAllocator.DEFAULT, ShipProtocol.PAGES, 12 + pages.remaining());
+        f.writeInt(fileId).writeInt(first).writeInt(pages.remaining() / pageSize).writeBytes(pages.duplicate());
+        send(Frame.finish(f));
+    }
+
+    /** Every page of {@code image}, a frame per page, summed into {@code digest}. */
+    void allPages(SnapshotImage image, ImageDigest digest) throws IOException {
+        ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
+        while (image.hasNext()) {
+            int fileId = image.nextFileId();
+            int index = image.nextIndex();
+            page.clear();
+            image.next(page);
+            page.flip();
+            pages(fileId, index, page, image.pageSize());
+            digest.page(fileId, index);
+        }
+    }
+
+    void end(ImageDigest digest) throws IOException {
+        send(ShipProtocol.END, e -> e.writeLong(digest.pages()).writeInt(digest.tables()).writeInt(digest.crc()));
+    }
+
+    /** The whole image, as a Varve server ships it (one page per frame), END included. */
+    void image(SnapshotImage image, String recoveryMode) throws IOException {
+        header(image, 1, recoveryMode, 64L << 20);
+        ImageDigest digest = new ImageDigest();
+        tables(image, digest);
+        allPages(image, digest);
+        end(digest);
+    }
+
+    /** Closes the connection (the listener stays until {@link #close}). */
+    void hangUp() throws IOException {
+        if (socket != null) socket.close();
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            hangUp();
+        } finally {
+            listener.close();
+        }
+    }
+}
