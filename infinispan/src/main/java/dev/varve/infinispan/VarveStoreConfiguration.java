@@ -41,7 +41,7 @@ public class VarveStoreConfiguration extends AbstractStoreConfiguration<VarveSto
      * never written to XML (a configuration sent to another node gets the standard one there).
      */
     static final AttributeDefinition<FileIOFactory> FILE_IO = AttributeDefinition.builder("file-io", FileIOFactory.standard(), FileIOFactory.class)
-            .immutable().autoPersist(false).build();
+            .immutable().autoPersist(false).global(false).build(); // nor matched: a node's own, as a persisted copy never holds it
 
     public static AttributeSet attributeDefinitionSet() {
         return new AttributeSet(VarveStoreConfiguration.class, AbstractStoreConfiguration.attributeDefinitionSet(), LOCATION, DATA_REGION_SIZE,

@@ -99,6 +99,21 @@ class VarveStoreConfigurationTest {
     }
 
     /**
+     * The seam is this node's own: a configuration that sets it matches the same one without it (Infinispan compares
+     * with {@code matches} a cache defined in code against the one its global state persisted, which never holds the
+     * seam, and refuses to start on a mismatch).
+     */
+    @Test
+    void aConfigurationWithTheFileIoSeamMatchesTheSameWithout() {
+        ConfigurationBuilder with = new ConfigurationBuilder();
+        with.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).fileIO(new ForwardingFileIOFactory() { });
+        ConfigurationBuilder without = new ConfigurationBuilder();
+        without.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString());
+        assertTrue(with.build().matches(without.build()));
+        assertTrue(without.build().matches(with.build()));
+    }
+
+    /**
      * Infinispan writes a cache's configuration out and parses it back whenever it leaves the JVM (a cache created
      * through {@code administration()} goes to every node and into the global state as text): every format it
      * writes must read back as the same store.
