@@ -41,6 +41,14 @@ import java.nio.charset.StandardCharsets;
  * </ul>
  * A string is a u16 byte length and UTF-8 bytes.
  *
+ * <p>What a receiver refuses though the frame passed its CRC (a CRC says only that the sender meant it): PAGES out of
+ * the order a {@link dev.varve.engine.SnapshotImage} hands them out (file by file, each file once, its data pages 1,
+ * 2, ... in runs that continue one another, then its meta page, index 0, alone); a second HEADER, or more than
+ * {@link #MAX_TABLES} TABLE frames; a count or length a frame does not hold the bytes for; and in follow mode a
+ * SNAPSHOT id not above the last one, a record (CHANGES, TABLE_CREATED, PARTITION_DESTROYED) whose LSN is not above
+ * the last declaration's (SNAPSHOT, RANK) and the last record's of each partition it writes, a declaration whose LSN
+ * is not above every record's before it, and a record of a table the standby lacks.
+ *
  * <p>Versions: 1 — the first; 2 — tables carry their placement and partition count, entries and changes their
  * partition (caller-placed tables ship exactly), image frames of 1 MiB; 3 — the image is the snapshot's pages, not
  * its entries.
