@@ -118,7 +118,7 @@ public final class Throttle {
             if (start == 0) start = now;
             else if (now - start > COPIES_WAIT_LIMIT_NANOS)
                 throw new StorageException("gave up waiting " + TimeUnit.NANOSECONDS.toSeconds(COPIES_WAIT_LIMIT_NANOS) + " s for " + copies
-                        + " free checkpoint-buffer slots of " + capacity + " (is the checkpointer stuck or failed?)", null);
+                        + " free checkpoint-buffer slots of " + capacity + " (is the checkpointer stuck or failed?)");
             LockSupport.parkNanos(50_000);
         }
         if (start != 0) throttledNanos.add(System.nanoTime() - start);

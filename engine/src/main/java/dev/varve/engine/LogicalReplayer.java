@@ -65,7 +65,7 @@ final class LogicalReplayer implements LogicalReplay {
                 break;
             }
             default:
-                throw new StorageException("unknown logical WAL record type " + type + " at LSN " + lsn, null);
+                throw new StorageException("unknown logical WAL record type " + type + " at LSN " + lsn);
         }
     }
 

@@ -54,7 +54,7 @@ final class TableRegistry {
         PartitionHandle[] parts = table < byTable.length ? byTable[table] : null;
         PartitionHandle h = parts != null && partition < parts.length ? parts[partition] : null;
         if (h == null) throw new StorageException("WAL names partition " + PageId.tableOf(fileId) + "/" + PageId.partitionOf(fileId)
-                + " of a table the catalog does not hold", null);
+                + " of a table the catalog does not hold");
         return h;
     }
 

@@ -305,7 +305,7 @@ final class PendingCaptures {
 
     /** Pauses a wait begun at {@code startNanos} (holding no lock); past the limit, gives up with {@code overdue}. */
     static void pauseUnlessOverdue(long startNanos, String overdue) {
-        if (System.nanoTime() - startNanos > WAIT_LIMIT_NANOS) throw new StorageException(overdue, null);
+        if (System.nanoTime() - startNanos > WAIT_LIMIT_NANOS) throw new StorageException(overdue);
         LockSupport.parkNanos(20_000);
     }
 

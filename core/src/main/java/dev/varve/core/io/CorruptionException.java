@@ -21,6 +21,22 @@ public class CorruptionException extends StorageException {
     }
 
     /**
+     * A failure known by its message alone, {@link #file()} null and {@link #offset()} -1 (the message names them): how Infinispan rebuilds an
+     * exception that crossed from another node — class name, message and cause — so that a caller on another node of
+     * a cluster learns that a store's disk is full instead of waiting out its timeout.
+     */
+    public CorruptionException(String message) {
+        this(message, null);
+    }
+
+    /** {@link #CorruptionException(String)} with the failure's cause. */
+    public CorruptionException(String message, Throwable cause) {
+        super(message, cause);
+        this.offset = -1;
+        this.what = message;
+    }
+
+    /**
      * What is wrong, without the offset and file the message adds: for a report that names those itself. Not the
      * message cut at its first " at offset ", which would also cut a finding that names another offset.
      */
@@ -28,7 +44,7 @@ public class CorruptionException extends StorageException {
         return what;
     }
 
-    /** Byte offset in {@link #file()} where the bad data starts. */
+    /** Byte offset in {@link #file()} where the bad data starts; -1 when rebuilt from a message alone. */
     public long offset() {
         return offset;
     }

@@ -21,6 +21,20 @@ public class StorageException extends RuntimeException {
         this(message, file, null);
     }
 
+    /**
+     * A failure known by its message alone, {@link #file()} null (the message names it): how Infinispan rebuilds an
+     * exception that crossed from another node — class name, message and cause — so that a caller on another node of
+     * a cluster learns that a store's disk is full instead of waiting out its timeout.
+     */
+    public StorageException(String message) {
+        this(message, null, null);
+    }
+
+    /** {@link #StorageException(String)} with the failure's cause. */
+    public StorageException(String message, Throwable cause) {
+        this(message, null, cause);
+    }
+
     /** The file the failure concerns, or null. */
     public Path file() {
         return file;

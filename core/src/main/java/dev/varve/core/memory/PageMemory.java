@@ -242,7 +242,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             throw new StorageException("recovery filled the data region with the changes of one WAL record (" + frames.length
                     + " pages of " + pageSize + " bytes, all dirty, none of which can be written out before the record is applied): "
                     + "dataRegionSize of " + (long) frames.length * pageSize + " bytes is too small to replay it; reopen with a larger "
-                    + "dataRegionSize (the one the store was written with, if that was larger)", null);
+                    + "dataRegionSize (the one the store was written with, if that was larger)");
         waitOrFail(startNanos, "a clean page to evict (" + heldPages() + " of " + frames.length + " pages dirty)");
     }
 
@@ -250,7 +250,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         pressure.run();
         if (System.nanoTime() - startNanos > WAIT_LIMIT_NANOS)
             throw new StorageException("gave up waiting " + TimeUnit.NANOSECONDS.toSeconds(WAIT_LIMIT_NANOS) + " s for " + what
-                    + " (is the checkpointer stuck or failed?)", null);
+                    + " (is the checkpointer stuck or failed?)");
         LockSupport.parkNanos(50_000);
     }
 
