@@ -1,0 +1,102 @@
+package dev.varve.server;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.core.page.PageHeader;
+import dev.varve.core.page.PageId;
+import dev.varve.core.store.PageChecksum;
+import dev.varve.engine.SnapshotImage;
+import dev.varve.engine.Table;
+import dev.varve.engine.Varve;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What the tests of the receiver against a sender that is not a Varve server share: a source store with a snapshot,
+ * a {@link FakeSender} speaking the wire format with its real pages, the receiver's target, and checks of how a
+ * transfer ended. {@link HostileSenderTest} sends images and targets a Varve server never would, {@link
+ * HostileFollowTest} follow streams.
+ */
+abstract class HostileSenderFixture {
+    static final String MODE = RecoveryMode.CHECKPOINT_RECOVERY_FILE.name();
+
+    @TempDir
+    Path dir;
+    Path target;
+    Varve source;
+    long snapshot;
+
+    @BeforeEach
+    void source() {
+        target = dir.resolve("target");
+        source = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        Table t = source.table("t");
+        for (int i = 0; i < 2000; i++) t.put(("key-" + i).getBytes(StandardCharsets.UTF_8), new byte[100 + i % 300]);
+        snapshot = source.snapshotNow();
+    }
+
+    @AfterEach
+    void closeSource() {
+        source.close();
+    }
+
+    SnapshotBackup backup() {
+        return new SnapshotBackup(sender.address(), snapshot, target).idleTimeout(Duration.ofSeconds(5));
+    }
+
+    FakeSender sender;
+
+    @BeforeEach
+    void sender() throws Exception {
+        sender = new FakeSender();
+    }
+
+    @AfterEach
+    void closeSender() throws Exception {
+        sender.close();
+    }
+
+    static CompletableFuture<BackupResult> start(SnapshotBackup backup) {
+        return CompletableFuture.supplyAsync(backup::run);
+    }
+
+    /** The failure {@code run} ends with, which must be a {@link BackupException}. */
+    static String failure(CompletableFuture<BackupResult> run) throws Exception {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(60, TimeUnit.SECONDS));
+        assertInstanceOf(BackupException.class, e.getCause(), () -> "a BackupException, not " + e.getCause());
+        return e.getCause().getMessage();
+    }
+
+    void assertUnfinished() {
+        IllegalStateException refused = assertThrows(IllegalStateException.class,
+                () -> Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE)));
+        assertTrue(refused.getMessage().contains("unfinished transfer"), refused.getMessage());
+    }
+
+    /** A page of {@code image} (its first) re-stamped to claim to be page {@code index} of file {@code fileId}, CRC and all. */
+    static ByteBuffer forgedPage(SnapshotImage image, int fileId, int index) {
+        ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
+        image.next(page);
+        page.flip();
+        page.duplicate().order(ByteOrder.LITTLE_ENDIAN).putLong(PageHeader.PAGE_ID_OFFSET, PageId.of(fileId, index));
+        PageChecksum.stamp(page, 0, image.pageSize());
+        return page;
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
