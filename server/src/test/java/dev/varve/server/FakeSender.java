@@ -113,8 +113,18 @@ final class FakeSender implements AutoCloseable {
         send(Frame.finish(f));
     }
 
+    /** A change to a page of an image before it is sent (the editor re-stamps its CRC where it should pass). */
+    interface PageEdit {
+        void edit(int fileId, int index, ByteBuffer page);
+    }
+
     /** Every page of {@code image}, a frame per page, summed into {@code digest}. */
     void allPages(SnapshotImage image, ImageDigest digest) throws IOException {
+        allPages(image, digest, (fileId, index, page) -> { });
+    }
+
+    /** Every page of {@code image}, a frame per page, each through {@code edit} first, summed into {@code digest}. */
+    void allPages(SnapshotImage image, ImageDigest digest, PageEdit edit) throws IOException {
         ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
         while (image.hasNext()) {
             int fileId = image.nextFileId();
@@ -122,6 +132,7 @@ final class FakeSender implements AutoCloseable {
             page.clear();
             image.next(page);
             page.flip();
+            edit.edit(fileId, index, page);
             pages(fileId, index, page, image.pageSize());
             digest.page(fileId, index);
         }

@@ -113,31 +113,13 @@ class HostileSenderTest extends HostileSenderFixture {
      */
     @Test
     void aTreeHeightNoFileCanHoldIsRefusedBeforeItSizesAnything() throws Exception {
-        CompletableFuture<BackupResult> run = start(backup());
-        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
-            sender.accept();
-            sender.header(image, 1, MODE, 64L << 20);
-            ImageDigest digest = new ImageDigest();
-            sender.tables(image, digest);
-            ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
-            while (image.hasNext()) {
-                int fileId = image.nextFileId();
-                int index = image.nextIndex();
-                page.clear();
-                image.next(page);
-                page.flip();
-                if (fileId == 0 && index == 0) { // the catalog's meta page: its height (at byte 52) two billion
-                    page.duplicate().order(ByteOrder.LITTLE_ENDIAN).putInt(52, Integer.MAX_VALUE);
-                    PageChecksum.stamp(page, 0, image.pageSize());
-                }
-                sender.pages(fileId, index, page, image.pageSize());
-                digest.page(fileId, index);
+        String m = failureOfImageEdited((fileId, index, page) -> {
+            if (fileId == 0 && index == 0) { // the catalog's meta page: its height (at byte 52) two billion
+                page.duplicate().order(ByteOrder.LITTLE_ENDIAN).putInt(52, Integer.MAX_VALUE);
+                PageChecksum.stamp(page, 0, page.remaining());
             }
-            sender.end(digest);
-            String m = failure(run);
-            assertTrue(m.contains("height") && !m.contains("OutOfMemoryError"), m);
-        }
-        assertUnfinished();
+        });
+        assertTrue(m.contains("height") && !m.contains("OutOfMemoryError"), m);
     }
 
     /**
@@ -147,36 +129,35 @@ class HostileSenderTest extends HostileSenderFixture {
      */
     @Test
     void aCatalogEntryClaimingAHugeValueIsRefusedBeforeItSizesAnything() throws Exception {
+        boolean[] forged = {false};
+        String m = failureOfImageEdited((fileId, index, page) -> {
+            ByteBuffer le = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+            if (fileId == 0 && le.getShort(PageHeader.TYPE_OFFSET) == PageHeader.TYPE_LEAF && le.getShort(PageHeader.SIZE) > 0) {
+                int cell = le.getShort(48); // slot 0: its cell's offset; the cell holds key length (u16), value length (i32), key
+                le.putInt(cell + 2, Integer.MAX_VALUE - 16);
+                PageChecksum.stamp(page, 0, page.remaining());
+                forged[0] = true;
+            }
+        });
+        assertTrue(forged[0], "the catalog has a leaf with an entry");
+        assertTrue(m.contains("catalog") && !m.contains("OutOfMemoryError"), m);
+    }
+
+    /** Ships the whole image, each page through {@code edit} first, and returns why the transfer failed; the target stays unfinished. */
+    private String failureOfImageEdited(FakeSender.PageEdit edit) throws Exception {
         CompletableFuture<BackupResult> run = start(backup());
+        String m;
         try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
             sender.accept();
             sender.header(image, 1, MODE, 64L << 20);
             ImageDigest digest = new ImageDigest();
             sender.tables(image, digest);
-            ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
-            boolean forged = false;
-            while (image.hasNext()) {
-                int fileId = image.nextFileId();
-                int index = image.nextIndex();
-                page.clear();
-                image.next(page);
-                page.flip();
-                ByteBuffer le = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-                if (fileId == 0 && le.getShort(PageHeader.TYPE_OFFSET) == PageHeader.TYPE_LEAF && le.getShort(PageHeader.SIZE) > 0) {
-                    int cell = le.getShort(48); // slot 0: its cell's offset; the cell holds key length (u16), value length (i32), key
-                    le.putInt(cell + 2, Integer.MAX_VALUE - 16);
-                    PageChecksum.stamp(page, 0, image.pageSize());
-                    forged = true;
-                }
-                sender.pages(fileId, index, page, image.pageSize());
-                digest.page(fileId, index);
-            }
-            assertTrue(forged, "the catalog has a leaf with an entry");
+            sender.allPages(image, digest, edit);
             sender.end(digest);
-            String m = failure(run);
-            assertTrue(m.contains("catalog") && !m.contains("OutOfMemoryError"), m);
+            m = failure(run);
         }
         assertUnfinished();
+        return m;
     }
 
     /**
