@@ -17,8 +17,6 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import static dev.varve.engine.FixtureSupport.utf8;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -43,9 +41,9 @@ class FailedFsyncGenerationTest {
         VarveConfig cfg = FixtureSupport.small(dir).partitions(1).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build();
         CleanAfterError io = new CleanAfterError();
         Varve store = Varve.open(cfg, io);
-        fill(store, 0, 400);
+        PageFileGenerationTest.fill(store, 0, 400);
         store.checkpoint().get(30, TimeUnit.SECONDS);
-        fill(store, 400, 800);
+        PageFileGenerationTest.fill(store, 400, 800);
         io.failNextPageForce = true;
         assertThrows(ExecutionException.class, () -> store.checkpoint().get(30, TimeUnit.SECONDS));
         store.halt();
@@ -53,23 +51,12 @@ class FailedFsyncGenerationTest {
 
         // no reboot: the restore at this open reads what the page cache shows, and completes the checkpoint
         try (Varve restored = Varve.open(cfg, io)) {
-            assertHolds(restored, 800);
+            PageFileGenerationTest.assertHolds(restored, 800);
         }
         io.reboot(); // the disk shows only what reached it
         try (Varve again = Varve.open(cfg)) {
-            assertHolds(again, 800);
+            PageFileGenerationTest.assertHolds(again, 800);
         }
-    }
-
-    private static void fill(Varve store, int from, int to) {
-        Table t = store.table("t");
-        for (int k = from; k < to; k++) t.put(utf8(String.format("key-%06d", k)), FixtureSupport.bytes(k, 200));
-    }
-
-    private static void assertHolds(Varve store, int count) {
-        Table t = store.table("t");
-        for (int k = 0; k < count; k++)
-            assertArrayEquals(FixtureSupport.bytes(k, 200), t.get(utf8(String.format("key-%06d", k))), "key " + k);
     }
 
     /**

@@ -52,12 +52,14 @@ class PageFileGenerationTest {
         return FixtureSupport.small(dir).partitions(1).recoveryMode(mode).build();
     }
 
-    private static void fill(Varve store, int from, int to) {
+    /** Puts keys {@code from} to {@code to} (exclusive) into table t, 200-byte values told apart by key. */
+    static void fill(Varve store, int from, int to) {
         Table t = store.table("t");
         for (int k = from; k < to; k++) t.put(utf8(String.format("key-%06d", k)), FixtureSupport.bytes(k, 200));
     }
 
-    private static void assertHolds(Varve store, int count) {
+    /** Table t holds the first {@code count} keys {@link #fill} puts, with their values. */
+    static void assertHolds(Varve store, int count) {
         Table t = store.table("t");
         for (int k = 0; k < count; k++)
             assertArrayEquals(FixtureSupport.bytes(k, 200), t.get(utf8(String.format("key-%06d", k))), "key " + k);

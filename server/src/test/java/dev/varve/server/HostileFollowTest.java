@@ -28,6 +28,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(120)
 class HostileFollowTest extends HostileSenderFixture {
+    /** {@link #followWithImage} from a new sender into a new standby directory {@code name}: one case of several in a test. */
+    private CompletableFuture<BackupResult> followAnew(String name) throws Exception {
+        sender.close();
+        sender = new FakeSender();
+        target = dir.resolve(name);
+        return followWithImage();
+    }
+
     /** Starts a follow against the fake sender, ships it the whole image, and waits until the standby is in place. */
     private CompletableFuture<BackupResult> followWithImage() throws Exception {
         CountDownLatch imageIn = new CountDownLatch(1);
@@ -284,27 +292,22 @@ class HostileFollowTest extends HostileSenderFixture {
     @Test
     void aFrameLoggedBeforeWhatTheStandbyAlreadyAppliedIsRefused() throws Exception {
         for (String replay : new String[] {"across a snapshot", "within a partition", "a snapshot before a write"}) {
-            try (FakeSender s = new FakeSender()) {
-                sender.close();
-                sender = s;
-                target = dir.resolve("standby-" + replay.replace(' ', '-'));
-                CompletableFuture<BackupResult> run = followWithImage();
-                byte[] key = bytes("followed");
-                int p = partitionOf(key);
-                put(100, "t", p, key, bytes("v1"));
-                put(110, "t", p, key, bytes("v2"));
-                switch (replay) {
-                    case "across a snapshot" -> {
-                        declare(120, snapshot + 1);
-                        put(100, "t", p, key, bytes("v1"));
-                    }
-                    case "within a partition" -> put(100, "t", p, key, bytes("v1"));
-                    default -> declare(105, snapshot + 1);
+            CompletableFuture<BackupResult> run = followAnew("standby-" + replay.replace(' ', '-'));
+            byte[] key = bytes("followed");
+            int p = partitionOf(key);
+            put(100, "t", p, key, bytes("v1"));
+            put(110, "t", p, key, bytes("v2"));
+            switch (replay) {
+                case "across a snapshot" -> {
+                    declare(120, snapshot + 1);
+                    put(100, "t", p, key, bytes("v1"));
                 }
-                String m = failure(run);
-                assertTrue(m.contains("LSN"), replay + ": " + m);
-                withStandby(st -> assertArrayEquals(bytes("v2"), st.table("t").get(key), replay));
+                case "within a partition" -> put(100, "t", p, key, bytes("v1"));
+                default -> declare(105, snapshot + 1);
             }
+            String m = failure(run);
+            assertTrue(m.contains("LSN"), replay + ": " + m);
+            withStandby(st -> assertArrayEquals(bytes("v2"), st.table("t").get(key), replay));
         }
     }
 
@@ -367,31 +370,26 @@ class HostileFollowTest extends HostileSenderFixture {
     @Test
     void aWriteThatDoesNotFitTheStandbyIsRefusedWhole() throws Exception {
         for (String wrong : new String[] {"no such table", "wrong partition", "partition out of range"}) {
-            try (FakeSender s = new FakeSender()) {
-                sender.close();
-                sender = s;
-                target = dir.resolve("standby-" + wrong.replace(' ', '-'));
-                CompletableFuture<BackupResult> run = followWithImage();
-                byte[] good = bytes("good");
-                byte[] bad = bytes("bad");
-                put(100, "t", partitionOf(good), good, bytes("v1"));
-                sender.send(ShipProtocol.CHANGES, f -> {
-                    f.writeLong(101).writeInt(2);
-                    Frame.writeString(f, "t"); // a sound first change, which must not be applied either
-                    f.writeInt(partitionOf(good)).writeShort(good.length).writeBytes(good).writeInt(2).writeBytes(bytes("v2"));
-                    Frame.writeString(f, wrong.equals("no such table") ? "nothere" : "t");
-                    int n = source.table("t").partitions();
-                    int p = wrong.equals("wrong partition") ? (partitionOf(bad) + 1) % n : wrong.equals("partition out of range") ? n : partitionOf(bad);
-                    f.writeInt(p).writeShort(bad.length).writeBytes(bad).writeInt(2).writeBytes(bytes("v2"));
-                });
-                String m = failure(run);
-                assertTrue(m.contains(wrong.equals("no such table") ? "nothere" : "partition"), wrong + ": " + m);
-                withStandby(st -> {
-                    assertArrayEquals(bytes("v1"), st.table("t").get(good), wrong);
-                    assertEquals(null, st.table("t").get(bad), wrong);
-                    assertFalse(st.tables().contains("nothere"), wrong);
-                });
-            }
+            CompletableFuture<BackupResult> run = followAnew("standby-" + wrong.replace(' ', '-'));
+            byte[] good = bytes("good");
+            byte[] bad = bytes("bad");
+            put(100, "t", partitionOf(good), good, bytes("v1"));
+            sender.send(ShipProtocol.CHANGES, f -> {
+                f.writeLong(101).writeInt(2);
+                Frame.writeString(f, "t"); // a sound first change, which must not be applied either
+                f.writeInt(partitionOf(good)).writeShort(good.length).writeBytes(good).writeInt(2).writeBytes(bytes("v2"));
+                Frame.writeString(f, wrong.equals("no such table") ? "nothere" : "t");
+                int n = source.table("t").partitions();
+                int p = wrong.equals("wrong partition") ? (partitionOf(bad) + 1) % n : wrong.equals("partition out of range") ? n : partitionOf(bad);
+                f.writeInt(p).writeShort(bad.length).writeBytes(bad).writeInt(2).writeBytes(bytes("v2"));
+            });
+            String m = failure(run);
+            assertTrue(m.contains(wrong.equals("no such table") ? "nothere" : "partition"), wrong + ": " + m);
+            withStandby(st -> {
+                assertArrayEquals(bytes("v1"), st.table("t").get(good), wrong);
+                assertEquals(null, st.table("t").get(bad), wrong);
+                assertFalse(st.tables().contains("nothere"), wrong);
+            });
         }
     }
 }
