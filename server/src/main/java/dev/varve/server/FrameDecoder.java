@@ -1,6 +1,7 @@
 package dev.varve.server;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
@@ -24,6 +25,24 @@ final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         // being copied into one cumulation buffer; the receiver copies a frame's pages once, where it writes them
         setCumulator(COMPOSITE_CUMULATOR);
     }
+
+    /**
+     * A frame shorter than a socket read can be (1 MiB, see {@link SnapshotBackup}) is copied out of the buffers it
+     * arrived in. A slice of them would keep each whole read buffer alive (netty's receive buffers are up to 1 MiB,
+     * carved from 8 MiB direct chunks) for as long as the frame waits for the applier: the receiver bounds that wait
+     * by the frames' own bytes, so a lagging applier behind a stream of small follow frames, each arriving in a read
+     * of its own, pinned up to a read buffer per frame, gigabytes of direct memory, and the JVM refused to reserve
+     * more. A larger frame fills most of the reads it spans and stays a slice of them: the pages are copied once, where
+     * they are written.
+     */
+    @Override
+    protected ByteBuf extractFrame(ChannelHandlerContext ctx, ByteBuf buffer, int index, int length) {
+        if (length >= COPY_BELOW_BYTES) return super.extractFrame(ctx, buffer, index, length);
+        return Unpooled.buffer(length).writeBytes(buffer, index, length);
+    }
+
+    /** Frames shorter than this are copied out of the read buffers: the most one socket read of the receiver brings. */
+    static final int COPY_BELOW_BYTES = SnapshotBackup.MAX_READ_BYTES;
 
     @Override
     protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {

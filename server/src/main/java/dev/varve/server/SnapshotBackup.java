@@ -50,6 +50,13 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class SnapshotBackup {
     /** Frames received but not yet applied, at most (plus what one socket read brings). */
     static final long MAX_QUEUED_BYTES = 8L << 20;
+    /** The most one socket read brings (an image frame, 1 MiB, in a few of them). */
+    static final int MAX_READ_BYTES = 1 << 20;
+    /**
+     * What a queued frame counts for beyond its payload: the objects that carry it. A HEARTBEAT has no payload, and
+     * counted as nothing a stream of them would queue without bound behind a busy applier.
+     */
+    static final int FRAME_COST_BYTES = 64;
 
     private final InetSocketAddress from;
     private final long snapshot;
@@ -160,7 +167,7 @@ public final class SnapshotBackup {
                     .option(ChannelOption.AUTO_READ, false)
                     .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
                     // image frames are 1 MiB: reads of up to 1 MiB (not netty's default 64 KiB) take one in a few calls
-                    .option(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(64 << 10, 1 << 20, 1 << 20))
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(64 << 10, MAX_READ_BYTES, MAX_READ_BYTES))
                     .handler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
@@ -249,7 +256,7 @@ public final class SnapshotBackup {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
             Channel ch = ctx.channel();
-            long size = frame.payload.readableBytes();
+            long size = frame.payload.readableBytes() + FRAME_COST_BYTES;
             queuedBytes.addAndGet(size);
             applier.execute(() -> {
                 try {
