@@ -7,9 +7,12 @@ import java.util.zip.CRC32C;
 
 /**
  * What a snapshot's page image holds, summed up: its tables (name, placement, partition count, entries), its pages,
- * and a CRC32C over every table and every page's file id and index, in shipping order. The sender computes it over
- * what it sent, the receiver over what it wrote; they must agree, which catches a frame lost, repeated or reordered
- * though each frame passed its own CRC (and each page its own, checked as it is written).
+ * and a CRC32C over every table and every page's file id, index and stored CRC, in shipping order. The sender
+ * computes it over what it sent, the receiver over what it wrote; they must agree, which catches a frame lost,
+ * repeated or reordered though each frame passed its own CRC, and a page whose bytes changed on the way though it
+ * came with a CRC of its own that matches them (a PAGES frame's CRC covers only where its pages go): the receiver
+ * checks each page's bytes against its stored CRC as it writes it, and the digest checks those CRCs against the ones
+ * the sender read.
  */
 final class ImageDigest {
     private final CRC32C crc = new CRC32C();
@@ -29,9 +32,11 @@ final class ImageDigest {
         tables++;
     }
 
-    void page(int fileId, int index) {
+    /** A page of file {@code fileId} at {@code index}, whose header stores CRC {@code pageCrc} (which its bytes match). */
+    void page(int fileId, int index, int pageCrc) {
         updateInt(fileId);
         updateInt(index);
+        updateInt(pageCrc);
         pages++;
     }
 

@@ -3,6 +3,7 @@ package dev.varve.server;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.store.PageChecksum;
 import dev.varve.engine.ImageLoader;
 import dev.varve.engine.IncomingStore;
 import dev.varve.engine.SnapshotImage;
@@ -136,7 +137,8 @@ final class ImageWriter implements AutoCloseable {
         run.clear().limit(p.readableBytes());
         p.getBytes(p.readerIndex(), run); // the one copy of the pages on this side: out of the received buffers
         loader.write(fileId, first, run.flip());
-        for (int i = 0; i < count; i++) received.page(fileId, first + i);
+        // the loader checked each page's bytes against its stored CRC: the digest holds the CRCs against the sender's
+        for (int i = 0; i < count; i++) received.page(fileId, first + i, PageChecksum.stored(run, i * pageSize));
     }
 
     /**

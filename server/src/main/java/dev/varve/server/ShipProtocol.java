@@ -22,6 +22,9 @@ import java.nio.charset.StandardCharsets;
  * committed after the image's snapshot, in commit order: {@link #CHANGES}, {@link #TABLE_CREATED},
  * {@link #PARTITION_DESTROYED}, {@link #SNAPSHOT}, {@link #RANK}, and a {@link #HEARTBEAT} each second without one.
  *
+ * Every follow frame (those after END) starts with a sequence number u64, 1 for the first and one more for each
+ * next; the fields below follow it.
+ *
  * <ul>
  *   <li>HELLO: version u32, snapshot id u64 (ignored in follow mode: the sender declares the image's snapshot),
  *       flags u32.</li>
@@ -37,7 +40,7 @@ import java.nio.charset.StandardCharsets;
  *       length i32 (-1 for a remove), value: one atomic write.</li>
  *   <li>TABLE_CREATED: lsn u64, name (string), placement u8, partitions u32. PARTITION_DESTROYED: lsn u64, table
  *       (string), partition u32.</li>
- *   <li>SNAPSHOT and RANK: lsn u64, snapshot id u64, rank u32. HEARTBEAT: empty.</li>
+ *   <li>SNAPSHOT and RANK: lsn u64, snapshot id u64, rank u32. HEARTBEAT: nothing more.</li>
  * </ul>
  * A string is a u16 byte length and UTF-8 bytes.
  *
@@ -47,16 +50,20 @@ import java.nio.charset.StandardCharsets;
  * {@link #MAX_TABLES} TABLE frames; a count or length a frame does not hold the bytes for; and in follow mode a
  * SNAPSHOT id not above the last one, a record (CHANGES, TABLE_CREATED, PARTITION_DESTROYED) whose LSN is not above
  * the last declaration's (SNAPSHOT, RANK) and the last record's of each partition it writes, a declaration whose LSN
- * is not above every record's before it, and a record of a table the standby lacks.
+ * is not above every record's before it, a record of a table the standby lacks, and a follow frame whose sequence
+ * number is not the next (one left out, repeated or reordered). At END, the {@link ImageDigest} of what arrived — its
+ * tables, and each page's file, index and stored CRC (which the page's bytes were checked against) — must equal the
+ * sender's: pages left out, repeated, or changed on the way with a CRC to match are refused there.
  *
  * <p>Versions: 1 — the first; 2 — tables carry their placement and partition count, entries and changes their
  * partition (caller-placed tables ship exactly), image frames of 1 MiB; 3 — the image is the snapshot's pages, not
- * its entries.
+ * its entries; 4 — follow frames carry a sequence number, and the END digest covers each page's CRC. A receiver and
+ * a sender of different versions do not talk: the sender refuses the HELLO with an ERROR naming both versions.
  */
 final class ShipProtocol {
     /** "VRVS": first bytes of a shipping connection. */
     static final byte[] MAGIC = "VRVS".getBytes(StandardCharsets.US_ASCII);
-    static final int VERSION = 3;
+    static final int VERSION = 4;
 
     static final byte HELLO = 1;
     static final byte HEADER = 2;

@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.store.PageChecksum;
 import dev.varve.engine.ChangeFeed;
 import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.SnapshotImage;
@@ -15,6 +16,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -155,6 +157,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     /** Ships the image (and closes it), then the changes after it until the stream ends. */
     private void follow(Channel ch, ChangeQueue queue, SnapshotImage image) {
         shipImage(ch, image);
+        long sequence = 0; // of the follow frames, from 1 on
         while (true) {
             List<byte[]> bodies;
             try {
@@ -178,7 +181,8 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                 bodies = List.of(new byte[]{ShipProtocol.HEARTBEAT});
             }
             for (byte[] body : bodies) {
-                ByteBuf f = Frame.start(ch.alloc(), body[0], body.length - 1);
+                ByteBuf f = Frame.start(ch.alloc(), body[0], 8 + body.length - 1);
+                f.writeLong(++sequence); // a frame left out or repeated on the way shows as a gap (LSNs have gaps of their own)
                 f.writeBytes(body, 1, body.length - 1);
                 send(ch, Frame.finish(f));
             }
@@ -237,9 +241,11 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                         runNext = image.nextIndex();
                         count = 0;
                     }
-                    image.next(frame.nioBuffer(frame.writerIndex(), pageSize)); // the page is read straight into the frame
+                    ByteBuffer page = frame.nioBuffer(frame.writerIndex(), pageSize);
+                    int at = page.position();
+                    image.next(page); // the page is read straight into the frame
                     frame.writerIndex(frame.writerIndex() + pageSize);
-                    digest.page(runFile, runNext);
+                    digest.page(runFile, runNext, PageChecksum.stored(page, at));
                     runNext++;
                     count++;
                 }

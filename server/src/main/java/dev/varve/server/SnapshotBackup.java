@@ -234,6 +234,8 @@ public final class SnapshotBackup {
         private StandbyWriter standby;
         private BackupResult image;
         private long latestSenderSnapshot;
+        /** The sequence number the next follow frame must carry. */
+        private long nextFollowFrame = 1;
 
         Receiver(ImageWriter writer, ExecutorService applier, CompletableFuture<BackupResult> result, Path finalTarget, long started) {
             super(false); // the applier releases each frame
@@ -328,11 +330,28 @@ public final class SnapshotBackup {
                     throw new BackupException((standby == null ? "the sender refused: " : "the follow stream ended: ") + Frame.readString(f.payload));
                 default:
                     if (standby == null) throw new BackupException("the sender sent an unexpected " + ShipProtocol.typeName(f.type) + " frame");
+                    checkSequence(f);
                     long declared = f.type == ShipProtocol.SNAPSHOT ? f.payload.getLong(f.payload.readerIndex() + 8) : 0;
                     standby.apply(f.type, f.payload);
                     if (f.type == ShipProtocol.SNAPSHOT) latestSenderSnapshot = declared; // once the standby took it
                     progress.followed(standby.changesApplied(), latestSenderSnapshot);
             }
+        }
+
+        /**
+         * Reads a follow frame's sequence number and refuses it unless it is the next one: LSNs have gaps of their own
+         * (a write's LSN is its WAL position), so without it a frame left out or repeated on the way would go unseen.
+         */
+        private void checkSequence(Frame f) {
+            long sequence = f.payload.readLong();
+            if (sequence != nextFollowFrame) {
+                String what = Long.compareUnsigned(sequence, nextFollowFrame) > 0
+                        ? Long.toUnsignedString(sequence - nextFollowFrame) + " left out" : "a repeat, or out of order";
+                throw new BackupException("the sender sent follow frame " + Long.toUnsignedString(sequence) + " (" + ShipProtocol.typeName(f.type)
+                        + ") where frame " + nextFollowFrame + " comes next (" + what + "); nothing of it is applied, and the follow ends: "
+                        + standbyHolds());
+            }
+            nextFollowFrame++;
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.store.PageChecksum;
 import dev.varve.engine.SnapshotImage;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
@@ -30,6 +31,8 @@ final class FakeSender implements AutoCloseable {
     int helloVersion;
     long helloSnapshot;
     int helloFlags;
+    /** The sequence number of the last follow frame sent. */
+    long followFrames;
 
     FakeSender() throws IOException {
         listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
@@ -76,8 +79,17 @@ final class FakeSender implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends a frame of {@code type}; a follow frame (CHANGES to HEARTBEAT) gets the next sequence number first, as
+     * {@link ShipSender} numbers them (a test leaves one out by moving {@link #followFrames} on).
+     */
     void send(byte type, Consumer<ByteBuf> payload) throws IOException {
-        send(frame(type, payload));
+        boolean follow = type >= ShipProtocol.CHANGES && type <= ShipProtocol.HEARTBEAT;
+        long sequence = follow ? ++followFrames : 0;
+        send(frame(type, f -> {
+            if (follow) f.writeLong(sequence);
+            payload.accept(f);
+        }));
     }
 
     void sendRaw(byte[] bytes) throws IOException {
@@ -123,7 +135,10 @@ final class FakeSender implements AutoCloseable {
         allPages(image, digest, (fileId, index, page) -> { });
     }
 
-    /** Every page of {@code image}, a frame per page, each through {@code edit} first, summed into {@code digest}. */
+    /**
+     * Every page of {@code image}, a frame per page, each through {@code edit} first, summed into {@code digest} as
+     * edited: a sender that means the pages it sends.
+     */
     void allPages(SnapshotImage image, ImageDigest digest, PageEdit edit) throws IOException {
         ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
         while (image.hasNext()) {
@@ -134,8 +149,22 @@ final class FakeSender implements AutoCloseable {
             page.flip();
             edit.edit(fileId, index, page);
             pages(fileId, index, page, image.pageSize());
-            digest.page(fileId, index);
+            digest.page(fileId, index, PageChecksum.stored(page, page.position()));
         }
+    }
+
+    /** The digest an honest sender sends at the END of {@code image} (which it reads whole). */
+    static ImageDigest digestOf(SnapshotImage image) {
+        ImageDigest digest = new ImageDigest();
+        for (SnapshotImage.TableImage t : image.tables()) digest.table(t.name(), t.options(), t.entries());
+        ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
+        while (image.hasNext()) {
+            int fileId = image.nextFileId();
+            int index = image.nextIndex();
+            image.next(page.clear());
+            digest.page(fileId, index, PageChecksum.stored(page, 0));
+        }
+        return digest;
     }
 
     void end(ImageDigest digest) throws IOException {

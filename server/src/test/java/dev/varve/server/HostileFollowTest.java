@@ -174,6 +174,29 @@ class HostileFollowTest extends HostileSenderFixture {
         });
     }
 
+    /**
+     * A follow frame left out on the way went unseen (LSNs have gaps of their own: a write's LSN is where its record
+     * starts in the WAL), and so did one repeated after a later write to other partitions: follow frames carry
+     * consecutive sequence numbers, and one out of turn is refused, nothing of it applied.
+     */
+    @Test
+    void aFollowFrameLeftOutOrRepeatedIsRefused() throws Exception {
+        for (String fault : new String[] {"left out", "repeated"}) {
+            CompletableFuture<BackupResult> run = followAnew("standby-" + fault.replace(' ', '-'));
+            byte[] a = bytes("a");
+            byte[] b = bytes("b");
+            put(100, "t", partitionOf(a), a, bytes("v1"));
+            sender.followFrames += fault.equals("left out") ? 1 : -1;
+            put(200, "t", partitionOf(b), b, bytes("v2"));
+            String m = failure(run);
+            assertTrue(m.contains("where frame 2 comes next (" + (fault.equals("left out") ? "1 left out" : "a repeat")), fault + ": " + m);
+            withStandby(s -> {
+                assertArrayEquals(bytes("v1"), s.table("t").get(a));
+                assertEquals(null, s.table("t").get(b));
+            });
+        }
+    }
+
     /** A value length below -1 (a remove) was taken for a remove: refused, the key keeps its value. */
     @Test
     void aValueLengthBelowMinusOneIsRefusedNotTakenForARemove() throws Exception {

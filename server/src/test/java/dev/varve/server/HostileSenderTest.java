@@ -143,6 +143,39 @@ class HostileSenderTest extends HostileSenderFixture {
         assertTrue(m.contains("catalog") && !m.contains("OutOfMemoryError"), m);
     }
 
+    /**
+     * A PAGES frame's CRC covers only where its pages go, and each page carries its own: a page whose bytes changed on
+     * the way, its CRC stamped to match, passed every check and went into the backup as it came. The END digest now
+     * covers each page's CRC as the sender read it: refused, the target stays unfinished.
+     */
+    @Test
+    void aPageChangedOnTheWayWithACrcToMatchIsRefusedByTheEndDigest() throws Exception {
+        ImageDigest honest;
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            honest = FakeSender.digestOf(image);
+        }
+        boolean[] forged = {false};
+        CompletableFuture<BackupResult> run = start(backup());
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.accept();
+            sender.header(image, 1, MODE, 64L << 20);
+            sender.tables(image, new ImageDigest());
+            sender.allPages(image, new ImageDigest(), (fileId, index, page) -> {
+                if (!forged[0] && fileId != 0 && index > 0) { // a data page of table t: its last byte is a value's
+                    int last = page.limit() - 1;
+                    page.put(last, (byte) (page.get(last) ^ 1));
+                    PageChecksum.stamp(page, page.position(), page.remaining());
+                    forged[0] = true;
+                }
+            });
+            sender.end(honest);
+        }
+        assertTrue(forged[0], "a page was changed");
+        String m = failure(run);
+        assertTrue(m.contains("does not match what the sender sent"), m);
+        assertUnfinished();
+    }
+
     /** Ships the whole image, each page through {@code edit} first, and returns why the transfer failed; the target stays unfinished. */
     private String failureOfImageEdited(FakeSender.PageEdit edit) throws Exception {
         CompletableFuture<BackupResult> run = start(backup());
@@ -254,7 +287,7 @@ class HostileSenderTest extends HostileSenderFixture {
                     page.clear();
                     image.next(page);
                     page.flip();
-                    digest.page(fileId, index); // the sender's digest counts every page
+                    digest.page(fileId, index, PageChecksum.stored(page, 0)); // the sender's digest counts every page
                     boolean last = !image.hasNext() || image.nextFileId() != fileId || image.nextIndex() == 0;
                     if (!done && fileId != 0 && index > 0 && last) { // the last data page of a file: nothing comes after it in its run
                         done = true;

@@ -174,4 +174,30 @@ class ShippingTest {
         }
         new SnapshotBackup(a, 1, dir).idleTimeout(Duration.ofMillis(1)).idleTimeout(ServerOptions.MAX_DURATION);
     }
+
+    /**
+     * A receiver of an earlier protocol version (3: follow frames without sequence numbers, an END digest without the
+     * page CRCs) is refused at its HELLO, with an ERROR naming both versions, before anything is shipped.
+     */
+    @Test
+    void aReceiverOfAnotherVersionIsRefusedNamingBothVersions() throws Exception {
+        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+             VarveServer server = VarveServer.start(store, LOOPBACK);
+             java.net.Socket socket = new java.net.Socket(server.address().getAddress(), server.address().getPort())) {
+            long id = store.snapshotNow();
+            socket.setSoTimeout(30_000);
+            io.netty.buffer.ByteBuf hello = FakeSender.frame(ShipProtocol.HELLO, h -> h.writeInt(3).writeLong(id).writeInt(0));
+            byte[] bytes = new byte[hello.readableBytes()];
+            hello.readBytes(bytes).release();
+            socket.getOutputStream().write(ShipProtocol.MAGIC);
+            socket.getOutputStream().write(bytes);
+            java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+            int length = in.readInt();
+            assertEquals(ShipProtocol.ERROR, in.readByte());
+            byte[] message = new byte[in.readUnsignedShort()];
+            in.readFully(message);
+            assertEquals(1 + 2 + message.length + 4, length);
+            assertEquals("shipping protocol version 3 is not supported (this server speaks 4)", new String(message, java.nio.charset.StandardCharsets.UTF_8));
+        }
+    }
 }
