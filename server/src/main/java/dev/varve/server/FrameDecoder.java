@@ -44,6 +44,11 @@ final class FrameDecoder extends LengthFieldBasedFrameDecoder {
     /** Frames shorter than this are copied out of the read buffers: the most one socket read of the receiver brings. */
     static final int COPY_BELOW_BYTES = SnapshotBackup.MAX_READ_BYTES;
 
+    /** Whether part of a frame arrived and waits for the rest (event loop only). */
+    boolean midFrame() {
+        return actualReadableBytes() > 0;
+    }
+
     @Override
     protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
         int start = in.readerIndex();

@@ -67,6 +67,7 @@ public final class SnapshotBackup {
     private boolean follow;
     private RankTreePolicy retention; // null: the standby keeps every snapshot it follows
     private int receiveBufferBytes; // 0: the operating system's autotuning
+    private long minReceiveRate = 1024; // bytes a second; 0: no least rate
     private volatile boolean stopping;
     private volatile Channel channel;
 
@@ -88,6 +89,19 @@ public final class SnapshotBackup {
         if (timeout.compareTo(ServerOptions.MAX_DURATION) > 0 || timeout.toMillis() < 1)
             throw new IllegalArgumentException("idleTimeout must be in [1 ms, " + ServerOptions.MAX_DURATION + "], was " + timeout);
         this.idleTimeout = timeout;
+        return this;
+    }
+
+    /**
+     * The least the sender must send, in bytes a second over each window of twice the idle timeout (default 1024; 0:
+     * no least rate): without it a sender sending a byte just inside each idle timeout held the receiver forever. It
+     * applies while the image arrives, and after it (a follow) only to a frame under way while no other arrives, an
+     * idle follow stream sending nothing but heartbeats; not while the receiver itself holds its reads (its disk
+     * behind). The window is twice the idle timeout so that a sender gone silent is told by the idle timeout.
+     */
+    public SnapshotBackup minReceiveRate(long bytesPerSecond) {
+        if (bytesPerSecond < 0) throw new IllegalArgumentException("minReceiveRate must be >= 0 bytes a second, was " + bytesPerSecond);
+        this.minReceiveRate = bytesPerSecond;
         return this;
     }
 
@@ -172,7 +186,9 @@ public final class SnapshotBackup {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             ch.pipeline().addLast(new IdleStateHandler(idleTimeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS));
-                            ch.pipeline().addLast(new FrameDecoder(ShipProtocol.MAX_FRAME_BYTES));
+                            FrameDecoder decoder = new FrameDecoder(ShipProtocol.MAX_FRAME_BYTES);
+                            if (minReceiveRate > 0) ch.pipeline().addLast(new ReceiveRateWatch(idleTimeout.multipliedBy(2), minReceiveRate, decoder, receiver));
+                            ch.pipeline().addLast(decoder);
                             ch.pipeline().addLast(receiver);
                         }
                     });
@@ -224,7 +240,7 @@ public final class SnapshotBackup {
     }
 
     /** The client's handler: HELLO on connect, frames handed to the applier, one read at a time. */
-    private final class Receiver extends SimpleChannelInboundHandler<Frame> {
+    private final class Receiver extends SimpleChannelInboundHandler<Frame> implements ReceiveRateWatch.Receiver {
         private final ImageWriter writer;
         private final ExecutorService applier;
         private final CompletableFuture<BackupResult> result;
@@ -234,6 +250,10 @@ public final class SnapshotBackup {
         private StandbyWriter standby;
         private BackupResult image;
         private long latestSenderSnapshot;
+        /** Event loop only, for the rate watch: whether END arrived, reads were held for the applier since it asked, frames so far. */
+        private boolean endReceived;
+        private boolean readsHeld;
+        private long framesReceived;
         /** The sequence number the next follow frame must carry. */
         private long nextFollowFrame = 1;
 
@@ -258,6 +278,8 @@ public final class SnapshotBackup {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
             Channel ch = ctx.channel();
+            if (frame.type == ShipProtocol.END) endReceived = true;
+            framesReceived++;
             long size = frame.payload.readableBytes() + FRAME_COST_BYTES;
             queuedBytes.addAndGet(size);
             applier.execute(() -> {
@@ -279,6 +301,32 @@ public final class SnapshotBackup {
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
             if (queuedBytes.get() < MAX_QUEUED_BYTES && !result.isDone()) ctx.read(); // else the applier asks once it caught up
+            else readsHeld = true;
+        }
+
+        @Override
+        public boolean endReceived() {
+            return endReceived;
+        }
+
+        @Override
+        public long framesReceived() {
+            return framesReceived;
+        }
+
+        @Override
+        public boolean readsHeldSinceAsked() {
+            boolean held = readsHeld || queuedBytes.get() >= MAX_QUEUED_BYTES;
+            readsHeld = queuedBytes.get() >= MAX_QUEUED_BYTES; // still held: the next window starts held
+            return held;
+        }
+
+        /** Ends the transfer, on the applier after the frames queued before it (as the idle timeout does). */
+        @Override
+        public void tooSlow(ChannelHandlerContext ctx, String why) {
+            applier.execute(() -> result.completeExceptionally(new BackupException(standby == null ? why + "; " + target + " stays unfinished"
+                    : why + "; the follow ends: " + standbyHolds())));
+            ctx.close();
         }
 
         /**

@@ -38,25 +38,7 @@ class HostileFollowTest extends HostileSenderFixture {
 
     /** Starts a follow against the fake sender, ships it the whole image, and waits until the standby is in place. */
     private CompletableFuture<BackupResult> followWithImage() throws Exception {
-        CountDownLatch imageIn = new CountDownLatch(1);
-        CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), 1, target).follow(true).idleTimeout(Duration.ofSeconds(10))
-                .progress(new ShipProgress() {
-                    @Override
-                    public void received(long pages, long imagePages, long bytes) {
-                    }
-
-                    @Override
-                    public void imageComplete(BackupResult image) {
-                        imageIn.countDown();
-                    }
-                }));
-        sender.accept();
-        assertEquals(ShipProtocol.FOLLOW, sender.helloFlags & ShipProtocol.FOLLOW);
-        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
-            sender.image(image, MODE);
-        }
-        assertTrue(imageIn.await(60, TimeUnit.SECONDS), "the image is in place");
-        return run;
+        return followWithImage(new SnapshotBackup(sender.address(), 1, target).follow(true).idleTimeout(Duration.ofSeconds(10)));
     }
 
     /** A CHANGES frame of one put (or a remove, for a null value) into {@code partition} of {@code table}. */

@@ -17,9 +17,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -67,6 +69,28 @@ abstract class HostileSenderFixture {
     @AfterEach
     void closeSender() throws Exception {
         sender.close();
+    }
+
+    /** Starts {@code follow} against the fake sender, ships it the whole image, and waits until the standby is in place. */
+    CompletableFuture<BackupResult> followWithImage(SnapshotBackup follow) throws Exception {
+        CountDownLatch imageIn = new CountDownLatch(1);
+        CompletableFuture<BackupResult> run = start(follow.progress(new ShipProgress() {
+            @Override
+            public void received(long pages, long imagePages, long bytes) {
+            }
+
+            @Override
+            public void imageComplete(BackupResult image) {
+                imageIn.countDown();
+            }
+        }));
+        sender.accept();
+        assertEquals(ShipProtocol.FOLLOW, sender.helloFlags & ShipProtocol.FOLLOW);
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.image(image, MODE);
+        }
+        assertTrue(imageIn.await(60, TimeUnit.SECONDS), "the image is in place");
+        return run;
     }
 
     static CompletableFuture<BackupResult> start(SnapshotBackup backup) {
