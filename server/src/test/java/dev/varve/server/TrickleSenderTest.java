@@ -16,15 +16,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A sender that sends a byte just inside each idle timeout held the receiver forever: the idle timeout counts bytes,
  * not progress. The receiver now takes at least {@link SnapshotBackup#minReceiveRate} bytes a second over each
  * window of twice the idle timeout while the image arrives, and after it while a frame is under way. (Small
- * configured limits: an idle timeout of 1 s, a window of 2 s, 50 bytes a second; the sender trickles a byte each
- * 100 ms, 20 a window.)
+ * configured limits: 50 bytes a second, an idle timeout of 1 s or 3 s; the sender trickles a byte each 100 ms, 10 a
+ * second.)
  */
 @Timeout(120)
 class TrickleSenderTest extends HostileSenderFixture {
     private static final Duration IDLE = Duration.ofSeconds(1);
     private static final int RATE = 50;
 
-    /** Sends the bytes of a frame of 1,000 bytes one at a time until the receiver ends the transfer, or 200 of them. */
+    /** Sends the bytes of a frame of 1,000 bytes one at a time, 10 a second, until the receiver ends the transfer, or 200 of them. */
     private void trickleUntilDone(CompletableFuture<BackupResult> run) throws Exception {
         byte[] frame = new byte[4 + 1000];
         frame[2] = 1000 >> 8;
@@ -52,14 +52,15 @@ class TrickleSenderTest extends HostileSenderFixture {
     }
 
     /**
-     * An idle follow stream (a heartbeat every 500 ms here, 68 bytes a window, below the rate) goes on; a frame trickled in it ends the
-     * follow, the standby openable.
+     * An idle follow stream (a heartbeat every 500 ms here, 204 bytes a window of 6 s, below the rate's 300) goes on
+     * for more than a window; a frame trickled in it ends the follow, the standby openable. (An idle timeout of 3 s:
+     * the receiver's runs while its applier opens the standby after the image, before the test's first heartbeat.)
      */
     @Test
     void aFollowIdlesBelowTheRateButAFrameTrickledInItEndsIt() throws Exception {
-        CompletableFuture<BackupResult> run = followWithImage(new SnapshotBackup(sender.address(), 1, target).follow(true).idleTimeout(IDLE)
-                .minReceiveRate(RATE));
-        for (int i = 0; i < 8; i++) {
+        CompletableFuture<BackupResult> run = followWithImage(new SnapshotBackup(sender.address(), 1, target).follow(true)
+                .idleTimeout(Duration.ofSeconds(3)).minReceiveRate(RATE));
+        for (int i = 0; i < 14; i++) {
             sender.send(ShipProtocol.HEARTBEAT, f -> { });
             Thread.sleep(500);
         }
