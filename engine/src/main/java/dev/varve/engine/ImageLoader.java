@@ -62,6 +62,8 @@ public final class ImageLoader implements AutoCloseable {
     private final PageStore store;
     /** The pages written so far, by file id. */
     private final Map<Integer, BitSet> written = new TreeMap<>();
+    /** The page count each file's meta page gives, once written (-1: not a meta page). */
+    private final Map<Integer, Integer> metaCount = new HashMap<>();
     private final ExecutorService flusher = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "varve-image-flush");
         t.setDaemon(true);
@@ -75,6 +77,10 @@ public final class ImageLoader implements AutoCloseable {
     private final Map<Integer, FileIO> uncached = new HashMap<>();
     private ByteBuffer aligned;
     private boolean done;
+    /** The files the flush under way forces, which stay open until it is done. */
+    private List<Integer> flushingFiles = List.of();
+    /** A meta page, copied to read its page count from. */
+    private ByteBuffer metaCopy;
 
     private ImageLoader(VarveConfig config, FileIOFactory io) {
         this.config = config;
@@ -157,10 +163,47 @@ public final class ImageLoader implements AutoCloseable {
                 throw new StorageException("image page write failed: " + e.getMessage(), store.pathOf(fileId), e);
             }
         }
-        written.computeIfAbsent(fileId, f -> new BitSet()).set(firstIndex, firstIndex + count);
+        BitSet all = written.computeIfAbsent(fileId, f -> new BitSet());
+        all.set(firstIndex, firstIndex + count);
         unflushed.add(fileId);
         unflushedBytes += (long) count * pageSize;
-        if (unflushedBytes >= FLUSH_EVERY_BYTES) flushBehind();
+        if (firstIndex == 0) metaCount.put(fileId, countOf(fileId, pages, pages.position()));
+        Integer fileCount = metaCount.get(fileId);
+        if (fileCount != null && all.nextClearBit(0) == fileCount && all.length() == fileCount) release(fileId);
+        else if (unflushedBytes >= FLUSH_EVERY_BYTES) flushBehind();
+    }
+
+    /**
+     * The page count the meta page of {@code fileId} at {@code at} in {@code pages} gives, or -1 when it is not a
+     * meta page ({@link #finish} says so).
+     */
+    private int countOf(int fileId, ByteBuffer pages, int at) {
+        if (metaCopy == null) metaCopy = ByteBuffer.allocateDirect(pageSize);
+        metaCopy.clear().put(pages.duplicate().position(at).limit(at + pageSize)).clear();
+        try {
+            return PageLayout.pageCount(new Page(metaCopy, 0, pageSize), PageId.of(fileId, 0));
+        } catch (RuntimeException notMeta) {
+            return -1;
+        }
+    }
+
+    /**
+     * Closes a file whose pages are all written (its meta page counts them): an image arrives file by file, and a file
+     * held open until the end took a descriptor or two per page file of the store, which a store of many partitions
+     * ran out of. It is fsynced with the rest by {@link #finish}, which opens the files one at a time.
+     */
+    private void release(int fileId) {
+        if (flushingFiles.contains(fileId)) awaitFlush(); // the flusher's fsync of it must not meet a closed channel
+        unflushed.remove(fileId);
+        FileIO u = uncached.remove(fileId);
+        uncached.put(fileId, null); // writes to it, if any came, go through the page store
+        try {
+            if (u != null) u.close();
+        } catch (IOException e) {
+            throw new StorageException("cannot close the page file: " + e.getMessage(), store.pathOf(fileId), e);
+        } finally {
+            store.release(fileId);
+        }
     }
 
     /**
@@ -208,6 +251,7 @@ public final class ImageLoader implements AutoCloseable {
         List<Integer> files = new ArrayList<>(unflushed);
         unflushed.clear();
         unflushedBytes = 0;
+        flushingFiles = files;
         flushing = flusher.submit(() -> {
             for (int f : files) store.force(f);
         });
@@ -225,6 +269,7 @@ public final class ImageLoader implements AutoCloseable {
             throw new StorageException("fsync of the image failed: " + e.getCause(), config.path(), e.getCause());
         } finally {
             flushing = null;
+            flushingFiles = List.of();
         }
     }
 
@@ -241,6 +286,8 @@ public final class ImageLoader implements AutoCloseable {
         if (done) throw new IllegalStateException("the image is finished or closed");
         if (!written.containsKey(Catalog.FILE_ID)) throw new CorruptionException("the image holds no catalog (file 0)", store.pathOf(Catalog.FILE_ID), 0);
         ByteBuffer meta = ByteBuffer.allocateDirect(pageSize);
+        awaitFlush();
+        // a file at a time, each closed again once checked and fsynced: see release
         for (Map.Entry<Integer, BitSet> f : written.entrySet()) {
             long metaId = PageId.of(f.getKey(), 0);
             if (!f.getValue().get(0)) throw new CorruptionException("image file lacks its meta page", store.pathOf(f.getKey()), 0);
@@ -251,9 +298,9 @@ public final class ImageLoader implements AutoCloseable {
                 throw new CorruptionException("image file holds " + f.getValue().cardinality() + " pages, its meta page counts "
                         + count + (missing < count ? " (page " + missing + " missing)" : ""),
                         store.pathOf(f.getKey()), store.offsetOf(PageId.of(f.getKey(), Math.min(missing, count))));
+            store.force(f.getKey()); // what the flushes behind did not cover; the rest costs nothing
+            release(f.getKey());
         }
-        awaitFlush();
-        for (int f : written.keySet()) store.force(f); // what the last flush did not cover; the rest costs nothing
         FilePages files = new FilePages();
         // the catalog is read below, and a reader trusts its tree (a cell's value length sizes the value before its
         // overflow chain is followed): checked whole first, as verify checks a tree, without reading any value into
@@ -271,9 +318,13 @@ public final class ImageLoader implements AutoCloseable {
         if (!expected.equals(written.keySet()))
             throw new CorruptionException("the image's page files " + written.keySet() + " are not its catalog's " + expected, config.path(), 0);
         List<SnapshotImage.TableImage> tables = new ArrayList<>();
+        store.release(Catalog.FILE_ID);
         for (Catalog.Entry e : catalog) {
             long entries = 0;
-            for (int p = 0; p < e.partitions(); p++) entries += new BPlusTree(files, PageId.fileId(e.id(), p)).size();
+            for (int p = 0; p < e.partitions(); p++) {
+                entries += new BPlusTree(files, PageId.fileId(e.id(), p)).size();
+                store.release(PageId.fileId(e.id(), p));
+            }
             tables.add(new SnapshotImage.TableImage(e.name(), e.options(), entries));
         }
         close();

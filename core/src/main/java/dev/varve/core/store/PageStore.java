@@ -163,6 +163,16 @@ public final class PageStore implements AutoCloseable {
         if (open != null) open.checkUsable();
     }
 
+    /**
+     * Closes the page file of {@code fileId} if it is open (a later call opens it again): for a caller that is done
+     * with a file and would otherwise hold one open descriptor per file of the store. The caller makes sure no other
+     * thread uses the file meanwhile.
+     */
+    public void release(int fileId) {
+        PartitionFile open = files.remove(fileId);
+        if (open != null) open.close();
+    }
+
     /** fsync of one page file. */
     public void force(int fileId) {
         file(fileId, true).force();

@@ -1,0 +1,95 @@
+package dev.varve.engine;
+
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.ForwardingFileIO;
+import dev.varve.core.io.ForwardingFileIOFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A loader kept every page file it wrote open until the image was finished, one or two descriptors per file: the
+ * image of a store of many partitions ran the receiving process out of file descriptors. An image arrives file by
+ * file; a file whose pages are all written is closed, and {@link ImageLoader#finish} opens them one at a time.
+ */
+@Timeout(120)
+class ImageLoaderOpenFilesTest {
+    private static final int TABLES = 6;
+    private static final int PARTITIONS = 8;
+
+    @TempDir
+    Path dir;
+
+    /** Counts the files open through it, and the most open at once. */
+    private static final class CountingIO extends ForwardingFileIOFactory {
+        final AtomicInteger open = new AtomicInteger();
+        final AtomicInteger most = new AtomicInteger();
+
+        @Override
+        public FileIO open(Path file, boolean create) throws IOException {
+            return counted(delegate.open(file, create));
+        }
+
+        @Override
+        public Optional<FileIO> openUncached(Path file, int alignment) throws IOException {
+            return delegate.openUncached(file, alignment).map(this::counted);
+        }
+
+        private FileIO counted(FileIO f) {
+            most.accumulateAndGet(open.incrementAndGet(), Math::max);
+            return new ForwardingFileIO(f) {
+                private boolean closed;
+
+                @Override
+                public void close() throws IOException {
+                    if (!closed) open.decrementAndGet();
+                    closed = true;
+                    super.close();
+                }
+            };
+        }
+    }
+
+    @Test
+    void theLoaderHoldsAFewFilesOpenNotOnePerPageFile() throws Exception {
+        VarveConfig source = VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(16L << 20).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build();
+        VarveConfig target = source.toBuilder().path(dir.resolve("target")).build();
+        CountingIO io = new CountingIO();
+        try (Varve s = Varve.open(source)) {
+            for (int t = 0; t < TABLES; t++) {
+                Table table = s.table("t" + t, TableOptions.callerPlaced(PARTITIONS));
+                for (int p = 0; p < PARTITIONS; p++) for (int i = 0; i < 50; i++) table.partition(p).put(bytes("k" + i), new byte[200]);
+            }
+            long id = s.snapshotNow();
+            try (SnapshotImage image = SnapshotImage.open(s, id); ImageLoader loader = ImageLoader.create(target, io)) {
+                int afterCreate = io.open.get(); // what the loader keeps open from its start (creating the empty store opened more)
+                io.most.set(afterCreate);
+                ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
+                while (image.next(page.clear())) loader.write(image.fileId(), image.index(), page.flip());
+                assertEquals(image.tables(), loader.finish());
+                assertTrue(io.most.get() <= afterCreate + 4, "files open at once: " + io.most.get() + ", of " + (1 + TABLES * PARTITIONS) + " page files");
+            }
+        }
+        assertEquals(0, io.open.get(), "every file the loader opened is closed");
+        try (Varve copy = Varve.open(target)) {
+            assertArrayEquals(new byte[200], copy.table("t5", TableOptions.callerPlaced(PARTITIONS)).partition(7).get(bytes("k49")));
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
