@@ -21,9 +21,8 @@ import java.nio.charset.StandardCharsets;
  * In follow mode ({@link #FOLLOW} in HELLO's flags) the connection stays open after END and carries every change
  * committed after the image's snapshot, in commit order: {@link #CHANGES}, {@link #TABLE_CREATED},
  * {@link #PARTITION_DESTROYED}, {@link #SNAPSHOT}, {@link #RANK}, and a {@link #HEARTBEAT} each second without one.
- *
- * Every follow frame (those after END) starts with a sequence number u64, 1 for the first and one more for each
- * next; the fields below follow it.
+ * Every follow frame (CHANGES, TABLE_CREATED, PARTITION_DESTROYED, SNAPSHOT, RANK, HEARTBEAT) starts with a sequence
+ * number u64, 1 for the first after END and one more for each next; the fields below follow it.
  *
  * <ul>
  *   <li>HELLO: version u32, snapshot id u64 (ignored in follow mode: the sender declares the image's snapshot),
