@@ -77,6 +77,8 @@ public final class ImageLoader implements AutoCloseable {
     private final Map<Integer, FileIO> uncached = new HashMap<>();
     private ByteBuffer aligned;
     private boolean done;
+    /** The files fsynced and closed once all their pages were written (see {@link #release}). */
+    private final Set<Integer> durable = new HashSet<>();
     /** The files the flush under way forces, which stay open until it is done. */
     private List<Integer> flushingFiles = List.of();
     /** A meta page, copied to read its page count from. */
@@ -188,12 +190,15 @@ public final class ImageLoader implements AutoCloseable {
     }
 
     /**
-     * Closes a file whose pages are all written (its meta page counts them): an image arrives file by file, and a file
-     * held open until the end took a descriptor or two per page file of the store, which a store of many partitions
-     * ran out of. It is fsynced with the rest by {@link #finish}, which opens the files one at a time.
+     * Fsyncs and closes a file whose pages are all written (its meta page counts them): an image arrives file by file,
+     * and a file held open until the end took a descriptor or two per page file of the store, which a store of many
+     * partitions ran out of. The fsync comes first, through the descriptor that wrote the file: Linux reports a
+     * write-back error to the descriptors open when it happened, not to one opened later, so an fsync after a reopen
+     * could succeed with pages lost. {@link #finish} opens the files again one at a time, to check them.
      */
     private void release(int fileId) {
         if (flushingFiles.contains(fileId)) awaitFlush(); // the flusher's fsync of it must not meet a closed channel
+        if (durable.add(fileId)) store.force(fileId);
         unflushed.remove(fileId);
         FileIO u = uncached.remove(fileId);
         uncached.put(fileId, null); // writes to it, if any came, go through the page store
@@ -287,7 +292,7 @@ public final class ImageLoader implements AutoCloseable {
         if (!written.containsKey(Catalog.FILE_ID)) throw new CorruptionException("the image holds no catalog (file 0)", store.pathOf(Catalog.FILE_ID), 0);
         ByteBuffer meta = ByteBuffer.allocateDirect(pageSize);
         awaitFlush();
-        // a file at a time, each closed again once checked and fsynced: see release
+        // a file at a time, each closed again once checked: see release
         for (Map.Entry<Integer, BitSet> f : written.entrySet()) {
             long metaId = PageId.of(f.getKey(), 0);
             if (!f.getValue().get(0)) throw new CorruptionException("image file lacks its meta page", store.pathOf(f.getKey()), 0);
@@ -298,8 +303,7 @@ public final class ImageLoader implements AutoCloseable {
                 throw new CorruptionException("image file holds " + f.getValue().cardinality() + " pages, its meta page counts "
                         + count + (missing < count ? " (page " + missing + " missing)" : ""),
                         store.pathOf(f.getKey()), store.offsetOf(PageId.of(f.getKey(), Math.min(missing, count))));
-            store.force(f.getKey()); // what the flushes behind did not cover; the rest costs nothing
-            release(f.getKey());
+            release(f.getKey()); // each file was released (fsynced) once its pages were in: this closes it again
         }
         FilePages files = new FilePages();
         // the catalog is read below, and a reader trusts its tree (a cell's value length sizes the value before its
