@@ -6,7 +6,9 @@ import dev.varve.config.Retention;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.LongFunction;
 
 /**
@@ -20,9 +22,10 @@ import java.util.function.LongFunction;
  * kept only by crossing a level's edge: a keepLast window moving past it as a newer snapshot is counted there (a
  * declaration, or a rank raised), or a keepFor age passing. Those are the only ones checked, each exactly as the
  * rule reads; a drop only widens the windows of the others. Time only moves forward here: an evaluation at an earlier
- * time than the last counts from the last. A keepFor level looks at its snapshots oldest first and stops at the first
- * one still young, so one declared at a time that went backwards (a wall clock stepped back) ages out no earlier
- * than the one before it. Guarded by the archive's state lock.
+ * time than the last counts from the last, and a snapshot declared at an earlier time than that (a wall clock stepped
+ * back) is aged from it, not from its own time, which would make it as old as the step at its declaration. A keepFor
+ * level looks at its snapshots oldest first and stops at the first one still young, so one declared at a time that
+ * went backwards ages out no earlier than the one before it. Guarded by the archive's state lock.
  */
 final class RankTree {
     private final RankTreePolicy policy;
@@ -37,6 +40,8 @@ final class RankTree {
     private long[] candidates = new long[16];
     private int candidateCount;
     private long lastNow = Long.MIN_VALUE;
+    /** Live snapshots declared at a time before {@link #lastNow}: the time each is aged from (lastNow when it was counted). */
+    private final Map<Long, Long> agedFrom = new HashMap<>();
 
     RankTree(RankTreePolicy policy) {
         this.policy = policy;
@@ -64,6 +69,7 @@ final class RankTree {
 
     /** Counts a declared snapshot (or one the archive holds, at open). */
     void add(SnapshotRecord r) {
+        if (r.declaredMillis() < lastNow) agedFrom.put(r.id(), lastNow);
         countAt(r.id(), 1, r.rank());
     }
 
@@ -74,6 +80,7 @@ final class RankTree {
 
     /** Stops counting a dropped snapshot: the windows of the others only widen, so nothing more is checked. */
     void remove(SnapshotRecord r) {
+        agedFrom.remove(r.id());
         for (int j = 1; j < Math.min(Math.min(r.rank(), levels) + 1, keepAllFrom); j++) counted[j - 1].remove(r.id());
     }
 
@@ -81,9 +88,10 @@ final class RankTree {
     void reset(Collection<SnapshotRecord> live) {
         for (SortedIds c : counted) c.clear();
         Arrays.fill(agedBelow, 0);
+        agedFrom.clear();
         candidateCount = 0;
         for (SnapshotRecord r : live) {
-            add(r);
+            countAt(r.id(), 1, r.rank());
             candidate(r.id());
         }
     }
@@ -116,7 +124,7 @@ final class RankTree {
             SortedIds c = counted[j - 1];
             for (int i = c.firstAtLeast(agedBelow[j - 1]); i < c.size(); i++) {
                 SnapshotRecord r = live.apply(c.at(i));
-                if (now - r.declaredMillis() <= rule.age().toMillis()) break;
+                if (now - agedFrom(r) <= rule.age().toMillis()) break;
                 candidate(r.id());
                 agedBelow[j - 1] = r.id() + 1;
             }
@@ -157,7 +165,7 @@ final class RankTree {
                     if (c.size() - 1 - c.indexOf(r.id()) < rule.count()) return j;
                 }
                 case FOR -> {
-                    if (now - r.declaredMillis() <= rule.age().toMillis()) return j;
+                    if (now - agedFrom(r) <= rule.age().toMillis()) return j;
                 }
                 default -> {
                     return j;
@@ -165,6 +173,12 @@ final class RankTree {
             }
         }
         return 0;
+    }
+
+    /** When {@code r} was declared, as its keepFor age counts it. */
+    private long agedFrom(SnapshotRecord r) {
+        Long from = agedFrom.get(r.id());
+        return from == null ? r.declaredMillis() : from;
     }
 
     private String why(SnapshotRecord r) {

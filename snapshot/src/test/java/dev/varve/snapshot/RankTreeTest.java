@@ -148,6 +148,35 @@ class RankTreeTest {
         }
     }
 
+    /**
+     * A wall clock stepped back (NTP correcting a clock that ran ahead) further than a keepFor age: the policy keeps
+     * reading the time it read last until the clock is back there, and a snapshot declared meanwhile was aged from
+     * its own, earlier, declaration time against that later one, so it was dropped as it was declared. It is aged
+     * from the time the policy read last instead, like the snapshots before the step (which drop later by the step).
+     */
+    @Test
+    void aSnapshotDeclaredAfterTheClockSteppedBackIsNotDroppedAtItsDeclaration() {
+        RankTreePolicy policy = RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10)));
+        RankTree tree = new RankTree(policy);
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long t = Duration.ofDays(20_000).toMillis();
+        SnapshotRecord before = snap(1, 1, t);
+        live.put(1L, before);
+        tree.add(before);
+        assertEquals(List.of(), tree.drops(live::get, t));
+        long later = t + Duration.ofMinutes(30).toMillis(); // the archiver's check, half an hour on: snapshot 1 aged out
+        assertEquals(List.of(1L), tree.drops(live::get, later).stream().map(RankTree.Verdict::id).toList());
+        tree.remove(live.remove(1L));
+
+        long stepped = later - Duration.ofHours(1).toMillis(); // the clock goes back an hour
+        SnapshotRecord after = snap(2, 1, stepped);
+        live.put(2L, after);
+        tree.add(after);
+        assertEquals(List.of(), tree.drops(live::get, stepped), "the snapshot just declared is kept");
+        assertEquals(List.of(), tree.drops(live::get, later + Duration.ofMinutes(10).toMillis()), "for its age, from the time read before the step");
+        assertEquals(List.of(2L), tree.drops(live::get, later + Duration.ofMinutes(11).toMillis()).stream().map(RankTree.Verdict::id).toList());
+    }
+
     private static SnapshotRecord pick(TreeMap<Long, SnapshotRecord> live, Random rnd) {
         List<SnapshotRecord> all = new ArrayList<>(live.values());
         return all.get(rnd.nextInt(all.size()));
