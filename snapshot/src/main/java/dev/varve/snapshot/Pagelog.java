@@ -288,8 +288,8 @@ final class Pagelog implements AutoCloseable {
     private int stageRecord(long pageId, long lo, long hi, int kind) {
         if (staged >= recordLimit) // before anything is staged: the refused capture changes nothing
             throw new StorageException("the Pagelog has used all " + recordLimit + " records its addresses can name (record indexes of "
-                    + PagelogDescriptor.RECORD_BITS + " bits, segment numbers below " + Integer.MAX_VALUE + ", never reused over the archive's life): it archives no more "
-                    + "pre-states", dir);
+                    + PagelogDescriptor.RECORD_BITS + " bits, segment numbers below " + Integer.MAX_VALUE
+                    + ", never reused over the archive's life): it archives no more pre-states", dir);
         if (kind == PagelogDescriptor.KIND_WHOLE && pack.isOpen() && staged % recordsPerSegment == recordsPerSegment - 1) sealPack();
         if (stage.remaining() < recordBytes || (staged % recordsPerSegment == 0 && stage.position() > 0)) writeStage();
         long address = staged;
