@@ -149,32 +149,77 @@ class RankTreeTest {
     }
 
     /**
-     * A wall clock stepped back (NTP correcting a clock that ran ahead) further than a keepFor age: the policy keeps
-     * reading the time it read last until the clock is back there, and a snapshot declared meanwhile was aged from
-     * its own, earlier, declaration time against that later one, so it was dropped as it was declared. It is aged
-     * from the time the policy read last instead, like the snapshots before the step (which drop later by the step).
+     * A wall clock stepped back (NTP correcting a clock that ran ahead) further than a keepFor age: the policy held the
+     * latest time it had read until the clock was back there, and a snapshot declared meanwhile was aged from its own,
+     * earlier, declaration time against that later one, so it was dropped as it was declared. Ages count the time that
+     * passed, across the step: the snapshot lives its age from its declaration.
      */
     @Test
-    void aSnapshotDeclaredAfterTheClockSteppedBackIsNotDroppedAtItsDeclaration() {
-        RankTreePolicy policy = RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10)));
-        RankTree tree = new RankTree(policy);
+    void aSnapshotDeclaredAfterTheClockSteppedBackLivesItsAge() {
+        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10))));
         TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
         long t = Duration.ofDays(20_000).toMillis();
-        SnapshotRecord before = snap(1, 1, t);
-        live.put(1L, before);
-        tree.add(before);
-        assertEquals(List.of(), tree.drops(live::get, t));
-        long later = t + Duration.ofMinutes(30).toMillis(); // the archiver's check, half an hour on: snapshot 1 aged out
-        assertEquals(List.of(1L), tree.drops(live::get, later).stream().map(RankTree.Verdict::id).toList());
-        tree.remove(live.remove(1L));
+        declare(tree, live, snap(1, 1, t));
+        assertEquals(List.of(), dropped(tree, live, t));
+        long later = t + minutes(30); // the archiver's check, half an hour on: snapshot 1 aged out
+        assertEquals(List.of(1L), dropped(tree, live, later));
 
-        long stepped = later - Duration.ofHours(1).toMillis(); // the clock goes back an hour
-        SnapshotRecord after = snap(2, 1, stepped);
-        live.put(2L, after);
-        tree.add(after);
-        assertEquals(List.of(), tree.drops(live::get, stepped), "the snapshot just declared is kept");
-        assertEquals(List.of(), tree.drops(live::get, later + Duration.ofMinutes(10).toMillis()), "for its age, from the time read before the step");
-        assertEquals(List.of(2L), tree.drops(live::get, later + Duration.ofMinutes(11).toMillis()).stream().map(RankTree.Verdict::id).toList());
+        long stepped = later - minutes(60); // the clock goes back an hour
+        declare(tree, live, snap(2, 1, stepped));
+        assertEquals(List.of(), dropped(tree, live, stepped), "the snapshot just declared is kept");
+        assertEquals(List.of(), dropped(tree, live, stepped + minutes(10)), "for its age");
+        assertEquals(List.of(2L), dropped(tree, live, stepped + minutes(10) + 1), "and no longer");
+    }
+
+    /** One declared before the step lives its age too, not its age and the step. */
+    @Test
+    void aSnapshotDeclaredBeforeTheClockSteppedBackLivesItsAge() {
+        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10))));
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long t = Duration.ofDays(20_000).toMillis();
+        declare(tree, live, snap(1, 1, t));
+        assertEquals(List.of(), dropped(tree, live, t + minutes(4)));
+        long stepped = t + minutes(4) - minutes(60); // four minutes on, the clock goes back an hour
+        assertEquals(List.of(), dropped(tree, live, stepped));
+        assertEquals(List.of(), dropped(tree, live, stepped + minutes(6)));
+        assertEquals(List.of(1L), dropped(tree, live, stepped + minutes(6) + 1));
+    }
+
+    /**
+     * A declaration reads its time before it takes the lock the archiver's check holds, so after a pause (a GC) it may
+     * bring a time well before the latest the policy read: that is no step back of the clock, or the offset would run
+     * the policy's clock ahead of the wall's and drop the snapshots before it early. It is counted as declared at the
+     * latest time read instead.
+     */
+    @Test
+    void aDeclarationWhoseTimeLagsACheckIsNoStep() {
+        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10))));
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long t = Duration.ofDays(20_000).toMillis();
+        declare(tree, live, snap(1, 1, t));
+        assertEquals(List.of(), dropped(tree, live, t + 5_000)); // the archiver's check
+        declare(tree, live, snap(2, 1, t + 2_000)); // read three seconds before it
+        assertEquals(List.of(), tree.drops(live::get, t + 2_000, false), "evaluated at its declaration");
+        assertEquals(List.of(), dropped(tree, live, t + minutes(10)));
+        assertEquals(List.of(1L), dropped(tree, live, t + minutes(10) + 1), "snapshot 1 lives its age, not less");
+        assertEquals(List.of(), dropped(tree, live, t + 5_000 + minutes(10)));
+        assertEquals(List.of(2L), dropped(tree, live, t + 5_000 + minutes(10) + 1));
+    }
+
+    private static long minutes(int n) {
+        return Duration.ofMinutes(n).toMillis();
+    }
+
+    private static void declare(RankTree tree, TreeMap<Long, SnapshotRecord> live, SnapshotRecord r) {
+        live.put(r.id(), r);
+        tree.add(r);
+    }
+
+    /** Evaluates at {@code now} and drops what it found, as the registry does: the ids dropped. */
+    private static List<Long> dropped(RankTree tree, TreeMap<Long, SnapshotRecord> live, long now) {
+        List<Long> ids = tree.drops(live::get, now).stream().map(RankTree.Verdict::id).toList();
+        for (long id : ids) tree.remove(live.remove(id));
+        return ids;
     }
 
     private static SnapshotRecord pick(TreeMap<Long, SnapshotRecord> live, Random rnd) {
