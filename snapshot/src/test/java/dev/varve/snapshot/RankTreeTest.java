@@ -206,6 +206,55 @@ class RankTreeTest {
         assertEquals(List.of(2L), dropped(tree, live, t + 5_000 + minutes(10) + 1));
     }
 
+    /**
+     * Random histories of a wall clock that steps back (up to twice the age at a time) while snapshots are declared, each
+     * declaration having read its time up to half a second before it is counted, and the policy reading the clock at
+     * least every second (the archiver's check): under keepFor, every snapshot lives its age in real time, to within
+     * the time the policy cannot see — the read's lag, and per step the time from the last read before it to the check
+     * that finds it. (Holding the latest time read until the clock came back kept snapshots the whole step longer.)
+     */
+    @Test
+    void keepForCountsRealTimeAcrossStepsBack() {
+        Random rnd = new Random(7);
+        long age = 30_000;
+        long unseen = 2_500; // a read's lag (0.5 s), and the time between two checks (up to 2 s here)
+        for (int round = 0; round < 50; round++) {
+            RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMillis(age))));
+            TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+            Map<Long, Long> readAt = new HashMap<>(); // real time each declaration read its clock
+            Map<Long, Integer> stepsAtRead = new HashMap<>();
+            int steps = 0;
+            long real = Duration.ofDays(20_000).toMillis();
+            long checked = real; // when the archiver last read the clock
+            long skew = 0; // wall = real + skew
+            long next = 1;
+            for (int step = 0; step < 800; step++) {
+                real += rnd.nextInt(1_000);
+                if (rnd.nextInt(60) == 0) { // NTP steps the clock back
+                    skew -= 1 + rnd.nextInt((int) (2 * age));
+                    steps++;
+                }
+                if (real - checked < 1_000 && rnd.nextBoolean()) {
+                    long lag = rnd.nextInt(500);
+                    SnapshotRecord r = snap(next++, 1, real - lag + skew);
+                    readAt.put(r.id(), real - lag);
+                    stepsAtRead.put(r.id(), steps);
+                    declare(tree, live, r);
+                    for (RankTree.Verdict v : tree.drops(live::get, r.declaredMillis(), false)) {
+                        assertTrue(real - readAt.get(v.id()) > age - unseen, "round " + round + " step " + step + ": snapshot " + v.id() + " dropped early");
+                        tree.remove(live.remove(v.id()));
+                    }
+                } else {
+                    checked = real;
+                    for (long id : dropped(tree, live, real + skew))
+                        assertTrue(real - readAt.get(id) > age - unseen, "round " + round + " step " + step + ": snapshot " + id + " dropped early");
+                    for (SnapshotRecord r : live.values())
+                        assertTrue(real - readAt.get(r.id()) <= age + unseen * (1 + steps - stepsAtRead.get(r.id())), "round " + round + " step " + step + ": snapshot " + r.id() + " kept late");
+                }
+            }
+        }
+    }
+
     private static long minutes(int n) {
         return Duration.ofMinutes(n).toMillis();
     }
