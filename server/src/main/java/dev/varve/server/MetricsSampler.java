@@ -12,11 +12,17 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * Samples the store's metrics on one thread at a fixed interval into two bounded rings: the recent samples (for
  * charts over time) and the recent checkpoints (each seen once, by its id changing). The archive's dead-byte count,
  * which reads every archived record's header, is measured at a much lower rate and cached.
+ *
+ * <p>Samples are stamped with the wall clock as read at start plus the monotonic time since: the dashboard draws its
+ * charts against those times and divides by their differences, and the wall clock read at each sample, stepped back an
+ * hour (NTP), put samples out of order — the charts folded onto one edge and a rate was shown as a whole sample's
+ * count — or, stepped forward a day, squeezed every earlier sample to one side.
  */
 final class MetricsSampler implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MetricsSampler.class);
@@ -44,9 +50,21 @@ final class MetricsSampler implements AutoCloseable {
     private boolean deadBytesMeasured;
     private long deadBytes;
     private long deadBytesAt;
+    /** The monotonic clock (nanoseconds); and the wall clock and it when the sampler started. */
+    private final LongSupplier nanoClock;
+    private final long startMillis;
+    private final long startNanos;
 
     MetricsSampler(Varve store, ServerOptions options) {
+        this(store, options, System::currentTimeMillis, System::nanoTime);
+    }
+
+    /** With the clocks given ({@code wallClock} read once, at start), for tests. */
+    MetricsSampler(Varve store, ServerOptions options, LongSupplier wallClock, LongSupplier nanoClock) {
         this.store = store;
+        this.nanoClock = nanoClock;
+        this.startNanos = nanoClock.getAsLong();
+        this.startMillis = wallClock.getAsLong();
         this.sampleCapacity = options.sampleHistory();
         this.checkpointCapacity = options.checkpointHistory();
         this.deadBytesIntervalNanos = options.deadBytesInterval().toNanos();
@@ -70,9 +88,9 @@ final class MetricsSampler implements AutoCloseable {
         }
     }
 
-    private void sample() {
+    void sample() {
         VarveMetrics m = store.metrics();
-        long now = System.currentTimeMillis();
+        long now = startMillis + TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - startNanos);
         Sample s = new Sample(now, m.writes(), m.walBytesWritten(), m.archiveBytes(), m.archiveBytesPerLevel(), m.dirtyPages(),
                 m.copyOnWritePages(), m.throttledNanos(), m.checkpointBufferUsedPages(), m.checkpointsCompleted());
         CheckpointStats last = m.lastCheckpoint();
@@ -104,7 +122,7 @@ final class MetricsSampler implements AutoCloseable {
      */
     long archiveDeadBytes() {
         synchronized (deadBytesLock) {
-            long now = System.nanoTime();
+            long now = nanoClock.getAsLong();
             if (!deadBytesMeasured || now - deadBytesAt > deadBytesIntervalNanos) {
                 try {
                     deadBytes = store.metrics().archiveDeadBytes();

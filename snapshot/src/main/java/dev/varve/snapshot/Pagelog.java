@@ -49,6 +49,13 @@ final class Pagelog implements AutoCloseable {
     private final int pageSize;
     private final int recordBytes;
     private final long recordsPerSegment;
+    /**
+     * Records the volume can name over its whole life: an address keeps the record's index in its low
+     * {@link PagelogDescriptor#RECORD_BITS} bits and a segment's number is an int (below its largest, so that the
+     * number after the last one still is), and indexes are never reused. Past it an address would name another record
+     * (its top index bit read as an entry offset) or a negative segment.
+     */
+    private final long recordLimit;
     /** Segment number → file; appended by the archiver, read by views. */
     private final Map<Integer, PartFile> segments = new ConcurrentHashMap<>();
     /** Segments before the last one that may stay open once read: enough for the readers of a few in turn. */
@@ -95,6 +102,7 @@ final class Pagelog implements AutoCloseable {
         this.pageSize = pageSize;
         this.recordBytes = PagelogDescriptor.recordBytes(pageSize);
         this.recordsPerSegment = Math.max(16, (segmentBytes - HEADER) / recordBytes);
+        this.recordLimit = Math.min(1L << PagelogDescriptor.RECORD_BITS, (long) Integer.MAX_VALUE * recordsPerSegment);
         this.stage = ByteBuffer.allocateDirect(recordBytes * 256).order(ByteOrder.LITTLE_ENDIAN);
         this.chain = new DiffChain(pageSize);
         this.reader = new PagelogReader(this, segments, pageSize, recordBytes, recordsPerSegment, chain);
@@ -278,6 +286,10 @@ final class Pagelog implements AutoCloseable {
      * the record starts a segment), fills its header but the CRC, zeroes its body, and returns its stage offset.
      */
     private int stageRecord(long pageId, long lo, long hi, int kind) {
+        if (staged >= recordLimit) // before anything is staged: the refused capture changes nothing
+            throw new StorageException("the Pagelog has used all " + recordLimit + " records its addresses can name (record indexes of "
+                    + PagelogDescriptor.RECORD_BITS + " bits, segment numbers below " + Integer.MAX_VALUE
+                    + ", never reused over the archive's life): it archives no more pre-states", dir);
         if (kind == PagelogDescriptor.KIND_WHOLE && pack.isOpen() && staged % recordsPerSegment == recordsPerSegment - 1) sealPack();
         if (stage.remaining() < recordBytes || (staged % recordsPerSegment == 0 && stage.position() > 0)) writeStage();
         long address = staged;

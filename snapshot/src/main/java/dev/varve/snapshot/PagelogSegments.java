@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -45,8 +46,13 @@ final class PagelogSegments {
     static PagelogSegments open(FileIOFactory io, Path dir, int pageSize, long recordsPerSegment, DescriptorBudget budget) {
         PagelogSegments found = new PagelogSegments();
         try {
-            for (Path p : io.list(dir, PagelogDescriptor.FILE_PREFIX)) {
-                if (DurableFiles.isTemp(p)) continue; // a segment creation cut short by a crash: deleted by recovery
+            List<Path> files = new ArrayList<>();
+            for (Path p : io.list(dir, PagelogDescriptor.FILE_PREFIX))
+                if (!DurableFiles.isTemp(p)) files.add(p); // a segment creation cut short by a crash: deleted by recovery
+            // in number order, not name order: past segment 99,999,999 the names grow a ninth digit, and
+            // pagelog-100000000.log sorts before pagelog-99999999.log
+            files.sort(Comparator.comparingInt(PagelogDescriptor::segmentOf));
+            for (Path p : files) {
                 int n = PagelogDescriptor.segmentOf(p);
                 if (!found.segments.isEmpty() && n != found.segments.lastKey() + 1)
                     throw new CorruptionException("Pagelog segment is missing", dir.resolve(PagelogDescriptor.fileName(found.segments.lastKey() + 1)), 0);

@@ -6,7 +6,10 @@ import dev.varve.config.Retention;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.LongFunction;
 
 /**
@@ -19,10 +22,19 @@ import java.util.function.LongFunction;
  * under keep-everything). After each evaluation every live snapshot is kept by some level, and one can stop being
  * kept only by crossing a level's edge: a keepLast window moving past it as a newer snapshot is counted there (a
  * declaration, or a rank raised), or a keepFor age passing. Those are the only ones checked, each exactly as the
- * rule reads; a drop only widens the windows of the others. Time only moves forward here: an evaluation at an earlier
- * time than the last counts from the last. A keepFor level looks at its snapshots oldest first and stops at the first
- * one still young, so one declared at a time that went backwards (a wall clock stepped back) ages out no earlier
- * than the one before it. Guarded by the archive's state lock.
+ * rule reads; a drop only widens the windows of the others.
+ *
+ * <p>Ages are counted on the policy's own clock, which only moves forward: the wall clock plus what it lost in the steps
+ * back it took during this run. A step is found when an evaluation reads the clock under the archive's state lock
+ * (those reads follow each other) and gets an earlier time than the latest the policy read; a declaration's time,
+ * read before that lock, may lag by a pause and is never taken for a step. A snapshot is counted with the offset of
+ * its time, and one whose time lags the latest read is counted as declared then, so ages go on counting the time that
+ * passed, across the step, for the snapshots before it and after it: held at the latest time read until the wall clock
+ * came back there, a snapshot declared meanwhile was as old as the step at its declaration (dropped as declared under
+ * a shorter keepFor), and the ones before the step were kept longer by it. A keepFor level looks at its snapshots
+ * oldest first and stops at the first one still young, so one whose declared time reads later than a newer one's (the
+ * wall clock stepped back before a restart, which loses the offsets) ages out no earlier than it. Guarded by the
+ * archive's state lock.
  */
 final class RankTree {
     private final RankTreePolicy policy;
@@ -33,10 +45,19 @@ final class RankTree {
     private final SortedIds[] counted;
     /** Per keepFor level: the snapshots counted there below this id were found aged out (they stay so). */
     private final long[] agedBelow;
+    /** Whether a level below {@link #keepAllFrom} keeps by age: else no snapshot's declared time is ever read. */
+    private final boolean ages;
     /** Snapshots to check at the next evaluation: [0, candidateCount). */
     private long[] candidates = new long[16];
     private int candidateCount;
+    /** The latest time on the policy's clock, Long.MIN_VALUE before the first. */
     private long lastNow = Long.MIN_VALUE;
+    /** What the wall clock lost in its steps back this run: the policy's clock is the wall clock plus this. */
+    private long offset;
+    /** From each id on (the first one counted after a step back), the offset its declared time is counted with. */
+    private final TreeMap<Long, Long> offsetFrom = new TreeMap<>();
+    /** Live snapshots whose declared time, with its offset, lagged the latest time read: counted as declared then. */
+    private final Map<Long, Long> lagging = new HashMap<>();
 
     RankTree(RankTreePolicy policy) {
         this.policy = policy;
@@ -47,6 +68,9 @@ final class RankTree {
         this.counted = new SortedIds[first - 1];
         for (int j = 0; j < counted.length; j++) counted[j] = new SortedIds();
         this.agedBelow = new long[first - 1];
+        boolean byAge = false;
+        for (int j = 1; j < first; j++) byAge |= rule(j).kind() == Retention.Kind.FOR;
+        this.ages = byAge;
     }
 
     /** True when no snapshot can ever drop (every level 1 keeps everything, the default): nothing to evaluate. */
@@ -64,7 +88,14 @@ final class RankTree {
 
     /** Counts a declared snapshot (or one the archive holds, at open). */
     void add(SnapshotRecord r) {
+        if (ages) countedAt(r);
         countAt(r.id(), 1, r.rank());
+    }
+
+    /** Notes the offset a snapshot's declared time is counted with, and when that time lags the latest read. */
+    private void countedAt(SnapshotRecord r) {
+        if (offset != (offsetFrom.isEmpty() ? 0 : offsetFrom.lastEntry().getValue())) offsetFrom.put(r.id(), offset);
+        if (r.declaredMillis() + offset < lastNow) lagging.put(r.id(), lastNow);
     }
 
     /** Counts {@code raised}, a live snapshot whose rank went up, at the levels it was not counted at before. */
@@ -74,6 +105,7 @@ final class RankTree {
 
     /** Stops counting a dropped snapshot: the windows of the others only widen, so nothing more is checked. */
     void remove(SnapshotRecord r) {
+        lagging.remove(r.id());
         for (int j = 1; j < Math.min(Math.min(r.rank(), levels) + 1, keepAllFrom); j++) counted[j - 1].remove(r.id());
     }
 
@@ -81,9 +113,13 @@ final class RankTree {
     void reset(Collection<SnapshotRecord> live) {
         for (SortedIds c : counted) c.clear();
         Arrays.fill(agedBelow, 0);
+        offset = 0; // the declared times read back are the wall clock's, as they were written
+        offsetFrom.clear();
+        lagging.clear();
+        lastNow = Long.MIN_VALUE;
         candidateCount = 0;
         for (SnapshotRecord r : live) {
-            add(r);
+            countAt(r.id(), 1, r.rank());
             candidate(r.id());
         }
     }
@@ -104,19 +140,27 @@ final class RankTree {
 
     /**
      * The live snapshots ({@code live} looks a record up, null once dropped) that no level up to their rank keeps at
-     * {@code nowMillis}, oldest first; the caller drops them and {@link #remove}s each.
+     * wall-clock time {@code nowMillis}, read under the archive's state lock; oldest first. The caller drops them and
+     * {@link #remove}s each.
      */
     List<Verdict> drops(LongFunction<SnapshotRecord> live, long nowMillis) {
+        return drops(live, nowMillis, true);
+    }
+
+    /**
+     * As {@link #drops(LongFunction, long)}; {@code clockRead} false when {@code nowMillis} is a declaration's time
+     * (read before the lock, or replayed), which moves the policy's clock forward only and finds no step.
+     */
+    List<Verdict> drops(LongFunction<SnapshotRecord> live, long nowMillis, boolean clockRead) {
+        long now = policyTime(nowMillis, clockRead);
         if (keepsEverything()) return List.of();
-        long now = Math.max(nowMillis, lastNow);
-        lastNow = now;
         for (int j = 1; j < keepAllFrom; j++) {
             Retention rule = rule(j);
             if (rule.kind() != Retention.Kind.FOR) continue;
             SortedIds c = counted[j - 1];
             for (int i = c.firstAtLeast(agedBelow[j - 1]); i < c.size(); i++) {
                 SnapshotRecord r = live.apply(c.at(i));
-                if (now - r.declaredMillis() <= rule.age().toMillis()) break;
+                if (now - declared(r) <= rule.age().toMillis()) break;
                 candidate(r.id());
                 agedBelow[j - 1] = r.id() + 1;
             }
@@ -136,17 +180,44 @@ final class RankTree {
         return out;
     }
 
-    /** Whether a level up to the rank of {@code r} keeps it: the rule read directly. */
+    /** Whether a level up to the rank of {@code r} keeps it at {@code now} on the policy's clock: the rule read directly. */
     private boolean kept(SnapshotRecord r, long now) {
-        return keptAt(r, now) > 0;
+        return keeping(r, now) > 0;
     }
 
     /**
-     * The level whose rule keeps live snapshot {@code r} at {@code now}: the lowest keepAll level up to its rank when
-     * there is one (nothing drops it then, but a budget), else the highest level up to its rank that keeps it; 0 when
-     * none does (it goes at the next evaluation). The rules read directly.
+     * The policy's clock at wall-clock time {@code wallMillis}, which it moves to; it never goes back. When
+     * {@code clockRead}, an earlier time than the latest is a step back of the wall clock, added to the offset.
      */
-    int keptAt(SnapshotRecord r, long now) {
+    private long policyTime(long wallMillis, boolean clockRead) {
+        long t = wallMillis + offset;
+        if (clockRead && lastNow != Long.MIN_VALUE && t < lastNow) {
+            offset += lastNow - t;
+            t = lastNow;
+        }
+        lastNow = Math.max(t, lastNow);
+        return lastNow;
+    }
+
+    /** When {@code r} was declared on the policy's clock. */
+    private long declared(SnapshotRecord r) {
+        Long lagged = lagging.get(r.id());
+        if (lagged != null) return lagged;
+        Map.Entry<Long, Long> from = offsetFrom.floorEntry(r.id());
+        return r.declaredMillis() + (from == null ? 0 : from.getValue());
+    }
+
+    /** {@link #keeping} at wall-clock time {@code wallMillis}, without moving the policy's clock. */
+    int keptAt(SnapshotRecord r, long wallMillis) {
+        return keeping(r, Math.max(wallMillis + offset, lastNow));
+    }
+
+    /**
+     * The level whose rule keeps live snapshot {@code r} at {@code now} on the policy's clock: the lowest keepAll level
+     * up to its rank when there is one (nothing drops it then, but a budget), else the highest level up to its rank that
+     * keeps it; 0 when none does (it goes at the next evaluation). The rules read directly.
+     */
+    private int keeping(SnapshotRecord r, long now) {
         int top = Math.min(r.rank(), levels);
         if (top >= keepAllFrom) return keepAllFrom;
         for (int j = top; j >= 1; j--) {
@@ -157,7 +228,7 @@ final class RankTree {
                     if (c.size() - 1 - c.indexOf(r.id()) < rule.count()) return j;
                 }
                 case FOR -> {
-                    if (now - r.declaredMillis() <= rule.age().toMillis()) return j;
+                    if (now - declared(r) <= rule.age().toMillis()) return j;
                 }
                 default -> {
                     return j;

@@ -271,7 +271,7 @@ final class SnapshotRegistry implements AutoCloseable {
         live.put(id, r);
         rankTree.add(r);
         latest = id;
-        enforce(declaredMillis);
+        enforce(declaredMillis, false);
     }
 
     /** Raises a live snapshot's rank, when every level's Maplog stood at {@code positions}; false when it is not live. */
@@ -288,13 +288,13 @@ final class SnapshotRegistry implements AutoCloseable {
             for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ArchiveEncoding.location(j, positions[j - 1]));
         }
         noteDeclared(id, rank); // pages first changed from now on record their pre-state as of it at the new levels too
-        enforce(System.currentTimeMillis());
+        enforce(System.currentTimeMillis(), true);
         return true;
     }
 
-    /** Drops what the policy no longer keeps at {@code nowMillis}. */
-    void enforce(long nowMillis) {
-        for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis)) drop(v.id(), v.why(), DropLogLookup.DROPPED_BY_POLICY);
+    /** Drops what the policy no longer keeps at {@code nowMillis}: read under the state lock, or a declaration's time (see RankTree#drops). */
+    void enforce(long nowMillis, boolean clockRead) {
+        for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis, clockRead)) drop(v.id(), v.why(), DropLogLookup.DROPPED_BY_POLICY);
         forgetBefore(oldestLive());
     }
 

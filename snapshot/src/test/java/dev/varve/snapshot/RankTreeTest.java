@@ -148,6 +148,129 @@ class RankTreeTest {
         }
     }
 
+    /**
+     * A wall clock stepped back (NTP correcting a clock that ran ahead) further than a keepFor age: the policy held the
+     * latest time it had read until the clock was back there, and a snapshot declared meanwhile was aged from its own,
+     * earlier, declaration time against that later one, so it was dropped as it was declared. Ages count the time that
+     * passed, across the step: the snapshot lives its age from its declaration.
+     */
+    @Test
+    void aSnapshotDeclaredAfterTheClockSteppedBackLivesItsAge() {
+        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10))));
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long t = Duration.ofDays(20_000).toMillis();
+        declare(tree, live, snap(1, 1, t));
+        assertEquals(List.of(), dropped(tree, live, t));
+        long later = t + minutes(30); // the archiver's check, half an hour on: snapshot 1 aged out
+        assertEquals(List.of(1L), dropped(tree, live, later));
+
+        long stepped = later - minutes(60); // the clock goes back an hour
+        declare(tree, live, snap(2, 1, stepped));
+        assertEquals(List.of(), dropped(tree, live, stepped), "the snapshot just declared is kept");
+        assertEquals(List.of(), dropped(tree, live, stepped + minutes(10)), "for its age");
+        assertEquals(List.of(2L), dropped(tree, live, stepped + minutes(10) + 1), "and no longer");
+    }
+
+    /** One declared before the step lives its age too, not its age and the step. */
+    @Test
+    void aSnapshotDeclaredBeforeTheClockSteppedBackLivesItsAge() {
+        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10))));
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long t = Duration.ofDays(20_000).toMillis();
+        declare(tree, live, snap(1, 1, t));
+        assertEquals(List.of(), dropped(tree, live, t + minutes(4)));
+        long stepped = t + minutes(4) - minutes(60); // four minutes on, the clock goes back an hour
+        assertEquals(List.of(), dropped(tree, live, stepped));
+        assertEquals(List.of(), dropped(tree, live, stepped + minutes(6)));
+        assertEquals(List.of(1L), dropped(tree, live, stepped + minutes(6) + 1));
+    }
+
+    /**
+     * A declaration reads its time before it takes the lock the archiver's check holds, so after a pause (a GC) it may
+     * bring a time well before the latest the policy read: that is no step back of the clock, or the offset would run
+     * the policy's clock ahead of the wall's and drop the snapshots before it early. It is counted as declared at the
+     * latest time read instead.
+     */
+    @Test
+    void aDeclarationWhoseTimeLagsACheckIsNoStep() {
+        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10))));
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long t = Duration.ofDays(20_000).toMillis();
+        declare(tree, live, snap(1, 1, t));
+        assertEquals(List.of(), dropped(tree, live, t + 5_000)); // the archiver's check
+        declare(tree, live, snap(2, 1, t + 2_000)); // read three seconds before it
+        assertEquals(List.of(), tree.drops(live::get, t + 2_000, false), "evaluated at its declaration");
+        assertEquals(List.of(), dropped(tree, live, t + minutes(10)));
+        assertEquals(List.of(1L), dropped(tree, live, t + minutes(10) + 1), "snapshot 1 lives its age, not less");
+        assertEquals(List.of(), dropped(tree, live, t + 5_000 + minutes(10)));
+        assertEquals(List.of(2L), dropped(tree, live, t + 5_000 + minutes(10) + 1));
+    }
+
+    /**
+     * Random histories of a wall clock that steps back (up to twice the age at a time) while snapshots are declared, each
+     * declaration having read its time up to half a second before it is counted, and the policy reading the clock at
+     * least every second (the archiver's check): under keepFor, every snapshot lives its age in real time, to within
+     * the time the policy cannot see — the read's lag, and per step the time from the last read before it to the check
+     * that finds it. (Holding the latest time read until the clock came back kept snapshots the whole step longer.)
+     */
+    @Test
+    void keepForCountsRealTimeAcrossStepsBack() {
+        Random rnd = new Random(7);
+        long age = 30_000;
+        long unseen = 2_500; // a read's lag (0.5 s), and the time between two checks (up to 2 s here)
+        for (int round = 0; round < 50; round++) {
+            RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMillis(age))));
+            TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+            Map<Long, Long> readAt = new HashMap<>(); // real time each declaration read its clock
+            Map<Long, Integer> stepsAtRead = new HashMap<>();
+            int steps = 0;
+            long real = Duration.ofDays(20_000).toMillis();
+            long checked = real; // when the archiver last read the clock
+            long skew = 0; // wall = real + skew
+            long next = 1;
+            for (int step = 0; step < 800; step++) {
+                real += rnd.nextInt(1_000);
+                if (rnd.nextInt(60) == 0) { // NTP steps the clock back
+                    skew -= 1 + rnd.nextInt((int) (2 * age));
+                    steps++;
+                }
+                if (real - checked < 1_000 && rnd.nextBoolean()) {
+                    long lag = rnd.nextInt(500);
+                    SnapshotRecord r = snap(next++, 1, real - lag + skew);
+                    readAt.put(r.id(), real - lag);
+                    stepsAtRead.put(r.id(), steps);
+                    declare(tree, live, r);
+                    for (RankTree.Verdict v : tree.drops(live::get, r.declaredMillis(), false)) {
+                        assertTrue(real - readAt.get(v.id()) > age - unseen, "round " + round + " step " + step + ": snapshot " + v.id() + " dropped early");
+                        tree.remove(live.remove(v.id()));
+                    }
+                } else {
+                    checked = real;
+                    for (long id : dropped(tree, live, real + skew))
+                        assertTrue(real - readAt.get(id) > age - unseen, "round " + round + " step " + step + ": snapshot " + id + " dropped early");
+                    for (SnapshotRecord r : live.values())
+                        assertTrue(real - readAt.get(r.id()) <= age + unseen * (1 + steps - stepsAtRead.get(r.id())), "round " + round + " step " + step + ": snapshot " + r.id() + " kept late");
+                }
+            }
+        }
+    }
+
+    private static long minutes(int n) {
+        return Duration.ofMinutes(n).toMillis();
+    }
+
+    private static void declare(RankTree tree, TreeMap<Long, SnapshotRecord> live, SnapshotRecord r) {
+        live.put(r.id(), r);
+        tree.add(r);
+    }
+
+    /** Evaluates at {@code now} and drops what it found, as the registry does: the ids dropped. */
+    private static List<Long> dropped(RankTree tree, TreeMap<Long, SnapshotRecord> live, long now) {
+        List<Long> ids = tree.drops(live::get, now).stream().map(RankTree.Verdict::id).toList();
+        for (long id : ids) tree.remove(live.remove(id));
+        return ids;
+    }
+
     private static SnapshotRecord pick(TreeMap<Long, SnapshotRecord> live, Random rnd) {
         List<SnapshotRecord> all = new ArrayList<>(live.values());
         return all.get(rnd.nextInt(all.size()));
