@@ -404,6 +404,12 @@ public final class Wal implements AutoCloseable {
         return preparer.ready(currentIndex + 1);
     }
 
+    /** The test seam for the threads the OS may refuse: the ones that prepare and finish segment switches. */
+    void threadFactory(java.util.concurrent.ThreadFactory threads) {
+        preparer.threads = threads;
+        closer.threads = threads;
+    }
+
     /** The failure that stopped this WAL, or null. */
     public StorageException failure() {
         return failure.get();
