@@ -158,7 +158,7 @@ public final class Wal implements AutoCloseable {
             Wal wal = new Wal(scan, last, endOffset, flushFrequency);
             if (wal.flusher != null) wal.flusher.start(agents);
             return wal;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // the flusher's thread refused too: the open that failed keeps no file
             WalSegment.closeQuietly(last);
             throw e;
         }
