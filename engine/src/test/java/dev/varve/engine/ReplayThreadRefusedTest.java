@@ -6,11 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.util.RefusedThreads;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -36,17 +35,6 @@ class ReplayThreadRefusedTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Starts the first thread, then refuses every further one as the OS does at its thread limit. */
-    private static ThreadFactory refusingAfterOne() {
-        AtomicInteger made = new AtomicInteger();
-        return r -> made.incrementAndGet() == 1 ? new Thread(r) : new Thread(r) {
-            @Override
-            public synchronized void start() {
-                throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process/resource limits reached");
-            }
-        };
-    }
-
     private static long replayThreadsAlive() {
         return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("varve-replay-") && t.isAlive()).count();
     }
@@ -59,7 +47,7 @@ class ReplayThreadRefusedTest {
         for (int i = 0; i < 3000; i++) t.put(bytes("k" + i), bytes("v" + i));
         crashed.halt(); // kill -9: every write is in the WAL alone
         long before = replayThreadsAlive();
-        ReplayWorkers.threads = refusingAfterOne();
+        ReplayWorkers.threads = RefusedThreads.after(1);
         try (Varve reopened = open()) {
             assertTrue(reopened.recoveryReport().replayedRecords() > 0, "the crash left records to replay");
             assertEquals(0, reopened.engine().replayWorkers, "the opening thread replayed alone");
