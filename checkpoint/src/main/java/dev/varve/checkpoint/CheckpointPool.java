@@ -6,14 +6,19 @@ import dev.varve.core.util.ThreadEnd;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@code checkpointThreads} threads a checkpoint spreads its recovery-file and page writes over. It is not an
@@ -22,6 +27,7 @@ import java.util.function.Consumer;
  * on the thread that runs the checkpoint, so a test that steps the checkpointer sees the same order every time.
  */
 final class CheckpointPool implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CheckpointPool.class);
     /** Work on one slice. */
     interface SliceTask<T> {
         void run(int index, T slice) throws Exception;
@@ -38,6 +44,11 @@ final class CheckpointPool implements AutoCloseable {
 
     /** A pool of {@code threads} threads, or none when not {@code parallel}. */
     CheckpointPool(int threads, boolean parallel) {
+        this(threads, parallel, Thread::new);
+    }
+
+    /** As above, its threads made by {@code factory}: the test seam for threads the OS refuses to start. */
+    CheckpointPool(int threads, boolean parallel, ThreadFactory factory) {
         this.threads = threads;
         if (!parallel) {
             this.executor = null;
@@ -46,7 +57,8 @@ final class CheckpointPool implements AutoCloseable {
         AtomicInteger n = new AtomicInteger();
         String store = StoreThreads.suffix(); // pool threads start later, on other threads
         this.executor = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "varve-checkpoint-" + n.incrementAndGet() + store);
+            Thread t = factory.newThread(r);
+            t.setName("varve-checkpoint-" + n.incrementAndGet() + store);
             t.setDaemon(true);
             made.add(t);
             return t;
@@ -75,10 +87,20 @@ final class CheckpointPool implements AutoCloseable {
         for (int i = 0; i < slices.size(); i++) {
             int index = i;
             T slice = slices.get(i);
-            futures.add(executor.submit(() -> {
+            Callable<Void> work = () -> {
                 task.run(index, slice);
                 return null;
-            }));
+            };
+            try {
+                futures.add(executor.submit(work));
+            } catch (OutOfMemoryError e) {
+                // the pool starts its threads as work comes, and the OS refused one (unable to create native thread):
+                // a failed checkpoint would stop the store's writes until it is reopened, so the slice runs here instead
+                LOG.warn("cannot start a checkpoint thread ({}); writing its share on the checkpointer's thread", e.toString());
+                FutureTask<Void> inline = new FutureTask<>(work);
+                inline.run();
+                futures.add(inline);
+            }
         }
         RuntimeException first = null;
         // a checkpoint is not given up half-way because its caller was interrupted (a close() from a cancelled task):

@@ -156,6 +156,7 @@ final class Engine {
             replayHeadroom.refuseSmaller(memory, config); // a region the replay cannot fit in, before any write
             // a store of another tree format (its catalog's tells) is refused before recovery writes to it
             BPlusTree.refuseOtherFormat(store, Catalog.FILE_ID);
+            if (!readOnly) RetentionFile.refuseUnwritable(io, config.archivePath()); // written after recovery: refused before it
             // the first write: the markers, the WAL from where recovery reads and the archive were found sound (a page
             // is checked when it is read: damage in one that replay reads is found after recovery's first steps)
             this.wal = Wal.open(walScan, config.walFlushFrequency(), agents, readOnly);

@@ -7,6 +7,8 @@ import dev.varve.core.tree.BPlusTree;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What recovery replays the logical WAL records into: the catalog and the archive are loaded first, then each record
@@ -15,8 +17,9 @@ import java.util.List;
  * record waits for them first, because it orders partitions against each other.
  */
 final class LogicalReplayer implements LogicalReplay {
+    private static final Logger LOG = LoggerFactory.getLogger(LogicalReplayer.class);
     private final Engine engine;
-    private final int workerCount;
+    private int workerCount; // 0 from the first record on when the OS refused the workers' threads
     private ReplayWorkers workers; // started at the first data record
     private int workersStarted;
     /** The rank of the snapshot the last logical record replayed owes: a writeAndSnapshot batch whose snaprec did not follow. */
@@ -73,16 +76,28 @@ final class LogicalReplayer implements LogicalReplay {
     private int applyData(ByteBuffer payload) {
         List<LogicalRecords.Op> ops = LogicalRecords.decodeBatch(payload);
         int owed = LogicalRecords.snapshotRankAfter(payload, ops);
-        if (workerCount < 2) {
+        if (workers == null && workerCount >= 2) startWorkers();
+        if (workers == null) {
             for (LogicalRecords.Op op : ops) Engine.applyOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
             return owed;
         }
-        if (workers == null) {
-            workers = new ReplayWorkers(workerCount);
-            workersStarted = workerCount;
-        }
         for (LogicalRecords.Op op : ops) workers.submit(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
         return owed;
+    }
+
+    /**
+     * Starts the workers at the first data record. When the OS refuses a thread (unable to create native thread), the
+     * opening thread replays alone: the workers only speed replay up, and a store that needed them to open would not
+     * open at all under that thread limit.
+     */
+    private void startWorkers() {
+        try {
+            workers = new ReplayWorkers(workerCount);
+            workersStarted = workerCount;
+        } catch (OutOfMemoryError e) {
+            LOG.warn("cannot start {} replay threads ({}); replaying on the opening thread alone", workerCount, e.toString());
+            workerCount = 0;
+        }
     }
 
     /** Each operation of a data record may remove or replace a value of the longest overflow chain; nothing else frees one. */

@@ -4,6 +4,7 @@ import dev.varve.core.util.StoreThreads;
 
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * Logical replay by partition: the recovering thread reads and decodes the WAL and hands each operation to the
@@ -19,13 +20,23 @@ final class ReplayWorkers implements AutoCloseable {
     static final int CHUNK = 256;
     private static final int QUEUED_CHUNKS = 8;
 
+    /** Makes the workers' threads: {@code Thread::new}, or in tests one the OS refuses to start. */
+    static volatile ThreadFactory threads = Thread::new;
+
     private final Worker[] workers;
 
     /** Starts {@code count} worker threads (at least 2: with one, the reader applies operations itself). */
     ReplayWorkers(int count) {
         if (count < 2) throw new IllegalArgumentException("replay workers: " + count + " (at least 2)");
         workers = new Worker[count];
-        for (int i = 0; i < count; i++) workers[i] = new Worker("varve-replay-" + i + StoreThreads.suffix());
+        for (int i = 0; i < count; i++) {
+            try {
+                workers[i] = new Worker("varve-replay-" + i + StoreThreads.suffix());
+            } catch (OutOfMemoryError e) { // the OS refused the thread: the ones started would wait for work forever
+                for (int j = 0; j < i; j++) workers[j].stop();
+                throw e;
+            }
+        }
     }
 
     /** Workers for {@code configured} recovery threads on this machine: at most one per core; 0 when that leaves one. */
@@ -65,7 +76,8 @@ final class ReplayWorkers implements AutoCloseable {
         private volatile Throwable failure;
 
         Worker(String name) {
-            thread = new Thread(this, name);
+            thread = threads.newThread(this);
+            thread.setName(name);
             thread.setDaemon(true);
             thread.start();
         }

@@ -5,9 +5,10 @@ import dev.varve.core.io.DirectoryFingerprint;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.ForwardingFileIOFactory;
 import dev.varve.core.io.StorageException;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
@@ -25,7 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A page file this user may not write (a store restored by root for a service that runs as another user, one file
  * left read-only): page files are opened when a page of theirs is first read, so a writable open of a crashed store
  * found out in the middle of recovery, after it had cut the archive back to its mark — a refused open that changed
- * the store. It is now refused before the first write, naming the file. (Tests run as root, whom chmod does not stop:
+ * the store. It is now refused before the first write, naming the file. So is the archive's retention policy file,
+ * which open rewrites once recovery is done. (Tests run as root, whom chmod does not stop:
  * the denial is injected where the file is opened.)
  */
 @Timeout(60)
@@ -33,8 +35,10 @@ class UnwritableFilesTest {
     @TempDir
     Path dir;
 
-    @Test
-    void aPageFileThatCannotBeWrittenRefusesTheOpenBeforeRecoveryChangesAnything() throws IOException {
+    /** A page file, and the archive's retention policy file, which open records the policy in once recovery is done. */
+    @ParameterizedTest
+    @ValueSource(strings = {"pages/t00001-p00003.page", "archive/retention.policy"})
+    void aFileThatCannotBeWrittenRefusesTheOpenBeforeRecoveryChangesAnything(String file) throws IOException {
         Path store = dir.resolve("store");
         VarveConfig config = FixtureSupport.small(store).build();
         try (Varve v = Varve.open(config)) {
@@ -48,7 +52,7 @@ class UnwritableFilesTest {
         crashed.table("t").put(utf8("k1"), utf8("last"));
         crashed.halt();
 
-        Path denied = store.resolve("pages").resolve("t00001-p00003.page");
+        Path denied = store.resolve(file);
         assertTrue(java.nio.file.Files.exists(denied));
         Map<String, String> before = DirectoryFingerprint.of(store);
         StorageException e = assertThrows(StorageException.class, () -> Varve.open(config, new ForwardingFileIOFactory() {

@@ -40,6 +40,22 @@ public final class RetentionFile {
     }
 
     /**
+     * Refuses a policy file this process may not write (a store restored read-only, or by another user): a writable
+     * open {@link #record records} the policy once recovery is done, so it checks this before its first write, or a
+     * refused open would have changed the store.
+     */
+    public static void refuseUnwritable(FileIOFactory io, Path archiveDir) {
+        Path file = archiveDir.resolve(RetentionFileDescriptor.FILE);
+        if (!io.exists(file)) return;
+        try {
+            io.open(file, false).close();
+        } catch (IOException e) {
+            throw new StorageException("cannot open the retention policy file for writing, which a writable open records its policy in: "
+                    + e.getMessage() + "; give this user write permission on it, or read the store with Varve.openReadOnly", file, e);
+        }
+    }
+
+    /**
      * Records {@code policy} in {@code archiveDir} unless it is what the file holds: written whole in one rename, so a
      * crash leaves the old policy or the new one. A damaged file is replaced.
      */

@@ -5,6 +5,7 @@ import dev.varve.core.util.ThreadEnd;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -33,19 +34,28 @@ public final class AgentRunner implements AgentHandle {
 
     /** A runner for {@code agent}; its thread is created now, so it carries the opening store's name. */
     public AgentRunner(Agent agent, IdleStrategy idle) {
+        this(agent, idle, Thread::new);
+    }
+
+    /** As above, its thread made by {@code threads}. */
+    public AgentRunner(Agent agent, IdleStrategy idle, ThreadFactory threads) {
         if (agent == null) throw new IllegalArgumentException("agent must not be null");
         if (idle == null) throw new IllegalArgumentException("idle strategy must not be null");
         this.agent = agent;
         this.idle = idle;
-        this.thread = new Thread(this::run, "varve-" + agent.roleName() + StoreThreads.suffix());
+        this.thread = threads.newThread(this::run);
+        thread.setName("varve-" + agent.roleName() + StoreThreads.suffix());
         thread.setDaemon(true);
     }
 
-    /** Starts the thread; once. */
+    /**
+     * Starts the thread; once. A thread the OS refuses (unable to create native thread) leaves the runner not
+     * started, so that close still closes the agent, whose own thread never will.
+     */
     public synchronized void start() {
         if (started || closed) throw new IllegalStateException("agent " + agent.roleName() + (closed ? " was closed" : " was started already"));
-        started = true;
         thread.start();
+        started = true;
     }
 
     private void run() {

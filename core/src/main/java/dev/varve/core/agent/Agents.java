@@ -3,6 +3,7 @@ package dev.varve.core.agent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * How a store runs its background agents, chosen once at open: {@link #dedicated()} gives each agent a thread of its
@@ -16,20 +17,32 @@ import java.util.List;
  */
 public final class Agents {
     private final boolean invoked;
+    /** Makes the agents' threads when they are dedicated. */
+    private final ThreadFactory threads;
     private final List<AgentInvoker> invokers = new ArrayList<>(); // this
 
-    private Agents(boolean invoked) {
+    private Agents(boolean invoked, ThreadFactory threads) {
         this.invoked = invoked;
+        this.threads = threads;
     }
 
     /** Every agent on a thread of its own. */
     public static Agents dedicated() {
-        return new Agents(false);
+        return dedicated(Thread::new);
+    }
+
+    /**
+     * Every agent on a thread {@code threads} makes: the test seam for a thread the OS refuses to start
+     * ({@code OutOfMemoryError: unable to create native thread}), which fails the open that starts it.
+     */
+    public static Agents dedicated(ThreadFactory threads) {
+        if (threads == null) throw new IllegalArgumentException("threads must not be null");
+        return new Agents(false, threads);
     }
 
     /** No agent threads: the holder steps the agents by hand. */
     public static Agents invoked() {
-        return new Agents(true);
+        return new Agents(true, null);
     }
 
     /** False in invoked mode: work a component would spread over threads runs on the calling thread instead. */
@@ -44,7 +57,7 @@ public final class Agents {
     public AgentHandle start(Agent agent, Duration idlePeriod) {
         IdleStrategy idle = IdleStrategy.parking(idlePeriod);
         if (!invoked) {
-            AgentRunner r = new AgentRunner(agent, idle);
+            AgentRunner r = new AgentRunner(agent, idle, threads);
             r.start();
             return r;
         }

@@ -1,5 +1,6 @@
 package dev.varve.core.io;
 
+import java.nio.file.FileSystemException;
 import java.nio.file.Path;
 
 /**
@@ -12,8 +13,19 @@ public class StorageException extends RuntimeException {
 
     /** A failure on {@code file} (may be null when no single file is to blame). */
     public StorageException(String message, Path file, Throwable cause) {
-        super(file == null ? message : message + " [file " + file + "]", cause);
+        super(withReason(message, cause) + (file == null ? "" : " [file " + file + "]"), cause);
         this.file = file;
+    }
+
+    /**
+     * The OS's refusal ("Too many open files", "Read-only file system", "No space left on device") in the message when
+     * the caller's does not say it: a log line or a tool showing the message alone must tell why, not only what was
+     * being done — "cannot create page directory" was all a descriptor limit met while listing it showed.
+     */
+    private static String withReason(String message, Throwable cause) {
+        if (!(cause instanceof FileSystemException f)) return message;
+        String reason = f.getReason() != null ? f.getReason() : f.getClass().getSimpleName(); // AccessDenied, NoSuchFile: no reason
+        return message != null && message.contains(reason) ? message : message + ": " + reason;
     }
 
     /** A failure without an underlying exception. */

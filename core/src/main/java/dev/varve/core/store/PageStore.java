@@ -82,7 +82,7 @@ public final class PageStore implements AutoCloseable {
             io.createDirectories(dir);
             for (Path p : io.list(dir, PREFIX)) if (DurableFiles.isTemp(p)) io.delete(p);
         } catch (IOException e) {
-            throw new StorageException("cannot create page directory", dir, e);
+            throw new StorageException("cannot create or list the page directory", dir, e);
         }
     }
 

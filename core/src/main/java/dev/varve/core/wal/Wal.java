@@ -158,7 +158,7 @@ public final class Wal implements AutoCloseable {
             Wal wal = new Wal(scan, last, endOffset, flushFrequency);
             if (wal.flusher != null) wal.flusher.start(agents);
             return wal;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // the flusher's thread refused too: the open that failed keeps no file
             WalSegment.closeQuietly(last);
             throw e;
         }
@@ -402,6 +402,12 @@ public final class Wal implements AutoCloseable {
     /** True when the next segment's file is prepared (see {@link WalSegmentPreparer}) and waits for the switch. */
     boolean nextSegmentReady() {
         return preparer.ready(currentIndex + 1);
+    }
+
+    /** The test seam for the threads the OS may refuse: the ones that prepare and finish segment switches. */
+    void threadFactory(java.util.concurrent.ThreadFactory threads) {
+        preparer.threads = threads;
+        closer.threads = threads;
     }
 
     /** The failure that stopped this WAL, or null. */

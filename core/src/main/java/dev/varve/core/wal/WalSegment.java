@@ -134,7 +134,10 @@ final class WalSegment implements AutoCloseable {
             seg = open(io, path, index, segmentSize);
         } catch (StorageException e) {
             if (path.equals(named)) throw e;
-            throw new StorageException("cannot open WAL segment " + index + ", prepared as " + path.getFileName(), named, e.getCause());
+            // the reason stays in the message: it is what a log line shows
+            Throwable reason = e.getCause();
+            throw new StorageException("cannot open WAL segment " + index + ", prepared as " + path.getFileName()
+                    + (reason == null ? "" : ": " + reason.getMessage()), named, reason);
         }
         if (seg == null) throw new StorageException("WAL segment " + index + " has the wrong size after creation", named);
         return seg;
@@ -179,10 +182,24 @@ final class WalSegment implements AutoCloseable {
                 }
                 return null;
             }
-            return new WalSegment(index, path, file, file.map(0, (int) segmentSize));
+            return new WalSegment(index, path, file, map(file, segmentSize));
         } catch (IOException | UncheckedIOException e) {
             closeQuietly(file);
             throw new StorageException("cannot open WAL segment " + index + ": " + unwrap(e).getMessage(), path, unwrap(e));
+        }
+    }
+
+    /**
+     * Maps the whole segment. The JDK reports a mapping the OS refused (ENOMEM) as {@code IOException: Map failed},
+     * caused by an {@code OutOfMemoryError}, which says nothing of which limit it met: the message names them.
+     */
+    private static MappedRegion map(FileIO file, long segmentSize) throws IOException {
+        try {
+            return file.map(0, (int) segmentSize);
+        } catch (IOException e) {
+            if (!(e.getCause() instanceof OutOfMemoryError)) throw e;
+            throw new IOException(e.getMessage() + ": the OS refused to map the segment's " + segmentSize + " bytes (the process's "
+                    + "address space, ulimit -v, or its count of memory maps, vm.max_map_count, is exhausted)", e);
         }
     }
 

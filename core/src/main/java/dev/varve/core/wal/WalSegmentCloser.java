@@ -5,7 +5,10 @@ import dev.varve.core.io.StorageException;
 import java.nio.file.Path;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The second half of a segment switch under LOG_ONLY and BACKGROUND, run off the writers' path: forces what of the
@@ -24,11 +27,14 @@ import java.util.function.UnaryOperator;
  * One switch's second half at a time: the next switch finishes it first (normally long done by then).
  */
 final class WalSegmentCloser {
+    private static final Logger LOG = LoggerFactory.getLogger(WalSegmentCloser.class);
     private final FileIOFactory io;
     private final Path dir;
     private final String threadName;
     private final UnaryOperator<StorageException> onFailure;
     private FutureTask<Void> pending; // guarded by this
+    /** Makes the closing thread: {@code Thread::new}, or in tests one the OS refuses to start. */
+    volatile ThreadFactory threads = Thread::new;
 
     /** {@code onFailure} records a failure of the background half (the WAL then refuses work) and returns it. */
     WalSegmentCloser(FileIOFactory io, Path dir, String threadName, UnaryOperator<StorageException> onFailure) {
@@ -57,9 +63,17 @@ final class WalSegmentCloser {
             if (pending != null) throw new IllegalStateException("a segment switch is still being finished");
             pending = task;
         }
-        Thread t = new Thread(task, threadName);
+        Thread t = threads.newThread(task);
+        t.setName(threadName);
         t.setDaemon(true);
-        t.start();
+        try {
+            t.start();
+        } catch (OutOfMemoryError e) {
+            // the OS refused the thread (unable to create native thread): the switch, half done (the old segment is
+            // sealed), must still move appending to the next segment, so its second half runs here, as finish would
+            LOG.warn("cannot start a thread to finish the WAL segment switch ({}); finishing it on the appending thread", e.toString());
+            task.run();
+        }
     }
 
     /**

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,7 +22,9 @@ import org.slf4j.LoggerFactory;
  * the WAL's on-disk rules do not change: a file with a segment's name still proves every earlier segment durable,
  * and a crash leaves a temporary file that open deletes. A preparation that failed (a full disk) is not reported
  * from the background thread: the switch creates the segment itself, which fails the append naming the file as
- * before, or succeeds if the disk has room again.
+ * before, or succeeds if the disk has room again. So does a preparation whose thread the OS refuses
+ * ({@code OutOfMemoryError: unable to create native thread}): the append that asked for it must not fail for it,
+ * as it has already reserved its place in the segment, and every later record waits for that one to be written.
  */
 final class WalSegmentPreparer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WalSegmentPreparer.class);
@@ -32,6 +35,8 @@ final class WalSegmentPreparer implements AutoCloseable {
     /** The mode the WAL appends under, which the segments' headers record. */
     private final WalSyncMode mode;
     private final String threadName;
+    /** Makes the preparing thread: {@code Thread::new}, or in tests one the OS refuses to start. */
+    volatile ThreadFactory threads = Thread::new;
     /** The segment being prepared, or -1; guarded by this. */
     private long index = -1;
     private CompletableFuture<Void> task; // guarded by this
@@ -51,16 +56,23 @@ final class WalSegmentPreparer implements AutoCloseable {
         index = next;
         CompletableFuture<Void> f = new CompletableFuture<>();
         task = f;
-        Thread t = new Thread(() -> {
+        Thread t = threads.newThread(() -> {
             try {
                 WalSegment.prepareFile(io, dir, next, segmentSize, mode);
                 f.complete(null);
             } catch (Throwable e) {
                 f.completeExceptionally(e);
             }
-        }, threadName);
+        });
+        t.setName(threadName);
         t.setDaemon(true);
-        t.start();
+        try {
+            t.start();
+        } catch (OutOfMemoryError e) {
+            // no thread to prepare it: the switch creates the file itself, and take and close find nothing to wait for
+            LOG.warn("cannot start a thread to prepare WAL segment {} ahead ({}); the segment switch creates it instead", next, e.toString());
+            f.completeExceptionally(e);
+        }
     }
 
     /** True when segment {@code next}'s file has been prepared and waits for the switch. */
