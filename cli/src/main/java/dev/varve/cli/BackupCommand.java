@@ -12,6 +12,7 @@ import picocli.CommandLine.Parameters;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -56,6 +57,9 @@ final class BackupCommand implements Callable<Integer> {
     String retention;
 
     @Mixin
+    TransferLimits limits;
+
+    @Mixin
     NewStoreOptions newStore;
 
     @Mixin
@@ -70,9 +74,12 @@ final class BackupCommand implements Callable<Integer> {
             if (follow == (asOf != null)) throw new IllegalArgumentException("with --from give either --as-of ID or --follow");
             if (retention != null && !follow) throw new IllegalArgumentException("--retention needs --follow: a backup holds no snapshots");
             RankTreePolicy policy = retention == null ? null : RankTreePolicy.parse(retention);
-            return new RemoteBackup(RemoteBackup.hostPort(from), asOf, newStore.to, recoveryMode, policy, output).run(follow);
+            return new RemoteBackup(RemoteBackup.hostPort(from), asOf, newStore.to, recoveryMode, policy, limits, output).run(follow);
         }
         if (follow || recoveryMode != null || retention != null) throw new IllegalArgumentException("--follow, --recovery-mode and --retention need --from");
+        List<String> bounds = limits.given();
+        if (!bounds.isEmpty())
+            throw new IllegalArgumentException(String.join(" and ", bounds) + (bounds.size() == 1 ? " needs" : " need") + " --from: it bounds a transfer from a server");
         return local();
     }
 

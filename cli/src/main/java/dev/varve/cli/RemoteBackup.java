@@ -28,11 +28,13 @@ final class RemoteBackup {
     private final SnapshotBackup backup;
     private final OutputOptions output;
 
-    RemoteBackup(InetSocketAddress from, Long asOf, Path to, RecoveryMode recoveryMode, RankTreePolicy retention, OutputOptions output) {
+    RemoteBackup(InetSocketAddress from, Long asOf, Path to, RecoveryMode recoveryMode, RankTreePolicy retention, TransferLimits limits,
+                 OutputOptions output) {
         // follow mode ignores the id: the server declares the image's snapshot
         this.backup = new SnapshotBackup(from, asOf == null ? 1 : asOf, to);
         if (recoveryMode != null) backup.recoveryMode(recoveryMode);
         if (retention != null) backup.retention(retention);
+        limits.applyTo(backup);
         this.output = output;
     }
 
