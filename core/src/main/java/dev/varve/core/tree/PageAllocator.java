@@ -1,5 +1,6 @@
 package dev.varve.core.tree;
 
+import dev.varve.core.io.PartitionFullException;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
@@ -14,11 +15,46 @@ final class PageAllocator {
     private final PageAccess pages;
     private final int fileId;
     private final long metaId;
+    /** {@link BPlusTree#MAX_PAGES}; lower only in tests, which cannot write 8 TiB to reach it ({@link BPlusTree#limitPages}). */
+    private int maxPages = BPlusTree.MAX_PAGES;
 
     PageAllocator(PageAccess pages, int fileId) {
         this.pages = pages;
         this.fileId = fileId;
         this.metaId = PageId.of(fileId, MetaPage.META_INDEX);
+    }
+
+    void maxPages(int maxPages) {
+        this.maxPages = maxPages;
+    }
+
+    int maxPages() {
+        return maxPages;
+    }
+
+    /** Pages {@link #allocate} can still hand out: those the file may grow by plus its free ones. */
+    long room() {
+        Page meta = pages.acquireRead(metaId);
+        try {
+            return (long) maxPages - MetaPage.pageCount(meta) + MetaPage.freeCount(meta);
+        } finally {
+            pages.releaseRead(meta);
+        }
+    }
+
+    /**
+     * Refuses, before anything changes, a change that may take {@code needed} pages more than {@link #room} (after
+     * it frees {@code freed}): running out half-way would leave a split or an overflow chain half made.
+     */
+    void checkRoom(long needed, long freed) {
+        long room = room() + freed;
+        if (needed > room) throw full(needed, room);
+    }
+
+    private PartitionFullException full(long needed, long room) {
+        return new PartitionFullException("partition " + PageId.partitionOf(fileId) + " of table id " + PageId.tableOf(fileId)
+                + " is full: a put may need " + needed + " more pages and " + Math.max(0, room) + " are left of the " + maxPages
+                + " a partition file holds; nothing was written");
     }
 
     /**
@@ -43,7 +79,7 @@ final class PageAllocator {
                 return id;
             }
             int index = MetaPage.pageCount(meta);
-            if (index == Integer.MAX_VALUE) throw new CorruptTreeException("partition file is full", metaId);
+            if (index >= maxPages) throw full(1, 0); // not reached: a put checks its room first
             MetaPage.pageCount(meta, index + 1);
             return PageId.of(fileId, index);
         } finally {
