@@ -2,6 +2,7 @@ package dev.varve.engine;
 
 import dev.varve.checkpoint.Throttle;
 import dev.varve.config.RecoveryMode;
+import dev.varve.core.io.PartitionFullException;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.spi.LoggedValue;
 import dev.varve.core.spi.RecordTypes;
@@ -62,7 +63,8 @@ final class WritePath {
      * see {@link #worstFreed}); a remove reads the leaf anyway, to log nothing for an absent key.
      */
     boolean write(PartitionHandle h, byte[] key, byte[] value) {
-        boolean present = logged(pagesFor(key, value) + worstFreed(1), List.of(h), RecordTypes.DATA_BATCH,
+        int own = pagesFor(key, value);
+        boolean present = logged(own + worstFreed(1), value == null ? 0 : own, List.of(h), RecordTypes.DATA_BATCH,
                 () -> LogicalRecords.encodeSingle(h.fileId, key, value),
                 value != null ? () -> 0 : () -> h.tree.overflowPages(key) < 0 ? -1 : 0, // removing an absent key logs nothing
                 () -> applyLoggedOp(h, key, value, LogicalRecords.FIRST_OP));
@@ -74,7 +76,7 @@ final class WritePath {
     void write(List<LogicalRecords.Op> ops) {
         if (ops.isEmpty()) return;
         Batch b = batch(ops, 0);
-        logged(b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), b.freed(), b.change());
+        logged(b.pages(), b.grows(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), b.freed(), b.change());
         engine.writes.add(ops.size());
     }
 
@@ -91,7 +93,7 @@ final class WritePath {
         Batch b = batch(ops, LogicalRecords.SNAPSHOT_RANK_BYTES);
         Snapshots.Declared d = underCut(checkpointLock.writeLock(), b.pages(), reserved -> {
             // the batch names its snapshot's rank: should a crash keep the batch and cut off the snaprec, recovery declares it
-            logAndApply(reserved, b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops, rank), b.freed(),
+            logAndApply(reserved, b.pages(), b.grows(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops, rank), b.freed(),
                     b.change());
             return engine.snapshots.declareLocked(rank, null); // not reached when the batch failed: no snapshot without its batch
         });
@@ -111,20 +113,27 @@ final class WritePath {
     }
 
     /**
-     * A checked batch: its partitions in file-id order (the locking order), its page head-room, the pages it frees
-     * beyond that (asked under the locks) and its change.
+     * A checked batch: its partitions in file-id order (the locking order), its page head-room, the pages its puts
+     * may add to a partition ({@link #checkRoom}), the pages it frees beyond its head-room (asked under the locks) and
+     * its change.
      */
-    private record Batch(List<PartitionHandle> locked, int pages, IntSupplier freed, Change change) {
+    private record Batch(List<PartitionHandle> locked, int pages, int grows, IntSupplier freed, Change change) {
     }
 
     /** Checks {@code ops}, whose record holds {@code extraBytes} more than the operations, and works out its locks and head-room. */
     private Batch batch(List<LogicalRecords.Op> ops, int extraBytes) {
         List<PartitionHandle> locked = new ArrayList<>();
         long keyAndValueBytes = 0;
+        long putBytes = 0;
+        int puts = 0;
         for (LogicalRecords.Op op : ops) {
             PartitionHandle h = engine.tables.partitionOf(op.fileId());
             if (!locked.contains(h)) locked.add(h);
             keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
+            if (op.value() != null) {
+                putBytes += op.key().length + op.value().length;
+                puts++;
+            }
         }
         engine.limits.checkBatch(LogicalRecords.batchBytes(ops) + extraBytes, keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
@@ -133,7 +142,8 @@ final class WritePath {
         // leaf first; a larger one, for which that would take much of the region, reads the chains it frees
         long worst = own + (long) worstFreed(ops.size());
         boolean small = worst <= engine.memory.maxHeadroom() / 8;
-        return new Batch(locked, small ? (int) worst : own, small ? () -> 0 : freedBy(ops), () -> {
+        int grows = puts == 0 ? 0 : engine.memory.headroomFor(putBytes, puts);
+        return new Batch(locked, small ? (int) worst : own, grows, small ? () -> 0 : freedBy(ops), () -> {
             int at = LogicalRecords.FIRST_OP;
             for (LogicalRecords.Op op : ops) {
                 applyLoggedOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value(), at);
@@ -167,7 +177,7 @@ final class WritePath {
 
     /** Empties a partition (the erased range is reused lazily: freeing it dirties no page but the meta page). */
     void destroy(PartitionHandle h) {
-        logged(64, List.of(h), RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> 0, () -> {
+        logged(64, 0, List.of(h), RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> 0, () -> {
             h.tree.clear();
             return true;
         });
@@ -179,9 +189,10 @@ final class WritePath {
      * its page changes, and after the locks are released the commit as {@code walSyncMode} promises. {@code pages}
      * is the estimate from the write's own bytes; {@code freed}, asked under the locks, adds the pages of the overflow
      * chains it frees, and the write takes more head-room and starts again when the two exceed what it reserved.
+     * {@code grows} is what its puts may add to a partition file, checked against the file's page limit ({@link #checkRoom}).
      */
-    boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, IntSupplier freed, Change change) {
-        Logged l = underCut(checkpointLock.readLock(), pages, reserved -> logAndApply(reserved, pages, locked, type, record, freed, change));
+    boolean logged(int pages, int grows, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, IntSupplier freed, Change change) {
+        Logged l = underCut(checkpointLock.readLock(), pages, reserved -> logAndApply(reserved, pages, grows, locked, type, record, freed, change));
         if (l == Logged.NOTHING) return false;
         engine.wal.commit(l.lsn());
         return l.result();
@@ -245,7 +256,7 @@ final class WritePath {
      * Appends the record and applies its change under the partitions' write locks; the caller holds the cut and
      * {@code reserved} pages of head-room, of which the write's bytes need {@code estimate}.
      */
-    private Logged logAndApply(int reserved, int estimate, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record,
+    private Logged logAndApply(int reserved, int estimate, int grows, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record,
                                IntSupplier freed, Change change) {
         for (PartitionHandle h : locked) h.lock.writeLock().lock();
         try {
@@ -253,6 +264,7 @@ final class WritePath {
             // a partition whose page file failed (a read error) would fail the apply after the record is logged: the
             // write would poison the store and come back at the next open though it was reported failed
             for (PartitionHandle h : locked) engine.store.checkUsable(h.fileId);
+            if (grows > 0) for (PartitionHandle h : locked) checkRoom(h, grows);
             int freedPages = freed.getAsInt();
             if (freedPages < 0) return Logged.NOTHING;
             if ((long) estimate + freedPages > reserved) throw new MoreRoom((long) estimate + freedPages);
@@ -271,6 +283,21 @@ final class WritePath {
         } finally {
             for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
         }
+    }
+
+    /**
+     * Refuses, before anything is logged, a write whose puts may take more pages than partition {@code h}'s file has
+     * left below its limit ({@link BPlusTree#MAX_PAGES}): the tree would refuse the put only once its record is in
+     * the WAL, which poisons the store, and replay would meet the same refusal at every open. {@code grows} is the
+     * write's page estimate, as for its head-room (every page a put takes, it dirties), counted whole against each
+     * partition the write touches: near the limit a batch is refused a little early rather than late.
+     */
+    private static void checkRoom(PartitionHandle h, int grows) {
+        long left = h.tree.pagesLeft();
+        if (left >= grows) return;
+        throw new PartitionFullException("partition " + h.index + " of table " + h.table + " is full: the write may need " + grows
+                + " more pages and " + Math.max(0, left) + " are left of the " + h.tree.maxPages() + " pages a partition file holds at most; "
+                + "nothing was written. Remove entries from it (their pages are reused) or spread the table over more partitions");
     }
 
     interface Change {

@@ -54,7 +54,7 @@ final class PageAllocator {
     private PartitionFullException full(long needed, long room) {
         return new PartitionFullException("partition " + PageId.partitionOf(fileId) + " of table id " + PageId.tableOf(fileId)
                 + " is full: a put may need " + needed + " more pages and " + Math.max(0, room) + " are left of the " + maxPages
-                + " a partition file holds; nothing was written");
+                + " a partition file holds; the put changed no page");
     }
 
     /**
