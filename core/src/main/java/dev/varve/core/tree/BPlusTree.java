@@ -257,6 +257,16 @@ public final class BPlusTree {
         return allocator.room();
     }
 
+    /**
+     * Pages left below the limit once {@code puts} puts of {@code valueBytes} value bytes in all (any keys, in any
+     * order) have taken the most they may; negative when they might not fit. What a caller asks before it commits to
+     * the puts, as the engine does before it logs them: each put checks again, exactly, before it changes a page.
+     */
+    public long roomAfterPuts(int puts, long valueBytes) {
+        if (puts < 0 || valueBytes < 0) throw new IllegalArgumentException("puts " + puts + " and value bytes " + valueBytes + " must be >= 0");
+        return allocator.roomAfterPuts(puts, valueBytes);
+    }
+
     /** Most pages this file may hold: {@link #MAX_PAGES}, unless a test lowered it ({@link #limitPages}). */
     public int maxPages() {
         return allocator.maxPages();

@@ -34,9 +34,27 @@ final class PageAllocator {
 
     /** Pages {@link #allocate} can still hand out: those the file may grow by plus its free ones. */
     long room() {
+        return roomAfterPuts(0, 0);
+    }
+
+    /**
+     * {@link #room} less the most {@code puts} puts with {@code valueBytes} bytes of values in all may take, read
+     * under one latch of the meta page: their overflow chains (at most one page each beyond their bytes' worth), and
+     * their splits. Each level the tree has splits at most once a put (a split below adds one separator to it). A
+     * level the puts add begins as a root of one cell and splits only once it cannot take another cell (at three or
+     * more, {@link BPlusTree}), so at most once per two separators it gets: all added levels together split at most
+     * once a put, and there are at most log2(puts) + 1 of them, each with its new root. Each put also checks its own
+     * room assuming its whole path splits ({@code TreeInserter}): that adds the height it meets, at most the added
+     * levels more than the bound already counts.
+     */
+    long roomAfterPuts(int puts, long valueBytes) {
         Page meta = pages.acquireRead(metaId);
         try {
-            return (long) maxPages - MetaPage.pageCount(meta) + MetaPage.freeCount(meta);
+            long room = (long) maxPages - MetaPage.pageCount(meta) + MetaPage.freeCount(meta);
+            if (puts == 0) return room;
+            long chains = valueBytes / OverflowPage.capacity(pages.pageSize()) + puts;
+            int addedLevels = 64 - Long.numberOfLeadingZeros(puts);
+            return room - chains - (long) puts * (MetaPage.height(meta) + 1) - 2L * addedLevels;
         } finally {
             pages.releaseRead(meta);
         }

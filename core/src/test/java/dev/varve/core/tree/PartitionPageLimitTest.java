@@ -10,6 +10,9 @@ import dev.varve.core.io.PartitionFullException;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageId;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -95,5 +98,40 @@ class PartitionPageLimitTest {
         refused(key(20_000), new byte[100]);              // at the limit the refusal still changes nothing
         assertTrue(tree.pagesLeft() < tree.height() + 1);
         assertEquals(Integer.MAX_VALUE, BPlusTree.MAX_PAGES);
+    }
+
+    /**
+     * What a caller checks before it commits to a batch of puts (the engine, before it logs them): when
+     * {@link BPlusTree#roomAfterPuts} says they fit, none of them is refused, whatever their keys — long keys that
+     * split inner pages and grow the tree included.
+     */
+    @Test
+    void putsThatRoomAfterPutsAdmitsAreNeverRefused() {
+        Random random = new Random(42);
+        for (int round = 0; round < 30; round++) {
+            TestPageAccess fresh = new TestPageAccess(1024);
+            BPlusTree.format(fresh, FILE);
+            BPlusTree t = new BPlusTree(fresh, FILE);
+            int before = random.nextInt(400);
+            for (int i = 0; i < before; i++) t.put(randomBytes(random, 1 + random.nextInt(256)), randomBytes(random, random.nextInt(2000)));
+            List<byte[][]> puts = new ArrayList<>();
+            long valueBytes = 0;
+            for (int i = 1 + random.nextInt(60); i > 0; i--) {
+                byte[] value = randomBytes(random, random.nextInt(3) == 0 ? random.nextInt(3000) : random.nextInt(40));
+                puts.add(new byte[][] {randomBytes(random, 1 + random.nextInt(256)), value});
+                valueBytes += value.length;
+            }
+            long room = t.roomAfterPuts(puts.size(), valueBytes);
+            t.limitPages((int) (t.maxPages() - room)); // exactly enough, by the bound
+            assertEquals(0, t.roomAfterPuts(puts.size(), valueBytes));
+            for (byte[][] put : puts) t.put(put[0], put[1]);
+            assertTrue(t.pagesLeft() >= 0);
+        }
+    }
+
+    private static byte[] randomBytes(Random random, int length) {
+        byte[] b = new byte[length];
+        random.nextBytes(b);
+        return b;
     }
 }
