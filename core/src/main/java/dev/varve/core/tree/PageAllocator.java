@@ -65,6 +65,7 @@ final class PageAllocator {
      * it frees {@code freed}): running out half-way would leave a split or an overflow chain half made.
      */
     void checkRoom(long needed, long freed) {
+        if (needed <= freed) return; // most puts: their cell fits the leaf inline, and the meta page is not read
         long room = room() + freed;
         if (needed > room) throw full(needed, room);
     }
