@@ -11,12 +11,15 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 final class PartitionHandle {
     final int fileId;
     final int index;
+    /** The table's name, for messages. */
+    final String table;
     final BPlusTree tree;
     final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
-    PartitionHandle(int fileId, int index, BPlusTree tree) {
+    PartitionHandle(int fileId, int index, String table, BPlusTree tree) {
         this.fileId = fileId;
         this.index = index;
+        this.table = table;
         this.tree = tree;
     }
 }

@@ -5,7 +5,9 @@ package dev.varve.engine;
  * {@link TableOptions}; table-level {@code put}, {@code get} and {@code remove} of a caller-placed table throw
  * {@link IllegalArgumentException}). Keys are byte strings in unsigned lexicographic order, up
  * to {@link Varve#maxKeyBytes()} bytes; values up to {@link Varve#MAX_VALUE_BYTES} bytes. Each write returns once it
- * is as durable as the configured {@code walSyncMode} promises.
+ * is as durable as the configured {@code walSyncMode} promises. A put (or a batch) that may take more pages than its
+ * partition's file has left below the limit of 2^31 - 1 pages is refused with
+ * {@link dev.varve.core.io.PartitionFullException} and changes nothing.
  */
 public interface Table {
     /** The table's name. */

@@ -78,7 +78,7 @@ final class TableRegistry {
         PartitionHandle[] parts = new PartitionHandle[e.partitions()];
         for (int p = 0; p < parts.length; p++) {
             int fileId = PageId.fileId(e.id(), p);
-            parts[p] = new PartitionHandle(fileId, p, new BPlusTree(engine.memory.underWriterExclusion(), fileId)); // used under h.lock only
+            parts[p] = new PartitionHandle(fileId, p, e.name(), new BPlusTree(engine.memory.underWriterExclusion(), fileId)); // used under h.lock only
         }
         PartitionHandle[][] byTable = Arrays.copyOf(partitions, Math.max(partitions.length, e.id() + 1));
         byTable[e.id()] = parts;
@@ -146,7 +146,7 @@ final class TableRegistry {
             Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
             TableHandle[] created = new TableHandle[1];
             try {
-                engine.writePath.logged(pages, List.of(), RecordTypes.CREATE_TABLE,
+                engine.writePath.logged(pages, List.of(), List.of(), RecordTypes.CREATE_TABLE,
                         () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> 0, () -> {
                             created[0] = format(e);
                             return true;

@@ -2,6 +2,7 @@ package dev.varve.engine;
 
 import dev.varve.checkpoint.Throttle;
 import dev.varve.config.RecoveryMode;
+import dev.varve.core.io.PartitionFullException;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.spi.LoggedValue;
 import dev.varve.core.spi.RecordTypes;
@@ -10,7 +11,9 @@ import dev.varve.core.tree.BPlusTree;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.function.IntFunction;
@@ -62,7 +65,8 @@ final class WritePath {
      * see {@link #worstFreed}); a remove reads the leaf anyway, to log nothing for an absent key.
      */
     boolean write(PartitionHandle h, byte[] key, byte[] value) {
-        boolean present = logged(pagesFor(key, value) + worstFreed(1), List.of(h), RecordTypes.DATA_BATCH,
+        boolean present = logged(pagesFor(key, value) + worstFreed(1), value == null ? List.of() : List.of(new Puts(h, 1, value.length)),
+                List.of(h), RecordTypes.DATA_BATCH,
                 () -> LogicalRecords.encodeSingle(h.fileId, key, value),
                 value != null ? () -> 0 : () -> h.tree.overflowPages(key) < 0 ? -1 : 0, // removing an absent key logs nothing
                 () -> applyLoggedOp(h, key, value, LogicalRecords.FIRST_OP));
@@ -74,7 +78,7 @@ final class WritePath {
     void write(List<LogicalRecords.Op> ops) {
         if (ops.isEmpty()) return;
         Batch b = batch(ops, 0);
-        logged(b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), b.freed(), b.change());
+        logged(b.pages(), b.puts(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), b.freed(), b.change());
         engine.writes.add(ops.size());
     }
 
@@ -91,7 +95,7 @@ final class WritePath {
         Batch b = batch(ops, LogicalRecords.SNAPSHOT_RANK_BYTES);
         Snapshots.Declared d = underCut(checkpointLock.writeLock(), b.pages(), reserved -> {
             // the batch names its snapshot's rank: should a crash keep the batch and cut off the snaprec, recovery declares it
-            logAndApply(reserved, b.pages(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops, rank), b.freed(),
+            logAndApply(reserved, b.pages(), b.puts(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops, rank), b.freed(),
                     b.change());
             return engine.snapshots.declareLocked(rank, null); // not reached when the batch failed: no snapshot without its batch
         });
@@ -111,21 +115,33 @@ final class WritePath {
     }
 
     /**
-     * A checked batch: its partitions in file-id order (the locking order), its page head-room, the pages it frees
-     * beyond that (asked under the locks) and its change.
+     * A checked batch: its partitions in file-id order (the locking order), its page head-room, its puts by partition
+     * ({@link #checkRoom}), the pages it frees beyond its head-room (asked under the locks) and its change.
      */
-    private record Batch(List<PartitionHandle> locked, int pages, IntSupplier freed, Change change) {
+    private record Batch(List<PartitionHandle> locked, int pages, List<Puts> puts, IntSupplier freed, Change change) {
+    }
+
+    /** A write's puts into one partition and their values' bytes: what they may add to its file ({@link #checkRoom}). */
+    record Puts(PartitionHandle partition, int count, long valueBytes) {
     }
 
     /** Checks {@code ops}, whose record holds {@code extraBytes} more than the operations, and works out its locks and head-room. */
     private Batch batch(List<LogicalRecords.Op> ops, int extraBytes) {
         List<PartitionHandle> locked = new ArrayList<>();
+        Map<PartitionHandle, long[]> putsBy = new IdentityHashMap<>(); // count, value bytes
         long keyAndValueBytes = 0;
         for (LogicalRecords.Op op : ops) {
             PartitionHandle h = engine.tables.partitionOf(op.fileId());
             if (!locked.contains(h)) locked.add(h);
             keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
+            if (op.value() != null) {
+                long[] c = putsBy.computeIfAbsent(h, x -> new long[2]);
+                c[0]++;
+                c[1] += op.value().length;
+            }
         }
+        List<Puts> puts = new ArrayList<>(putsBy.size());
+        putsBy.forEach((h, c) -> puts.add(new Puts(h, (int) c[0], c[1])));
         engine.limits.checkBatch(LogicalRecords.batchBytes(ops) + extraBytes, keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
         int own = engine.memory.headroomFor(keyAndValueBytes, ops.size());
@@ -133,7 +149,7 @@ final class WritePath {
         // leaf first; a larger one, for which that would take much of the region, reads the chains it frees
         long worst = own + (long) worstFreed(ops.size());
         boolean small = worst <= engine.memory.maxHeadroom() / 8;
-        return new Batch(locked, small ? (int) worst : own, small ? () -> 0 : freedBy(ops), () -> {
+        return new Batch(locked, small ? (int) worst : own, puts, small ? () -> 0 : freedBy(ops), () -> {
             int at = LogicalRecords.FIRST_OP;
             for (LogicalRecords.Op op : ops) {
                 applyLoggedOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value(), at);
@@ -167,7 +183,7 @@ final class WritePath {
 
     /** Empties a partition (the erased range is reused lazily: freeing it dirties no page but the meta page). */
     void destroy(PartitionHandle h) {
-        logged(64, List.of(h), RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> 0, () -> {
+        logged(64, List.of(), List.of(h), RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> 0, () -> {
             h.tree.clear();
             return true;
         });
@@ -179,9 +195,10 @@ final class WritePath {
      * its page changes, and after the locks are released the commit as {@code walSyncMode} promises. {@code pages}
      * is the estimate from the write's own bytes; {@code freed}, asked under the locks, adds the pages of the overflow
      * chains it frees, and the write takes more head-room and starts again when the two exceed what it reserved.
+     * {@code puts} are its puts by partition, whose files' page limits they are checked against ({@link #checkRoom}).
      */
-    boolean logged(int pages, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, IntSupplier freed, Change change) {
-        Logged l = underCut(checkpointLock.readLock(), pages, reserved -> logAndApply(reserved, pages, locked, type, record, freed, change));
+    boolean logged(int pages, List<Puts> puts, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, IntSupplier freed, Change change) {
+        Logged l = underCut(checkpointLock.readLock(), pages, reserved -> logAndApply(reserved, pages, puts, locked, type, record, freed, change));
         if (l == Logged.NOTHING) return false;
         engine.wal.commit(l.lsn());
         return l.result();
@@ -245,7 +262,7 @@ final class WritePath {
      * Appends the record and applies its change under the partitions' write locks; the caller holds the cut and
      * {@code reserved} pages of head-room, of which the write's bytes need {@code estimate}.
      */
-    private Logged logAndApply(int reserved, int estimate, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record,
+    private Logged logAndApply(int reserved, int estimate, List<Puts> puts, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record,
                                IntSupplier freed, Change change) {
         for (PartitionHandle h : locked) h.lock.writeLock().lock();
         try {
@@ -253,6 +270,7 @@ final class WritePath {
             // a partition whose page file failed (a read error) would fail the apply after the record is logged: the
             // write would poison the store and come back at the next open though it was reported failed
             for (PartitionHandle h : locked) engine.store.checkUsable(h.fileId);
+            for (Puts p : puts) checkRoom(p);
             int freedPages = freed.getAsInt();
             if (freedPages < 0) return Logged.NOTHING;
             if ((long) estimate + freedPages > reserved) throw new MoreRoom((long) estimate + freedPages);
@@ -271,6 +289,21 @@ final class WritePath {
         } finally {
             for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
         }
+    }
+
+    /**
+     * Refuses, before anything is logged, a write whose puts may take more pages than their partition's file has left
+     * below its limit ({@link BPlusTree#MAX_PAGES}): the tree would refuse a put only once the record is in the WAL,
+     * which poisons the store, and replay would meet the same refusal at every open. The bound holds whatever the
+     * keys ({@link BPlusTree#roomAfterPuts}), so near the limit a write is refused a little early rather than late.
+     */
+    private static void checkRoom(Puts p) {
+        BPlusTree tree = p.partition().tree;
+        if (tree.roomAfterPuts(p.count(), p.valueBytes()) >= 0) return;
+        throw new PartitionFullException("partition " + p.partition().index + " of table " + p.partition().table + " is full: "
+                + tree.pagesLeft() + " pages are left of the " + tree.maxPages() + " a partition file holds at most, too few for the write's "
+                + p.count() + " put(s) of " + p.valueBytes() + " value bytes; nothing was written. Remove entries from it (their pages are"
+                + " reused) or spread the table over more partitions");
     }
 
     interface Change {

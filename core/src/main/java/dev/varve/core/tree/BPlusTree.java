@@ -1,6 +1,7 @@
 package dev.varve.core.tree;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.PartitionFullException;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
@@ -42,6 +43,11 @@ public final class BPlusTree {
     public static final int MIN_PAGE_SIZE = 1 << 10;
     /** Largest supported page size. */
     public static final int MAX_PAGE_SIZE = 1 << 15;
+    /**
+     * Most pages a partition file holds, its meta page included: page indexes are 31-bit (8 TiB at 4 KiB pages). A put
+     * that may need more is refused with {@link PartitionFullException} before it changes anything.
+     */
+    public static final int MAX_PAGES = Integer.MAX_VALUE;
 
     private final PageAccess pages;
     private final int fileId;
@@ -49,6 +55,8 @@ public final class BPlusTree {
     private final int maxKeyBytes;
     /** Reads the root and height for {@link #get} and the writes. */
     private final MetaPage.TopReader tops;
+    /** Writer side; kept here so that {@link #pagesLeft} reads its limit. */
+    private final PageAllocator allocator;
     /** Created on the first write: readers, including read-only past-state trees, never need them. */
     private TreeInserter inserter;
     private TreeRemover remover;
@@ -65,6 +73,7 @@ public final class BPlusTree {
         this.metaId = PageId.of(fileId, MetaPage.META_INDEX);
         this.tops = new MetaPage.TopReader(metaId);
         this.maxKeyBytes = maxKeyBytes(pages.pageSize());
+        this.allocator = new PageAllocator(pages, fileId);
         Page meta = pages.acquireRead(metaId);
         try {
             MetaPage.check(meta, metaId);
@@ -199,6 +208,8 @@ public final class BPlusTree {
      *
      * @return true when it replaced a value, false when the key was new
      * @throws IllegalArgumentException for a null or oversized key or value; nothing is changed then
+     * @throws PartitionFullException when the file may lack the pages the put takes ({@link #MAX_PAGES}); nothing is
+     *         changed then
      */
     public boolean put(byte[] key, byte[] value) {
         checkKey(key);
@@ -236,6 +247,34 @@ public final class BPlusTree {
         } finally {
             pages.releaseRead(meta);
         }
+    }
+
+    /**
+     * Pages writes may still take before the file reaches its limit: those it may grow by plus its free ones. Reads
+     * the meta page; the caller excludes the writer, or takes the answer as a hint.
+     */
+    public long pagesLeft() {
+        return allocator.room();
+    }
+
+    /**
+     * Pages left below the limit once {@code puts} puts of {@code valueBytes} value bytes in all (any keys, in any
+     * order) have taken the most they may; negative when they might not fit. What a caller asks before it commits to
+     * the puts, as the engine does before it logs them: each put checks again, exactly, before it changes a page.
+     */
+    public long roomAfterPuts(int puts, long valueBytes) {
+        if (puts < 0 || valueBytes < 0) throw new IllegalArgumentException("puts " + puts + " and value bytes " + valueBytes + " must be >= 0");
+        return allocator.roomAfterPuts(puts, valueBytes);
+    }
+
+    /** Most pages this file may hold: {@link #MAX_PAGES}, unless a test lowered it ({@link #limitPages}). */
+    public int maxPages() {
+        return allocator.maxPages();
+    }
+
+    /** The test seam: the file holds at most {@code maxPages} pages, so tests reach the limit without writing 8 TiB. */
+    void limitPages(int maxPages) {
+        allocator.maxPages(maxPages);
     }
 
     /** Pages on the free list. */
@@ -299,7 +338,6 @@ public final class BPlusTree {
         if (inserter == null) {
             // one scratch page for both: a write is either an insert or a remove, never both at once
             Page scratch = new Page(ByteBuffer.allocateDirect(pages.pageSize()), 0, pages.pageSize());
-            PageAllocator allocator = new PageAllocator(pages, fileId);
             inserter = new TreeInserter(pages, metaId, tops, allocator, scratch, maxKeyBytes);
             remover = new TreeRemover(pages, fileId, tops, allocator, scratch, maxKeyBytes);
         }

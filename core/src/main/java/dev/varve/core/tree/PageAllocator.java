@@ -1,5 +1,6 @@
 package dev.varve.core.tree;
 
+import dev.varve.core.io.PartitionFullException;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageAccess;
 import dev.varve.core.page.PageHeader;
@@ -14,11 +15,65 @@ final class PageAllocator {
     private final PageAccess pages;
     private final int fileId;
     private final long metaId;
+    /** {@link BPlusTree#MAX_PAGES}; lower only in tests, which cannot write 8 TiB to reach it ({@link BPlusTree#limitPages}). */
+    private int maxPages = BPlusTree.MAX_PAGES;
 
     PageAllocator(PageAccess pages, int fileId) {
         this.pages = pages;
         this.fileId = fileId;
         this.metaId = PageId.of(fileId, MetaPage.META_INDEX);
+    }
+
+    void maxPages(int maxPages) {
+        this.maxPages = maxPages;
+    }
+
+    int maxPages() {
+        return maxPages;
+    }
+
+    /** Pages {@link #allocate} can still hand out: those the file may grow by plus its free ones. */
+    long room() {
+        return roomAfterPuts(0, 0);
+    }
+
+    /**
+     * {@link #room} less the most {@code puts} puts with {@code valueBytes} bytes of values in all may take, read
+     * under one latch of the meta page: their overflow chains (at most one page each beyond their bytes' worth), and
+     * their splits. Each level the tree has splits at most once a put (a split below adds one separator to it). A
+     * level the puts add begins as a root of one cell and splits only once it cannot take another cell (at three or
+     * more, {@link BPlusTree}), so at most once per two separators it gets: all added levels together split at most
+     * once a put, and there are at most log2(puts) + 1 of them, each with its new root. Each put also checks its own
+     * room assuming its whole path splits ({@code TreeInserter}): that adds the height it meets, at most the added
+     * levels more than the bound already counts.
+     */
+    long roomAfterPuts(int puts, long valueBytes) {
+        Page meta = pages.acquireRead(metaId);
+        try {
+            long room = (long) maxPages - MetaPage.pageCount(meta) + MetaPage.freeCount(meta);
+            if (puts == 0) return room;
+            long chains = valueBytes / OverflowPage.capacity(pages.pageSize()) + puts;
+            int addedLevels = 64 - Long.numberOfLeadingZeros(puts);
+            return room - chains - (long) puts * (MetaPage.height(meta) + 1) - 2L * addedLevels;
+        } finally {
+            pages.releaseRead(meta);
+        }
+    }
+
+    /**
+     * Refuses, before anything changes, a change that may take {@code needed} pages more than {@link #room} (after
+     * it frees {@code freed}): running out half-way would leave a split or an overflow chain half made.
+     */
+    void checkRoom(long needed, long freed) {
+        if (needed <= freed) return; // most puts: their cell fits the leaf inline, and the meta page is not read
+        long room = room() + freed;
+        if (needed > room) throw full(needed, room);
+    }
+
+    private PartitionFullException full(long needed, long room) {
+        return new PartitionFullException("partition " + PageId.partitionOf(fileId) + " of table id " + PageId.tableOf(fileId)
+                + " is full: a put may need " + needed + " more pages and " + Math.max(0, room) + " are left of the " + maxPages
+                + " a partition file holds; the put changed no page");
     }
 
     /**
@@ -43,7 +98,7 @@ final class PageAllocator {
                 return id;
             }
             int index = MetaPage.pageCount(meta);
-            if (index == Integer.MAX_VALUE) throw new CorruptTreeException("partition file is full", metaId);
+            if (index >= maxPages) throw full(1, 0); // not reached: a put checks its room first
             MetaPage.pageCount(meta, index + 1);
             return PageId.of(fileId, index);
         } finally {

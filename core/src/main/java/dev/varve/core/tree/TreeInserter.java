@@ -55,9 +55,12 @@ final class TreeInserter {
                     leaf.putBytes(LeafPage.valueOffset(leaf, offset), value, 0, value.length);
                     return true;
                 }
+                checkRoom(leaf, key, value, inline ? 0 : OverflowChain.pageCount(pageSize, LeafPage.valueLength(leaf, offset)),
+                        LeafPage.cellSize(leaf, offset) + SlottedPage.SLOT_BYTES);
                 if (!inline) OverflowChain.free(pages, allocator, LeafPage.overflowId(leaf, offset));
                 SlottedPage.remove(leaf, pos);
             } else {
+                checkRoom(leaf, key, value, 0, 0);
                 pos = -(pos + 1);
             }
             boolean inline = LeafPage.isInline(pageSize, key.length, value.length);
@@ -88,6 +91,19 @@ final class TreeInserter {
             }
         }
         return replaced;
+    }
+
+    /**
+     * Refuses the put, before it changes anything, when the file may lack the pages it takes: the value's overflow
+     * chain, and when the cell does not fit {@code leaf} (which gets back {@code oldCellBytes} of the cell it
+     * replaces) a split of every page on the path plus a new root; less the {@code freedChain} pages of the value it
+     * replaces, freed first and then reused.
+     */
+    private void checkRoom(Page leaf, byte[] key, byte[] value, int freedChain, int oldCellBytes) {
+        int pageSize = pages.pageSize();
+        int chain = LeafPage.isInline(pageSize, key.length, value.length) ? 0 : OverflowChain.pageCount(pageSize, value.length);
+        boolean fits = SlottedPage.freeBytes(leaf) + oldCellBytes >= LeafPage.cellSize(pageSize, key.length, value.length) + SlottedPage.SLOT_BYTES;
+        allocator.checkRoom((long) chain + (fits ? 0 : path.depth() + 2), freedChain);
     }
 
     /** Splits the full {@code leaf} and the new cell at {@code pos} into {@code leaf} and the new page {@code right}. */
