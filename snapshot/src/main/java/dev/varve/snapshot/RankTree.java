@@ -116,6 +116,24 @@ final class RankTree {
         lagging.remove(r.id());
         ahead.remove(r.id());
         for (int j = 1; j < Math.min(Math.min(r.rank(), levels) + 1, keepAllFrom); j++) counted[j - 1].remove(r.id());
+        if (ages) forgetSteps();
+    }
+
+    /**
+     * Forgets the offsets no live snapshot is counted with: one is noted per step back, and a clock stepped back again
+     * and again over a long run would otherwise grow them for good. Level 1 counts every live snapshot (a tree that
+     * ages keeps not everything at level 1), so its oldest is the oldest live.
+     */
+    private void forgetSteps() {
+        if (offsetFrom.size() < 2) return;
+        SortedIds all = counted[0];
+        Long keep = all.size() == 0 ? offsetFrom.lastKey() : offsetFrom.floorKey(all.at(0));
+        if (keep != null) offsetFrom.headMap(keep).clear();
+    }
+
+    /** The offsets held for the steps back found this run (see {@link #forgetSteps}). */
+    int stepsHeld() {
+        return offsetFrom.size();
     }
 
     /** Forgets every snapshot and counts {@code live} (the archive's, at open); each is checked at the next evaluation. */

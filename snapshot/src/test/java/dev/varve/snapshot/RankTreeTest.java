@@ -235,6 +235,27 @@ class RankTreeTest {
     }
 
     /**
+     * A clock that steps back again and again over a long run (a hypervisor's time sync stepping a guest that runs ahead),
+     * with a snapshot declared after each step and dropped once aged: the tree notes the offset from the first snapshot
+     * after each step, and held every note for good, one per step; the ones before the oldest live snapshot go.
+     */
+    @Test
+    void theStepsBackOfALongRunAreForgottenWithTheirSnapshots() {
+        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofSeconds(5))));
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long wall = Duration.ofDays(20_000).toMillis();
+        for (long id = 1; id <= 5_000; id++) {
+            wall += 2_000;
+            dropped(tree, live, wall);
+            wall -= 500; // stepped back, found by the next check
+            dropped(tree, live, wall);
+            declare(tree, live, snap(id, 1, wall));
+        }
+        assertTrue(live.size() <= 4, live.size() + " live");
+        assertTrue(tree.stepsHeld() <= live.size() + 1, tree.stepsHeld() + " steps held for " + live.size() + " live snapshots");
+    }
+
+    /**
      * Random histories of a wall clock that steps back (up to twice the age at a time) while snapshots are declared, each
      * declaration having read its time up to half a second before it is counted, and the policy reading the clock at
      * least every second (the archiver's check): under keepFor, every snapshot lives its age in real time, to within
