@@ -27,7 +27,8 @@ import java.util.function.LongFunction;
  * <p>Ages are counted on the policy's own clock, which only moves forward: the wall clock plus what it lost in the steps
  * back it took during this run. A step is found when an evaluation reads the clock under the archive's state lock
  * (those reads follow each other) and gets an earlier time than the latest the policy read; a declaration's time,
- * read before that lock, may lag by a pause and is never taken for a step. A snapshot is counted with the offset of
+ * read before that lock, may lag by a pause and is never taken for a step (nor, once a step was found, moves the
+ * policy's clock: it may have been read before the step). A snapshot is counted with the offset of
  * its time, and one whose time lags the latest read is counted as declared then, so ages go on counting the time that
  * passed, across the step, for the snapshots before it and after it: held at the latest time read until the wall clock
  * came back there, a snapshot declared meanwhile was as old as the step at its declaration (dropped as declared under
@@ -58,6 +59,12 @@ final class RankTree {
     private final TreeMap<Long, Long> offsetFrom = new TreeMap<>();
     /** Live snapshots whose declared time, with its offset, lagged the latest time read: counted as declared then. */
     private final Map<Long, Long> lagging = new HashMap<>();
+    /**
+     * Snapshots counted, after a step back, at a time on the policy's clock past the latest read, until the next read:
+     * one whose time was read before a step that a read found while it waited for the lock is the step ahead of the
+     * clock, which is counted as declared at that next read instead (it was read before it).
+     */
+    private final Map<Long, Long> ahead = new HashMap<>();
 
     RankTree(RankTreePolicy policy) {
         this.policy = policy;
@@ -96,6 +103,7 @@ final class RankTree {
     private void countedAt(SnapshotRecord r) {
         if (offset != (offsetFrom.isEmpty() ? 0 : offsetFrom.lastEntry().getValue())) offsetFrom.put(r.id(), offset);
         if (r.declaredMillis() + offset < lastNow) lagging.put(r.id(), lastNow);
+        else if (offset != 0 && r.declaredMillis() + offset > lastNow) ahead.put(r.id(), r.declaredMillis() + offset);
     }
 
     /** Counts {@code raised}, a live snapshot whose rank went up, at the levels it was not counted at before. */
@@ -106,7 +114,26 @@ final class RankTree {
     /** Stops counting a dropped snapshot: the windows of the others only widen, so nothing more is checked. */
     void remove(SnapshotRecord r) {
         lagging.remove(r.id());
+        ahead.remove(r.id());
         for (int j = 1; j < Math.min(Math.min(r.rank(), levels) + 1, keepAllFrom); j++) counted[j - 1].remove(r.id());
+        if (ages) forgetSteps();
+    }
+
+    /**
+     * Forgets the offsets no live snapshot is counted with: one is noted per step back, and a clock stepped back again
+     * and again over a long run would otherwise grow them for good. Level 1 counts every live snapshot (a tree that
+     * ages keeps not everything at level 1), so its oldest is the oldest live.
+     */
+    private void forgetSteps() {
+        if (offsetFrom.size() < 2) return;
+        SortedIds all = counted[0];
+        Long keep = all.size() == 0 ? offsetFrom.lastKey() : offsetFrom.floorKey(all.at(0));
+        if (keep != null) offsetFrom.headMap(keep).clear();
+    }
+
+    /** The offsets held for the steps back found this run (see {@link #forgetSteps}). */
+    int stepsHeld() {
+        return offsetFrom.size();
     }
 
     /** Forgets every snapshot and counts {@code live} (the archive's, at open); each is checked at the next evaluation. */
@@ -116,6 +143,7 @@ final class RankTree {
         offset = 0; // the declared times read back are the wall clock's, as they were written
         offsetFrom.clear();
         lagging.clear();
+        ahead.clear();
         lastNow = Long.MIN_VALUE;
         candidateCount = 0;
         for (SnapshotRecord r : live) {
@@ -187,7 +215,9 @@ final class RankTree {
 
     /**
      * The policy's clock at wall-clock time {@code wallMillis}, which it moves to; it never goes back. When
-     * {@code clockRead}, an earlier time than the latest is a step back of the wall clock, added to the offset.
+     * {@code clockRead}, an earlier time than the latest is a step back of the wall clock, added to the offset. A
+     * declaration's time moves it only while no step was found: after one, that time may have been read before the step
+     * (see {@link #ahead}), and the offset would carry the clock the step ahead, aging every snapshot by it at once.
      */
     private long policyTime(long wallMillis, boolean clockRead) {
         long t = wallMillis + offset;
@@ -195,7 +225,11 @@ final class RankTree {
             offset += lastNow - t;
             t = lastNow;
         }
-        lastNow = Math.max(t, lastNow);
+        if (clockRead || offset == 0) lastNow = Math.max(t, lastNow);
+        if (clockRead) {
+            for (Map.Entry<Long, Long> a : ahead.entrySet()) if (a.getValue() > lastNow) lagging.put(a.getKey(), lastNow);
+            ahead.clear();
+        }
         return lastNow;
     }
 

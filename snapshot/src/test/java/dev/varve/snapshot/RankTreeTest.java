@@ -207,6 +207,55 @@ class RankTreeTest {
     }
 
     /**
+     * A declaration reads its time before it takes the state lock, and the clock may step back in between, found by the
+     * archiver's check before the declaration is counted: its time is then from before the step, and adding the step to
+     * it put the declaration the step ahead of the policy's clock, which it moved there, so every keepFor snapshot aged
+     * the step at once. The policy's clock only follows reads taken under the lock; such a declaration counts as
+     * declared at the next one.
+     */
+    @Test
+    void aDeclarationReadBeforeAStepFoundMeanwhileAgesNothingEarly() {
+        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10))));
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long t = Duration.ofDays(20_000).toMillis();
+        declare(tree, live, snap(1, 1, t));
+        assertEquals(List.of(), dropped(tree, live, t + minutes(4)));
+        long read = t + minutes(4) + 100; // snapshot 2 reads its time, then waits for the lock
+        long stepped = read - minutes(60) + 100; // meanwhile the clock goes back an hour, and the check finds it
+        assertEquals(List.of(), dropped(tree, live, stepped));
+        declare(tree, live, snap(2, 1, read));
+        assertEquals(List.of(), tree.drops(live::get, read, false), "snapshot 1, four minutes old, is kept");
+        assertEquals(List.of(), dropped(tree, live, stepped + 1_000), "at the next check too");
+        assertEquals(List.of(), dropped(tree, live, stepped + minutes(6)));
+        assertEquals(List.of(1L), dropped(tree, live, stepped + minutes(6) + 1),
+                "snapshot 1 goes at its age (but for the 0.2 s between the check before the step and the one after)");
+        assertEquals(List.of(), dropped(tree, live, stepped + 1_000 + minutes(10)), "snapshot 2 lives its age");
+        assertEquals(List.of(2L), dropped(tree, live, stepped + 1_000 + minutes(10) + 1),
+                "and is not held the step longer: it counts as declared at the check after it");
+    }
+
+    /**
+     * A clock that steps back again and again over a long run (a hypervisor's time sync stepping a guest that runs ahead),
+     * with a snapshot declared after each step and dropped once aged: the tree notes the offset from the first snapshot
+     * after each step, and held every note for good, one per step; the ones before the oldest live snapshot go.
+     */
+    @Test
+    void theStepsBackOfALongRunAreForgottenWithTheirSnapshots() {
+        RankTree tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofSeconds(5))));
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long wall = Duration.ofDays(20_000).toMillis();
+        for (long id = 1; id <= 5_000; id++) {
+            wall += 2_000;
+            dropped(tree, live, wall);
+            wall -= 500; // stepped back, found by the next check
+            dropped(tree, live, wall);
+            declare(tree, live, snap(id, 1, wall));
+        }
+        assertTrue(live.size() <= 4, live.size() + " live");
+        assertTrue(tree.stepsHeld() <= live.size() + 1, tree.stepsHeld() + " steps held for " + live.size() + " live snapshots");
+    }
+
+    /**
      * Random histories of a wall clock that steps back (up to twice the age at a time) while snapshots are declared, each
      * declaration having read its time up to half a second before it is counted, and the policy reading the clock at
      * least every second (the archiver's check): under keepFor, every snapshot lives its age in real time, to within

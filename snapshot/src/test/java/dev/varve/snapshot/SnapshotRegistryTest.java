@@ -8,6 +8,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -16,7 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Drops beyond the in-memory window are still explained, from the drop log; live ones and unknown ids are not; and
- * the declarations held in memory follow the live snapshots, not every snapshot ever declared.
+ * the declarations held in memory follow the live snapshots, not every snapshot ever declared; a replay whose
+ * declarations were timed by a clock since set back drops nothing early.
  */
 @Timeout(180)
 class SnapshotRegistryTest {
@@ -37,6 +40,28 @@ class SnapshotRegistryTest {
             assertNull(r.dropped(6000), "a live snapshot is not dropped");
             assertNull(r.dropped(6001), "a snapshot never declared is not dropped");
             assertTrue(r.remembered() <= 3 * 2, "declarations kept in memory follow the live ones, not the 6,000 declared: " + r.remembered());
+        }
+    }
+
+    /**
+     * Recovery replays declarations with the times they were written with, and a RANK record with the clock of now
+     * (the raise's check): after a restart that set a clock running a year ahead right, that check finds the step back,
+     * and the next replayed declaration, timed before it by the clock a year ahead, was counted the step ahead and moved
+     * the policy's clock a year on, dropping every snapshot only keepFor kept, seconds after their declaration.
+     */
+    @Test
+    void aReplayedRaiseBetweenDeclarationsOfAClockSinceSetBackDropsNothingEarly() {
+        RankTreePolicy policy = RankTreePolicy.levels(Retention.keepFor(Duration.ofMinutes(10)), Retention.keepAll());
+        try (SnapshotRegistry r = new SnapshotRegistry(FileIOFactory.standard(), dir, policy, 64)) {
+            r.prepare(0, true, ArchiveMarks.Mark.none(1));
+            r.cut();
+            long yearAhead = System.currentTimeMillis() + Duration.ofDays(365).toMillis(); // the clock the WAL was written by
+            r.declare(1, 1, yearAhead, 1, level -> 0);
+            r.declare(2, 1, yearAhead + 1_000, 2, level -> 0);
+            assertTrue(r.rank(2, 2, 3, new long[2]), "the replayed raise, checked by today's clock");
+            r.declare(3, 1, yearAhead + 2_000, 4, level -> 0);
+            assertEquals(List.of(1L, 2L, 3L), r.live().stream().map(SnapshotRecord::id).toList(),
+                    "snapshot 1, declared two seconds before the last, is kept");
         }
     }
 }
