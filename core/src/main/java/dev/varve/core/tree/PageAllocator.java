@@ -17,6 +17,12 @@ final class PageAllocator {
     private final long metaId;
     /** {@link BPlusTree#MAX_PAGES}; lower only in tests, which cannot write 8 TiB to reach it ({@link BPlusTree#limitPages}). */
     private int maxPages = BPlusTree.MAX_PAGES;
+    /**
+     * The frame the meta page was last read from by {@link #roomAfterPuts}, which the engine asks before every write
+     * that puts: pinned again there if it still holds the page, past the page table's lookup. A hint: a
+     * stale or lost write of it costs one lookup.
+     */
+    private Page lastMeta;
 
     PageAllocator(PageAccess pages, int fileId) {
         this.pages = pages;
@@ -48,7 +54,8 @@ final class PageAllocator {
      * levels more than the bound already counts.
      */
     long roomAfterPuts(int puts, long valueBytes) {
-        Page meta = pages.acquireRead(metaId);
+        Page meta = pages.acquireReadAgain(lastMeta, metaId);
+        lastMeta = meta;
         try {
             long room = (long) maxPages - MetaPage.pageCount(meta) + MetaPage.freeCount(meta);
             if (puts == 0) return room;
