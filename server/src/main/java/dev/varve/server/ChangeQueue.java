@@ -19,12 +19,19 @@ import java.util.concurrent.TimeUnit;
  */
 final class ChangeQueue implements ChangeListener {
     private final long maxBytes;
+    /** The largest frame a receiver takes ({@link ShipProtocol#MAX_FRAME_BYTES}; smaller in tests). */
+    private final int maxFrameBytes;
     private final ArrayDeque<byte[]> bodies = new ArrayDeque<>();
     private long bytes;
     private String overflow; // why the stream must end, once it must
 
     ChangeQueue(long maxBytes) {
+        this(maxBytes, ShipProtocol.MAX_FRAME_BYTES);
+    }
+
+    ChangeQueue(long maxBytes, int maxFrameBytes) {
         this.maxBytes = maxBytes;
+        this.maxFrameBytes = maxFrameBytes;
     }
 
     @Override
@@ -68,8 +75,12 @@ final class ChangeQueue implements ChangeListener {
 
     private synchronized void add(byte[] body) {
         if (overflow != null) return;
-        if (body.length > ShipProtocol.MAX_FRAME_BYTES) {
-            overflow = "a write of " + body.length + " bytes is larger than one follow frame (" + (ShipProtocol.MAX_FRAME_BYTES >> 20) + " MiB)";
+        // the frame a body goes out in is longer by its sequence number and CRC: measured against the receiver's limit
+        // as that frame, a write just under the limit would end the follow at the receiver as a foreign protocol
+        long frameBytes = (long) body.length + ShipProtocol.SEQUENCE_BYTES + ShipProtocol.FRAME_OVERHEAD - 1;
+        if (frameBytes > maxFrameBytes) {
+            overflow = "a write of " + body.length + " bytes is larger than one follow frame (" + frameBytes + " bytes framed, at most "
+                    + maxFrameBytes + ")";
         } else if (bytes + body.length > maxBytes) {
             overflow = "the standby fell more than " + (maxBytes >> 20) + " MiB behind the sender";
         }

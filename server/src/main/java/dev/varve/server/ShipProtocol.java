@@ -84,6 +84,8 @@ final class ShipProtocol {
     static final int LENGTH_BYTES = 4;
     /** Bytes around a payload after the length field: type and CRC. */
     static final int FRAME_OVERHEAD = 1 + 4;
+    /** Bytes of the sequence number a follow frame's payload starts with. */
+    static final int SEQUENCE_BYTES = 8;
     /** A PAGES frame carries at most this many bytes of pages; a CHANGES frame is closed once it passes this size. */
     static final int FRAME_TARGET_BYTES = 1 << 20;
     /**

@@ -181,7 +181,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                 bodies = List.of(new byte[]{ShipProtocol.HEARTBEAT});
             }
             for (byte[] body : bodies) {
-                ByteBuf f = Frame.start(ch.alloc(), body[0], 8 + body.length - 1);
+                ByteBuf f = Frame.start(ch.alloc(), body[0], ShipProtocol.SEQUENCE_BYTES + body.length - 1);
                 f.writeLong(++sequence); // a frame left out or repeated on the way shows as a gap (LSNs have gaps of their own)
                 f.writeBytes(body, 1, body.length - 1);
                 send(ch, Frame.finish(f));
