@@ -63,26 +63,30 @@ final class BatchBuilder implements WriteBatch {
     }
 
     /**
-     * Checks the batch's size and every operation against the tables that exist, then creates the hash-placed
-     * tables it names that do not exist yet, and resolves partitions.
+     * Checks the batch's size (its record holding {@code extraBytes} more than its operations) and every operation
+     * against the tables that exist, and what the write path would refuse it for
+     * ({@link WritePath#checkBeforeCreating}), then creates the hash-placed tables it names that do not exist yet,
+     * and resolves partitions.
      */
-    List<LogicalRecords.Op> ops() {
+    List<LogicalRecords.Op> ops(int extraBytes) {
         taken = true;
         long bytes = 4; // a long: values of up to 2 GiB each, many in a batch, would wrap an int past the WAL check
         long keyAndValueBytes = 0;
         Set<String> missing = new LinkedHashSet<>();
+        List<LogicalRecords.Op> existing = new ArrayList<>(added.size());
         for (Added a : added) {
             bytes += new LogicalRecords.Op(0, a.key(), a.value()).encodedBytes();
             keyAndValueBytes += a.key().length + (a.value() == null ? 0 : a.value().length);
             TableHandle t = engine.existingTable(a.table());
-            if (t != null) resolve(t, a);
+            if (t != null) existing.add(new LogicalRecords.Op(resolve(t, a).fileId, a.key(), a.value()));
             else if (a.partition() != BY_HASH) throw new IllegalArgumentException("table " + a.table()
                     + " does not exist; create it with store.table(name, options) before writing to one of its partitions");
             else missing.add(a.table());
         }
-        engine.limits.checkBatch(bytes, keyAndValueBytes, added.size());
+        engine.limits.checkBatch(bytes + extraBytes, keyAndValueBytes, added.size());
         if (!missing.isEmpty()) { // the catalog's lock, only for a batch that creates a table
             engine.checkTablesCreatable(missing);
+            engine.writePath.checkBeforeCreating(keyAndValueBytes, added.size(), existing);
             for (String n : missing) engine.table(n);
         }
         List<LogicalRecords.Op> ops = new ArrayList<>(added.size());

@@ -145,10 +145,8 @@ final class WritePath {
         engine.limits.checkBatch(LogicalRecords.batchBytes(ops) + extraBytes, keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
         int own = engine.memory.headroomFor(keyAndValueBytes, ops.size());
-        // a small batch reserves the longest chain each operation may free, as a single write does, and reads no
-        // leaf first; a larger one, for which that would take much of the region, reads the chains it frees
         long worst = own + (long) worstFreed(ops.size());
-        boolean small = worst <= engine.memory.maxHeadroom() / 8;
+        boolean small = reservesWorst(own, ops.size());
         return new Batch(locked, small ? (int) worst : own, puts, small ? () -> 0 : freedBy(ops), () -> {
             int at = LogicalRecords.FIRST_OP;
             for (LogicalRecords.Op op : ops) {
@@ -157,6 +155,38 @@ final class WritePath {
             }
             return true;
         });
+    }
+
+    /**
+     * Whether a batch of {@code operations} needing {@code own} pages reserves the longest chain each operation may
+     * free, as a single write does, and reads no leaf first: a small one does; a larger one, for which that would take
+     * much of the region, reads the chains it frees.
+     */
+    private boolean reservesWorst(int own, int operations) {
+        return own + (long) worstFreed(operations) <= engine.memory.maxHeadroom() / 8;
+    }
+
+    /**
+     * Refuses, before a batch creates the hash-placed tables it names, what {@link #logAndApply} would refuse it for:
+     * a refusal after the creation would leave the new tables behind, and a rejected batch changes nothing. What it
+     * checks needs only the tables that exist, its {@code existing} operations: a new table's partitions are usable,
+     * free nothing and have all but a few of their 2^31 - 1 pages left, more than a batch within half the data region
+     * can take. {@code keyAndValueBytes} and {@code operations} are those of the whole batch, whose sizes the caller
+     * checked. A write that runs between this check and the batch can still make it refused (a
+     * partition filled, a small value replaced by a large one): the tables created stay then.
+     */
+    void checkBeforeCreating(long keyAndValueBytes, int operations, List<LogicalRecords.Op> existing) {
+        if (existing.isEmpty()) return;
+        Batch b = batch(existing, 0);
+        int own = engine.memory.headroomFor(keyAndValueBytes, operations);
+        for (PartitionHandle h : b.locked()) h.lock.readLock().lock(); // the write path's order: no deadlock with a writer
+        try {
+            for (PartitionHandle h : b.locked()) engine.store.checkUsable(h.fileId);
+            for (Puts p : b.puts()) checkRoom(p);
+            if (!reservesWorst(own, operations)) roomFor(own + (long) freedBy(existing).getAsInt());
+        } finally {
+            for (int i = b.locked().size() - 1; i >= 0; i--) b.locked().get(i).lock.readLock().unlock();
+        }
     }
 
     /**
