@@ -15,7 +15,7 @@ module dev.varve.core {
     exports dev.varve.core.memory to dev.varve.checkpoint, dev.varve.recovery, dev.varve.snapshot, dev.varve.engine;
     exports dev.varve.core.page to dev.varve.checkpoint, dev.varve.recovery, dev.varve.snapshot, dev.varve.engine;
     exports dev.varve.core.spi to dev.varve.checkpoint, dev.varve.recovery, dev.varve.snapshot, dev.varve.engine;
-    exports dev.varve.core.store to dev.varve.checkpoint, dev.varve.recovery, dev.varve.snapshot, dev.varve.engine;
+    exports dev.varve.core.store to dev.varve.checkpoint, dev.varve.recovery, dev.varve.snapshot, dev.varve.engine, dev.varve.server;
     exports dev.varve.core.tree to dev.varve.engine;
     exports dev.varve.core.util to dev.varve.checkpoint, dev.varve.snapshot, dev.varve.engine, dev.varve.cli;
     exports dev.varve.core.wal to dev.varve.checkpoint, dev.varve.recovery, dev.varve.engine;
