@@ -19,8 +19,9 @@ final class PageAllocator {
     private int maxPages = BPlusTree.MAX_PAGES;
     /**
      * The frame the meta page was last read from by {@link #roomAfterPuts}, which the engine asks before every write
-     * that puts: pinned again there if it still holds the page, past the page table's lookup. A hint: a
-     * stale or lost write of it costs one lookup.
+     * that puts: read there without a pin while it still holds the page, as the tree's top is read
+     * ({@code MetaPage.TopReader}), past the page table's lookup and the pin's two atomic writes. A hint: a stale or
+     * lost write of it costs one lookup.
      */
     private Page lastMeta;
 
@@ -54,17 +55,27 @@ final class PageAllocator {
      * levels more than the bound already counts.
      */
     long roomAfterPuts(int puts, long valueBytes) {
-        Page meta = pages.acquireReadAgain(lastMeta, metaId);
+        Page last = lastMeta;
+        long stamp = last == null ? -1 : pages.peekAgain(last, metaId);
+        if (stamp >= 0) { // an evicted frame's bytes give nonsense, which the validation drops
+            long room = roomAfterPuts(last, puts, valueBytes);
+            if (pages.validate(stamp)) return room;
+        }
+        Page meta = pages.acquireReadAgain(last, metaId);
         lastMeta = meta;
         try {
-            long room = (long) maxPages - MetaPage.pageCount(meta) + MetaPage.freeCount(meta);
-            if (puts == 0) return room;
-            long chains = valueBytes / OverflowPage.capacity(pages.pageSize()) + puts;
-            int addedLevels = 64 - Long.numberOfLeadingZeros(puts);
-            return room - chains - (long) puts * (MetaPage.height(meta) + 1) - 2L * addedLevels;
+            return roomAfterPuts(meta, puts, valueBytes);
         } finally {
             pages.releaseRead(meta);
         }
+    }
+
+    private long roomAfterPuts(Page meta, int puts, long valueBytes) {
+        long room = (long) maxPages - MetaPage.pageCount(meta) + MetaPage.freeCount(meta);
+        if (puts == 0) return room;
+        long chains = valueBytes / OverflowPage.capacity(pages.pageSize()) + puts;
+        int addedLevels = 64 - Long.numberOfLeadingZeros(puts);
+        return room - chains - (long) puts * ((long) MetaPage.height(meta) + 1) - 2L * addedLevels;
     }
 
     /**
