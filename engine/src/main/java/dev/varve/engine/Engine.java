@@ -118,9 +118,11 @@ final class Engine {
             WalOpenScan walScan;
             // what recovery will need of the data region, learnt from the records as the scan checks them
             ReplayHeadroom replayHeadroom = new ReplayHeadroom(config, start.latest() == null ? 0 : start.latest().markLsn());
+            // whose files these are, from the markers alone: the WAL's segments are checked against it, then the page files
+            PageFileGenerations generations = PageFileGenerations.load(markers, start.latest());
             try {
                 walScan = WalOpenScan.run(io, walDir, config.walSegmentSize(), config.walSyncMode(), neededFrom, truncateDamagedWal,
-                        replayHeadroom);
+                        replayHeadroom, generations.durableId());
             } catch (CorruptionException e) {
                 throw start.explain(e, markers);
             }
@@ -146,7 +148,6 @@ final class Engine {
             // every store makes it at its first open, before any checkpoint: refused as lost before PageStore makes it anew
             if (recovered != null && !io.exists(pagesDir))
                 throw new CorruptionException("the store has completed checkpoints but its pages directory is missing", pagesDir, 0);
-            PageFileGenerations generations = PageFileGenerations.load(markers, start.latest());
             this.store = new PageStore(io, pagesDir, config.pageSize(), generations.durableId());
             opened.push(store);
             // a page file rolled back to an earlier backup, or another store's, is whole and would be served as data
