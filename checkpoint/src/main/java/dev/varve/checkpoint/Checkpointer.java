@@ -361,10 +361,11 @@ public final class Checkpointer implements AutoCloseable {
         storeIdDurable();
     }
 
-    /** A marker holds the store's id: the files made from now on — page files, WAL segments — record it. */
+    /** A marker holds the store's id: the files made from now on — page files, WAL segments, the listeners' — record it. */
     private void storeIdDurable() {
         memory.store().storeIdDurable(generations.storeId());
         wal.storeIdDurable(generations.storeId());
+        for (CheckpointListener l : listeners) l.storeIdDurable(generations.storeId());
     }
 
     private record RecoveryFiles(int[] entries, long[] bytes) {

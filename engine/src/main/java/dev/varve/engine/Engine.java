@@ -140,7 +140,8 @@ final class Engine {
             opened.push(() -> release(archiveLock));
             this.archive = new SnapshotArchive(io, ArchiveSettings.builder(config.archivePath(), config.retention()).pageSize(config.pageSize())
                     .skippyLevels(config.skippyLevels()).skippyNodeEntries(config.skippyNodeEntries()).captureBufferBytes(config.captureBufferSize())
-                    .segmentBytes(config.archiveSegmentSize()).pageWindow(config.snapshotPageWindow()).diffChain(config.snapshotDiffChain()).build());
+                    .segmentBytes(config.archiveSegmentSize()).pageWindow(config.snapshotPageWindow()).diffChain(config.snapshotDiffChain())
+                    .storeId(generations.durableId()).build());
             opened.push(archive);
             archive.useAgents(agents);
             CheckpointMarker recovered = start.latest();

@@ -291,7 +291,7 @@ public final class StoreInspector {
             WalFileCheck.Result wal = WalFileCheck.check(io, dir.resolve("wal"), config.walSegmentSize(), config.walSyncMode(), storeId, sink);
             int[] markerCounts = checkMarkers(io, dir.resolve("checkpoints"), config.pageSize(), sink);
             long archived = io.exists(config.archivePath()) ? ArchiveFileCheck.check(io, config.archivePath(), config.pageSize(),
-                    recovered.archiveBytesKept(), sink, (file, from, bytes) -> cut.add(new Cut(file, from, bytes))) : 0;
+                    recovered.archiveBytesKept(), storeId, sink, (file, from, bytes) -> cut.add(new Cut(file, from, bytes))) : 0;
             return new FileCheck(pageCount, wal.segments(), wal.records(), wal.tornTail(), markerCounts[0], markerCounts[1], archived, cut, restored,
                     damage);
         } catch (IOException e) {
