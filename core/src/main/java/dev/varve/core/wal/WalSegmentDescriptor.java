@@ -21,18 +21,20 @@ import java.util.zip.CRC32C;
  *
  * <pre>
  * Segment header (HEADER_SIZE = 40 bytes):
- *  0                8         12         16                24                32         36         40
- * +----------------+---------+----------+-----------------+-----------------+----------+----------+
- * | magic (long)   | version | syncMode | segmentSize     | segmentIndex    | crc32c   | storeTag |
- * +----------------+---------+----------+-----------------+-----------------+----------+----------+
- *   crc32c covers bytes [0, 32) and (version 3) [36, 40), the store tag.
+ *  0                8         12         16          20          24                32         36         40
+ * +----------------+---------+----------+-----------+-----------+-----------------+----------+----------+
+ * | magic (long)   | version | syncMode | segSize   | storeTag  | segmentIndex    | crc32c   | reserved |
+ * +----------------+---------+----------+-----------+-----------+-----------------+----------+----------+
+ *   crc32c covers bytes [0, 32).
+ *   segSize and storeTag: until version 3, one long, the segment size (never more than 1 GiB, so its upper half
+ *            was always 0).
  *   syncMode (version 2): the walSyncMode every record of the segment was written under, 1 FSYNC, 2 LOG_ONLY,
  *            3 BACKGROUND; the open judges the segment's tail by it (a writable open under another mode seals the
  *            newest segment and starts a new one). Version 1 wrote 0 here: such a segment is judged by the open's mode.
  *   storeTag (version 3): a 32-bit fingerprint of the id of the store that wrote the segment ({@link #storeTag}), or
- *            0 when that id was not yet durable in a checkpoint marker when the segment was created; reserved (zero,
- *            outside the CRC) before. A segment whose tag is neither 0 nor this store's is another store's, and is
- *            refused by open and reported by verify ({@link #foreign}).
+ *            0 when that id was not yet durable in a checkpoint marker when the segment was created. A segment whose
+ *            tag is neither 0 nor this store's is another store's, and is refused by open and reported by verify
+ *            ({@link #foreign}).
  *
  * Record (at an 8-aligned offset; RECORD_HEADER_SIZE = 17 bytes, then the payload):
  *  0         4         8                16     17
@@ -59,14 +61,17 @@ import java.util.zip.CRC32C;
  *   <li>2: the header records the walSyncMode the segment was written under (bytes [12, 16), zero in version 1), and
  *       its torn tail is judged by that mode instead of the open's. Version 1 segments are still read, judged by the
  *       open's mode; a writable open never appends to one (it seals it and starts a version 2 segment).</li>
- *   <li>3: the header records a fingerprint of the store's id (bytes [36, 40), until then reserved and outside the
- *       CRC, now covered by it), so a segment copied in from another store is refused instead of replayed. Versions 1
- *       and 2 name no store and are read as they are (appended to as well: a version 2 segment stays version 2).</li>
+ *   <li>3: the header records a fingerprint of the store's id (bytes [20, 24), the upper half of the segment size
+ *       before, always 0), so a segment copied in from another store is refused instead of replayed. Versions 1 and 2
+ *       name no store and are read as they are (appended to as well: a version 2 segment stays version 2).</li>
  * </ul>
  *
- * <p>Why a 32-bit fingerprint and not the 64-bit id: the header has exactly 4 free bytes, and growing it would move
- * every segment's first record, whose LSN is its position — a change to every LSN, not to one field. Two stores'
- * ids share a fingerprint with probability 2^-32: such a foreign segment passes, as every segment did before.
+ * <p>Why a 32-bit fingerprint and not the 64-bit id: the bytes under the header CRC that no field used are 4 (the
+ * segment size's upper half), and growing the header would move every segment's first record, whose LSN is its
+ * position — a change to every LSN, not to one field. Two stores' ids share a fingerprint with probability 2^-32:
+ * such a foreign segment passes, as every segment did before. Why there rather than in the 4 reserved bytes at 36:
+ * the CRC covers them as it stands, so a build of version 2 still finds the header whole and refuses the segment by
+ * its version ("written by a newer release") instead of reporting a CRC mismatch as damage.
  *
  * <p>Why 0 ("not known") and not the id from the start: a new store picks its id at its first open but makes it
  * durable only in its first checkpoint's start marker. A crash before that marker leaves segments and no id, and the
@@ -91,8 +96,8 @@ public final class WalSegmentDescriptor {
     public static final int SEGMENT_SIZE_OFFSET = 16;
     public static final int SEGMENT_INDEX_OFFSET = 24;
     public static final int HEADER_CRC_OFFSET = 32;
-    /** The fingerprint of the writing store's id (version 3; 0 when it was not durable yet). */
-    public static final int STORE_TAG_OFFSET = 36;
+    /** The fingerprint of the writing store's id (version 3; 0 when it was not durable yet): segSize's upper half before. */
+    public static final int STORE_TAG_OFFSET = 20;
     /** Bytes of segment header; the first record of a segment starts here. */
     public static final int HEADER_SIZE = 40;
 
@@ -197,10 +202,11 @@ public final class WalSegmentDescriptor {
         seg.putLong(MAGIC_OFFSET, MAGIC);
         seg.putInt(VERSION_OFFSET, FORMAT_VERSION);
         seg.putInt(SYNC_MODE_OFFSET, modeCode(mode));
-        seg.putLong(SEGMENT_SIZE_OFFSET, segmentSize);
-        seg.putLong(SEGMENT_INDEX_OFFSET, segmentIndex);
+        seg.putInt(SEGMENT_SIZE_OFFSET, (int) segmentSize); // at most MAX_SEGMENT_SIZE
         seg.putInt(STORE_TAG_OFFSET, storeId == 0 ? 0 : StoreTag.of(storeId));
+        seg.putLong(SEGMENT_INDEX_OFFSET, segmentIndex);
         seg.putInt(HEADER_CRC_OFFSET, headerCrc(seg));
+        seg.putInt(HEADER_CRC_OFFSET + 4, 0);
     }
 
     /** The fingerprint a segment records of store id {@code storeId} (not 0): {@link StoreTag#of}. */
@@ -244,7 +250,7 @@ public final class WalSegmentDescriptor {
      * build does not read: written by a newer release, not damage — open must not offer to cut the WAL there.
      */
     static void refuseOtherVersion(ByteBuffer seg, Path file) {
-        if (seg.getLong(MAGIC_OFFSET) != MAGIC || !wholeByAnyVersion(seg)) return;
+        if (seg.getLong(MAGIC_OFFSET) != MAGIC || seg.getInt(HEADER_CRC_OFFSET) != headerCrc(seg)) return;
         int version = seg.getInt(VERSION_OFFSET);
         if (version < MODELESS_VERSION || version > FORMAT_VERSION)
             throw new CorruptionException(NEWER_VERSION + version + " (this build reads versions "
@@ -308,30 +314,15 @@ public final class WalSegmentDescriptor {
         };
     }
 
-    /** The segment size a (checked) header records. */
+    /** The segment size a (checked) header records: 4 bytes from version 3 on, the store tag after them. */
     static long headerSegmentSize(ByteBuffer seg) {
-        return seg.getLong(SEGMENT_SIZE_OFFSET);
+        return seg.getInt(VERSION_OFFSET) <= STORELESS_VERSION ? seg.getLong(SEGMENT_SIZE_OFFSET) : seg.getInt(SEGMENT_SIZE_OFFSET);
     }
 
-    /** The header CRC by the format its version field names: version 3 covers the store tag, earlier ones do not. */
     private static int headerCrc(ByteBuffer seg) {
-        return headerCrc(seg, seg.getInt(VERSION_OFFSET) >= FORMAT_VERSION);
-    }
-
-    private static int headerCrc(ByteBuffer seg, boolean withTag) {
         CRC32C crc = new CRC32C();
         crc.update(seg.duplicate().clear().limit(HEADER_CRC_OFFSET));
-        if (withTag) crc.update(seg.duplicate().clear().position(STORE_TAG_OFFSET).limit(HEADER_SIZE));
         return (int) crc.getValue();
-    }
-
-    /**
-     * Whether the header's CRC holds by either coverage a version has used, before its version is trusted: a newer
-     * release's header is whole by one of them, which says that release wrote it rather than damage.
-     */
-    private static boolean wholeByAnyVersion(ByteBuffer seg) {
-        int stored = seg.getInt(HEADER_CRC_OFFSET);
-        return stored == headerCrc(seg, false) || stored == headerCrc(seg, true);
     }
 
     // ---- records ----

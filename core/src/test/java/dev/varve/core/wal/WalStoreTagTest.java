@@ -69,10 +69,28 @@ class WalStoreTagTest {
         DamageSink sink = (file, offset, what) -> damage.add(file.getFileName() + "@" + offset + ": " + what);
         WalFileCheck.check(FileIOFactory.standard(), dir, SEGMENT_SIZE, mode, OTHER, sink);
         assertEquals(2, damage.size(), damage.toString());
-        assertTrue(damage.get(0).startsWith(WalSegmentDescriptor.fileName(1) + "@36: WAL segment belongs to another store"), damage.toString());
+        assertTrue(damage.get(0).startsWith(WalSegmentDescriptor.fileName(1) + "@" + WalSegmentDescriptor.STORE_TAG_OFFSET + ": WAL segment belongs to another store"), damage.toString());
         damage.clear();
         WalFileCheck.check(FileIOFactory.standard(), dir, SEGMENT_SIZE, mode, ID, sink);
         assertEquals(List.of(), damage);
+    }
+
+    /**
+     * The tag sits where version 2 kept the segment size's upper half (always 0), under the same CRC of [0, 32), and
+     * the reserved bytes stay 0: a version 2 build finds a version 3 header whole and refuses it by its version (as
+     * written by a newer release), not as a damaged header.
+     */
+    @Test
+    void aVersion3HeaderIsWholeByTheVersion2Rule() throws IOException {
+        open(WalSyncMode.LOG_ONLY, ID).close();
+        ByteBuffer h = ByteBuffer.wrap(Files.readAllBytes(segmentFile(dir, 0))).order(ByteOrder.LITTLE_ENDIAN);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(h.array(), 0, WalSegmentDescriptor.HEADER_CRC_OFFSET);
+        assertEquals((int) crc.getValue(), h.getInt(WalSegmentDescriptor.HEADER_CRC_OFFSET));
+        assertEquals(0, h.getInt(WalSegmentDescriptor.HEADER_CRC_OFFSET + 4));
+        assertEquals(3, h.getInt(WalSegmentDescriptor.VERSION_OFFSET));
+        assertEquals(SEGMENT_SIZE, h.getInt(WalSegmentDescriptor.SEGMENT_SIZE_OFFSET));
+        assertEquals(WalSegmentDescriptor.storeTag(ID), h.getInt(WalSegmentDescriptor.STORE_TAG_OFFSET));
     }
 
     /** The segment a new WAL starts with, and one a writable open under another mode starts, record the id given. */
