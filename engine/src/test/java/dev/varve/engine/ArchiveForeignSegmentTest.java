@@ -46,7 +46,7 @@ class ArchiveForeignSegmentTest {
 
     /** Small archive segments (256 KiB), so that a few snapshots of 300 pages' worth fill several. */
     static VarveConfig config(Path dir) {
-        return FixtureSupport.small(dir).partitions(1).archiveSegmentSize(256L << 10).snapshotDiffChain(0).build();
+        return FixtureSupport.small(dir).partitions(1).archiveSegmentSize(256L << 10).build();
     }
 
     private static byte[] value(int salt, int round, int key) {
@@ -65,6 +65,13 @@ class ArchiveForeignSegmentTest {
             for (int k = 0; k < KEYS; k++) t.put(FixtureSupport.utf8("k" + k), value(salt, ROUNDS, k));
         }
         return snapshots;
+    }
+
+    /** The last round's value of key {@code k} with one byte changed. */
+    private static byte[] touched(int k) {
+        byte[] v = value(0, ROUNDS, k);
+        v[k % v.length] ^= 1;
+        return v;
     }
 
     private static void assertSnapshots(Varve store, long[] snapshots, int salt) {
@@ -122,14 +129,20 @@ class ArchiveForeignSegmentTest {
         Path a = tmp.resolve("a");
         long[] snapshots = write(a, 0);
         for (Path segment : pagelogSegments(a)) rewriteAsVersion4(segment);
+        long touched;
         try (Varve store = Varve.open(config(a))) {
             assertSnapshots(store, snapshots, 0);
+            // a byte of each value changed: the pre-states this build archives after version 4 segments (diffs where
+            // they are small, into the last one while it has room) read back as the snapshot saw them
             Table t = store.table("t");
+            for (int k = 0; k < KEYS; k++) t.put(FixtureSupport.utf8("k" + k), touched(k));
+            touched = store.snapshotNow();
             for (int k = 0; k < KEYS; k++) t.put(FixtureSupport.utf8("k" + k), value(0, ROUNDS + 1, k));
-            store.snapshotNow();
         }
         try (Varve store = Varve.open(config(a))) {
             assertSnapshots(store, snapshots, 0);
+            Table t = store.asOf(touched).table("t");
+            for (int k = 0; k < KEYS; k++) assertArrayEquals(touched(k), t.get(FixtureSupport.utf8("k" + k)), "key " + k);
         }
     }
 
