@@ -238,7 +238,7 @@ public final class Checkpointer implements AutoCloseable {
             markers.write(new CheckpointMarker(CheckpointMarker.START, id, mark, lastMarkLsn,
                     covered ? CheckpointMarker.PHYSICAL_WAL : CheckpointMarker.RECOVERY_FILES, codec.ordinal(), files.entries, files.bytes,
                     generations.storeId(), null));
-            memory.store().storeIdDurable(generations.storeId()); // in the start marker: page files may carry it now
+            storeIdDurable(); // in the start marker: page files and WAL segments may carry it now
             // the WAL witnesses that pages of this checkpoint may reach the page files (a lost start marker is named);
             // a checkpoint with no page to write needs no witness and costs the WAL nothing
             if (!pages.isEmpty()) {
@@ -358,7 +358,14 @@ public final class Checkpointer implements AutoCloseable {
         markers.write(new CheckpointMarker(CheckpointMarker.END, id, mark, prevMark, CheckpointMarker.NO_RECOVERY_DATA, 0, new int[0], new long[0],
                 generations.storeId(), next));
         generations.commit(next);
+        storeIdDurable();
+    }
+
+    /** A marker holds the store's id: the files made from now on — page files, WAL segments, the listeners' — record it. */
+    private void storeIdDurable() {
         memory.store().storeIdDurable(generations.storeId());
+        wal.storeIdDurable(generations.storeId());
+        for (CheckpointListener l : listeners) l.storeIdDurable(generations.storeId());
     }
 
     private record RecoveryFiles(int[] entries, long[] bytes) {

@@ -118,9 +118,11 @@ final class Engine {
             WalOpenScan walScan;
             // what recovery will need of the data region, learnt from the records as the scan checks them
             ReplayHeadroom replayHeadroom = new ReplayHeadroom(config, start.latest() == null ? 0 : start.latest().markLsn());
+            // whose files these are, from the markers alone: the WAL's segments are checked against it, then the page files
+            PageFileGenerations generations = PageFileGenerations.load(markers, start.latest());
             try {
                 walScan = WalOpenScan.run(io, walDir, config.walSegmentSize(), config.walSyncMode(), neededFrom, truncateDamagedWal,
-                        replayHeadroom);
+                        replayHeadroom, generations.durableId());
             } catch (CorruptionException e) {
                 throw start.explain(e, markers);
             }
@@ -138,7 +140,8 @@ final class Engine {
             opened.push(() -> release(archiveLock));
             this.archive = new SnapshotArchive(io, ArchiveSettings.builder(config.archivePath(), config.retention()).pageSize(config.pageSize())
                     .skippyLevels(config.skippyLevels()).skippyNodeEntries(config.skippyNodeEntries()).captureBufferBytes(config.captureBufferSize())
-                    .segmentBytes(config.archiveSegmentSize()).pageWindow(config.snapshotPageWindow()).diffChain(config.snapshotDiffChain()).build());
+                    .segmentBytes(config.archiveSegmentSize()).pageWindow(config.snapshotPageWindow()).diffChain(config.snapshotDiffChain())
+                    .storeId(generations.durableId()).build());
             opened.push(archive);
             archive.useAgents(agents);
             CheckpointMarker recovered = start.latest();
@@ -146,7 +149,6 @@ final class Engine {
             // every store makes it at its first open, before any checkpoint: refused as lost before PageStore makes it anew
             if (recovered != null && !io.exists(pagesDir))
                 throw new CorruptionException("the store has completed checkpoints but its pages directory is missing", pagesDir, 0);
-            PageFileGenerations generations = PageFileGenerations.load(markers, start.latest());
             this.store = new PageStore(io, pagesDir, config.pageSize(), generations.durableId());
             opened.push(store);
             // a page file rolled back to an earlier backup, or another store's, is whole and would be served as data

@@ -287,11 +287,11 @@ public final class StoreInspector {
         try (PageStore pages = new PageStore(io, dir.resolve("pages"), config.pageSize())) {
             long pageCount = PageFileCheck.check(pages, io, recovered.pageRestored(), sink,
                     (file, offset, what) -> restored.add(new Restored(file, offset, what)));
-            checkGenerations(io, dir.resolve("checkpoints"), pages, sink);
-            WalFileCheck.Result wal = WalFileCheck.check(io, dir.resolve("wal"), config.walSegmentSize(), config.walSyncMode(), sink);
+            long storeId = checkGenerations(io, dir.resolve("checkpoints"), pages, sink);
+            WalFileCheck.Result wal = WalFileCheck.check(io, dir.resolve("wal"), config.walSegmentSize(), config.walSyncMode(), storeId, sink);
             int[] markerCounts = checkMarkers(io, dir.resolve("checkpoints"), config.pageSize(), sink);
             long archived = io.exists(config.archivePath()) ? ArchiveFileCheck.check(io, config.archivePath(), config.pageSize(),
-                    recovered.archiveBytesKept(), sink, (file, from, bytes) -> cut.add(new Cut(file, from, bytes))) : 0;
+                    recovered.archiveBytesKept(), storeId, sink, (file, from, bytes) -> cut.add(new Cut(file, from, bytes))) : 0;
             return new FileCheck(pageCount, wal.segments(), wal.records(), wal.tornTail(), markerCounts[0], markerCounts[1], archived, cut, restored,
                     damage);
         } catch (IOException e) {
@@ -302,16 +302,19 @@ public final class StoreInspector {
     /**
      * The page files against the store id and generations the markers record, as open checks them (a rolled-back or
      * foreign page file is whole, so no page check finds it); damaged markers are reported by {@link #checkMarkers}.
+     * Returns the store id the markers hold, which the WAL's segments are checked against too (0: none, or markers
+     * too damaged to say).
      */
-    private static void checkGenerations(FileIOFactory io, Path checkpointsDir, PageStore pages, DamageSink sink) {
+    private static long checkGenerations(FileIOFactory io, Path checkpointsDir, PageStore pages, DamageSink sink) {
         PageFileGenerations generations;
         try {
             CheckpointMarkers markers = new CheckpointMarkers(io, checkpointsDir);
             generations = PageFileGenerations.load(markers, markers.latestStart().orElse(null));
         } catch (CorruptionException e) {
-            return;
+            return 0;
         }
         generations.check(pages, sink, false); // a damaged header is PageFileCheck's to report
+        return generations.durableId();
     }
 
     /** Checks every marker file and the recovery files of each start marker; returns {markers, recovery files}. */

@@ -370,7 +370,7 @@ class PageFileGenerationTest {
         }
     }
 
-    private static Map<Path, byte[]> contents(Path dir) throws IOException {
+    static Map<Path, byte[]> contents(Path dir) throws IOException {
         Map<Path, byte[]> out = new TreeMap<>();
         try (Stream<Path> s = Files.walk(dir)) {
             for (Path p : s.filter(Files::isRegularFile).toList()) out.put(dir.relativize(p), Files.readAllBytes(p));
@@ -378,7 +378,7 @@ class PageFileGenerationTest {
         return out;
     }
 
-    private static void assertSame(Map<Path, byte[]> before, Map<Path, byte[]> after) {
+    static void assertSame(Map<Path, byte[]> before, Map<Path, byte[]> after) {
         assertEquals(before.keySet(), after.keySet(), "the refused open created or deleted files");
         for (Path p : before.keySet()) assertArrayEquals(before.get(p), after.get(p), p + " changed");
     }

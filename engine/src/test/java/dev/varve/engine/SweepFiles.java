@@ -79,7 +79,7 @@ final class SweepFiles {
     static long usedBytes(Path file, String kind) throws IOException {
         if (!kind.equals("wal-segment")) return Files.size(file);
         ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN);
-        long segmentSize = b.getLong(WalSegmentDescriptor.SEGMENT_SIZE_OFFSET);
+        long segmentSize = b.capacity(); // a segment file is exactly its segment size
         long index = b.getLong(WalSegmentDescriptor.SEGMENT_INDEX_OFFSET);
         int end = WalSegmentDescriptor.HEADER_SIZE;
         int off = end;

@@ -83,7 +83,7 @@ public record RecoveryStart(CheckpointMarker latest, boolean interrupted, long n
      */
     public CorruptionException explain(CorruptionException walDamage, CheckpointMarkers markers) {
         if (!interrupted || latest.recoveryData() != CheckpointMarker.PHYSICAL_WAL
-                || WalSegmentDescriptor.isNewerVersionRefusal(walDamage)) return walDamage;
+                || WalSegmentDescriptor.isNewerVersionRefusal(walDamage) || WalSegmentDescriptor.isForeignRefusal(walDamage)) return walDamage;
         return new CorruptionException("checkpoint " + latest.id() + " has no end marker ("
                 + markers.endPath(latest.id()).getFileName() + " missing), so restoring its pages needs the WAL from "
                 + "LSN " + neededFrom + ", and that part of the WAL is missing or damaged: either the end marker or "

@@ -146,7 +146,17 @@ public final class ArchiveFileCheck {
      */
     public static long check(FileIOFactory io, Path archiveDir, int pageSize, ToLongFunction<Path> keptByRecovery, DamageSink sink, CutSink cuts)
             throws IOException {
-        Checker checker = new Checker(io, pageSize, keptByRecovery, sink, cuts);
+        return check(io, archiveDir, pageSize, keptByRecovery, 0, sink, cuts);
+    }
+
+    /**
+     * {@link #check(FileIOFactory, Path, int, ToLongFunction, DamageSink, CutSink)} of the archive of the store whose
+     * durable id is {@code storeId} (0: none yet): a Pagelog segment that names another store is damage, as open
+     * refuses it.
+     */
+    public static long check(FileIOFactory io, Path archiveDir, int pageSize, ToLongFunction<Path> keptByRecovery, long storeId, DamageSink sink,
+                             CutSink cuts) throws IOException {
+        Checker checker = new Checker(io, pageSize, keptByRecovery, storeId, sink, cuts);
         long records = 0;
         for (Path p : io.list(archiveDir, "")) records += checker.checkFile(p);
         for (int j = 1, k = levels(io, archiveDir); j <= k; j++) {
@@ -170,7 +180,7 @@ public final class ArchiveFileCheck {
     }
 
     /** One check's reader and sinks. */
-    private record Checker(FileIOFactory io, int pageSize, ToLongFunction<Path> keptByRecovery, DamageSink sink, CutSink cuts) {
+    private record Checker(FileIOFactory io, int pageSize, ToLongFunction<Path> keptByRecovery, long storeId, DamageSink sink, CutSink cuts) {
         long checkFile(Path p) throws IOException {
             String n = p.getFileName().toString();
             if (n.startsWith("level-") || n.startsWith(RankedExtentDescriptor.FILE_PREFIX)) return 0;
@@ -187,6 +197,7 @@ public final class ArchiveFileCheck {
             if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
                     SnapshotLogDescriptor.MIN_VERSION, SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,
                     SnapshotLogDescriptor.RECORD_SIZE, SnapshotLogDescriptor.RECORD_CRC_OFFSET, v -> SnapshotLogDescriptor.RECORD_SIZE));
+            if (n.startsWith(PagelogDescriptor.FILE_PREFIX) && foreignSegment(p)) return 0;
             if (n.startsWith(PagelogDescriptor.FILE_PREFIX)) return checkLog(p, new Layout(PagelogDescriptor.MAGIC, PagelogDescriptor.VERSION_OFFSET,
                     PagelogDescriptor.MIN_VERSION, PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET,
                     PagelogDescriptor.recordBytes(pageSize), PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor::crcBodyFrom));
@@ -194,6 +205,20 @@ public final class ArchiveFileCheck {
                     MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.ENTRY_SIZE, MaplogDescriptor.ENTRY_CRC_OFFSET,
                     MaplogDescriptor.ENTRY_SIZE));
             return 0;
+        }
+
+        /** Reports, and returns true for, a Pagelog segment whose whole header names another store. */
+        private boolean foreignSegment(Path p) throws IOException {
+            ByteBuffer h = ByteBuffer.allocate(PagelogDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+            try (FileIO f = io.open(p, false)) {
+                if (f.read(h, 0) < PagelogDescriptor.HEADER_SIZE) return false;
+            }
+            CRC32C c = new CRC32C();
+            c.update(h.array(), 0, PagelogDescriptor.HEADER_CRC_OFFSET);
+            if (h.getLong(0) != PagelogDescriptor.MAGIC || h.getInt(PagelogDescriptor.HEADER_CRC_OFFSET) != (int) c.getValue()) return false;
+            String why = PagelogDescriptor.foreign(h, storeId);
+            if (why != null) sink.damage(p, PagelogDescriptor.STORE_TAG_OFFSET, why);
+            return why != null;
         }
 
         /**

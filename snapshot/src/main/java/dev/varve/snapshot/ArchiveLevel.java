@@ -26,8 +26,9 @@ final class ArchiveLevel implements AutoCloseable {
     long mappingsAtMark;
     long addressesAtMark;
 
+    /** The level's files; {@code storeId} is the store's durable id (0 until a marker holds it), see {@link Pagelog}. */
     ArchiveLevel(FileIOFactory io, Path archiveDir, int level, int pageSize, int skippyLevels, int skippyNodeEntries, long segmentBytes,
-                 MaplogFile.Missing missing) {
+                 MaplogFile.Missing missing, java.util.concurrent.atomic.AtomicLong storeId) {
         this.level = level;
         this.dir = dirOf(archiveDir, level);
         if (!io.exists(dir)) missing = MaplogFile.Missing.CREATE; // a level the retention policy added (recovery checks the marks)
@@ -41,7 +42,7 @@ final class ArchiveLevel implements AutoCloseable {
         long partEntries = (perSegment + skippyNodeEntries - 1) / skippyNodeEntries * skippyNodeEntries;
         this.maplog = new Skippy(io, dir, skippyLevels, skippyNodeEntries, partEntries, missing);
         try {
-            this.volume = new Pagelog(io, dir, pageSize, segmentBytes);
+            this.volume = new Pagelog(io, dir, pageSize, segmentBytes, storeId);
         } catch (RuntimeException e) {
             maplog.close();
             throw e;

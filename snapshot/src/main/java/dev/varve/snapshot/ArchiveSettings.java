@@ -20,9 +20,11 @@ import java.nio.file.Path;
  * @param retention          the rank-tree policy; its level count is the archive's
  * @param pageWindow         W: lazily ranked snapshots are copied into their level once W newer ones exist
  * @param diffChain          the longest chain of diffs from an archived pre-state to a whole page (0: whole pages only)
+ * @param storeId            the store's id when a checkpoint marker holds it, else 0: Pagelog segments of another store
+ *                           are refused, and new ones record it (see {@link SnapshotArchive#storeIdDurable})
  */
 public record ArchiveSettings(Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes, long segmentBytes,
-                              RankTreePolicy retention, int pageWindow, int diffChain) {
+                              RankTreePolicy retention, int pageWindow, int diffChain, long storeId) {
 
     /** Checks every field, naming the first one out of range. */
     public ArchiveSettings {
@@ -61,6 +63,7 @@ public record ArchiveSettings(Path dir, int pageSize, int skippyLevels, int skip
         private long segmentBytes = ConfigLimits.ARCHIVE_SEGMENT_SIZE_DEFAULT;
         private int pageWindow = ConfigLimits.SNAPSHOT_PAGE_WINDOW_DEFAULT;
         private int diffChain = ConfigLimits.SNAPSHOT_DIFF_CHAIN_DEFAULT;
+        private long storeId;
 
         private Builder(Path dir, RankTreePolicy retention) {
             this.dir = dir;
@@ -102,9 +105,15 @@ public record ArchiveSettings(Path dir, int pageSize, int skippyLevels, int skip
             return this;
         }
 
+        public Builder storeId(long id) {
+            this.storeId = id;
+            return this;
+        }
+
         /** The settings, checked. */
         public ArchiveSettings build() {
-            return new ArchiveSettings(dir, pageSize, skippyLevels, skippyNodeEntries, captureBufferBytes, segmentBytes, retention, pageWindow, diffChain);
+            return new ArchiveSettings(dir, pageSize, skippyLevels, skippyNodeEntries, captureBufferBytes, segmentBytes, retention, pageWindow, diffChain,
+                    storeId);
         }
     }
 }

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
 import org.slf4j.Logger;
@@ -60,6 +61,8 @@ final class Pagelog implements AutoCloseable {
     private final Map<Integer, PartFile> segments = new ConcurrentHashMap<>();
     /** Segments before the last one that may stay open once read: enough for the readers of a few in turn. */
     private final DescriptorBudget budget = new DescriptorBudget(16);
+    /** The store's durable id, shared by the archive's volumes (0 until a marker holds it): what new segments record. */
+    private final AtomicLong storeId;
     /** Records appended but not written yet, one segment's run at most. */
     private final ByteBuffer stage;
     /** The read side: pre-states at addresses, read without this volume's lock. */
@@ -96,8 +99,18 @@ final class Pagelog implements AutoCloseable {
      */
     private final Set<Integer> unsized = ConcurrentHashMap.newKeySet();
 
+    /** A volume that names no store and checks none (tests of the volume alone). */
     Pagelog(FileIOFactory io, Path dir, int pageSize, long segmentBytes) {
+        this(io, dir, pageSize, segmentBytes, new AtomicLong());
+    }
+
+    /**
+     * A volume of the store whose id {@code storeId} holds once a checkpoint marker does (0 until then): its segments
+     * are checked against it at open, and new ones record it.
+     */
+    Pagelog(FileIOFactory io, Path dir, int pageSize, long segmentBytes, AtomicLong storeId) {
         this.io = io;
+        this.storeId = storeId;
         this.dir = dir;
         this.pageSize = pageSize;
         this.recordBytes = PagelogDescriptor.recordBytes(pageSize);
@@ -108,7 +121,7 @@ final class Pagelog implements AutoCloseable {
         this.reader = new PagelogReader(this, segments, pageSize, recordBytes, recordsPerSegment, chain);
         this.diffRanges = PageDiff.rangesFor(pageSize);
         this.pack = new DiffPack(pageSize, chain);
-        PagelogSegments found = PagelogSegments.open(io, dir, pageSize, recordsPerSegment, budget);
+        PagelogSegments found = PagelogSegments.open(io, dir, pageSize, recordsPerSegment, budget, storeId.get());
         segments.putAll(found.segments);
         versions.putAll(found.versions);
         unsized.addAll(found.unsized);
@@ -117,7 +130,7 @@ final class Pagelog implements AutoCloseable {
         if (!segments.isEmpty()) segments.get(lastSegment()).keepOpen(true); // appended to
         end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
         staged = end;
-        packsAllowed = segments.isEmpty() || versions.get(lastSegment()) == PagelogDescriptor.VERSION;
+        packsAllowed = segments.isEmpty() || versions.get(lastSegment()) >= PagelogDescriptor.RANGE_ENTRY_VERSION;
         try {
             for (int seg : segments.keySet()) ranges.put(seg, scanRange(seg));
         } catch (RuntimeException e) {
@@ -379,7 +392,7 @@ final class Pagelog implements AutoCloseable {
 
     private void newSegment(int seg) throws IOException {
         PartFile created = PartFile.created(io, DurableFiles.create(io, dir.resolve(PagelogDescriptor.fileName(seg)),
-                PagelogDescriptor.header(pageSize, seg, (int) recordsPerSegment)), budget);
+                PagelogDescriptor.header(pageSize, seg, (int) recordsPerSegment, storeId.get())), budget);
         created.keepOpen(true);
         if (!segments.isEmpty()) segments.get(lastSegment()).keepOpen(false); // it may let go of its descriptor once forced
         segments.put(seg, created);

@@ -3,6 +3,7 @@ package dev.varve.snapshot;
 import dev.varve.config.ConfigLimits;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.StorageException;
+import dev.varve.core.store.StoreTag;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -23,6 +24,11 @@ import java.util.zip.CRC32C;
  *   crc32c covers bytes [0, 28). recordsPerSegment: what the volume's archiveSegmentSize makes of a segment, which
  *   maps every address to its segment; 0 in segments written before it was recorded (a reserved field then), whose
  *   size only a full segment shows.
+ *   Version 5 splits the segment field: segment (int, 16) | storeTag (int, 20). Segment numbers stay below 2^31 - 1,
+ *   so the long's upper half was always 0; it now holds the 32-bit fingerprint of the store's id
+ *   ({@link StoreTag#of}; the header has no room for the whole id), 0 when the id was not yet durable in a
+ *   checkpoint marker when the segment was created. A segment whose tag is neither 0 nor this store's is another
+ *   store's: open refuses it and verify reports it, rather than serving its records as this store's history.
  *
  * Record (RECORD_HEADER_SIZE = 32 bytes, then the body; pageSize + 32 bytes in all):
  *  0                8                16               24         28         32
@@ -73,13 +79,17 @@ import java.util.zip.CRC32C;
  *       writes touched, which are finer (pageSize / 512 bytes). Version 2 and 3 segments are read as they are; new
  *       segments are written as version 4, and a volume whose last segment is older stores whole pages until it
  *       starts a new one.</li>
+ *   <li>5: the header records the store's tag in the upper half of the segment field. Records are as in version 4.
+ *       Earlier versions name no store and are read as they are.</li>
  * </ul>
  */
 final class PagelogDescriptor {
     /** "VARVEPL1" as a long (stored little-endian). */
     static final long MAGIC = 0x5641525645504c31L;
     /** Current format version, written in new segments. */
-    static final int VERSION = 4;
+    static final int VERSION = 5;
+    /** The first version whose entries carry ranges, as every later one's do: a volume packs diffs into such a segment. */
+    static final int RANGE_ENTRY_VERSION = 4;
     /** Oldest version read: its records are all whole pages and their CRC leaves the kind field out. */
     static final int MIN_VERSION = 2;
 
@@ -87,6 +97,8 @@ final class PagelogDescriptor {
     static final int VERSION_OFFSET = 8;
     static final int PAGE_SIZE_OFFSET = 12;
     static final int SEGMENT_OFFSET = 16;
+    /** Version 5: the store's tag, the upper half of the segment field before. */
+    static final int STORE_TAG_OFFSET = 20;
     static final int RECORDS_PER_SEGMENT_OFFSET = 24;
     static final int HEADER_CRC_OFFSET = 28;
     static final int HEADER_SIZE = 32;
@@ -162,35 +174,52 @@ final class PagelogDescriptor {
         return RECORD_HEADER_SIZE + pageSize;
     }
 
-    /** The header of segment {@code segment} of a volume of {@code pageSize} pages, ready to write. */
-    static ByteBuffer header(int pageSize, int segment, int recordsPerSegment) {
+    /**
+     * The header of segment {@code segment} of a volume of {@code pageSize} pages, written by the store whose durable
+     * id is {@code storeId} (0: none yet), ready to write.
+     */
+    static ByteBuffer header(int pageSize, int segment, int recordsPerSegment, long storeId) {
         ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(PAGE_SIZE_OFFSET, pageSize).putLong(SEGMENT_OFFSET, segment)
-                .putInt(RECORDS_PER_SEGMENT_OFFSET, recordsPerSegment);
+        h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(PAGE_SIZE_OFFSET, pageSize).putInt(SEGMENT_OFFSET, segment)
+                .putInt(STORE_TAG_OFFSET, storeId == 0 ? 0 : StoreTag.of(storeId)).putInt(RECORDS_PER_SEGMENT_OFFSET, recordsPerSegment);
         h.putInt(HEADER_CRC_OFFSET, headerCrc(h));
         return h;
     }
 
     /**
      * Throws a {@link CorruptionException} naming {@code file} unless {@code h} is the header of that segment, and a
-     * {@link StorageException} naming the setting when it was written with another pageSize or archiveSegmentSize;
-     * returns its format version.
+     * {@link StorageException} naming the setting when it was written with another pageSize or archiveSegmentSize, and
+     * a {@link CorruptionException} when it names another store than the one whose durable id is {@code storeId} (0:
+     * none yet, no check); returns its format version.
      */
-    static int checkHeader(ByteBuffer h, Path file, int pageSize, int segment, int recordsPerSegment) {
+    static int checkHeader(ByteBuffer h, Path file, int pageSize, int segment, int recordsPerSegment, long storeId) {
         if (h.getInt(HEADER_CRC_OFFSET) != headerCrc(h) || h.getLong(MAGIC_OFFSET) != MAGIC)
             throw new CorruptionException("Pagelog segment header is corrupt", file, MAGIC_OFFSET);
         int version = h.getInt(VERSION_OFFSET);
         FormatChecks.refuseUnknownVersion("Pagelog", version, MIN_VERSION, VERSION, file, VERSION_OFFSET);
         if (h.getInt(PAGE_SIZE_OFFSET) != pageSize)
             throw PagelogDescriptor.otherPageSize("Pagelog", h.getInt(PAGE_SIZE_OFFSET), pageSize, file);
-        if (h.getLong(SEGMENT_OFFSET) != segment)
-            throw new CorruptionException("Pagelog segment holds number " + h.getLong(SEGMENT_OFFSET), file, SEGMENT_OFFSET);
+        long number = version >= VERSION ? h.getInt(SEGMENT_OFFSET) : h.getLong(SEGMENT_OFFSET);
+        if (number != segment)
+            throw new CorruptionException("Pagelog segment holds number " + number, file, SEGMENT_OFFSET);
+        String foreign = foreign(h, storeId);
+        if (foreign != null) throw new CorruptionException(foreign, file, STORE_TAG_OFFSET);
         int written = h.getInt(RECORDS_PER_SEGMENT_OFFSET);
         if (written != 0 && written != recordsPerSegment)
             throw new StorageException("Pagelog segment holds " + written + " records a segment, written with an archiveSegmentSize of "
                     + sizesGiving(written, pageSize) + ", but the store's archiveSegmentSize gives " + recordsPerSegment
                     + "; an existing archive keeps its segment size: set archiveSegmentSize to one of those", file);
         return version;
+    }
+
+    /**
+     * Why the segment whose (checked) header is {@code h} is another store's than the one whose durable id is
+     * {@code storeId}, or null when it is not known to be (no durable id yet, or a segment that names no store).
+     */
+    static String foreign(ByteBuffer h, long storeId) {
+        if (h.getInt(VERSION_OFFSET) < VERSION) return null;
+        String why = StoreTag.foreign("Pagelog segment", h.getInt(STORE_TAG_OFFSET), storeId);
+        return why == null ? null : why + ", and its records would be read as this store's history; restore the store with its archive as a whole from one backup";
     }
 
     /**

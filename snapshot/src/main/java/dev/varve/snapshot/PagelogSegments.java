@@ -42,8 +42,11 @@ final class PagelogSegments {
     private PagelogSegments() {
     }
 
-    /** The segments in {@code dir} of {@code recordsPerSegment} records of {@code pageSize} pages, under {@code budget}. */
-    static PagelogSegments open(FileIOFactory io, Path dir, int pageSize, long recordsPerSegment, DescriptorBudget budget) {
+    /**
+     * The segments in {@code dir} of {@code recordsPerSegment} records of {@code pageSize} pages, under {@code budget};
+     * one of another store than the one whose durable id is {@code storeId} (0: none yet) is refused.
+     */
+    static PagelogSegments open(FileIOFactory io, Path dir, int pageSize, long recordsPerSegment, DescriptorBudget budget, long storeId) {
         PagelogSegments found = new PagelogSegments();
         try {
             List<Path> files = new ArrayList<>();
@@ -58,7 +61,7 @@ final class PagelogSegments {
                     throw new CorruptionException("Pagelog segment is missing", dir.resolve(PagelogDescriptor.fileName(found.segments.lastKey() + 1)), 0);
                 PartFile f = new PartFile(io, p, budget);
                 found.segments.put(n, f);
-                found.versions.put(n, found.checkHeader(f, n, pageSize, recordsPerSegment));
+                found.versions.put(n, found.checkHeader(f, n, pageSize, recordsPerSegment, storeId));
                 f.release(); // an archive may have thousands of segments: one descriptor at a time
             }
             found.checkLengths(pageSize, recordsPerSegment);
@@ -79,10 +82,10 @@ final class PagelogSegments {
         }
     }
 
-    private int checkHeader(FileIO f, int n, int pageSize, long recordsPerSegment) throws IOException {
+    private int checkHeader(FileIO f, int n, int pageSize, long recordsPerSegment, long storeId) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         if (f.read(h, 0) < HEADER) throw new CorruptionException("Pagelog segment header truncated", f.path(), 0);
-        int version = PagelogDescriptor.checkHeader(h, f.path(), pageSize, n, (int) recordsPerSegment);
+        int version = PagelogDescriptor.checkHeader(h, f.path(), pageSize, n, (int) recordsPerSegment, storeId);
         if (PagelogDescriptor.recordedRecordsPerSegment(h) == 0) unsized.add(n);
         return version;
     }

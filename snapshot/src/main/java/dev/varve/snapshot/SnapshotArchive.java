@@ -58,6 +58,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final MoveLog moves;
     private final SnapshotRegistry registry;
     private final ArchiveLock lock = new ArchiveLock();
+    /** The store's id once a checkpoint marker holds it, else 0; shared by the levels' volumes (see {@link Pagelog}). */
+    private final java.util.concurrent.atomic.AtomicLong storeId;
     private final RankedExtents extents = new RankedExtents();
     private final Capture capture;
     private final Archiver archiver;
@@ -79,6 +81,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public SnapshotArchive(FileIOFactory io, ArchiveSettings settings) {
         Path dir = settings.dir();
         int pageSize = settings.pageSize();
+        this.storeId = new java.util.concurrent.atomic.AtomicLong(settings.storeId());
         RankTreePolicy policy = settings.retention();
         try {
             io.createDirectories(dir);
@@ -108,7 +111,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             MaplogFile.Missing missing = fresh ? MaplogFile.Missing.CREATE : MaplogFile.Missing.CORRUPT;
             MaplogFile.Missing later = fresh || found.olderFormat() ? MaplogFile.Missing.CREATE : missing; // joins and moves came after the first archives
             for (int j = 1; j <= k; j++)
-                levels[j - 1] = Closing.track(opened, new ArchiveLevel(io, dir, j, pageSize, settings.skippyLevels(), nodeEntries, settings.segmentBytes(), missing));
+                levels[j - 1] = Closing.track(opened, new ArchiveLevel(io, dir, j, pageSize, settings.skippyLevels(), nodeEntries, settings.segmentBytes(), missing,
+                        storeId));
             this.registry = Closing.track(opened, new SnapshotRegistry(io, dir, policy, nodeEntries, missing, later));
             this.moves = Closing.track(opened, new MoveLog(io, dir, nodeEntries, later));
             this.marks = fresh ? new ArchiveMarks(io, dir, nodeEntries, MaplogFile.Missing.CREATE) : found;
@@ -391,6 +395,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     @Override
     public void onMark(long checkpointId, long markLsn) {
         flush.onMark();
+    }
+
+    /** Segments the volumes create from now on record the store's id, which a checkpoint marker now holds. */
+    @Override
+    public void storeIdDurable(long id) {
+        storeId.set(id);
     }
 
     @Override

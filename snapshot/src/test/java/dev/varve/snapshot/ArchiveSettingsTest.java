@@ -37,8 +37,8 @@ class ArchiveSettingsTest {
     @Test
     void everySetterReachesItsField() {
         ArchiveSettings s = ArchiveSettings.builder(DIR, POLICY).pageSize(8192).skippyLevels(0).skippyNodeEntries(16).captureBufferBytes(1L << 20)
-                .segmentBytes(256L << 10).pageWindow(0).diffChain(3).build();
-        assertEquals(new ArchiveSettings(DIR, 8192, 0, 16, 1L << 20, 256L << 10, POLICY, 0, 3), s);
+                .segmentBytes(256L << 10).pageWindow(0).diffChain(3).storeId(7).build();
+        assertEquals(new ArchiveSettings(DIR, 8192, 0, 16, 1L << 20, 256L << 10, POLICY, 0, 3, 7), s);
     }
 
     @Test

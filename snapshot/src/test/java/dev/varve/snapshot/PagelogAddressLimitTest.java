@@ -71,7 +71,7 @@ class PagelogAddressLimitTest {
     /** Segment {@code segment} of a volume of {@code recordsPerSegment} records a segment, holding {@code records} zeroed records. */
     private void craftSegment(int segment, int recordsPerSegment, long records) throws IOException {
         try (RandomAccessFile f = new RandomAccessFile(dir.resolve(PagelogDescriptor.fileName(segment)).toFile(), "rw")) {
-            f.getChannel().write(PagelogDescriptor.header(PAGE, segment, recordsPerSegment), 0);
+            f.getChannel().write(PagelogDescriptor.header(PAGE, segment, recordsPerSegment, 0), 0);
             f.setLength(PagelogDescriptor.HEADER_SIZE + records * RECORD_BYTES); // sparse: read as records whose (lo, hi] is empty
         }
     }

@@ -122,7 +122,7 @@ class PagelogPowerCutTest {
         FileIOFactory io = FileIOFactory.standard();
         for (int seg = 0; seg < 2; seg++) { // headers as builds before the field wrote them: 0 records a segment
             try (FileChannel ch = FileChannel.open(dir.resolve(PagelogDescriptor.fileName(seg)), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                ch.write(PagelogDescriptor.header(PAGE, seg, 0));
+                ch.write(PagelogDescriptor.header(PAGE, seg, 0, 0));
             }
         }
         CorruptionException e = assertThrows(CorruptionException.class, () -> new Pagelog(io, dir, PAGE, SEGMENT));

@@ -79,7 +79,7 @@ class PagelogSegmentNumbersTest {
         byte[] bytes = Files.readAllBytes(from);
         try (FileChannel ch = FileChannel.open(dir.resolve(PagelogDescriptor.fileName(segment)), StandardOpenOption.CREATE_NEW,
                 StandardOpenOption.WRITE)) {
-            ch.write(PagelogDescriptor.header(PAGE, segment, RECORDS));
+            ch.write(PagelogDescriptor.header(PAGE, segment, RECORDS, 0));
             ch.write(ByteBuffer.wrap(bytes, PagelogDescriptor.HEADER_SIZE, bytes.length - PagelogDescriptor.HEADER_SIZE));
         }
         assertEquals(0, (bytes.length - PagelogDescriptor.HEADER_SIZE) % RECORD_BYTES);

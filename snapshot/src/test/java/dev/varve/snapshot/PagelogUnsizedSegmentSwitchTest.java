@@ -31,7 +31,7 @@ class PagelogUnsizedSegmentSwitchTest {
         PagelogPowerCutTest.DurableSizes io = new PagelogPowerCutTest.DurableSizes();
         Path first = dir.resolve(PagelogDescriptor.fileName(0));
         try (FileChannel ch = FileChannel.open(first, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            ch.write(PagelogDescriptor.header(PAGE, 0, 0)); // as builds before the field wrote it
+            ch.write(PagelogDescriptor.header(PAGE, 0, 0, 0)); // as builds before the field wrote it
             ch.force(true);
         }
         io.durable.put(first, (long) PagelogDescriptor.HEADER_SIZE);

@@ -37,7 +37,7 @@ class PendingCapturesTest {
         FileIOFactory io = FileIOFactory.standard();
         ArchiveLock lock = new ArchiveLock();
         try (SnapshotRegistry registry = new SnapshotRegistry(io, dir, RankTreePolicy.levels(Retention.keepAll()), 64);
-             ArchiveLevel level = new ArchiveLevel(io, dir, 1, PAGE, 1, 16, 256L << 10, MaplogFile.Missing.CREATE)) {
+             ArchiveLevel level = new ArchiveLevel(io, dir, 1, PAGE, 1, 16, 256L << 10, MaplogFile.Missing.CREATE, new java.util.concurrent.atomic.AtomicLong())) {
             ArchiveLevel[] levels = {level};
             RankedExtents extents = new RankedExtents();
             PageSlots slots = new PageSlots(512L * PAGE, PAGE, "captureBufferSize");

@@ -131,7 +131,7 @@ class RangeEntryTest {
     private void writeVersion3Segment(byte[] v0, byte[] v1, long mask) throws IOException {
         int record = PagelogDescriptor.recordBytes(PAGE);
         ByteBuffer seg = ByteBuffer.allocate(PagelogDescriptor.HEADER_SIZE + 2 * record).order(ByteOrder.LITTLE_ENDIAN);
-        seg.put(PagelogDescriptor.header(PAGE, 0, 0)).putInt(PagelogDescriptor.VERSION_OFFSET, 3)
+        seg.put(PagelogDescriptor.header(PAGE, 0, 0, 0)).putInt(PagelogDescriptor.VERSION_OFFSET, 3)
                 .putInt(PagelogDescriptor.HEADER_CRC_OFFSET, PagelogDescriptor.headerCrc(seg));
         CRC32C crc = new CRC32C();
         int at = PagelogDescriptor.HEADER_SIZE;

@@ -13,6 +13,13 @@ public interface CheckpointListener {
     default void beforeStartMarker(long checkpointId, long markLsn) {
     }
 
+    /**
+     * The store's id {@code storeId} is durable in a checkpoint marker (the first start marker's write, or at open the
+     * markers already held it): files the listener creates from now on may record it.
+     */
+    default void storeIdDurable(long storeId) {
+    }
+
     /** After the end marker: the store is at {@code markLsn}. */
     default void afterEndMarker(long checkpointId, long markLsn) {
     }

@@ -97,7 +97,7 @@ public final class Wal implements AutoCloseable {
         this.current = staging == null ? last : last.staged(staging, endOffset);
         this.groupCommit = new WalGroupCommit(publication.position(), mode == WalSyncMode.FSYNC);
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
-        this.preparer = new WalSegmentPreparer(io, dir, segmentSize, mode, "varve-wal-preparer" + StoreThreads.suffix());
+        this.preparer = new WalSegmentPreparer(io, dir, segmentSize, mode, scan.storeId, "varve-wal-preparer" + StoreThreads.suffix());
         this.closer = new WalSegmentCloser(io, dir, "varve-wal-closer" + StoreThreads.suffix(), this::fail);
         this.forcer = new WalForcer(segmentSize, publication, groupCommit, closer, current, this::checkWritable,
                 this::fail);
@@ -152,7 +152,7 @@ public final class Wal implements AutoCloseable {
         try {
             int endOffset = scan.endOffset;
             if (WalOpenSwitch.needed(last, endOffset, scan.mode, inMemoryOnly)) {
-                last = WalOpenSwitch.startNext(scan.io, scan.dir, last, endOffset, scan.mode);
+                last = WalOpenSwitch.startNext(scan.io, scan.dir, last, endOffset, scan.mode, scan.storeId);
                 endOffset = HEADER_SIZE;
             }
             Wal wal = new Wal(scan, last, endOffset, flushFrequency);
@@ -367,6 +367,16 @@ public final class Wal implements AutoCloseable {
                 firstSegmentIndex = i + 1;
             }
         }
+    }
+
+    /**
+     * The store's id {@code id} is durable in a checkpoint marker: segments created from now on record it (see
+     * {@link WalSegmentDescriptor}, store tag), and a segment prepared ahead before is stamped with it when taken.
+     * Those created before record 0, which any store accepts: until a marker holds the id, a crash makes the next
+     * open pick another.
+     */
+    public void storeIdDurable(long id) {
+        preparer.storeIdDurable(id);
     }
 
     /** The LSN the next record will be written at (or, if it does not fit, the next segment's first LSN). */

@@ -48,6 +48,15 @@ public final class WalFileCheck {
      * as a torn tail is reported as one, what open would refuse is damage, so verify and open never disagree.
      */
     public static Result check(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, DamageSink sink) throws IOException {
+        return check(io, dir, segmentSize, mode, 0, sink);
+    }
+
+    /**
+     * {@link #check(FileIOFactory, Path, long, WalSyncMode, DamageSink)} for the store whose id is durable as
+     * {@code storeId} (0: none is yet): a segment of another store is reported as damage, as open refuses it, and its
+     * records are not checked further.
+     */
+    public static Result check(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long storeId, DamageSink sink) throws IOException {
         int segments = 0;
         long records = 0;
         String torn = null;
@@ -76,6 +85,11 @@ public final class WalFileCheck {
             String bad = WalSegmentDescriptor.checkHeader(b, index);
             if (bad != null) {
                 sink.damage(p, 0, bad);
+                continue;
+            }
+            String foreign = WalSegmentDescriptor.foreign(b, storeId);
+            if (foreign != null) {
+                sink.damage(p, WalSegmentDescriptor.STORE_TAG_OFFSET, foreign);
                 continue;
             }
             WalSyncMode judged = WalSegmentDescriptor.judgedUnder(b, mode); // as open judges it

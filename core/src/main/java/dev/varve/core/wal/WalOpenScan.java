@@ -4,10 +4,12 @@ import static dev.varve.core.wal.WalSegmentDescriptor.HEADER_SIZE;
 
 import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -71,13 +73,16 @@ public final class WalOpenScan {
     final boolean empty;
     /** The last segment, still under its temporary name (see {@link WalSegmentCloser}): named when carried out; or null. */
     final Path unnamedLast;
+    /** The store's durable id the segments were checked against and new ones record, 0 when none is durable yet. */
+    final long storeId;
     /** Per record type, whether the scan met one, and the first payload long of the last one (see {@link #lastOf}). */
     private final ScannedTypes types;
 
     private WalOpenScan(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long lastIndex, int endOffset,
                         long firstIndex, WalTailCut tailCut, List<Path> toDelete, boolean empty, ScannedTypes types,
-                        Path unnamedLast) {
+                        Path unnamedLast, long storeId) {
         this.io = io;
+        this.storeId = storeId;
         this.dir = dir;
         this.segmentSize = segmentSize;
         this.mode = mode;
@@ -138,12 +143,24 @@ public final class WalOpenScan {
      */
     public static WalOpenScan run(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long neededFrom,
                                   boolean truncateDamage, WalRecordVisitor visitor) {
+        return run(io, dir, segmentSize, mode, neededFrom, truncateDamage, visitor, 0);
+    }
+
+    /**
+     * {@link #run(FileIOFactory, Path, long, WalSyncMode, long, boolean, WalRecordVisitor)} for the store whose id is
+     * durable as {@code storeId} (0: none is yet): a segment of another store ({@link WalSegmentDescriptor#foreign}) is
+     * refused, truncation or not — it is not damage, and its records are not this store's — and the segments the WAL
+     * creates record the id.
+     */
+    public static WalOpenScan run(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long neededFrom,
+                                  boolean truncateDamage, WalRecordVisitor visitor, long storeId) {
         WalSegmentDescriptor.checkSegmentSize(segmentSize);
         List<Long> indexes = listSegments(io, dir);
         List<Path> toDelete = new ArrayList<>();
+        refuseForeign(io, dir, indexes, storeId);
         if (indexes.isEmpty()) {
             if (neededFrom > WalSegmentDescriptor.firstLsn(0, segmentSize)) throw missing(dir, neededFrom, segmentSize);
-            return new WalOpenScan(io, dir, segmentSize, mode, 0, HEADER_SIZE, 0, null, toDelete, true, null, null);
+            return new WalOpenScan(io, dir, segmentSize, mode, 0, HEADER_SIZE, 0, null, toDelete, true, null, null, storeId);
         }
         int start = firstOfLastRun(indexes);
         for (int i = 0; i < start; i++) toDelete.add(segmentPath(dir, indexes.get(i)));
@@ -168,6 +185,7 @@ public final class WalOpenScan {
                     stop = new Stop(0, "file size is not " + segmentSize + " bytes", SEGMENTS_ARE_WHOLE);
                 } else {
                     WalSegmentDescriptor.refuseOtherVersion(seg.buffer, path);
+                    WalSegmentDescriptor.refuseForeign(seg.buffer, path, storeId); // the unnamed newest one, not seen before
                     String bad = checkHeader(seg, segmentSize);
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
@@ -193,7 +211,7 @@ public final class WalOpenScan {
                 int sealAt = stop.offset - WalSegmentDescriptor.SEAL_BYTES;
                 WalTailCut cut = new WalTailCut(path, sealAt, WalSegmentDescriptor.lsn(index, sealAt, segmentSize),
                         "successor " + next.getFileName() + " missing", 0);
-                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, types, null);
+                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, types, null, storeId);
             }
             if (stop.reason == null && !stop.sealed && index < last) stop = unsealed(stop, index);
             if (stop.reason == null) {
@@ -211,15 +229,15 @@ public final class WalOpenScan {
                 WalTailCut cut = new WalTailCut(path, 0, WalSegmentDescriptor.firstLsn(index, segmentSize),
                         "segment " + path.getFileName() + ": " + stop.reason, (int) (last - index + 1));
                 return new WalOpenScan(io, dir, segmentSize, mode, index - 1, (int) segmentSize, first, cut, toDelete,
-                        false, types, null);
+                        false, types, null, storeId);
             }
             for (long i = last; i > index; i--) toDelete.add(i == last && unnamed != null ? unnamed : segmentPath(dir, i));
             WalTailCut cut = new WalTailCut(path, stop.offset, WalSegmentDescriptor.endLsn(index, stop.offset, segmentSize),
                     stop.reason, (int) (last - index));
             return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false, types,
-                    index == last ? unnamed : null);
+                    index == last ? unnamed : null, storeId);
         }
-        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, types, unnamed);
+        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, types, unnamed, storeId);
     }
 
     /**
@@ -239,6 +257,25 @@ public final class WalOpenScan {
     static Stop unsealed(Stop clean, long index) {
         return new Stop(clean.offset, "the records end without the seal naming segment " + (index + 1),
                 "a later segment exists, so this one was sealed and forced whole before it", false, clean.records);
+    }
+
+    /**
+     * Refuses the first named segment whose whole header names another store than {@code storeId}'s: every one, the
+     * leftovers and those recovery does not read included, since the WAL keeps them for its readers. Only headers are
+     * read; one that is damaged is left to the scan's own checks.
+     */
+    private static void refuseForeign(FileIOFactory io, Path dir, List<Long> indexes, long storeId) {
+        if (storeId == 0) return;
+        ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        for (long index : indexes) {
+            Path path = segmentPath(dir, index);
+            try (FileIO f = io.open(path, false)) {
+                if (f.read(h.clear(), 0) < HEADER_SIZE) continue;
+            } catch (IOException e) {
+                throw new StorageException("cannot read WAL segment header", path, e);
+            }
+            WalSegmentDescriptor.refuseForeign(h, path, storeId);
+        }
     }
 
     /** What the scan found cut off, or null when the WAL ends cleanly. */
@@ -367,7 +404,7 @@ public final class WalOpenScan {
         } catch (IOException e) {
             throw new StorageException("cannot clean up the WAL directory", dir, e);
         }
-        if (empty) return WalSegment.create(io, dir, 0, segmentSize, mode);
+        if (empty) return WalSegment.create(io, dir, 0, segmentSize, mode, storeId);
         Path path = dir.resolve(WalSegmentDescriptor.fileName(lastIndex));
         WalSegment last = WalSegment.open(io, path, lastIndex, segmentSize);
         if (last == null) throw new StorageException("WAL segment changed size while it was opened", path);

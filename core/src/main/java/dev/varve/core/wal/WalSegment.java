@@ -80,21 +80,21 @@ final class WalSegment implements AutoCloseable {
      * Creates segment {@code index} in {@code dir}: every block allocated (so a full disk fails here, not as a fault
      * on a mapped store), header written and forced, directory entry durable.
      */
-    static WalSegment create(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode) {
-        prepareFile(io, dir, index, segmentSize, mode);
+    static WalSegment create(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode, long storeId) {
+        prepareFile(io, dir, index, segmentSize, mode, storeId);
         return install(io, dir, index, segmentSize);
     }
 
     /**
      * The slow half of {@link #create}, which {@link WalSegmentPreparer} runs ahead of time: writes segment
      * {@code index} under its temporary name with every block allocated, the header (recording {@code mode}, which every
-     * record of the segment is written under) forced and the name durable. A
+     * record of the segment is written under, and {@code storeId}, the store's durable id or 0) forced and the name durable. A
      * crash leaves only a temporary file, which open deletes. The name is made durable here, not only at the rename:
      * the old segment's seal names this file before the rename does, and a power cut between the two must not keep
      * the seal and lose the file (where a new entry is durable only once its directory is fsynced), which open
      * refuses as a lost segment.
      */
-    static void prepareFile(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode) {
+    static void prepareFile(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode, long storeId) {
         Path temp = tempPath(dir, index);
         try (FileIO tempFile = io.open(temp, true)) {
             tempFile.truncate(0); // a leftover from a crashed creation may hold anything
@@ -103,12 +103,27 @@ final class WalSegment implements AutoCloseable {
                 tempFile.write(zeros.clear().limit((int) Math.min(zeros.capacity(), segmentSize - p)), p);
             }
             ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-            WalSegmentDescriptor.writeHeader(header, segmentSize, index, mode);
+            WalSegmentDescriptor.writeHeader(header, segmentSize, index, mode, storeId);
             tempFile.write(header, 0);
             tempFile.force();
             io.forceDirectory(dir);
         } catch (IOException | UncheckedIOException e) {
             throw new StorageException("cannot create WAL segment " + index + ": " + unwrap(e).getMessage(), dir.resolve(WalSegmentDescriptor.fileName(index)), unwrap(e));
+        }
+    }
+
+    /**
+     * Rewrites the header of segment {@code index}, prepared under its temporary name and not written to since, for
+     * {@code storeId}: a segment prepared ahead before the store's id was durable records it once it is.
+     */
+    static void restampPrepared(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode, long storeId) {
+        try (FileIO tempFile = io.open(tempPath(dir, index), false)) {
+            ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+            WalSegmentDescriptor.writeHeader(header, segmentSize, index, mode, storeId);
+            tempFile.write(header, 0);
+            tempFile.force();
+        } catch (IOException | UncheckedIOException e) {
+            throw new StorageException("cannot write the header of WAL segment " + index + ": " + unwrap(e).getMessage(), tempPath(dir, index), unwrap(e));
         }
     }
 

@@ -2,6 +2,7 @@ package dev.varve.core.wal;
 
 import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.store.StoreTag;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -20,14 +21,20 @@ import java.util.zip.CRC32C;
  *
  * <pre>
  * Segment header (HEADER_SIZE = 40 bytes):
- *  0                8         12         16                24                32         36         40
- * +----------------+---------+----------+-----------------+-----------------+----------+----------+
- * | magic (long)   | version | syncMode | segmentSize     | segmentIndex    | crc32c   | reserved |
- * +----------------+---------+----------+-----------------+-----------------+----------+----------+
+ *  0                8         12         16          20          24                32         36         40
+ * +----------------+---------+----------+-----------+-----------+-----------------+----------+----------+
+ * | magic (long)   | version | syncMode | segSize   | storeTag  | segmentIndex    | crc32c   | reserved |
+ * +----------------+---------+----------+-----------+-----------+-----------------+----------+----------+
  *   crc32c covers bytes [0, 32).
+ *   segSize and storeTag: until version 3, one long, the segment size (never more than 1 GiB, so its upper half
+ *            was always 0).
  *   syncMode (version 2): the walSyncMode every record of the segment was written under, 1 FSYNC, 2 LOG_ONLY,
  *            3 BACKGROUND; the open judges the segment's tail by it (a writable open under another mode seals the
  *            newest segment and starts a new one). Version 1 wrote 0 here: such a segment is judged by the open's mode.
+ *   storeTag (version 3): a 32-bit fingerprint of the id of the store that wrote the segment ({@link #storeTag}), or
+ *            0 when that id was not yet durable in a checkpoint marker when the segment was created. A segment whose
+ *            tag is neither 0 nor this store's is another store's, and is refused by open and reported by verify
+ *            ({@link #foreign}).
  *
  * Record (at an 8-aligned offset; RECORD_HEADER_SIZE = 17 bytes, then the payload):
  *  0         4         8                16     17
@@ -54,15 +61,33 @@ import java.util.zip.CRC32C;
  *   <li>2: the header records the walSyncMode the segment was written under (bytes [12, 16), zero in version 1), and
  *       its torn tail is judged by that mode instead of the open's. Version 1 segments are still read, judged by the
  *       open's mode; a writable open never appends to one (it seals it and starts a version 2 segment).</li>
+ *   <li>3: the header records a fingerprint of the store's id (bytes [20, 24), the upper half of the segment size
+ *       before, always 0), so a segment copied in from another store is refused instead of replayed. Versions 1 and 2
+ *       name no store and are read as they are (appended to as well: a version 2 segment stays version 2).</li>
  * </ul>
+ *
+ * <p>Why a 32-bit fingerprint and not the 64-bit id: the bytes under the header CRC that no field used are 4 (the
+ * segment size's upper half), and growing the header would move every segment's first record, whose LSN is its
+ * position — a change to every LSN, not to one field. Two stores' ids share a fingerprint with probability 2^-32:
+ * such a foreign segment passes, as every segment did before. Why there rather than in the 4 reserved bytes at 36:
+ * the CRC covers them as it stands, so a build of version 2 still finds the header whole and refuses the segment by
+ * its version ("written by a newer release") instead of reporting a CRC mismatch as damage.
+ *
+ * <p>Why 0 ("not known") and not the id from the start: a new store picks its id at its first open but makes it
+ * durable only in its first checkpoint's start marker. A crash before that marker leaves segments and no id, and the
+ * next open picks another; segments that recorded the first would then be refused as another store's. So a segment
+ * records the id only when it is created after a marker holds it ({@link Wal#storeIdDurable}); one created (or
+ * prepared ahead) before records 0, which every store accepts.
  */
 public final class WalSegmentDescriptor {
     /** "VARVEWAL" in ASCII, read as a little-endian long. */
     public static final long MAGIC = 0x4C41574556524156L;
     /** Current format version. */
-    public static final int FORMAT_VERSION = 2;
+    public static final int FORMAT_VERSION = 3;
     /** The format before segments recorded their sync mode, still read. */
     static final int MODELESS_VERSION = 1;
+    /** The format before segments recorded their store, still read. */
+    static final int STORELESS_VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 8;
@@ -71,6 +96,8 @@ public final class WalSegmentDescriptor {
     public static final int SEGMENT_SIZE_OFFSET = 16;
     public static final int SEGMENT_INDEX_OFFSET = 24;
     public static final int HEADER_CRC_OFFSET = 32;
+    /** The fingerprint of the writing store's id (version 3; 0 when it was not durable yet): segSize's upper half before. */
+    public static final int STORE_TAG_OFFSET = 20;
     /** Bytes of segment header; the first record of a segment starts here. */
     public static final int HEADER_SIZE = 40;
 
@@ -167,15 +194,55 @@ public final class WalSegmentDescriptor {
 
     // ---- header ----
 
-    /** Writes a segment header at position 0 of {@code seg}, for records written under {@code mode}. */
-    static void writeHeader(ByteBuffer seg, long segmentSize, long segmentIndex, WalSyncMode mode) {
+    /**
+     * Writes a segment header at position 0 of {@code seg}, for records written under {@code mode} by the store whose
+     * durable id is {@code storeId} (0: not durable yet, the segment names no store).
+     */
+    static void writeHeader(ByteBuffer seg, long segmentSize, long segmentIndex, WalSyncMode mode, long storeId) {
         seg.putLong(MAGIC_OFFSET, MAGIC);
         seg.putInt(VERSION_OFFSET, FORMAT_VERSION);
         seg.putInt(SYNC_MODE_OFFSET, modeCode(mode));
-        seg.putLong(SEGMENT_SIZE_OFFSET, segmentSize);
+        seg.putInt(SEGMENT_SIZE_OFFSET, (int) segmentSize); // at most MAX_SEGMENT_SIZE
+        seg.putInt(STORE_TAG_OFFSET, storeId == 0 ? 0 : StoreTag.of(storeId));
         seg.putLong(SEGMENT_INDEX_OFFSET, segmentIndex);
         seg.putInt(HEADER_CRC_OFFSET, headerCrc(seg));
         seg.putInt(HEADER_CRC_OFFSET + 4, 0);
+    }
+
+    /** The fingerprint a segment records of store id {@code storeId} (not 0): {@link StoreTag#of}. */
+    public static int storeTag(long storeId) {
+        return StoreTag.of(storeId);
+    }
+
+    private static final String FOREIGN = "WAL segment belongs to another store (";
+
+    /**
+     * Why the segment whose (checked) header is in {@code seg} is another store's than the one whose durable id is
+     * {@code storeId}, or null when it is not known to be: the store has no durable id yet (0), or the segment names
+     * none (version 1 or 2, or created before its store's id was durable).
+     */
+    static String foreign(ByteBuffer seg, long storeId) {
+        if (seg.getInt(VERSION_OFFSET) <= STORELESS_VERSION) return null;
+        String why = StoreTag.foreign("WAL segment", seg.getInt(STORE_TAG_OFFSET), storeId);
+        return why == null ? null : why + ", and its records would be replayed as this store's; restore the store as a whole from one backup";
+    }
+
+    /**
+     * Refuses a segment {@code file} whose header (in {@code seg}) is whole and names another store than
+     * {@code storeId}'s ({@link #foreign}); nothing else is checked here.
+     */
+    static void refuseForeign(ByteBuffer seg, Path file, long storeId) {
+        if (seg.getLong(MAGIC_OFFSET) != MAGIC || seg.getInt(HEADER_CRC_OFFSET) != headerCrc(seg)) return;
+        String why = foreign(seg, storeId);
+        if (why != null) throw new CorruptionException(why, file, STORE_TAG_OFFSET);
+    }
+
+    /**
+     * True for {@link #refuseForeign}'s refusal: another store's file, which is neither damage nor a loss, so whoever
+     * explains a WAL failure passes it on as it is.
+     */
+    public static boolean isForeignRefusal(CorruptionException e) {
+        return e.offset() == STORE_TAG_OFFSET && e.what() != null && e.what().startsWith(FOREIGN);
     }
 
     /**
@@ -185,7 +252,7 @@ public final class WalSegmentDescriptor {
     static void refuseOtherVersion(ByteBuffer seg, Path file) {
         if (seg.getLong(MAGIC_OFFSET) != MAGIC || seg.getInt(HEADER_CRC_OFFSET) != headerCrc(seg)) return;
         int version = seg.getInt(VERSION_OFFSET);
-        if (version != FORMAT_VERSION && version != MODELESS_VERSION)
+        if (version < MODELESS_VERSION || version > FORMAT_VERSION)
             throw new CorruptionException(NEWER_VERSION + version + " (this build reads versions "
                     + MODELESS_VERSION + " to " + FORMAT_VERSION + "): written by a newer release; open the store with that release", file, VERSION_OFFSET);
     }
@@ -205,8 +272,8 @@ public final class WalSegmentDescriptor {
         if (seg.getLong(MAGIC_OFFSET) != MAGIC) return "bad magic, not a WAL segment";
         if (seg.getInt(HEADER_CRC_OFFSET) != headerCrc(seg)) return "segment header CRC mismatch";
         int version = seg.getInt(VERSION_OFFSET);
-        if (version != FORMAT_VERSION && version != MODELESS_VERSION) return "unsupported WAL format version " + version;
-        if (version == FORMAT_VERSION && modeOf(seg.getInt(SYNC_MODE_OFFSET)) == null) {
+        if (version < MODELESS_VERSION || version > FORMAT_VERSION) return "unsupported WAL format version " + version;
+        if (version != MODELESS_VERSION && modeOf(seg.getInt(SYNC_MODE_OFFSET)) == null) {
             return "unknown walSyncMode code " + seg.getInt(SYNC_MODE_OFFSET) + " in the segment header";
         }
         if (seg.getLong(SEGMENT_INDEX_OFFSET) != segmentIndex) {
@@ -247,9 +314,9 @@ public final class WalSegmentDescriptor {
         };
     }
 
-    /** The segment size a (checked) header records. */
+    /** The segment size a (checked) header records: 4 bytes from version 3 on, the store tag after them. */
     static long headerSegmentSize(ByteBuffer seg) {
-        return seg.getLong(SEGMENT_SIZE_OFFSET);
+        return seg.getInt(VERSION_OFFSET) <= STORELESS_VERSION ? seg.getLong(SEGMENT_SIZE_OFFSET) : seg.getInt(SEGMENT_SIZE_OFFSET);
     }
 
     private static int headerCrc(ByteBuffer seg) {

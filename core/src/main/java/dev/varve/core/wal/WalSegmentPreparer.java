@@ -35,31 +35,43 @@ final class WalSegmentPreparer implements AutoCloseable {
     /** The mode the WAL appends under, which the segments' headers record. */
     private final WalSyncMode mode;
     private final String threadName;
+    /**
+     * The store's id once a checkpoint marker holds it, else 0 (see {@link WalSegmentDescriptor}): what a segment's
+     * header records, read when it is prepared and again when it is taken.
+     */
+    private volatile long storeId;
     /** Makes the preparing thread: {@code Thread::new}, or in tests one the OS refuses to start. */
     volatile ThreadFactory threads = Thread::new;
     /** The segment being prepared, or -1; guarded by this. */
     private long index = -1;
-    private CompletableFuture<Void> task; // guarded by this
+    private CompletableFuture<Long> task; // guarded by this; completes with the store id the header records
     private boolean closed; // guarded by this
 
-    WalSegmentPreparer(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, String threadName) {
+    WalSegmentPreparer(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long storeId, String threadName) {
         this.io = io;
         this.dir = dir;
         this.segmentSize = segmentSize;
         this.mode = mode;
+        this.storeId = storeId;
         this.threadName = threadName;
+    }
+
+    /** The store's id is durable in a checkpoint marker: segments prepared or taken from now on record it. */
+    void storeIdDurable(long id) {
+        storeId = id;
     }
 
     /** Starts preparing segment {@code next}'s file in the background, unless it is already under way. */
     synchronized void prepareAhead(long next) {
         if (closed || index == next) return;
         index = next;
-        CompletableFuture<Void> f = new CompletableFuture<>();
+        CompletableFuture<Long> f = new CompletableFuture<>();
         task = f;
         Thread t = threads.newThread(() -> {
             try {
-                WalSegment.prepareFile(io, dir, next, segmentSize, mode);
-                f.complete(null);
+                long id = storeId;
+                WalSegment.prepareFile(io, dir, next, segmentSize, mode, id);
+                f.complete(id);
             } catch (Throwable e) {
                 f.completeExceptionally(e);
             }
@@ -88,17 +100,19 @@ final class WalSegmentPreparer implements AutoCloseable {
      * @throws StorageException naming the segment file when it cannot be created
      */
     WalSegment take(long next) {
-        CompletableFuture<Void> f;
+        CompletableFuture<Long> f;
         synchronized (this) {
             f = index == next ? task : null;
             index = -1;
             task = null;
         }
-        if (f == null || !succeeded(f)) WalSegment.prepareFile(io, dir, next, segmentSize, mode);
+        long id = storeId;
+        if (f == null || !succeeded(f)) WalSegment.prepareFile(io, dir, next, segmentSize, mode, id);
+        else if (f.join() != id) WalSegment.restampPrepared(io, dir, next, segmentSize, mode, id); // prepared before the id was durable
         return WalSegment.openPrepared(io, WalSegment.tempPath(dir, next), next, segmentSize);
     }
 
-    private static boolean succeeded(CompletableFuture<Void> f) {
+    private static boolean succeeded(CompletableFuture<Long> f) {
         try {
             f.join();
             return true;
@@ -111,7 +125,7 @@ final class WalSegmentPreparer implements AutoCloseable {
     /** Waits for a preparation under way and deletes its file: nothing is left but the WAL's segments. */
     @Override
     public void close() {
-        CompletableFuture<Void> f;
+        CompletableFuture<Long> f;
         long pending;
         synchronized (this) {
             closed = true;

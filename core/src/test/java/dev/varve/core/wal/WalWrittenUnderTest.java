@@ -139,7 +139,8 @@ class WalWrittenUnderTest {
     private void asVersion1() throws IOException {
         for (Path p : WalTestSupport.snapshotFiles(dir).keySet()) {
             ByteBuffer h = ByteBuffer.wrap(WalTestSupport.readBytes(p, 0, WalSegmentDescriptor.HEADER_SIZE)).order(ByteOrder.LITTLE_ENDIAN);
-            h.putInt(WalSegmentDescriptor.VERSION_OFFSET, 1).putInt(WalSegmentDescriptor.SYNC_MODE_OFFSET, 0);
+            h.putInt(WalSegmentDescriptor.VERSION_OFFSET, 1).putInt(WalSegmentDescriptor.SYNC_MODE_OFFSET, 0)
+                    .putInt(WalSegmentDescriptor.STORE_TAG_OFFSET, 0); // the segment size's upper half in format 1
             CRC32C crc = new CRC32C();
             crc.update(h.duplicate().clear().limit(WalSegmentDescriptor.HEADER_CRC_OFFSET));
             h.putInt(WalSegmentDescriptor.HEADER_CRC_OFFSET, (int) crc.getValue());
