@@ -266,6 +266,7 @@ final class SnapshotLog implements AutoCloseable {
         long cut = firstAtOrAbove(newHorizon, end);
         if (cut == first) return;
         List<SnapshotRecord> kept = liveBefore(cut, live);
+        if (kept == null) return; // the rewrite would let nothing go
         ByteBuffer header = SnapshotLogDescriptor.header(cut, newHorizon, millis, kept.size());
         long tailFrom = SnapshotLogDescriptor.recordOffset(SnapshotLogDescriptor.VERSION, cut, kept.size(), cut);
         FileIO compacted;
@@ -298,15 +299,18 @@ final class SnapshotLog implements AutoCloseable {
 
     /**
      * Of the retained records and those before position {@code cut}, the first (the declaration) and the last (the
-     * latest rank) of each snapshot {@code live} names, each id's first before its last: what a compaction cutting
-     * there keeps. Bounded by the live snapshots however many records the span held.
+     * latest rank) of each snapshot {@code live} names, the firsts in id order (the order they were declared in), then
+     * the lasts: what a compaction cutting there keeps, bounded by the live snapshots however many records the span
+     * held. Null when that is every one of them (nothing dropped, no rank change to fold: a store that keeps all).
      */
     private List<SnapshotRecord> liveBefore(long cut, long[] live) {
-        java.util.LinkedHashMap<Long, SnapshotRecord[]> byId = new java.util.LinkedHashMap<>();
+        SnapshotRecord[] firsts = new SnapshotRecord[live.length];
+        SnapshotRecord[] lasts = new SnapshotRecord[live.length];
         java.util.function.Consumer<SnapshotRecord> note = r -> {
-            if (java.util.Arrays.binarySearch(live, r.id()) < 0) return;
-            SnapshotRecord[] firstAndLast = byId.computeIfAbsent(r.id(), x -> new SnapshotRecord[]{r, null});
-            if (firstAndLast[0] != r) firstAndLast[1] = r;
+            int at = java.util.Arrays.binarySearch(live, r.id());
+            if (at < 0) return;
+            if (firsts[at] == null) firsts[at] = r;
+            else lasts[at] = r;
         };
         retained.forEach(note);
         ByteBuffer chunk = ByteBuffer.allocate(RECORD * CHUNK).order(ByteOrder.LITTLE_ENDIAN);
@@ -316,9 +320,9 @@ final class SnapshotLog implements AutoCloseable {
             for (int i = 0; i < n; i++) note.accept(SnapshotLogDescriptor.decode(chunk, i * RECORD));
         }
         List<SnapshotRecord> out = new ArrayList<>();
-        for (SnapshotRecord[] r : byId.values()) out.add(r[0]);
-        for (SnapshotRecord[] r : byId.values()) if (r[1] != null) out.add(r[1]);
-        return out;
+        for (SnapshotRecord r : firsts) if (r != null) out.add(r);
+        for (SnapshotRecord r : lasts) if (r != null) out.add(r);
+        return out.size() == retained.size() + (cut - first) ? null : out;
     }
 
     /** Position of the first record held that names a snapshot at or above {@code id}; {@code end} when none does. */

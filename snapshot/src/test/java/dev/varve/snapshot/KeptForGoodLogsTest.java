@@ -96,6 +96,23 @@ class KeptForGoodLogsTest {
     }
 
     /**
+     * A store that keeps every snapshot has nothing to let go: its log is not rewritten (as retained records, which
+     * would cost a rewrite of every record, and the heap to plan it, each time the log doubles).
+     */
+    @Test
+    void aLogWithNothingToLetGoIsNotRewritten() throws IOException {
+        Path archiveDir = dir.resolve("archive");
+        long last = 6 * PER_CHECKPOINT;
+        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), RankTreePolicy.levels(Retention.keepAll()))) {
+            archive.recover(0, true);
+            declare(archive, 1, last, CompactionScenario.KEEP_LAST, () -> { });
+            assertEquals(0, archive.dropHorizon(), "never compacted");
+            assertEquals(last, archive.snapshots().size());
+        }
+        assertEquals(SnapshotLogDescriptor.recordOffset(last), Files.size(archiveDir.resolve(SnapshotLogDescriptor.FILE)));
+    }
+
+    /**
      * A log of format version 2 (a base block, no retained records: every snapshot below its horizon dropped) is read
      * as it is, and the next compaction rewrites it in the current version.
      */
