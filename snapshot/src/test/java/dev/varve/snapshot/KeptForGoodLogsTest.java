@@ -2,6 +2,7 @@ package dev.varve.snapshot;
 
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
+import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,6 +22,7 @@ import static dev.varve.snapshot.LogCompactionTest.declare;
 import static dev.varve.snapshot.LogCompactionTest.markOf;
 import static dev.varve.snapshot.LogCompactionTest.open;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -93,6 +95,26 @@ class KeptForGoodLogsTest {
             assertEquals(2, archive.find(1).rank(), "the raise was retained");
             assertTrue(archive.dropHorizon() > 1, "the log was compacted past snapshot 1: " + archive.dropHorizon());
         }
+    }
+
+    /** A flipped byte in a retained record is damage named with the file and the record's offset, not a dropped snapshot. */
+    @Test
+    void aDamagedRetainedRecordIsNamedWithItsOffset() throws IOException {
+        Path archiveDir = dir.resolve("archive");
+        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), KEPT.policy)) {
+            archive.recover(0, true);
+            declare(archive, 1, 5 * PER_CHECKPOINT, KEPT, () -> { }); // compacted at 5,000: snapshots 1 and 4,999 retained
+        }
+        Path log = archiveDir.resolve(SnapshotLogDescriptor.FILE);
+        byte[] bytes = Files.readAllBytes(log);
+        assertEquals(2, ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getLong(SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.RETAINED_OFFSET));
+        long second = SnapshotLogDescriptor.recordsFrom(SnapshotLogDescriptor.VERSION) + SnapshotLogDescriptor.RECORD_SIZE;
+        bytes[(int) second + SnapshotLogDescriptor.ID_OFFSET] ^= 1;
+        Files.write(log, bytes);
+        CorruptionException e = assertThrows(CorruptionException.class, () -> new SnapshotLog(FileIOFactory.standard(), log, MaplogFile.Missing.CORRUPT));
+        assertEquals(log, e.file());
+        assertEquals(second, e.offset(), e.getMessage());
+        assertTrue(e.getMessage().contains("retained"), e.getMessage());
     }
 
     /**
