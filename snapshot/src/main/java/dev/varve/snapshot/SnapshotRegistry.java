@@ -457,6 +457,11 @@ final class SnapshotRegistry implements AutoCloseable {
         return live.get(id);
     }
 
+    /** The number of live snapshots. */
+    int liveCount() {
+        return live.size();
+    }
+
     /** The level whose rule keeps live snapshot {@code id} now ({@link RankTree#keptAt}); 0 when none does or it is not live. */
     int keptAt(long id) {
         SnapshotRecord r = live.get(id);
