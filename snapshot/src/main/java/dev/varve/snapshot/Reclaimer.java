@@ -66,7 +66,7 @@ final class Reclaimer {
         try {
             dropsDecided = registry.counts()[1];
             givenBack = retention.reclaimable();
-            compaction = registry.compactionPlan();
+            compaction = registry.compactionPlan(moves.due());
             unused = extents.takeUnused(id -> registry.find(id) != null, views::reads);
             for (ArchiveLevel l : levels) {
                 limits[l.level - 1] = Math.min(l.addressesAtMark, extents.minPin(l.level)); // a ranked extent's bases stay
@@ -80,7 +80,7 @@ final class Reclaimer {
         try {
             registry.forceDrops();
             registry.compactLogs(compaction, markLsn); // the records of snapshots dropped by then: their drops were forced just now
-            moves.compactBelow(compaction.horizon()); // and the lazy-ranking copies of those below the oldest live
+            moves.compact(compaction); // and the lazy-ranking copies of those dropped
             marks.compactBefore(markLsn); // no recovery uses an older mark now
         } finally {
             lock.unlockAppends();

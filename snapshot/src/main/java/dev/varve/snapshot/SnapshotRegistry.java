@@ -144,7 +144,7 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Keeps the positions of the rank changes before the recovered mark (replay redoes the later ones). */
     private void readJoins(long markLsn, boolean emptyStore, long durable) {
         joins.clear();
-        long first = joinLog.first(); // a compaction let the entries before it go, all of snapshots below the horizon
+        long first = joinLog.first(); // a compaction let the entries before it go, all of snapshots dropped by then
         long keep = joinLog.prefix(lsn -> !emptyStore && lsn < markLsn);
         if (durable >= 0 && keep != durable)
             throw new CorruptionException("the join log holds " + keep + " rank changes before checkpoint mark " + markLsn + " but the mark recorded "
@@ -412,23 +412,38 @@ final class SnapshotRegistry implements AutoCloseable {
     }
 
     /**
-     * What {@link #compactLogs} may let go, decided under the state lock after a checkpoint's end marker.
+     * What {@link #compactLogs} and the move log's compaction may let go, decided under the state lock after a
+     * checkpoint's end marker.
      *
-     * @param horizon    every snapshot below it dropped, and declared before the mark: the join and move logs, which
-     *                   are compacted as a prefix, let the entries of those go
-     * @param logHorizon the latest snapshot the mark counts (its own latest declaration stays): the snapshot log lets
-     *                   go the records of every snapshot below it but those of {@code liveBelow}
-     * @param liveBelow  the live snapshots below {@code logHorizon}, sorted; null when the snapshot log is not due
+     * @param horizon    every snapshot below it dropped, and declared before the mark: what a log may let go of when
+     *                   {@code live} is not known
+     * @param logHorizon the latest snapshot the mark counts (its own latest declaration stays): every snapshot up to
+     *                   it is dropped unless {@code live} holds it
+     * @param live       the live snapshots up to {@code logHorizon}, sorted; null when no log was due
+     * @param logDue     whether the snapshot log is to be compacted below {@code logHorizon}
      */
-    record CompactionPlan(long horizon, long logHorizon, long[] liveBelow) {
+    record CompactionPlan(long horizon, long logHorizon, long[] live, boolean logDue) {
+        /**
+         * Whether a log must keep what it holds of snapshot {@code id}: live, or declared after the mark — or, when
+         * the live snapshots were not taken (the log grew to its threshold only after the plan), at or above the
+         * oldest live one.
+         */
+        boolean keeps(long id) {
+            if (live == null) return id >= horizon;
+            return id > logHorizon || java.util.Arrays.binarySearch(live, id) >= 0;
+        }
     }
 
-    /** Under the state lock, after a checkpoint's end marker: see {@link CompactionPlan}. */
-    CompactionPlan compactionPlan() {
+    /**
+     * Under the state lock, after a checkpoint's end marker: see {@link CompactionPlan}. The live snapshots are taken
+     * only when a log is due ({@code movesDue}: the move log), once per doubling of that log, not at every checkpoint.
+     */
+    CompactionPlan compactionPlan(boolean movesDue) {
         long held = log.records() - log.first() + log.retained().size();
-        boolean due = latestAtMark > log.horizon() && held >= compactAt;
-        long[] liveBelow = due ? live.headMap(latestAtMark).keySet().stream().mapToLong(Long::longValue).toArray() : null;
-        return new CompactionPlan(Math.min(oldestLive(), latestAtMark), latestAtMark, liveBelow);
+        boolean logDue = latestAtMark > log.horizon() && held >= compactAt;
+        long[] upToMark = logDue || movesDue || joinCompaction.due(joinLog)
+                ? live.headMap(latestAtMark, true).keySet().stream().mapToLong(Long::longValue).toArray() : null;
+        return new CompactionPlan(Math.min(oldestLive(), latestAtMark), latestAtMark, upToMark, logDue);
     }
 
     /**
@@ -441,16 +456,16 @@ final class SnapshotRegistry implements AutoCloseable {
      * horizon.
      */
     void compactLogs(CompactionPlan plan, long markLsn) {
-        if (plan.liveBelow() != null) {
-            log.compact(plan.logHorizon(), System.currentTimeMillis(), plan.liveBelow());
+        if (plan.logDue()) {
+            log.compact(plan.logHorizon(), System.currentTimeMillis(), plan.live());
             compactAt = Math.max(COMPACT_MIN_RECORDS, 2 * (log.records() - log.first() + log.retained().size()));
         }
         drops.compactBelow(log.horizon(), log::retains);
         // recovery from this mark reads the rank changes before it back by position, cuts the later ones, and keeps only
-        // those of live snapshots: the entries made before the mark of snapshots below the horizon, each dropped by a
-        // durable drop (in the drop log while the snapshot log holds its record), can go
-        long horizon = plan.horizon();
-        joinCompaction.compact(joinLog, Long.MAX_VALUE, (lsn, id) -> id >= horizon || lsn >= markLsn);
+        // those of live snapshots: the entries made before the mark of snapshots the plan does not keep, each dropped by
+        // a durable drop, can go — up to the first of a live one (a prefix: a raised snapshot kept for good holds the
+        // rest, one declared at its rank holds nothing)
+        joinCompaction.compact(joinLog, Long.MAX_VALUE, (lsn, id) -> lsn >= markLsn || plan.keeps(id));
     }
 
     SnapshotRecord find(long id) {
