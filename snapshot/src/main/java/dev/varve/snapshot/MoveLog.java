@@ -82,7 +82,7 @@ final class MoveLog implements AutoCloseable {
      * back by position and uses only those of live snapshots, and none is made after the mark before its end marker —
      * once the log has grown enough ({@link PrefixCompaction}).
      */
-    void compact(SnapshotRegistry.CompactionPlan plan) {
+    void compact(CompactionPlan plan) {
         compaction.compact(log, Long.MAX_VALUE, (mark, id) -> plan.keeps(id));
     }
 

@@ -61,7 +61,7 @@ final class Reclaimer {
         long[] scannedFrom = new long[levels.length];
         List<RankedExtent> unused;
         long[] givenBack;
-        SnapshotRegistry.CompactionPlan compaction;
+        CompactionPlan compaction;
         lock.lock();
         try {
             dropsDecided = registry.counts()[1];
