@@ -59,7 +59,7 @@ final class SnapshotsCommand implements Callable<Integer> {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("below", d.below());
                 m.put("by", d.by().toString());
-                r.put("droppedBefore", m); // each one dropped, when and why no longer kept: the logs keep the retained history
+                r.put("droppedBefore", m); // each one not listed as live dropped, when and why no longer kept: the logs keep the live snapshots' records
             });
         }
         output.print(r);

@@ -139,9 +139,43 @@ class CliReadCommandsTest {
         CliRun r = unchanged(dir, "snapshots", "--json", dir.toString());
         assertEquals(0, r.code(), r.toString());
         assertTrue(r.out().contains("{\"id\":9000,\"rank\":1,"), r.out());
-        assertTrue(r.out().contains("\"droppedBefore\":{\"below\":8997,\"by\":"), r.out());
+        // the horizon is the latest snapshot the checkpoint counted: the live ones below it (8,997 to 8,999) are listed live
+        assertTrue(r.out().contains("\"droppedBefore\":{\"below\":9000,\"by\":"), r.out());
         assertTrue(!r.out().contains("{\"id\":1,\"dropped\":"), "snapshot 1's drop is no longer detailed: " + r.out());
         assertTrue(r.out().contains("{\"id\":8996,\"dropped\":"), "the latest drop is detailed: " + r.out());
+    }
+
+    /**
+     * Behind a snapshot kept for good (rank 2 under keepLast(2), keepAll()) the tools read the compacted logs: verify
+     * finds nothing wrong, snapshots lists the kept one live and every other below the latest checkpoint's as dropped
+     * before it, and the snapshot log holds the live ones' records, not the 9,000 declared.
+     */
+    @Test
+    void theToolsReadTheLogsCompactedPastASnapshotKeptForGood() throws java.io.IOException {
+        Path dir = tmp.resolve("kept");
+        VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20)
+                .retention(RankTreePolicy.levels(Retention.keepLast(2), Retention.keepAll())).build();
+        try (Varve store = Varve.open(config)) {
+            for (int i = 1; i <= 9_000; i++) {
+                byte[] key = ("k" + i % 100).getBytes(StandardCharsets.UTF_8);
+                store.writeAndSnapshot(b -> b.put("t", key, new byte[8]), i == 1 ? 2 : 1);
+                if (i % 1000 == 0) store.checkpoint().join();
+            }
+        }
+        long log = Files.size(dir.resolve("archive").resolve("snapshots.log"));
+        long bound = 64 + 48L * (4096 + 1000 + 3); // at most what makes it due for a rewrite, a checkpoint's worth, the live ones
+        assertTrue(log <= bound, "snapshots.log holds " + log + " bytes after 9,000 snapshots, 3 live (bound " + bound + ")");
+        CliRun verify = unchanged(dir, "verify", "--json", dir.toString());
+        assertEquals(0, verify.code(), verify.toString());
+        CliRun r = unchanged(dir, "snapshots", "--json", dir.toString());
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().contains("{\"id\":1,\"rank\":2,") && r.out().contains("\"keptBy\":\"keepAll()\""), r.out());
+        assertTrue(r.out().contains("{\"id\":8999,\"rank\":1,") && r.out().contains("{\"id\":9000,\"rank\":1,"), r.out());
+        // the horizon of the latest compaction, at the checkpoint of 5,000 (the log is rewritten once it holds 4,096 records)
+        assertTrue(r.out().contains("\"droppedBefore\":{\"below\":5000,\"by\":"), r.out());
+        try (Varve ro = Varve.openReadOnly(config)) {
+            assertEquals(List.of(1L, 8999L, 9000L), ro.snapshots().stream().map(dev.varve.engine.SnapshotInfo::id).toList());
+        }
     }
 
     @Test

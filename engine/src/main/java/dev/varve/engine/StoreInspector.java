@@ -115,8 +115,9 @@ public final class StoreInspector {
     }
 
     /**
-     * The snapshots below {@code below}, all dropped by {@code by}, whose drops the store no longer details: the
-     * snapshot and drop logs keep the retained history, and the records of older drops were compacted away.
+     * The snapshots below {@code below} that are not live, all dropped by {@code by}, whose drops the store no longer
+     * details: the snapshot and drop logs keep the live snapshots' records (those below {@code below} too, kept for good
+     * say) and the recent history, and the records of older drops were compacted away.
      */
     public record DroppedBefore(long below, Instant by) {
     }

@@ -43,19 +43,25 @@ class LogCompactionKillTest {
     @TempDir
     Path tmp;
 
-    static VarveConfig config(Path dir, RecoveryMode mode) {
-        return KillWorkload.config(dir, mode).toBuilder().checkpointFrequency(Duration.ofMillis(50)).snapshotPageWindow(2)
-                .retention(RankTreePolicy.levels(Retention.keepLast(KEEP), Retention.keepLast(2))).build();
+    /**
+     * {@code keptForGood}: a keepAll() level above, and snapshot 1 declared at rank 3 — kept for good, the oldest live
+     * snapshot for the store's life, which the logs' compactions must see past.
+     */
+    static VarveConfig config(Path dir, RecoveryMode mode, boolean keptForGood) {
+        RankTreePolicy policy = keptForGood ? RankTreePolicy.levels(Retention.keepLast(KEEP), Retention.keepLast(2), Retention.keepAll())
+                : RankTreePolicy.levels(Retention.keepLast(KEEP), Retention.keepLast(2));
+        return KillWorkload.config(dir, mode).toBuilder().checkpointFrequency(Duration.ofMillis(50)).snapshotPageWindow(2).retention(policy).build();
     }
 
-    /** Child JVM: {@code main(dir, mode, firstStep, ackFile)} runs steps until killed, acknowledging each. */
+    /** Child JVM: {@code main(dir, mode, firstStep, ackFile, keptForGood)} runs steps until killed, acknowledging each. */
     public static void main(String[] args) throws Exception {
-        try (Varve store = Varve.open(config(Path.of(args[0]), RecoveryMode.valueOf(args[1])));
+        boolean keptForGood = Boolean.parseBoolean(args[4]);
+        try (Varve store = Varve.open(config(Path.of(args[0]), RecoveryMode.valueOf(args[1]), keptForGood));
              FileOutputStream ack = new FileOutputStream(args[3], true)) {
             for (long i = Long.parseLong(args[2]); ; i++) {
-                long id = store.writeAndSnapshot(DeterministicReplayTestSupport.batch(i), 1);
+                long id = store.writeAndSnapshot(DeterministicReplayTestSupport.batch(i), keptForGood && i == 0 ? 3 : 1);
                 if (id != i + 1) throw new IllegalStateException("snapshot " + id + " declared at step " + i);
-                if (id > 1) store.rank(id - 1, 2); // a join per level now, and a lazy-ranking copy once it leaves the page window
+                if (id > (keptForGood ? 2 : 1)) store.rank(id - 1, 2); // a join per level now, and a lazy-ranking copy once it leaves the page window
                 ack.write((i + "\n").getBytes(StandardCharsets.UTF_8));
             }
         }
@@ -63,14 +69,19 @@ class LogCompactionKillTest {
 
     @Test
     void killedWhileCompactingRecoversExactlyTheRetainedSnapshots() throws Exception {
-        run(Integer.getInteger("varve.killRounds", 6), Long.getLong("varve.seed", System.nanoTime()));
+        run(Integer.getInteger("varve.killRounds", 6), Long.getLong("varve.seed", System.nanoTime()), false);
+    }
+
+    @Test
+    void killedWhileCompactingBehindASnapshotKeptForGoodRecoversExactlyTheRetainedSnapshots() throws Exception {
+        run(Integer.getInteger("varve.killRounds", 4), Long.getLong("varve.seed", System.nanoTime()), true);
     }
 
     @Test
     @Tag("long")
     @Timeout(value = 4, unit = TimeUnit.HOURS)
     void hundredsOfKills() throws Exception {
-        run(Integer.getInteger("varve.killRounds", 100), Long.getLong("varve.seed", System.nanoTime()));
+        run(Integer.getInteger("varve.killRounds", 100), Long.getLong("varve.seed", System.nanoTime()), false);
     }
 
     /** The names of the archive's files a compaction writes: its temp files and the drop, join and move logs' parts. */
@@ -85,7 +96,7 @@ class LogCompactionKillTest {
         }
     }
 
-    private void run(int rounds, long seed) throws Exception {
+    private void run(int rounds, long seed, boolean keptForGood) throws Exception {
         Random rnd = new Random(seed);
         Path dir = tmp.resolve("store");
         Path archive = dir.resolve("archive");
@@ -110,15 +121,16 @@ class LogCompactionKillTest {
                 }
                 compacting[0] = !compactionFiles(archive).equals(before);
                 return compacting[0] || System.nanoTime() > giveUp;
-            }, where);
+            }, where, String.valueOf(keptForGood));
             if (compacting[0]) seenCompacting++;
-            try (Varve store = Varve.open(config(dir, reopen))) {
+            try (Varve store = Varve.open(config(dir, reopen, keptForGood))) {
                 List<SnapshotInfo> infos = store.snapshots();
                 long declared = infos.get(infos.size() - 1).id();
                 assertTrue(declared >= acked, where + ": " + acked + " steps acknowledged but only " + declared + " snapshots recovered");
                 List<Long> ids = new ArrayList<>();
                 for (SnapshotInfo s : infos) ids.add(s.id());
                 List<Long> want = new ArrayList<>();
+                if (keptForGood) want.add(1L);
                 for (long id = Math.max(1, declared - KEEP + 1); id <= declared; id++) want.add(id);
                 assertEquals(want, ids, where + ": the live snapshots");
                 String tables = KillWorkload.diff(store, KillWorkload.model(declared));
@@ -132,7 +144,8 @@ class LogCompactionKillTest {
                         assertNull(KillWorkload.diff(v::table, KillWorkload.model(s.id())), where + ": snapshot " + s.id());
                     }
                 }
-                SnapshotNotFoundException e = assertThrows(SnapshotNotFoundException.class, () -> store.asOf(1));
+                long firstDropped = keptForGood ? 2 : 1;
+                SnapshotNotFoundException e = assertThrows(SnapshotNotFoundException.class, () -> store.asOf(firstDropped));
                 assertTrue(e.getMessage().contains("dropped"), where + ": " + e.getMessage());
                 assertFalse(store.droppedSnapshots(1).isEmpty(), where);
                 assertEquals(List.of(), store.danglingArchiveMappings(), where + ": I8");
@@ -140,7 +153,8 @@ class LogCompactionKillTest {
             }
         }
         long logBytes = Files.size(archive.resolve("snapshots.log"));
-        assertTrue(logBytes < 48 * steps / 2, "snapshots.log holds " + logBytes + " bytes after " + steps + " snapshots, " + KEEP + " retained");
+        assertTrue(logBytes < 48 * steps / 2, "snapshots.log holds " + logBytes + " bytes after " + steps + " snapshots, " + KEEP + " retained"
+                + (keptForGood ? " and snapshot 1 kept for good" : ""));
         assertFalse(Files.exists(archive.resolve("joins.log")), "the join log was compacted (renamed after its first entry held): "
                 + compactionFiles(archive));
         System.out.println("log compaction kill -9: " + rounds + " rounds, " + steps + " steps, " + seenCompacting + " killed while compacting, snapshots.log "

@@ -8,7 +8,10 @@ import java.util.Arrays;
  * indexed by snapshot id from the oldest one counted. Snapshot ids are consecutive and captures are counted in archive
  * order, which is snapshot order, so a count is an increment at or near the end of the run, and forgetting the
  * snapshots older than the oldest live one moves its front: no search and no allocation per capture, and 8 bytes of
- * heap per retained snapshot where a sorted map of boxed ids took about 80. Guarded by the archive's state lock.
+ * heap per retained snapshot where a sorted map of boxed ids took about 80. A snapshot kept for good would keep the
+ * front, and 8 bytes for every snapshot declared after it, for the rest of the store's life: {@link #trim} moves the
+ * front past it anyway, setting the counts of the live snapshots below aside, one map entry each, and forgetting the
+ * others'. Guarded by the archive's state lock.
  */
 final class CaptureCounts {
     private long[] counts = new long[64];
@@ -18,10 +21,18 @@ final class CaptureCounts {
     private int to;
     /** Snapshots below this one are forgotten: counting them again is a no-op. */
     private long forgottenBelow = Long.MIN_VALUE;
+    /** Below this id only the snapshots {@link #older} holds are counted: the run's front was {@link #trim}med to it. */
+    private long trimmedBelow = Long.MIN_VALUE;
+    /** The counts of the live snapshots below {@link #trimmedBelow}, set aside by {@link #trim}. */
+    private final java.util.TreeMap<Long, Long> older = new java.util.TreeMap<>();
 
     /** Counts {@code n} more for {@code snapshot} (fewer when negative). */
     void add(long snapshot, long n) {
         if (snapshot < forgottenBelow) return;
+        if (snapshot < trimmedBelow) {
+            older.computeIfPresent(snapshot, (id, c) -> c + n); // a no-op for one the trim forgot
+            return;
+        }
         if (from == to) {
             from = 0;
             to = 0;
@@ -41,6 +52,7 @@ final class CaptureCounts {
 
     /** What is counted for {@code snapshot}; 0 when nothing or forgotten. */
     long get(long snapshot) {
+        if (snapshot < trimmedBelow) return older.getOrDefault(snapshot, 0L);
         if (snapshot < first || snapshot - first >= to - from) return 0;
         return counts[from + (int) (snapshot - first)];
     }
@@ -48,6 +60,7 @@ final class CaptureCounts {
     /** Forgets every snapshot below {@code oldest}. */
     void forgetBelow(long oldest) {
         forgottenBelow = Math.max(forgottenBelow, oldest);
+        older.headMap(oldest).clear();
         if (oldest <= first) return;
         long drop = Math.min(oldest - first, to - from);
         from += (int) drop;
@@ -59,6 +72,32 @@ final class CaptureCounts {
         from = 0;
         to = 0;
         forgottenBelow = Long.MIN_VALUE;
+        trimmedBelow = Long.MIN_VALUE;
+        older.clear();
+    }
+
+    /** Snapshots the run spans, counted or not: what it takes in the heap, 8 bytes each. */
+    int span() {
+        return to - from;
+    }
+
+    /**
+     * Moves the run's front up to {@code front}: of the snapshots below it, the counts of those {@code live} holds
+     * are set aside and the others forgotten, as if dropped (their counts are needed no more: a drop takes its bytes
+     * when it is made).
+     */
+    void trim(long front, java.util.function.LongPredicate live) {
+        if (front <= trimmedBelow) return;
+        for (int at = from; at < to && first + (at - from) < front; at++) {
+            long id = first + (at - from);
+            if (id >= forgottenBelow && live.test(id)) older.put(id, counts[at]);
+        }
+        if (front > first && from < to) {
+            long drop = Math.min(front - first, to - from);
+            from += (int) drop;
+            first += drop;
+        }
+        trimmedBelow = front;
     }
 
     /** Makes room for {@code entries} counts from {@code from}: drops the forgotten front, doubling when needed. */

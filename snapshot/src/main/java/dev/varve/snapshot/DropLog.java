@@ -121,12 +121,13 @@ final class DropLog implements AutoCloseable {
 
     /**
      * After a checkpoint, holding the append gate: rewrites the log without its entries before the first drop of a
-     * snapshot at or above {@code horizon} (the snapshot log's, already durable) — keeping the latest
+     * snapshot at or above {@code horizon} (the snapshot log's, already durable) or of one the snapshot log
+     * {@code retains} (open reads that one back as live, and only its drop says otherwise) — keeping the latest
      * {@value #RECENT_DROPS} drops, whatever they name — once it has grown enough since the last try that the rewrite's
      * cost is paid for by the log's own growth.
      */
-    void compactBelow(long horizon) {
-        compaction.compact(file, file.count() - RECENT_DROPS, (id, whenMillis) -> id >= horizon);
+    void compactBelow(long horizon, java.util.function.LongPredicate retains) {
+        compaction.compact(file, file.count() - RECENT_DROPS, (id, whenMillis) -> id >= horizon || retains.test(id));
     }
 
     void force() {

@@ -4,8 +4,8 @@ package dev.varve.snapshot;
  * Reading the drop log ({@code drops.log}) back: what a drop record says (who dropped the snapshot, at which rank),
  * and finding the drop of one snapshot among all the store ever made.
  *
- * <p>Design note. The log holds one entry per drop back to the oldest retained snapshot's time (older ones are
- * compacted away, {@link DropLog#compactBelow}), which can still be many, and the registry keeps only the most recent
+ * <p>Design note. The log holds one entry per drop back to the snapshot log's horizon, the latest compaction's, and the
+ * latest 4,096 (older ones are compacted away, {@link DropLog#compactBelow}), which can still be many, and the registry keeps only the most recent
  * drops in memory; an older one is looked for here, newest first, {@value #CHUNK} entries a read (one read per entry
  * cost a read per drop since: 0.5 s with 600,000 drops). The lookup takes no archive lock: entries below the count
  * read under it never change while the archive is open, though a compaction may remove the oldest, and the log's own

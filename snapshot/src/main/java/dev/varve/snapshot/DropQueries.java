@@ -99,8 +99,10 @@ final class DropQueries {
         try {
             long horizon = registry.dropHorizon();
             while (i >= 0 && out.size() < max && detailed.get(i).id() >= horizon) out.add(detailed.get(i--)); // the others are live
-            for (long id = Math.min(from, horizon - 1); id >= 1 && out.size() < max; id--) // every one below the horizon was dropped
-                out.add(i >= 0 && detailed.get(i).id() == id ? detailed.get(i--) : registry.forgotten(id));
+            for (long id = Math.min(from, horizon - 1); id >= 1 && out.size() < max; id--) { // every one below the horizon not live was dropped
+                if (i >= 0 && detailed.get(i).id() == id) out.add(detailed.get(i--));
+                else if (registry.find(id) == null) out.add(registry.forgotten(id)); // a live one kept its records
+            }
         } finally {
             lock.unlock();
         }

@@ -47,7 +47,7 @@ final class MoveLog implements AutoCloseable {
      */
     List<Move> prepare(long markLsn, boolean emptyStore, long durable) {
         log.checkDurable(durable);
-        long first = log.first(); // a compaction let the entries before it go, all of snapshots below the horizon
+        long first = log.first(); // a compaction let the entries before it go, all of snapshots dropped by then
         kept = log.prefix(mark -> !emptyStore && mark <= markLsn);
         if (kept < durable)
             throw new CorruptionException("the move log holds " + kept + " copies up to checkpoint mark " + markLsn + " but the mark recorded "
@@ -71,14 +71,19 @@ final class MoveLog implements AutoCloseable {
         log.force();
     }
 
+    /** Whether {@link #compact} would try now (decided under the state lock, to plan what it keeps). */
+    boolean due() {
+        return compaction.due(log);
+    }
+
     /**
-     * After a checkpoint's end marker, holding the append gate: lets go of the copies of snapshots below
-     * {@code horizon} (all dropped, their drops durable) — recovery reads the copies up to its mark back by position
-     * and uses only those of live snapshots, and none is made after the mark before its end marker — once the log has
-     * grown enough ({@link PrefixCompaction}).
+     * After a checkpoint's end marker, holding the append gate: lets go of the copies before the first one of a
+     * snapshot {@code plan} keeps (every other was dropped, its drop durable) — recovery reads the copies up to its mark
+     * back by position and uses only those of live snapshots, and none is made after the mark before its end marker —
+     * once the log has grown enough ({@link PrefixCompaction}).
      */
-    void compactBelow(long horizon) {
-        compaction.compact(log, Long.MAX_VALUE, (mark, id) -> id >= horizon);
+    void compact(CompactionPlan plan) {
+        compaction.compact(log, Long.MAX_VALUE, (mark, id) -> plan.keeps(id));
     }
 
     void force() {

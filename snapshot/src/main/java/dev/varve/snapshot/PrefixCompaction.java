@@ -30,10 +30,15 @@ final class PrefixCompaction {
      * past position {@code limit}, once it has grown enough since the last try.
      */
     void compact(MaplogFile file, long limit, Needed needed) {
-        if (file.count() - file.first() < compactAt) return;
+        if (!due(file)) return;
         long cut = Math.min(limit, firstNeeded(file, needed));
         if (cut > file.first()) file.compactBefore(cut);
         compactAt = Math.max(minEntries, 2 * (file.count() - file.first()));
+    }
+
+    /** Whether {@link #compact} would try to rewrite {@code file} now: it has grown enough since the last try. */
+    boolean due(MaplogFile file) {
+        return file.count() - file.first() >= compactAt;
     }
 
     /** Position of the first entry of {@code file} that {@code needed} keeps; its count when none is. */

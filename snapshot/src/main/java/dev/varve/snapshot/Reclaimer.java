@@ -61,12 +61,12 @@ final class Reclaimer {
         long[] scannedFrom = new long[levels.length];
         List<RankedExtent> unused;
         long[] givenBack;
-        long horizon;
+        CompactionPlan compaction;
         lock.lock();
         try {
             dropsDecided = registry.counts()[1];
             givenBack = retention.reclaimable();
-            horizon = registry.compactionHorizon();
+            compaction = registry.compactionPlan(moves.due());
             unused = extents.takeUnused(id -> registry.find(id) != null, views::reads);
             for (ArchiveLevel l : levels) {
                 limits[l.level - 1] = Math.min(l.addressesAtMark, extents.minPin(l.level)); // a ranked extent's bases stay
@@ -79,8 +79,8 @@ final class Reclaimer {
         lock.lockAppends(); // the drops behind these decisions, and any since: durable before a byte goes
         try {
             registry.forceDrops();
-            registry.compactLogs(horizon, markLsn); // the records of snapshots below it: their drops were forced just now
-            moves.compactBelow(horizon); // and their lazy-ranking copies
+            registry.compactLogs(compaction, markLsn); // the records of snapshots dropped by then: their drops were forced just now
+            moves.compact(compaction); // and the lazy-ranking copies of those dropped
             marks.compactBefore(markLsn); // no recovery uses an older mark now
         } finally {
             lock.unlockAppends();

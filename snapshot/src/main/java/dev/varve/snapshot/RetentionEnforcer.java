@@ -39,6 +39,8 @@ final class RetentionEnforcer {
     /** Bytes attributed to snapshots the budget dropped that no reclamation has given back yet; by id in {@link #pendingDrops}. */
     private long budgetPending;
     private final TreeMap<Long, Long> pendingDrops = new TreeMap<>();
+    /** Snapshots the capture counts span beyond the live ones after a trim ({@link #trimCounts}). */
+    private static final int COUNTS_SLACK = 1024;
 
     RetentionEnforcer(ArchiveLock lock, SnapshotRegistry registry, RankedExtents extents, int pageSize, long budget, LongSupplier archiveBytes) {
         this.lock = lock;
@@ -65,6 +67,19 @@ final class RetentionEnforcer {
     void declared() {
         enforceBudget();
         capturesPerSnapshot.forgetBelow(registry.oldestLive());
+        trimCounts();
+    }
+
+    /**
+     * Keeps the capture counts to about twice the live snapshots (and some slack): when their run spans more — a
+     * snapshot kept for good holds its front — it is trimmed to the latest ones, the live snapshots below set aside.
+     * A trim costs the run's length and comes after as many declarations again, so it adds a constant per
+     * declaration. Caller holds the lock.
+     */
+    private void trimCounts() {
+        int live = registry.liveCount();
+        if (capturesPerSnapshot.span() > 2L * live + 2 * COUNTS_SLACK)
+            capturesPerSnapshot.trim(registry.latest() + 1 - live - COUNTS_SLACK, id -> registry.find(id) != null);
     }
 
     /**
@@ -126,6 +141,7 @@ final class RetentionEnforcer {
             lastInPack[level] = snapshot;
         }
         capturesPerSnapshot.add(snapshot, bytes);
+        trimCounts(); // recovery recounts every capture the Maplog holds, back to a snapshot kept for good, in one go
     }
 
     /**
@@ -139,7 +155,12 @@ final class RetentionEnforcer {
         capturesPerSnapshot.forgetBelow(registry.oldestLive());
     }
 
-    /** What budget drops not given back yet will give back. Caller holds the lock. */
+    /** Snapshots the capture counts span (tests: it follows the live snapshots, not the span they cover). Caller holds the lock. */
+    int countedSpan() {
+        return capturesPerSnapshot.span();
+    }
+
+        /** What budget drops not given back yet will give back. Caller holds the lock. */
     long budgetPending() {
         return budgetPending;
     }

@@ -213,14 +213,15 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
-     * Every snapshot below this id was dropped, and when and why are no longer kept beyond the most recent drops: the
-     * logs' records of them were compacted away, by {@link #dropHorizonMillis}. 0 while nothing was compacted.
+     * Every snapshot below this id that is not live was dropped, and when and why are no longer kept beyond the most
+     * recent drops: the logs' records of them were compacted away, by {@link #dropHorizonMillis}. The live ones below it
+     * (kept for good, say) kept their records. 0 while nothing was compacted.
      */
     public long dropHorizon() {
         return registry.dropHorizon();
     }
 
-    /** When {@link #dropHorizon} was set (epoch millis): its snapshots were all dropped by then. */
+    /** When {@link #dropHorizon} was set (epoch millis): the snapshots below it not live were all dropped by then. */
     public long dropHorizonMillis() {
         return registry.dropHorizonMillis();
     }

@@ -10,8 +10,11 @@ import java.nio.file.Path;
  * The on-disk layout of {@code snapshots.log} ({@link SnapshotLog}): Retro's Start(v), one fixed-size record per
  * declared snapshot (and one per rank change), appended in id order after a header and, from version 2, a base block.
  * A record's position is its index among all the records the log was ever appended; the log holds those from the
- * base block's {@code first} on — the older ones, all of snapshots below its {@code horizon}, were compacted away.
- * All fields are little-endian.
+ * base block's {@code first} on. The older ones were compacted away, except, from version 3, the {@code retained}
+ * records that follow the base block: the declaration and latest rank change of each snapshot below the
+ * {@code horizon} that was live at the compaction. Every snapshot below the horizon without a retained record was
+ * dropped, and so was one whose later records the log holds unless it has a retained record. All fields are
+ * little-endian.
  *
  * <pre>
  * Header (HEADER_SIZE = 16 bytes):
@@ -20,6 +23,15 @@ import java.nio.file.Path;
  * | magic (long)   | version | crc32c   |
  * +----------------+---------+----------+
  *   crc32c covers bytes [0, 12).
+ *
+ * Base block (BASE_SIZE = 48 bytes, from version 2):
+ *  0             8               16                     24                  40        44         48
+ * +-------------+---------------+----------------------+-------------------+---------+----------+
+ * | first(long) | horizon(long) | horizonMillis (long) | retained (long)   | crc32c  | reserved |
+ * |             |               |                      | + 8 reserved      |         |          |
+ * +-------------+---------------+----------------------+-------------------+---------+----------+
+ *   crc32c covers bytes [0, 40). retained: from version 3 (0 before), the records between the base block and the
+ *   record at position first, which count no position.
  *
  * Record (RECORD_SIZE = 48 bytes):
  *  0            8       12         16                24        32          40        44         48
@@ -37,13 +49,17 @@ import java.nio.file.Path;
  *       version 2 by the first compaction.</li>
  *   <li>2: the base block, so that the records of long-dropped snapshots can be compacted away while positions (which
  *       checkpoint marks count) stay what they were.</li>
+ *   <li>3: the retained records, so that a snapshot kept for good does not keep the records of every snapshot
+ *       declared and dropped after it: a compaction removes dropped snapshots wherever they lie, and keeps the live
+ *       ones below the horizon outside the positions. A version 2 log reads as one with none; it is rewritten as
+ *       version 3 by the first compaction.</li>
  * </ul>
  */
 final class SnapshotLogDescriptor {
     /** "VARVESN1" as a long (stored little-endian). */
     static final long MAGIC = 0x5641525645534e31L;
     /** The format version written. */
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     /** The oldest format version read. */
     static final int MIN_VERSION = 1;
 
@@ -55,6 +71,7 @@ final class SnapshotLogDescriptor {
     static final int FIRST_OFFSET = 0;
     static final int HORIZON_OFFSET = 8;
     static final int HORIZON_MILLIS_OFFSET = 16;
+    static final int RETAINED_OFFSET = 24;
     static final int BASE_CRC_OFFSET = 40;
     static final int BASE_SIZE = 48;
 
@@ -76,22 +93,29 @@ final class SnapshotLogDescriptor {
         return version == 1 ? HEADER_SIZE : HEADER_SIZE + BASE_SIZE;
     }
 
-    /** Byte offset of the record at {@code position} in a log of {@code version} whose first record held is at {@code first}. */
-    static long recordOffset(int version, long first, long position) {
-        return recordsFrom(version) + (position - first) * RECORD_SIZE;
+    /**
+     * Byte offset of the record at {@code position} in a log of {@code version} whose first record held is at
+     * {@code first}, after {@code retained} retained records.
+     */
+    static long recordOffset(int version, long first, long retained, long position) {
+        return recordsFrom(version) + (retained + position - first) * RECORD_SIZE;
     }
 
     /** Byte offset of record {@code i} in a log of the current version never compacted. */
     static long recordOffset(long i) {
-        return recordOffset(VERSION, 0, i);
+        return recordOffset(VERSION, 0, 0, i);
     }
 
-    /** The header and base block of a log of the current version holding the records from position {@code first} on. */
-    static ByteBuffer header(long first, long horizon, long horizonMillis) {
+    /**
+     * The header and base block of a log of the current version holding {@code retained} retained records, then the
+     * records from position {@code first} on.
+     */
+    static ByteBuffer header(long first, long horizon, long horizonMillis, long retained) {
         ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE + BASE_SIZE).order(ByteOrder.LITTLE_ENDIAN);
         h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION);
         h.putInt(HEADER_CRC_OFFSET, headerCrc(h));
-        h.putLong(HEADER_SIZE + FIRST_OFFSET, first).putLong(HEADER_SIZE + HORIZON_OFFSET, horizon).putLong(HEADER_SIZE + HORIZON_MILLIS_OFFSET, horizonMillis);
+        h.putLong(HEADER_SIZE + FIRST_OFFSET, first).putLong(HEADER_SIZE + HORIZON_OFFSET, horizon).putLong(HEADER_SIZE + HORIZON_MILLIS_OFFSET, horizonMillis)
+                .putLong(HEADER_SIZE + RETAINED_OFFSET, retained);
         h.putInt(HEADER_SIZE + BASE_CRC_OFFSET, FormatChecks.crc32c(h, HEADER_SIZE, HEADER_SIZE + BASE_CRC_OFFSET));
         return h;
     }

@@ -32,14 +32,8 @@ final class SnapshotRegistry implements AutoCloseable {
     private final RankTree rankTree;
     private final int levels;
     private final TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
-    /**
-     * Declared ranks above 1 of the snapshots from the oldest live one on (older ones are forgotten: see
-     * {@link #forgetBefore}); a snapshot not here was declared at rank 1, most are, and each entry costs some 60 bytes
-     * of heap per retained snapshot.
-     */
-    private final TreeMap<Long, Integer> declaredRank = new TreeMap<>();
-    /** Snapshots open views read, with their counts: their declarations are not forgotten (see {@link #pin}). */
-    private final TreeMap<Long, Integer> pinned = new TreeMap<>();
+    /** The declarations the capture path counts at each level: of the live snapshots and those views read. */
+    private final Declarations declared;
     /** Lazily ranked snapshots copied into a higher level (ranked extents): id → {level, Start at that level}. */
     private final Map<Long, long[]> moved = new HashMap<>();
     /**
@@ -52,11 +46,6 @@ final class SnapshotRegistry implements AutoCloseable {
     /** A copy lazy ranking owes: snapshot {@code id} into level {@code target}, joined at {@code positions}. */
     record Move(long id, int target, long[] positions) {
     }
-    /**
-     * Per level (index j - 1), the snapshots declared or ranked with rank &gt;= j, dropped or not, from the oldest
-     * live one on.
-     */
-    private final List<SortedIds> declaredAtLevel = new ArrayList<>();
     /** The latest snapshot declared. */
     private volatile long latest;
     /** The highest id the recovered checkpoint mark knew of: ids up to it are never handed out again, even if replay does not re-declare them. */
@@ -80,7 +69,7 @@ final class SnapshotRegistry implements AutoCloseable {
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries, MaplogFile.Missing missing, MaplogFile.Missing missingJoins) {
         this.rankTree = new RankTree(policy);
         this.levels = policy.levelCount();
-        for (int j = 0; j < levels; j++) declaredAtLevel.add(new SortedIds());
+        this.declared = new Declarations(levels);
         List<AutoCloseable> opened = new ArrayList<>();
         try {
             this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing));
@@ -107,7 +96,7 @@ final class SnapshotRegistry implements AutoCloseable {
         log.checkDurable(mark.snapshots());
         drops.checkDurable(mark.drops());
         joinLog.checkDurable(mark.joins());
-        List<SnapshotRecord> all = log.load();
+        List<SnapshotRecord> all = log.load(); // bounded by the live snapshots and the history since the latest checkpoint
         int held = 0;
         while (!emptyStore && held < all.size() && all.get(held).walLsn() < markLsn) held++;
         long kept = log.first() + held; // positions count the records compacted away too
@@ -116,24 +105,31 @@ final class SnapshotRegistry implements AutoCloseable {
                     + mark.snapshots(), log.path(), log.offsetOf(Math.max(log.first(), Math.min(kept, mark.snapshots()))));
         keptRecords = kept;
         live.clear();
-        declaredRank.clear();
+        declared.clear();
         moved.clear();
-        declaredAtLevel.forEach(SortedIds::clear);
+        if (!emptyStore) log.retained().forEach(this::load); // the live ones below the horizon at the compaction, all before any mark since
         for (SnapshotRecord r : all.subList(0, held)) {
-            if (r.id() < log.horizon()) continue; // dropped before the log was compacted: its drop may be gone too
-            if (!live.containsKey(r.id()) && r.rank() > 1) declaredRank.put(r.id(), r.rank()); // a later record of an id is a rank change
-            live.put(r.id(), r);
-            noteDeclared(r.id(), r.rank());
+            if (r.id() < log.horizon() && !log.retains(r.id())) continue; // dropped before the log was compacted: its drop may be gone too
+            load(r);
         }
         latest = live.isEmpty() ? 0 : live.lastKey();
         if (mark.latest() >= 0 && latest != mark.latest())
             throw new CorruptionException("the snapshot log's declarations before checkpoint mark " + markLsn + " end at snapshot " + latest
                     + " but the mark recorded snapshot " + mark.latest(), log.path(), log.offsetOf(kept));
         floor = Math.max(0, mark.highWater()); // ids handed out up to the mark's flush are never handed out again
+        long[] loaded = live.keySet().stream().mapToLong(Long::longValue).toArray();
         drops.recover(mark.drops(), log.horizon(), live);
+        for (long id : loaded) if (!live.containsKey(id)) declared.dropped(id); // as a drop while open forgets it
         rankTree.reset(live.values());
         forgetBefore(oldestLive());
         readJoins(markLsn, emptyStore, mark.joins());
+    }
+
+    /** Recovery: applies a declaration, or (a later record of an id) a rank change, read back from the log. */
+    private void load(SnapshotRecord r) {
+        if (live.containsKey(r.id())) declared.counted(r.id(), r.rank(), live::containsKey);
+        else declared.declared(r.id(), r.rank(), live::containsKey);
+        live.put(r.id(), r);
     }
 
     /** Recovery, once the store is decided sound: cuts the logs to what {@link #prepare} kept. */
@@ -148,7 +144,7 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Keeps the positions of the rank changes before the recovered mark (replay redoes the later ones). */
     private void readJoins(long markLsn, boolean emptyStore, long durable) {
         joins.clear();
-        long first = joinLog.first(); // a compaction let the entries before it go, all of snapshots below the horizon
+        long first = joinLog.first(); // a compaction let the entries before it go, all of snapshots dropped by then
         long keep = joinLog.prefix(lsn -> !emptyStore && lsn < markLsn);
         if (durable >= 0 && keep != durable)
             throw new CorruptionException("the join log holds " + keep + " rank changes before checkpoint mark " + markLsn + " but the mark recorded "
@@ -163,10 +159,6 @@ final class SnapshotRegistry implements AutoCloseable {
             if (live.containsKey(ids[i]) && level >= 1 && level <= levels)
                 joins.computeIfAbsent(ids[i], x -> new long[levels])[level - 1] = ArchiveEncoding.addressOf(joined[i]);
         }
-    }
-
-    private void noteDeclared(long id, int rank) {
-        for (int j = 1; j <= Math.min(rank, levels); j++) declaredAtLevel.get(j - 1).add(id);
     }
 
     /** The latest snapshot declared (what a checkpoint mark records as its latest). */
@@ -185,7 +177,7 @@ final class SnapshotRegistry implements AutoCloseable {
      */
     int readLevel(long id) {
         long[] m = moved.get(id);
-        return m != null ? (int) m[0] : Math.min(declaredRank.getOrDefault(id, 1), levels);
+        return m != null ? (int) m[0] : Math.min(declared.declaredRank(id), levels);
     }
 
     /** Start of live snapshot {@code id} at its read level: where its SPT scan of that level's Maplog begins. */
@@ -249,12 +241,12 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /** The latest snapshot counted at {@code level}, 0 when none. */
     long latestAt(int level) {
-        return declaredAtLevel.get(level - 1).last();
+        return declared.latestAt(level);
     }
 
     /** A page's SavedAfter at {@code level}: the latest snapshot counted there not after its SavedAfter. */
     long savedAfterAt(int level, long savedAfter) {
-        return declaredAtLevel.get(level - 1).floor(savedAfter);
+        return declared.savedAfterAt(level, savedAfter);
     }
 
     /**
@@ -264,8 +256,7 @@ final class SnapshotRegistry implements AutoCloseable {
     void declare(long id, int rank, long declaredMillis, long walLsn, java.util.function.IntToLongFunction startAtLevel) {
         long expected = id <= floor ? latest + 1 : latest() + 1;
         if (id != expected) throw new IllegalStateException("snapshot " + id + " declared after " + latest + " (ids up to " + floor + " handed out)");
-        if (rank > 1) declaredRank.put(id, rank);
-        noteDeclared(id, rank);
+        declared.declared(id, rank, live::containsKey);
         SnapshotRecord r = new SnapshotRecord(id, rank, declaredMillis, startAtLevel.applyAsLong(readLevel(id)), walLsn);
         log.append(r);
         live.put(id, r);
@@ -287,7 +278,7 @@ final class SnapshotRegistry implements AutoCloseable {
             joins.put(id, positions.clone());
             for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ArchiveEncoding.location(j, positions[j - 1]));
         }
-        noteDeclared(id, rank); // pages first changed from now on record their pre-state as of it at the new levels too
+        declared.counted(id, rank, live::containsKey); // pages first changed from now on record their pre-state as of it at the new levels too
         enforce(System.currentTimeMillis(), true);
         return true;
     }
@@ -300,29 +291,22 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /** Declarations held in memory, over all levels (tests: it follows the live snapshots). */
     int remembered() {
-        int n = declaredRank.size();
-        for (SortedIds at : declaredAtLevel) n += at.size();
-        return n;
+        return declared.remembered();
     }
 
-    /**
-     * An open view of {@code id} pins its declaration: while it is open the declaration stays counted at its levels
-     * even after the policy drops the snapshot, so that a page's first change after it still records its pre-state
-     * at the level the view reads (else that level records none until a later snapshot is counted there, and then
-     * the page's later pre-state, which the view would read as its own). Until {@link #unpin}.
-     */
+    /** See {@link Declarations#pin}. */
     void pin(long id) {
-        pinned.merge(id, 1, Integer::sum);
+        declared.pin(id);
     }
 
     /** The oldest snapshot an open view reads (everything archived from its declaration on stays), MAX_VALUE when none. */
     long oldestViewed() {
-        return pinned.isEmpty() ? Long.MAX_VALUE : pinned.firstKey();
+        return declared.oldestViewed();
     }
 
-    /** A view of {@code id} closed; its declaration is forgotten with the dropped ones at the next enforcement. */
+    /** A view of {@code id} closed; its declaration is forgotten if the snapshot was dropped. */
     void unpin(long id) {
-        pinned.computeIfPresent(id, (k, n) -> n == 1 ? null : n - 1);
+        declared.unpin(id, live::containsKey);
     }
 
     /** The oldest live snapshot, or the next id when none is live. */
@@ -330,15 +314,9 @@ final class SnapshotRegistry implements AutoCloseable {
         return live.isEmpty() ? latest() + 1 : live.firstKey();
     }
 
-    /**
-     * Keeps the heap proportional to the live snapshots, not to every one ever declared: the declarations older than
-     * the oldest live snapshot are forgotten. That only makes a page's SavedAfter at a level look older than it is,
-     * which records a pre-state at a level that had it already, or with a wider (lo, hi] — never too few.
-     */
+    /** Keeps the heap proportional to the live snapshots: see {@link Declarations}. */
     private void forgetBefore(long oldest) {
-        if (!pinned.isEmpty()) oldest = Math.min(oldest, pinned.firstKey()); // an open view's snapshot stays declared
-        declaredRank.headMap(oldest).clear();
-        for (SortedIds at : declaredAtLevel) at.forgetBelow(oldest);
+        declared.forgetBefore(oldest);
     }
 
     /**
@@ -370,6 +348,7 @@ final class SnapshotRegistry implements AutoCloseable {
         rankTree.remove(r);
         moved.remove(id);
         joins.remove(id);
+        declared.dropped(id); // wherever it lies: a snapshot kept for good does not keep every declaration after it
         drops.append(id, rank, kind, why);
     }
 
@@ -394,9 +373,9 @@ final class SnapshotRegistry implements AutoCloseable {
     DroppedSnapshot forgotten(long id) {
         DroppedSnapshot recent = drops.recent(id);
         if (recent != null) return recent;
-        if (id >= 1 && id < log.horizon())
+        if (id >= 1 && id < log.horizon() && !live.containsKey(id)) // a live one below it kept its records
             return new DroppedSnapshot(id, log.horizonMillis(), "when and why are no longer kept: the records of the snapshots below " + log.horizon()
-                    + ", all dropped by then, were compacted away", true);
+                    + " dropped by then were compacted away", true);
         return null;
     }
 
@@ -433,35 +412,46 @@ final class SnapshotRegistry implements AutoCloseable {
     }
 
     /**
-     * Under the state lock, after a checkpoint's end marker: the id below which {@link #compactLogs} may let the logs'
-     * records go — every snapshot below it dropped, and declared before the mark, whose own latest declaration stays.
+     * Under the state lock, after a checkpoint's end marker: see {@link CompactionPlan}. The live snapshots are taken
+     * only when a log is due ({@code movesDue}: the move log), once per doubling of that log, not at every checkpoint.
      */
-    long compactionHorizon() {
-        return Math.min(oldestLive(), latestAtMark);
+    CompactionPlan compactionPlan(boolean movesDue) {
+        long held = log.records() - log.first() + log.retained().size();
+        boolean logDue = latestAtMark > log.horizon() && held >= compactAt;
+        long[] upToMark = logDue || movesDue || joinCompaction.due(joinLog)
+                ? live.headMap(latestAtMark, true).keySet().stream().mapToLong(Long::longValue).toArray() : null;
+        return new CompactionPlan(Math.min(oldestLive(), latestAtMark), latestAtMark, upToMark, logDue);
     }
 
     /**
-     * Holding the append gate, once the drops behind {@code horizon} ({@link #compactionHorizon}) are durable and no
-     * recovery can use a mark before the latest, {@code markLsn}: compacts the snapshot log below it when it has grown
-     * enough since the last try that the rewrite is paid for by its growth, then the drop log below the snapshot log's
-     * horizon (that order: a drop log entry below the horizon is only ever found beside a horizon that covers it), and
-     * the join log below {@code horizon}.
+     * Holding the append gate, once the drops behind {@code plan} are durable and no recovery can use a mark before
+     * the latest, {@code markLsn}: compacts the snapshot log when it has grown enough since the last try that the
+     * rewrite is paid for by its growth — without the records of every snapshot below the plan's log horizon that was
+     * not live, wherever it lies — then the drop log below the snapshot log's horizon, keeping the drops of the
+     * snapshots it retains (that order: a drop log entry below the horizon is only ever found beside a horizon that
+     * covers it, and a retained snapshot's drop stays beside its retained record), and the join log below the plan's
+     * horizon.
      */
-    void compactLogs(long horizon, long markLsn) {
-        long held = log.records() - log.first();
-        if (horizon > log.horizon() && held >= compactAt) {
-            log.compact(horizon, System.currentTimeMillis());
-            compactAt = Math.max(COMPACT_MIN_RECORDS, 2 * (log.records() - log.first()));
+    void compactLogs(CompactionPlan plan, long markLsn) {
+        if (plan.logDue()) {
+            log.compact(plan.logHorizon(), System.currentTimeMillis(), plan.live());
+            compactAt = Math.max(COMPACT_MIN_RECORDS, 2 * (log.records() - log.first() + log.retained().size()));
         }
-        drops.compactBelow(log.horizon());
+        drops.compactBelow(log.horizon(), log::retains);
         // recovery from this mark reads the rank changes before it back by position, cuts the later ones, and keeps only
-        // those of live snapshots: the entries made before the mark of snapshots below the horizon, each dropped by a
-        // durable drop (in the drop log while the snapshot log holds its record), can go
-        joinCompaction.compact(joinLog, Long.MAX_VALUE, (lsn, id) -> id >= horizon || lsn >= markLsn);
+        // those of live snapshots: the entries made before the mark of snapshots the plan does not keep, each dropped by
+        // a durable drop, can go — up to the first of a live one (a prefix: a raised snapshot kept for good holds the
+        // rest, one declared at its rank holds nothing)
+        joinCompaction.compact(joinLog, Long.MAX_VALUE, (lsn, id) -> lsn >= markLsn || plan.keeps(id));
     }
 
     SnapshotRecord find(long id) {
         return live.get(id);
+    }
+
+    /** The number of live snapshots. */
+    int liveCount() {
+        return live.size();
     }
 
     /** The level whose rule keeps live snapshot {@code id} now ({@link RankTree#keptAt}); 0 when none does or it is not live. */

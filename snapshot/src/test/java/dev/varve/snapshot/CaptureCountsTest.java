@@ -42,6 +42,30 @@ class CaptureCountsTest {
         }
     }
 
+    /** A trim moves the run's front past a live snapshot: its count is set aside and still counts, the others' go. */
+    @Test
+    void aTrimSetsTheLiveCountsAsideAndForgetsTheRest() {
+        CaptureCounts counts = new CaptureCounts();
+        for (long id = 1; id <= 100; id++) counts.add(id, id);
+        counts.trim(90, id -> id == 1 || id == 50);
+        assertEquals(11, counts.span());
+        assertEquals(1, counts.get(1));
+        assertEquals(50, counts.get(50));
+        assertEquals(0, counts.get(49), "forgotten");
+        assertEquals(95, counts.get(95));
+        counts.add(50, 5); // a pack's tail given back, say
+        counts.add(49, 5); // forgotten: not counted again
+        assertEquals(55, counts.get(50));
+        assertEquals(0, counts.get(49));
+        counts.forgetBelow(60);
+        assertEquals(0, counts.get(50), "no longer live");
+        counts.add(101, 1);
+        assertEquals(1, counts.get(101));
+        counts.clear();
+        counts.add(1, 7); // after a clear every id counts again
+        assertEquals(7, counts.get(1));
+    }
+
     @Test
     void aCountFarAboveTheFirstGrowsTheRunAndForgettingPastTheEndEmptiesIt() {
         CaptureCounts counts = new CaptureCounts();

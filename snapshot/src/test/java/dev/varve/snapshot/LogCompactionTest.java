@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -40,7 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(300)
 class LogCompactionTest {
     private static final int KEEP = 16;
-    private static final int PER_CHECKPOINT = 1000;
+    static final int PER_CHECKPOINT = 1000;
 
     @TempDir
     Path dir;
@@ -57,14 +58,21 @@ class LogCompactionTest {
         return archive;
     }
 
-    private static long markOf(long id) {
+    static long markOf(long id) {
         return 2 * id + 1;
     }
 
-    /** Declares snapshots from {@code from} to {@code to} (walLsn 2·id), a checkpoint after every {@value #PER_CHECKPOINT}. */
     private static void declare(SnapshotArchive archive, long from, long to, Runnable beforeEachEndMarker) {
+        declare(archive, from, to, CompactionScenario.KEEP_LAST, beforeEachEndMarker);
+    }
+
+    /**
+     * Declares snapshots from {@code from} to {@code to} (walLsn 2·id) at the ranks of {@code scenario}, a checkpoint
+     * after every {@value #PER_CHECKPOINT}.
+     */
+    static void declare(SnapshotArchive archive, long from, long to, CompactionScenario scenario, Runnable beforeEachEndMarker) {
         for (long id = from; id <= to; id++) {
-            archive.declare(id, 1, 1000 + id, 2 * id);
+            archive.declare(id, scenario.rank(id), 1000 + id, 2 * id);
             if (id % PER_CHECKPOINT == 0) {
                 archive.onMark(id, markOf(id));
                 archive.beforeStartMarker(id, markOf(id));
@@ -74,7 +82,7 @@ class LogCompactionTest {
         }
     }
 
-    private static long bytesOf(Path archiveDir, String prefix) throws IOException {
+    static long bytesOf(Path archiveDir, String prefix) throws IOException {
         try (Stream<Path> files = Files.list(archiveDir)) {
             return files.filter(p -> p.getFileName().toString().startsWith(prefix)).mapToLong(p -> {
                 try {
@@ -87,17 +95,26 @@ class LogCompactionTest {
     }
 
     private static void assertRecovered(SnapshotArchive archive, long latest) {
+        assertRecovered(archive, latest, CompactionScenario.KEEP_LAST);
+    }
+
+    /**
+     * The archive holds what {@code scenario} keeps after {@code latest}: those live snapshots, the next id, and every
+     * other id known as dropped — the latest with its reason — and no live one.
+     */
+    static void assertRecovered(SnapshotArchive archive, long latest, CompactionScenario scenario) {
         List<Long> ids = new ArrayList<>();
         for (SnapshotRecord r : archive.snapshots()) ids.add(r.id());
-        List<Long> expected = new ArrayList<>();
-        for (long id = latest - KEEP + 1; id <= latest; id++) expected.add(id);
-        assertEquals(expected, ids, "the live snapshots");
+        assertEquals(scenario.live(latest), ids, "the live snapshots");
+        assertEquals(latest, archive.latest());
         assertEquals(latest + 1, archive.nextId());
-        DroppedSnapshot oldest = archive.dropped(1);
-        assertNotNull(oldest, "snapshot 1 is known as dropped");
-        DroppedSnapshot recent = archive.dropped(latest - KEEP);
+        List<Long> dropped = scenario.dropped(latest);
+        assertEquals(dropped, archive.latestDrops(Integer.MAX_VALUE).stream().map(DroppedSnapshot::id).toList(), "every drop, newest first");
+        assertNotNull(archive.dropped(dropped.get(dropped.size() - 1)), "the oldest drop is known");
+        DroppedSnapshot recent = archive.dropped(dropped.get(0));
         assertNotNull(recent, "the latest drop is known");
         assertTrue(recent.why().contains("rank 1"), recent.why());
+        for (long id : ids) assertEquals(null, archive.dropped(id), "live snapshot " + id + " is not dropped");
     }
 
     @Test
@@ -184,15 +201,21 @@ class LogCompactionTest {
         }
     }
 
-    @Test
-    void aCompactionCutShortAtAnyStepRecoversTheSameSnapshots() throws IOException {
+    /**
+     * A kill -9 at each step of every compaction, each scenario's: under the kept-for-good ones the snapshot log's
+     * rewrite keeps the live snapshots below its horizon as retained records, and the drop log's keeps the drop of a
+     * retained one, which open would otherwise bring back.
+     */
+    @ParameterizedTest
+    @EnumSource(CompactionScenario.class)
+    void aCompactionCutShortAtAnyStepRecoversTheSameSnapshots(CompactionScenario scenario) throws IOException {
         Path archiveDir = dir.resolve("archive");
         CrashImages io = new CrashImages(archiveDir, dir.resolve("images"));
         long last = 10 * PER_CHECKPOINT; // the snapshot log compacts at 5,000 and 10,000, the drop log at 9,000
-        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
+        try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"), scenario.policy)) {
             archive.recover(0, true);
             long[] checkpoint = {0};
-            declare(archive, 1, last, () -> io.armed = checkpoint[0] += PER_CHECKPOINT); // the end marker's work: after the mark is durable
+            declare(archive, 1, last, scenario, () -> io.armed = checkpoint[0] += PER_CHECKPOINT); // the end marker's work: after the mark is durable
             io.armed = 0;
         }
         assertTrue(io.taken.size() >= 8, "steps imaged: " + io.taken);
@@ -202,9 +225,9 @@ class LogCompactionTest {
             Path copy = dir.resolve("images").resolve(image);
             long latest = Long.parseLong(image.substring(0, image.indexOf('-')));
             for (int open = 0; open < 2; open++) { // and again after the recovery cut deleted what the compaction left
-                try (SnapshotArchive archive = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image))) {
+                try (SnapshotArchive archive = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image), scenario.policy)) {
                     archive.recover(markOf(latest), false);
-                    assertRecovered(archive, latest);
+                    assertRecovered(archive, latest, scenario);
                 } catch (RuntimeException | AssertionError e) {
                     throw new AssertionError("crash image " + image + " (open " + (open + 1) + "): " + e.getMessage(), e);
                 }
@@ -219,22 +242,23 @@ class LogCompactionTest {
 
     /**
      * A power cut at each file operation of a compaction (the snapshot log's at 5,000 snapshots, the drop log's at
-     * 9,000): the files are then where the cut could leave them (writes not fsynced dropped, kept or torn, new
-     * directory entries not fsynced lost), and the archive recovers to the same snapshots.
+     * 9,000, the snapshot log's again at 10,000, which lets the retained record of a since dropped snapshot go): the
+     * files are then where the cut could leave them (writes not fsynced dropped, kept or torn, new directory entries
+     * not fsynced lost), and the archive recovers to the same snapshots.
      */
     @ParameterizedTest
-    @ValueSource(longs = {5 * PER_CHECKPOINT, 9 * PER_CHECKPOINT})
-    void aPowerCutAtAnyStepOfACompactionRecoversTheSameSnapshots(long checkpoint) {
+    @CsvSource({"KEEP_LAST, 5000", "KEEP_LAST, 9000", "KEPT_FOR_GOOD, 5000", "KEPT_FOR_GOOD, 9000", "KEPT_THEN_DROPPED, 9000", "KEPT_THEN_DROPPED, 10000"})
+    void aPowerCutAtAnyStepOfACompactionRecoversTheSameSnapshots(CompactionScenario scenario, long checkpoint) {
         int crashes = 0;
         for (int k = 1; ; k++) {
             Path at = dir.resolve("cut-" + checkpoint + "-" + k);
             FaultyFileIOFactory io = new FaultyFileIOFactory(checkpoint * 1000 + k);
             io.strictDirectoryEntries(true);
             int nth = k;
-            SnapshotArchive archive = open(io, at.resolve("archive"), at.resolve("pages"));
+            SnapshotArchive archive = open(io, at.resolve("archive"), at.resolve("pages"), scenario.policy);
             archive.recover(0, true);
             try {
-                declare(archive, 1, checkpoint, () -> {
+                declare(archive, 1, checkpoint, scenario, () -> {
                     if (archive.latest() == checkpoint) io.crashAt(FaultyFileIOFactory.nth(nth, op -> true)); // the end marker's work
                 });
             } catch (RuntimeException expected) {
@@ -247,9 +271,9 @@ class LogCompactionTest {
             crashes++;
             FaultyFileIOFactory.Op cut = io.crashedAt();
             io.powerLoss();
-            try (SnapshotArchive reopened = open(FileIOFactory.standard(), at.resolve("archive"), at.resolve("pages-after"))) {
+            try (SnapshotArchive reopened = open(FileIOFactory.standard(), at.resolve("archive"), at.resolve("pages-after"), scenario.policy)) {
                 reopened.recover(markOf(checkpoint), false);
-                assertRecovered(reopened, checkpoint);
+                assertRecovered(reopened, checkpoint, scenario);
             } catch (RuntimeException | AssertionError e) {
                 throw new AssertionError("power cut at " + cut + ", " + io + ": " + e.getMessage(), e);
             }
@@ -335,9 +359,9 @@ class LogCompactionTest {
         assertEquals(SnapshotLogDescriptor.HEADER_SIZE, e.offset(), e.getMessage());
     }
 
-    /** A log of format version 1 (no base block) is read as it is, and the first compaction rewrites it as version 2. */
+    /** A log of format version 1 (no base block) is read as it is, and the first compaction rewrites it in the current version. */
     @Test
-    void aVersionOneLogIsReadAndCompactedIntoVersionTwo() throws IOException {
+    void aVersionOneLogIsReadAndCompactedIntoTheCurrentVersion() throws IOException {
         FileIOFactory io = FileIOFactory.standard();
         Path archiveDir = dir.resolve("archive");
         long before = 3 * PER_CHECKPOINT;
@@ -359,7 +383,7 @@ class LogCompactionTest {
             assertRecovered(archive, before + 2 * PER_CHECKPOINT);
         }
         ByteBuffer h = ByteBuffer.wrap(Files.readAllBytes(log)).order(ByteOrder.LITTLE_ENDIAN);
-        assertEquals(2, h.getInt(SnapshotLogDescriptor.VERSION_OFFSET), "rewritten as version 2");
+        assertEquals(SnapshotLogDescriptor.VERSION, h.getInt(SnapshotLogDescriptor.VERSION_OFFSET), "rewritten in the current version");
         assertTrue(h.getLong(SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.FIRST_OFFSET) > 0, "records compacted away");
         try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
             archive.recover(markOf(before + 2 * PER_CHECKPOINT), false);

@@ -6,6 +6,8 @@ import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,7 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The join and move logs follow the retained history too: a store that raises a snapshot's rank after every batch,
  * and so makes a lazy-ranking copy at almost every checkpoint, keeps {@code joins.log} and {@code moves.log} bounded
- * — the entries of snapshots below the snapshot log's horizon that the latest mark counts are compacted away — and
+ * — the entries of dropped snapshots that the latest mark counts are compacted away, also behind a snapshot kept for
+ * good that was never raised — and
  * recovers to the same snapshots and ranks after a reopen, and from a kill -9 at any step of those compactions.
  */
 @Timeout(300)
@@ -34,8 +37,20 @@ class RankLogCompactionTest {
     @TempDir
     Path dir;
 
-    private static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages) {
-        return open(io, archiveDir, pages, RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3)));
+    /**
+     * keepLast(4), keepLast(3); or, {@code keptForGood}, with keepAll() above them and snapshot 1 declared at rank 3
+     * before the others ({@link #start}): kept for good, it is the oldest live snapshot for the store's life.
+     */
+    private static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages, boolean keptForGood) {
+        return open(io, archiveDir, pages, keptForGood ? RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3), Retention.keepAll())
+                : RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3)));
+    }
+
+    /** The first snapshot to {@link #run} from: 2 after declaring snapshot 1 at rank 3, kept for good, when asked. */
+    private static long start(SnapshotArchive a, boolean keptForGood) {
+        if (!keptForGood) return 1;
+        a.declare(1, 3, 1001, 4);
+        return 2;
     }
 
     private static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages, RankTreePolicy policy) {
@@ -54,7 +69,8 @@ class RankLogCompactionTest {
     private static void run(SnapshotArchive a, long from, long to, LongConsumer beforeEndMarker) {
         for (long id = from; id <= to; id++) {
             a.declare(id, 1, 1000 + id, 4 * id);
-            if (a.find(id - 1) != null) assertTrue(a.rank(id - 1, 2, 4 * id + 1), "rank " + (id - 1));
+            SnapshotRecord before = a.find(id - 1);
+            if (before != null && before.rank() < 2) assertTrue(a.rank(id - 1, 2, 4 * id + 1), "rank " + (id - 1));
             if (id % MARK_EVERY == 0) {
                 a.onMark(id, markOf(id));
                 a.beforeStartMarker(id, markOf(id));
@@ -78,42 +94,45 @@ class RankLogCompactionTest {
         }
     }
 
-    @Test
-    void theJoinAndMoveLogsHoldTheRetainedHistoryNotAllOfIt() {
+    @ParameterizedTest(name = "kept for good: {0}")
+    @ValueSource(booleans = {false, true})
+    void theJoinAndMoveLogsHoldTheRetainedHistoryNotAllOfIt(boolean keptForGood) {
         Path archiveDir = dir.resolve("archive");
         long last = 12_000;
         List<String> before;
-        long bound = MaplogDescriptor.entryOffset(2 * (SnapshotRegistry.COMPACT_MIN_RECORDS + 2 * MARK_EVERY));
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+        long bound = MaplogDescriptor.entryOffset(2 * (SnapshotRegistry.COMPACT_MIN_RECORDS + 3 * MARK_EVERY));
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), keptForGood)) {
             a.recover(0, true);
-            run(a, 1, last, id -> { });
+            run(a, start(a, keptForGood), last, id -> { });
             before = state(a);
             assertTrue(before.stream().anyMatch(s -> s.endsWith("@2")), "rank-2 snapshots live: " + before);
         }
         // uncompacted: 2 join entries (one per level) and about one move per snapshot, 32 bytes each
         assertTrue(bytesOf(archiveDir, "joins.log") <= bound, "joins.log holds " + bytesOf(archiveDir, "joins.log") + " bytes (bound " + bound + ")");
         assertTrue(bytesOf(archiveDir, "moves.log") <= bound, "moves.log holds " + bytesOf(archiveDir, "moves.log") + " bytes (bound " + bound + ")");
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+        if (keptForGood) assertEquals("1@3", before.get(0));
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), keptForGood)) {
             a.recover(markOf(last), false); // reads the compacted logs back from their first entry held
             assertEquals(before, state(a));
             run(a, last + 1, last + 2000, id -> { });
             before = state(a);
         }
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), keptForGood)) {
             a.recover(markOf(last + 2000), false);
             assertEquals(before, state(a));
         }
     }
 
-    @Test
-    void aCompactionOfTheJoinOrMoveLogCutShortAtAnyStepRecoversTheSameSnapshots() {
+    @ParameterizedTest(name = "kept for good: {0}")
+    @ValueSource(booleans = {false, true})
+    void aCompactionOfTheJoinOrMoveLogCutShortAtAnyStepRecoversTheSameSnapshots(boolean keptForGood) {
         Path archiveDir = dir.resolve("archive");
         LogCompactionTest.CrashImages io = new LogCompactionTest.CrashImages(archiveDir, dir.resolve("images"));
         Map<Long, List<String>> stateAt = new HashMap<>();
         long last = 6_000; // the join log compacts first at about 2,100 snapshots, the move log at about 4,100
-        try (SnapshotArchive a = open(io, archiveDir, dir.resolve("pages"))) {
+        try (SnapshotArchive a = open(io, archiveDir, dir.resolve("pages"), keptForGood)) {
             a.recover(0, true);
-            run(a, 1, last, id -> {
+            run(a, start(a, keptForGood), last, id -> {
                 stateAt.put(id, state(a));
                 io.armed = id; // the end marker's work: after the mark is durable
             });
@@ -126,7 +145,7 @@ class RankLogCompactionTest {
             Path copy = dir.resolve("images").resolve(image);
             long latest = Long.parseLong(image.substring(0, image.indexOf('-')));
             for (int open = 0; open < 2; open++) { // and again after the recovery cut deleted what the compaction left
-                try (SnapshotArchive a = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image))) {
+                try (SnapshotArchive a = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image), keptForGood)) {
                     a.recover(markOf(latest), false);
                     assertEquals(stateAt.get(latest), state(a));
                 } catch (RuntimeException | AssertionError e) {

@@ -121,6 +121,39 @@ class RetentionEnforcerTest {
         }
     }
 
+    /**
+     * A snapshot kept for good does not keep the capture counts of every snapshot declared after it (8 bytes each,
+     * for the rest of the store's life): they follow the live snapshots, and the kept one's count stays right.
+     */
+    @Test
+    void theCaptureCountsFollowTheLiveSnapshotsBehindOneKeptForGood() {
+        SnapshotRegistry registry = new SnapshotRegistry(FileIOFactory.standard(), dir, RankTreePolicy.levels(Retention.keepLast(2), Retention.keepAll()), 64);
+        try (registry) {
+            registry.prepare(0, true, ArchiveMarks.Mark.none(2));
+            registry.cut();
+            ArchiveLock lock = new ArchiveLock();
+            RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, -1, () -> 0);
+            long whole = 4096L + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE;
+            int last = 20_000;
+            lock.lock();
+            try {
+                for (int id = 1; id <= last; id++) {
+                    registry.declare(id, id == 1 ? 2 : 1, id, id, level -> 0);
+                    retention.declared();
+                    retention.captured(id, ArchiveEncoding.location(1, id)); // a whole page each
+                    assertTrue(retention.countedSpan() <= 2 * 3 + 2 * 1024 + 1, "counts span " + retention.countedSpan() + " snapshots after " + id);
+                }
+                retention.captured(1, ArchiveEncoding.location(2, 1)); // a late one of the kept snapshot still counts
+            } finally {
+                lock.unlock();
+            }
+            assertEquals(List.of(1L, last - 1L, (long) last), live(registry));
+            assertEquals(2 * whole, retention.archiveBytes(1), "the kept snapshot's captures, set aside by the trims");
+            assertEquals(whole, retention.archiveBytes(last));
+            assertEquals(0, retention.archiveBytes(2), "dropped long ago: forgotten by a trim");
+        }
+    }
+
     private static long diff(long record, int offset) {
         return ArchiveEncoding.location(1, PagelogDescriptor.entryAddress(record, offset));
     }

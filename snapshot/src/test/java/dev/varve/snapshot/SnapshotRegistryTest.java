@@ -44,6 +44,26 @@ class SnapshotRegistryTest {
     }
 
     /**
+     * A snapshot kept for good (rank 2 under keepLast(2), keepAll()) does not keep in memory the declaration of every
+     * snapshot declared after it: the dropped ones are forgotten wherever they lie.
+     */
+    @Test
+    void declarationsFollowTheLiveSnapshotsBehindOneKeptForGood() {
+        try (SnapshotRegistry r = new SnapshotRegistry(FileIOFactory.standard(), dir, RankTreePolicy.levels(Retention.keepLast(2), Retention.keepAll()), 64)) {
+            r.prepare(0, true, ArchiveMarks.Mark.none(2));
+            r.cut();
+            r.declare(1, 2, 1001, 1, level -> 0);
+            for (long id = 2; id <= 6000; id++) r.declare(id, 1, 1000 + id, id, level -> 0);
+            assertEquals(List.of(1L, 5999L, 6000L), r.live().stream().map(SnapshotRecord::id).toList());
+            assertTrue(r.remembered() <= 3 * 3, "declarations kept in memory follow the 3 live ones, not the 6,000 declared: " + r.remembered());
+            assertEquals(6000, r.latestAt(1));
+            assertEquals(1, r.latestAt(2));
+            assertEquals(5999, r.savedAfterAt(1, 5999));
+            assertEquals(1, r.savedAfterAt(2, 5999));
+        }
+    }
+
+    /**
      * Recovery replays declarations with the times they were written with, and a RANK record with the clock of now
      * (the raise's check): after a restart that set a clock running a year ahead right, that check finds the step back,
      * and the next replayed declaration, timed before it by the clock a year ahead, was counted the step ahead and moved
