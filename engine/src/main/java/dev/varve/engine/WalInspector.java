@@ -1,6 +1,7 @@
 package dev.varve.engine;
 
 import dev.varve.checkpoint.CheckpointMarkers;
+import dev.varve.checkpoint.PageFileGenerations;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.agent.Agents;
 import dev.varve.core.io.CorruptionException;
@@ -26,8 +27,8 @@ import java.util.function.Predicate;
 /**
  * The WAL's records as a tool shows them (LSN, type, size, and for a batch its operations), read through a
  * {@link MemoryOverlayIO}: opening the WAL cuts a torn tail and would create a first segment, but only in memory.
- * The WAL is judged as the store's own open judges it: validated from the LSN recovery starts reading at
- * ({@link RecoveryStart#walScanFrom}), each segment by the rule of the walSyncMode that wrote it, which its header
+ * The WAL is judged as the store's own open judges it: a segment of another store refused, validated from the LSN
+ * recovery starts reading at ({@link RecoveryStart#walScanFrom}), each segment by the rule of the walSyncMode that wrote it, which its header
  * records (a bad last record is a torn tail under FSYNC, damage otherwise); a segment of an earlier release, which
  * does not record it, by the configured {@link VarveConfig#walSyncMode()}. Damage in records before that LSN, which no recovery reads, is
  * reported ({@link UnreadDamage}) instead of refused. Reads hold the store's shared lock (they fail while a writer has
@@ -157,8 +158,9 @@ public final class WalInspector {
 
     /**
      * Opens the WAL as {@link Engine} does: the checkpoint markers say where recovery starts reading, and the WAL is
-     * validated from there under the store's walSyncMode. Markers that cannot say (damaged; the store does not open)
-     * leave the whole WAL to validate, so the records can still be shown.
+     * validated from there under the store's walSyncMode, each segment checked against the store's id the markers hold.
+     * Markers that cannot say (damaged; the store does not open) leave the whole WAL to validate, any segment taken as
+     * the store's, so the records can still be shown.
      */
     private static Opened open(VarveConfig config) {
         MemoryOverlayIO io = new MemoryOverlayIO();
@@ -170,14 +172,28 @@ public final class WalInspector {
         } catch (CorruptionException e) {
             start = null;
         }
+        long storeId = start == null ? 0 : durableStoreId(markers, start);
         WalOpenScan scan;
         try {
-            scan = WalOpenScan.run(io, dir, config.walSegmentSize(), config.walSyncMode(), start == null ? -1 : start.walScanFrom(config.walSegmentSize()), false);
+            scan = WalOpenScan.run(io, dir, config.walSegmentSize(), config.walSyncMode(), start == null ? -1 : start.walScanFrom(config.walSegmentSize()), false,
+                    null, storeId);
         } catch (CorruptionException e) {
             throw start == null ? e : start.explain(e, markers);
         }
         Wal wal = Wal.open(scan, config.walFlushFrequency(), Agents.dedicated(), true); // the overlay: nothing reaches the files
         return new Opened(wal, start == null ? wal.firstLsn() : start.walScanFrom(config.walSegmentSize()));
+    }
+
+    /**
+     * The store's id the markers hold, which every WAL segment that names a store must name, as open checks it; 0 when
+     * none does or an end marker is too damaged to say (the store does not open; its records can still be shown).
+     */
+    private static long durableStoreId(CheckpointMarkers markers, RecoveryStart start) {
+        try {
+            return PageFileGenerations.load(markers, start.latest()).durableId();
+        } catch (CorruptionException e) {
+            return 0;
+        }
     }
 
     /** Table names by id from the catalog's leaves in the page file (as of the last checkpoint; damaged leaves skipped). */

@@ -122,6 +122,29 @@ class WalForeignSegmentTest {
         }
     }
 
+    /**
+     * {@code varve wal-dump} and {@code varve info} read the WAL through {@link WalInspector}, which judges it as open
+     * does: a segment of another store is refused there too, naming it, instead of its records shown as this store's.
+     */
+    @Test
+    void theWalInspectorRefusesASegmentOfAnotherStoreAsOpenDoes() throws Exception {
+        Path a = tmp.resolve("a");
+        Path b = tmp.resolve("b");
+        writeAndCrash(a, 0);
+        writeAndCrash(b, 1_000_000);
+        List<Path> segments = FixtureSupport.walSegments(a);
+        Path target = segments.get(segments.size() - 2);
+        Files.copy(b.resolve("wal").resolve(target.getFileName()), target, StandardCopyOption.REPLACE_EXISTING);
+        Map<Path, byte[]> before = contents(a);
+
+        CorruptionException range = assertThrows(CorruptionException.class, () -> WalInspector.range(config(a)));
+        assertTrue(range.getMessage().contains(target.getFileName().toString()) && range.getMessage().contains("belongs to another store"),
+                range.getMessage());
+        CorruptionException read = assertThrows(CorruptionException.class, () -> WalInspector.read(config(a), 0, r -> true, d -> { }));
+        assertTrue(read.getMessage().contains("belongs to another store"), read.getMessage());
+        assertSame(before, contents(a));
+    }
+
     /** The WAL keeps segments recovery no longer reads, for its readers: one of another store there is refused too. */
     @Test
     void aSegmentOfAnotherStoreBeforeWhereRecoveryStartsIsRefusedToo() throws Exception {
