@@ -68,4 +68,28 @@ class KeptForGoodSnapshotsTest {
             assertEquals(STEPS + 1, step(r, STEPS + 1), "the next id");
         }
     }
+
+    /**
+     * A view opened before its snapshot is dropped reads it whole while thousands of snapshots and log compactions
+     * past the one kept for good go by: the compactions let the dropped snapshot's records go, never the declaration
+     * the open view pins, so the pages changed after the drop still record their pre-states at its level.
+     */
+    @Test
+    void aViewOpenedBeforeItsSnapshotIsDroppedReadsItThroughTheCompactions() throws Exception {
+        try (Varve s = Varve.open(config(tmp.resolve("store"), RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+            for (long i = 1; i <= 50; i++) step(s, i);
+            try (SnapshotView v = s.asOf(50)) {
+                for (long i = 51; i <= STEPS; i++) {
+                    step(s, i);
+                    if (i % 1000 == 0) s.checkpoint().join();
+                }
+                assertTrue(StoreInspector.droppedBefore(s).orElseThrow().below() > 50, "compacted past the viewed snapshot");
+                assertThrows(SnapshotNotFoundException.class, () -> s.asOf(50).close(), "dropped");
+                for (long m = 0; m < 40; m++) {
+                    long j = 50 - Math.floorMod(50 - m, 40);
+                    assertArrayEquals(utf8("v" + j), v.table("t").get(utf8("k" + m)), "key k" + m + " as of snapshot 50");
+                }
+            }
+        }
+    }
 }

@@ -82,16 +82,18 @@ final class CaptureCounts {
     }
 
     /**
-     * Moves the run's front up to {@code front}: of the snapshots below it, the counts of those {@code live} holds
-     * are set aside and the others forgotten, as if dropped (their counts are needed no more: a drop takes its bytes
-     * when it is made).
+     * Moves the run's front up to {@code front}: of the snapshots below it, the counts of those {@code live} names
+     * (sorted ids, the live snapshots below it) are set aside — also those the run does not reach yet, whose captures
+     * are still to come (recovery recounts oldest first, every snapshot already declared) — and the others forgotten,
+     * as if dropped (their counts are needed no more: a drop takes its bytes when it is made), those set aside by an
+     * earlier trim and dropped since too.
      */
-    void trim(long front, java.util.function.LongPredicate live) {
+    void trim(long front, long[] live) {
         if (front <= trimmedBelow) return;
-        for (int at = from; at < to && first + (at - from) < front; at++) {
-            long id = first + (at - from);
-            if (id >= forgottenBelow && live.test(id)) older.put(id, counts[at]);
-        }
+        java.util.TreeMap<Long, Long> kept = new java.util.TreeMap<>();
+        for (long id : live) if (id < front && id >= forgottenBelow) kept.put(id, get(id));
+        older.clear();
+        older.putAll(kept);
         if (front > first && from < to) {
             long drop = Math.min(front - first, to - from);
             from += (int) drop;

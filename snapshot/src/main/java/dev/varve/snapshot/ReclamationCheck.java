@@ -43,26 +43,50 @@ final class ReclamationCheck {
             RankedExtent extent;
             lock.lock();
             try {
+                // dropped since the list was taken: its declared rank is forgotten (its read level would be wrong) and
+                // reclamation may take what only it reached, rightly — not damage
+                if (registry.find(r.id()) == null) continue;
                 level = registry.readLevel(r.id());
                 start = registry.readStart(r);
                 extent = registry.movedTo(r.id()) == 0 ? null : extents.of(r.id());
             } finally {
                 lock.unlock();
             }
-            LongLongMap spt = new LongLongMap(1024);
-            Skippy maplog = levels[level - 1].maplog;
-            if (extent != null && !io.exists(extent.path())) {
-                out.add("snapshot " + r.id() + " reads ranked extent " + extent.path() + ", which is gone");
-            } else if (extent != null) {
-                try (RankedExtent.Reader reader = extent.reader(io)) {
-                    reader.forEachRecord((pageId, offset, base) -> checkHeld(r.id(), pageId, base, out));
-                    reader.index(spt);
-                }
+            List<String> found = new ArrayList<>();
+            try {
+                check(r.id(), level, start, extent, found);
+            } catch (RuntimeException e) {
+                if (live(r.id())) throw e;
+                continue; // dropped while it was read: a part reclaimed under the scan is no damage either
             }
-            maplog.buildSpt(start, spt, maplog.size());
-            spt.forEach((pageId, location) -> checkHeld(r.id(), pageId, location, out));
+            if (live(r.id())) out.addAll(found);
         }
         return out;
+    }
+
+    private boolean live(long id) {
+        lock.lock();
+        try {
+            return registry.find(id) != null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Lists in {@code out} the mappings of snapshot {@code id}, read through {@code level} from {@code start}, that point at reclaimed data. */
+    private void check(long id, int level, long start, RankedExtent extent, List<String> out) {
+        LongLongMap spt = new LongLongMap(1024);
+        Skippy maplog = levels[level - 1].maplog;
+        if (extent != null && !io.exists(extent.path())) {
+            out.add("snapshot " + id + " reads ranked extent " + extent.path() + ", which is gone");
+        } else if (extent != null) {
+            try (RankedExtent.Reader reader = extent.reader(io)) {
+                reader.forEachRecord((pageId, offset, base) -> checkHeld(id, pageId, base, out));
+                reader.index(spt);
+            }
+        }
+        maplog.buildSpt(start, spt, maplog.size());
+        spt.forEach((pageId, location) -> checkHeld(id, pageId, location, out));
     }
 
     private void checkHeld(long snapshot, long pageId, long location, List<String> out) {

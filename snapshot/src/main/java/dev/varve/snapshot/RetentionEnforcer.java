@@ -79,7 +79,7 @@ final class RetentionEnforcer {
     private void trimCounts() {
         int live = registry.liveCount();
         if (capturesPerSnapshot.span() > 2L * live + 2 * COUNTS_SLACK)
-            capturesPerSnapshot.trim(registry.latest() + 1 - live - COUNTS_SLACK, id -> registry.find(id) != null);
+            capturesPerSnapshot.trim(registry.latest() + 1 - live - COUNTS_SLACK, registry.live().stream().mapToLong(SnapshotRecord::id).toArray());
     }
 
     /**
@@ -160,7 +160,7 @@ final class RetentionEnforcer {
         return capturesPerSnapshot.span();
     }
 
-        /** What budget drops not given back yet will give back. Caller holds the lock. */
+    /** What budget drops not given back yet will give back. Caller holds the lock. */
     long budgetPending() {
         return budgetPending;
     }

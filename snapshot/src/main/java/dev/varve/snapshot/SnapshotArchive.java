@@ -446,6 +446,16 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         return levels[level - 1].maplog;
     }
 
+    /** The level live snapshot {@code id} is read through (tests: a reopen reads it back the same). */
+    int readLevel(long id) {
+        lock.lock();
+        try {
+            return registry.readLevel(id);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Level {@code level}'s volume (tests that break the reclamation order on purpose). */
     Pagelog volume(int level) {
         return levels[level - 1].volume;

@@ -154,6 +154,36 @@ class RetentionEnforcerTest {
         }
     }
 
+    /**
+     * Recovery recounts every capture the Maplog holds, oldest first, with every snapshot already declared: a trim
+     * then moves the run's front far past its end, and the live snapshots in between — kept for good, with counts
+     * still to come — must still be counted, not forgotten as the dropped ones are.
+     */
+    @Test
+    void aRecountTrimmedPastItsEndStillCountsTheLiveSnapshotsBetween() {
+        SnapshotRegistry registry = new SnapshotRegistry(FileIOFactory.standard(), dir, RankTreePolicy.levels(Retention.keepLast(2), Retention.keepAll()), 64);
+        try (registry) {
+            registry.prepare(0, true, ArchiveMarks.Mark.none(2));
+            registry.cut();
+            ArchiveLock lock = new ArchiveLock();
+            RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, -1, () -> 0);
+            long whole = 4096L + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE;
+            int last = 20_000;
+            lock.lock();
+            try {
+                for (int id = 1; id <= last; id++) registry.declare(id, id % 5000 == 1 ? 2 : 1, id, id, level -> 0); // 1, 5,001, 10,001, 15,001 kept for good
+                retention.forgetCaptures(); // as recovery does, then the Maplog's captures in archive order
+                for (int id = 1; id <= last; id++) retention.captured(id, ArchiveEncoding.location(1, id)); // a whole page each
+            } finally {
+                lock.unlock();
+            }
+            assertEquals(List.of(1L, 5001L, 10_001L, 15_001L, last - 1L, (long) last), live(registry));
+            for (long kept : new long[]{1, 5001, 10_001, 15_001})
+                assertEquals(whole, retention.archiveBytes(kept), "snapshot " + kept + "'s capture, counted after a trim passed it");
+            assertEquals(whole, retention.archiveBytes(last));
+        }
+    }
+
     private static long diff(long record, int offset) {
         return ArchiveEncoding.location(1, PagelogDescriptor.entryAddress(record, offset));
     }
