@@ -191,6 +191,9 @@ public final class ArchiveFileCheck {
                 return 0;
             }
             // from version 2 a base block follows the header, laid out like a record: checked as the first one
+            if (n.equals(SnapshotLogDescriptor.FILE) && foreign(p, SnapshotLogDescriptor.MAGIC,
+                    SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.BASE_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,
+                    SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.STORE_TAG_OFFSET, SnapshotLogDescriptor::foreign)) return 0;
             if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
                     SnapshotLogDescriptor.MIN_VERSION, SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,
                     SnapshotLogDescriptor.RECORD_SIZE, SnapshotLogDescriptor.RECORD_CRC_OFFSET, v -> SnapshotLogDescriptor.RECORD_SIZE));

@@ -74,7 +74,7 @@ final class SnapshotRegistry implements AutoCloseable {
         this.declared = new Declarations(levels);
         List<AutoCloseable> opened = new ArrayList<>();
         try {
-            this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing));
+            this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing, storeId));
             this.drops = Closing.track(opened, new DropLog(io, dir, nodeEntries, missing, storeId));
             this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogDescriptor.Kind.JOINS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART,
                     missingJoins, storeId);
