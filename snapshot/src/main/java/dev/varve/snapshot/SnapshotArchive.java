@@ -127,11 +127,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.pending = new PendingCaptures(lock, archiver, levels, slots, views, retention);
         this.captures = new CapturePath(lock, levels, registry, slots, pending, views, settings.diffChain());
         this.capture = new Capture(captures);
-        this.ranker = new LazyRanker(lock, io, levels, registry, moves, extents, pageSize);
+        this.ranker = new LazyRanker(lock, io, levels, registry, moves, extents, pageSize, storeId);
         this.flush = new CheckpointFlush(lock, levels, registry, moves, marks, captures, pending, ranker, settings.pageWindow());
         this.reclaimer = new Reclaimer(lock, io, levels, registry, extents, views, retention, marks, moves);
         this.check = new ReclamationCheck(lock, io, levels, registry, extents);
-        this.recovery = new ArchiveRecovery(lock, io, dir, pageSize, levels, registry, moves, marks, extents, retention);
+        this.recovery = new ArchiveRecovery(lock, io, dir, pageSize, levels, registry, moves, marks, extents, retention, storeId);
         this.drops = new DropQueries(lock, registry);
     }
 
