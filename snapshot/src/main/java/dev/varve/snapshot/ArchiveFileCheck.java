@@ -22,7 +22,8 @@ import java.util.zip.CRC32C;
  * moves, checkpoint marks) and the snapshot log, reported to a {@link DamageSink}. Given what a recovery (run in memory
  * by a read-only open) keeps of each file, the bytes it cuts — records past the checkpoint mark, which a crash may
  * have torn and replay writes again — are told as that ({@link CutSink}), not as damage: open does not read them.
- * Ranked extents are checked when the archive opens them. Reads only.
+ * Given the store's id, a Pagelog segment, log part or snapshot log that names another store is damage too. Ranked
+ * extents are checked (their store too) when the archive opens them. Reads only.
  */
 public final class ArchiveFileCheck {
     /** Name prefixes of a rank level's Skippy files: the level's Maplogs, and the uplinks between them. */
