@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Retro stage 1 for the archive: every file is checked against the recovered checkpoint mark, reading only — a
@@ -34,6 +35,8 @@ final class ArchiveRecovery {
     private final MoveLog moves;
     private final ArchiveMarks marks;
     private final RankedExtents extents;
+    /** The store's durable id (0 until a marker holds it): a ranked extent of another store is refused. */
+    private final AtomicLong storeId;
     private final RetentionEnforcer retention;
     /** The last {@link #check}, until {@link #recover} cuts to it. */
     private Checked checked;
@@ -43,8 +46,9 @@ final class ArchiveRecovery {
     }
 
     ArchiveRecovery(ArchiveLock lock, FileIOFactory io, Path dir, int pageSize, ArchiveLevel[] levels, SnapshotRegistry registry, MoveLog moves,
-                    ArchiveMarks marks, RankedExtents extents, RetentionEnforcer retention) {
+                    ArchiveMarks marks, RankedExtents extents, RetentionEnforcer retention, AtomicLong storeId) {
         this.lock = lock;
+        this.storeId = storeId;
         this.io = io;
         this.dir = dir;
         this.pageSize = pageSize;
@@ -206,7 +210,7 @@ final class ArchiveRecovery {
             if (!io.exists(path))
                 throw new CorruptionException("snapshot " + m.id() + " is read through its ranked extent, which is missing (copied at checkpoint mark "
                         + m.mark() + ")", path, 0);
-            RankedExtent e = RankedExtent.open(io, path, pageSize);
+            RankedExtent e = RankedExtent.open(io, path, pageSize, storeId.get());
             e.verify(io, m.id(), m.level());
             out.put(m.id(), e);
         }
