@@ -119,7 +119,9 @@ final class RetentionEnforcer {
      * body from its offset to the end, and gives the previous diff of the same pack back what lies past its own start:
      * once the pack is full each diff owns its bytes, the first one the record and pack headers too, and the pack's
      * unused tail goes with its last — what the live snapshots' figures add up to is what their records take on disk.
-     * Only the location is needed, so recovery recounts from the Maplog alone, to the same figures. Caller holds the lock.
+     * Only the location is needed, so recovery recounts from the level-1 Maplog alone, to the same figures for what it
+     * still holds: the captures in a part reclaimed since (an upper-rank snapshot's, once the rank-1 snapshots after it
+     * moved on) are not recounted, a known limitation (docs/operations.md). Caller holds the lock.
      */
     void captured(long snapshot, long location) {
         int level = ArchiveEncoding.levelOf(location);
