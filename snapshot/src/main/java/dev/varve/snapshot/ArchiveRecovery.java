@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.config.RankTreePolicy;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIOFactory;
@@ -234,12 +235,21 @@ final class ArchiveRecovery {
         }
     }
 
-    /** Counts, per snapshot, the bytes of the captures the level-1 Maplog holds below {@code n} (every capture is recorded there). */
+    /**
+     * Counts, per snapshot, the bytes of the captures the level-1 Maplog holds below {@code n} (every capture is
+     * recorded there), after those of its reclaimed part, which reclamation counted before it deleted it.
+     */
     private void countCaptures(long n) {
+        CaptureCountsFile.Saved saved = CaptureCountsFile.read(io, dir, RankTreePolicy.MAX_LEVELS);
+        long from = levels[0].maplog.maplog().first();
+        if (saved.position() >= from && saved.position() <= n) { // else a file of another history: the part it counted is not
+            retention.reclaimedCounted(saved);
+            from = saved.position(); // a crash may have stopped the deletion of what the file counted
+        }
         int chunk = 4096;
         long[] snaps = new long[chunk];
         long[] locations = new long[chunk];
-        for (long at = levels[0].maplog.maplog().first(); at < n; at += chunk) { // reclaimed portions count no more
+        for (long at = from; at < n; at += chunk) {
             int k = (int) Math.min(chunk, n - at);
             levels[0].maplog.maplog().read(at, k, null, snaps, locations); // every capture is recorded at level 1
             for (int i = 0; i < k; i++) retention.captured(snaps[i], locations[i]);
