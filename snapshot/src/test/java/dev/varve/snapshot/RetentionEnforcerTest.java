@@ -127,10 +127,8 @@ class RetentionEnforcerTest {
      */
     @Test
     void theCaptureCountsFollowTheLiveSnapshotsBehindOneKeptForGood() {
-        SnapshotRegistry registry = new SnapshotRegistry(FileIOFactory.standard(), dir, RankTreePolicy.levels(Retention.keepLast(2), Retention.keepAll()), 64);
+        SnapshotRegistry registry = keptForGoodRegistry();
         try (registry) {
-            registry.prepare(0, true, ArchiveMarks.Mark.none(2));
-            registry.cut();
             ArchiveLock lock = new ArchiveLock();
             RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, -1, () -> 0);
             long whole = 4096L + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE;
@@ -161,10 +159,8 @@ class RetentionEnforcerTest {
      */
     @Test
     void aRecountTrimmedPastItsEndStillCountsTheLiveSnapshotsBetween() {
-        SnapshotRegistry registry = new SnapshotRegistry(FileIOFactory.standard(), dir, RankTreePolicy.levels(Retention.keepLast(2), Retention.keepAll()), 64);
+        SnapshotRegistry registry = keptForGoodRegistry();
         try (registry) {
-            registry.prepare(0, true, ArchiveMarks.Mark.none(2));
-            registry.cut();
             ArchiveLock lock = new ArchiveLock();
             RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), 4096, -1, () -> 0);
             long whole = 4096L + PagelogDescriptor.RECORD_HEADER_SIZE + MaplogDescriptor.ENTRY_SIZE;
@@ -224,5 +220,13 @@ class RetentionEnforcerTest {
         List<Long> ids = new ArrayList<>();
         for (SnapshotRecord r : registry.live()) ids.add(r.id());
         return ids;
+    }
+
+    /** A fresh registry under keepLast(2) at rank 1 and keepAll() at rank 2, prepared and cut as an open leaves it. */
+    private SnapshotRegistry keptForGoodRegistry() {
+        SnapshotRegistry registry = new SnapshotRegistry(FileIOFactory.standard(), dir, RankTreePolicy.levels(Retention.keepLast(2), Retention.keepAll()), 64);
+        registry.prepare(0, true, ArchiveMarks.Mark.none(2));
+        registry.cut();
+        return registry;
     }
 }
