@@ -13,7 +13,7 @@ import java.time.Instant;
  *                     going with its first and last diffs) with their level-1 mappings, and its ranked extent. The live
  *                     snapshots' figures add up to at most {@link VarveMetrics#archiveBytes()}: the Skippy levels,
  *                     the higher levels' mappings and what dropped snapshots leave until reclamation are no live
- *                     snapshot's
+ *                     snapshot's. The same after a restart
  */
 public record SnapshotInfo(long id, int rank, Instant declared, long archiveBytes) {
 }

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.function.BiFunction;
 import java.util.function.IntUnaryOperator;
 import java.util.regex.Pattern;
 import java.util.function.ToLongFunction;
@@ -21,7 +22,8 @@ import java.util.zip.CRC32C;
  * moves, checkpoint marks) and the snapshot log, reported to a {@link DamageSink}. Given what a recovery (run in memory
  * by a read-only open) keeps of each file, the bytes it cuts — records past the checkpoint mark, which a crash may
  * have torn and replay writes again — are told as that ({@link CutSink}), not as damage: open does not read them.
- * Ranked extents are checked when the archive opens them. Reads only.
+ * Given the store's id, a Pagelog segment, log part or snapshot log that names another store is damage too. Ranked
+ * extents are checked (their store too) when the archive opens them. Reads only.
  */
 public final class ArchiveFileCheck {
     /** Name prefixes of a rank level's Skippy files: the level's Maplogs, and the uplinks between them. */
@@ -151,8 +153,8 @@ public final class ArchiveFileCheck {
 
     /**
      * {@link #check(FileIOFactory, Path, int, ToLongFunction, DamageSink, CutSink)} of the archive of the store whose
-     * durable id is {@code storeId} (0: none yet): a Pagelog segment that names another store is damage, as open
-     * refuses it.
+     * durable id is {@code storeId} (0: none yet): a Pagelog segment or a Maplog-format log part that names another
+     * store is damage, as open refuses it.
      */
     public static long check(FileIOFactory io, Path archiveDir, int pageSize, ToLongFunction<Path> keptByRecovery, long storeId, DamageSink sink,
                              CutSink cuts) throws IOException {
@@ -173,10 +175,6 @@ public final class ArchiveFileCheck {
      */
     private record Layout(long magic, int versionAt, int minVersion, int version, int headerBytes, int headerCrcAt, int recordBytes, int crcAt,
                           IntUnaryOperator bodyFromOfVersion) {
-        /** A format with one version, whose CRC resumes at {@code bodyFrom}. */
-        Layout(long magic, int versionAt, int version, int headerBytes, int headerCrcAt, int recordBytes, int crcAt, int bodyFrom) {
-            this(magic, versionAt, version, version, headerBytes, headerCrcAt, recordBytes, crcAt, v -> bodyFrom);
-        }
     }
 
     /** One check's reader and sinks. */
@@ -194,31 +192,41 @@ public final class ArchiveFileCheck {
                 return 0;
             }
             // from version 2 a base block follows the header, laid out like a record: checked as the first one
+            if (n.equals(SnapshotLogDescriptor.FILE) && foreign(p, SnapshotLogDescriptor.MAGIC,
+                    SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.BASE_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,
+                    SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.STORE_TAG_OFFSET, SnapshotLogDescriptor::foreign)) return 0;
             if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
                     SnapshotLogDescriptor.MIN_VERSION, SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,
                     SnapshotLogDescriptor.RECORD_SIZE, SnapshotLogDescriptor.RECORD_CRC_OFFSET, v -> SnapshotLogDescriptor.RECORD_SIZE));
-            if (n.startsWith(PagelogDescriptor.FILE_PREFIX) && foreignSegment(p)) return 0;
+            if (n.startsWith(PagelogDescriptor.FILE_PREFIX) && foreign(p, PagelogDescriptor.MAGIC, PagelogDescriptor.HEADER_SIZE,
+                    PagelogDescriptor.HEADER_CRC_OFFSET, PagelogDescriptor.STORE_TAG_OFFSET, PagelogDescriptor::foreign)) return 0;
             if (n.startsWith(PagelogDescriptor.FILE_PREFIX)) return checkLog(p, new Layout(PagelogDescriptor.MAGIC, PagelogDescriptor.VERSION_OFFSET,
                     PagelogDescriptor.MIN_VERSION, PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET,
                     PagelogDescriptor.recordBytes(pageSize), PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor::crcBodyFrom));
-            if (LOG_NAME.matcher(n).matches()) return checkLog(p, new Layout(MaplogDescriptor.MAGIC, MaplogDescriptor.VERSION_OFFSET, MaplogDescriptor.VERSION,
+            if (!LOG_NAME.matcher(n).matches()) return 0;
+            if (foreign(p, MaplogDescriptor.MAGIC, MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.STORE_TAG_OFFSET,
+                    MaplogDescriptor::foreign)) return 0;
+            return checkLog(p, new Layout(MaplogDescriptor.MAGIC, MaplogDescriptor.VERSION_OFFSET, MaplogDescriptor.MIN_VERSION, MaplogDescriptor.VERSION,
                     MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.ENTRY_SIZE, MaplogDescriptor.ENTRY_CRC_OFFSET,
-                    MaplogDescriptor.ENTRY_SIZE));
-            return 0;
+                    v -> MaplogDescriptor.ENTRY_SIZE));
         }
 
-        /** Reports, and returns true for, a Pagelog segment whose whole header names another store. */
-        private boolean foreignSegment(Path p) throws IOException {
-            ByteBuffer h = ByteBuffer.allocate(PagelogDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        /**
+         * Reports, and returns true for, a file whose whole header (of {@code headerBytes}, starting with {@code magic},
+         * its CRC32C at {@code crcAt}) names another store, as {@code why} tells from it: a Pagelog segment or a log part.
+         */
+        private boolean foreign(Path p, long magic, int headerBytes, int crcAt, int tagAt, BiFunction<ByteBuffer, Long, String> why)
+                throws IOException {
+            ByteBuffer h = ByteBuffer.allocate(headerBytes).order(ByteOrder.LITTLE_ENDIAN);
             try (FileIO f = io.open(p, false)) {
-                if (f.read(h, 0) < PagelogDescriptor.HEADER_SIZE) return false;
+                if (f.read(h, 0) < headerBytes) return false;
             }
             CRC32C c = new CRC32C();
-            c.update(h.array(), 0, PagelogDescriptor.HEADER_CRC_OFFSET);
-            if (h.getLong(0) != PagelogDescriptor.MAGIC || h.getInt(PagelogDescriptor.HEADER_CRC_OFFSET) != (int) c.getValue()) return false;
-            String why = PagelogDescriptor.foreign(h, storeId);
-            if (why != null) sink.damage(p, PagelogDescriptor.STORE_TAG_OFFSET, why);
-            return why != null;
+            c.update(h.array(), 0, crcAt);
+            if (h.getLong(0) != magic || h.getInt(crcAt) != (int) c.getValue()) return false;
+            String foreign = why.apply(h, storeId);
+            if (foreign != null) sink.damage(p, tagAt, foreign);
+            return foreign != null;
         }
 
         /**

@@ -40,7 +40,7 @@ final class ArchiveLevel implements AutoCloseable {
         // a Maplog portion for about as many mappings as a Pagelog segment holds pages, in whole Skippy nodes
         long perSegment = Math.max(1, segmentBytes / pageSize);
         long partEntries = (perSegment + skippyNodeEntries - 1) / skippyNodeEntries * skippyNodeEntries;
-        this.maplog = new Skippy(io, dir, skippyLevels, skippyNodeEntries, partEntries, missing);
+        this.maplog = new Skippy(io, dir, skippyLevels, skippyNodeEntries, partEntries, missing, storeId);
         try {
             this.volume = new Pagelog(io, dir, pageSize, segmentBytes, storeId);
         } catch (RuntimeException e) {

@@ -50,8 +50,15 @@ final class ArchiveMarks implements AutoCloseable {
     /** Entries up to the end of the recovered mark's group (recovery cuts the rest). */
     private long recoveredEnd;
 
+    /** The marks of an archive whose store is not checked (recovery's look at the marks before the archive opens). */
     ArchiveMarks(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
-        this.log = new MaplogFile(io, dir.resolve(FILE), MaplogDescriptor.Kind.MARKS, MaplogDescriptor.NO_LEVEL, nodeEntries, missing);
+        this(io, dir, nodeEntries, missing, new java.util.concurrent.atomic.AtomicLong());
+    }
+
+    /** The marks of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
+    ArchiveMarks(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, java.util.concurrent.atomic.AtomicLong storeId) {
+        this.log = new MaplogFile(io, dir.resolve(FILE), MaplogDescriptor.Kind.MARKS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART, missing,
+                storeId);
     }
 
     Path path() {

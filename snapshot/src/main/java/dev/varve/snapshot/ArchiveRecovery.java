@@ -1,5 +1,6 @@
 package dev.varve.snapshot;
 
+import dev.varve.config.RankTreePolicy;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIOFactory;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Retro stage 1 for the archive: every file is checked against the recovered checkpoint mark, reading only — a
@@ -34,6 +36,8 @@ final class ArchiveRecovery {
     private final MoveLog moves;
     private final ArchiveMarks marks;
     private final RankedExtents extents;
+    /** The store's durable id (0 until a marker holds it): a ranked extent of another store is refused. */
+    private final AtomicLong storeId;
     private final RetentionEnforcer retention;
     /** The last {@link #check}, until {@link #recover} cuts to it. */
     private Checked checked;
@@ -43,8 +47,9 @@ final class ArchiveRecovery {
     }
 
     ArchiveRecovery(ArchiveLock lock, FileIOFactory io, Path dir, int pageSize, ArchiveLevel[] levels, SnapshotRegistry registry, MoveLog moves,
-                    ArchiveMarks marks, RankedExtents extents, RetentionEnforcer retention) {
+                    ArchiveMarks marks, RankedExtents extents, RetentionEnforcer retention, AtomicLong storeId) {
         this.lock = lock;
+        this.storeId = storeId;
         this.io = io;
         this.dir = dir;
         this.pageSize = pageSize;
@@ -206,7 +211,7 @@ final class ArchiveRecovery {
             if (!io.exists(path))
                 throw new CorruptionException("snapshot " + m.id() + " is read through its ranked extent, which is missing (copied at checkpoint mark "
                         + m.mark() + ")", path, 0);
-            RankedExtent e = RankedExtent.open(io, path, pageSize);
+            RankedExtent e = RankedExtent.open(io, path, pageSize, storeId.get());
             e.verify(io, m.id(), m.level());
             out.put(m.id(), e);
         }
@@ -230,12 +235,21 @@ final class ArchiveRecovery {
         }
     }
 
-    /** Counts, per snapshot, the bytes of the captures the level-1 Maplog holds below {@code n} (every capture is recorded there). */
+    /**
+     * Counts, per snapshot, the bytes of the captures the level-1 Maplog holds below {@code n} (every capture is
+     * recorded there), after those of its reclaimed part, which reclamation counted before it deleted it.
+     */
     private void countCaptures(long n) {
+        CaptureCountsFile.Saved saved = CaptureCountsFile.read(io, dir, RankTreePolicy.MAX_LEVELS);
+        long from = levels[0].maplog.maplog().first();
+        if (saved.position() >= from && saved.position() <= n) { // else a file of another history: the part it counted is not
+            retention.reclaimedCounted(saved);
+            from = saved.position(); // a crash may have stopped the deletion of what the file counted
+        }
         int chunk = 4096;
         long[] snaps = new long[chunk];
         long[] locations = new long[chunk];
-        for (long at = levels[0].maplog.maplog().first(); at < n; at += chunk) { // reclaimed portions count no more
+        for (long at = from; at < n; at += chunk) {
             int k = (int) Math.min(chunk, n - at);
             levels[0].maplog.maplog().read(at, k, null, snaps, locations); // every capture is recorded at level 1
             for (int i = 0; i < k; i++) retention.captured(snaps[i], locations[i]);

@@ -20,8 +20,9 @@ import java.nio.file.Path;
  * @param retention          the rank-tree policy; its level count is the archive's
  * @param pageWindow         W: lazily ranked snapshots are copied into their level once W newer ones exist
  * @param diffChain          the longest chain of diffs from an archived pre-state to a whole page (0: whole pages only)
- * @param storeId            the store's id when a checkpoint marker holds it, else 0: Pagelog segments of another store
- *                           are refused, and new ones record it (see {@link SnapshotArchive#storeIdDurable})
+ * @param storeId            the store's id when a checkpoint marker holds it, else 0: Pagelog segments, log parts, the
+ *                           snapshot log and ranked extents of another store are refused, and the ones written from
+ *                           then on record it (see {@link SnapshotArchive#storeIdDurable})
  */
 public record ArchiveSettings(Path dir, int pageSize, int skippyLevels, int skippyNodeEntries, long captureBufferBytes, long segmentBytes,
                               RankTreePolicy retention, int pageWindow, int diffChain, long storeId) {

@@ -36,8 +36,10 @@ final class DropLog implements AutoCloseable {
     private boolean keptWithGaps;
     private final PrefixCompaction compaction = new PrefixCompaction(COMPACT_MIN_ENTRIES);
 
-    DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
-        file = new MaplogFile(io, dir.resolve("drops.log"), MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, missing);
+    /** The drops of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
+    DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, java.util.concurrent.atomic.AtomicLong storeId) {
+        file = new MaplogFile(io, dir.resolve("drops.log"), MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART, missing,
+                storeId);
     }
 
     Path path() {

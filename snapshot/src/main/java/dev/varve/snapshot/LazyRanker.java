@@ -4,6 +4,7 @@ import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.util.LongLongMap;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 import org.slf4j.Logger;
@@ -25,12 +26,16 @@ final class LazyRanker {
     private final MoveLog moves;
     private final RankedExtents extents;
     private final int pageSize;
+    private final AtomicLong storeId;
     private final LongAdder copiedBytes = new LongAdder();
     private final LongAdder copiedDiffBytes = new LongAdder();
     private final LongAdder copiedPages = new LongAdder();
 
-    LazyRanker(ArchiveLock lock, FileIOFactory io, ArchiveLevel[] levels, SnapshotRegistry registry, MoveLog moves, RankedExtents extents, int pageSize) {
+    /** {@code storeId}: the store's durable id (0 until a marker holds it), which new extents record. */
+    LazyRanker(ArchiveLock lock, FileIOFactory io, ArchiveLevel[] levels, SnapshotRegistry registry, MoveLog moves, RankedExtents extents, int pageSize,
+               AtomicLong storeId) {
         this.lock = lock;
+        this.storeId = storeId;
         this.io = io;
         this.levels = levels;
         this.registry = registry;
@@ -78,7 +83,8 @@ final class LazyRanker {
             if (earlier != null) earlier.index(source); // a copy-out after the window: its earlier copy comes first
             levels[from - 1].maplog.buildSpt(fromStart, source, Math.max(fromStart, move.positions()[from - 1]));
             if (source.size() > 0) {
-                RankedExtent.Writer writer = new RankedExtent.Writer(io, levels[target - 1].dir, id, target, levels.length, pageSize);
+                RankedExtent.Writer writer = new RankedExtent.Writer(io, levels[target - 1].dir, id, target, levels.length, pageSize,
+                        storeId.get());
                 w = writer;
                 source.forEach((pageId, location) -> {
                     ArchiveLevel.read(levels, location, pageId, image, 0, earlier);

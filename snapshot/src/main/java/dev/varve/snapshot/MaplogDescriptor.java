@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.store.StoreTag;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -19,12 +20,16 @@ import java.util.zip.CRC32C;
  * Header (HEADER_SIZE = 32 bytes):
  *  0                8         12         16         20            24         28         32
  * +----------------+---------+----------+----------+-------------+----------+----------+
- * | magic (long)   | version | kind     | level    | nodeEntries | reserved | crc32c   |
+ * | magic (long)   | version | kind     | level    | nodeEntries | storeTag | crc32c   |
  * +----------------+---------+----------+----------+-------------+----------+----------+
  *   crc32c covers bytes [0, 28).
  *   kind:        the stored code of the log's {@link Kind}.
  *   level:       the Skippy level (0 = the Maplog itself) for MAPPINGS and UPLINKS; -1 for every other kind.
  *   nodeEntries: the Skippy node size the archive was written with (the same in every log of an archive).
+ *   storeTag:    (version 2) the 32-bit fingerprint of the store's id ({@link StoreTag#of}), 0 when the part was
+ *                created before a checkpoint marker held the id; reserved (0) in version 1. A part whose tag is
+ *                neither 0 nor this store's is another store's: its mappings would name the other store's Pagelog
+ *                records as this store's history, so open refuses it and verify reports it.
  *
  * Entry (ENTRY_SIZE = 32 bytes):
  *  0                8                16               24         28         32
@@ -39,19 +44,25 @@ import java.util.zip.CRC32C;
  *   <li>1: initial layout. The kind MARKS was added later without a version change: archives written before it
  *       store their checkpoint marks under the UPLINKS code at level -1, which no Skippy uplink log uses, and are
  *       still read ({@link Kind#accepts}).</li>
+ *   <li>2: the header records the store's tag in what was the reserved field. Entries are as in version 1, and a log
+ *       may hold parts of both versions: version 1 parts name no store and are read as they are.</li>
  * </ul>
  */
 final class MaplogDescriptor {
     /** "VARVMAPL" as a long (stored little-endian). */
     static final long MAGIC = 0x564152564d41504cL;
-    /** Current format version; the only one read. */
-    static final int VERSION = 1;
+    /** Current format version, written in new parts. */
+    static final int VERSION = 2;
+    /** Oldest version read: its header names no store. */
+    static final int MIN_VERSION = 1;
 
     static final int MAGIC_OFFSET = 0;
     static final int VERSION_OFFSET = 8;
     static final int KIND_OFFSET = 12;
     static final int LEVEL_OFFSET = 16;
     static final int NODE_ENTRIES_OFFSET = 20;
+    /** Version 2: the store's tag, reserved (0) before. */
+    static final int STORE_TAG_OFFSET = 24;
     static final int HEADER_CRC_OFFSET = 28;
     static final int HEADER_SIZE = 32;
 
@@ -158,27 +169,42 @@ final class MaplogDescriptor {
         return HEADER_SIZE + index * ENTRY_SIZE;
     }
 
-    /** The header of a log of {@code kind} at {@code level}, ready to write. */
-    static ByteBuffer header(Kind kind, int level, int nodeEntries) {
+    /**
+     * The header of a log of {@code kind} at {@code level}, written by the store whose durable id is {@code storeId}
+     * (0: none yet), ready to write.
+     */
+    static ByteBuffer header(Kind kind, int level, int nodeEntries, long storeId) {
         ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
         h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(KIND_OFFSET, kind.code).putInt(LEVEL_OFFSET, level)
-                .putInt(NODE_ENTRIES_OFFSET, nodeEntries);
+                .putInt(NODE_ENTRIES_OFFSET, nodeEntries).putInt(STORE_TAG_OFFSET, storeId == 0 ? 0 : StoreTag.of(storeId));
         h.putInt(HEADER_CRC_OFFSET, headerCrc(h));
         return h;
     }
 
     /**
      * Throws a {@link CorruptionException} naming {@code file} unless {@code h} is the header of a log of {@code kind}
-     * at {@code level} in this format version. The node size is checked by the caller: a mismatch is a configuration
-     * error, not damage.
+     * at {@code level} in a format version this build reads, of the store whose durable id is {@code storeId} (0: none
+     * yet, no check) or of none. The node size is checked by the caller: a mismatch is a configuration error, not damage.
      */
-    static void checkHeader(ByteBuffer h, Path file, Kind kind, int level) {
+    static void checkHeader(ByteBuffer h, Path file, Kind kind, int level, long storeId) {
         if (h.getInt(HEADER_CRC_OFFSET) != headerCrc(h) || h.getLong(MAGIC_OFFSET) != MAGIC)
             throw new CorruptionException("archive file header is corrupt", file, MAGIC_OFFSET);
-        FormatChecks.refuseUnknownVersion("archive log", h.getInt(VERSION_OFFSET), VERSION, file, VERSION_OFFSET);
+        FormatChecks.refuseUnknownVersion("archive log", h.getInt(VERSION_OFFSET), MIN_VERSION, VERSION, file, VERSION_OFFSET);
         if (!kind.accepts(h.getInt(KIND_OFFSET), h.getInt(LEVEL_OFFSET), level))
             throw new CorruptionException("archive file holds kind " + h.getInt(KIND_OFFSET) + " level " + h.getInt(LEVEL_OFFSET) + ", expected "
                     + kind + " (" + kind.code + ") level " + level, file, KIND_OFFSET);
+        String foreign = foreign(h, storeId);
+        if (foreign != null) throw new CorruptionException(foreign, file, STORE_TAG_OFFSET);
+    }
+
+    /**
+     * Why the log part whose (checked) header is {@code h} is another store's than the one whose durable id is
+     * {@code storeId}, or null when it is not known to be (no durable id yet, or a part that names no store).
+     */
+    static String foreign(ByteBuffer h, long storeId) {
+        if (h.getInt(VERSION_OFFSET) < 2) return null; // the field was reserved
+        String why = StoreTag.foreign("archive log", h.getInt(STORE_TAG_OFFSET), storeId);
+        return why == null ? null : why + ", and its entries would be read as this store's; restore the store with its archive as a whole from one backup";
     }
 
     static int headerCrc(ByteBuffer h) {

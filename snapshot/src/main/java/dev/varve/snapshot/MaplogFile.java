@@ -16,6 +16,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
 /**
@@ -63,6 +64,8 @@ final class MaplogFile implements AutoCloseable {
      */
     private final ByteBuffer unwritten;
     private final CRC32C crc = new CRC32C();
+    /** The store's durable id, shared by the archive's files (0 until a marker holds it): what new parts record. */
+    private final AtomicLong storeId;
     private volatile long count;
     /** Entries in the files; [written, count) are in {@link #unwritten}. */
     private long written;
@@ -82,12 +85,23 @@ final class MaplogFile implements AutoCloseable {
     /** Parts of a one-part log found beside a newer part a rewrite wrote whole: never read, deleted by {@link #truncate}. */
     private final java.util.List<Path> superseded;
 
+    /** A log that names no store and checks none (tests of the log alone). */
     MaplogFile(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, Missing missing) {
         this(io, path, kind, level, nodeEntries, ONE_PART, missing);
     }
 
+    /** A log of parts of {@code partEntries} entries that names no store and checks none (tests of the log alone). */
     MaplogFile(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, long partEntries, Missing missing) {
+        this(io, path, kind, level, nodeEntries, partEntries, missing, new AtomicLong());
+    }
+
+    /**
+     * A log of the store whose id {@code storeId} holds once a checkpoint marker does (0 until then): its parts are
+     * checked against it at open, and parts created or rewritten later record what it holds then.
+     */
+    MaplogFile(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, long partEntries, Missing missing, AtomicLong storeId) {
         this.io = io;
+        this.storeId = storeId;
         this.path = path;
         this.kind = kind;
         this.level = level;
@@ -95,7 +109,7 @@ final class MaplogFile implements AutoCloseable {
         this.partEntries = partEntries;
         int promoted = kind == Kind.MAPPINGS && level > 0 ? nodeEntries : 0;
         this.unwritten = ByteBuffer.allocate(ENTRY * (BUFFERED_ENTRIES + promoted)).order(ByteOrder.LITTLE_ENDIAN);
-        MaplogParts found = MaplogParts.open(io, path, kind, level, nodeEntries, partEntries, budget);
+        MaplogParts found = MaplogParts.open(io, path, kind, level, nodeEntries, partEntries, budget, storeId.get());
         this.parts = found.parts;
         this.pastShortPart = found.pastShortPart;
         this.superseded = found.superseded;
@@ -124,7 +138,7 @@ final class MaplogFile implements AutoCloseable {
     }
 
     private ByteBuffer header() {
-        return MaplogDescriptor.header(kind, level, nodeEntries);
+        return MaplogDescriptor.header(kind, level, nodeEntries, storeId.get());
     }
 
     private boolean entryValid(ByteBuffer b, int off) {

@@ -57,9 +57,11 @@ final class MaplogParts {
 
     /**
      * The parts of log {@code path} of {@code partEntries} entries each ({@link MaplogFile#ONE_PART}: one part), opened
-     * under {@code budget}.
+     * under {@code budget}; a part of another store than the one whose durable id is {@code storeId} (0: none yet) is
+     * refused.
      */
-    static MaplogParts open(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, long partEntries, DescriptorBudget budget) {
+    static MaplogParts open(FileIOFactory io, Path path, Kind kind, int level, int nodeEntries, long partEntries, DescriptorBudget budget,
+                            long storeId) {
         MaplogParts found = new MaplogParts(path, kind, level, nodeEntries, partEntries);
         try {
             String name = path.getFileName().toString();
@@ -68,7 +70,7 @@ final class MaplogParts {
                 if (first < 0 || DurableFiles.isTemp(p)) continue; // a part creation cut short: deleted by recovery
                 PartFile f = new PartFile(io, p, budget);
                 found.parts.put(first, f);
-                found.checkHeader(f);
+                found.checkHeader(f, storeId);
                 found.sizes.put(first, f.size()); // with the header: checkContiguous needs no second open
                 f.release(); // a log may have thousands of parts: one descriptor at a time
             }
@@ -107,10 +109,10 @@ final class MaplogParts {
         return path.resolveSibling(MaplogDescriptor.partFileName(path.getFileName().toString(), first));
     }
 
-    private void checkHeader(FileIO f) throws IOException {
+    private void checkHeader(FileIO f, long storeId) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         if (f.read(h, 0) < HEADER) throw new CorruptionException("archive file header truncated", f.path(), 0);
-        MaplogDescriptor.checkHeader(h, f.path(), kind, level);
+        MaplogDescriptor.checkHeader(h, f.path(), kind, level, storeId);
         legacyMarks = kind.isLegacyMarks(h.getInt(MaplogDescriptor.KIND_OFFSET), h.getInt(MaplogDescriptor.LEVEL_OFFSET));
         int written = h.getInt(MaplogDescriptor.NODE_ENTRIES_OFFSET);
         if (written != nodeEntries)

@@ -23,8 +23,10 @@ final class MoveLog implements AutoCloseable {
     private final PrefixCompaction compaction = new PrefixCompaction(SnapshotRegistry.COMPACT_MIN_RECORDS);
     private long kept;
 
-    MoveLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
-        this.log = new MaplogFile(io, dir.resolve("moves.log"), MaplogDescriptor.Kind.MOVES, MaplogDescriptor.NO_LEVEL, nodeEntries, missing);
+    /** The moves of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
+    MoveLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, java.util.concurrent.atomic.AtomicLong storeId) {
+        this.log = new MaplogFile(io, dir.resolve("moves.log"), MaplogDescriptor.Kind.MOVES, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART, missing,
+                storeId);
     }
 
     Path path() {

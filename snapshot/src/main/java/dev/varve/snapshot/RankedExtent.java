@@ -44,14 +44,14 @@ final class RankedExtent {
     private final int headerBytes;
     private final int records;
 
-    private RankedExtent(Path path, long snapshot, int level, int pageSize, long[] pins, long bytes, int records) {
+    private RankedExtent(Path path, int version, long snapshot, int level, int pageSize, long[] pins, long bytes, int records) {
         this.path = path;
         this.snapshot = snapshot;
         this.level = level;
         this.pageSize = pageSize;
         this.pins = pins;
         this.bytes = bytes;
-        this.headerBytes = RankedExtentDescriptor.headerSize(pins.length);
+        this.headerBytes = RankedExtentDescriptor.headerSize(version, pins.length);
         this.records = records;
     }
 
@@ -85,21 +85,32 @@ final class RankedExtent {
         return volumeLevel <= pins.length ? pins[volumeLevel - 1] : RankedExtentDescriptor.NO_PIN;
     }
 
-    /** Reads the metadata of an extent written earlier, checking its header. */
+    /** Reads the metadata of an extent written earlier, checking its header; of no store in particular. */
     static RankedExtent open(FileIOFactory io, Path path, int pageSize) {
+        return open(io, path, pageSize, 0);
+    }
+
+    /**
+     * Reads the metadata of an extent written earlier, checking its header: one of another store than the one whose
+     * durable id is {@code storeId} (0: none yet, no check) is refused.
+     */
+    static RankedExtent open(FileIOFactory io, Path path, int pageSize, long storeId) {
         try (FileIO f = io.open(path, false)) {
             ByteBuffer h = ByteBuffer.allocate(RankedExtentDescriptor.FIXED_HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
             if (f.read(h, 0) < h.capacity()) throw new CorruptionException("ranked extent header truncated", path, 0);
             int k = RankedExtentDescriptor.checkFixedHeader(h, path, pageSize);
-            int size = RankedExtentDescriptor.headerSize(k);
+            int version = h.getInt(RankedExtentDescriptor.VERSION_OFFSET);
+            int size = RankedExtentDescriptor.headerSize(version, k);
             ByteBuffer full = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
             if (f.read(full, 0) < size) throw new CorruptionException("ranked extent header truncated", path, 0);
-            if (full.getInt(RankedExtentDescriptor.headerCrcOffset(k)) != RankedExtentDescriptor.headerCrc(full, k))
+            if (full.getInt(RankedExtentDescriptor.headerCrcOffset(version, k)) != RankedExtentDescriptor.headerCrc(full, version, k))
                 throw new CorruptionException("ranked extent header checksum mismatch", path, 0);
+            String foreign = RankedExtentDescriptor.foreign(full, version, k, storeId);
+            if (foreign != null) throw new CorruptionException(foreign, path, RankedExtentDescriptor.storeTagOffset(k));
             long[] pins = new long[k];
             for (int j = 1; j <= k; j++) pins[j - 1] = full.getLong(RankedExtentDescriptor.pinOffset(j));
-            return new RankedExtent(path, full.getLong(RankedExtentDescriptor.SNAPSHOT_OFFSET), full.getInt(RankedExtentDescriptor.LEVEL_OFFSET), pageSize,
-                    pins, f.size(), full.getInt(RankedExtentDescriptor.RECORDS_OFFSET));
+            return new RankedExtent(path, version, full.getLong(RankedExtentDescriptor.SNAPSHOT_OFFSET), full.getInt(RankedExtentDescriptor.LEVEL_OFFSET),
+                    pageSize, pins, f.size(), full.getInt(RankedExtentDescriptor.RECORDS_OFFSET));
         } catch (IOException e) {
             throw new StorageException("cannot open a ranked extent: " + e.getMessage(), path, e);
         }
@@ -290,6 +301,8 @@ final class RankedExtent {
         private final int level;
         private final int pageSize;
         private final long[] pins;
+        /** The store's durable id when the writer started (0: none yet): what the header records. */
+        private final long storeId;
         private final ByteBuffer stage;
         private final int[] ranges;
         private long at;
@@ -297,8 +310,15 @@ final class RankedExtent {
         private long diffBytes;
         private long wholePages;
 
+        /** A writer of an extent that names no store (tests of the extent alone). */
         Writer(FileIOFactory io, Path levelDir, long snapshot, int level, int levels, int pageSize) {
+            this(io, levelDir, snapshot, level, levels, pageSize, 0);
+        }
+
+        /** A writer of an extent of the store whose durable id is {@code storeId} (0: none yet), which it records. */
+        Writer(FileIOFactory io, Path levelDir, long snapshot, int level, int levels, int pageSize, long storeId) {
             this.io = io;
+            this.storeId = storeId;
             this.path = pathOf(levelDir, snapshot);
             this.tmp = path.resolveSibling(path.getFileName() + RankedExtentDescriptor.TEMP_SUFFIX);
             this.snapshot = snapshot;
@@ -387,7 +407,7 @@ final class RankedExtent {
         /** Writes the header, fsyncs and renames the extent into place; returns it opened. */
         RankedExtent finish() {
             writeStage();
-            ByteBuffer h = RankedExtentDescriptor.header(pageSize, snapshot, level, records, pins);
+            ByteBuffer h = RankedExtentDescriptor.header(pageSize, snapshot, level, records, pins, storeId);
             try {
                 file.write(h, 0);
                 file.force();

@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.store.StoreTag;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -13,13 +14,17 @@ import java.util.zip.CRC32C;
  * against a base pre-state, or whole. All fields are little-endian.
  *
  * <pre>
- * Header (headerSize(k) = 40 + 8k bytes, k = levels of the archive when written):
- *  0              8         12         16               24        28    32        36                  36 + 8k    40 + 8k
- * +--------------+---------+----------+----------------+---------+-----+---------+------------ ... -+----------+
- * | magic (long) | version | pageSize | snapshot (long)| level   | k   | records | pins[k] (longs)   | crc32c   |
- * +--------------+---------+----------+----------------+---------+-----+---------+------------ ... -+----------+
+ * Header (headerSize(k) = 44 + 8k bytes, k = levels of the archive when written; 40 + 8k in version 1):
+ *  0              8         12         16               24        28    32        36                  36 + 8k    40 + 8k    44 + 8k
+ * +--------------+---------+----------+----------------+---------+-----+---------+------------ ... -+----------+----------+
+ * | magic (long) | version | pageSize | snapshot (long)| level   | k   | records | pins[k] (longs)   | storeTag | crc32c   |
+ * +--------------+---------+----------+----------------+---------+-----+---------+------------ ... -+----------+----------+
  *   crc32c covers every header byte before it.
  *   pins[j - 1]: the lowest address of level j's volume a record's base lies at; Long.MAX_VALUE = none.
+ *   storeTag (version 2; version 1 has none, its crc32c at 36 + 8k): the 32-bit fingerprint of the store's id
+ *   ({@link StoreTag#of}), 0 when written before a checkpoint marker held it. An extent whose tag is neither 0 nor
+ *   this store's is another store's (its records the other store's page versions): recovery refuses it, before the
+ *   open changes anything.
  *
  * Record (RECORD_HEADER_SIZE = 24 bytes, then n ranges of 8 bytes, then the payload):
  *  0                8                  16         20         24                             24 + 8n
@@ -33,14 +38,17 @@ import java.util.zip.CRC32C;
  *
  * <p>Format versions:
  * <ul>
- *   <li>1: initial layout.</li>
+ *   <li>1: initial layout. Still read; it names no store.</li>
+ *   <li>2: the store's tag after the pins, so the header is 4 bytes longer; records are as in version 1.</li>
  * </ul>
  */
 final class RankedExtentDescriptor {
     /** "VARVEEX1" as a long (stored little-endian). */
     static final long MAGIC = 0x5641525645455831L;
-    /** Current format version; the only one read. */
-    static final int VERSION = 1;
+    /** Current format version, written in new extents. */
+    static final int VERSION = 2;
+    /** Oldest version read: no store tag. */
+    static final int MIN_VERSION = 1;
 
     static final int MAGIC_OFFSET = 0;
     static final int VERSION_OFFSET = 8;
@@ -76,13 +84,28 @@ final class RankedExtentDescriptor {
     private RankedExtentDescriptor() {
     }
 
-    /** Bytes of the header of an extent of an archive of {@code levels} levels. */
+    /** Bytes of the header of an extent of the current version of an archive of {@code levels} levels. */
     static int headerSize(int levels) {
-        return headerCrcOffset(levels) + Integer.BYTES;
+        return headerSize(VERSION, levels);
     }
 
-    /** Byte offset of the header's CRC, after the pins of {@code levels} levels. */
+    /** Bytes of the header of an extent of {@code version} of an archive of {@code levels} levels. */
+    static int headerSize(int version, int levels) {
+        return headerCrcOffset(version, levels) + Integer.BYTES;
+    }
+
+    /** Byte offset of the header's CRC in the current version, after the pins of {@code levels} levels and the tag. */
     static int headerCrcOffset(int levels) {
+        return headerCrcOffset(VERSION, levels);
+    }
+
+    /** Byte offset of the header's CRC in {@code version}: after the pins of {@code levels} levels, and the tag from 2. */
+    static int headerCrcOffset(int version, int levels) {
+        return storeTagOffset(levels) + (version >= 2 ? Integer.BYTES : 0);
+    }
+
+    /** Byte offset of the store's tag (version 2), after the pins of {@code levels} levels. */
+    static int storeTagOffset(int levels) {
         return pinOffset(levels + 1);
     }
 
@@ -117,7 +140,7 @@ final class RankedExtentDescriptor {
      */
     static int checkFixedHeader(ByteBuffer h, Path file, int pageSize) {
         if (h.getLong(MAGIC_OFFSET) != MAGIC) throw new CorruptionException("ranked extent header is corrupt", file, MAGIC_OFFSET);
-        FormatChecks.refuseUnknownVersion("ranked extent", h.getInt(VERSION_OFFSET), VERSION, file, VERSION_OFFSET);
+        FormatChecks.refuseUnknownVersion("ranked extent", h.getInt(VERSION_OFFSET), MIN_VERSION, VERSION, file, VERSION_OFFSET);
         if (h.getInt(PAGE_SIZE_OFFSET) != pageSize)
             throw new CorruptionException("ranked extent written with page size " + h.getInt(PAGE_SIZE_OFFSET), file, PAGE_SIZE_OFFSET);
         int k = h.getInt(LEVELS_OFFSET);
@@ -125,20 +148,41 @@ final class RankedExtentDescriptor {
         return k;
     }
 
-    /** The header of an extent of {@code records} records, ready to write; {@code pins} has one entry per level. */
-    static ByteBuffer header(int pageSize, long snapshot, int level, int records, long[] pins) {
+    /**
+     * The header of an extent of {@code records} records, written by the store whose durable id is {@code storeId} (0:
+     * none yet), ready to write; {@code pins} has one entry per level.
+     */
+    static ByteBuffer header(int pageSize, long snapshot, int level, int records, long[] pins, long storeId) {
         int size = headerSize(pins.length);
         ByteBuffer h = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
         h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(PAGE_SIZE_OFFSET, pageSize).putLong(SNAPSHOT_OFFSET, snapshot)
                 .putInt(LEVEL_OFFSET, level).putInt(LEVELS_OFFSET, pins.length).putInt(RECORDS_OFFSET, records);
         for (int j = 1; j <= pins.length; j++) h.putLong(pinOffset(j), pins[j - 1]);
+        h.putInt(storeTagOffset(pins.length), storeId == 0 ? 0 : StoreTag.of(storeId));
         h.putInt(headerCrcOffset(pins.length), headerCrc(h, pins.length));
         return h;
     }
 
-    /** The CRC of the header, with the pins of {@code levels} levels, at the start of {@code h}. */
+    /** The CRC of the current version's header, with the pins of {@code levels} levels, at the start of {@code h}. */
     static int headerCrc(ByteBuffer h, int levels) {
-        return FormatChecks.crc32c(h, 0, headerCrcOffset(levels));
+        return headerCrc(h, VERSION, levels);
+    }
+
+    /** The CRC of the header of {@code version}, with the pins of {@code levels} levels, at the start of {@code h}. */
+    static int headerCrc(ByteBuffer h, int version, int levels) {
+        return FormatChecks.crc32c(h, 0, headerCrcOffset(version, levels));
+    }
+
+    /**
+     * Why the extent whose (checked) header of {@code version} with {@code levels} levels is {@code h} is another
+     * store's than the one whose durable id is {@code storeId}, or null when it is not known to be (no durable id yet,
+     * or an extent that names no store).
+     */
+    static String foreign(ByteBuffer h, int version, int levels, long storeId) {
+        if (version < 2) return null;
+        String why = StoreTag.foreign("ranked extent", h.getInt(storeTagOffset(levels)), storeId);
+        return why == null ? null
+                : why + ", and its pages would be read as this store's snapshot; restore the store with its archive as a whole from one backup";
     }
 
     /** The CRC of the record of {@code size} bytes at {@code at} of heap buffer {@code b}. */

@@ -1,5 +1,7 @@
 package dev.varve.snapshot;
 
+import dev.varve.config.RankTreePolicy;
+
 import dev.varve.core.io.FileIOFactory;
 
 import java.util.ArrayList;
@@ -35,6 +37,8 @@ final class Reclaimer {
      * do, so {@link #reclaimedBytes} counts them too. Written by the one thread that reclaims, read by metrics.
      */
     private final AtomicLong extentBytesReclaimed = new AtomicLong();
+    /** What {@link CaptureCountsFile} holds; read at the first reclamation. Used by the one thread that reclaims. */
+    private CaptureCountsFile.Saved counted;
 
     Reclaimer(ArchiveLock lock, FileIOFactory io, ArchiveLevel[] levels, SnapshotRegistry registry, RankedExtents extents, OpenViews views,
               RetentionEnforcer retention, ArchiveMarks marks, MoveLog moves) {
@@ -62,8 +66,10 @@ final class Reclaimer {
         List<RankedExtent> unused;
         long[] givenBack;
         CompactionPlan compaction;
+        java.util.Set<Long> live;
         lock.lock();
         try {
+            live = registry.live().stream().map(SnapshotRecord::id).collect(java.util.stream.Collectors.toSet()); // the others' drops are forced below
             dropsDecided = registry.counts()[1];
             givenBack = retention.reclaimable();
             compaction = registry.compactionPlan(moves.due());
@@ -89,6 +95,7 @@ final class Reclaimer {
             e.delete(io); // whole files, like segments
             extentBytesReclaimed.addAndGet(e.bytes());
         }
+        countReclaimed(scannedFrom[0], live); // before the level-1 Maplog portions below it go
         for (ArchiveLevel l : levels) {
             TreeSet<Long> ids = reachingUpTo.get(l.level - 1);
             l.volume.reclaimOldest(limits[l.level - 1], (lo, hi) -> noneIn(ids, lo, hi));
@@ -100,6 +107,38 @@ final class Reclaimer {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Counts the captures of the level-1 Maplog below {@code bound}, which reclamation is about to delete, into
+     * {@link CaptureCountsFile} with what it counted before, for the {@code live} snapshots: recovery recounts the
+     * archive bytes of each from that Maplog, and an upper-rank snapshot's captures lie in the part that goes.
+     */
+    private void countReclaimed(long bound, java.util.Set<Long> live) {
+        MaplogFile maplog = levels[0].maplog.maplog();
+        if (counted == null) counted = CaptureCountsFile.read(io, levels[0].dir.getParent(), RankTreePolicy.MAX_LEVELS);
+        long from = Math.max(counted.position(), maplog.first());
+        if (bound <= from) return;
+        java.util.TreeMap<Long, Long> counts = new java.util.TreeMap<>();
+        counted.counts().forEach((id, bytes) -> {
+            if (live.contains(id)) counts.put(id, bytes);
+        });
+        CaptureTally tally = retention.newTally();
+        tally.resumeFrom(counted.lastPack(), counted.lastInPack());
+        CaptureTally.Sink sink = (id, bytes) -> {
+            if (live.contains(id)) counts.merge(id, bytes, Long::sum);
+        };
+        int chunk = 4096;
+        long[] snaps = new long[chunk];
+        long[] locations = new long[chunk];
+        for (long at = from; at < bound; at += chunk) {
+            int k = (int) Math.min(chunk, bound - at);
+            maplog.read(at, k, null, snaps, locations);
+            for (int i = 0; i < k; i++) tally.captured(snaps[i], locations[i], sink);
+        }
+        CaptureCountsFile.Saved next = new CaptureCountsFile.Saved(bound, counts, tally.lastPack, tally.lastInPack);
+        CaptureCountsFile.write(io, levels[0].dir.getParent(), next);
+        counted = next;
     }
 
     /** Whether snapshots were dropped since the last reclamation decided what may go (or none ran since open). */

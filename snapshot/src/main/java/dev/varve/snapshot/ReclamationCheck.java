@@ -27,6 +27,10 @@ final class ReclamationCheck {
         this.extents = extents;
     }
 
+    /** Where a live snapshot is read: its level, its Start there and its ranked extent (null when none). */
+    private record Placement(int level, long start, RankedExtent extent) {
+    }
+
     /** The mappings of live snapshots that point at reclaimed data; empty when the invariant holds. */
     List<String> reachableButReclaimed() {
         List<SnapshotRecord> live;
@@ -38,45 +42,47 @@ final class ReclamationCheck {
         }
         List<String> out = new ArrayList<>();
         for (SnapshotRecord r : live) {
-            int level;
-            long start;
-            RankedExtent extent;
-            lock.lock();
-            try {
-                // dropped since the list was taken: its declared rank is forgotten (its read level would be wrong) and
-                // reclamation may take what only it reached, rightly — not damage
-                if (registry.find(r.id()) == null) continue;
-                level = registry.readLevel(r.id());
-                start = registry.readStart(r);
-                extent = registry.movedTo(r.id()) == 0 ? null : extents.of(r.id());
-            } finally {
-                lock.unlock();
+            Placement read = placement(r);
+            // a snapshot dropped (null) before or while it is read is skipped: its declared rank is forgotten (its read
+            // level would be wrong) and reclamation may take what only it reached, rightly — not damage. One moved by
+            // lazy ranking while it is read is read again where it is now: the old level's parts and extent it used
+            // may be reclaimed once it is copied, rightly too. Moves only go up the levels, so this ends.
+            while (read != null) {
+                List<String> found = new ArrayList<>();
+                RuntimeException failed = null;
+                try {
+                    check(r.id(), read, found);
+                } catch (RuntimeException e) {
+                    failed = e;
+                }
+                Placement now = placement(r);
+                if (now != null && now.equals(read)) {
+                    if (failed != null) throw failed;
+                    out.addAll(found);
+                    break;
+                }
+                read = now;
             }
-            List<String> found = new ArrayList<>();
-            try {
-                check(r.id(), level, start, extent, found);
-            } catch (RuntimeException e) {
-                if (live(r.id())) throw e;
-                continue; // dropped while it was read: a part reclaimed under the scan is no damage either
-            }
-            if (live(r.id())) out.addAll(found);
         }
         return out;
     }
 
-    private boolean live(long id) {
+    /** Where live snapshot {@code r} is read now; null when it was dropped. */
+    private Placement placement(SnapshotRecord r) {
         lock.lock();
         try {
-            return registry.find(id) != null;
+            if (registry.find(r.id()) == null) return null;
+            return new Placement(registry.readLevel(r.id()), registry.readStart(r), registry.movedTo(r.id()) == 0 ? null : extents.of(r.id()));
         } finally {
             lock.unlock();
         }
     }
 
-    /** Lists in {@code out} the mappings of snapshot {@code id}, read through {@code level} from {@code start}, that point at reclaimed data. */
-    private void check(long id, int level, long start, RankedExtent extent, List<String> out) {
+    /** Lists in {@code out} the mappings of snapshot {@code id}, read where {@code at} places it, that point at reclaimed data. */
+    private void check(long id, Placement at, List<String> out) {
         LongLongMap spt = new LongLongMap(1024);
-        Skippy maplog = levels[level - 1].maplog;
+        Skippy maplog = levels[at.level() - 1].maplog;
+        RankedExtent extent = at.extent();
         if (extent != null && !io.exists(extent.path())) {
             out.add("snapshot " + id + " reads ranked extent " + extent.path() + ", which is gone");
         } else if (extent != null) {
@@ -85,7 +91,7 @@ final class ReclamationCheck {
                 reader.index(spt);
             }
         }
-        maplog.buildSpt(start, spt, maplog.size());
+        maplog.buildSpt(at.start(), spt, maplog.size());
         spt.forEach((pageId, location) -> checkHeld(id, pageId, location, out));
     }
 

@@ -2,7 +2,6 @@ package dev.varve.snapshot;
 
 import dev.varve.config.RankTreePolicy;
 
-import java.util.Arrays;
 import java.util.TreeMap;
 import java.util.function.LongSupplier;
 
@@ -24,7 +23,6 @@ final class RetentionEnforcer {
     private final ArchiveLock lock;
     private final SnapshotRegistry registry;
     private final RankedExtents extents;
-    private final int pageSize;
     /** The policy's archive budget in bytes, -1 when none. */
     private final long budget;
     /** Bytes the archive holds on disk. */
@@ -33,9 +31,9 @@ final class RetentionEnforcer {
     // guarded by lock
     /** Bytes of the pre-states first captured for each snapshot from the oldest live one on, mappings included. */
     private final CaptureCounts capturesPerSnapshot = new CaptureCounts();
-    /** Per level (volume), the pack record of the last diff counted, -1 when none; and the snapshot it was captured for. */
-    private final long[] lastPack = new long[RankTreePolicy.MAX_LEVELS + 1];
-    private final long[] lastInPack = new long[RankTreePolicy.MAX_LEVELS + 1];
+    /** The packs met last, per level, which the next diffs give back to. */
+    private final CaptureTally tally;
+    private final int pageSize;
     /** Bytes attributed to snapshots the budget dropped that no reclamation has given back yet; by id in {@link #pendingDrops}. */
     private long budgetPending;
     private final TreeMap<Long, Long> pendingDrops = new TreeMap<>();
@@ -46,10 +44,10 @@ final class RetentionEnforcer {
         this.lock = lock;
         this.registry = registry;
         this.extents = extents;
-        this.pageSize = pageSize;
         this.budget = budget;
         this.archiveBytes = archiveBytes;
-        Arrays.fill(lastPack, -1);
+        this.tally = newTally(pageSize);
+        this.pageSize = pageSize;
     }
 
     /** Applies the retention policy now (keepFor rules age); the archiver calls it periodically. */
@@ -119,28 +117,12 @@ final class RetentionEnforcer {
      * body from its offset to the end, and gives the previous diff of the same pack back what lies past its own start:
      * once the pack is full each diff owns its bytes, the first one the record and pack headers too, and the pack's
      * unused tail goes with its last — what the live snapshots' figures add up to is what their records take on disk.
-     * Only the location is needed, so recovery recounts from the Maplog alone, to the same figures. Caller holds the lock.
+     * Only the location is needed, so recovery recounts from the level-1 Maplog alone, to the same figures: what of it
+     * was reclaimed (an upper-rank snapshot's captures, once the rank-1 snapshots after it moved on) reclamation counted
+     * first, into {@link CaptureCountsFile}. Caller holds the lock.
      */
     void captured(long snapshot, long location) {
-        int level = ArchiveEncoding.levelOf(location);
-        long address = ArchiveEncoding.addressOf(location);
-        int offset = PagelogDescriptor.entryOffsetOf(address);
-        long bytes = MaplogDescriptor.ENTRY_SIZE;
-        if (offset == 0) { // a whole page
-            bytes += PagelogDescriptor.RECORD_HEADER_SIZE + pageSize;
-        } else {
-            long record = PagelogDescriptor.recordOf(address);
-            if (record == lastPack[level]) {
-                long tail = pageSize - offset;
-                capturesPerSnapshot.add(lastInPack[level], -tail); // a no-op for a snapshot forgotten since
-                bytes += tail;
-            } else {
-                lastPack[level] = record;
-                bytes += PagelogDescriptor.RECORD_HEADER_SIZE + pageSize;
-            }
-            lastInPack[level] = snapshot;
-        }
-        capturesPerSnapshot.add(snapshot, bytes);
+        tally.captured(snapshot, location, capturesPerSnapshot::add);
         trimCounts(); // recovery recounts every capture the Maplog holds, back to a snapshot kept for good, in one go
     }
 
@@ -151,8 +133,27 @@ final class RetentionEnforcer {
      */
     void forgetCaptures() {
         capturesPerSnapshot.clear();
-        Arrays.fill(lastPack, -1);
+        tally.reset();
         capturesPerSnapshot.forgetBelow(registry.oldestLive());
+    }
+
+    /**
+     * Recovery, after {@link #forgetCaptures} and before it counts the captures the level-1 Maplog still holds: the
+     * counts of its reclaimed part, as reclamation kept them, for the snapshots still live. Caller holds the lock.
+     */
+    void reclaimedCounted(CaptureCountsFile.Saved saved) {
+        for (var e : saved.counts().entrySet())
+            if (registry.find(e.getKey()) != null) capturesPerSnapshot.add(e.getKey(), e.getValue());
+        tally.resumeFrom(saved.lastPack(), saved.lastInPack());
+    }
+
+    /** A tally of captures that counts as this one does, from no pack met: reclamation's, of what it deletes. */
+    CaptureTally newTally() {
+        return newTally(pageSize);
+    }
+
+    private static CaptureTally newTally(int pageSize) {
+        return new CaptureTally(pageSize, RankTreePolicy.MAX_LEVELS);
     }
 
     /** Snapshots the capture counts span (tests: it follows the live snapshots, not the span they cover). Caller holds the lock. */

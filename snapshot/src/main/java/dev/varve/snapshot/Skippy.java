@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The Maplog with Skippy levels above it. Level 0 is the Maplog itself (page id, snapshot, Pagelog address, in
@@ -42,11 +43,14 @@ final class Skippy implements AutoCloseable {
     private long lastSnapshot;
 
     Skippy(FileIOFactory io, Path dir, int height, int nodeEntries, long partEntries) {
-        this(io, dir, height, nodeEntries, partEntries, MaplogFile.Missing.CREATE);
+        this(io, dir, height, nodeEntries, partEntries, MaplogFile.Missing.CREATE, new AtomicLong());
     }
 
-    /** Opens the levels in {@code dir}, reading only; {@link #truncate} repairs them after a crash. */
-    Skippy(FileIOFactory io, Path dir, int height, int nodeEntries, long partEntries, MaplogFile.Missing missing) {
+    /**
+     * Opens the levels in {@code dir}, reading only; {@link #truncate} repairs them after a crash. {@code storeId}: the
+     * store's durable id (0 until a marker holds it), see {@link MaplogFile}.
+     */
+    Skippy(FileIOFactory io, Path dir, int height, int nodeEntries, long partEntries, MaplogFile.Missing missing, AtomicLong storeId) {
         this.height = height;
         this.nodeEntries = nodeEntries;
         levels = new MaplogFile[height + 1];
@@ -57,8 +61,9 @@ final class Skippy implements AutoCloseable {
         nodeAddresses = new long[height + 1][nodeEntries];
         try {
             for (int i = 0; i <= height; i++) {
-                levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogDescriptor.Kind.MAPPINGS, i, nodeEntries, partEntries, missing);
-                if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogDescriptor.Kind.UPLINKS, i, nodeEntries, partEntries, missing);
+                levels[i] = new MaplogFile(io, dir.resolve("maplog-L" + i + ".log"), MaplogDescriptor.Kind.MAPPINGS, i, nodeEntries, partEntries, missing, storeId);
+                if (i < height) uplinks[i] = new MaplogFile(io, dir.resolve("skippy-uplinks-L" + i + ".log"), MaplogDescriptor.Kind.UPLINKS, i, nodeEntries, partEntries,
+                        missing, storeId);
             }
             loadNodes();
         } catch (RuntimeException e) {

@@ -58,7 +58,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final MoveLog moves;
     private final SnapshotRegistry registry;
     private final ArchiveLock lock = new ArchiveLock();
-    /** The store's id once a checkpoint marker holds it, else 0; shared by the levels' volumes (see {@link Pagelog}). */
+    /** The store's id once a checkpoint marker holds it, else 0; shared by the volumes and logs (see {@link Pagelog}, {@link MaplogFile}). */
     private final java.util.concurrent.atomic.AtomicLong storeId;
     private final RankedExtents extents = new RankedExtents();
     private final Capture capture;
@@ -107,15 +107,15 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         int nodeEntries = settings.skippyNodeEntries();
         List<AutoCloseable> opened = new ArrayList<>();
         try {
-            ArchiveMarks found = fresh ? null : Closing.track(opened, new ArchiveMarks(io, dir, nodeEntries, MaplogFile.Missing.CORRUPT));
+            ArchiveMarks found = fresh ? null : Closing.track(opened, new ArchiveMarks(io, dir, nodeEntries, MaplogFile.Missing.CORRUPT, storeId));
             MaplogFile.Missing missing = fresh ? MaplogFile.Missing.CREATE : MaplogFile.Missing.CORRUPT;
             MaplogFile.Missing later = fresh || found.olderFormat() ? MaplogFile.Missing.CREATE : missing; // joins and moves came after the first archives
             for (int j = 1; j <= k; j++)
                 levels[j - 1] = Closing.track(opened, new ArchiveLevel(io, dir, j, pageSize, settings.skippyLevels(), nodeEntries, settings.segmentBytes(), missing,
                         storeId));
-            this.registry = Closing.track(opened, new SnapshotRegistry(io, dir, policy, nodeEntries, missing, later));
-            this.moves = Closing.track(opened, new MoveLog(io, dir, nodeEntries, later));
-            this.marks = fresh ? new ArchiveMarks(io, dir, nodeEntries, MaplogFile.Missing.CREATE) : found;
+            this.registry = Closing.track(opened, new SnapshotRegistry(io, dir, policy, nodeEntries, missing, later, storeId));
+            this.moves = Closing.track(opened, new MoveLog(io, dir, nodeEntries, later, storeId));
+            this.marks = fresh ? new ArchiveMarks(io, dir, nodeEntries, MaplogFile.Missing.CREATE, storeId) : found;
         } catch (RuntimeException e) {
             Closing.closeAll(e, opened);
             throw e;
@@ -127,11 +127,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.pending = new PendingCaptures(lock, archiver, levels, slots, views, retention);
         this.captures = new CapturePath(lock, levels, registry, slots, pending, views, settings.diffChain());
         this.capture = new Capture(captures);
-        this.ranker = new LazyRanker(lock, io, levels, registry, moves, extents, pageSize);
+        this.ranker = new LazyRanker(lock, io, levels, registry, moves, extents, pageSize, storeId);
         this.flush = new CheckpointFlush(lock, levels, registry, moves, marks, captures, pending, ranker, settings.pageWindow());
         this.reclaimer = new Reclaimer(lock, io, levels, registry, extents, views, retention, marks, moves);
         this.check = new ReclamationCheck(lock, io, levels, registry, extents);
-        this.recovery = new ArchiveRecovery(lock, io, dir, pageSize, levels, registry, moves, marks, extents, retention);
+        this.recovery = new ArchiveRecovery(lock, io, dir, pageSize, levels, registry, moves, marks, extents, retention, storeId);
         this.drops = new DropQueries(lock, registry);
     }
 
@@ -398,7 +398,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         flush.onMark();
     }
 
-    /** Segments the volumes create from now on record the store's id, which a checkpoint marker now holds. */
+    /** Segments and log parts the archive creates or rewrites from now on record the store's id, which a checkpoint marker now holds. */
     @Override
     public void storeIdDurable(long id) {
         storeId.set(id);

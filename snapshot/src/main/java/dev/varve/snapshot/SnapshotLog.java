@@ -13,6 +13,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Durable declarations, Retro's Start(v): one record per snapshot, appended in id order, in the layout of
@@ -35,6 +36,8 @@ final class SnapshotLog implements AutoCloseable {
     private final FileIOFactory io;
     private final Path path;
     private FileIO file;
+    /** The store's durable id, shared by the archive's files (0 until a marker holds it): what a rewrite records. */
+    private final AtomicLong storeId;
     /** The log's format version. */
     private int version;
     /** Position of the first record held. */
@@ -59,13 +62,23 @@ final class SnapshotLog implements AutoCloseable {
     /** Records appended and not written yet, back to back as they go into the file: one write at {@link #force}. */
     private final ByteBuffer unwritten = ByteBuffer.allocate(RECORD * MAX_UNWRITTEN).order(ByteOrder.LITTLE_ENDIAN);
 
+    /** A log that names no store and checks none (tests of the log alone). */
     SnapshotLog(FileIOFactory io, Path path, MaplogFile.Missing missing) {
+        this(io, path, missing, new AtomicLong());
+    }
+
+    /**
+     * The log of the store whose id {@code storeId} holds once a checkpoint marker does (0 until then): checked against
+     * it at open; a log created now, or rewritten by a compaction later, records what it holds then.
+     */
+    SnapshotLog(FileIOFactory io, Path path, MaplogFile.Missing missing, AtomicLong storeId) {
         this.io = io;
         this.path = path;
+        this.storeId = storeId;
         try {
             if (!io.exists(path)) {
                 if (missing == MaplogFile.Missing.CORRUPT) throw new CorruptionException("the snapshot log is missing", path, 0);
-                file = DurableFiles.create(io, path, SnapshotLogDescriptor.header(0, 0, 0, 0));
+                file = DurableFiles.create(io, path, SnapshotLogDescriptor.header(0, 0, 0, 0, storeId.get()));
                 version = SnapshotLogDescriptor.VERSION;
             } else {
                 file = io.open(path, false);
@@ -99,7 +112,7 @@ final class SnapshotLog implements AutoCloseable {
         if (version == 1) return 0; // no base block: position 0 first, nothing compacted
         if (read < size) throw new CorruptionException("snapshot log base block truncated", path, SnapshotLogDescriptor.HEADER_SIZE);
         int at = SnapshotLogDescriptor.HEADER_SIZE;
-        SnapshotLogDescriptor.checkBase(h, at, path);
+        SnapshotLogDescriptor.checkBase(h, at, path, version, storeId.get());
         first = h.getLong(at + SnapshotLogDescriptor.FIRST_OFFSET);
         horizon = h.getLong(at + SnapshotLogDescriptor.HORIZON_OFFSET);
         horizonMillis = h.getLong(at + SnapshotLogDescriptor.HORIZON_MILLIS_OFFSET);
@@ -267,7 +280,7 @@ final class SnapshotLog implements AutoCloseable {
         if (cut == first) return;
         List<SnapshotRecord> kept = liveBefore(cut, live);
         if (kept == null) return; // the rewrite would let nothing go
-        ByteBuffer header = SnapshotLogDescriptor.header(cut, newHorizon, millis, kept.size());
+        ByteBuffer header = SnapshotLogDescriptor.header(cut, newHorizon, millis, kept.size(), storeId.get());
         long tailFrom = SnapshotLogDescriptor.recordOffset(SnapshotLogDescriptor.VERSION, cut, kept.size(), cut);
         FileIO compacted;
         try {

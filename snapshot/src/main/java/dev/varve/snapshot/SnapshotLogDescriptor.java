@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.store.StoreTag;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -25,13 +26,15 @@ import java.nio.file.Path;
  *   crc32c covers bytes [0, 12).
  *
  * Base block (BASE_SIZE = 48 bytes, from version 2):
- *  0             8               16                     24                  40        44         48
- * +-------------+---------------+----------------------+-------------------+---------+----------+
- * | first(long) | horizon(long) | horizonMillis (long) | retained (long)   | crc32c  | reserved |
- * |             |               |                      | + 8 reserved      |         |          |
- * +-------------+---------------+----------------------+-------------------+---------+----------+
+ *  0             8               16                     24               32         36         40        44         48
+ * +-------------+---------------+----------------------+----------------+----------+----------+---------+----------+
+ * | first(long) | horizon(long) | horizonMillis (long) | retained (long)| storeTag | reserved | crc32c  | reserved |
+ * +-------------+---------------+----------------------+----------------+----------+----------+---------+----------+
  *   crc32c covers bytes [0, 40). retained: from version 3 (0 before), the records between the base block and the
- *   record at position first, which count no position.
+ *   record at position first, which count no position. storeTag: from version 4 (reserved, 0, before), the 32-bit
+ *   fingerprint of the store's id ({@link StoreTag#of}), 0 when the log was written before a checkpoint marker held
+ *   the id (a new store's log until its first compaction); a log whose tag is neither 0 nor this store's is another
+ *   store's, refused at open and reported by verify.
  *
  * Record (RECORD_SIZE = 48 bytes):
  *  0            8       12         16                24        32          40        44         48
@@ -53,13 +56,15 @@ import java.nio.file.Path;
  *       declared and dropped after it: a compaction removes dropped snapshots wherever they lie, and keeps the live
  *       ones below the horizon outside the positions. A version 2 log reads as one with none; it is rewritten as
  *       version 3 by the first compaction.</li>
+ *   <li>4: the base block records the store's tag. A version 2 or 3 log names no store; it is read, and appended to,
+ *       as it is, and rewritten as version 4 by the first compaction.</li>
  * </ul>
  */
 final class SnapshotLogDescriptor {
     /** "VARVESN1" as a long (stored little-endian). */
     static final long MAGIC = 0x5641525645534e31L;
     /** The format version written. */
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     /** The oldest format version read. */
     static final int MIN_VERSION = 1;
 
@@ -72,6 +77,8 @@ final class SnapshotLogDescriptor {
     static final int HORIZON_OFFSET = 8;
     static final int HORIZON_MILLIS_OFFSET = 16;
     static final int RETAINED_OFFSET = 24;
+    /** Version 4: the store's tag, in what was reserved before. */
+    static final int STORE_TAG_OFFSET = 32;
     static final int BASE_CRC_OFFSET = 40;
     static final int BASE_SIZE = 48;
 
@@ -108,14 +115,14 @@ final class SnapshotLogDescriptor {
 
     /**
      * The header and base block of a log of the current version holding {@code retained} retained records, then the
-     * records from position {@code first} on.
+     * records from position {@code first} on, written by the store whose durable id is {@code storeId} (0: none yet).
      */
-    static ByteBuffer header(long first, long horizon, long horizonMillis, long retained) {
+    static ByteBuffer header(long first, long horizon, long horizonMillis, long retained, long storeId) {
         ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE + BASE_SIZE).order(ByteOrder.LITTLE_ENDIAN);
         h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION);
         h.putInt(HEADER_CRC_OFFSET, headerCrc(h));
         h.putLong(HEADER_SIZE + FIRST_OFFSET, first).putLong(HEADER_SIZE + HORIZON_OFFSET, horizon).putLong(HEADER_SIZE + HORIZON_MILLIS_OFFSET, horizonMillis)
-                .putLong(HEADER_SIZE + RETAINED_OFFSET, retained);
+                .putLong(HEADER_SIZE + RETAINED_OFFSET, retained).putInt(HEADER_SIZE + STORE_TAG_OFFSET, storeId == 0 ? 0 : StoreTag.of(storeId));
         h.putInt(HEADER_SIZE + BASE_CRC_OFFSET, FormatChecks.crc32c(h, HEADER_SIZE, HEADER_SIZE + BASE_CRC_OFFSET));
         return h;
     }
@@ -132,10 +139,33 @@ final class SnapshotLogDescriptor {
         return version;
     }
 
-    /** Throws a {@link CorruptionException} naming {@code file} unless the base block at {@code at} of {@code b} matches its CRC. */
-    static void checkBase(ByteBuffer b, int at, Path file) {
+    /**
+     * Throws a {@link CorruptionException} naming {@code file} unless the base block at {@code at} of {@code b} matches
+     * its CRC and, in a log of {@code version}, names no store or the one whose durable id is {@code storeId} (0: none
+     * yet, no check).
+     */
+    static void checkBase(ByteBuffer b, int at, Path file, int version, long storeId) {
         if (b.getInt(at + BASE_CRC_OFFSET) != FormatChecks.crc32c(b, at, at + BASE_CRC_OFFSET))
             throw new CorruptionException("snapshot log base block is corrupt", file, HEADER_SIZE);
+        String foreign = foreign(version, b.getInt(at + STORE_TAG_OFFSET), storeId);
+        if (foreign != null) throw new CorruptionException(foreign, file, at + STORE_TAG_OFFSET);
+    }
+
+    /**
+     * Why the log whose header and base block {@code h} holds is another store's than the one whose durable id is
+     * {@code storeId}, or null when it is not known to be: a damaged header or base block (the check reports those),
+     * no durable id yet, or a log that names no store.
+     */
+    static String foreign(ByteBuffer h, long storeId) {
+        if (h.limit() < HEADER_SIZE + BASE_SIZE || h.getLong(MAGIC_OFFSET) != MAGIC || h.getInt(HEADER_CRC_OFFSET) != headerCrc(h)
+                || h.getInt(HEADER_SIZE + BASE_CRC_OFFSET) != FormatChecks.crc32c(h, HEADER_SIZE, HEADER_SIZE + BASE_CRC_OFFSET)) return null;
+        return foreign(h.getInt(VERSION_OFFSET), h.getInt(HEADER_SIZE + STORE_TAG_OFFSET), storeId);
+    }
+
+    private static String foreign(int version, int tag, long storeId) {
+        if (version < 4) return null; // the field was reserved
+        String why = StoreTag.foreign("snapshot log", tag, storeId);
+        return why == null ? null : why + ", and its snapshots would be read as this store's; restore the store with its archive as a whole from one backup";
     }
 
     static int headerCrc(ByteBuffer h) {

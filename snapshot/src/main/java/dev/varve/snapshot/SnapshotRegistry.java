@@ -59,22 +59,25 @@ final class SnapshotRegistry implements AutoCloseable {
     private final PrefixCompaction joinCompaction = new PrefixCompaction(COMPACT_MIN_RECORDS);
 
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries) {
-        this(io, dir, policy, nodeEntries, MaplogFile.Missing.CREATE, MaplogFile.Missing.CREATE);
+        this(io, dir, policy, nodeEntries, MaplogFile.Missing.CREATE, MaplogFile.Missing.CREATE, new java.util.concurrent.atomic.AtomicLong());
     }
 
     /**
      * Opens the logs in {@code dir}, reading only. {@code missing}: whether a missing snapshot or drop log is created
      * (a new archive) or corruption; {@code missingJoins} the same for the join log, which older archives lack.
+     * {@code storeId}: the store's durable id (0 until a marker holds it), see {@link MaplogFile}.
      */
-    SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries, MaplogFile.Missing missing, MaplogFile.Missing missingJoins) {
+    SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries, MaplogFile.Missing missing, MaplogFile.Missing missingJoins,
+                     java.util.concurrent.atomic.AtomicLong storeId) {
         this.rankTree = new RankTree(policy);
         this.levels = policy.levelCount();
         this.declared = new Declarations(levels);
         List<AutoCloseable> opened = new ArrayList<>();
         try {
-            this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing));
-            this.drops = Closing.track(opened, new DropLog(io, dir, nodeEntries, missing));
-            this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogDescriptor.Kind.JOINS, MaplogDescriptor.NO_LEVEL, nodeEntries, missingJoins);
+            this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing, storeId));
+            this.drops = Closing.track(opened, new DropLog(io, dir, nodeEntries, missing, storeId));
+            this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogDescriptor.Kind.JOINS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART,
+                    missingJoins, storeId);
         } catch (RuntimeException e) {
             Closing.closeAll(e, opened);
             throw e;

@@ -2,7 +2,8 @@ package dev.varve.core.store;
 
 /**
  * The 32-bit fingerprint of a store's 64-bit id that the files with no room for the whole id record: WAL segments and
- * the archive's Pagelog segments, whose headers had 4 bytes free. 0 in such a file means "no store named" (written
+ * the archive's Pagelog segments, Maplog-format log parts, snapshot log and ranked extents, whose headers had at most
+ * 4 bytes free. 0 in such a file means "no store named" (written
  * before the store's id was durable in a checkpoint marker, or by an earlier format), so a fingerprint is never 0.
  */
 public final class StoreTag {
