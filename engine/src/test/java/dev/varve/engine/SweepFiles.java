@@ -38,6 +38,7 @@ final class SweepFiles {
         kind("joins.log", "archive/joins\\.log");
         kind("moves.log", "archive/moves\\.log");
         kind("archive-marks.log", "archive/archive-marks\\.log");
+        kind("capture-counts", "archive/capture-counts\\.bin"); // figures only: damage is logged and costs archive byte counts, never data
         kind("retention.policy", "archive/retention\\.policy"); // configuration: a writable open writes its own over damage
         kind("pagelog", "archive/level-\\d+/pagelog-\\d+\\.log");
         kind("maplog-L0", "archive/level-\\d+/maplog-L0\\.log");

@@ -4,6 +4,8 @@ import dev.varve.core.io.DurableFiles;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -33,6 +35,7 @@ final class CaptureCountsFile {
     static final String FILE = "capture-counts.bin";
     private static final long MAGIC = 0x5641525645434331L; // "VARVECC1"
     private static final int VERSION = 1;
+    private static final Logger LOG = LoggerFactory.getLogger(CaptureCountsFile.class);
 
     /** Counts of the level-1 Maplog below {@code position}, and the packs met last there ({@link CaptureTally}). */
     record Saved(long position, Map<Long, Long> counts, long[] lastPack, long[] lastInPack) {
@@ -46,25 +49,27 @@ final class CaptureCountsFile {
     private CaptureCountsFile() {
     }
 
-    /** What {@code archiveDir} holds; {@link Saved#none} when nothing usable. */
+    /** What {@code archiveDir} holds; {@link Saved#none} when nothing usable (a damaged file is logged, naming it). */
     static Saved read(FileIOFactory io, Path archiveDir, int levels) {
         Path file = archiveDir.resolve(FILE);
         if (!io.exists(file)) return Saved.none(levels);
         try (FileIO f = io.open(file, false)) {
             long size = f.size();
-            if (size < 32 || size > Integer.MAX_VALUE) return Saved.none(levels);
+            if (size < 32 || size > Integer.MAX_VALUE) return damaged(file, "holds " + size + " bytes", levels);
             ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
             f.read(b, 0);
             b.flip();
-            if (b.limit() != size) return Saved.none(levels);
+            if (b.limit() != size) return damaged(file, "reads " + b.limit() + " of its " + size + " bytes", levels);
             CRC32C crc = new CRC32C();
             crc.update(b.array(), 0, (int) size - 4);
-            if ((int) crc.getValue() != b.getInt((int) size - 4)) return Saved.none(levels);
-            if (b.getLong() != MAGIC || b.getInt() != VERSION) return Saved.none(levels);
+            if ((int) crc.getValue() != b.getInt((int) size - 4)) return damaged(file, "fails its checksum at offset " + (size - 4), levels);
+            if (b.getLong() != MAGIC || b.getInt() != VERSION) return damaged(file, "is not a capture counts file of version " + VERSION, levels);
             int k = b.getInt();
             long position = b.getLong();
             int entries = b.getInt();
-            if (k < 1 || k > 64 || entries < 0 || size != 28 + 16L * (k + 1) + 16L * entries + 4) return Saved.none(levels);
+            if (k < 1 || k > 64 || entries < 0 || size != 28 + 16L * (k + 1) + 16L * entries + 4) {
+                return damaged(file, "records " + k + " levels and " + entries + " entries in " + size + " bytes", levels);
+            }
             long[] packs = new long[k + 1];
             long[] inPacks = new long[k + 1];
             for (int i = 0; i <= k; i++) packs[i] = b.getLong();
@@ -75,6 +80,12 @@ final class CaptureCountsFile {
         } catch (IOException e) {
             throw new StorageException("cannot read the archive's capture counts: " + e.getMessage(), file, e);
         }
+    }
+
+    /** Said, not thrown: the file holds figures only, and the store reads right without it. */
+    private static Saved damaged(Path file, String what, int levels) {
+        LOG.warn("archive file {} {}: upper-rank snapshots' archive bytes are counted without it and may read low", file, what);
+        return Saved.none(levels);
     }
 
     /** Replaces what {@code archiveDir} holds with {@code saved}, whole and durable. */
