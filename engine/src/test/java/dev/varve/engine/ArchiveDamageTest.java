@@ -50,6 +50,11 @@ class ArchiveDamageTest {
     Path dir;
 
     private VarveConfig config() {
+        return config(dir);
+    }
+
+    /** The archive's settings here: three levels, 256 KiB segments, a page window of {@value #WINDOW} (also ArchiveForeignExtentTest's). */
+    static VarveConfig config(Path dir) {
         return SnapshotTest.config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE).toBuilder().checkpointFrequency(Duration.ofHours(1))
                 .archiveSegmentSize(256L << 10).snapshotPageWindow(WINDOW)
                 .retention(RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(4), Retention.keepAll())).build();
@@ -59,13 +64,17 @@ class ArchiveDamageTest {
         return dir.resolve("archive");
     }
 
+    private Map<Long, Long> build() {
+        return build(dir);
+    }
+
     /**
      * A store with checkpoints, snapshots at two levels (level 1 drops old ones), a snapshot raised after its
      * declaration and copied into a ranked extent, closed cleanly. Returns snapshot id → batches it holds.
      */
-    private Map<Long, Long> build() {
+    static Map<Long, Long> build(Path dir) {
         Map<Long, Long> at = new TreeMap<>();
-        try (Varve store = Varve.open(config())) {
+        try (Varve store = Varve.open(config(dir))) {
             DeterministicReplayTestSupport.workload(store, 0, 20);
             at.put(store.snapshotNow(2), 20L);
             DeterministicReplayTestSupport.workload(store, 20, 22);

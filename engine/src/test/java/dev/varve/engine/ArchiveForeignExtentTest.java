@@ -1,10 +1,6 @@
 package dev.varve.engine;
 
-import dev.varve.config.RankTreePolicy;
-import dev.varve.config.RecoveryMode;
-import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
-import dev.varve.core.io.CorruptionException;
 import dev.varve.core.store.StoreTag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -16,21 +12,15 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
-import static dev.varve.engine.PageFileGenerationTest.assertSame;
-import static dev.varve.engine.PageFileGenerationTest.contents;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -40,38 +30,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(120)
 class ArchiveForeignExtentTest {
-    private static final int WINDOW = 3;
-
     @TempDir
     Path tmp;
 
     private static VarveConfig config(Path dir) {
-        return SnapshotTest.config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE).toBuilder().checkpointFrequency(Duration.ofHours(1))
-                .archiveSegmentSize(256L << 10).snapshotPageWindow(WINDOW)
-                .retention(RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(4), Retention.keepAll())).build();
+        return ArchiveDamageTest.config(dir);
     }
 
-    /** A snapshot raised to rank 2 and copied, once out of the page window, into a ranked extent (as ArchiveDamageTest). */
+    /** ArchiveDamageTest's store: snapshots at two levels, one raised and copied into a ranked extent; id → batches held. */
     private static Map<Long, Long> build(Path dir) {
-        Map<Long, Long> at = new TreeMap<>();
-        try (Varve store = Varve.open(config(dir))) {
-            DeterministicReplayTestSupport.workload(store, 0, 20);
-            long v = store.snapshotNow(1);
-            at.put(v, 20L);
-            DeterministicReplayTestSupport.workload(store, 20, 40);
-            store.rank(v, 2);
-            store.checkpoint().join();
-            long batch = 40;
-            for (int i = 0; i < WINDOW + 3; i++) {
-                DeterministicReplayTestSupport.workload(store, batch, batch + 2);
-                batch += 2;
-                at.put(store.snapshotNow(1), batch);
-                store.checkpoint().join();
-            }
-            assertTrue(store.metrics().archiveBytesCopiedByRanking() > 0, "the raised snapshot was copied into a ranked extent");
-            at.put(-1L, batch);
-        }
-        return at;
+        return ArchiveDamageTest.build(dir);
     }
 
     private static void assertReadsRight(Path dir, Map<Long, Long> at) {
@@ -115,21 +83,7 @@ class ArchiveForeignExtentTest {
         int k = levelsOf(foreign);
         assertEquals(StoreTag.of(idB), ByteBuffer.wrap(Files.readAllBytes(foreign)).order(ByteOrder.LITTLE_ENDIAN).getInt(tagOffset(k)),
                 "the extent records its store");
-        Files.copy(target, tmp.resolve("a-own.dat"));
-        Files.copy(foreign, target, StandardCopyOption.REPLACE_EXISTING);
-        Map<Path, byte[]> before = contents(a);
-        String idA = String.format("%016x", WalForeignSegmentTest.storeId(a));
-
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(a)).close());
-        assertTrue(e.getMessage().contains(target.getFileName().toString()) && e.getMessage().contains("ranked extent belongs to another store")
-                && e.getMessage().contains(idA) && e.getMessage().contains(String.format("%08x", StoreTag.of(idB))), e.getMessage());
-        assertSame(before, contents(a));
-        assertThrows(CorruptionException.class, () -> Varve.openReadOnly(config(a)).close());
-        assertTrue(StoreVerifier.verify(config(a)).damage().stream()
-                        .anyMatch(d -> d.file().equals(target) && d.what().contains("belongs to another store") && d.what().contains(idA)),
-                () -> StoreVerifier.verify(config(a)).damage().toString());
-        assertSame(before, contents(a));
-        Files.copy(tmp.resolve("a-own.dat"), target, StandardCopyOption.REPLACE_EXISTING);
+        ForeignFileSwap.assertRefused(a, target, foreign, idB, "ranked extent", ArchiveForeignExtentTest::config, tmp.resolve("a-own.dat"));
         assertReadsRight(a, at);
     }
 

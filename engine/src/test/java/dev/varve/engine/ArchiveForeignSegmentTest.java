@@ -1,7 +1,6 @@
 package dev.varve.engine;
 
 import dev.varve.config.VarveConfig;
-import dev.varve.core.io.CorruptionException;
 import dev.varve.core.store.StoreTag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -13,18 +12,13 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
-import static dev.varve.engine.PageFileGenerationTest.assertSame;
-import static dev.varve.engine.PageFileGenerationTest.contents;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -136,21 +130,7 @@ class ArchiveForeignSegmentTest {
         Path foreign = b.resolve("archive").resolve("level-1").resolve(target.getFileName());
         long idB = WalForeignSegmentTest.storeId(b);
         assertEquals(StoreTag.of(idB), tag(foreign), "the segment records its store");
-        Files.copy(target, tmp.resolve("a-own.log"));
-        Files.copy(foreign, target, StandardCopyOption.REPLACE_EXISTING);
-        Map<Path, byte[]> before = contents(a);
-        String idA = String.format("%016x", WalForeignSegmentTest.storeId(a));
-
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(a)).close());
-        assertTrue(e.getMessage().contains(target.getFileName().toString()) && e.getMessage().contains("Pagelog segment belongs to another store")
-                && e.getMessage().contains(idA) && e.getMessage().contains(String.format("%08x", StoreTag.of(idB))), e.getMessage());
-        assertSame(before, contents(a));
-        assertThrows(CorruptionException.class, () -> Varve.openReadOnly(config(a)).close());
-        assertTrue(StoreVerifier.verify(config(a)).damage().stream()
-                        .anyMatch(d -> d.file().equals(target) && d.what().contains("belongs to another store") && d.what().contains(idA)),
-                () -> StoreVerifier.verify(config(a)).damage().toString());
-        assertSame(before, contents(a));
-        Files.copy(tmp.resolve("a-own.log"), target, StandardCopyOption.REPLACE_EXISTING);
+        ForeignFileSwap.assertRefused(a, target, foreign, idB, "Pagelog segment", ArchiveForeignSegmentTest::config, tmp.resolve("a-own.log"));
         try (Varve store = Varve.open(config(a))) {
             assertSnapshots(store, snapshots, 0);
         }
@@ -170,21 +150,7 @@ class ArchiveForeignSegmentTest {
         Path target = parts.get(1);
         Path foreign = b.resolve("archive").resolve("level-1").resolve(target.getFileName());
         assertEquals(StoreTag.of(idB), tagAt(foreign, LOG_TAG_OFFSET), "the part records its store");
-        Files.copy(target, tmp.resolve("a-own.log"));
-        Files.copy(foreign, target, StandardCopyOption.REPLACE_EXISTING);
-        Map<Path, byte[]> before = contents(a);
-        String idA = String.format("%016x", WalForeignSegmentTest.storeId(a));
-
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(a)).close());
-        assertTrue(e.getMessage().contains(target.getFileName().toString()) && e.getMessage().contains("archive log belongs to another store")
-                && e.getMessage().contains(idA) && e.getMessage().contains(String.format("%08x", StoreTag.of(idB))), e.getMessage());
-        assertSame(before, contents(a));
-        assertThrows(CorruptionException.class, () -> Varve.openReadOnly(config(a)).close());
-        assertTrue(StoreVerifier.verify(config(a)).damage().stream()
-                        .anyMatch(d -> d.file().equals(target) && d.what().contains("belongs to another store") && d.what().contains(idA)),
-                () -> StoreVerifier.verify(config(a)).damage().toString());
-        assertSame(before, contents(a));
-        Files.copy(tmp.resolve("a-own.log"), target, StandardCopyOption.REPLACE_EXISTING);
+        ForeignFileSwap.assertRefused(a, target, foreign, idB, "archive log", ArchiveForeignSegmentTest::config, tmp.resolve("a-own.log"));
         try (Varve store = Varve.open(config(a))) {
             assertSnapshots(store, snapshots, 0);
         }

@@ -8,6 +8,7 @@ import dev.varve.core.io.StorageException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One rank level's region of the segregated archive (Thresher): its Maplog with Skippy levels (VPT^i), mapping the
@@ -28,7 +29,7 @@ final class ArchiveLevel implements AutoCloseable {
 
     /** The level's files; {@code storeId} is the store's durable id (0 until a marker holds it), see {@link Pagelog}. */
     ArchiveLevel(FileIOFactory io, Path archiveDir, int level, int pageSize, int skippyLevels, int skippyNodeEntries, long segmentBytes,
-                 MaplogFile.Missing missing, java.util.concurrent.atomic.AtomicLong storeId) {
+                 MaplogFile.Missing missing, AtomicLong storeId) {
         this.level = level;
         this.dir = dirOf(archiveDir, level);
         if (!io.exists(dir)) missing = MaplogFile.Missing.CREATE; // a level the retention policy added (recovery checks the marks)

@@ -5,6 +5,7 @@ import dev.varve.core.io.FileIOFactory;
 
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static dev.varve.snapshot.ArchiveMarksDescriptor.DROPS;
 import static dev.varve.snapshot.ArchiveMarksDescriptor.END;
@@ -52,11 +53,11 @@ final class ArchiveMarks implements AutoCloseable {
 
     /** The marks of an archive whose store is not checked (recovery's look at the marks before the archive opens). */
     ArchiveMarks(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing) {
-        this(io, dir, nodeEntries, missing, new java.util.concurrent.atomic.AtomicLong());
+        this(io, dir, nodeEntries, missing, new AtomicLong());
     }
 
     /** The marks of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
-    ArchiveMarks(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, java.util.concurrent.atomic.AtomicLong storeId) {
+    ArchiveMarks(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, AtomicLong storeId) {
         this.log = new MaplogFile(io, dir.resolve(FILE), MaplogDescriptor.Kind.MARKS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART, missing,
                 storeId);
     }

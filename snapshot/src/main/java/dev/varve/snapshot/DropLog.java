@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The retention policy's drops: the most recent in memory, every one in {@code drops.log} (a one-part log of the
@@ -37,7 +38,7 @@ final class DropLog implements AutoCloseable {
     private final PrefixCompaction compaction = new PrefixCompaction(COMPACT_MIN_ENTRIES);
 
     /** The drops of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
-    DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, java.util.concurrent.atomic.AtomicLong storeId) {
+    DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, AtomicLong storeId) {
         file = new MaplogFile(io, dir.resolve("drops.log"), MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART, missing,
                 storeId);
     }

@@ -6,6 +6,7 @@ import dev.varve.core.io.FileIOFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The lazy-ranking copies made at checkpoint marks ({@code moves.log}, a {@link MaplogDescriptor.Kind#MOVES} log): per
@@ -24,7 +25,7 @@ final class MoveLog implements AutoCloseable {
     private long kept;
 
     /** The moves of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
-    MoveLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, java.util.concurrent.atomic.AtomicLong storeId) {
+    MoveLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, AtomicLong storeId) {
         this.log = new MaplogFile(io, dir.resolve("moves.log"), MaplogDescriptor.Kind.MOVES, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART, missing,
                 storeId);
     }

@@ -15,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The split-snapshot archive (Retro), segregated by rank level (Thresher): per level a Pagelog volume and a Maplog
@@ -59,7 +60,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final SnapshotRegistry registry;
     private final ArchiveLock lock = new ArchiveLock();
     /** The store's id once a checkpoint marker holds it, else 0; shared by the volumes and logs (see {@link Pagelog}, {@link MaplogFile}). */
-    private final java.util.concurrent.atomic.AtomicLong storeId;
+    private final AtomicLong storeId;
     private final RankedExtents extents = new RankedExtents();
     private final Capture capture;
     private final Archiver archiver;
@@ -81,7 +82,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public SnapshotArchive(FileIOFactory io, ArchiveSettings settings) {
         Path dir = settings.dir();
         int pageSize = settings.pageSize();
-        this.storeId = new java.util.concurrent.atomic.AtomicLong(settings.storeId());
+        this.storeId = new AtomicLong(settings.storeId());
         RankTreePolicy policy = settings.retention();
         try {
             io.createDirectories(dir);

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongUnaryOperator;
 
 /**
@@ -59,7 +60,7 @@ final class SnapshotRegistry implements AutoCloseable {
     private final PrefixCompaction joinCompaction = new PrefixCompaction(COMPACT_MIN_RECORDS);
 
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries) {
-        this(io, dir, policy, nodeEntries, MaplogFile.Missing.CREATE, MaplogFile.Missing.CREATE, new java.util.concurrent.atomic.AtomicLong());
+        this(io, dir, policy, nodeEntries, MaplogFile.Missing.CREATE, MaplogFile.Missing.CREATE, new AtomicLong());
     }
 
     /**
@@ -68,7 +69,7 @@ final class SnapshotRegistry implements AutoCloseable {
      * {@code storeId}: the store's durable id (0 until a marker holds it), see {@link MaplogFile}.
      */
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries, MaplogFile.Missing missing, MaplogFile.Missing missingJoins,
-                     java.util.concurrent.atomic.AtomicLong storeId) {
+                     AtomicLong storeId) {
         this.rankTree = new RankTree(policy);
         this.levels = policy.levelCount();
         this.declared = new Declarations(levels);
