@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.CRC32C;
@@ -41,7 +42,7 @@ final class CaptureCountsFile {
     record Saved(long position, Map<Long, Long> counts, long[] lastPack, long[] lastInPack) {
         static Saved none(int levels) {
             long[] packs = new long[levels + 1];
-            java.util.Arrays.fill(packs, -1);
+            Arrays.fill(packs, -1);
             return new Saved(0, new TreeMap<>(), packs, new long[levels + 1]);
         }
     }

@@ -6,6 +6,8 @@ import dev.varve.core.io.FileIOFactory;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -66,7 +68,7 @@ final class Reclaimer {
         List<RankedExtent> unused;
         long[] givenBack;
         CompactionPlan compaction;
-        java.util.Set<Long> live;
+        Set<Long> live;
         lock.lock();
         try {
             live = registry.live().stream().map(SnapshotRecord::id).collect(java.util.stream.Collectors.toSet()); // the others' drops are forced below
@@ -114,12 +116,12 @@ final class Reclaimer {
      * {@link CaptureCountsFile} with what it counted before, for the {@code live} snapshots: recovery recounts the
      * archive bytes of each from that Maplog, and an upper-rank snapshot's captures lie in the part that goes.
      */
-    private void countReclaimed(long bound, java.util.Set<Long> live) {
+    private void countReclaimed(long bound, Set<Long> live) {
         MaplogFile maplog = levels[0].maplog.maplog();
         if (counted == null) counted = CaptureCountsFile.read(io, levels[0].dir.getParent(), RankTreePolicy.MAX_LEVELS);
         long from = Math.max(counted.position(), maplog.first());
         if (bound <= from) return;
-        java.util.TreeMap<Long, Long> counts = new java.util.TreeMap<>();
+        TreeMap<Long, Long> counts = new TreeMap<>();
         counted.counts().forEach((id, bytes) -> {
             if (live.contains(id)) counts.put(id, bytes);
         });
