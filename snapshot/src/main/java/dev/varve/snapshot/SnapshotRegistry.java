@@ -127,7 +127,7 @@ final class SnapshotRegistry implements AutoCloseable {
         long[] loaded = live.keySet().stream().mapToLong(Long::longValue).toArray();
         drops.recover(mark.drops(), log.horizon(), live);
         for (long id : loaded) if (!live.containsKey(id)) declared.dropped(id); // as a drop while open forgets it
-        rankTree.reset(live.values());
+        rankTree.reset(live.values(), mark.clock(), wallNow()); // the policy's clock goes on as the mark recorded it
         forgetBefore(oldestLive());
         readJoins(markLsn, emptyStore, mark.joins());
     }
@@ -288,6 +288,11 @@ final class SnapshotRegistry implements AutoCloseable {
         declared.counted(id, rank, live::containsKey); // pages first changed from now on record their pre-state as of it at the new levels too
         enforce(wallNow(), true);
         return true;
+    }
+
+    /** The retention policy's clock, for a checkpoint mark to record ({@link PolicyClock}). */
+    PolicyClock policyClock() {
+        return rankTree.clock(live::get, wallNow());
     }
 
     /** The wall-clock time the retention policy reads now. */
