@@ -9,6 +9,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /**
  * The retention policy adds each step back of the wall clock to it, so that keepFor ages count elapsed time; a restart
@@ -136,6 +139,28 @@ class ClockStepRestartTest {
                     "snapshot 1 lived its ten minutes, and the minute between the close and the reopen");
             assertEquals(List.of(2L), liveAt(a, wall, T0 + Duration.ofMinutes(13).toMillis()));
             assertEquals(List.of(), liveAt(a, wall, T0 + Duration.ofMinutes(13).toMillis() + 1_000), "snapshot 2 lived its ten minutes");
+        }
+    }
+
+    /**
+     * A mark of an earlier build holds no clock entries and reads as no correction; and a key this build does not
+     * know, below END, is skipped as every build since the counts skips one, which is how an earlier build reads a
+     * mark holding the clock.
+     */
+    @Test
+    void aMarkWithoutTheClockReadsAsNoCorrectionAndUnknownKeysAreSkipped() throws IOException {
+        Path archive = Files.createDirectories(dir.resolve("archive"));
+        try (MaplogFile older = new MaplogFile(io, archive.resolve(ArchiveMarksDescriptor.FILE), MaplogDescriptor.Kind.MARKS, MaplogDescriptor.NO_LEVEL, 16,
+                MaplogFile.Missing.CREATE)) {
+            long[][] group = {{1, 5}, {1001, 7}, {2001, 1}, {2002, 0}, {2003, 0}, {2004, 0}, {2005, 1}, {2006, 1}, {2050, 99}, {2100, 10}};
+            for (long[] e : group) older.append(MARK, e[0], e[1]);
+            older.force();
+        }
+        try (ArchiveMarks marks = new ArchiveMarks(io, archive, 16, MaplogFile.Missing.CORRUPT)) {
+            ArchiveMarks.Mark m = marks.find(MARK, 1);
+            assertEquals(1, m.highWater());
+            assertEquals(0, m.clock().correction());
+            assertFalse(m.clock().known(), "no latest time read: the open goes on as before the clock was recorded");
         }
     }
 }
