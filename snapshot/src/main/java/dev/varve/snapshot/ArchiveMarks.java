@@ -19,7 +19,8 @@ import static dev.varve.snapshot.ArchiveMarksDescriptor.SNAPSHOTS;
  * What the archive made durable at each checkpoint mark ({@value #FILE}): one group of entries (mark LSN, what,
  * value) per mark, appended before the checkpoint's start marker — per level the Maplog position and volume address
  * everything below was durable up to; the record counts of the snapshot, drop, join and move logs; the latest
- * snapshot id at the mark and the highest id the snapshot log then held; and last an end entry counting the group,
+ * snapshot id at the mark and the highest id the snapshot log then held; the retention policy's clock
+ * ({@link PolicyClock}); and last an end entry counting the group,
  * so that a group cut short is never taken for a whole one.
  *
  * <p>Recovery reads the recovered mark's group ({@link #find}) and checks every log against it, so a log that was cut
@@ -40,7 +41,13 @@ final class ArchiveMarks implements AutoCloseable {
      * One mark: per level (index j - 1) Maplog positions and volume addresses; the log counts and ids, -1 in marks
      * written before they were recorded.
      */
-    record Mark(long lsn, long[] mappings, long[] addresses, long snapshots, long drops, long joins, long moves, long latest, long highWater) {
+    record Mark(long lsn, long[] mappings, long[] addresses, long snapshots, long drops, long joins, long moves, long latest, long highWater,
+                PolicyClock clock) {
+        /** A mark that records no retention clock (as an earlier build's). */
+        Mark(long lsn, long[] mappings, long[] addresses, long snapshots, long drops, long joins, long moves, long latest, long highWater) {
+            this(lsn, mappings, addresses, snapshots, drops, joins, moves, latest, highWater, PolicyClock.NONE);
+        }
+
         /** An empty store's: nothing is durable. */
         static Mark none(int levels) {
             return new Mark(-1, new long[levels], new long[levels], 0, 0, 0, 0, 0, 0);
@@ -115,7 +122,12 @@ final class ArchiveMarks implements AutoCloseable {
         log.append(m.lsn(), MOVES, m.moves());
         log.append(m.lsn(), LATEST, m.latest());
         log.append(m.lsn(), HIGH_WATER, m.highWater());
-        log.append(m.lsn(), END, ArchiveMarksDescriptor.groupEntries(k));
+        long[] entries = {2L * k + 6};
+        m.clock().writeTo((key, value) -> {
+            log.append(m.lsn(), key, value);
+            entries[0]++;
+        });
+        log.append(m.lsn(), END, entries[0] + 1);
         log.force();
     }
 
@@ -195,7 +207,8 @@ final class ArchiveMarks implements AutoCloseable {
             else if (ArchiveMarksDescriptor.isCount(w)) counts[(int) (w - SNAPSHOTS)] = value[i];
         }
         return new Mark(markLsn, mappings, addresses, counts[(int) (SNAPSHOTS - SNAPSHOTS)], counts[(int) (DROPS - SNAPSHOTS)],
-                counts[(int) (JOINS - SNAPSHOTS)], counts[(int) (MOVES - SNAPSHOTS)], counts[(int) (LATEST - SNAPSHOTS)], counts[(int) (HIGH_WATER - SNAPSHOTS)]);
+                counts[(int) (JOINS - SNAPSHOTS)], counts[(int) (MOVES - SNAPSHOTS)], counts[(int) (LATEST - SNAPSHOTS)], counts[(int) (HIGH_WATER - SNAPSHOTS)],
+                PolicyClock.read(what, value));
     }
 
     /** True when a group ends in an END entry that counts it, or is of an older archive (which had no END). */

@@ -6,7 +6,7 @@ package dev.varve.snapshot;
  * each checkpoint mark appends one group of entries, all with its LSN, forced before the checkpoint's start marker.
  *
  * <pre>
- * Group of a mark in an archive of k levels (2k + 7 entries, in this order):
+ * Group of a mark in an archive of k levels (2k + 9 + 2s + 2f entries, in this order):
  *   key                           value
  *   j, for j = 1..k               level j's Maplog position      } interleaved per level: j, then 1000 + j
  *   1000 + j                      level j's volume address       } (keys by ArchiveEncoding.markMappingsKey and
@@ -17,8 +17,19 @@ package dev.varve.snapshot;
  *   MOVES       2004              entries in moves.log
  *   LATEST      2005              the latest snapshot id at the mark
  *   HIGH_WATER  2006              the highest id the snapshot log then held
- *   END         2100              entries in the group, END included (2k + 7): a group cut short is never whole
+ *   CLOCK_CORRECTION   2007       the retention policy's correction: what the wall clock lost in steps back (ms)
+ *   CLOCK_LATEST_WALL  2008       the latest wall-clock time the policy read (epoch ms); absent when it read none
+ *   CLOCK_STEP_FROM    2009  } s pairs, ids increasing: from snapshot id (2009) on, declared times are counted
+ *   CLOCK_STEP_OFFSET  2010  }   with offset (2010); at most PolicyClock.MAX_STEPS
+ *   CLOCK_FLOOR_FROM   2011  } f pairs, ids increasing: from snapshot id (2011) on, a snapshot counts as declared
+ *   CLOCK_FLOOR_AT     2012  }   no earlier than time (2012) on the policy's clock
+ *   END         2100              entries in the group, END included: a group cut short is never whole
  * </pre>
+ *
+ * <p>The clock entries (2007 .. 2012, {@link PolicyClock}) came after the counts, in the same format version: every
+ * build that reads stored MARKS takes a key from 2001 up to END that it does not know as a count it ignores, and
+ * checks END against the entries the group holds, not against 2k + 7, so an earlier build reads a group with them
+ * and does without the clock; a group without them (written by an earlier build) reads as no correction.
  *
  * <p>Stored kind: MARKS is stored as code 6. Archives written before the counts existed store the file as UPLINKS
  * (code 2) at level -1, and their groups hold only the level keys, with no END entry; they are still read, without the
@@ -28,7 +39,8 @@ package dev.varve.snapshot;
  * <p>Format versions: the Maplog format's (1). Group layouts, told apart by the stored kind:
  * <ul>
  *   <li>stored UPLINKS: level keys only.</li>
- *   <li>stored MARKS: level keys, the six counts and END.</li>
+ *   <li>stored MARKS: level keys, the six counts, the retention clock's entries (since the clock was recorded) and
+ *   END.</li>
  * </ul>
  */
 final class ArchiveMarksDescriptor {
@@ -40,16 +52,15 @@ final class ArchiveMarksDescriptor {
     static final long MOVES = 2004;
     static final long LATEST = 2005;
     static final long HIGH_WATER = 2006;
+    static final long CLOCK_CORRECTION = 2007;
+    static final long CLOCK_LATEST_WALL = 2008;
+    static final long CLOCK_STEP_FROM = 2009;
+    static final long CLOCK_STEP_OFFSET = 2010;
+    static final long CLOCK_FLOOR_FROM = 2011;
+    static final long CLOCK_FLOOR_AT = 2012;
     static final long END = 2100;
-    /** Entries of a group besides the two per level: the six counts and END. */
-    static final int FIXED_ENTRIES = (int) (HIGH_WATER - SNAPSHOTS) + 2;
 
     private ArchiveMarksDescriptor() {
-    }
-
-    /** Entries in the group of a mark of an archive of {@code levels} levels: END's value. */
-    static long groupEntries(int levels) {
-        return 2L * levels + FIXED_ENTRIES;
     }
 
     /** True for a key that carries one of the counts (SNAPSHOTS .. HIGH_WATER, or a later one before END). */

@@ -9,7 +9,7 @@ import java.util.List;
  * has archived every capture before it (diffs are packed as they are archived). Before the start marker
  * ({@link #flush}) it waits for the archiver to reach the mark, makes the copies, and makes everything up to the
  * mark durable — volumes, then Maplogs with their Skippy levels, then the snapshot, drop, join and move logs — and
- * last records the mark ({@link ArchiveMarks}).
+ * last records the mark ({@link ArchiveMarks}), with the retention policy's clock at the mark.
  *
  * <p>The fsyncs run under the archive's append gate only, never under the state lock the writer's path takes: the
  * positions are taken under the state lock first, and the gate keeps the logs still while they are forced, so a
@@ -33,6 +33,8 @@ final class CheckpointFlush {
     /** At the latest checkpoint mark: the snapshot, drop and join logs' record counts, and the latest declared id. */
     private long[] logsAtMark = new long[3];
     private long latestAtMark;
+    /** The retention policy's clock at the latest checkpoint mark. */
+    private PolicyClock clockAtMark = PolicyClock.NONE;
 
     CheckpointFlush(ArchiveLock lock, ArchiveLevel[] levels, SnapshotRegistry registry, MoveLog moves, ArchiveMarks marks, CapturePath captures,
                     PendingCaptures pending, LazyRanker ranker, int pageWindow) {
@@ -55,6 +57,7 @@ final class CheckpointFlush {
             markCapture = captures.nextNumber();
             logsAtMark = registry.counts();
             latestAtMark = registry.declaredLatest();
+            clockAtMark = registry.policyClock(); // with the declarations it counts: recovery counts those before the mark
             pending.markAt(markCapture); // the volumes' ends at the mark are known once the archiver gets there
             for (ArchiveLevel l : levels) l.mappingsAtMark = l.nextMapping;
         } finally {
@@ -71,11 +74,13 @@ final class CheckpointFlush {
         long[][] atMark = new long[2][levels.length];
         long[] logs;
         long latestDeclared;
+        PolicyClock clock;
         lock.lock();
         try {
             target = markCapture;
             logs = logsAtMark;
             latestDeclared = latestAtMark;
+            clock = clockAtMark;
             for (ArchiveLevel l : levels) atMark[0][l.level - 1] = l.mappingsAtMark;
         } finally {
             lock.unlock();
@@ -99,7 +104,8 @@ final class CheckpointFlush {
             for (ArchiveLevel l : levels) l.maplog.force();
             registry.force();
             moves.force();
-            marks.append(new ArchiveMarks.Mark(markLsn, atMark[0], atMark[1], logs[0], logs[1], logs[2], moves.count(), latestDeclared, registry.latest()));
+            marks.append(new ArchiveMarks.Mark(markLsn, atMark[0], atMark[1], logs[0], logs[1], logs[2], moves.count(), latestDeclared, registry.latest(),
+                    clock));
             registry.marked(latestDeclared);
         } finally {
             lock.unlockAppends();

@@ -25,17 +25,17 @@ import java.util.function.LongFunction;
  * rule reads; a drop only widens the windows of the others.
  *
  * <p>Ages are counted on the policy's own clock, which only moves forward: the wall clock plus what it lost in the steps
- * back it took during this run. A step is found when an evaluation reads the clock under the archive's state lock
- * (those reads follow each other) and gets an earlier time than the latest the policy read; a declaration's time,
- * read before that lock, may lag by a pause and is never taken for a step (nor, once a step was found, moves the
+ * back it took (each checkpoint mark records that clock, {@link PolicyClock}, and a restart goes on with it). A step
+ * is found when an evaluation reads the clock under the archive's state lock (those reads follow each other) and gets
+ * an earlier time than the latest the policy read; a declaration's time, read before that lock, may lag by a pause and is never taken for a step (nor, once a step was found, moves the
  * policy's clock: it may have been read before the step). A snapshot is counted with the offset of
  * its time, and one whose time lags the latest read is counted as declared then, so ages go on counting the time that
  * passed, across the step, for the snapshots before it and after it: held at the latest time read until the wall clock
  * came back there, a snapshot declared meanwhile was as old as the step at its declaration (dropped as declared under
  * a shorter keepFor), and the ones before the step were kept longer by it. A keepFor level looks at its snapshots
  * oldest first and stops at the first one still young, so one whose declared time reads later than a newer one's (the
- * wall clock stepped back before a restart, which loses the offsets) ages out no earlier than it. Guarded by the
- * archive's state lock.
+ * wall clock stepped back before a restart of an earlier build, which lost the offsets) ages out no earlier than it.
+ * Guarded by the archive's state lock.
  */
 final class RankTree {
     private final RankTreePolicy policy;
@@ -53,7 +53,7 @@ final class RankTree {
     private int candidateCount;
     /** The latest time on the policy's clock, Long.MIN_VALUE before the first. */
     private long lastNow = Long.MIN_VALUE;
-    /** What the wall clock lost in its steps back this run: the policy's clock is the wall clock plus this. */
+    /** What the wall clock lost in its steps back: the policy's clock is the wall clock plus this. */
     private long offset;
     /** From each id on (the first one counted after a step back), the offset its declared time is counted with. */
     private final TreeMap<Long, Long> offsetFrom = new TreeMap<>();
@@ -131,25 +131,90 @@ final class RankTree {
         if (keep != null) offsetFrom.headMap(keep).clear();
     }
 
-    /** The offsets held for the steps back found this run (see {@link #forgetSteps}). */
+    /** The offsets held for the steps back found (see {@link #forgetSteps}). */
     int stepsHeld() {
         return offsetFrom.size();
     }
 
     /** Forgets every snapshot and counts {@code live} (the archive's, at open); each is checked at the next evaluation. */
     void reset(Collection<SnapshotRecord> live) {
+        reset(live, PolicyClock.NONE, 0);
+    }
+
+    /**
+     * As {@link #reset(Collection)}, at wall-clock time {@code wallNow}, going on with the policy's clock as the
+     * recovered checkpoint mark recorded it ({@link PolicyClock#NONE} from a store of an earlier build: the declared
+     * times read back are then the wall clock's, as they were written). The clock never goes back across the restart,
+     * and a clock behind the latest time read was stepped back meanwhile: that lag is added to the correction.
+     */
+    void reset(Collection<SnapshotRecord> live, PolicyClock clock, long wallNow) {
         for (SortedIds c : counted) c.clear();
         Arrays.fill(agedBelow, 0);
-        offset = 0; // the declared times read back are the wall clock's, as they were written
+        offset = clock.correctionAt(wallNow);
         offsetFrom.clear();
+        for (int i = 0; i < clock.steps().length; i += 2) offsetFrom.put(clock.steps()[i], clock.steps()[i + 1]);
         lagging.clear();
         ahead.clear();
-        lastNow = Long.MIN_VALUE;
+        lastNow = clock.latestPolicyTime();
         candidateCount = 0;
         for (SnapshotRecord r : live) {
             countAt(r.id(), 1, r.rank());
             candidate(r.id());
         }
+        if (ages && clock.known()) restoreDeclared(new ArrayList<>(live), clock);
+    }
+
+    /**
+     * Recovery: when each of {@code live} (oldest first, all declared before the mark) counts as declared, from its
+     * time, offset and floor; no later than the next one, nor than the latest time read at the mark (a declaration read
+     * before a step back found meanwhile carries the step ahead: it counted as declared at the next read, which came
+     * before the next declaration).
+     */
+    private void restoreDeclared(List<SnapshotRecord> live, PolicyClock clock) {
+        TreeMap<Long, Long> floors = new TreeMap<>();
+        for (int i = 0; i < clock.floors().length; i += 2) floors.put(clock.floors()[i], clock.floors()[i + 1]);
+        long cap = lastNow;
+        for (int i = live.size() - 1; i >= 0; i--) {
+            SnapshotRecord r = live.get(i);
+            long own = r.declaredMillis() + offsetOf(r.id());
+            Map.Entry<Long, Long> floor = floors.floorEntry(r.id());
+            long at = Math.min(cap, floor == null ? own : Math.max(own, floor.getValue()));
+            if (at != own) lagging.put(r.id(), at);
+            cap = at;
+        }
+    }
+
+    /**
+     * The clock's state for a checkpoint mark at wall-clock time {@code wallNow} ({@code live} looks a record up): the
+     * correction and the latest time on the policy's clock as a read now would leave them (without moving the clock:
+     * the next read finds the same step), the offsets, and a floor for each run of declarations counted later than
+     * their time by more than a pause (declared after a step back, before the policy read the clock).
+     */
+    PolicyClock clock(LongFunction<SnapshotRecord> live, long wallNow) {
+        long latest = Math.max(lastNow, wallNow + offset);
+        long correction = latest - wallNow;
+        // a tree that does not age notes no offsets: every snapshot is recorded with the whole correction, so that one
+        // that ages after a restart under another policy is kept longer, not dropped early
+        long[] steps = ages ? new long[2 * offsetFrom.size()] : correction == 0 ? new long[0] : new long[]{0, correction};
+        int i = 0;
+        for (Map.Entry<Long, Long> e : ages ? offsetFrom.entrySet() : Map.<Long, Long>of().entrySet()) {
+            steps[i++] = e.getKey();
+            steps[i++] = e.getValue();
+        }
+        List<Long> ids = new ArrayList<>(lagging.keySet());
+        ids.sort(null);
+        long[] floors = new long[2 * ids.size()];
+        int f = 0;
+        long floor = Long.MIN_VALUE;
+        for (long id : ids) {
+            SnapshotRecord r = live.apply(id);
+            long at = lagging.get(id);
+            if (r == null || at <= r.declaredMillis() + offsetOf(id) + PolicyClock.FLOOR_TOLERANCE_MILLIS || at <= floor) continue;
+            floors[f++] = id;
+            floors[f++] = at;
+            floor = at;
+        }
+        return new PolicyClock(correction, wallNow, PolicyClock.coarsen(steps, correction), Arrays.copyOf(floors, f));
     }
 
     private void countAt(long id, int fromLevel, int rank) {
@@ -236,9 +301,13 @@ final class RankTree {
     /** When {@code r} was declared on the policy's clock. */
     private long declared(SnapshotRecord r) {
         Long lagged = lagging.get(r.id());
-        if (lagged != null) return lagged;
-        Map.Entry<Long, Long> from = offsetFrom.floorEntry(r.id());
-        return r.declaredMillis() + (from == null ? 0 : from.getValue());
+        return lagged != null ? lagged : r.declaredMillis() + offsetOf(r.id());
+    }
+
+    /** The offset snapshot {@code id}'s declared time is counted with. */
+    private long offsetOf(long id) {
+        Map.Entry<Long, Long> from = offsetFrom.floorEntry(id);
+        return from == null ? 0 : from.getValue();
     }
 
     /** {@link #keeping} at wall-clock time {@code wallMillis}, without moving the policy's clock. */

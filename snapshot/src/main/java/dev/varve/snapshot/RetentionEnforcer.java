@@ -54,7 +54,7 @@ final class RetentionEnforcer {
     void enforce() {
         lock.lockWithAppends(); // drops are appended to the drop log
         try {
-            registry.enforce(System.currentTimeMillis(), true);
+            registry.enforce(registry.wallNow(), true);
             enforceBudget();
         } finally {
             lock.unlockWithAppends();

@@ -268,6 +268,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         retention.enforce();
     }
 
+    /** Tests: the wall clock the retention policy reads, stepped as NTP or an operator would step the host's. */
+    void wallClock(java.util.function.LongSupplier clock) {
+        registry.wallClock(clock);
+    }
+
     /** Why {@code id} is no longer live, or null if it is live or was never declared ({@link DropQueries}). */
     public DroppedSnapshot dropped(long id) {
         return drops.dropped(id);

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.function.LongUnaryOperator;
 
 /**
@@ -58,6 +59,8 @@ final class SnapshotRegistry implements AutoCloseable {
     private volatile long latestAtMark;
     private long compactAt = COMPACT_MIN_RECORDS;
     private final PrefixCompaction joinCompaction = new PrefixCompaction(COMPACT_MIN_RECORDS);
+    /** The wall clock the retention policy reads (tests step it). */
+    private volatile LongSupplier wallClock = System::currentTimeMillis;
 
     SnapshotRegistry(FileIOFactory io, Path dir, RankTreePolicy policy, int nodeEntries) {
         this(io, dir, policy, nodeEntries, MaplogFile.Missing.CREATE, MaplogFile.Missing.CREATE, new AtomicLong());
@@ -124,7 +127,7 @@ final class SnapshotRegistry implements AutoCloseable {
         long[] loaded = live.keySet().stream().mapToLong(Long::longValue).toArray();
         drops.recover(mark.drops(), log.horizon(), live);
         for (long id : loaded) if (!live.containsKey(id)) declared.dropped(id); // as a drop while open forgets it
-        rankTree.reset(live.values());
+        rankTree.reset(live.values(), mark.clock(), wallNow()); // the policy's clock goes on as the mark recorded it
         forgetBefore(oldestLive());
         readJoins(markLsn, emptyStore, mark.joins());
     }
@@ -283,8 +286,23 @@ final class SnapshotRegistry implements AutoCloseable {
             for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ArchiveEncoding.location(j, positions[j - 1]));
         }
         declared.counted(id, rank, live::containsKey); // pages first changed from now on record their pre-state as of it at the new levels too
-        enforce(System.currentTimeMillis(), true);
+        enforce(wallNow(), true);
         return true;
+    }
+
+    /** The retention policy's clock, for a checkpoint mark to record ({@link PolicyClock}). */
+    PolicyClock policyClock() {
+        return rankTree.clock(live::get, wallNow());
+    }
+
+    /** The wall-clock time the retention policy reads now. */
+    long wallNow() {
+        return wallClock.getAsLong();
+    }
+
+    /** Tests: the wall clock the retention policy reads from now on. */
+    void wallClock(LongSupplier clock) {
+        wallClock = clock;
     }
 
     /** Drops what the policy no longer keeps at {@code nowMillis}: read under the state lock, or a declaration's time (see RankTree#drops). */
@@ -461,7 +479,7 @@ final class SnapshotRegistry implements AutoCloseable {
     /** The level whose rule keeps live snapshot {@code id} now ({@link RankTree#keptAt}); 0 when none does or it is not live. */
     int keptAt(long id) {
         SnapshotRecord r = live.get(id);
-        return r == null ? 0 : rankTree.keptAt(r, System.currentTimeMillis());
+        return r == null ? 0 : rankTree.keptAt(r, wallNow());
     }
 
     List<SnapshotRecord> live() {
