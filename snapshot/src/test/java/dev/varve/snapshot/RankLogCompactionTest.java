@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -27,8 +27,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The join and move logs follow the retained history too: a store that raises a snapshot's rank after every batch,
  * and so makes a lazy-ranking copy at almost every checkpoint, keeps {@code joins.log} and {@code moves.log} bounded
  * — the entries of dropped snapshots that the latest mark counts are compacted away, also behind a snapshot kept for
- * good that was never raised — and
- * recovers to the same snapshots and ranks after a reopen, and from a kill -9 at any step of those compactions.
+ * good, never raised or raised (and so copied) long ago: its entries are written again at the log's end and the old
+ * ones let go — and recovers to the same snapshots and ranks after a reopen, and from a kill -9 at any step of those
+ * compactions.
  */
 @Timeout(300)
 class RankLogCompactionTest {
@@ -37,19 +38,27 @@ class RankLogCompactionTest {
     @TempDir
     Path dir;
 
+    /** Whether snapshot 1 is kept for good: not at all, declared at rank 3, or declared at rank 1 and raised to 3. */
+    enum Kept { NONE, DECLARED, RAISED }
+
     /**
-     * keepLast(4), keepLast(3); or, {@code keptForGood}, with keepAll() above them and snapshot 1 declared at rank 3
-     * before the others ({@link #start}): kept for good, it is the oldest live snapshot for the store's life.
+     * keepLast(4), keepLast(3); or, when snapshot 1 is {@code kept} for good, with keepAll() above them and snapshot 1
+     * at rank 3 before the others ({@link #start}): it is the oldest live snapshot for the store's life.
      */
-    private static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages, boolean keptForGood) {
-        return open(io, archiveDir, pages, keptForGood ? RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3), Retention.keepAll())
+    private static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages, Kept kept) {
+        return open(io, archiveDir, pages, kept != Kept.NONE ? RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3), Retention.keepAll())
                 : RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3)));
     }
 
-    /** The first snapshot to {@link #run} from: 2 after declaring snapshot 1 at rank 3, kept for good, when asked. */
-    private static long start(SnapshotArchive a, boolean keptForGood) {
-        if (!keptForGood) return 1;
-        a.declare(1, 3, 1001, 4);
+    /**
+     * The first snapshot to {@link #run} from: 2 after declaring snapshot 1 at rank 3, or raising it there right after
+     * its declaration — its joins are then the join log's first entries, and its copy into level 3 at the first mark
+     * the move log's first — when asked.
+     */
+    private static long start(SnapshotArchive a, Kept kept) {
+        if (kept == Kept.NONE) return 1;
+        a.declare(1, kept == Kept.RAISED ? 1 : 3, 1001, 4);
+        if (kept == Kept.RAISED) assertTrue(a.rank(1, 3, 5));
         return 2;
     }
 
@@ -94,45 +103,45 @@ class RankLogCompactionTest {
         }
     }
 
-    @ParameterizedTest(name = "kept for good: {0}")
-    @ValueSource(booleans = {false, true})
-    void theJoinAndMoveLogsHoldTheRetainedHistoryNotAllOfIt(boolean keptForGood) {
+    @ParameterizedTest(name = "snapshot 1 kept for good: {0}")
+    @EnumSource(Kept.class)
+    void theJoinAndMoveLogsHoldTheRetainedHistoryNotAllOfIt(Kept kept) {
         Path archiveDir = dir.resolve("archive");
         long last = 12_000;
         List<String> before;
         long bound = MaplogDescriptor.entryOffset(2 * (SnapshotRegistry.COMPACT_MIN_RECORDS + 3 * MARK_EVERY));
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), keptForGood)) {
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), kept)) {
             a.recover(0, true);
-            run(a, start(a, keptForGood), last, id -> { });
+            run(a, start(a, kept), last, id -> { });
             before = state(a);
             assertTrue(before.stream().anyMatch(s -> s.endsWith("@2")), "rank-2 snapshots live: " + before);
         }
         // uncompacted: 2 join entries (one per level) and about one move per snapshot, 32 bytes each
         assertTrue(bytesOf(archiveDir, "joins.log") <= bound, "joins.log holds " + bytesOf(archiveDir, "joins.log") + " bytes (bound " + bound + ")");
         assertTrue(bytesOf(archiveDir, "moves.log") <= bound, "moves.log holds " + bytesOf(archiveDir, "moves.log") + " bytes (bound " + bound + ")");
-        if (keptForGood) assertEquals("1@3", before.get(0));
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), keptForGood)) {
+        if (kept != Kept.NONE) assertEquals("1@3", before.get(0));
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), kept)) {
             a.recover(markOf(last), false); // reads the compacted logs back from their first entry held
             assertEquals(before, state(a));
             run(a, last + 1, last + 2000, id -> { });
             before = state(a);
         }
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), keptForGood)) {
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), kept)) {
             a.recover(markOf(last + 2000), false);
             assertEquals(before, state(a));
         }
     }
 
-    @ParameterizedTest(name = "kept for good: {0}")
-    @ValueSource(booleans = {false, true})
-    void aCompactionOfTheJoinOrMoveLogCutShortAtAnyStepRecoversTheSameSnapshots(boolean keptForGood) {
+    @ParameterizedTest(name = "snapshot 1 kept for good: {0}")
+    @EnumSource(Kept.class)
+    void aCompactionOfTheJoinOrMoveLogCutShortAtAnyStepRecoversTheSameSnapshots(Kept kept) {
         Path archiveDir = dir.resolve("archive");
         LogCompactionTest.CrashImages io = new LogCompactionTest.CrashImages(archiveDir, dir.resolve("images"));
         Map<Long, List<String>> stateAt = new HashMap<>();
         long last = 6_000; // the join log compacts first at about 2,100 snapshots, the move log at about 4,100
-        try (SnapshotArchive a = open(io, archiveDir, dir.resolve("pages"), keptForGood)) {
+        try (SnapshotArchive a = open(io, archiveDir, dir.resolve("pages"), kept)) {
             a.recover(0, true);
-            run(a, start(a, keptForGood), last, id -> {
+            run(a, start(a, kept), last, id -> {
                 stateAt.put(id, state(a));
                 io.armed = id; // the end marker's work: after the mark is durable
             });
@@ -145,7 +154,7 @@ class RankLogCompactionTest {
             Path copy = dir.resolve("images").resolve(image);
             long latest = Long.parseLong(image.substring(0, image.indexOf('-')));
             for (int open = 0; open < 2; open++) { // and again after the recovery cut deleted what the compaction left
-                try (SnapshotArchive a = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image), keptForGood)) {
+                try (SnapshotArchive a = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image), kept)) {
                     a.recover(markOf(latest), false);
                     assertEquals(stateAt.get(latest), state(a));
                 } catch (RuntimeException | AssertionError e) {
@@ -153,6 +162,34 @@ class RankLogCompactionTest {
                 }
             }
         }
+    }
+
+    /** The names of the parts of log {@code name} in {@code archiveDir}: a rewrite renames it after its first entry held. */
+    private static List<String> partsOf(Path archiveDir, String name) {
+        try (Stream<Path> files = Files.list(archiveDir)) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(name)).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Under keepAll() every raise and copy stays needed: there is nothing to let go, so nothing is written again and
+     * neither log is rewritten, however often it doubles.
+     */
+    @Test
+    void logsWithNothingToLetGoAreNeitherWrittenAgainNorRewritten() {
+        Path archiveDir = dir.resolve("archive");
+        long last = 4200; // the join log reaches 4,096 entries at 2,049 snapshots, the move log at 4,097
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll()))) {
+            a.recover(0, true);
+            run(a, 1, last, id -> { });
+            assertEquals(last, a.snapshots().size());
+        }
+        assertEquals(List.of("joins.log"), partsOf(archiveDir, "joins.log"));
+        assertEquals(MaplogDescriptor.entryOffset(2 * (last - 1)), bytesOf(archiveDir, "joins.log"), "a raise of every snapshot but the latest, 2 levels");
+        assertEquals(List.of("moves.log"), partsOf(archiveDir, "moves.log"));
+        assertEquals(MaplogDescriptor.entryOffset(last / MARK_EVERY * MARK_EVERY - 1), bytesOf(archiveDir, "moves.log"), "a copy of each raised by the latest mark");
     }
 
     /**
