@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -170,6 +171,60 @@ class RankLogCompactionTest {
             return files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(name)).sorted().toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Snapshot 1, raised to a keepAll() level right after its declaration, holds the first entries of the join and move
+     * logs for good. A compaction blocked at them writes them again at the log's end (the raise's positions, the copy's
+     * target) for a compaction after the next mark to let the old ones go. Closed right after the checkpoint that wrote
+     * them — they are then on disk past what its mark counts, as a crash before the next mark leaves them — the store
+     * recovers from that mark to the same snapshots and ranks, cutting the copies; and after more steps, and reopening,
+     * the log is bounded and reads back the same again.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"joins.log", "moves.log"})
+    void entriesWrittenAgainBeforeTheNextMarkAreCutByRecoveryFromTheMarkBefore(String name) {
+        Map<Long, List<String>> parts = new HashMap<>();
+        Map<Long, List<String>> stateAt = new HashMap<>();
+        Path first = dir.resolve("first");
+        long upTo = name.equals("joins.log") ? 2400 : 6000; // past the first rewrite: at about 1,370 and 4,110 snapshots
+        try (SnapshotArchive a = open(FileIOFactory.standard(), first, dir.resolve("pages-first"), Kept.RAISED)) {
+            a.recover(0, true);
+            run(a, start(a, Kept.RAISED), upTo, id -> parts.put(id, partsOf(first, name))); // as the end markers before left them
+        }
+        long renamedBy = parts.keySet().stream().filter(id -> !parts.get(id).equals(List.of(name))).mapToLong(Long::longValue).min()
+                .orElseThrow(() -> new AssertionError(name + " never rewritten in " + upTo + " snapshots"));
+        long written = renamedBy - 2 * MARK_EVERY; // the end marker before the one that renamed it wrote them again
+        Path archiveDir = dir.resolve("archive");
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), Kept.RAISED)) {
+            a.recover(0, true);
+            run(a, start(a, Kept.RAISED), written, id -> stateAt.put(id, state(a)));
+        } // close writes what was appended: the copies, past the mark
+        MaplogDescriptor.Kind kind = name.equals("joins.log") ? MaplogDescriptor.Kind.JOINS : MaplogDescriptor.Kind.MOVES;
+        long copiedAs = name.equals("joins.log") ? markOf(written) : markOf(written) + 1;
+        try (MaplogFile log = new MaplogFile(FileIOFactory.standard(), archiveDir.resolve(name), kind, MaplogDescriptor.NO_LEVEL, 16, MaplogFile.Missing.CORRUPT)) {
+            int n = (int) (log.count() - log.first());
+            long[] a = new long[n];
+            long[] ids = new long[n];
+            log.read(log.first(), n, a, ids, null);
+            assertEquals(1, ids[0], "snapshot 1's entries first");
+            assertEquals(1, ids[n - 1], "written again last");
+            assertEquals(copiedAs, a[n - 1]);
+        }
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), Kept.RAISED)) {
+            a.recover(markOf(written), false);
+            assertEquals(stateAt.get(written), state(a));
+            run(a, written + 1, written + 2 * MARK_EVERY, id -> { });
+            assertEquals(stateAt.get(written).get(0), state(a).get(0));
+        }
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), Kept.RAISED)) {
+            a.recover(markOf(written + 2 * MARK_EVERY), false);
+            assertEquals("1@3", state(a).get(0));
+            List<String> live = state(a);
+            run(a, written + 2 * MARK_EVERY + 1, upTo, id -> { });
+            assertTrue(bytesOf(archiveDir, name) < MaplogDescriptor.entryOffset(SnapshotRegistry.COMPACT_MIN_RECORDS), name + " holds "
+                    + bytesOf(archiveDir, name) + " bytes after " + upTo + " snapshots: " + partsOf(archiveDir, name) + ", live " + live);
         }
     }
 
