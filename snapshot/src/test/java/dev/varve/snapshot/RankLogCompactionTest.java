@@ -39,8 +39,12 @@ class RankLogCompactionTest {
     @TempDir
     Path dir;
 
-    /** Whether snapshot 1 is kept for good: not at all, declared at rank 3, or declared at rank 1 and raised to 3. */
-    enum Kept { NONE, DECLARED, RAISED }
+    /**
+     * Whether snapshot 1 is kept for good: not at all, declared at rank 3, declared at rank 1 and raised to 3, or so
+     * raised after snapshot 2's raise to rank 2 — whose joins, dropped with it, then lie before snapshot 1's, so that
+     * the compaction that writes snapshot 1's again also rewrites the log, with the copies in it.
+     */
+    enum Kept { NONE, DECLARED, RAISED, RAISED_AFTER_ANOTHER }
 
     /**
      * keepLast(4), keepLast(3); or, when snapshot 1 is {@code kept} for good, with keepAll() above them and snapshot 1
@@ -58,9 +62,13 @@ class RankLogCompactionTest {
      */
     private static long start(SnapshotArchive a, Kept kept) {
         if (kept == Kept.NONE) return 1;
-        a.declare(1, kept == Kept.RAISED ? 1 : 3, 1001, 4);
+        a.declare(1, kept == Kept.DECLARED ? 3 : 1, 1001, 4);
         if (kept == Kept.RAISED) assertTrue(a.rank(1, 3, 5));
-        return 2;
+        if (kept != Kept.RAISED_AFTER_ANOTHER) return 2;
+        a.declare(2, 1, 1002, 8);
+        assertTrue(a.rank(2, 2, 9));
+        assertTrue(a.rank(1, 3, 10));
+        return 3;
     }
 
     private static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages, RankTreePolicy policy) {
