@@ -185,8 +185,9 @@ class LogCompactionKillTest {
         assertFalse(Files.exists(archive.resolve("joins.log")), "the join log was compacted (renamed after its first entry held): "
                 + compactionFiles(archive));
         // each is rewritten once it holds 4,096 entries (the join log gains 3 a step, the move log about 1) and again,
-        // past what a snapshot kept for good wrote long ago, at the checkpoint after: a few checkpoints' steps more
-        long entryBound = 32L * 2 * 4096;
+        // past what a snapshot kept for good wrote long ago, at the checkpoint after: a checkpoint's steps more, with
+        // room for a slow checkpoint on a loaded machine (uncompacted, joins.log holds 18,000 after the first round)
+        long entryBound = 32L * 3 * 4096;
         for (String name : List.of("joins.log", "moves.log")) {
             long bytes = bytesOf(archive, name);
             assertTrue(bytes < entryBound, name + " holds " + bytes + " bytes after " + steps + " snapshots (bound " + entryBound + "): " + compactionFiles(archive));
