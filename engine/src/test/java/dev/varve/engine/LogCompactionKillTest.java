@@ -190,7 +190,8 @@ class LogCompactionKillTest {
         long entryBound = 32L * 3 * 4096;
         for (String name : List.of("joins.log", "moves.log")) {
             long bytes = bytesOf(archive, name);
-            assertTrue(bytes < entryBound, name + " holds " + bytes + " bytes after " + steps + " snapshots (bound " + entryBound + "): " + compactionFiles(archive));
+            assertTrue(bytes < entryBound, name + " holds " + bytes + " bytes after " + steps + " snapshots (bound " + entryBound + "): "
+                    + compactionFiles(archive));
         }
         System.out.println("log compaction kill -9: " + rounds + " rounds, " + steps + " steps, " + seenCompacting + " killed while compacting, snapshots.log "
                 + logBytes + " bytes, " + compactionFiles(archive) + ", seed " + seed + ", all consistent");

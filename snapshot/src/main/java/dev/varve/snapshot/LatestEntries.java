@@ -9,8 +9,8 @@ import java.util.function.LongPredicate;
 
 /**
  * What recovery from the latest checkpoint mark reads back of a log where a snapshot's latest entry in each slot wins
- * — the join log (a slot per level: {@link SnapshotRegistry#prepare} keeps the latest position of each) and the move
- * log (one slot: the latest copy) — found by one scan of the log when it is compacted ({@link PrefixCompaction#compactLatest}).
+ * — the join log (a slot per level: {@link JoinLog#read} keeps the latest position of each) and the move log (one
+ * slot: the latest copy) — found by one scan of the log when it is compacted ({@link PrefixCompaction#compactLatest}).
  *
  * <p>Recovery reads the entries before the mark (a prefix, {@link MaplogFile#prefix}) and uses only those of the
  * snapshots still live, the latest of each slot. So before the mark, an entry of a kept snapshot is needed only while

@@ -211,7 +211,8 @@ class RankLogCompactionTest {
         } // close writes what was appended: the copies, past the mark
         MaplogDescriptor.Kind kind = name.equals("joins.log") ? MaplogDescriptor.Kind.JOINS : MaplogDescriptor.Kind.MOVES;
         long copiedAs = name.equals("joins.log") ? markOf(written) : markOf(written) + 1;
-        try (MaplogFile log = new MaplogFile(FileIOFactory.standard(), archiveDir.resolve(name), kind, MaplogDescriptor.NO_LEVEL, 16, MaplogFile.Missing.CORRUPT)) {
+        try (MaplogFile log = new MaplogFile(FileIOFactory.standard(), archiveDir.resolve(name), kind, MaplogDescriptor.NO_LEVEL, 16,
+                MaplogFile.Missing.CORRUPT)) {
             int n = (int) (log.count() - log.first());
             long[] a = new long[n];
             long[] ids = new long[n];
@@ -244,7 +245,8 @@ class RankLogCompactionTest {
     void logsWithNothingToLetGoAreNeitherWrittenAgainNorRewritten() {
         Path archiveDir = dir.resolve("archive");
         long last = 4200; // the join log reaches 4,096 entries at 2,049 snapshots, the move log at 4,097
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll()))) {
+        RankTreePolicy keepAll = RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll());
+        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), keepAll)) {
             a.recover(0, true);
             run(a, 1, last, id -> { });
             assertEquals(last, a.snapshots().size());
@@ -252,7 +254,8 @@ class RankLogCompactionTest {
         assertEquals(List.of("joins.log"), partsOf(archiveDir, "joins.log"));
         assertEquals(MaplogDescriptor.entryOffset(2 * (last - 1)), bytesOf(archiveDir, "joins.log"), "a raise of every snapshot but the latest, 2 levels");
         assertEquals(List.of("moves.log"), partsOf(archiveDir, "moves.log"));
-        assertEquals(MaplogDescriptor.entryOffset(last / MARK_EVERY * MARK_EVERY - 1), bytesOf(archiveDir, "moves.log"), "a copy of each raised by the latest mark");
+        assertEquals(MaplogDescriptor.entryOffset(last / MARK_EVERY * MARK_EVERY - 1), bytesOf(archiveDir, "moves.log"),
+                "a copy of each raised by the latest mark");
     }
 
     /**
