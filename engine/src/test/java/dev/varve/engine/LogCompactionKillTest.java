@@ -40,12 +40,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class LogCompactionKillTest {
     private static final int KEEP = 8;
 
+    /** Snapshot 1: not kept for good, declared at rank 3, or declared at rank 1 and raised to 3 right after. */
+    enum Kept { NONE, DECLARED, RAISED }
+
     @TempDir
     Path tmp;
 
     /**
-     * {@code keptForGood}: a keepAll() level above, and snapshot 1 declared at rank 3 — kept for good, the oldest live
-     * snapshot for the store's life, which the logs' compactions must see past.
+     * {@code keptForGood}: a keepAll() level above, and snapshot 1 at rank 3 there ({@link Kept}) — kept for good, the
+     * oldest live snapshot for the store's life, which the logs' compactions must see past.
      */
     static VarveConfig config(Path dir, RecoveryMode mode, boolean keptForGood) {
         RankTreePolicy policy = keptForGood ? RankTreePolicy.levels(Retention.keepLast(KEEP), Retention.keepLast(2), Retention.keepAll())
@@ -53,15 +56,16 @@ class LogCompactionKillTest {
         return KillWorkload.config(dir, mode).toBuilder().checkpointFrequency(Duration.ofMillis(50)).snapshotPageWindow(2).retention(policy).build();
     }
 
-    /** Child JVM: {@code main(dir, mode, firstStep, ackFile, keptForGood)} runs steps until killed, acknowledging each. */
+    /** Child JVM: {@code main(dir, mode, firstStep, ackFile, kept)} runs steps until killed, acknowledging each. */
     public static void main(String[] args) throws Exception {
-        boolean keptForGood = Boolean.parseBoolean(args[4]);
-        try (Varve store = Varve.open(config(Path.of(args[0]), RecoveryMode.valueOf(args[1]), keptForGood));
+        Kept kept = Kept.valueOf(args[4]);
+        try (Varve store = Varve.open(config(Path.of(args[0]), RecoveryMode.valueOf(args[1]), kept != Kept.NONE));
              FileOutputStream ack = new FileOutputStream(args[3], true)) {
             for (long i = Long.parseLong(args[2]); ; i++) {
-                long id = store.writeAndSnapshot(DeterministicReplayTestSupport.batch(i), keptForGood && i == 0 ? 3 : 1);
+                long id = store.writeAndSnapshot(DeterministicReplayTestSupport.batch(i), kept == Kept.DECLARED && i == 0 ? 3 : 1);
                 if (id != i + 1) throw new IllegalStateException("snapshot " + id + " declared at step " + i);
-                if (id > (keptForGood ? 2 : 1)) store.rank(id - 1, 2); // a join per level now, and a lazy-ranking copy once it leaves the page window
+                if (kept == Kept.RAISED && id == 1) store.rank(1, 3); // its joins, and its copy into level 3, are the logs' first entries
+                if (id > (kept != Kept.NONE ? 2 : 1)) store.rank(id - 1, 2); // a join per level now, and a lazy-ranking copy once it leaves the page window
                 ack.write((i + "\n").getBytes(StandardCharsets.UTF_8));
             }
         }
@@ -69,19 +73,29 @@ class LogCompactionKillTest {
 
     @Test
     void killedWhileCompactingRecoversExactlyTheRetainedSnapshots() throws Exception {
-        run(Integer.getInteger("varve.killRounds", 6), Long.getLong("varve.seed", System.nanoTime()), false);
+        run(Integer.getInteger("varve.killRounds", 6), Long.getLong("varve.seed", System.nanoTime()), Kept.NONE);
     }
 
     @Test
     void killedWhileCompactingBehindASnapshotKeptForGoodRecoversExactlyTheRetainedSnapshots() throws Exception {
-        run(Integer.getInteger("varve.killRounds", 4), Long.getLong("varve.seed", System.nanoTime()), true);
+        run(Integer.getInteger("varve.killRounds", 4), Long.getLong("varve.seed", System.nanoTime()), Kept.DECLARED);
+    }
+
+    /**
+     * Snapshot 1 raised to the keepAll() level: its joins and its lazy-ranking copy are the first entries of the join
+     * and move logs for the store's life, and the compactions write them again to let the rest go (before, joins.log
+     * grew by 96 bytes a step: 576 KB after the first round's 6,000).
+     */
+    @Test
+    void killedWhileCompactingBehindARaisedSnapshotKeptForGoodKeepsTheJoinAndMoveLogsBounded() throws Exception {
+        run(Integer.getInteger("varve.killRounds", 2), Long.getLong("varve.seed", System.nanoTime()), Kept.RAISED);
     }
 
     @Test
     @Tag("long")
     @Timeout(value = 4, unit = TimeUnit.HOURS)
     void hundredsOfKills() throws Exception {
-        run(Integer.getInteger("varve.killRounds", 100), Long.getLong("varve.seed", System.nanoTime()), false);
+        run(Integer.getInteger("varve.killRounds", 100), Long.getLong("varve.seed", System.nanoTime()), Kept.NONE);
     }
 
     /** The names of the archive's files a compaction writes: its temp files and the drop, join and move logs' parts. */
@@ -96,7 +110,16 @@ class LogCompactionKillTest {
         }
     }
 
-    private void run(int rounds, long seed, boolean keptForGood) throws Exception {
+    private static long bytesOf(Path archive, String prefix) throws IOException {
+        try (Stream<Path> files = Files.list(archive)) {
+            long bytes = 0;
+            for (Path p : (Iterable<Path>) files.filter(p -> p.getFileName().toString().startsWith(prefix))::iterator) bytes += Files.size(p);
+            return bytes;
+        }
+    }
+
+    private void run(int rounds, long seed, Kept kept) throws Exception {
+        boolean keptForGood = kept != Kept.NONE;
         Random rnd = new Random(seed);
         Path dir = tmp.resolve("store");
         Path archive = dir.resolve("archive");
@@ -121,7 +144,7 @@ class LogCompactionKillTest {
                 }
                 compacting[0] = !compactionFiles(archive).equals(before);
                 return compacting[0] || System.nanoTime() > giveUp;
-            }, where, String.valueOf(keptForGood));
+            }, where, kept.name());
             if (compacting[0]) seenCompacting++;
             try (Varve store = Varve.open(config(dir, reopen, keptForGood))) {
                 List<SnapshotInfo> infos = store.snapshots();
@@ -133,6 +156,7 @@ class LogCompactionKillTest {
                 if (keptForGood) want.add(1L);
                 for (long id = Math.max(1, declared - KEEP + 1); id <= declared; id++) want.add(id);
                 assertEquals(want, ids, where + ": the live snapshots");
+                if (keptForGood) assertEquals(3, infos.get(0).rank(), where + ": snapshot 1's rank");
                 String tables = KillWorkload.diff(store, KillWorkload.model(declared));
                 if (tables != null) {
                     StringBuilder near = new StringBuilder();
@@ -160,6 +184,15 @@ class LogCompactionKillTest {
                 + (keptForGood ? " and snapshot 1 kept for good" : ""));
         assertFalse(Files.exists(archive.resolve("joins.log")), "the join log was compacted (renamed after its first entry held): "
                 + compactionFiles(archive));
+        // each is rewritten once it holds 4,096 entries (the join log gains 3 a step, the move log about 1) and again,
+        // past what a snapshot kept for good wrote long ago, at the checkpoint after: a checkpoint's steps more, with
+        // room for a slow checkpoint on a loaded machine (uncompacted, joins.log holds 18,000 after the first round)
+        long entryBound = 32L * 3 * 4096;
+        for (String name : List.of("joins.log", "moves.log")) {
+            long bytes = bytesOf(archive, name);
+            assertTrue(bytes < entryBound, name + " holds " + bytes + " bytes after " + steps + " snapshots (bound " + entryBound + "): "
+                    + compactionFiles(archive));
+        }
         System.out.println("log compaction kill -9: " + rounds + " rounds, " + steps + " steps, " + seenCompacting + " killed while compacting, snapshots.log "
                 + logBytes + " bytes, " + compactionFiles(archive) + ", seed " + seed + ", all consistent");
     }

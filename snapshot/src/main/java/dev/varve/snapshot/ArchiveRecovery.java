@@ -209,8 +209,8 @@ final class ArchiveRecovery {
             Path path = RankedExtent.pathOf(ArchiveLevel.dirOf(dir, m.level()), m.id());
             if (Boolean.FALSE.equals(m.extent()) || (m.extent() == null && !io.exists(path))) continue; // the copy found nothing to copy
             if (!io.exists(path))
-                throw new CorruptionException("snapshot " + m.id() + " is read through its ranked extent, which is missing (copied at checkpoint mark "
-                        + m.mark() + ")", path, 0);
+                throw new CorruptionException("snapshot " + m.id() + " is read through its ranked extent, which is missing (copied by lazy ranking by WAL "
+                        + "position " + m.mark() + ")", path, 0);
             RankedExtent e = RankedExtent.open(io, path, pageSize, storeId.get());
             e.verify(io, m.id(), m.level());
             out.put(m.id(), e);

@@ -97,12 +97,14 @@ final class MaplogDescriptor {
         DROPS(3),
         /**
          * moves.log, one per lazy-ranking copy: a = checkpoint mark LSN, b = snapshot id, c = the target
-         * ({@link ArchiveEncoding#moveTarget}: level, the snapshot's Start there, whether an extent was written).
+         * ({@link ArchiveEncoding#moveTarget}: level, the snapshot's Start there, whether an extent was written). A
+         * live snapshot's latest copy written again by a compaction has a = the LSN of the mark before it + 1.
          */
         MOVES(4),
         /**
          * joins.log, per rank change one per level: a = WAL LSN of the change, b = snapshot id, c =
-         * {@link ArchiveEncoding#location}(level, that level's Maplog position then).
+         * {@link ArchiveEncoding#location}(level, that level's Maplog position then). A live snapshot's latest
+         * entries written again by a compaction have a = the LSN of the mark before it.
          */
         JOINS(5),
         /**

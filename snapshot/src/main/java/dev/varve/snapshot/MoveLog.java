@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * copy (mark LSN, snapshot, target), the target packed by {@link ArchiveEncoding#moveTarget} — level, the snapshot's
  * Start there and, in every entry written since entries record it, whether the copy wrote a ranked extent — so that
  * recovery knows which extent files must exist. Older entries say nothing: an extent found for them is used, none is
- * none.
+ * none. A compaction may write a live snapshot's latest copy again with the mark after the latest one's LSN
+ * ({@link #compact}): the same copy, logged later.
  */
 final class MoveLog implements AutoCloseable {
     /** One copy: {@code extent} is null when the entry predates recording it. */
@@ -80,13 +81,17 @@ final class MoveLog implements AutoCloseable {
     }
 
     /**
-     * After a checkpoint's end marker, holding the append gate: lets go of the copies before the first one of a
-     * snapshot {@code plan} keeps (every other was dropped, its drop durable) — recovery reads the copies up to its mark
-     * back by position and uses only those of live snapshots, and none is made after the mark before its end marker —
-     * once the log has grown enough ({@link PrefixCompaction}).
+     * After the end marker of the checkpoint of mark {@code markLsn}, holding the append gate: lets go of the copies
+     * recovery from that mark no longer uses — those of the snapshots {@code plan} does not keep (each dropped, its
+     * drop durable) and those a later copy of the same snapshot made at a mark up to it supersedes — up to the first one
+     * it still uses, once the log has grown enough ({@link PrefixCompaction#compactLatest}). Recovery reads the copies
+     * made at marks up to its own, and none is made after this mark before the next checkpoint's: a copy written again
+     * carries {@code markLsn + 1}, which counts after this mark and not after the next (a later WAL position), and the
+     * same target, so it says what the old entry said — the same extent file, named by level and snapshot.
      */
-    void compact(CompactionPlan plan) {
-        compaction.compact(log, Long.MAX_VALUE, (mark, id) -> plan.keeps(id));
+    void compact(CompactionPlan plan, long markLsn) {
+        LatestEntries.Shape copies = new LatestEntries.Shape(mark -> mark <= markLsn, target -> 0); // one slot: the latest copy wins
+        compaction.compactLatest(log, copies, markLsn + 1, plan::keeps, plan.live() != null);
     }
 
     void force() {

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the mark, below any ranked extent's bases, and none of whose pre-states a live snapshot or open view can reach),
  * Maplog portions before the first position any live snapshot or view scans from, the ranked extents of dropped
  * or re-copied snapshots no view reads, and the snapshot, drop, join and move logs' records of long-dropped
- * snapshots ({@link SnapshotRegistry#compactLogs}, {@link MoveLog#compactBelow}). Also measures what it cannot give
+ * snapshots ({@link SnapshotRegistry#compactLogs}, {@link MoveLog#compact}). Also measures what it cannot give
  * back: fragmentation, the dead pre-states behind live ones ({@link #deadBytesInLiveSegments}).
  *
  * <p>What may go is decided under the archive's state lock; the drop log is forced under the append gate alone, and
@@ -88,7 +88,7 @@ final class Reclaimer {
         try {
             registry.forceDrops();
             registry.compactLogs(compaction, markLsn); // the records of snapshots dropped by then: their drops were forced just now
-            moves.compact(compaction); // and the lazy-ranking copies of those dropped
+            moves.compact(compaction, markLsn); // and the lazy-ranking copies of those dropped, or copied again since
             marks.compactBefore(markLsn); // no recovery uses an older mark now
         } finally {
             lock.unlockAppends();

@@ -29,8 +29,8 @@ final class SnapshotRegistry implements AutoCloseable {
     static final long COMPACT_MIN_RECORDS = 4096;
     private final SnapshotLog log;
     private final DropLog drops;
-    /** Per rank change, the Maplog position of every level at that moment: (walLsn, id, level &lt;&lt; 56 | position). */
-    private final MaplogFile joinLog;
+    /** Per rank change, the Maplog position of every level at that moment, and each live raised snapshot's latest. */
+    private final JoinLog joins;
     private final RankTree rankTree;
     private final int levels;
     private final TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
@@ -38,13 +38,6 @@ final class SnapshotRegistry implements AutoCloseable {
     private final Declarations declared;
     /** Lazily ranked snapshots copied into a higher level (ranked extents): id → {level, Start at that level}. */
     private final Map<Long, long[]> moved = new HashMap<>();
-    /**
-     * Live snapshots whose rank was raised: every level's Maplog position at the latest raise (index j - 1). Pages
-     * first changed after it are recorded at the new levels; the ones changed between the declaration and it are what
-     * a copy has to bring over.
-     */
-    private final Map<Long, long[]> joins = new HashMap<>();
-
     /** A copy lazy ranking owes: snapshot {@code id} into level {@code target}, joined at {@code positions}. */
     record Move(long id, int target, long[] positions) {
     }
@@ -54,11 +47,9 @@ final class SnapshotRegistry implements AutoCloseable {
     private volatile long floor;
     /** What {@link #prepare} kept of each log, cut to by {@link #cut}. */
     private long keptRecords;
-    private long keptJoins;
     /** The latest snapshot the latest checkpoint mark recorded as declared: no compaction removes its record. */
     private volatile long latestAtMark;
     private long compactAt = COMPACT_MIN_RECORDS;
-    private final PrefixCompaction joinCompaction = new PrefixCompaction(COMPACT_MIN_RECORDS);
     /** The wall clock the retention policy reads (tests step it). */
     private volatile LongSupplier wallClock = System::currentTimeMillis;
 
@@ -80,8 +71,7 @@ final class SnapshotRegistry implements AutoCloseable {
         try {
             this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing, storeId));
             this.drops = Closing.track(opened, new DropLog(io, dir, nodeEntries, missing, storeId));
-            this.joinLog = new MaplogFile(io, dir.resolve("joins.log"), MaplogDescriptor.Kind.JOINS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART,
-                    missingJoins, storeId);
+            this.joins = new JoinLog(io, dir, levels, nodeEntries, missingJoins, storeId);
         } catch (RuntimeException e) {
             Closing.closeAll(e, opened);
             throw e;
@@ -90,7 +80,7 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /** Record counts of the snapshot, drop and join logs, appended or not: {snapshots, drops, joins} (at a checkpoint mark). */
     long[] counts() {
-        return new long[]{log.records(), drops.count(), joinLog.count()};
+        return new long[]{log.records(), drops.count(), joins.count()};
     }
 
     /**
@@ -102,7 +92,7 @@ final class SnapshotRegistry implements AutoCloseable {
     void prepare(long markLsn, boolean emptyStore, ArchiveMarks.Mark mark) {
         log.checkDurable(mark.snapshots());
         drops.checkDurable(mark.drops());
-        joinLog.checkDurable(mark.joins());
+        joins.checkDurable(mark.joins());
         List<SnapshotRecord> all = log.load(); // bounded by the live snapshots and the history since the latest checkpoint
         int held = 0;
         while (!emptyStore && held < all.size() && all.get(held).walLsn() < markLsn) held++;
@@ -124,12 +114,15 @@ final class SnapshotRegistry implements AutoCloseable {
             throw new CorruptionException("the snapshot log's declarations before checkpoint mark " + markLsn + " end at snapshot " + latest
                     + " but the mark recorded snapshot " + mark.latest(), log.path(), log.offsetOf(kept));
         floor = Math.max(0, mark.highWater()); // ids handed out up to the mark's flush are never handed out again
+        // what the recovered mark counts, as its flush noted it: the compactions right after recovery then let go of what
+        // it dropped (knowing no such snapshot, they kept everything, and then waited for their logs to double again)
+        latestAtMark = Math.max(0, mark.latest());
         long[] loaded = live.keySet().stream().mapToLong(Long::longValue).toArray();
         drops.recover(mark.drops(), log.horizon(), live);
         for (long id : loaded) if (!live.containsKey(id)) declared.dropped(id); // as a drop while open forgets it
         rankTree.reset(live.values(), mark.clock(), wallNow()); // the policy's clock goes on as the mark recorded it
         forgetBefore(oldestLive());
-        readJoins(markLsn, emptyStore, mark.joins());
+        joins.read(markLsn, emptyStore, mark.joins(), live::containsKey);
     }
 
     /** Recovery: applies a declaration, or (a later record of an id) a rank change, read back from the log. */
@@ -144,28 +137,7 @@ final class SnapshotRegistry implements AutoCloseable {
         log.truncate(keptRecords);
         log.force();
         drops.cut();
-        joinLog.truncate(keptJoins);
-        joinLog.force();
-    }
-
-    /** Keeps the positions of the rank changes before the recovered mark (replay redoes the later ones). */
-    private void readJoins(long markLsn, boolean emptyStore, long durable) {
-        joins.clear();
-        long first = joinLog.first(); // a compaction let the entries before it go, all of snapshots dropped by then
-        long keep = joinLog.prefix(lsn -> !emptyStore && lsn < markLsn);
-        if (durable >= 0 && keep != durable)
-            throw new CorruptionException("the join log holds " + keep + " rank changes before checkpoint mark " + markLsn + " but the mark recorded "
-                    + durable, joinLog.pathOf(first), MaplogDescriptor.entryOffset(Math.max(0, Math.min(keep, durable) - first)));
-        keptJoins = keep;
-        int n = (int) (keep - first);
-        long[] ids = new long[n];
-        long[] joined = new long[n]; // level and its position, packed like an archive location
-        joinLog.read(first, n, null, ids, joined);
-        for (int i = 0; i < n; i++) {
-            int level = ArchiveEncoding.levelOf(joined[i]);
-            if (live.containsKey(ids[i]) && level >= 1 && level <= levels)
-                joins.computeIfAbsent(ids[i], x -> new long[levels])[level - 1] = ArchiveEncoding.addressOf(joined[i]);
-        }
+        joins.cut();
     }
 
     /** The latest snapshot declared (what a checkpoint mark records as its latest). */
@@ -212,7 +184,7 @@ final class SnapshotRegistry implements AutoCloseable {
         List<Move> due = new ArrayList<>();
         for (SnapshotRecord r : live.headMap(latest - window, true).values()) {
             int target = Math.min(r.rank(), levels);
-            long[] joined = joins.get(r.id()); // none for a raise made before archives kept joins.log: it stays put
+            long[] joined = joins.positions(r.id()); // none for a raise made before archives kept joins.log: it stays put
             if (target > readLevel(r.id()) && joined != null) due.add(new Move(r.id(), target, joined.clone()));
         }
         return due;
@@ -227,7 +199,7 @@ final class SnapshotRegistry implements AutoCloseable {
         long min = Long.MAX_VALUE;
         for (SnapshotRecord r : live.values()) {
             if (readLevel(r.id()) == level) min = Math.min(min, readStart(r));
-            long[] joined = joins.get(r.id());
+            long[] joined = joins.positions(r.id());
             if (joined != null) min = Math.min(min, joined[level - 1]);
         }
         return min;
@@ -240,7 +212,7 @@ final class SnapshotRegistry implements AutoCloseable {
     long baseStart(long id, int level) {
         for (SnapshotRecord r : live.headMap(id, false).descendingMap().values()) {
             if (readLevel(r.id()) == level) return readStart(r);
-            long[] joined = joins.get(r.id());
+            long[] joined = joins.positions(r.id());
             if (joined != null && Math.min(r.rank(), levels) >= level) return joined[level - 1];
         }
         return -1;
@@ -282,8 +254,7 @@ final class SnapshotRegistry implements AutoCloseable {
         live.put(id, raised);
         rankTree.raise(r, raised);
         if (rank > r.rank()) {
-            joins.put(id, positions.clone());
-            for (int j = 1; j <= levels; j++) joinLog.append(walLsn, id, ArchiveEncoding.location(j, positions[j - 1]));
+            joins.raised(id, walLsn, positions);
         }
         declared.counted(id, rank, live::containsKey); // pages first changed from now on record their pre-state as of it at the new levels too
         enforce(wallNow(), true);
@@ -369,7 +340,7 @@ final class SnapshotRegistry implements AutoCloseable {
         int rank = r.rank();
         rankTree.remove(r);
         moved.remove(id);
-        joins.remove(id);
+        joins.dropped(id);
         declared.dropped(id); // wherever it lies: a snapshot kept for good does not keep every declaration after it
         drops.append(id, rank, kind, why);
     }
@@ -440,7 +411,7 @@ final class SnapshotRegistry implements AutoCloseable {
     CompactionPlan compactionPlan(boolean movesDue) {
         long held = log.records() - log.first() + log.retained().size();
         boolean logDue = latestAtMark > log.horizon() && held >= compactAt;
-        long[] upToMark = logDue || movesDue || joinCompaction.due(joinLog)
+        long[] upToMark = logDue || movesDue || joins.due()
                 ? live.headMap(latestAtMark, true).keySet().stream().mapToLong(Long::longValue).toArray() : null;
         return new CompactionPlan(Math.min(oldestLive(), latestAtMark), latestAtMark, upToMark, logDue);
     }
@@ -451,8 +422,7 @@ final class SnapshotRegistry implements AutoCloseable {
      * rewrite is paid for by its growth — without the records of every snapshot below the plan's log horizon that was
      * not live, wherever it lies — then the drop log below the snapshot log's horizon, keeping the drops of the
      * snapshots it retains (that order: a drop log entry below the horizon is only ever found beside a horizon that
-     * covers it, and a retained snapshot's drop stays beside its retained record), and the join log below the plan's
-     * horizon.
+     * covers it, and a retained snapshot's drop stays beside its retained record), and the join log ({@link JoinLog#compact}).
      */
     void compactLogs(CompactionPlan plan, long markLsn) {
         if (plan.logDue()) {
@@ -460,11 +430,7 @@ final class SnapshotRegistry implements AutoCloseable {
             compactAt = Math.max(COMPACT_MIN_RECORDS, 2 * (log.records() - log.first() + log.retained().size()));
         }
         drops.compactBelow(log.horizon(), log::retains);
-        // recovery from this mark reads the rank changes before it back by position, cuts the later ones, and keeps only
-        // those of live snapshots: the entries made before the mark of snapshots the plan does not keep, each dropped by
-        // a durable drop, can go — up to the first of a live one (a prefix: a raised snapshot kept for good holds the
-        // rest, one declared at its rank holds nothing)
-        joinCompaction.compact(joinLog, Long.MAX_VALUE, (lsn, id) -> lsn >= markLsn || plan.keeps(id));
+        joins.compact(plan, markLsn);
     }
 
     SnapshotRecord find(long id) {
@@ -497,7 +463,7 @@ final class SnapshotRegistry implements AutoCloseable {
     void force() {
         log.force();
         drops.force();
-        joinLog.force();
+        joins.force();
     }
 
     /** Makes drops durable (before reclamation deletes what only dropped snapshots needed). */
@@ -507,6 +473,6 @@ final class SnapshotRegistry implements AutoCloseable {
 
     @Override
     public void close() {
-        Closeables.closeAll(log, drops, joinLog);
+        Closeables.closeAll(log, drops, joins);
     }
 }
