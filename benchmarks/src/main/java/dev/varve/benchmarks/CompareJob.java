@@ -71,7 +71,7 @@ final class CompareJob {
 
     /** The settings the flags describe: the default run, or {@code --long}. */
     CompareSettings settings(WalSyncMode sync) {
-        return new CompareSettings(opts.compareSeconds(), opts.longRun ? 5 : 2, opts.compareKeys(), opts.rate, opts.batchSize, opts.threads,
+        return new CompareSettings(opts.compareSeconds(), opts.compareWarmupSeconds(), opts.compareKeys(), opts.rate, opts.batchSize, opts.threads,
                 256L << 20, 64L << 20, opts.checkpointMillis, 4096, 16, sync);
     }
 
@@ -106,6 +106,7 @@ final class CompareJob {
         if (opts.rate != Options.RATE_DEFAULT) f.append(" --rate ").append(opts.rate);
         if (opts.batchSize != Options.BATCH_DEFAULT) f.append(" --batch ").append(opts.batchSize);
         if (opts.checkpointMillis != Options.CHECKPOINT_MILLIS_DEFAULT) f.append(" --checkpoint-ms ").append(opts.checkpointMillis);
+        if (opts.warmupSeconds >= 0) f.append(" --warmup-seconds ").append(opts.warmupSeconds);
         return f.toString();
     }
 

@@ -41,6 +41,8 @@ final class Options {
     static final int RATE_DEFAULT = 10_000;
     static final int BATCH_DEFAULT = 100;
     static final long CHECKPOINT_MILLIS_DEFAULT = 1000;
+    static final int COMPARE_WARMUP_SECONDS_DEFAULT = 2;
+    static final int COMPARE_WARMUP_SECONDS_LONG = 5;
 
     static final String USAGE = String.join("\n",
             "usage: java -jar varve-benchmarks.jar [JOB] [FLAGS]",
@@ -101,6 +103,9 @@ final class Options {
             "  --rate N                compare: puts/s of the fixed-rate phases (default " + RATE_DEFAULT + ")",
             "  --batch N               compare: puts per batch (default " + BATCH_DEFAULT + ")",
             "  --checkpoint-ms N       compare: checkpoint period of Varve and Ignite (default " + CHECKPOINT_MILLIS_DEFAULT + ")",
+            "  --warmup-seconds N      compare: unreported warm-up of each write phase per child JVM, in rounds until the JIT",
+            "                          settles (default " + COMPARE_WARMUP_SECONDS_DEFAULT + ", --long " + COMPARE_WARMUP_SECONDS_LONG
+                    + "); 0: none, for a run that checks the harness, not the figures",
             "  --phases LIST           compare: the phases to run, comma-separated (default: full_speed, full_speed_batch,",
             "                          fixed_rate, unique); also fixed_rate_batch, unique_batch, writers_1/2/4/8 (full-speed",
             "                          puts from that many writers, each Varve writer on its own partition), fsync_writers_8",
@@ -129,6 +134,8 @@ final class Options {
     int rate = RATE_DEFAULT;
     int batchSize = BATCH_DEFAULT;
     long checkpointMillis = CHECKPOINT_MILLIS_DEFAULT;
+    /** {@code --warmup-seconds}; -1: the default (or {@code --long}) warm-up. */
+    int warmupSeconds = -1;
     /** {@code --phases}: the compare phases to run; null: the default (or {@code --long}) set. */
     List<ComparePhase> phases;
     /** {@code --systems}: the compare setups to run; null: all. */
@@ -151,6 +158,7 @@ final class Options {
                 case "--rate" -> o.rate = (int) number(args, ++i, flag, 1, 100_000_000);
                 case "--batch" -> o.batchSize = (int) number(args, ++i, flag, 1, 100_000);
                 case "--checkpoint-ms" -> o.checkpointMillis = number(args, ++i, flag, 1, 86_400_000);
+                case "--warmup-seconds" -> o.warmupSeconds = (int) number(args, ++i, flag, 0, 3600);
                 case "--phases" -> o.phases = listOf(ComparePhase::parse, args, ++i, flag);
                 case "--systems" -> o.systems = listOf(CompareSetup::parse, args, ++i, flag);
                 case "--recovery-modes" -> o.job(Job.RECOVERY_MODES);
@@ -189,6 +197,11 @@ final class Options {
     /** Measured seconds per phase of {@code --compare}. */
     int compareSeconds() {
         return secondsSet ? seconds : longRun ? COMPARE_SECONDS_LONG : COMPARE_SECONDS_DEFAULT;
+    }
+
+    /** Unreported warm-up seconds of each write phase of {@code --compare}. */
+    int compareWarmupSeconds() {
+        return warmupSeconds >= 0 ? warmupSeconds : longRun ? COMPARE_WARMUP_SECONDS_LONG : COMPARE_WARMUP_SECONDS_DEFAULT;
     }
 
     /** Measured seconds per configuration of {@code --retention}. */

@@ -79,6 +79,11 @@ class MainTest {
         assertEquals(2, lj.syncModes().size());
         CompareSettings s = lj.settings(dev.varve.config.WalSyncMode.FSYNC);
         assertEquals(s, CompareSettings.fromArgs(s.toArgs()));
+        assertEquals(Options.COMPARE_WARMUP_SECONDS_DEFAULT, j.settings(dev.varve.config.WalSyncMode.LOG_ONLY).warmupSeconds());
+        assertEquals(Options.COMPARE_WARMUP_SECONDS_LONG, s.warmupSeconds());
+        CompareJob none = new CompareJob(Options.parse(java.util.List.of("--compare", "--long", "--warmup-seconds", "0")), System.out);
+        assertEquals(0, none.settings(dev.varve.config.WalSyncMode.FSYNC).warmupSeconds());
+        assertEquals(" --long --warmup-seconds 0", none.flags());
     }
 
     @Test
