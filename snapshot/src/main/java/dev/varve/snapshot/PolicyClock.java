@@ -31,7 +31,10 @@ record PolicyClock(long correction, long latestWall, long[] steps, long[] floors
      * keeps those snapshots longer (by at most the correction over this), never drops one early.
      */
     static final int MAX_STEPS = 64;
-    /** A declaration counted this much later than its own time or less (a pause before the lock) records no floor. */
+    /**
+     * A declaration counted this much later than its own time or less (a pause before the lock) records no floor,
+     * unless it read the clock after a step back that a later read found: its own time is then the step earlier.
+     */
     static final long FLOOR_TOLERANCE_MILLIS = 1_000;
 
     /** Whether the mark recorded the clock (a store of an earlier build did not). */
