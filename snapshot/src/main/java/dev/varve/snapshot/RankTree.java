@@ -223,11 +223,18 @@ final class RankTree {
         long[] floors = new long[2 * ids.size()];
         int f = 0;
         long floor = Long.MIN_VALUE;
+        // floors of lags under the tolerance, the oldest (the first to age) up to MAX_STEPS: a clock stepped back a
+        // little again and again would otherwise note one per step, all in every checkpoint mark
+        int shortLags = 0;
         for (long id : ids) {
             SnapshotRecord r = live.apply(id);
             long at = lagging.get(id);
             long own = r == null ? at : r.declaredMillis() + offsetOf(id);
-            if (at <= own || at <= own + PolicyClock.FLOOR_TOLERANCE_MILLIS && !laggedAStep.contains(id) || at <= floor) continue;
+            if (at <= own || at <= floor) continue;
+            if (at <= own + PolicyClock.FLOOR_TOLERANCE_MILLIS) {
+                if (!laggedAStep.contains(id) || shortLags == PolicyClock.MAX_STEPS) continue;
+                shortLags++;
+            }
             floors[f++] = id;
             floors[f++] = at;
             floor = at;

@@ -177,6 +177,28 @@ class RankTreeRestartTest {
     }
 
     /**
+     * A clock stepped back a little again and again, each step with a declaration before the next check: the
+     * checkpoint records at most {@link PolicyClock#MAX_STEPS} floors for those short lags, not one per step.
+     */
+    @Test
+    void shortStepsBackRecordBoundedFloors() {
+        RankTree tree = reopened(new TreeMap<>(), PolicyClock.NONE, 0);
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long wall = Duration.ofDays(20_000).toMillis();
+        for (long id = 1; id <= 500; id++) {
+            wall += 100;
+            dropped(tree, live, wall);
+            wall -= 50; // stepped back
+            declare(tree, live, snap(id, wall + 1));
+            wall += 2;
+            dropped(tree, live, wall); // the check finds the step
+        }
+        PolicyClock recorded = tree.clock(live::get, wall);
+        assertTrue(recorded.floors().length / 2 <= PolicyClock.MAX_STEPS, recorded.floors().length / 2 + " floors recorded");
+        assertTrue(recorded.floors().length > 0);
+    }
+
+    /**
      * A policy that ages nothing (keepLast) notes no offsets, only the correction: reopened under a keepFor policy, the
      * snapshots declared before a step back a year long are not taken for a year older than they are.
      */
