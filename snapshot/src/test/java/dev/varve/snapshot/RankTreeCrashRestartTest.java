@@ -18,13 +18,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The policy's clock across crashes: the reopen goes on from the clock the last checkpoint mark recorded, which misses
  * what came after it — steps back found since, declarations that replay counts again. A model of elapsed time checks
  * that no snapshot goes before its keepFor age, and none outlives it by more than the documented bound (per restart,
- * the time from the mark to the reopen).
+ * the time from the mark to the reopen), also when a reopen switches to a policy that ages nothing and back.
  */
 @Timeout(60)
 class RankTreeCrashRestartTest {
     private static final long AGE = 30_000;
     /** A declaration reads its time up to half a second before it is counted; a check runs at least every 2 s. */
     private static final long UNSEEN = 2_500;
+    private static final RankTreePolicy KEEP_FOR = RankTreePolicy.levels(Retention.keepFor(Duration.ofMillis(AGE)));
 
     private final Map<Long, Long> readAt = new HashMap<>();
     private final Map<Long, Long> allowed = new HashMap<>();
@@ -33,15 +34,18 @@ class RankTreeCrashRestartTest {
     private long real;
     private long skew;
     private String where;
+    /** Set once a reopen switched to a policy that ages nothing: its snapshots may then live any time. */
+    private boolean agesNotChecked;
 
     @Test
     void noSnapshotGoesEarlyAcrossCrashesAfterStepsBack() {
         Random rnd = new Random(1);
-        for (int round = 0; round < 400; round++) {
+        for (int round = 0; round < 650; round++) {
             live.clear();
+            agesNotChecked = false;
             readAt.clear();
             allowed.clear();
-            tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMillis(AGE))));
+            tree = new RankTree(KEEP_FOR);
             tree.reset(List.of(), PolicyClock.NONE, 0);
             real = Duration.ofDays(20_000).toMillis() + rnd.nextInt(1_000_000);
             skew = 0;
@@ -66,7 +70,10 @@ class RankTreeCrashRestartTest {
                     real += rnd.nextInt(5_000);
                     if (rnd.nextBoolean()) skew -= 1 + rnd.nextInt((int) (2 * AGE));
                     for (long id : live.keySet()) allowed.merge(id, real - markReal + UNSEEN, Long::sum);
-                    reopen(markClock, markLatest);
+                    int policy = rnd.nextInt(6); // mostly keepFor; sometimes a policy that ages nothing, then keepFor again
+                    agesNotChecked |= policy >= 4;
+                    reopen(markClock, markLatest, policy == 4 ? RankTreePolicy.levels(Retention.keepLast(100_000))
+                            : policy == 5 ? RankTreePolicy.levels(Retention.keepAll()) : KEEP_FOR);
                     checked = real;
                 } else if (real - checked < 1_000 && rnd.nextBoolean()) {
                     // declarations read the clock in the order of their ids (under the store's checkpoint lock)
@@ -79,17 +86,17 @@ class RankTreeCrashRestartTest {
                     checked = real;
                     check(real + skew, true);
                     for (SnapshotRecord r : live.values())
-                        assertTrue(real - readAt.get(r.id()) <= AGE + UNSEEN + allowed.getOrDefault(r.id(), 0L), where + ": snapshot " + r.id() + " kept late");
+                        assertTrue(agesNotChecked || real - readAt.get(r.id()) <= AGE + UNSEEN + allowed.getOrDefault(r.id(), 0L), where + ": snapshot " + r.id() + " kept late");
                 }
             }
         }
     }
 
     /** Recovery from the mark: the snapshots declared before it, then replay's declarations of the later ones. */
-    private void reopen(PolicyClock markClock, long markLatest) {
+    private void reopen(PolicyClock markClock, long markLatest, RankTreePolicy policy) {
         TreeMap<Long, SnapshotRecord> after = new TreeMap<>(live.tailMap(markLatest, false));
         live.keySet().removeAll(after.keySet());
-        tree = new RankTree(RankTreePolicy.levels(Retention.keepFor(Duration.ofMillis(AGE))));
+        tree = new RankTree(policy);
         tree.reset(live.values(), markClock, real + skew);
         for (SnapshotRecord r : after.values()) declare(r);
         check(real + skew, true);
