@@ -86,7 +86,8 @@ class RankTreeCrashRestartTest {
                     checked = real;
                     check(real + skew, true);
                     for (SnapshotRecord r : live.values())
-                        assertTrue(agesNotChecked || real - readAt.get(r.id()) <= AGE + UNSEEN + allowed.getOrDefault(r.id(), 0L), where + ": snapshot " + r.id() + " kept late");
+                        assertTrue(agesNotChecked || real - readAt.get(r.id()) <= AGE + UNSEEN + allowed.getOrDefault(r.id(), 0L),
+                                where + ": snapshot " + r.id() + " kept late");
                 }
             }
         }
