@@ -31,7 +31,12 @@ record PolicyClock(long correction, long latestWall, long[] steps, long[] floors
      * keeps those snapshots longer (by at most the correction over this), never drops one early.
      */
     static final int MAX_STEPS = 64;
-    /** A declaration counted this much later than its own time or less (a pause before the lock) records no floor. */
+    /**
+     * A declaration counted this much later than its own time or less (a pause before the lock) records no floor,
+     * unless it read the clock after a step back that a later read found: its own time is then the step earlier
+     * (recorded for the {@link #MAX_STEPS} oldest such, so that a clock stepped back a little again and again does
+     * not grow every mark by one floor per step).
+     */
     static final long FLOOR_TOLERANCE_MILLIS = 1_000;
 
     /** Whether the mark recorded the clock (a store of an earlier build did not). */

@@ -143,6 +143,35 @@ class ClockStepRestartTest {
     }
 
     /**
+     * NTP steps the clock back half a second, and a declaration reads it before the archiver's next check finds the
+     * step: snapshot 2 counts as declared at the archiver's latest read. The checkpoint records that (a floor), so after
+     * the restart it still lives its ten minutes; it went half a second early when a lag under a second recorded none.
+     */
+    @Test
+    void aDeclarationAfterAShortStepBackLivesItsAgeAfterARestart() {
+        long step = 500;
+        long age = Duration.ofMinutes(10).toMillis();
+        PageMemory memory = new PageMemory(new PageStore(io, dir.resolve("pages"), 4096), 16L << 20, 1L << 20);
+        try (SnapshotArchive a = open()) {
+            a.attach(memory);
+            a.recover(0, true);
+            a.declare(1, 1, T0, 1);
+            assertEquals(List.of(1L), liveAt(a, wall, T0 + 100));
+            wall.set(T0 + 110 - step); // 10 ms after that read, in elapsed time
+            a.declare(2, 1, wall.get(), 2);
+            assertEquals(List.of(1L, 2L), liveAt(a, wall, T0 + 120 - step), "the check finds the step");
+            mark(a, MARK);
+        }
+        try (SnapshotArchive a = open()) {
+            wall.set(T0 + 130 - step);
+            a.recover(MARK, false);
+            assertEquals(List.of(2L), liveAt(a, wall, T0 + age + 101 - step), "snapshot 1 lived its ten minutes");
+            assertEquals(List.of(2L), liveAt(a, wall, T0 + age + 120 - step), "snapshot 2 lives its ten minutes, not half a second less");
+            assertEquals(List.of(), liveAt(a, wall, T0 + age + 121 - step));
+        }
+    }
+
+    /**
      * A mark of an earlier build holds no clock entries and reads as no correction; and a key this build does not
      * know, below END, is skipped as every build since the counts skips one, which is how an earlier build reads a
      * mark holding the clock.

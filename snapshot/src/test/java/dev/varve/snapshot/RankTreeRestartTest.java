@@ -153,6 +153,52 @@ class RankTreeRestartTest {
     }
 
     /**
+     * A step back shorter than a second, taken after the latest read and before a declaration read its time: the
+     * declaration is counted as declared at that latest read until the next check finds the step. A restart counted it
+     * at its own time with the offset before the step, the step earlier than it was (no floor was recorded for a lag
+     * under a second, taken for a pause before the lock), and dropped it that much before its age.
+     */
+    @Test
+    void aDeclarationAfterAStepUnderASecondIsNotCountedEarlierAfterARestart() {
+        RankTree tree = reopened(new TreeMap<>(), PolicyClock.NONE, 0);
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long t = Duration.ofDays(20_000).toMillis();
+        declare(tree, live, snap(1, t));
+        assertEquals(List.of(), dropped(tree, live, t + 100)); // the latest read
+        long step = 500; // then the clock goes back half a second
+        SnapshotRecord r = snap(2, t + 110 - step); // read 10 ms after the latest read, in real time
+        declare(tree, live, r);
+        assertEquals(List.of(), tree.drops(live::get, r.declaredMillis(), false).stream().map(RankTree.Verdict::id).toList());
+        assertEquals(List.of(), dropped(tree, live, t + 120 - step)); // the check finds the step
+        tree = reopened(live, tree.clock(live::get, t + 130 - step), t + 130 - step);
+        assertEquals(List.of(1L), dropped(tree, live, t + AGE + 101 - step), "snapshot 1 at its age");
+        assertEquals(List.of(), dropped(tree, live, t + AGE + 120 - step), "snapshot 2 lives its age, not half a second less");
+        assertEquals(List.of(2L), dropped(tree, live, t + AGE + 121 - step), "counted at the latest read, as before the restart");
+    }
+
+    /**
+     * A clock stepped back a little again and again, each step with a declaration before the next check: the
+     * checkpoint records at most {@link PolicyClock#MAX_STEPS} floors for those short lags, not one per step.
+     */
+    @Test
+    void shortStepsBackRecordBoundedFloors() {
+        RankTree tree = reopened(new TreeMap<>(), PolicyClock.NONE, 0);
+        TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
+        long wall = Duration.ofDays(20_000).toMillis();
+        for (long id = 1; id <= 500; id++) {
+            wall += 100;
+            dropped(tree, live, wall);
+            wall -= 50; // stepped back
+            declare(tree, live, snap(id, wall + 1));
+            wall += 2;
+            dropped(tree, live, wall); // the check finds the step
+        }
+        PolicyClock recorded = tree.clock(live::get, wall);
+        assertTrue(recorded.floors().length / 2 <= PolicyClock.MAX_STEPS, recorded.floors().length / 2 + " floors recorded");
+        assertTrue(recorded.floors().length > 0);
+    }
+
+    /**
      * A policy that ages nothing (keepLast) notes no offsets, only the correction: reopened under a keepFor policy, the
      * snapshots declared before a step back a year long are not taken for a year older than they are.
      */
