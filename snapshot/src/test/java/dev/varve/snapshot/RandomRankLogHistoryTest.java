@@ -10,7 +10,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -39,7 +37,7 @@ class RandomRankLogHistoryTest {
 
     @ParameterizedTest
     @ValueSource(longs = {2}) // a history that rewrites both logs
-    void aReopenReadsTheSameRaisesAndCopiesAndTheLogsStayBounded(long seed) {
+    void aReopenReadsTheSameRaisesAndCopiesAndTheLogsStayBounded(long seed) throws IOException {
         String rewritten = history(seed, 8_000);
         assertTrue(rewritten.contains("joins") && rewritten.contains("moves"), "rewritten: " + rewritten);
     }
@@ -47,7 +45,7 @@ class RandomRankLogHistoryTest {
     @Tag("long")
     @ParameterizedTest
     @ValueSource(longs = {1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
-    void moreSeeds(long seed) {
+    void moreSeeds(long seed) throws IOException {
         history(seed, 12_000);
     }
 
@@ -83,16 +81,8 @@ class RandomRankLogHistoryTest {
         }
     }
 
-    private static long bytesOf(Path archiveDir, String prefix) {
-        try (Stream<Path> files = Files.list(archiveDir)) {
-            return files.filter(p -> p.getFileName().toString().startsWith(prefix)).mapToLong(p -> p.toFile().length()).sum();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     /** Runs the history of {@code seed}; returns which logs were rewritten ("joins", "moves"). */
-    private String history(long seed, int steps) {
+    private String history(long seed, int steps) throws IOException {
         Random random = new Random(seed);
         RankTreePolicy policy = policy(random);
         int top = policy.levelCount();
@@ -139,8 +129,8 @@ class RandomRankLogHistoryTest {
                     reopens++;
                     String at = "seed " + seed + " (" + policy + "), reopen " + (t + 1) + " after step " + step + ", mark " + mark;
                     assertEquals(before, state(a), at);
-                    assertTrue(bytesOf(archiveDir, "joins.log") <= bound, at + ": joins.log holds " + bytesOf(archiveDir, "joins.log") + " bytes");
-                    assertTrue(bytesOf(archiveDir, "moves.log") <= bound, at + ": moves.log holds " + bytesOf(archiveDir, "moves.log") + " bytes");
+                    assertTrue(LogCompactionTest.bytesOf(archiveDir, "joins.log") <= bound, at + ": joins.log holds " + LogCompactionTest.bytesOf(archiveDir, "joins.log") + " bytes");
+                    assertTrue(LogCompactionTest.bytesOf(archiveDir, "moves.log") <= bound, at + ": moves.log holds " + LogCompactionTest.bytesOf(archiveDir, "moves.log") + " bytes");
                 }
             }
         } finally {
