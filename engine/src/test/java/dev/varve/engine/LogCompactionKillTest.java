@@ -110,7 +110,7 @@ class LogCompactionKillTest {
         }
     }
 
-    private static long bytesOf(Path archive, String prefix) throws IOException {
+    static long bytesOf(Path archive, String prefix) throws IOException {
         try (Stream<Path> files = Files.list(archive)) {
             long bytes = 0;
             for (Path p : (Iterable<Path>) files.filter(p -> p.getFileName().toString().startsWith(prefix))::iterator) bytes += Files.size(p);

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(300)
 class RandomRetentionHistoryTest {
-    private static final int KEYS = 40;
+    static final int KEYS = 40;
 
     @TempDir
     Path tmp;
@@ -92,7 +92,8 @@ class RandomRetentionHistoryTest {
         return out;
     }
 
-    private static void assertReads(Varve s, long latest, String at) {
+    /** Every live snapshot of {@code s} reads as of step {@code id}'s write; every other id up to {@code latest} is refused as dropped. */
+    static void assertReads(Varve s, long latest, String at) {
         List<Long> live = ids(s.snapshots());
         for (long id : live)
             try (SnapshotView v = s.asOf(id)) {
