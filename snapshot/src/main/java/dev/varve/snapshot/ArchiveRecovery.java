@@ -171,9 +171,11 @@ final class ArchiveRecovery {
 
     /**
      * Cuts every log back to the recovered checkpoint mark and deletes what a crash left half-made, once
-     * {@link #check} of the same mark found the archive sound (checking it first when it has not).
+     * {@link #check} of the same mark found the archive sound (checking it first when it has not). Returns the counts of
+     * the reclaimed level-1 Maplog it took from {@link CaptureCountsFile} ({@link CaptureCountsFile.Saved#none} when it
+     * took none), for reclamation to go on from.
      */
-    void recover(long markLsn, boolean emptyStore) {
+    CaptureCountsFile.Saved recover(long markLsn, boolean emptyStore) {
         Checked c = checked;
         if (c == null || c.markLsn() != markLsn || c.emptyStore() != emptyStore) {
             check(markLsn, emptyStore);
@@ -189,7 +191,7 @@ final class ArchiveRecovery {
             extents.recovered(c.kept());
             deleteLeftovers();
             retention.forgetCaptures();
-            countCaptures(levels[0].nextMapping);
+            return countCaptures(levels[0].nextMapping);
         } finally {
             lock.unlock();
         }
@@ -237,14 +239,17 @@ final class ArchiveRecovery {
 
     /**
      * Counts, per snapshot, the bytes of the captures the level-1 Maplog holds below {@code n} (every capture is
-     * recorded there), after those of its reclaimed part, which reclamation counted before it deleted it.
+     * recorded there), after those of its reclaimed part, which reclamation counted before it deleted it; returns
+     * those counts, or none when the file holds none of this history.
      */
-    private void countCaptures(long n) {
+    private CaptureCountsFile.Saved countCaptures(long n) {
         CaptureCountsFile.Saved saved = CaptureCountsFile.read(io, dir, RankTreePolicy.MAX_LEVELS);
         long from = levels[0].maplog.maplog().first();
         if (saved.position() >= from && saved.position() <= n) { // else a file of another history: the part it counted is not
             retention.reclaimedCounted(saved);
             from = saved.position(); // a crash may have stopped the deletion of what the file counted
+        } else {
+            saved = CaptureCountsFile.Saved.none(RankTreePolicy.MAX_LEVELS);
         }
         int chunk = 4096;
         long[] snaps = new long[chunk];
@@ -254,5 +259,6 @@ final class ArchiveRecovery {
             levels[0].maplog.maplog().read(at, k, null, snaps, locations); // every capture is recorded at level 1
             for (int i = 0; i < k; i++) retention.captured(snaps[i], locations[i]);
         }
+        return saved;
     }
 }

@@ -1,11 +1,13 @@
 package dev.varve.snapshot;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongPredicate;
+import java.util.function.LongToIntFunction;
 
 /**
  * What recovery from the latest checkpoint mark reads back of a log where a snapshot's latest entry in each slot wins
@@ -27,7 +29,7 @@ final class LatestEntries {
      * mark reads it (true for a prefix of the log); {@code slot}, from its third, which of a snapshot's entries
      * supersede each other (those of one slot: the later wins).
      */
-    record Shape(LongPredicate beforeMark, java.util.function.LongToIntFunction slot) {
+    record Shape(LongPredicate beforeMark, LongToIntFunction slot) {
     }
 
     /** A kept snapshot's needed entries before the mark, one per slot: their positions and third fields. */
@@ -51,9 +53,9 @@ final class LatestEntries {
             while (i < n && slots[i] != slot) i++;
             if (i == n) {
                 if (n == slots.length) {
-                    slots = java.util.Arrays.copyOf(slots, 2 * n);
-                    positions = java.util.Arrays.copyOf(positions, 2 * n);
-                    values = java.util.Arrays.copyOf(values, 2 * n);
+                    slots = Arrays.copyOf(slots, 2 * n);
+                    positions = Arrays.copyOf(positions, 2 * n);
+                    values = Arrays.copyOf(values, 2 * n);
                 }
                 slots[n++] = slot;
             }

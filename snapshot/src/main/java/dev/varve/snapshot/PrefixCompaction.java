@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import java.util.List;
+import java.util.function.LongPredicate;
 
 /**
  * When and how far a one-part log of the Maplog format whose entries name snapshots (the drop, join and move logs) is
@@ -62,7 +63,7 @@ final class PrefixCompaction {
      * winning. Appends are held off meanwhile (the caller holds the log's append gate), so no entry of the snapshot
      * can come between what was read and its copy.
      */
-    void compactLatest(MaplogFile file, LatestEntries.Shape shape, long refreshedA, java.util.function.LongPredicate keeps, boolean mayRefresh) {
+    void compactLatest(MaplogFile file, LatestEntries.Shape shape, long refreshedA, LongPredicate keeps, boolean mayRefresh) {
         if (!due(file)) return;
         LatestEntries latest = LatestEntries.scan(file, shape, keeps);
         if (refreshedFrom >= 0 && latest.boundary > refreshedFrom) refreshedFrom = -1; // a mark counts the copies: the old entries go now

@@ -39,7 +39,10 @@ final class Reclaimer {
      * do, so {@link #reclaimedBytes} counts them too. Written by the one thread that reclaims, read by metrics.
      */
     private final AtomicLong extentBytesReclaimed = new AtomicLong();
-    /** What {@link CaptureCountsFile} holds; read at the first reclamation. Used by the one thread that reclaims. */
+    /**
+     * What {@link CaptureCountsFile} holds, as recovery took it ({@link #resumeCounts}; read at the first reclamation
+     * when no recovery ran). Used by the one thread that reclaims.
+     */
     private CaptureCountsFile.Saved counted;
 
     Reclaimer(ArchiveLock lock, FileIOFactory io, ArchiveLevel[] levels, SnapshotRegistry registry, RankedExtents extents, OpenViews views,
@@ -109,6 +112,11 @@ final class Reclaimer {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Recovery read {@link CaptureCountsFile} and took {@code saved} of it: reclamation goes on from there, reading it no more. */
+    void resumeCounts(CaptureCountsFile.Saved saved) {
+        counted = saved;
     }
 
     /**

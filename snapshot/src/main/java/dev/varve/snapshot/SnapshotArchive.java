@@ -195,7 +195,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      * first unless {@link #check} of the same mark did) and turns capture on for logical replay.
      */
     public void recover(long markLsn, boolean emptyStore) {
-        recovery.recover(markLsn, emptyStore);
+        reclaimer.resumeCounts(recovery.recover(markLsn, emptyStore));
         // what the last run dropped but did not reclaim (it reclaims after checkpoints) goes now, before replay's
         // declarations weigh the budget against the archive's size: nothing in memory says it is on its way out
         if (!emptyStore) reclaimer.afterEndMarker(markLsn);
