@@ -1,5 +1,7 @@
 package dev.varve.engine;
 
+import dev.varve.core.page.PageId;
+
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -62,13 +64,18 @@ final class BatchBuilder implements WriteBatch {
         return this;
     }
 
+    /** Logs a checked batch: its operations, and the hash-placed tables it creates (none, {@link TableRegistry.NewTables#NONE}). */
+    interface Write<T> {
+        T apply(List<LogicalRecords.Op> ops, TableRegistry.NewTables created);
+    }
+
     /**
-     * Checks the batch's size (its record holding {@code extraBytes} more than its operations) and every operation
-     * against the tables that exist, and what the write path would refuse it for
-     * ({@link WritePath#checkBeforeCreating}), then creates the hash-placed tables it names that do not exist yet,
-     * and resolves partitions.
+     * Checks the batch's size (its record holding {@code extraBytes} more than its operations) and every operation,
+     * resolves partitions and has {@code write} log it. A batch naming hash-placed tables that do not exist yet runs
+     * under the catalog lock ({@link TableRegistry#creating}), and its write creates them only once nothing can refuse
+     * it any more: a refused batch creates no table.
      */
-    List<LogicalRecords.Op> ops(int extraBytes) {
+    <T> T write(int extraBytes, Write<T> write) {
         taken = true;
         long bytes = 4; // a long: values of up to 2 GiB each, many in a batch, would wrap an int past the WAL check
         long keyAndValueBytes = 0;
@@ -84,14 +91,18 @@ final class BatchBuilder implements WriteBatch {
             else missing.add(a.table());
         }
         engine.limits.checkBatch(bytes + extraBytes, keyAndValueBytes, added.size());
-        if (!missing.isEmpty()) { // the catalog's lock, only for a batch that creates a table
-            engine.checkTablesCreatable(missing);
-            engine.writePath.checkBeforeCreating(keyAndValueBytes, added.size(), existing);
-            for (String n : missing) engine.table(n);
-        }
-        List<LogicalRecords.Op> ops = new ArrayList<>(added.size());
-        for (Added a : added) ops.add(new LogicalRecords.Op(resolve(engine.table(a.table()), a).fileId, a.key(), a.value()));
-        return ops;
+        if (missing.isEmpty()) return write.apply(existing, TableRegistry.NewTables.NONE);
+        return engine.tables.creating(missing, created -> {
+            // again under the catalog lock: a table another thread created meanwhile is used as it is
+            List<LogicalRecords.Op> ops = new ArrayList<>(added.size());
+            for (Added a : added) {
+                Catalog.Entry e = created.entry(a.table());
+                int fileId = e == null ? resolve(engine.existingTable(a.table()), a).fileId
+                        : PageId.fileId(e.id(), KeyHash.partition(a.key(), e.partitions()));
+                ops.add(new LogicalRecords.Op(fileId, a.key(), a.value()));
+            }
+            return write.apply(ops, created);
+        });
     }
 
     private static PartitionHandle resolve(TableHandle t, Added a) {

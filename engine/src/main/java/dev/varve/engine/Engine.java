@@ -33,7 +33,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
-import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
@@ -305,10 +304,6 @@ final class Engine {
 
     TableHandle existingTable(String name) {
         return tables.existing(name);
-    }
-
-    void checkTablesCreatable(Collection<String> names) {
-        tables.checkCreatable(names);
     }
 
     List<String> tableNames() {

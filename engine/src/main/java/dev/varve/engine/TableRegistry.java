@@ -13,6 +13,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * The tables of an open store and their partitions, as the catalog holds them: lookup by name and by partition file
@@ -109,15 +110,59 @@ final class TableRegistry {
     }
 
     /**
-     * Refuses, before any of them is created, hash-placed tables {@code names} (those that do not exist yet) that the
-     * catalog or the data region cannot take: a batch naming them is rejected whole, not after creating some.
+     * Hash-placed tables a batch creates ({@link #creating}): their catalog entries, with ids from {@code firstId} on,
+     * and their handles once the batch's write formatted them.
      */
-    void checkCreatable(Collection<String> names) {
+    static final class NewTables {
+        static final NewTables NONE = new NewTables(List.of(), Integer.MAX_VALUE);
+        final List<Catalog.Entry> entries;
+        final int firstId;
+        final List<TableHandle> formatted = new ArrayList<>();
+
+        private NewTables(List<Catalog.Entry> entries, int firstId) {
+            this.entries = entries;
+            this.firstId = firstId;
+        }
+
+        /** Whether partition file {@code fileId} is one of these tables' (and so does not exist before the write). */
+        boolean holds(int fileId) {
+            return PageId.tableOf(fileId) >= firstId;
+        }
+
+        /** The entry of the new table {@code name}, or null. */
+        Catalog.Entry entry(String name) {
+            for (Catalog.Entry e : entries) if (e.name().equals(name)) return e;
+            return null;
+        }
+    }
+
+    /**
+     * Runs {@code write}, a batch naming the hash-placed tables {@code names}, under the catalog lock with the ones
+     * that do not exist yet given as {@link NewTables}: the write creates them ({@link #formatCreated}) only once it
+     * passed every check, under its partitions' locks, so a refused batch creates none. Refuses first the tables the
+     * catalog or the data region cannot take. The lock keeps any other creation out until the batch is logged: a
+     * table another thread created is the batch's to use, not to create again.
+     */
+    <T> T creating(Collection<String> names, Function<NewTables, T> write) {
         synchronized (catalogLock) {
-            List<String> fresh = names.stream().filter(n -> !tables.containsKey(n)).toList();
+            List<String> fresh = names.stream().distinct().filter(n -> !tables.containsKey(n)).toList();
             for (String n : fresh) checkWellFormed(n);
             if (!fresh.isEmpty()) checkRoom(fresh.get(0), engine.config.partitions(), fresh.size());
+            List<Catalog.Entry> entries = new ArrayList<>(fresh.size());
+            for (String n : fresh) entries.add(new Catalog.Entry(n, nextTableId + entries.size(), TableOptions.hashPlaced(engine.config.partitions())));
+            NewTables created = new NewTables(entries, nextTableId);
+            try {
+                return write.apply(created);
+            } finally {
+                // findable by name only now, after the batch was logged (see create); also when its commit failed
+                for (TableHandle t : created.formatted) tables.put(t.name(), t);
+            }
         }
+    }
+
+    /** Formats a table a batch creates, its creation logged; the batch makes it findable by name ({@link #creating}). */
+    TableHandle formatCreated(Catalog.Entry e) {
+        return format(e);
     }
 
     /** Refuses {@code count} new tables of {@code partitions} partitions, the first named {@code name}. Caller holds the catalog lock. */

@@ -167,7 +167,10 @@ public final class Varve implements AutoCloseable {
     /** Applies the batch's operations atomically across keys, tables and partitions: all of them or none. */
     public void write(Consumer<WriteBatch> batch) {
         checkBatchArgument(batch);
-        engine.writePath.write(collect(batch, 0));
+        collect(batch).write(0, (ops, created) -> {
+            engine.writePath.write(ops, created);
+            return null;
+        });
     }
 
     /** Applies the batch and declares a rank-1 snapshot right after it; see {@link #writeAndSnapshot(Consumer, int)}. */
@@ -189,7 +192,7 @@ public final class Varve implements AutoCloseable {
     public long writeAndSnapshot(Consumer<WriteBatch> batch, int rank) {
         checkBatchArgument(batch);
         engine.snapshots.checkRank(rank);
-        return engine.writePath.writeAndSnapshot(collect(batch, LogicalRecords.SNAPSHOT_RANK_BYTES), rank);
+        return collect(batch).write(LogicalRecords.SNAPSHOT_RANK_BYTES, (ops, created) -> engine.writePath.writeAndSnapshot(ops, created, rank));
     }
 
     /** What a batch taking call checks before the caller's batch runs. */
@@ -199,14 +202,11 @@ public final class Varve implements AutoCloseable {
         engine.checkNotReadOnly();
     }
 
-    /**
-     * Runs the caller's batch and checks its operations, whose record holds {@code extraBytes} more; it may create the
-     * hash-placed tables it names.
-     */
-    private List<LogicalRecords.Op> collect(Consumer<WriteBatch> batch, int extraBytes) {
+    /** Runs the caller's batch, whose operations are checked as it adds them; {@link BatchBuilder#write} checks the whole. */
+    private BatchBuilder collect(Consumer<WriteBatch> batch) {
         BatchBuilder b = new BatchBuilder(engine);
         batch.accept(b);
-        return b.ops(extraBytes);
+        return b;
     }
 
     /**

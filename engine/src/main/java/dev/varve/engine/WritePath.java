@@ -1,6 +1,7 @@
 package dev.varve.engine;
 
 import dev.varve.checkpoint.Throttle;
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.RecoveryMode;
 import dev.varve.core.io.PartitionFullException;
 import dev.varve.core.io.StorageException;
@@ -74,11 +75,17 @@ final class WritePath {
         return present;
     }
 
-    /** An atomic batch: one WAL record, every touched partition locked in file-id order. */
-    void write(List<LogicalRecords.Op> ops) {
+    /**
+     * An atomic batch: one WAL record, every touched partition locked in file-id order. It logs the creation of the
+     * tables in {@code created} just before its own record ({@link #logCreations}).
+     */
+    void write(List<LogicalRecords.Op> ops, TableRegistry.NewTables created) {
         if (ops.isEmpty()) return;
-        Batch b = batch(ops, 0);
-        logged(b.pages(), b.puts(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops), b.freed(), b.change());
+        Batch b = batch(ops, 0, created);
+        logged(b.pages(), b.puts(), b.locked(), RecordTypes.DATA_BATCH, () -> {
+            logCreations(created);
+            return LogicalRecords.encodeBatch(ops);
+        }, b.freed(), b.change());
         engine.writes.add(ops.size());
     }
 
@@ -89,14 +96,16 @@ final class WritePath {
      * appended after the batch's record, so the commit that makes it durable makes the batch durable too: under
      * {@code FSYNC} one group-commit force instead of two. An empty batch is a plain declaration.
      */
-    long writeAndSnapshot(List<LogicalRecords.Op> ops, int rank) {
+    long writeAndSnapshot(List<LogicalRecords.Op> ops, TableRegistry.NewTables created, int rank) {
         engine.snapshots.checkRank(rank);
         if (ops.isEmpty()) return engine.snapshots.snapshotNow(rank);
-        Batch b = batch(ops, LogicalRecords.SNAPSHOT_RANK_BYTES);
+        Batch b = batch(ops, LogicalRecords.SNAPSHOT_RANK_BYTES, created);
         Snapshots.Declared d = underCut(checkpointLock.writeLock(), b.pages(), reserved -> {
             // the batch names its snapshot's rank: should a crash keep the batch and cut off the snaprec, recovery declares it
-            logAndApply(reserved, b.pages(), b.puts(), b.locked(), RecordTypes.DATA_BATCH, () -> LogicalRecords.encodeBatch(ops, rank), b.freed(),
-                    b.change());
+            logAndApply(reserved, b.pages(), b.puts(), b.locked(), RecordTypes.DATA_BATCH, () -> {
+                logCreations(created);
+                return LogicalRecords.encodeBatch(ops, rank);
+            }, b.freed(), b.change());
             return engine.snapshots.declareLocked(rank, null); // not reached when the batch failed: no snapshot without its batch
         });
         engine.writes.add(ops.size());
@@ -125,15 +134,23 @@ final class WritePath {
     record Puts(PartitionHandle partition, int count, long valueBytes) {
     }
 
-    /** Checks {@code ops}, whose record holds {@code extraBytes} more than the operations, and works out its locks and head-room. */
-    private Batch batch(List<LogicalRecords.Op> ops, int extraBytes) {
+    /**
+     * Checks {@code ops}, whose record holds {@code extraBytes} more than the operations, and works out its locks and
+     * head-room, the creation of the tables in {@code created} included. Those tables' partitions exist only once the
+     * batch logs their creation: nobody else can reach them before (the catalog lock keeps them unnamed), and being
+     * new and empty they refuse nothing and free nothing, so they are neither locked nor checked.
+     */
+    private Batch batch(List<LogicalRecords.Op> ops, int extraBytes, TableRegistry.NewTables created) {
         List<PartitionHandle> locked = new ArrayList<>();
         Map<PartitionHandle, long[]> putsBy = new IdentityHashMap<>(); // count, value bytes
+        List<LogicalRecords.Op> existing = created.entries.isEmpty() ? ops : new ArrayList<>(ops.size());
         long keyAndValueBytes = 0;
         for (LogicalRecords.Op op : ops) {
+            keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
+            if (created.holds(op.fileId())) continue;
+            if (existing != ops) existing.add(op);
             PartitionHandle h = engine.tables.partitionOf(op.fileId());
             if (!locked.contains(h)) locked.add(h);
-            keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
             if (op.value() != null) {
                 long[] c = putsBy.computeIfAbsent(h, x -> new long[2]);
                 c[0]++;
@@ -144,10 +161,10 @@ final class WritePath {
         putsBy.forEach((h, c) -> puts.add(new Puts(h, (int) c[0], c[1])));
         engine.limits.checkBatch(LogicalRecords.batchBytes(ops) + extraBytes, keyAndValueBytes, ops.size());
         locked.sort(Comparator.comparingInt(h -> h.fileId));
-        int own = engine.memory.headroomFor(keyAndValueBytes, ops.size());
+        int own = withCreations(engine.memory.headroomFor(keyAndValueBytes, ops.size()), created);
         long worst = own + (long) worstFreed(ops.size());
         boolean small = reservesWorst(own, ops.size());
-        return new Batch(locked, small ? (int) worst : own, puts, small ? () -> 0 : freedBy(ops), () -> {
+        return new Batch(locked, small ? (int) worst : own, puts, small ? () -> 0 : freedBy(existing), () -> {
             int at = LogicalRecords.FIRST_OP;
             for (LogicalRecords.Op op : ops) {
                 applyLoggedOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value(), at);
@@ -167,25 +184,29 @@ final class WritePath {
     }
 
     /**
-     * Refuses, before a batch creates the hash-placed tables it names, what {@link #logAndApply} would refuse it for:
-     * a refusal after the creation would leave the new tables behind, and a rejected batch changes nothing. What it
-     * checks needs only the tables that exist, its {@code existing} operations: a new table's partitions are usable,
-     * free nothing and have all but a few of their 2^31 - 1 pages left, more than a batch within half the data region
-     * can take. {@code keyAndValueBytes} and {@code operations} are those of the whole batch, whose sizes the caller
-     * checked. A write that runs between this check and the batch can still make it refused (a
-     * partition filled, a small value replaced by a large one): the tables created stay then.
+     * A batch's {@code own} pages plus those of creating the tables in {@code created}, refused when the sum is more
+     * than one change may dirty (each alone was checked against that).
      */
-    void checkBeforeCreating(long keyAndValueBytes, int operations, List<LogicalRecords.Op> existing) {
-        if (existing.isEmpty()) return;
-        Batch b = batch(existing, 0);
-        int own = engine.memory.headroomFor(keyAndValueBytes, operations);
-        for (PartitionHandle h : b.locked()) h.lock.readLock().lock(); // the write path's order: no deadlock with a writer
-        try {
-            for (PartitionHandle h : b.locked()) engine.store.checkUsable(h.fileId);
-            for (Puts p : b.puts()) checkRoom(p);
-            if (!reservesWorst(own, operations)) roomFor(own + (long) freedBy(existing).getAsInt());
-        } finally {
-            for (int i = b.locked().size() - 1; i >= 0; i--) b.locked().get(i).lock.readLock().unlock();
+    private int withCreations(int own, TableRegistry.NewTables created) {
+        long pages = own;
+        for (Catalog.Entry e : created.entries) pages += ConfigLimits.tableCreationPages(e.partitions());
+        if (pages > engine.memory.maxHeadroom()) throw new IllegalArgumentException("batch with the " + created.entries.size()
+                + " table(s) it creates touches ~" + pages + " pages, more than half the data region (" + engine.memory.capacityPages()
+                + " pages); create the tables first (store.table(name)), split the batch or raise dataRegionSize");
+        return (int) pages;
+    }
+
+    /**
+     * Logs and applies the creation of each table in {@code created}, right before the record of the batch that
+     * creates them is built and logged: under the batch's locks, after every check and head-room reservation, so
+     * nothing refuses the batch once a table exists (a refused batch creates none). The records are not one: a crash
+     * that keeps the creations and cuts off the batch's record keeps the empty tables (as if {@code table(name)} had
+     * been called), without the batch.
+     */
+    private void logCreations(TableRegistry.NewTables created) {
+        for (Catalog.Entry e : created.entries) {
+            append(RecordTypes.CREATE_TABLE, LogicalRecords.encodeCreateTable(e.id(), e.options(), e.name()),
+                    () -> created.formatted.add(engine.tables.formatCreated(e)));
         }
     }
 
@@ -304,21 +325,25 @@ final class WritePath {
             int freedPages = freed.getAsInt();
             if (freedPages < 0) return Logged.NOTHING;
             if ((long) estimate + freedPages > reserved) throw new MoreRoom((long) estimate + freedPages);
-            ByteBuffer payload = record.get();
-            ByteBuffer published = engine.changes.active() ? payload.duplicate() : null; // read after the apply
-            long lsn = engine.wal.append(type, payload);
-            boolean result;
-            if (logsPages) LoggedValue.record(lsn, payload); // payloads are built from index 0
-            try {
-                result = applyLogged(change);
-            } finally {
-                if (logsPages) LoggedValue.clear();
-            }
-            if (published != null) engine.changes.logged(type, published, lsn);
-            return new Logged(lsn, result);
+            return append(type, record.get(), change);
         } finally {
             for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
         }
+    }
+
+    /** Appends a record, applies its change and tells the change feed; the caller holds the write's locks. */
+    private Logged append(int type, ByteBuffer payload, Change change) {
+        ByteBuffer published = engine.changes.active() ? payload.duplicate() : null; // read after the apply
+        long lsn = engine.wal.append(type, payload);
+        boolean result;
+        if (logsPages) LoggedValue.record(lsn, payload); // payloads are built from index 0
+        try {
+            result = applyLogged(change);
+        } finally {
+            if (logsPages) LoggedValue.clear();
+        }
+        if (published != null) engine.changes.logged(type, published, lsn);
+        return new Logged(lsn, result);
     }
 
     /**
