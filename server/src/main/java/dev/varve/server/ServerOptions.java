@@ -33,6 +33,9 @@ public final class ServerOptions {
     private int sampleHistory = 300;
     private Duration sampleInterval = Duration.ofSeconds(1);
     private Duration deadBytesInterval = Duration.ofSeconds(60);
+    /** The tests' seam: what a follow runs between its snapshot's declaration and its image's opening. */
+    private Runnable beforeFollowImage = () -> {
+    };
 
     /**
      * Enables what writes to the store (default off: the server only reads): POST /api/snapshots (declare), POST
@@ -159,6 +162,21 @@ public final class ServerOptions {
     public ServerOptions deadBytesInterval(Duration v) {
         deadBytesInterval = positive("deadBytesInterval", v);
         return this;
+    }
+
+    /**
+     * The tests' seam, not API: {@code hook} runs on the shipping thread of every follow attempt, right after it
+     * declared its snapshot and before it opens the snapshot's image — where the sender's retention policy may drop
+     * that snapshot, a race the tests make happen every time.
+     */
+    ServerOptions beforeFollowImage(Runnable hook) {
+        if (hook == null) throw new IllegalArgumentException("beforeFollowImage hook is null");
+        beforeFollowImage = hook;
+        return this;
+    }
+
+    Runnable beforeFollowImage() {
+        return beforeFollowImage;
     }
 
     boolean allowWrites() {

@@ -50,6 +50,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     private final long helloNanos;
     private final boolean allowFollow;
     private final long followBufferBytes;
+    private final Runnable beforeFollowImage;
     private final Object writability = new Object();
     private boolean started;
     /** Closes the connection unless its first frame is in by then (event loop only). */
@@ -63,6 +64,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         this.helloNanos = options.idleTimeout().toNanos();
         this.allowFollow = options.allowWrites();
         this.followBufferBytes = options.followBufferBytes();
+        this.beforeFollowImage = options.beforeFollowImage();
     }
 
     /**
@@ -139,6 +141,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
             ChangeQueue queue = new ChangeQueue(followBufferBytes);
             try (ChangeFeed feed = store.follow(1, queue)) {
                 SnapshotImage image;
+                beforeFollowImage.run();
                 try {
                     image = SnapshotImage.open(store, feed.snapshot());
                 } catch (SnapshotNotFoundException dropped) {
