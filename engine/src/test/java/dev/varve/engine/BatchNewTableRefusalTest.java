@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.PartitionFullException;
 import dev.varve.core.tree.BPlusTree;
@@ -219,5 +220,36 @@ class BatchNewTableRefusalTest {
             assertEquals(rounds + 1, again.tables().size(), again.tables().toString());
             for (int i = 0; i < rounds; i++) assertArrayEquals(filled(10, 5), again.table("n" + i).get(utf8("w")), "n" + i + " after a reopen");
         }
+    }
+
+    /**
+     * A batch whose own pages just fit in half the data region, and with those of the table it creates do not, is
+     * refused naming the region: the creation is part of the batch's change now. Into an existing table it goes.
+     */
+    @Test
+    void aBatchThatFitsTheRegionOnlyWithoutItsNewTableIsRefused() {
+        VarveConfig config = FixtureSupport.small(dir).build();
+        Varve store = Varve.open(config);
+        store.table("t");
+        int ops = 0;
+        while (store.engine().memory.headroomFor(6L * (ops + 1), ops + 1) <= store.engine().memory.maxHeadroom()) ops++;
+        int n = ops;
+        assertTrue(store.engine().memory.headroomFor(6L * n, n) + ConfigLimits.tableCreationPages(config.partitions()) > store.engine().memory.maxHeadroom(),
+                "set-up: the creation's pages tip the batch over");
+        store.write(b -> {
+            for (int i = 0; i < n; i++) b.put("t", utf8(String.format("%05d", i)), new byte[1]);
+        });
+        assertEquals(n, count(store.table("t")), "into an existing table the batch fits");
+        refusedLeavesNoTable(config, store, IllegalArgumentException.class, () -> store.write(b -> {
+            for (int i = 0; i < n; i++) b.put("fresh", utf8(String.format("%05d", i)), new byte[1]);
+        }), "dataRegionSize");
+    }
+
+    private static int count(Table t) {
+        int n = 0;
+        try (Cursor c = t.scan(new byte[0], new byte[]{(byte) 0xff})) {
+            while (c.next()) n++;
+        }
+        return n;
     }
 }
