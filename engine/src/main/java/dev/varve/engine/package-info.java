@@ -12,7 +12,8 @@
  * <ol>
  *   <li><b>Checkpoint run lock</b> ({@code Checkpointer.running}): one checkpoint at a time; taken only by the
  *       thread running a checkpoint, before anything else.</li>
- *   <li><b>Catalog monitor</b> ({@code Engine.catalogLock}): table creation, held around the create's logged write.</li>
+ *   <li><b>Catalog monitor</b> ({@code Engine.catalogLock}): table creation, held around the create's logged write,
+ *       and around the whole write of a batch that creates the tables it names.</li>
  *   <li><b>Checkpoint lock</b> ({@code Engine.checkpointLock}): a writer holds the read lock for the whole
  *       append-and-apply of one operation; the checkpoint's mark, snapshot declaration, ranking and close take the
  *       write lock, for microseconds. The mark's listener (the archive's {@code onMark}) runs under it. A
