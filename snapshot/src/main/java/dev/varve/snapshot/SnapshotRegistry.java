@@ -122,6 +122,15 @@ final class SnapshotRegistry implements AutoCloseable {
         joins.read(markLsn, emptyStore, mark.joins(), live::containsKey);
     }
 
+    /**
+     * Recovery, after {@link #prepare}: {@code level}'s Maplog, up to the mark, ends with a mapping for {@code snapshot}
+     * (0 when it holds none), which the level's latest is never older than ({@link Declarations#mappedAt}).
+     */
+    void mappedUpTo(int level, long snapshot) {
+        declared.mappedAt(level, snapshot, live::containsKey);
+        forgetBefore(oldestLive()); // as prepare does: none older than the oldest live snapshot is counted
+    }
+
     /** Recovery: applies a declaration, or (a later record of an id) a rank change, read back from the log. */
     private void load(SnapshotRecord r) {
         if (live.containsKey(r.id())) declared.counted(r.id(), r.rank(), live::containsKey);
