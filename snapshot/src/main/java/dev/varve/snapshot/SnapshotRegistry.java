@@ -114,6 +114,9 @@ final class SnapshotRegistry implements AutoCloseable {
             throw new CorruptionException("the snapshot log's declarations before checkpoint mark " + markLsn + " end at snapshot " + latest
                     + " but the mark recorded snapshot " + mark.latest(), log.path(), log.offsetOf(kept));
         floor = Math.max(0, mark.highWater()); // ids handed out up to the mark's flush are never handed out again
+        // what the recovered mark counts, as its flush noted it: the compactions right after recovery then let go of what
+        // it dropped (knowing no such snapshot, they kept everything, and then waited for their logs to double again)
+        latestAtMark = Math.max(0, mark.latest());
         long[] loaded = live.keySet().stream().mapToLong(Long::longValue).toArray();
         drops.recover(mark.drops(), log.horizon(), live);
         for (long id : loaded) if (!live.containsKey(id)) declared.dropped(id); // as a drop while open forgets it

@@ -116,6 +116,33 @@ class LevelLatestRecoveryTest {
         assertLevel2InOrderAfterReopen(KEEP_LAST, last);
     }
 
+    /**
+     * The compaction a recovery runs before replay, which lets go of what the recovered mark dropped: snapshot 2,
+     * dropped after the mark by snapshot {@code last + 1} (lost with the WAL's unsynced tail), is level 2's latest once
+     * the drop is applied, and that compaction lets its records go. Killed again before the next checkpoint, the store
+     * recovers from the same mark.
+     */
+    @Test
+    void aLatestTheRecoverysCompactionLetGoStillBoundsItsMappingsWhenTheSameMarkIsRecoveredAgain() {
+        long last = SnapshotRegistry.COMPACT_MIN_RECORDS + 100;
+        PageMemory first = memory("pages");
+        try (SnapshotArchive a = open(null, first, KEEP_LAST)) {
+            a.recover(0, true);
+            declareOneAndTwo(a, first);
+            for (long id = 3; id <= last; id++) a.declare(id, 1, wall.get(), 2 * id);
+            a.onMark(last, markOf(last));
+            a.beforeStartMarker(last, markOf(last));
+            a.declare(last + 1, 2, wall.get(), markOf(last) + 1); // keepLast(1) at level 2: snapshot 2 goes
+            assertNull(a.find(2));
+        } // killed after the end marker, before its reclamation
+        try (SnapshotArchive a = open(null, memory("pages-replay"), KEEP_LAST)) {
+            a.recover(markOf(last), false);
+            assertNull(a.find(2), "the drop after the mark stands");
+            assertTrue(a.dropHorizon() > 2, "the recovery's compaction let snapshot 2's records go: horizon " + a.dropHorizon());
+        } // killed again during replay
+        assertLevel2InOrderAfterReopen(KEEP_LAST, last);
+    }
+
     /** Snapshot 1 at rank 3, snapshot 2 at rank 2, then a page changes: mapped to snapshot 2 at levels 1 and 2 (1 at level 3). */
     private void declareOneAndTwo(SnapshotArchive a, PageMemory memory) {
         memory.releaseWrite(memory.acquireNew(CHANGED_PAGE));
