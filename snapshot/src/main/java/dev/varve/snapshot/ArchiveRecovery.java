@@ -163,6 +163,8 @@ final class ArchiveRecovery {
         lock.lock();
         try {
             registry.prepare(markLsn, emptyStore, mark);
+            // a level's latest, dropped, may be gone from the snapshot log with its records: its Maplog still maps to it
+            for (ArchiveLevel l : levels) registry.mappedUpTo(l.level, l.maplog.snapshotBefore(mark.mappings()[l.level - 1]));
             checked = new Checked(markLsn, emptyStore, mark, recoveredExtents(moves.prepare(markLsn, emptyStore, mark.moves())));
         } finally {
             lock.unlock();

@@ -50,12 +50,24 @@ final class Declarations {
      * reads it, is forgotten now that it is not the latest.
      */
     void counted(long id, int rank, LongPredicate live) {
-        for (int j = 1; j <= Math.min(rank, levels); j++) {
-            SortedIds at = atLevel.get(j - 1);
-            long previous = at.last();
-            at.add(id);
-            if (previous != 0 && previous < id && !live.test(previous) && !pinned.containsKey(previous)) at.remove(previous);
-        }
+        for (int j = 1; j <= Math.min(rank, levels); j++) countAt(j, id, live);
+    }
+
+    /**
+     * Recovery: {@code level}'s Maplog already maps a pre-state to {@code id}, counted there when it was recorded. The
+     * snapshot log may have let go of that declaration (a dropped snapshot, compacted away) while it was still the
+     * level's latest; counted again, it stays the latest until a later one is counted there, as it did before — else
+     * the next pre-state recorded there would be mapped to an older snapshot, after {@code id}'s (I7).
+     */
+    void mappedAt(int level, long id, LongPredicate live) {
+        if (id > latestAt(level)) countAt(level, id, live);
+    }
+
+    private void countAt(int level, long id, LongPredicate live) {
+        SortedIds at = atLevel.get(level - 1);
+        long previous = at.last();
+        at.add(id);
+        if (previous != 0 && previous < id && !live.test(previous) && !pinned.containsKey(previous)) at.remove(previous);
     }
 
     /** The rank {@code id} was declared at (1 when not held). */

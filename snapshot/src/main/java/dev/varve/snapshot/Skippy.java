@@ -145,12 +145,15 @@ final class Skippy implements AutoCloseable {
     /** Loads every level's current node and the snapshot of the last mapping. */
     private void loadNodes() {
         for (int i = 0; i <= height; i++) loadCurrentNode(i);
+        lastSnapshot = snapshotBefore(levels[0].count());
+    }
+
+    /** The snapshot of the last mapping before position {@code end}, 0 when the Maplog holds none there (or reclaimed it). */
+    long snapshotBefore(long end) {
+        if (end <= levels[0].first()) return 0;
         long[] last = new long[1];
-        lastSnapshot = 0;
-        if (levels[0].count() > levels[0].first()) {
-            levels[0].read(levels[0].count() - 1, 1, null, last, null);
-            lastSnapshot = last[0];
-        }
+        levels[0].read(end - 1, 1, null, last, null);
+        return last[0];
     }
 
     /** Loads the mappings of a level's current (unfilled) node into its node arrays. */

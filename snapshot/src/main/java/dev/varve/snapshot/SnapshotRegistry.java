@@ -114,12 +114,24 @@ final class SnapshotRegistry implements AutoCloseable {
             throw new CorruptionException("the snapshot log's declarations before checkpoint mark " + markLsn + " end at snapshot " + latest
                     + " but the mark recorded snapshot " + mark.latest(), log.path(), log.offsetOf(kept));
         floor = Math.max(0, mark.highWater()); // ids handed out up to the mark's flush are never handed out again
+        // what the recovered mark counts, as its flush noted it: the compactions right after recovery then let go of what
+        // it dropped (knowing no such snapshot, they kept everything, and then waited for their logs to double again)
+        latestAtMark = Math.max(0, mark.latest());
         long[] loaded = live.keySet().stream().mapToLong(Long::longValue).toArray();
         drops.recover(mark.drops(), log.horizon(), live);
         for (long id : loaded) if (!live.containsKey(id)) declared.dropped(id); // as a drop while open forgets it
         rankTree.reset(live.values(), mark.clock(), wallNow()); // the policy's clock goes on as the mark recorded it
         forgetBefore(oldestLive());
         joins.read(markLsn, emptyStore, mark.joins(), live::containsKey);
+    }
+
+    /**
+     * Recovery, after {@link #prepare}: {@code level}'s Maplog, up to the mark, ends with a mapping for {@code snapshot}
+     * (0 when it holds none), which the level's latest is never older than ({@link Declarations#mappedAt}).
+     */
+    void mappedUpTo(int level, long snapshot) {
+        declared.mappedAt(level, snapshot, live::containsKey);
+        forgetBefore(oldestLive()); // as prepare does: none older than the oldest live snapshot is counted
     }
 
     /** Recovery: applies a declaration, or (a later record of an id) a rank change, read back from the log. */
