@@ -4,6 +4,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +27,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * static discovery, a distributed synchronous cache with 2 owners and 64 segments. Real kill -9 of child JVMs.
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
+// beside the module's other classes (infinispan/pom.xml), which run one after another meanwhile: it shares nothing with
+// them in this JVM (its nodes are child JVMs with their own directories, logs and -D properties), and the ports it
+// picks are bound by its nodes; CacheHistoryClusterTest's in-JVM nodes pick theirs the same way, checking each is free
+@Execution(ExecutionMode.CONCURRENT)
 class ThreeNodeClusterTest {
     private int keys;
     private long started;
