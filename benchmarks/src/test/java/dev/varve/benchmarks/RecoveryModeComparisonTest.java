@@ -11,9 +11,14 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** {@code --recovery-modes}: every configuration gets the same warm-up before the timed runs. */
 @Timeout(300)
+// beside the module's other classes (benchmarks/pom.xml): the run is a child JVM's, which shares no store, thread or
+// figure with this JVM (CompareFiguresTest looks for store threads left in this one), and it checks no timing
+@Execution(ExecutionMode.CONCURRENT)
 class RecoveryModeComparisonTest {
     @Test
     void everyRecoverySetupIsWarmedUpBeforeAnyIsTimed(@TempDir Path tmp) throws Exception {

@@ -7,10 +7,12 @@ import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -94,12 +96,48 @@ public final class FixtureStores {
         }
     }
 
-    /** Runs {@code kind} ("healthy", "crashed", "midcheckpoint") in a child JVM on {@code dir}; returns its exit code. */
+    /**
+     * The stores made in this JVM, by kind: each kind is written once by a child JVM, and every {@link #create} copies
+     * it (a dozen test classes of the command line ask for the same three, each child JVM a second or two). Guarded by
+     * itself; deleted when the JVM exits.
+     */
+    private static final Map<String, Path> MADE = new HashMap<>();
+    private static Path madeRoot;
+
+    /**
+     * Puts a store of {@code kind} ("healthy", "crashed", "midcheckpoint") at {@code dir}, as a child JVM running
+     * {@link #main} on it leaves it (a copy of the one this JVM's first call for the kind had written so); returns the
+     * child's exit code.
+     */
     public static int create(Path dir, String kind) {
-        FixtureChildJvm.Result r = FixtureChildJvm.run("-Xmx256m", 120, FixtureStores.class, dir.toString(), kind);
         int want = kind.equals("healthy") ? 0 : HALTED;
-        if (r.exitCode() != want) throw new IllegalStateException("fixture " + kind + ": " + r.describe());
-        return r.exitCode();
+        try {
+            Path made;
+            synchronized (MADE) {
+                made = MADE.get(kind);
+                if (made == null) {
+                    if (madeRoot == null) {
+                        madeRoot = Files.createTempDirectory("varve-fixture-stores");
+                        Path root = madeRoot;
+                        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                            try {
+                                LogCompactionPowerCutTest.deleteTree(root);
+                            } catch (IOException e) {
+                                // a temporary directory left behind
+                            }
+                        }));
+                    }
+                    made = madeRoot.resolve(kind);
+                    FixtureChildJvm.Result r = FixtureChildJvm.run("-Xmx256m", 120, FixtureStores.class, made.toString(), kind);
+                    if (r.exitCode() != want) throw new IllegalStateException("fixture " + kind + ": " + r.describe());
+                    MADE.put(kind, made);
+                }
+            }
+            LogCompactionPowerCutTest.copy(made, dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return want;
     }
 
     /**
