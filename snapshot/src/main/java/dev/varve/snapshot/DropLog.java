@@ -36,11 +36,40 @@ final class DropLog implements AutoCloseable {
     /** Whether {@link #recover} left out a drop with a kept one after it, so {@link #cut} must rewrite the log. */
     private boolean keptWithGaps;
     private final PrefixCompaction compaction = new PrefixCompaction(COMPACT_MIN_ENTRIES);
+    /** The store's WAL, which the records that caused the drops are in. */
+    private volatile WalDurability wal = WalDurability.NONE;
+    /** The latest WAL record that caused a drop appended so far (0: none; MAX_VALUE: everything appended then). */
+    private long causedUpTo;
+    /** Up to where {@link #causedUpTo} was found durable: the drops appended before then may reach the file. */
+    private long causesDurable;
 
     /** The drops of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
     DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, AtomicLong storeId) {
         file = new MaplogFile(io, dir.resolve("drops.log"), MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART, missing,
                 storeId);
+        // no drop reaches the file before the record that caused it is durable: written (let alone forced) first, a crash
+        // that lost the record would keep the drop (recovery keeps a drop after the mark of a snapshot declared before
+        // it), and reclamation, which forces this log first, may already have deleted the snapshot's data
+        file.gate(new MaplogFile.WriteGate() {
+            @Override
+            public boolean open() {
+                long durable = wal.durableLsn();
+                return causedUpTo <= causesDurable || causedUpTo < durable || durable == Long.MAX_VALUE;
+            }
+
+            @Override
+            public void await() {
+                if (causedUpTo <= causesDurable) return;
+                long upTo = causedUpTo;
+                wal.forceThrough(upTo);
+                causesDurable = upTo;
+            }
+        });
+    }
+
+    /** The WAL whose records cause drops (until set, none: a standalone archive). */
+    void wal(WalDurability w) {
+        wal = w;
     }
 
     Path path() {
@@ -105,8 +134,12 @@ final class DropLog implements AutoCloseable {
         kept.clear();
     }
 
-    /** Records that live snapshot {@code id} of {@code rank} was dropped now, by {@code cause}, for {@code why}. */
-    void append(long id, int rank, long cause, String why) {
+    /**
+     * Records that live snapshot {@code id} of {@code rank} was dropped now, by {@code cause}, for {@code why}, because
+     * of the WAL record at {@code causeLsn} (0 when none: the clock; MAX_VALUE: every record appended so far).
+     */
+    void append(long id, int rank, long cause, String why, long causeLsn) {
+        causedUpTo = Math.max(causedUpTo, causeLsn);
         long when = System.currentTimeMillis();
         file.append(id, when, MaplogDescriptor.dropReason(cause, rank));
         recent.put(id, new DroppedSnapshot(id, when, why));
