@@ -38,10 +38,11 @@ final class DropLog implements AutoCloseable {
     private final PrefixCompaction compaction = new PrefixCompaction(COMPACT_MIN_ENTRIES);
     /** The store's WAL, which the records that caused the drops are in. */
     private volatile WalDurability wal = WalDurability.NONE;
-    /** The latest WAL record that caused a drop appended so far (0: none; MAX_VALUE: everything appended then). */
-    private long causedUpTo;
-    /** Up to where {@link #causedUpTo} was found durable: the drops appended before then may reach the file. */
-    private long causesDurable;
+    /**
+     * The latest WAL record that caused a drop buffered and not written yet: 0 when none did (the clock) or nothing is
+     * buffered; MAX_VALUE: every record appended when it was made.
+     */
+    private long unwrittenCause;
 
     /** The drops of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
     DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, AtomicLong storeId) {
@@ -54,15 +55,13 @@ final class DropLog implements AutoCloseable {
             @Override
             public boolean open() {
                 long durable = wal.durableLsn();
-                return causedUpTo <= causesDurable || causedUpTo < durable || durable == Long.MAX_VALUE;
+                return unwrittenCause == 0 || unwrittenCause < durable || durable == Long.MAX_VALUE;
             }
 
             @Override
             public void await() {
-                if (causedUpTo <= causesDurable) return;
-                long upTo = causedUpTo;
-                wal.forceThrough(upTo);
-                causesDurable = upTo;
+                if (!open()) wal.forceThrough(unwrittenCause);
+                unwrittenCause = 0; // what is buffered is written now
             }
         });
     }
@@ -139,9 +138,9 @@ final class DropLog implements AutoCloseable {
      * of the WAL record at {@code causeLsn} (0 when none: the clock; MAX_VALUE: every record appended so far).
      */
     void append(long id, int rank, long cause, String why, long causeLsn) {
-        causedUpTo = Math.max(causedUpTo, causeLsn);
         long when = System.currentTimeMillis();
-        file.append(id, when, MaplogDescriptor.dropReason(cause, rank));
+        file.append(id, when, MaplogDescriptor.dropReason(cause, rank)); // may write what was buffered before: not waiting for this cause
+        unwrittenCause = Math.max(unwrittenCause, causeLsn);
         recent.put(id, new DroppedSnapshot(id, when, why));
     }
 

@@ -109,4 +109,23 @@ class DropCauseDurabilityTest {
             assertEquals(last - 1, dropEntriesOnDisk());
         }
     }
+
+    /**
+     * Under FSYNC each declaration is durable once its commit returns, after the archive dropped what it pushed out:
+     * a full buffer holds the drops of committed declarations and is written as before (the one being declared waits
+     * in the buffer), with no WAL force — it does not grow until the next checkpoint.
+     */
+    @Test
+    void dropsOfCommittedDeclarationsAreWrittenAsTheBufferFills() {
+        FakeWal wal = new FakeWal();
+        try (SnapshotArchive a = open(wal)) {
+            a.recover(0, true);
+            for (long id = 1; id <= 5000; id++) {
+                declare(a, id);
+                wal.durable = 10 * id + 1; // its commit
+            }
+            assertEquals(List.of(), wal.forced);
+            assertEquals(4096, dropEntriesOnDisk(), "two buffers of 2048 drops written as they filled");
+        }
+    }
 }
