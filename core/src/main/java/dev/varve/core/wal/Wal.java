@@ -77,8 +77,6 @@ public final class Wal implements AutoCloseable {
     private final AtomicReference<StorageException> failure = new AtomicReference<>();
     private final BooleanSupplier failed = () -> failure.get() != null;
     private volatile boolean closed;
-    /** Set by {@link #halt}: a crash drill, after which nothing is appended or forced. */
-    private volatile boolean halted;
 
     private Wal(WalOpenScan scan, WalSegment last, int endOffset, Duration flushFrequency) {
         this.dir = scan.dir;
@@ -458,14 +456,12 @@ public final class Wal implements AutoCloseable {
      * changes the directory any more. The WAL is left as it is, not closed.
      */
     public void halt() {
-        halted = true; // and forces nothing from now on: a dead process forces nothing (its archive's close would ask)
         preparer.close();
         closer.finishQuietly();
     }
 
     private void checkWritable() {
         if (closed) throw new IllegalStateException("WAL " + dir + " is closed");
-        if (halted) throw new IllegalStateException("WAL " + dir + " was halted");
         if (failure.get() != null) throw refused();
     }
 
