@@ -42,7 +42,7 @@ final class DropLog implements AutoCloseable {
      * The latest WAL record that caused a drop buffered and not written yet: 0 when none did (the clock) or nothing is
      * buffered; MAX_VALUE: every record appended when it was made.
      */
-    private long unwrittenCause;
+    private volatile long unwrittenCause;
 
     /** The drops of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
     DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, AtomicLong storeId) {
@@ -167,6 +167,15 @@ final class DropLog implements AutoCloseable {
 
     void force() {
         file.force();
+    }
+
+    /**
+     * Holding none of the archive's locks: forces the WAL through the causes of the drops buffered so far, so that the
+     * force of this log under the append gate, which declarations wait for, rarely has a WAL force to wait for too.
+     */
+    void forceCauses() {
+        long cause = unwrittenCause;
+        if (cause != 0 && cause >= wal.durableLsn()) wal.forceThrough(cause);
     }
 
     @Override

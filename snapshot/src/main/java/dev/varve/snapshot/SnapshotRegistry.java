@@ -484,6 +484,11 @@ final class SnapshotRegistry implements AutoCloseable {
         drops.wal(wal);
     }
 
+    /** Holding no lock, before {@link #force} or {@link #forceDrops}: see {@link DropLog#forceCauses}. */
+    void forceDropCauses() {
+        drops.forceCauses();
+    }
+
     /** Makes drops durable (before reclamation deletes what only dropped snapshots needed), and so the WAL records that caused them. */
     void forceDrops() {
         drops.force();
