@@ -448,6 +448,11 @@ final class Engine {
             }
 
             @Override
+            public long position() {
+                return wal.position();
+            }
+
+            @Override
             public void forceThrough(long lsn) {
                 if (lsn >= wal.durableLsn()) wal.force();
             }

@@ -39,8 +39,8 @@ final class DropLog implements AutoCloseable {
     /** The store's WAL, which the records that caused the drops are in. */
     private volatile WalDurability wal = WalDurability.NONE;
     /**
-     * The latest WAL record that caused a drop buffered and not written yet: 0 when none did (the clock) or nothing is
-     * buffered; MAX_VALUE: every record appended when it was made.
+     * The latest WAL record that caused a drop buffered and not written yet (for a drop caused by every record appended
+     * when it was made, the last byte of them): 0 when none did (the clock) or nothing is buffered.
      */
     private volatile long unwrittenCause;
 
@@ -140,7 +140,9 @@ final class DropLog implements AutoCloseable {
     void append(long id, int rank, long cause, String why, long causeLsn) {
         long when = System.currentTimeMillis();
         file.append(id, when, MaplogDescriptor.dropReason(cause, rank)); // may write what was buffered before: not waiting for this cause
-        unwrittenCause = Math.max(unwrittenCause, causeLsn);
+        // "everything appended" means what is appended now: left open-ended, no force before the append gate would ever
+        // cover it, and the drop log's force under the gate (which declarations wait for) would force the WAL again
+        unwrittenCause = Math.max(unwrittenCause, causeLsn == Long.MAX_VALUE ? wal.position() - 1 : causeLsn);
         recent.put(id, new DroppedSnapshot(id, when, why));
     }
 

@@ -16,12 +16,20 @@ public interface WalDurability {
         }
 
         @Override
+        public long position() {
+            return 0;
+        }
+
+        @Override
         public void forceThrough(long lsn) {
         }
     };
 
     /** Every record below this LSN is durable against power loss. */
     long durableLsn();
+
+    /** The end of every record appended so far. */
+    long position();
 
     /** Returns once the record at {@code lsn}, and every one before it, is durable; {@link Long#MAX_VALUE}: everything appended. */
     void forceThrough(long lsn);

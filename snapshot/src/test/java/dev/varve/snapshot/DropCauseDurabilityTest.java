@@ -41,6 +41,11 @@ class DropCauseDurabilityTest {
         }
 
         @Override
+        public long position() {
+            return durable; // not read: no budget
+        }
+
+        @Override
         public void forceThrough(long lsn) {
             forced.add(new long[]{lsn, dropEntriesOnDisk()});
             durable = Math.max(durable, lsn + 1);
