@@ -54,7 +54,9 @@ final class RetentionEnforcer {
     void enforce() {
         lock.lockWithAppends(); // drops are appended to the drop log
         try {
-            registry.enforce(registry.wallNow(), true, 0); // the clock's drops: no record caused them
+            // the clock's drops, of snapshots the declarations and raises so far left to a keepFor age alone: lost in a
+            // crash, the latest of them may be what pushed one out of a keepLast window that keeps it again after recovery
+            registry.enforce(registry.wallNow(), true, registry.lastWindowChange());
             enforceBudget(Long.MAX_VALUE); // the writes appended so far, whose pre-states the archive holds, passed it
         } finally {
             lock.unlockWithAppends();

@@ -43,6 +43,11 @@ final class SnapshotRegistry implements AutoCloseable {
     }
     /** The latest snapshot declared. */
     private volatile long latest;
+    /**
+     * The WAL record of the latest declaration or raise, which a drop the clock finds may depend on: a keepFor age drops
+     * a snapshot only once no level keeps it, and a declaration or raise may be what pushed it out of a keepLast window.
+     */
+    private long lastWindowChange;
     /** The highest id the recovered checkpoint mark knew of: ids up to it are never handed out again, even if replay does not re-declare them. */
     private volatile long floor;
     /** What {@link #prepare} kept of each log, cut to by {@link #cut}. */
@@ -250,6 +255,7 @@ final class SnapshotRegistry implements AutoCloseable {
         live.put(id, r);
         rankTree.add(r);
         latest = id;
+        lastWindowChange = Math.max(lastWindowChange, walLsn);
         enforce(declaredMillis, false, walLsn);
     }
 
@@ -266,6 +272,7 @@ final class SnapshotRegistry implements AutoCloseable {
             joins.raised(id, walLsn, positions);
         }
         declared.counted(id, rank, live::containsKey); // pages first changed from now on record their pre-state as of it at the new levels too
+        lastWindowChange = Math.max(lastWindowChange, walLsn);
         enforce(wallNow(), true, walLsn);
         return true;
     }
@@ -285,9 +292,15 @@ final class SnapshotRegistry implements AutoCloseable {
         wallClock = clock;
     }
 
+    /** The WAL record of the latest declaration or raise (0 when none since the open): see {@link #lastWindowChange}. */
+    long lastWindowChange() {
+        return lastWindowChange;
+    }
+
     /**
      * Drops what the policy no longer keeps at {@code nowMillis}: read under the state lock, or a declaration's time (see
-     * RankTree#drops), because of the WAL record at {@code causeLsn} (a declaration or a raise; 0 for the clock alone).
+     * RankTree#drops), because of the WAL record at {@code causeLsn} (a declaration or a raise; for the clock, the latest
+     * of them: {@link #lastWindowChange}).
      */
     void enforce(long nowMillis, boolean clockRead, long causeLsn) {
         for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis, clockRead)) drop(v.id(), v.why(), DropLogLookup.DROPPED_BY_POLICY, causeLsn);
