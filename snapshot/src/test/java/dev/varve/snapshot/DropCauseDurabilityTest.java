@@ -133,4 +133,23 @@ class DropCauseDurabilityTest {
             assertEquals(4096, dropEntriesOnDisk(), "two buffers of 2048 drops written as they filled");
         }
     }
+
+    /**
+     * Under BACKGROUND the flusher makes declarations durable some time after they return: with a hundred declarations
+     * between its syncs, a full buffer holds the drop of one not synced yet, so it grows until the checkpoint (what
+     * operations.md says of the heap the drops take), and still no WAL is forced on a declaration.
+     */
+    @Test
+    void dropsOfDeclarationsTheFlusherSyncsLateWaitForTheCheckpoint() {
+        FakeWal wal = new FakeWal();
+        try (SnapshotArchive a = open(wal)) {
+            a.recover(0, true);
+            for (long id = 1; id <= 5000; id++) {
+                declare(a, id);
+                if (id % 100 == 0) wal.durable = 10 * id + 1; // the flusher's sync
+            }
+            assertEquals(List.of(), wal.forced);
+            assertEquals(0, dropEntriesOnDisk(), "every full buffer held the drop of the declaration just made");
+        }
+    }
 }
