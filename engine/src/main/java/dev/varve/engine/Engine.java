@@ -26,6 +26,7 @@ import dev.varve.recovery.RecoveryStart;
 import dev.varve.snapshot.ArchiveSettings;
 import dev.varve.snapshot.RetentionFile;
 import dev.varve.snapshot.SnapshotArchive;
+import dev.varve.snapshot.WalDurability;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -171,6 +172,7 @@ final class Engine {
             // first, so that a lost lock stops the checkpoint before the archive's files are flushed too
             if (!readOnly) checkpointer.addListener(StoreLock.checkedAtCheckpoints(dirLock, archiveLock));
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
+            archive.wal(walDurability(wal)); // no drop is written before the declaration that caused it is durable
             checkpointer.addListener(archive);
             LogicalReplayer replayer = new LogicalReplayer(this, agents.parallel());
             memory.recovering(true);
@@ -435,6 +437,26 @@ final class Engine {
                 }
             }
         }
+    }
+
+    /** The WAL as the archive waits for it: forced through a record (everything appended, a record is not forced alone). */
+    private static WalDurability walDurability(Wal wal) {
+        return new WalDurability() {
+            @Override
+            public long durableLsn() {
+                return wal.durableLsn();
+            }
+
+            @Override
+            public long position() {
+                return wal.position();
+            }
+
+            @Override
+            public void forceThrough(long lsn) {
+                if (lsn >= wal.durableLsn()) wal.force();
+            }
+        };
     }
 
     /** Releases a directory lock; a read-only open of a directory no writer ever locked holds none. */

@@ -98,6 +98,7 @@ final class CheckpointFlush {
         }
         for (SnapshotRegistry.Move m : due) ranker.copyToLevel(m, markLsn);
         for (ArchiveLevel l : levels) l.volume.forceFilled(); // the bulk of the write-back, while the archiver still appends
+        registry.forceDropCauses(); // the WAL records behind the drops, while declarations go on
         lock.lockAppends(); // not the state lock: captures go on while the files sync
         try {
             for (ArchiveLevel l : levels) l.volume.force();

@@ -36,11 +36,39 @@ final class DropLog implements AutoCloseable {
     /** Whether {@link #recover} left out a drop with a kept one after it, so {@link #cut} must rewrite the log. */
     private boolean keptWithGaps;
     private final PrefixCompaction compaction = new PrefixCompaction(COMPACT_MIN_ENTRIES);
+    /** The store's WAL, which the records that caused the drops are in. */
+    private volatile WalDurability wal = WalDurability.NONE;
+    /**
+     * The latest WAL record that caused a drop buffered and not written yet (for a drop caused by every record appended
+     * when it was made, the last byte of them): 0 when none did (the clock) or nothing is buffered.
+     */
+    private volatile long unwrittenCause;
 
     /** The drops of the store whose durable id {@code storeId} holds (0 until a marker does), see {@link MaplogFile}. */
     DropLog(FileIOFactory io, Path dir, int nodeEntries, MaplogFile.Missing missing, AtomicLong storeId) {
         file = new MaplogFile(io, dir.resolve("drops.log"), MaplogDescriptor.Kind.DROPS, MaplogDescriptor.NO_LEVEL, nodeEntries, MaplogFile.ONE_PART, missing,
                 storeId);
+        // no drop reaches the file before the record that caused it is durable: written (let alone forced) first, a crash
+        // that lost the record would keep the drop (recovery keeps a drop after the mark of a snapshot declared before
+        // it), and reclamation, which forces this log first, may already have deleted the snapshot's data
+        file.gate(new MaplogFile.WriteGate() {
+            @Override
+            public boolean open() {
+                long durable = wal.durableLsn();
+                return unwrittenCause == 0 || unwrittenCause < durable || durable == Long.MAX_VALUE;
+            }
+
+            @Override
+            public void await() {
+                if (!open()) wal.forceThrough(unwrittenCause);
+                unwrittenCause = 0; // what is buffered is written now
+            }
+        });
+    }
+
+    /** The WAL whose records cause drops (until set, none: a standalone archive). */
+    void wal(WalDurability w) {
+        wal = w;
     }
 
     Path path() {
@@ -105,10 +133,16 @@ final class DropLog implements AutoCloseable {
         kept.clear();
     }
 
-    /** Records that live snapshot {@code id} of {@code rank} was dropped now, by {@code cause}, for {@code why}. */
-    void append(long id, int rank, long cause, String why) {
+    /**
+     * Records that live snapshot {@code id} of {@code rank} was dropped now, by {@code cause}, for {@code why}, because
+     * of the WAL record at {@code causeLsn} (0 when none: the clock; MAX_VALUE: every record appended so far).
+     */
+    void append(long id, int rank, long cause, String why, long causeLsn) {
         long when = System.currentTimeMillis();
-        file.append(id, when, MaplogDescriptor.dropReason(cause, rank));
+        file.append(id, when, MaplogDescriptor.dropReason(cause, rank)); // may write what was buffered before: not waiting for this cause
+        // "everything appended" means what is appended now: left open-ended, no force before the append gate would ever
+        // cover it, and the drop log's force under the gate (which declarations wait for) would force the WAL again
+        unwrittenCause = Math.max(unwrittenCause, causeLsn == Long.MAX_VALUE ? wal.position() - 1 : causeLsn);
         recent.put(id, new DroppedSnapshot(id, when, why));
     }
 
@@ -135,6 +169,15 @@ final class DropLog implements AutoCloseable {
 
     void force() {
         file.force();
+    }
+
+    /**
+     * Holding none of the archive's locks: forces the WAL through the causes of the drops buffered so far, so that the
+     * force of this log under the append gate, which declarations wait for, rarely has a WAL force to wait for too.
+     */
+    void forceCauses() {
+        long cause = unwrittenCause;
+        if (cause != 0 && cause >= wal.durableLsn()) wal.forceThrough(cause);
     }
 
     @Override

@@ -62,7 +62,9 @@ final class MaplogFile implements AutoCloseable {
      * or when {@link #makeRoom} is asked for more than is left. A Skippy level above the Maplog has room for a node more
      * than {@value #BUFFERED_ENTRIES}: a promotion of a whole node then fits after {@link #makeRoom}.
      */
-    private final ByteBuffer unwritten;
+    private ByteBuffer unwritten;
+    /** Whether buffered entries may reach the file now; {@link WriteGate#OPEN} but for the drop log. */
+    private WriteGate gate = WriteGate.OPEN;
     private final CRC32C crc = new CRC32C();
     /** The store's durable id, shared by the archive's files (0 until a marker holds it): what new parts record. */
     private final AtomicLong storeId;
@@ -197,9 +199,40 @@ final class MaplogFile implements AutoCloseable {
         return reclaimedBytes;
     }
 
+    /**
+     * What buffered entries wait for before they reach the file: the drop log's, for the WAL records that caused them
+     * ({@link DropLog}). A full buffer whose entries may not be written yet grows instead, so that an append, made
+     * under the archive's state lock, never waits for that.
+     */
+    interface WriteGate {
+        WriteGate OPEN = new WriteGate() {
+            @Override
+            public boolean open() {
+                return true;
+            }
+
+            @Override
+            public void await() {
+            }
+        };
+
+        /** Whether the entries buffered so far may be written now, without waiting. */
+        boolean open();
+
+        /** Returns once they may: called before they are written (a force, a truncate, a close). */
+        void await();
+    }
+
+    synchronized void gate(WriteGate g) {
+        gate = g;
+    }
+
     /** Appends an entry (single writer: the archiver, or recovery before any view exists). */
     synchronized void append(long a, long b, long c) {
-        if (!unwritten.hasRemaining()) writeBuffered();
+        if (!unwritten.hasRemaining()) {
+            if (gate.open()) writeBuffered();
+            else unwritten = ByteBuffer.allocate(2 * unwritten.capacity()).order(ByteOrder.LITTLE_ENDIAN).put(unwritten.flip());
+        }
         int at = unwritten.position();
         MaplogDescriptor.encode(unwritten, at, a, b, c, crc);
         unwritten.position(at + ENTRY);
@@ -218,6 +251,7 @@ final class MaplogFile implements AutoCloseable {
     /** Writes the buffered entries into their parts, starting a new part whenever the last one is full. */
     private void writeBuffered() {
         if (unwritten.position() == 0) return;
+        gate.await();
         unwritten.flip();
         try {
             while (unwritten.hasRemaining()) {

@@ -87,6 +87,7 @@ final class Reclaimer {
         } finally {
             lock.unlock();
         }
+        registry.forceDropCauses(); // the WAL records that caused them first, while declarations go on
         lock.lockAppends(); // the drops behind these decisions, and any since: durable before a byte goes
         try {
             registry.forceDrops();

@@ -54,16 +54,21 @@ final class RetentionEnforcer {
     void enforce() {
         lock.lockWithAppends(); // drops are appended to the drop log
         try {
-            registry.enforce(registry.wallNow(), true);
-            enforceBudget();
+            // the clock's drops, of snapshots the declarations and raises so far left to a keepFor age alone: lost in a
+            // crash, the latest of them may be what pushed one out of a keepLast window that keeps it again after recovery
+            registry.enforce(registry.wallNow(), true, registry.lastWindowChange());
+            enforceBudget(Long.MAX_VALUE); // the writes appended so far, whose pre-states the archive holds, passed it
         } finally {
             lock.unlockWithAppends();
         }
     }
 
-    /** After a declaration: the budget, and the capture counts of snapshots no longer live forgotten. Caller holds the lock. */
-    void declared() {
-        enforceBudget();
+    /**
+     * After the declaration logged at {@code walLsn}: the budget, and the capture counts of snapshots no longer live
+     * forgotten. Caller holds the lock.
+     */
+    void declared(long walLsn) {
+        enforceBudget(walLsn);
         capturesPerSnapshot.forgetBelow(registry.oldestLive());
         trimCounts();
     }
@@ -82,16 +87,17 @@ final class RetentionEnforcer {
 
     /**
      * Over the budget, drops snapshots (lowest rank, oldest first) until the bytes attributed to them cover the
-     * excess, counting what earlier budget drops will give back at the next reclamation. Caller holds the lock.
+     * excess, counting what earlier budget drops will give back at the next reclamation; the drops wait for the WAL
+     * record at {@code causeLsn} ({@link SnapshotRegistry#dropForBudget}). Caller holds the lock.
      */
-    private void enforceBudget() {
+    private void enforceBudget(long causeLsn) {
         if (budget < 0) return;
         long excess = archiveBytes.getAsLong() - budget - budgetPending;
         if (excess > 0) budgetPending += registry.dropForBudget(excess, budget, id -> {
             long bytes = attributedBytes(id);
             pendingDrops.merge(id, bytes, Long::sum);
             return bytes;
-        });
+        }, causeLsn);
     }
 
     /** Archive bytes held for snapshot {@code id}: its captured pre-states as stored, their mappings and its ranked extent. */

@@ -176,6 +176,14 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         archiver.agents(agents);
     }
 
+    /**
+     * The store's WAL, whose declarations and rank raises cause the policy's drops: no drop is written to the drop log
+     * before the record that caused it is durable (see {@link WalDurability}). Call before {@link #recover}.
+     */
+    public void wal(WalDurability wal) {
+        registry.wal(wal);
+    }
+
     /** Registers the capture hook with page memory (after any physical-WAL hook, so its deltas see SavedAfter change). */
     public void attach(PageMemory memory) {
         memory.addWriteHook(capture);
@@ -240,7 +248,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         lock.lockWithAppends();
         try {
             registry.declare(id, rank, declaredMillis, walLsn, level -> levels[level - 1].nextMapping);
-            retention.declared();
+            retention.declared(walLsn);
         } finally {
             lock.unlockWithAppends();
         }

@@ -43,6 +43,11 @@ final class SnapshotRegistry implements AutoCloseable {
     }
     /** The latest snapshot declared. */
     private volatile long latest;
+    /**
+     * The WAL record of the latest declaration or raise, which a drop the clock finds may depend on: a keepFor age drops
+     * a snapshot only once no level keeps it, and a declaration or raise may be what pushed it out of a keepLast window.
+     */
+    private long lastWindowChange;
     /** The highest id the recovered checkpoint mark knew of: ids up to it are never handed out again, even if replay does not re-declare them. */
     private volatile long floor;
     /** What {@link #prepare} kept of each log, cut to by {@link #cut}. */
@@ -250,7 +255,8 @@ final class SnapshotRegistry implements AutoCloseable {
         live.put(id, r);
         rankTree.add(r);
         latest = id;
-        enforce(declaredMillis, false);
+        lastWindowChange = Math.max(lastWindowChange, walLsn);
+        enforce(declaredMillis, false, walLsn);
     }
 
     /** Raises a live snapshot's rank, when every level's Maplog stood at {@code positions}; false when it is not live. */
@@ -266,7 +272,8 @@ final class SnapshotRegistry implements AutoCloseable {
             joins.raised(id, walLsn, positions);
         }
         declared.counted(id, rank, live::containsKey); // pages first changed from now on record their pre-state as of it at the new levels too
-        enforce(wallNow(), true);
+        lastWindowChange = Math.max(lastWindowChange, walLsn);
+        enforce(wallNow(), true, walLsn);
         return true;
     }
 
@@ -285,9 +292,18 @@ final class SnapshotRegistry implements AutoCloseable {
         wallClock = clock;
     }
 
-    /** Drops what the policy no longer keeps at {@code nowMillis}: read under the state lock, or a declaration's time (see RankTree#drops). */
-    void enforce(long nowMillis, boolean clockRead) {
-        for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis, clockRead)) drop(v.id(), v.why(), DropLogLookup.DROPPED_BY_POLICY);
+    /** The WAL record of the latest declaration or raise (0 when none since the open): see {@link #lastWindowChange}. */
+    long lastWindowChange() {
+        return lastWindowChange;
+    }
+
+    /**
+     * Drops what the policy no longer keeps at {@code nowMillis}: read under the state lock, or a declaration's time (see
+     * RankTree#drops), because of the WAL record at {@code causeLsn} (a declaration or a raise; for the clock, the latest
+     * of them: {@link #lastWindowChange}).
+     */
+    void enforce(long nowMillis, boolean clockRead, long causeLsn) {
+        for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis, clockRead)) drop(v.id(), v.why(), DropLogLookup.DROPPED_BY_POLICY, causeLsn);
         forgetBefore(oldestLive());
     }
 
@@ -324,9 +340,10 @@ final class SnapshotRegistry implements AutoCloseable {
     /**
      * The budget: drops live snapshots — lowest rank first, so a level's rule loses nothing while a lower level still
      * has snapshots, and oldest first within a rank; never the latest — until the archive bytes attributed to them
-     * ({@code bytesOf}) reach {@code excess}. Returns those bytes; reclamation gives them back whole segments at a time.
+     * ({@code bytesOf}) reach {@code excess}, because of the WAL record at {@code causeLsn} (MAX_VALUE: the writes appended
+     * so far, whose pre-states passed the budget). Returns those bytes; reclamation gives them back whole segments at a time.
      */
-    long dropForBudget(long excess, long budget, LongUnaryOperator bytesOf) {
+    long dropForBudget(long excess, long budget, LongUnaryOperator bytesOf, long causeLsn) {
         List<SnapshotRecord> order = new ArrayList<>(live.values());
         order.sort(Comparator.comparingInt((SnapshotRecord r) -> Math.min(r.rank(), levels)).thenComparingLong(SnapshotRecord::id));
         long freed = 0;
@@ -334,7 +351,7 @@ final class SnapshotRegistry implements AutoCloseable {
             if (freed >= excess) break;
             if (r.id() == latest) continue;
             freed += bytesOf.applyAsLong(r.id());
-            drop(r.id(), budgetWhy(budget), DropLogLookup.DROPPED_BY_BUDGET);
+            drop(r.id(), budgetWhy(budget), DropLogLookup.DROPPED_BY_BUDGET, causeLsn);
         }
         forgetBefore(oldestLive());
         return freed;
@@ -344,14 +361,14 @@ final class SnapshotRegistry implements AutoCloseable {
         return "the archive passed its budget of " + budget + " bytes, and no snapshot of a lower rank or older was left to drop first";
     }
 
-    private void drop(long id, String why, long kind) {
+    private void drop(long id, String why, long kind, long causeLsn) {
         SnapshotRecord r = live.remove(id);
         int rank = r.rank();
         rankTree.remove(r);
         moved.remove(id);
         joins.dropped(id);
         declared.dropped(id); // wherever it lies: a snapshot kept for good does not keep every declaration after it
-        drops.append(id, rank, kind, why);
+        drops.append(id, rank, kind, why, causeLsn);
     }
 
     /**
@@ -475,7 +492,17 @@ final class SnapshotRegistry implements AutoCloseable {
         joins.force();
     }
 
-    /** Makes drops durable (before reclamation deletes what only dropped snapshots needed). */
+    /** The WAL whose records cause drops: no drop is written before its cause is durable ({@link DropLog}). */
+    void wal(WalDurability wal) {
+        drops.wal(wal);
+    }
+
+    /** Holding no lock, before {@link #force} or {@link #forceDrops}: see {@link DropLog#forceCauses}. */
+    void forceDropCauses() {
+        drops.forceCauses();
+    }
+
+    /** Makes drops durable (before reclamation deletes what only dropped snapshots needed), and so the WAL records that caused them. */
     void forceDrops() {
         drops.force();
     }

@@ -91,7 +91,8 @@ class LevelLatestRecoveryTest {
 
     /**
      * The same latest, dropped, left by a crash: snapshot 3 at rank 2 drops snapshot 2 after the mark, and the drop is
-     * made durable (before reclamation) while snapshot 3's declaration is lost with the WAL's unsynced tail. Recovery
+     * made durable (before reclamation) while snapshot 3's declaration is lost with the WAL's unsynced tail — as an
+     * archive with no WAL to wait for, or a build before drops waited for their cause ({@link WalDurability}), left it. Recovery
      * applies the drop and keeps snapshot 2 as level 2's latest; the snapshots declared after it, at rank 1, let the
      * snapshot log's compaction go past it.
      */

@@ -137,7 +137,7 @@ class RetentionEnforcerTest {
             try {
                 for (int id = 1; id <= last; id++) {
                     registry.declare(id, id == 1 ? 2 : 1, id, id, level -> 0);
-                    retention.declared();
+                    retention.declared(0);
                     retention.captured(id, ArchiveEncoding.location(1, id)); // a whole page each
                     assertTrue(retention.countedSpan() <= 2 * 3 + 2 * 1024 + 1, "counts span " + retention.countedSpan() + " snapshots after " + id);
                 }
@@ -208,7 +208,7 @@ class RetentionEnforcerTest {
         try {
             for (int id = 1; id <= RANKS.length; id++) {
                 registry.declare(id, RANKS[id - 1], id, id, level -> 0);
-                retention.declared();
+                retention.declared(0);
                 for (int i = 0; i < CAPTURES_EACH; i++) retention.captured(id, ArchiveEncoding.location(1, id * CAPTURES_EACH + i)); // whole pages
             }
         } finally {
