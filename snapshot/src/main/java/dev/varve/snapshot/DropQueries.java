@@ -25,8 +25,8 @@ final class DropQueries {
         long end;
         lock.lock();
         try {
-            if (!registry.inDropLog(id)) return registry.dropped(id); // a recent drop, a live snapshot or none: memory answers
-            log = registry.dropLog();
+            if (!registry.drops().inDropLog(id)) return registry.drops().dropped(id); // a recent drop, a live snapshot or none: memory answers
+            log = registry.drops().dropLog();
             end = log.count(); // id is not live, so its drop is among these entries
         } finally {
             lock.unlock();
@@ -36,10 +36,10 @@ final class DropQueries {
         // 600,000 drops, growing with the store's history). Entries before end never change; each chunk's read holds
         // only the log's own monitor, which an append waits out for one chunk at most.
         DroppedSnapshot found = DropLogLookup.find(log, id, end);
-        if (found != null || id >= registry.dropHorizon()) return found;
+        if (found != null || id >= registry.drops().dropHorizon()) return found;
         lock.lock(); // not in the log (any more): the horizon answers, from memory
         try {
-            return registry.forgotten(id);
+            return registry.drops().forgotten(id);
         } finally {
             lock.unlock();
         }
@@ -47,7 +47,7 @@ final class DropQueries {
 
     /**
      * Every drop the archive still details, by id: those the drop log holds (from
-     * {@link SnapshotRegistry#dropHorizon}, and the most recent ones below it), each as {@link #dropped} tells it.
+     * {@link RegistryDrops#dropHorizon}, and the most recent ones below it), each as {@link #dropped} tells it.
      * Reads the log once, outside the state lock.
      */
     List<DroppedSnapshot> detailedDrops() {
@@ -55,7 +55,7 @@ final class DropQueries {
         long end;
         lock.lock();
         try {
-            log = registry.dropLog();
+            log = registry.drops().dropLog();
             end = log.count();
         } finally {
             lock.unlock();
@@ -63,7 +63,7 @@ final class DropQueries {
         List<DroppedSnapshot> all = DropLogLookup.all(log, end);
         lock.lock();
         try {
-            all.replaceAll(d -> Objects.requireNonNullElse(registry.recentDrop(d.id()), d)); // a recent one says why in full
+            all.replaceAll(d -> Objects.requireNonNullElse(registry.drops().recentDrop(d.id()), d)); // a recent one says why in full
         } finally {
             lock.unlock();
         }
@@ -73,7 +73,7 @@ final class DropQueries {
     /**
      * The drops of the {@code max} latest dropped snapshots, newest first, each as {@link #dropped} tells it: the
      * recent ones from memory while they answer, then those the drop log details, and below
-     * {@link SnapshotRegistry#dropHorizon} the others as dropped by the horizon's time. Reads the log once, and only when memory does not answer (a
+     * {@link RegistryDrops#dropHorizon} the others as dropped by the horizon's time. Reads the log once, and only when memory does not answer (a
      * {@link #dropped} per id scanned it per id: minutes over a million compacted drops; the admin endpoint asks for
      * the latest 200 every time the dashboard refreshes).
      */
@@ -84,7 +84,7 @@ final class DropQueries {
         try {
             for (from = registry.latest(); from >= 1 && out.size() < max; from--) {
                 if (registry.find(from) != null) continue;
-                DroppedSnapshot recent = registry.recentDrop(from);
+                DroppedSnapshot recent = registry.drops().recentDrop(from);
                 if (recent == null) break;
                 out.add(recent);
             }
@@ -97,11 +97,11 @@ final class DropQueries {
         while (i >= 0 && detailed.get(i).id() > from) i--;
         lock.lock();
         try {
-            long horizon = registry.dropHorizon();
+            long horizon = registry.drops().dropHorizon();
             while (i >= 0 && out.size() < max && detailed.get(i).id() >= horizon) out.add(detailed.get(i--)); // the others are live
             for (long id = Math.min(from, horizon - 1); id >= 1 && out.size() < max; id--) { // every one below the horizon not live was dropped
                 if (i >= 0 && detailed.get(i).id() == id) out.add(detailed.get(i--));
-                else if (registry.find(id) == null) out.add(registry.forgotten(id)); // a live one kept its records
+                else if (registry.find(id) == null) out.add(registry.drops().forgotten(id)); // a live one kept its records
             }
         } finally {
             lock.unlock();

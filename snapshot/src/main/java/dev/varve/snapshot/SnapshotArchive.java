@@ -227,12 +227,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      * (kept for good, say) kept their records. 0 while nothing was compacted.
      */
     public long dropHorizon() {
-        return registry.dropHorizon();
+        return registry.drops().dropHorizon();
     }
 
     /** When {@link #dropHorizon} was set (epoch millis): the snapshots below it not live were all dropped by then. */
     public long dropHorizonMillis() {
-        return registry.dropHorizonMillis();
+        return registry.drops().dropHorizonMillis();
     }
 
     /** The id the next declaration gets. */

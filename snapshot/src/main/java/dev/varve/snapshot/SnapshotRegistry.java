@@ -32,6 +32,7 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Per rank change, the Maplog position of every level at that moment, and each live raised snapshot's latest. */
     private final JoinLog joins;
     private final RankTree rankTree;
+    private final RegistryDrops answers;
     private final int levels;
     private final TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
     /** The declarations the capture path counts at each level: of the live snapshots and those views read. */
@@ -77,6 +78,7 @@ final class SnapshotRegistry implements AutoCloseable {
             this.log = Closing.track(opened, new SnapshotLog(io, dir.resolve(SnapshotLogDescriptor.FILE), missing, storeId));
             this.drops = Closing.track(opened, new DropLog(io, dir, nodeEntries, missing, storeId));
             this.joins = new JoinLog(io, dir, levels, nodeEntries, missingJoins, storeId);
+            this.answers = new RegistryDrops(log, drops, live::containsKey, this::latest);
         } catch (RuntimeException e) {
             Closing.closeAll(e, opened);
             throw e;
@@ -371,58 +373,9 @@ final class SnapshotRegistry implements AutoCloseable {
         drops.append(id, rank, kind, why, causeLsn);
     }
 
-    /**
-     * Why {@code id} is no longer live — from memory for recent drops, else from the drop log, else, below the snapshot
-     * log's horizon, as a drop whose record was compacted away ({@link #forgotten}) — or null.
-     */
-    DroppedSnapshot dropped(long id) {
-        DroppedSnapshot recent = drops.recent(id);
-        if (recent != null) return recent;
-        if (inDropLog(id)) {
-            DroppedSnapshot found = DropLogLookup.find(drops.file(), id, drops.count());
-            if (found != null) return found; // the log still details it, below the horizon or not
-        }
-        return forgotten(id);
-    }
-
-    /**
-     * A recent drop, or one below the horizon whose entry the drop log no longer holds — known only as dropped by the
-     * horizon's time — from memory alone; else null.
-     */
-    DroppedSnapshot forgotten(long id) {
-        DroppedSnapshot recent = drops.recent(id);
-        if (recent != null) return recent;
-        if (id >= 1 && id < log.horizon() && !live.containsKey(id)) // a live one below it kept its records
-            return new DroppedSnapshot(id, log.horizonMillis(), "when and why are no longer kept: the records of the snapshots below " + log.horizon()
-                    + " dropped by then were compacted away", true);
-        return null;
-    }
-
-    /** The drop of {@code id} if it is among the recent ones, which say why in full; else null. */
-    DroppedSnapshot recentDrop(long id) {
-        return drops.recent(id);
-    }
-
-    /**
-     * True when {@link #dropped} has to read the drop log for {@code id}: it is not a recent drop, not live, and was
-     * declared (so it was dropped: its drop is in the log, or below the horizon was compacted away).
-     */
-    boolean inDropLog(long id) {
-        return drops.recent(id) == null && id <= latest() && !live.containsKey(id);
-    }
-
-    /** The drop log: entries below the count read under the guard stay as they are, though a compaction may remove the oldest. */
-    MaplogFile dropLog() {
-        return drops.file();
-    }
-
-    /** See {@link SnapshotArchive#dropHorizon}: the snapshot log's horizon (read without a lock: it only grows). */
-    long dropHorizon() {
-        return log.horizon();
-    }
-
-    long dropHorizonMillis() {
-        return log.horizonMillis();
+    /** What was dropped and why, and the drop horizon: see {@link RegistryDrops}. */
+    RegistryDrops drops() {
+        return answers;
     }
 
     /** The checkpoint's flush recorded its mark, which counts the snapshots declared up to {@code latestDeclared}. */

@@ -56,7 +56,7 @@ class DropLogLookupTest {
             for (long id = 1; id <= SNAPSHOTS; id++) r.declare(id, 1, 1000 + id, id, level -> 0);
             r.force();
             io.reads.set(0);
-            DroppedSnapshot first = r.dropped(1); // the oldest drop: the whole log is scanned
+            DroppedSnapshot first = r.drops().dropped(1); // the oldest drop: the whole log is scanned
             assertNotNull(first, "snapshot 1 was dropped and says so");
             assertTrue(first.why().contains("rank 1"), first.why());
             int chunks = (SNAPSHOTS + 4095) / 4096; // reads of 4,096 entries (128 KiB) each

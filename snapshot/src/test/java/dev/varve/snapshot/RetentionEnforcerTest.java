@@ -42,7 +42,7 @@ class RetentionEnforcerTest {
             onDisk[0] = BUDGET + each * 5 / 2; // two and a half snapshots over
             retention.enforce();
             assertEquals(List.of(1L, 3L, 6L), live(registry), "rank 1 first, oldest first: 2, 4 and 5 dropped");
-            assertTrue(registry.dropped(2).why().contains("budget"), registry.dropped(2).why());
+            assertTrue(registry.drops().dropped(2).why().contains("budget"), registry.drops().dropped(2).why());
 
             retention.enforce(); // the same excess: the drops already made will give it back
             assertEquals(List.of(1L, 3L, 6L), live(registry), "nothing dropped twice for one excess");

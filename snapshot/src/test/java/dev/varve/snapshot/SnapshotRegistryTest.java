@@ -33,12 +33,12 @@ class SnapshotRegistryTest {
             r.cut();
             for (long id = 1; id <= 6000; id++) r.declare(id, 1, 1000 + id, id, level -> 0);
             assertEquals(2, r.live().size());
-            DroppedSnapshot first = r.dropped(1); // dropped 5,997 drops ago: no longer in memory
+            DroppedSnapshot first = r.drops().dropped(1); // dropped 5,997 drops ago: no longer in memory
             assertNotNull(first, "snapshot 1 was dropped and says so");
             assertTrue(first.why().contains("rank 1"), first.why());
-            assertNotNull(r.dropped(5998), "a recent drop");
-            assertNull(r.dropped(6000), "a live snapshot is not dropped");
-            assertNull(r.dropped(6001), "a snapshot never declared is not dropped");
+            assertNotNull(r.drops().dropped(5998), "a recent drop");
+            assertNull(r.drops().dropped(6000), "a live snapshot is not dropped");
+            assertNull(r.drops().dropped(6001), "a snapshot never declared is not dropped");
             assertTrue(r.remembered() <= 3 * 2, "declarations kept in memory follow the live ones, not the 6,000 declared: " + r.remembered());
         }
     }
