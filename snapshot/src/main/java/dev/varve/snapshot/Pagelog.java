@@ -42,8 +42,6 @@ final class Pagelog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Pagelog.class);
     private static final int HEADER = PagelogDescriptor.HEADER_SIZE;
     private static final int BODY = PagelogDescriptor.IMAGE_OFFSET;
-    /** Filled segments left unforced for the next checkpoint, at most; each holds a descriptor until forced. */
-    static final int MAX_UNFORCED_FILLED = 8;
 
     private final FileIOFactory io;
     private final Path dir;
@@ -89,8 +87,8 @@ final class Pagelog implements AutoCloseable {
     /** The ranges of the diff being added. */
     private final int[] diffRanges;
     private long reclaimedBytes;
-    /** The first segment written since the last force; the segments from it on are forced by the next flush. */
-    private int unforcedFrom = Integer.MAX_VALUE;
+    /** The segments written since their last force, and their forcing. */
+    private final SegmentForcing forcing;
     /** Segments found past one a power loss left short, newest first: the recovery cut deletes them. */
     private final List<Path> pastShortSegment;
     /**
@@ -121,6 +119,7 @@ final class Pagelog implements AutoCloseable {
         this.reader = new PagelogReader(this, segments, pageSize, recordBytes, recordsPerSegment, chain);
         this.diffRanges = PageDiff.rangesFor(pageSize);
         this.pack = new DiffPack(pageSize, chain);
+        this.forcing = new SegmentForcing(this, segments, budget, dir, () -> firstSegment, this::lastSegment);
         PagelogSegments found = PagelogSegments.open(io, dir, pageSize, recordsPerSegment, budget, storeId.get());
         segments.putAll(found.segments);
         versions.putAll(found.versions);
@@ -360,8 +359,8 @@ final class Pagelog implements AutoCloseable {
             // piling up behind it. The next checkpoint's flush forces the segments filled since the last one before it
             // stops the archiver (forceFilled), and open sets aside what follows a segment a power loss left short.
             if (!segments.containsKey(seg)) {
-                if (unsized.contains(seg - 1)) forceSegments(seg - 1); // else a power cut leaves a short one open refuses
-                else forceOldestFilled(seg);
+                if (unsized.contains(seg - 1)) forcing.forceSegments(seg - 1); // else a power cut leaves a short one open refuses
+                else forcing.forceOldestFilled(seg);
                 newSegment(seg);
             }
             stage.flip();
@@ -371,23 +370,8 @@ final class Pagelog implements AutoCloseable {
         } finally {
             stage.clear();
         }
-        unforcedFrom = Math.min(unforcedFrom, seg);
+        forcing.written(seg);
         end = staged;
-    }
-
-    /**
-     * A segment written since its last force keeps its descriptor (its fsync must go through it), so the segments filled
-     * since the last checkpoint are bounded here, not by the checkpoint: past {@link #MAX_UNFORCED_FILLED} of them the
-     * oldest is forced when segment {@code seg} begins (an fsync on the archiver's path again, but only when more
-     * than that many segments fill between two checkpoints).
-     */
-    private void forceOldestFilled(int seg) throws IOException {
-        while (unforcedFrom != Integer.MAX_VALUE && seg - Math.max(unforcedFrom, firstSegment) > MAX_UNFORCED_FILLED) {
-            int oldest = Math.max(unforcedFrom, firstSegment);
-            PartFile f = segments.get(oldest);
-            if (f != null) f.force();
-            unforcedFrom = oldest + 1;
-        }
     }
 
     private void newSegment(int seg) throws IOException {
@@ -409,51 +393,12 @@ final class Pagelog implements AutoCloseable {
     /** Makes every appended record durable. */
     synchronized void force() {
         writeStaged();
-        forceSegments(lastSegment());
+        forcing.forceSegments(lastSegment());
     }
 
-    /**
-     * Forces the segments filled since the last force without this volume's monitor: nothing writes them any more, and
-     * the archiver goes on appending to the last one meanwhile. The checkpoint's flush calls it before it stops the
-     * archiver's appends for {@link #force}, which is then left with the last segment's records to sync.
-     */
+    /** See {@link SegmentForcing#forceFilled}. */
     void forceFilled() {
-        int from;
-        int to;
-        synchronized (this) {
-            from = Math.max(firstSegment, unforcedFrom);
-            to = lastSegment() - 1;
-        }
-        for (int s = from; s <= to; s++) {
-            PartFile f = segments.get(s);
-            if (f == null) continue; // reclaimed meanwhile: nothing of it is needed
-            try {
-                f.force();
-            } catch (IOException e) {
-                throw new StorageException("Pagelog fsync failed: " + e.getMessage(), f.path(), e);
-            }
-        }
-        try {
-            budget.trim(); // forced, they may let their descriptors go
-        } catch (IOException e) {
-            throw new StorageException("cannot close a Pagelog segment: " + e.getMessage(), dir, e);
-        }
-        synchronized (this) {
-            if (unforcedFrom <= to) unforcedFrom = to + 1; // the archiver only appends to segments after to
-        }
-    }
-
-    /** Forces the segments written since the last force, up to and including {@code upTo} (the last one). */
-    private void forceSegments(int upTo) {
-        if (segments.isEmpty()) return;
-        for (int s = Math.max(firstSegment, Math.min(unforcedFrom, upTo + 1)); s <= upTo; s++) {
-            try {
-                segments.get(s).force();
-            } catch (IOException e) {
-                throw new StorageException("Pagelog fsync failed: " + e.getMessage(), segments.get(s).path(), e);
-            }
-        }
-        unforcedFrom = Integer.MAX_VALUE;
+        forcing.forceFilled();
     }
 
     /**
