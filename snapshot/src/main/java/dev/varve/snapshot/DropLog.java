@@ -51,7 +51,7 @@ final class DropLog implements AutoCloseable {
         // no drop reaches the file before the record that caused it is durable: written (let alone forced) first, a crash
         // that lost the record would keep the drop (recovery keeps a drop after the mark of a snapshot declared before
         // it), and reclamation, which forces this log first, may already have deleted the snapshot's data
-        file.gate(new MaplogFile.WriteGate() {
+        file.gate(new MaplogBuffer.WriteGate() {
             @Override
             public boolean open() {
                 long durable = wal.durableLsn();

@@ -62,9 +62,7 @@ final class MaplogFile implements AutoCloseable {
      * or when {@link #makeRoom} is asked for more than is left. A Skippy level above the Maplog has room for a node more
      * than {@value #BUFFERED_ENTRIES}: a promotion of a whole node then fits after {@link #makeRoom}.
      */
-    private ByteBuffer unwritten;
-    /** Whether buffered entries may reach the file now; {@link WriteGate#OPEN} but for the drop log. */
-    private WriteGate gate = WriteGate.OPEN;
+    private final MaplogBuffer unwritten;
     private final CRC32C crc = new CRC32C();
     /** The store's durable id, shared by the archive's files (0 until a marker holds it): what new parts record. */
     private final AtomicLong storeId;
@@ -110,7 +108,7 @@ final class MaplogFile implements AutoCloseable {
         this.nodeEntries = nodeEntries;
         this.partEntries = partEntries;
         int promoted = kind == Kind.MAPPINGS && level > 0 ? nodeEntries : 0;
-        this.unwritten = ByteBuffer.allocate(ENTRY * (BUFFERED_ENTRIES + promoted)).order(ByteOrder.LITTLE_ENDIAN);
+        this.unwritten = new MaplogBuffer(BUFFERED_ENTRIES + promoted);
         MaplogParts found = MaplogParts.open(io, path, kind, level, nodeEntries, partEntries, budget, storeId.get());
         this.parts = found.parts;
         this.pastShortPart = found.pastShortPart;
@@ -199,43 +197,15 @@ final class MaplogFile implements AutoCloseable {
         return reclaimedBytes;
     }
 
-    /**
-     * What buffered entries wait for before they reach the file: the drop log's, for the WAL records that caused them
-     * ({@link DropLog}). A full buffer whose entries may not be written yet grows instead, so that an append, made
-     * under the archive's state lock, never waits for that.
-     */
-    interface WriteGate {
-        WriteGate OPEN = new WriteGate() {
-            @Override
-            public boolean open() {
-                return true;
-            }
-
-            @Override
-            public void await() {
-            }
-        };
-
-        /** Whether the entries buffered so far may be written now, without waiting. */
-        boolean open();
-
-        /** Returns once they may: called before they are written (a force, a truncate, a close). */
-        void await();
-    }
-
-    synchronized void gate(WriteGate g) {
-        gate = g;
+    /** See {@link MaplogBuffer.WriteGate}. */
+    synchronized void gate(MaplogBuffer.WriteGate g) {
+        unwritten.gate(g);
     }
 
     /** Appends an entry (single writer: the archiver, or recovery before any view exists). */
     synchronized void append(long a, long b, long c) {
-        if (!unwritten.hasRemaining()) {
-            if (gate.open()) writeBuffered();
-            else unwritten = ByteBuffer.allocate(2 * unwritten.capacity()).order(ByteOrder.LITTLE_ENDIAN).put(unwritten.flip());
-        }
-        int at = unwritten.position();
-        MaplogDescriptor.encode(unwritten, at, a, b, c, crc);
-        unwritten.position(at + ENTRY);
+        if (unwritten.mustWrite()) writeBuffered();
+        unwritten.put(a, b, c, crc);
         count++;
     }
 
@@ -245,34 +215,33 @@ final class MaplogFile implements AutoCloseable {
      * them stay in memory: a write, or the fsync that creates a new part, never holds up a capture or a declaration.
      */
     synchronized void makeRoom(int entries) {
-        if (unwritten.remaining() < (long) entries * ENTRY) writeBuffered();
+        if (!unwritten.fits(entries)) writeBuffered();
     }
 
     /** Writes the buffered entries into their parts, starting a new part whenever the last one is full. */
     private void writeBuffered() {
-        if (unwritten.position() == 0) return;
-        gate.await();
-        unwritten.flip();
+        if (unwritten.isEmpty()) return;
+        ByteBuffer buffered = unwritten.toWrite();
         try {
-            while (unwritten.hasRemaining()) {
+            while (buffered.hasRemaining()) {
                 Map.Entry<Long, PartFile> last = parts.lastEntry();
                 long room = partEntries - (written - last.getKey());
                 if (room <= 0) {
                     newLastPart(written, DurableFiles.create(io, partPath(written), header()));
                     continue;
                 }
-                int n = (int) Math.min(room, unwritten.remaining() / ENTRY);
-                ByteBuffer run = unwritten.duplicate();
+                int n = (int) Math.min(room, buffered.remaining() / ENTRY);
+                ByteBuffer run = buffered.duplicate();
                 run.limit(run.position() + n * ENTRY);
                 last.getValue().write(run, MaplogDescriptor.entryOffset(written - last.getKey()));
                 dirty.add(last.getValue());
-                unwritten.position(unwritten.position() + n * ENTRY);
+                buffered.position(buffered.position() + n * ENTRY);
                 written += n;
             }
         } catch (IOException e) {
             throw new StorageException("archive append failed: " + e.getMessage(), path, e);
         } finally {
-            unwritten.clear();
+            unwritten.written();
         }
         written = count;
     }
@@ -302,7 +271,7 @@ final class MaplogFile implements AutoCloseable {
             decode(scratch, 0, k, part, at, a, b, c, done);
             done += k;
         }
-        if (fromFile < n) decode(unwritten, (int) (from + fromFile - written) * ENTRY, n - fromFile, null, from + fromFile, a, b, c, fromFile);
+        if (fromFile < n) decode(unwritten.entries(), (int) (from + fromFile - written) * ENTRY, n - fromFile, null, from + fromFile, a, b, c, fromFile);
     }
 
     private ByteBuffer scratch = ByteBuffer.allocate(ENTRY * 256).order(ByteOrder.LITTLE_ENDIAN);
