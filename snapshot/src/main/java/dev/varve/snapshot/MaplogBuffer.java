@@ -36,12 +36,15 @@ final class MaplogBuffer {
         void await();
     }
 
+    /** The capacity a buffer the gate made grow goes back to once written. */
+    private final int initialBytes;
     private ByteBuffer entries;
     /** Whether buffered entries may reach the file now; {@link WriteGate#OPEN} but for the drop log. */
     private WriteGate gate = WriteGate.OPEN;
 
     MaplogBuffer(int capacityEntries) {
-        this.entries = ByteBuffer.allocate(ENTRY * capacityEntries).order(ByteOrder.LITTLE_ENDIAN);
+        this.initialBytes = ENTRY * capacityEntries;
+        this.entries = ByteBuffer.allocate(initialBytes).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     void gate(WriteGate g) {
@@ -81,9 +84,19 @@ final class MaplogBuffer {
         return entries.flip();
     }
 
-    /** The buffered entries were written (or failed to be): the buffer starts over empty. */
+    /**
+     * The buffered entries were written (or failed to be): the buffer starts over empty, at its initial capacity if the
+     * gate made it grow. Kept grown, a burst of drops between two checkpoints (1M of them: 32 MiB) would stay in the
+     * heap for the store's life, where they are meant to wait only until the next checkpoint.
+     */
     void written() {
-        entries.clear();
+        if (entries.capacity() > initialBytes) entries = ByteBuffer.allocate(initialBytes).order(ByteOrder.LITTLE_ENDIAN);
+        else entries.clear();
+    }
+
+    /** Bytes the buffer holds room for (tests: it gives back what a closed gate made it grow by). */
+    int capacity() {
+        return entries.capacity();
     }
 
     /** The buffer itself, entry i at byte i * ENTRY: for reads of entries not written yet. */

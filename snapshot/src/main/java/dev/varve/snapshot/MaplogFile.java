@@ -218,6 +218,11 @@ final class MaplogFile implements AutoCloseable {
         if (!unwritten.fits(entries)) writeBuffered();
     }
 
+    /** Bytes the write buffer holds room for: see {@link MaplogBuffer#written}. */
+    synchronized int bufferCapacity() {
+        return unwritten.capacity();
+    }
+
     /** Writes the buffered entries into their parts, starting a new part whenever the last one is full. */
     private void writeBuffered() {
         if (unwritten.isEmpty()) return;
