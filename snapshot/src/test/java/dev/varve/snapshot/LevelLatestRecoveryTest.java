@@ -61,11 +61,13 @@ class LevelLatestRecoveryTest {
         a.afterEndMarker(id, markOf(id));
     }
 
-    private static long markOf(long id) {
+    /** The WAL LSN of snapshot {@code id}'s checkpoint mark in these tests (shared with RecoveryCompactionCrashTest). */
+    static long markOf(long id) {
         return 2 * id + 1;
     }
 
-    private static void change(PageMemory memory, long pageId, long value) {
+    /** Changes a page (shared with RecoveryCompactionCrashTest): its pre-state is captured at each level. */
+    static void change(PageMemory memory, long pageId, long value) {
         Page p = memory.acquireWrite(pageId);
         p.putLong(64, value);
         memory.releaseWrite(p);

@@ -5,7 +5,6 @@ import dev.varve.config.Retention;
 import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.memory.PageMemory;
-import dev.varve.core.page.Page;
 import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageStore;
 import org.junit.jupiter.api.Test;
@@ -54,16 +53,6 @@ class RecoveryCompactionCrashTest {
         return new PageMemory(new PageStore(FileIOFactory.standard(), dir.resolve("pages-" + memories++), 4096), 16L << 20, 1L << 20);
     }
 
-    private static long markOf(long id) {
-        return 2 * id + 1;
-    }
-
-    private static void change(PageMemory memory, long pageId, long value) {
-        Page p = memory.acquireWrite(pageId);
-        p.putLong(64, value);
-        memory.releaseWrite(p);
-    }
-
     @Test
     void aKillAtAnyStepOfTheRecoverysCompactionRecoversTheSameMarkInSnapshotOrder() {
         Path archiveDir = dir.resolve("archive");
@@ -74,10 +63,10 @@ class RecoveryCompactionCrashTest {
             first.releaseWrite(first.acquireNew(CHANGED_PAGE));
             a.declare(1, 3, wall, 2);
             a.declare(2, 2, wall, 4);
-            change(first, CHANGED_PAGE, 2); // mapped to snapshot 2 at levels 1 and 2
+            LevelLatestRecoveryTest.change(first, CHANGED_PAGE, 2); // mapped to snapshot 2 at levels 1 and 2
             for (long id = 3; id <= last; id++) a.declare(id, 1, wall, 2 * id);
-            a.onMark(last, markOf(last));
-            a.beforeStartMarker(last, markOf(last)); // the mark is durable; its end-marker work (and compactions) never run
+            a.onMark(last, LevelLatestRecoveryTest.markOf(last));
+            a.beforeStartMarker(last, LevelLatestRecoveryTest.markOf(last)); // the mark is durable; its end-marker work (and compactions) never run
             wall += Duration.ofMinutes(11).toMillis();
             a.enforce(); // the clock ages snapshot 2 out after the mark: no WAL record caused it, its drop may be written
             assertNull(a.find(2));
@@ -86,7 +75,7 @@ class RecoveryCompactionCrashTest {
         List<Long> live;
         images.armed = 1;
         try (SnapshotArchive a = open(images, archiveDir, memory(), null)) {
-            a.recover(markOf(last), false);
+            a.recover(LevelLatestRecoveryTest.markOf(last), false);
             images.armed = 0;
             assertNull(a.find(2), "the drop after the mark stands");
             assertTrue(a.dropHorizon() > 2, "the recovery's compaction let snapshot 2's records go: horizon " + a.dropHorizon());
@@ -104,9 +93,9 @@ class RecoveryCompactionCrashTest {
         memory.releaseWrite(memory.acquireNew(OLD_PAGE)); // before the archive is attached: last changed before any snapshot
         Agents agents = Agents.invoked();
         try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, memory, agents)) {
-            a.recover(markOf(last), false);
+            a.recover(LevelLatestRecoveryTest.markOf(last), false);
             assertEquals(live, a.snapshots().stream().map(SnapshotRecord::id).toList(), image + ": the live snapshots");
-            change(memory, OLD_PAGE, 1);
+            LevelLatestRecoveryTest.change(memory, OLD_PAGE, 1);
             while (agents.invoker("archiver").invoke() > 0) {
                 // archive every capture pending: an I7 failure is thrown here
             }
