@@ -1,7 +1,5 @@
 package dev.varve.core.tree;
 
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.Timeout;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -32,9 +30,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code -Dvarve.tree.seeds=N}.
  */
 @Timeout(180)
-// beside the module's other classes (core/pom.xml), it and PageMemoryTreeRandomizedTest: each runs on one thread over
-// pages of its own (a PageMemory in its own @TempDir), with no system property set, no file shared, no thread checked
-@Execution(ExecutionMode.CONCURRENT)
 public class BPlusTreeRandomizedTest {
     static final int FILE_ID = PageId.fileId(3, 7);
     private static final boolean TRACE = Boolean.getBoolean("varve.tree.trace");
