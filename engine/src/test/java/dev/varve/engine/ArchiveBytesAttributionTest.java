@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -45,7 +46,7 @@ class ArchiveBytesAttributionTest {
     @Test
     void theSnapshotsFiguresAddUpToTheArchiveAndSurviveReopenAndCrash() {
         List<SnapshotInfo> before;
-        try (Varve store = Varve.open(config())) {
+        try (Varve store = Varve.open(config(), UnforcedFileIOFactory.INSTANCE)) {
             Table t = store.table("t");
             for (int k = 0; k < KEYS; k++) t.put(key(k), value(k, 0));
             store.checkpoint().join();
@@ -54,7 +55,7 @@ class ArchiveBytesAttributionTest {
             before = store.snapshots();
             assertAddsUpToTheArchive(store, "in the run that wrote them");
         }
-        try (Varve reopened = Varve.open(config())) {
+        try (Varve reopened = Varve.open(config(), UnforcedFileIOFactory.INSTANCE)) {
             assertEquals(before, reopened.snapshots(), "recounted at open to the same figures");
             rounds(reopened, reopened.table("t"), 601, 700);
             reopened.checkpoint().join();
@@ -64,7 +65,7 @@ class ArchiveBytesAttributionTest {
             rounds(reopened, reopened.table("t"), 701, 760);
             reopened.halt();
         }
-        try (Varve recovered = Varve.open(config())) {
+        try (Varve recovered = Varve.open(config(), UnforcedFileIOFactory.INSTANCE)) {
             int covered = before.size() - 1;
             assertEquals(before.subList(0, covered), recovered.snapshots().subList(0, covered), "what the mark covered is recounted to the same figures");
             recovered.checkpoint().join();
@@ -75,7 +76,7 @@ class ArchiveBytesAttributionTest {
     @Test
     void aBudgetDropsWhatItsExcessNeedsInOneRound() {
         long archive;
-        try (Varve store = Varve.open(oneLevel(RankTreePolicy.levels(Retention.keepAll())))) {
+        try (Varve store = Varve.open(oneLevel(RankTreePolicy.levels(Retention.keepAll())), UnforcedFileIOFactory.INSTANCE)) {
             Table t = store.table("t");
             for (int k = 0; k < KEYS; k++) t.put(key(k), value(k, 0));
             store.checkpoint().join();
@@ -84,7 +85,7 @@ class ArchiveBytesAttributionTest {
             archive = store.metrics().archiveBytes();
         }
         long budget = archive / 3;
-        try (Varve store = Varve.open(oneLevel(RankTreePolicy.levels(Retention.keepAll()).withBudget(budget)))) {
+        try (Varve store = Varve.open(oneLevel(RankTreePolicy.levels(Retention.keepAll()).withBudget(budget)), UnforcedFileIOFactory.INSTANCE)) {
             store.snapshotNow(); // the budget is applied: the oldest snapshots go until their bytes cover the excess
             store.checkpoint().join(); // and reclamation gives their segments back
             long after = store.metrics().archiveBytes();

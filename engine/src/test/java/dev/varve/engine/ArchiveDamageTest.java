@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -74,7 +75,7 @@ class ArchiveDamageTest {
      */
     static Map<Long, Long> build(Path dir) {
         Map<Long, Long> at = new TreeMap<>();
-        try (Varve store = Varve.open(config(dir))) {
+        try (Varve store = Varve.open(config(dir), UnforcedFileIOFactory.INSTANCE)) {
             DeterministicReplayTestSupport.workload(store, 0, 20);
             at.put(store.snapshotNow(2), 20L);
             DeterministicReplayTestSupport.workload(store, 20, 22);
@@ -118,7 +119,7 @@ class ArchiveDamageTest {
     /** Opening must fail with a corruption naming {@code file} (and {@code offset} when not negative), changing nothing on disk. */
     private CorruptionException refused(Path file, long offset) throws IOException {
         String before = hash(archive());
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config()).close(), "opening a damaged archive");
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(), UnforcedFileIOFactory.INSTANCE).close(), "opening a damaged archive");
         assertEquals(file, e.file(), "names the damaged file: " + e.getMessage());
         if (offset >= 0) assertEquals(offset, e.offset(), e.getMessage());
         assertEquals(before, hash(archive()), "the refused open changed nothing in the archive");
@@ -167,7 +168,7 @@ class ArchiveDamageTest {
             refused(log, -1);
             Files.write(log, whole);
         }
-        try (Varve store = Varve.open(config())) {
+        try (Varve store = Varve.open(config(), UnforcedFileIOFactory.INSTANCE)) {
             assertTrue(store.snapshots().size() > 1, "the repaired files open again");
         }
     }
@@ -232,7 +233,7 @@ class ArchiveDamageTest {
         int named = 0;
         for (long o : offsets) {
             FixtureSupport.flipByte(extent, o);
-            try (Varve store = Varve.open(config())) {
+            try (Varve store = Varve.open(config(), UnforcedFileIOFactory.INSTANCE)) {
                 String wrong = readsRight(store, at);
                 assertNull(wrong, "flipped byte at " + o + " of " + extent + " gave wrong data");
             } catch (StorageException e) {
@@ -258,7 +259,7 @@ class ArchiveDamageTest {
         // segment looks reclaimed until then
         Path first = segments(2).get(0);
         Files.delete(first);
-        try (Varve store = Varve.open(config())) {
+        try (Varve store = Varve.open(config(), UnforcedFileIOFactory.INSTANCE)) {
             StorageException e = assertThrows(StorageException.class, () -> fail("read without " + first + ": " + readsRight(store, at)));
             assertEquals(first, e.file(), e.getMessage());
         } catch (CorruptionException e) {
@@ -286,10 +287,10 @@ class ArchiveDamageTest {
                 ch.write(java.nio.ByteBuffer.wrap(new byte[]{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33}));
             }
         }
-        try (Varve store = Varve.open(config())) {
+        try (Varve store = Varve.open(config(), UnforcedFileIOFactory.INSTANCE)) {
             assertNull(readsRight(store, at));
         }
-        try (Varve store = Varve.open(config())) {
+        try (Varve store = Varve.open(config(), UnforcedFileIOFactory.INSTANCE)) {
             assertNull(readsRight(store, at), "and again after the cut");
         }
     }

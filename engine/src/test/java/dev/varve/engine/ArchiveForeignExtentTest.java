@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.store.StoreTag;
 import org.junit.jupiter.api.Test;
@@ -43,7 +44,7 @@ class ArchiveForeignExtentTest {
     }
 
     private static void assertReadsRight(Path dir, Map<Long, Long> at) {
-        try (Varve store = Varve.open(config(dir))) {
+        try (Varve store = Varve.open(config(dir), UnforcedFileIOFactory.INSTANCE)) {
             assertNull(KillWorkload.diff(store, KillWorkload.model(at.get(-1L))));
             for (SnapshotInfo s : store.snapshots()) {
                 if (!at.containsKey(s.id())) continue;

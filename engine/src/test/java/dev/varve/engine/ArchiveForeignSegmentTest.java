@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.store.StoreTag;
 import org.junit.jupiter.api.Test;
@@ -56,7 +57,7 @@ class ArchiveForeignSegmentTest {
     /** Rounds of overwrites, a snapshot before each: round r's values are what snapshot r sees. */
     private static long[] write(Path dir, int salt) {
         long[] snapshots = new long[ROUNDS];
-        try (Varve store = Varve.open(config(dir))) {
+        try (Varve store = Varve.open(config(dir), UnforcedFileIOFactory.INSTANCE)) {
             Table t = store.table("t");
             for (int round = 0; round < ROUNDS; round++) {
                 for (int k = 0; k < KEYS; k++) t.put(FixtureSupport.utf8("k" + k), value(salt, round, k));
@@ -131,7 +132,7 @@ class ArchiveForeignSegmentTest {
         long idB = WalForeignSegmentTest.storeId(b);
         assertEquals(StoreTag.of(idB), tag(foreign), "the segment records its store");
         ForeignFileSwap.assertRefused(a, target, foreign, idB, "Pagelog segment", ArchiveForeignSegmentTest::config, tmp.resolve("a-own.log"));
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             assertSnapshots(store, snapshots, 0);
         }
     }
@@ -151,7 +152,7 @@ class ArchiveForeignSegmentTest {
         Path foreign = b.resolve("archive").resolve("level-1").resolve(target.getFileName());
         assertEquals(StoreTag.of(idB), tagAt(foreign, LOG_TAG_OFFSET), "the part records its store");
         ForeignFileSwap.assertRefused(a, target, foreign, idB, "archive log", ArchiveForeignSegmentTest::config, tmp.resolve("a-own.log"));
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             assertSnapshots(store, snapshots, 0);
         }
     }
@@ -165,7 +166,7 @@ class ArchiveForeignSegmentTest {
         assertTrue(parts.stream().anyMatch(p -> p.getFileName().toString().startsWith("maplog-L0.log.")), "parts " + parts);
         for (Path part : parts) rewriteHeader(part, 1, LOG_TAG_OFFSET);
         long later;
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             assertSnapshots(store, snapshots, 0);
             Table t = store.table("t");
             for (int k = 0; k < KEYS; k++) t.put(FixtureSupport.utf8("k" + k), touched(k));
@@ -174,7 +175,7 @@ class ArchiveForeignSegmentTest {
         }
         assertTrue(logParts(a).size() > parts.size(), "new parts beside the version 1 ones");
         assertTrue(StoreVerifier.verify(config(a)).damage().isEmpty(), () -> StoreVerifier.verify(config(a)).damage().toString());
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             assertSnapshots(store, snapshots, 0);
             Table t = store.asOf(later).table("t");
             for (int k = 0; k < KEYS; k++) assertArrayEquals(touched(k), t.get(FixtureSupport.utf8("k" + k)), "key " + k);
@@ -188,7 +189,7 @@ class ArchiveForeignSegmentTest {
         long[] snapshots = write(a, 0);
         for (Path segment : pagelogSegments(a)) rewriteAsVersion4(segment);
         long touched;
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             assertSnapshots(store, snapshots, 0);
             // a byte of each value changed: the pre-states this build archives after version 4 segments (diffs where
             // they are small, into the last one while it has room) read back as the snapshot saw them
@@ -197,7 +198,7 @@ class ArchiveForeignSegmentTest {
             touched = store.snapshotNow();
             for (int k = 0; k < KEYS; k++) t.put(FixtureSupport.utf8("k" + k), value(0, ROUNDS + 1, k));
         }
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             assertSnapshots(store, snapshots, 0);
             Table t = store.asOf(touched).table("t");
             for (int k = 0; k < KEYS; k++) assertArrayEquals(touched(k), t.get(FixtureSupport.utf8("k" + k)), "key " + k);

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -46,7 +47,7 @@ class BudgetTest {
         Map<Long, Integer> rankOf = new TreeMap<>();
         List<String> sizes = new ArrayList<>();
         long maxAfterReclaim = 0;
-        try (Varve store = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve store = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             Table t = store.table("bulk");
             putAll(t, 0);
             for (int round = 1; round <= 60; round++) {
@@ -70,7 +71,7 @@ class BudgetTest {
             checkReads(store, generationOf);
             assertEquals(List.of(), store.danglingArchiveMappings());
         }
-        try (Varve reopened = Varve.open(config(RecoveryMode.WAL_PHYSICAL))) {
+        try (Varve reopened = Varve.open(config(RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE)) {
             long dropped = generationOf.keySet().iterator().next();
             SnapshotNotFoundException e = assertThrows(SnapshotNotFoundException.class, () -> reopened.asOf(dropped));
             assertTrue(e.getMessage().contains("budget"), e.getMessage());

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
@@ -152,7 +153,7 @@ class CrashStageTest {
         } finally {
             reopened.close();
         }
-        try (Varve again = Varve.open(config(reopenAs))) {
+        try (Varve again = Varve.open(config(reopenAs), UnforcedFileIOFactory.INSTANCE)) {
             assertEquals(0, again.recoveryReport().replayedRecords(), "a clean close leaves nothing to replay");
             model.verify(again, "after a clean close and reopen");
         }

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -110,7 +111,7 @@ class DiffCaptureCrashTest {
         assertNotNull(crashed, "the crash point " + point + " was reached");
         store.halt();
         io.powerLoss();
-        try (Varve reopened = Varve.open(config)) {
+        try (Varve reopened = Varve.open(config, UnforcedFileIOFactory.INSTANCE)) {
             Map<String, String> current = DiffCaptureTest.contents(reopened.table("t"));
             Map<String, String> withLast = new TreeMap<>(model);
             if (unacknowledged != null) withLast.putAll(unacknowledged);

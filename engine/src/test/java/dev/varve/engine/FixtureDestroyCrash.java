@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
 
 import java.nio.file.Path;
@@ -60,7 +61,7 @@ public final class FixtureDestroyCrash {
         RecoveryMode mode = RecoveryMode.valueOf(args[1]);
         long seed = Long.parseLong(args[2]);
         Varve store = Varve.open(FixtureSupport.small(dir).recoveryMode(mode).partitions(1)
-                .checkpointFrequency(java.time.Duration.ofMillis(20 + seed % 50)).build());
+                .checkpointFrequency(java.time.Duration.ofMillis(20 + seed % 50)).build(), UnforcedFileIOFactory.INSTANCE);
         play(seed, store);
         System.out.println("ACKED");
         System.out.flush();

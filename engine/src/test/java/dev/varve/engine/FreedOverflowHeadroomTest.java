@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
 import org.junit.jupiter.api.Test;
@@ -52,7 +53,7 @@ class FreedOverflowHeadroomTest {
     /** The review's repro: an 8 MiB region with no dirty page, one batch removing nine 1 MiB values. */
     @Test
     void aBatchFreeingMoreThanTheRegionTakesIsRefusedAndChangesNothing() throws Exception {
-        try (Varve store = Varve.open(config(8L << 20))) {
+        try (Varve store = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE)) {
             Table t = store.table("t");
             for (int i = 0; i < 9; i++) t.put(key(i), value(i, 0));
             store.checkpoint().get(); // no dirty page: the batch alone is too much
@@ -73,7 +74,7 @@ class FreedOverflowHeadroomTest {
             for (int i = 0; i < 9; i++) assertNull(t.get(key(i)));
             t.put(key(0), value(0, 1));
         }
-        try (Varve store = Varve.open(config(8L << 20))) {
+        try (Varve store = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE)) {
             Table t = store.table("t");
             assertArrayEquals(value(0, 1), t.get(key(0)));
             for (int i = 1; i < 9; i++) assertNull(t.get(key(i)));
@@ -83,7 +84,7 @@ class FreedOverflowHeadroomTest {
     /** A batch whose freed chains fit is applied: one 1 MiB value removed and one replaced by another in one batch. */
     @Test
     void aBatchReplacingLargeValuesThatFitIsApplied() throws Exception {
-        try (Varve store = Varve.open(config(8L << 20))) {
+        try (Varve store = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE)) {
             Table t = store.table("t");
             for (int i = 0; i < 3; i++) t.put(key(i), value(i, 0));
             store.write(b -> {
@@ -102,7 +103,7 @@ class FreedOverflowHeadroomTest {
      */
     @Test
     void concurrentPutsReplacingLargeValuesInTheSmallestRegion() throws Exception {
-        try (Varve store = Varve.open(config(8L << 20))) {
+        try (Varve store = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE)) {
             Table t = store.table("t");
             ExecutorService pool = Executors.newFixedThreadPool(WRITERS);
             try {
@@ -120,7 +121,7 @@ class FreedOverflowHeadroomTest {
             }
             for (int w = 0; w < WRITERS; w++) assertArrayEquals(value(w, ROUNDS - 1), t.get(key(w)));
         }
-        try (Varve store = Varve.open(config(8L << 20))) {
+        try (Varve store = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE)) {
             for (int w = 0; w < WRITERS; w++) assertArrayEquals(value(w, ROUNDS - 1), store.table("t").get(key(w)));
         }
     }
@@ -134,7 +135,7 @@ class FreedOverflowHeadroomTest {
      */
     @Test
     void replayOfABatchFreeingLargeValuesCheckpointsBeforeItInsteadOfFillingTheRegion() throws Exception {
-        Varve store = Varve.open(config(16L << 20));
+        Varve store = Varve.open(config(16L << 20), UnforcedFileIOFactory.INSTANCE);
         Table t = store.table("t");
         for (int i = 0; i < 3; i++) t.put(key(i), value(i, 0));
         store.checkpoint().get(); // the chains the batch frees are on disk, not dirty in memory
@@ -143,7 +144,7 @@ class FreedOverflowHeadroomTest {
             for (int i = 0; i < 3; i++) b.remove("t", key(i));
         });
         store.halt();
-        try (Varve again = Varve.open(config(8L << 20))) {
+        try (Varve again = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE)) {
             Table t2 = again.table("t");
             for (int i = 0; i < 3; i++) assertNull(t2.get(key(i)), "removed value " + i);
             for (int i = 3; i < 8; i++) assertArrayEquals(value(i, 0), t2.get(key(i)), "value " + i);

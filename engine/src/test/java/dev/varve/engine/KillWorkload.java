@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
@@ -190,7 +191,7 @@ final class KillWorkload {
         // the sixth argument, when given: PRESSURE or FREEING (the small region's shapes), or a recoveryCompression
         Shape shape = args.length > 5 && args[5].equals("PRESSURE") ? PRESSURE : args.length > 5 && args[5].equals("FREEING") ? FREEING : NORMAL;
         RecoveryCompression compression = args.length > 5 && shape == NORMAL ? RecoveryCompression.valueOf(args[5]) : defaultCompression(mode);
-        try (Varve store = Varve.open(config(shape, dir, mode, sync, compression)); FileOutputStream ack = new FileOutputStream(args[3], true)) {
+        try (Varve store = Varve.open(config(shape, dir, mode, sync, compression), UnforcedFileIOFactory.INSTANCE); FileOutputStream ack = new FileOutputStream(args[3], true)) {
             ack.write(((from - 1) + "\n").getBytes(StandardCharsets.UTF_8));
             for (long i = from; ; i++) {
                 List<Op> ops = batch(shape, i);

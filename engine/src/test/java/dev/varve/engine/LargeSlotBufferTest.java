@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,7 +38,7 @@ class LargeSlotBufferTest {
             FixtureChildJvm.watchdog(120, "the large-buffer store");
             VarveConfig config = VarveConfig.builder().path(Path.of(args[0])).pageSize(PAGE).dataRegionSize(32L << 20)
                     .checkpointBufferSize(2 * GiB).build();
-            try (Varve store = Varve.open(config)) {
+            try (Varve store = Varve.open(config, UnforcedFileIOFactory.INSTANCE)) {
                 System.out.println("slots " + store.metrics().checkpointBufferPages() + " ");
                 Table t = store.table("t");
                 for (int i = 0; i < 100; i++) t.put(FixtureSupport.utf8("k" + i), new byte[3000]);

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -59,7 +60,7 @@ class LogCompactionKillTest {
     /** Child JVM: {@code main(dir, mode, firstStep, ackFile, kept)} runs steps until killed, acknowledging each. */
     public static void main(String[] args) throws Exception {
         Kept kept = Kept.valueOf(args[4]);
-        try (Varve store = Varve.open(config(Path.of(args[0]), RecoveryMode.valueOf(args[1]), kept != Kept.NONE));
+        try (Varve store = Varve.open(config(Path.of(args[0]), RecoveryMode.valueOf(args[1]), kept != Kept.NONE), UnforcedFileIOFactory.INSTANCE);
              FileOutputStream ack = new FileOutputStream(args[3], true)) {
             for (long i = Long.parseLong(args[2]); ; i++) {
                 long id = store.writeAndSnapshot(DeterministicReplayTestSupport.batch(i), kept == Kept.DECLARED && i == 0 ? 3 : 1);
@@ -146,7 +147,7 @@ class LogCompactionKillTest {
                 return compacting[0] || System.nanoTime() > giveUp;
             }, where, kept.name());
             if (compacting[0]) seenCompacting++;
-            try (Varve store = Varve.open(config(dir, reopen, keptForGood))) {
+            try (Varve store = Varve.open(config(dir, reopen, keptForGood), UnforcedFileIOFactory.INSTANCE)) {
                 List<SnapshotInfo> infos = store.snapshots();
                 long declared = infos.get(infos.size() - 1).id();
                 assertTrue(declared >= acked, where + ": " + acked + " steps acknowledged but only " + declared + " snapshots recovered");

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -81,12 +82,12 @@ class LogCompactionRanksTest {
     void ranksAndDropsAcrossCompactionCrashAndReopen(String which) {
         Path dir = tmp.resolve(which);
         List<String> before;
-        Varve s = Varve.open(config(dir, which, RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        Varve s = Varve.open(config(dir, which, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
         steps(s, 1, 9300, which);
         before = state(s);
         assertFalse(Files.exists(dir.resolve("archive").resolve("joins.log")), "the join log was compacted (renamed after its first entry held)");
         s.halt();
-        try (Varve r = Varve.open(config(dir, which, RecoveryMode.WAL_PHYSICAL))) {
+        try (Varve r = Varve.open(config(dir, which, RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE)) {
             List<String> after = state(r);
             assertEquals(before, after, "after crash");
             for (long id = 1; id <= 9300; id++) {
@@ -113,7 +114,7 @@ class LogCompactionRanksTest {
             steps(r, 9301, 11000, which);
             before = state(r);
         }
-        try (Varve r = Varve.open(config(dir, which, RecoveryMode.WAL_PHYSICAL))) {
+        try (Varve r = Varve.open(config(dir, which, RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE)) {
             assertEquals(before, state(r), "after close");
             assertEquals(List.of(), r.danglingArchiveMappings());
         }

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.RankTreePolicy;
@@ -31,7 +32,7 @@ class MetricsDuringReclamationTest {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Throwable> writerFailed = new AtomicReference<>();
         long calls = 0;
-        try (Varve store = Varve.open(config)) {
+        try (Varve store = Varve.open(config, UnforcedFileIOFactory.INSTANCE)) {
             Table t = store.table("t");
             Thread writer = new Thread(() -> {
                 byte[] v = new byte[200];

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.CorruptionException;
@@ -68,7 +69,7 @@ class PageFileGenerationTest {
     @Test
     void aPageFileRolledBackToAnEarlierCopyIsRefusedAndNothingChanges() throws Exception {
         Path dir = tmp.resolve("store");
-        try (Varve store = Varve.open(config(dir, RecoveryMode.WAL_PHYSICAL))) {
+        try (Varve store = Varve.open(config(dir, RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE)) {
             fill(store, 0, 500);
         }
         Path file = FixtureSupport.pageFile(dir, 1, 0);
@@ -76,14 +77,14 @@ class PageFileGenerationTest {
         Files.copy(file, aside);
         Path wholeCopy = tmp.resolve("whole-copy");
         copyTree(dir, wholeCopy);
-        try (Varve store = Varve.open(config(dir, RecoveryMode.WAL_PHYSICAL))) {
+        try (Varve store = Varve.open(config(dir, RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE)) {
             fill(store, 500, 1000);
             store.checkpoint().get(30, TimeUnit.SECONDS);
             fill(store, 1000, 1100);
         }
         Files.copy(aside, file, StandardCopyOption.REPLACE_EXISTING);
         Map<Path, byte[]> before = contents(dir);
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(dir, RecoveryMode.WAL_PHYSICAL)).close());
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(dir, RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(e.getMessage().contains(file.getFileName().toString()) && e.getMessage().contains("earlier backup"), e.getMessage());
         assertSame(before, contents(dir));
         // a read-only open and the verifier refuse it the same way
@@ -92,7 +93,7 @@ class PageFileGenerationTest {
                 .anyMatch(d -> d.file().equals(file) && d.what().contains("earlier backup")));
         assertSame(before, contents(dir));
         // the whole store put back from the same moment is an earlier consistent state, and opens as such
-        try (Varve store = Varve.open(config(wholeCopy, RecoveryMode.WAL_PHYSICAL))) {
+        try (Varve store = Varve.open(config(wholeCopy, RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE)) {
             assertHolds(store, 500);
         }
     }
@@ -102,14 +103,14 @@ class PageFileGenerationTest {
         Path a = tmp.resolve("a");
         Path b = tmp.resolve("b");
         for (Path dir : new Path[]{a, b}) {
-            try (Varve store = Varve.open(config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+            try (Varve store = Varve.open(config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
                 fill(store, 0, 300);
             }
         }
         Path file = FixtureSupport.pageFile(a, 1, 0);
         Files.copy(FixtureSupport.pageFile(b, 1, 0), file, StandardCopyOption.REPLACE_EXISTING);
         Map<Path, byte[]> before = contents(a);
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(a, RecoveryMode.CHECKPOINT_RECOVERY_FILE)).close());
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(a, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(e.getMessage().contains(file.getFileName().toString()) && e.getMessage().contains("belongs to another store"), e.getMessage());
         assertSame(before, contents(a));
     }
@@ -124,14 +125,14 @@ class PageFileGenerationTest {
     void aPageFileFromALaterOrADivergedCopyOfTheStoreIsRefused() throws Exception {
         Path dir = tmp.resolve("store");
         VarveConfig cfg = config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE);
-        try (Varve store = Varve.open(cfg)) {
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) {
             fill(store, 0, 300);
         }
         Path earlier = tmp.resolve("earlier");
         copyTree(dir, earlier);
         Path diverged = tmp.resolve("diverged");
         copyTree(dir, diverged);
-        try (Varve store = Varve.open(cfg)) { // the store goes on: checkpoints the earlier copy never started
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) { // the store goes on: checkpoints the earlier copy never started
             fill(store, 300, 600);
             store.checkpoint().get(30, TimeUnit.SECONDS);
             fill(store, 600, 700);
@@ -139,14 +140,14 @@ class PageFileGenerationTest {
         Path file = FixtureSupport.pageFile(earlier, 1, 0);
         byte[] own = Files.readAllBytes(file);
         Files.copy(FixtureSupport.pageFile(dir, 1, 0), file, StandardCopyOption.REPLACE_EXISTING);
-        CorruptionException later = assertThrows(CorruptionException.class, () -> Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE)).close());
+        CorruptionException later = assertThrows(CorruptionException.class, () -> Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(later.getMessage().contains("never started a checkpoint after") && later.getMessage().contains(file.getFileName().toString()),
                 later.getMessage());
         Files.write(file, own);
-        try (Varve store = Varve.open(config(diverged, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) { // a table this copy alone has
+        try (Varve store = Varve.open(config(diverged, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) { // a table this copy alone has
             store.table("u").put(utf8("k"), utf8("v"));
         }
-        try (Varve store = Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) { // more checkpoints than the diverged copy's
+        try (Varve store = Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) { // more checkpoints than the diverged copy's
             for (int round = 0; round < 3; round++) {
                 fill(store, 300, 320);
                 store.checkpoint().get(30, TimeUnit.SECONDS);
@@ -154,15 +155,15 @@ class PageFileGenerationTest {
         }
         Path foreign = FixtureSupport.pageFile(earlier, 2, 0);
         Files.copy(FixtureSupport.pageFile(diverged, 2, 0), foreign);
-        CorruptionException unlisted = assertThrows(CorruptionException.class, () -> Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE)).close());
+        CorruptionException unlisted = assertThrows(CorruptionException.class, () -> Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(unlisted.getMessage().contains("does not list it") && unlisted.getMessage().contains(foreign.getFileName().toString()),
                 unlisted.getMessage());
         Files.delete(foreign);
-        try (Varve store = Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve store = Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             assertHolds(store, 300);
         }
         Files.delete(file);
-        CorruptionException gone = assertThrows(CorruptionException.class, () -> Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE)).close());
+        CorruptionException gone = assertThrows(CorruptionException.class, () -> Varve.open(config(earlier, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(gone.getMessage().contains("missing") && gone.getMessage().contains(file.getFileName().toString()), gone.getMessage());
     }
 
@@ -175,16 +176,16 @@ class PageFileGenerationTest {
     void aPageFileADivergedCopyWroteUnderACheckpointIdThisStoreAlsoCompletedIsRefused() throws Exception {
         Path dir = tmp.resolve("store");
         VarveConfig cfg = config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE);
-        try (Varve store = Varve.open(cfg)) {
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) {
             fill(store, 0, 300);
         }
         Path copy = tmp.resolve("copy");
         copyTree(dir, copy);
-        try (Varve store = Varve.open(config(copy, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) { // the copy rewrites table t
+        try (Varve store = Varve.open(config(copy, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) { // the copy rewrites table t
             fill(store, 0, 300);
             store.checkpoint().get(30, TimeUnit.SECONDS);
         }
-        try (Varve store = Varve.open(cfg)) { // the store writes other tables only, with more checkpoints
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) { // the store writes other tables only, with more checkpoints
             for (int round = 0; round < 5; round++) {
                 store.table("u").put(utf8("k" + round), utf8("v"));
                 store.checkpoint().get(30, TimeUnit.SECONDS);
@@ -193,7 +194,7 @@ class PageFileGenerationTest {
         Path file = FixtureSupport.pageFile(dir, 1, 0);
         Files.copy(FixtureSupport.pageFile(copy, 1, 0), file, StandardCopyOption.REPLACE_EXISTING);
         Map<Path, byte[]> before = contents(dir);
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(cfg).close());
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(cfg, UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(e.getMessage().contains("from another copy of the store") && e.getMessage().contains(file.getFileName().toString()),
                 e.getMessage());
         assertSame(before, contents(dir));
@@ -223,15 +224,15 @@ class PageFileGenerationTest {
             store.halt();
             io.powerLoss();
             VarveConfig reopen = cfg.toBuilder().recoveryMode(reopenAs).build();
-            try (Varve recovered = Varve.open(reopen)) {
+            try (Varve recovered = Varve.open(reopen, UnforcedFileIOFactory.INSTANCE)) {
                 assertNotEquals("none", recovered.recoveryReport().restoredFrom(), "the crash interrupted the checkpoint");
                 assertHolds(recovered, 1600);
             }
-            try (Varve again = Varve.open(reopen)) {
+            try (Varve again = Varve.open(reopen, UnforcedFileIOFactory.INSTANCE)) {
                 assertHolds(again, 1600);
             }
             Files.copy(aside, file, StandardCopyOption.REPLACE_EXISTING);
-            CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(reopen).close());
+            CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(reopen, UnforcedFileIOFactory.INSTANCE).close());
             assertTrue(e.getMessage().contains(file.getFileName().toString()), e.getMessage());
         }
     }
@@ -244,7 +245,7 @@ class PageFileGenerationTest {
     void aTornGenerationSlotStillOpens() throws Exception {
         Path dir = tmp.resolve("torn");
         VarveConfig cfg = config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE);
-        try (Varve store = Varve.open(cfg)) {
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) {
             fill(store, 0, 400);
             store.checkpoint().get(30, TimeUnit.SECONDS);
             fill(store, 400, 800);
@@ -256,14 +257,14 @@ class PageFileGenerationTest {
         byte[] garbage = new byte[20];
         Arrays.fill(garbage, (byte) 0x5a);
         write(file, SLOTS[older], garbage);
-        try (Varve store = Varve.open(cfg)) {
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) {
             assertHolds(store, 800);
             fill(store, 800, 900);
         }
         long next = stamp(dir, 1).generation();
         assertTrue(next > generation, "the next checkpoint stamped the file again: " + next);
         assertEquals(next, slotGeneration(file, older), "the torn slot was written whole again");
-        try (Varve store = Varve.open(cfg)) {
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) {
             assertHolds(store, 900);
         }
     }
@@ -277,7 +278,7 @@ class PageFileGenerationTest {
     void aStoreOfAnEarlierFormatOpensAndGainsTheChecks() throws Exception {
         Path dir = tmp.resolve("old");
         VarveConfig cfg = config(dir, RecoveryMode.WAL_PHYSICAL);
-        try (Varve store = Varve.open(cfg)) {
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) {
             fill(store, 0, 400);
         }
         toVersion1(dir);
@@ -285,7 +286,7 @@ class PageFileGenerationTest {
         assertEquals(new PageFileStamp(1, 0, 0), stamp(dir, 1));
         Path aside = tmp.resolve("old.page");
         Files.copy(file, aside);
-        try (Varve store = Varve.open(cfg)) {
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) {
             assertHolds(store, 400);
             fill(store, 400, 700);
         }
@@ -293,12 +294,12 @@ class PageFileGenerationTest {
         assertEquals(1, upgraded.version(), "the fixed header is left as it was");
         assertNotEquals(0, upgraded.storeId());
         assertTrue(upgraded.generation() > 0);
-        try (Varve store = Varve.open(cfg)) {
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) {
             assertHolds(store, 700);
         }
         byte[] current = Files.readAllBytes(file);
         Files.copy(aside, file, StandardCopyOption.REPLACE_EXISTING);
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(cfg).close());
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(cfg, UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(e.getMessage().contains(file.getFileName().toString()), e.getMessage());
         Files.write(file, current);
         // a newer format (its fixed fields as this build's under their CRC), and a damaged version field
@@ -306,10 +307,10 @@ class PageFileGenerationTest {
         ByteBuffer h = ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN);
         h.putInt(8, 3).putInt(28, crc(header, 28));
         write(file, 0, header);
-        CorruptionException newer = assertThrows(CorruptionException.class, () -> Varve.open(cfg).close());
+        CorruptionException newer = assertThrows(CorruptionException.class, () -> Varve.open(cfg, UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(newer.getMessage().contains("newer release") && newer.getMessage().contains(file.getFileName().toString()), newer.getMessage());
         write(file, 8, new byte[]{3, 0, 0, 1});
-        CorruptionException damaged = assertThrows(CorruptionException.class, () -> Varve.open(cfg).close());
+        CorruptionException damaged = assertThrows(CorruptionException.class, () -> Varve.open(cfg, UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(damaged.getMessage().contains("checksum mismatch") && damaged.getMessage().contains(file.getFileName().toString()), damaged.getMessage());
     }
 

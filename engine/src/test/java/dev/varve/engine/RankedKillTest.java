@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -106,7 +107,7 @@ class RankedKillTest {
     public static void main(String[] args) throws Exception {
         long from = Long.parseLong(args[2]);
         Model model = Model.after(from);
-        try (Varve store = Varve.open(config(Path.of(args[0]), RecoveryMode.valueOf(args[1])));
+        try (Varve store = Varve.open(config(Path.of(args[0]), RecoveryMode.valueOf(args[1])), UnforcedFileIOFactory.INSTANCE);
              FileOutputStream ack = new FileOutputStream(args[3], true)) {
             // the raise of the last recovered step may have been lost with the crash: the policy needs it again
             for (SnapshotInfo s : store.snapshots()) if (s.rank() < model.ranks.get(s.id())) store.rank(s.id(), model.ranks.get(s.id()));
@@ -153,7 +154,7 @@ class RankedKillTest {
             RecoveryMode reopen = round % 2 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE;
             String where = "seed " + seed + " round " + round + " (" + mode + " -> " + reopen + ")";
             long acked = FixtureChildJvm.killUnderLoad(RankedKillTest.class, dir, mode, steps, ack, log, 100 + rnd.nextInt(900), where);
-            try (Varve store = Varve.open(config(dir, reopen))) {
+            try (Varve store = Varve.open(config(dir, reopen), UnforcedFileIOFactory.INSTANCE)) {
                 List<SnapshotInfo> infos = store.snapshots();
                 long declared = infos.get(infos.size() - 1).id(); // the newest is always live (level 1 keeps it)
                 assertTrue(declared >= acked, where + ": " + acked + " steps acknowledged but only " + declared + " snapshots recovered");

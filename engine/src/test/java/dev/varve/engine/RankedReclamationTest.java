@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -45,7 +46,7 @@ class RankedReclamationTest {
         List<String> table = new ArrayList<>();
         List<long[]> perLevel = new ArrayList<>();
         long batch = 0;
-        Varve store = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        Varve store = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
         for (int round = 0; round < 40; round++) {
             for (int i = 0; i < 20; i++) {
                 DeterministicReplayTestSupport.workload(store, batch, batch + 1);
@@ -71,7 +72,7 @@ class RankedReclamationTest {
         assertEquals(10 + 4 - countRank2AmongNewest10(live), live.size(), "the policy's snapshots: " + live);
         checkLive(store, batchesAt);
         store.close();
-        try (Varve reopened = Varve.open(config(RecoveryMode.WAL_PHYSICAL))) {
+        try (Varve reopened = Varve.open(config(RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE)) {
             checkLive(reopened, batchesAt);
             for (int i = 0; i < 25; i++) {
                 DeterministicReplayTestSupport.workload(reopened, batch, batch + 1);
@@ -80,7 +81,7 @@ class RankedReclamationTest {
             }
             reopened.halt();
         }
-        try (Varve recovered = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve recovered = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             checkLive(recovered, batchesAt);
             System.out.println("after the crash: per level " + Arrays.toString(recovered.metrics().archiveBytesPerLevel()));
         }

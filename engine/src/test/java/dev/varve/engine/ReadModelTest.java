@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -71,7 +72,7 @@ class ReadModelTest {
     void aTableCreatedByTheSnapshotsOwnBatchIsInIt() {
         byte[] k = {0, (byte) 0xFF}, v = new byte[3000];
         long s1, s2;
-        Varve store = Varve.open(config(0));
+        Varve store = Varve.open(config(0), UnforcedFileIOFactory.INSTANCE);
         try {
             s1 = store.writeAndSnapshot(b -> b.put("fresh", k, v).put("fresh", new byte[0], new byte[0]));
             s2 = store.writeAndSnapshot(b -> b.remove("fresh", k).put("later", k, v), 1);
@@ -86,7 +87,7 @@ class ReadModelTest {
                     assertArrayEquals(v, b.table("later").get(k));
                 }
                 store.halt();
-                store = Varve.open(config(0));
+                store = Varve.open(config(0), UnforcedFileIOFactory.INSTANCE);
             }
         } finally {
             store.close();
@@ -110,7 +111,7 @@ class ReadModelTest {
         /** Opens the store with a partition count for new tables that changes from one open to the next. */
         Varve open() {
             defaultParts = 1 + r.nextInt(4);
-            return Varve.open(config(seed, defaultParts));
+            return Varve.open(config(seed, defaultParts), UnforcedFileIOFactory.INSTANCE);
         }
 
         Run(long seed, int steps) {

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -41,7 +42,7 @@ class ReclamationTest {
         Map<Long, Long> batchesAt = new TreeMap<>();
         List<Long> archiveBytes = new ArrayList<>();
         long batch = 0;
-        Varve store = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        Varve store = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
         SnapshotView pinned = null;
         long pinnedId = -1;
         for (int round = 0; round < 40; round++) {
@@ -73,7 +74,7 @@ class ReclamationTest {
         assertEquals(8, store.snapshots().size());
         checkLive(store, batchesAt);
         store.close();
-        try (Varve reopened = Varve.open(config(RecoveryMode.WAL_PHYSICAL))) {
+        try (Varve reopened = Varve.open(config(RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE)) {
             checkLive(reopened, batchesAt);
             for (int i = 0; i < 30; i++) {
                 DeterministicReplayTestSupport.workload(reopened, batch, batch + 1);
@@ -84,7 +85,7 @@ class ReclamationTest {
             checkLive(reopened, batchesAt);
             reopened.halt();
         }
-        try (Varve recovered = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve recovered = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             assertEquals(8, recovered.snapshots().size());
             checkLive(recovered, batchesAt);
         }
@@ -100,7 +101,7 @@ class ReclamationTest {
     void archiverAndCheckpointsMeetAtSegmentBoundaries() throws Exception {
         VarveConfig cfg = config(RecoveryMode.CHECKPOINT_RECOVERY_FILE).toBuilder().checkpointFrequency(Duration.ofMillis(3)).build();
         Map<Long, Long> batchesAt = new TreeMap<>();
-        try (Varve store = Varve.open(cfg)) {
+        try (Varve store = Varve.open(cfg, UnforcedFileIOFactory.INSTANCE)) {
             // until enough checkpoints met the archiver (no wall-clock bound: a loaded machine only takes longer)
             for (long batch = 0; store.metrics().checkpointsCompleted() <= 20 || store.metrics().archiveBytesReclaimed() == 0; ) {
                 DeterministicReplayTestSupport.workload(store, batch, batch + 1);

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
@@ -49,7 +50,7 @@ class RetentionModelTest {
         for (int j = 0; j < rules.length; j++) rules[j] = rnd.nextInt(4) == 0 ? Retention.keepAll() : Retention.keepLast(1 + rnd.nextInt(4));
         VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).checkpointFrequency(Duration.ofHours(1))
                 .snapshotPageWindow(2).retention(RankTreePolicy.levels(rules)).build();
-        Varve store = Varve.open(config);
+        Varve store = Varve.open(config, UnforcedFileIOFactory.INSTANCE);
         try {
             for (int step = 0; step < 60; step++) {
                 int op = rnd.nextInt(10);
@@ -72,7 +73,7 @@ class RetentionModelTest {
                 check(store, "seed " + seed + " step " + step + " policy " + List.of(rules));
                 if (step == 30) {
                     store.close();
-                    store = Varve.open(config);
+                    store = Varve.open(config, UnforcedFileIOFactory.INSTANCE);
                     check(store, "seed " + seed + " after a reopen");
                 }
             }

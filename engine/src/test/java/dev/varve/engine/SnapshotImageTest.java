@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -135,7 +136,7 @@ class SnapshotImageTest {
         Model model = new Model();
         List<Long> ids = new ArrayList<>();
         List<Model> models = new ArrayList<>();
-        try (Varve s = Varve.open(config(dir.resolve("source"), mode))) {
+        try (Varve s = Varve.open(config(dir.resolve("source"), mode), UnforcedFileIOFactory.INSTANCE)) {
             for (int r = 0; r < 4; r++) {
                 round(s, model, rnd, 1500);
                 if (r == 1) s.checkpoint().join(); // some snapshots' pages on disk, some only in memory
@@ -156,7 +157,7 @@ class SnapshotImageTest {
                 }
                 StoreVerifier.Report verified = StoreVerifier.verify(config(target, mode)); // free lists, page claims, counts
                 assertTrue(verified.damage().isEmpty() && verified.unusable() == null && verified.structure() != null, verified.toString());
-                try (Varve copy = Varve.open(config(target, mode))) {
+                try (Varve copy = Varve.open(config(target, mode), UnforcedFileIOFactory.INSTANCE)) {
                     assertEqualsModel(copy, models.get(i));
                     assertTrue(copy.snapshots().isEmpty(), "a loaded image holds no snapshots");
                 }
@@ -170,7 +171,7 @@ class SnapshotImageTest {
         SplittableRandom rnd = new SplittableRandom(11);
         Model model = new Model();
         Path target;
-        try (Varve s = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve s = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             round(s, model, rnd, 2000);
             long id = s.snapshotNow();
             round(s, new Model(), rnd, 2000);
@@ -179,7 +180,7 @@ class SnapshotImageTest {
             }
         }
         Model before = model.copy();
-        try (Varve copy = Varve.open(config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve copy = Varve.open(config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             long own = copy.snapshotNow();
             round(copy, model, rnd, 2000);
             copy.table("newer").put(new byte[]{1}, new byte[]{2});
@@ -189,7 +190,7 @@ class SnapshotImageTest {
                 assertEquals(before.tables.get("hash").get(0).size(), countOf(v.table("hash").scan(null, null)));
             }
         }
-        try (Varve copy = Varve.open(config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve copy = Varve.open(config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             assertArrayEquals(new byte[]{2}, copy.table("newer").get(new byte[]{1}));
             assertEquals(model.tables.get("hash").get(0).size(), countOf(copy.table("hash").scan(null, null)));
         }
@@ -206,7 +207,7 @@ class SnapshotImageTest {
     @Test
     @Timeout(60)
     void damagedMisplacedAndIncompleteImagesAreRefused() throws Exception {
-        try (Varve s = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve s = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             round(s, new Model(), new SplittableRandom(3), 1000);
             long id = s.snapshotNow();
             try (SnapshotImage image = SnapshotImage.open(s, id);

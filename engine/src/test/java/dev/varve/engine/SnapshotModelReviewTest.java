@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
@@ -155,7 +156,7 @@ class SnapshotModelReviewTest {
         Random r = new Random(seed);
         window = new int[]{0, 1, 3, 8}[seed % 4];
         chain = new int[]{0, 1, 2, 63}[(seed / 2) % 4];
-        Varve store = Varve.open(config());
+        Varve store = Varve.open(config(), UnforcedFileIOFactory.INSTANCE);
         try {
             for (int step = 0; step < 400; step++) {
                 mutate(store, r, step);
@@ -192,11 +193,11 @@ class SnapshotModelReviewTest {
                     checkAll(store, "step " + step);
                     if (step % 100 == 99) {
                         store.close();
-                        store = Varve.open(config());
+                        store = Varve.open(config(), UnforcedFileIOFactory.INSTANCE);
                         checkAll(store, "reopen " + step);
                     } else {
                         store.halt();
-                        store = Varve.open(config());
+                        store = Varve.open(config(), UnforcedFileIOFactory.INSTANCE);
                         checkAll(store, "halt " + step);
                     }
                 }

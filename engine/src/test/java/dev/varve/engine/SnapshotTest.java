@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -69,7 +70,7 @@ class SnapshotTest {
         AtomicBoolean writing = new AtomicBoolean(true);
         AtomicReference<Throwable> readerFailure = new AtomicReference<>();
         AtomicInteger concurrentChecks = new AtomicInteger();
-        Varve store = Varve.open(config(dir, mode));
+        Varve store = Varve.open(config(dir, mode), UnforcedFileIOFactory.INSTANCE);
         Thread reader = new Thread(() -> {
             try {
                 while (writing.get()) {
@@ -97,13 +98,13 @@ class SnapshotTest {
         assertTrue(store.metrics().archiveBytes() > 0);
         store.close();
 
-        try (Varve reopened = Varve.open(config(dir, mode))) {
+        try (Varve reopened = Varve.open(config(dir, mode), UnforcedFileIOFactory.INSTANCE)) {
             checkAll(reopened, snaps); // clean restart
             snaps.putAll(writeWithSnapshots(reopened, 1500, 2000, 20));
             reopened.halt(); // crash: the WAL holds snaprecs and writes the archive has not made durable
         }
         RecoveryMode other = mode == RecoveryMode.WAL_PHYSICAL ? RecoveryMode.CHECKPOINT_RECOVERY_FILE : RecoveryMode.WAL_PHYSICAL;
-        try (Varve recovered = Varve.open(config(dir, other))) {
+        try (Varve recovered = Varve.open(config(dir, other), UnforcedFileIOFactory.INSTANCE)) {
             checkAll(recovered, snaps);
             assertNull(KillWorkload.diff(recovered::table, KillWorkload.model(2000)));
         }
@@ -111,7 +112,7 @@ class SnapshotTest {
 
     @Test
     void viewsAreReadOnlyAndErrorsNameTheProblem() {
-        try (Varve store = Varve.open(config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve store = Varve.open(config(dir, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             store.table("early").put(b("k"), b("v1"));
             long s = store.snapshotNow();
             store.table("early").put(b("k"), b("v2"));

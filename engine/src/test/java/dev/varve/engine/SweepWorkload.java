@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
@@ -166,7 +167,7 @@ final class SweepWorkload {
     static SweepModel buildClean(Path dir, RecoveryMode mode) {
         SweepModel model = new SweepModel(LEVELS);
         CompletableFuture<?>[] previous = new CompletableFuture<?>[1];
-        try (Varve store = Varve.open(config(dir, mode))) {
+        try (Varve store = Varve.open(config(dir, mode), UnforcedFileIOFactory.INSTANCE)) {
             for (long i = 0; i < IMAGE_STEPS; i++) runAndApply(store, i, model, true, previous);
         }
         return model;
@@ -193,7 +194,7 @@ final class SweepWorkload {
         RecoveryMode mode = RecoveryMode.valueOf(args[1]);
         SweepModel model = new SweepModel(LEVELS);
         CompletableFuture<?>[] previous = new CompletableFuture<?>[1];
-        try (Varve store = Varve.open(config(dir, mode)); FileOutputStream ack = new FileOutputStream(args[3], true)) {
+        try (Varve store = Varve.open(config(dir, mode), UnforcedFileIOFactory.INSTANCE); FileOutputStream ack = new FileOutputStream(args[3], true)) {
             for (long i = 0; ; i++) {
                 runAndApply(store, i, model, false, previous);
                 ack.write((i + "\n").getBytes(StandardCharsets.UTF_8));

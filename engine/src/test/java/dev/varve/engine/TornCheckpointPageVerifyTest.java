@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -76,7 +77,7 @@ class TornCheckpointPageVerifyTest {
         assertFalse(report.files().pagesRestored().isEmpty(), mode + ": the torn pages are not listed as restored");
         assertEquals(plain.damage().size(), report.files().pagesRestored().size(), mode + ": " + plain.damage() + " vs " + report.files().pagesRestored());
 
-        try (Varve v = Varve.open(config)) { // and open agrees: every acknowledged write reads back
+        try (Varve v = Varve.open(config, UnforcedFileIOFactory.INSTANCE)) { // and open agrees: every acknowledged write reads back
             for (Map.Entry<String, String> e : model.entrySet())
                 assertEquals(e.getValue(), new String(v.table("t").get(bytes(e.getKey())), StandardCharsets.UTF_8), mode + " " + e.getKey());
         }

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.CorruptionException;
@@ -72,7 +73,7 @@ class WalForeignSegmentTest {
      * values of two stores apart; their records have the same sizes, so the same positions and segment names.
      */
     private static void writeAndCrash(Path dir, int salt) throws Exception {
-        Varve store = Varve.open(config(dir));
+        Varve store = Varve.open(config(dir), UnforcedFileIOFactory.INSTANCE);
         churn(store, 0, 200, salt);
         store.checkpoint().get(30, TimeUnit.SECONDS);
         churn(store, 200, 5000, salt); // three segments and more
@@ -103,7 +104,7 @@ class WalForeignSegmentTest {
         String idA = String.format("%016x", storeId(a));
         String tagB = String.format("%08x", WalSegmentDescriptor.storeTag(storeId(b)));
 
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(a)).close());
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(a), UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(e.getMessage().contains(target.getFileName().toString()) && e.getMessage().contains("belongs to another store")
                 && e.getMessage().contains(idA) && e.getMessage().contains(tagB), e.getMessage());
         assertSame(before, contents(a));
@@ -117,7 +118,7 @@ class WalForeignSegmentTest {
         assertSame(before, contents(a));
         // its own segment back, the store recovers what it wrote
         Files.copy(tmp.resolve("a-own.seg"), target, StandardCopyOption.REPLACE_EXISTING);
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             assertChurned(store, 9000, 0);
         }
     }
@@ -162,7 +163,7 @@ class WalForeignSegmentTest {
         }).findFirst().orElseThrow(); // the oldest segment that records the store
         Files.copy(b.resolve("wal").resolve(target.getFileName()), target, StandardCopyOption.REPLACE_EXISTING);
         Map<Path, byte[]> before = contents(a);
-        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(a)).close());
+        CorruptionException e = assertThrows(CorruptionException.class, () -> Varve.open(config(a), UnforcedFileIOFactory.INSTANCE).close());
         assertTrue(e.getMessage().contains(target.getFileName().toString()) && e.getMessage().contains("belongs to another store"), e.getMessage());
         assertSame(before, contents(a));
     }
@@ -173,11 +174,11 @@ class WalForeignSegmentTest {
         Path a = tmp.resolve("a");
         writeAndCrash(a, 0);
         for (Path segment : FixtureSupport.walSegments(a)) rewriteAsVersion2(segment);
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             assertChurned(store, 9000, 0);
             churn(store, 9000, 10_000, 0);
         }
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             assertChurned(store, 10_000, 0);
         }
     }
@@ -189,7 +190,7 @@ class WalForeignSegmentTest {
     @Test
     void everySegmentCreatedOnceTheIdIsDurableRecordsIt() throws Exception {
         Path a = tmp.resolve("a");
-        try (Varve store = Varve.open(config(a))) {
+        try (Varve store = Varve.open(config(a), UnforcedFileIOFactory.INSTANCE)) {
             churn(store, 0, 4000, 0); // into the second segment and on
             long id = storeId(a);
             List<Path> segments = FixtureSupport.walSegments(a);

@@ -4,6 +4,7 @@ import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.store.PageStore;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ class CompactedLogsTest {
     private SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages, RankTreePolicy policy) {
         SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(archiveDir, policy)
                 .pageSize(4096).skippyLevels(1).skippyNodeEntries(16).captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build());
-        archive.attach(new PageMemory(new PageStore(FileIOFactory.standard(), pages, 4096), 16L << 20, 1L << 20));
+        archive.attach(new PageMemory(new PageStore(UnforcedFileIOFactory.INSTANCE, pages, 4096), 16L << 20, 1L << 20));
         return archive;
     }
 
@@ -73,28 +74,28 @@ class CompactedLogsTest {
         Path ad = dir.resolve("archive");
         List<String> before;
         long last = 20_000;
-        try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), twoLevels())) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), twoLevels())) {
             a.recover(0, true);
             run(a, 1, last);
             assertTrue(a.dropHorizon() > 1, "compacted: " + a.dropHorizon());
             before = state(a);
             for (long id = 1; id <= last; id++) if (a.find(id) == null) assertNotNull(a.dropped(id), "dropped " + id);
         }
-        try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), twoLevels())) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), twoLevels())) {
             a.recover(mark(last), false);
             assertEquals(before, state(a));
             for (long id = 1; id <= last; id++) if (a.find(id) == null) assertNotNull(a.dropped(id), "dropped " + id);
             run(a, last + 1, last + 3000);
             before = state(a);
         }
-        try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), twoLevels())) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), twoLevels())) {
             a.recover(mark(last + 3000), false);
             assertEquals(before, state(a));
         }
     }
 
     private Path compacted(Path ad, long last) throws IOException {
-        try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
             a.recover(0, true);
             for (long id = 1; id <= last; id++) {
                 a.declare(id, 1, 1000 + id, 4 * id);
@@ -120,7 +121,7 @@ class CompactedLogsTest {
         b[(int) off] ^= 0x10;
         Files.write(part, b);
         CorruptionException e = assertThrows(CorruptionException.class, () -> {
-            try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
+            try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
                 a.recover(mark(last), false);
             }
         });
@@ -139,7 +140,7 @@ class CompactedLogsTest {
         b[(int) off] ^= 0x10;
         Files.write(log, b);
         CorruptionException e = assertThrows(CorruptionException.class, () -> {
-            try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
+            try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
                 a.recover(mark(last), false);
             }
         });
@@ -147,7 +148,7 @@ class CompactedLogsTest {
         assertEquals(SnapshotLogDescriptor.recordsFrom(2) + 5L * SnapshotLogDescriptor.RECORD_SIZE, e.offset(), e.getMessage());
         // and verify names it too
         List<String> found = new ArrayList<>();
-        ArchiveFileCheck.check(FileIOFactory.standard(), ad, 4096, (p, o, what) -> found.add(p.getFileName() + "@" + o + ": " + what));
+        ArchiveFileCheck.check(UnforcedFileIOFactory.INSTANCE, ad, 4096, (p, o, what) -> found.add(p.getFileName() + "@" + o + ": " + what));
         assertEquals(1, found.size(), found.toString());
         assertTrue(found.get(0).startsWith(SnapshotLogDescriptor.FILE + "@" + (SnapshotLogDescriptor.recordsFrom(2) + 5L * SnapshotLogDescriptor.RECORD_SIZE)), found.toString());
     }
@@ -158,7 +159,7 @@ class CompactedLogsTest {
         java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
         java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
         long[] lookups = {0, 0};
-        try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
             a.recover(0, true);
             Thread reader = new Thread(() -> {
                 java.util.Random rnd = new java.util.Random(1);
@@ -200,7 +201,7 @@ class CompactedLogsTest {
     @Test
     void aVersionOneLogWithOneRecordAndNoMarksIsRefused() throws IOException {
         Path ad = dir.resolve("v1nomarks");
-        FileIOFactory io = FileIOFactory.standard();
+        FileIOFactory io = UnforcedFileIOFactory.INSTANCE;
         try (SnapshotArchive a = open(io, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepAll()))) {
             a.recover(0, true);
             a.declare(1, 1, 1001, 4);
@@ -243,7 +244,7 @@ class CompactedLogsTest {
     @Test
     void detailedDropsAndDroppedAgree() {
         Path ad = dir.resolve("agree");
-        try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
             a.recover(0, true);
             for (long id = 1; id <= 20_000; id++) {
                 a.declare(id, 1, 1000 + id, 4 * id);
@@ -254,7 +255,7 @@ class CompactedLogsTest {
                 }
             }
         }
-        try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
             a.recover(mark(20_000), false);
             List<DroppedSnapshot> listed = a.detailedDrops();
             int disagree = 0;
@@ -274,7 +275,7 @@ class CompactedLogsTest {
     @Test
     void anOldBuildsDropLogRewriteLeftoverGoesAtOpen() throws IOException {
         Path ad = dir.resolve("oldrewrite");
-        FileIOFactory io = FileIOFactory.standard();
+        FileIOFactory io = UnforcedFileIOFactory.INSTANCE;
         try (SnapshotArchive a = open(io, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(4)))) {
             a.recover(0, true);
             for (long id = 1; id <= 10; id++) a.declare(id, 1, 1000 + id, 4 * id);
@@ -304,7 +305,7 @@ class CompactedLogsTest {
         long last = 10_000;
         compacted(ad, last);
         Path part;
-        try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
             a.recover(mark(last), false);
             for (long id = last + 1; id <= last + 50; id++) a.declare(id, 1, 1000 + id, 4 * id);
             a.onMark(last + 50, mark(last + 50)); // flushes the logs, but the checkpoint never completes: recovery uses mark(last)
@@ -319,7 +320,7 @@ class CompactedLogsTest {
         b[(int) MaplogDescriptor.entryOffset(victim) + 1] ^= 0x40;
         Files.write(part, b);
         CorruptionException e = assertThrows(CorruptionException.class, () -> {
-            try (SnapshotArchive a = open(FileIOFactory.standard(), ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
+            try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, ad, dir.resolve("p"), RankTreePolicy.levels(Retention.keepLast(16)))) {
                 a.recover(mark(last), false);
             }
         });

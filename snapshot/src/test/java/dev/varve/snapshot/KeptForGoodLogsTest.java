@@ -4,6 +4,7 @@ import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,7 +41,7 @@ class KeptForGoodLogsTest {
 
     @Test
     void theLogsStayBoundedBehindASnapshotKeptForGood() throws IOException {
-        FileIOFactory io = FileIOFactory.standard();
+        FileIOFactory io = UnforcedFileIOFactory.INSTANCE;
         Path archiveDir = dir.resolve("archive");
         long last = 21 * PER_CHECKPOINT; // snapshot 1 at rank 2, then 20,999 at rank 1
         try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"), KEPT.policy)) {
@@ -79,7 +80,7 @@ class KeptForGoodLogsTest {
     /** A snapshot raised to rank 2 while still live keeps its declared rank and its raise through the compactions. */
     @Test
     void aRaisedSnapshotKeptForGoodKeepsItsRank() {
-        FileIOFactory io = FileIOFactory.standard();
+        FileIOFactory io = UnforcedFileIOFactory.INSTANCE;
         Path archiveDir = dir.resolve("archive");
         long last = 6 * PER_CHECKPOINT; // the snapshot log compacts at 5,000
         try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"), KEPT.policy)) {
@@ -101,7 +102,7 @@ class KeptForGoodLogsTest {
     @Test
     void aDamagedRetainedRecordIsNamedWithItsOffset() throws IOException {
         Path archiveDir = dir.resolve("archive");
-        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), KEPT.policy)) {
+        try (SnapshotArchive archive = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), KEPT.policy)) {
             archive.recover(0, true);
             declare(archive, 1, 5 * PER_CHECKPOINT, KEPT, () -> { }); // compacted at 5,000: snapshots 1 and 4,999 retained
         }
@@ -111,7 +112,7 @@ class KeptForGoodLogsTest {
         long second = SnapshotLogDescriptor.recordsFrom(SnapshotLogDescriptor.VERSION) + SnapshotLogDescriptor.RECORD_SIZE;
         bytes[(int) second + SnapshotLogDescriptor.ID_OFFSET] ^= 1;
         Files.write(log, bytes);
-        CorruptionException e = assertThrows(CorruptionException.class, () -> new SnapshotLog(FileIOFactory.standard(), log, MaplogFile.Missing.CORRUPT));
+        CorruptionException e = assertThrows(CorruptionException.class, () -> new SnapshotLog(UnforcedFileIOFactory.INSTANCE, log, MaplogFile.Missing.CORRUPT));
         assertEquals(log, e.file());
         assertEquals(second, e.offset(), e.getMessage());
         assertTrue(e.getMessage().contains("retained"), e.getMessage());
@@ -125,7 +126,7 @@ class KeptForGoodLogsTest {
     void aLogWithNothingToLetGoIsNotRewritten() throws IOException {
         Path archiveDir = dir.resolve("archive");
         long last = 6 * PER_CHECKPOINT;
-        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), RankTreePolicy.levels(Retention.keepAll()))) {
+        try (SnapshotArchive archive = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), RankTreePolicy.levels(Retention.keepAll()))) {
             archive.recover(0, true);
             declare(archive, 1, last, CompactionScenario.KEEP_LAST, () -> { });
             assertEquals(0, archive.dropHorizon(), "never compacted");
@@ -140,7 +141,7 @@ class KeptForGoodLogsTest {
      */
     @Test
     void aVersionTwoLogIsReadAndCompactedIntoTheCurrentVersion() throws IOException {
-        FileIOFactory io = FileIOFactory.standard();
+        FileIOFactory io = UnforcedFileIOFactory.INSTANCE;
         Path archiveDir = dir.resolve("archive");
         RankTreePolicy lastOne = RankTreePolicy.levels(Retention.keepLast(1));
         long before = 5 * PER_CHECKPOINT;

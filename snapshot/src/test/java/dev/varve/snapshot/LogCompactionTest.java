@@ -6,6 +6,7 @@ import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.core.io.ForwardingFileIOFactory;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.store.PageStore;
@@ -54,7 +55,7 @@ class LogCompactionTest {
     static SnapshotArchive open(FileIOFactory io, Path archiveDir, Path pages, RankTreePolicy policy) {
         SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(archiveDir, policy)
                 .pageSize(4096).skippyLevels(1).skippyNodeEntries(16).captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build());
-        archive.attach(new PageMemory(new PageStore(FileIOFactory.standard(), pages, 4096), 16L << 20, 1L << 20));
+        archive.attach(new PageMemory(new PageStore(UnforcedFileIOFactory.INSTANCE, pages, 4096), 16L << 20, 1L << 20));
         return archive;
     }
 
@@ -119,7 +120,7 @@ class LogCompactionTest {
 
     @Test
     void theLogsHoldTheRetainedHistoryNotAllOfIt() throws IOException {
-        FileIOFactory io = FileIOFactory.standard();
+        FileIOFactory io = UnforcedFileIOFactory.INSTANCE;
         Path archiveDir = dir.resolve("archive");
         int snapshots = 40_000;
         try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
@@ -158,6 +159,7 @@ class LogCompactionTest {
         long armed;
 
         CrashImages(Path archiveDir, Path images) {
+            super(UnforcedFileIOFactory.INSTANCE); // a kill -9 image: what was written, forced or not
             this.archiveDir = archiveDir;
             this.images = images;
         }
@@ -225,7 +227,7 @@ class LogCompactionTest {
             Path copy = dir.resolve("images").resolve(image);
             long latest = Long.parseLong(image.substring(0, image.indexOf('-')));
             for (int open = 0; open < 2; open++) { // and again after the recovery cut deleted what the compaction left
-                try (SnapshotArchive archive = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image), scenario.policy)) {
+                try (SnapshotArchive archive = open(UnforcedFileIOFactory.INSTANCE, copy, dir.resolve("pages-" + image), scenario.policy)) {
                     archive.recover(markOf(latest), false);
                     assertRecovered(archive, latest, scenario);
                 } catch (RuntimeException | AssertionError e) {
@@ -271,7 +273,7 @@ class LogCompactionTest {
             crashes++;
             FaultyFileIOFactory.Op cut = io.crashedAt();
             io.powerLoss();
-            try (SnapshotArchive reopened = open(FileIOFactory.standard(), at.resolve("archive"), at.resolve("pages-after"), scenario.policy)) {
+            try (SnapshotArchive reopened = open(UnforcedFileIOFactory.INSTANCE, at.resolve("archive"), at.resolve("pages-after"), scenario.policy)) {
                 reopened.recover(markOf(checkpoint), false);
                 assertRecovered(reopened, checkpoint, scenario);
             } catch (RuntimeException | AssertionError e) {
@@ -306,13 +308,13 @@ class LogCompactionTest {
         long bytes = bytesOf(archiveDir, ArchiveMarksDescriptor.FILE);
         assertTrue(bytes <= bound, ArchiveMarksDescriptor.FILE + " holds " + bytes + " bytes after " + checkpoints + " checkpoints (bound " + bound + ")");
         assertTrue(io.taken.stream().anyMatch(s -> s.contains("renaming_" + ArchiveMarksDescriptor.FILE.replace('-', '_'))), "the marks were compacted: " + io.taken);
-        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+        try (SnapshotArchive archive = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"))) {
             archive.recover(markOf(checkpoints), false);
             assertRecovered(archive, checkpoints);
         }
         for (String image : io.taken) {
             long latest = Long.parseLong(image.substring(0, image.indexOf('-')));
-            try (SnapshotArchive archive = open(FileIOFactory.standard(), dir.resolve("images").resolve(image), dir.resolve("pages-" + image))) {
+            try (SnapshotArchive archive = open(UnforcedFileIOFactory.INSTANCE, dir.resolve("images").resolve(image), dir.resolve("pages-" + image))) {
                 archive.recover(markOf(latest), false);
                 assertRecovered(archive, latest);
             } catch (RuntimeException | AssertionError e) {
@@ -328,15 +330,15 @@ class LogCompactionTest {
     @Test
     void anArchiveWhoseCreationStoppedBeforeItsMarksOpensAsNew() throws IOException {
         Path archiveDir = dir.resolve("archive");
-        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+        try (SnapshotArchive archive = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"))) {
             archive.recover(0, true);
         }
         Files.delete(archiveDir.resolve(ArchiveMarksDescriptor.FILE));
-        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+        try (SnapshotArchive archive = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"))) {
             archive.recover(0, true);
             declare(archive, 1, PER_CHECKPOINT, () -> { });
         }
-        try (SnapshotArchive archive = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"))) {
+        try (SnapshotArchive archive = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"))) {
             archive.recover(markOf(PER_CHECKPOINT), false);
             assertEquals(KEEP, archive.snapshots().size());
         }
@@ -344,7 +346,7 @@ class LogCompactionTest {
 
     @Test
     void aDamagedBaseBlockIsNamedWithItsOffset() throws IOException {
-        FileIOFactory io = FileIOFactory.standard();
+        FileIOFactory io = UnforcedFileIOFactory.INSTANCE;
         Path archiveDir = dir.resolve("archive");
         try (SnapshotArchive archive = open(io, archiveDir, dir.resolve("pages"))) {
             archive.recover(0, true);
@@ -362,7 +364,7 @@ class LogCompactionTest {
     /** A log of format version 1 (no base block) is read as it is, and the first compaction rewrites it in the current version. */
     @Test
     void aVersionOneLogIsReadAndCompactedIntoTheCurrentVersion() throws IOException {
-        FileIOFactory io = FileIOFactory.standard();
+        FileIOFactory io = UnforcedFileIOFactory.INSTANCE;
         Path archiveDir = dir.resolve("archive");
         long before = 3 * PER_CHECKPOINT;
         try (SnapshotArchive archive = new SnapshotArchive(io, ArchiveSettings.builder(archiveDir, RankTreePolicy.levels(Retention.keepAll()))

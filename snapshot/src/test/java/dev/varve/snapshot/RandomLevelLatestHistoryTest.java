@@ -4,6 +4,7 @@ import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.page.Page;
 import dev.varve.core.page.PageId;
@@ -169,7 +170,7 @@ class RandomLevelLatestHistoryTest {
     /** Opens the archive with an archiver the test steps ({@link #archive}), on agents of its own: a closed one's go with it. */
     private SnapshotArchive open(PageMemory memory, RankTreePolicy policy) {
         agents = Agents.invoked();
-        SnapshotArchive a = new SnapshotArchive(FileIOFactory.standard(), ArchiveSettings.builder(dir.resolve("archive"), policy).pageSize(4096)
+        SnapshotArchive a = new SnapshotArchive(UnforcedFileIOFactory.INSTANCE, ArchiveSettings.builder(dir.resolve("archive"), policy).pageSize(4096)
                 .skippyLevels(1).skippyNodeEntries(16).captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build());
         a.useAgents(agents);
         a.wallClock(() -> wall[0]);
@@ -179,7 +180,7 @@ class RandomLevelLatestHistoryTest {
 
     /** Page memory holding every page as the model has it now, written before the archive is attached (as if read from its file). */
     private PageMemory memory() {
-        PageMemory memory = new PageMemory(new PageStore(FileIOFactory.standard(), dir.resolve("pages-" + opened++), 4096), 8L << 20, 1L << 20);
+        PageMemory memory = new PageMemory(new PageStore(UnforcedFileIOFactory.INSTANCE, dir.resolve("pages-" + opened++), 4096), 8L << 20, 1L << 20);
         for (int p = 0; p < PAGES; p++) {
             Page page = memory.acquireNew(PageId.of(1, p));
             List<long[]> w = writes.get(p);

@@ -4,6 +4,7 @@ import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -121,7 +122,7 @@ class RankLogCompactionTest {
         long last = 12_000;
         List<String> before;
         long bound = MaplogDescriptor.entryOffset(2 * (SnapshotRegistry.COMPACT_MIN_RECORDS + 3 * MARK_EVERY));
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), kept)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), kept)) {
             a.recover(0, true);
             run(a, start(a, kept), last, id -> { });
             before = state(a);
@@ -131,13 +132,13 @@ class RankLogCompactionTest {
         assertTrue(bytesOf(archiveDir, "joins.log") <= bound, "joins.log holds " + bytesOf(archiveDir, "joins.log") + " bytes (bound " + bound + ")");
         assertTrue(bytesOf(archiveDir, "moves.log") <= bound, "moves.log holds " + bytesOf(archiveDir, "moves.log") + " bytes (bound " + bound + ")");
         if (kept != Kept.NONE) assertEquals("1@3", before.get(0));
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), kept)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), kept)) {
             a.recover(markOf(last), false); // reads the compacted logs back from their first entry held
             assertEquals(before, state(a));
             run(a, last + 1, last + 2000, id -> { });
             before = state(a);
         }
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), kept)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), kept)) {
             a.recover(markOf(last + 2000), false);
             assertEquals(before, state(a));
         }
@@ -165,7 +166,7 @@ class RankLogCompactionTest {
             Path copy = dir.resolve("images").resolve(image);
             long latest = Long.parseLong(image.substring(0, image.indexOf('-')));
             for (int open = 0; open < 2; open++) { // and again after the recovery cut deleted what the compaction left
-                try (SnapshotArchive a = open(FileIOFactory.standard(), copy, dir.resolve("pages-" + image), kept)) {
+                try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, copy, dir.resolve("pages-" + image), kept)) {
                     a.recover(markOf(latest), false);
                     assertEquals(stateAt.get(latest), state(a));
                 } catch (RuntimeException | AssertionError e) {
@@ -199,7 +200,7 @@ class RankLogCompactionTest {
         Map<Long, List<String>> stateAt = new HashMap<>();
         Path first = dir.resolve("first");
         long upTo = name.equals("joins.log") ? 2400 : 6000; // past the first rewrite: at about 1,370 and 4,110 snapshots
-        try (SnapshotArchive a = open(FileIOFactory.standard(), first, dir.resolve("pages-first"), Kept.RAISED)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, first, dir.resolve("pages-first"), Kept.RAISED)) {
             a.recover(0, true);
             run(a, start(a, Kept.RAISED), upTo, id -> parts.put(id, partsOf(first, name))); // as the end markers before left them
         }
@@ -207,13 +208,13 @@ class RankLogCompactionTest {
                 .orElseThrow(() -> new AssertionError(name + " never rewritten in " + upTo + " snapshots"));
         long written = renamedBy - 2 * MARK_EVERY; // the end marker before the one that renamed it wrote them again
         Path archiveDir = dir.resolve("archive");
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), Kept.RAISED)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), Kept.RAISED)) {
             a.recover(0, true);
             run(a, start(a, Kept.RAISED), written, id -> stateAt.put(id, state(a)));
         } // close writes what was appended: the copies, past the mark
         MaplogDescriptor.Kind kind = name.equals("joins.log") ? MaplogDescriptor.Kind.JOINS : MaplogDescriptor.Kind.MOVES;
         long copiedAs = name.equals("joins.log") ? markOf(written) : markOf(written) + 1;
-        try (MaplogFile log = new MaplogFile(FileIOFactory.standard(), archiveDir.resolve(name), kind, MaplogDescriptor.NO_LEVEL, 16,
+        try (MaplogFile log = new MaplogFile(UnforcedFileIOFactory.INSTANCE, archiveDir.resolve(name), kind, MaplogDescriptor.NO_LEVEL, 16,
                 MaplogFile.Missing.CORRUPT)) {
             int n = (int) (log.count() - log.first());
             long[] a = new long[n];
@@ -223,13 +224,13 @@ class RankLogCompactionTest {
             assertEquals(1, ids[n - 1], "written again last");
             assertEquals(copiedAs, a[n - 1]);
         }
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), Kept.RAISED)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), Kept.RAISED)) {
             a.recover(markOf(written), false);
             assertEquals(stateAt.get(written), state(a));
             run(a, written + 1, written + 2 * MARK_EVERY, id -> { });
             assertEquals(stateAt.get(written).get(0), state(a).get(0));
         }
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), Kept.RAISED)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), Kept.RAISED)) {
             a.recover(markOf(written + 2 * MARK_EVERY), false);
             assertEquals("1@3", state(a).get(0));
             List<String> live = state(a);
@@ -274,7 +275,7 @@ class RankLogCompactionTest {
             }
             ops.add(cut.toString());
             io.powerLoss();
-            try (SnapshotArchive reopened = open(FileIOFactory.standard(), at.resolve("archive"), at.resolve("pages-after"), kept)) {
+            try (SnapshotArchive reopened = open(UnforcedFileIOFactory.INSTANCE, at.resolve("archive"), at.resolve("pages-after"), kept)) {
                 reopened.recover(markOf(checkpoint), false);
                 assertEquals(atMark.get(0), state(reopened));
             } catch (RuntimeException | AssertionError e) {
@@ -294,7 +295,7 @@ class RankLogCompactionTest {
         Path archiveDir = dir.resolve("archive");
         long last = 4200; // the join log reaches 4,096 entries at 2,049 snapshots, the move log at 4,097
         RankTreePolicy keepAll = RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll());
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), keepAll)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), keepAll)) {
             a.recover(0, true);
             run(a, 1, last, id -> { });
             assertEquals(last, a.snapshots().size());
@@ -320,7 +321,7 @@ class RankLogCompactionTest {
         RankTreePolicy policy = RankTreePolicy.levels(Retention.keepLast(2), Retention.keepLast(1));
         long next = 1;
         long m = 0;
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), policy)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), policy)) {
             a.recover(0, true);
             while (Files.exists(archiveDir.resolve("joins.log"))) { // until a compaction renamed it after its first entry held
                 assertTrue(m < 4 * 2000, "no join log compaction after " + m + " snapshots");
@@ -335,7 +336,7 @@ class RankLogCompactionTest {
                 a.afterEndMarker(m, 8 * m + 3);
             }
         }
-        try (SnapshotArchive a = open(FileIOFactory.standard(), archiveDir, dir.resolve("pages"), policy)) {
+        try (SnapshotArchive a = open(UnforcedFileIOFactory.INSTANCE, archiveDir, dir.resolve("pages"), policy)) {
             a.recover(8 * m + 3, false); // the raises after the mark are the WAL's to replay; its drops stay
             assertEquals(List.of(m + "@1"), state(a));
         }

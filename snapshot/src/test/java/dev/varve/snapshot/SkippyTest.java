@@ -3,6 +3,7 @@ package dev.varve.snapshot;
 import dev.varve.core.util.LongLongMap;
 
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -65,8 +66,8 @@ class SkippyTest {
         java.nio.file.Files.createDirectories(dir.resolve("plain"));
         java.nio.file.Files.createDirectories(dir.resolve("levels"));
         List<long[]> maplog = workload(seed, 20_000, 5000, hot, 50);
-        try (Skippy plain = new Skippy(FileIOFactory.standard(), dir.resolve("plain"), 0, node, 4L * node);
-             Skippy levels = new Skippy(FileIOFactory.standard(), dir.resolve("levels"), height, node, 4L * node)) {
+        try (Skippy plain = new Skippy(UnforcedFileIOFactory.INSTANCE, dir.resolve("plain"), 0, node, 4L * node);
+             Skippy levels = new Skippy(UnforcedFileIOFactory.INSTANCE, dir.resolve("levels"), height, node, 4L * node)) {
             for (int i = 0; i < maplog.size(); i++) {
                 plain.append(maplog.get(i)[0], maplog.get(i)[1], i);
                 levels.append(maplog.get(i)[0], maplog.get(i)[1], i);
@@ -84,7 +85,7 @@ class SkippyTest {
     @Test
     void upperLevelsHoldFewerMappingsUnderSkew() {
         List<long[]> maplog = workload(3, 20_000, 5000, 0.99, 50);
-        try (Skippy levels = new Skippy(FileIOFactory.standard(), dir, 2, 64, MaplogFile.ONE_PART)) {
+        try (Skippy levels = new Skippy(UnforcedFileIOFactory.INSTANCE, dir, 2, 64, MaplogFile.ONE_PART)) {
             for (int i = 0; i < maplog.size(); i++) levels.append(maplog.get(i)[0], maplog.get(i)[1], i);
             assertTrue(levels.bytes() < 20_000L * MaplogDescriptor.ENTRY_SIZE * 2, "99/1 skew: promoted levels are much smaller than the Maplog");
         }
@@ -92,7 +93,7 @@ class SkippyTest {
 
     @Test
     void mappingForAnOlderSnapshotIsRefused() {
-        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 1, 8, MaplogFile.ONE_PART)) {
+        try (Skippy s = new Skippy(UnforcedFileIOFactory.INSTANCE, dir, 1, 8, MaplogFile.ONE_PART)) {
             s.append(1, 5, 0);
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> s.append(2, 4, 1));
             assertTrue(e.getMessage().contains("I7"), e.getMessage());
@@ -103,13 +104,13 @@ class SkippyTest {
     @Test
     void reopenAfterTruncationRebuildsConsistentLevels() {
         List<long[]> maplog = workload(9, 5000, 800, 0.8, 20);
-        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16, 64)) {
+        try (Skippy s = new Skippy(UnforcedFileIOFactory.INSTANCE, dir, 2, 16, 64)) {
             for (int i = 0; i < maplog.size(); i++) s.append(maplog.get(i)[0], maplog.get(i)[1], i);
             s.truncate(3001); // recovery cuts the Maplog back to a checkpoint mark
             assertEquals(expected(maplog.subList(0, 3001), 100), spt(s, 100));
             for (int i = 3001; i < maplog.size(); i++) s.append(maplog.get(i)[0], maplog.get(i)[1], i);
         }
-        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16, 64)) {
+        try (Skippy s = new Skippy(UnforcedFileIOFactory.INSTANCE, dir, 2, 16, 64)) {
             assertEquals(expected(maplog, 1234), spt(s, 1234));
         }
     }
@@ -121,7 +122,7 @@ class SkippyTest {
     @Test
     void reclaimedPrefixLeavesLaterScansExact() throws Exception {
         List<long[]> maplog = workload(5, 20_000, 3000, 0.8, 400);
-        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16, 64)) {
+        try (Skippy s = new Skippy(UnforcedFileIOFactory.INSTANCE, dir, 2, 16, 64)) {
             for (int i = 0; i < maplog.size(); i++) s.append(maplog.get(i)[0], maplog.get(i)[1], i);
             long before = s.bytes();
             s.reclaimBefore(12_345);
@@ -141,7 +142,7 @@ class SkippyTest {
                 }
             }
         }
-        try (Skippy s = new Skippy(FileIOFactory.standard(), dir, 2, 16, 64)) {
+        try (Skippy s = new Skippy(UnforcedFileIOFactory.INSTANCE, dir, 2, 16, 64)) {
             s.truncate(s.size()); // recovery repairs the levels above the Maplog
             for (long from : new long[]{12_345, 17_777, 19_999}) assertEquals(expected(maplog, from), spt(s, from), "after repair, from " + from);
             for (int i = 0; i < 500; i++) s.append(i % 3000, 1000, maplog.size() + i);

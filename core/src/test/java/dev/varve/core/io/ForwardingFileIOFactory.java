@@ -5,15 +5,21 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * A {@link FileIOFactory} that forwards every call to the real file system: a test wrapper extends it and overrides
- * only the calls it watches or breaks.
+ * A {@link FileIOFactory} that forwards every call to the real file system, or to another factory: a test wrapper
+ * extends it and overrides only the calls it watches or breaks.
  */
 public abstract class ForwardingFileIOFactory implements FileIOFactory {
     /** The file system every call goes to. */
-    protected final FileIOFactory delegate = FileIOFactory.standard();
+    protected final FileIOFactory delegate;
 
     /** For a wrapper: everything goes to the real file system until the wrapper overrides it. */
     protected ForwardingFileIOFactory() {
+        this(FileIOFactory.standard());
+    }
+
+    /** For a wrapper of another factory ({@link UnforcedFileIOFactory}, say). */
+    protected ForwardingFileIOFactory(FileIOFactory delegate) {
+        this.delegate = delegate;
     }
 
     @Override
