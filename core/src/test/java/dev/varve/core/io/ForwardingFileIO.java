@@ -56,4 +56,25 @@ public abstract class ForwardingFileIO implements FileIO {
     public void close() throws IOException {
         delegate.close();
     }
+
+    /** What a wrapper does in place of a mapping's force: {@code region} is the real mapping. */
+    @FunctionalInterface
+    protected interface RegionForce {
+        void force(MappedRegion region, int offset, int length) throws IOException;
+    }
+
+    /** {@code region} with its forces handed to {@code force}; its buffer is the real mapping's. */
+    protected static MappedRegion withForce(MappedRegion region, RegionForce force) {
+        return new MappedRegion() {
+            @Override
+            public ByteBuffer buffer() {
+                return region.buffer();
+            }
+
+            @Override
+            public void force(int offset, int length) throws IOException {
+                force.force(region, offset, length);
+            }
+        };
+    }
 }

@@ -1,7 +1,6 @@
 package dev.varve.core.io;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -45,18 +44,7 @@ public final class UnforcedFileIOFactory extends ForwardingFileIOFactory {
 
             @Override
             public MappedRegion map(long position, int length) throws IOException {
-                MappedRegion region = delegate.map(position, length);
-                return new MappedRegion() {
-                    @Override
-                    public ByteBuffer buffer() {
-                        return region.buffer();
-                    }
-
-                    @Override
-                    public void force(int offset, int len) {
-                        // not asked of the disk: see the class comment
-                    }
-                };
+                return withForce(delegate.map(position, length), (region, offset, len) -> { }); // not asked of the disk
             }
         };
     }

@@ -90,30 +90,21 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
 
         @Override
         public MappedRegion map(long position, int length) throws IOException {
-            MappedRegion region = delegate.map(position, length);
-            return new MappedRegion() {
-                @Override
-                public ByteBuffer buffer() {
-                    return region.buffer();
-                }
-
-                @Override
-                public void force(int offset, int len) throws IOException {
-                    beforeForce();
-                    recordForces.incrementAndGet();
-                    CountDownLatch gate = mappedForceGate;
-                    if (gate.getCount() > 0) {
-                        mappedForcesHeld.incrementAndGet();
-                        try {
-                            gate.await();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                            throw new IOException("interrupted while a test held the force", e);
-                        }
+            return withForce(delegate.map(position, length), (region, offset, len) -> {
+                beforeForce();
+                recordForces.incrementAndGet();
+                CountDownLatch gate = mappedForceGate;
+                if (gate.getCount() > 0) {
+                    mappedForcesHeld.incrementAndGet();
+                    try {
+                        gate.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IOException("interrupted while a test held the force", e);
                     }
-                    region.force(offset, len);
                 }
-            };
+                region.force(offset, len);
+            });
         }
     }
 }
