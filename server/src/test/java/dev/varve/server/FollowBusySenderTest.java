@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
@@ -42,7 +43,7 @@ class FollowBusySenderTest {
     @Test
     void aFollowStartsWhileTheSenderDeclaresSnapshotsItDropsAtOnce() throws Exception {
         try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(64L << 20)
-                .retention(RankTreePolicy.levels(Retention.keepLast(1))).build());
+                .retention(RankTreePolicy.levels(Retention.keepLast(1))).build(), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
             AtomicBoolean stop = new AtomicBoolean();
             // threads of its own: the declarers never end until told, and in a common pool of one or two workers (two
@@ -86,7 +87,7 @@ class FollowBusySenderTest {
     /** A store keeping one rank-1 snapshot, whose server runs {@code beforeImage} between a follow's declaration and its image. */
     private void withServer(Runnable beforeImage, ServerTest body) throws Exception {
         try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(64L << 20)
-                .retention(RankTreePolicy.levels(Retention.keepLast(1))).build());
+                .retention(RankTreePolicy.levels(Retention.keepLast(1))).build(), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0),
                      new ServerOptions().allowWrites(true).beforeFollowImage(beforeImage))) {
             store.write(b -> b.put("t", "k".getBytes(StandardCharsets.UTF_8), new byte[10]));

@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -59,7 +60,7 @@ class FollowConcurrentTest {
         Path target = dir.resolve("standby");
         RankTreePolicy keepAll = RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll());
         try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)
-                .dataRegionSize(64L << 20).partitions(4).retention(keepAll).build());
+                .dataRegionSize(64L << 20).partitions(4).retention(keepAll).build(), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
             store.table("a");
             store.table("grid", TableOptions.callerPlaced(3));
@@ -97,7 +98,7 @@ class FollowConcurrentTest {
             run.get(60, TimeUnit.SECONDS);
             Map<Long, Long> map = Standby.snapshots(target);
             assertTrue(map.size() > 90, "snapshots mapped: " + map.size());
-            try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(keepAll).build())) {
+            try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(keepAll).build(), UnforcedFileIOFactory.INSTANCE)) {
                 for (Map.Entry<Long, Long> m : map.entrySet()) {
                     try (SnapshotView sender = store.asOf(m.getKey()); SnapshotView mirror = standby.asOf(m.getValue())) {
                         assertEquals(contents(sender.tables(), sender::table), contents(mirror.tables(), mirror::table), "as of sender snapshot " + m.getKey());

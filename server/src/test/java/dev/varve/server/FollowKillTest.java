@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.engine.SnapshotView;
@@ -41,7 +42,7 @@ class FollowKillTest {
         Map<Long, Map<String, TreeMap<String, byte[]>>> models = new ConcurrentHashMap<>();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Throwable> writerFailure = new AtomicReference<>();
-        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), mode));
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), mode), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
             Workload w = new Workload(17, 1500);
             w.createTables(store);
@@ -111,7 +112,7 @@ class FollowKillTest {
     /** Opens the standby; every sender snapshot it declared that has a model equals it; at least three do. */
     private static void assertStandbyHoldsModels(Path target, Map<Long, Map<String, TreeMap<String, byte[]>>> models) {
         int compared = 0;
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build(), UnforcedFileIOFactory.INSTANCE)) {
             long latestLocal = standby.snapshots().stream().mapToLong(s -> s.id()).max().orElse(0);
             for (Map.Entry<Long, Long> m : Standby.snapshots(target).entrySet()) {
                 Map<String, TreeMap<String, byte[]>> model = models.get(m.getKey());

@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.config.RecoveryMode;
@@ -72,7 +73,7 @@ class FollowTest {
         Map<Long, Map<String, TreeMap<String, byte[]>>> models = new LinkedHashMap<>();
         long last;
         BackupResult result;
-        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
             Workload w = new Workload(99, 2000);
             w.createTables(store);
@@ -104,7 +105,7 @@ class FollowTest {
         }
         Map<Long, Long> map = Standby.snapshots(target);
         assertEquals(models.size() + 1, map.size(), "the image's snapshot and every one declared since: " + map);
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build(), UnforcedFileIOFactory.INSTANCE)) {
             for (Map.Entry<Long, Map<String, TreeMap<String, byte[]>>> m : models.entrySet()) {
                 long local = Standby.localSnapshot(target, m.getKey()).orElseThrow();
                 try (SnapshotView v = standby.asOf(local)) {
@@ -129,7 +130,7 @@ class FollowTest {
         Map<String, TreeMap<String, byte[]>> model;
         RankTreePolicy keep3 = RankTreePolicy.levels(Retention.keepLast(3), Retention.keepLast(2));
         long ranked = 0;
-        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
             Workload w = new Workload(7, 300);
             w.createTables(store);
@@ -157,7 +158,7 @@ class FollowTest {
         Map<Long, Long> map = Standby.snapshots(target);
         assertTrue(map.size() < StandbyWriter.REWRITE_MIN_LINES, "the map was rewritten with the snapshots kept: " + map.size() + " lines");
         assertTrue(Standby.localSnapshot(target, last - 3 * StandbyWriter.REWRITE_MIN_LINES / 4).isEmpty(), "an early one's line went with it");
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(keep3).build())) {
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(keep3).build(), UnforcedFileIOFactory.INSTANCE)) {
             List<String> held = new ArrayList<>();
             for (SnapshotInfo i : standby.snapshots()) held.add(i.id() + "@" + i.rank());
             long rankedLocal = Standby.localSnapshot(target, ranked).orElseThrow();
@@ -174,7 +175,7 @@ class FollowTest {
     @Test
     @Timeout(60)
     void followNeedsASenderThatAllowsWrites() {
-        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, LOOPBACK)) {
             BackupException e = assertThrows(BackupException.class, () -> new SnapshotBackup(server.address(), 1, dir.resolve("t")).follow(true).run());
             assertTrue(e.getMessage().contains("read-only"), e.getMessage());
@@ -186,7 +187,7 @@ class FollowTest {
     @Timeout(300)
     void aStandbyThatFallsBehindTheBufferIsCutOffWithoutSlowingTheWriters() throws Exception {
         Path target = dir.resolve("standby");
-        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true).followBufferBytes(1 << 20)
                      .shipStallTimeout(Duration.ofMinutes(5)))) {
             Workload w = new Workload(5, 500);
@@ -219,7 +220,7 @@ class FollowTest {
             ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(120, TimeUnit.SECONDS));
             assertTrue(e.getCause().getMessage().contains("fell more than 1 MiB behind"), e.getCause().getMessage());
         }
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build(), UnforcedFileIOFactory.INSTANCE)) {
             assertEquals(List.of("accounts", "blobs", "orders"), standby.tables(), "the standby opens with what it held");
         }
     }

@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.engine.SnapshotImage;
@@ -66,7 +67,7 @@ class HostileFollowTest extends HostileSenderFixture {
 
     /** Opens the standby the follow left and hands it to {@code check}. */
     private void withStandby(java.util.function.Consumer<Varve> check) {
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build())) {
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build(), UnforcedFileIOFactory.INSTANCE)) {
             check.accept(standby);
         }
     }
@@ -90,7 +91,7 @@ class HostileFollowTest extends HostileSenderFixture {
         }
         String m = failure(run);
         assertTrue(m.contains("as large as the sender's (" + (1L << 40) + " bytes"), m);
-        try (Varve copy = Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve copy = Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
             assertEquals(100 + 1999 % 300, copy.table("t").get(bytes("key-1999")).length);
         }
     }

@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
@@ -44,7 +45,7 @@ abstract class HostileSenderFixture {
     @BeforeEach
     void source() {
         target = dir.resolve("target");
-        source = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        source = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
         Table t = source.table("t");
         for (int i = 0; i < 2000; i++) t.put(("key-" + i).getBytes(StandardCharsets.UTF_8), new byte[100 + i % 300]);
         snapshot = source.snapshotNow();
@@ -106,7 +107,7 @@ abstract class HostileSenderFixture {
 
     void assertUnfinished() {
         IllegalStateException refused = assertThrows(IllegalStateException.class,
-                () -> Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE)));
+                () -> Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE));
         assertTrue(refused.getMessage().contains("unfinished transfer"), refused.getMessage());
     }
 

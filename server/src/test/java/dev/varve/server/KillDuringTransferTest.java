@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Timeout;
@@ -111,7 +112,7 @@ class KillDuringTransferTest {
         }
         StoreAssert.assertRefusesToOpen(target);
         // the sender comes back (recovering from the kill) and the same backup completes
-        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), mode));
+        try (Varve store = Varve.open(ShippingTest.config(dir.resolve("source"), mode), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
             BackupResult r = new SnapshotBackup(server.address(), snapshot, target).run();
             assertEquals(snapshot, r.snapshotId());

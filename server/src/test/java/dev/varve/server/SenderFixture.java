@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
 import dev.varve.engine.Varve;
 
@@ -24,7 +25,7 @@ public final class SenderFixture {
         Workload w = new Workload(Long.parseLong(args[2]), Integer.parseInt(args[3]), false); // the parent rebuilds the model
         long steps = Long.parseLong(args[4]);
         boolean follow = args.length > 5 && args[5].equals("follow");
-        Varve store = Varve.open(ShippingTest.config(dir, mode));
+        Varve store = Varve.open(ShippingTest.config(dir, mode), UnforcedFileIOFactory.INSTANCE);
         w.createTables(store);
         for (long i = 0; i < steps; i++) w.step(store);
         long snapshot = store.snapshotNow(2);

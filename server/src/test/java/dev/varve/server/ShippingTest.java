@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -52,7 +53,7 @@ class ShippingTest {
         AtomicReference<Throwable> writerFailure = new AtomicReference<>();
         CountDownLatch declared = new CountDownLatch(1);
         long[] wantedSnapshots = new long[3];
-        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, LOOPBACK)) {
             Workload w = new Workload(42, 3000);
             w.createTables(store);
@@ -96,7 +97,7 @@ class ShippingTest {
     @Test
     @Timeout(60)
     void unknownSnapshotIsRefusedAndTheTargetStaysUnfinishedUntilARerunCompletes() {
-        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL));
+        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, LOOPBACK)) {
             Workload w = new Workload(7, 200);
             w.createTables(store);
@@ -117,7 +118,7 @@ class ShippingTest {
     @Test
     @Timeout(60)
     void droppedSnapshotIsRefusedWithTheReason() {
-        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, LOOPBACK)) {
             store.table("t").put(new byte[]{1}, new byte[]{2});
             long first = store.snapshotNow();
@@ -181,7 +182,7 @@ class ShippingTest {
      */
     @Test
     void aReceiverOfAnotherVersionIsRefusedNamingBothVersions() throws Exception {
-        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE));
+        try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, LOOPBACK);
              java.net.Socket socket = new java.net.Socket(server.address().getAddress(), server.address().getPort())) {
             long id = store.snapshotNow();
