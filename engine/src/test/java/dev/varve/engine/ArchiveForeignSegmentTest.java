@@ -1,7 +1,7 @@
 package dev.varve.engine;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.core.store.StoreTag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

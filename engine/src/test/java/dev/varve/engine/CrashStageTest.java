@@ -1,6 +1,5 @@
 package dev.varve.engine;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryCompression;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
@@ -8,6 +7,7 @@ import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FaultyFileIOFactory.Op;
 import dev.varve.core.io.Seeds;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,6 +1,5 @@
 package dev.varve.engine;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -9,6 +8,7 @@ import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FaultyFileIOFactory.Kind;
 import dev.varve.core.io.FaultyFileIOFactory.Op;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,7 +1,7 @@
 package dev.varve.engine;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
+import dev.varve.core.io.UnforcedFileIOFactory;
 
 import java.nio.file.Path;
 import java.util.Random;

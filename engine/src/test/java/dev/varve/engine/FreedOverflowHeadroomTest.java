@@ -1,8 +1,8 @@
 package dev.varve.engine;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,11 +1,11 @@
 package dev.varve.engine;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FaultyFileIOFactory;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.core.store.PageFileStamp;
 import dev.varve.core.store.PageStore;
 import org.junit.jupiter.api.Test;

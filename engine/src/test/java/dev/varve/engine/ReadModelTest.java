@@ -1,11 +1,11 @@
 package dev.varve.engine;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.core.tree.BPlusTree;
 import dev.varve.engine.ReadModel.TableModel;
 import org.junit.jupiter.api.Tag;

@@ -1,10 +1,10 @@
 package dev.varve.engine;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.core.wal.WalSegmentDescriptor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

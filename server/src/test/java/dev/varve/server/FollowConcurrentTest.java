@@ -1,10 +1,10 @@
 package dev.varve.server;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Table;

@@ -1,8 +1,8 @@
 package dev.varve.server;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Timeout;

@@ -1,7 +1,7 @@
 package dev.varve.server;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
 import dev.varve.core.store.PageChecksum;

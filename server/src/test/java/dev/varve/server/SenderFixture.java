@@ -1,7 +1,7 @@
 package dev.varve.server;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.RecoveryMode;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.Varve;
 
 import java.net.InetSocketAddress;

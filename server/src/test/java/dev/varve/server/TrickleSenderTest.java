@@ -1,7 +1,7 @@
 package dev.varve.server;
 
-import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.config.VarveConfig;
+import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
