@@ -10,9 +10,14 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * What the policy drops while a store writes nothing — a keepFor rule ageing, a byte budget over its size — is given
@@ -22,29 +27,53 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(120)
 class IdleReclamationTest {
+    /** Snapshots each history below declares, one per write. */
+    private static final int SNAPSHOTS = 3000;
+
     @TempDir
     Path dir;
 
-    private VarveConfig config() {
-        return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).checkpointFrequency(Duration.ofHours(1))
-                .archiveSegmentSize(256L << 10).retention(RankTreePolicy.levels(Retention.keepFor(Duration.ofMillis(300)))).build();
+    /** A store under {@code policy}, idle since its last checkpoint, with what aged out since dropped; its config. */
+    private record Aged(Varve store, VarveConfig config) {
     }
 
-    /** Archives a few MB of history, checkpoints, then waits, writing nothing, until the keepFor rule dropped it. */
-    private static void writeThenAge(Varve store) throws InterruptedException {
-        for (int i = 0; i < 3000; i++) {
+    /**
+     * Opens a store under {@code policy(keepFor)}, writes {@code history} ({@link #SNAPSHOTS} snapshots), checkpoints
+     * twice — the history lies below the first mark, so the next reclamation may take all of it; the first wrote a WAL
+     * record after its mark, the second writes none: the store is idle from there on — then waits, writing nothing,
+     * until the rule has left {@code left} snapshots. On a busy machine the writes can outlast keepFor: snapshots then
+     * age out before the store is idle and those checkpoints reclaim them, so the attempt shows nothing about an idle
+     * store; it is closed and the next one runs in a new directory under four times the keepFor.
+     */
+    private Aged aged(Function<Duration, RankTreePolicy> policy, Consumer<Varve> history, int left) throws InterruptedException {
+        for (Duration keepFor = Duration.ofMillis(300); keepFor.toSeconds() < 20; keepFor = keepFor.multipliedBy(4)) {
+            VarveConfig config = VarveConfig.builder().path(dir.resolve("keepFor-" + keepFor.toMillis())).dataRegionSize(16L << 20).partitions(2)
+                    .checkpointFrequency(Duration.ofHours(1)).archiveSegmentSize(256L << 10).retention(policy.apply(keepFor)).build();
+            Varve store = Varve.open(config);
+            history.accept(store);
+            store.checkpoint().join();
+            store.checkpoint().join();
+            if (store.snapshots().size() < SNAPSHOTS) {
+                store.close(); // aged out while writing
+                continue;
+            }
+            while (store.snapshots().size() > left) Thread.sleep(50); // the archiver ages the rule
+            return new Aged(store, config);
+        }
+        return fail("the writes outlasted every keepFor up to 19.2 s");
+    }
+
+    /** A few MB of history: 500 keys overwritten six times, a snapshot after each write. */
+    private static void overwrites(Varve store) {
+        for (int i = 0; i < SNAPSHOTS; i++) {
             byte[] key = ("k" + i % 500).getBytes(StandardCharsets.UTF_8);
             store.writeAndSnapshot(b -> b.put("t", key, new byte[200]));
         }
-        store.checkpoint().join(); // the history lies below this mark: the next reclamation may take all of it
-        store.checkpoint().join(); // the first wrote a WAL record after its mark; this one writes none: the store is idle
-        while (store.snapshots().size() > 1) Thread.sleep(50); // the archiver ages the rule
     }
 
     @Test
     void aCheckpointWithNothingToWriteGivesBackWhatAgedOut() throws InterruptedException {
-        try (Varve store = Varve.open(config())) {
-            writeThenAge(store);
+        try (Varve store = aged(keepFor -> RankTreePolicy.levels(Retention.keepFor(keepFor)), IdleReclamationTest::overwrites, 1).store()) {
             long before = store.metrics().archiveBytes();
             long reclaimed = store.metrics().archiveBytesReclaimed();
             store.checkpoint().join(); // nothing written since the last one
@@ -62,35 +91,33 @@ class IdleReclamationTest {
      */
     @Test
     void whatAKeptSnapshotNeedsSurvivesIdleAndOpenReclamation() throws InterruptedException {
-        VarveConfig config = config().toBuilder().retention(RankTreePolicy.levels(Retention.keepFor(Duration.ofMillis(300)), Retention.keepAll()))
-                .build();
-        java.util.Map<String, Integer> model = new java.util.TreeMap<>();
-        long kept = 0;
-        Varve store = Varve.open(config);
-        for (int i = 0; i < 3000; i++) {
-            String k = "k" + i % 500;
-            byte[] value = java.nio.ByteBuffer.allocate(200).putInt(0, i).array();
-            if (i == 1500) kept = store.writeAndSnapshot(b -> b.put("t", k.getBytes(StandardCharsets.UTF_8), value), 2);
-            else store.writeAndSnapshot(b -> b.put("t", k.getBytes(StandardCharsets.UTF_8), value));
-            if (i <= 1500) model.put(k, i);
-        }
-        store.checkpoint().join();
-        store.checkpoint().join(); // idle from here on
-        while (store.snapshots().size() > 2) Thread.sleep(50); // the rank-2 snapshot and the latest stay
+        Map<String, Integer> model = new TreeMap<>();
+        long[] kept = new long[1];
+        Aged aged = aged(keepFor -> RankTreePolicy.levels(Retention.keepFor(keepFor), Retention.keepAll()), store -> {
+            model.clear();
+            for (int i = 0; i < SNAPSHOTS; i++) {
+                String k = "k" + i % 500;
+                byte[] value = java.nio.ByteBuffer.allocate(200).putInt(0, i).array();
+                if (i == 1500) kept[0] = store.writeAndSnapshot(b -> b.put("t", k.getBytes(StandardCharsets.UTF_8), value), 2);
+                else store.writeAndSnapshot(b -> b.put("t", k.getBytes(StandardCharsets.UTF_8), value));
+                if (i <= 1500) model.put(k, i);
+            }
+        }, 2); // the rank-2 snapshot and the latest stay
+        Varve store = aged.store();
         long reclaimed = store.metrics().archiveBytesReclaimed();
         store.checkpoint().join();
         assertTrue(store.metrics().archiveBytesReclaimed() > reclaimed, "the idle checkpoint reclaimed nothing");
-        assertReads(store, kept, model);
+        assertReads(store, kept[0], model);
         store.halt();
-        try (Varve reopened = Varve.open(config)) {
-            assertReads(reopened, kept, model);
+        try (Varve reopened = Varve.open(aged.config())) {
+            assertReads(reopened, kept[0], model);
         }
     }
 
-    private static void assertReads(Varve store, long snapshot, java.util.Map<String, Integer> model) {
+    private static void assertReads(Varve store, long snapshot, Map<String, Integer> model) {
         assertEquals(java.util.List.of(), store.danglingArchiveMappings(), "I8");
         try (SnapshotView v = store.asOf(snapshot)) {
-            for (java.util.Map.Entry<String, Integer> e : model.entrySet())
+            for (Map.Entry<String, Integer> e : model.entrySet())
                 assertEquals(e.getValue(), java.nio.ByteBuffer.wrap(v.table("t").get(e.getKey().getBytes(StandardCharsets.UTF_8))).getInt(0),
                         "snapshot " + snapshot + ", " + e.getKey());
         }
@@ -98,11 +125,10 @@ class IdleReclamationTest {
 
     @Test
     void openGivesBackWhatTheLastRunDroppedAndDidNotReclaim() throws InterruptedException {
-        Varve store = Varve.open(config());
-        writeThenAge(store);
-        long before = store.metrics().archiveBytes();
-        store.halt(); // no shutdown checkpoint: the drops stand, their bytes unreclaimed
-        try (Varve reopened = Varve.open(config())) {
+        Aged aged = aged(keepFor -> RankTreePolicy.levels(Retention.keepFor(keepFor)), IdleReclamationTest::overwrites, 1);
+        long before = aged.store().metrics().archiveBytes();
+        aged.store().halt(); // no shutdown checkpoint: the drops stand, their bytes unreclaimed
+        try (Varve reopened = Varve.open(aged.config())) {
             long after = reopened.metrics().archiveBytes();
             assertTrue(after < before / 4, "archive " + before + " bytes before the crash, " + after + " after open");
         }
