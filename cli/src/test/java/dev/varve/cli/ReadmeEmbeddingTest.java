@@ -6,6 +6,7 @@ import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * compile or does not do what the README shows. Here, on the class path, as the cli module runs.
  */
 @Timeout(120)
+@Isolated("swaps System.out to read what the README's example prints")
 class ReadmeEmbeddingTest {
     @TempDir
     Path dir;

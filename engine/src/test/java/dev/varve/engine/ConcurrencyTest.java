@@ -4,6 +4,7 @@ import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,6 +51,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Then close, reopen, and the same final checks.
  */
 @Timeout(300)
+@Isolated("counts the threads of every store in the JVM")
 class ConcurrencyTest {
     private static final int THREADS = 4;
     private static final int OWN_KEYS = 1000;

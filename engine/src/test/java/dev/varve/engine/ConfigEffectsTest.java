@@ -4,6 +4,7 @@ import dev.varve.config.VarveConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * threads and its metrics, with every setting observed here away from its default.
  */
 @Timeout(120)
+@Isolated("counts the threads of every store in the JVM")
 class ConfigEffectsTest {
     @TempDir
     Path dir;

@@ -28,12 +28,14 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Damage is refused with the file named and nothing on disk changed; it is never taken for a torn tail (findings 1,
  * 4, 5 and 6 of the corruption issue: each of these tests failed before its fix).
  */
 @Timeout(120)
+@Isolated("counts the JVM's open file descriptors")
 class DamageRefusalTest {
     @TempDir
     Path dir;

@@ -5,6 +5,7 @@ import dev.varve.config.WalSyncMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * under the lock, and the reopen replays the batch whole.
  */
 @Timeout(300)
+@Isolated("counts the threads of every store in the JVM")
 class FailedApplyCheckpointRaceTest {
     private static final int KEYS = 6000;
 

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * A caller thread that is interrupted (a {@code Future.cancel(true)}, an executor's {@code shutdownNow}) does not
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * one, from every thread, until the store was reopened.
  */
 @Timeout(60)
+@Isolated("counts the threads of every store in the JVM")
 class InterruptedCallerTest {
     private static final int KEYS = 2_000;
 

@@ -6,6 +6,7 @@ import dev.varve.core.io.FileIOFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * it on its own thread instead of waiting for one.
  */
 @Timeout(120)
+@Isolated("counts the threads of every store in the JVM")
 class InvokedAgentsTest {
     @TempDir
     Path dir;

@@ -19,6 +19,7 @@ import javax.management.ObjectName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Each open store is an MXBean in the platform MBean server, read here through the server (not the object) while
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * none; background threads carry the store's name.
  */
 @Timeout(300)
+@Isolated("reads the platform MBean server and the threads of every store in the JVM")
 class JmxTest {
     private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
 

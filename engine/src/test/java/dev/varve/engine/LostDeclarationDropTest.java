@@ -8,6 +8,7 @@ import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.FaultyFileIOFactory;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * power cut after the checkpoint.
  */
 @Timeout(120)
+@Isolated("counts the threads of every store in the JVM")
 class LostDeclarationDropTest {
     @TempDir
     Path dir;

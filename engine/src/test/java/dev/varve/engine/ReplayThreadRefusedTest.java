@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Opening a crashed store when the OS refuses the replay workers' threads ({@code OutOfMemoryError: unable to create
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * could not be opened at all — and every retry left the workers started before it waiting forever.
  */
 @Timeout(120)
+@Isolated("swaps the thread factory every store's replay uses")
 class ReplayThreadRefusedTest {
     @TempDir
     Path dir;
