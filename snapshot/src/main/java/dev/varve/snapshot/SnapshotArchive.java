@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * The split-snapshot archive (Retro), segregated by rank level (Thresher): per level a Pagelog volume and a Maplog
@@ -255,20 +256,44 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
-     * Lazy ranking: raises live snapshot {@code id} to {@code rank}, logged at {@code walLsn}. Replay calls it
-     * again for each rank record after the recovered mark; a snapshot the policy has dropped since stays dropped.
+     * Lazy ranking: raises live snapshot {@code id} to {@code rank}; {@code log} appends the raise's WAL record and
+     * returns its LSN. A snapshot the policy has dropped is not raised, and {@code log} is not called.
      *
-     * @return false when the snapshot is not live
+     * <p>The record is logged holding the append gate, which every drop takes (the archiver's keepFor and budget
+     * checks run without the store's checkpoint lock): no drop comes between finding the snapshot live and raising
+     * it. Logged first and refused after, a raise would take effect after a crash that lost the drop, when replay found
+     * the snapshot live. The state lock is not held while {@code log} appends: a WAL append may wait for its disk.
+     *
+     * @return the raise's LSN, or -1 when the snapshot is not live (nothing was logged)
+     */
+    public long rank(long id, int rank, LongSupplier log) {
+        lock.lockAppends();
+        try {
+            if (find(id) == null) return -1;
+            long walLsn = log.getAsLong();
+            lock.lock();
+            try {
+                long[] positions = new long[levels.length];
+                for (ArchiveLevel l : levels) positions[l.level - 1] = l.nextMapping;
+                if (!registry.rank(id, rank, walLsn, positions))
+                    throw new IllegalStateException("snapshot " + id + " was dropped while its raise held the archive's append gate, which every drop takes");
+                return walLsn;
+            } finally {
+                lock.unlock();
+            }
+        } finally {
+            lock.unlockAppends();
+        }
+    }
+
+    /**
+     * Replay: raises live snapshot {@code id} to {@code rank}, logged at {@code walLsn}, as {@link #rank(long, int,
+     * LongSupplier)} did; called again for each rank record after the recovered mark.
+     *
+     * @return false when the policy has dropped the snapshot since: it stays dropped
      */
     public boolean rank(long id, int rank, long walLsn) {
-        lock.lockWithAppends();
-        try {
-            long[] positions = new long[levels.length];
-            for (ArchiveLevel l : levels) positions[l.level - 1] = l.nextMapping;
-            return registry.rank(id, rank, walLsn, positions);
-        } finally {
-            lock.unlockWithAppends();
-        }
+        return rank(id, rank, () -> walLsn) >= 0;
     }
 
     /** Applies the retention policy now (keepFor rules age); the archiver calls it periodically. */
