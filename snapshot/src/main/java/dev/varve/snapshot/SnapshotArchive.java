@@ -75,6 +75,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final ReclamationCheck check;
     private final ArchiveRecovery recovery;
     private final DropQueries drops;
+    /** Whether open is replaying the WAL ({@link #replaying()}). */
+    private volatile boolean replaying;
 
     /**
      * Opens (or creates) the archive in the settings' directory; nothing is captured until {@link #recover}. Lazily
@@ -185,6 +187,30 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         registry.wal(wal);
     }
 
+    /**
+     * Open, before {@link #recover}: until {@link #replayed}, the policy is applied by the replayed records alone: the
+     * archiver checks nothing of its own (keepFor by the wall clock, the budget), and a replayed raise reads no clock.
+     * Both read today's clock, which is past the time of every record replayed: they dropped a snapshot that had aged
+     * out at its old rank before the raise that kept it, acknowledged before the crash, was replayed.
+     */
+    public void replaying() {
+        replaying = true;
+    }
+
+    /**
+     * Open, once replay is over: applies the policy at today's clock to the ranks the records gave, as the archiver's
+     * checks do from now on, so that the open drops what the policy no longer keeps (a tightened one, an age passed).
+     */
+    public void replayed() {
+        replaying = false;
+        retention.enforce();
+    }
+
+    /** Whether open is replaying the WAL ({@link #replaying()}): the archiver skips its checks meanwhile. */
+    boolean isReplaying() {
+        return replaying;
+    }
+
     /** Registers the capture hook with page memory (after any physical-WAL hook, so its deltas see SavedAfter change). */
     public void attach(PageMemory memory) {
         memory.addWriteHook(capture);
@@ -275,7 +301,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
             try {
                 long[] positions = new long[levels.length];
                 for (ArchiveLevel l : levels) positions[l.level - 1] = l.nextMapping;
-                if (!registry.rank(id, rank, walLsn, positions))
+                if (!registry.rank(id, rank, walLsn, positions, !replaying))
                     throw new IllegalStateException("snapshot " + id + " was dropped while its raise held the archive's append gate, which every drop takes");
                 return walLsn;
             } finally {
