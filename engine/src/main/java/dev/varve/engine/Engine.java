@@ -180,6 +180,7 @@ final class Engine {
             memory.recovering(false);
             this.replayWorkers = replayer.workersStarted();
             if (replayer.owedSnapshotRank() > 0) snapshots.declareOwed(replayer.owedSnapshotRank());
+            archive.replayed(); // the policy at today's clock, on the ranks replay gave: drops what it no longer keeps
             if (!readOnly) { // a read-only store never changes after its in-memory recovery
                 RetentionFile.record(io, config.archivePath(), config.retention()); // for those that open it without its configuration
                 checkpointer.start();

@@ -36,6 +36,7 @@ final class LogicalReplayer implements LogicalReplay {
 
     @Override
     public void beforeReplay(boolean emptyStore, long markLsn) {
+        engine.archive.replaying(); // before recover starts the archiver: the records alone apply the policy
         engine.archive.recover(markLsn, emptyStore);
         engine.tables.load(emptyStore);
     }

@@ -110,11 +110,11 @@ final class Snapshots {
             SnapshotRecord r = liveSnapshot(id);
             if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
             if (rank == r.rank()) return; // accepted, and changes nothing: no record, so followers hear of no raise and its LSN stays
-            lsn = engine.wal.append(RecordTypes.RANK, LogicalRecords.encodeRank(id, rank));
             // The archiver's keepFor check drops snapshots without the checkpoint lock, so it may have dropped this one
-            // since it was found live: the raise is then refused as for any dropped snapshot (its record stays in the
-            // WAL, where replay finds the snapshot dropped and skips it) and followers hear of no raise.
-            if (!engine.archive.rank(id, rank, lsn)) liveSnapshot(id);
+            // since it was found live: the archive then logs nothing (a logged raise would be replayed after a crash
+            // that lost the drop), the raise is refused as for any dropped snapshot, and followers hear of no raise.
+            lsn = engine.archive.rank(id, rank, () -> engine.wal.append(RecordTypes.RANK, LogicalRecords.encodeRank(id, rank)));
+            if (lsn < 0) liveSnapshot(id);
             engine.changes.rank(lsn, id, rank);
         } finally {
             checkpointLock.writeLock().unlock();

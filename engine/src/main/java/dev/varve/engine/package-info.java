@@ -36,7 +36,10 @@
  *   <li><b>Archive append gate</b> ({@code ArchiveLock}, snapshot module): the archiver, a declaration or rank
  *       change, a drop lookup and an opening view take it before the archive lock; the checkpoint's archive flush
  *       and reclamation hold it alone while they fsync the archive. The capture hook never takes it. (In invoked
- *       mode a capture that finds its buffer full steps the archiver, and so takes it under a page latch.)</li>
+ *       mode a capture that finds its buffer full steps the archiver, and so takes it under a page latch.) A rank
+ *       change appends its WAL record holding it, so that no drop comes between finding the snapshot live and
+ *       raising it, and a drop's write forces the WAL holding it: the WAL's locks are taken under the gate, never
+ *       the gate under them.</li>
  *   <li><b>Archive lock</b> ({@code ArchiveLock}'s state lock): the capture hook takes it under the page's write
  *       latch; the archiver, the checkpoint's archive flush and the as-of views take it holding no latch. Held
  *       for memory work only, never across an fsync.</li>

@@ -1,6 +1,7 @@
 package dev.varve.engine;
 
 import dev.varve.core.io.FileIO;
+import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.ForwardingFileIO;
 import dev.varve.core.io.ForwardingFileIOFactory;
 import java.io.IOException;
@@ -11,8 +12,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The real file system with a hook run before every read, write and force of a file: a test's hook fails (or holds)
- * the call it picks, as a failing disk would. Independent of core's FaultyFileIOFactory, which models crashes.
+ * A file system with a hook run before every read, write and force of a file: a test's hook fails (or holds) the
+ * call it picks, as a failing disk would. The real file system by default, independent of core's FaultyFileIOFactory,
+ * which models crashes; or over that one, when a power cut is to follow the held call.
  */
 final class HookedFileIOFactory extends ForwardingFileIOFactory {
     enum Op { READ, WRITE, FORCE }
@@ -25,6 +27,12 @@ final class HookedFileIOFactory extends ForwardingFileIOFactory {
     private final Hook hook;
 
     HookedFileIOFactory(Hook hook) {
+        this.hook = hook;
+    }
+
+    /** The hook over another factory: core's FaultyFileIOFactory, say, whose power loss follows the held call. */
+    HookedFileIOFactory(FileIOFactory delegate, Hook hook) {
+        super(delegate);
         this.hook = hook;
     }
 

@@ -14,7 +14,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * durable. The files' own monitors are held through an fsync, so whoever appends to a log or reads one under the
  * state lock — the archiver's steps, declarations, rank changes, drops, a view catching up with the Maplog — takes the
  * gate first; the checkpoint's flush and reclamation hold the gate alone while they fsync. Capture never takes it:
- * a capture never waits for an fsync, however long the disk takes.
+ * a capture never waits for an fsync, however long the disk takes. Every drop is made holding the gate, so a rank
+ * change that holds it from finding its snapshot live until it is raised (its WAL record appended meanwhile, the
+ * state lock not held) never logs a raise that is then refused.
  *
  * <p>Order: the gate, then the state lock, then the files' monitors ({@code Pagelog}, {@code MaplogFile}); never the
  * gate while holding the state lock.

@@ -80,7 +80,9 @@ final class Archiver implements Agent {
     public int doWork() {
         long now = System.nanoTime();
         if (now - nextEnforceNanos >= 0) {
-            archive.enforce(); // keepFor rules drop snapshots as they age
+            // keepFor rules drop snapshots as they age; replay applies the policy from its records alone, and the check
+            // still waits a period, so that the archiver rests as long meanwhile
+            if (!archive.isReplaying()) archive.enforce();
             nextEnforceNanos = now + ENFORCE_NANOS;
         }
         if (agents.parallel() && !archive.archiveDue()) { // stepped by hand, a step archives what is pending

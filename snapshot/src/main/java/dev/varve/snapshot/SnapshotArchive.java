@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * The split-snapshot archive (Retro), segregated by rank level (Thresher): per level a Pagelog volume and a Maplog
@@ -74,6 +75,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final ReclamationCheck check;
     private final ArchiveRecovery recovery;
     private final DropQueries drops;
+    /** Whether open is replaying the WAL ({@link #replaying()}). */
+    private volatile boolean replaying;
 
     /**
      * Opens (or creates) the archive in the settings' directory; nothing is captured until {@link #recover}. Lazily
@@ -184,6 +187,30 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         registry.wal(wal);
     }
 
+    /**
+     * Open, before {@link #recover}: until {@link #replayed}, the policy is applied by the replayed records alone: the
+     * archiver checks nothing of its own (keepFor by the wall clock, the budget), and a replayed raise reads no clock.
+     * Both read today's clock, which is past the time of every record replayed: they dropped a snapshot that had aged
+     * out at its old rank before the raise that kept it, acknowledged before the crash, was replayed.
+     */
+    public void replaying() {
+        replaying = true;
+    }
+
+    /**
+     * Open, once replay is over: applies the policy at today's clock to the ranks the records gave, as the archiver's
+     * checks do from now on, so that the open drops what the policy no longer keeps (a tightened one, an age passed).
+     */
+    public void replayed() {
+        replaying = false;
+        retention.enforce();
+    }
+
+    /** Whether open is replaying the WAL ({@link #replaying()}): the archiver skips its checks meanwhile. */
+    boolean isReplaying() {
+        return replaying;
+    }
+
     /** Registers the capture hook with page memory (after any physical-WAL hook, so its deltas see SavedAfter change). */
     public void attach(PageMemory memory) {
         memory.addWriteHook(capture);
@@ -255,20 +282,44 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     }
 
     /**
-     * Lazy ranking: raises live snapshot {@code id} to {@code rank}, logged at {@code walLsn}. Replay calls it
-     * again for each rank record after the recovered mark; a snapshot the policy has dropped since stays dropped.
+     * Lazy ranking: raises live snapshot {@code id} to {@code rank}; {@code log} appends the raise's WAL record and
+     * returns its LSN. A snapshot the policy has dropped is not raised, and {@code log} is not called.
      *
-     * @return false when the snapshot is not live
+     * <p>The record is logged holding the append gate, which every drop takes (the archiver's keepFor and budget
+     * checks run without the store's checkpoint lock): no drop comes between finding the snapshot live and raising
+     * it. Logged first and refused after, a raise would take effect after a crash that lost the drop, when replay found
+     * the snapshot live. The state lock is not held while {@code log} appends: a WAL append may wait for its disk.
+     *
+     * @return the raise's LSN, or -1 when the snapshot is not live (nothing was logged)
+     */
+    public long rank(long id, int rank, LongSupplier log) {
+        lock.lockAppends();
+        try {
+            if (find(id) == null) return -1;
+            long walLsn = log.getAsLong();
+            lock.lock();
+            try {
+                long[] positions = new long[levels.length];
+                for (ArchiveLevel l : levels) positions[l.level - 1] = l.nextMapping;
+                if (!registry.rank(id, rank, walLsn, positions, !replaying))
+                    throw new IllegalStateException("snapshot " + id + " was dropped while its raise held the archive's append gate, which every drop takes");
+                return walLsn;
+            } finally {
+                lock.unlock();
+            }
+        } finally {
+            lock.unlockAppends();
+        }
+    }
+
+    /**
+     * Replay: raises live snapshot {@code id} to {@code rank}, logged at {@code walLsn}, as {@link #rank(long, int,
+     * LongSupplier)} did; called again for each rank record after the recovered mark.
+     *
+     * @return false when the policy has dropped the snapshot since: it stays dropped
      */
     public boolean rank(long id, int rank, long walLsn) {
-        lock.lockWithAppends();
-        try {
-            long[] positions = new long[levels.length];
-            for (ArchiveLevel l : levels) positions[l.level - 1] = l.nextMapping;
-            return registry.rank(id, rank, walLsn, positions);
-        } finally {
-            lock.unlockWithAppends();
-        }
+        return rank(id, rank, () -> walLsn) >= 0;
     }
 
     /** Applies the retention policy now (keepFor rules age); the archiver calls it periodically. */

@@ -261,8 +261,13 @@ final class SnapshotRegistry implements AutoCloseable {
         enforce(declaredMillis, false, walLsn);
     }
 
-    /** Raises a live snapshot's rank, when every level's Maplog stood at {@code positions}; false when it is not live. */
-    boolean rank(long id, int rank, long walLsn, long[] positions) {
+    /**
+     * Raises a live snapshot's rank, when every level's Maplog stood at {@code positions}; false when it is not live.
+     * The policy is then applied at the wall clock's time when {@code clockRead}; replay reads no clock (see
+     * {@link SnapshotArchive#replaying()}) and applies it at the policy's latest time, or the snapshot's declared
+     * time if later, both times the raise was not before.
+     */
+    boolean rank(long id, int rank, long walLsn, long[] positions, boolean clockRead) {
         SnapshotRecord r = live.get(id);
         if (r == null) return false;
         if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
@@ -275,7 +280,7 @@ final class SnapshotRegistry implements AutoCloseable {
         }
         declared.counted(id, rank, live::containsKey); // pages first changed from now on record their pre-state as of it at the new levels too
         lastWindowChange = Math.max(lastWindowChange, walLsn);
-        enforce(wallNow(), true, walLsn);
+        enforce(clockRead ? wallNow() : r.declaredMillis(), clockRead, walLsn);
         return true;
     }
 
