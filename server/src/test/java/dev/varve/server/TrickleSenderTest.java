@@ -5,6 +5,7 @@ import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -21,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * second.)
  */
 @Timeout(120)
+@Isolated("its idle timeouts and rate windows of 1 to 6 s must not be stretched by a neighbour taking the two cores")
 class TrickleSenderTest extends HostileSenderFixture {
     private static final Duration IDLE = Duration.ofSeconds(1);
     private static final int RATE = 50;
