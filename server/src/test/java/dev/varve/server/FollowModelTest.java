@@ -12,7 +12,6 @@ import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetSocketAddress;
@@ -35,7 +34,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * sender's own policy, checkpoints), and the standby compared with the model at every sender snapshot it maps.
  */
 @Timeout(240)
-@Isolated("a sender and a standby of 320 MiB data regions each: direct memory, most of the 1 GiB the JVM may take")
 class FollowModelTest {
     private static final InetSocketAddress LOOPBACK = new InetSocketAddress("127.0.0.1", 0);
 
