@@ -56,13 +56,13 @@ class TrickleSenderTest extends HostileSenderFixture {
 
     /**
      * An idle follow stream (a heartbeat every 500 ms here, 204 bytes a window of 6 s, below the rate's 300) goes on
-     * for more than a window; a frame trickled in it ends the follow, the standby openable. (An idle timeout of 3 s:
-     * the receiver's runs while its applier opens the standby after the image, before the test's first heartbeat.)
+     * for more than a window; a frame trickled in it ends the follow, the standby openable. (An idle timeout of 3 s,
+     * six heartbeat periods; the heartbeats begin as the standby opens after the image, as a Varve sender's do.)
      */
     @Test
     void aFollowIdlesBelowTheRateButAFrameTrickledInItEndsIt() throws Exception {
         CompletableFuture<BackupResult> run = followWithImage(new SnapshotBackup(sender.address(), 1, target).follow(true)
-                .idleTimeout(Duration.ofSeconds(3)).minReceiveRate(RATE));
+                .idleTimeout(Duration.ofSeconds(3)).minReceiveRate(RATE), () -> sender.send(ShipProtocol.HEARTBEAT, f -> { }));
         for (int i = 0; i < 14; i++) {
             sender.send(ShipProtocol.HEARTBEAT, f -> { });
             Thread.sleep(500);
