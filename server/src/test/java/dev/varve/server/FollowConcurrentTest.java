@@ -77,7 +77,10 @@ class FollowConcurrentTest {
                 writers.add(CompletableFuture.runAsync(() -> write(store, new Random(seed), seed, tables, stop), threads));
             }
             Random rnd = new Random(99);
-            for (int s = 0; s < 150 && !writers.stream().anyMatch(CompletableFuture::isCompletedExceptionally); s++) {
+            // 75 rounds, 54 of them declarations (this seed): each declaration waits for the checkpoint write lock that
+            // the three writers keep taking for reading, about half a second on two busy cores, and 150 rounds doubled the
+            // test's time for more of the same interleavings
+            for (int s = 0; s < 75 && !writers.stream().anyMatch(CompletableFuture::isCompletedExceptionally); s++) {
                 int dice = rnd.nextInt(4);
                 if (dice == 0) {
                     store.writeAndSnapshot(b -> b.put("a", bytes("snap" + rnd.nextInt(50)), bytes("s")), 1 + rnd.nextInt(2));
@@ -97,7 +100,7 @@ class FollowConcurrentTest {
             follow.stop();
             run.get(60, TimeUnit.SECONDS);
             Map<Long, Long> map = Standby.snapshots(target);
-            assertTrue(map.size() > 90, "snapshots mapped: " + map.size());
+            assertTrue(map.size() > 45, "snapshots mapped: " + map.size()); // about 56: the image's, the 54 of the rounds, the last
             try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(keepAll).build(), UnforcedFileIOFactory.INSTANCE)) {
                 for (Map.Entry<Long, Long> m : map.entrySet()) {
                     try (SnapshotView sender = store.asOf(m.getKey()); SnapshotView mirror = standby.asOf(m.getValue())) {

@@ -74,6 +74,20 @@ abstract class HostileSenderFixture {
 
     /** Starts {@code follow} against the fake sender, ships it the whole image, and waits until the standby is in place. */
     CompletableFuture<BackupResult> followWithImage(SnapshotBackup follow) throws Exception {
+        return followWithImage(follow, () -> { });
+    }
+
+    /** What the fake sender sends while the standby opens. */
+    interface Beat {
+        void send() throws Exception;
+    }
+
+    /**
+     * {@link #followWithImage(SnapshotBackup)}, calling {@code beat} every 500 ms while the standby opens after the
+     * image, as a Varve sender sends a HEARTBEAT each second from the image's END on: else the receiver's idle timeout
+     * runs through the opening, which took more than 3 s on a loaded VM.
+     */
+    CompletableFuture<BackupResult> followWithImage(SnapshotBackup follow, Beat beat) throws Exception {
         CountDownLatch imageIn = new CountDownLatch(1);
         CompletableFuture<BackupResult> run = start(follow.progress(new ShipProgress() {
             @Override
@@ -90,7 +104,11 @@ abstract class HostileSenderFixture {
         try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
             sender.image(image, MODE);
         }
-        assertTrue(imageIn.await(60, TimeUnit.SECONDS), "the image is in place");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!imageIn.await(500, TimeUnit.MILLISECONDS)) {
+            assertTrue(System.nanoTime() < deadline && !run.isDone(), "the image is in place");
+            beat.send();
+        }
         return run;
     }
 

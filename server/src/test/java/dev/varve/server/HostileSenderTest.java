@@ -315,11 +315,11 @@ class HostileSenderTest extends HostileSenderFixture {
         for (boolean halfAFrame : new boolean[] {false, true}) {
             sender.close();
             sender = new FakeSender();
-            CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), snapshot, target).idleTimeout(Duration.ofSeconds(2)));
+            CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), snapshot, target).idleTimeout(Duration.ofSeconds(1)));
             sender.accept();
             if (halfAFrame) sender.sendRaw(new byte[] {0, 0, 0, 100, ShipProtocol.HEADER, 0, 0});
             String m = failure(run);
-            assertTrue(m.contains("nothing arrived from the sender for 2 s") && m.contains("stays unfinished"), m);
+            assertTrue(m.contains("nothing arrived from the sender for 1 s") && m.contains("stays unfinished"), m);
             assertUnfinished();
         }
     }
@@ -409,12 +409,12 @@ class HostileSenderTest extends HostileSenderFixture {
      */
     @Test
     void aFrameAnnouncedButNeverSentAllocatesNothingAndTimesOut() throws Exception {
-        CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), snapshot, target).idleTimeout(Duration.ofSeconds(2)));
+        CompletableFuture<BackupResult> run = start(new SnapshotBackup(sender.address(), snapshot, target).idleTimeout(Duration.ofSeconds(1)));
         sender.accept();
         int length = ShipProtocol.MAX_FRAME_BYTES;
         sender.sendRaw(new byte[] {(byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length, ShipProtocol.HEADER});
         String m = failure(run);
-        assertTrue(m.contains("nothing arrived from the sender for 2 s"), m);
+        assertTrue(m.contains("nothing arrived from the sender for 1 s"), m);
     }
 
     // ------------------------------------------------------------------ follow mode

@@ -4,6 +4,7 @@ import dev.varve.config.RecoveryMode;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
@@ -28,6 +29,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * returns no shipping thread is left to read the store, and nothing is logged as an error on the way.
  */
 @Timeout(300)
+@Isolated("swaps System.err to read the log, and counts every shipping thread of the JVM: another class's server has some")
 class ServerCloseTest {
     private static final InetSocketAddress LOOPBACK = new InetSocketAddress("127.0.0.1", 0);
 

@@ -4,6 +4,7 @@ import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetAddress;
@@ -19,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Starting a server that cannot start, or with options it cannot honour: a clear unchecked exception, and nothing left running. */
 @Timeout(60)
+@Isolated("waits until the JVM's non-daemon threads are those it had before: another class's would never end meanwhile")
 class ServerStartTest {
     @TempDir
     Path dir;

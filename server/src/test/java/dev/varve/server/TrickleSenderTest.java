@@ -5,6 +5,7 @@ import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -21,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * second.)
  */
 @Timeout(120)
+@Isolated("its idle timeouts and rate windows of 1 to 6 s must not be stretched by a neighbour taking the two cores")
 class TrickleSenderTest extends HostileSenderFixture {
     private static final Duration IDLE = Duration.ofSeconds(1);
     private static final int RATE = 50;
@@ -54,13 +56,13 @@ class TrickleSenderTest extends HostileSenderFixture {
 
     /**
      * An idle follow stream (a heartbeat every 500 ms here, 204 bytes a window of 6 s, below the rate's 300) goes on
-     * for more than a window; a frame trickled in it ends the follow, the standby openable. (An idle timeout of 3 s:
-     * the receiver's runs while its applier opens the standby after the image, before the test's first heartbeat.)
+     * for more than a window; a frame trickled in it ends the follow, the standby openable. (An idle timeout of 3 s,
+     * six heartbeat periods; the heartbeats begin as the standby opens after the image, as a Varve sender's do.)
      */
     @Test
     void aFollowIdlesBelowTheRateButAFrameTrickledInItEndsIt() throws Exception {
         CompletableFuture<BackupResult> run = followWithImage(new SnapshotBackup(sender.address(), 1, target).follow(true)
-                .idleTimeout(Duration.ofSeconds(3)).minReceiveRate(RATE));
+                .idleTimeout(Duration.ofSeconds(3)).minReceiveRate(RATE), () -> sender.send(ShipProtocol.HEARTBEAT, f -> { }));
         for (int i = 0; i < 14; i++) {
             sender.send(ShipProtocol.HEARTBEAT, f -> { });
             Thread.sleep(500);
