@@ -25,12 +25,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * keepFor: replay raises it again from its record, and level 2 keeps it for good. Two checks read today's clock while
  * replay ran, which is past every record replayed, and dropped the snapshot at its old rank before its raise was
  * replayed: the archiver's, which open starts before replay (replay captures too), and the policy check of an earlier
- * replayed raise. Replay now applies the policy from its records alone, and the archiver's first check after it
- * applies today's clock to the ranks they gave.
+ * replayed raise. Replay now applies the policy from its records alone, and open applies today's clock to the ranks
+ * they gave once replay is over.
  */
 @Timeout(120)
 class RaiseReplayKeepForTest {
-    private static final Duration KEEP_FOR = Duration.ofMillis(200);
+    /** Longer than the writes, checkpoint and raises before the crash take on a busy machine: none ages out before it. */
+    private static final Duration KEEP_FOR = Duration.ofSeconds(2);
     @TempDir
     Path dir;
 
@@ -52,9 +53,9 @@ class RaiseReplayKeepForTest {
         s.table("u").put(utf8("k"), utf8("after the mark")); // a page replay reads before it reaches the raise
         s.rank(snapshotS, 2);
         s.sync(); // the raise is acknowledged and durable
+        long declared = declared(s, snapshotS);
         s.halt();
-        long halted = System.currentTimeMillis();
-        while (System.currentTimeMillis() <= halted + 2 * KEEP_FOR.toMillis()) Thread.sleep(10); // S ages out of level 1
+        awaitAged(declared); // S ages out of level 1
 
         Queue<Thread> threads = new ConcurrentLinkedQueue<>();
         Thread opening = Thread.currentThread();
@@ -88,13 +89,23 @@ class RaiseReplayKeepForTest {
         s.rank(s1, 2);
         s.rank(s2, 2);
         s.sync();
+        long declared = declared(s, s2);
         s.halt();
-        long halted = System.currentTimeMillis();
-        while (System.currentTimeMillis() <= halted + 2 * KEEP_FOR.toMillis()) Thread.sleep(10); // both age out of level 1
+        awaitAged(declared); // both age out of level 1
         try (Varve r = Varve.open(config(), FileIOFactory.standard(), Agents.invoked())) {
             assertEquals(List.of(2, 2), r.snapshots().stream().filter(i -> i.id() == s1 || i.id() == s2).map(SnapshotInfo::rank).toList(),
                     "S1 and S2, both raised to rank 2 before the crash, are kept for good by level 2");
         }
+    }
+
+    /** When live snapshot {@code id} of {@code s} was declared (epoch milliseconds). */
+    private static long declared(Varve s, long id) {
+        return s.snapshots().stream().filter(i -> i.id() == id).findFirst().orElseThrow().declared().toEpochMilli();
+    }
+
+    /** Waits (bounded by the test's timeout) until a snapshot declared at {@code declared} is older than level 1's keepFor. */
+    private static void awaitAged(long declared) throws InterruptedException {
+        while (System.currentTimeMillis() <= declared + KEEP_FOR.toMillis()) Thread.sleep(10);
     }
 
     /** Waits (bounded by the test's timeout) until the agent's thread parks between steps. */
@@ -102,6 +113,8 @@ class RaiseReplayKeepForTest {
         while (!(agent.getState() == Thread.State.TIMED_WAITING
                 && Arrays.stream(agent.getStackTrace()).anyMatch(f -> f.getClassName().endsWith("IdleStrategy")))) {
             if (!agent.isAlive()) return;
+            // the test's timeout interrupts this thread: a spin must see it to end
+            if (Thread.currentThread().isInterrupted()) throw new IllegalStateException("interrupted before " + agent.getName() + " parked");
             Thread.onSpinWait();
         }
     }

@@ -77,21 +77,25 @@ class RefusedRaiseCrashTest {
 
         holdLogForce.set(true);
         CompletableFuture<CheckpointStats> failing = s.checkpoint();
-        Thread checkpointer = start("checkpointer", () -> agents.invoker("checkpointer").invoke());
-        held.await(); // the checkpoint holds the append gate while it forces the snapshot log
-        Thread archiver = start("archiver", () -> agents.invoker("archiver").invoke()); // its first step checks keepFor
-        awaitAtTheAppendGate(archiver);
         AtomicReference<Throwable> refusal = new AtomicReference<>();
-        Thread raise = start("raise", () -> {
-            try {
-                s.rank(snapshotS, 2);
-            } catch (RuntimeException e) {
-                refusal.set(e);
-            }
-        });
-        awaitAtTheAppendGate(raise); // behind the archiver: the gate goes to the archiver first
-        s.sync(); // whatever the raise has logged is durable
-        release.countDown();
+        Thread checkpointer = start("checkpointer", () -> agents.invoker("checkpointer").invoke());
+        Thread archiver = null, raise = null;
+        try {
+            held.await(); // the checkpoint holds the append gate while it forces the snapshot log
+            archiver = start("archiver", () -> agents.invoker("archiver").invoke()); // its first step checks keepFor
+            awaitAtTheAppendGate(archiver);
+            raise = start("raise", () -> {
+                try {
+                    s.rank(snapshotS, 2);
+                } catch (RuntimeException e) {
+                    refusal.set(e);
+                }
+            });
+            awaitAtTheAppendGate(raise); // behind the archiver: the gate goes to the archiver first
+            s.sync(); // whatever the raise has logged is durable
+        } finally {
+            release.countDown(); // also when a check above failed: the checkpointer must not stay parked holding the gate
+        }
         checkpointer.join();
         archiver.join();
         raise.join();
@@ -115,10 +119,14 @@ class RefusedRaiseCrashTest {
         done.join();
     }
 
-    /** Waits (bounded by the test's timeout) until S is older than level 1's keepFor: the next check drops it. */
+    /**
+     * Waits (bounded by the test's timeout) until S is older than level 1's keepFor and more than the archiver's check
+     * period (1 s) has passed since it was declared: the archiver's next step checks keepFor and drops it, however
+     * recently an earlier step checked.
+     */
     private static void awaitAged(Varve s, long snapshot) throws InterruptedException {
         long declared = s.snapshots().stream().filter(i -> i.id() == snapshot).findFirst().orElseThrow().declared().toEpochMilli();
-        while (System.currentTimeMillis() <= declared + KEEP_FOR.toMillis()) Thread.sleep(10);
+        while (System.currentTimeMillis() <= declared + Math.max(KEEP_FOR.toMillis(), 1_100)) Thread.sleep(10);
     }
 
     private static List<Integer> ranksOf(Varve s, long snapshot) {

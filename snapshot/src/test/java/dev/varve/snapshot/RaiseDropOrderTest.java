@@ -85,6 +85,8 @@ class RaiseDropOrderTest {
         while (!(t.getState() == Thread.State.WAITING
                 && Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().endsWith("ArchiveLock") && f.getMethodName().equals("lockAppends")))) {
             assertTrue(t.isAlive(), t.getName() + " ended without waiting for the append gate");
+            // the test's timeout interrupts this thread: a spin must see it to end
+            if (Thread.currentThread().isInterrupted()) throw new IllegalStateException("interrupted before " + t.getName() + " reached the append gate");
             Thread.onSpinWait();
         }
     }
