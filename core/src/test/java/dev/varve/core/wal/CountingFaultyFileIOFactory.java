@@ -36,15 +36,18 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     @Override
     public void atomicMove(Path from, Path to) throws IOException {
         String hold = holdRenamesTo;
-        if (hold != null && to.getFileName().toString().contains(hold)) {
-            try {
-                renameGate.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while a test held the rename", e);
-            }
-        }
+        if (hold != null && to.getFileName().toString().contains(hold)) await(renameGate, "the rename");
         delegate.atomicMove(from, to);
+    }
+
+    /** Waits until the test opens {@code gate}; an interrupt fails the held call {@code what} as the disk's would. */
+    private static void await(CountDownLatch gate, String what) throws IOException {
+        try {
+            gate.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while a test held " + what, e);
+        }
     }
 
     @Override
@@ -96,12 +99,7 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
                 CountDownLatch gate = mappedForceGate;
                 if (gate.getCount() > 0) {
                     mappedForcesHeld.incrementAndGet();
-                    try {
-                        gate.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IOException("interrupted while a test held the force", e);
-                    }
+                    await(gate, "the force");
                 }
                 region.force(offset, len);
             });
