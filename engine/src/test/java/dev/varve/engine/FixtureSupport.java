@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -91,6 +92,21 @@ final class FixtureSupport {
     static void assertTableHolds(Table t, TreeMap<byte[], byte[]> model, String what) {
         for (var e : model.entrySet()) assertArrayEquals(e.getValue(), t.get(e.getKey()), what + ": get " + show(e.getKey()));
         assertSameContent(model, drain(t.scan(null, null)), what + ": scan");
+    }
+
+    /** The rank of snapshot {@code id} among the live snapshots of {@code s}: one element, none once it is dropped. */
+    static List<Integer> ranksOf(Varve s, long id) {
+        return s.snapshots().stream().filter(i -> i.id() == id).map(SnapshotInfo::rank).toList();
+    }
+
+    /** When live snapshot {@code id} of {@code s} was declared (epoch milliseconds). */
+    static long declaredMillis(Varve s, long id) {
+        return s.snapshots().stream().filter(i -> i.id() == id).findFirst().orElseThrow().declared().toEpochMilli();
+    }
+
+    /** Waits (bounded by the caller's timeout) until a snapshot declared at {@code declared} is older than {@code age}. */
+    static void awaitOlderThan(long declared, Duration age) throws InterruptedException {
+        while (System.currentTimeMillis() <= declared + age.toMillis()) Thread.sleep(10);
     }
 
     static String show(byte[] k) {

@@ -16,6 +16,9 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
+import static dev.varve.engine.FixtureSupport.awaitOlderThan;
+import static dev.varve.engine.FixtureSupport.declaredMillis;
+import static dev.varve.engine.FixtureSupport.ranksOf;
 import static dev.varve.engine.FixtureSupport.utf8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -53,9 +56,9 @@ class RaiseReplayKeepForTest {
         s.table("u").put(utf8("k"), utf8("after the mark")); // a page replay reads before it reaches the raise
         s.rank(snapshotS, 2);
         s.sync(); // the raise is acknowledged and durable
-        long declared = declared(s, snapshotS);
+        long declared = declaredMillis(s, snapshotS);
         s.halt();
-        awaitAged(declared); // S ages out of level 1
+        awaitOlderThan(declared, KEEP_FOR); // S ages out of level 1
 
         Queue<Thread> threads = new ConcurrentLinkedQueue<>();
         Thread opening = Thread.currentThread();
@@ -69,8 +72,7 @@ class RaiseReplayKeepForTest {
             threads.add(t);
             return t;
         }))) {
-            assertEquals(List.of(2), r.snapshots().stream().filter(i -> i.id() == snapshotS).map(SnapshotInfo::rank).toList(),
-                    "S, raised to rank 2 before the crash, is kept for good by level 2");
+            assertEquals(List.of(2), ranksOf(r, snapshotS), "S, raised to rank 2 before the crash, is kept for good by level 2");
         }
     }
 
@@ -89,23 +91,13 @@ class RaiseReplayKeepForTest {
         s.rank(s1, 2);
         s.rank(s2, 2);
         s.sync();
-        long declared = declared(s, s2);
+        long declared = declaredMillis(s, s2);
         s.halt();
-        awaitAged(declared); // both age out of level 1
+        awaitOlderThan(declared, KEEP_FOR); // both age out of level 1
         try (Varve r = Varve.open(config(), FileIOFactory.standard(), Agents.invoked())) {
             assertEquals(List.of(2, 2), r.snapshots().stream().filter(i -> i.id() == s1 || i.id() == s2).map(SnapshotInfo::rank).toList(),
                     "S1 and S2, both raised to rank 2 before the crash, are kept for good by level 2");
         }
-    }
-
-    /** When live snapshot {@code id} of {@code s} was declared (epoch milliseconds). */
-    private static long declared(Varve s, long id) {
-        return s.snapshots().stream().filter(i -> i.id() == id).findFirst().orElseThrow().declared().toEpochMilli();
-    }
-
-    /** Waits (bounded by the test's timeout) until a snapshot declared at {@code declared} is older than level 1's keepFor. */
-    private static void awaitAged(long declared) throws InterruptedException {
-        while (System.currentTimeMillis() <= declared + KEEP_FOR.toMillis()) Thread.sleep(10);
     }
 
     /** Waits (bounded by the test's timeout) until the agent's thread parks between steps. */

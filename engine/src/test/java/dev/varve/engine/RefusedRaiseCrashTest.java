@@ -22,6 +22,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static dev.varve.engine.FixtureSupport.awaitOlderThan;
+import static dev.varve.engine.FixtureSupport.declaredMillis;
+import static dev.varve.engine.FixtureSupport.ranksOf;
 import static dev.varve.engine.FixtureSupport.utf8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -125,12 +128,7 @@ class RefusedRaiseCrashTest {
      * recently an earlier step checked.
      */
     private static void awaitAged(Varve s, long snapshot) throws InterruptedException {
-        long declared = s.snapshots().stream().filter(i -> i.id() == snapshot).findFirst().orElseThrow().declared().toEpochMilli();
-        while (System.currentTimeMillis() <= declared + Math.max(KEEP_FOR.toMillis(), 1_100)) Thread.sleep(10);
-    }
-
-    private static List<Integer> ranksOf(Varve s, long snapshot) {
-        return s.snapshots().stream().filter(i -> i.id() == snapshot).map(SnapshotInfo::rank).toList();
+        awaitOlderThan(declaredMillis(s, snapshot), Duration.ofMillis(Math.max(KEEP_FOR.toMillis(), 1_100)));
     }
 
     private static Thread start(String name, Runnable r) {
