@@ -49,15 +49,19 @@ final class CheckpointFlush {
         this.pageWindow = pageWindow;
     }
 
-    /** Notes what the mark covers; no write is in flight (the checkpoint write lock is held). */
-    void onMark() {
+    /**
+     * Notes what the mark covers; no write is in flight (the checkpoint write lock is held). The policy's clock is
+     * taken at the wall clock's time when {@code clockRead}, else as it stands (a checkpoint replay takes when the data
+     * region runs short): {@link SnapshotRegistry#policyClock}.
+     */
+    void onMark(boolean clockRead) {
         lock.lock();
         try {
             dueAtMark = registry.dueForMove(pageWindow); // taken now: a raise between the mark and the copy waits for the next
             markCapture = captures.nextNumber();
             logsAtMark = registry.counts();
             latestAtMark = registry.declaredLatest();
-            clockAtMark = registry.policyClock(); // with the declarations it counts: recovery counts those before the mark
+            clockAtMark = registry.policyClock(clockRead); // with the declarations it counts: recovery counts those before the mark
             pending.markAt(markCapture); // the volumes' ends at the mark are known once the archiver gets there
             for (ArchiveLevel l : levels) l.mappingsAtMark = l.nextMapping;
         } finally {

@@ -209,7 +209,21 @@ final class RankTree {
      */
     PolicyClock clock(LongFunction<SnapshotRecord> live, long wallNow) {
         long latest = Math.max(lastNow, wallNow + offset);
-        long correction = latest - wallNow;
+        return clock(live, latest - wallNow, wallNow);
+    }
+
+    /**
+     * As {@link #clock(LongFunction, long)}, reading no clock: the policy's clock as it stands, its latest time the
+     * latest one read (unknown when none was). Replay records that at a checkpoint it takes: the latest time its records
+     * gave the policy, from which a second replay after a crash decides as the first did; the reopen's clock, past every
+     * record replayed, dropped at its old rank a snapshot whose raise came after the mark.
+     */
+    PolicyClock clockAsRead(LongFunction<SnapshotRecord> live) {
+        return clock(live, offset, lastNow == Long.MIN_VALUE ? Long.MIN_VALUE : lastNow - offset);
+    }
+
+    /** The clock's state with {@code correction} and {@code latestWall} ({@link PolicyClock}): the offsets and floors. */
+    private PolicyClock clock(LongFunction<SnapshotRecord> live, long correction, long latestWall) {
         // a tree that does not age notes no offsets: every snapshot is recorded with the whole correction, so that one
         // that ages after a restart under another policy is kept longer, not dropped early
         long[] steps = ages ? new long[2 * offsetFrom.size()] : correction == 0 ? new long[0] : new long[]{0, correction};
@@ -239,7 +253,7 @@ final class RankTree {
             floors[f++] = at;
             floor = at;
         }
-        return new PolicyClock(correction, wallNow, PolicyClock.coarsen(steps, correction), Arrays.copyOf(floors, f));
+        return new PolicyClock(correction, latestWall, PolicyClock.coarsen(steps, correction), Arrays.copyOf(floors, f));
     }
 
     private void countAt(long id, int fromLevel, int rank) {

@@ -189,9 +189,10 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /**
      * Open, before {@link #recover}: until {@link #replayed}, the policy is applied by the replayed records alone: the
-     * archiver checks nothing of its own (keepFor by the wall clock, the budget), and a replayed raise reads no clock.
-     * Both read today's clock, which is past the time of every record replayed: they dropped a snapshot that had aged
-     * out at its old rank before the raise that kept it, acknowledged before the crash, was replayed.
+     * archiver checks nothing of its own (keepFor by the wall clock, the budget), a replayed raise reads no clock, and
+     * a mark replay takes records the policy's clock as the records left it. By today's clock, past every record
+     * replayed, they dropped a snapshot aged out at its old rank before its raise, acknowledged before the crash, was
+     * replayed (the mark's clock did so in the replay after a second crash, which starts from that mark).
      */
     public void replaying() {
         replaying = true;
@@ -460,7 +461,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     @Override
     public void onMark(long checkpointId, long markLsn) {
-        flush.onMark();
+        flush.onMark(!replaying); // a mark replay takes records the time its records reached, not the reopen's
     }
 
     /** Segments and log parts the archive creates or rewrites from now on record the store's id, which a checkpoint marker now holds. */

@@ -284,9 +284,13 @@ final class SnapshotRegistry implements AutoCloseable {
         return true;
     }
 
-    /** The retention policy's clock, for a checkpoint mark to record ({@link PolicyClock}). */
-    PolicyClock policyClock() {
-        return rankTree.clock(live::get, wallNow());
+    /**
+     * The retention policy's clock, for a checkpoint mark to record ({@link PolicyClock}): at the wall clock's time when
+     * {@code clockRead}; replay reads no clock (see {@link SnapshotArchive#replaying()}) and records the policy's clock
+     * as its records left it ({@link RankTree#clockAsRead}).
+     */
+    PolicyClock policyClock(boolean clockRead) {
+        return clockRead ? rankTree.clock(live::get, wallNow()) : rankTree.clockAsRead(live::get);
     }
 
     /** The wall-clock time the retention policy reads now. */
