@@ -34,7 +34,8 @@ class BudgetWithOpenViewTest {
     @Test
     void aViewKeepsTheBudgetFromDrainingTheHistoryAndItsClosingLetsItDropAgain() {
         VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).checkpointFrequency(Duration.ofHours(1))
-                .archiveSegmentSize(SEGMENT).retention(RankTreePolicy.levels(Retention.keepAll()).withBudget(BUDGET)).build();
+                .archiveSegmentSize(SEGMENT).retention(RankTreePolicy.levels(Retention.keepAll()).withBudget(BUDGET))
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         try (Varve store = Varve.open(config)) {
             Table t = store.table("t");
             for (int k = 0; k < KEYS; k++) t.put(key(k), new byte[100]);

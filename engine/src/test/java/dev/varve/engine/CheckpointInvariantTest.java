@@ -38,7 +38,7 @@ class CheckpointInvariantTest {
 
     private VarveConfig config(RecoveryMode mode) {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(4).recoveryMode(mode).walSyncMode(WalSyncMode.LOG_ONLY)
-                .walSegmentSize(4L << 20).checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(1L << 20).build();
+                .walSegmentSize(4L << 20).checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(1L << 20).captureBufferSize(1L << 20).build();
     }
 
     /**

@@ -32,7 +32,8 @@ class CloseOnFullDiskTest {
 
     @Test
     void closeReportsTheFailedShutdownCheckpointWithTheCloseFailuresSuppressed() {
-        VarveConfig cfg = VarveConfig.builder().path(dir).dataRegionSize(8L << 20).checkpointFrequency(Duration.ofHours(1)).build();
+        VarveConfig cfg = VarveConfig.builder().path(dir).dataRegionSize(8L << 20).checkpointFrequency(Duration.ofHours(1))
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         AtomicBoolean full = new AtomicBoolean();
         Path archive = cfg.archivePath();
         HookedFileIOFactory io = new HookedFileIOFactory((op, file) -> {

@@ -315,6 +315,6 @@ class CrashStageTest {
     private VarveConfig config(Flavour f) {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(4).recoveryMode(f.mode).recoveryCompression(f.compression)
                 .walSyncMode(WalSyncMode.FSYNC).walSegmentSize(4L << 20).checkpointFrequency(Duration.ofHours(1))
-                .checkpointBufferSize(2L << 20).build();
+                .checkpointBufferSize(2L << 20).captureBufferSize(1L << 20).build();
     }
 }

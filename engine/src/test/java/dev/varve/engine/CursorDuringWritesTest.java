@@ -45,7 +45,8 @@ class CursorDuringWritesTest {
     @Test
     void scansWhileWritingSeeEveryStableKeyOnceInOrder() throws Exception {
         VarveConfig cfg = VarveConfig.builder().path(dir).pageSize(1024).dataRegionSize(32L << 20).partitions(3)
-                .checkpointFrequency(Duration.ofMillis(30)).build();
+                .checkpointFrequency(Duration.ofMillis(30))
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         try (Varve store = Varve.open(cfg)) {
             Table t = store.table("t");
             for (int i = 0; i < KEYS; i += 2) t.put(key(i), value(i, 0));

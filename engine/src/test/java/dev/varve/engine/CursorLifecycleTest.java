@@ -20,7 +20,8 @@ class CursorLifecycleTest {
     Path dir;
 
     VarveConfig config() {
-        return VarveConfig.builder().path(dir).pageSize(1024).dataRegionSize(16L << 20).partitions(3).build();
+        return VarveConfig.builder().path(dir).pageSize(1024).dataRegionSize(16L << 20).partitions(3)
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
     }
 
     static byte[] key(int i) {

@@ -36,7 +36,8 @@ class DeterministicReplayTest {
 
     private static VarveConfig config(Path dir, RecoveryMode mode, int recoveryThreads) {
         return VarveConfig.builder().path(dir).recoveryThreads(recoveryThreads).dataRegionSize(16L << 20).partitions(4).recoveryMode(mode)
-                .walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(1L << 20).build();
+                .walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(1L << 20)
+                .captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
     }
 
     private static void workload(Varve store, long from, long to) {

@@ -49,7 +49,8 @@ class DiffCaptureTest {
     @Test
     void aDiffCapturedHistoryTakesAFractionOfTheWholePageOne() {
         long[] bytes = new long[2];
-        int[] chains = {VarveConfig.builder().path(dir).build().snapshotDiffChain(), 0};
+        int[] chains = {VarveConfig.builder().path(dir)
+                .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).walSegmentSize(4L << 20).build().snapshotDiffChain(), 0};
         for (int i = 0; i < 2; i++) {
             VarveConfig config = SnapshotTest.config(dir.resolve("chain-" + chains[i]), RecoveryMode.CHECKPOINT_RECOVERY_FILE).toBuilder()
                     .snapshotDiffChain(chains[i]).build();

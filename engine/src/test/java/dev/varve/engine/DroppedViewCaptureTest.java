@@ -32,7 +32,7 @@ class DroppedViewCaptureTest {
 
     private VarveConfig config(Path path, RankTreePolicy policy) {
         return VarveConfig.builder().path(path).dataRegionSize(8L << 20).partitions(1).checkpointBufferSize(256L << 10)
-                .captureBufferSize(256L << 10).archiveSegmentSize(256L << 10).retention(policy).build();
+                .captureBufferSize(256L << 10).archiveSegmentSize(256L << 10).retention(policy).walSegmentSize(4L << 20).build();
     }
 
     /** The budget drops the rank-2 snapshot the view reads as soon as a later one exists (it never drops the latest). */

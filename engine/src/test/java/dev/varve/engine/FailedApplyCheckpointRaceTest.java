@@ -56,7 +56,8 @@ class FailedApplyCheckpointRaceTest {
     @Test
     void checkpointWaitingForTheLockDoesNotMakeAHalfAppliedBatchDurable() throws Exception {
         VarveConfig cfg = VarveConfig.builder().path(dir).dataRegionSize(8L << 20).partitions(1).walSyncMode(WalSyncMode.LOG_ONLY)
-                .checkpointFrequency(Duration.ofHours(1)).checkpointWalVolume(1L << 30).build();
+                .checkpointFrequency(Duration.ofHours(1)).checkpointWalVolume(1L << 30)
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         AtomicBoolean armed = new AtomicBoolean();
         AtomicInteger reads = new AtomicInteger();
         CountDownLatch inApply = new CountDownLatch(1);

@@ -49,7 +49,7 @@ class FailedCheckpointWaitersTest {
         VarveConfig cfg = VarveConfig.builder().path(dir).pageSize(4096).dataRegionSize(8L << 20).partitions(1)
                 .recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).walSyncMode(WalSyncMode.LOG_ONLY)
                 .checkpointFrequency(Duration.ofHours(1)).checkpointWalVolume(1L << 30).checkpointDirtyRatio(0.9)
-                .checkpointBufferSize(1L << 20).build();
+                .checkpointBufferSize(1L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         AtomicInteger acked = new AtomicInteger();
         try (Varve store = Varve.open(cfg, io)) {
             Table t = store.table("t");

@@ -41,7 +41,7 @@ class FailedWalReadsTest {
                 throw new IOException("Input/output error");
         });
         VarveConfig cfg = VarveConfig.builder().path(dir).dataRegionSize(8L << 20).walSyncMode(WalSyncMode.FSYNC)
-                .checkpointFrequency(Duration.ofHours(1)).build();
+                .checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         try (Varve store = Varve.open(cfg, io)) {
             Table t = store.table("t");
             t.put(b("k"), b("old"));

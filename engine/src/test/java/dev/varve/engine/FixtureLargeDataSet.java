@@ -31,7 +31,7 @@ public final class FixtureLargeDataSet {
 
     static VarveConfig config(Path dir) {
         return VarveConfig.builder().path(dir).pageSize(4096).dataRegionSize(16L << 20).partitions(8)
-                .checkpointBufferSize(4L << 20).walSegmentSize(16L << 20).build();
+                .checkpointBufferSize(4L << 20).walSegmentSize(16L << 20).captureBufferSize(1L << 20).build();
     }
 
     public static void main(String[] args) {

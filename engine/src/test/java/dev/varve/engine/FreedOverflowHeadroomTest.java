@@ -37,7 +37,8 @@ class FreedOverflowHeadroomTest {
 
     private VarveConfig config(long regionBytes) {
         return VarveConfig.builder().path(dir).pageSize(4096).dataRegionSize(regionBytes).walSyncMode(WalSyncMode.LOG_ONLY)
-                .checkpointFrequency(Duration.ofMinutes(10)).build();
+                .checkpointFrequency(Duration.ofMinutes(10))
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
     }
 
     private static byte[] key(int i) {

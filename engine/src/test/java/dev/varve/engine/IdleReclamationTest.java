@@ -48,7 +48,8 @@ class IdleReclamationTest {
     private Aged aged(Function<Duration, RankTreePolicy> policy, Consumer<Varve> history, int left) throws InterruptedException {
         for (Duration keepFor = Duration.ofMillis(300); keepFor.toSeconds() < 20; keepFor = keepFor.multipliedBy(4)) {
             VarveConfig config = VarveConfig.builder().path(dir.resolve("keepFor-" + keepFor.toMillis())).dataRegionSize(16L << 20).partitions(2)
-                    .checkpointFrequency(Duration.ofHours(1)).archiveSegmentSize(256L << 10).retention(policy.apply(keepFor)).build();
+                    .checkpointFrequency(Duration.ofHours(1)).archiveSegmentSize(256L << 10).retention(policy.apply(keepFor))
+                    .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
             Varve store = Varve.open(config);
             history.accept(store);
             store.checkpoint().join();

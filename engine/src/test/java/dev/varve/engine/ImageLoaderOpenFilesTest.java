@@ -96,7 +96,8 @@ class ImageLoaderOpenFilesTest {
     @ParameterizedTest(name = "uncached writes offered: {0}")
     @ValueSource(booleans = {true, false})
     void theLoaderHoldsAFewFilesOpenNotOnePerPageFile(boolean uncached) throws Exception {
-        VarveConfig source = VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(16L << 20).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build();
+        VarveConfig source = VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(16L << 20).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         VarveConfig target = source.toBuilder().path(dir.resolve("target")).build();
         CountingIO io = new CountingIO(uncached);
         try (Varve s = Varve.open(source)) {

@@ -44,7 +44,7 @@ class JmxTest {
 
     private VarveConfig config(String dir, String name) {
         return VarveConfig.builder().path(tmp.resolve(dir)).name(name).dataRegionSize(32L << 20).checkpointFrequency(Duration.ofMillis(50))
-                .checkpointBufferSize(4L << 20).build();
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
     }
 
     @Test
@@ -114,7 +114,8 @@ class JmxTest {
     @SuppressWarnings("try") // closes a store inside its try on purpose: close is idempotent
     void twoStoresTwoMBeansClosedStoreNone() throws Exception {
         Set<ObjectName> before = stores();
-        VarveConfig b = VarveConfig.builder().path(tmp.resolve("b")).dataRegionSize(16L << 20).build(); // named by its path
+        VarveConfig b = VarveConfig.builder().path(tmp.resolve("b")).dataRegionSize(16L << 20)
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build(); // named by its path
         try (Varve one = Varve.open(config("a", "jmx-one")); Varve two = Varve.open(b)) {
             Set<String> names = stores().stream().filter(x -> !before.contains(x)).map(x -> x.getKeyProperty("name")).collect(Collectors.toSet());
             assertEquals(Set.of(ObjectName.quote("jmx-one"), ObjectName.quote(b.name())), names);

@@ -76,7 +76,7 @@ final class KillWorkload {
         return VarveConfig.builder().path(dir).dataRegionSize(shape.regionBytes()).partitions(3).recoveryMode(mode)
                 .recoveryCompression(compression)
                 .walSyncMode(sync).walSegmentSize(4L << 20).checkpointFrequency(Duration.ofMillis(100))
-                .checkpointBufferSize(shape.checkpointBufferBytes()).build();
+                .checkpointBufferSize(shape.checkpointBufferBytes()).captureBufferSize(1L << 20).build();
     }
 
     static List<Op> batch(long i) {

@@ -60,7 +60,7 @@ class LazyRankingCrashTest {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)
                 .checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(1L << 20).captureBufferSize(1L << 20).skippyNodeEntries(16)
                 .archiveSegmentSize(256L << 10).snapshotPageWindow(0)
-                .retention(RankTreePolicy.levels(Retention.keepLast(8), Retention.keepAll())).build();
+                .retention(RankTreePolicy.levels(Retention.keepLast(8), Retention.keepAll())).walSegmentSize(4L << 20).build();
     }
 
     @ParameterizedTest

@@ -54,7 +54,7 @@ class LogCompactionPowerCutTest {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)
                 .checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(1L << 20).captureBufferSize(1L << 20).skippyNodeEntries(16)
                 .archiveSegmentSize(256L << 10).snapshotPageWindow(0)
-                .retention(RankTreePolicy.levels(Retention.keepLast(KEEP))).build();
+                .retention(RankTreePolicy.levels(Retention.keepLast(KEEP))).walSegmentSize(4L << 20).build();
     }
 
     static byte[] utf8(String s) {

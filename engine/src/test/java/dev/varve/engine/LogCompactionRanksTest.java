@@ -45,7 +45,7 @@ class LogCompactionRanksTest {
     static VarveConfig config(Path dir, String which, RecoveryMode mode) {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).recoveryMode(mode)
                 .checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(1L << 20).captureBufferSize(1L << 20).skippyNodeEntries(16)
-                .archiveSegmentSize(256L << 10).snapshotPageWindow(2).retention(policy(which)).build();
+                .archiveSegmentSize(256L << 10).snapshotPageWindow(2).retention(policy(which)).walSegmentSize(4L << 20).build();
     }
 
     static byte[] utf8(String s) {

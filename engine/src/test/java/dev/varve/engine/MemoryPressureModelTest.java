@@ -58,7 +58,7 @@ class MemoryPressureModelTest {
         return VarveConfig.builder().path(dir).pageSize(4096).dataRegionSize(8L << 20).partitions(4).recoveryMode(mode)
                 .recoveryCompression(RecoveryCompression.SKIP_GARBAGE).walSyncMode(WalSyncMode.LOG_ONLY)
                 .walSegmentSize(8L << 20).checkpointFrequency(Duration.ofMillis(200)).checkpointBufferSize(256L << 10)
-                .retention(RankTreePolicy.levels(Retention.keepLast(3))).build();
+                .retention(RankTreePolicy.levels(Retention.keepLast(3))).captureBufferSize(1L << 20).build();
     }
 
     /** One writer's tables: table name to key to value. */

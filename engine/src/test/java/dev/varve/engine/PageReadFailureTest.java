@@ -31,7 +31,8 @@ class PageReadFailureTest {
 
     @Test
     void aPartitionWhoseReadFailedRefusesWritesBeforeLoggingThem() throws Exception {
-        VarveConfig cfg = VarveConfig.builder().path(dir).dataRegionSize(8L << 20).build();
+        VarveConfig cfg = VarveConfig.builder().path(dir).dataRegionSize(8L << 20)
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         try (Varve store = Varve.open(cfg)) {
             Table t = store.table("grid", TableOptions.callerPlaced(2));
             t.partition(0).put(b("a"), b("a1"));

@@ -52,7 +52,7 @@ class ReadModelTest {
                 .walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofMillis(200)).checkpointBufferSize(1L << 20)
                 .captureBufferSize(1L << 20).skippyNodeEntries(16).archiveSegmentSize(256L << 10)
                 .recoveryMode(seed % 3 == 0 ? RecoveryMode.WAL_PHYSICAL : RecoveryMode.CHECKPOINT_RECOVERY_FILE) // both recoveries
-                .retention(RankTreePolicy.levels(Retention.keepAll())).build();
+                .retention(RankTreePolicy.levels(Retention.keepAll())).walSegmentSize(4L << 20).build();
     }
 
     @ParameterizedTest

@@ -30,7 +30,8 @@ class RecordedRetentionTest {
     Path dir;
 
     private VarveConfig config(RankTreePolicy policy) {
-        return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).checkpointFrequency(Duration.ofHours(1)).retention(policy).build();
+        return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).checkpointFrequency(Duration.ofHours(1)).retention(policy)
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
     }
 
     private static List<Long> ids(Varve store) {

@@ -76,7 +76,8 @@ class RecoveryFileEntryDurableTest {
         EntryWatch io = new EntryWatch();
         VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(8L << 20).partitions(2)
                 .recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).walSyncMode(WalSyncMode.FSYNC)
-                .checkpointFrequency(Duration.ofHours(1)).checkpointThreads(2).build();
+                .checkpointFrequency(Duration.ofHours(1)).checkpointThreads(2)
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         try (Varve store = Varve.open(config, io)) {
             for (int round = 0; round < 3; round++) {
                 for (int i = 0; i < 50; i++) store.table("t").put(("k" + i).getBytes(), ("v" + round).getBytes());

@@ -38,7 +38,8 @@ class RecoveryFileTest {
 
     private VarveConfig config(RecoveryCompression c) {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(4).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)
-                .recoveryCompression(c).walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofHours(1)).build();
+                .recoveryCompression(c).walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofHours(1)).checkpointBufferSize(1L << 20)
+                .captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
     }
 
     /** Writes, then a checkpoint that stops after its page writes, before its end marker; then a crash. */

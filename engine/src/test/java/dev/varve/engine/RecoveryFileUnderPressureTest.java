@@ -40,7 +40,7 @@ class RecoveryFileUnderPressureTest {
     private VarveConfig config(RecoveryCompression c) {
         return VarveConfig.builder().path(dir).dataRegionSize(8L << 20).partitions(4).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)
                 .recoveryCompression(c).walSyncMode(WalSyncMode.LOG_ONLY).walSegmentSize(8L << 20)
-                .checkpointFrequency(Duration.ofMillis(100)).checkpointBufferSize(256L << 10).build();
+                .checkpointFrequency(Duration.ofMillis(100)).checkpointBufferSize(256L << 10).captureBufferSize(1L << 20).build();
     }
 
     private static byte[] key(int k) {

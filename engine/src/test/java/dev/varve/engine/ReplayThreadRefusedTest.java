@@ -30,7 +30,8 @@ class ReplayThreadRefusedTest {
 
     private VarveConfig config() {
         return VarveConfig.builder().path(dir).recoveryThreads(4).partitions(4).dataRegionSize(16L << 20).checkpointBufferSize(1L << 20)
-                .walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofHours(1)).build();
+                .walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofHours(1))
+                .captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
     }
 
     private static byte[] bytes(String s) {

@@ -49,7 +49,7 @@ class RetentionModelTest {
         rules = new Retention[1 + rnd.nextInt(4)];
         for (int j = 0; j < rules.length; j++) rules[j] = rnd.nextInt(4) == 0 ? Retention.keepAll() : Retention.keepLast(1 + rnd.nextInt(4));
         VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).checkpointFrequency(Duration.ofHours(1))
-                .snapshotPageWindow(2).retention(RankTreePolicy.levels(rules)).build();
+                .checkpointBufferSize(1L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).snapshotPageWindow(2).retention(RankTreePolicy.levels(rules)).build();
         Varve store = Varve.open(config, UnforcedFileIOFactory.INSTANCE);
         try {
             for (int step = 0; step < 60; step++) {

@@ -27,7 +27,8 @@ class SameRankRaiseTest {
     @Test
     void aRaiseToTheSameRankChangesNothing() {
         VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(2).checkpointFrequency(Duration.ofHours(1))
-                .retention(RankTreePolicy.levels(Retention.keepLast(4), Retention.keepAll())).build();
+                .retention(RankTreePolicy.levels(Retention.keepLast(4), Retention.keepAll()))
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         List<String> told = new ArrayList<>();
         try (Varve store = Varve.open(config)) {
             long s = store.snapshotNow(2);

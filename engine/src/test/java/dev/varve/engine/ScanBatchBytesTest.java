@@ -24,7 +24,8 @@ class ScanBatchBytesTest {
 
     @Test
     void aBatchOfLargeValuesStopsOnItsBytes() {
-        VarveConfig cfg = VarveConfig.builder().path(dir).dataRegionSize(64L << 20).partitions(1).build();
+        VarveConfig cfg = VarveConfig.builder().path(dir).dataRegionSize(64L << 20).partitions(1)
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         try (Varve store = Varve.open(cfg)) {
             Table t = store.table("blobs");
             for (int i = 0; i < VALUES; i++) {

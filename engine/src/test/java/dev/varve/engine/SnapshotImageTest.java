@@ -44,7 +44,7 @@ class SnapshotImageTest {
     private static VarveConfig config(Path path, RecoveryMode mode) {
         return VarveConfig.builder().path(path).dataRegionSize(16L << 20).partitions(4).recoveryMode(mode)
                 .checkpointBufferSize(1L << 20).captureBufferSize(1L << 20).archiveSegmentSize(256L << 10)
-                .retention(RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll(), Retention.keepAll())).build();
+                .retention(RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll(), Retention.keepAll())).walSegmentSize(4L << 20).build();
     }
 
     /** One model per table: partition, key (string), value. */

@@ -36,7 +36,8 @@ class SnapshotModelReviewTest {
                 .walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofMillis(50)).checkpointBufferSize(1L << 20)
                 .captureBufferSize(1L << 20).skippyNodeEntries(16).snapshotPageWindow(window).snapshotDiffChain(chain)
                 .archiveSegmentSize(256L << 10)
-                .retention(RankTreePolicy.levels(Retention.keepLast(KEEP[0]), Retention.keepLast(KEEP[1]), Retention.keepAll())).build();
+                .retention(RankTreePolicy.levels(Retention.keepLast(KEEP[0]), Retention.keepLast(KEEP[1]), Retention.keepAll()))
+                .walSegmentSize(4L << 20).build();
     }
 
     static byte[] b(String s) { return s.getBytes(StandardCharsets.UTF_8); }

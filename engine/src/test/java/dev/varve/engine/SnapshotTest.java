@@ -41,7 +41,7 @@ class SnapshotTest {
         return VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(3).recoveryMode(mode)
                 .walSyncMode(WalSyncMode.LOG_ONLY).checkpointFrequency(Duration.ofMillis(40)).checkpointBufferSize(1L << 20)
                 .captureBufferSize(1L << 20).skippyNodeEntries(16)
-                .retention(RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll(), Retention.keepAll())).build();
+                .retention(RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll(), Retention.keepAll())).walSegmentSize(4L << 20).build();
     }
 
     /** Applies batches [from, to) and declares a snapshot every {@code every} batches; returns id → batches it holds. */

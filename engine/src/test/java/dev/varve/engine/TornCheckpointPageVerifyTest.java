@@ -41,7 +41,7 @@ class TornCheckpointPageVerifyTest {
     @EnumSource(RecoveryMode.class)
     void aPageTornByAPowerCutInACheckpointIsRestoredNotDamage(RecoveryMode mode) throws IOException {
         VarveConfig config = VarveConfig.builder().path(dir).recoveryMode(mode).walSyncMode(WalSyncMode.FSYNC).dataRegionSize(32L << 20)
-                .checkpointBufferSize(4L << 20).walSegmentSize(8L << 20).checkpointFrequency(Duration.ofDays(1)).build();
+                .checkpointBufferSize(4L << 20).walSegmentSize(8L << 20).checkpointFrequency(Duration.ofDays(1)).captureBufferSize(1L << 20).build();
         FaultyFileIOFactory io = new FaultyFileIOFactory(41 + mode.ordinal());
         Map<String, String> model = new TreeMap<>();
         Varve store = Varve.open(config, io);

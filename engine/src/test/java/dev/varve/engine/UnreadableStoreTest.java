@@ -36,7 +36,8 @@ class UnreadableStoreTest {
     /** The child: each way of opening the store without creating one, and what it threw. */
     public static void main(String[] args) {
         Path dir = Path.of(args[0]);
-        List<Runnable> opens = List.of(() -> StoreInspector.detectConfig(dir), () -> Varve.openReadOnly(VarveConfig.builder().path(dir).build()).close(),
+        List<Runnable> opens = List.of(() -> StoreInspector.detectConfig(dir), () -> Varve.openReadOnly(VarveConfig.builder().path(dir)
+                .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build()).close(),
                 () -> StoreInspector.requireStore(dir, ""));
         for (Runnable open : opens) {
             try {
@@ -52,7 +53,8 @@ class UnreadableStoreTest {
     @Test
     void aStoreThisUserMayNotReadIsNamedAsThat() throws IOException {
         Path store = tmp.resolve("store");
-        try (Varve v = Varve.open(VarveConfig.builder().path(store).dataRegionSize(16L << 20).build())) {
+        try (Varve v = Varve.open(VarveConfig.builder().path(store).dataRegionSize(16L << 20)
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build())) {
             v.table("t").put("k".getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
         }
         List<String> launcher = new ArrayList<>();

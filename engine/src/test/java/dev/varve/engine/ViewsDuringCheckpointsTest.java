@@ -58,7 +58,8 @@ class ViewsDuringCheckpointsTest {
     void viewsOfRecentSnapshotsReadExactlyTheirSnapshotWhileCheckpointsRunBackToBack() throws Exception {
         VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(8L << 20).partitions(4)
                 .checkpointFrequency(Duration.ofMillis(50)).checkpointBufferSize(256L << 10).captureBufferSize(256L << 10)
-                .archiveSegmentSize(256L << 10).snapshotPageWindow(4).retention(RankTreePolicy.levels(Retention.keepLast(100_000))).build();
+                .archiveSegmentSize(256L << 10).snapshotPageWindow(4).retention(RankTreePolicy.levels(Retention.keepLast(100_000)))
+                .walSegmentSize(4L << 20).build();
         Map<Long, Integer> versionAt = new ConcurrentHashMap<>();
         List<Long> ids = new CopyOnWriteArrayList<>();
         AtomicBoolean stop = new AtomicBoolean();

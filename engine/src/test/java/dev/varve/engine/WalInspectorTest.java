@@ -31,7 +31,8 @@ class WalInspectorTest {
     @EnumSource(value = RecoveryCompression.class, names = {"SKIP_GARBAGE", "SNAPPY"})
     void physicalRecordsShowTheirPageAndHowTheyRestoreIt(RecoveryCompression compression) throws Exception {
         VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20).partitions(1).recoveryMode(RecoveryMode.WAL_PHYSICAL)
-                .recoveryCompression(compression).checkpointFrequency(Duration.ofHours(1)).build();
+                .recoveryCompression(compression).checkpointFrequency(Duration.ofHours(1))
+                .checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).build();
         SplittableRandom r = new SplittableRandom(5);
         Varve store = Varve.open(config);
         Table t = store.table("t");
