@@ -29,6 +29,15 @@ class FullDiskResumeTest {
         return ("value-" + i + "-").repeat(40);
     }
 
+    /**
+     * A value of 8 to 10 KiB: a LOG_ONLY WAL is mapped, so the full disk is first met by its next segment or a
+     * checkpoint, after about a 4 MiB segment of records; these fill it in about 500 puts, where values of
+     * {@link #value}'s size took some 10 s more CPU here.
+     */
+    private static String bulky(int i) {
+        return ("bulky-" + i + "-").repeat(8192 / 10);
+    }
+
     private static boolean mentions(Throwable e, String text) {
         for (Throwable t = e; t != null; t = t.getCause()) if (String.valueOf(t.getMessage()).contains(text)) return true;
         return false;
@@ -49,8 +58,8 @@ class FullDiskResumeTest {
             RuntimeException failed = null;
             for (int i = 500; failed == null && i < 200_000; i++) { // the WAL's next segment or a checkpoint meets the full disk
                 try {
-                    c.put("k" + i, value(i));
-                    acknowledged.put("k" + i, value(i));
+                    c.put("k" + i, bulky(i));
+                    acknowledged.put("k" + i, bulky(i));
                 } catch (RuntimeException e) {
                     failed = e;
                 }

@@ -107,6 +107,10 @@ final class NodeProcess implements AutoCloseable {
         StringBuilder hosts = new StringBuilder();
         for (int p : ports) hosts.append(hosts.length() == 0 ? "" : ",").append("127.0.0.1[").append(p).append(']');
         List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
+                // a node lives a minute or two and spends most of its CPU starting: C2's compilations and G1's threads
+                // would not pay off before the kill -9 (with them a node's start and 3,000 puts took 7.9 s of CPU here,
+                // without 4.4 s), and the module's other tests run on the same two cores meanwhile
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                 "-Djava.net.preferIPv4Stack=true", "-Dvarve.test.port=" + port, "-Dvarve.test.hosts=" + hosts,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(), name, dir.toString(), store);

@@ -35,10 +35,13 @@ class VanishedStoreTest {
             for (int i = 0; i < 300; i++) c.put("k" + i, "v" + i);
 
             disk.failing.set(true);
+            // a LOG_ONLY WAL is mapped: the disk is first met by the next segment or a checkpoint, after about a 4 MiB
+            // segment of records. Values of 8 KiB fill it in about 500 puts; one-letter values took 13 s more CPU here
+            String filler = "y".repeat(8192);
             boolean failed = false;
             for (int i = 0; !failed && i < 200_000; i++) { // the WAL's next segment or a checkpoint meets the failing disk
                 try {
-                    c.put("x" + i, "y");
+                    c.put("x" + i, filler);
                 } catch (RuntimeException e) {
                     failed = true;
                 }

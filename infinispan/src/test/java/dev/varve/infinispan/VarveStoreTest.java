@@ -25,7 +25,8 @@ public class VarveStoreTest extends BaseNonBlockingStoreTest {
     protected Configuration buildConfig(ConfigurationBuilder cb) {
         cb.clustering().hash().numSegments(16);
         cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(tmpDirectory)
-                .dataRegionSize(64L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20);
+                // each test opens a new store, and an open zero-fills its whole region: 16 MiB holds what they write
+                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20);
         return cb.build();
     }
 
