@@ -1,6 +1,5 @@
 package dev.varve.cli;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Table;
 import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
@@ -33,7 +32,7 @@ class CliBackupPlacementTest {
     void callerPlacedTableKeepsEveryKeyInItsPartition() {
         Path source = dir.resolve("source");
         long id;
-        try (Varve s = Varve.open(VarveConfig.builder().path(source).dataRegionSize(64L << 20).build())) {
+        try (Varve s = Varve.open(SmallStore.fresh(source).build())) {
             Table grid = s.table("grid", TableOptions.callerPlaced(3));
             grid.partition(0).put(utf8("shared"), utf8("in 0"));
             grid.partition(2).put(utf8("shared"), utf8("in 2"));
@@ -46,7 +45,7 @@ class CliBackupPlacementTest {
         Path copy = dir.resolve("copy");
         CliRun r = CliRun.of("backup", source.toString(), "--as-of", Long.toString(id), "--to", copy.toString());
         assertEquals(Main.OK, r.code(), r.toString());
-        try (Varve c = Varve.open(VarveConfig.builder().path(copy).build())) {
+        try (Varve c = Varve.open(SmallStore.config(copy).build())) {
             Table grid = c.table("grid");
             assertEquals(TableOptions.callerPlaced(3), grid.options());
             assertArrayEquals(utf8("in 0"), grid.partition(0).get(utf8("shared")));

@@ -3,14 +3,11 @@ package dev.varve.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
@@ -34,7 +31,7 @@ class CliCommandLineTextTest {
 
     private Path store(Map<String, String> entries) {
         Path dir = tmp.resolve("store");
-        try (Varve s = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(64L << 20).build())) {
+        try (Varve s = Varve.open(SmallStore.fresh(dir).build())) {
             entries.forEach((k, v) -> s.table("t").put(utf8(k), utf8(v)));
         }
         return dir;
@@ -78,10 +75,7 @@ class CliCommandLineTextTest {
 
     /** The tool in a child JVM under the C locale, as a container or cron runs it. */
     private Child child(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd);
+        ProcessBuilder pb = new ProcessBuilder(ChildJava.command(Main.class, args));
         pb.environment().keySet().removeIf(k -> k.equals("LANG") || k.startsWith("LC_"));
         pb.environment().put("LC_ALL", "C");
         Path out = Files.createTempFile(tmp, "out", ".txt");

@@ -50,7 +50,7 @@ class CliCompactedStoreTest {
     @Test
     void toolsOnAStoreCutMidCompaction() throws IOException {
         Path dir = tmp.resolve("s");
-        VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20).retention(RankTreePolicy.levels(Retention.keepLast(4))).build();
+        VarveConfig config = SmallStore.fresh(dir).retention(RankTreePolicy.levels(Retention.keepLast(4))).build();
         try (Varve store = Varve.open(config)) {
             steps(store, 0, 8_100);
         }

@@ -101,10 +101,7 @@ class CliDamageTest {
 
     /** The tool as a process (its main, System.exit and all): the exit code a script sees. */
     private static int exitCodeOfProcess(String... args) throws IOException, InterruptedException {
-        java.util.List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder(ChildJava.command(Main.class, args)).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "varve " + String.join(" ", args) + " did not finish");
         return p.exitValue();
     }

@@ -1,6 +1,5 @@
 package dev.varve.cli;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -27,7 +26,7 @@ class CliInfoStrayFilesTest {
     @Test
     void infoCountsTheStoresFilesOnly() throws IOException {
         Path store = dir.resolve("s");
-        try (Varve s = Varve.open(VarveConfig.builder().path(store).dataRegionSize(16L << 20).walSegmentSize(4L << 20).build())) {
+        try (Varve s = Varve.open(SmallStore.fresh(store).build())) {
             s.table("t").put("k".getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
         }
         long pageFiles = count(store.resolve("pages"));

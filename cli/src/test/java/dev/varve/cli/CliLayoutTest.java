@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.Table;
 import dev.varve.engine.TableOptions;
@@ -38,14 +37,10 @@ class CliLayoutTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static VarveConfig.Builder config(Path dir) {
-        return VarveConfig.builder().path(dir).dataRegionSize(64L << 20).checkpointBufferSize(16L << 20).captureBufferSize(4L << 20);
-    }
-
     /** h4: hash-placed in 4 partitions; h16: the default; cp3: caller-placed in 3, key "k" in partitions 0 and 2, "z" in 1. */
     private Path store() {
         Path dir = tmp.resolve("src");
-        try (Varve s = Varve.open(config(dir).build())) {
+        try (Varve s = Varve.open(SmallStore.config(dir).build())) {
             for (int i = 0; i < 200; i++) {
                 s.table("h4", TableOptions.hashPlaced(4)).put(utf8("a" + i), utf8("v" + i));
                 s.table("h16").put(utf8("b" + i), utf8("w" + i));
@@ -74,7 +69,7 @@ class CliLayoutTest {
         Path loaded = tmp.resolve("loaded");
         CliRun l = CliRun.of("load", dump.toString(), "--to", loaded.toString());
         assertEquals(Main.OK, l.code(), l.toString());
-        try (Varve s = Varve.open(config(src).build()); Varve t = Varve.open(config(loaded).build())) {
+        try (Varve s = Varve.open(SmallStore.config(src).build()); Varve t = Varve.open(SmallStore.config(loaded).build())) {
             assertEquals(TableOptions.hashPlaced(4), t.table("h4").options());
             assertEquals(TableOptions.hashPlaced(16), t.table("h16").options());
             for (String table : List.of("h4", "h16")) {
@@ -96,7 +91,7 @@ class CliLayoutTest {
         assertEquals(Main.OK, CliRun.of("dump", src.toString(), "--table", "cp3", "--from", "k", "--to", "l", "--out", ranged.toString()).code());
         Path rangedLoad = tmp.resolve("ranged");
         assertEquals(Main.OK, CliRun.of("load", ranged.toString(), "--to", rangedLoad.toString()).code());
-        try (Varve t = Varve.open(config(rangedLoad).build())) {
+        try (Varve t = Varve.open(SmallStore.config(rangedLoad).build())) {
             Table cp3 = t.table("cp3");
             assertEquals(List.of("cp3"), t.tables());
             assertArrayEquals(utf8("zero"), cp3.partition(0).get(utf8("k")));
@@ -111,7 +106,7 @@ class CliLayoutTest {
         Path to = tmp.resolve("salvaged");
         CliRun r = CliRun.of("salvage", src.toString(), "--to", to.toString());
         assertEquals(Main.OK, r.code(), r.toString());
-        try (Varve t = Varve.open(config(to).build())) {
+        try (Varve t = Varve.open(SmallStore.config(to).build())) {
             assertEquals(TableOptions.hashPlaced(4), t.table("h4").options());
             assertEquals(TableOptions.callerPlaced(3), t.table("cp3").options());
             assertArrayEquals(utf8("zero"), t.table("cp3").partition(0).get(utf8("k")));
@@ -124,7 +119,7 @@ class CliLayoutTest {
     @Test
     void aLoadThatFailsLeavesNoStoreAndNamesTheFix() throws IOException {
         Path big = tmp.resolve("big");
-        try (Varve s = Varve.open(config(big).pageSize(16384).build())) {
+        try (Varve s = Varve.open(SmallStore.config(big).pageSize(16384).dataRegionSize(32L << 20).build())) { // the least: 2,048 pages
             s.table("t").put(new byte[4000], utf8("v")); // fits a 16 KiB page's key limit, not a 4 KiB one's
         }
         Path dump = tmp.resolve("big.dump");
@@ -145,7 +140,7 @@ class CliLayoutTest {
     void aDumpAsOfASnapshotKnowsOnlyTheTablesItHeld() {
         Path dir = tmp.resolve("asof");
         long snap;
-        try (Varve s = Varve.open(config(dir).build())) {
+        try (Varve s = Varve.open(SmallStore.config(dir).build())) {
             s.table("old").put(utf8("k"), utf8("v"));
             snap = s.snapshotNow();
             s.table("newer").put(utf8("k"), utf8("v"));

@@ -1,6 +1,5 @@
 package dev.varve.cli;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.core.io.DirectoryFingerprint;
 import dev.varve.engine.FixtureStores;
 import dev.varve.engine.SnapshotView;
@@ -114,7 +113,7 @@ class CliNetworkTest {
         Path source = dir.resolve("source");
         Workload w = new Workload(3, 500);
         long id;
-        try (Varve store = Varve.open(VarveConfig.builder().path(source).build())) {
+        try (Varve store = Varve.open(SmallStore.fresh(source).build())) {
             w.createTables(store);
             for (int i = 0; i < 600; i++) w.step(store);
             id = store.snapshotNow();
@@ -154,7 +153,7 @@ class CliNetworkTest {
             assertEquals(143, server.terminate(), "SIGTERM ends the server through its shutdown hook");
         }
         StoreAssert.assertStoreEquals(model, copy);
-        try (Varve s = Varve.open(VarveConfig.builder().path(standby).build());
+        try (Varve s = Varve.open(SmallStore.config(standby).build());
              SnapshotView v = s.asOf(Standby.localSnapshot(standby, declared).orElseThrow())) {
             StoreAssert.assertTablesEqual(model, v.tables(), v::table, "standby as of server snapshot " + declared);
         }
@@ -171,7 +170,7 @@ class CliNetworkTest {
         CliRun damaged = CliRun.of("verify", standby.toString());
         assertEquals(Main.DAMAGE, damaged.code(), damaged.toString());
         assertTrue(damaged.out().contains(map.toString()) && damaged.out().contains("standbySnapshotMap: damaged"), damaged.out());
-        try (Varve reopened = Varve.open(VarveConfig.builder().path(source).build())) {
+        try (Varve reopened = Varve.open(SmallStore.fresh(source).build())) {
             assertEquals(0, reopened.recoveryReport().replayedRecords(), "the hook closed the store cleanly: " + reopened.recoveryReport());
         }
     }

@@ -1,6 +1,5 @@
 package dev.varve.cli;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -32,9 +31,7 @@ class CliOutputErrorTest {
 
     @Test
     void aFailingOutputExits2AndStopsTheScan() {
-        try (Varve s = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(16L << 20).build())) {
-            for (int i = 0; i < 5_000; i++) s.table("t").put(("k" + i).getBytes(StandardCharsets.UTF_8), new byte[20]);
-        }
+        table(5_000);
         Full full = new Full(100);
         StringWriter err = new StringWriter();
         int code = Main.run(new PrintWriter(full), new PrintWriter(err), "scan", "--table", "t", dir.toString());
@@ -52,11 +49,8 @@ class CliOutputErrorTest {
      */
     @Test
     void theToolAsAProcessExits2WhenItsOutputFails() throws Exception {
-        try (Varve s = Varve.open(VarveConfig.builder().path(dir).dataRegionSize(16L << 20).build())) {
-            for (int i = 0; i < 20_000; i++) s.table("t").put(("k" + i).getBytes(StandardCharsets.UTF_8), new byte[20]);
-        }
-        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), Main.class.getName(), "scan", "--table", "t", dir.toString());
+        table(20_000);
+        List<String> cmd = ChildJava.command(Main.class, "scan", "--table", "t", dir.toString());
         File devFull = new File("/dev/full");
         if (devFull.exists()) {
             Process full = new ProcessBuilder(cmd).redirectOutput(devFull).redirectError(ProcessBuilder.Redirect.PIPE).start();
@@ -71,6 +65,18 @@ class CliOutputErrorTest {
         } // the reader goes away, as head -1 does
         assertTrue(piped.waitFor(60, TimeUnit.SECONDS));
         assertEquals(Main.UNUSABLE, piped.exitValue(), "varve scan | head -1");
+    }
+
+    /** Writes keys k0, k1, ... with 20-byte values into table t of the store in {@link #dir}, a hundred to a batch. */
+    private void table(int keys) {
+        try (Varve s = Varve.open(SmallStore.fresh(dir).build())) {
+            for (int i = 0; i < keys; i += 100) { // a batch may touch at most half the region's pages
+                int from = i;
+                s.write(b -> {
+                    for (int k = from; k < Math.min(from + 100, keys); k++) b.put("t", ("k" + k).getBytes(StandardCharsets.UTF_8), new byte[20]);
+                });
+            }
+        }
     }
 
     /** A writer that takes {@code room} characters, then fails every write, as a full disk or a closed pipe does. */

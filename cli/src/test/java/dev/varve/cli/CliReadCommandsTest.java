@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -128,7 +129,7 @@ class CliReadCommandsTest {
     @Test
     void snapshotsSaysBelowWhichIdTheDropRecordsWereCompacted() {
         Path dir = tmp.resolve("compacted");
-        VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20).retention(RankTreePolicy.levels(Retention.keepLast(4))).build();
+        VarveConfig config = SmallStore.fresh(dir).retention(RankTreePolicy.levels(Retention.keepLast(4))).build();
         try (Varve store = Varve.open(config)) {
             for (int i = 0; i < 9_000; i++) {
                 byte[] key = ("k" + i % 100).getBytes(StandardCharsets.UTF_8);
@@ -148,15 +149,15 @@ class CliReadCommandsTest {
     /**
      * Behind a snapshot kept for good (rank 2 under keepLast(2), keepAll()) the tools read the compacted logs: verify
      * finds nothing wrong, snapshots lists the kept one live and every other below the latest checkpoint's as dropped
-     * before it, and the snapshot log holds the live ones' records, not the 9,000 declared.
+     * before it, and the snapshot log holds the live ones' records, not the 6,000 declared.
      */
     @Test
     void theToolsReadTheLogsCompactedPastASnapshotKeptForGood() throws java.io.IOException {
         Path dir = tmp.resolve("kept");
-        VarveConfig config = VarveConfig.builder().path(dir).dataRegionSize(16L << 20)
+        VarveConfig config = SmallStore.fresh(dir)
                 .retention(RankTreePolicy.levels(Retention.keepLast(2), Retention.keepAll())).build();
         try (Varve store = Varve.open(config)) {
-            for (int i = 1; i <= 9_000; i++) {
+            for (int i = 1; i <= 6_000; i++) {
                 byte[] key = ("k" + i % 100).getBytes(StandardCharsets.UTF_8);
                 store.writeAndSnapshot(b -> b.put("t", key, new byte[8]), i == 1 ? 2 : 1);
                 if (i % 1000 == 0) store.checkpoint().join();
@@ -164,17 +165,18 @@ class CliReadCommandsTest {
         }
         long log = Files.size(dir.resolve("archive").resolve("snapshots.log"));
         long bound = 64 + 48L * (4096 + 1000 + 3); // at most what makes it due for a rewrite, a checkpoint's worth, the live ones
-        assertTrue(log <= bound, "snapshots.log holds " + log + " bytes after 9,000 snapshots, 3 live (bound " + bound + ")");
+        assertTrue(log <= bound, "snapshots.log holds " + log + " bytes after 6,000 snapshots, 3 live (bound " + bound + ")");
         CliRun verify = unchanged(dir, "verify", "--json", dir.toString());
         assertEquals(0, verify.code(), verify.toString());
         CliRun r = unchanged(dir, "snapshots", "--json", dir.toString());
         assertEquals(0, r.code(), r.toString());
         assertTrue(r.out().contains("{\"id\":1,\"rank\":2,") && r.out().contains("\"keptBy\":\"keepAll()\""), r.out());
-        assertTrue(r.out().contains("{\"id\":8999,\"rank\":1,") && r.out().contains("{\"id\":9000,\"rank\":1,"), r.out());
-        // the horizon of the latest compaction, at the checkpoint of 5,000 (the log is rewritten once it holds 4,096 records)
+        assertTrue(r.out().contains("{\"id\":5999,\"rank\":1,") && r.out().contains("{\"id\":6000,\"rank\":1,"), r.out());
+        // the horizon of the latest compaction, at the checkpoint of 5,000 (the log is rewritten once it holds 4,096 records;
+        // at 6,000 it holds the 1,000 since and the live ones)
         assertTrue(r.out().contains("\"droppedBefore\":{\"below\":5000,\"by\":"), r.out());
         try (Varve ro = Varve.openReadOnly(config)) {
-            assertEquals(List.of(1L, 8999L, 9000L), ro.snapshots().stream().map(dev.varve.engine.SnapshotInfo::id).toList());
+            assertEquals(List.of(1L, 5999L, 6000L), ro.snapshots().stream().map(dev.varve.engine.SnapshotInfo::id).toList());
         }
     }
 
@@ -266,7 +268,7 @@ class CliReadCommandsTest {
             CliRun l = CliRun.of("load", dump.toString(), "--to", loaded.toString());
             assertEquals(0, l.code(), l.toString());
             int rounds = dir == healthy ? FixtureStores.ROUNDS : FixtureStores.ROUNDS + 1;
-            try (Varve v = Varve.open(dev.varve.config.VarveConfig.builder().path(loaded).build())) {
+            try (Varve v = Varve.open(SmallStore.config(loaded).build())) {
                 assertEquals(hex(FixtureStores.model(rounds)), contents(v::table));
             }
         }
@@ -274,7 +276,7 @@ class CliReadCommandsTest {
         assertEquals(0, unchanged(healthy, "dump", healthy.toString(), "--as-of", "2", "--table", "accounts", "--out", dump.toString()).code());
         Path loaded = tmp.resolve("asof2-loaded");
         assertEquals(0, CliRun.of("load", dump.toString(), "--to", loaded.toString()).code());
-        try (Varve v = Varve.open(dev.varve.config.VarveConfig.builder().path(loaded).build())) {
+        try (Varve v = Varve.open(SmallStore.config(loaded).build())) {
             assertEquals(List.of("accounts"), v.tables());
             assertEquals(FixtureStores.model(2).get("accounts").keySet(), contents(v::table).get("accounts").keySet());
         }
@@ -298,26 +300,42 @@ class CliReadCommandsTest {
         assertEquals(Main.USAGE, beyond.code(), beyond.toString());
     }
 
+    /**
+     * Backups as of the oldest snapshot and the latest two: one of each rank level (1, 2 and 3), the oldest and the
+     * latest; -Plong backs up every snapshot.
+     */
     @Test
+    void backupAsOfASnapshotOfEachRankEqualsItsModelAndVerifies() {
+        backupsAsOf("backup-", 1, FixtureStores.ROUNDS - 1, FixtureStores.ROUNDS);
+        Path fromCrash = tmp.resolve("backup-mid");
+        assertEquals(0, unchanged(mid, "backup", mid.toString(), "--to", fromCrash.toString()).code());
+        try (Varve v = Varve.open(SmallStore.config(fromCrash).build())) {
+            assertEquals(hex(FixtureStores.model(FixtureStores.ROUNDS + 1)), contents(v::table));
+        }
+        CliRun notEmpty = CliRun.of("backup", healthy.toString(), "--to", fromCrash.toString());
+        assertEquals(Main.USAGE, notEmpty.code(), notEmpty.toString());
+    }
+
+    /** Each of the fixture's snapshots backed up (a dozen tool runs and opens: the default suite takes one of each rank). */
+    @Test
+    @Tag("long")
     void backupAsOfEachSnapshotEqualsItsModelAndVerifies() {
-        for (int snap = 1; snap <= FixtureStores.ROUNDS; snap++) {
-            Path to = tmp.resolve("backup-" + snap);
+        backupsAsOf("backup-each-", java.util.stream.IntStream.rangeClosed(1, FixtureStores.ROUNDS).toArray());
+    }
+
+    /** Backs up {@code healthy} as of each of {@code snapshots} into {@code tmp/prefix<id>}: its model, no snapshots, verify clean. */
+    private static void backupsAsOf(String prefix, int... snapshots) {
+        for (int snap : snapshots) {
+            Path to = tmp.resolve(prefix + snap);
             CliRun r = unchanged(healthy, "backup", healthy.toString(), "--as-of", String.valueOf(snap), "--to", to.toString());
             assertEquals(0, r.code(), r.toString());
-            try (Varve v = Varve.open(dev.varve.config.VarveConfig.builder().path(to).build())) {
+            try (Varve v = Varve.open(SmallStore.config(to).build())) {
                 assertEquals(hex(FixtureStores.model(snap)), contents(v::table), "backup as of " + snap);
                 assertEquals(List.of(), v.snapshots());
             }
             CliRun verify = CliRun.of("verify", to.toString());
             assertEquals(0, verify.code(), verify.toString());
         }
-        Path fromCrash = tmp.resolve("backup-mid");
-        assertEquals(0, unchanged(mid, "backup", mid.toString(), "--to", fromCrash.toString()).code());
-        try (Varve v = Varve.open(dev.varve.config.VarveConfig.builder().path(fromCrash).build())) {
-            assertEquals(hex(FixtureStores.model(FixtureStores.ROUNDS + 1)), contents(v::table));
-        }
-        CliRun notEmpty = CliRun.of("backup", healthy.toString(), "--to", fromCrash.toString());
-        assertEquals(Main.USAGE, notEmpty.code(), notEmpty.toString());
     }
 
     @Test
@@ -340,7 +358,7 @@ class CliReadCommandsTest {
     @Test
     void aStoreOpenForWritingIsUnusable() {
         Path live = tmp.resolve("live");
-        try (Varve writer = Varve.open(dev.varve.config.VarveConfig.builder().path(live).dataRegionSize(16L << 20).build())) {
+        try (Varve writer = Varve.open(SmallStore.fresh(live).build())) {
             writer.table("t").put(new byte[]{1}, new byte[]{2});
             for (String cmd : new String[]{"verify", "info", "wal-dump", "snapshots"}) {
                 CliRun r = CliRun.of(cmd, live.toString());

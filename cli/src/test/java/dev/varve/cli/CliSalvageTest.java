@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.core.io.DirectoryFingerprint;
 import dev.varve.engine.FixtureStores;
 import dev.varve.engine.Varve;
@@ -42,7 +41,7 @@ class CliSalvageTest {
     }
 
     private static Map<String, TreeMap<String, String>> salvaged(Path dir) {
-        try (Varve v = Varve.open(VarveConfig.builder().path(dir).build())) {
+        try (Varve v = Varve.open(SmallStore.config(dir).build())) {
             return CliReadCommandsTest.contents(v::table);
         }
     }
@@ -134,13 +133,13 @@ class CliSalvageTest {
     @Test
     void aSoundStoreWithoutTablesIsSalvagedWholeAsAnEmptyStore() {
         Path empty = tmp.resolve("no-tables");
-        try (Varve s = Varve.open(VarveConfig.builder().path(empty).dataRegionSize(64L << 20).build())) {
+        try (Varve s = Varve.open(SmallStore.fresh(empty).build())) {
             assertTrue(s.tables().isEmpty());
         }
         Path to = tmp.resolve("no-tables-salvaged");
         CliRun r = CliRun.of("salvage", empty.toString(), "--to", to.toString());
         assertEquals(Main.OK, r.code(), r.toString()); // was 2, "nothing could be read", while it printed lost: []
-        try (Varve c = Varve.openReadOnly(VarveConfig.builder().path(to).build())) {
+        try (Varve c = Varve.openReadOnly(SmallStore.config(to).build())) {
             assertTrue(c.tables().isEmpty());
         }
     }

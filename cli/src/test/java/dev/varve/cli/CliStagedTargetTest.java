@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.FixtureStores;
 import dev.varve.engine.StoreInspector;
 import dev.varve.engine.Varve;
@@ -46,8 +45,7 @@ class CliStagedTargetTest {
         healthy = tmp.resolve("healthy");
         FixtureStores.create(healthy, "healthy");
         big = tmp.resolve("big");
-        try (Varve v = Varve.open(VarveConfig.builder().path(big).dataRegionSize(64L << 20).checkpointBufferSize(16L << 20)
-                .captureBufferSize(4L << 20).build())) {
+        try (Varve v = Varve.open(SmallStore.fresh(big).build())) {
             for (int i = 0; i < ENTRIES; i += 100) {
                 int from = i;
                 v.write(b -> {
@@ -88,9 +86,7 @@ class CliStagedTargetTest {
     private static Process toolInChild(String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         if (Files.isExecutable(Path.of("/usr/bin/nice"))) cmd.addAll(List.of("/usr/bin/nice", "-n", "19"));
-        cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp", System.getProperty("java.class.path"),
-                Main.class.getName()));
-        cmd.addAll(List.of(args));
+        cmd.addAll(ChildJava.command(Main.class, args));
         return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     }
 
@@ -207,7 +203,7 @@ class CliStagedTargetTest {
             assertEquals(Main.OK, r.code(), r.toString());
             assertFalse(Files.exists(target.resolve(".incoming")), command);
             assertFalse(Files.exists(target.resolve("wal/junk")), command);
-            try (Varve v = Varve.open(VarveConfig.builder().path(target).build())) {
+            try (Varve v = Varve.open(SmallStore.config(target).build())) {
                 assertEquals(want, CliReadCommandsTest.contents(v::table), command);
             }
         }
@@ -235,7 +231,10 @@ class CliStagedTargetTest {
     @Test
     void settingsFilesNeedNoPathOfTheirOwn() throws IOException {
         // the store's directory comes from the command line: --new-config's is NEWDIR, --config's is DIR
-        Path settings = Files.writeString(tmp.resolve("settings.properties"), "varve.walSyncMode=FSYNC\nvarve.pageSize=8k\n");
+        // (memory for a store of a few hundred entries, not the defaults: each open below zero-fills all of it; the
+        // backup writes batches of 64 entries, which need 32 MiB of 8 KiB pages)
+        Path settings = Files.writeString(tmp.resolve("settings.properties"), "varve.walSyncMode=FSYNC\nvarve.pageSize=8k\n"
+                + "varve.dataRegionSize=32m\nvarve.checkpointBufferSize=1m\nvarve.captureBufferSize=1m\nvarve.walSegmentSize=4m\n");
         Path target = tmp.resolve("configured");
         CliRun backup = CliRun.of("backup", healthy.toString(), "--to", target.toString(), "--new-config", settings.toString());
         assertEquals(Main.OK, backup.code(), backup.toString());

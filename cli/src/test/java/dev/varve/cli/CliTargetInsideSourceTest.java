@@ -1,6 +1,5 @@
 package dev.varve.cli;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.core.io.DirectoryFingerprint;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
@@ -23,7 +22,7 @@ class CliTargetInsideSourceTest {
     @Test
     void aTargetInsideTheSourceIsRefused() {
         Path store = dir.resolve("s");
-        try (Varve s = Varve.open(VarveConfig.builder().path(store).dataRegionSize(16L << 20).build())) {
+        try (Varve s = Varve.open(SmallStore.fresh(store).build())) {
             s.table("t").put("k".getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
         }
         Map<String, String> before = DirectoryFingerprint.of(store);
@@ -45,7 +44,7 @@ class CliTargetInsideSourceTest {
     @Test
     void aTargetInsideTheSourceThroughALinkIsRefused() throws java.io.IOException {
         Path store = dir.resolve("s");
-        try (Varve s = Varve.open(VarveConfig.builder().path(store).dataRegionSize(16L << 20).build())) {
+        try (Varve s = Varve.open(SmallStore.fresh(store).build())) {
             s.table("t").put("k".getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
         }
         Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link"), store);
