@@ -1,5 +1,6 @@
 package dev.varve.benchmarks;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import dev.varve.server.BackupResult;
@@ -42,10 +43,9 @@ final class ShipJob {
     private static final int WRITER_VALUE_BYTES = 1 << 10;
     private static final int WRITER_KEYS = 200_000;
     private static final int BASELINE_SECONDS_DEFAULT = 10;
+    /** The warm-up's image, or the measured image where that is smaller. */
     private static final int WARM_UP_MIB = 64;
     private static final int WARM_UP_TRANSFERS = 5;
-    /** The warm-up store's data region: a quarter of its image. */
-    private static final long WARM_UP_REGION_BYTES = (long) WARM_UP_MIB << 18;
 
     private final Options opts;
     private final PrintStream out;
@@ -119,18 +119,22 @@ final class ShipJob {
     }
 
     /**
-     * Ships a {@value #WARM_UP_MIB} MiB image {@value #WARM_UP_TRANSFERS} times from a store of its own while the
-     * writer writes to it, so that the code of the measured transfer is compiled before it (else the JIT compiler
-     * takes a share of the cores during it, as it would only in a process's first transfer). The store's data region
-     * is smaller than the image, so most of its pages are read from their files, as in the measured transfer.
+     * Ships a {@value #WARM_UP_MIB} MiB image (the measured image's size if that is smaller) {@value #WARM_UP_TRANSFERS}
+     * times from a store of its own while the writer writes to it, so that the code of the measured transfer is compiled
+     * before it (else the JIT compiler takes a share of the cores during it, as it would only in a process's first
+     * transfer). The store's data region is a quarter of the image (at least the smallest region a store takes), so
+     * most of its pages are read from their files, as in the measured transfer. A warm-up larger than the measured
+     * image compiles nothing more: it only made a small {@code --ship-mib} run spend most of its time warming up.
      */
     private void warmUp() throws Exception {
         Path dir = opts.dir.resolve("warm-up");
+        int mib = Math.min(WARM_UP_MIB, opts.shipMiB);
+        long regionBytes = Math.max(ConfigLimits.DATA_REGION_SIZE_MIN, (long) mib << 18);
         long t0 = System.nanoTime();
-        try (Varve store = Varve.open(opts.config(dir.resolve("source")).dataRegionSize(WARM_UP_REGION_BYTES)
-                .checkpointBufferSize(WARM_UP_REGION_BYTES / 4).build());
+        try (Varve store = Varve.open(opts.config(dir.resolve("source")).dataRegionSize(regionBytes)
+                .checkpointBufferSize(regionBytes / 4).build());
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
-            long snapshot = load(store, (long) WARM_UP_MIB << 20);
+            long snapshot = load(store, (long) mib << 20);
             AtomicBoolean stop = new AtomicBoolean();
             Thread writer = new Thread(() -> write(store, stop, new AtomicLong()), "ship-writer-warm-up");
             if (!opts.shipIdle) writer.start();
@@ -142,7 +146,7 @@ final class ShipJob {
             }
         }
         StoreDirs.delete(dir); // inside --dir, which this run wiped and marked
-        out.printf(Locale.ROOT, "warm-up: %d transfers of %d MiB in %.1f s%n", WARM_UP_TRANSFERS, WARM_UP_MIB, (System.nanoTime() - t0) / 1e9);
+        out.printf(Locale.ROOT, "warm-up: %d transfers of %d MiB in %.1f s%n", WARM_UP_TRANSFERS, mib, (System.nanoTime() - t0) / 1e9);
     }
 
     /** Bytes per second of writing {@code bytes} to a new file in 1 MiB pieces and fsyncing it. */
