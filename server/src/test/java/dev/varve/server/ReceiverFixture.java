@@ -5,13 +5,13 @@ import java.nio.file.Path;
 
 /**
  * Child-JVM receiver for the kill tests: runs a {@link SnapshotBackup} and prints what the parent waits for:
- * {@code received <bytes>} once 16 MiB of the image arrived, {@code complete <snapshot>} when the backup is done,
+ * {@code received <bytes>} once 8 MiB of the image arrived, {@code complete <snapshot>} when the backup is done,
  * and in follow mode {@code image <snapshot>} once the image is in and {@code standby holds sender snapshot <id>} for each sender snapshot the standby received (it
  * follows until killed). Exits 1 with the reason when the backup fails.
  * Arguments: port, snapshot id or {@code follow}, target directory.
  */
 public final class ReceiverFixture {
-    private static final long REPORT_AFTER_BYTES = 16L << 20;
+    private static final long REPORT_AFTER_BYTES = 8L << 20;
 
     private ReceiverFixture() {
     }
