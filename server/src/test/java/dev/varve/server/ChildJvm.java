@@ -17,10 +17,11 @@ public final class ChildJvm implements AutoCloseable {
     private final Process process;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final StringBuffer output = new StringBuffer();
+    private final Thread pump;
 
     private ChildJvm(Process process) {
         this.process = process;
-        Thread pump = new Thread(() -> {
+        pump = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
                     output.append(line).append('\n');
@@ -82,12 +83,15 @@ public final class ChildJvm implements AutoCloseable {
         return awaitExit(60);
     }
 
-    /** Waits for a normal exit and returns the exit code. */
+    /** Waits for a normal exit and for the child's last lines, and returns the exit code. */
     public int awaitExit(long timeoutSeconds) throws InterruptedException {
         if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             throw new AssertionError("child did not exit in " + timeoutSeconds + " s; output:\n" + output);
         }
+        // the pump reads on after the exit: on a loaded VM a test read the output of a child that had exited 0 before
+        // the pump had its "complete" line
+        pump.join(TimeUnit.SECONDS.toMillis(30));
         return process.exitValue();
     }
 
