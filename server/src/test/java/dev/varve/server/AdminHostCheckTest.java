@@ -1,6 +1,5 @@
 package dev.varve.server;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,7 +35,7 @@ class AdminHostCheckTest {
 
     @BeforeEach
     void start() {
-        store = Varve.open(VarveConfig.builder().path(dir).checkpointFrequency(Duration.ofHours(1)).build());
+        store = Varve.open(SmallStore.config(dir).checkpointFrequency(Duration.ofHours(1)).build());
         store.table("accounts").put("alice".getBytes(StandardCharsets.UTF_8), "secret-balance".getBytes(StandardCharsets.UTF_8));
         server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0),
                 new ServerOptions().allowWrites(true).allowedHosts("varve-1.internal", "Metrics.Example."));

@@ -4,7 +4,6 @@ import dev.varve.engine.CheckpointStats;
 import dev.varve.engine.TableOptions;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import dev.varve.engine.VarveMetrics;
 import org.junit.jupiter.api.AfterEach;
@@ -47,7 +46,7 @@ class AdminHttpTest {
 
     @BeforeEach
     void start() {
-        store = Varve.open(VarveConfig.builder().path(dir).checkpointFrequency(Duration.ofHours(1))
+        store = Varve.open(SmallStore.config(dir).checkpointFrequency(Duration.ofHours(1))
                 .retention(RankTreePolicy.levels(Retention.keepLast(1), Retention.keepAll())).build());
         store.table("accounts").put(bytes("alice"), bytes("10"));
         first = store.snapshotNow(2);

@@ -1,7 +1,6 @@
 package dev.varve.server;
 
 import dev.varve.config.RecoveryMode;
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Table;
@@ -116,7 +115,7 @@ class CallerPlacedShippingTest {
             BackupResult r = new SnapshotBackup(server.address(), id, target).run();
             assertEquals(4, r.tables());
         }
-        try (Varve copy = Varve.open(VarveConfig.builder().path(target).build())) {
+        try (Varve copy = Varve.open(SmallStore.config(target).build())) {
             assertPartitionsEqual(model, copy.table("grid"), "backup");
             List<String> names = new ArrayList<>(copy.tables());
             names.remove("grid");
@@ -151,7 +150,7 @@ class CallerPlacedShippingTest {
             follow.stop();
             run.get(60, TimeUnit.SECONDS);
         }
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build());
+        try (Varve standby = Varve.open(SmallStore.config(target).build());
              SnapshotView v = standby.asOf(Standby.localSnapshot(target, id).orElseThrow())) {
             assertPartitionsEqual(beforeModel, v.table("grid"), "standby as of sender snapshot " + id);
             assertPartitionsEqual(afterModel, v.table("late-grid"), "standby as of sender snapshot " + id);

@@ -17,10 +17,11 @@ public final class ChildJvm implements AutoCloseable {
     private final Process process;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final StringBuffer output = new StringBuffer();
+    private final Thread pump;
 
     private ChildJvm(Process process) {
         this.process = process;
-        Thread pump = new Thread(() -> {
+        pump = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
                     output.append(line).append('\n');
@@ -40,6 +41,10 @@ public final class ChildJvm implements AutoCloseable {
         cmd.add("-Xmx256m");
         cmd.add("-XX:MaxDirectMemorySize=512m"); // the engine's data region (256 MiB by default) is direct memory
         cmd.add("-XX:+UseSerialGC");
+        // a child lives seconds: C2's compiles of its hot loops took more CPU than they saved (a sender writing 9,000
+        // steps before READY: 6.0 s of CPU with C2, 4.7 s with C1 alone), and the CI VM has two cores for everything
+        cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.add("-XX:-UsePerfData"); // no hsperfdata file to map and update: nothing attaches to a child
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
@@ -78,12 +83,15 @@ public final class ChildJvm implements AutoCloseable {
         return awaitExit(60);
     }
 
-    /** Waits for a normal exit and returns the exit code. */
+    /** Waits for a normal exit and for the child's last lines, and returns the exit code. */
     public int awaitExit(long timeoutSeconds) throws InterruptedException {
         if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             throw new AssertionError("child did not exit in " + timeoutSeconds + " s; output:\n" + output);
         }
+        // the pump reads on after the exit: on a loaded VM a test read the output of a child that had exited 0 before
+        // the pump had its "complete" line
+        pump.join(TimeUnit.SECONDS.toMillis(30));
         return process.exitValue();
     }
 

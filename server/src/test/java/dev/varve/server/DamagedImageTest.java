@@ -74,7 +74,7 @@ class DamagedImageTest {
             }
         }
         IllegalStateException refused = assertThrows(IllegalStateException.class,
-                () -> Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE)));
+                () -> Varve.open(SmallStore.config(target).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build()));
         assertTrue(refused.getMessage().contains("unfinished transfer"), refused.getMessage());
     }
 

@@ -11,6 +11,7 @@ import dev.varve.engine.Table;
 import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,8 +56,24 @@ class FollowConcurrentTest {
         threads.shutdownNow();
     }
 
+    /**
+     * 25 rounds, 16 of them declarations (this seed): each declaration waits for the checkpoint write lock that the three
+     * writers keep taking for reading, about half a second on two busy cores, while the writers take both cores.
+     */
     @Test
     void theStandbyEqualsTheSenderAsOfEveryMappedSnapshot() throws Exception {
+        followWhileWriting(25, 14); // about 18 mapped: the image's, the 16 of the rounds, the last
+    }
+
+    /** -Plong: 75 rounds, 54 of them declarations; it took two minutes of the default suite's two cores. */
+    @Test
+    @Tag("long")
+    void theStandbyEqualsTheSenderAsOfEveryMappedSnapshotOverMoreRounds() throws Exception {
+        followWhileWriting(75, 45); // about 56 mapped
+    }
+
+    /** Runs {@code rounds} rounds of declarations beside the writers; the standby must map more than {@code minMapped} snapshots. */
+    private void followWhileWriting(int rounds, int minMapped) throws Exception {
         Path target = dir.resolve("standby");
         RankTreePolicy keepAll = RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll());
         try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)
@@ -77,10 +94,7 @@ class FollowConcurrentTest {
                 writers.add(CompletableFuture.runAsync(() -> write(store, new Random(seed), seed, tables, stop), threads));
             }
             Random rnd = new Random(99);
-            // 75 rounds, 54 of them declarations (this seed): each declaration waits for the checkpoint write lock that
-            // the three writers keep taking for reading, about half a second on two busy cores, and 150 rounds doubled the
-            // test's time for more of the same interleavings
-            for (int s = 0; s < 75 && !writers.stream().anyMatch(CompletableFuture::isCompletedExceptionally); s++) {
+            for (int s = 0; s < rounds && !writers.stream().anyMatch(CompletableFuture::isCompletedExceptionally); s++) {
                 int dice = rnd.nextInt(4);
                 if (dice == 0) {
                     store.writeAndSnapshot(b -> b.put("a", bytes("snap" + rnd.nextInt(50)), bytes("s")), 1 + rnd.nextInt(2));
@@ -100,8 +114,8 @@ class FollowConcurrentTest {
             follow.stop();
             run.get(60, TimeUnit.SECONDS);
             Map<Long, Long> map = Standby.snapshots(target);
-            assertTrue(map.size() > 45, "snapshots mapped: " + map.size()); // about 56: the image's, the 54 of the rounds, the last
-            try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(keepAll).build(), UnforcedFileIOFactory.INSTANCE)) {
+            assertTrue(map.size() > minMapped, "snapshots mapped: " + map.size());
+            try (Varve standby = Varve.open(SmallStore.config(target).retention(keepAll).build(), UnforcedFileIOFactory.INSTANCE)) {
                 for (Map.Entry<Long, Long> m : map.entrySet()) {
                     try (SnapshotView sender = store.asOf(m.getKey()); SnapshotView mirror = standby.asOf(m.getValue())) {
                         assertEquals(contents(sender.tables(), sender::table), contents(mirror.tables(), mirror::table), "as of sender snapshot " + m.getKey());

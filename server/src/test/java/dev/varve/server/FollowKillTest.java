@@ -1,7 +1,6 @@
 package dev.varve.server;
 
 import dev.varve.config.RecoveryMode;
-import dev.varve.config.VarveConfig;
 import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Varve;
@@ -112,7 +111,7 @@ class FollowKillTest {
     /** Opens the standby; every sender snapshot it declared that has a model equals it; at least three do. */
     private static void assertStandbyHoldsModels(Path target, Map<Long, Map<String, TreeMap<String, byte[]>>> models) {
         int compared = 0;
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build(), UnforcedFileIOFactory.INSTANCE)) {
+        try (Varve standby = Varve.open(SmallStore.config(target).build(), UnforcedFileIOFactory.INSTANCE)) {
             long latestLocal = standby.snapshots().stream().mapToLong(s -> s.id()).max().orElse(0);
             for (Map.Entry<Long, Long> m : Standby.snapshots(target).entrySet()) {
                 Map<String, TreeMap<String, byte[]>> model = models.get(m.getKey());

@@ -96,7 +96,7 @@ class FollowModelTest {
         }
         Map<Long, Long> map = Standby.snapshots(target);
         assertEquals(atSnapshot.keySet(), map.keySet(), "one line per sender snapshot since the image");
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(standbyPolicy).build())) {
+        try (Varve standby = Varve.open(SmallStore.config(target).retention(standbyPolicy).build())) {
             for (Map.Entry<Long, Map<String, TreeMap<String, byte[]>>> m : atSnapshot.entrySet()) {
                 try (SnapshotView v = standby.asOf(map.get(m.getKey()))) {
                     assertHolds(m.getValue(), v.tables(), v::table, "sender snapshot " + m.getKey());

@@ -3,7 +3,6 @@ package dev.varve.server;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
 import dev.varve.config.RecoveryMode;
-import dev.varve.config.VarveConfig;
 import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.SnapshotInfo;
@@ -105,7 +104,7 @@ class FollowTest {
         }
         Map<Long, Long> map = Standby.snapshots(target);
         assertEquals(models.size() + 1, map.size(), "the image's snapshot and every one declared since: " + map);
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build(), UnforcedFileIOFactory.INSTANCE)) {
+        try (Varve standby = Varve.open(SmallStore.config(target).build(), UnforcedFileIOFactory.INSTANCE)) {
             for (Map.Entry<Long, Map<String, TreeMap<String, byte[]>>> m : models.entrySet()) {
                 long local = Standby.localSnapshot(target, m.getKey()).orElseThrow();
                 try (SnapshotView v = standby.asOf(local)) {
@@ -158,7 +157,7 @@ class FollowTest {
         Map<Long, Long> map = Standby.snapshots(target);
         assertTrue(map.size() < StandbyWriter.REWRITE_MIN_LINES, "the map was rewritten with the snapshots kept: " + map.size() + " lines");
         assertTrue(Standby.localSnapshot(target, last - 3 * StandbyWriter.REWRITE_MIN_LINES / 4).isEmpty(), "an early one's line went with it");
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).retention(keep3).build(), UnforcedFileIOFactory.INSTANCE)) {
+        try (Varve standby = Varve.open(SmallStore.config(target).retention(keep3).build(), UnforcedFileIOFactory.INSTANCE)) {
             List<String> held = new ArrayList<>();
             for (SnapshotInfo i : standby.snapshots()) held.add(i.id() + "@" + i.rank());
             long rankedLocal = Standby.localSnapshot(target, ranked).orElseThrow();
@@ -220,7 +219,7 @@ class FollowTest {
             ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(120, TimeUnit.SECONDS));
             assertTrue(e.getCause().getMessage().contains("fell more than 1 MiB behind"), e.getCause().getMessage());
         }
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build(), UnforcedFileIOFactory.INSTANCE)) {
+        try (Varve standby = Varve.open(SmallStore.config(target).build(), UnforcedFileIOFactory.INSTANCE)) {
             assertEquals(List.of("accounts", "blobs", "orders"), standby.tables(), "the standby opens with what it held");
         }
     }

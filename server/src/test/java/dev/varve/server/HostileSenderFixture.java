@@ -45,7 +45,7 @@ abstract class HostileSenderFixture {
     @BeforeEach
     void source() {
         target = dir.resolve("target");
-        source = Varve.open(ShippingTest.config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
+        source = Varve.open(SmallStore.config(dir.resolve("source")).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build(), UnforcedFileIOFactory.INSTANCE);
         Table t = source.table("t");
         for (int i = 0; i < 2000; i++) t.put(("key-" + i).getBytes(StandardCharsets.UTF_8), new byte[100 + i % 300]);
         snapshot = source.snapshotNow();
@@ -125,7 +125,7 @@ abstract class HostileSenderFixture {
 
     void assertUnfinished() {
         IllegalStateException refused = assertThrows(IllegalStateException.class,
-                () -> Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE));
+                () -> Varve.open(SmallStore.config(target).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build(), UnforcedFileIOFactory.INSTANCE));
         assertTrue(refused.getMessage().contains("unfinished transfer"), refused.getMessage());
     }
 

@@ -74,7 +74,7 @@ class HostileSenderTest extends HostileSenderFixture {
             assertEquals(2, a.count() + b.count(), "nothing was written where the links led");
         }
         assertFalse(Files.isSymbolicLink(target.resolve("wal")));
-        try (Varve copy = Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve copy = Varve.open(SmallStore.config(target).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build())) {
             assertEquals(100 + 1999 % 300, copy.table("t").get(bytes("key-1999")).length);
         }
     }
@@ -257,7 +257,7 @@ class HostileSenderTest extends HostileSenderFixture {
             sender.image(image, MODE);
         }
         assertEquals(snapshot, again.get(60, TimeUnit.SECONDS).snapshotId());
-        try (Varve copy = Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve copy = Varve.open(SmallStore.config(target).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build())) {
             assertEquals(100 + 1234 % 300, copy.table("t").get(bytes("key-1234")).length);
         }
     }

@@ -1,6 +1,5 @@
 package dev.varve.server;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -34,7 +33,7 @@ class HttpFlowControlTest {
 
     @Test
     void aClientThatStopsReadingIsAnsweredOnlyAsFarAsTheBuffersHoldAndOthersAreStillServed() throws Exception {
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir).build());
+        try (Varve store = Varve.open(SmallStore.config(dir).build());
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0),
                      new ServerOptions().idleTimeout(Duration.ofMinutes(2)))) { // the stalled client is not closed meanwhile
             store.table("t").put("big".getBytes(StandardCharsets.UTF_8), new byte[512 << 10]); // answers of ~700 KB each

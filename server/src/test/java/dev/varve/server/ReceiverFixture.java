@@ -2,22 +2,25 @@ package dev.varve.server;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Child-JVM receiver for the kill tests: runs a {@link SnapshotBackup} and prints what the parent waits for:
- * {@code received <bytes>} once 16 MiB of the image arrived, {@code complete <snapshot>} when the backup is done,
+ * {@code received <bytes>} once 8 MiB of the image arrived (and with a fourth argument {@code hold} applies nothing
+ * more until it is killed: the kill lands mid-transfer however slowly the parent gets to it), {@code complete <snapshot>} when the backup is done,
  * and in follow mode {@code image <snapshot>} once the image is in and {@code standby holds sender snapshot <id>} for each sender snapshot the standby received (it
  * follows until killed). Exits 1 with the reason when the backup fails.
- * Arguments: port, snapshot id or {@code follow}, target directory.
+ * Arguments: port, snapshot id or {@code follow}, target directory[, hold].
  */
 public final class ReceiverFixture {
-    private static final long REPORT_AFTER_BYTES = 16L << 20;
+    private static final long REPORT_AFTER_BYTES = 8L << 20;
 
     private ReceiverFixture() {
     }
 
     public static void main(String[] args) {
         boolean follow = args[1].equals("follow");
+        boolean hold = args.length > 3 && args[3].equals("hold");
         SnapshotBackup backup = new SnapshotBackup(new InetSocketAddress("127.0.0.1", Integer.parseInt(args[0])), follow ? 1 : Long.parseLong(args[1]),
                 Path.of(args[2])).follow(follow).progress(new ShipProgress() {
                     private boolean reported;
@@ -28,6 +31,9 @@ public final class ReceiverFixture {
                         if (reported || bytes < REPORT_AFTER_BYTES) return;
                         reported = true;
                         print("received " + bytes);
+                        // on the applier's thread: with 22 MiB of the image to go, a parent slowed by a loaded VM killed a
+                        // receiver that had already completed
+                        while (hold) LockSupport.park();
                     }
 
                     @Override

@@ -9,10 +9,11 @@ import java.nio.file.Path;
 
 /**
  * Child-JVM sender for the kill tests: writes {@code steps} steps of a seeded {@link Workload}, declares a rank-2
- * snapshot, serves the store on a free loopback port, prints {@code READY <port> <snapshot>}, and then writes on
- * until it is killed. With a sixth argument {@code follow} the server allows writes (follow mode), and the writer
- * declares a snapshot every 200 steps, printing {@code SNAPSHOT <id> <steps so far>} so the parent can rebuild its
- * model, at a pace a standby keeps up with.
+ * snapshot, serves the store on a free loopback port, prints {@code READY <port> <snapshot>}, and then writes on,
+ * 50 steps every 50 ms, until it is killed: a writer never idle for long, which at full speed took a core of the
+ * two the CI VM has for the whole test. With a sixth argument {@code follow} the server allows writes (follow mode),
+ * and the writer declares a snapshot after each 50 steps, printing {@code SNAPSHOT <id> <steps so far>} so the parent
+ * can rebuild its model, at a pace a standby keeps up with.
  * Arguments: store directory, recovery mode, seed, keys, steps[, follow].
  */
 public final class SenderFixture {
@@ -33,13 +34,13 @@ public final class SenderFixture {
         System.out.println("READY " + server.address().getPort() + " " + snapshot);
         System.out.flush();
         while (true) { // until kill -9
-            for (int i = 0; i < 200; i++) w.step(store);
+            for (int i = 0; i < 50; i++) w.step(store);
             if (follow) {
                 long id = store.snapshotNow();
                 System.out.println("SNAPSHOT " + id + " " + w.steps());
                 System.out.flush();
-                Thread.sleep(50);
             }
+            Thread.sleep(50);
         }
     }
 }

@@ -1,6 +1,5 @@
 package dev.varve.server;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -28,7 +27,7 @@ class ServerStartTest {
     @Test
     void aBusyPortFailsNamingTheAddressAndLeavesNoThreadThatKeepsTheJvmAlive() throws Exception {
         Set<Thread> before = nonDaemonThreads();
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir).build());
+        try (Varve store = Varve.open(SmallStore.config(dir).build());
              ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
             int port = taken.getLocalPort();
             IllegalStateException e = assertThrows(IllegalStateException.class,
@@ -49,8 +48,8 @@ class ServerStartTest {
      */
     @Test
     void writesAllowedOnAReadOnlyStoreAreRefusedAtStart() throws Exception {
-        Varve.open(VarveConfig.builder().path(dir).build()).close();
-        try (Varve store = Varve.openReadOnly(VarveConfig.builder().path(dir).build())) {
+        Varve.open(SmallStore.config(dir).build()).close();
+        try (Varve store = Varve.openReadOnly(SmallStore.config(dir).build())) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true)));
             assertTrue(e.getMessage().contains("read-only"), e.getMessage());
@@ -66,7 +65,7 @@ class ServerStartTest {
      */
     @Test
     void aClosedStoreIsRefusedAtStart() {
-        Varve store = Varve.open(VarveConfig.builder().path(dir).build());
+        Varve store = Varve.open(SmallStore.config(dir).build());
         store.close();
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0)).close());
@@ -98,7 +97,7 @@ class ServerStartTest {
         // the sampler counts in milliseconds: a shorter interval was taken, and start failed on a zero delay
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> o.sampleInterval(java.time.Duration.ofNanos(500_000)));
         assertTrue(e.getMessage().startsWith("sampleInterval "), e.getMessage());
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir).build());
+        try (Varve store = Varve.open(SmallStore.config(dir).build());
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), o)) {
             assertEquals(200, new HttpProbe(server.address()).get("/api/tables").statusCode(), "the longest durations serve");
         }

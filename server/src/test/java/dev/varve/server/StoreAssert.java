@@ -1,6 +1,5 @@
 package dev.varve.server;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
@@ -27,7 +26,7 @@ public final class StoreAssert {
 
     /** Opens {@code dir} as a store and checks it holds exactly {@code model}, table by table, key for key. Returns the entry count. */
     public static long assertStoreEquals(Map<String, TreeMap<String, byte[]>> model, Path dir) {
-        try (Varve s = Varve.open(VarveConfig.builder().path(dir).build())) {
+        try (Varve s = Varve.open(SmallStore.config(dir).build())) {
             return assertTablesEqual(model, s.tables(), s::table, dir.toString());
         }
     }
@@ -55,7 +54,7 @@ public final class StoreAssert {
 
     /** {@code dir} must refuse to open, saying it is an unfinished transfer. */
     public static void assertRefusesToOpen(Path dir) {
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> Varve.open(VarveConfig.builder().path(dir).build()).close());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> Varve.open(SmallStore.config(dir).build()).close());
         assertTrue(e.getMessage().contains("unfinished transfer"), e.getMessage());
     }
 }

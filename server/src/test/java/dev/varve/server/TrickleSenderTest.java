@@ -1,6 +1,5 @@
 package dev.varve.server;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
@@ -72,7 +71,7 @@ class TrickleSenderTest extends HostileSenderFixture {
         String m = failure(run);
         assertTrue(m.contains("of a frame it began, below the least the receiver takes"), m);
         assertTrue(m.contains("the follow ends"), m);
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build(), UnforcedFileIOFactory.INSTANCE)) {
+        try (Varve standby = Varve.open(SmallStore.config(target).build(), UnforcedFileIOFactory.INSTANCE)) {
             assertTrue(standby.table("t").get(bytes("key-1")) != null);
         }
     }
