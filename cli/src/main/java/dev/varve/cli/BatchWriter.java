@@ -5,9 +5,18 @@ import dev.varve.engine.Varve;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Writes entries into a new store in atomic batches of bounded size (load, backup, salvage). */
+/**
+ * Writes entries into a new store in atomic batches of bounded size (load, backup, salvage). A batch also stays
+ * within the pages one change may touch in the target's data region, as the store itself counts them
+ * ({@link Varve#batchFitsDataRegion}): a fixed count of operations did not, since in a region of the least 2,048 pages
+ * 64 operations alone take all the store allows, and one byte of value more was refused.
+ */
 final class BatchWriter {
-    private static final int MAX_OPS = 64; // a batch must fit in half the smallest data region (2048 pages)
+    /**
+     * Most operations in one batch, however large the region: one WAL record per 64 entries rather than per entry,
+     * while the pages a batch reserves (16 an operation) stay a small share of a large region.
+     */
+    private static final int MAX_OPS = 64;
     private static final long MAX_BYTES = 1L << 20;
 
     /** One put; {@code partition} -1 places the key by hash. */
@@ -25,10 +34,16 @@ final class BatchWriter {
 
     /** A put into partition {@code partition} of an existing table (-1: by key hash). */
     void put(String table, int partition, byte[] key, byte[] value) {
-        if (pendingBytes + key.length + value.length > MAX_BYTES) flush();
+        long bytes = key.length + (long) value.length;
+        // one put alone always goes: the store names the limit if even that is too much for it
+        if (!pending.isEmpty() && !fits(pending.size() + 1, pendingBytes + bytes)) flush();
         pending.add(new Put(table, partition, key, value));
-        pendingBytes += key.length + value.length;
-        if (pending.size() >= MAX_OPS) flush();
+        pendingBytes += bytes;
+    }
+
+    /** Whether a batch of {@code operations} puts of {@code bytes} (keys and values) stays within every bound. */
+    private boolean fits(int operations, long bytes) {
+        return operations <= MAX_OPS && bytes <= MAX_BYTES && store.batchFitsDataRegion(operations, bytes);
     }
 
     /** Writes what is pending; returns the entries written so far. */

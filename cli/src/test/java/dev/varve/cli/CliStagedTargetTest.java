@@ -231,10 +231,10 @@ class CliStagedTargetTest {
     @Test
     void settingsFilesNeedNoPathOfTheirOwn() throws IOException {
         // the store's directory comes from the command line: --new-config's is NEWDIR, --config's is DIR
-        // (memory for a store of a few hundred entries, not the defaults: each open below zero-fills all of it; the
-        // backup writes batches of 64 entries, which need 32 MiB of 8 KiB pages)
+        // (memory for a store of a few hundred entries, not the defaults: each open below zero-fills all of it; 16 MiB
+        // is the least region of 8 KiB pages)
         Path settings = Files.writeString(tmp.resolve("settings.properties"), "varve.walSyncMode=FSYNC\nvarve.pageSize=8k\n"
-                + "varve.dataRegionSize=32m\nvarve.checkpointBufferSize=1m\nvarve.captureBufferSize=1m\nvarve.walSegmentSize=4m\n");
+                + "varve.dataRegionSize=16m\nvarve.checkpointBufferSize=1m\nvarve.captureBufferSize=1m\nvarve.walSegmentSize=4m\n");
         Path target = tmp.resolve("configured");
         CliRun backup = CliRun.of("backup", healthy.toString(), "--to", target.toString(), "--new-config", settings.toString());
         assertEquals(Main.OK, backup.code(), backup.toString());

@@ -18,9 +18,14 @@ final class InputLimits {
     void checkBatch(long bytes, long keyAndValueBytes, int operations) {
         if (bytes > engine.wal.maxPayloadBytes()) throw new IllegalArgumentException("batch of " + bytes + " bytes exceeds the WAL record limit of "
                 + engine.wal.maxPayloadBytes() + " bytes; split it or raise walSegmentSize");
-        int pages = engine.memory.headroomFor(keyAndValueBytes, operations);
-        if (pages > engine.memory.maxHeadroom()) throw new IllegalArgumentException("batch of " + operations + " operations may touch ~" + pages
-                + " pages, more than half the data region (" + engine.memory.capacityPages() + " pages); split it or raise dataRegionSize");
+        if (!fitsDataRegion(keyAndValueBytes, operations)) throw new IllegalArgumentException("batch of " + operations + " operations may touch ~"
+                + engine.memory.headroomFor(keyAndValueBytes, operations) + " pages, more than half the data region ("
+                + engine.memory.capacityPages() + " pages); split it or raise dataRegionSize");
+    }
+
+    /** Whether the pages a batch may touch are within what one change may take of the data region. */
+    boolean fitsDataRegion(long keyAndValueBytes, int operations) {
+        return engine.memory.headroomFor(keyAndValueBytes, operations) <= engine.memory.maxHeadroom();
     }
 
     /** Refuses a bad key. */

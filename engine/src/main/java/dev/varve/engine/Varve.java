@@ -256,6 +256,20 @@ public final class Varve implements AutoCloseable {
         return engine.maxKeyBytes;
     }
 
+    /**
+     * Whether the data region takes one batch of {@code operations} operations carrying {@code keyAndValueBytes} bytes
+     * of keys and values: {@link #write} refuses, before it logs anything, a batch that may touch more than half the
+     * region (16 pages an operation, plus the overflow pages of its bytes). For a writer that sizes its batches to the
+     * store, as the tool's load and backup do; the batch's WAL record must also fit a segment ({@code walSegmentSize}).
+     *
+     * @throws IllegalArgumentException if {@code operations} is below 1 or {@code keyAndValueBytes} is negative
+     */
+    public boolean batchFitsDataRegion(int operations, long keyAndValueBytes) {
+        if (operations < 1) throw new IllegalArgumentException("operations must be at least 1, was " + operations);
+        if (keyAndValueBytes < 0) throw new IllegalArgumentException("keyAndValueBytes must not be negative, was " + keyAndValueBytes);
+        return engine.limits.fitsDataRegion(keyAndValueBytes, operations);
+    }
+
     /** Declares a rank-1 snapshot; see {@link #snapshotNow(int)}. */
     public long snapshotNow() {
         return snapshotNow(1);
