@@ -6,7 +6,7 @@ package dev.varve.snapshot;
  * each checkpoint mark appends one group of entries, all with its LSN, forced before the checkpoint's start marker.
  *
  * <pre>
- * Group of a mark in an archive of k levels (2k + 9 + 2s + 2f entries, in this order):
+ * Group of a mark in an archive of k levels (2k + 9 + 2s + 2f + a entries, in this order):
  *   key                           value
  *   j, for j = 1..k               level j's Maplog position      } interleaved per level: j, then 1000 + j
  *   1000 + j                      level j's volume address       } (keys by ArchiveEncoding.markMappingsKey and
@@ -23,13 +23,16 @@ package dev.varve.snapshot;
  *   CLOCK_STEP_OFFSET  2010  }   with offset (2010); at most PolicyClock.MAX_STEPS
  *   CLOCK_FLOOR_FROM   2011  } f pairs, ids increasing: from snapshot id (2011) on, a snapshot counts as declared
  *   CLOCK_FLOOR_AT     2012  }   no earlier than time (2012) on the policy's clock
+ *   CLOCK_AHEAD_FROM   2013       a (0 or 1) entry: from this snapshot id on, one whose time is past the latest
+ *                                 time read counts as declared at its own time (a mark replay took); absent otherwise
  *   END         2100              entries in the group, END included: a group cut short is never whole
  * </pre>
  *
- * <p>The clock entries (2007 .. 2012, {@link PolicyClock}) came after the counts, in the same format version: every
+ * <p>The clock entries (2007 .. 2013, {@link PolicyClock}) came after the counts, in the same format version: every
  * build that reads stored MARKS takes a key from 2001 up to END that it does not know as a count it ignores, and
  * checks END against the entries the group holds, not against 2k + 7, so an earlier build reads a group with them
- * and does without the clock; a group without them (written by an earlier build) reads as no correction.
+ * and does without the clock; a group without them (written by an earlier build) reads as no correction. 2013 came
+ * later in the same way: a build before it counts those snapshots as declared at the latest time read, as it did.
  *
  * <p>Stored kind: MARKS is stored as code 6. Archives written before the counts existed store the file as UPLINKS
  * (code 2) at level -1, and their groups hold only the level keys, with no END entry; they are still read, without the
@@ -58,6 +61,7 @@ final class ArchiveMarksDescriptor {
     static final long CLOCK_STEP_OFFSET = 2010;
     static final long CLOCK_FLOOR_FROM = 2011;
     static final long CLOCK_FLOOR_AT = 2012;
+    static final long CLOCK_AHEAD_FROM = 2013;
     static final long END = 2100;
 
     private ArchiveMarksDescriptor() {

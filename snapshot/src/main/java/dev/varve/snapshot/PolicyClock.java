@@ -2,6 +2,7 @@ package dev.varve.snapshot;
 
 import java.util.Arrays;
 
+import static dev.varve.snapshot.ArchiveMarksDescriptor.CLOCK_AHEAD_FROM;
 import static dev.varve.snapshot.ArchiveMarksDescriptor.CLOCK_CORRECTION;
 import static dev.varve.snapshot.ArchiveMarksDescriptor.CLOCK_FLOOR_AT;
 import static dev.varve.snapshot.ArchiveMarksDescriptor.CLOCK_FLOOR_FROM;
@@ -21,10 +22,15 @@ import static dev.varve.snapshot.ArchiveMarksDescriptor.CLOCK_STEP_OFFSET;
  * @param steps      (id, offset) pairs, ids increasing: from each id on, a declared time is counted with that offset
  * @param floors     (id, time) pairs, ids increasing: from each id on, a snapshot counts as declared no earlier than
  *                   that time on the policy's clock (one declared after a step back before the policy read the clock)
+ * @param aheadFrom  from this snapshot id on, one whose own time is past the latest time read counts as declared
+ *                   then, not at that latest time: a mark replay took, which read no clock, counted its replayed
+ *                   declarations so ({@link RankTree#clockAsRead}); {@link #NONE_AHEAD} when none was
  */
-record PolicyClock(long correction, long latestWall, long[] steps, long[] floors) {
+record PolicyClock(long correction, long latestWall, long[] steps, long[] floors, long aheadFrom) {
+    /** {@link #aheadFrom} when no snapshot counted ahead of the clock (every mark but one replay took). */
+    static final long NONE_AHEAD = Long.MAX_VALUE;
     /** A mark of an earlier build, or of a store that never read the clock: no correction. */
-    static final PolicyClock NONE = new PolicyClock(0, Long.MIN_VALUE, new long[0], new long[0]);
+    static final PolicyClock NONE = new PolicyClock(0, Long.MIN_VALUE, new long[0], new long[0], NONE_AHEAD);
     /**
      * Offsets recorded at most: a clock stepped back again and again (a hypervisor's time sync) notes one per step
      * among the live snapshots; past this many the closest ones are recorded merged into the larger, so that a restart
@@ -74,12 +80,14 @@ record PolicyClock(long correction, long latestWall, long[] steps, long[] floors
             out.put(CLOCK_FLOOR_FROM, floors[i]);
             out.put(CLOCK_FLOOR_AT, floors[i + 1]);
         }
+        if (aheadFrom != NONE_AHEAD) out.put(CLOCK_AHEAD_FROM, aheadFrom);
     }
 
     /** Reads the entries {@link #writeTo} wrote from a mark's group; {@link #NONE} when the group holds none. */
     static PolicyClock read(long[] what, long[] value) {
         long correction = 0;
         long latest = Long.MIN_VALUE;
+        long aheadFrom = NONE_AHEAD;
         long[] steps = new long[8];
         long[] floors = new long[8];
         int s = 0;
@@ -88,6 +96,7 @@ record PolicyClock(long correction, long latestWall, long[] steps, long[] floors
             boolean pair = i + 1 < what.length;
             if (what[i] == CLOCK_CORRECTION) correction = value[i];
             else if (what[i] == CLOCK_LATEST_WALL) latest = value[i];
+            else if (what[i] == CLOCK_AHEAD_FROM) aheadFrom = value[i];
             else if (what[i] == CLOCK_STEP_FROM && pair && what[i + 1] == CLOCK_STEP_OFFSET) {
                 if (s == steps.length) steps = Arrays.copyOf(steps, 2 * s);
                 steps[s++] = value[i];
@@ -98,7 +107,7 @@ record PolicyClock(long correction, long latestWall, long[] steps, long[] floors
                 floors[f++] = value[++i];
             }
         }
-        return new PolicyClock(correction, latest, Arrays.copyOf(steps, s), Arrays.copyOf(floors, f));
+        return new PolicyClock(correction, latest, Arrays.copyOf(steps, s), Arrays.copyOf(floors, f), aheadFrom);
     }
 
     /**

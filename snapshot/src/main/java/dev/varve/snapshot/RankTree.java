@@ -184,7 +184,9 @@ final class RankTree {
      * Recovery: when each of {@code live} (oldest first, all declared before the mark) counts as declared, from its
      * time, offset and floor; no later than the next one, nor than the latest time read at the mark (a declaration read
      * before a step back found meanwhile carries the step ahead: it counted as declared at the next read, which came
-     * before the next declaration).
+     * before the next declaration). One that the replay which took the mark counted {@link #ahead}
+     * ({@link PolicyClock#aheadFrom}) is counted so again, at its own time: capped at the latest time read, which
+     * replayed declarations do not move once the clock has a correction, it aged by the time between and dropped early.
      */
     private void restoreDeclared(List<SnapshotRecord> live, PolicyClock clock) {
         TreeMap<Long, Long> floors = new TreeMap<>();
@@ -193,6 +195,10 @@ final class RankTree {
         for (int i = live.size() - 1; i >= 0; i--) {
             SnapshotRecord r = live.get(i);
             long own = r.declaredMillis() + offsetOf(r.id());
+            if (r.id() >= clock.aheadFrom() && own > lastNow) {
+                ahead.put(r.id(), own);
+                continue;
+            }
             Map.Entry<Long, Long> floor = floors.floorEntry(r.id());
             long at = Math.min(cap, floor == null ? own : Math.max(own, floor.getValue()));
             if (at != own) lagging.put(r.id(), at);
@@ -209,21 +215,23 @@ final class RankTree {
      */
     PolicyClock clock(LongFunction<SnapshotRecord> live, long wallNow) {
         long latest = Math.max(lastNow, wallNow + offset);
-        return clock(live, latest - wallNow, wallNow);
+        return clock(live, latest - wallNow, wallNow, PolicyClock.NONE_AHEAD); // a read now would cap what is ahead
     }
 
     /**
      * As {@link #clock(LongFunction, long)}, reading no clock: the policy's clock as it stands, its latest time the
      * latest one read (unknown when none was). Replay records that at a checkpoint it takes: the latest time its records
      * gave the policy, from which a second replay after a crash decides as the first did; the reopen's clock, past every
-     * record replayed, dropped at its old rank a snapshot whose raise came after the mark.
+     * record replayed, dropped at its old rank a snapshot whose raise came after the mark. The snapshots counted
+     * {@link #ahead} of it (replay read no clock to cap them) are recorded as such.
      */
     PolicyClock clockAsRead(LongFunction<SnapshotRecord> live) {
-        return clock(live, offset, lastNow == Long.MIN_VALUE ? Long.MIN_VALUE : lastNow - offset);
+        long aheadFrom = ahead.keySet().stream().mapToLong(Long::longValue).min().orElse(PolicyClock.NONE_AHEAD);
+        return clock(live, offset, lastNow == Long.MIN_VALUE ? Long.MIN_VALUE : lastNow - offset, aheadFrom);
     }
 
-    /** The clock's state with {@code correction} and {@code latestWall} ({@link PolicyClock}): the offsets and floors. */
-    private PolicyClock clock(LongFunction<SnapshotRecord> live, long correction, long latestWall) {
+    /** The clock's state with {@code correction}, {@code latestWall} and {@code aheadFrom} ({@link PolicyClock}). */
+    private PolicyClock clock(LongFunction<SnapshotRecord> live, long correction, long latestWall, long aheadFrom) {
         // a tree that does not age notes no offsets: every snapshot is recorded with the whole correction, so that one
         // that ages after a restart under another policy is kept longer, not dropped early
         long[] steps = ages ? new long[2 * offsetFrom.size()] : correction == 0 ? new long[0] : new long[]{0, correction};
@@ -253,7 +261,8 @@ final class RankTree {
             floors[f++] = at;
             floor = at;
         }
-        return new PolicyClock(correction, latestWall, PolicyClock.coarsen(steps, correction), Arrays.copyOf(floors, f));
+        long[] coarse = PolicyClock.coarsen(steps, correction);
+        return new PolicyClock(correction, latestWall, coarse, Arrays.copyOf(floors, f), aheadFrom);
     }
 
     private void countAt(long id, int fromLevel, int rank) {
