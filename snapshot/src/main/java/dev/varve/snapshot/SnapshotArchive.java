@@ -10,7 +10,6 @@ import dev.varve.core.memory.PageMemory;
 import dev.varve.core.memory.PageSlots;
 import dev.varve.core.spi.CheckpointListener;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,7 +20,8 @@ import java.util.function.LongSupplier;
 /**
  * The split-snapshot archive (Retro), segregated by rank level (Thresher): per level a Pagelog volume and a Maplog
  * with Skippy levels ({@link ArchiveLevel}); Start(v) in the snapshot log; SavedAfter in page headers. This class
- * opens the archive's files and coordinates the roles that work on them; it holds no logic of its own.
+ * opens the archive's files ({@link ArchiveFiles}) and coordinates the roles that work on them; it holds no logic of
+ * its own.
  *
  * <p>Design note. Each level is a complete Retro archive of its own snapshots (those of rank &gt;= the level). A
  * page's SavedAfter at level j follows from its SavedAfter (level 1, in the header) and the declared ranks: the
@@ -83,47 +83,14 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      * ranked snapshots are copied into their level once the settings' page window of newer snapshots exist.
      */
     public SnapshotArchive(FileIOFactory io, ArchiveSettings settings) {
-        Path dir = settings.dir();
         int pageSize = settings.pageSize();
         this.storeId = new AtomicLong(settings.storeId());
         RankTreePolicy policy = settings.retention();
-        try {
-            io.createDirectories(dir);
-        } catch (IOException e) {
-            throw new StorageException("cannot create the archive directory", dir, e);
-        }
-        int k = policy.levelCount();
-        if (io.exists(ArchiveLevel.dirOf(dir, k + 1))) {
-            int written = k + 1; // named, so the operator knows what the policy must keep
-            while (io.exists(ArchiveLevel.dirOf(dir, written + 1))) written++;
-            throw new IllegalArgumentException("the archive in " + dir + " has " + written + " rank levels but the retention policy has " + k
-                    + "; the number of levels of an existing archive cannot shrink: give the retention policy at least " + written + " levels");
-        }
-        // a new archive has no marks file: it is created last, so an archive without one holds no records (once
-        // compacted, the marks live in a part named by its first position)
-        boolean fresh = ArchiveRecovery.marksMissing(io, dir);
-        if (fresh) ArchiveRecovery.refuseRecordsWithoutMarks(io, dir);
-        else {
-            ArchiveRecovery.refuseLostLevels(io, dir, settings.skippyNodeEntries()); // before a level is made anew
-            refuseOtherSkippyLevels(io, dir, settings.skippyLevels());
-        }
-        this.levels = new ArchiveLevel[k];
-        int nodeEntries = settings.skippyNodeEntries();
-        List<AutoCloseable> opened = new ArrayList<>();
-        try {
-            ArchiveMarks found = fresh ? null : Closing.track(opened, new ArchiveMarks(io, dir, nodeEntries, MaplogFile.Missing.CORRUPT, storeId));
-            MaplogFile.Missing missing = fresh ? MaplogFile.Missing.CREATE : MaplogFile.Missing.CORRUPT;
-            MaplogFile.Missing later = fresh || found.olderFormat() ? MaplogFile.Missing.CREATE : missing; // joins and moves came after the first archives
-            for (int j = 1; j <= k; j++)
-                levels[j - 1] = Closing.track(opened, new ArchiveLevel(io, dir, j, pageSize, settings.skippyLevels(), nodeEntries, settings.segmentBytes(), missing,
-                        storeId));
-            this.registry = Closing.track(opened, new SnapshotRegistry(io, dir, policy, nodeEntries, missing, later, storeId));
-            this.moves = Closing.track(opened, new MoveLog(io, dir, nodeEntries, later, storeId));
-            this.marks = fresh ? new ArchiveMarks(io, dir, nodeEntries, MaplogFile.Missing.CREATE, storeId) : found;
-        } catch (RuntimeException e) {
-            Closing.closeAll(e, opened);
-            throw e;
-        }
+        ArchiveFiles files = ArchiveFiles.open(io, settings, storeId);
+        this.levels = files.levels();
+        this.registry = files.registry();
+        this.moves = files.moves();
+        this.marks = files.marks();
         PageSlots slots = new PageSlots(settings.captureBufferBytes(), pageSize, "captureBufferSize");
         this.archiver = new Archiver(this);
         this.views = new OpenViews(lock, io, levels, registry, extents, slots);
@@ -135,7 +102,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.flush = new CheckpointFlush(lock, levels, registry, moves, marks, captures, pending, ranker, settings.pageWindow());
         this.reclaimer = new Reclaimer(lock, io, levels, registry, extents, views, retention, marks, moves);
         this.check = new ReclamationCheck(lock, io, levels, registry, extents);
-        this.recovery = new ArchiveRecovery(lock, io, dir, pageSize, levels, registry, moves, marks, extents, retention, storeId);
+        this.recovery = new ArchiveRecovery(lock, io, settings.dir(), pageSize, levels, registry, moves, marks, extents, retention, storeId);
         this.drops = new DropQueries(lock, registry);
     }
 
@@ -153,25 +120,6 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      */
     public static void refuseForeign(FileIOFactory io, Path dir, int skippyNodeEntries, Path storeDir, long walEnd) {
         ArchiveRecovery.refuseForeign(io, dir, skippyNodeEntries, storeDir, walEnd);
-    }
-
-    /**
-     * skippyLevels is part of the archive's layout, like skippyNodeEntries: a store opened with fewer levels than its
-     * archive was written with would grow only the lower Skippy files, and every later open with the original setting
-     * would then find the upper ones short of the checkpoint mark and call the archive damaged; one opened with more
-     * would be refused for a "missing" file. Refused here, before anything is written, naming the setting.
-     */
-    private static void refuseOtherSkippyLevels(FileIOFactory io, Path dir, int configured) {
-        int written;
-        try {
-            written = ArchiveFileCheck.skippyLevels(io, dir);
-        } catch (IOException e) {
-            throw new StorageException("cannot list the archive's Skippy files", dir, e);
-        }
-        if (written != configured)
-            throw new IllegalArgumentException("the archive in " + dir + " was written with skippyLevels=" + written
-                    + " but the store is configured with " + configured + "; an existing archive keeps its Skippy levels, set skippyLevels="
-                    + written);
     }
 
     /** Steps the archiver with {@code agents} (by hand when {@link Agents#invoked}); call before {@link #recover}. */
