@@ -26,7 +26,6 @@ final class BatchWriter {
     private final Varve store;
     private final List<Put> pending = new ArrayList<>();
     private long pendingBytes;
-    private long written;
 
     BatchWriter(Varve store) {
         this.store = store;
@@ -46,8 +45,8 @@ final class BatchWriter {
         return operations <= MAX_OPS && bytes <= MAX_BYTES && store.batchFitsDataRegion(operations, bytes);
     }
 
-    /** Writes what is pending; returns the entries written so far. */
-    long flush() {
+    /** Writes what is pending as one batch. */
+    void flush() {
         if (!pending.isEmpty()) {
             store.write(b -> {
                 for (Put p : pending) {
@@ -55,10 +54,8 @@ final class BatchWriter {
                     else b.put(p.table(), p.partition(), p.key(), p.value());
                 }
             });
-            written += pending.size();
             pending.clear();
             pendingBytes = 0;
         }
-        return written;
     }
 }
