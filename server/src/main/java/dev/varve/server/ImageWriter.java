@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
@@ -25,6 +26,7 @@ import java.util.Set;
 final class ImageWriter implements AutoCloseable {
     private final IncomingStore incoming;
     private final RecoveryMode recoveryModeOverride;
+    private final boolean standby;
     private final ImageDigest received = new ImageDigest();
     private final List<SnapshotImage.TableImage> tables = new ArrayList<>();
     private ImageLoader loader;
@@ -35,7 +37,6 @@ final class ImageWriter implements AutoCloseable {
     private long snapshotId;
     private int snapshotRank;
     private long imagePages;
-    private long senderDataRegionSize;
     private long verifyNanos;
     /**
      * Where the pages are: the file they arrive for (-1 before the first), the index its next data page must have,
@@ -46,19 +47,16 @@ final class ImageWriter implements AutoCloseable {
     private boolean fileDone = true;
     private final Set<Integer> filesBegun = new HashSet<>();
 
-    ImageWriter(IncomingStore incoming, RecoveryMode recoveryModeOverride) {
+    /** {@code standby}: the image becomes a follow's standby, which must take every write the sender takes. */
+    ImageWriter(IncomingStore incoming, RecoveryMode recoveryModeOverride, boolean standby) {
         this.incoming = incoming;
         this.recoveryModeOverride = recoveryModeOverride;
+        this.standby = standby;
     }
 
     /** The rank of the snapshot the image is of, on the sender. */
     int snapshotRank() {
         return snapshotRank;
-    }
-
-    /** The sender's data region size, or 0 when its HEADER did not carry it. */
-    long senderDataRegionSize() {
-        return senderDataRegionSize;
     }
 
     long snapshotId() {
@@ -102,14 +100,35 @@ final class ImageWriter implements AutoCloseable {
                     + " build?)", e);
         }
         imagePages = p.readLong();
-        senderDataRegionSize = p.readableBytes() >= Long.BYTES ? p.readLong() : 0; // 0: a sender that does not say
+        // a sender of an earlier build does not say these: the defaults stand in for them, as they did for its standby
+        long dataRegionSize = p.readableBytes() >= Long.BYTES ? p.readLong() : ConfigLimits.DATA_REGION_SIZE_DEFAULT;
+        long walSegmentSize = p.readableBytes() >= Long.BYTES ? p.readLong() : ConfigLimits.WAL_SEGMENT_SIZE_DEFAULT;
+        VarveConfig image = described(VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
+                .recoveryMode(recoveryModeOverride != null ? recoveryModeOverride : sent).walSyncMode(WalSyncMode.LOG_ONLY));
+        VarveConfig sender = described(image.toBuilder().dataRegionSize(dataRegionSize).walSegmentSize(walSegmentSize));
+        config = standby ? standbyConfig(image, sender) : image;
+        loader = ImageLoader.create(config); // the image's WAL is made here, in segments of config's size
+    }
+
+    /** Builds a configuration the sender's HEADER describes; one this build cannot make is refused naming the field. */
+    private static VarveConfig described(VarveConfig.Builder b) {
         try {
-            config = VarveConfig.builder().path(incoming.storeDir()).pageSize(pageSize).partitions(partitions)
-                    .recoveryMode(recoveryModeOverride != null ? recoveryModeOverride : sent).walSyncMode(WalSyncMode.LOG_ONLY).build();
+            return b.build();
         } catch (IllegalArgumentException e) {
             throw new BackupException("the sender's HEADER describes a store this build cannot make: " + e.getMessage(), e);
         }
-        loader = ImageLoader.create(config);
+    }
+
+    /**
+     * A standby's configuration: the image's, with a data region and WAL segments at least as large as the sender's.
+     * A write's head-room (and a new table's) must fit in half the data region, and its WAL record in one segment, so a
+     * standby with either smaller than the sender's would refuse a batch the sender took, and the follow would end.
+     * The segment size is chosen here, not when the standby opens: the image's WAL is made with it, and a WAL keeps its
+     * segment size.
+     */
+    private static VarveConfig standbyConfig(VarveConfig image, VarveConfig sender) {
+        return image.toBuilder().dataRegionSize(Math.max(image.dataRegionSize(), sender.dataRegionSize()))
+                .walSegmentSize(Math.max(image.walSegmentSize(), sender.walSegmentSize())).build();
     }
 
     void table(ByteBuf p) {

@@ -28,7 +28,10 @@ import java.nio.charset.StandardCharsets;
  *   <li>HELLO: version u32, snapshot id u64 (ignored in follow mode: the sender declares the image's snapshot),
  *       flags u32.</li>
  *   <li>HEADER: snapshot id u64, rank u32, declared millis u64, page size u32, partitions u32, recovery mode
- *       (string), image pages u64, data region size u64 (absent from senders of earlier builds of version 3).</li>
+ *       (string), image pages u64, data region size u64 (absent from senders of earlier builds of version 3), WAL
+ *       segment size u64 (absent from senders of earlier builds of version 4). A receiver reads what it knows and
+ *       ignores bytes after it, so a field added at the end needs no new version; one absent is taken as the
+ *       default.</li>
  *   <li>TABLE: name (string), placement u8 (0 by key hash, 1 by the caller), partitions u32, entries u64: what the
  *       received store must hold (its catalog comes with the pages).</li>
  *   <li>PAGES: file id u32, first page index u32, count u32, then {@code count} whole pages of consecutive indexes,

@@ -275,7 +275,8 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         h.writeInt(image.pageSize()).writeInt(store.config().partitions());
         Frame.writeString(h, store.config().recoveryMode().name());
         h.writeLong(image.pageCount());
-        h.writeLong(store.config().dataRegionSize()); // a standby needs as much to take every write this store takes
+        // what bounds a write here, beyond the page size: a standby needs as much to take every write this store takes
+        h.writeLong(store.config().dataRegionSize()).writeLong(store.config().walSegmentSize());
         return Frame.finish(h);
     }
 

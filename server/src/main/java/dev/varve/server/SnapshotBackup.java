@@ -174,7 +174,7 @@ public final class SnapshotBackup {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         ExecutorService applier = Executors.newSingleThreadExecutor(r -> new Thread(r, "varve-backup-applier"));
         CompletableFuture<BackupResult> result = new CompletableFuture<>();
-        ImageWriter writer = new ImageWriter(incoming, recoveryMode);
+        ImageWriter writer = new ImageWriter(incoming, recoveryMode, follow);
         Receiver receiver = new Receiver(writer, applier, result, incoming.target(), started);
         try {
             Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
@@ -229,14 +229,11 @@ public final class SnapshotBackup {
     }
 
     /**
-     * The standby's configuration: the committed image's, with the standby's retention policy and a data region at
-     * least as large as the sender's. A write's head-room (and a new table's) must fit in half the data region, so a
-     * standby with a smaller region than the sender's would refuse a batch the sender took, and the follow would end.
+     * The standby's configuration: the committed image's (whose data region and WAL segments are at least as large as
+     * the sender's: see {@link ImageWriter}), with the standby's retention policy.
      */
-    private VarveConfig standbyConfig(VarveConfig committed, long senderDataRegionSize) {
-        VarveConfig.Builder b = committed.toBuilder().dataRegionSize(Math.max(committed.dataRegionSize(), senderDataRegionSize));
-        if (retention != null) b.retention(retention);
-        return b.build();
+    private VarveConfig standbyConfig(VarveConfig committed) {
+        return retention == null ? committed : committed.toBuilder().retention(retention).build();
     }
 
     /** The client's handler: HELLO on connect, frames handed to the applier, one read at a time. */
@@ -362,7 +359,7 @@ public final class SnapshotBackup {
                     if (!follow) {
                         result.complete(image);
                     } else {
-                        VarveConfig config = standbyConfig(committed, writer.senderDataRegionSize());
+                        VarveConfig config = standbyConfig(committed);
                         try {
                             standby = new StandbyWriter(config, writer.snapshotId(), writer.snapshotRank());
                         } catch (IllegalArgumentException e) { // a setting the open refuses: the data region, which is the sender's

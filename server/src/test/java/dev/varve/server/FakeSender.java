@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.core.store.PageChecksum;
 import dev.varve.engine.SnapshotImage;
 import io.netty.buffer.ByteBuf;
@@ -97,12 +98,12 @@ final class FakeSender implements AutoCloseable {
         out.flush();
     }
 
-    /** HEADER as {@link ShipSender} sends it. */
+    /** HEADER as {@link ShipSender} sends it, of a store with the default WAL segment size. */
     void header(SnapshotImage image, int rank, String recoveryMode, long dataRegionSize) throws IOException {
         send(ShipProtocol.HEADER, h -> {
             h.writeLong(image.snapshot()).writeInt(rank).writeLong(0).writeInt(image.pageSize()).writeInt(4);
             Frame.writeString(h, recoveryMode);
-            h.writeLong(image.pageCount()).writeLong(dataRegionSize);
+            h.writeLong(image.pageCount()).writeLong(dataRegionSize).writeLong(ConfigLimits.WAL_SEGMENT_SIZE_DEFAULT);
         });
     }
 

@@ -1,5 +1,6 @@
 package dev.varve.server;
 
+import dev.varve.config.ConfigLimits;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
@@ -10,6 +11,7 @@ import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Table;
 import dev.varve.engine.TableOptions;
 import dev.varve.engine.Varve;
+import dev.varve.engine.WriteBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +26,7 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -115,27 +118,73 @@ class FollowModelTest {
     void aBatchTheSenderTakesIsAppliedByTheStandby() throws Exception {
         Path target = dir.resolve("standby");
         int ops = 2400; // 16 pages of head-room each: over half the default 256 MiB region, under half of 320 MiB
-        long last;
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(320L << 20).build());
-             VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
+        long last = followOneBatch(VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(320L << 20).build(),
+                new ServerOptions().allowWrites(true), target, b -> {
+                    for (int i = 0; i < ops; i++) b.put("t", key(i), new byte[8]);
+                });
+        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build());
+             SnapshotView v = standby.asOf(Standby.localSnapshot(target, last).orElseThrow())) {
+            for (int i = 0; i < ops; i++) assertArrayEquals(new byte[8], v.table("t").get(key(i)), "key " + i);
+        }
+    }
+
+    /**
+     * A batch the sender takes whose WAL record is over the record limit of a default segment (a little under 64 MiB),
+     * its segments and follow buffer being larger: the standby, whose WAL takes segments as large as the sender's,
+     * applies it and then equals the sender (its segments were of the default size whatever the sender's, so it
+     * refused the batch with "exceeds the WAL record limit" and the follow ended).
+     */
+    @Test
+    void aBatchOverTheDefaultSegmentsRecordLimitIsAppliedByTheStandby() throws Exception {
+        Path target = dir.resolve("standby");
+        int valueBytes = Varve.MAX_VALUE_BYTES; // the largest: few of them, each in overflow pages
+        // the values alone fill a default segment, whose record limit is below its size: the batch is over it by its
+        // keys and the record's headers, and no more
+        int values = (int) (ConfigLimits.WAL_SEGMENT_SIZE_DEFAULT / valueBytes);
+        long segment = ConfigLimits.WAL_SEGMENT_SIZE_DEFAULT + (1 << 20);
+        VarveConfig sender = VarveConfig.builder().path(dir.resolve("source")).walSegmentSize(segment)
+                .dataRegionSize(160L << 20) // the batch's head-room, some 70 MiB of pages, fits half of it
+                .checkpointBufferSize(ConfigLimits.CHECKPOINT_BUFFER_SIZE_MIN).captureBufferSize(ConfigLimits.CAPTURE_BUFFER_SIZE_MIN).build();
+        long last = followOneBatch(sender, new ServerOptions().allowWrites(true).followBufferBytes(96L << 20), target, b -> {
+            for (int i = 0; i < values; i++) b.put("t", key(i), bigValue(i, valueBytes));
+        });
+        // the standby opens only with the segment size its WAL was made with: the sender's
+        try (Varve source = Varve.open(sender);
+             Varve standby = Varve.open(SmallStore.config(target).walSegmentSize(segment).build());
+             SnapshotView v = standby.asOf(Standby.localSnapshot(target, last).orElseThrow())) {
+            assertEquals(values, StoreAssert.assertStoresEqual(source.tables(), source::table, standby.tables(), standby::table, "the standby"));
+            assertEquals(values, StoreAssert.assertStoresEqual(source.tables(), source::table, v.tables(), v::table, "the standby as of the batch"));
+        }
+    }
+
+    /**
+     * Starts a follow of a new store of {@code senderConfig} served with {@code options} into {@code target}, has the
+     * store take {@code batch} into its table "t" with a snapshot, and stops the follow once the standby holds that
+     * snapshot; returns its id. The standby must have applied the batch as one write.
+     */
+    private static long followOneBatch(VarveConfig senderConfig, ServerOptions options, Path target, Consumer<WriteBatch> batch) throws Exception {
+        try (Varve store = Varve.open(senderConfig);
+             VarveServer server = VarveServer.start(store, LOOPBACK, options)) {
             store.table("t");
             FollowedSnapshots held = new FollowedSnapshots();
             SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).progress(held);
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (store.snapshots().isEmpty() && System.nanoTime() < deadline) Thread.sleep(5);
-            last = store.writeAndSnapshot(b -> {
-                for (int i = 0; i < ops; i++) b.put("t", key(i), new byte[8]);
-            });
+            long last = store.writeAndSnapshot(batch);
             deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (held.latest() < last && !run.isDone() && System.nanoTime() < deadline) Thread.sleep(20);
             follow.stop();
             assertEquals(1, run.get(60, TimeUnit.SECONDS).writesFollowed(), "the batch was applied, as one write");
+            return last;
         }
-        try (Varve standby = Varve.open(VarveConfig.builder().path(target).build());
-             SnapshotView v = standby.asOf(Standby.localSnapshot(target, last).orElseThrow())) {
-            for (int i = 0; i < ops; i++) assertArrayEquals(new byte[8], v.table("t").get(key(i)), "key " + i);
-        }
+    }
+
+    /** A value of {@code bytes} bytes, its own for each {@code i}. */
+    private static byte[] bigValue(int i, int bytes) {
+        byte[] v = new byte[bytes];
+        new Random(i).nextBytes(v);
+        return v;
     }
 
     private static byte[] key(int i) {

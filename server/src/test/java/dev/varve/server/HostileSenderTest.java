@@ -382,24 +382,59 @@ class HostileSenderTest extends HostileSenderFixture {
 
     /**
      * A HEADER describing a store this build cannot make (a sender of another build: a recovery mode it does not
-     * know, a page size it does not take) is refused naming what it said.
+     * know, a page size it does not take; a data region or WAL segment size no store has, which a follow's standby
+     * would take) is refused naming what it said, before anything of the image is written.
      */
     @Test
     void aHeaderThisBuildCannotTakeIsRefusedNamingWhatItSaid() throws Exception {
-        for (String what : new String[] {"recovery mode", "page size"}) {
+        long tooLargeRegion = 2L << 40;
+        long tooLargeSegment = (1L << 30) + 4096;
+        for (String what : new String[] {"recovery mode", "page size", "data region size", "WAL segment size"}) {
             sender.close();
             sender = new FakeSender();
             CompletableFuture<BackupResult> run = start(backup());
             sender.accept();
             sender.send(ShipProtocol.HEADER, h -> {
                 h.writeLong(snapshot).writeInt(1).writeLong(0).writeInt(what.equals("page size") ? 3000 : 4096).writeInt(4);
-                Frame.writeString(h, what.equals("page size") ? MODE : "WAL_QUANTUM");
-                h.writeLong(10).writeLong(64L << 20);
+                Frame.writeString(h, what.equals("recovery mode") ? "WAL_QUANTUM" : MODE);
+                h.writeLong(10).writeLong(what.equals("data region size") ? tooLargeRegion : 64L << 20)
+                        .writeLong(what.equals("WAL segment size") ? tooLargeSegment : 64L << 20);
             });
             String m = failure(run);
-            assertTrue(m.contains("HEADER") && m.contains(what.equals("page size") ? "3000" : "WAL_QUANTUM"), what + ": " + m);
+            String said = switch (what) {
+                case "recovery mode" -> "WAL_QUANTUM";
+                case "page size" -> "3000";
+                case "data region size" -> "dataRegionSize must be in [8 MiB, 1 TiB], was " + tooLargeRegion;
+                default -> "walSegmentSize must be in [4 MiB, 1 GiB], was " + tooLargeSegment;
+            };
+            assertTrue(m.contains("HEADER") && m.contains(said), what + ": " + m);
             assertFalse(m.contains("No enum constant"), m);
             assertUnfinished();
+        }
+    }
+
+    /**
+     * A HEADER without the sizes that later builds of the protocol's version added at its end (the data region's, the
+     * WAL segments'): a sender of an earlier build, whose image is taken, with the default sizes in their place.
+     */
+    @Test
+    void aHeaderOfAnEarlierBuildWithoutTheSizesIsTaken() throws Exception {
+        CompletableFuture<BackupResult> run = start(backup());
+        try (SnapshotImage image = SnapshotImage.open(source, snapshot)) {
+            sender.accept();
+            sender.send(ShipProtocol.HEADER, h -> {
+                h.writeLong(image.snapshot()).writeInt(1).writeLong(0).writeInt(image.pageSize()).writeInt(4);
+                Frame.writeString(h, MODE);
+                h.writeLong(image.pageCount());
+            });
+            ImageDigest digest = new ImageDigest();
+            sender.tables(image, digest);
+            sender.allPages(image, digest);
+            sender.end(digest);
+        }
+        assertEquals(snapshot, run.get(60, TimeUnit.SECONDS).snapshotId());
+        try (Varve copy = Varve.open(SmallStore.config(target).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build())) { // default segments
+            assertEquals(100 + 1999 % 300, copy.table("t").get(bytes("key-1999")).length);
         }
     }
 

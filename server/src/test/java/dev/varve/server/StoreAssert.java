@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -48,6 +49,29 @@ public final class StoreAssert {
                 }
             }
             assertFalse(expected.hasNext(), what + ": table " + t.getKey() + " lacks entries of the model");
+        }
+        return n;
+    }
+
+    /**
+     * Checks that the tables {@code names}, read through {@code tables}, hold exactly what {@code expectedNames} read
+     * through {@code expected} hold: the same tables, key for key, value for value. Returns the entry count.
+     */
+    public static long assertStoresEqual(List<String> expectedNames, Function<String, Table> expected, List<String> names,
+                                         Function<String, Table> tables, String what) {
+        long n = 0;
+        assertEquals(expectedNames, names, "tables of " + what);
+        for (String t : expectedNames) {
+            try (Cursor e = expected.apply(t).scan(null, null); Cursor c = tables.apply(t).scan(null, null)) {
+                while (e.next()) {
+                    String key = HexFormat.of().formatHex(e.key());
+                    assertTrue(c.next(), what + ": table " + t + " lacks key " + key + " and every key after it");
+                    assertEquals(key, HexFormat.of().formatHex(c.key()), what + ": table " + t);
+                    assertTrue(Arrays.equals(e.value(), c.value()), what + ": value of " + t + "/" + key + " differs");
+                    n++;
+                }
+                assertFalse(c.next(), what + ": table " + t + " holds keys after the last one expected");
+            }
         }
         return n;
     }
