@@ -14,7 +14,10 @@ import java.nio.ByteBuffer;
  * Salvage of a damaged partition file (operator tools): reads every page straight from the page file, without the
  * tree above it, and hands over each entry of each leaf whose page — and overflow chain, for a long value — still
  * passes its checksum. A page that fails is reported as lost (its entries with it). Because no inner page is
- * needed, a damaged inner page or meta page loses nothing. Reads only.
+ * needed, a damaged inner page or meta page loses nothing. Pages a destroy of the partition erased are left out:
+ * they keep their old leaves until they are taken again, and only the meta page says where they start (when it is
+ * damaged every leaf of the file is read, and a destroyed partition's old entries cannot be told from its own). Reads
+ * only.
  */
 public final class LeafSalvage {
     /** Receives what salvage finds. */
@@ -32,8 +35,8 @@ public final class LeafSalvage {
     /** Salvages partition file {@code fileId} of {@code store}. */
     public static void salvage(PageStore store, int fileId, Sink sink) {
         PageAccess pages = new DiskPages(store);
-        long count = store.pageCount(fileId);
         BPlusTree.refuseOtherFormat(store, fileId); // its leaves would be misread, not salvaged
+        long count = Math.min(store.pageCount(fileId), erasedFrom(pages, fileId));
         for (int index = 0; index < count; index++) {
             long pageId = PageId.of(fileId, index);
             Page page;
@@ -48,6 +51,25 @@ public final class LeafSalvage {
             } finally {
                 pages.releaseRead(page);
             }
+        }
+    }
+
+    /**
+     * Where the pages a destroy erased start, as the partition's meta page says ({@link TreeRemover#clear}); none
+     * erased, or a meta page that fails its check, reads as {@link Integer#MAX_VALUE} (the loop reports the latter).
+     */
+    private static int erasedFrom(PageAccess pages, int fileId) {
+        Page meta;
+        try {
+            meta = pages.acquireRead(PageId.of(fileId, MetaPage.META_INDEX));
+        } catch (CorruptionException e) {
+            return Integer.MAX_VALUE;
+        }
+        try {
+            int erased = meta.type() == PageHeader.TYPE_META ? MetaPage.erasedFrom(meta) : 0;
+            return erased > MetaPage.META_INDEX + 1 ? erased : Integer.MAX_VALUE;
+        } finally {
+            pages.releaseRead(meta);
         }
     }
 
