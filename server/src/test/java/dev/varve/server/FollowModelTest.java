@@ -49,7 +49,7 @@ class FollowModelTest {
     void theStandbyEqualsTheSenderAtEveryMappedSnapshot() throws Exception {
         Path target = dir.resolve("standby");
         RankTreePolicy standbyPolicy = RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll());
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).recoveryMode(RecoveryMode.WAL_PHYSICAL)
+        try (Varve store = Varve.open(SmallStore.fresh(dir.resolve("source")).recoveryMode(RecoveryMode.WAL_PHYSICAL)
                 .dataRegionSize(64L << 20).retention(RankTreePolicy.levels(Retention.keepLast(2), Retention.keepLast(2), Retention.keepAll())).build());
              VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
             create(store, "plain", null);
@@ -116,7 +116,7 @@ class FollowModelTest {
         Path target = dir.resolve("standby");
         int ops = 2400; // 16 pages of head-room each: over half the default 256 MiB region, under half of 320 MiB
         long last;
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(320L << 20).build());
+        try (Varve store = Varve.open(SmallStore.fresh(dir.resolve("source")).dataRegionSize(320L << 20).build());
              VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
             store.table("t");
             FollowedSnapshots held = new FollowedSnapshots();
