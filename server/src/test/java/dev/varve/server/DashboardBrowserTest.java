@@ -2,7 +2,6 @@ package dev.varve.server;
 
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -52,7 +51,7 @@ class DashboardBrowserTest {
         AtomicBoolean paused = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Throwable> writerFailure = new AtomicReference<>();
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("store")).checkpointFrequency(Duration.ofHours(1))
+        try (Varve store = Varve.open(SmallStore.fresh(dir.resolve("store")).checkpointFrequency(Duration.ofHours(1))
                 .retention(RankTreePolicy.levels(Retention.keepLast(4), Retention.keepLast(3), Retention.keepAll())).build());
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0),
                      new ServerOptions().sampleInterval(Duration.ofMillis(200)))) {

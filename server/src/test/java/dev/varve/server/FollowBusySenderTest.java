@@ -2,7 +2,6 @@ package dev.varve.server;
 
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
-import dev.varve.config.VarveConfig;
 import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Tag;
@@ -57,7 +56,7 @@ class FollowBusySenderTest {
 
     /** Runs {@code follows} follows, one after another, each stopped once it holds a snapshot, beside three declarers; none may fail. */
     private void followsBesideDeclarers(int follows) throws Exception {
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(64L << 20)
+        try (Varve store = Varve.open(SmallStore.fresh(dir.resolve("source")).dataRegionSize(64L << 20)
                 .retention(RankTreePolicy.levels(Retention.keepLast(1))).build(), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
             AtomicBoolean stop = new AtomicBoolean();
@@ -101,7 +100,7 @@ class FollowBusySenderTest {
 
     /** A store keeping one rank-1 snapshot, whose server runs {@code beforeImage} between a follow's declaration and its image. */
     private void withServer(Runnable beforeImage, ServerTest body) throws Exception {
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(64L << 20)
+        try (Varve store = Varve.open(SmallStore.fresh(dir.resolve("source")).dataRegionSize(64L << 20)
                 .retention(RankTreePolicy.levels(Retention.keepLast(1))).build(), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0),
                      new ServerOptions().allowWrites(true).beforeFollowImage(beforeImage))) {

@@ -3,7 +3,6 @@ package dev.varve.server;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.Retention;
-import dev.varve.config.VarveConfig;
 import dev.varve.core.io.UnforcedFileIOFactory;
 import dev.varve.engine.Cursor;
 import dev.varve.engine.SnapshotView;
@@ -76,7 +75,7 @@ class FollowConcurrentTest {
     private void followWhileWriting(int rounds, int minMapped) throws Exception {
         Path target = dir.resolve("standby");
         RankTreePolicy keepAll = RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll());
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)
+        try (Varve store = Varve.open(SmallStore.fresh(dir.resolve("source")).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE)
                 .dataRegionSize(64L << 20).partitions(4).retention(keepAll).build(), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
             store.table("a");

@@ -52,7 +52,7 @@ class FollowModelTest {
     void theStandbyEqualsTheSenderAtEveryMappedSnapshot() throws Exception {
         Path target = dir.resolve("standby");
         RankTreePolicy standbyPolicy = RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll());
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).recoveryMode(RecoveryMode.WAL_PHYSICAL)
+        try (Varve store = Varve.open(SmallStore.fresh(dir.resolve("source")).recoveryMode(RecoveryMode.WAL_PHYSICAL)
                 .dataRegionSize(64L << 20).retention(RankTreePolicy.levels(Retention.keepLast(2), Retention.keepLast(2), Retention.keepAll())).build());
              VarveServer server = VarveServer.start(store, LOOPBACK, new ServerOptions().allowWrites(true))) {
             create(store, "plain", null);
@@ -118,7 +118,7 @@ class FollowModelTest {
     void aBatchTheSenderTakesIsAppliedByTheStandby() throws Exception {
         Path target = dir.resolve("standby");
         int ops = 2400; // 16 pages of head-room each: over half the default 256 MiB region, under half of 320 MiB
-        long last = followOneBatch(VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(320L << 20).build(),
+        long last = followOneBatch(SmallStore.fresh(dir.resolve("source")).dataRegionSize(320L << 20).build(),
                 new ServerOptions().allowWrites(true), target, b -> {
                     for (int i = 0; i < ops; i++) b.put("t", key(i), new byte[8]);
                 });

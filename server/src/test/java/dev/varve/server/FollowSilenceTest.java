@@ -115,7 +115,7 @@ class FollowSilenceTest {
             assertFalse(m.contains("unfinished"), m);
         }
         assertTrue(Files.exists(target.resolve(Standby.SNAPSHOT_MAP)));
-        try (Varve standby = Varve.open(ShippingTest.config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {
+        try (Varve standby = Varve.open(SmallStore.config(target).recoveryMode(RecoveryMode.CHECKPOINT_RECOVERY_FILE).build())) {
             assertFalse(standby.snapshots().isEmpty(), "the standby opens with the image's snapshot");
         }
         // following again into it says that a follow is not resumed, rather than that the directory is not empty

@@ -1,6 +1,5 @@
 package dev.varve.server;
 
-import dev.varve.config.VarveConfig;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,7 +29,7 @@ class FollowStopTest {
     @Test
     void aStopReturnsOnceTheFrameBeingAppliedIsIn() throws Exception {
         int snapshots = 400;
-        try (Varve store = Varve.open(VarveConfig.builder().path(dir.resolve("source")).dataRegionSize(64L << 20).build());
+        try (Varve store = Varve.open(SmallStore.fresh(dir.resolve("source")).build());
              VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
             store.table("t");
             CountDownLatch imageIn = new CountDownLatch(1);

@@ -31,7 +31,7 @@ class MetricsWhenArchiveReadsFailTest {
     @Test
     void aFailedDeadBytesMeasurementLeavesTheOtherFiguresServed() throws Exception {
         FailingArchiveReadsIO io = new FailingArchiveReadsIO();
-        VarveConfig config = VarveConfig.builder().path(dir).checkpointFrequency(Duration.ofHours(1)).build();
+        VarveConfig config = SmallStore.fresh(dir).checkpointFrequency(Duration.ofHours(1)).build();
         try (Varve store = Varve.open(config, io)) {
             Table t = store.table("t");
             for (int round = 0; round < 3; round++) {

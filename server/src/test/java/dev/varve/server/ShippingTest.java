@@ -36,8 +36,16 @@ class ShippingTest {
     @TempDir
     Path dir;
 
+    /**
+     * The sender stores of the shipping tests (in this JVM and in {@link SenderFixture}'s child JVMs). A new store
+     * zero-fills its data region, checkpoint buffer and capture buffer in direct memory and writes two WAL segments of
+     * zeros: with the default buffers and segments that was 272 MiB for each of the module's 60-odd sender stores.
+     * These hold the tests' 30 MiB at most; a full buffer makes the writer wait, it loses nothing. A store received
+     * from one of these is made by SnapshotBackup with its own (default) segment size: open it with {@link SmallStore}.
+     */
     static VarveConfig config(Path dir, RecoveryMode mode) {
-        return VarveConfig.builder().path(dir).recoveryMode(mode).dataRegionSize(64L << 20).checkpointFrequency(Duration.ofSeconds(1))
+        return VarveConfig.builder().path(dir).recoveryMode(mode).dataRegionSize(64L << 20).checkpointBufferSize(4L << 20)
+                .captureBufferSize(4L << 20).walSegmentSize(8L << 20).checkpointFrequency(Duration.ofSeconds(1))
                 .retention(RankTreePolicy.levels(Retention.keepLast(2), Retention.keepLast(2), Retention.keepAll())).build();
     }
 

@@ -25,4 +25,12 @@ public final class SmallStore {
     public static VarveConfig.Builder config(Path dir) {
         return VarveConfig.builder().path(dir).dataRegionSize(DATA_REGION_SIZE).checkpointBufferSize(BUFFER_SIZE).captureBufferSize(BUFFER_SIZE);
     }
+
+    /**
+     * {@link #config} with 4 MiB WAL segments (64 MiB by default: a new store writes two of zeros): for a store the
+     * test creates, and opens again only with this same configuration (an existing WAL keeps its segment size).
+     */
+    public static VarveConfig.Builder fresh(Path dir) {
+        return config(dir).walSegmentSize(4L << 20);
+    }
 }
