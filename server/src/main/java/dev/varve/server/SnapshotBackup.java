@@ -66,6 +66,7 @@ public final class SnapshotBackup {
     private ShipProgress progress = (pages, imagePages, bytes) -> { };
     private boolean follow;
     private RankTreePolicy retention; // null: the standby keeps every snapshot it follows
+    private int mapRewriteMinLines = StandbyWriter.REWRITE_MIN_LINES;
     private int receiveBufferBytes; // 0: the operating system's autotuning
     private long minReceiveRate = 1024; // bytes a second; 0: no least rate
     private volatile boolean stopping;
@@ -138,6 +139,13 @@ public final class SnapshotBackup {
      */
     public SnapshotBackup retention(RankTreePolicy policy) {
         this.retention = Objects.requireNonNull(policy, "retention");
+        return this;
+    }
+
+    /** Tests: the map lines a standby holds before it first rewrites its map ({@link StandbyWriter}), at least 1. */
+    SnapshotBackup mapRewriteMinLines(int lines) {
+        if (lines < 1) throw new IllegalArgumentException("mapRewriteMinLines must be at least 1, was " + lines);
+        this.mapRewriteMinLines = lines;
         return this;
     }
 
@@ -361,7 +369,7 @@ public final class SnapshotBackup {
                     } else {
                         VarveConfig config = standbyConfig(committed);
                         try {
-                            standby = new StandbyWriter(config, writer.snapshotId(), writer.snapshotRank());
+                            standby = new StandbyWriter(config, writer.snapshotId(), writer.snapshotRank(), mapRewriteMinLines);
                         } catch (IllegalArgumentException e) { // a setting the open refuses: the data region, which is the sender's
                             throw new BackupException("the image is complete in " + target + ", but the standby cannot open on it: it takes a data"
                                     + " region as large as the sender's (" + config.dataRegionSize() + " bytes, as the sender's HEADER says), and " + e.getMessage(), e);

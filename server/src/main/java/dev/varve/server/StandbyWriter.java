@@ -33,19 +33,20 @@ import java.util.TreeMap;
  * the sender's state after some prefix of its writes; each sender snapshot becomes a standby snapshot at the same
  * cut, made durable and then recorded in the {@link Standby} map, of the sender's rank (at most the standby's levels)
  * and raised as the sender raises it, kept as the standby's retention policy says (by default all of them). The map keeps the lines
- * of the snapshots the standby keeps: once it holds {@value #REWRITE_MIN_LINES} lines and twice what it held after its
+ * of the snapshots the standby keeps: once it holds {@value #REWRITE_MIN_LINES} lines (by default) and twice what it held after its
  * last rewrite, it is rewritten whole without those of dropped ones. One applier thread drives it.
  */
 final class StandbyWriter implements AutoCloseable {
     /** Bytes a change takes in a CHANGES frame at the least: table name length, partition, key length, value length. */
     private static final int MIN_CHANGE_BYTES = 2 + 4 + 2 + 4;
-    /** Map lines held before a rewrite is tried; after one, it waits until the map doubles. */
+    /** Map lines held before a rewrite is tried, by default; after one, it waits until the map doubles. */
     static final int REWRITE_MIN_LINES = 4096;
+    private final int rewriteMinLines;
     private final Varve store;
     private final Path mapPath;
     private FileChannel map;
     private long changesApplied;
-    private long rewriteAt = REWRITE_MIN_LINES;
+    private long rewriteAt;
     /** The map's lines, one per entry: sender snapshot id to the standby's. */
     private final Map<Long, Long> localOf = new TreeMap<>(); // a standby is followed once: its map starts empty
     private final int levels;
@@ -62,7 +63,9 @@ final class StandbyWriter implements AutoCloseable {
     private record TablePartition(String table, int partition) {
     }
 
-    StandbyWriter(VarveConfig config, long imageSnapshot, int imageRank) {
+    StandbyWriter(VarveConfig config, long imageSnapshot, int imageRank, int rewriteMinLines) {
+        this.rewriteMinLines = rewriteMinLines;
+        this.rewriteAt = rewriteMinLines;
         this.latestSenderSnapshot = imageSnapshot;
         this.store = Varve.open(config);
         this.mapPath = config.path().resolve(Standby.SNAPSHOT_MAP);
@@ -288,7 +291,7 @@ final class StandbyWriter implements AutoCloseable {
         } finally {
             map = openMap();
         }
-        rewriteAt = Math.max(REWRITE_MIN_LINES, 2L * localOf.size());
+        rewriteAt = Math.max(rewriteMinLines, 2L * localOf.size());
     }
 
     @Override

@@ -124,7 +124,8 @@ class FollowTest {
     @Timeout(300)
     void aStandbyWithARetentionPolicyKeepsItsSnapshotsAndItsMapBounded() throws Exception {
         Path target = dir.resolve("standby");
-        int snapshots = StandbyWriter.REWRITE_MIN_LINES + 400;
+        int rewriteAt = 256; // the map's first rewrite, 4,096 lines by default: the same rewrites, fewer snapshots to wait for
+        int snapshots = rewriteAt + 400;
         long last = 0;
         Map<String, TreeMap<String, byte[]>> model;
         RankTreePolicy keep3 = RankTreePolicy.levels(Retention.keepLast(3), Retention.keepLast(2));
@@ -137,7 +138,8 @@ class FollowTest {
             Held held = new Held();
             CountDownLatch imageIn = held.imageIn;
             AtomicLong latestHeld = held.latest;
-            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).retention(keep3).progress(held);
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, target).follow(true).retention(keep3).progress(held)
+                    .mapRewriteMinLines(rewriteAt);
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
             assertTrue(imageIn.await(60, TimeUnit.SECONDS), "image in place");
             for (int i = 1; i <= snapshots; i++) {
@@ -155,8 +157,8 @@ class FollowTest {
             run.get(60, TimeUnit.SECONDS);
         }
         Map<Long, Long> map = Standby.snapshots(target);
-        assertTrue(map.size() < StandbyWriter.REWRITE_MIN_LINES, "the map was rewritten with the snapshots kept: " + map.size() + " lines");
-        assertTrue(Standby.localSnapshot(target, last - 3 * StandbyWriter.REWRITE_MIN_LINES / 4).isEmpty(), "an early one's line went with it");
+        assertTrue(map.size() < rewriteAt, "the map was rewritten with the snapshots kept: " + map.size() + " lines");
+        assertTrue(Standby.localSnapshot(target, last - 3 * rewriteAt / 4).isEmpty(), "an early one's line went with it");
         try (Varve standby = Varve.open(SmallStore.config(target).retention(keep3).build(), UnforcedFileIOFactory.INSTANCE)) {
             List<String> held = new ArrayList<>();
             for (SnapshotInfo i : standby.snapshots()) held.add(i.id() + "@" + i.rank());
