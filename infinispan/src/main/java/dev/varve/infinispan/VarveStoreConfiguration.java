@@ -30,6 +30,7 @@ public class VarveStoreConfiguration extends AbstractStoreConfiguration<VarveSto
     static final AttributeDefinition<String> LOCATION = AttributeDefinition.builder(XmlNames.PATH, null, String.class).immutable().build();
     static final AttributeDefinition<Long> DATA_REGION_SIZE = AttributeDefinition.builder(XmlNames.DATA_REGION_SIZE, ConfigLimits.DATA_REGION_SIZE_DEFAULT).immutable().build();
     static final AttributeDefinition<Long> CHECKPOINT_BUFFER_SIZE = AttributeDefinition.builder(XmlNames.CHECKPOINT_BUFFER_SIZE, ConfigLimits.CHECKPOINT_BUFFER_SIZE_DEFAULT).immutable().build();
+    static final AttributeDefinition<Long> CAPTURE_BUFFER_SIZE = AttributeDefinition.builder(XmlNames.CAPTURE_BUFFER_SIZE, ConfigLimits.CAPTURE_BUFFER_SIZE_DEFAULT).immutable().build();
     static final AttributeDefinition<Long> WAL_SEGMENT_SIZE = AttributeDefinition.builder(XmlNames.WAL_SEGMENT_SIZE, ConfigLimits.WAL_SEGMENT_SIZE_DEFAULT).immutable().build();
     static final AttributeDefinition<RecoveryMode> RECOVERY_MODE = AttributeDefinition.builder(XmlNames.RECOVERY_MODE, ConfigLimits.RECOVERY_MODE_DEFAULT).immutable().build();
     static final AttributeDefinition<RecoveryCompression> RECOVERY_COMPRESSION = AttributeDefinition.builder(XmlNames.RECOVERY_COMPRESSION, ConfigLimits.RECOVERY_COMPRESSION_DEFAULT).immutable().build();
@@ -45,7 +46,7 @@ public class VarveStoreConfiguration extends AbstractStoreConfiguration<VarveSto
 
     public static AttributeSet attributeDefinitionSet() {
         return new AttributeSet(VarveStoreConfiguration.class, AbstractStoreConfiguration.attributeDefinitionSet(), LOCATION, DATA_REGION_SIZE,
-                CHECKPOINT_BUFFER_SIZE, WAL_SEGMENT_SIZE, RECOVERY_MODE, RECOVERY_COMPRESSION, WAL_SYNC_MODE, RETENTION, FILE_IO);
+                CHECKPOINT_BUFFER_SIZE, CAPTURE_BUFFER_SIZE, WAL_SEGMENT_SIZE, RECOVERY_MODE, RECOVERY_COMPRESSION, WAL_SYNC_MODE, RETENTION, FILE_IO);
     }
 
     public VarveStoreConfiguration(AttributeSet attributes, AsyncStoreConfiguration async) {
@@ -63,6 +64,10 @@ public class VarveStoreConfiguration extends AbstractStoreConfiguration<VarveSto
 
     public long checkpointBufferSize() {
         return attributes.attribute(CHECKPOINT_BUFFER_SIZE).get();
+    }
+
+    public long captureBufferSize() {
+        return attributes.attribute(CAPTURE_BUFFER_SIZE).get();
     }
 
     public long walSegmentSize() {
@@ -94,7 +99,8 @@ public class VarveStoreConfiguration extends AbstractStoreConfiguration<VarveSto
     /** The Varve configuration of the store in {@code dir} (validated: a bad combination throws naming the field). */
     VarveConfig varveConfig(Path dir) {
         VarveConfig.Builder b = VarveConfig.builder().path(dir).dataRegionSize(dataRegionSize()).checkpointBufferSize(checkpointBufferSize())
-                .walSegmentSize(walSegmentSize()).recoveryMode(recoveryMode()).recoveryCompression(recoveryCompression()).walSyncMode(walSyncMode());
+                .captureBufferSize(captureBufferSize()).walSegmentSize(walSegmentSize()).recoveryMode(recoveryMode()).recoveryCompression(recoveryCompression())
+                .walSyncMode(walSyncMode());
         if (retention() != null) b.retention(RankTreePolicy.parse(retention()));
         return b.build();
     }

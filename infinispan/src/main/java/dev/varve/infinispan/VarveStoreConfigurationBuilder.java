@@ -13,6 +13,7 @@ import org.infinispan.configuration.cache.PersistenceConfigurationBuilder;
 
 import java.nio.file.Path;
 
+import static dev.varve.infinispan.VarveStoreConfiguration.CAPTURE_BUFFER_SIZE;
 import static dev.varve.infinispan.VarveStoreConfiguration.CHECKPOINT_BUFFER_SIZE;
 import static dev.varve.infinispan.VarveStoreConfiguration.DATA_REGION_SIZE;
 import static dev.varve.infinispan.VarveStoreConfiguration.FILE_IO;
@@ -61,6 +62,12 @@ public class VarveStoreConfigurationBuilder extends AbstractStoreConfigurationBu
     /** Checkpoint copy-on-write buffer, bytes. */
     public VarveStoreConfigurationBuilder checkpointBufferSize(long bytes) {
         attributes.attribute(CHECKPOINT_BUFFER_SIZE).set(bytes);
+        return this;
+    }
+
+    /** Capture buffer of split snapshots (pre-states on their way to the archive), bytes. */
+    public VarveStoreConfigurationBuilder captureBufferSize(long bytes) {
+        attributes.attribute(CAPTURE_BUFFER_SIZE).set(bytes);
         return this;
     }
 

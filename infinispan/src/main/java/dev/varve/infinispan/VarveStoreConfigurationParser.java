@@ -52,6 +52,7 @@ public class VarveStoreConfigurationParser implements ConfigurationParser {
             case XmlNames.PATH -> b.location(value);
             case XmlNames.DATA_REGION_SIZE -> b.dataRegionSize(bytes(value));
             case XmlNames.CHECKPOINT_BUFFER_SIZE -> b.checkpointBufferSize(bytes(value));
+            case XmlNames.CAPTURE_BUFFER_SIZE -> b.captureBufferSize(bytes(value));
             case XmlNames.WAL_SEGMENT_SIZE -> b.walSegmentSize(bytes(value));
             case XmlNames.RECOVERY_MODE -> b.recoveryMode(oneOf(RecoveryMode.class, value));
             case XmlNames.RECOVERY_COMPRESSION -> b.recoveryCompression(oneOf(RecoveryCompression.class, value));

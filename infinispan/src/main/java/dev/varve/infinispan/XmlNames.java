@@ -13,6 +13,7 @@ final class XmlNames {
     static final String PATH = "path";
     static final String DATA_REGION_SIZE = "data-region-size";
     static final String CHECKPOINT_BUFFER_SIZE = "checkpoint-buffer-size";
+    static final String CAPTURE_BUFFER_SIZE = "capture-buffer-size";
     static final String WAL_SEGMENT_SIZE = "wal-segment-size";
     static final String RECOVERY_MODE = "recovery-mode";
     static final String RECOVERY_COMPRESSION = "recovery-compression";
@@ -22,6 +23,7 @@ final class XmlNames {
     /** Each attribute with its Varve field, the name {@code VarveConfig} gives in its errors. */
     private static final String[][] FIELDS = {
             {"path", PATH}, {"dataRegionSize", DATA_REGION_SIZE}, {"checkpointBufferSize", CHECKPOINT_BUFFER_SIZE},
+            {"captureBufferSize", CAPTURE_BUFFER_SIZE},
             {"walSegmentSize", WAL_SEGMENT_SIZE}, {"recoveryMode", RECOVERY_MODE}, {"recoveryCompression", RECOVERY_COMPRESSION},
             {"walSyncMode", WAL_SYNC_MODE}, {"retention", RETENTION},
     };

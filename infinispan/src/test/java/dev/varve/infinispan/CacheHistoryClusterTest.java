@@ -60,7 +60,8 @@ class CacheHistoryClusterTest {
 
     private static ConfigurationBuilder storeConfig(ConfigurationBuilder cb) {
         cb.clustering().cacheMode(CacheMode.DIST_SYNC).hash().numOwners(2).numSegments(SEGMENTS);
-        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20);
+        cb.persistence().addStore(VarveStoreConfigurationBuilder.class).dataRegionSize(16L << 20).checkpointBufferSize(2L << 20)
+                .captureBufferSize(1L << 20).walSegmentSize(4L << 20);
         return cb;
     }
 

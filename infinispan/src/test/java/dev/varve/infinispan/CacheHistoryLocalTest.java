@@ -39,7 +39,7 @@ class CacheHistoryLocalTest {
         global.serialization().addContextInitializer(CacheHistory.serializationContext());
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
-                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20);
+                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20);
         more.accept(cb);
         DefaultCacheManager m = new DefaultCacheManager(global.build());
         m.defineConfiguration("c", cb.build());

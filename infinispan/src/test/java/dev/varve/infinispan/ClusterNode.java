@@ -71,7 +71,7 @@ public final class ClusterNode {
         } else {
             cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
                     // 4 MiB WAL segments, the smallest: a new store writes two of zeros, and the nodes start seven times a test
-                    .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).walSegmentSize(4L << 20);
+                    .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20);
         }
         manager = new DefaultCacheManager(global.build(), false);
         manager.defineConfiguration(CACHE, cb.build());

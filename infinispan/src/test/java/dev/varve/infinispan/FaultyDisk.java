@@ -41,7 +41,7 @@ final class FaultyDisk extends ForwardingFileIOFactory {
     DefaultCacheManager cacheManager(Path location) {
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.persistence().availabilityInterval(100).addStore(VarveStoreConfigurationBuilder.class).location(location.toString())
-                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20).fileIO(this);
+                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).fileIO(this);
         DefaultCacheManager m = new DefaultCacheManager(new GlobalConfigurationBuilder().nonClusteredDefault().build());
         m.defineConfiguration("c", cb.build());
         return m;

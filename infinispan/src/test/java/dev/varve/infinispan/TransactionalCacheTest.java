@@ -27,7 +27,7 @@ class TransactionalCacheTest {
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.transaction().transactionMode(TransactionMode.TRANSACTIONAL);
         cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
-                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20);
+                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20);
         DefaultCacheManager m = new DefaultCacheManager(new GlobalConfigurationBuilder().nonClusteredDefault().build());
         m.defineConfiguration("c", cb.build());
         return m;

@@ -56,12 +56,14 @@ class VarveStoreConfigurationTest {
     @Test
     void xmlSetsEveryVarveAttribute() {
         ConfigurationBuilderHolder holder = new ParserRegistry().parse(xml("data-region-size=\"33554432\" checkpoint-buffer-size=\"4194304\""
-                + " wal-segment-size=\"8388608\" recovery-mode=\"WAL_PHYSICAL\" recovery-compression=\"SKIP_GARBAGE\" wal-sync-mode=\"FSYNC\""
+                + " capture-buffer-size=\"1048576\" wal-segment-size=\"8388608\" recovery-mode=\"WAL_PHYSICAL\" recovery-compression=\"SKIP_GARBAGE\" wal-sync-mode=\"FSYNC\""
                 + " retention=\"keepLast(3),keepAll()\" preload=\"true\""));
         VarveStoreConfiguration s = storeOf(holder.getNamedConfigurationBuilders().get("c").build());
         assertEquals(dir.toString(), s.location());
         assertEquals(32L << 20, s.dataRegionSize());
         assertEquals(4L << 20, s.checkpointBufferSize());
+        assertEquals(1L << 20, s.captureBufferSize());
+        assertEquals(1L << 20, s.varveConfig(dir).captureBufferSize(), "the store opens with it");
         assertEquals(8L << 20, s.walSegmentSize());
         assertEquals(RecoveryMode.WAL_PHYSICAL, s.recoveryMode());
         assertEquals(RecoveryCompression.SKIP_GARBAGE, s.recoveryCompression());
@@ -74,9 +76,9 @@ class VarveStoreConfigurationTest {
     void programmaticAndXmlGiveTheSameStore() {
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).dataRegionSize(32L << 20)
-                .recoveryMode(RecoveryMode.WAL_PHYSICAL).walSyncMode(WalSyncMode.FSYNC).retention("keepLast(3)");
+                .captureBufferSize(1L << 20).recoveryMode(RecoveryMode.WAL_PHYSICAL).walSyncMode(WalSyncMode.FSYNC).retention("keepLast(3)");
         VarveStoreConfiguration programmatic = storeOf(cb.build());
-        VarveStoreConfiguration declarative = storeOf(new ParserRegistry().parse(xml("data-region-size=\"33554432\" recovery-mode=\"WAL_PHYSICAL\""
+        VarveStoreConfiguration declarative = storeOf(new ParserRegistry().parse(xml("data-region-size=\"33554432\" capture-buffer-size=\"1048576\" recovery-mode=\"WAL_PHYSICAL\""
                 + " wal-sync-mode=\"FSYNC\" retention=\"keepLast(3)\"")).getNamedConfigurationBuilders().get("c").build());
         assertEquals(programmatic.attributes(), declarative.attributes());
     }
@@ -122,7 +124,7 @@ class VarveStoreConfigurationTest {
     void theConfigurationSurvivesInfinispansOwnSerialization() {
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString()).dataRegionSize(32L << 20)
-                .recoveryMode(RecoveryMode.WAL_PHYSICAL).walSyncMode(WalSyncMode.FSYNC).retention("keepLast(3)").preload(true)
+                .captureBufferSize(2L << 20).recoveryMode(RecoveryMode.WAL_PHYSICAL).walSyncMode(WalSyncMode.FSYNC).retention("keepLast(3)").preload(true)
                 .async().enable().modificationQueueSize(77);
         VarveStoreConfiguration original = storeOf(cb.build());
         for (MediaType type : new MediaType[]{MediaType.APPLICATION_XML, MediaType.APPLICATION_JSON, MediaType.APPLICATION_YAML}) {
@@ -195,7 +197,7 @@ class VarveStoreConfigurationTest {
                 () -> new ParserRegistry().parse(xml("wal-sync-mode=\"SOMETIMES\"")));
         assertMessage(RuntimeException.class, "data-region-size", () -> new ParserRegistry().parse(xml("data-region-size=\"big\"")));
         // a value out of Varve's range is refused when the configuration is built: XML users are told their attribute's name
-        for (String[] outOfRange : new String[][]{{"data-region-size", "1024"}, {"checkpoint-buffer-size", "1"}, {"wal-segment-size", "99999999999999"}}) {
+        for (String[] outOfRange : new String[][]{{"data-region-size", "1024"}, {"checkpoint-buffer-size", "1"}, {"capture-buffer-size", "1024"}, {"wal-segment-size", "99999999999999"}}) {
             assertMessage(CacheConfigurationException.class, outOfRange[0] + " (", () -> new ParserRegistry()
                     .parse(xml(outOfRange[0] + "=\"" + outOfRange[1] + "\"")).getNamedConfigurationBuilders().get("c").build());
         }

@@ -22,7 +22,7 @@ public class VarveStoreFunctionalTest extends BaseStoreFunctionalTest {
     @Override
     protected PersistenceConfigurationBuilder createCacheStoreConfig(PersistenceConfigurationBuilder persistence, String cacheName, boolean preload) {
         persistence.addStore(VarveStoreConfigurationBuilder.class).location(tmpDirectory)
-                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20).preload(preload);
+                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20).preload(preload);
         return persistence;
     }
 }

@@ -26,7 +26,7 @@ public class VarveStoreTest extends BaseNonBlockingStoreTest {
         cb.clustering().hash().numSegments(16);
         cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(tmpDirectory)
                 // each test opens a new store, and an open zero-fills its whole region: 16 MiB holds what they write
-                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).walSegmentSize(4L << 20);
+                .dataRegionSize(16L << 20).checkpointBufferSize(2L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20);
         return cb.build();
     }
 
