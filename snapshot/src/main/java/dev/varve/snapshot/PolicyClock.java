@@ -38,10 +38,9 @@ record PolicyClock(long correction, long latestWall, long[] steps, long[] floors
      */
     static final int MAX_STEPS = 64;
     /**
-     * A declaration counted this much later than its own time or less (a pause before the lock) records no floor,
-     * unless it read the clock after a step back that a later read found: its own time is then the step earlier
-     * (recorded for the {@link #MAX_STEPS} oldest such, so that a clock stepped back a little again and again does
-     * not grow every mark by one floor per step).
+     * A declaration counted this much later than its own time or less (a pause before the lock, or a short step back)
+     * records its floor only among the {@link #MAX_STEPS} oldest such, so that a clock stepped back a little again and
+     * again does not grow every mark by one floor per step.
      */
     static final long FLOOR_TOLERANCE_MILLIS = 1_000;
 

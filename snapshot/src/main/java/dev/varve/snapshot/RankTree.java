@@ -7,10 +7,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.LongFunction;
 
@@ -67,14 +65,6 @@ final class RankTree {
      * clock, which is counted as declared at that next read instead (it was read before it).
      */
     private final Map<Long, Long> ahead = new HashMap<>();
-    /** Lagging snapshots counted since the latest read of the clock: a read that finds a step finds what they lagged by. */
-    private final List<Long> laggingSinceRead = new ArrayList<>();
-    /**
-     * Lagging snapshots whose time was read after a step back that a later read found: their own time, with the
-     * offset before that step, is the step earlier than they were declared, however short the step, so a checkpoint
-     * records their floor (a lag under {@link PolicyClock#FLOOR_TOLERANCE_MILLIS} is otherwise taken for a pause).
-     */
-    private final Set<Long> laggedAStep = new HashSet<>();
 
     RankTree(RankTreePolicy policy) {
         this.policy = policy;
@@ -112,10 +102,7 @@ final class RankTree {
     /** Notes the offset a snapshot's declared time is counted with, and when that time lags the latest read. */
     private void countedAt(SnapshotRecord r) {
         if (offset != (offsetFrom.isEmpty() ? 0 : offsetFrom.lastEntry().getValue())) offsetFrom.put(r.id(), offset);
-        if (r.declaredMillis() + offset < lastNow) {
-            lagging.put(r.id(), lastNow);
-            laggingSinceRead.add(r.id());
-        }
+        if (r.declaredMillis() + offset < lastNow) lagging.put(r.id(), lastNow);
         else if (offset != 0 && r.declaredMillis() + offset > lastNow) ahead.put(r.id(), r.declaredMillis() + offset);
     }
 
@@ -128,7 +115,6 @@ final class RankTree {
     void remove(SnapshotRecord r) {
         lagging.remove(r.id());
         ahead.remove(r.id());
-        laggedAStep.remove(r.id());
         for (int j = 1; j < Math.min(Math.min(r.rank(), levels) + 1, keepAllFrom); j++) counted[j - 1].remove(r.id());
         if (ages) forgetSteps();
     }
@@ -169,8 +155,6 @@ final class RankTree {
         for (int i = 0; i < clock.steps().length; i += 2) offsetFrom.put(clock.steps()[i], clock.steps()[i + 1]);
         lagging.clear();
         ahead.clear();
-        laggingSinceRead.clear();
-        laggedAStep.clear();
         lastNow = clock.latestPolicyTime();
         candidateCount = 0;
         for (SnapshotRecord r : live) {
@@ -202,7 +186,6 @@ final class RankTree {
             Map.Entry<Long, Long> floor = floors.floorEntry(r.id());
             long at = Math.min(cap, floor == null ? own : Math.max(own, floor.getValue()));
             if (at != own) lagging.put(r.id(), at);
-            if (at > own) laggedAStep.add(r.id()); // from a floor: the next checkpoint records it again
             cap = at;
         }
     }
@@ -211,7 +194,7 @@ final class RankTree {
      * The clock's state for a checkpoint mark at wall-clock time {@code wallNow} ({@code live} looks a record up): the
      * correction and the latest time on the policy's clock as a read now would leave them (without moving the clock:
      * the next read finds the same step), the offsets, and a floor for each run of declarations counted later than
-     * their time by more than a pause (declared after a step back, before the policy read the clock).
+     * their time (declared after a step back before the policy read the clock, or read before a read of it).
      */
     PolicyClock clock(LongFunction<SnapshotRecord> live, long wallNow) {
         long latest = Math.max(lastNow, wallNow + offset);
@@ -246,7 +229,10 @@ final class RankTree {
         int f = 0;
         long floor = Long.MIN_VALUE;
         // floors of lags under the tolerance, the oldest (the first to age) up to MAX_STEPS: a clock stepped back a
-        // little again and again would otherwise note one per step, all in every checkpoint mark
+        // little again and again would otherwise note one per step, all in every checkpoint mark. Each is recorded
+        // whether or not a read found a step: replay reads no clock, and a live mark may come before the read that
+        // finds it; without its floor the next recovery counts the snapshot at its own, earlier time, and the ones
+        // before it, capped at that, earlier than they ever were (a drop before a raise the live run kept it for)
         int shortLags = 0;
         for (long id : ids) {
             SnapshotRecord r = live.apply(id);
@@ -254,7 +240,7 @@ final class RankTree {
             long own = r == null ? at : r.declaredMillis() + offsetOf(id);
             if (at <= own || at <= floor) continue;
             if (at <= own + PolicyClock.FLOOR_TOLERANCE_MILLIS) {
-                if (!laggedAStep.contains(id) || shortLags == PolicyClock.MAX_STEPS) continue;
+                if (shortLags == PolicyClock.MAX_STEPS) continue;
                 shortLags++;
             }
             floors[f++] = id;
@@ -337,9 +323,7 @@ final class RankTree {
         if (clockRead && lastNow != Long.MIN_VALUE && t < lastNow) {
             offset += lastNow - t;
             t = lastNow;
-            for (long id : laggingSinceRead) if (lagging.containsKey(id)) laggedAStep.add(id);
         }
-        if (clockRead) laggingSinceRead.clear();
         if (clockRead || offset == 0) lastNow = Math.max(t, lastNow);
         if (clockRead) {
             for (Map.Entry<Long, Long> a : ahead.entrySet()) if (a.getValue() > lastNow) lagging.put(a.getKey(), lastNow);

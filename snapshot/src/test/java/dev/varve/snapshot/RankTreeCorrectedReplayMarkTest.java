@@ -5,10 +5,10 @@ import dev.varve.config.Retention;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 
+import static dev.varve.snapshot.RankTreeReplays.recorded;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
@@ -30,17 +30,6 @@ class RankTreeCorrectedReplayMarkTest {
 
     private static List<Long> ids(List<RankTree.Verdict> verdicts) {
         return verdicts.stream().map(RankTree.Verdict::id).toList();
-    }
-
-    /** {@code clock} as a mark's group records it and recovery reads it back. */
-    private static PolicyClock recorded(PolicyClock clock) {
-        List<Long> what = new ArrayList<>();
-        List<Long> value = new ArrayList<>();
-        clock.writeTo((key, v) -> {
-            what.add(key);
-            value.add(v);
-        });
-        return PolicyClock.read(what.stream().mapToLong(Long::longValue).toArray(), value.stream().mapToLong(Long::longValue).toArray());
     }
 
     /**
