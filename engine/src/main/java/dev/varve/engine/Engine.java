@@ -117,12 +117,17 @@ final class Engine {
             long neededFrom = start.walScanFrom(config.walSegmentSize());
             WalOpenScan walScan;
             // what recovery will need of the data region, learnt from the records as the scan checks them
-            ReplayHeadroom replayHeadroom = new ReplayHeadroom(config, start.latest() == null ? 0 : start.latest().markLsn());
+            long replayFrom = start.latest() == null ? 0 : start.latest().markLsn();
+            ReplayHeadroom replayHeadroom = new ReplayHeadroom(config, replayFrom);
+            RaisesToReplay raises = new RaisesToReplay(replayFrom); // the snapshots replay keeps until their raises
             // whose files these are, from the markers alone: the WAL's segments are checked against it, then the page files
             PageFileGenerations generations = PageFileGenerations.load(markers, start.latest());
             try {
                 walScan = WalOpenScan.run(io, walDir, config.walSegmentSize(), config.walSyncMode(), neededFrom, truncateDamagedWal,
-                        replayHeadroom, generations.durableId());
+                        (lsn, type, payload) -> {
+                            replayHeadroom.visit(lsn, type, payload);
+                            raises.visit(lsn, type, payload);
+                        }, generations.durableId());
             } catch (CorruptionException e) {
                 throw start.explain(e, markers);
             }
@@ -174,7 +179,7 @@ final class Engine {
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change
             archive.wal(walDurability(wal)); // no drop is written before the declaration that caused it is durable
             checkpointer.addListener(archive);
-            LogicalReplayer replayer = new LogicalReplayer(this, agents.parallel());
+            LogicalReplayer replayer = new LogicalReplayer(this, agents.parallel(), raises.ids());
             memory.recovering(true);
             this.recovery = new Recovery(memory, wal, markers, checkpointer, start).run(replayer, !readOnly);
             memory.recovering(false);

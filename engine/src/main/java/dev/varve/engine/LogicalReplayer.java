@@ -24,19 +24,23 @@ final class LogicalReplayer implements LogicalReplay {
     private int workersStarted;
     /** The rank of the snapshot the last logical record replayed owes: a writeAndSnapshot batch whose snaprec did not follow. */
     private int owedRank;
+    /** The snapshot of each rank record replay will apply, one per record ({@link RaisesToReplay}). */
+    private final long[] raisesAhead;
 
     /**
      * Replays with the store's {@code recoveryThreads}, one per core at most; with one, or when {@code parallel} is
-     * false (agents stepped by hand: the store starts no thread), the opening thread alone.
+     * false (agents stepped by hand: the store starts no thread), the opening thread alone. {@code raisesAhead}: the
+     * snapshot of each rank record it will apply, which the archive keeps live until that raise.
      */
-    LogicalReplayer(Engine engine, boolean parallel) {
+    LogicalReplayer(Engine engine, boolean parallel, long[] raisesAhead) {
         this.engine = engine;
+        this.raisesAhead = raisesAhead;
         this.workerCount = parallel ? ReplayWorkers.count(engine.config.recoveryThreads()) : 0;
     }
 
     @Override
     public void beforeReplay(boolean emptyStore, long markLsn) {
-        engine.archive.replaying(); // before recover starts the archiver: the records alone apply the policy
+        engine.archive.replaying(raisesAhead); // before recover starts the archiver: the records alone apply the policy
         engine.archive.recover(markLsn, emptyStore);
         engine.tables.load(emptyStore);
     }

@@ -260,7 +260,8 @@ final class RankTree {
         }
     }
 
-    private void candidate(long id) {
+    /** Checks {@code id} at the next evaluation (the registry's, for a verdict replay holds until the snapshot's raise). */
+    void candidate(long id) {
         if (candidateCount == candidates.length) candidates = Arrays.copyOf(candidates, candidateCount * 2);
         candidates[candidateCount++] = id;
     }

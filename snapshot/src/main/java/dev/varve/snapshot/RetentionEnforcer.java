@@ -63,6 +63,16 @@ final class RetentionEnforcer {
         }
     }
 
+    /** Open: the snapshots of the raises replay will apply, which it keeps until then ({@link RaisesAhead}). */
+    void raisesAhead(long[] raised) {
+        lock.lock();
+        try {
+            registry.raisesAhead(raised);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /**
      * After the declaration logged at {@code walLsn}: the budget, and the capture counts of snapshots no longer live
      * forgotten. Caller holds the lock.

@@ -75,7 +75,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final ReclamationCheck check;
     private final ArchiveRecovery recovery;
     private final DropQueries drops;
-    /** Whether open is replaying the WAL ({@link #replaying()}). */
+    /** Whether open is replaying the WAL ({@link #replaying(long[])}). */
     private volatile boolean replaying;
 
     /**
@@ -141,9 +141,13 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      * a mark replay takes records the policy's clock as the records left it. By today's clock, past every record
      * replayed, they dropped a snapshot aged out at its old rank before its raise, acknowledged before the crash, was
      * replayed (the mark's clock did so in the replay after a second crash, which starts from that mark).
+     * {@code raised}: the snapshot of each rank record replay will apply, one per record; each stays live until its
+     * last raise is replayed, whatever the policy or the budget decides before ({@link RaisesAhead}).
      */
-    public void replaying() {
+    public void replaying(long[] raised) {
+        java.util.Objects.requireNonNull(raised, "raised: the snapshot of each rank record replay will apply (none: empty)");
         replaying = true;
+        retention.raisesAhead(raised);
     }
 
     /**
@@ -151,11 +155,12 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      * checks do from now on, so that the open drops what the policy no longer keeps (a tightened one, an age passed).
      */
     public void replayed() {
+        retention.raisesAhead(new long[0]);
         replaying = false;
         retention.enforce();
     }
 
-    /** Whether open is replaying the WAL ({@link #replaying()}): the archiver skips its checks meanwhile. */
+    /** Whether open is replaying the WAL ({@link #replaying(long[])}): the archiver skips its checks meanwhile. */
     boolean isReplaying() {
         return replaying;
     }

@@ -32,6 +32,8 @@ final class SnapshotRegistry implements AutoCloseable {
     /** Per rank change, the Maplog position of every level at that moment, and each live raised snapshot's latest. */
     private final JoinLog joins;
     private final RankTree rankTree;
+    /** While replaying, the raises still to replay: the policy and the budget keep their snapshots until then. */
+    private final RaisesAhead raisesAhead = new RaisesAhead();
     private final RegistryDrops answers;
     private final int levels;
     private final TreeMap<Long, SnapshotRecord> live = new TreeMap<>();
@@ -264,12 +266,13 @@ final class SnapshotRegistry implements AutoCloseable {
     /**
      * Raises a live snapshot's rank, when every level's Maplog stood at {@code positions}; false when it is not live.
      * The policy is then applied at the wall clock's time when {@code clockRead}; replay reads no clock (see
-     * {@link SnapshotArchive#replaying()}) and applies it at the policy's latest time, or the snapshot's declared
+     * {@link SnapshotArchive#replaying(long[])}) and applies it at the policy's latest time, or the snapshot's declared
      * time if later, both times the raise was not before.
      */
     boolean rank(long id, int rank, long walLsn, long[] positions, boolean clockRead) {
         SnapshotRecord r = live.get(id);
         if (r == null) return false;
+        raisesAhead.replayed(id);
         if (rank < r.rank()) throw new IllegalArgumentException("snapshot " + id + " has rank " + r.rank() + "; a rank can only be raised, not to " + rank);
         SnapshotRecord raised = new SnapshotRecord(id, rank, r.declaredMillis(), r.start(), walLsn);
         log.append(raised);
@@ -286,7 +289,7 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /**
      * The retention policy's clock, for a checkpoint mark to record ({@link PolicyClock}): at the wall clock's time when
-     * {@code clockRead}; replay reads no clock (see {@link SnapshotArchive#replaying()}) and records the policy's clock
+     * {@code clockRead}; replay reads no clock (see {@link SnapshotArchive#replaying(long[])}) and records the policy's clock
      * as its records left it ({@link RankTree#clockAsRead}).
      */
     PolicyClock policyClock(boolean clockRead) {
@@ -314,8 +317,17 @@ final class SnapshotRegistry implements AutoCloseable {
      * of them: {@link #lastWindowChange}).
      */
     void enforce(long nowMillis, boolean clockRead, long causeLsn) {
-        for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis, clockRead)) drop(v.id(), v.why(), DropLogLookup.DROPPED_BY_POLICY, causeLsn);
+        for (RankTree.Verdict v : rankTree.drops(live::get, nowMillis, clockRead)) {
+            // kept until its raise, where the policy decides again as the live run did (see RaisesAhead)
+            if (raisesAhead.holds(v.id())) rankTree.candidate(v.id());
+            else drop(v.id(), v.why(), DropLogLookup.DROPPED_BY_POLICY, causeLsn);
+        }
         forgetBefore(oldestLive());
+    }
+
+    /** Replay will apply a raise of each of {@code ids}, one per record (none once it is over): see {@link RaisesAhead}. */
+    void raisesAhead(long[] ids) {
+        raisesAhead.expect(ids);
     }
 
     /** Declarations held in memory, over all levels (tests: it follows the live snapshots). */
@@ -350,7 +362,8 @@ final class SnapshotRegistry implements AutoCloseable {
 
     /**
      * The budget: drops live snapshots — lowest rank first, so a level's rule loses nothing while a lower level still
-     * has snapshots, and oldest first within a rank; never the latest — until the archive bytes attributed to them
+     * has snapshots, and oldest first within a rank; never the latest, nor while replaying one whose raise is still ahead
+     * ({@link RaisesAhead}) — until the archive bytes attributed to them
      * ({@code bytesOf}) reach {@code excess}, because of the WAL record at {@code causeLsn} (MAX_VALUE: the writes appended
      * so far, whose pre-states passed the budget). Returns those bytes; reclamation gives them back whole segments at a time.
      */
@@ -360,7 +373,7 @@ final class SnapshotRegistry implements AutoCloseable {
         long freed = 0;
         for (SnapshotRecord r : order) {
             if (freed >= excess) break;
-            if (r.id() == latest) continue;
+            if (r.id() == latest || raisesAhead.holds(r.id())) continue; // the live run kept it until its raise
             freed += bytesOf.applyAsLong(r.id());
             drop(r.id(), budgetWhy(budget), DropLogLookup.DROPPED_BY_BUDGET, causeLsn);
         }

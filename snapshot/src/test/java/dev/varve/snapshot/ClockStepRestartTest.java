@@ -2,7 +2,6 @@ package dev.varve.snapshot;
 
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
-import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.store.PageStore;
@@ -44,20 +43,13 @@ class ClockStepRestartTest {
     private final FileIOFactory io = FileIOFactory.standard();
 
     private SnapshotArchive open() {
-        SnapshotArchive a = new SnapshotArchive(io, ArchiveSettings.builder(dir.resolve("archive"), POLICY).pageSize(4096).skippyLevels(1)
-                .skippyNodeEntries(16).captureBufferBytes(1L << 20).segmentBytes(256L << 10).pageWindow(0).build());
-        // no archiver thread: its check reads the stepped clock whenever its period comes round, and one landing between
-        // a step and a declaration counts that declaration from the check (a test below does so on purpose); the
-        // checks here are the test's own (liveAt), and a checkpoint steps the archiver on the caller's thread
-        a.useAgents(Agents.invoked());
-        a.wallClock(wall::get);
-        return a;
+        // the checks here are the test's own (liveAt): an archiver's landing between a step and a declaration would
+        // count that declaration from the check (a test below does so on purpose)
+        return SteppedClockArchives.open(dir.resolve("archive"), POLICY, wall::get);
     }
 
     private static void mark(SnapshotArchive a, long lsn) {
-        a.onMark(lsn, lsn);
-        a.beforeStartMarker(lsn, lsn);
-        a.afterEndMarker(lsn, lsn);
+        SteppedClockArchives.mark(a, lsn);
     }
 
     /** Sets the wall clock to {@code millis} and applies the policy (the archiver's check): the live snapshots. */
