@@ -86,12 +86,13 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         int pageSize = settings.pageSize();
         this.storeId = new AtomicLong(settings.storeId());
         RankTreePolicy policy = settings.retention();
+        // the capture buffer before the files: a buffer that cannot be allocated fails the open with no file left open
+        PageSlots slots = new PageSlots(settings.captureBufferBytes(), pageSize, "captureBufferSize");
         ArchiveFiles files = ArchiveFiles.open(io, settings, storeId);
         this.levels = files.levels();
         this.registry = files.registry();
         this.moves = files.moves();
         this.marks = files.marks();
-        PageSlots slots = new PageSlots(settings.captureBufferBytes(), pageSize, "captureBufferSize");
         this.archiver = new Archiver(this);
         this.views = new OpenViews(lock, io, levels, registry, extents, slots);
         this.retention = new RetentionEnforcer(lock, registry, extents, pageSize, policy.budgetBytes().orElse(-1), this::bytes);
