@@ -107,8 +107,8 @@ final class FakeSender implements AutoCloseable {
 
     /**
      * The longest the test thread went between two sends (or from {@link #accept} to its first) when it meant to send
-     * more often: a stall of that thread (or of the whole JVM, a full collection) under load, which a receiver rightly
-     * meets with its idle timeout. A test of another rule tells such a run from a failure with it.
+     * more often: a stall of that thread (starved of the CPU on a loaded VM, or the whole JVM paused), which a receiver
+     * rightly meets with its idle timeout. A test of another rule tells such a run from a failure with it.
      */
     long longestSilenceNanos() {
         return longestSilenceNanos;

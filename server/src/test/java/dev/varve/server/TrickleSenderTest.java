@@ -21,8 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * 10 a second.)
  * <p>
  * The fake sender runs on the test thread, and the receiver's idle timeout rightly ends a run in which that thread
- * stalled (a full collection, a loaded VM) for about as long: such a run says nothing of the rate rule, and is run
- * again, up to {@value #TRIES} times (see {@link #untilUnstalled}).
+ * stalled (starved of the CPU on a loaded VM) for about as long: such a run says nothing of the rate rule, and is
+ * run again, up to {@value #TRIES} times (see {@link #untilUnstalled}).
  */
 @Timeout(120)
 @Isolated("its idle timeouts and rate windows of 1 to 4 s must not be stretched by a neighbour taking the two cores")
