@@ -34,6 +34,9 @@ final class FakeSender implements AutoCloseable {
     int helloFlags;
     /** The sequence number of the last follow frame sent. */
     long followFrames;
+    /** When it last sent (or accepted), and the longest it went without sending since it accepted: see {@link #longestSilenceNanos}. */
+    private long lastSentNanos;
+    private long longestSilenceNanos;
 
     FakeSender() throws IOException {
         listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
@@ -59,6 +62,7 @@ final class FakeSender implements AutoCloseable {
         helloSnapshot = in.readLong();
         helloFlags = in.readInt();
         in.readInt(); // its CRC
+        lastSentNanos = System.nanoTime(); // the receiver's idle timeout runs from its connect, about now
         return this;
     }
 
@@ -94,8 +98,20 @@ final class FakeSender implements AutoCloseable {
     }
 
     void sendRaw(byte[] bytes) throws IOException {
+        long now = System.nanoTime(); // before the write, which fails once the receiver hung up on a silence
+        longestSilenceNanos = Math.max(longestSilenceNanos, now - lastSentNanos);
+        lastSentNanos = now;
         out.write(bytes);
         out.flush();
+    }
+
+    /**
+     * The longest the test thread went between two sends (or from {@link #accept} to its first) when it meant to send
+     * more often: a stall of that thread (starved of the CPU on a loaded VM, or the whole JVM paused), which a receiver
+     * rightly meets with its idle timeout. A test of another rule tells such a run from a failure with it.
+     */
+    long longestSilenceNanos() {
+        return longestSilenceNanos;
     }
 
     /** HEADER as {@link ShipSender} sends it, of a store with the default WAL segment size. */

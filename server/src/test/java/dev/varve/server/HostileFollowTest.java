@@ -28,9 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class HostileFollowTest extends HostileSenderFixture {
     /** {@link #followWithImage} from a new sender into a new standby directory {@code name}: one case of several in a test. */
     private CompletableFuture<BackupResult> followAnew(String name) throws Exception {
-        sender.close();
-        sender = new FakeSender();
-        target = dir.resolve(name);
+        anew(name);
         return followWithImage();
     }
 

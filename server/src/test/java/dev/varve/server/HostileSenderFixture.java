@@ -17,6 +17,8 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -67,9 +69,20 @@ abstract class HostileSenderFixture {
         sender = new FakeSender();
     }
 
+    private final List<CompletableFuture<BackupResult>> runs = new ArrayList<>();
+
+    /** Closes the sender, which ends any run still going, and waits until each run ended. */
     @AfterEach
     void closeSender() throws Exception {
         sender.close();
+        for (CompletableFuture<BackupResult> run : runs) run.handle((r, e) -> null).get(60, TimeUnit.SECONDS);
+    }
+
+    /** A new fake sender and a new target directory {@code name} (in the same temporary directory), for another run. */
+    void anew(String name) throws Exception {
+        sender.close();
+        sender = new FakeSender();
+        target = dir.resolve(name);
     }
 
     /** Starts {@code follow} against the fake sender, ships it the whole image, and waits until the standby is in place. */
@@ -83,9 +96,11 @@ abstract class HostileSenderFixture {
     }
 
     /**
-     * {@link #followWithImage(SnapshotBackup)}, calling {@code beat} every 500 ms while the standby opens after the
-     * image, as a Varve sender sends a HEARTBEAT each second from the image's END on: else the receiver's idle timeout
-     * runs through the opening, which took more than 3 s on a loaded VM.
+     * {@link #followWithImage(SnapshotBackup)}, calling {@code beat} at once after the image's END and every 100 ms
+     * until the standby is in place, as a Varve sender sends a HEARTBEAT each second from END on: else the receiver's
+     * idle timeout runs through the opening, which took more than 3 s on a loaded VM. At once and that often, not each
+     * 500 ms after the image: the opening (a data region of at least the default 256 MiB, zero-filled, and a new WAL)
+     * takes the CPU from the test thread that beats, whose first beat then came 1 to 7 s after END (load 12 to 15).
      */
     CompletableFuture<BackupResult> followWithImage(SnapshotBackup follow, Beat beat) throws Exception {
         CountDownLatch imageIn = new CountDownLatch(1);
@@ -105,15 +120,29 @@ abstract class HostileSenderFixture {
             sender.image(image, MODE);
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!imageIn.await(500, TimeUnit.MILLISECONDS)) {
+        do {
             assertTrue(System.nanoTime() < deadline && !run.isDone(), "the image is in place");
             beat.send();
-        }
+        } while (!imageIn.await(100, TimeUnit.MILLISECONDS));
         return run;
     }
 
-    static CompletableFuture<BackupResult> start(SnapshotBackup backup) {
-        return CompletableFuture.supplyAsync(backup::run);
+    /**
+     * Runs {@code backup} on another thread. The fixture waits for it to end after the test (see {@link #closeSender}):
+     * a run a failed test left behind closed its standby while the temporary directory was deleted under it.
+     */
+    CompletableFuture<BackupResult> start(SnapshotBackup backup) {
+        CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(backup::run);
+        runs.add(run);
+        return run;
+    }
+
+    /** How the run started last ended: its failure's message, or "completed"; waiting for it (its sender hung up). */
+    String howTheLastRunEnded() throws Exception {
+        if (runs.isEmpty()) return "none started";
+        CompletableFuture<BackupResult> run = runs.get(runs.size() - 1);
+        return run.handle((r, e) -> e == null ? "completed" : String.valueOf(e.getCause() == null ? e : e.getCause().getMessage()))
+                .get(60, TimeUnit.SECONDS);
     }
 
     /** The failure {@code run} ends with, which must be a {@link BackupException}. */
