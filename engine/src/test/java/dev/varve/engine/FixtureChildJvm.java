@@ -42,6 +42,15 @@ final class FixtureChildJvm {
         return String.join(java.io.File.pathSeparator, parts);
     }
 
+    /**
+     * The start of every child JVM's command line: {@code java}, {@code heap}, and C1 only — a child lives seconds (a
+     * fixture, or a workload killed soon after it started), too short for C2's compilations to pay back, and no test
+     * checks how fast a child runs, only what it leaves on disk and prints.
+     */
+    static List<String> java(String heap) {
+        return new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), heap, "-XX:TieredStopAtLevel=1"));
+    }
+
     static Result run(String heap, long timeoutSeconds, Class<?> main, String... args) {
         return run(List.of(), heap, timeoutSeconds, main, args);
     }
@@ -49,8 +58,7 @@ final class FixtureChildJvm {
     /** {@link #run(String, long, Class, String...)} under {@code launcher}, a command that runs the child JVM's (setpriv). */
     static Result run(List<String> launcher, String heap, long timeoutSeconds, Class<?> main, String... args) {
         List<String> cmd = new ArrayList<>(launcher);
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add(heap);
+        cmd.addAll(java(heap));
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         cmd.add("-cp");
@@ -131,9 +139,9 @@ final class FixtureChildJvm {
     static long killWhen(Class<?> main, Path dir, dev.varve.config.RecoveryMode mode, long from, Path ack, Path log,
                          java.util.function.BooleanSupplier when, String where, String... more) throws IOException, InterruptedException {
         java.nio.file.Files.deleteIfExists(ack);
-        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-cp", classPath(), main.getName(), dir.toString(), mode.name(), String.valueOf(from), ack.toString()));
-        command.addAll(java.util.List.of(more)); // the main's own further arguments
+        List<String> command = java("-Xmx256m");
+        command.addAll(List.of("-cp", classPath(), main.getName(), dir.toString(), mode.name(), String.valueOf(from), ack.toString()));
+        command.addAll(List.of(more)); // the main's own further arguments
         Process child = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (KillWorkload.acknowledged(ack) <= from && child.isAlive() && System.nanoTime() < deadline) Thread.sleep(10);

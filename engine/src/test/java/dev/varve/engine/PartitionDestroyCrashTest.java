@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -59,9 +60,9 @@ class PartitionDestroyCrashTest {
     /** Runs the fixture in a child JVM and kills it with kill -9 as soon as it reports everything acknowledged. */
     private void killOnceAcknowledged(Path dir, RecoveryMode mode, long seed) throws IOException, InterruptedException {
         Path log = tmp.resolve(mode + "-" + seed + ".log");
-        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                "-cp", FixtureChildJvm.classPath(), FixtureDestroyCrash.class.getName(), dir.toString(), mode.name(), Long.toString(seed))
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        List<String> command = FixtureChildJvm.java("-Xmx256m");
+        command.addAll(List.of("-cp", FixtureChildJvm.classPath(), FixtureDestroyCrash.class.getName(), dir.toString(), mode.name(), Long.toString(seed)));
+        Process child = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
             while (child.isAlive() && !Files.readString(log).contains("ACKED")) Thread.sleep(20);
             assertTrue(child.isAlive(), "the child died before acknowledging everything:\n" + Files.readString(log));
