@@ -4,8 +4,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,10 +25,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * static discovery, a distributed synchronous cache with 2 owners and 32 segments. Real kill -9 of child JVMs.
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
-// beside the module's other classes (infinispan/pom.xml), which run one after another meanwhile: it shares nothing with
-// them in this JVM (its nodes are child JVMs with their own directories, logs and -D properties), and the ports it
-// picks are bound by its nodes; CacheHistoryClusterTest's in-JVM nodes pick theirs the same way, checking each is free
-@Execution(ExecutionMode.CONCURRENT)
 class ThreeNodeClusterTest {
     private int keys;
     private long started;
@@ -81,6 +75,15 @@ class ThreeNodeClusterTest {
     /** The last stream index the writer saw acknowledged, -1 before the first. */
     private static long acked(Path ack) throws Exception {
         return Files.exists(ack) ? Long.parseLong(Files.readString(ack).trim()) : -1;
+    }
+
+    /** Waits until the writer has acknowledged stream index {@code index}. */
+    private static void awaitAcked(Path ack, long index) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        while (acked(ack) < index) {
+            if (System.nanoTime() > deadline) throw new AssertionError("the stream acknowledged " + acked(ack) + ", never " + index);
+            Thread.sleep(20);
+        }
     }
 
     /** Entries in all stores, expired ones included. */
@@ -176,9 +179,12 @@ class ThreeNodeClusterTest {
             // entries with a lifespan are gone after an expiry purge
             int ttlKeys = 1000;
             nodes[0].ask("putttl 0 " + ttlKeys + " 5000", 300);
+            long ttlWritten = System.nanoTime(); // every lifespan began before the answer
             assertExactlyOwnersHold("t", ttlKeys, "lifespan entries written");
             assertEquals(2L * keys + 2L * ttlKeys, rawEntries(), "stored entries before expiry");
-            Thread.sleep(5500); // let the 5 s lifespan pass
+            // let the 5 s lifespan pass, with half a second to spare, counted from the answer: the checks above took part of it
+            long lifespanLeft = ttlWritten + TimeUnit.MILLISECONDS.toNanos(5500) - System.nanoTime();
+            if (lifespanLeft > 0) TimeUnit.NANOSECONDS.sleep(lifespanLeft);
             // each node purges its own store, all three at once as their expiration reapers would (one after another they
             // took about 20 s here, most of the test's time after the writes)
             inParallel("purge", "purge", "purge");
@@ -188,7 +194,7 @@ class ThreeNodeClusterTest {
             // a cluster snapshot while a writer is mid-stream; the writer keeps going into the full crash below
             Path ack = tmp.resolve("stream.ack");
             nodes[0].ask("stream 0 " + ack, 30);
-            Thread.sleep(1500);
+            awaitAcked(ack, 20); // acknowledged writes before the declaration, which its cut must hold
             long ackedBefore = acked(ack);
             assertEquals("3", nodes[1].ask("snapshot L1", 300), "nodes that declared L1");
             long ackedAfter = acked(ack);
@@ -199,7 +205,7 @@ class ThreeNodeClusterTest {
             log("cluster snapshot L1 read back as its documented cut: " + cut + " (stream acked " + ackedBefore + " / " + ackedAfter + ")");
 
             // kill -9 of all three while the writer is mid-stream: every acknowledged write is back (LOG_ONLY)
-            Thread.sleep(1500);
+            awaitAcked(ack, ackedAfter + 20); // acknowledged writes after the declaration too, which the crash must keep
             for (int i = 0; i < 3; i++) {
                 nodes[i].kill();
                 nodes[i] = null;
