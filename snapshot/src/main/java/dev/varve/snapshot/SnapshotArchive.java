@@ -14,6 +14,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -146,7 +147,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
      * last raise is replayed, whatever the policy or the budget decides before ({@link RaisesAhead}).
      */
     public void replaying(long[] raised) {
-        java.util.Objects.requireNonNull(raised, "raised: the snapshot of each rank record replay will apply (none: empty)");
+        Objects.requireNonNull(raised, "raised: the snapshot of each rank record replay will apply (none: empty)");
         replaying = true;
         retention.raisesAhead(raised);
     }
