@@ -290,10 +290,9 @@ public final class Wal implements AutoCloseable {
             closer.begin(old, forcer.notYetDurable(old), endOffset, next);
             makeCurrent(next);
         } else {
-            // Under the force lock: a group commit's force may be running on this segment, and a staged force rewrites
-            // its range with the records' lengths zero first (WalSegment.writeLengthsLast). Started below what that
-            // force makes durable, it would put zero lengths over records already acknowledged, which write-back may
-            // carry to the disk before the second pass: a power cut would then cut them as a torn tail.
+            // Under the force lock: a group commit's force may be running on this segment, writing its range from
+            // the staging buffer, which the next segment takes over below; and this force starts where the last one
+            // ended, so it writes only what no force has made durable.
             groupCommit.lock();
             try {
                 old.force(forcer.notYetDurable(old), endOffset); // nothing was written past the seal

@@ -23,19 +23,21 @@ import java.util.zip.CRC32C;
  * out what the scan decided (the cut, the leftovers' deletion) only once the caller has decided the whole store is
  * sound.
  *
- * <p>Design note: where can a torn write be? A record is written body first and its length last (through the mapping,
- * or — a staged FSYNC segment — by writing the forced range with its lengths zero before writing it whole), and appends are
- * serialised, so after a process crash at most the one record being appended is incomplete, and it shows a zero
- * length (with some of its body behind it). A segment is forced whole before the next one gets its name, so every
- * named segment but the last is durable whatever the crash; a sealed last segment whose successor has only its
- * temporary name is a switch whose second half ({@link WalSegmentCloser}) a crash cut short, and that file is read
- * as the last segment (named when the scan is carried out). Power loss can tear more, but only what was not forced yet:
- * the tail of the last segment. Hence:
+ * <p>Design note: where can a torn write be? Through a mapping (LOG_ONLY, BACKGROUND) a record is written body first
+ * and its length last, and appends are serialised, so after a process crash at most the one record being appended is
+ * incomplete, and it shows a zero length (with some of its body behind it). A staged FSYNC segment reaches its file
+ * by one write of each forced range ({@link WalSegment#force}), which a kill may cut short at a page boundary: its
+ * last record may then have its length and not all of its body, a shape FSYNC's rule below cuts as a torn tail, and
+ * the segment's header makes that the rule whichever mode reopens it. A segment is forced whole before the next one
+ * gets its name, so every named segment but the last is durable whatever the crash; a sealed last segment whose
+ * successor has only its temporary name is a switch whose second half ({@link WalSegmentCloser}) a crash cut short,
+ * and that file is read as the last segment (named when the scan is carried out). Power loss can tear more, but only
+ * what was not forced yet: the tail of the last segment. Hence:
  * <ul>
  *   <li>a bad record in a segment that is not the last is damage;</li>
  *   <li>a bad record with a valid record anywhere after it is damage, except under {@link WalSyncMode#FSYNC} when it
- *       has the shape a power cut leaves ({@link #tornByPowerLoss}): there the last commit's range goes out in two
- *       writes and one fdatasync, and the disk may keep a later sector of it (a whole later record) without an
+ *       has the shape a power cut leaves ({@link #tornByPowerLoss}): there the last commit's range goes out in one
+ *       write and one fdatasync, and the disk may keep a later sector of it (a whole later record) without an
  *       earlier one, none of it acknowledged;</li>
  *   <li>a zero length followed by bytes of a record that never got its length is a torn tail;</li>
  *   <li>a bad record with a non-zero length at the very end is a torn tail only under {@link WalSyncMode#FSYNC}, the
@@ -352,12 +354,11 @@ public final class WalOpenScan {
 
     /**
      * Whether a power cut during the last commit's fsync (under {@code FSYNC}) can explain the bad record at
-     * {@code off}. That commit's range reaches the file in two writes (lengths zero, then whole, see
-     * {@link WalSegment#force}) before one fdatasync, so after power loss each of its 512-byte sectors may hold either
-     * write or neither — and records after the bad one may be whole. A sector that never reached the disk reads as
-     * the zeros the segment was created (or a cut was) with, and the first write carries the same bodies with the
-     * lengths zero: so such a record has a zero length, or a sector-aligned stretch of it that reads all zeros. A
-     * flipped bit or garbage has neither shape and stays damage when records follow it.
+     * {@code off}. That commit's range reaches the file in one write ({@link WalSegment#force}) before one fdatasync,
+     * so after power loss each of its 512-byte sectors may hold the write or not — and records after the bad one may
+     * be whole. A sector that never reached the disk reads as the zeros the segment was created (or a cut was) with:
+     * so such a record has a zero length, or a sector-aligned stretch of it that reads all zeros. A flipped bit or
+     * garbage has neither shape and stays damage when records follow it.
      */
     static boolean tornByPowerLoss(ByteBuffer b, int off, int size) {
         int length = b.getInt(off + WalSegmentDescriptor.LENGTH_OFFSET);

@@ -14,8 +14,8 @@ import java.nio.file.Path;
 
 /**
  * One WAL segment file, mapped whole, or — the segment an FSYNC WAL appends to — {@linkplain #staged staged}: its
- * records are written into a buffer of the process and reach the file by {@code pwrite} when they are forced, bodies
- * before lengths as through a mapping.
+ * records are written into a buffer of the process and reach the file by one {@code pwrite} of the forced range
+ * ({@link #force}).
  * Creation goes through a temporary name and an atomic rename, so a file with a segment's name always has a durable
  * header and its directory entry is durable too (the rename fsyncs the directory). IO failures become
  * {@link StorageException}s naming the file.
@@ -29,8 +29,6 @@ import java.nio.file.Path;
 final class WalSegment implements AutoCloseable {
     private static final byte[] ZEROS = new byte[4096];
     private static final int PREALLOCATE_CHUNK_BYTES = 1 << 20;
-    /** The most a staged force writes from its copy with the lengths zeroed in one go. */
-    private static final int BODIES_BYTES = 64 << 10;
 
     final long index;
     /** The file: under its temporary name until {@link #name} gives it the segment's (messages only read it). */
@@ -44,8 +42,6 @@ final class WalSegment implements AutoCloseable {
      * beyond it, which is never forced.
      */
     final ByteBuffer buffer;
-    /** A staged segment's copy of what a force writes first, its lengths zeroed ({@link #writeLengthsLast}); lazily made. */
-    private ByteBuffer bodies;
 
     private WalSegment(long index, Path path, FileIO file, MappedRegion region) {
         this.index = index;
@@ -218,51 +214,28 @@ final class WalSegment implements AutoCloseable {
         }
     }
 
-    /** Makes bytes [from, to) durable; a staged segment writes them to its file first. */
+    /**
+     * Makes bytes [from, to) durable; a staged segment writes them to its file first, in one {@code pwrite}. That write
+     * may be cut short (the kernel stops at a page boundary when the process is killed) or, on power loss, land in any
+     * subset of its 512-byte sectors, so a record's length may reach the file without all of its body. That is a torn
+     * tail by FSYNC's rule ({@link WalOpenScan#scanRecords}), and that rule judges this segment whichever mode reopens
+     * it: its header records FSYNC (format 2 on; a writable open never appends to a segment of another mode or of
+     * format 1, {@link WalOpenSwitch}). Where the range starts mid-sector, after records an earlier force made
+     * durable, the disk rewrites that sector with those records' bytes unchanged: kept or lost, it leaves them whole.
+     */
     void force(int from, int to) {
         if (to <= from) return;
         try {
             if (region != null) {
                 region.force(from, to - from);
             } else {
-                writeLengthsLast(from, to);
+                file.write(buffer.duplicate().limit(to).position(from), from);
                 file.forceData(); // the size never changes: a segment is created whole
             }
         } catch (IOException | UncheckedIOException e) {
             throw new StorageException("cannot force WAL segment " + index + " bytes [" + from + ", " + to + "): " + unwrap(e).getMessage(),
                     path, unwrap(e));
         }
-    }
-
-    /**
-     * Writes bytes [from, to) of the staged copy, which hold whole records (and the header when {@code from} is 0), to
-     * the file the way a mapped segment gets them: each record's body before its length. One write of the range could
-     * leave a record's length without all of its body — the kernel cuts a write short at a page boundary when the
-     * process is killed — and the open scan takes a record with its length and a bad body at the end of the log for
-     * damage under LOG_ONLY and BACKGROUND ({@link WalOpenScan}), in which a store written under FSYNC may be
-     * reopened. So the range is written twice: first with the records' lengths zero, then as it is. A write cut short
-     * in either pass leaves records whose length is not written yet after the whole ones: a torn tail, cut at open.
-     * The cost is a second {@code pwrite} of the range before the one fsync; the first goes out from a direct copy of
-     * at most {@link #BODIES_BYTES} at a time (a heap copy would be copied again by the channel). Since WAL format 2 a
-     * segment's tail is judged by the mode that wrote it, its header's (an FSYNC segment by FSYNC's rule, whichever
-     * mode reopens it), so the scan no longer depends on this; it still leaves the shape every mode's rule cuts.
-     */
-    private synchronized void writeLengthsLast(int from, int to) throws IOException {
-        if (bodies == null) bodies = ByteBuffer.allocateDirect(BODIES_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        int next = Math.max(from, WalSegmentDescriptor.HEADER_SIZE); // where the next record starts
-        for (int at = from; at < to; at += BODIES_BYTES) {
-            int n = Math.min(BODIES_BYTES, to - at);
-            ByteBuffer chunk = bodies.clear().limit(n);
-            chunk.put(0, buffer, at, n);
-            // records start 8-aligned and chunks end 8-aligned (or at to), so a length never straddles two chunks
-            for (int length; next < at + n && (length = buffer.getInt(next + WalSegmentDescriptor.LENGTH_OFFSET)) > 0; ) {
-                chunk.putInt(next - at + WalSegmentDescriptor.LENGTH_OFFSET, 0);
-                next += WalSegmentDescriptor.aligned(length);
-            }
-            if (next < at + n) next = to; // no record there: the rest of the range is zero
-            file.write(chunk, at);
-        }
-        file.write(buffer.duplicate().limit(to).position(from), from);
     }
 
     /** Zeroes bytes [from, to) and makes them durable (cuts a torn tail). */

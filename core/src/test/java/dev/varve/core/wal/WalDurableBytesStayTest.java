@@ -24,11 +24,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Under FSYNC a commit is acknowledged once an fdatasync covering its record returned; from then on a power cut must
- * find the record's bytes as they were. A staged segment writes a force's range twice, the lengths zero first: if a
- * later write put that first pass over bytes an earlier fdatasync already made durable, write-back could put the
- * zeroed lengths on the disk before the second pass, and a power cut then loses acknowledged records (open cuts them
- * as a torn tail). Several committers and a segment switch every few hundred records make the switch's force of the
- * old segment race the group commit's force of it.
+ * find the record's bytes as they were, so no later write may change them. A staged segment's force writes its range
+ * from the staging buffer, which the next segment takes over at a switch: a force of the old segment still writing
+ * from it then would put the next segment's bytes over acknowledged records. Several committers and a segment switch
+ * every few hundred records make the switch's force of the old segment race the group commit's force of it.
  */
 @Timeout(120)
 class WalDurableBytesStayTest {

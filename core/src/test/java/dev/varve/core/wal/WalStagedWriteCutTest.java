@@ -20,29 +20,34 @@ import java.util.List;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * An FSYNC WAL's force cut short by the kill of the process, the way the kernel does it (a write stops at a page
- * boundary when a fatal signal is pending), in any of the writes a staged segment's force makes (one or more of
- * the copy with the lengths zero, then one of the range whole): the WAL then opens under every sync mode — a store
- * written under FSYNC may be reopened under LOG_ONLY, whose scan takes a record with its length and a bad body for damage — with every record forced before, whole, and at
- * most a prefix of the cut force's records.
+ * boundary when a fatal signal is pending), at every page boundary of the one write a staged segment's force makes:
+ * the WAL then opens under every sync mode — a store written under FSYNC may be reopened under LOG_ONLY, whose own
+ * rule takes a record with its length and a bad body for damage, so the segment's tail must be judged by FSYNC's —
+ * with every record forced before, whole, and the cut force's records that lay wholly before the cut.
  */
 @Timeout(120)
 class WalStagedWriteCutTest {
     private static final int PAGE = 4096;
-    /** Room for a force of more than one copy's worth (WalSegment writes the lengths-zeroed copy 64 KiB at a time). */
     private static final long SEGMENT = 1 << 20;
 
     @TempDir
     Path dir;
 
-    /** Cuts the {@code cutAt}-th write to a segment file after arming at the next page boundary, then fails every call. */
+    /**
+     * Once armed, cuts the next write to a segment file after its {@code cutPages}-th page boundary (unless it ends
+     * before that), then fails every call; counts the writes made since arming.
+     */
     private static final class KilledMidWrite extends ForwardingFileIOFactory {
-        int cutAt = -1;
+        int cutPages = -1;
         int writes;
         boolean killed;
+        /** Where the cut write stopped, once killed. */
+        long cutEnd;
 
         @Override
         public FileIO open(Path file, boolean create) throws IOException {
@@ -52,11 +57,14 @@ class WalStagedWriteCutTest {
                 @Override
                 public void write(ByteBuffer src, long position) throws IOException {
                     if (killed) throw new IOException("the process is gone");
-                    if (cutAt > 0 && ++writes == cutAt) {
-                        int keep = (int) Math.min(src.remaining(), (position / PAGE + 1) * PAGE - position);
-                        delegate.write(src.duplicate().limit(src.position() + keep), position);
-                        killed = true;
-                        throw new IOException("killed after " + keep + " of " + src.remaining() + " bytes");
+                    if (cutPages > 0 && ++writes == 1) {
+                        long keep = (position / PAGE + cutPages) * PAGE - position;
+                        if (keep < src.remaining()) {
+                            delegate.write(src.duplicate().limit(src.position() + (int) keep), position);
+                            killed = true;
+                            cutEnd = position + keep;
+                            throw new IOException("killed after " + keep + " of " + src.remaining() + " bytes");
+                        }
                     }
                     delegate.write(src, position);
                 }
@@ -71,15 +79,16 @@ class WalStagedWriteCutTest {
     }
 
     @Test
-    void aForceCutAtAPageBoundaryInAnyOfItsWritesLeavesATornTailEveryModeCuts() throws IOException {
+    void aForceCutAtAnyPageBoundaryOfItsWriteLeavesATornTailEveryModeCuts() throws IOException {
         Random rnd = WalTestSupport.seeded("stagedWriteCut");
-        // 3 pages go out in two writes; 150 KiB in three of the lengths-zeroed copy and one whole
+        // within a page of the last force's end, and across many pages, so the cut falls inside records
         for (int unforced : new int[] {3 * PAGE, 150 << 10}) {
-            for (int cutAt = 1; ; cutAt++) {
-                String name = unforced + "-bytes-cut-in-write-" + cutAt;
+            for (int cutPages = 1; ; cutPages++) {
+                String name = unforced + "-bytes-cut-after-page-" + cutPages;
                 Path crashed = Files.createDirectories(dir.resolve(name));
                 List<byte[]> forced = new ArrayList<>();
                 List<byte[]> cut = new ArrayList<>();
+                List<Long> cutLsns = new ArrayList<>();
                 KilledMidWrite io = new KilledMidWrite();
                 Wal wal = Wal.open(crashed, io, SEGMENT, WalSyncMode.FSYNC, null);
                 for (int i = 0; i < 5; i++) {
@@ -92,13 +101,14 @@ class WalStagedWriteCutTest {
                     byte[] p = WalTestSupport.randomBytes(rnd, 300 + rnd.nextInt(700));
                     last = wal.append(7, ByteBuffer.wrap(p));
                     cut.add(p);
+                    cutLsns.add(last);
                     bytes += p.length;
                 }
-                io.cutAt = cutAt;
+                io.cutPages = cutPages;
                 try {
                     wal.commit(last);
                 } catch (StorageException killed) {
-                    // the force was cut in its cutAt-th write
+                    // the force's write was cut after cutPages page boundaries
                 }
                 try {
                     wal.close();
@@ -106,16 +116,31 @@ class WalStagedWriteCutTest {
                     // the process is gone: nothing more reaches the files
                 }
                 if (!io.killed) {
-                    assertTrue(cutAt > 2, "a force writes at least twice");
-                    break; // the force had fewer writes: every one of them was cut once
+                    assertEquals(1, io.writes, "a force writes its range once");
+                    assertTrue(cutPages > 1, "the force was cut at least once");
+                    break; // the write ended before this boundary: it was cut at every one
                 }
-                for (WalSyncMode mode : WalSyncMode.values()) assertReopens(crashed, dir.resolve(name + "-reopened-" + mode), mode, forced, cut);
+                int kept = 0; // the cut force's records wholly before the cut; one the cut falls inside has its length
+                boolean torn = false;
+                for (int i = 0; i < cut.size(); i++) {
+                    long start = WalSegmentDescriptor.offset(cutLsns.get(i), SEGMENT);
+                    long end = start + WalSegmentDescriptor.RECORD_HEADER_SIZE + cut.get(i).length;
+                    if (end <= io.cutEnd) kept++;
+                    torn |= start < io.cutEnd && io.cutEnd < end;
+                }
+                for (WalSyncMode mode : WalSyncMode.values()) {
+                    assertReopens(crashed, dir.resolve(name + "-reopened-" + mode), mode, forced, cut.subList(0, kept), torn);
+                }
             }
         }
     }
 
-    /** Reopens a copy of {@code crashed} under {@code mode}: the forced records whole, then a prefix of the cut ones. */
-    private static void assertReopens(Path crashed, Path copy, WalSyncMode mode, List<byte[]> forced, List<byte[]> cut) throws IOException {
+    /**
+     * Reopens a copy of {@code crashed} under {@code mode}: the forced records whole, then exactly the {@code kept} ones,
+     * and a tail cut when a record was {@code torn} (a cut on a record boundary leaves a clean end).
+     */
+    private static void assertReopens(Path crashed, Path copy, WalSyncMode mode, List<byte[]> forced, List<byte[]> kept,
+                                      boolean torn) throws IOException {
         Files.createDirectories(copy);
         try (var files = Files.list(crashed)) {
             for (Path f : files.toList()) Files.copy(f, copy.resolve(f.getFileName()));
@@ -124,11 +149,11 @@ class WalStagedWriteCutTest {
         try (Wal reopened = Wal.open(WalOpenScan.run(FileIOFactory.standard(), copy, SEGMENT, mode, -1, false), flush)) {
             List<WalTestSupport.Rec> read = WalTestSupport.readAll(reopened, reopened.firstLsn());
             String what = copy.getFileName() + ": " + read.size() + " records";
-            assertTrue(read.size() >= forced.size() && read.size() <= forced.size() + cut.size(), what);
+            assertEquals(forced.size() + kept.size(), read.size(), what);
             for (int i = 0; i < read.size(); i++) {
-                assertArrayEquals(i < forced.size() ? forced.get(i) : cut.get(i - forced.size()), read.get(i).payload(), what + ", record " + i);
+                assertArrayEquals(i < forced.size() ? forced.get(i) : kept.get(i - forced.size()), read.get(i).payload(), what + ", record " + i);
             }
-            assertTrue(reopened.tailCut().isPresent() || read.size() == forced.size() + cut.size(), what + ": the torn part is cut");
+            assertEquals(torn, reopened.tailCut().isPresent(), what + ": the torn record is cut");
         }
     }
 }
