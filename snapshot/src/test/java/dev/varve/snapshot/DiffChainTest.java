@@ -68,6 +68,21 @@ class DiffChainTest {
         }
     }
 
+    /** The longest bound an open may set: a chain of exactly that many links reads back, from the files alone too. */
+    @Test
+    void aChainAtTheLargestBoundReadsBack() {
+        int bound = ConfigLimits.SNAPSHOT_DIFF_CHAIN_MAX;
+        List<Version> versions;
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, LONG_SEGMENT)) {
+            versions = writeHistories(log, new SplittableRandom(17), 1, bound + 1, bound);
+            log.force();
+        }
+        assertEquals(bound, versions.stream().mapToInt(Version::chain).max().orElseThrow(), "a chain of the bound was written");
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, LONG_SEGMENT)) {
+            assertReadsBack(log, versions, true); // the newest first: its whole chain walked back to the head
+        }
+    }
+
     @Test
     void aLiveDiffsBaseIsNeverReclaimed() {
         List<Version> versions = new ArrayList<>();
