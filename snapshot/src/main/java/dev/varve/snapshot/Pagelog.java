@@ -129,7 +129,7 @@ final class Pagelog implements AutoCloseable {
         if (!segments.isEmpty()) segments.get(lastSegment()).keepOpen(true); // appended to
         end = segments.isEmpty() ? 0 : lastSegment() * recordsPerSegment + recordsIn(lastSegment());
         staged = end;
-        packsAllowed = segments.isEmpty() || versions.get(lastSegment()) >= PagelogDescriptor.RANGE_ENTRY_VERSION;
+        packsAllowed = lastSegmentTakesPacks();
         try {
             for (int seg : segments.keySet()) ranges.put(seg, scanRange(seg));
         } catch (RuntimeException e) {
@@ -447,7 +447,13 @@ final class Pagelog implements AutoCloseable {
         versions.keySet().removeIf(seg -> !segments.containsKey(seg));
         unchecked.removeIf(seg -> !segments.containsKey(seg));
         unsized.removeIf(seg -> !segments.containsKey(seg));
+        packsAllowed = lastSegmentTakesPacks(); // the cut may have taken every segment of the current format: diffs must not follow into an older one
         if (!segments.isEmpty()) ranges.put(lastSegment(), scanRange(lastSegment()));
+    }
+
+    /** Whether the segment appended to next (the last one, or a new one when there is none) holds diff packs of the current layout. */
+    private boolean lastSegmentTakesPacks() {
+        return segments.isEmpty() || versions.get(lastSegment()) >= PagelogDescriptor.RANGE_ENTRY_VERSION;
     }
 
     @Override

@@ -68,6 +68,47 @@ class DiffChainTest {
         }
     }
 
+    /** The longest bound an open may set: a chain of exactly that many links reads back, from the files alone too. */
+    @Test
+    void aChainAtTheLargestBoundReadsBack() {
+        int bound = ConfigLimits.SNAPSHOT_DIFF_CHAIN_MAX;
+        List<Version> versions;
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, LONG_SEGMENT)) {
+            versions = writeHistories(log, new SplittableRandom(17), 1, bound + 1, bound);
+            log.force();
+        }
+        assertEquals(bound, versions.stream().mapToInt(Version::chain).max().orElseThrow(), "a chain of the bound was written");
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, LONG_SEGMENT)) {
+            assertReadsBack(log, versions, true); // the newest first: its whole chain walked back to the head
+        }
+    }
+
+    /**
+     * Reclamation moving forward through random histories in segments of 16 records (chains restart whole in each,
+     * packs end at a segment's last record): after each step every version a live snapshot needs still reads back,
+     * with the pages rebuilt before kept and again from the files alone.
+     */
+    @Test
+    void everyVersionALiveSnapshotNeedsReadsBackAsReclamationMovesOn() {
+        List<Version> versions;
+        List<Version> needed;
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
+            versions = writeHistories(log, new SplittableRandom(23), 5, 40, 7); // version i needs snapshot i + 1 alone
+            log.force();
+            needed = versions;
+            for (int oldestLive = 1; oldestLive <= versions.size(); oldestLive += 17) {
+                long oldest = oldestLive;
+                log.reclaimOldest(Long.MAX_VALUE, (lo, hi) -> hi < oldest);
+                needed = versions.subList(oldestLive - 1, versions.size());
+                assertReadsBack(log, needed, false);
+            }
+            assertFalse(log.holds(versions.get(0).address()), "segments were reclaimed");
+        }
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
+            assertReadsBack(log, needed, true);
+        }
+    }
+
     @Test
     void aLiveDiffsBaseIsNeverReclaimed() {
         List<Version> versions = new ArrayList<>();

@@ -127,6 +127,40 @@ class RangeEntryTest {
         }
     }
 
+    /**
+     * An archive of format 3 whose archiver moved on to a segment of the current format, cut back by recovery into the
+     * format-3 segment: the diffs written after the cut must not go there (its entries are read as format 3's), or a
+     * snapshot captured after the cut fails its read.
+     */
+    @Test
+    void aRecoveryCutBackIntoASegmentOfFormat3TakesNoNewDiffs() throws IOException {
+        byte[] v0 = randomPage(3);
+        byte[] v1 = v0.clone();
+        v1[2 * V3_CHUNK + 7] ^= 1;
+        writeVersion3Segment(v0, v1, 1L << 2);
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, SEGMENT)) {
+            ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
+            for (int r = 2; r <= 16; r++) log.append(100 + r, 2, 3, image, 0); // fills segment 0 and starts segment 1, of the current format
+            log.force();
+            assertTrue(log.packsAllowed(), "the segment being written is of the current format");
+            log.truncate(2); // the checkpoint's mark lay in segment 0: the records after it are cut, segment 1 with them
+            Map<Long, byte[]> versions = new LinkedHashMap<>();
+            byte[] page = randomPage(4);
+            long head = archive(log, versions, page, image, -1, -1, null);
+            page[5 * CHUNK] ^= 1;
+            image.put(0, page);
+            long next = log.packsAllowed() // as the capture path asks before it archives a pre-state as a diff
+                    ? log.appendDiff(7, 3, 4, head, head, DiffChainTest.chunks(5 * CHUNK, 5 * CHUNK + 1), image, 0)
+                    : log.append(7, 3, 4, image, 0);
+            versions.put(next, page.clone());
+            log.force();
+            Map<Long, byte[]> sealed = new LinkedHashMap<>();
+            for (long address : versions.keySet()) sealed.put(log.resolve(address), versions.get(address));
+            assertReadsBack(log, sealed);
+            assertFalse(log.packsAllowed(), "the segment written next is of format 3 again");
+        }
+    }
+
     /** Segment 0 as format 3 wrote it: {@code v0} whole, then a pack of one entry, {@code v1} as the chunks of {@code mask}. */
     private void writeVersion3Segment(byte[] v0, byte[] v1, long mask) throws IOException {
         int record = PagelogDescriptor.recordBytes(PAGE);
