@@ -41,7 +41,14 @@ final class PendingCaptures {
         private final long lo;
         private final long hi;
         private final long[] changed;
-        private final int chain;
+        /**
+         * Links back to a whole page. Counted from the base's when captured, where the base may not be archived yet;
+         * set again when this one is archived, from the base's as archived: a diff its volume stored whole (its base
+         * in an earlier segment) is a head, and the captures after it count from 0, not on from the old segment's
+         * chain (which ended each new segment's chains that much short of the bound, a whole page more per page per
+         * segment). A count taken before that is never lower than the true one, so the bound holds either way.
+         */
+        private volatile int chain;
         /** The version this one is a diff against until archived (then only its address matters): null for a whole page. */
         private Pending base;
         private final boolean diff;
@@ -118,7 +125,9 @@ final class PendingCaptures {
                 Pending b = base;
                 if (b.address < 0) throw new IllegalStateException("capture " + number + " archived before its base, capture " + b.number);
                 address = v.appendDiff(pageId, lo, hi, b.address, b.head, changed, slots.memoryOf(slot), slots.offsetOf(slot));
-                head = Pagelog.isDiff(address) ? b.head : address; // stored whole when its base lies in an earlier segment
+                boolean storedAsDiff = Pagelog.isDiff(address); // else whole: its base lies in an earlier segment
+                head = storedAsDiff ? b.head : address;
+                chain = storedAsDiff ? b.chain + 1 : 0;
                 base = null; // only its address was needed: let older versions go
             }
         }

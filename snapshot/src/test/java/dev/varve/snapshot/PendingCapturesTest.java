@@ -71,6 +71,53 @@ class PendingCapturesTest {
         }
     }
 
+    /**
+     * A diff its volume stores whole, because its base lies in an earlier segment, heads a new chain: the captures after
+     * it count their links from it. Counted on from the old segment's chain, every new segment's first chain of a page
+     * ended short of the bound, a whole page more per page per segment.
+     */
+    @Test
+    void aDiffStoredWholeInANewSegmentStartsTheChainAgain() {
+        int bound = 63; // the capture path's default: a whole page once a chain has this many links
+        int captures = 12_000; // diffs of one chunk, ~80 bytes each: some 3,000 to a 256 KiB segment
+        FileIOFactory io = FileIOFactory.standard();
+        ArchiveLock lock = new ArchiveLock();
+        try (SnapshotRegistry registry = new SnapshotRegistry(io, dir, RankTreePolicy.levels(Retention.keepAll()), 64);
+             ArchiveLevel level = new ArchiveLevel(io, dir, 1, PAGE, 1, 16, 256L << 10, MaplogFile.Missing.CREATE, new java.util.concurrent.atomic.AtomicLong())) {
+            PageSlots slots = new PageSlots(16L * PAGE, PAGE, "captureBufferSize");
+            RetentionEnforcer retention = new RetentionEnforcer(lock, registry, new RankedExtents(), PAGE, -1, () -> 0);
+            OpenViews views = new OpenViews(lock, io, new ArchiveLevel[]{level}, registry, new RankedExtents(), slots);
+            PendingCaptures pending = new PendingCaptures(lock, new Archiver(null), new ArchiveLevel[]{level}, slots, views, retention);
+            Page page = new Page(ByteBuffer.allocateDirect(PAGE), 0, PAGE);
+            int[] chains = new int[captures];
+            PendingCaptures.Pending previous = null;
+            for (int i = 0; i < captures; i++) {
+                int at = 8 * (i % Page.CHUNKS);
+                page.putLong(at, i);
+                long[] changed = new long[Page.MASK_LONGS];
+                changed[(at / 8) >>> 6] |= 1L << (at / 8);
+                PendingCaptures.Pending base = previous != null && previous.chain() < bound ? previous : null;
+                lock.lock();
+                try {
+                    previous = new PendingCaptures.Pending(i, 7, slots.copyOf(page), 1, new long[]{1}, new long[]{i}, 1, 0, 1, base,
+                            base == null ? Page.allChanged() : changed);
+                    pending.add(previous);
+                } finally {
+                    lock.unlock();
+                }
+                assertTrue(pending.archiveNext()); // archived before the next capture takes it for its base, as a rule
+                chains[i] = previous.chain();
+            }
+            assertTrue(level.volume.bytes() > 3 * (256L << 10), "the history spans several segments");
+            int restarts = 0;
+            for (int i = 1; i < captures; i++) {
+                assertTrue(chains[i] == 0 || chains[i] == chains[i - 1] + 1, "capture " + i + ": chain " + chains[i] + " after " + chains[i - 1]);
+                if (chains[i] == 0 && chains[i - 1] < bound) restarts++; // whole before the bound: a new segment
+            }
+            assertTrue(restarts >= 3, "each new segment starts a chain: " + restarts + " restarts");
+        }
+    }
+
     /** The archiver rests only while nothing is pending, and the capture queued behind none ends the rest. */
     @Test
     void theArchiverRestsOnlyWithNothingPendingAndTheNextCaptureEndsIt() {
