@@ -7,6 +7,7 @@ import dev.varve.config.WalSyncMode;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import dev.varve.engine.RecoveryReport;
+import dev.varve.engine.WalInspector;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -29,10 +30,17 @@ import java.util.concurrent.TimeUnit;
 final class RecoveryTimeJob {
     static final int VERIFY_SAMPLE = 10_000;
     static final long READY_TIMEOUT_SECONDS = 900;
+    /**
+     * WAL records read from the start of the killed child's WAL to count its physical ones: WAL_PHYSICAL logs a page's
+     * image at its first change after the mark, so a few records in suffice; reading no further keeps a large run's
+     * job from decoding GiBs of batches.
+     */
+    static final int PHYSICAL_CENSUS_RECORDS = 10_000;
+    static final String PHYSICAL_ROW = "physical records in the WAL's first " + String.format("%,d", PHYSICAL_CENSUS_RECORDS);
 
     /** One mode's figures. */
-    record Result(String label, long ackedPuts, long dirtyBytes, long walBytesWritten, long storeBytesAtKill, long openNanos,
-                  long durableNanos, RecoveryReport report, long missing, long closeNanos) {
+    record Result(String label, long ackedPuts, long dirtyBytes, long walBytesWritten, long storeBytesAtKill, long physicalRecords,
+                  long openNanos, long durableNanos, RecoveryReport report, long missing, long closeNanos) {
     }
 
     /** The child died or hung before it was ready, or recovery lost an acknowledged write. */
@@ -66,6 +74,7 @@ final class RecoveryTimeJob {
         t.row("dirty pages at READY", results.stream().map(r -> String.format("%,.0f MiB", r.dirtyBytes() / 1048576.0)).toList());
         t.row("WAL written at READY", results.stream().map(r -> String.format("%,.0f MiB", r.walBytesWritten() / 1048576.0)).toList());
         t.row("store on disk at kill", results.stream().map(r -> String.format("%,.0f MiB", r.storeBytesAtKill() / 1048576.0)).toList());
+        t.row(PHYSICAL_ROW, results.stream().map(r -> String.format("%,d", r.physicalRecords())).toList());
         t.row("Varve.open (recovery) ms", results.stream().map(r -> String.format("%,.0f", r.openNanos() / 1e6)).toList());
         t.row("open + checkpoint of the replayed pages ms", results.stream().map(r -> String.format("%,.0f", r.durableNanos() / 1e6)).toList());
         t.row("binary restore from", results.stream().map(r -> r.report().restoredFrom()).toList());
@@ -86,6 +95,8 @@ final class RecoveryTimeJob {
         out.printf("%s: child writing ...%n", label);
         long[] ready = runChildUntilKilled(cfg);
         long storeBytes = StoreDirs.size(dir);
+        // from the child's WAL, not its configuration: the column shows the mode the child ran, which the label names
+        long physical = physicalRecords(cfg);
 
         long t0 = System.nanoTime();
         try (Varve store = Varve.open(cfg)) {
@@ -101,7 +112,7 @@ final class RecoveryTimeJob {
             store.close();
             long closeNanos = System.nanoTime() - t1;
             StoreDirs.delete(dir);
-            return new Result(label, ready[0], ready[1], ready[2], storeBytes, openNanos, durableNanos, report, missing, closeNanos);
+            return new Result(label, ready[0], ready[1], ready[2], storeBytes, physical, openNanos, durableNanos, report, missing, closeNanos);
         }
     }
 
@@ -162,6 +173,20 @@ final class RecoveryTimeJob {
             }
         }
         return ready;
+    }
+
+    /**
+     * Physical records (page images, deltas, rebuilds) among the first {@link #PHYSICAL_CENSUS_RECORDS} of the store's
+     * WAL, read through the inspector (which changes no file) before open is timed. The inspector first validates the
+     * whole WAL as open does: a scan of what the child just wrote, which the page cache holds for both.
+     */
+    private static long physicalRecords(VarveConfig cfg) {
+        long[] seen = new long[2]; // records read, physical ones
+        WalInspector.read(cfg, 0, r -> {
+            if (r.type().startsWith("PAGE_")) seen[1]++;
+            return ++seen[0] < PHYSICAL_CENSUS_RECORDS;
+        }, damage -> { }); // records no recovery reads: open, which follows, fails on damage that matters
+        return seen[1];
     }
 
     /** Reads back the last acknowledged put and a random sample of the others; counts those missing or wrong. */
