@@ -66,15 +66,20 @@ final class RemoteBackup {
             }
         }, "varve-backup-stop");
         if (follow) Runtime.getRuntime().addShutdownHook(hook);
-        BackupResult r;
         try {
-            r = backup.run();
+            output.print(report(backup.run(), follow));
+            return Main.OK;
         } catch (BackupException e) {
             throw new UnusableStoreException(e.getMessage(), e);
         } finally {
+            // after the report: once the hook returns the JVM halts, and a follow SIGTERM stopped ended without it
             closed.countDown();
             if (follow) removeHook(hook);
         }
+    }
+
+    /** The report at the end. */
+    private static Map<String, Object> report(BackupResult r, boolean follow) {
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("store", r.target().toString());
         report.put(follow ? "imageOfSnapshot" : "asOf", r.snapshotId());
@@ -83,8 +88,7 @@ final class RemoteBackup {
         report.put("bytes", r.bytes());
         report.put(follow ? "imageSeconds" : "seconds", Math.round(r.nanos() / 1e8) / 10.0); // a follow's image, not the follow
         if (follow) report.put("writesFollowed", r.writesFollowed());
-        output.print(report);
-        return Main.OK;
+        return report;
     }
 
     private static void removeHook(Thread hook) {
