@@ -7,7 +7,6 @@ import dev.varve.config.WalSyncMode;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
 import dev.varve.engine.RecoveryReport;
-import dev.varve.engine.WalInspector;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -30,13 +29,7 @@ import java.util.concurrent.TimeUnit;
 final class RecoveryTimeJob {
     static final int VERIFY_SAMPLE = 10_000;
     static final long READY_TIMEOUT_SECONDS = 900;
-    /**
-     * WAL records read from the start of the killed child's WAL to count its physical ones: WAL_PHYSICAL logs a page's
-     * image at its first change after the mark, so a few records in suffice; reading no further keeps a large run's
-     * job from decoding GiBs of batches.
-     */
-    static final int PHYSICAL_CENSUS_RECORDS = 10_000;
-    static final String PHYSICAL_ROW = "physical records in the WAL's first " + String.format("%,d", PHYSICAL_CENSUS_RECORDS);
+    static final String PHYSICAL_ROW = "physical records in the WAL's first " + String.format("%,d", WalCensus.RECORDS);
 
     /** One mode's figures. */
     record Result(String label, long ackedPuts, long dirtyBytes, long walBytesWritten, long storeBytesAtKill, long physicalRecords,
@@ -95,22 +88,29 @@ final class RecoveryTimeJob {
         out.printf("%s: child writing ...%n", label);
         long[] ready = runChildUntilKilled(cfg);
         long storeBytes = StoreDirs.size(dir);
-        // from the child's WAL, not its configuration: the column shows the mode the child ran, which the label names
-        long physical = physicalRecords(cfg);
-
-        long t0 = System.nanoTime();
-        try (Varve store = Varve.open(cfg)) {
-            long openNanos = System.nanoTime() - t0;
-            RecoveryReport report = store.recoveryReport();
-            out.printf("%s: open took %,.0f ms; %s%n", label, openNanos / 1e6, report);
-            store.checkpoint().join(); // starts after the one open left to the background, which writes what replay changed
-            long durableNanos = System.nanoTime() - t0;
-            long missing = missingOfSample(store.table(DirtyPageWriter.TABLE), ready[0]);
-            if (missing > 0 && opts.sync != WalSyncMode.BACKGROUND)
-                throw new FailedException(label + ": " + missing + " of " + VERIFY_SAMPLE + " sampled acknowledged puts are missing or wrong after recovery");
-            long t1 = System.nanoTime();
-            store.close();
-            long closeNanos = System.nanoTime() - t1;
+        // counted from the child's WAL, not its configuration: the column shows the mode the child ran, which the label
+        // names; kept aside now and counted once the store is closed, so the timed open runs the WAL's scan code cold
+        try (WalCensus census = WalCensus.keep(cfg, opts.dir.resolve(dir.getFileName() + "-census"))) {
+            long t0 = System.nanoTime();
+            long openNanos;
+            long durableNanos;
+            long closeNanos;
+            long missing;
+            RecoveryReport report;
+            try (Varve store = Varve.open(cfg)) {
+                openNanos = System.nanoTime() - t0;
+                report = store.recoveryReport();
+                out.printf("%s: open took %,.0f ms; %s%n", label, openNanos / 1e6, report);
+                store.checkpoint().join(); // starts after the one open left to the background, which writes what replay changed
+                durableNanos = System.nanoTime() - t0;
+                missing = missingOfSample(store.table(DirtyPageWriter.TABLE), ready[0]);
+                if (missing > 0 && opts.sync != WalSyncMode.BACKGROUND)
+                    throw new FailedException(label + ": " + missing + " of " + VERIFY_SAMPLE + " sampled acknowledged puts are missing or wrong after recovery");
+                long t1 = System.nanoTime();
+                store.close();
+                closeNanos = System.nanoTime() - t1;
+            }
+            long physical = census.physicalRecords();
             StoreDirs.delete(dir);
             return new Result(label, ready[0], ready[1], ready[2], storeBytes, physical, openNanos, durableNanos, report, missing, closeNanos);
         }
@@ -173,20 +173,6 @@ final class RecoveryTimeJob {
             }
         }
         return ready;
-    }
-
-    /**
-     * Physical records (page images, deltas, rebuilds) among the first {@link #PHYSICAL_CENSUS_RECORDS} of the store's
-     * WAL, read through the inspector (which changes no file) before open is timed. The inspector first validates the
-     * whole WAL as open does: a scan of what the child just wrote, which the page cache holds for both.
-     */
-    private static long physicalRecords(VarveConfig cfg) {
-        long[] seen = new long[2]; // records read, physical ones
-        WalInspector.read(cfg, 0, r -> {
-            if (r.type().startsWith("PAGE_")) seen[1]++;
-            return ++seen[0] < PHYSICAL_CENSUS_RECORDS;
-        }, damage -> { }); // records no recovery reads: open, which follows, fails on damage that matters
-        return seen[1];
     }
 
     /** Reads back the last acknowledged put and a random sample of the others; counts those missing or wrong. */
