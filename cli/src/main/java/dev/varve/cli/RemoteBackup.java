@@ -2,6 +2,7 @@ package dev.varve.cli;
 
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
+import dev.varve.config.VarveConfig;
 import dev.varve.server.BackupException;
 import dev.varve.server.BackupResult;
 import dev.varve.server.ShipProgress;
@@ -55,7 +56,8 @@ final class RemoteBackup {
     }
 
     int run(boolean follow) {
-        backup.follow(follow).progress(new Progress(output.json ? output.err() : output.out())); // --json: stdout holds the object alone
+        Progress progress = new Progress(output.json ? output.err() : output.out()); // --json: stdout holds the object alone
+        backup.follow(follow).progress(progress);
         CountDownLatch closed = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             backup.stop();
@@ -66,15 +68,20 @@ final class RemoteBackup {
             }
         }, "varve-backup-stop");
         if (follow) Runtime.getRuntime().addShutdownHook(hook);
-        BackupResult r;
         try {
-            r = backup.run();
+            output.print(report(backup.run(), follow, progress.standby));
+            return Main.OK;
         } catch (BackupException e) {
             throw new UnusableStoreException(e.getMessage(), e);
         } finally {
+            // after the report: once the hook returns the JVM halts, and a follow SIGTERM stopped ended without it
             closed.countDown();
             if (follow) removeHook(hook);
         }
+    }
+
+    /** The report at the end; a follow's names the settings its standby opens with, where an operator who stopped it looks. */
+    private static Map<String, Object> report(BackupResult r, boolean follow, VarveConfig standby) {
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("store", r.target().toString());
         report.put(follow ? "imageOfSnapshot" : "asOf", r.snapshotId());
@@ -83,8 +90,22 @@ final class RemoteBackup {
         report.put("bytes", r.bytes());
         report.put(follow ? "imageSeconds" : "seconds", Math.round(r.nanos() / 1e8) / 10.0); // a follow's image, not the follow
         if (follow) report.put("writesFollowed", r.writesFollowed());
-        output.print(report);
-        return Main.OK;
+        if (standby != null) report.put("opensWith", opensWith(standby));
+        return report;
+    }
+
+    /**
+     * The settings a standby is opened with: its page size and partitions are the sender's, its data region and WAL
+     * segments at least the sender's. The WAL keeps its segment size (open refuses another), and a batch the sender
+     * took needs that data region: neither can be left to the defaults when the sender's were larger.
+     */
+    private static Map<String, Object> opensWith(VarveConfig standby) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("pageSize", standby.pageSize());
+        m.put("partitions", standby.partitions());
+        m.put("walSegmentSize", standby.walSegmentSize());
+        m.put("dataRegionSize", standby.dataRegionSize());
+        return m;
     }
 
     private static void removeHook(Thread hook) {
@@ -95,11 +116,16 @@ final class RemoteBackup {
         }
     }
 
-    /** Progress lines: every 16 MiB of the image, the image in place, each server snapshot the standby received. */
+    /**
+     * Progress lines: every 16 MiB of the image, the image in place and the settings its standby opens with, each
+     * server snapshot the standby received.
+     */
     private static final class Progress implements ShipProgress {
         private final PrintWriter out;
         private long nextReport = PROGRESS_EVERY_BYTES;
         private long latestSnapshot;
+        /** The standby's configuration once the image is in place (follow mode); set on the applier thread before run returns. */
+        private volatile VarveConfig standby;
 
         Progress(PrintWriter out) {
             this.out = out;
@@ -113,9 +139,17 @@ final class RemoteBackup {
         }
 
         @Override
-        public void imageComplete(BackupResult image) {
+        public void imageComplete(BackupResult image, VarveConfig config) {
+            standby = config;
             print(String.format(Locale.ROOT, "image of snapshot %d complete: %d tables, %d entries; following its changes (stop with Ctrl-C)",
                     image.snapshotId(), image.tables(), image.entries()));
+            StringBuilder line = new StringBuilder("standby " + image.target() + " opens with");
+            String sep = " ";
+            for (Map.Entry<String, Object> e : opensWith(config).entrySet()) {
+                line.append(sep).append(e.getKey()).append('=').append(e.getValue());
+                sep = ", ";
+            }
+            print(line.toString());
         }
 
         @Override

@@ -1,12 +1,17 @@
 package dev.varve.cli;
 
 import dev.varve.core.io.DirectoryFingerprint;
+import dev.varve.config.ConfigLimits;
+import dev.varve.config.VarveConfig;
 import dev.varve.engine.FixtureStores;
+import dev.varve.engine.StoreInspector;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Varve;
 import dev.varve.server.ChildJvm;
+import dev.varve.server.ServerOptions;
 import dev.varve.server.Standby;
 import dev.varve.server.StoreAssert;
+import dev.varve.server.VarveServer;
 import dev.varve.server.Workload;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -16,6 +21,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
@@ -29,6 +35,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -172,6 +179,39 @@ class CliNetworkTest {
         assertTrue(damaged.out().contains(map.toString()) && damaged.out().contains("standbySnapshotMap: damaged"), damaged.out());
         try (Varve reopened = Varve.open(SmallStore.fresh(source).build())) {
             assertEquals(0, reopened.recoveryReport().replayedRecords(), "the hook closed the store cleanly: " + reopened.recoveryReport());
+        }
+    }
+
+    /**
+     * A sender whose WAL segments are over the default: the follow says, when the standby exists and again in its
+     * report at the end, the settings the standby opens with, the sender's segment size among them; and
+     * {@link StoreInspector#detectConfig} opens the standby, as the README says, reading that size from its WAL.
+     */
+    @Test
+    @Timeout(180)
+    void aFollowNamesTheSettingsItsStandbyOpensWith() throws Exception {
+        Path standby = dir.resolve("standby");
+        long segment = ConfigLimits.WAL_SEGMENT_SIZE_DEFAULT + (1 << 20);
+        byte[] key = "k".getBytes(StandardCharsets.UTF_8);
+        byte[] value = "v".getBytes(StandardCharsets.UTF_8);
+        VarveConfig sender = SmallStore.config(dir.resolve("source")).walSegmentSize(segment).build();
+        String settings = "pageSize=" + sender.pageSize() + ", partitions=" + sender.partitions() + ", walSegmentSize=" + segment
+                + ", dataRegionSize=" + ConfigLimits.DATA_REGION_SIZE_DEFAULT; // the sender's 16 MiB is under the default
+        try (Varve store = Varve.open(sender);
+             VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0), new ServerOptions().allowWrites(true))) {
+            store.table("t").put(key, value);
+            String at = "127.0.0.1:" + server.address().getPort();
+            try (ChildJvm follow = ChildJvm.start(Main.class, "backup", "--from", at, "--follow", "--to", standby.toString())) {
+                assertEquals("standby " + standby + " opens with " + settings, follow.awaitLine("standby ", 120));
+                assertEquals(143, follow.terminate(), follow.output());
+                assertTrue(follow.output().contains(String.join("\n", "opensWith:", "  pageSize: " + sender.pageSize(),
+                        "  partitions: " + sender.partitions(), "  walSegmentSize: " + segment)), follow.output());
+            }
+        }
+        VarveConfig detected = StoreInspector.detectConfig(standby);
+        assertEquals(segment, detected.walSegmentSize(), "read from the standby's WAL");
+        try (Varve s = Varve.open(detected)) {
+            assertArrayEquals(value, s.table("t").get(key));
         }
     }
 

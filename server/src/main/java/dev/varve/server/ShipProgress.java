@@ -1,5 +1,7 @@
 package dev.varve.server;
 
+import dev.varve.config.VarveConfig;
+
 /** Progress of a backup, called on its applier thread. */
 @FunctionalInterface
 public interface ShipProgress {
@@ -8,6 +10,15 @@ public interface ShipProgress {
 
     /** Follow mode: the image is verified and in place; the standby now applies the sender's changes. */
     default void imageComplete(BackupResult image) {
+    }
+
+    /**
+     * Follow mode: {@link #imageComplete(BackupResult)}, with the configuration the standby is open with. Its data
+     * region and WAL segments are at least the sender's, and its WAL keeps that segment size: an operator opens the
+     * standby with these sizes, which a listener can show (the default hands the image on alone).
+     */
+    default void imageComplete(BackupResult image, VarveConfig standby) {
+        imageComplete(image);
     }
 
     /** Follow mode: after each applied change frame, the writes applied so far and the latest sender snapshot held. */

@@ -375,7 +375,7 @@ public final class SnapshotBackup {
                                     + " region as large as the sender's (" + config.dataRegionSize() + " bytes, as the sender's HEADER says), and " + e.getMessage(), e);
                         }
                         latestSenderSnapshot = writer.snapshotId();
-                        progress.imageComplete(image);
+                        progress.imageComplete(image, config);
                     }
                     break;
                 }

@@ -79,7 +79,9 @@ public final class ChildJvm implements AutoCloseable {
 
     /** SIGTERM: the JVM runs its shutdown hooks. Returns the exit code. */
     public int terminate() throws InterruptedException {
-        process.destroy();
+        // through the handle: Process.destroy also closes our end of the child's output, which lost what its hooks
+        // printed (a follow's report) and left them writing into a closed pipe
+        process.toHandle().destroy();
         return awaitExit(60);
     }
 
