@@ -3,7 +3,6 @@ package dev.varve.engine;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.SnapshotCrashRun.Load;
 import dev.varve.engine.SnapshotCrashRun.Run;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -13,9 +12,10 @@ import java.nio.file.Path;
 
 /**
  * Under {@code FSYNC}, a power loss at the n-th file operation after a {@code snapshotNow}, {@code writeAndSnapshot}
- * or {@code rank} returned, with three writers committing alongside so that declarations share group commits (un-fsynced
- * writes dropped or torn): every returned snapshot reads exactly as before, every returned raise is kept
- * ({@link SnapshotCrashRun}). The loads cross WAL segment switches and checkpoints, and a full capture buffer.
+ * or {@code rank} returned, with three writers committing alongside so that declarations share group commits
+ * (un-fsynced writes dropped or torn): every returned snapshot reads exactly as before, every returned raise is kept
+ * ({@link SnapshotCrashRun}; every crash point up to 150: {@link AcknowledgedSnapshotEveryCrashPointTest}). The loads
+ * cross WAL segment switches and checkpoints, and a full capture buffer.
  */
 @Timeout(300)
 class AcknowledgedSnapshotPowerLossTest {
@@ -36,13 +36,5 @@ class AcknowledgedSnapshotPowerLossTest {
     @EnumSource(value = Load.class, names = {"GROUP_COMMITS", "SEGMENT_SWITCHES_AND_CHECKPOINTS"})
     void everyReturnedSnapshotSurvivesATornWalWrite(Load load) throws Exception {
         for (int point = 1; point <= 4; point++) new Run(dir, load, WalSyncMode.FSYNC, point, true).crashAndCheck();
-    }
-
-    /** Every file operation of the first 150 after the arming call (run with -Plong). */
-    @Tag("long")
-    @ParameterizedTest
-    @EnumSource(Load.class)
-    void everyCrashPointKeepsEveryReturnedSnapshotAndRaise(Load load) throws Exception {
-        for (int point = 1; point <= 150; point++) new Run(dir, load, WalSyncMode.FSYNC, point, false).crashAndCheck();
     }
 }
