@@ -16,7 +16,7 @@ import java.nio.file.Path;
  * stay (as the page cache keeps them for the next process after a kill -9), and every returned snapshot reads exactly
  * as before, every returned raise is kept ({@link SnapshotCrashRun}; every crash point up to 150:
  * {@link AcknowledgedSnapshotEveryCrashPointTest}). The loads cross WAL segment switches and checkpoints, and a full
- * capture buffer.
+ * capture buffer, and keepLast windows that drop older snapshots.
  */
 @Timeout(300)
 class AcknowledgedSnapshotProcessCrashTest {

@@ -16,6 +16,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,6 +26,7 @@ import java.util.stream.IntStream;
 import static dev.varve.engine.FixtureSupport.utf8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -36,12 +39,16 @@ import static org.junit.jupiter.api.Assertions.fail;
  * Afterwards every returned snapshot id must read exactly what it read before the crash, a cut of each writer's
  * sequence between what was acknowledged before the call and what began after it returned, with every batch
  * committed with or before it; every returned raise must be kept; the current state must hold every acknowledged write.
+ * Under keepLast windows the live snapshots must be exactly those the policy keeps for the returned declarations and
+ * raises (and what the crash kept of the call in flight), and {@code asOf} of the others must say they were dropped.
  */
 final class SnapshotCrashRun {
     private static final int WRITERS = 3;
     private static final int LEVELS = 3;
+    /** RETENTION_DROPS's windows of levels 1 and 2; level 3 keeps all. */
+    private static final int[] KEEP_LAST = {3, 2};
     /** Crash points of the default suite (file operations after the arming call returned): dense first, then sparser. */
-    static final int[] POINTS = {1, 2, 3, 5, 9, 17, 40};
+    static final int[] POINTS = {1, 2, 4, 9, 17, 40};
 
     private SnapshotCrashRun() {
     }
@@ -50,6 +57,8 @@ final class SnapshotCrashRun {
     enum Load {
         /** Small puts and removes: declarations share group commits with them. */
         GROUP_COMMITS(16, 60, 200, false),
+        /** As {@link #GROUP_COMMITS} under keepLast windows: declarations and raises drop older snapshots. */
+        RETENTION_DROPS(16, 60, 200, false),
         /** Values of several KB on 4 MiB segments, checkpoints back to back: the crash comes around a segment switch. */
         SEGMENT_SWITCHES_AND_CHECKPOINTS(16, 4000, 8000, true),
         /** A 256 KiB capture buffer (64 pages) and some hundred pages rewritten: declarations meet a full buffer. */
@@ -107,7 +116,9 @@ final class SnapshotCrashRun {
             this.seed = 1000L * load.ordinal() + 100L * sync.ordinal() + (walCut ? 50 : 0) + point;
             Path path = dir.resolve(load + "-" + sync + "-" + point + (walCut ? "-cut" : ""));
             VarveConfig.Builder b = FixtureSupport.small(path).walSyncMode(sync).dataRegionSize(32L << 20)
-                    .retention(RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll(), Retention.keepAll()));
+                    .retention(load == Load.RETENTION_DROPS
+                            ? RankTreePolicy.levels(Retention.keepLast(KEEP_LAST[0]), Retention.keepLast(KEEP_LAST[1]), Retention.keepAll())
+                            : RankTreePolicy.levels(Retention.keepAll(), Retention.keepAll(), Retention.keepAll()));
             if (load == Load.FULL_CAPTURE_BUFFER) b.captureBufferSize(256L << 10);
             config = b.build();
             io = new FaultyFileIOFactory(seed);
@@ -176,9 +187,10 @@ final class SnapshotCrashRun {
                 long id;
                 if (i % 3 == 2 && !raisable().isEmpty()) {
                     List<Long> candidates = raisable();
-                    long target = candidates.get(rnd.nextInt(candidates.size()));
+                    // under keepLast windows only the latest snapshot is surely live to be raised
+                    long target = candidates.get(load == Load.RETENTION_DROPS ? candidates.size() - 1 : rnd.nextInt(candidates.size()));
                     raiseInFlightId = target;
-                    raiseInFlightRank = ranks.get(target) + 1;
+                    raiseInFlightRank = Math.min(LEVELS, ranks.get(target) + 1 + rnd.nextInt(2));
                     store.rank(target, raiseInFlightRank);
                     ranks.put(target, raiseInFlightRank);
                     raiseInFlightId = -1;
@@ -252,8 +264,15 @@ final class SnapshotCrashRun {
         void check(Varve back) {
             Map<Long, Integer> found = new HashMap<>();
             back.snapshots().forEach(s -> found.put(s.id(), s.rank()));
+            Set<Long> live = expectedLive(found);
+            assertEquals(live, found.keySet(), what() + ": the live snapshots");
             for (Declared d : declared) {
                 String at = what() + ": snapshot " + d.id();
+                if (!live.contains(d.id())) {
+                    SnapshotNotFoundException e = assertThrows(SnapshotNotFoundException.class, () -> back.asOf(d.id()), at);
+                    assertTrue(e.getMessage().contains("dropped by the retention policy"), at + ": " + e.getMessage());
+                    continue;
+                }
                 assertTrue(found.containsKey(d.id()), at + " returned but is gone after the crash; live: " + found.keySet());
                 int rank = found.get(d.id());
                 int acknowledged = ranks.get(d.id());
@@ -275,6 +294,26 @@ final class SnapshotCrashRun {
                 assertTrue(cut(w, got, acked[w].get(), started[w].get()), what() + ", writer " + w + ": current state " + got
                         + " is no state after a seq in [" + acked[w].get() + ", " + started[w].get() + "]");
             }
+        }
+
+        /**
+         * The snapshots the policy keeps given the acknowledged ranks, with what the crash may have kept of the calls
+         * in flight (a declaration live after it, a raise it shows): all of them unless the load has keepLast windows.
+         */
+        Set<Long> expectedLive(Map<Long, Integer> found) {
+            TreeMap<Long, Integer> ranked = new TreeMap<>(ranks);
+            found.forEach((id, r) -> {
+                if (!ranks.containsKey(id) || id == raiseInFlightId && r == raiseInFlightRank) ranked.put(id, r);
+            });
+            if (load != Load.RETENTION_DROPS) return ranked.keySet();
+            Set<Long> live = new TreeSet<>();
+            for (int level = 1; level <= LEVELS; level++) {
+                int at = level;
+                List<Long> counted = ranked.entrySet().stream().filter(e -> e.getValue() >= at).map(Map.Entry::getKey).toList();
+                int keep = level <= KEEP_LAST.length ? KEEP_LAST[level - 1] : counted.size();
+                live.addAll(counted.subList(Math.max(0, counted.size() - keep), counted.size()));
+            }
+            return live;
         }
 
         /** True when {@code got} is writer w's keys after some seq in [lo, hi]. */
