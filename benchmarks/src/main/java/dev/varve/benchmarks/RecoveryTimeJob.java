@@ -27,6 +27,8 @@ import java.util.function.Consumer;
 final class RecoveryTimeJob {
     static final int VERIFY_SAMPLE = RecoveryChild.VERIFY_SAMPLE;
     static final long READY_TIMEOUT_SECONDS = 900;
+    /** The writer's heap: its pages are off the heap, and a small heap keeps the machine's memory for them. */
+    private static final String WRITER_HEAP = "256m";
     static final String PHYSICAL_ROW = "physical records in the WAL's first " + String.format("%,d", WalCensus.RECORDS);
 
     /** One mode's figures. */
@@ -97,7 +99,7 @@ final class RecoveryTimeJob {
 
     /** Starts the writer, waits for READY, kills it; returns READY's figures: acknowledged puts, dirty bytes, WAL bytes. */
     private long[] runWriterUntilKilled(VarveConfig cfg) throws IOException, InterruptedException, FailedException {
-        Process child = launch(cfg, DirtyPageWriter.class, Integer.toString(opts.dirtyMiB));
+        Process child = launch(cfg, WRITER_HEAP, DirtyPageWriter.class, Integer.toString(opts.dirtyMiB));
         try {
             long[] ready = new long[3];
             awaitLine(child, DirtyPageWriter.READY, line -> {
@@ -116,7 +118,7 @@ final class RecoveryTimeJob {
     /** Runs {@link RecoveryChild} on the killed writer's store and waits for its figures and its exit. */
     private RecoveryChild.Recovered recoverInChild(VarveConfig cfg, long acked, Path censusDir)
             throws IOException, InterruptedException, FailedException {
-        Process child = launch(cfg, RecoveryChild.class, Integer.toString(opts.dirtyMiB), Long.toString(acked), censusDir.toString());
+        Process child = launch(cfg, null, RecoveryChild.class, Integer.toString(opts.dirtyMiB), Long.toString(acked), censusDir.toString());
         try {
             RecoveryChild.Recovered[] recovered = new RecoveryChild.Recovered[1];
             awaitLine(child, RecoveryChild.RESULT, line -> recovered[0] = RecoveryChild.Recovered.parse(line));
@@ -128,11 +130,15 @@ final class RecoveryTimeJob {
         }
     }
 
-    /** Starts {@code main} in a JVM of its own on the store of {@code cfg}; the arguments follow the store's settings. */
-    private Process launch(VarveConfig cfg, Class<?> main, String... args) throws IOException {
+    /**
+     * Starts {@code main} in a JVM of its own on the store of {@code cfg}, with a maximum heap of {@code maxHeap} (a
+     * {@code -Xmx} value; null: the JVM's default, as an operator's recovering process has — replay of millions of
+     * records under a small heap spends seconds collecting); the arguments follow the store's settings.
+     */
+    private Process launch(VarveConfig cfg, String maxHeap, Class<?> main, String... args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         long directBytes = cfg.dataRegionSize() + cfg.checkpointBufferSize() + (256L << 20);
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:MaxDirectMemorySize=" + directBytes,
+        List<String> cmd = new ArrayList<>(List.of(java, "-XX:MaxDirectMemorySize=" + directBytes,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=" + (opts.verbose ? "info" : "warn"),
                 // snappy-java unpacks its native library per JVM and deletes it at exit, which a killed JVM never
                 // reaches: keep the copies in our directory, which this job deletes, rather than in /tmp
@@ -140,6 +146,7 @@ final class RecoveryTimeJob {
                 "-cp", System.getProperty("java.class.path"), main.getName(),
                 cfg.path().toString(), cfg.recoveryMode().name(), cfg.recoveryCompression().name(), cfg.walSyncMode().name()));
         cmd.addAll(List.of(args));
+        if (maxHeap != null) cmd.add(1, "-Xmx" + maxHeap);
         if (Runtime.version().feature() >= 22) cmd.add(1, "--enable-native-access=ALL-UNNAMED"); // snappy-java's native library
         return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
