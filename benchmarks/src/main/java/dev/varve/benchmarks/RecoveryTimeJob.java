@@ -29,6 +29,11 @@ final class RecoveryTimeJob {
     static final long READY_TIMEOUT_SECONDS = 900;
     /** The writer's heap: its pages are off the heap, and a small heap keeps the machine's memory for them. */
     private static final String WRITER_HEAP = "256m";
+    /**
+     * Extra JVM arguments for the recovering child, separated by spaces, {@code {mode}} standing for the recovery
+     * mode; for profiling recovery, e.g. {@code -Dvarve.bench.recoveryJvmArgs=-XX:StartFlightRecording=filename=/tmp/{mode}.jfr}.
+     */
+    static final String RECOVERY_JVM_ARGS = "varve.bench.recoveryJvmArgs";
     static final String PHYSICAL_ROW = "physical records in the WAL's first " + String.format("%,d", WalCensus.RECORDS);
 
     /** One mode's figures. */
@@ -99,7 +104,7 @@ final class RecoveryTimeJob {
 
     /** Starts the writer, waits for READY, kills it; returns READY's figures: acknowledged puts, dirty bytes, WAL bytes. */
     private long[] runWriterUntilKilled(VarveConfig cfg) throws IOException, InterruptedException, FailedException {
-        Process child = launch(cfg, WRITER_HEAP, DirtyPageWriter.class, Integer.toString(opts.dirtyMiB));
+        Process child = launch(cfg, WRITER_HEAP, List.of(), DirtyPageWriter.class, Integer.toString(opts.dirtyMiB));
         try {
             long[] ready = new long[3];
             awaitLine(child, DirtyPageWriter.READY, line -> {
@@ -118,7 +123,8 @@ final class RecoveryTimeJob {
     /** Runs {@link RecoveryChild} on the killed writer's store and waits for its figures and its exit. */
     private RecoveryChild.Recovered recoverInChild(VarveConfig cfg, long acked, Path censusDir)
             throws IOException, InterruptedException, FailedException {
-        Process child = launch(cfg, null, RecoveryChild.class, Integer.toString(opts.dirtyMiB), Long.toString(acked), censusDir.toString());
+        String extra = System.getProperty(RECOVERY_JVM_ARGS, "").replace("{mode}", cfg.recoveryMode().name()).strip();
+        Process child = launch(cfg, null, extra.isEmpty() ? List.of() : List.of(extra.split("\\s+")), RecoveryChild.class, Integer.toString(opts.dirtyMiB), Long.toString(acked), censusDir.toString());
         try {
             RecoveryChild.Recovered[] recovered = new RecoveryChild.Recovered[1];
             awaitLine(child, RecoveryChild.RESULT, line -> recovered[0] = RecoveryChild.Recovered.parse(line));
@@ -133,9 +139,10 @@ final class RecoveryTimeJob {
     /**
      * Starts {@code main} in a JVM of its own on the store of {@code cfg}, with a maximum heap of {@code maxHeap} (a
      * {@code -Xmx} value; null: the JVM's default, as an operator's recovering process has — replay of millions of
-     * records under a small heap spends seconds collecting); the arguments follow the store's settings.
+     * records under a small heap spends seconds collecting) and {@code jvmArgs} besides; the arguments follow the store's
+     * settings.
      */
-    private Process launch(VarveConfig cfg, String maxHeap, Class<?> main, String... args) throws IOException {
+    private Process launch(VarveConfig cfg, String maxHeap, List<String> jvmArgs, Class<?> main, String... args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         long directBytes = cfg.dataRegionSize() + cfg.checkpointBufferSize() + (256L << 20);
         List<String> cmd = new ArrayList<>(List.of(java, "-XX:MaxDirectMemorySize=" + directBytes,
@@ -147,6 +154,7 @@ final class RecoveryTimeJob {
                 cfg.path().toString(), cfg.recoveryMode().name(), cfg.recoveryCompression().name(), cfg.walSyncMode().name()));
         cmd.addAll(List.of(args));
         if (maxHeap != null) cmd.add(1, "-Xmx" + maxHeap);
+        cmd.addAll(1, jvmArgs);
         if (Runtime.version().feature() >= 22) cmd.add(1, "--enable-native-access=ALL-UNNAMED"); // snappy-java's native library
         return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
