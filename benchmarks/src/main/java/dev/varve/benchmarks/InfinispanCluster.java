@@ -54,9 +54,7 @@ final class InfinispanCluster implements AutoCloseable {
                 List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
                         "-Djava.net.preferIPv4Stack=true", "-Dvarve.bench.port=" + ports[i], "-Dvarve.bench.hosts=" + hosts,
                         "-D" + Main.LOG_LEVEL_PROPERTY + "=warn"));
-                for (String arg : System.getProperty(NODE_JVM_ARGS, "").split(" ")) {
-                    if (!arg.isBlank()) cmd.add(arg.replace("{node}", store.name().toLowerCase(Locale.ROOT) + "-node" + i));
-                }
+                cmd.addAll(ChildJvmArgs.fromProperty(NODE_JVM_ARGS, "{node}", store.name().toLowerCase(Locale.ROOT) + "-node" + i));
                 cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), InfinispanNode.class.getName(), store.name(), "node" + i, dir.toString()));
                 Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(base.resolve("node" + i + ".log").toFile())).start();
                 c.nodes.add(new Node("node" + i, p));

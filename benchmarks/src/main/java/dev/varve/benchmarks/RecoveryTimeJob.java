@@ -123,8 +123,7 @@ final class RecoveryTimeJob {
     /** Runs {@link RecoveryChild} on the killed writer's store and waits for its figures and its exit. */
     private RecoveryChild.Recovered recoverInChild(VarveConfig cfg, long acked, Path censusDir)
             throws IOException, InterruptedException, FailedException {
-        String extra = System.getProperty(RECOVERY_JVM_ARGS, "").replace("{mode}", cfg.recoveryMode().name()).strip();
-        Process child = launch(cfg, null, extra.isEmpty() ? List.of() : List.of(extra.split("\\s+")), RecoveryChild.class, Integer.toString(opts.dirtyMiB), Long.toString(acked), censusDir.toString());
+        Process child = launch(cfg, null, ChildJvmArgs.fromProperty(RECOVERY_JVM_ARGS, "{mode}", cfg.recoveryMode().name()), RecoveryChild.class, Integer.toString(opts.dirtyMiB), Long.toString(acked), censusDir.toString());
         try {
             RecoveryChild.Recovered[] recovered = new RecoveryChild.Recovered[1];
             awaitLine(child, RecoveryChild.RESULT, line -> recovered[0] = RecoveryChild.Recovered.parse(line));
