@@ -31,8 +31,9 @@ final class ScannedTypes {
             lastHead[type] = b.getLong(off + WalSegmentDescriptor.PAYLOAD_OFFSET);
         }
         if (visitor != null) {
-            ByteBuffer payload = b.slice(off + WalSegmentDescriptor.PAYLOAD_OFFSET, b.getInt(off) - WalSegmentDescriptor.RECORD_HEADER_SIZE)
-                    .asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer payload = b.slice(off + WalSegmentDescriptor.PAYLOAD_OFFSET, b.getInt(off) - WalSegmentDescriptor.RECORD_HEADER_SIZE);
+            if (!payload.isReadOnly()) payload = payload.asReadOnlyBuffer(); // open's scan passes a read-only view already
+            payload.order(ByteOrder.LITTLE_ENDIAN);
             visitor.visit(b.getLong(off + WalSegmentDescriptor.LSN_OFFSET), type, payload);
         }
     }

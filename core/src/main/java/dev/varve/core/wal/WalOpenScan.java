@@ -191,7 +191,7 @@ public final class WalOpenScan {
                     String bad = checkHeader(seg, segmentSize);
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
-                            : scanRecords(seg.buffer, seg.index, offset, index < last,
+                            : scanRecords(WalSegmentDescriptor.readView(seg.buffer), seg.index, offset, index < last,
                                     WalSegmentDescriptor.judgedUnder(seg.buffer, mode), crc, types);
                 }
             }
@@ -317,7 +317,8 @@ public final class WalOpenScan {
      * {@code mode}, the one that wrote the segment ({@link WalSegmentDescriptor#judgedUnder}). A bad record is damage
      * when a later segment exists ({@code durable}), when a valid record follows it (unless, under {@code FSYNC}, it
      * has the shape of a power cut's tear, {@link #tornByPowerLoss}), or when it has a length and the mode does not run
-     * with unforced records; otherwise it is a torn tail. Each valid record is noted in {@code types}.
+     * with unforced records; otherwise it is a torn tail. Each valid record is noted in {@code types}. Moves {@code b}'s
+     * position: pass a view of the segment the scan owns.
      */
     static Stop scanRecords(ByteBuffer b, long index, int off, boolean durable, WalSyncMode mode, CRC32C crc, ScannedTypes types) {
         int size = b.capacity();

@@ -30,6 +30,8 @@ public final class WalReader implements AutoCloseable {
     private final CRC32C crc = new CRC32C();
 
     private WalSegment segment;
+    /** {@link WalSegmentDescriptor#readView} of {@code segment}: records are checked and sliced through it. */
+    private ByteBuffer view;
     /** Records below this LSN are not checked again (see {@link #checkedBefore}). */
     private long checkedBefore;
     private long nextLsn;
@@ -78,7 +80,7 @@ public final class WalReader implements AutoCloseable {
             long index = WalSegmentDescriptor.segmentIndex(nextLsn, segmentSize);
             int off = WalSegmentDescriptor.offset(nextLsn, segmentSize);
             WalSegment seg = segmentAt(index, nextLsn);
-            ByteBuffer b = seg.buffer;
+            ByteBuffer b = view;
             // acquire pairs with the writer's release: the body is complete once the length is seen
             int length = WalSegmentDescriptor.lengthAcquire(b, off);
             if (length == 0) {
@@ -95,8 +97,7 @@ public final class WalReader implements AutoCloseable {
             if (recordType == WalSegmentDescriptor.SEAL_TYPE) continue; // the WAL's own bookkeeping
             lsn = at;
             type = recordType;
-            payload = b.slice(off + PAYLOAD_OFFSET, length - RECORD_HEADER_SIZE).asReadOnlyBuffer()
-                    .order(ByteOrder.LITTLE_ENDIAN);
+            payload = b.slice(off + PAYLOAD_OFFSET, length - RECORD_HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
             return true;
         }
         return false;
@@ -112,7 +113,7 @@ public final class WalReader implements AutoCloseable {
     public long skipDamaged() {
         long index = WalSegmentDescriptor.segmentIndex(nextLsn, segmentSize);
         int next = segment != null && segment.index == index
-                ? WalOpenScan.nextValidRecord(segment.buffer, index, WalSegmentDescriptor.offset(nextLsn, segmentSize), crc) : -1;
+                ? WalOpenScan.nextValidRecord(view, index, WalSegmentDescriptor.offset(nextLsn, segmentSize), crc) : -1;
         nextLsn = next >= 0 ? WalSegmentDescriptor.lsn(index, next, segmentSize) : WalSegmentDescriptor.firstLsn(index + 1, segmentSize);
         return nextLsn;
     }
@@ -164,6 +165,7 @@ public final class WalReader implements AutoCloseable {
         if (segment != null) {
             segment.close();
             segment = null;
+            view = null;
         }
         Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
         if (!io.exists(path)) {
@@ -184,6 +186,7 @@ public final class WalReader implements AutoCloseable {
             throw new CorruptionException("WAL segment header: " + bad, path, 0);
         }
         segment = seg;
+        view = WalSegmentDescriptor.readView(seg.buffer);
         return seg;
     }
 
@@ -204,6 +207,7 @@ public final class WalReader implements AutoCloseable {
         if (segment != null) {
             WalSegment.closeQuietly(segment);
             segment = null;
+            view = null;
         }
     }
 }

@@ -337,16 +337,27 @@ public final class WalSegmentDescriptor {
         INT.setRelease(seg, offset + LENGTH_OFFSET, length);
     }
 
-    /** CRC32C of the record body: bytes [offset + 8, offset + length). */
+    /** A read-only little-endian view of a segment's bytes, for a scan or a reader to move over (see {@link #recordCrc}). */
+    static ByteBuffer readView(ByteBuffer seg) {
+        return seg.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
+     * CRC32C of the record body: bytes [offset + 8, offset + length). Moves {@code seg}'s position (its limit is left
+     * at its capacity), so {@code seg} is a view the caller owns (a scan's or a reader's view of its segment, a writer's duplicate): a
+     * duplicate made here for every record was most of what a recovery's scan allocated.
+     */
     static int recordCrc(ByteBuffer seg, int offset, int length, CRC32C crc) {
         crc.reset();
-        crc.update(seg.duplicate().limit(offset + length).position(offset + LSN_OFFSET));
+        crc.update(seg.limit(seg.capacity()).position(offset + LSN_OFFSET).limit(offset + length));
+        seg.limit(seg.capacity()); // absolute reads check the limit
         return (int) crc.getValue();
     }
 
     /**
      * Why the record at {@code offset} of segment {@code segmentIndex} is not valid, or null when it is. A zero
-     * length is not checked here (it means "no more records in this segment").
+     * length is not checked here (it means "no more records in this segment"). Moves {@code seg}'s position
+     * ({@link #recordCrc}).
      */
     static String checkRecord(ByteBuffer seg, long segmentIndex, int offset, long segmentSize, CRC32C crc) {
         int length = seg.getInt(offset + LENGTH_OFFSET);
@@ -369,7 +380,7 @@ public final class WalSegmentDescriptor {
         seg.putLong(off + LSN_OFFSET, lsn);
         seg.put(off + TYPE_OFFSET, (byte) type);
         seg.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
-        seg.putInt(off + CRC_OFFSET, recordCrc(seg, off, length, new CRC32C()));
+        seg.putInt(off + CRC_OFFSET, recordCrc(seg.duplicate(), off, length, new CRC32C()));
         // padding is zero on disk; a staged buffer may hold an earlier segment's bytes there
         for (int p = off + length, end = off + aligned(length); p < end; p++) seg.put(p, (byte) 0);
     }
