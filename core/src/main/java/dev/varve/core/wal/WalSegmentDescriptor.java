@@ -344,8 +344,8 @@ public final class WalSegmentDescriptor {
 
     /**
      * CRC32C of the record body: bytes [offset + 8, offset + length). Moves {@code seg}'s position (its limit is left
-     * at its capacity), so {@code seg} is a view the caller owns (a scan's or a reader's view of its segment, a writer's duplicate): a
-     * duplicate made here for every record was most of what a recovery's scan allocated.
+     * at its capacity), so {@code seg} is a view the caller owns: a scan's or a reader's view of its segment, a
+     * writer's duplicate. A duplicate made here for every record was about a quarter of a recovery scan's samples.
      */
     static int recordCrc(ByteBuffer seg, int offset, int length, CRC32C crc) {
         crc.reset();
