@@ -90,15 +90,6 @@ final class LogicalRecords {
         return b.flip();
     }
 
-    /**
-     * The rank of the snapshot declared right after the batch of {@code payload}, whose operations {@link #decodeBatch}
-     * gave as {@code ops} (they tell where the trailer starts), 0 when none is (see the class).
-     */
-    static int snapshotRankAfter(ByteBuffer payload, List<Op> ops) {
-        int end = Math.toIntExact(batchBytes(ops));
-        return payload.remaining() >= end + SNAPSHOT_RANK_BYTES ? payload.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(payload.position() + end) : 0;
-    }
-
     /** A batch of one operation, without allocating a list. */
     static ByteBuffer encodeSingle(int fileId, byte[] key, byte[] value) {
         ByteBuffer b = scratch(4 + 1 + 8 + key.length + (value == null ? 0 : 4 + value.length));
@@ -117,25 +108,57 @@ final class LogicalRecords {
         return payload.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(payload.position());
     }
 
-    static List<Op> decodeBatch(ByteBuffer payload) {
+    /** Where one operation of a batch lies in its payload; a consumer copies out what it keeps. */
+    @FunctionalInterface
+    interface OpSink {
+        /**
+         * @param b           the batch's payload, little-endian; the offsets are absolute indexes into it
+         * @param valueLength -1 for a remove (whose value offset means nothing)
+         */
+        void op(int fileId, ByteBuffer b, int keyOffset, int keyLength, int valueOffset, int valueLength);
+    }
+
+    /**
+     * Hands each operation of a batch payload to {@code sink} in order, where it lies, without copying keys or values
+     * (recovery copies them once, into the replay worker's buffer); returns the rank of the snapshot declared right
+     * after the batch, 0 when none is (see the class).
+     */
+    static int forEachOp(ByteBuffer payload, OpSink sink) {
         ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        int n = b.getInt();
-        List<Op> ops = new ArrayList<>(n);
+        int p = b.position();
+        int n = b.getInt(p);
+        p += 4;
         for (int i = 0; i < n; i++) {
-            byte kind = b.get();
-            int fileId = b.getInt();
-            byte[] key = new byte[b.getInt()];
-            b.get(key);
-            byte[] value = null;
+            byte kind = b.get(p);
+            int fileId = b.getInt(p + 1);
+            int keyLength = b.getInt(p + 5);
+            int keyOffset = p + 9;
+            p = keyOffset + keyLength;
             if (kind == PUT) {
-                value = new byte[b.getInt()];
-                b.get(value);
-            } else if (kind != REMOVE) {
+                int valueLength = b.getInt(p);
+                sink.op(fileId, b, keyOffset, keyLength, p + 4, valueLength);
+                p += 4 + valueLength;
+            } else if (kind == REMOVE) {
+                sink.op(fileId, b, keyOffset, keyLength, p, -1);
+            } else {
                 throw new IllegalStateException("unknown batch operation kind " + kind + " (operation " + i + " of " + n + ")");
             }
-            ops.add(new Op(fileId, key, value));
         }
+        return b.limit() - p >= SNAPSHOT_RANK_BYTES ? b.getInt(p) : 0;
+    }
+
+    static List<Op> decodeBatch(ByteBuffer payload) {
+        List<Op> ops = new ArrayList<>(operationCount(payload));
+        forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) ->
+                ops.add(new Op(fileId, copy(b, keyOffset, keyLength), valueLength < 0 ? null : copy(b, valueOffset, valueLength))));
         return ops;
+    }
+
+    /** {@code length} bytes of {@code b} from index {@code offset}, in an array of their own. */
+    static byte[] copy(ByteBuffer b, int offset, int length) {
+        byte[] bytes = new byte[length];
+        b.get(offset, bytes);
+        return bytes;
     }
 
     static ByteBuffer encodeCreateTable(int tableId, TableOptions options, String name) {

@@ -6,7 +6,6 @@ import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.tree.BPlusTree;
 
 import java.nio.ByteBuffer;
-import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,17 +76,17 @@ final class LogicalReplayer implements LogicalReplay {
         }
     }
 
-    /** Applies a data record; returns the rank of the snapshot it owes ({@link LogicalRecords#snapshotRankAfter}). */
+    /** Applies a data record; returns the rank of the snapshot it owes ({@link LogicalRecords#forEachOp}). */
     private int applyData(ByteBuffer payload) {
-        List<LogicalRecords.Op> ops = LogicalRecords.decodeBatch(payload);
-        int owed = LogicalRecords.snapshotRankAfter(payload, ops);
         if (workers == null && workerCount >= 2) startWorkers();
         if (workers == null) {
-            for (LogicalRecords.Op op : ops) Engine.applyOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
-            return owed;
+            return LogicalRecords.forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) ->
+                    Engine.applyOp(engine.tables.partitionOf(fileId), LogicalRecords.copy(b, keyOffset, keyLength),
+                            valueLength < 0 ? null : LogicalRecords.copy(b, valueOffset, valueLength)));
         }
-        for (LogicalRecords.Op op : ops) workers.submit(engine.tables.partitionOf(op.fileId()), op.key(), op.value());
-        return owed;
+        // the workers make the key and value arrays: the reading thread copies each operation's bytes once, into a chunk
+        return LogicalRecords.forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) ->
+                workers.submit(engine.tables.partitionOf(fileId), b, keyOffset, keyLength, valueOffset, valueLength));
     }
 
     /**

@@ -2,6 +2,8 @@ package dev.varve.engine;
 
 import dev.varve.core.util.StoreThreads;
 
+import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ThreadFactory;
@@ -14,7 +16,10 @@ import java.util.concurrent.ThreadFactory;
  * declaration (I9), a partition destroyed, a table created, a checkpoint — first {@link #drain drains} the workers.
  *
  * <p>Operations travel in chunks, so a worker's queue costs one hand-over per {@value #CHUNK} operations; a full
- * queue makes the reader wait, so a slow worker never lets decoded operations pile up on the heap.
+ * queue makes the reader wait, so a slow worker never lets operations pile up on the heap. The reader copies each
+ * operation's bytes from the WAL into its chunk in one copy and allocates nothing per operation; the worker makes the
+ * key and value arrays the tree takes, and hands the chunk back for reuse. The reader is the one thread of replay, and
+ * an array per key and value on it (with the fresh heap they fill) was what bounded replay: the workers waited for it.
  */
 final class ReplayWorkers implements AutoCloseable {
     static final int CHUNK = 256;
@@ -45,11 +50,15 @@ final class ReplayWorkers implements AutoCloseable {
         return n < 2 ? 0 : n;
     }
 
-    /** Queues one operation for the worker of {@code h}'s partition; rethrows a worker's failure. */
-    void submit(PartitionHandle h, byte[] key, byte[] value) {
+    /**
+     * Queues one operation for the worker of {@code h}'s partition: the key is {@code keyLength} bytes of {@code b} from
+     * index {@code keyOffset}, the value {@code valueLength} bytes from {@code valueOffset} (-1 for a remove). Copies
+     * them; rethrows a worker's failure.
+     */
+    void submit(PartitionHandle h, ByteBuffer b, int keyOffset, int keyLength, int valueOffset, int valueLength) {
         int mixed = h.fileId * 0x9E3779B9;
         Worker w = workers[Math.floorMod(mixed ^ (mixed >>> 16), workers.length)];
-        w.add(h, key, value);
+        w.add(h, b, keyOffset, keyLength, valueOffset, valueLength);
     }
 
     /** Waits until every queued operation is applied; rethrows the first failure of a worker. */
@@ -69,6 +78,8 @@ final class ReplayWorkers implements AutoCloseable {
     private static final class Worker implements Runnable {
         private static final Chunk STOP = new Chunk();
         private final BlockingQueue<Chunk> queue = new ArrayBlockingQueue<>(QUEUED_CHUNKS);
+        /** Chunks applied, for the reader to fill again: the queued ones, the one applied and the one filled are all there are. */
+        private final BlockingQueue<Chunk> applied = new ArrayBlockingQueue<>(QUEUED_CHUNKS + 2);
         private final Thread thread;
         private Chunk filling = new Chunk();
         private long submitted; // chunks handed over; the reader's alone
@@ -82,8 +93,9 @@ final class ReplayWorkers implements AutoCloseable {
             thread.start();
         }
 
-        void add(PartitionHandle h, byte[] key, byte[] value) {
-            filling.add(h, key, value);
+        void add(PartitionHandle h, ByteBuffer b, int keyOffset, int keyLength, int valueOffset, int valueLength) {
+            if (!filling.fits(keyLength + Math.max(0, valueLength))) flush();
+            filling.add(h, b, keyOffset, keyLength, valueOffset, valueLength);
             if (filling.count == CHUNK) flush();
             if (failure != null) rethrow();
         }
@@ -92,7 +104,8 @@ final class ReplayWorkers implements AutoCloseable {
             if (filling.count == 0) return;
             put(filling);
             submitted++;
-            filling = new Chunk();
+            Chunk reused = applied.poll();
+            filling = reused != null ? reused : new Chunk();
         }
 
         private void put(Chunk c) {
@@ -140,6 +153,8 @@ final class ReplayWorkers implements AutoCloseable {
                             failure = t; // later chunks are skipped; the reader rethrows at its next add or drain
                         }
                     }
+                    c.clear();
+                    applied.offer(c);
                     synchronized (this) {
                         done++;
                         notifyAll();
@@ -151,22 +166,53 @@ final class ReplayWorkers implements AutoCloseable {
         }
     }
 
-    /** Up to {@value #CHUNK} operations, in WAL order. */
+    /**
+     * Up to {@value #CHUNK} operations, in WAL order, their bytes in one array: each key, its value right after it.
+     * The array holds {@value #KEPT_BYTES} bytes, or one larger operation (which the chunk drops once applied).
+     */
     private static final class Chunk {
+        static final int KEPT_BYTES = 256 << 10;
         final PartitionHandle[] handles = new PartitionHandle[CHUNK];
-        final byte[][] keys = new byte[CHUNK][];
-        final byte[][] values = new byte[CHUNK][];
+        final int[] offsets = new int[CHUNK];
+        final int[] keyLengths = new int[CHUNK];
+        final int[] valueLengths = new int[CHUNK]; // -1: a remove
+        byte[] bytes = new byte[KEPT_BYTES];
+        int used;
         int count;
 
-        void add(PartitionHandle h, byte[] key, byte[] value) {
+        /** Whether an operation of {@code opBytes} more bytes goes in; an empty chunk takes any (it grows). */
+        boolean fits(int opBytes) {
+            return count == 0 || opBytes <= bytes.length - used;
+        }
+
+        void add(PartitionHandle h, ByteBuffer b, int keyOffset, int keyLength, int valueOffset, int valueLength) {
+            int opBytes = keyLength + Math.max(0, valueLength);
+            if (opBytes > bytes.length - used) bytes = Arrays.copyOf(bytes, used + opBytes);
+            b.get(keyOffset, bytes, used, keyLength);
+            if (valueLength > 0) b.get(valueOffset, bytes, used + keyLength, valueLength);
             handles[count] = h;
-            keys[count] = key;
-            values[count] = value;
+            offsets[count] = used;
+            keyLengths[count] = keyLength;
+            valueLengths[count] = valueLength;
+            used += opBytes;
             count++;
         }
 
         void apply() {
-            for (int i = 0; i < count; i++) Engine.applyOp(handles[i], keys[i], values[i]);
+            for (int i = 0; i < count; i++) {
+                int keyEnd = offsets[i] + keyLengths[i];
+                byte[] key = Arrays.copyOfRange(bytes, offsets[i], keyEnd);
+                byte[] value = valueLengths[i] < 0 ? null : Arrays.copyOfRange(bytes, keyEnd, keyEnd + valueLengths[i]);
+                Engine.applyOp(handles[i], key, value);
+            }
+        }
+
+        /** Empties the chunk for the reader to fill again. */
+        void clear() {
+            Arrays.fill(handles, 0, count, null);
+            if (bytes.length > KEPT_BYTES) bytes = new byte[KEPT_BYTES];
+            used = 0;
+            count = 0;
         }
     }
 }

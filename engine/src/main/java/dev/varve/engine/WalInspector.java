@@ -224,11 +224,9 @@ public final class WalInspector {
         switch (r.type()) {
             case RecordTypes.DATA_BATCH: {
                 List<Op> ops = new ArrayList<>();
-                List<LogicalRecords.Op> decoded = LogicalRecords.decodeBatch(r.payload().duplicate());
-                for (LogicalRecords.Op op : decoded)
-                    ops.add(new Op(PageId.tableOf(op.fileId()), names.get(PageId.tableOf(op.fileId())), PageId.partitionOf(op.fileId()), op.key(),
-                            op.value() == null ? -1 : op.value().length));
-                int snapshotRank = LogicalRecords.snapshotRankAfter(r.payload(), decoded);
+                int snapshotRank = LogicalRecords.forEachOp(r.payload(), (fileId, b, keyOffset, keyLength, valueOffset, valueLength) ->
+                        ops.add(new Op(PageId.tableOf(fileId), names.get(PageId.tableOf(fileId)), PageId.partitionOf(fileId),
+                                LogicalRecords.copy(b, keyOffset, keyLength), valueLength)));
                 return new Record(r.lsn(), "DATA_BATCH", bytes, ops, ops.size() + " operations" + (snapshotRank > 0 ? ", then a snapshot of rank " + snapshotRank : ""));
             }
             case RecordTypes.CREATE_TABLE: {
