@@ -45,13 +45,18 @@ final class LogicalReplayer implements LogicalReplay {
     }
 
     @Override
-    public void apply(int type, ByteBuffer payload, long lsn) {
+    public void apply(int type, ByteBuffer payload, long lsn, int reservedPages) {
         if (type == RecordTypes.DATA_BATCH) {
-            owedRank = applyData(payload);
+            owedRank = applyData(payload, reservedPages);
             return;
         }
         owedRank = 0; // the snaprec that follows such a batch declares its snapshot (nothing else can come between them)
         drain();
+        applyOther(type, payload, lsn);
+        engine.memory.releaseHeadroom(reservedPages);
+    }
+
+    private void applyOther(int type, ByteBuffer payload, long lsn) {
         switch (type) {
             case RecordTypes.CREATE_TABLE: {
                 LogicalRecords.CreateTable c = LogicalRecords.decodeCreateTable(payload);
@@ -76,15 +81,22 @@ final class LogicalReplayer implements LogicalReplay {
         }
     }
 
-    /** Applies a data record; returns the rank of the snapshot it owes ({@link LogicalRecords#forEachOp}). */
-    private int applyData(ByteBuffer payload) {
+    /**
+     * Applies a data record, or queues it with the workers, who return its {@code reservedPages} of head-room once it is
+     * applied; returns the rank of the snapshot it owes ({@link LogicalRecords#forEachOp}).
+     */
+    private int applyData(ByteBuffer payload, int reservedPages) {
         if (workers == null && workerCount >= 2) startWorkers();
-        if (workers == null) {
-            return LogicalRecords.forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) ->
+        int operations = LogicalRecords.operationCount(payload);
+        if (workers == null || operations == 0) {
+            int owed = LogicalRecords.forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) ->
                     Engine.applyOp(engine.tables.partitionOf(fileId), LogicalRecords.copy(b, keyOffset, keyLength),
                             valueLength < 0 ? null : LogicalRecords.copy(b, valueOffset, valueLength)));
+            engine.memory.releaseHeadroom(reservedPages);
+            return owed;
         }
         // the workers make the key and value arrays: the reading thread copies each operation's bytes once, into a chunk
+        workers.beginRecord(reservedPages, operations);
         return LogicalRecords.forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) ->
                 workers.submit(engine.tables.partitionOf(fileId), b, keyOffset, keyLength, valueOffset, valueLength));
     }
@@ -96,7 +108,7 @@ final class LogicalReplayer implements LogicalReplay {
      */
     private void startWorkers() {
         try {
-            workers = new ReplayWorkers(workerCount);
+            workers = new ReplayWorkers(workerCount, engine.memory::releaseHeadroom);
             workersStarted = workerCount;
         } catch (OutOfMemoryError e) {
             LOG.warn("cannot start {} replay threads ({}); replaying on the opening thread alone", workerCount, e.toString());
@@ -132,6 +144,11 @@ final class LogicalReplayer implements LogicalReplay {
     @Override
     public void drain() {
         if (workers != null) workers.drain();
+    }
+
+    @Override
+    public boolean awaitApplied() {
+        return workers != null && workers.awaitApplied();
     }
 
     @Override

@@ -24,7 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Replay by partition copies each operation's key and value out of the WAL into a chunk it hands to a worker, and reuses
  * chunks once applied ({@link ReplayWorkers}). A crashed store whose WAL holds batches of puts of every value size —
  * empty, small, past a chunk's kept bytes, the largest allowed — and removes, over several partitions and thousands of
- * reused chunks, reopens with every key holding exactly what its last operation left.
+ * reused chunks, reopens with every key holding exactly what its last operation left, and with the head-room each
+ * record reserved all returned (a record of several operations returns it once the last of them is applied, by
+ * whichever worker): the region is small enough that the reader waits for it again and again.
  */
 @Timeout(120)
 class ReplayChunksTest {
@@ -85,6 +87,7 @@ class ReplayChunksTest {
         try (Varve reopened = Varve.open(config())) {
             assertTrue(reopened.recoveryReport().replayedRecords() >= BATCHES, "the crash left every batch to replay");
             assertEquals(2, reopened.engine().replayWorkers, "replayed by the workers");
+            assertEquals(0, reopened.engine().memory.reservedHeadroom(), "every record's head-room came back once it was applied");
             Table t = reopened.table("t");
             for (int k = 0; k < 3_000; k++) {
                 for (int pad = 0; pad < 40; pad++) {

@@ -143,14 +143,13 @@ public final class Recovery {
 
     /**
      * Logical replay from {@code from}. Each record first reserves head-room for the pages it may dirty (at least what
-     * its live write reserved); the reservations are returned only once {@link LogicalReplay#drain} says the records
-     * are applied, since the replayer may still be applying them. When the region is short, the replayer is drained
-     * (which returns what it held) and, if that is not enough, a checkpoint runs with its mark at this record: all
-     * before it is applied.
+     * its live write reserved) and hands it to the replayer, which returns it once the record is applied — the
+     * replayer may still be applying records queued before. When the region is short, recovery waits for queued
+     * records to be applied and, once none is queued and there is still no room, runs a checkpoint with its mark at
+     * this record: all before it is applied.
      */
     private long replay(long from, LogicalReplay replay, long scannedEnd) {
         long n = 0;
-        int reserved = 0;
         try (WalReader r = wal.read(from)) {
             r.checkedBefore(scannedEnd);
             while (r.next()) {
@@ -161,24 +160,19 @@ public final class Recovery {
                 // those can be (I6: the same or more)
                 long freed = replay.freedPagesBound(r.type(), r.payload());
                 int pages = (int) Math.min((long) memory.headroomFor(bytes, ops) + freed, memory.maxHeadroom());
-                if (!memory.tryReserve(pages)) {
-                    replay.drain();
-                    memory.releaseHeadroom(reserved);
-                    reserved = 0;
-                    if (!memory.tryReserve(pages)) {
-                        long at = r.lsn();
-                        checkpointer.checkpoint("recovery", () -> at);
-                        memory.awaitHeadroom(pages);
-                    }
+                boolean reserved = memory.tryReserve(pages);
+                while (!reserved && replay.awaitApplied()) reserved = memory.tryReserve(pages);
+                if (!reserved && !memory.tryReserve(pages)) { // every record before this one is applied
+                    long at = r.lsn();
+                    checkpointer.checkpoint("recovery", () -> at);
+                    memory.awaitHeadroom(pages);
                 }
-                reserved += pages;
-                replay.apply(r.type(), r.payload(), r.lsn());
+                replay.apply(r.type(), r.payload(), r.lsn(), pages);
                 n++;
             }
             replay.drain();
         } finally {
             replay.endReplay();
-            memory.releaseHeadroom(reserved);
         }
         return n;
     }

@@ -344,6 +344,11 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         reservedFrames.addAndGet(-pages);
     }
 
+    /** Head-room reserved and not yet returned, in pages: 0 whenever no operation is in progress. */
+    public long reservedHeadroom() {
+        return reservedFrames.get();
+    }
+
     // ---------------------------------------------------------------- checkpoint support
 
     /**

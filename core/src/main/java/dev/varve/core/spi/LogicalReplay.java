@@ -16,9 +16,12 @@ public interface LogicalReplay {
 
     /**
      * Applies one logical record found at {@code lsn}, or queues it: its page changes may still be in progress when
-     * this returns (the engine replays partitions in parallel), until {@link #drain}.
+     * this returns (the engine replays partitions in parallel), until {@link #drain}. Recovery reserved
+     * {@code reservedPages} of head-room in the page memory for it; the replayer returns them
+     * ({@code PageMemory#releaseHeadroom}) once the record is applied, so the head-room of records still queued stays
+     * reserved while that of applied ones comes back at once.
      */
-    void apply(int type, ByteBuffer payload, long lsn);
+    void apply(int type, ByteBuffer payload, long lsn, int reservedPages);
 
     /**
      * The operations in a record, for the head-room its replay reserves (the estimate its live write reserved takes
@@ -40,6 +43,15 @@ public interface LogicalReplay {
 
     /** Waits until every record passed to {@link #apply} is applied; recovery calls it before each checkpoint. */
     default void drain() {
+    }
+
+    /**
+     * Waits until at least one record queued by {@link #apply} has been applied and has returned its head-room; false
+     * at once when none is queued (every record passed is applied). Recovery calls it when the region has no room for
+     * the next record: only when nothing is queued does it take a checkpoint. By default nothing is ever queued.
+     */
+    default boolean awaitApplied() {
+        return false;
     }
 
     /** After the last record (drained) or a failure: stops whatever threads replay started. */
