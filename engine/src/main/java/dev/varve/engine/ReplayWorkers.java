@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntConsumer;
 
 /**
- * Logical replay by partition: the recovering thread reads and decodes the WAL and hands each operation to the
+ * Logical replay by partition: the recovering thread reads the WAL and hands each operation to the
  * worker that owns its partition, so partitions are rebuilt in parallel while each one still sees its operations in
  * WAL order — which is all I6 asks (the same page images, partition by partition: a partition's pages, its page
  * allocation and its free list belong to it alone). Whatever orders partitions against each other — a snapshot's
@@ -159,7 +159,7 @@ final class ReplayWorkers implements AutoCloseable {
         private final Object progress;
         private final BlockingQueue<Chunk> queue = new ArrayBlockingQueue<>(QUEUED_CHUNKS);
         /** Chunks applied, for the reader to fill again: the queued ones, the one applied and the one filled are all there are. */
-        private final BlockingQueue<Chunk> applied = new ArrayBlockingQueue<>(QUEUED_CHUNKS + 2);
+        private final BlockingQueue<Chunk> reusable = new ArrayBlockingQueue<>(QUEUED_CHUNKS + 2);
         private final Thread thread;
         private Chunk filling = new Chunk();
         private long submitted; // chunks handed over; the reader's alone
@@ -186,7 +186,7 @@ final class ReplayWorkers implements AutoCloseable {
             if (filling.count == 0) return;
             put(filling);
             submitted++;
-            Chunk reused = applied.poll();
+            Chunk reused = reusable.poll();
             filling = reused != null ? reused : new Chunk();
         }
 
@@ -240,7 +240,7 @@ final class ReplayWorkers implements AutoCloseable {
                     int pages = c.pagesApplied(); // returned before the chunk counts as done: awaitApplied's caller reserves them again
                     if (pages > 0) release.accept(pages);
                     c.clear();
-                    applied.offer(c);
+                    reusable.offer(c);
                     synchronized (progress) {
                         done++;
                         progress.notifyAll();
