@@ -103,9 +103,13 @@ final class LogicalRecords {
         if (value != null) b.putInt(value.length).put(value);
     }
 
-    /** The number of operations a batch record holds, without decoding them. */
+    /**
+     * The number of operations a batch record holds, without decoding them or making a view of the payload: open's scan
+     * and replay ask it of every record several times (head-room, the replay bound, the workers' hand-over).
+     */
     static int operationCount(ByteBuffer payload) {
-        return payload.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(payload.position());
+        int raw = payload.getInt(payload.position());
+        return payload.order() == ByteOrder.LITTLE_ENDIAN ? raw : Integer.reverseBytes(raw);
     }
 
     /** Where one operation of a batch lies in its payload; a consumer copies out what it keeps. */

@@ -99,14 +99,19 @@ final class ReplayWorkers implements AutoCloseable {
         synchronized (progress) {
             long before = applied();
             if (before == submitted()) return false;
-            try {
-                while (applied() == before) progress.wait();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for the replay workers", e);
-            }
+            while (applied() == before) awaitProgress(progress);
         }
         return true;
+    }
+
+    /** Waits for a worker's notification on {@code progress}, whose monitor the caller holds. */
+    private static void awaitProgress(Object progress) {
+        try {
+            progress.wait();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the replay workers", e);
+        }
     }
 
     /** Chunks applied by all the workers; the caller holds {@code progress}. */
@@ -200,13 +205,8 @@ final class ReplayWorkers implements AutoCloseable {
         }
 
         void awaitDone() {
-            try {
-                synchronized (progress) {
-                    while (done < submitted) progress.wait();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for the replay workers", e);
+            synchronized (progress) {
+                while (done < submitted) awaitProgress(progress);
             }
         }
 
