@@ -5,6 +5,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,8 +25,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code backup --from}'s {@code --idle-timeout} and {@code --min-receive-rate} through the tool's command line,
  * against a sender on a loopback socket that stays silent or trickles the start of a frame, a byte each 100 ms (10
  * bytes a second): what a stalled or starved link looks like to the real receiver.
+ *
+ * <p>Isolated: the trickle keeps the receiver within its one-second idle timeout only while the sender thread gets a
+ * core every 100 ms; in a CI run on two cores, beside the module's other tests in the same JVM, it once went a whole
+ * second without one and the receiver gave up as told to.
  */
 @Timeout(120)
+@Isolated("its sender must get a core every 100 ms to stay within the receiver's one-second idle timeout")
 class CliTransferLimitsTest {
     @TempDir
     Path dir;
