@@ -128,7 +128,8 @@ final class LogicalRecords {
      * after the batch, 0 when none is (see the class).
      */
     static int forEachOp(ByteBuffer payload, OpSink sink) {
-        ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        // absolute reads only, from the payload's position: a little-endian payload (the WAL's views) needs no view of its own
+        ByteBuffer b = payload.order() == ByteOrder.LITTLE_ENDIAN ? payload : payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int p = b.position();
         int n = b.getInt(p);
         p += 4;

@@ -14,6 +14,9 @@ final class ScannedTypes {
     private final boolean[] seen = new boolean[256];
     /** Shown every record, or null. */
     private final WalRecordVisitor visitor;
+    /** The segment view the scan passed last, and the visitor's view of it, positioned on each record in turn. */
+    private ByteBuffer scanned;
+    private ByteBuffer payloads;
 
     ScannedTypes() {
         this(null);
@@ -31,10 +34,14 @@ final class ScannedTypes {
             lastHead[type] = b.getLong(off + WalSegmentDescriptor.PAYLOAD_OFFSET);
         }
         if (visitor != null) {
-            ByteBuffer payload = b.slice(off + WalSegmentDescriptor.PAYLOAD_OFFSET, b.getInt(off) - WalSegmentDescriptor.RECORD_HEADER_SIZE);
-            if (!payload.isReadOnly()) payload = payload.asReadOnlyBuffer(); // open's scan passes a read-only view already
-            payload.order(ByteOrder.LITTLE_ENDIAN);
-            visitor.visit(b.getLong(off + WalSegmentDescriptor.LSN_OFFSET), type, payload);
+            // one view per segment, not a slice per record: the slices were most of a 1 GiB WAL scan's allocation
+            if (b != scanned) {
+                scanned = b;
+                payloads = b.asReadOnlyBuffer();
+            }
+            payloads.limit(off + b.getInt(off)).position(off + WalSegmentDescriptor.PAYLOAD_OFFSET);
+            payloads.order(ByteOrder.LITTLE_ENDIAN); // whatever the last visitor left
+            visitor.visit(b.getLong(off + WalSegmentDescriptor.LSN_OFFSET), type, payloads);
         }
     }
 
