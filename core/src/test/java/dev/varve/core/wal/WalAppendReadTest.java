@@ -51,6 +51,33 @@ class WalAppendReadTest {
         assertEquals("wal-0000000000000007.seg", WalSegmentDescriptor.fileName(7));
     }
 
+    /**
+     * A payload is the window between its position and its limit, in a heap or a direct buffer with bytes on either
+     * side: the record holds that window and its CRC is over it (the reader checks every record's CRC), and the
+     * buffer's position and limit are as they were.
+     */
+    @Test
+    void appendsThePayloadsWindowAndLeavesItsPositionAndLimit() {
+        Random rnd = WalTestSupport.seeded("window");
+        List<byte[]> written = new ArrayList<>();
+        try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
+            for (int i = 0; i < 200; i++) {
+                byte[] around = randomBytes(rnd, 64 + rnd.nextInt(3000));
+                ByteBuffer buf = i % 2 == 0 ? ByteBuffer.wrap(around) : ByteBuffer.allocateDirect(around.length).put(around).clear();
+                int position = rnd.nextInt(32);
+                int limit = around.length - rnd.nextInt(32);
+                buf.limit(limit).position(position);
+                wal.append(1 + i % 254, buf);
+                assertEquals(position, buf.position(), "position of payload " + i);
+                assertEquals(limit, buf.limit(), "limit of payload " + i);
+                written.add(java.util.Arrays.copyOfRange(around, position, limit));
+            }
+            List<Rec> read = readAll(wal, WalSegmentDescriptor.firstLsn(0, SEGMENT_SIZE));
+            assertEquals(written.size(), read.size());
+            for (int i = 0; i < read.size(); i++) assertArrayEquals(written.get(i), read.get(i).payload(), "record " + i);
+        }
+    }
+
     @Test
     void roundTripOfRandomPayloadSizesIncludingZeroAndMax() {
         Random rnd = WalTestSupport.seeded("roundTrip");
