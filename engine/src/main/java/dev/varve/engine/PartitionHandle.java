@@ -2,7 +2,6 @@ package dev.varve.engine;
 
 import dev.varve.core.tree.BPlusTree;
 
-import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -16,8 +15,6 @@ final class PartitionHandle {
     final String table;
     final BPlusTree tree;
     final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-    /** This partition alone, what a write of one partition locks: one list for all of them, not one per write. */
-    final List<PartitionHandle> alone = List.of(this);
 
     PartitionHandle(int fileId, int index, String table, BPlusTree tree) {
         this.fileId = fileId;

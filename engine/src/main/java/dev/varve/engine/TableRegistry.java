@@ -191,7 +191,7 @@ final class TableRegistry {
             Catalog.Entry e = new Catalog.Entry(name, nextTableId, options);
             TableHandle[] created = new TableHandle[1];
             try {
-                engine.writePath.logged(pages, WritePath.Room.NONE, List.of(), RecordTypes.CREATE_TABLE,
+                engine.writePath.logged(pages, List.of(), List.of(), RecordTypes.CREATE_TABLE,
                         () -> LogicalRecords.encodeCreateTable(e.id(), options, name), () -> 0, () -> {
                             created[0] = format(e);
                             return true;

@@ -66,59 +66,13 @@ final class WritePath {
      * see {@link #worstFreed}); a remove reads the leaf anyway, to log nothing for an absent key.
      */
     boolean write(PartitionHandle h, byte[] key, byte[] value) {
-        SingleWrite w = new SingleWrite(h, key, value, pagesFor(key, value) + worstFreed(1));
-        boolean present = committed(underCut(checkpointLock.readLock(), w.pages, w));
+        boolean present = logged(pagesFor(key, value) + worstFreed(1), value == null ? List.of() : List.of(new Puts(h, 1, value.length)),
+                List.of(h), RecordTypes.DATA_BATCH,
+                () -> LogicalRecords.encodeSingle(h.fileId, key, value),
+                value != null ? () -> 0 : () -> h.tree.overflowPages(key) < 0 ? -1 : 0, // removing an absent key logs nothing
+                () -> applyLoggedOp(h, key, value, LogicalRecords.FIRST_OP));
         engine.writes.increment();
         return present;
-    }
-
-    /**
-     * A put or remove of one key: every part of the write path's work for it in one object, where a put made a list of
-     * its puts, a list of its partition and four lambdas. With the WAL's copy of its segment buffer per record gone too
-     * ({@code WalSegmentDescriptor.putBody}), a put with recovery files allocates about 105 bytes instead of 320: fewer
-     * young collections, each of which copies the store's frames while they are still young.
-     */
-    private final class SingleWrite implements Room, Supplier<ByteBuffer>, IntSupplier, Change, IntFunction<Logged> {
-        final PartitionHandle h;
-        final byte[] key;
-        final byte[] value;
-        /** The head-room it reserves: its own pages and the longest overflow chain it may free. */
-        final int pages;
-
-        SingleWrite(PartitionHandle h, byte[] key, byte[] value, int pages) {
-            this.h = h;
-            this.key = key;
-            this.value = value;
-            this.pages = pages;
-        }
-
-        /** The body run under the checkpoint read lock with {@code reserved} pages of head-room. */
-        @Override
-        public Logged apply(int reserved) {
-            return logAndApply(reserved, pages, this, h.alone, RecordTypes.DATA_BATCH, this, this, this);
-        }
-
-        @Override
-        public void check() {
-            if (value != null) checkRoom(h, 1, value.length);
-        }
-
-        /** The WAL record. */
-        @Override
-        public ByteBuffer get() {
-            return LogicalRecords.encodeSingle(h.fileId, key, value);
-        }
-
-        /** The pages it frees beyond its reservation: none; -1 (log nothing) for the remove of an absent key. */
-        @Override
-        public int getAsInt() {
-            return value == null && h.tree.overflowPages(key) < 0 ? -1 : 0;
-        }
-
-        @Override
-        public boolean apply() {
-            return applyLoggedOp(h, key, value, LogicalRecords.FIRST_OP);
-        }
     }
 
     /**
@@ -128,7 +82,7 @@ final class WritePath {
     void write(List<LogicalRecords.Op> ops, TableRegistry.NewTables created) {
         if (ops.isEmpty()) return;
         Batch b = batch(ops, 0, created);
-        logged(b.pages(), b.room(), b.locked(), RecordTypes.DATA_BATCH, () -> {
+        logged(b.pages(), b.puts(), b.locked(), RecordTypes.DATA_BATCH, () -> {
             logCreations(created);
             return LogicalRecords.encodeBatch(ops);
         }, b.freed(), b.change());
@@ -148,7 +102,7 @@ final class WritePath {
         Batch b = batch(ops, LogicalRecords.SNAPSHOT_RANK_BYTES, created);
         Snapshots.Declared d = underCut(checkpointLock.writeLock(), b.pages(), reserved -> {
             // the batch names its snapshot's rank: should a crash keep the batch and cut off the snaprec, recovery declares it
-            logAndApply(reserved, b.pages(), b.room(), b.locked(), RecordTypes.DATA_BATCH, () -> {
+            logAndApply(reserved, b.pages(), b.puts(), b.locked(), RecordTypes.DATA_BATCH, () -> {
                 logCreations(created);
                 return LogicalRecords.encodeBatch(ops, rank);
             }, b.freed(), b.change());
@@ -170,10 +124,10 @@ final class WritePath {
     }
 
     /**
-     * A checked batch: its partitions in file-id order (the locking order), its page head-room, the check of its puts
-     * by partition ({@link #checkRoom}), the pages it frees beyond its head-room (asked under the locks) and its change.
+     * A checked batch: its partitions in file-id order (the locking order), its page head-room, its puts by partition
+     * ({@link #checkRoom}), the pages it frees beyond its head-room (asked under the locks) and its change.
      */
-    private record Batch(List<PartitionHandle> locked, int pages, Room room, IntSupplier freed, Change change) {
+    private record Batch(List<PartitionHandle> locked, int pages, List<Puts> puts, IntSupplier freed, Change change) {
     }
 
     /** A write's puts into one partition and their values' bytes: what they may add to its file ({@link #checkRoom}). */
@@ -210,10 +164,7 @@ final class WritePath {
         int own = withCreations(engine.memory.headroomFor(keyAndValueBytes, ops.size()), created);
         long worst = own + (long) worstFreed(ops.size());
         boolean small = reservesWorst(own, ops.size());
-        Room room = () -> {
-            for (int i = 0; i < puts.size(); i++) checkRoom(puts.get(i));
-        };
-        return new Batch(locked, small ? (int) worst : own, room, small ? () -> 0 : freedBy(existing), () -> {
+        return new Batch(locked, small ? (int) worst : own, puts, small ? () -> 0 : freedBy(existing), () -> {
             int at = LogicalRecords.FIRST_OP;
             for (LogicalRecords.Op op : ops) {
                 applyLoggedOp(engine.tables.partitionOf(op.fileId()), op.key(), op.value(), at);
@@ -283,7 +234,7 @@ final class WritePath {
 
     /** Empties a partition (the erased range is reused lazily: freeing it dirties no page but the meta page). */
     void destroy(PartitionHandle h) {
-        logged(64, Room.NONE, h.alone, RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> 0, () -> {
+        logged(64, List.of(), List.of(h), RecordTypes.DESTROY_PARTITION, () -> LogicalRecords.encodeDestroy(h.fileId), () -> 0, () -> {
             h.tree.clear();
             return true;
         });
@@ -295,14 +246,10 @@ final class WritePath {
      * its page changes, and after the locks are released the commit as {@code walSyncMode} promises. {@code pages}
      * is the estimate from the write's own bytes; {@code freed}, asked under the locks, adds the pages of the overflow
      * chains it frees, and the write takes more head-room and starts again when the two exceed what it reserved.
-     * {@code room} checks its puts against their files' page limits ({@link #checkRoom}).
+     * {@code puts} are its puts by partition, whose files' page limits they are checked against ({@link #checkRoom}).
      */
-    boolean logged(int pages, Room room, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, IntSupplier freed, Change change) {
-        return committed(underCut(checkpointLock.readLock(), pages, reserved -> logAndApply(reserved, pages, room, locked, type, record, freed, change)));
-    }
-
-    /** Commits what {@code l} logged as {@code walSyncMode} promises, after the locks are released; returns its result. */
-    private boolean committed(Logged l) {
+    boolean logged(int pages, List<Puts> puts, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record, IntSupplier freed, Change change) {
+        Logged l = underCut(checkpointLock.readLock(), pages, reserved -> logAndApply(reserved, pages, puts, locked, type, record, freed, change));
         if (l == Logged.NOTHING) return false;
         engine.wal.commit(l.lsn());
         return l.result();
@@ -366,16 +313,15 @@ final class WritePath {
      * Appends the record and applies its change under the partitions' write locks; the caller holds the cut and
      * {@code reserved} pages of head-room, of which the write's bytes need {@code estimate}.
      */
-    private Logged logAndApply(int reserved, int estimate, Room room, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record,
+    private Logged logAndApply(int reserved, int estimate, List<Puts> puts, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record,
                                IntSupplier freed, Change change) {
-        // indexed loops: an iterator each was a fifth of what a put allocated
-        for (int i = 0; i < locked.size(); i++) locked.get(i).lock.writeLock().lock();
+        for (PartitionHandle h : locked) h.lock.writeLock().lock();
         try {
             engine.checkWritable();
             // a partition whose page file failed (a read error) would fail the apply after the record is logged: the
             // write would poison the store and come back at the next open though it was reported failed
-            for (int i = 0; i < locked.size(); i++) engine.store.checkUsable(locked.get(i).fileId);
-            room.check();
+            for (PartitionHandle h : locked) engine.store.checkUsable(h.fileId);
+            for (Puts p : puts) checkRoom(p);
             int freedPages = freed.getAsInt();
             if (freedPages < 0) return Logged.NOTHING;
             if ((long) estimate + freedPages > reserved) throw new MoreRoom((long) estimate + freedPages);
@@ -407,30 +353,16 @@ final class WritePath {
      * keys ({@link BPlusTree#roomAfterPuts}), so near the limit a write is refused a little early rather than late.
      */
     private static void checkRoom(Puts p) {
-        checkRoom(p.partition(), p.count(), p.valueBytes());
-    }
-
-    /** {@link #checkRoom(Puts)} of {@code count} puts of {@code valueBytes} value bytes into partition {@code h}. */
-    private static void checkRoom(PartitionHandle h, int count, long valueBytes) {
-        BPlusTree tree = h.tree;
-        if (tree.roomAfterPuts(count, valueBytes) >= 0) return;
-        throw new PartitionFullException("partition " + h.index + " of table " + h.table + " is full: "
+        BPlusTree tree = p.partition().tree;
+        if (tree.roomAfterPuts(p.count(), p.valueBytes()) >= 0) return;
+        throw new PartitionFullException("partition " + p.partition().index + " of table " + p.partition().table + " is full: "
                 + tree.pagesLeft() + " pages are left of the " + tree.maxPages() + " a partition file holds at most, too few for the write's "
-                + count + " put(s) of " + valueBytes + " value bytes; nothing was written. Remove entries from it (their pages are"
+                + p.count() + " put(s) of " + p.valueBytes() + " value bytes; nothing was written. Remove entries from it (their pages are"
                 + " reused) or spread the table over more partitions");
     }
 
     interface Change {
         boolean apply();
-    }
-
-    /** Checks a write's puts against their partitions' page limits ({@link #checkRoom}), before anything is logged. */
-    interface Room {
-        /** A write of no puts. */
-        Room NONE = () -> {
-        };
-
-        void check();
     }
 
     /** Applies a change whose record is already in the WAL; a failure here poisons the engine. */

@@ -165,8 +165,7 @@ public final class Wal implements AutoCloseable {
     }
 
     /**
-     * Appends a record and returns its LSN. Copies {@code payload}'s remaining bytes (its position moves while they are
-     * checksummed and is put back: a buffer no other thread uses meanwhile).
+     * Appends a record and returns its LSN. Copies {@code payload}'s remaining bytes (its position is not changed).
      * The record survives a process crash once this returns; see {@link #commit} for power loss.
      *
      * @param type 1..255, opaque to the WAL

@@ -380,26 +380,9 @@ public final class WalSegmentDescriptor {
         seg.putLong(off + LSN_OFFSET, lsn);
         seg.put(off + TYPE_OFFSET, (byte) type);
         seg.put(off + PAYLOAD_OFFSET, payload, payload.position(), payloadBytes);
-        seg.putInt(off + CRC_OFFSET, bodyCrc(lsn, type, payload, payloadBytes));
+        seg.putInt(off + CRC_OFFSET, recordCrc(seg.duplicate(), off, length, new CRC32C()));
         // padding is zero on disk; a staged buffer may hold an earlier segment's bytes there
         for (int p = off + length, end = off + aligned(length); p < end; p++) seg.put(p, (byte) 0);
-    }
-
-    /**
-     * {@link #recordCrc} of the record {@link #putBody} writes, taken from what it writes rather than read back from
-     * the segment: writers share the segment's buffer, so reading it back took a duplicate of it for every record,
-     * which with a {@code CRC32C} was most of what a physical-mode put allocated. Moves {@code payload}'s position and
-     * puts it back: the caller's buffer, which no other thread uses meanwhile.
-     */
-    private static int bodyCrc(long lsn, int type, ByteBuffer payload, int payloadBytes) {
-        CRC32C crc = new CRC32C();
-        for (int b = 0; b < Long.BYTES; b++) crc.update((int) (lsn >>> (8 * b))); // little-endian, as the segment holds it
-        crc.update(type);
-        int position = payload.position();
-        int limit = payload.limit();
-        crc.update(payload.limit(position + payloadBytes));
-        payload.limit(limit).position(position);
-        return (int) crc.getValue();
     }
 
     /** The payload of a seal naming segment {@code next}. */
