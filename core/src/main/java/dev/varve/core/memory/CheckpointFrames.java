@@ -98,15 +98,22 @@ final class CheckpointFrames {
         epoch++;
     }
 
-    /** {@link PageMemory#markedPages}: the marked frames, each settled under its read latch. */
+    /**
+     * {@link PageMemory#markedPages}: the marked frames, each settled under its read latch — unless a writer holds its
+     * write latch, which it takes only in {@link PageMemory#latchForChange}, whose {@link #makeDirty} settles the frame
+     * first. Such a writer may hold the latch while it waits for a checkpoint-buffer slot for another page, and no
+     * slot frees before this checkpoint has its pages: waiting for the latch here left both waiting until the writer
+     * gave up (a 1 MiB value removed right after a mark, its chain freed under the leaf's latch).
+     */
     List<Frame> markedPages() {
         List<Frame> set = new ArrayList<>(markedFrames.size());
         for (Frame f; (f = markedFrames.poll()) != null; ) {
-            f.latchRead(); // excludes writers; one may have settled it first
-            try {
-                settle(f);
-            } finally {
-                f.unlatchRead();
+            if (f.tryLatchRead()) { // excludes writers; one may have settled it first
+                try {
+                    settle(f);
+                } finally {
+                    f.unlatchRead();
+                }
             }
             set.add(f);
         }
