@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -70,7 +71,7 @@ class WalAppendReadTest {
                 wal.append(1 + i % 254, buf);
                 assertEquals(position, buf.position(), "position of payload " + i);
                 assertEquals(limit, buf.limit(), "limit of payload " + i);
-                written.add(java.util.Arrays.copyOfRange(around, position, limit));
+                written.add(Arrays.copyOfRange(around, position, limit));
             }
             List<Rec> read = readAll(wal, WalSegmentDescriptor.firstLsn(0, SEGMENT_SIZE));
             assertEquals(written.size(), read.size());
