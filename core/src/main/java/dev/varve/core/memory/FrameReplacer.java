@@ -4,6 +4,9 @@ import dev.varve.core.page.PageHeader;
 import dev.varve.core.page.PageId;
 import org.jctools.queues.atomic.MpmcAtomicArrayQueue;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -16,21 +19,36 @@ import java.util.concurrent.atomic.LongAdder;
  * decision needs (the free frames, the clock hand) changes nowhere else. The latching, dirty tracking and
  * copy-on-write every acquire goes through stay in page memory; the clock sees their outcome only through
  * {@link Frame#held}, and so never evicts a dirty page or the checkpoint's only image of one (no-steal).
+ *
+ * <p>Design note. A slot's frame is made the first time the slot is needed, not at open: the heap then holds frames
+ * for the pages a store has used, not for its whole region. Made at open, the 65,536 frames of a 256 MiB region (6 MB)
+ * were young objects that every young collection copied until they were old enough to be promoted: on a 2-vCPU VM
+ * such collections took 14-42 ms, the largest pauses a freshly opened store's writers saw. The clock reaches the
+ * slots only once every slot has a frame, since until then a miss makes one instead of evicting.
  */
 final class FrameReplacer {
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Frame[].class);
+
     private final PageMemory memory;
+    /** By slot; null until the slot's frame is made, published by a release store (see {@link #make}). */
     private final Frame[] frames;
+    private final ByteBuffer[] chunks;
+    private final int framesPerChunk;
+    /** Slots below this have been claimed for a frame. */
+    private final AtomicInteger made = new AtomicInteger();
+    /** Frames handed back by a miss that lost its race to map the page. */
     private final MpmcAtomicArrayQueue<Frame> freeFrames;
     private final AtomicInteger clockHand = new AtomicInteger();
     private final LongAdder pagesRead = new LongAdder();
     private final LongAdder pagesEvicted = new LongAdder();
 
-    /** Replacement over {@code frames}, all of them free. */
-    FrameReplacer(PageMemory memory, Frame[] frames) {
+    /** Replacement over {@code frames}, all of them still to be made, slot {@code s} over {@code chunks} as {@link RegionChunks} cut them. */
+    FrameReplacer(PageMemory memory, Frame[] frames, ByteBuffer[] chunks) {
         this.memory = memory;
         this.frames = frames;
-        freeFrames = new MpmcAtomicArrayQueue<>(frames.length);
-        for (Frame f : frames) freeFrames.offer(f);
+        this.chunks = chunks;
+        this.framesPerChunk = RegionChunks.framesPerChunk(memory.pageSize);
+        freeFrames = new MpmcAtomicArrayQueue<>(Math.max(2, frames.length));
     }
 
     /**
@@ -74,7 +92,7 @@ final class FrameReplacer {
         }
     }
 
-    /** A frame nobody else can see: from the free queue, or a clean page evicted by the clock. */
+    /** A frame nobody else can see: a free one, one made for a slot never used, or a clean page evicted by the clock. */
     private Frame takeFrame() {
         long start = 0;
         while (true) {
@@ -83,6 +101,8 @@ final class FrameReplacer {
                 f.state(Frame.LOADING);
                 return f;
             }
+            f = make();
+            if (f != null) return f;
             f = evict();
             if (f != null) return f;
             if (start == 0) start = System.nanoTime();
@@ -90,10 +110,35 @@ final class FrameReplacer {
         }
     }
 
+    /**
+     * A frame, loading, for the next slot never used, or null when every slot has one. It is published to the clock
+     * by a release store after it is loading, so the clock, reading the slot with an acquire, sees it whole and passes
+     * it by until it is loaded; everyone else finds it through the page table, whose monitor publishes it.
+     */
+    private Frame make() {
+        while (true) {
+            int slot = made.get();
+            if (slot >= frames.length) return null;
+            if (!made.compareAndSet(slot, slot + 1)) continue;
+            Frame f;
+            try {
+                f = new Frame(chunks[slot / framesPerChunk], (slot % framesPerChunk) * memory.pageSize, memory.pageSize, slot);
+            } catch (OutOfMemoryError e) {
+                // the slot stays without a frame (the clock passes it by): with the heap exhausted, that page of the
+                // region is the least of the store's troubles, and handing the slot out again could race its makers
+                throw PageSlots.cannotAllocate("dataRegionSize", (long) frames.length * memory.pageSize, e);
+            }
+            f.state(Frame.LOADING);
+            SLOT.setRelease(frames, slot, f);
+            return f;
+        }
+    }
+
     private Frame evict() {
         int n = frames.length;
         for (int scanned = 0; scanned < 2 * n; scanned++) {
-            Frame f = frames[Math.floorMod(clockHand.getAndIncrement(), n)];
+            Frame f = (Frame) SLOT.getAcquire(frames, Math.floorMod(clockHand.getAndIncrement(), n));
+            if (f == null) continue; // its maker has not published it yet
             int s = f.state();
             if (s == Frame.FAILED) {
                 if (f.pins() == 0 && f.casState(Frame.FAILED, Frame.LOADING)) return f;
@@ -121,5 +166,9 @@ final class FrameReplacer {
 
     long pagesEvicted() {
         return pagesEvicted.sum();
+    }
+
+    int framesMade() {
+        return made.get();
     }
 }

@@ -74,12 +74,10 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             frames = new Frame[(int) count];
             dirtyFrames = new MpscAtomicArrayQueue<>(frames.length);
             markedFrames = new MpscAtomicArrayQueue<>(frames.length);
-            int perChunk = RegionChunks.framesPerChunk(pageSize);
             ByteBuffer[] chunks = RegionChunks.allocate(frames.length, pageSize);
-            for (int f = 0; f < frames.length; f++) frames[f] = new Frame(chunks[f / perChunk], (f % perChunk) * pageSize, pageSize, f);
             table = new PageTable(frames);
             childHints = new ChildHints(ChildHints.REFS_PER_FRAME * (long) frames.length);
-            replacer = new FrameReplacer(this, frames);
+            replacer = new FrameReplacer(this, frames, chunks);
         } catch (OutOfMemoryError e) {
             throw PageSlots.cannotAllocate("dataRegionSize", regionBytes, e);
         }
@@ -434,6 +432,11 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     /** Clean pages evicted since open. */
     public long pagesEvicted() {
         return replacer.pagesEvicted();
+    }
+
+    /** Slots of the region given a frame so far: frames are made as pages first need them (see {@link FrameReplacer}). */
+    int framesMade() {
+        return replacer.framesMade();
     }
 
     /**

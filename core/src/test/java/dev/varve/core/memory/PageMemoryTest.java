@@ -132,6 +132,20 @@ class PageMemoryTest extends PageMemoryFixture {
     }
 
     @Test
+    void framesAreMadeAsPagesFirstNeedThemNotAtOpen() {
+        open();
+        assertEquals(0, memory.framesMade(), "frames made at open");
+        for (int i = 0; i < 10; i++) writeNew(i, 1);
+        assertArrayEquals(body(3, 1), read(3));
+        assertEquals(10, memory.framesMade(), "ten pages, one frame each; a resident page needs none");
+        for (int i = 10; i < 2 * FRAMES; i++) {
+            writeNew(i, 1);
+            if (i % 256 == 255) flush();
+        }
+        assertEquals(FRAMES, memory.framesMade(), "every slot has a frame once the region is full, and no more are made");
+    }
+
+    @Test
     void dirtyPageIsNeverEvictedAcquireWaitsAndCallsForACheckpoint() throws Exception {
         open();
         AtomicInteger pressure = new AtomicInteger();
