@@ -229,6 +229,13 @@ public final class CompareChild {
         try { // a failed preload closes the store too: else it keeps its threads and memory (Ignite: its node's name) for the next phase
             description = target.describe();
             if (phase.reads()) preload(target, s.keys());
+            // A full collection before the interval, as JMH's -gc option runs between iterations: the child JVM is
+            // seconds old, so everything it holds (its classes' strings, the store just opened) is still young, and a
+            // young collection in the interval would copy all of it — 13 MB and 15-50 ms on a 2-vCPU VM whose memory the
+            // host backs at first touch — where a long-running application's would copy what the last moments
+            // allocated. It also frees the direct memory of the stores closed before, which would otherwise make the
+            // next open wait for a collection of its own.
+            System.gc();
             int n = s.threads();
             AtomicLongArray ops = new AtomicLongArray(n * CompareWriter.PAD);
             PeerTarget.Gauges g0 = target.gauges();

@@ -288,7 +288,7 @@ final class CompareReport {
                         + "text-like data (a random 16-byte head, then words: compresses a few times, like real records), one of %d drawn at random "
                         + "for each put, so an overwrite changes the value and, mostly, its length.%n",
                 settings.threads(), CompareSettings.MIN_VALUE_BYTES, CompareSettings.MAX_VALUE_BYTES, CompareChild.VALUE_POOL));
-        sb.append(String.format("- Each phase: a fresh store, %d s measured. Each child JVM first warms up, unreported: every write phase "
+        sb.append(String.format("- Each phase: a fresh store, then a full collection (`System.gc()`, as JMH's `-gc` option), %d s measured. Each child JVM first warms up, unreported: every write phase "
                 + "for %d s on a fresh store, in rounds until the JIT compiler worked at most %d%% of a round, at most %d rounds. CPU rows: CPU time over the measured interval from the JVM — every thread of the process (a JNI peer's native threads "
                 + "included; read just before the client threads start), the client threads alone, and the rest "
                 + "(checkpoints, WAL, compaction, JIT, GC); JIT compiling: the compiler's "
