@@ -19,10 +19,12 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -143,6 +145,43 @@ class PageMemoryTest extends PageMemoryFixture {
             if (i % 256 == 255) flush();
         }
         assertEquals(FRAMES, memory.framesMade(), "every slot has a frame once the region is full, and no more are made");
+    }
+
+    /**
+     * Readers racing over a region none of whose frames is made yet: they make frames, lose races to map the same
+     * page, and evict while others still make; each reads every page it asks for exactly as written.
+     */
+    @Test
+    void readersRacingToMakeFramesAndEvictReadEveryPageAsWritten() throws Exception {
+        open();
+        int pages = 3 * FRAMES;
+        for (int i = 0; i < pages; i++) {
+            writeNew(i, 1);
+            if (i % 256 == 255) flush();
+        }
+        flush();
+        memory.close();
+        memory = new PageMemory(store, (long) FRAMES * PAGE, 16L * PAGE);
+        Thread[] readers = new Thread[4];
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        for (int t = 0; t < readers.length; t++) {
+            SplittableRandom rnd = new SplittableRandom(t);
+            readers[t] = new Thread(() -> {
+                try {
+                    for (int n = 0; n < 4 * pages; n++) {
+                        int i = n < FRAMES ? n : rnd.nextInt(pages); // all start on the same pages: races to map them
+                        assertArrayEquals(body(i, 1), read(i), "page " + i);
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            });
+            readers[t].start();
+        }
+        for (Thread r : readers) r.join();
+        if (failure.get() != null) throw new AssertionError("a reader failed", failure.get());
+        assertEquals(FRAMES, memory.framesMade(), "every slot made once");
+        assertTrue(memory.pagesEvicted() > 0, "the clock ran once every slot had a frame");
     }
 
     @Test
