@@ -21,10 +21,10 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link Frame#held}, and so never evicts a dirty page or the checkpoint's only image of one (no-steal).
  *
  * <p>Design note. A slot's frame is made the first time the slot is needed, not at open: the heap then holds frames
- * for the pages a store has used, not for its whole region. Made at open, the 65,536 frames of a 256 MiB region (6 MB)
- * were young objects that every young collection copied until they were old enough to be promoted: on a 2-vCPU VM
- * such collections took 14-42 ms, the largest pauses a freshly opened store's writers saw. The clock reaches the
- * slots only once every slot has a frame, since until then a miss makes one instead of evicting.
+ * for the pages a store has used, not for its whole region. Made at open, a region's frames (65,536 and 6 MB for 256
+ * MiB, half a million and 50 MB for 2 GiB) were young objects that every young collection copied until they were
+ * promoted, whether or not the store ever used those pages. The clock reaches the slots only once every slot has a
+ * frame, since until then a miss makes one instead of evicting.
  */
 final class FrameReplacer {
     private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Frame[].class);
@@ -42,13 +42,13 @@ final class FrameReplacer {
     private final LongAdder pagesRead = new LongAdder();
     private final LongAdder pagesEvicted = new LongAdder();
 
-    /** Replacement over {@code frames}, all of them still to be made, slot {@code s} over {@code chunks} as {@link RegionChunks} cut them. */
+    /** Replacement over {@code frames}, none of them made yet, their pages in {@code chunks} as {@link RegionChunks} cuts them. */
     FrameReplacer(PageMemory memory, Frame[] frames, ByteBuffer[] chunks) {
         this.memory = memory;
         this.frames = frames;
         this.chunks = chunks;
         this.framesPerChunk = RegionChunks.framesPerChunk(memory.pageSize);
-        freeFrames = new MpmcAtomicArrayQueue<>(Math.max(2, frames.length));
+        freeFrames = new MpmcAtomicArrayQueue<>(frames.length);
     }
 
     /**
