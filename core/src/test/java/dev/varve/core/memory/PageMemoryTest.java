@@ -111,15 +111,20 @@ class PageMemoryTest extends PageMemoryFixture {
         }
     }
 
-    @Test
-    void cleanPageIsEvictedAndReReadWithIdenticalContent() {
-        open();
-        int pages = 3 * FRAMES;
+    /** Writes pages 0 to {@code pages - 1} (version 1), a checkpoint every 256 and one at the end: all clean. */
+    private void writeAllClean(int pages) {
         for (int i = 0; i < pages; i++) {
             writeNew(i, 1);
             if (i % 256 == 255) flush();
         }
         flush();
+    }
+
+    @Test
+    void cleanPageIsEvictedAndReReadWithIdenticalContent() {
+        open();
+        int pages = 3 * FRAMES;
+        writeAllClean(pages);
         assertEquals(0, memory.heldPages());
         assertTrue(memory.pagesEvicted() >= pages - FRAMES, "evicted " + memory.pagesEvicted() + " of " + pages + " pages through "
                 + FRAMES + " frames");
@@ -155,11 +160,7 @@ class PageMemoryTest extends PageMemoryFixture {
     void readersRacingToMakeFramesAndEvictReadEveryPageAsWritten() throws Exception {
         open();
         int pages = 3 * FRAMES;
-        for (int i = 0; i < pages; i++) {
-            writeNew(i, 1);
-            if (i % 256 == 255) flush();
-        }
-        flush();
+        writeAllClean(pages);
         memory.close();
         memory = new PageMemory(store, (long) FRAMES * PAGE, 16L * PAGE);
         Thread[] readers = new Thread[4];
