@@ -111,9 +111,9 @@ class PageMemoryTest extends PageMemoryFixture {
         }
     }
 
-    /** Writes pages 0 to {@code pages - 1} (version 1), a checkpoint every 256 and one at the end: all clean. */
-    private void writeAllClean(int pages) {
-        for (int i = 0; i < pages; i++) {
+    /** Writes new pages {@code from} to {@code to - 1} (version 1), a checkpoint every 256 and one at the end: all clean. */
+    private void writeClean(int from, int to) {
+        for (int i = from; i < to; i++) {
             writeNew(i, 1);
             if (i % 256 == 255) flush();
         }
@@ -124,7 +124,7 @@ class PageMemoryTest extends PageMemoryFixture {
     void cleanPageIsEvictedAndReReadWithIdenticalContent() {
         open();
         int pages = 3 * FRAMES;
-        writeAllClean(pages);
+        writeClean(0, pages);
         assertEquals(0, memory.heldPages());
         assertTrue(memory.pagesEvicted() >= pages - FRAMES, "evicted " + memory.pagesEvicted() + " of " + pages + " pages through "
                 + FRAMES + " frames");
@@ -145,10 +145,7 @@ class PageMemoryTest extends PageMemoryFixture {
         for (int i = 0; i < 10; i++) writeNew(i, 1);
         assertArrayEquals(body(3, 1), read(3));
         assertEquals(10, memory.framesMade(), "ten pages, one frame each; a resident page needs none");
-        for (int i = 10; i < 2 * FRAMES; i++) {
-            writeNew(i, 1);
-            if (i % 256 == 255) flush();
-        }
+        writeClean(10, 2 * FRAMES);
         assertEquals(FRAMES, memory.framesMade(), "every slot has a frame once the region is full, and no more are made");
     }
 
@@ -160,7 +157,7 @@ class PageMemoryTest extends PageMemoryFixture {
     void readersRacingToMakeFramesAndEvictReadEveryPageAsWritten() throws Exception {
         open();
         int pages = 3 * FRAMES;
-        writeAllClean(pages);
+        writeClean(0, pages);
         memory.close();
         memory = new PageMemory(store, (long) FRAMES * PAGE, 16L * PAGE);
         Thread[] readers = new Thread[4];
