@@ -23,8 +23,10 @@ import java.util.zip.CRC32C;
  *   per recovery file: int entries, long bytes
  * </pre>
  * Version 2 adds, after the recovery files and before the CRC: {@code storeId} (long) and the page file generations
- * ({@code int count}, -1 for none, then per page file {@code int fileId, long generation}).
- * Format versions: 1 — initial layout; 2 — the store id, and an end marker's page file generations.
+ * ({@code int count}, -1 for none, then per page file {@code int fileId, long generation}); version 3 then
+ * {@code largestValue} (int).
+ * Format versions: 1 — initial layout; 2 — the store id, and an end marker's page file generations; 3 — the largest
+ * value.
  *
  * @param kind          {@link #START} or {@link #END}
  * @param id            checkpoint id, increasing from 1
@@ -37,11 +39,17 @@ import java.util.zip.CRC32C;
  * @param storeId       the store's id, 0 in a version 1 marker
  * @param generations   an end marker's table of page file id to the last checkpoint that wrote it (every file a
  *                      completed checkpoint wrote), null in a start marker and a version 1 one
+ * @param largestValue  bytes of the longest value the store had been given up to the marker's writing, removed ones
+ *                      too (at least every value the page files hold at the mark): recovery bounds the overflow chain
+ *                      a replayed operation may free by it; {@link #LARGEST_VALUE_UNKNOWN} in a version 1 or 2 marker
  */
 public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn, int recoveryData, int compression,
-                               int[] fileEntries, long[] fileBytes, long storeId, Map<Integer, Long> generations) {
+                               int[] fileEntries, long[] fileBytes, long storeId, Map<Integer, Long> generations,
+                               int largestValue) {
     static final long MAGIC = 0x5641525645435031L; // "VARVECP1"
-    static final int VERSION = 2;
+    static final int VERSION = 3;
+    /** {@link #largestValue} of a marker that does not record it (written before version 3). */
+    public static final int LARGEST_VALUE_UNKNOWN = -1;
     /** Marker kind: the checkpoint began writing pages. */
     public static final int START = 1;
     /** Marker kind: every page of the checkpoint is written and fsynced. */
@@ -58,19 +66,20 @@ public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn
         generations = generations == null ? null : Collections.unmodifiableMap(new TreeMap<>(generations));
     }
 
-    /** A marker that names no store and no generations (as a version 1 one). */
+    /** A marker that names no store, no generations and no largest value (as a version 1 one). */
     public CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn, int recoveryData, int compression, int[] fileEntries, long[] fileBytes) {
-        this(kind, id, markLsn, prevMarkLsn, recoveryData, compression, fileEntries, fileBytes, 0, null);
+        this(kind, id, markLsn, prevMarkLsn, recoveryData, compression, fileEntries, fileBytes, 0, null, LARGEST_VALUE_UNKNOWN);
     }
 
     byte[] encode() {
         int gens = generations == null ? 0 : generations.size();
-        ByteBuffer b = ByteBuffer.allocate(FIXED + 12 * fileEntries.length + 12 + 12 * gens + 4).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocate(FIXED + 12 * fileEntries.length + 12 + 12 * gens + 4 + 4).order(ByteOrder.LITTLE_ENDIAN);
         b.putLong(MAGIC).putInt(VERSION).putInt(kind).putLong(id).putLong(markLsn).putLong(prevMarkLsn)
                 .putInt(recoveryData).putInt(compression).putInt(fileEntries.length);
         for (int i = 0; i < fileEntries.length; i++) b.putInt(fileEntries[i]).putLong(fileBytes[i]);
         b.putLong(storeId).putInt(generations == null ? -1 : gens);
         if (generations != null) for (Map.Entry<Integer, Long> g : generations.entrySet()) b.putInt(g.getKey()).putLong(g.getValue());
+        b.putInt(largestValue);
         CRC32C crc = new CRC32C();
         crc.update(b.array(), 0, b.position());
         b.putInt((int) crc.getValue());
@@ -108,11 +117,14 @@ public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn
         if (version == 1) return new CheckpointMarker(kind, id, mark, prev, data, comp, entries, sizes);
         long storeId = b.getLong();
         int gens = b.getInt();
-        if (gens < -1 || files + 12L * Math.max(gens, 0) != bytes.length)
+        if (gens < -1 || files + 12L * Math.max(gens, 0) + (version == 2 ? 0 : 4) != bytes.length)
             throw new CorruptionException("checkpoint marker lists " + gens + " page file generations but has " + bytes.length + " bytes", file, b.position() - 4);
         Map<Integer, Long> generations = gens < 0 ? null : new TreeMap<>();
         for (int i = 0; i < gens; i++) generations.put(b.getInt(), b.getLong());
-        return new CheckpointMarker(kind, id, mark, prev, data, comp, entries, sizes, storeId, generations);
+        int largest = version == 2 ? LARGEST_VALUE_UNKNOWN : b.getInt();
+        if (largest < LARGEST_VALUE_UNKNOWN)
+            throw new CorruptionException("checkpoint marker's largest value is " + largest + " bytes", file, b.position() - 4);
+        return new CheckpointMarker(kind, id, mark, prev, data, comp, entries, sizes, storeId, generations, largest);
     }
 
     @Override
@@ -125,7 +137,7 @@ public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn
     public boolean equals(Object o) {
         return o instanceof CheckpointMarker m && m.kind == kind && m.id == id && m.markLsn == markLsn && m.prevMarkLsn == prevMarkLsn
                 && m.recoveryData == recoveryData && m.compression == compression && java.util.Arrays.equals(m.fileEntries, fileEntries)
-                && java.util.Arrays.equals(m.fileBytes, fileBytes) && m.storeId == storeId && Objects.equals(m.generations, generations);
+                && java.util.Arrays.equals(m.fileBytes, fileBytes) && m.storeId == storeId && Objects.equals(m.generations, generations) && m.largestValue == largestValue;
     }
 
     @Override

@@ -27,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 
@@ -66,6 +67,7 @@ public final class Checkpointer implements AutoCloseable {
     private volatile long walBytesAtLastMark; // read by the trigger thread
     private boolean physicalSinceLastMark;
     private PageFileGenerations generations = PageFileGenerations.fresh();
+    private volatile IntSupplier largestValue = () -> CheckpointMarker.LARGEST_VALUE_UNKNOWN;
     /** Files a restore of the interrupted checkpoint wrote and stamped so far. */
     private final Set<Integer> restoredFiles = ConcurrentHashMap.newKeySet();
 
@@ -120,6 +122,14 @@ public final class Checkpointer implements AutoCloseable {
         } finally {
             running.unlock();
         }
+    }
+
+    /**
+     * What each marker records as the largest value ({@link CheckpointMarker#largestValue}): the store's high-water
+     * mark of value sizes, which never falls; read after the mark, so it covers every value the checkpoint writes.
+     */
+    public void recordLargestValue(IntSupplier largest) {
+        largestValue = Objects.requireNonNull(largest);
     }
 
     /** Where recovery left the store: the last complete checkpoint. */
@@ -237,7 +247,7 @@ public final class Checkpointer implements AutoCloseable {
             for (CheckpointListener l : listeners) l.beforeStartMarker(id, mark);
             markers.write(new CheckpointMarker(CheckpointMarker.START, id, mark, lastMarkLsn,
                     covered ? CheckpointMarker.PHYSICAL_WAL : CheckpointMarker.RECOVERY_FILES, codec.ordinal(), files.entries, files.bytes,
-                    generations.storeId(), null));
+                    generations.storeId(), null, largestValue.getAsInt()));
             storeIdDurable(); // in the start marker: page files and WAL segments may carry it now
             // the WAL witnesses that pages of this checkpoint may reach the page files (a lost start marker is named);
             // a checkpoint with no page to write needs no witness and costs the WAL nothing
@@ -356,7 +366,7 @@ public final class Checkpointer implements AutoCloseable {
     private void writeEnd(long id, long mark, long prevMark, Set<Integer> stamped) {
         Map<Integer, Long> next = generations.after(id, stamped);
         markers.write(new CheckpointMarker(CheckpointMarker.END, id, mark, prevMark, CheckpointMarker.NO_RECOVERY_DATA, 0, new int[0], new long[0],
-                generations.storeId(), next));
+                generations.storeId(), next, largestValue.getAsInt()));
         generations.commit(next);
         storeIdDurable();
     }

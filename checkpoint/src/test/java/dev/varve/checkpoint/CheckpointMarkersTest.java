@@ -87,33 +87,46 @@ class CheckpointMarkersTest {
     }
 
     /**
-     * An end marker carries the store id and each page file's generation, which open checks the page files against;
-     * a marker of the earlier format (version 1, without either) still reads, naming no store and no generations.
+     * An end marker carries the store id and each page file's generation, which open checks the page files against,
+     * and every marker the largest value the store was given; markers of the earlier formats still read: version 2
+     * (without the largest value) as not recording it, version 1 (without any of the three) naming no store either.
      */
     @Test
-    void anEndMarkerCarriesTheStoreIdAndThePageFileGenerationsAndAVersion1OneStillReads() throws IOException {
+    void anEndMarkerCarriesTheStoreIdThePageFileGenerationsAndTheLargestValueAndOlderOnesStillRead() throws IOException {
         CheckpointMarkers m = markers();
         java.util.Map<Integer, Long> generations = java.util.Map.of(0, 3L, 65_536, 7L, 65_537, 5L);
         CheckpointMarker e = new CheckpointMarker(CheckpointMarker.END, 7, 70_000, 60_000, CheckpointMarker.NO_RECOVERY_DATA, 0,
-                new int[0], new long[0], 0x1234_5678_9abc_def0L, generations);
+                new int[0], new long[0], 0x1234_5678_9abc_def0L, generations, 70_001);
         m.write(start(7));
         m.write(e);
         CheckpointMarker read = m.end(7).orElseThrow();
         assertEquals(e, read);
         assertEquals(0x1234_5678_9abc_def0L, read.storeId());
         assertEquals(generations, read.generations());
+        assertEquals(70_001, read.largestValue());
+        // the same end marker as version 2 wrote it: without the largest value before the CRC
+        byte[] v3 = Files.readAllBytes(m.endPath(7));
+        Files.write(m.endPath(7), olderVersion(v3, 2, v3.length - 4));
+        CheckpointMarker v2 = m.end(7).orElseThrow();
+        assertEquals(generations, v2.generations());
+        assertEquals(CheckpointMarker.LARGEST_VALUE_UNKNOWN, v2.largestValue());
         // the same start marker as version 1 wrote it: the fields up to the recovery files, then the CRC
-        byte[] v2 = Files.readAllBytes(m.startPath(7));
-        byte[] v1 = java.util.Arrays.copyOf(v2, 52 + 12 * 3 + 4);
-        ByteBuffer b = ByteBuffer.wrap(v1).order(ByteOrder.LITTLE_ENDIAN).putInt(8, 1);
-        CRC32C crc = new CRC32C();
-        crc.update(v1, 0, v1.length - 4);
-        b.putInt(v1.length - 4, (int) crc.getValue());
-        Files.write(m.startPath(7), v1);
+        Files.write(m.startPath(7), olderVersion(Files.readAllBytes(m.startPath(7)), 1, 52 + 12 * 3 + 4));
         CheckpointMarker old = m.start(7).orElseThrow();
         assertEquals(start(7), old);
         assertEquals(0, old.storeId());
         assertEquals(null, old.generations());
+        assertEquals(CheckpointMarker.LARGEST_VALUE_UNKNOWN, old.largestValue());
+    }
+
+    /** {@code marker}'s first {@code length - 4} bytes as format {@code version}, with their CRC after them. */
+    private static byte[] olderVersion(byte[] marker, int version, int length) {
+        byte[] older = java.util.Arrays.copyOf(marker, length);
+        ByteBuffer b = ByteBuffer.wrap(older).order(ByteOrder.LITTLE_ENDIAN).putInt(8, version);
+        CRC32C crc = new CRC32C();
+        crc.update(older, 0, older.length - 4);
+        b.putInt(older.length - 4, (int) crc.getValue());
+        return older;
     }
 
     @Test

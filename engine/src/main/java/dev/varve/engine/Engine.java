@@ -174,6 +174,8 @@ final class Engine {
             opened.push(checkpointer);
             checkpointer.useGenerations(generations);
             this.writePath = new WritePath(this, checkpointLock, checkpointer.throttle());
+            writePath.resumeLargestValue(start.latest()); // replay raises it further, record by record
+            checkpointer.recordLargestValue(writePath::largestValue);
             // first, so that a lost lock stops the checkpoint before the archive's files are flushed too
             if (!readOnly) checkpointer.addListener(StoreLock.checkedAtCheckpoints(dirLock, archiveLock));
             archive.attach(memory); // after the physical-WAL hook, whose deltas must see SavedAfter change

@@ -86,6 +86,7 @@ final class LogicalReplayer implements LogicalReplay {
      * applied; returns the rank of the snapshot it owes ({@link LogicalRecords#forEachOp}).
      */
     private int applyData(ByteBuffer payload, int reservedPages) {
+        engine.writePath.valueGiven(payload.remaining()); // no value in the record is longer than the record
         if (workers == null && workerCount >= 2) startWorkers();
         int operations = LogicalRecords.operationCount(payload);
         if (workers == null || operations == 0) {
@@ -116,10 +117,17 @@ final class LogicalReplayer implements LogicalReplay {
         }
     }
 
-    /** Each operation of a data record may remove or replace a value of the longest overflow chain; nothing else frees one. */
+    /**
+     * Each operation of a data record may remove or replace one value, whose overflow chain is at most that of the
+     * largest value the store was given before this record: in the pages recovery starts from (their checkpoint's
+     * marker bounds them) or in a record replayed before this one ({@link #applyData} raises the mark to each record's
+     * size). Nothing else frees a chain. A store of small values so reserves a page an operation, not the 258 of a
+     * 1 MiB value at 4 KiB pages, and keeps that many more records in flight to the workers.
+     */
     @Override
     public long freedPagesBound(int type, ByteBuffer payload) {
-        return type == RecordTypes.DATA_BATCH ? (long) LogicalRecords.operationCount(payload) * BPlusTree.maxOverflowPages(engine.memory.pageSize()) : 0;
+        if (type != RecordTypes.DATA_BATCH) return 0;
+        return (long) LogicalRecords.operationCount(payload) * BPlusTree.overflowPagesAtMost(engine.memory.pageSize(), engine.writePath.largestValue());
     }
 
     /** A data record starts with its operation count; other records keep the bound from their size. */

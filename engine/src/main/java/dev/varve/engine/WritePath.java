@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.checkpoint.CheckpointMarker;
 import dev.varve.checkpoint.Throttle;
 import dev.varve.config.ConfigLimits;
 import dev.varve.config.RecoveryMode;
@@ -15,6 +16,7 @@ import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.function.IntFunction;
@@ -41,12 +43,37 @@ final class WritePath {
     private final boolean logsPages;
     /** A logged change that failed to apply (page memory is behind the WAL), or null. */
     private volatile Throwable failure;
+    /**
+     * The high-water mark of value sizes the store was given, in bytes: never falls, so it bounds every value the
+     * store holds. Checkpoint markers record it; replay bounds the overflow chains an operation may free by it.
+     */
+    private final AtomicInteger largestValue = new AtomicInteger();
 
     WritePath(Engine engine, ReadWriteLock checkpointLock, Throttle throttle) {
         this.engine = engine;
         this.checkpointLock = checkpointLock;
         this.throttle = throttle;
         this.logsPages = engine.config.recoveryMode() == RecoveryMode.WAL_PHYSICAL;
+    }
+
+    /**
+     * Starts the high-water mark of value sizes where {@code recovered}, the checkpoint recovery starts from, left it
+     * (0 with none: every value is then in the WAL); a marker written before it was recorded bounds nothing below the
+     * largest value there can be.
+     */
+    void resumeLargestValue(CheckpointMarker recovered) {
+        int largest = recovered == null ? 0 : recovered.largestValue();
+        valueGiven(largest == CheckpointMarker.LARGEST_VALUE_UNKNOWN ? BPlusTree.MAX_VALUE_BYTES : largest);
+    }
+
+    /** Raises the high-water mark of value sizes to {@code bytes}, before the value's record is logged (or replayed). */
+    void valueGiven(int bytes) {
+        if (bytes > largestValue.get()) largestValue.accumulateAndGet(bytes, Math::max);
+    }
+
+    /** The high-water mark of value sizes, in bytes. */
+    int largestValue() {
+        return largestValue.get();
     }
 
     /** The change that failed after its record was appended, or null. */
@@ -66,6 +93,7 @@ final class WritePath {
      * see {@link #worstFreed}); a remove reads the leaf anyway, to log nothing for an absent key.
      */
     boolean write(PartitionHandle h, byte[] key, byte[] value) {
+        if (value != null) valueGiven(value.length);
         boolean present = logged(pagesFor(key, value) + worstFreed(1), value == null ? List.of() : List.of(new Puts(h, 1, value.length)),
                 List.of(h), RecordTypes.DATA_BATCH,
                 () -> LogicalRecords.encodeSingle(h.fileId, key, value),
@@ -147,6 +175,7 @@ final class WritePath {
         long keyAndValueBytes = 0;
         for (LogicalRecords.Op op : ops) {
             keyAndValueBytes += op.key().length + (op.value() == null ? 0 : op.value().length);
+            if (op.value() != null) valueGiven(op.value().length);
             if (created.holds(op.fileId())) continue;
             if (existing != ops) existing.add(op);
             PartitionHandle h = engine.tables.partitionOf(op.fileId());

@@ -135,7 +135,12 @@ public final class BPlusTree {
 
     /** Pages of the longest overflow chain (a value of {@link #MAX_VALUE_BYTES}) at {@code pageSize}. */
     public static int maxOverflowPages(int pageSize) {
-        return OverflowChain.pageCount(pageSize, MAX_VALUE_BYTES);
+        return overflowPagesAtMost(pageSize, MAX_VALUE_BYTES);
+    }
+
+    /** The most pages the overflow chain of a value of at most {@code valueBytes} takes at {@code pageSize}. */
+    public static int overflowPagesAtMost(int pageSize, int valueBytes) {
+        return OverflowChain.pageCount(pageSize, Math.min(Math.max(valueBytes, 0), MAX_VALUE_BYTES));
     }
 
     /** What {@link #atLeaf} reads of the entry at {@code offset} of the read-latched leaf {@code page}. */
