@@ -71,6 +71,11 @@ public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn
         this(kind, id, markLsn, prevMarkLsn, recoveryData, compression, fileEntries, fileBytes, 0, null, LARGEST_VALUE_UNKNOWN);
     }
 
+    /** This marker recording {@code bytes} as the largest value. */
+    public CheckpointMarker withLargestValue(int bytes) {
+        return new CheckpointMarker(kind, id, markLsn, prevMarkLsn, recoveryData, compression, fileEntries, fileBytes, storeId, generations, bytes);
+    }
+
     byte[] encode() {
         int gens = generations == null ? 0 : generations.size();
         ByteBuffer b = ByteBuffer.allocate(FIXED + 12 * fileEntries.length + 12 + 12 * gens + 4 + 4).order(ByteOrder.LITTLE_ENDIAN);

@@ -1,5 +1,6 @@
 package dev.varve.engine;
 
+import dev.varve.checkpoint.CheckpointMarker;
 import dev.varve.checkpoint.CheckpointMarkers;
 import dev.varve.checkpoint.PageFileGenerations;
 import dev.varve.config.ConfigLimits;
@@ -30,6 +31,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
@@ -121,7 +123,20 @@ public final class ImageLoader implements AutoCloseable {
         // while open is not part of its files, so the least will do
         Varve.open(config.toBuilder().dataRegionSize(ConfigLimits.DATA_REGION_SIZE_MIN).checkpointBufferSize(ConfigLimits.CHECKPOINT_BUFFER_SIZE_MIN)
                 .captureBufferSize(ConfigLimits.CAPTURE_BUFFER_SIZE_MIN).build(), io).close();
+        unboundLargestValue(new CheckpointMarkers(io, dir.resolve("checkpoints")));
         return new ImageLoader(config, io);
+    }
+
+    /**
+     * The empty store's markers bound its values by the largest it was given, none; the image's pages, written past
+     * the write path, hold values of any size. So its markers are rewritten to bound nothing below the longest value
+     * there can be, as markers from before the field do: replay reserves, for each operation, the overflow chain it
+     * may free by that bound. The start marker first: it is the one recovery reads.
+     */
+    private static void unboundLargestValue(CheckpointMarkers markers) {
+        long id = markers.latestStartId();
+        for (Optional<CheckpointMarker> m : List.of(markers.start(id), markers.end(id)))
+            m.ifPresent(marker -> markers.write(marker.withLargestValue(CheckpointMarker.LARGEST_VALUE_UNKNOWN)));
     }
 
     /**

@@ -87,8 +87,7 @@ class LargestValueTest {
         CheckpointMarkers m = markers();
         long id = m.latestStartId();
         for (CheckpointMarker old : List.of(m.start(id).orElseThrow(), m.end(id).orElseThrow())) // as a version 2 marker reads
-            m.write(new CheckpointMarker(old.kind(), old.id(), old.markLsn(), old.prevMarkLsn(), old.recoveryData(), old.compression(),
-                    old.fileEntries(), old.fileBytes(), old.storeId(), old.generations(), CheckpointMarker.LARGEST_VALUE_UNKNOWN));
+            m.write(old.withLargestValue(CheckpointMarker.LARGEST_VALUE_UNKNOWN));
         assertEquals(CheckpointMarker.LARGEST_VALUE_UNKNOWN, m.latestStart().orElseThrow().largestValue());
 
         try (Varve second = Varve.open(config(RecoveryMode.CHECKPOINT_RECOVERY_FILE))) {

@@ -6,6 +6,7 @@ import dev.varve.config.Retention;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.UnforcedFileIOFactory;
+import dev.varve.core.tree.BPlusTree;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -181,6 +182,8 @@ class SnapshotImageTest {
         }
         Model before = model.copy();
         try (Varve copy = Varve.open(config(target, RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE)) {
+            assertEquals(BPlusTree.MAX_VALUE_BYTES, copy.engine().writePath.largestValue(),
+                    "no marker bounds the image's values (up to 14,000 bytes here): replay bounds the chains it frees by the longest there can be");
             long own = copy.snapshotNow();
             round(copy, model, rnd, 2000);
             copy.table("newer").put(new byte[]{1}, new byte[]{2});
