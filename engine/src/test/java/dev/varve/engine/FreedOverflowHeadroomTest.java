@@ -151,4 +151,29 @@ class FreedOverflowHeadroomTest {
             for (int i = 3; i < 8; i++) assertArrayEquals(value(i, 0), t2.get(key(i)), "value " + i);
         }
     }
+
+    /**
+     * As above with only small values after the checkpoint: the records replay reads before the batch are all small,
+     * and the chains the batch frees are bounded by the checkpoint marker's largest value (1 MiB), not by them.
+     * Replay bounding them by the records alone reserved a page for each of the three, applied the batch beside the
+     * ~1,600 pages the small values hold dirty and failed the open ("recovery filled the data region").
+     */
+    @Test
+    void replayBoundsTheChainsABatchFreesByTheCheckpointsLargestValueWhenTheRecordsBeforeItAreSmall() throws Exception {
+        Varve store = Varve.open(config(16L << 20), UnforcedFileIOFactory.INSTANCE);
+        Table t = store.table("t");
+        for (int i = 0; i < 3; i++) t.put(key(i), value(i, 0));
+        store.checkpoint().get();
+        byte[] small = new byte[900];
+        for (int i = 0; i < 3_900; i++) t.put(("small-" + i).getBytes(StandardCharsets.UTF_8), small); // ~1,600 pages dirty
+        store.write(b -> {
+            for (int i = 0; i < 3; i++) b.remove("t", key(i));
+        });
+        store.halt();
+        try (Varve again = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE)) {
+            Table t2 = again.table("t");
+            for (int i = 0; i < 3; i++) assertNull(t2.get(key(i)), "removed value " + i);
+            assertArrayEquals(small, t2.get("small-3899".getBytes(StandardCharsets.UTF_8)));
+        }
+    }
 }
