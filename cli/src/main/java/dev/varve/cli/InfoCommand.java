@@ -95,6 +95,9 @@ final class InfoCommand implements Callable<Integer> {
             c.put("recoveryData", s.recoveryData());
             // what every page file must carry (an error naming a page file of another store quotes both ids)
             c.put("storeId", s.storeId() == 0 ? "none (markers of an earlier build)" : String.format("%016x", s.storeId()));
+            // bytes: replay reserves, per operation, the overflow chain of a value this large as the most it may free
+            c.put("largestValue", s.largestValue() < 0 ? "not recorded (markers of an earlier build, or a store loaded from an image): replay bounds by 1 MiB"
+                    : s.largestValue());
         }
         // every recovery file in the directory: a crash can leave some that are not the latest checkpoint's
         c.put("recoveryFilesOnDisk", files.values().stream().mapToInt(Integer::intValue).sum());

@@ -74,6 +74,7 @@ class CliReadCommandsTest {
         assertEquals(0, h.code(), h.toString());
         assertTrue(h.out().contains("recoveryPending: no"), h.out());
         assertTrue(h.out().contains("markers: start and end (complete)"), h.out());
+        assertTrue(h.out().matches("(?s).*\\blargestValue: [1-9][0-9]*\\R.*"), "the store's largest value, in bytes: " + h.out());
         assertTrue(h.out().contains("name orders, partitions 3, entries " + FixtureStores.model(FixtureStores.ROUNDS).get("orders").size()), h.out());
         assertTrue(h.out().contains("  perRank:\n    1: 2\n    2: 2\n    3: 2\n"), h.out());
         CliRun c = unchanged(crashed, "info", "--json", crashed.toString());

@@ -95,11 +95,14 @@ public final class StoreInspector {
      * The latest checkpoint's markers: whether its end marker is there ({@code complete}; if not, the crash hit its
      * page writes and recovery restores them), where its recovery data is ({@code "recovery files"} or
      * {@code "physical wal"}) and how many recovery files of it are on disk (others a crash left are counted by
-     * {@link #recoveryFilesOnDisk}), and the store id its page files must carry ({@code storeId}, 0 when no marker
-     * names one: the markers were written by an earlier build).
+     * {@link #recoveryFilesOnDisk}), the store id its page files must carry ({@code storeId}, 0 when no marker
+     * names one: the markers were written by an earlier build), and the largest value the store had been given when
+     * its start marker was written ({@code largestValue}, in bytes; -1 when the marker does not record it: written by
+     * an earlier build, or the store was loaded from a snapshot image), by which replay bounds the overflow chain an
+     * operation may free.
      */
     public record CheckpointState(long id, long markLsn, long prevMarkLsn, boolean complete, String recoveryData, int recoveryFiles,
-                                  long storeId) {
+                                  long storeId, int largestValue) {
     }
 
     /**
@@ -372,7 +375,7 @@ public final class StoreInspector {
         SortedMap<Long, Integer> files = recoveryFilesLocked(io, config);
         return markers.latestStart().map(s -> new CheckpointState(s.id(), s.markLsn(), s.prevMarkLsn(), markers.end(s.id()).isPresent(),
                 s.recoveryData() == CheckpointMarker.RECOVERY_FILES ? "recovery files" : "physical wal", files.getOrDefault(s.id(), 0),
-                PageFileGenerations.durableStoreId(markers)));
+                PageFileGenerations.durableStoreId(markers), s.largestValue()));
     }
 
     /**
