@@ -14,6 +14,7 @@ import java.util.Arrays;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -136,19 +137,10 @@ class FreedOverflowHeadroomTest {
      */
     @Test
     void replayOfABatchFreeingLargeValuesCheckpointsBeforeItInsteadOfFillingTheRegion() throws Exception {
-        Varve store = Varve.open(config(16L << 20), UnforcedFileIOFactory.INSTANCE);
-        Table t = store.table("t");
-        for (int i = 0; i < 3; i++) t.put(key(i), value(i, 0));
-        store.checkpoint().get(); // the chains the batch frees are on disk, not dirty in memory
-        for (int i = 3; i < 8; i++) t.put(key(i), value(i, 0));
-        store.write(b -> {
-            for (int i = 0; i < 3; i++) b.remove("t", key(i));
-        });
-        store.halt();
-        try (Varve again = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE)) {
-            Table t2 = again.table("t");
-            for (int i = 0; i < 3; i++) assertNull(t2.get(key(i)), "removed value " + i);
-            for (int i = 3; i < 8; i++) assertArrayEquals(value(i, 0), t2.get(key(i)), "value " + i);
+        try (Varve again = reopenedAfterABatchRemovingCheckpointedValues(t -> {
+            for (int i = 3; i < 8; i++) t.put(key(i), value(i, 0));
+        })) {
+            for (int i = 3; i < 8; i++) assertArrayEquals(value(i, 0), again.table("t").get(key(i)), "value " + i);
         }
     }
 
@@ -160,20 +152,31 @@ class FreedOverflowHeadroomTest {
      */
     @Test
     void replayBoundsTheChainsABatchFreesByTheCheckpointsLargestValueWhenTheRecordsBeforeItAreSmall() throws Exception {
+        byte[] small = new byte[900];
+        try (Varve again = reopenedAfterABatchRemovingCheckpointedValues(t -> {
+            for (int i = 0; i < 3_900; i++) t.put(("small-" + i).getBytes(StandardCharsets.UTF_8), small); // ~1,600 pages dirty
+        })) {
+            assertArrayEquals(small, again.table("t").get("small-3899".getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    /**
+     * Writes three 1 MiB values in a 16 MiB region and checkpoints them (the chains a batch will free are on disk, not
+     * dirty in memory), runs {@code between}, removes the three in one batch and crashes with no checkpoint since;
+     * returns the store reopened in 8 MiB, the removals checked.
+     */
+    private Varve reopenedAfterABatchRemovingCheckpointedValues(Consumer<Table> between) throws Exception {
         Varve store = Varve.open(config(16L << 20), UnforcedFileIOFactory.INSTANCE);
         Table t = store.table("t");
         for (int i = 0; i < 3; i++) t.put(key(i), value(i, 0));
         store.checkpoint().get();
-        byte[] small = new byte[900];
-        for (int i = 0; i < 3_900; i++) t.put(("small-" + i).getBytes(StandardCharsets.UTF_8), small); // ~1,600 pages dirty
+        between.accept(t);
         store.write(b -> {
             for (int i = 0; i < 3; i++) b.remove("t", key(i));
         });
         store.halt();
-        try (Varve again = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE)) {
-            Table t2 = again.table("t");
-            for (int i = 0; i < 3; i++) assertNull(t2.get(key(i)), "removed value " + i);
-            assertArrayEquals(small, t2.get("small-3899".getBytes(StandardCharsets.UTF_8)));
-        }
+        Varve again = Varve.open(config(8L << 20), UnforcedFileIOFactory.INSTANCE);
+        for (int i = 0; i < 3; i++) assertNull(again.table("t").get(key(i)), "removed value " + i);
+        return again;
     }
 }
