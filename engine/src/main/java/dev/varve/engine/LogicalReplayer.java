@@ -86,20 +86,25 @@ final class LogicalReplayer implements LogicalReplay {
      * applied; returns the rank of the snapshot it owes ({@link LogicalRecords#forEachOp}).
      */
     private int applyData(ByteBuffer payload, int reservedPages) {
-        engine.writePath.valueGiven(payload.remaining()); // no value in the record is longer than the record
         if (workers == null && workerCount >= 2) startWorkers();
         int operations = LogicalRecords.operationCount(payload);
+        // each value raises the store's largest value before the next record reserves (freedPagesBound)
+        WritePath values = engine.writePath;
         if (workers == null || operations == 0) {
-            int owed = LogicalRecords.forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) ->
-                    Engine.applyOp(engine.tables.partitionOf(fileId), LogicalRecords.copy(b, keyOffset, keyLength),
-                            valueLength < 0 ? null : LogicalRecords.copy(b, valueOffset, valueLength)));
+            int owed = LogicalRecords.forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) -> {
+                values.valueGiven(valueLength);
+                Engine.applyOp(engine.tables.partitionOf(fileId), LogicalRecords.copy(b, keyOffset, keyLength),
+                        valueLength < 0 ? null : LogicalRecords.copy(b, valueOffset, valueLength));
+            });
             engine.memory.releaseHeadroom(reservedPages);
             return owed;
         }
         // the workers make the key and value arrays: the reading thread copies each operation's bytes once, into a chunk
         workers.beginRecord(reservedPages, operations);
-        return LogicalRecords.forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) ->
-                workers.submit(engine.tables.partitionOf(fileId), b, keyOffset, keyLength, valueOffset, valueLength));
+        return LogicalRecords.forEachOp(payload, (fileId, b, keyOffset, keyLength, valueOffset, valueLength) -> {
+            values.valueGiven(valueLength);
+            workers.submit(engine.tables.partitionOf(fileId), b, keyOffset, keyLength, valueOffset, valueLength);
+        });
     }
 
     /**
@@ -120,8 +125,8 @@ final class LogicalReplayer implements LogicalReplay {
     /**
      * Each operation of a data record may remove or replace one value, whose overflow chain is at most that of the
      * largest value the store was given before this record: in the pages recovery starts from (their checkpoint's
-     * marker bounds them) or in a record replayed before this one ({@link #applyData} raises the mark to each record's
-     * size). Nothing else frees a chain. A store of small values so reserves a page an operation, not the 258 of a
+     * marker bounds them) or in a record replayed before this one ({@link #applyData} raises the mark by each of its
+     * values). Nothing else frees a chain. A store of small values so reserves a page an operation, not the 258 of a
      * 1 MiB value at 4 KiB pages, and keeps that many more records in flight to the workers.
      */
     @Override
