@@ -41,7 +41,8 @@ import java.util.zip.CRC32C;
  *                      completed checkpoint wrote), null in a start marker and a version 1 one
  * @param largestValue  bytes of the longest value the store had been given up to the marker's writing, removed ones
  *                      too (at least every value the page files hold at the mark): recovery bounds the overflow chain
- *                      a replayed operation may free by it; {@link #LARGEST_VALUE_UNKNOWN} in a version 1 or 2 marker
+ *                      a replayed operation may free by it; {@link #LARGEST_VALUE_UNKNOWN} in a version 1 or 2 marker and
+ *                      in those of a store loaded from a snapshot image
  */
 public record CheckpointMarker(int kind, long id, long markLsn, long prevMarkLsn, int recoveryData, int compression,
                                int[] fileEntries, long[] fileBytes, long storeId, Map<Integer, Long> generations,

@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The store's high-water mark of value sizes: checkpoint markers record it, open resumes it from the marker recovery
- * starts at and replay raises it by each record it replays, and replay reserves for each operation the overflow chain
+ * starts at and replay raises it by each value it replays, and replay reserves for each operation the overflow chain
  * of a value that large — not of the longest value there can be — as the most a replayed operation may free.
  */
 @Timeout(120)
