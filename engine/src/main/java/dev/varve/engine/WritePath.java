@@ -45,7 +45,9 @@ final class WritePath {
     private volatile Throwable failure;
     /**
      * The high-water mark of value sizes the store was given, in bytes: never falls, so it bounds every value the
-     * store holds. Checkpoint markers record it; replay bounds the overflow chains an operation may free by it.
+     * store holds. Checkpoint markers record it; replay bounds the overflow chains an operation may free by it. A write
+     * raises it before its checks are all done, so one refused later may have raised it: an over-estimate, which only
+     * makes replay reserve more.
      */
     private final AtomicInteger largestValue = new AtomicInteger();
 
