@@ -93,16 +93,17 @@ public final class WalFileCheck {
                 continue;
             }
             WalSyncMode judged = WalSegmentDescriptor.judgedUnder(b, mode); // as open judges it
-            WalOpenScan.Stop stop = WalOpenScan.scanRecords(b, index, HEADER_SIZE, !last, judged, crc, heads);
+            WalSegmentWindow segment = WalSegmentWindow.over(b, index, p);
+            WalOpenScan.Stop stop = WalOpenScan.scanRecords(segment, HEADER_SIZE, !last, judged, crc, heads);
             records += stop.records();
             boolean reported = false;
             while (stop.reason() != null && stop.evidence() != null) { // damage, not a torn tail: name it, check on from the next valid record
-                int next = WalOpenScan.nextValidRecord(b, index, stop.offset(), crc);
+                int next = WalOpenScan.nextValidRecord(segment, stop.offset(), crc);
                 sink.damage(p, stop.offset(), stop.reason() + "; not a torn write: " + stop.evidence()
                         + (next < 0 ? "; no valid record follows it in the segment" : "; the next valid record starts at offset " + next));
                 reported = true;
                 if (next < 0) break;
-                stop = WalOpenScan.scanRecords(b, index, next, !last, judged, crc, heads);
+                stop = WalOpenScan.scanRecords(segment, next, !last, judged, crc, heads);
                 records += stop.records();
                 reported = false;
             }

@@ -177,22 +177,24 @@ public final class WalOpenScan {
         }
         CRC32C crc = new CRC32C();
         ScannedTypes types = new ScannedTypes(visitor);
+        WalSegmentWindow window = new WalSegmentWindow(segmentSize); // each segment is read through it in turn
         int endOffset = (int) segmentSize; // a mark at the next segment's start: the last one is full
         for (long index = Math.min(fromIndex, last); index <= last; index++) {
             Path path = unnamed != null && index == last ? unnamed : segmentPath(dir, index);
             int offset = index == fromIndex ? WalSegmentDescriptor.offset(from, segmentSize) : HEADER_SIZE;
             Stop stop;
-            try (WalSegment seg = WalSegment.open(io, path, index, segmentSize)) {
-                if (seg == null) {
+            try (window) { // closes the segment's file; the window's buffer serves the next one
+                if (!window.open(io, path, index)) {
                     stop = new Stop(0, "file size is not " + segmentSize + " bytes", SEGMENTS_ARE_WHOLE);
                 } else {
-                    WalSegmentDescriptor.refuseOtherVersion(seg.buffer, path);
-                    WalSegmentDescriptor.refuseForeign(seg.buffer, path, storeId); // the unnamed newest one, not seen before
-                    String bad = checkHeader(seg, segmentSize);
+                    ByteBuffer header = window.cover(0, HEADER_SIZE);
+                    WalSegmentDescriptor.refuseOtherVersion(header, path);
+                    WalSegmentDescriptor.refuseForeign(header, path, storeId); // the unnamed newest one, not seen before
+                    String bad = checkHeader(header, index, segmentSize);
+                    WalSyncMode judged = WalSegmentDescriptor.judgedUnder(header, mode); // read before the scan moves the window
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
-                            : scanRecords(WalSegmentDescriptor.readView(seg.buffer), seg.index, offset, index < last,
-                                    WalSegmentDescriptor.judgedUnder(seg.buffer, mode), crc, types);
+                            : scanRecords(window, offset, index < last, judged, crc, types);
                 }
             }
             Path successor = index == last && unnamed == null ? unnamedSuccessor(io, dir, stop, index) : null;
@@ -304,48 +306,50 @@ public final class WalOpenScan {
         return dir.resolve(WalSegmentDescriptor.fileName(index));
     }
 
-    private static String checkHeader(WalSegment seg, long segmentSize) {
-        String bad = WalSegmentDescriptor.checkHeader(seg.buffer, seg.index);
-        if (bad == null && WalSegmentDescriptor.headerSegmentSize(seg.buffer) != segmentSize) {
-            bad = "header segment size " + WalSegmentDescriptor.headerSegmentSize(seg.buffer) + " differs from the file's";
+    private static String checkHeader(ByteBuffer header, long index, long segmentSize) {
+        String bad = WalSegmentDescriptor.checkHeader(header, index);
+        if (bad == null && WalSegmentDescriptor.headerSegmentSize(header) != segmentSize) {
+            bad = "header segment size " + WalSegmentDescriptor.headerSegmentSize(header) + " differs from the file's";
         }
         return bad;
     }
 
     /**
-     * Validates the records of segment {@code index}, whole in {@code b}, from {@code off}, by the rule of
-     * {@code mode}, the one that wrote the segment ({@link WalSegmentDescriptor#judgedUnder}). A bad record is damage
-     * when a later segment exists ({@code durable}), when a valid record follows it (unless, under {@code FSYNC}, it
-     * has the shape of a power cut's tear, {@link #tornByPowerLoss}), or when it has a length and the mode does not run
-     * with unforced records; otherwise it is a torn tail. Each valid record is noted in {@code types}. Moves {@code b}'s
-     * position: pass a view of the segment the scan owns.
+     * Validates the records of the segment {@code w} reads from {@code off}, by the rule of {@code mode}, the one that
+     * wrote the segment ({@link WalSegmentDescriptor#judgedUnder}). A bad record is damage when a later segment exists
+     * ({@code durable}), when a valid record follows it (unless, under {@code FSYNC}, it has the shape of a power cut's
+     * tear, {@link #tornByPowerLoss}), or when it has a length and the mode does not run with unforced records;
+     * otherwise it is a torn tail. Each valid record is noted in {@code types}.
      */
-    static Stop scanRecords(ByteBuffer b, long index, int off, boolean durable, WalSyncMode mode, CRC32C crc, ScannedTypes types) {
-        int size = b.capacity();
+    static Stop scanRecords(WalSegmentWindow w, int off, boolean durable, WalSyncMode mode, CRC32C crc, ScannedTypes types) {
+        int size = (int) w.segmentSize();
         boolean sealed = false;
         long records = 0;
         while (off < size) {
+            int length = w.length(off);
             String bad;
-            if (b.getInt(off) == 0) {
-                if (WalSegmentDescriptor.isZero(b, off, size)) return new Stop(off, null, null, sealed, records);
+            if (length == 0) {
+                if (w.isZero(off, size)) return new Stop(off, null, null, sealed, records);
                 bad = "zero record length followed by non-zero bytes";
             } else {
-                bad = WalSegmentDescriptor.checkRecord(b, index, off, size, crc);
+                bad = w.checkRecord(off, crc);
             }
             if (bad != null) {
                 String evidence = durable ? "a later segment exists, so this one was forced whole before it"
-                        : mode == WalSyncMode.FSYNC && tornByPowerLoss(b, off, size) ? null
-                        : validRecordAfter(b, index, off, crc) ? "a valid record follows it"
-                        : b.getInt(off) != 0 && mode != WalSyncMode.FSYNC ? "the record's length is written last, so "
+                        : mode == WalSyncMode.FSYNC && tornByPowerLoss(w, off) ? null
+                        : validRecordAfter(w, off, crc) ? "a valid record follows it"
+                        : length != 0 && mode != WalSyncMode.FSYNC ? "the record's length is written last, so "
                                 + "under " + mode + " a crash leaves no record with a length but a bad body"
                         : null;
                 return new Stop(off, bad, evidence, false, records);
             }
             records++;
-            int type = b.get(off + WalSegmentDescriptor.TYPE_OFFSET) & 0xFF;
+            ByteBuffer b = w.cover(off, length); // held already: checkRecord read it whole
+            int at = off - w.base();
+            int type = b.get(at + WalSegmentDescriptor.TYPE_OFFSET) & 0xFF;
             sealed = type == WalSegmentDescriptor.SEAL_TYPE;
-            types.saw(b, off, type);
-            off += WalSegmentDescriptor.aligned(b.getInt(off));
+            types.saw(b, at, type);
+            off += WalSegmentDescriptor.aligned(length);
         }
         return new Stop(off, null, null, sealed, records);
     }
@@ -361,30 +365,31 @@ public final class WalOpenScan {
      * so such a record has a zero length, or a sector-aligned stretch of it that reads all zeros. A flipped bit or
      * garbage has neither shape and stays damage when records follow it.
      */
-    static boolean tornByPowerLoss(ByteBuffer b, int off, int size) {
-        int length = b.getInt(off + WalSegmentDescriptor.LENGTH_OFFSET);
+    static boolean tornByPowerLoss(WalSegmentWindow w, int off) {
+        int length = w.length(off);
         if (length == 0) return true;
-        if (length < WalSegmentDescriptor.RECORD_HEADER_SIZE || length > size - off) return false; // no write had this length
+        if (WalSegmentDescriptor.badLength(length, off, w.segmentSize()) != null) return false; // no write had this length
         int end = off + length;
         for (int s = off & -SECTOR; s < end; s += SECTOR) {
-            if (WalSegmentDescriptor.isZero(b, Math.max(s, off), Math.min(s + SECTOR, end))) return true;
+            if (w.isZero(Math.max(s, off), Math.min(s + SECTOR, end))) return true;
         }
         return false;
     }
 
     /** True when a whole, valid record starts at some aligned offset after {@code off}: what follows was written. */
-    private static boolean validRecordAfter(ByteBuffer b, long index, int off, CRC32C crc) {
-        return nextValidRecord(b, index, off, crc) >= 0;
+    private static boolean validRecordAfter(WalSegmentWindow w, int off, CRC32C crc) {
+        return nextValidRecord(w, off, crc) >= 0;
     }
 
     /** The first aligned offset after {@code off} where a whole, valid record starts; -1 when none does. */
-    static int nextValidRecord(ByteBuffer b, long index, int off, CRC32C crc) {
-        int size = b.capacity();
+    static int nextValidRecord(WalSegmentWindow w, int off, CRC32C crc) {
+        long size = w.segmentSize();
         for (int p = off + WalSegmentDescriptor.RECORD_ALIGNMENT; p + WalSegmentDescriptor.RECORD_HEADER_SIZE <= size;
              p += WalSegmentDescriptor.RECORD_ALIGNMENT) {
             // the LSN field equal to the position is a cheap filter before the CRC
-            if (b.getLong(p + WalSegmentDescriptor.LSN_OFFSET) == WalSegmentDescriptor.lsn(index, p, size)
-                    && WalSegmentDescriptor.checkRecord(b, index, p, size, crc) == null) {
+            ByteBuffer b = w.cover(p, WalSegmentDescriptor.RECORD_HEADER_SIZE);
+            if (b.getLong(p - w.base() + WalSegmentDescriptor.LSN_OFFSET) == WalSegmentDescriptor.lsn(w.index(), p, size)
+                    && w.checkRecord(p, crc) == null) {
                 return p;
             }
         }

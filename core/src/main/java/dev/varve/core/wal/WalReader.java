@@ -19,8 +19,9 @@ import java.util.zip.CRC32C;
  * Iterates WAL records in LSN order from a start LSN to an end fixed when the reader was made (see
  * {@link Wal#read}). Step with {@link #next()}, then look at {@link #lsn()}, {@link #type()}, {@link #payload()} and
  * {@link #nextLsn()}. Segment seals are skipped. Every record's CRC is checked again (unless the caller says it already was, see
- * {@link #checkedBefore}); a bad one raises {@link CorruptionException}. Maps the
- * segments itself, so it may run while the WAL is appended to. Not thread-safe.
+ * {@link #checkedBefore}); a bad one raises {@link CorruptionException}. Reads the
+ * segment files itself, a window at a time ({@link WalSegmentWindow}), so it may run while the WAL is appended to.
+ * Not thread-safe.
  */
 public final class WalReader implements AutoCloseable {
     private final FileIOFactory io;
@@ -29,9 +30,8 @@ public final class WalReader implements AutoCloseable {
     private final long endLsn;
     private final CRC32C crc = new CRC32C();
 
-    private WalSegment segment;
-    /** {@link WalSegmentDescriptor#readView} of {@code segment}: records are checked and sliced through it. */
-    private ByteBuffer view;
+    /** The segment being read, a stretch at a time: records are checked and sliced through it. */
+    private final WalSegmentWindow window;
     /** Records below this LSN are not checked again (see {@link #checkedBefore}). */
     private long checkedBefore;
     private long nextLsn;
@@ -45,26 +45,28 @@ public final class WalReader implements AutoCloseable {
         this.segmentSize = segmentSize;
         this.endLsn = endLsn;
         this.nextLsn = fromLsn;
+        this.window = new WalSegmentWindow(segmentSize);
         if (fromLsn < endLsn) checkStart(fromLsn);
     }
 
     /** A start must be a record (or the zero end of a segment's records): checked once, to fail early and clearly. */
     private void checkStart(long fromLsn) {
         int off = WalSegmentDescriptor.offset(fromLsn, segmentSize);
-        WalSegment seg = segmentAt(WalSegmentDescriptor.segmentIndex(fromLsn, segmentSize), fromLsn);
-        ByteBuffer b = seg.buffer;
+        WalSegmentWindow w = segmentAt(WalSegmentDescriptor.segmentIndex(fromLsn, segmentSize), fromLsn);
+        Path file = w.path();
         boolean boundary;
         if (off < HEADER_SIZE || off % WalSegmentDescriptor.RECORD_ALIGNMENT != 0) {
             boundary = false;
-        } else if (b.getInt(off) == 0) {
-            boundary = WalSegmentDescriptor.isZero(b, off, (int) segmentSize);
+        } else if (w.length(off) == 0) {
+            boundary = w.isZero(off, (int) segmentSize);
         } else {
-            boundary = b.getLong(off + LSN_OFFSET) == fromLsn;
+            boundary = off + RECORD_HEADER_SIZE <= segmentSize
+                    && w.cover(off, RECORD_HEADER_SIZE).getLong(off - w.base() + LSN_OFFSET) == fromLsn;
         }
         if (!boundary) {
             close();
             throw new IllegalArgumentException("LSN " + fromLsn + " is not a WAL record boundary (segment "
-                    + seg.path.getFileName() + ", offset " + off + ")");
+                    + file.getFileName() + ", offset " + off + ")");
         }
     }
 
@@ -79,25 +81,26 @@ public final class WalReader implements AutoCloseable {
         while (nextLsn < endLsn) {
             long index = WalSegmentDescriptor.segmentIndex(nextLsn, segmentSize);
             int off = WalSegmentDescriptor.offset(nextLsn, segmentSize);
-            WalSegment seg = segmentAt(index, nextLsn);
-            ByteBuffer b = view;
-            // acquire pairs with the writer's release: the body is complete once the length is seen
-            int length = WalSegmentDescriptor.lengthAcquire(b, off);
+            WalSegmentWindow w = segmentAt(index, nextLsn);
+            // every record before the end was whole before this reader was made, and so in the file it copies from
+            int length = w.length(off);
             if (length == 0) {
                 nextLsn = WalSegmentDescriptor.firstLsn(index + 1, segmentSize); // rest of this segment is empty
                 continue;
             }
             if (nextLsn >= checkedBefore) {
-                String bad = WalSegmentDescriptor.checkRecord(b, index, off, segmentSize, crc);
-                if (bad != null) throw new CorruptionException("WAL record at LSN " + nextLsn + ": " + bad, seg.path, off);
+                String bad = w.checkRecord(off, crc);
+                if (bad != null) throw new CorruptionException("WAL record at LSN " + nextLsn + ": " + bad, w.path(), off);
             }
-            long at = nextLsn;
+            ByteBuffer b = w.cover(off, length);
+            int at = off - w.base();
+            long recordLsn = nextLsn;
             nextLsn = WalSegmentDescriptor.endLsn(index, off + WalSegmentDescriptor.aligned(length), segmentSize);
-            int recordType = b.get(off + TYPE_OFFSET) & 0xFF;
+            int recordType = b.get(at + TYPE_OFFSET) & 0xFF;
             if (recordType == WalSegmentDescriptor.SEAL_TYPE) continue; // the WAL's own bookkeeping
-            lsn = at;
+            lsn = recordLsn;
             type = recordType;
-            payload = b.slice(off + PAYLOAD_OFFSET, length - RECORD_HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+            payload = b.slice(at + PAYLOAD_OFFSET, length - RECORD_HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
             return true;
         }
         return false;
@@ -112,8 +115,8 @@ public final class WalReader implements AutoCloseable {
      */
     public long skipDamaged() {
         long index = WalSegmentDescriptor.segmentIndex(nextLsn, segmentSize);
-        int next = segment != null && segment.index == index
-                ? WalOpenScan.nextValidRecord(view, index, WalSegmentDescriptor.offset(nextLsn, segmentSize), crc) : -1;
+        int next = window.index() == index
+                ? WalOpenScan.nextValidRecord(window, WalSegmentDescriptor.offset(nextLsn, segmentSize), crc) : -1;
         nextLsn = next >= 0 ? WalSegmentDescriptor.lsn(index, next, segmentSize) : WalSegmentDescriptor.firstLsn(index + 1, segmentSize);
         return nextLsn;
     }
@@ -160,13 +163,9 @@ public final class WalReader implements AutoCloseable {
         if (payload == null) throw new NoSuchElementException("no current WAL record: call next() first");
     }
 
-    private WalSegment segmentAt(long index, long forLsn) {
-        if (segment != null && segment.index == index) return segment;
-        if (segment != null) {
-            segment.close();
-            segment = null;
-            view = null;
-        }
+    private WalSegmentWindow segmentAt(long index, long forLsn) {
+        if (window.index() == index) return window;
+        window.close();
         Path path = dir.resolve(WalSegmentDescriptor.fileName(index));
         if (!io.exists(path)) {
             // the segment being written may not have its name yet (WalSegmentCloser), or get it between these checks:
@@ -178,36 +177,29 @@ public final class WalReader implements AutoCloseable {
                         WalSegmentDescriptor.offset(forLsn, segmentSize));
             }
         }
-        WalSegment seg = openRenamedMeanwhile(path, index);
-        if (seg == null) throw new CorruptionException("WAL segment has the wrong size", path, 0);
-        String bad = WalSegmentDescriptor.checkHeader(seg.buffer, index);
+        if (!openRenamedMeanwhile(path, index)) throw new CorruptionException("WAL segment has the wrong size", path, 0);
+        String bad = WalSegmentDescriptor.checkHeader(window.cover(0, HEADER_SIZE), index);
         if (bad != null) {
-            seg.close();
+            window.close();
             throw new CorruptionException("WAL segment header: " + bad, path, 0);
         }
-        segment = seg;
-        view = WalSegmentDescriptor.readView(seg.buffer);
-        return seg;
+        return window;
     }
 
     /** Opens {@code path}, or the segment's name when the file was renamed to it from its temporary name meanwhile. */
-    private WalSegment openRenamedMeanwhile(Path path, long index) {
+    private boolean openRenamedMeanwhile(Path path, long index) {
         try {
-            return WalSegment.open(io, path, index, segmentSize);
+            return window.open(io, path, index);
         } catch (StorageException e) {
             Path named = dir.resolve(WalSegmentDescriptor.fileName(index));
             if (path.equals(named) || !io.exists(named)) throw e;
-            return WalSegment.open(io, named, index, segmentSize);
+            return window.open(io, named, index);
         }
     }
 
     @Override
     public void close() {
         payload = null;
-        if (segment != null) {
-            WalSegment.closeQuietly(segment);
-            segment = null;
-            view = null;
-        }
+        WalSegment.closeQuietly(window);
     }
 }

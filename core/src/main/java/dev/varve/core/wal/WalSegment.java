@@ -177,23 +177,36 @@ final class WalSegment implements AutoCloseable {
      * {@code segmentSize} bytes; throws when it is a valid segment of another size (the size cannot change).
      */
     static WalSegment open(FileIOFactory io, Path path, long index, long segmentSize) {
+        FileIO file = openFile(io, path, index, segmentSize);
+        if (file == null) return null;
+        try {
+            return new WalSegment(index, path, file, map(file, segmentSize));
+        } catch (IOException | UncheckedIOException e) {
+            closeQuietly(file);
+            throw new StorageException("cannot open WAL segment " + index + ": " + unwrap(e).getMessage(), path, unwrap(e));
+        }
+    }
+
+    /**
+     * Opens an existing segment file for reading or writing, unchecked; returns null (the file closed) when it does not
+     * have {@code segmentSize} bytes, and throws when it is a valid segment of another size (the size cannot change).
+     */
+    static FileIO openFile(FileIOFactory io, Path path, long index, long segmentSize) {
         FileIO file = null;
         try {
             file = io.open(path, false);
             long size = file.size();
-            if (size != segmentSize) {
-                ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-                file.read(header, 0);
-                file.close();
-                if (WalSegmentDescriptor.checkHeader(header, index) == null
-                        && WalSegmentDescriptor.headerSegmentSize(header) == size) {
-                    throw new StorageException("the WAL was written with segments of " + size
-                            + " bytes but walSegmentSize is " + segmentSize
-                            + "; an existing WAL keeps its segment size, set walSegmentSize=" + size, path);
-                }
-                return null;
+            if (size == segmentSize) return file;
+            ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+            file.read(header, 0);
+            file.close();
+            if (WalSegmentDescriptor.checkHeader(header, index) == null
+                    && WalSegmentDescriptor.headerSegmentSize(header) == size) {
+                throw new StorageException("the WAL was written with segments of " + size
+                        + " bytes but walSegmentSize is " + segmentSize
+                        + "; an existing WAL keeps its segment size, set walSegmentSize=" + size, path);
             }
-            return new WalSegment(index, path, file, map(file, segmentSize));
+            return null;
         } catch (IOException | UncheckedIOException e) {
             closeQuietly(file);
             throw new StorageException("cannot open WAL segment " + index + ": " + unwrap(e).getMessage(), path, unwrap(e));

@@ -125,7 +125,10 @@ public final class WalSegmentDescriptor {
     static final String FILE_SUFFIX = ".seg";
     static final String TEMP_SUFFIX = ".tmp";
 
-    /** Length field access with release/acquire ordering: the writer publishes a record by its length, last. */
+    /**
+     * Length field access with release ordering: the writer publishes a record by its length, stored after its body,
+     * so a process killed mid-append leaves a zero length, never a length without its body (the open scan's rule).
+     */
     static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
     private WalSegmentDescriptor() {
@@ -327,11 +330,6 @@ public final class WalSegmentDescriptor {
 
     // ---- records ----
 
-    /** The record's length field with acquire ordering (pairs with the writer's release store). */
-    static int lengthAcquire(ByteBuffer seg, int offset) {
-        return (int) INT.getAcquire(seg, offset + LENGTH_OFFSET);
-    }
-
     /** Publishes a record whose body is already written. */
     static void putLengthRelease(ByteBuffer seg, int offset, int length) {
         INT.setRelease(seg, offset + LENGTH_OFFSET, length);
@@ -355,20 +353,25 @@ public final class WalSegmentDescriptor {
     }
 
     /**
-     * Why the record at {@code offset} of segment {@code segmentIndex} is not valid, or null when it is. A zero
-     * length is not checked here (it means "no more records in this segment"). Moves {@code seg}'s position
+     * Why the record at {@code offset} of segment {@code segmentIndex}, held at index {@code at} of {@code seg} (a
+     * {@link WalSegmentWindow}'s buffer holds a stretch of a segment), is not valid, or null when it is. A zero length
+     * is not checked here (it means "no more records in this segment"). Moves {@code seg}'s position
      * ({@link #recordCrc}).
      */
-    static String checkRecord(ByteBuffer seg, long segmentIndex, int offset, long segmentSize, CRC32C crc) {
-        int length = seg.getInt(offset + LENGTH_OFFSET);
-        if (length < RECORD_HEADER_SIZE || length > segmentSize - offset) {
-            return "bad record length " + length;
-        }
-        if (seg.getInt(offset + CRC_OFFSET) != recordCrc(seg, offset, length, crc)) return "record CRC mismatch";
-        long lsn = seg.getLong(offset + LSN_OFFSET);
+    static String checkRecord(ByteBuffer seg, int at, long segmentIndex, int offset, long segmentSize, CRC32C crc) {
+        int length = seg.getInt(at + LENGTH_OFFSET);
+        String bad = badLength(length, offset, segmentSize);
+        if (bad != null) return bad;
+        if (seg.getInt(at + CRC_OFFSET) != recordCrc(seg, at, length, crc)) return "record CRC mismatch";
+        long lsn = seg.getLong(at + LSN_OFFSET);
         if (lsn != lsn(segmentIndex, offset, segmentSize)) return "record LSN " + lsn + " is not its position";
-        if (seg.get(offset + TYPE_OFFSET) == 0) return "record type 0 is reserved";
+        if (seg.get(at + TYPE_OFFSET) == 0) return "record type 0 is reserved";
         return null;
+    }
+
+    /** Why {@code length} cannot be the length of a record at segment offset {@code offset}, or null when it can. */
+    static String badLength(int length, int offset, long segmentSize) {
+        return length < RECORD_HEADER_SIZE || length > segmentSize - offset ? "bad record length " + length : null;
     }
 
     /**
