@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.WalSyncMode;
@@ -226,6 +227,36 @@ class WalAppendReadTest {
                 assertTrue(r.next());
                 assertTrue(r.payload().isReadOnly());
                 assertFalse(r.next());
+            }
+        }
+    }
+
+    /** The reader reuses one view for every record's payload: each record's starts afresh, whatever the last caller did. */
+    @Test
+    void aPayloadReadsFromIndexZeroIsTheSameViewDuringItsRecordAndStartsAfreshForTheNext() {
+        try (Wal wal = open(WalSyncMode.LOG_ONLY)) {
+            long first = wal.append(1, ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}));
+            byte[] longer = new byte[300];
+            java.util.Arrays.fill(longer, (byte) 9);
+            wal.append(2, ByteBuffer.wrap(longer));
+            try (WalReader r = wal.read(first)) {
+                assertTrue(r.next());
+                ByteBuffer p = r.payload();
+                assertEquals(0, p.position());
+                assertEquals(8, p.remaining());
+                assertEquals(0x0807060504030201L, p.getLong(0), "little-endian, from index 0");
+                p.get(); // a caller moves its position
+                p.order(java.nio.ByteOrder.BIG_ENDIAN);
+                assertSame(p, r.payload(), "the same view during one record");
+                assertTrue(r.next());
+                ByteBuffer q = r.payload();
+                assertEquals(0, q.position());
+                assertEquals(300, q.remaining());
+                assertEquals(java.nio.ByteOrder.LITTLE_ENDIAN, q.order());
+                assertTrue(q.isReadOnly());
+                assertEquals(9, q.get(299));
+                assertFalse(r.next());
+                assertThrows(java.util.NoSuchElementException.class, r::payload);
             }
         }
     }
