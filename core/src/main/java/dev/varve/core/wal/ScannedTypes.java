@@ -45,6 +45,16 @@ final class ScannedTypes {
         }
     }
 
+    /**
+     * The scan is over: lets go of the last segment view, whose buffer (a read window grown for a long record, up to a
+     * segment's size of direct memory) would otherwise live as long as the scan's result. Returns this.
+     */
+    ScannedTypes scanned() {
+        scanned = null;
+        payloads = null;
+        return this;
+    }
+
     /** The first payload long of the last record of {@code type} scanned, or -1 when none was. */
     long lastHead(int type) {
         return lastHead[type];

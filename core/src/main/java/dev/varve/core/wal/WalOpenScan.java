@@ -94,7 +94,7 @@ public final class WalOpenScan {
         this.tailCut = tailCut;
         this.toDelete = toDelete;
         this.empty = empty;
-        this.types = types != null ? types : new ScannedTypes();
+        this.types = types != null ? types.scanned() : new ScannedTypes();
         this.unnamedLast = unnamedLast;
     }
 

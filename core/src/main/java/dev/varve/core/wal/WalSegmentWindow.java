@@ -103,7 +103,7 @@ final class WalSegmentWindow implements AutoCloseable {
         int end = (int) Math.min((long) off + len, segmentSize);
         if (off >= base && end <= base + filled) return view;
         int from = off & -ALIGNMENT;
-        if (buffer == null || end - from > buffer.capacity()) grow(end - from);
+        if (buffer == null || end - from > buffer.capacity()) grow(end - from, off);
         int to = (int) Math.min(segmentSize, (long) from + buffer.capacity());
         ByteBuffer dst = buffer.clear().limit(to - from);
         try {
@@ -122,10 +122,20 @@ final class WalSegmentWindow implements AutoCloseable {
         return view;
     }
 
-    /** A buffer of {@link #BYTES}, or of {@code bytes} rounded up to 4096 when a record needs more. */
-    private void grow(int bytes) {
+    /**
+     * A buffer of {@link #BYTES}, or of {@code bytes} rounded up to 4096 when a record at {@code off} needs more; a JVM
+     * whose direct memory cannot hold it is refused naming the record and the limit (a bare OutOfMemoryError says
+     * neither).
+     */
+    private void grow(int bytes, int off) {
         int capacity = Math.max(BYTES, (bytes + ALIGNMENT - 1) & -ALIGNMENT);
-        buffer = ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            buffer = ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN);
+        } catch (OutOfMemoryError e) {
+            throw new StorageException("cannot read WAL segment " + index + ": reading the record at offset " + off
+                    + " needs a buffer of " + capacity + " bytes of direct memory, which the JVM refused (" + e.getMessage()
+                    + "); raise -XX:MaxDirectMemorySize by that much", path, e);
+        }
         view = WalSegmentDescriptor.readView(buffer);
         filled = 0;
     }
