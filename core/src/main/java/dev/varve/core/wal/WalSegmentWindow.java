@@ -105,6 +105,7 @@ final class WalSegmentWindow implements AutoCloseable {
         int from = off & -ALIGNMENT;
         if (buffer == null || end - from > buffer.capacity()) grow(end - from, off);
         int to = (int) Math.min(segmentSize, (long) from + buffer.capacity());
+        filled = 0; // until the read succeeds: a failed one leaves no stale bytes in the window
         ByteBuffer dst = buffer.clear().limit(to - from);
         try {
             while (dst.hasRemaining()) {
