@@ -30,7 +30,7 @@ public final class WalReader implements AutoCloseable {
     private final long endLsn;
     private final CRC32C crc = new CRC32C();
 
-    /** The segment being read, a stretch at a time: records are checked and sliced through it. */
+    /** The segment being read, a stretch at a time: records are checked and read through it. */
     private final WalSegmentWindow window;
     /** Records below this LSN are not checked again (see {@link #checkedBefore}). */
     private long checkedBefore;
@@ -47,7 +47,7 @@ public final class WalReader implements AutoCloseable {
      * The current record's payload once {@link #payload()} was asked for it, or null: copied into {@code payloadCopy}
      * and shown through {@code payloadView}, both reused from record to record. A slice per record was most of what
      * replay's reading thread allocated, and the young generation it filled cost its first touch: on this project's
-     * VMs (about 12 µs a 4 KiB page) that was some 0.9 s of reading 14 M records, against 0.45-0.55 s in all.
+     * VMs (about 12 µs a 4 KiB page) that was some 0.9 s of reading 14 M records, against 0.45-0.54 s in all.
      */
     private ByteBuffer payload;
     private ByteBuffer payloadCopy;
