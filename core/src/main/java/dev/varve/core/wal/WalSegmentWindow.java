@@ -176,11 +176,12 @@ final class WalSegmentWindow implements AutoCloseable {
         FileIO f = file;
         file = null;
         if (f == null) return;
+        long closed = index;
         index = -1;
         try {
             f.close();
         } catch (IOException e) {
-            throw new StorageException("cannot close WAL segment " + index, path, e);
+            throw new StorageException("cannot close WAL segment " + closed, path, e);
         }
     }
 }

@@ -11,11 +11,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
+import dev.varve.core.io.ForwardingFileIO;
+import dev.varve.core.io.ForwardingFileIOFactory;
+import dev.varve.core.io.StorageException;
 import dev.varve.core.wal.WalTestSupport.Rec;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -188,5 +194,30 @@ class WalSegmentWindowTest {
         CorruptionException e = assertThrows(CorruptionException.class, () -> scan(WalSyncMode.LOG_ONLY, -1, false, null));
         assertEquals(offset(badLsn), e.offset());
         assertTrue(e.getMessage().contains("a valid record follows it"), e.getMessage());
+    }
+
+    @Test
+    void aSegmentFileThatFailsToCloseIsNamedInTheError() throws IOException {
+        Path file = segmentFile(dir, 3);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.allocate(1), SEGMENT - 1);
+        }
+        FileIOFactory failingClose = new ForwardingFileIOFactory() {
+            @Override
+            public FileIO open(Path f, boolean create) throws IOException {
+                return new ForwardingFileIO(delegate.open(f, create)) {
+                    @Override
+                    public void close() throws IOException {
+                        delegate.close();
+                        throw new IOException("injected close failure");
+                    }
+                };
+            }
+        };
+        WalSegmentWindow w = new WalSegmentWindow(SEGMENT);
+        assertTrue(w.open(failingClose, file, 3));
+        StorageException e = assertThrows(StorageException.class, w::close);
+        assertTrue(e.getMessage().contains("WAL segment 3"), e.getMessage());
+        assertEquals(-1, w.index(), "closed, even so");
     }
 }
