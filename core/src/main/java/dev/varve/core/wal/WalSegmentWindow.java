@@ -24,7 +24,9 @@ import java.util.zip.CRC32C;
  * µs a page on this project's VMs against 0.6-0.7 µs for the same page read into a reused buffer — at 1 GiB of WAL,
  * read once by the open's scan and again by replay, about a second of a recovery (docs/performance.md, "Reading the
  * WAL with pread"). A window of {@value #BYTES} bytes stays in the core's caches between the copy and the CRC; a
- * record longer than it grows the buffer to hold it whole.
+ * record longer than it grows the buffer to hold it whole. The buffer starts at {@value #FIRST_BYTES} bytes and doubles
+ * at each refill up to {@value #BYTES}: a reader made for one record (a page rebuild's copy of an older batch record,
+ * {@code varve wal-dump} from an LSN) pays for 64 KiB of direct memory, zeroed and first touched, not for 1 MiB.
  *
  * <p>Records a reader reads were whole before it was made ({@link Wal#read} fixes its end first, forcing a staged
  * segment's records into the file), so a copy made later holds them whole; bytes the window copies beyond the reader's
@@ -32,6 +34,7 @@ import java.util.zip.CRC32C;
  */
 final class WalSegmentWindow implements AutoCloseable {
     static final int BYTES = 1 << 20;
+    static final int FIRST_BYTES = 64 << 10;
     private static final int ALIGNMENT = 4096;
 
     private final long segmentSize;
@@ -89,6 +92,11 @@ final class WalSegmentWindow implements AutoCloseable {
         return segmentSize;
     }
 
+    /** Bytes the window's buffer holds (0 before its first read): what a refill copies at most. */
+    int capacity() {
+        return buffer == null ? 0 : buffer.capacity();
+    }
+
     /** The segment offset of index 0 of {@link #cover}'s buffer. */
     int base() {
         return base;
@@ -103,7 +111,8 @@ final class WalSegmentWindow implements AutoCloseable {
         int end = (int) Math.min((long) off + len, segmentSize);
         if (off >= base && end <= base + filled) return view;
         int from = off & -ALIGNMENT;
-        if (buffer == null || end - from > buffer.capacity()) grow(end - from, off);
+        int wanted = buffer == null ? FIRST_BYTES : buffer.capacity() < BYTES ? 2 * buffer.capacity() : buffer.capacity();
+        if (buffer == null || Math.max(wanted, end - from) > buffer.capacity()) grow(Math.max(wanted, end - from), off);
         int to = (int) Math.min(segmentSize, (long) from + buffer.capacity());
         filled = 0; // until the read succeeds: a failed one leaves no stale bytes in the window
         ByteBuffer dst = buffer.clear().limit(to - from);
@@ -124,12 +133,11 @@ final class WalSegmentWindow implements AutoCloseable {
     }
 
     /**
-     * A buffer of {@link #BYTES}, or of {@code bytes} rounded up to 4096 when a record at {@code off} needs more; a JVM
-     * whose direct memory cannot hold it is refused naming the record and the limit (a bare OutOfMemoryError says
-     * neither).
+     * A buffer of {@code bytes} rounded up to 4096 (a record at {@code off} may need more than a window); a JVM whose
+     * direct memory cannot hold it is refused naming the record and the limit (a bare OutOfMemoryError says neither).
      */
     private void grow(int bytes, int off) {
-        int capacity = Math.max(BYTES, (bytes + ALIGNMENT - 1) & -ALIGNMENT);
+        int capacity = (bytes + ALIGNMENT - 1) & -ALIGNMENT;
         try {
             buffer = ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN);
         } catch (OutOfMemoryError e) {
@@ -162,7 +170,8 @@ final class WalSegmentWindow implements AutoCloseable {
     /** True when segment bytes [from, to) are all zero. */
     boolean isZero(int from, int to) {
         for (int p = from; p < to; ) {
-            int n = Math.min(to - p, BYTES - ALIGNMENT); // with p's offset in its 4 KiB, still one window
+            // with p's offset in its 4 KiB, still one window of the buffer's size (or of the doubled one cover makes)
+            int n = Math.min(to - p, (buffer == null ? FIRST_BYTES : buffer.capacity()) - ALIGNMENT);
             ByteBuffer b = cover(p, n);
             if (!WalSegmentDescriptor.isZero(b, p - base, p - base + n)) return false;
             p += n;

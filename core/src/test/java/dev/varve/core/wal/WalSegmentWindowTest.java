@@ -220,4 +220,25 @@ class WalSegmentWindowTest {
         assertTrue(e.getMessage().contains("WAL segment 3"), e.getMessage());
         assertEquals(-1, w.index(), "closed, even so");
     }
+
+    @Test
+    void theBufferStartsSmallAndDoublesAtEachRefillUpToAWindow() {
+        write(WalSyncMode.LOG_ONLY, 1, WalTestSupport.seeded("window-growth"));
+        try (WalSegmentWindow w = new WalSegmentWindow(SEGMENT)) {
+            assertTrue(w.open(FileIOFactory.standard(), segmentOf(lsns.get(0)), WalSegmentDescriptor.segmentIndex(lsns.get(0), SEGMENT)));
+            assertEquals(0, w.capacity(), "nothing allocated before the first read");
+            w.cover(WalSegmentDescriptor.HEADER_SIZE, WalSegmentDescriptor.RECORD_HEADER_SIZE);
+            assertEquals(WalSegmentWindow.FIRST_BYTES, w.capacity(), "one record's read takes a small buffer");
+            int expected = WalSegmentWindow.FIRST_BYTES;
+            for (int off = w.capacity(); expected < WalSegmentWindow.BYTES; off = w.base() + w.capacity()) {
+                w.cover(off, 1); // past what the buffer holds: a refill
+                expected *= 2;
+                assertEquals(expected, w.capacity());
+            }
+            w.cover(w.base() + w.capacity(), 1);
+            assertEquals(WalSegmentWindow.BYTES, w.capacity(), "no larger than a window");
+            w.cover(0, 2 * WalSegmentWindow.BYTES + 1);
+            assertEquals(2 * WalSegmentWindow.BYTES + 4096, w.capacity(), "a longer record is held whole");
+        }
+    }
 }
