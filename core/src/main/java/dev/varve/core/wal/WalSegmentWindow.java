@@ -111,8 +111,12 @@ final class WalSegmentWindow implements AutoCloseable {
         int end = (int) Math.min((long) off + len, segmentSize);
         if (off >= base && end <= base + filled) return view;
         int from = off & -ALIGNMENT;
-        int wanted = buffer == null ? FIRST_BYTES : buffer.capacity() < BYTES ? 2 * buffer.capacity() : buffer.capacity();
-        if (buffer == null || Math.max(wanted, end - from) > buffer.capacity()) grow(Math.max(wanted, end - from), off);
+        int needed = end - from;
+        if (buffer == null || buffer.capacity() < Math.max(needed, BYTES)) {
+            // the buffer doubles at each refill until it is a window; a record longer than that grows it to its length
+            int next = buffer == null ? FIRST_BYTES : Math.min(2 * buffer.capacity(), BYTES);
+            grow(Math.max(needed, next), off);
+        }
         int to = (int) Math.min(segmentSize, (long) from + buffer.capacity());
         filled = 0; // until the read succeeds: a failed one leaves no stale bytes in the window
         ByteBuffer dst = buffer.clear().limit(to - from);
