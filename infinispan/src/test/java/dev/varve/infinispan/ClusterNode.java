@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * One grid node in its own JVM (started by {@link NodeProcess}): a clustered cache manager over JGroups TCP on
  * 127.0.0.1 with static discovery, and the distributed synchronous cache {@value #CACHE} (2 owners, {@value #SEGMENTS} segments)
  * persisted by a {@link VarveStore} in the node's directory (or, to compare, by Infinispan's own
- * {@code SoftIndexFileStore}: third argument {@code sifs}). Global state persistence is on, in the directory's parent,
+ * {@code SoftIndexFileStore}: third argument {@code sifs}; the fourth is its {@link NodeProcess.Sizing}). Global state persistence is on, in the directory's parent,
  * so a cluster stopped with {@code shutdown} restores its topology when it restarts. It reads one command per line
  * from stdin and answers one line starting with {@code @@} on stdout (logs go to stderr).
  *
@@ -55,7 +55,7 @@ public final class ClusterNode {
     private final DefaultCacheManager manager;
     private final AdvancedCache<String, String> cache;
 
-    private ClusterNode(String name, Path dir, boolean sifs) {
+    private ClusterNode(String name, Path dir, boolean sifs, NodeProcess.Sizing sizing) {
         GlobalConfigurationBuilder global = GlobalConfigurationBuilder.defaultClusteredBuilder();
         global.serialization().addContextInitializer(CacheHistory.serializationContext());
         global.transport().clusterName("varve-loopback").nodeName(name).addProperty("configurationFile", "jgroups-loopback.xml");
@@ -63,15 +63,18 @@ public final class ClusterNode {
         global.globalState().enable().persistentLocation(dir.getParent().toString());
         ConfigurationBuilder cb = new ConfigurationBuilder();
         cb.clustering().cacheMode(CacheMode.DIST_SYNC).hash().numOwners(OWNERS).numSegments(SEGMENTS);
-        cb.clustering().stateTransfer().timeout(120, TimeUnit.SECONDS);
+        cb.clustering().stateTransfer().timeout(sizing.startSeconds, TimeUnit.SECONDS);
         // a node that finds no peer in time starts alone and merges later: resolve at the merge, never removing a value
         cb.clustering().partitionHandling().mergePolicy(MergePolicy.PREFERRED_NON_NULL);
         if (sifs) {
             cb.persistence().addSoftIndexFileStore().dataLocation(dir.resolve("data").toString()).indexLocation(dir.resolve("index").toString());
         } else {
+            boolean soak = sizing == NodeProcess.Sizing.SOAK;
             cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
-                    // 4 MiB WAL segments, the smallest: a new store writes two of zeros, and the nodes start seven times a test
-                    .dataRegionSize(32L << 20).checkpointBufferSize(4L << 20).captureBufferSize(1L << 20).walSegmentSize(4L << 20);
+                    // a short node: 4 MiB WAL segments, the smallest (a new store writes two of zeros, and the nodes start
+                    // seven times a test); a soak's: a region that holds its share of a million entries
+                    .dataRegionSize(soak ? 256L << 20 : 32L << 20).checkpointBufferSize(soak ? 16L << 20 : 4L << 20)
+                    .captureBufferSize(1L << 20).walSegmentSize(soak ? 16L << 20 : 4L << 20);
         }
         manager = new DefaultCacheManager(global.build(), false);
         manager.defineConfiguration(CACHE, cb.build());
@@ -83,7 +86,7 @@ public final class ClusterNode {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true);
         System.setOut(System.err); // only answers on the real stdout
-        ClusterNode node = new ClusterNode(args[0], Path.of(args[1]), args.length > 2 && args[2].equals("sifs"));
+        ClusterNode node = new ClusterNode(args[0], Path.of(args[1]), args[2].equals("sifs"), NodeProcess.Sizing.valueOf(args[3]));
         out.println("@@ started");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         for (String line; (line = in.readLine()) != null; ) {

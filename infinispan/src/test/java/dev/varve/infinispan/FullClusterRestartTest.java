@@ -101,7 +101,7 @@ class FullClusterRestartTest {
     private void startInTwoPieces(String store) throws Exception {
         for (int i = 0; i < 3; i++) {
             Path dir = tmp.resolve(NAMES[i]).resolve("store");
-            nodes[i] = NodeProcess.launch(NAMES[i], dir, ports[i], i < 2 ? ports : new int[]{ports[2]}, store);
+            nodes[i] = NodeProcess.launch(NAMES[i], dir, ports[i], i < 2 ? ports : new int[]{ports[2]}, store, NodeProcess.Sizing.SHORT);
             if (i == 1) {
                 nodes[0].awaitStarted();
                 nodes[1].awaitStarted();
@@ -133,7 +133,7 @@ class FullClusterRestartTest {
         for (int i = 0; i < 3; i++) {
             Path dir = tmp.resolve(NAMES[i]).resolve("store");
             Files.createDirectories(dir);
-            nodes[i] = NodeProcess.launch(NAMES[i], dir, ports[i], ports, store);
+            nodes[i] = NodeProcess.launch(NAMES[i], dir, ports[i], ports, store, NodeProcess.Sizing.SHORT);
         }
         for (NodeProcess n : nodes) n.awaitStarted();
         awaitStable(3);

@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -27,12 +28,14 @@ import java.util.concurrent.TimeUnit;
 final class NodeProcess implements AutoCloseable {
     private final String name;
     private final Process process;
+    private final Sizing sizing;
     private final PrintWriter commands;
     private final BlockingQueue<String> answers = new ArrayBlockingQueue<>(16);
 
-    private NodeProcess(String name, Process process) {
+    private NodeProcess(String name, Process process, Sizing sizing) {
         this.name = name;
         this.process = process;
+        this.sizing = sizing;
         this.commands = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
         Thread reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -91,9 +94,32 @@ final class NodeProcess implements AutoCloseable {
         return values;
     }
 
+    /**
+     * How a node's JVM and store are sized. A node of the default suite lives a minute or two and spends most of its CPU
+     * starting: C2's compilations and G1's threads would not pay off before the kill -9 (with them a node's start and
+     * 3,000 puts took 7.9 s of CPU here, without 4.4 s), and the module's other tests run on the same two cores
+     * meanwhile; its store is small. A soak's node holds hundreds of thousands of entries and lives for many minutes:
+     * with C1 only and a 32 MiB data region, a node rejoining a million-key cluster took its share of the entries in at
+     * about 4,000 a second and had not started after the two minutes a short node gets (the -Plong run of 2026-12-05,
+     * beside the tool module's long tests); as a soak node, with C2 and a 256 MiB region, its state transfer took 64 s.
+     */
+    enum Sizing {
+        SHORT(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), 120),
+        SOAK(List.of("-XX:+UseSerialGC"), 900);
+
+        final List<String> jvmFlags;
+        /** How long a start may take, state transfer included (the node's own state transfer timeout too). */
+        final int startSeconds;
+
+        Sizing(List<String> jvmFlags, int startSeconds) {
+            this.jvmFlags = jvmFlags;
+            this.startSeconds = startSeconds;
+        }
+    }
+
     /** Starts node {@code name} with its Varve store in {@code dir}, listening on {@code port}, discovering {@code ports}. */
-    static NodeProcess start(String name, Path dir, int port, int[] ports) throws IOException, InterruptedException {
-        NodeProcess node = launch(name, dir, port, ports, "varve");
+    static NodeProcess start(String name, Path dir, int port, int[] ports, Sizing sizing) throws IOException, InterruptedException {
+        NodeProcess node = launch(name, dir, port, ports, "varve", sizing);
         node.awaitStarted();
         return node;
     }
@@ -103,26 +129,23 @@ final class NodeProcess implements AutoCloseable {
      * nodes restoring a persisted topology each wait for all the others, so they must be launched together and then
      * awaited ({@link #awaitStarted()}).
      */
-    static NodeProcess launch(String name, Path dir, int port, int[] ports, String store) throws IOException {
+    static NodeProcess launch(String name, Path dir, int port, int[] ports, String store, Sizing sizing) throws IOException {
         StringBuilder hosts = new StringBuilder();
         for (int p : ports) hosts.append(hosts.length() == 0 ? "" : ",").append("127.0.0.1[").append(p).append(']');
-        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
-                // a node lives a minute or two and spends most of its CPU starting: C2's compilations and G1's threads
-                // would not pay off before the kill -9 (with them a node's start and 3,000 puts took 7.9 s of CPU here,
-                // without 4.4 s), and the module's other tests run on the same two cores meanwhile
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                "-Djava.net.preferIPv4Stack=true", "-Dvarve.test.port=" + port, "-Dvarve.test.hosts=" + hosts,
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m"));
+        cmd.addAll(sizing.jvmFlags);
+        cmd.addAll(List.of("-Djava.net.preferIPv4Stack=true", "-Dvarve.test.port=" + port, "-Dvarve.test.hosts=" + hosts,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(), name, dir.toString(), store);
+                "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(), name, dir.toString(), store, sizing.name()));
         Path logs = Path.of("target", "cluster-logs");
         Files.createDirectories(logs);
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(logs.resolve(name + ".log").toFile())).start();
-        return new NodeProcess(name, p);
+        return new NodeProcess(name, p, sizing);
     }
 
     /** Waits until the node's cache is running. */
     void awaitStarted() throws InterruptedException {
-        await("started", 120);
+        await("started", sizing.startSeconds);
     }
 
     /** A clean stop: the cache manager stops, the JVM exits. */

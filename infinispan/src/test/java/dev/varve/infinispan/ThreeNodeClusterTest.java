@@ -26,6 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class ThreeNodeClusterTest {
+    /** Most keys a run of short-lived nodes takes ({@link NodeProcess.Sizing}); more, as the soak's, get soak nodes. */
+    private static final int SHORT_NODE_KEYS = 100_000;
     private int keys;
     private long started;
 
@@ -41,7 +43,7 @@ class ThreeNodeClusterTest {
 
     private NodeProcess start(int i) throws Exception {
         Files.createDirectories(dir(i));
-        nodes[i] = NodeProcess.start(names[i], dir(i), ports[i], ports);
+        nodes[i] = NodeProcess.start(names[i], dir(i), ports[i], ports, keys > SHORT_NODE_KEYS ? NodeProcess.Sizing.SOAK : NodeProcess.Sizing.SHORT);
         return nodes[i];
     }
 
