@@ -120,7 +120,12 @@ final class NodeProcess implements AutoCloseable {
     /** Starts node {@code name} with its Varve store in {@code dir}, listening on {@code port}, discovering {@code ports}. */
     static NodeProcess start(String name, Path dir, int port, int[] ports, Sizing sizing) throws IOException, InterruptedException {
         NodeProcess node = launch(name, dir, port, ports, "varve", sizing);
-        node.awaitStarted();
+        try {
+            node.awaitStarted();
+        } catch (AssertionError | InterruptedException e) {
+            node.close(); // the caller never gets the node to close: a node left running outlives the test and its directory
+            throw e;
+        }
         return node;
     }
 
