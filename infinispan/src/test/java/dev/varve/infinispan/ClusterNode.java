@@ -30,9 +30,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * One grid node in its own JVM (started by {@link NodeProcess}): a clustered cache manager over JGroups TCP on
  * 127.0.0.1 with static discovery, and the distributed synchronous cache {@value #CACHE} (2 owners, {@value #SEGMENTS} segments)
  * persisted by a {@link VarveStore} in the node's directory (or, to compare, by Infinispan's own
- * {@code SoftIndexFileStore}: third argument {@code sifs}; the fourth is its {@link NodeProcess.Sizing}). Global state persistence is on, in the directory's parent,
- * so a cluster stopped with {@code shutdown} restores its topology when it restarts. It reads one command per line
- * from stdin and answers one line starting with {@code @@} on stdout (logs go to stderr).
+ * {@code SoftIndexFileStore}: third argument {@code sifs}; the fourth is its {@link NodeProcess.Sizing}). Global state
+ * persistence is on, in the directory's parent, so a cluster stopped with {@code shutdown} restores its topology when it
+ * restarts. It reads one command per line from stdin and answers one line starting with {@code @@} on stdout (logs go
+ * to stderr).
  *
  * <p>Commands: {@code put FROM TO TAG}, {@code check FROM TO TAG} (how many {@code k<i>} read {@code TAG-i}),
  * {@code putttl FROM TO MILLIS}, {@code stream FROM ACKFILE} (put {@code s<i>} one by one, recording each
