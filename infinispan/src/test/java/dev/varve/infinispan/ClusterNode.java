@@ -70,12 +70,9 @@ public final class ClusterNode {
         if (sifs) {
             cb.persistence().addSoftIndexFileStore().dataLocation(dir.resolve("data").toString()).indexLocation(dir.resolve("index").toString());
         } else {
-            boolean soak = sizing == NodeProcess.Sizing.SOAK;
             cb.persistence().addStore(VarveStoreConfigurationBuilder.class).location(dir.toString())
-                    // a short node: 4 MiB WAL segments, the smallest (a new store writes two of zeros, and the nodes start
-                    // seven times a test); a soak's: a region that holds its share of a million entries
-                    .dataRegionSize(soak ? 256L << 20 : 32L << 20).checkpointBufferSize(soak ? 16L << 20 : 4L << 20)
-                    .captureBufferSize(1L << 20).walSegmentSize(soak ? 16L << 20 : 4L << 20);
+                    .dataRegionSize(sizing.dataRegionBytes).checkpointBufferSize(sizing.checkpointBufferBytes)
+                    .captureBufferSize(1L << 20).walSegmentSize(sizing.walSegmentBytes);
         }
         manager = new DefaultCacheManager(global.build(), false);
         manager.defineConfiguration(CACHE, cb.build());

@@ -104,16 +104,24 @@ final class NodeProcess implements AutoCloseable {
      * beside the tool module's long tests); as a soak node, with C2 and a 256 MiB region, its state transfer took 64 s.
      */
     enum Sizing {
-        SHORT(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), 120),
-        SOAK(List.of("-XX:+UseSerialGC"), 900);
+        /** 4 MiB WAL segments, the smallest: a new store writes two of zeros, and the nodes start seven times a test. */
+        SHORT(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), 120, 32L << 20, 4L << 20, 4L << 20),
+        /** A region that holds the node's share of a million entries. */
+        SOAK(List.of("-XX:+UseSerialGC"), 900, 256L << 20, 16L << 20, 16L << 20);
 
         final List<String> jvmFlags;
         /** How long a start may take, state transfer included (the node's own state transfer timeout too). */
         final int startSeconds;
+        final long dataRegionBytes;
+        final long checkpointBufferBytes;
+        final long walSegmentBytes;
 
-        Sizing(List<String> jvmFlags, int startSeconds) {
+        Sizing(List<String> jvmFlags, int startSeconds, long dataRegionBytes, long checkpointBufferBytes, long walSegmentBytes) {
             this.jvmFlags = jvmFlags;
             this.startSeconds = startSeconds;
+            this.dataRegionBytes = dataRegionBytes;
+            this.checkpointBufferBytes = checkpointBufferBytes;
+            this.walSegmentBytes = walSegmentBytes;
         }
     }
 
