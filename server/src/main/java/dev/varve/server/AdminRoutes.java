@@ -36,8 +36,15 @@ final class AdminRoutes {
     /** Drops listed by /api/snapshots. */
     static final int DROPPED_LISTED = 200;
 
-    /** An answer: status, content type and body. */
-    record Response(int status, String contentType, byte[] body) {
+    /** The routes that only read: GET, and HEAD for their headers. */
+    private static final List<String> READ = List.of("GET", "HEAD");
+
+    /** An answer: status, content type, body, and for a 405 the methods the resource does take (else null). */
+    record Response(int status, String contentType, byte[] body, String allow) {
+        Response(int status, String contentType, byte[] body) {
+            this(status, contentType, body, null);
+        }
+
         static Response json(int status, String json) {
             return new Response(status, "application/json; charset=utf-8", json.getBytes(StandardCharsets.UTF_8));
         }
@@ -60,9 +67,14 @@ final class AdminRoutes {
 
     Response handle(String method, String path, Map<String, List<String>> query) {
         try {
-            if (path.equals("/api/snapshots") && method.equals("POST")) return declare(query);
-            if (path.equals("/api/rank") && method.equals("POST")) return rank(query);
-            if (!method.equals("GET") && !method.equals("HEAD")) return Response.error(405, "method " + method + " is not allowed on " + path);
+            List<String> methods = methods(path);
+            if (methods.isEmpty()) return Response.error(404, "no such resource: " + path);
+            if (!methods.contains(method)) {
+                String allow = String.join(", ", methods);
+                return new Response(405, "application/json; charset=utf-8", Response.error(405, "method " + method + " is not allowed on " + path
+                        + "; it takes " + allow).body(), allow);
+            }
+            if (method.equals("POST")) return path.equals("/api/rank") ? rank(query) : declare(query);
             switch (path) {
                 case "/metrics":
                     return new Response(200, PrometheusText.CONTENT_TYPE, PrometheusText.render(store.metrics(), sampler.archiveDeadBytes(),
@@ -73,9 +85,7 @@ final class AdminRoutes {
                 case "/api/snapshots": return Response.json(200, snapshots());
                 case "/api/tables": return Response.json(200, tables());
                 case "/api/get": return get(query);
-                default:
-                    Response file = files.get(path);
-                    return file != null ? file : Response.error(404, "no such resource: " + path);
+                default: return files.get(path);
             }
         } catch (BadRequest e) {
             return Response.error(400, e.getMessage());
@@ -85,6 +95,16 @@ final class AdminRoutes {
             return Response.error(400, e.getMessage());
         } catch (IllegalStateException e) {
             return Response.error(503, "the store is not available: " + e.getMessage());
+        }
+    }
+
+    /** The methods {@code path} takes; none for a path that is not a resource here. */
+    private List<String> methods(String path) {
+        switch (path) {
+            case "/metrics", "/api/metrics", "/api/series", "/api/checkpoints", "/api/tables", "/api/get": return READ;
+            case "/api/snapshots": return List.of("GET", "HEAD", "POST"); // POST declares one, when writes are allowed
+            case "/api/rank": return List.of("POST");
+            default: return files.get(path) != null ? READ : List.of();
         }
     }
 

@@ -16,7 +16,8 @@ import java.util.Set;
  *   on every such request, so a request with an {@code Origin} other than the endpoint's own is refused.</li>
  * </ul>
  * Clients that are not browsers (Prometheus, curl, the {@code varve} tool) send a {@code Host} the check accepts and
- * no {@code Origin}. A request without {@code Host} (HTTP/1.0) is served: browsers always send one.
+ * no {@code Origin}. A request without {@code Host} (HTTP/1.0) is served: browsers always send one. The host checked is
+ * the one the request names: its target's, when the target is in absolute form, else its {@code Host} header.
  */
 final class HostCheck {
     private final Set<String> allowedHosts;

@@ -123,7 +123,11 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         DecoderResult dr = req.decoderResult();
         if (dr.isFailure()) {
             Throwable c = dr.cause();
-            int status = c instanceof TooLongHttpHeaderException ? 431 : c instanceof TooLongHttpLineException ? 414
+            // a line too long is the request line (414) when the request has no headers yet; one that got as far as
+            // its chunked body had a chunk-size line too long, a malformed body (400). The aggregator has dropped the
+            // chunked Transfer-Encoding by then, so the headers left are what tells.
+            int status = c instanceof TooLongHttpHeaderException ? 431
+                    : c instanceof TooLongHttpLineException ? (req.headers().isEmpty() ? 414 : 400)
                     : c instanceof TooLongFrameException ? 413 : 400;
             send(ctx, req, AdminRoutes.Response.error(status, "bad request: " + c.getMessage()), false);
             return;
@@ -136,7 +140,16 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
             send(ctx, req, AdminRoutes.Response.error(400, "the request target must be ASCII: percent-encode other characters as UTF-8 bytes (%C3%A9)"), false);
             return;
         }
-        String refused = hostCheck.refusal(req.headers().get(HttpHeaderNames.HOST), req.headers().get(HttpHeaderNames.ORIGIN));
+        List<String> hosts = req.headers().getAll(HttpHeaderNames.HOST);
+        if (hosts.size() > 1 || hosts.isEmpty() && req.protocolVersion().minorVersion() >= 1) { // RFC 9112 3.2: a 400
+            send(ctx, req, AdminRoutes.Response.error(400, hosts.isEmpty() ? "an HTTP/1.1 request must have a Host header"
+                    : "a request must have one Host header, this one has " + hosts.size()), false);
+            return;
+        }
+        // a target in absolute form names the host itself, and a server takes it over the Host header (RFC 9112 3.2.2)
+        String authority = authority(req.uri());
+        String host = authority != null ? authority : hosts.isEmpty() ? null : hosts.get(0);
+        String refused = hostCheck.refusal(host, req.headers().get(HttpHeaderNames.ORIGIN));
         if (refused != null) {
             send(ctx, req, AdminRoutes.Response.error(403, refused), false);
             return;
@@ -173,6 +186,17 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         if (scheme <= 0 || target.startsWith("/")) return target;
         int path = target.indexOf('/', scheme + 3);
         return path < 0 ? "/" : target.substring(path);
+    }
+
+    /** The host (and port) of a request target in absolute form, or null for one in origin form. */
+    private static String authority(String target) {
+        int scheme = target.indexOf("://");
+        if (scheme <= 0 || target.startsWith("/")) return null;
+        int end = target.indexOf('/', scheme + 3);
+        int query = target.indexOf('?', scheme + 3);
+        if (query >= 0 && (end < 0 || query < end)) end = query;
+        String authority = target.substring(scheme + 3, end < 0 ? target.length() : end);
+        return authority.substring(authority.lastIndexOf('@') + 1); // without userinfo, which is not a host
     }
 
     /**
@@ -230,12 +254,19 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
     }
 
     private static void send(ChannelHandlerContext ctx, FullHttpRequest req, AdminRoutes.Response r, boolean keepAlive) {
-        send(ctx, req.method(), r, keepAlive);
+        FullHttpResponse res = response(req.method(), r, keepAlive);
+        // an HTTP/1.0 client closes unless told the connection stays open
+        if (keepAlive && req.protocolVersion().minorVersion() == 0) res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+        write(ctx, res, keepAlive);
     }
 
     private static void send(ChannelHandlerContext ctx, HttpMethod method, AdminRoutes.Response r, boolean keepAlive) {
-        if (keepAlive) ctx.writeAndFlush(response(method, r, true));
-        else ctx.writeAndFlush(response(method, r, false)).addListener(ChannelFutureListener.CLOSE);
+        write(ctx, response(method, r, keepAlive), keepAlive);
+    }
+
+    private static void write(ChannelHandlerContext ctx, FullHttpResponse res, boolean keepAlive) {
+        if (keepAlive) ctx.writeAndFlush(res);
+        else ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
     }
 
     private static FullHttpResponse response(HttpMethod method, AdminRoutes.Response r, boolean keepAlive) {
@@ -247,6 +278,7 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
         res.headers().set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE);
         res.headers().set("X-Content-Type-Options", "nosniff");
         res.headers().set("Content-Security-Policy", "default-src 'self'");
+        if (r.allow() != null) res.headers().set(HttpHeaderNames.ALLOW, r.allow());
         if (!keepAlive) res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         return res;
     }

@@ -14,24 +14,42 @@ import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One port, two protocols: looks at a connection's first four bytes and sets up the rest of its pipeline, the
- * snapshot-shipping protocol for {@link ShipProtocol#MAGIC}, HTTP (admin, metrics, dashboard) for anything else.
- * Until then the connection has the idle timeout, so a client that sends nothing is closed; an HTTP connection keeps
- * it, while a shipping one gets a fixed deadline for its HELLO instead ({@link ShipSender}): bytes trickled one at a
- * time would reset an idle timeout forever.
+ * One port, two protocols: looks at a connection's first bytes and sets up the rest of its pipeline, the
+ * snapshot-shipping protocol for {@link ShipProtocol#MAGIC}, HTTP (admin, metrics, dashboard) as soon as a byte
+ * differs from it (the first, for every HTTP method). Deadlines count from the accept, never from a later byte: the
+ * protocol must be told within the request timeout, and an HTTP connection's first request must be whole within that
+ * same time of the accept ({@link RequestDeadline}). Bytes trickled one at a time reset an idle timeout forever, so a
+ * slow client could otherwise hold a connection slot for minutes before its deadline even started (256 of them locked
+ * everyone out). An HTTP connection keeps the idle timeout between requests; a shipping one gets a fixed deadline for
+ * its HELLO instead ({@link ShipSender}).
  */
 final class ProtocolSniffer extends ByteToMessageDecoder {
     private static final String IDLE = "idle";
 
     private final VarveServer.Shared shared;
+    /** When the connection was accepted: the sniffer is made then, by the channel's initializer. */
+    private final long acceptedNanos = System.nanoTime();
+    private ScheduledFuture<?> deadline;
 
     ProtocolSniffer(VarveServer.Shared shared) {
         this.shared = shared;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        // nothing but a prefix of the shipping magic (or nothing at all) within the request timeout: not a client
+        deadline = ctx.executor().schedule(() -> ctx.close(), shared.options.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        deadline.cancel(false);
     }
 
     static void install(ChannelPipeline p, VarveServer.Shared shared) {
@@ -41,16 +59,18 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
 
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-        if (in.readableBytes() < ShipProtocol.MAGIC.length) return;
+        int seen = Math.min(in.readableBytes(), ShipProtocol.MAGIC.length);
+        boolean shipping = ByteBufUtil.equals(in, in.readerIndex(), Unpooled.wrappedBuffer(ShipProtocol.MAGIC), 0, seen);
+        if (shipping && seen < ShipProtocol.MAGIC.length) return; // a prefix of the magic so far: wait for the rest
         ChannelPipeline p = ctx.pipeline();
-        if (ByteBufUtil.equals(in, in.readerIndex(), Unpooled.wrappedBuffer(ShipProtocol.MAGIC), 0, ShipProtocol.MAGIC.length)) {
+        if (shipping) {
             in.skipBytes(ShipProtocol.MAGIC.length);
             p.remove(IDLE);
             p.addLast(new FrameDecoder(ShipProtocol.MAX_REQUEST_FRAME_BYTES));
             p.addLast(new ShipSender(shared.store, shared.shipThreads, shared.options));
         } else {
             ServerOptions o = shared.options;
-            RequestDeadline deadline = new RequestDeadline(o.requestTimeout().toNanos());
+            RequestDeadline deadline = new RequestDeadline(o.requestTimeout().toNanos(), acceptedNanos);
             p.addLast(deadline.byteWatch());
             p.addLast(new HttpServerCodec(o.maxInitialLineBytes(), o.maxHeaderBytes(), 8192));
             p.addLast(deadline);

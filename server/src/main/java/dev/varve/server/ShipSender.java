@@ -96,7 +96,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         long id = frame.payload.readLong();
         boolean follow = (frame.payload.readInt() & ShipProtocol.FOLLOW) != 0;
         if (version != ShipProtocol.VERSION) {
-            fail(ctx.channel(), "shipping protocol version " + version + " is not supported (this server speaks " + ShipProtocol.VERSION + ")");
+            fail(ctx.channel(), "shipping protocol version " + Integer.toUnsignedString(version) + " is not supported (this server speaks " + ShipProtocol.VERSION + ")");
             return;
         }
         if (follow && !allowFollow) {
@@ -128,7 +128,8 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
             ch.close();
         } catch (RuntimeException e) {
             LOG.warn("transfer to {} failed", ch.remoteAddress(), e);
-            fail(ch, "the sender failed: " + e);
+            // the message names the file and offset where the store failed; the class and stack are for the log
+            fail(ch, "the sender failed: " + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()) + " (the server log has the details)");
         }
     }
 

@@ -73,7 +73,7 @@ class AdminHostCheckTest {
     }
 
     @Test
-    void addressesLocalhostTheAllowedNamesAndClientsWithoutHostAreServed() throws Exception {
+    void addressesLocalhostTheAllowedNamesAndHttp10ClientsWithoutHostAreServed() throws Exception {
         int port = server.address().getPort();
         for (String host : new String[]{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST.", "[::1]:" + port, "10.1.2.3",
                 "varve-1.internal:" + port, "VARVE-1.Internal", "metrics.example"}) {
@@ -81,7 +81,9 @@ class AdminHostCheckTest {
             assertEquals("HTTP/1.1 200 OK", status(reply), host);
             assertTrue(reply.contains(SECRET), host);
         }
-        assertTrue(request("GET", "/api/tables").startsWith("HTTP/1.1 200"), "HTTP/1.0-style, no Host");
+        String http10 = http.raw("GET /api/tables HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII), Duration.ofSeconds(10));
+        assertTrue(http10.startsWith("HTTP/1.1 200"), "HTTP/1.0, no Host: " + http10);
+        assertTrue(request("GET", "/api/tables").startsWith("HTTP/1.1 400"), "HTTP/1.1 without Host is a bad request (RFC 9112 3.2)");
         assertEquals(200, http.get("/api/tables").statusCode(), "Java's HTTP client");
     }
 

@@ -191,11 +191,18 @@ class ShippingTest {
     @Test
     void aReceiverOfAnotherVersionIsRefusedNamingBothVersions() throws Exception {
         try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.CHECKPOINT_RECOVERY_FILE), UnforcedFileIOFactory.INSTANCE);
-             VarveServer server = VarveServer.start(store, LOOPBACK);
-             java.net.Socket socket = new java.net.Socket(server.address().getAddress(), server.address().getPort())) {
+             VarveServer server = VarveServer.start(store, LOOPBACK)) {
             long id = store.snapshotNow();
+            assertEquals("shipping protocol version 3 is not supported (this server speaks 4)", refusalOfHello(server, 3, id));
+            // the version is unsigned on the wire: a garbled one is named as sent, not as a negative number
+            assertEquals("shipping protocol version 4294967295 is not supported (this server speaks 4)", refusalOfHello(server, -1, id));
+        }
+    }
+
+    private static String refusalOfHello(VarveServer server, int version, long id) throws Exception {
+        try (java.net.Socket socket = new java.net.Socket(server.address().getAddress(), server.address().getPort())) {
             socket.setSoTimeout(30_000);
-            io.netty.buffer.ByteBuf hello = FakeSender.frame(ShipProtocol.HELLO, h -> h.writeInt(3).writeLong(id).writeInt(0));
+            io.netty.buffer.ByteBuf hello = FakeSender.frame(ShipProtocol.HELLO, h -> h.writeInt(version).writeLong(id).writeInt(0));
             byte[] bytes = new byte[hello.readableBytes()];
             hello.readBytes(bytes).release();
             socket.getOutputStream().write(ShipProtocol.MAGIC);
@@ -206,7 +213,7 @@ class ShippingTest {
             byte[] message = new byte[in.readUnsignedShort()];
             in.readFully(message);
             assertEquals(1 + 2 + message.length + 4, length);
-            assertEquals("shipping protocol version 3 is not supported (this server speaks 4)", new String(message, java.nio.charset.StandardCharsets.UTF_8));
+            return new String(message, java.nio.charset.StandardCharsets.UTF_8);
         }
     }
 }
