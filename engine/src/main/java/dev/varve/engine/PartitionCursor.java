@@ -73,6 +73,7 @@ final class PartitionCursor implements Cursor {
 
     private ScanBatch current() {
         if (closed) throw new IllegalStateException("cursor is closed");
+        checkOpen.run(); // the entry is buffered, but a closed store or view serves nothing, not even what it read before
         if (batch == null || index < 0) throw new IllegalStateException("no current entry: call next() first, and only while it returns true");
         return batch;
     }

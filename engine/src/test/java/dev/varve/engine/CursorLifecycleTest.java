@@ -62,7 +62,10 @@ class CursorLifecycleTest {
         }
     }
 
-    /** A cursor left open past its store's or view's close throws IllegalStateException on next(), and closes quietly. */
+    /**
+     * A cursor left open past its store's or view's close throws IllegalStateException on next(), key() and value()
+     * (its current entry is buffered, and was served after the close), and closes quietly.
+     */
     @Test
     void aCursorOutlivingItsStoreOrViewSaysItIsClosed() {
         Varve store = Varve.open(config());
@@ -74,6 +77,8 @@ class CursorLifecycleTest {
         assertTrue(ofView.next());
         v.close();
         assertTrue(assertThrows(IllegalStateException.class, ofView::next).getMessage().contains("closed"));
+        assertTrue(assertThrows(IllegalStateException.class, ofView::key).getMessage().contains("closed"));
+        assertTrue(assertThrows(IllegalStateException.class, ofView::value).getMessage().contains("closed"));
         ofView.close();
         Cursor live = t.scan(null, null), part = t.partition(0).scan(key(0), null);
         assertTrue(live.next());
@@ -81,6 +86,10 @@ class CursorLifecycleTest {
         store.close();
         assertTrue(assertThrows(IllegalStateException.class, live::next).getMessage().contains("closed"));
         assertTrue(assertThrows(IllegalStateException.class, part::next).getMessage().contains("closed"));
+        for (Cursor c : new Cursor[]{live, part}) {
+            assertTrue(assertThrows(IllegalStateException.class, c::key).getMessage().contains("the store is closed"));
+            assertTrue(assertThrows(IllegalStateException.class, c::value).getMessage().contains("the store is closed"));
+        }
         live.close();
         part.close();
         assertThrows(IllegalStateException.class, live::next);
