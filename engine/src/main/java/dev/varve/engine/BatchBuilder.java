@@ -9,7 +9,8 @@ import java.util.Set;
 
 /**
  * Collects the operations of {@link Varve#write}. Every argument is checked as it is added, and the whole batch
- * before anything happens: a rejected batch logs nothing and creates no table. Keys and values are copied, so the
+ * before anything happens: a rejected batch logs nothing and creates no table. A hash-placed table that does not exist
+ * is created by a put to it, never by a remove (which removes nothing from it). Keys and values are copied, so the
  * caller may reuse its arrays.
  */
 final class BatchBuilder implements WriteBatch {
@@ -80,6 +81,8 @@ final class BatchBuilder implements WriteBatch {
         long bytes = 4; // a long: values of up to 2 GiB each, many in a batch, would wrap an int past the WAL check
         long keyAndValueBytes = 0;
         Set<String> missing = new LinkedHashSet<>();
+        Set<String> putTo = new LinkedHashSet<>();
+        for (Added a : added) if (a.value() != null) putTo.add(a.table());
         List<LogicalRecords.Op> existing = new ArrayList<>(added.size());
         for (Added a : added) {
             bytes += new LogicalRecords.Op(0, a.key(), a.value()).encodedBytes();
@@ -88,7 +91,8 @@ final class BatchBuilder implements WriteBatch {
             if (t != null) existing.add(new LogicalRecords.Op(resolve(t, a).fileId, a.key(), a.value()));
             else if (a.partition() != BY_HASH) throw new IllegalArgumentException("table " + a.table()
                     + " does not exist; create it with store.table(name, options) before writing to one of its partitions");
-            else missing.add(a.table());
+            // a remove from a table that does not exist removes nothing: it creates the table only with a put beside it
+            else if (putTo.contains(a.table())) missing.add(a.table());
         }
         engine.limits.checkBatch(bytes + extraBytes, keyAndValueBytes, added.size());
         if (missing.isEmpty()) return write.apply(existing, TableRegistry.NewTables.NONE);
@@ -97,8 +101,9 @@ final class BatchBuilder implements WriteBatch {
             List<LogicalRecords.Op> ops = new ArrayList<>(added.size());
             for (Added a : added) {
                 Catalog.Entry e = created.entry(a.table());
-                int fileId = e == null ? resolve(engine.existingTable(a.table()), a).fileId
-                        : PageId.fileId(e.id(), KeyHash.partition(a.key(), e.partitions()));
+                TableHandle t = e == null ? engine.existingTable(a.table()) : null;
+                if (e == null && t == null) continue; // a remove from a table neither there nor made by this batch
+                int fileId = e == null ? resolve(t, a).fileId : PageId.fileId(e.id(), KeyHash.partition(a.key(), e.partitions()));
                 ops.add(new LogicalRecords.Op(fileId, a.key(), a.value()));
             }
             return write.apply(ops, created);

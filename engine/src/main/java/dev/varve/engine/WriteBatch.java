@@ -9,7 +9,7 @@ public interface WriteBatch {
     /** Adds a put; the table is created on first use. */
     WriteBatch put(String table, byte[] key, byte[] value);
 
-    /** Adds a remove. */
+    /** Adds a remove; a table that does not exist is not created by it (unless a put in the batch creates it). */
     WriteBatch remove(String table, byte[] key);
 
     /**

@@ -21,6 +21,7 @@ import static dev.varve.engine.FixtureSupport.bytes;
 import static dev.varve.engine.FixtureSupport.drain;
 import static dev.varve.engine.FixtureSupport.newModel;
 import static dev.varve.engine.FixtureSupport.utf8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -165,6 +166,31 @@ class BatchAndPartitionTest {
             assertThrows(IllegalArgumentException.class,
                     () -> store.write(w -> w.put("fresh", utf8("k"), utf8("v")).put("a", null, utf8("v"))));
             assertEquals(wal, store.metrics().walBytesWritten(), "a rejected batch logged the creation of table 'fresh'");
+        }
+    }
+
+    /**
+     * A remove from a table that does not exist removes nothing and creates no table (it did: logged, and there after
+     * a reopen); a put beside it in the same batch creates the table, and a remove after that put applies.
+     */
+    @Test
+    void aRemoveFromAMissingTableCreatesNone() {
+        try (Varve store = Varve.open(config())) {
+            store.table("a").put(utf8("k"), utf8("v"));
+            long wal = store.metrics().walBytesWritten();
+            store.write(w -> w.remove("ghost", utf8("k")));
+            assertEquals(List.of("a"), store.tables());
+            assertEquals(wal, store.metrics().walBytesWritten(), "nothing to log");
+            store.write(w -> w.remove("ghost", utf8("k")).remove("a", utf8("k")));
+            assertEquals(List.of("a"), store.tables());
+            assertNull(store.table("a").get(utf8("k")), "the batch's other remove applied");
+            store.write(w -> w.remove("made", utf8("x")).put("made", utf8("x"), utf8("1")).put("made", utf8("y"), utf8("2")).remove("made", utf8("y")));
+            assertEquals(List.of("a", "made"), store.tables());
+            assertArrayEquals(utf8("1"), store.table("made").get(utf8("x")));
+            assertNull(store.table("made").get(utf8("y")), "a remove after the put that made its table applies");
+        }
+        try (Varve store = Varve.open(config())) {
+            assertEquals(List.of("a", "made"), store.tables(), "no ghost table after a reopen");
         }
     }
 
