@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
 /** Reads a {@link VarveConfig} from a properties file: the value syntax, unknown keys, relative paths. */
 final class ConfigProperties {
 
+    /** The prefix without its dot. */
+    private static final String STEM = PREFIX.substring(0, PREFIX.length() - 1);
     static final List<String> KEYS = List.of(PATH_PROP_NAME, PAGE_SIZE_PROP_NAME, DATA_REGION_SIZE_PROP_NAME,
             PARTITIONS_PROP_NAME, RECOVERY_MODE_PROP_NAME, RECOVERY_COMPRESSION_PROP_NAME, WAL_SYNC_MODE_PROP_NAME,
             WAL_SEGMENT_SIZE_PROP_NAME, WAL_FLUSH_FREQUENCY_PROP_NAME, CHECKPOINT_FREQUENCY_PROP_NAME,
@@ -78,7 +80,7 @@ final class ConfigProperties {
         for (String key : new TreeSet<>(props.stringPropertyNames())) {
             if (!key.startsWith(PREFIX)) {
                 // "Varve.recoveryMode" was meant as a setting: ignoring it would run the store with the default
-                if (key.regionMatches(true, 0, PREFIX, 0, PREFIX.length())) throw unknownKey(key);
+                if (meantForVarve(key)) throw unknownKey(key);
                 continue;
             }
             String text = props.getProperty(key).strip();
@@ -133,9 +135,54 @@ final class ConfigProperties {
         if (in.read() != '\uFEFF') in.reset();
     }
 
+    /**
+     * Whether a key without the exact prefix was still meant as a setting: its first part is {@code varve} in any case
+     * ({@code Varve.pageSize}, {@code varve_pageSize}, {@code varve}), or it names a setting after a misspelt prefix
+     * ({@code varv.pageSize}, {@code vrave.pageSize}, {@code varvepath}). Ignoring such a key would run the store
+     * with the default in its place. Other keys belong to whoever else reads the file and stay ignored.
+     */
+    static boolean meantForVarve(String key) {
+        int separator = firstSeparator(key);
+        if ((separator < 0 ? key : key.substring(0, separator)).equalsIgnoreCase(STEM)) return true;
+        return meantSetting(key) != null;
+    }
+
+    /** The known key that {@code key} names after a prefix at most one edit from {@code varve}, or null. */
+    private static String meantSetting(String key) {
+        for (String k : KEYS) {
+            String name = k.substring(PREFIX.length());
+            if (key.length() < name.length() || !key.regionMatches(true, key.length() - name.length(), name, 0, name.length())) continue;
+            String prefix = key.substring(0, key.length() - name.length());
+            if (!prefix.isEmpty() && ".-_".indexOf(prefix.charAt(prefix.length() - 1)) >= 0) prefix = prefix.substring(0, prefix.length() - 1);
+            if (editDistance(prefix.toLowerCase(Locale.ROOT), STEM) <= 1) return k;
+        }
+        return null;
+    }
+
+    private static int firstSeparator(String key) {
+        for (int i = 0; i < key.length(); i++) if (".-_".indexOf(key.charAt(i)) >= 0) return i;
+        return -1;
+    }
+
+    /** Edits (insert, delete, replace, swap of neighbours) between two short strings: the optimal string alignment distance. */
+    private static int editDistance(String a, String b) {
+        int[][] d = new int[a.length() + 1][b.length() + 1];
+        for (int i = 0; i <= a.length(); i++) d[i][0] = i;
+        for (int j = 0; j <= b.length(); j++) d[0][j] = j;
+        for (int i = 1; i <= a.length(); i++) {
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1))
+                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+            }
+        }
+        return d[a.length()][b.length()];
+    }
+
     private static IllegalArgumentException unknownKey(String key) {
-        String hint = KEYS.stream().filter(k -> k.equalsIgnoreCase(key)).findFirst()
-                .map(k -> " (did you mean " + k + "?)").orElse("");
+        String meant = KEYS.stream().filter(k -> k.equalsIgnoreCase(key)).findFirst().orElse(meantSetting(key));
+        String hint = meant == null ? "" : " (did you mean " + meant + "?)";
         return new IllegalArgumentException("unknown key " + key + hint + "; known keys: " + KEYS);
     }
 

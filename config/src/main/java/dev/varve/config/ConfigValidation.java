@@ -14,6 +14,27 @@ final class ConfigValidation {
     }
 
     /**
+     * The index of a name's first character unfit for it, or -1: a control character (a log line or metric label
+     * would break at it) or an unpaired surrogate (UTF-8 has no encoding for it, so it would come back as '?').
+     */
+    static int firstUnfit(String name) {
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (Character.isISOControl(c)) return i;
+            if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) i++;
+            else if (Character.isSurrogate(c)) return i;
+        }
+        return -1;
+    }
+
+    /** {@code name} with what {@link #firstUnfit} finds escaped as a backslash, u and four hex digits: how the store path serves as its default name. */
+    static String escaped(String name) {
+        int at = firstUnfit(name);
+        if (at < 0) return name;
+        return name.substring(0, at) + String.format("\\u%04X", (int) name.charAt(at)) + escaped(name.substring(at + 1));
+    }
+
+    /**
      * Checks {@code c}; {@code archivePath} and {@code name} as the caller gave them (null for the defaults, which
      * are valid by construction).
      */
@@ -48,9 +69,9 @@ final class ConfigValidation {
         ConfigChecks.intRange("snapshotPageWindow", c.snapshotPageWindow(), SNAPSHOT_PAGE_WINDOW_MIN, SNAPSHOT_PAGE_WINDOW_MAX);
         ConfigChecks.intRange("snapshotDiffChain", c.snapshotDiffChain(), SNAPSHOT_DIFF_CHAIN_MIN, SNAPSHOT_DIFF_CHAIN_MAX);
         ConfigChecks.required("retention", c.retention());
-        if (name != null && (name.isEmpty() || name.length() > NAME_MAX_LENGTH || name.chars().anyMatch(Character::isISOControl))) {
-            throw new IllegalArgumentException("name must be 1.." + NAME_MAX_LENGTH + " characters without control characters, was '"
-                    + name + "'");
+        if (name != null && (name.isEmpty() || name.length() > NAME_MAX_LENGTH || firstUnfit(name) >= 0)) {
+            throw new IllegalArgumentException("name must be 1.." + NAME_MAX_LENGTH + " characters without control characters or unpaired"
+                    + " surrogates, was '" + escaped(name) + "'");
         }
 
         // Fields against each other.

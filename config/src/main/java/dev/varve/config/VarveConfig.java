@@ -183,9 +183,12 @@ public final class VarveConfig {
         return fields.archivePath != null ? fields.archivePath : fields.path.resolve(ARCHIVE_PATH_DEFAULT_NAME);
     }
 
-    /** {@return the store's name: the one given, else the absolute, normalized store path} */
+    /**
+     * {@return the store's name: the one given, else the absolute, normalized store path, with control characters
+     * and unpaired surrogates (which a given name may not hold) escaped as a backslash, u and four hex digits}
+     */
     public String name() {
-        return fields.name != null ? fields.name : fields.path.toAbsolutePath().normalize().toString();
+        return fields.name != null ? fields.name : ConfigValidation.escaped(fields.path.toAbsolutePath().normalize().toString());
     }
 
     @Override
@@ -452,7 +455,8 @@ public final class VarveConfig {
 
         /**
          * Sets the store's name, see {@link ConfigLimits#NAME_PROP_NAME}.
-         * @param v 1 to {@link ConfigLimits#NAME_MAX_LENGTH} characters without control characters, or null for the store path
+         * @param v 1 to {@link ConfigLimits#NAME_MAX_LENGTH} characters without control characters or unpaired surrogates, or
+         *          null for the store path
          * @return this builder
          */
         public Builder name(String v) {

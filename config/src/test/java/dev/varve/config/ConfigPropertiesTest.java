@@ -70,7 +70,7 @@ class ConfigPropertiesTest {
                 "varve.snapshotDiffChain=255",
                 "varve.name= orders db ",
                 "other.key=ignored",
-                "varvepath=ignored too");
+                "varveapp.mode=ignored too");
         VarveConfig expected = VarveConfig.builder().path(Path.of("/data/varve")).pageSize(8192)
                 .dataRegionSize(512 * MiB).partitions(32).recoveryMode(RecoveryMode.WAL_PHYSICAL)
                 .recoveryCompression(RecoveryCompression.SKIP_GARBAGE).walSyncMode(WalSyncMode.BACKGROUND)
@@ -190,7 +190,22 @@ class ConfigPropertiesTest {
         assertTrue(e.getMessage().contains("did you mean varve.recoveryMode?"), e.getMessage());
         e = fails("varve.path=/d", "VARVE.PAGESIZE=8192");
         assertTrue(e.getMessage().contains("did you mean varve.pageSize?"), e.getMessage());
-        assertEquals(Path.of("/d"), load("varve.path=/d", "varvepath=other", "my.varve.pageSize=1").path(), "other keys stay ignored");
+        assertEquals(Path.of("/d"), load("varve.path=/d", "varveapp.mode=1", "my.varve.pageSize=1", "pageSize=1", "valve.pressure=2", "var.path=/x").path(),
+                "other keys stay ignored");
+    }
+
+    /**
+     * A misspelt prefix ("varv.pageSize", "varve_pageSize") or a bare "varve" key was ignored in silence as well,
+     * running the store with the default in its place.
+     */
+    @Test
+    void aKeyWithAMisspeltPrefixIsRejectedNamingTheKeyMeant() throws IOException {
+        for (String typo : new String[]{"varv.pageSize", "varve_pageSize", "vrave.pageSize", "varve-pageSize", "varvepageSize", "Varv.PageSize"}) {
+            IllegalArgumentException e = fails("varve.path=/d", typo + "=8192");
+            assertTrue(e.getMessage().contains("unknown key " + typo + " (did you mean varve.pageSize?)"), e.getMessage());
+        }
+        assertTrue(fails("varve.path=/d", "varve=1").getMessage().contains("unknown key varve;"));
+        assertTrue(fails("varve.path=/d", "varve_whatever=1").getMessage().contains("unknown key varve_whatever;"));
     }
 
     @Test

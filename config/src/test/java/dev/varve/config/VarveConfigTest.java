@@ -295,5 +295,16 @@ class VarveConfigTest {
         assertTrue(e.getMessage().contains("name must be 1..200 characters"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> a.toBuilder().name("a\nb").build());
         assertThrows(IllegalArgumentException.class, () -> a.toBuilder().name("x".repeat(201)).build());
+        e = assertThrows(IllegalArgumentException.class, () -> a.toBuilder().name("a\uDC00").build());
+        assertTrue(e.getMessage().contains("unpaired surrogates, was 'a\\uDC00'"), e.getMessage());
+        assertEquals("a\uD83D\uDE00", a.toBuilder().name("a\uD83D\uDE00").build().name(), "a pair is a character like any other");
+    }
+
+    /** A store path holding what a given name may not (a newline, a tab) was its default name as it was. */
+    @Test
+    void theDefaultNameEscapesWhatAGivenNameMayNotHold() {
+        VarveConfig c = VarveConfig.builder().path(Path.of("/tmp/a\nb\tc")).build();
+        assertEquals("/tmp/a\\u000Ab\\u0009c", c.name());
+        assertEquals(c.name(), c.toBuilder().name(c.name()).build().name(), "the default name is one a caller could give");
     }
 }
