@@ -217,6 +217,7 @@ final class Engine {
     static Engine open(VarveConfig config, FileIOFactory io, boolean readOnly, boolean truncateDamagedWal, Agents agents) {
         refuseLinkedOverlap(config);
         if (!readOnly) {
+            NestedStoreCheck.refuse(config);
             refuseBeforeCreating(config, io);
             try {
                 io.createDirectories(config.path());

@@ -116,6 +116,11 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         ArchiveRecovery.refuseMissing(io, dir, storeDir);
     }
 
+    /** Whether {@code dir} holds an archive's files (its marks or snapshot log): a directory no other store may lie in. */
+    public static boolean holdsArchive(Path dir) {
+        return java.nio.file.Files.exists(dir.resolve(ArchiveMarksDescriptor.FILE)) || java.nio.file.Files.exists(dir.resolve(SnapshotLogDescriptor.FILE));
+    }
+
     /**
      * Refuses, before anything is created, to open another store's archive at {@code dir} for a store that has
      * completed no checkpoint, whose WAL ends at {@code walEnd} ({@link ArchiveRecovery#refuseForeign}).
