@@ -52,6 +52,11 @@ final class AdminRoutes {
         static Response error(int status, String message) {
             return json(status, new Json().beginObject().field("status", status).field("error", message).endObject().toString());
         }
+
+        /** This answer with an {@code Allow} header naming {@code methods}. */
+        Response allowing(String methods) {
+            return new Response(status, contentType, body, methods);
+        }
     }
 
     private final Varve store;
@@ -71,8 +76,7 @@ final class AdminRoutes {
             if (methods.isEmpty()) return Response.error(404, "no such resource: " + path);
             if (!methods.contains(method)) {
                 String allow = String.join(", ", methods);
-                return new Response(405, "application/json; charset=utf-8", Response.error(405, "method " + method + " is not allowed on " + path
-                        + "; it takes " + allow).body(), allow);
+                return Response.error(405, "method " + method + " is not allowed on " + path + "; it takes " + allow).allowing(allow);
             }
             if (method.equals("POST")) return path.equals("/api/rank") ? rank(query) : declare(query);
             switch (path) {

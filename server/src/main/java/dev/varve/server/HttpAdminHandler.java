@@ -182,21 +182,26 @@ final class HttpAdminHandler extends SimpleChannelInboundHandler<FullHttpRequest
 
     /** The path and query of a request target in absolute form ({@code http://host/path?q}), which HTTP/1.1 servers accept too. */
     private static String originForm(String target) {
-        int scheme = target.indexOf("://");
-        if (scheme <= 0 || target.startsWith("/")) return target;
-        int path = target.indexOf('/', scheme + 3);
+        int start = authorityStart(target);
+        if (start < 0) return target;
+        int path = target.indexOf('/', start);
         return path < 0 ? "/" : target.substring(path);
     }
 
     /** The host (and port) of a request target in absolute form, or null for one in origin form. */
     private static String authority(String target) {
-        int scheme = target.indexOf("://");
-        if (scheme <= 0 || target.startsWith("/")) return null;
-        int end = target.indexOf('/', scheme + 3);
-        int query = target.indexOf('?', scheme + 3);
-        if (query >= 0 && (end < 0 || query < end)) end = query;
-        String authority = target.substring(scheme + 3, end < 0 ? target.length() : end);
+        int start = authorityStart(target);
+        if (start < 0) return null;
+        int end = start;
+        while (end < target.length() && "/?#".indexOf(target.charAt(end)) < 0) end++;
+        String authority = target.substring(start, end);
         return authority.substring(authority.lastIndexOf('@') + 1); // without userinfo, which is not a host
+    }
+
+    /** Where a target in absolute form has its authority, past {@code scheme://}; -1 for one in origin form. */
+    private static int authorityStart(String target) {
+        int scheme = target.indexOf("://");
+        return scheme <= 0 || target.startsWith("/") ? -1 : scheme + 3;
     }
 
     /**

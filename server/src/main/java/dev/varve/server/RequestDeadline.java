@@ -14,9 +14,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Cuts slow HTTP clients: a connection's first request must arrive whole within the deadline of the connection's
  * accept, and each later one within the deadline of its own first byte, or the client gets 408 and the connection
- * closes. An
- * idle-state event (no traffic at all) closes it too. The idle handler alone would not do: a client trickling one
- * byte at a time never looks idle. The HTTP decoder yields nothing until a request's line and headers are whole, so
+ * closes. An idle-state event (no traffic at all) closes it too. The idle handler alone would not do: a client
+ * trickling one byte at a time never looks idle. The HTTP decoder yields nothing until a request's line and headers are whole, so
  * the first byte of a later request on a kept-alive connection is seen by {@link #byteWatch()}, ahead of the decoder.
  */
 final class RequestDeadline extends ChannelDuplexHandler {
