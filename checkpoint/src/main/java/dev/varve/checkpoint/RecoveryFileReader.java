@@ -57,10 +57,12 @@ public final class RecoveryFileReader {
             CRC32C crc = new CRC32C();
             crc.update(h.duplicate().limit(h.position() + 24));
             if (h.getLong(h.position()) != RecoveryFileFormat.MAGIC) throw new CorruptionException("not a recovery file (bad magic)", path, 0);
+            // the checksum before the fields it covers: a flipped bit in the version is damage, and read first it was
+            // reported as a file of another release ("unsupported recovery file version 5898241")
+            if (h.getInt(h.position() + 24) != (int) crc.getValue()) throw new CorruptionException("recovery file header checksum mismatch", path, 24);
             if (h.getInt(h.position() + 8) != RecoveryFileFormat.VERSION)
                 throw new CorruptionException("unsupported recovery file version " + h.getInt(h.position() + 8) + " (this build reads "
                         + RecoveryFileFormat.VERSION + ")", path, 8);
-            if (h.getInt(h.position() + 24) != (int) crc.getValue()) throw new CorruptionException("recovery file header checksum mismatch", path, 24);
             if (h.getLong(h.position() + 12) != start.id()) throw new CorruptionException("recovery file belongs to checkpoint " + h.getLong(h.position() + 12), path, 12);
             // the header's checksum held: the page size it records is the one the store was written with, so another
             // one is the configuration's, not damage (which would send the operator to salvage a sound store)

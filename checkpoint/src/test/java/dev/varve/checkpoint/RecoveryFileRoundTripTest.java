@@ -158,6 +158,17 @@ class RecoveryFileRoundTripTest {
         assertEquals(24, crc.offset(), crc.getMessage());
     }
 
+    /** A flipped bit in the version is damage the header's checksum finds, not a file of another release. */
+    @Test
+    void aDamagedVersionIsAChecksumMismatchNotAnotherVersion() throws IOException {
+        Written w = write(PageCodec.SNAPPY, 3);
+        Path file = w.markers.recoveryFilePath(CHECKPOINT, 0);
+        flip(file, 10); // inside the version
+        CorruptionException e = assertThrows(CorruptionException.class, () -> read(w));
+        assertEquals(24, e.offset(), e.getMessage());
+        assertEquals("recovery file header checksum mismatch", e.what());
+    }
+
     @Test
     void aFileOfAnotherCheckpointOrPageSizeIsRefused() {
         Written w = write(PageCodec.DISABLED, 2);

@@ -1,0 +1,94 @@
+package dev.varve.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.engine.FixtureStores;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What the tool says of damage to a file's header or a log record: what is wrong there (a checksum that fails), not
+ * a consequence misread as something else (a wrong size, a newer format), and the same for {@code verify} as for the
+ * commands that open the store ({@code info}, {@code scan}): the same record number, and each offset said once.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class CliDamageMessagesTest {
+    @TempDir
+    static Path tmp;
+    /** Closed cleanly, with WAL segments of 4 MiB (the default is 64 MiB). */
+    static Path healthy;
+    /** Crashed while a checkpoint wrote its pages, in CHECKPOINT_RECOVERY_FILE mode: its recovery files are read at open. */
+    static Path mid;
+    private static int copies;
+
+    @BeforeAll
+    static void stores() {
+        healthy = tmp.resolve("healthy");
+        mid = tmp.resolve("mid");
+        FixtureStores.create(healthy, "healthy");
+        FixtureStores.create(mid, "midcheckpoint");
+    }
+
+    private static Path copy(Path store) throws IOException {
+        return StoreCopy.of(store, tmp.resolve("copy-" + copies++));
+    }
+
+    private static void flip(Path file, long offset) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.seek(offset);
+            int b = f.read();
+            f.seek(offset);
+            f.write(b ^ 0xff);
+        }
+    }
+
+    /** The damage {@code verify --json} names in {@code file}. */
+    private static List<CliRun.Damage> verified(Path store, Path file) {
+        CliRun r = CliRun.of("verify", "--json", store.toString());
+        assertEquals(Main.DAMAGE, r.code(), r.toString());
+        return r.damage().stream().filter(d -> Path.of(d.file()).equals(file)).toList();
+    }
+
+    /** What {@code info} and {@code scan} say on standard error when the store does not open; the same for both. */
+    private static String openFailure(Path store) {
+        CliRun info = CliRun.of("info", store.toString());
+        CliRun scan = CliRun.of("scan", store.toString(), "--table", "orders");
+        assertEquals(Main.UNUSABLE, info.code(), info.toString());
+        assertEquals(Main.UNUSABLE, scan.code(), scan.toString());
+        assertEquals(info.err(), scan.err());
+        return info.err();
+    }
+
+    /**
+     * A flipped byte in a recovery file's header is its checksum mismatch, named at the checksum's field (offset 24):
+     * the version was read before the checksum, and the damage reported as "unsupported recovery file version 5898241".
+     */
+    @Test
+    void aDamagedRecoveryFileHeaderIsItsChecksumNotAnotherVersion() throws IOException {
+        Path s = copy(mid);
+        Path file;
+        try (Stream<Path> l = Files.list(s.resolve("checkpoints"))) {
+            file = l.filter(p -> p.getFileName().toString().endsWith("-recovery-01.bin")).findFirst().orElseThrow();
+        }
+        flip(file, 10); // the version field
+        List<CliRun.Damage> d = verified(s, file);
+        assertEquals(1, d.size(), d.toString());
+        assertEquals(24, d.get(0).offset(), d.toString());
+        assertEquals("recovery file header checksum mismatch", d.get(0).what());
+        String open = openFailure(s);
+        assertTrue(open.contains("recovery file header checksum mismatch at offset 24 [file " + file + "]"), open);
+        assertFalse(open.contains("unsupported"), open);
+    }
+}
