@@ -72,6 +72,28 @@ class CliDamageMessagesTest {
     }
 
     /**
+     * A flipped byte anywhere in a WAL segment's header (offsets 0 to 33) of a store with 4 MiB segments is the
+     * header's CRC mismatch. The segment size is read from that header, so the tool fell back to the default 64 MiB:
+     * verify added "segment has 4194304 bytes, segments are 67108864", and open said "file size is not 67108864 bytes".
+     */
+    @Test
+    void aDamagedWalSegmentHeaderIsItsChecksumNotTheDefaultSegmentSize() throws IOException {
+        for (long at : new long[]{0, 10, 20, 33}) {
+            Path s = copy(healthy);
+            Path segment = s.resolve("wal/wal-0000000000000000.seg");
+            flip(segment, at);
+            List<CliRun.Damage> d = verified(s, segment);
+            assertEquals(1, d.size(), "at " + at + ": " + d);
+            assertEquals(0, d.get(0).offset(), "at " + at + ": " + d);
+            assertTrue(d.get(0).what().contains("CRC mismatch") || d.get(0).what().contains("bad magic"), "at " + at + ": " + d);
+            String open = openFailure(s);
+            assertFalse(open.contains("67108864"), "at " + at + ": " + open);
+            assertTrue(open.contains("CRC mismatch") || open.contains("bad magic"), "at " + at + ": " + open);
+            assertTrue(open.contains(segment.toString()), "at " + at + ": " + open);
+        }
+    }
+
+    /**
      * A flipped byte in a recovery file's header is its checksum mismatch, named at the checksum's field (offset 24):
      * the version was read before the checksum, and the damage reported as "unsupported recovery file version 5898241".
      */

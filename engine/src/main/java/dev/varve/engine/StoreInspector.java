@@ -236,13 +236,8 @@ public final class StoreInspector {
             int pageSize = -1;
             for (Path p : io.list(dir.resolve("pages"), "t")) if (pageSize < 0) pageSize = PageFileCheck.pageSizeOf(io, p);
             if (pageSize > 0) b.pageSize(pageSize);
-            for (Path p : io.list(dir.resolve("wal"), "wal-")) {
-                long s = WalFileCheck.segmentSizeOf(io, p);
-                if (s > 0) {
-                    b.walSegmentSize(s);
-                    break;
-                }
-            }
+            long walSegmentSize = WalFileCheck.segmentSizeOfWal(io, dir.resolve("wal"));
+            if (walSegmentSize > 0) b.walSegmentSize(walSegmentSize);
             int levels = ArchiveFileCheck.levels(io, archiveDir);
             if (levels > 0) {
                 Retention[] keep = new Retention[levels];

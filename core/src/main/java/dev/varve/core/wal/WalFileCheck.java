@@ -42,6 +42,45 @@ public final class WalFileCheck {
     }
 
     /**
+     * The segment size of the WAL in {@code dir}: what the first segment header that checks out records; when none
+     * does, the size of the segment files (each is created at the full segment size), if they all have one and it is a
+     * valid segment size; -1 when neither tells. Without the second, a WAL whose one header is damaged was read with
+     * the default size, and its damage reported as every segment being of the wrong size.
+     */
+    public static long segmentSizeOfWal(FileIOFactory io, Path dir) throws IOException {
+        List<Path> segments = new ArrayList<>();
+        for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) if (WalSegmentDescriptor.parseIndex(p) >= 0) segments.add(p);
+        segments.sort(Comparator.comparingLong(WalSegmentDescriptor::parseIndex));
+        for (Path p : segments) {
+            long s = segmentSizeOf(io, p);
+            if (s > 0) return s;
+        }
+        long fileSize = -1;
+        for (Path p : segments) {
+            long size;
+            try (FileIO f = io.open(p, false)) {
+                size = f.size();
+            }
+            if (fileSize >= 0 && size != fileSize) return -1;
+            fileSize = size;
+        }
+        try {
+            WalSegmentDescriptor.checkSegmentSize(fileSize);
+        } catch (IllegalArgumentException e) {
+            return -1;
+        }
+        return fileSize;
+    }
+
+    /** Why the header of segment {@code index} in {@code f} does not check out, or null when it does. */
+    private static String headerProblem(FileIO f, Path p, long index) throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        if (f.read(h, 0) < HEADER_SIZE) return null; // no whole header: reported by its size
+        WalSegmentDescriptor.refuseOtherVersion(h, p);
+        return WalSegmentDescriptor.checkHeader(h, index);
+    }
+
+    /**
      * Checks every segment in {@code dir}, whose segments are {@code segmentSize} bytes. Each segment's tail is judged
      * by the walSyncMode that wrote it, which its header records; {@code mode} judges a version 1 segment, which does
      * not record it. Records are judged by the rule opening the WAL applies ({@link WalOpenScan}): what open would cut
@@ -74,18 +113,19 @@ public final class WalFileCheck {
             ByteBuffer b;
             try (FileIO f = io.open(p, false)) {
                 long size = f.size();
+                // the header first: it records the segment size, so a segment whose header fails its check is reported as
+                // that, not also as a file of the wrong size (judged against a size nothing read from it confirmed)
+                String bad = headerProblem(f, p, index);
+                if (bad != null) {
+                    sink.damage(p, 0, bad);
+                    continue;
+                }
                 if (size != segmentSize) {
                     sink.damage(p, Math.min(size, segmentSize), "segment has " + size + " bytes, segments are " + segmentSize);
                     if (size < HEADER_SIZE || size > segmentSize) continue;
                 }
                 b = ByteBuffer.allocate((int) segmentSize).order(ByteOrder.LITTLE_ENDIAN);
                 f.read(b, 0);
-            }
-            WalSegmentDescriptor.refuseOtherVersion(b, p);
-            String bad = WalSegmentDescriptor.checkHeader(b, index);
-            if (bad != null) {
-                sink.damage(p, 0, bad);
-                continue;
             }
             String foreign = WalSegmentDescriptor.foreign(b, storeId);
             if (foreign != null) {

@@ -8,6 +8,7 @@ import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -185,7 +186,7 @@ public final class WalOpenScan {
             Stop stop;
             try (window) { // closes the segment's file; the window's buffer serves the next one
                 if (!window.open(io, path, index)) {
-                    stop = new Stop(0, "file size is not " + segmentSize + " bytes", SEGMENTS_ARE_WHOLE);
+                    stop = new Stop(0, wrongSize(io, path, index, segmentSize), SEGMENTS_ARE_WHOLE);
                 } else {
                     ByteBuffer header = window.cover(0, HEADER_SIZE);
                     WalSegmentDescriptor.refuseOtherVersion(header, path);
@@ -242,6 +243,22 @@ public final class WalOpenScan {
                     index == last ? unnamed : null, storeId);
         }
         return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, types, unnamed, storeId);
+    }
+
+    /**
+     * Why a segment file that does not have the segment size is bad: its header's damage when the header fails its
+     * check (the header records the size, so with it unreadable the size said nothing on its own: the size it was
+     * judged against may be a default, not the store's), else the size.
+     */
+    private static String wrongSize(FileIOFactory io, Path path, long index, long segmentSize) {
+        try (FileIO f = io.open(path, false)) {
+            ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+            String bad = f.read(h, 0) < HEADER_SIZE ? null : WalSegmentDescriptor.checkHeader(h, index);
+            if (bad != null) return bad;
+        } catch (IOException | UncheckedIOException e) {
+            // the file read a moment ago: its size is reason enough
+        }
+        return "file size is not " + segmentSize + " bytes";
     }
 
     /**
