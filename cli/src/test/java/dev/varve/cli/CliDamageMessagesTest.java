@@ -113,4 +113,47 @@ class CliDamageMessagesTest {
         assertTrue(open.contains("recovery file header checksum mismatch at offset 24 [file " + file + "]"), open);
         assertFalse(open.contains("unsupported"), open);
     }
+
+    /**
+     * A damaged snapshot log record has one number: verify counted the base block (laid out like a record) as record
+     * 0, so it named the record one higher than open, info and scan do.
+     */
+    @Test
+    void verifyAndOpenNumberSnapshotLogRecordsAlike() throws IOException {
+        Path s = copy(healthy);
+        Path log = s.resolve("archive/snapshots.log");
+        long record1 = 16 + 48 + 48; // header, base block, record 0
+        flip(log, record1 + 9);
+        List<CliRun.Damage> d = verified(s, log);
+        assertEquals(1, d.size(), d.toString());
+        assertEquals(record1, d.get(0).offset(), d.toString());
+        assertEquals("record 1 CRC32C mismatch", d.get(0).what());
+        String open = openFailure(s);
+        assertTrue(open.contains("record 1 is damaged at offset " + record1), open);
+
+        s = copy(healthy);
+        log = s.resolve("archive/snapshots.log");
+        flip(log, 16 + 9);
+        d = verified(s, log);
+        assertEquals(1, d.size(), d.toString());
+        assertEquals(16, d.get(0).offset(), d.toString());
+        assertEquals("base block CRC32C mismatch", d.get(0).what());
+    }
+
+    /**
+     * A damaged record of archive-marks.log followed by a valid one says each offset once, each with what lies there:
+     * it read "...a valid record follows at offset 128 at offset 96".
+     */
+    @Test
+    void aDamagedArchiveMarkSaysEachOffsetOnce() throws IOException {
+        Path s = copy(healthy);
+        Path log = s.resolve("archive/archive-marks.log");
+        flip(log, 32 + 2 * 32 + 4); // record 2 of 32 bytes, after a 32-byte header
+        List<CliRun.Damage> d = verified(s, log);
+        assertEquals(1, d.size(), d.toString());
+        assertEquals("record 2 CRC32C mismatch", d.get(0).what());
+        String open = openFailure(s);
+        assertTrue(open.contains("archive log holds valid record 3 (offset 128) after damaged record 2 at offset 96 [file " + log + "]"), open);
+        assertFalse(open.matches("(?s).*at offset \\d+ at offset.*"), open);
+    }
 }

@@ -171,10 +171,12 @@ public final class ArchiveFileCheck {
      * What the check needs of one fixed-record format: a header starting with its magic, with a version and a CRC32C at
      * {@code headerCrcAt} over the bytes before it, then records of {@code recordBytes} whose CRC32C at {@code crcAt}
      * covers [0, {@code crcAt}) and [{@code bodyFrom}, end) — {@code bodyFrom} = {@code recordBytes} when the CRC
-     * covers only the bytes before it.
+     * covers only the bytes before it. The first {@code blocksBefore} of them (by version) are blocks of the header laid
+     * out like records (the snapshot log's base block), not records: records are numbered from 0 after them, as the
+     * store's open numbers them, so that verify and open name the same damage alike.
      */
     private record Layout(long magic, int versionAt, int minVersion, int version, int headerBytes, int headerCrcAt, int recordBytes, int crcAt,
-                          IntUnaryOperator bodyFromOfVersion) {
+                          IntUnaryOperator bodyFromOfVersion, IntUnaryOperator blocksBeforeOfVersion) {
     }
 
     /** One check's reader and sinks. */
@@ -197,18 +199,19 @@ public final class ArchiveFileCheck {
                     SnapshotLogDescriptor.HEADER_SIZE + SnapshotLogDescriptor.STORE_TAG_OFFSET, SnapshotLogDescriptor::foreign)) return 0;
             if (n.equals(SnapshotLogDescriptor.FILE)) return checkLog(p, new Layout(SnapshotLogDescriptor.MAGIC, SnapshotLogDescriptor.VERSION_OFFSET,
                     SnapshotLogDescriptor.MIN_VERSION, SnapshotLogDescriptor.VERSION, SnapshotLogDescriptor.HEADER_SIZE, SnapshotLogDescriptor.HEADER_CRC_OFFSET,
-                    SnapshotLogDescriptor.RECORD_SIZE, SnapshotLogDescriptor.RECORD_CRC_OFFSET, v -> SnapshotLogDescriptor.RECORD_SIZE));
+                    SnapshotLogDescriptor.RECORD_SIZE, SnapshotLogDescriptor.RECORD_CRC_OFFSET, v -> SnapshotLogDescriptor.RECORD_SIZE,
+                    v -> (SnapshotLogDescriptor.recordsFrom(v) - SnapshotLogDescriptor.HEADER_SIZE) / SnapshotLogDescriptor.RECORD_SIZE));
             if (n.startsWith(PagelogDescriptor.FILE_PREFIX) && foreign(p, PagelogDescriptor.MAGIC, PagelogDescriptor.HEADER_SIZE,
                     PagelogDescriptor.HEADER_CRC_OFFSET, PagelogDescriptor.STORE_TAG_OFFSET, PagelogDescriptor::foreign)) return 0;
             if (n.startsWith(PagelogDescriptor.FILE_PREFIX)) return checkLog(p, new Layout(PagelogDescriptor.MAGIC, PagelogDescriptor.VERSION_OFFSET,
                     PagelogDescriptor.MIN_VERSION, PagelogDescriptor.VERSION, PagelogDescriptor.HEADER_SIZE, PagelogDescriptor.HEADER_CRC_OFFSET,
-                    PagelogDescriptor.recordBytes(pageSize), PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor::crcBodyFrom));
+                    PagelogDescriptor.recordBytes(pageSize), PagelogDescriptor.RECORD_CRC_OFFSET, PagelogDescriptor::crcBodyFrom, v -> 0));
             if (!LOG_NAME.matcher(n).matches()) return 0;
             if (foreign(p, MaplogDescriptor.MAGIC, MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.STORE_TAG_OFFSET,
                     MaplogDescriptor::foreign)) return 0;
             return checkLog(p, new Layout(MaplogDescriptor.MAGIC, MaplogDescriptor.VERSION_OFFSET, MaplogDescriptor.MIN_VERSION, MaplogDescriptor.VERSION,
                     MaplogDescriptor.HEADER_SIZE, MaplogDescriptor.HEADER_CRC_OFFSET, MaplogDescriptor.ENTRY_SIZE, MaplogDescriptor.ENTRY_CRC_OFFSET,
-                    v -> MaplogDescriptor.ENTRY_SIZE));
+                    v -> MaplogDescriptor.ENTRY_SIZE, v -> 0));
         }
 
         /**
@@ -264,6 +267,7 @@ public final class ArchiveFileCheck {
                     return 0;
                 }
                 int bodyFrom = layout.bodyFromOfVersion().applyAsInt(version);
+                int blocksBefore = layout.blocksBeforeOfVersion().applyAsInt(version);
                 if ((size - headerBytes) % recordBytes != 0)
                     sink.damage(p, size - (size - headerBytes) % recordBytes, "file ends inside a record (" + size + " bytes, records of " + recordBytes + ")");
                 long n = (size - headerBytes) / recordBytes;
@@ -274,7 +278,8 @@ public final class ArchiveFileCheck {
                     c.reset();
                     c.update(r.array(), 0, layout.crcAt());
                     c.update(r.array(), bodyFrom, recordBytes - bodyFrom);
-                    if (r.getInt(layout.crcAt()) != (int) c.getValue()) sink.damage(p, off, "record " + i + " CRC32C mismatch");
+                    if (r.getInt(layout.crcAt()) != (int) c.getValue())
+                        sink.damage(p, off, (i < blocksBefore ? "base block" : "record " + (i - blocksBefore)) + " CRC32C mismatch");
                 }
                 return n;
             }

@@ -103,13 +103,15 @@ final class LogScan {
     void checkDurable(long durable) {
         if (durable > valid) {
             if (badOffset >= 0)
-                throw new CorruptionException("archive log record " + valid + " is damaged but the recovered checkpoint mark made " + durable
-                        + " records durable", file, badOffset);
+                // worded so that the " at offset N" the exception appends follows the damaged record it locates
+                throw new CorruptionException("archive log: the recovered checkpoint mark made " + durable + " records durable, but record "
+                        + valid + " is damaged", file, badOffset);
             throw new CorruptionException("archive log holds " + valid + " records but the recovered checkpoint mark made " + durable
                     + " durable (the file was cut short)", file, header + valid * record);
         }
         if (durable < 0 && validAfter >= 0 && !zerosBefore)
-            throw new CorruptionException("archive log record " + valid + " is damaged and a valid record follows at offset " + validAfter,
-                    file, badOffset);
+            // not "... follows at offset A" + " at offset B": the exception appends the damaged record's offset, which read as a second one
+            throw new CorruptionException("archive log holds valid record " + (validAfter - header) / record + " (offset " + validAfter
+                    + ") after damaged record " + valid, file, badOffset);
     }
 }
