@@ -7,6 +7,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -18,8 +19,10 @@ import java.util.concurrent.Callable;
 @Command(name = "dump", mixinStandardHelpOptions = true,
         description = {"Writes every entry of the given tables (default: all), now or as of a snapshot, optionally in [--from, --to), to a "
                 + "dump file that `varve load` reads back into a new store. Read-only on the store.",
-                "The dump is written under a temporary name beside FILE (.FILE.<random>.partial) and renamed to FILE only once whole "
-                        + "and on disk: FILE never holds a partial dump. A run killed half-way leaves the temporary file, which may be deleted."})
+                "The dump is written under a temporary name beside FILE (.FILE.<random>.partial) and given the name FILE only once whole "
+                        + "and on disk, and only if FILE does not exist by then (of two dumps to one FILE, the second to finish is refused): "
+                        + "FILE never holds a partial dump, nor one that replaced another. A run killed half-way leaves the temporary file, "
+                        + "which may be deleted."})
 final class DumpCommand implements Callable<Integer> {
     @Mixin
     StoreOptions store;
@@ -41,7 +44,7 @@ final class DumpCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (Files.exists(out)) throw new IllegalArgumentException(out + " exists; dump writes a new file");
+        if (Files.exists(out)) throw exists();
         Main.refuseInsideSource("--out", out, store.dir, store.layout);
         Path parent = out.toAbsolutePath().getParent();
         if (!Files.isDirectory(parent)) throw new IllegalArgumentException("cannot write " + out + ": no such directory " + parent);
@@ -67,7 +70,11 @@ final class DumpCommand implements Callable<Integer> {
                     }
                     perTable.put(name, w.entries() - before);
                 }
-                w.end(); // only now does a file have the name --out: a dump cut short leaves none
+                try {
+                    w.end(); // only now does a file have the name --out: a dump cut short leaves none
+                } catch (FileAlreadyExistsException e) { // another run wrote it meanwhile: its dump stays, this one is refused as above
+                    throw exists();
+                }
             }
         }
         Map<String, Object> r = new LinkedHashMap<>();
@@ -76,5 +83,10 @@ final class DumpCommand implements Callable<Integer> {
         r.put("entries", perTable);
         output.print(r);
         return Main.OK;
+    }
+
+    /** --out names a file that exists, found before the dump or when it was to be given the name: a bad command line. */
+    private IllegalArgumentException exists() {
+        return new IllegalArgumentException(out + " exists; dump writes a new file");
     }
 }

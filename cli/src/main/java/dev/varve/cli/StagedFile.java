@@ -6,7 +6,10 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -53,12 +56,29 @@ final class StagedFile implements AutoCloseable {
     /**
      * Makes the content durable, then gives it the target's name and makes the name durable too (fsync of the
      * directory): without the first force a power cut after the rename could leave the name on a file with holes.
+     * The name is given with a hard link, which fails when the name exists: a rename replaces an existing file, so of
+     * two runs writing the same target both succeeded and the first one's file was silently replaced by the second's
+     * (the check at the start of a run does not see a file that appears while it writes). The temporary name is then
+     * unlinked; a crash between the two leaves the target whole and the temporary file beside it, as a kill does.
+     *
+     * @throws FileAlreadyExistsException if the target exists by now; the temporary file is left for {@link #close}
      */
     void commit() throws IOException {
         channel.force(true);
         channel.close();
-        Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+        try {
+            Files.createLink(target, temp);
+        } catch (UnsupportedOperationException | FileSystemException e) {
+            // an existing target, a denied or missing directory: failures. A plain FileSystemException is what Linux's
+            // EPERM for a file system without hard links (FAT, some network shares) comes as
+            if (e instanceof FileSystemException f && f.getClass() != FileSystemException.class) throw f;
+            // there no atomic create-if-absent of a whole file exists: the name is checked, then taken by a rename,
+            // which a concurrent run may pass between the two
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) throw new FileAlreadyExistsException(target.toString());
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+        }
         committed = true;
+        Files.deleteIfExists(temp);
         FileIOFactory.syncDirectory(target.getParent());
     }
 

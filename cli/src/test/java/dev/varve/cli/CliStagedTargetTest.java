@@ -190,6 +190,37 @@ class CliStagedTargetTest {
         assertEquals(ENTRIES, entries(loaded, "t"));
     }
 
+    /**
+     * Two {@code varve dump} processes writing one name at once: whichever finishes second is refused as a dump started
+     * after the first finished is (exit 64, "exists"), and the file is one whole dump. Both passed the check for an
+     * existing file at their start, and the rename that published each replaced the name, so both exited 0.
+     */
+    @Test
+    void twoDumpsToOneNameAtOnceTheSecondToFinishIsRefused() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("dump-race"));
+        Path target = dir.resolve("same.dump");
+        List<Process> runs = new ArrayList<>();
+        List<Path> logs = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Path log = tmp.resolve("dump-race-" + i + ".log");
+            logs.add(log);
+            runs.add(new ProcessBuilder(ChildJava.command(Main.class, "dump", big.toString(), "--out", target.toString()))
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start());
+        }
+        List<Integer> codes = new ArrayList<>();
+        StringBuilder said = new StringBuilder();
+        for (int i = 0; i < 2; i++) {
+            assertTrue(runs.get(i).waitFor(3, TimeUnit.MINUTES), "dump " + i + " did not finish");
+            codes.add(runs.get(i).exitValue());
+            said.append("--- dump ").append(i).append(" exit ").append(runs.get(i).exitValue()).append(":\n").append(Files.readString(logs.get(i)));
+        }
+        assertEquals(List.of(Main.OK, Main.USAGE), codes.stream().sorted().toList(), said.toString());
+        Path refused = logs.get(codes.indexOf(Main.USAGE));
+        assertTrue(Files.readString(refused).contains(target + " exists; dump writes a new file"), said.toString());
+        assertEquals(ENTRIES, DumpFile.read(target, null));
+        assertEquals(List.of(target), files(dir), "the refused dump's temporary file is removed");
+    }
+
     /** What a killed {@code backup} or {@code salvage} leaves: part of a store under the unfinished mark. */
     private static Path cutShort(String name) throws IOException {
         Path target = tmp.resolve(name);
