@@ -19,7 +19,7 @@ import java.util.Arrays;
  * store open for writing elsewhere is refused instead), every partition is salvaged from its page file, with table
  * names from the catalog's leaves, once the pages of a checkpoint the crash interrupted were put back from its
  * recovery files as recovery would ({@link InterruptedCheckpointRestore}, in memory); writes after the last
- * checkpoint's mark are then lost, which the result says.
+ * checkpoint's mark are then lost, which the result says. A partition whose page file is missing is reported lost.
  */
 public final class StoreSalvager {
     /** Receives the salvaged tables and entries, and each loss. */
@@ -116,7 +116,12 @@ public final class StoreSalvager {
 
     /** Salvages one partition file, keeping only keys after {@code after} (null: all). */
     private static void salvageFile(PageStore pages, int fileId, String table, byte[] after, Sink sink) {
-        if (!pages.exists(fileId)) return;
+        if (!pages.exists(fileId)) {
+            // a table's every partition has its page file from the checkpoint that wrote the table's catalog entry on
+            sink.lost(pages.pathOf(fileId), 0, "page file is missing: every entry of " + table + " partition " + PageId.partitionOf(fileId)
+                    + " is lost");
+            return;
+        }
         try {
             salvageChecked(pages, fileId, table, after, sink);
         } catch (StorageException x) { // its header: the file cannot be read as a page file
