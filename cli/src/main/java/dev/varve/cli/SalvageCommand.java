@@ -22,7 +22,8 @@ import java.util.concurrent.Callable;
                 + "was lost (file, offset, what). If the damaged store opens read-only it is recovered in memory first and each "
                 + "partition is scanned, a partition that hits a bad page being finished from its page file; if it does not open, "
                 + "every leaf page of every page file is read directly, once the pages of a checkpoint the crash interrupted are "
-                + "restored (in memory) from its recovery files as recovery would (writes after the last checkpoint are then lost). "
+                + "restored (in memory) from its recovery files as recovery would (writes the WAL holds after the last checkpoint are then "
+                + "lost, and listed). "
                 + "The damaged store is not changed.", "Exit code 0: nothing lost; 1: something lost (listed); 2: nothing could be read."})
 final class SalvageCommand implements Callable<Integer> {
     @Mixin
@@ -96,7 +97,9 @@ final class SalvageCommand implements Callable<Integer> {
         r.put("lost", lost);
         output.print(r);
         if (target[0] == null) return Main.UNUSABLE;
-        return lost.isEmpty() && result.opened() ? Main.OK : Main.DAMAGE;
+        // a store that did not open lost, besides what is listed, only writes its WAL held after the last checkpoint,
+        // which are listed when there are any: nothing listed is nothing lost
+        return lost.isEmpty() ? Main.OK : Main.DAMAGE;
     }
 
     /** Begins the new store and opens it with the source's layout: at its first table, or empty when it has none. */

@@ -159,6 +159,29 @@ class CliSalvageTest {
                 && d.what().contains("page file is missing: every entry of orders partition 2 is lost")), r.out());
     }
 
+    /**
+     * A store that does not open (a damaged drop log) and was closed cleanly: its WAL after the checkpoint's mark holds
+     * no write, so a salvage from its page files loses nothing (exit 0, nothing listed); it reported the writes after the
+     * last checkpoint lost. A crashed one, whose WAL holds a batch after the mark, still lists them, from its LSN.
+     */
+    @Test
+    void aWalTailWithoutWritesLosesNothing() throws IOException {
+        Path s = copy("clean-no-open");
+        flip(s.resolve("archive/drops.log"), 5);
+        Path to = tmp.resolve("clean-no-open-salvaged");
+        CliRun r = CliReadCommandsTest.unchanged(s, "salvage", "--json", s.toString(), "--to", to.toString());
+        assertEquals(Main.OK, r.code(), r.toString());
+        assertTrue(r.out().contains("the store did not open") && r.out().contains("\"lost\":[]"), r.out());
+        assertEquals(CliReadCommandsTest.hex(FixtureStores.model(FixtureStores.ROUNDS)), salvaged(to));
+
+        Path crashed = tmp.resolve("crashed-no-open");
+        FixtureStores.create(crashed, "crashed");
+        flip(crashed.resolve("archive/drops.log"), 5);
+        r = CliReadCommandsTest.unchanged(crashed, "salvage", crashed.toString(), "--to", tmp.resolve("crashed-no-open-salvaged").toString());
+        assertEquals(Main.DAMAGE, r.code(), r.toString());
+        assertTrue(r.out().contains("writes logged after the last checkpoint (from LSN "), r.out());
+    }
+
     @Test
     void salvageRefusesAStoreOpenForWriting() throws IOException {
         Path store = copy("in-use");

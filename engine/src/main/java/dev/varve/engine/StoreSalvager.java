@@ -19,7 +19,8 @@ import java.util.Arrays;
  * store open for writing elsewhere is refused instead), every partition is salvaged from its page file, with table
  * names from the catalog's leaves, once the pages of a checkpoint the crash interrupted were put back from its
  * recovery files as recovery would ({@link InterruptedCheckpointRestore}, in memory); writes after the last
- * checkpoint's mark are then lost, which the result says. A partition whose page file is missing is reported lost.
+ * checkpoint's mark are then lost, which the result says when the WAL holds any. A partition whose page file is
+ * missing is reported lost.
  */
 public final class StoreSalvager {
     /** Receives the salvaged tables and entries, and each loss. */
@@ -57,10 +58,7 @@ public final class StoreSalvager {
             throw e;
         } catch (RuntimeException e) {
             int restored = fromPageFiles(config, sink);
-            // said, not left to be inferred: without an open nothing replays the WAL, and the page files hold the last checkpoint
-            sink.lost(config.path().resolve("wal"), 0, "writes logged after the last checkpoint: the store did not open, so its WAL was not "
-                    + "replayed and only the page files (the state of the last checkpoint" + (restored == 0 ? "" : ", which the crash interrupted while it "
-                    + "wrote pages: its " + restored + " page images were restored from its recovery files") + ") were salvaged");
+            walTailLost(config, restored, sink);
             return new Result(false, e.getMessage());
         }
         try (store) {
@@ -89,6 +87,26 @@ public final class StoreSalvager {
             byte[] after = last;
             salvageFile(e.store, fileId, table, after, sink);
         }
+    }
+
+    /**
+     * Says what of the WAL a salvage from the page files leaves out: without an open nothing replays it, and the page
+     * files hold the last checkpoint. Only records that write (from where recovery would read) are lost; a WAL holding
+     * none there — a store closed cleanly holds at most the next checkpoint's start — loses nothing, and saying it did
+     * made a salvage that lost nothing report a loss.
+     */
+    private static void walTailLost(VarveConfig config, int restored, Sink sink) {
+        String lost;
+        try {
+            long lsn = WalInspector.firstWriteRecoveryApplies(config);
+            if (lsn < 0) return;
+            lost = "writes logged after the last checkpoint (from LSN " + lsn + " on)";
+        } catch (RuntimeException x) { // the WAL itself unreadable there: what it held after the checkpoint cannot be told, so it is counted lost
+            lost = "writes logged after the last checkpoint, if any (the WAL could not be read: " + x.getMessage() + ")";
+        }
+        sink.lost(config.path().resolve("wal"), 0, lost + ": the store did not open, so its WAL was not replayed and only the page files (the state "
+                + "of the last checkpoint" + (restored == 0 ? "" : ", which the crash interrupted while it wrote pages: its " + restored
+                + " page images were restored from its recovery files") + ") were salvaged");
     }
 
     /** Salvages every partition from its page file; returns how many pages of an interrupted checkpoint were restored first. */

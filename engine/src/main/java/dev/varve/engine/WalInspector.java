@@ -106,6 +106,26 @@ public final class WalInspector {
         });
     }
 
+    /**
+     * The LSN of the first record recovery would apply that carries a write — a batch, a table created, a partition
+     * destroyed — or -1 when none does: what a copy of the page files alone (a salvage of a store that does not open)
+     * leaves out. A WAL holding after the checkpoint's mark only what writes nothing (the next checkpoint's
+     * CHECKPOINT_STARTED, snapshot declarations, page images) loses no entry. Reads as {@link #read} does.
+     *
+     * @throws CorruptionException if the WAL cannot be read where recovery reads it
+     */
+    static long firstWriteRecoveryApplies(VarveConfig config) {
+        return StoreLock.whileShared(config.path(), () -> {
+            try (Opened o = open(config); WalReader r = o.wal.read(o.recoveryFrom)) {
+                while (r.next()) {
+                    int type = r.type();
+                    if (type == RecordTypes.DATA_BATCH || type == RecordTypes.CREATE_TABLE || type == RecordTypes.DESTROY_PARTITION) return r.lsn();
+                }
+                return -1L;
+            }
+        });
+    }
+
     /** The WAL as the store's open leaves it (in memory), and the LSN recovery reads it from. */
     private record Opened(Wal wal, long recoveryFrom) implements AutoCloseable {
         /**
