@@ -23,7 +23,7 @@ import java.util.concurrent.Callable;
                 + "partition is scanned, a partition that hits a bad page being finished from its page file; if it does not open, "
                 + "every leaf page of every page file is read directly, once the pages of a checkpoint the crash interrupted are "
                 + "restored (in memory) from its recovery files as recovery would (writes the WAL holds after the last checkpoint are then "
-                + "lost, and listed). "
+                + "lost, and listed; tables whose names were in a lost part of the catalog are salvaged as table-<id>). "
                 + "The damaged store is not changed.", "Exit code 0: nothing lost; 1: something lost (listed); 2: nothing could be read."})
 final class SalvageCommand implements Callable<Integer> {
     @Mixin

@@ -147,6 +147,32 @@ class CliSalvageTest {
         return out;
     }
 
+    /**
+     * A catalog page file that cannot be read (its header damaged, or the file cut short) loses the tables' names, not
+     * their entries: each table's page files are salvaged under a placeholder name, the catalog is listed as lost, and
+     * the exit is 1. Salvage used to recover nothing from such a store, printing {@code entries: {}} and exit 2 with no
+     * word of what had happened.
+     */
+    @Test
+    void aLostCatalogLosesTheTablesNamesNotTheirEntries() throws IOException {
+        Map<String, TreeMap<String, String>> want = CliReadCommandsTest.hex(FixtureStores.model(FixtureStores.ROUNDS));
+        for (String damage : List.of("header", "truncated")) {
+            Path s = copy("catalog-" + damage);
+            Path catalog = s.resolve("pages/t00000-p00000.page");
+            if (damage.equals("header")) flip(catalog, 20);
+            else try (RandomAccessFile f = new RandomAccessFile(catalog.toFile(), "rw")) {
+                f.setLength(100);
+            }
+            Path to = tmp.resolve("catalog-" + damage + "-salvaged");
+            CliRun r = CliReadCommandsTest.unchanged(s, "salvage", "--json", s.toString(), "--to", to.toString());
+            assertEquals(Main.DAMAGE, r.code(), damage + ": " + r);
+            assertTrue(r.damage().stream().anyMatch(d -> Path.of(d.file()).equals(catalog) && d.what().contains("placeholder names")), damage + ": " + r);
+            Map<String, TreeMap<String, String>> got = everyTable(to);
+            assertEquals(Set.of("table-1", "table-2"), got.keySet(), damage);
+            assertEquals(Set.copyOf(want.values()), Set.copyOf(got.values()), damage + ": each table whole, under a placeholder name");
+        }
+    }
+
     /** A deleted page file of a partition the catalog lists is named as lost; it showed only in the source line. */
     @Test
     void aMissingPageFileIsListedAsLost() throws IOException {

@@ -11,6 +11,10 @@ import dev.varve.core.tree.LeafSalvage;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Copies what can still be read out of a damaged store (operator tools), never writing to it. If the store opens
@@ -19,8 +23,9 @@ import java.util.Arrays;
  * store open for writing elsewhere is refused instead), every partition is salvaged from its page file, with table
  * names from the catalog's leaves, once the pages of a checkpoint the crash interrupted were put back from its
  * recovery files as recovery would ({@link InterruptedCheckpointRestore}, in memory); writes after the last
- * checkpoint's mark are then lost, which the result says when the WAL holds any. A partition whose page file is
- * missing is reported lost.
+ * checkpoint's mark are then lost, which the result says when the WAL holds any. Tables whose names were in a part
+ * of the catalog that is lost are salvaged under placeholder names ({@link #UNNAMED} and the table id), and a
+ * partition whose page file is missing is reported lost.
  */
 public final class StoreSalvager {
     /** Receives the salvaged tables and entries, and each loss. */
@@ -34,6 +39,9 @@ public final class StoreSalvager {
         /** Something lost: where, and what. */
         void lost(Path file, long offset, String what);
     }
+
+    /** The name a table whose name was in the lost part of the catalog is salvaged under, with its table id after it. */
+    public static final String UNNAMED = "table-";
 
     /** Whether the store opened (so writes after the last checkpoint are in), and why not. */
     public record Result(boolean opened, String openFailure) {
@@ -115,20 +123,65 @@ public final class StoreSalvager {
         try (PageStore pages = new PageStore(io, config.path().resolve("pages"), config.pageSize())) {
             // first, as recovery would: the pages a checkpoint interrupted by the crash was writing may be half-updated
             int restored = InterruptedCheckpointRestore.apply(new CheckpointMarkers(io, config.path().resolve("checkpoints")), pages, sink);
+            Set<String> names = new HashSet<>();
+            Set<Integer> named = fromCatalog(pages, sink, names);
+            unnamedTables(pages, named, names, sink);
+            return restored;
+        }
+    }
+
+    /**
+     * Salvages the tables the catalog's intact leaves name, each partition from its page file; returns their table
+     * ids, and adds their names to {@code names}. A catalog that is missing, or whose file cannot be read as a page
+     * file, is reported lost: the tables it named are then salvaged by {@link #unnamedTables}.
+     */
+    private static Set<Integer> fromCatalog(PageStore pages, Sink sink, Set<String> names) {
+        Set<Integer> named = new HashSet<>();
+        Path catalog = pages.pathOf(Catalog.FILE_ID);
+        String unnamed = "the names of the tables it listed are lost; their page files are salvaged under placeholder names (" + UNNAMED + "<table id>)";
+        if (!pages.exists(Catalog.FILE_ID)) {
+            sink.lost(catalog, 0, "catalog page file is missing: " + unnamed);
+            return named;
+        }
+        try {
             LeafSalvage.salvage(pages, Catalog.FILE_ID, new LeafSalvage.Sink() {
                 @Override
                 public void entry(byte[] key, byte[] value) {
                     Catalog.Entry t = Catalog.decode(new String(key, StandardCharsets.UTF_8), value);
+                    named.add(t.id());
+                    names.add(t.name());
                     sink.table(t.name(), t.options());
                     for (int p = 0; p < t.partitions(); p++) salvageFile(pages, PageId.fileId(t.id(), p), t.name(), null, sink);
                 }
 
                 @Override
                 public void lost(long pageId, byte[] key, String why) {
-                    sink.lost(pages.pathOf(Catalog.FILE_ID), pages.offsetOf(pageId), "catalog page (tables listed there are lost): " + why);
+                    sink.lost(catalog, pages.offsetOf(pageId), "catalog page: " + unnamed + ": " + why);
                 }
             });
-            return restored;
+        } catch (StorageException x) { // its header: the catalog cannot be read as a page file
+            sink.lost(catalog, x instanceof CorruptionException c ? c.offset() : 0, "catalog page file unreadable (" + x.getMessage() + "): " + unnamed);
+        }
+        return named;
+    }
+
+    /**
+     * Salvages the page files of tables no intact catalog leaf named (their names were in the part of the catalog that
+     * is lost) under placeholder names, rather than leaving their entries behind with the catalog. Whether such a table
+     * placed keys by hash or by the caller is not known either: it is made caller-placed with as many partitions as
+     * its highest page file says, and each entry goes back into the partition it was found in.
+     */
+    private static void unnamedTables(PageStore pages, Set<Integer> named, Set<String> names, Sink sink) {
+        TreeMap<Integer, Integer> partitions = new TreeMap<>(); // table id -> partitions its page files show
+        for (int fileId : pages.fileIds()) {
+            int table = PageId.tableOf(fileId);
+            if (table != PageId.tableOf(Catalog.FILE_ID) && !named.contains(table)) partitions.merge(table, PageId.partitionOf(fileId) + 1, Math::max);
+        }
+        for (Map.Entry<Integer, Integer> t : partitions.entrySet()) {
+            String name = UNNAMED + t.getKey();
+            while (!names.add(name)) name = name + "_"; // a table the catalog does name may have the placeholder's name
+            sink.table(name, TableOptions.callerPlaced(t.getValue()));
+            for (int p = 0; p < t.getValue(); p++) salvageFile(pages, PageId.fileId(t.getKey(), p), name, null, sink);
         }
     }
 

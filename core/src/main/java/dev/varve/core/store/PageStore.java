@@ -193,6 +193,11 @@ public final class PageStore implements AutoCloseable {
         return exists(fileId) ? file(fileId, false).pageCount() : 0;
     }
 
+    /** The length in bytes of a file on disk (0 when there is none): header page, pages, and a page cut short at its end. */
+    public long bytesOf(int fileId) {
+        return exists(fileId) ? file(fileId, false).bytes() : 0;
+    }
+
     /** File ids of every page file on disk. */
     public List<Integer> fileIds() {
         List<Integer> out = new ArrayList<>();

@@ -250,6 +250,15 @@ final class PartitionFile implements AutoCloseable {
         }
     }
 
+    /** The file's length in bytes: its header page and pages, and a page cut short at the end if any. */
+    long bytes() {
+        try {
+            return io.size();
+        } catch (IOException e) {
+            throw fail("size failed", e);
+        }
+    }
+
     /** Pages present in the file. */
     long pageCount() {
         try {

@@ -13,7 +13,8 @@ import java.nio.ByteBuffer;
 /**
  * Salvage of a damaged partition file (operator tools): reads every page straight from the page file, without the
  * tree above it, and hands over each entry of each leaf whose page — and overflow chain, for a long value — still
- * passes its checksum. A page that fails is reported as lost (its entries with it). Because no inner page is
+ * passes its checksum. A page that fails is reported as lost (its entries with it), and so are the pages a
+ * truncation took (a file without a page, or ending inside one). Because no inner page is
  * needed, a damaged inner page or meta page loses nothing. Pages a destroy of the partition erased are left out:
  * they keep their old leaves until they are taken again, and only the meta page says where they start (when it is
  * damaged every leaf of the file is read, and a destroyed partition's old entries cannot be told from its own). Reads
@@ -36,6 +37,7 @@ public final class LeafSalvage {
     public static void salvage(PageStore store, int fileId, Sink sink) {
         PageAccess pages = new DiskPages(store);
         BPlusTree.refuseOtherFormat(store, fileId); // its leaves would be misread, not salvaged
+        reportCutShort(store, fileId, sink);
         long count = Math.min(store.pageCount(fileId), erasedFrom(pages, fileId));
         for (int index = 0; index < count; index++) {
             long pageId = PageId.of(fileId, index);
@@ -51,6 +53,23 @@ public final class LeafSalvage {
             } finally {
                 pages.releaseRead(page);
             }
+        }
+    }
+
+    /**
+     * Reports the pages a truncation took: every page file has its header page and then whole pages, the meta page
+     * first, so a file without a page, or ending inside one, was cut short. Those pages are not there to read, and
+     * without this their entries went missing from a salvage that said nothing of them.
+     */
+    private static void reportCutShort(PageStore store, int fileId, Sink sink) {
+        long bytes = store.bytesOf(fileId);
+        long whole = store.pageCount(fileId);
+        if (whole == 0) {
+            sink.lost(PageId.of(fileId, MetaPage.META_INDEX), null, "the file ends at byte " + bytes + ", before its first page (the meta page): "
+                    + "cut short, every page and entry it held is missing");
+        } else if (bytes % store.pageSize() != 0) {
+            sink.lost(PageId.of(fileId, (int) whole), null, "the file ends inside this page (" + bytes + " bytes, pages of " + store.pageSize()
+                    + "): cut short, the page and any after it are missing");
         }
     }
 
