@@ -37,6 +37,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -104,14 +105,45 @@ class CliNetworkTest {
         }
     }
 
+    /**
+     * A backup that fails before anything arrived removes the target it created, as a local backup that fails does:
+     * it left {@code .incoming/} and {@code varve.lock} behind, a directory that refused to open over nothing. A
+     * directory that was there before stays, as it was.
+     */
     @Test
     @Timeout(60)
-    void nothingListeningFailsWithExit2AndTheTargetUnfinished() {
+    void nothingListeningFailsWithExit2AndRemovesTheTargetItCreated() throws IOException {
         Path target = dir.resolve("t");
         CliRun r = CliRun.of("backup", "--from", "127.0.0.1:1", "--as-of", "1", "--to", target.toString());
         assertEquals(Main.UNUSABLE, r.code(), r.toString());
-        assertTrue(r.err().contains("cannot connect to"), r.toString());
-        StoreAssert.assertRefusesToOpen(target);
+        assertTrue(r.err().contains("cannot connect to") && r.err().contains("which this run created, was removed"), r.toString());
+        assertFalse(Files.exists(target), "the failed backup left " + target);
+        Path existing = Files.createDirectories(dir.resolve("existing"));
+        r = CliRun.of("backup", "--from", "127.0.0.1:1", "--as-of", "1", "--to", existing.toString());
+        assertEquals(Main.UNUSABLE, r.code(), r.toString());
+        try (Stream<Path> l = Files.list(existing)) {
+            assertEquals(0, l.count(), "the directory that was there is left empty, as it was");
+        }
+    }
+
+    /** A snapshot the server does not have: refused before a page is sent, and the target this run created is removed. */
+    @Test
+    @Timeout(120)
+    void anUnknownSnapshotFailsWithExit2AndRemovesTheTargetItCreated() {
+        Path source = dir.resolve("source");
+        Path target = dir.resolve("unknown");
+        try (Varve store = Varve.open(SmallStore.fresh(source).build());
+             VarveServer server = VarveServer.start(store, new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            store.table("t").put(new byte[]{1}, new byte[]{2});
+            long id = store.snapshotNow();
+            String at = server.address().getHostString() + ":" + server.address().getPort();
+            CliRun r = CliRun.of("backup", "--from", at, "--as-of", Long.toString(id + 998), "--to", target.toString());
+            assertEquals(Main.UNUSABLE, r.code(), r.toString());
+            assertTrue(r.err().contains("the sender refused") && r.err().contains("was removed"), r.toString());
+            assertFalse(Files.exists(target), "the failed backup left " + target);
+            r = CliRun.of("backup", "--from", at, "--as-of", Long.toString(id), "--to", target.toString());
+            assertEquals(Main.OK, r.code(), r.toString());
+        }
     }
 
     @Test

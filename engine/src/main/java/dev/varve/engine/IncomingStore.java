@@ -157,6 +157,46 @@ public final class IncomingStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Removes what a transfer that failed before anything arrived left in {@code target}: an empty {@code .incoming}
+     * and the lock file, and {@code target} itself when {@code createdTarget} (the caller made it: it was not there
+     * before the transfer). Changes nothing and returns false when {@code .incoming} holds anything or anything else
+     * lies beside it: an unfinished transfer that holds part of an image stays for a rerun, and a directory that
+     * held something is never removed. Checked under the target's lock (false when another transfer or an open holds
+     * it), so what a transfer begun there meanwhile writes is left alone.
+     *
+     * @throws StorageException if the directory cannot be read or the mark removed
+     */
+    public static boolean discardIfNothingArrived(Path target, boolean createdTarget) {
+        if (target == null) throw new IllegalArgumentException("target must not be null");
+        Path dir = target.toAbsolutePath().normalize();
+        Path incoming = dir.resolve(Varve.INCOMING_DIR);
+        if (!Files.isDirectory(incoming, LinkOption.NOFOLLOW_LINKS)) return false;
+        StoreLock lock;
+        try {
+            lock = StoreLock.acquire(dir, "transfer target");
+        } catch (IllegalStateException busy) {
+            return false;
+        }
+        try (Stream<Path> in = Files.list(incoming)) {
+            if (in.findAny().isPresent() || !others(dir).equals(List.of(incoming))) return false;
+            Files.delete(incoming);
+        } catch (IOException e) {
+            throw new StorageException("cannot remove the mark of a transfer that received nothing", incoming, e);
+        } finally {
+            lock.release();
+        }
+        try {
+            Files.deleteIfExists(dir.resolve(LOCK_FILE));
+            if (createdTarget) Files.deleteIfExists(dir);
+        } catch (java.nio.file.DirectoryNotEmptyException filledMeanwhile) {
+            // another command put something there since the lock was let go: it stays
+        } catch (IOException e) {
+            throw new StorageException("cannot remove the directory of a transfer that received nothing", dir, e);
+        }
+        return true;
+    }
+
     /** Lets go of the lock, leaving TARGET as it is (unfinished, unless committed). Idempotent. */
     @Override
     public void close() {

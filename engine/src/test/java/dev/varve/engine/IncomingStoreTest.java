@@ -35,6 +35,36 @@ class IncomingStoreTest {
         return FixtureChildJvm.run("-Xmx64m", 90, PrepareInChild.class, target.toString());
     }
 
+    /**
+     * What a transfer that failed before anything arrived leaves is removed, the target too when the caller made it;
+     * a target holding anything is left exactly as it is, and so is one another transfer holds.
+     */
+    @Test
+    void onlyATargetThatReceivedNothingIsDiscarded() throws IOException {
+        Path created = tmp.resolve("created");
+        IncomingStore.prepare(created).close();
+        assertTrue(IncomingStore.discardIfNothingArrived(created, true));
+        assertFalse(Files.exists(created));
+
+        Path existing = Files.createDirectories(tmp.resolve("existing"));
+        IncomingStore.prepare(existing).close();
+        assertTrue(IncomingStore.discardIfNothingArrived(existing, false));
+        assertEquals(List.of(), names(existing), "a directory that was there stays, empty as it was");
+
+        Path begun = tmp.resolve("begun");
+        try (IncomingStore s = IncomingStore.prepare(begun)) {
+            Files.writeString(s.storeDir().resolve("data"), "part of an image");
+        }
+        assertFalse(IncomingStore.discardIfNothingArrived(begun, true));
+        assertEquals("part of an image", Files.readString(begun.resolve(Varve.INCOMING_DIR).resolve("data")));
+
+        Path held = tmp.resolve("held");
+        try (IncomingStore s = IncomingStore.prepare(held)) {
+            assertFalse(IncomingStore.discardIfNothingArrived(held, true), "a transfer running there keeps its target");
+            assertTrue(Files.isDirectory(s.storeDir()));
+        }
+    }
+
     @Test
     void aSecondTransferIsRefusedWhileTheFirstWritesAndTheFirstCommitsWhole() throws IOException {
         Path target = tmp.resolve("target");
