@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.varve.engine.FixtureStores;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -31,7 +30,6 @@ class CliDamageMessagesTest {
     static Path healthy;
     /** Crashed while a checkpoint wrote its pages, in CHECKPOINT_RECOVERY_FILE mode: its recovery files are read at open. */
     static Path mid;
-    private static int copies;
 
     @BeforeAll
     static void stores() {
@@ -41,17 +39,8 @@ class CliDamageMessagesTest {
         FixtureStores.create(mid, "midcheckpoint");
     }
 
-    private static Path copy(Path store) throws IOException {
-        return StoreCopy.of(store, tmp.resolve("copy-" + copies++));
-    }
-
     private static void flip(Path file, long offset) throws IOException {
-        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-            f.seek(offset);
-            int b = f.read();
-            f.seek(offset);
-            f.write(b ^ 0xff);
-        }
+        StoreCopy.flip(file, offset, 0xff);
     }
 
     /** The damage {@code verify --json} names in {@code file}. */
@@ -79,7 +68,7 @@ class CliDamageMessagesTest {
     @Test
     void aDamagedWalSegmentHeaderIsItsChecksumNotTheDefaultSegmentSize() throws IOException {
         for (long at : new long[]{0, 10, 20, 33}) {
-            Path s = copy(healthy);
+            Path s = StoreCopy.under(healthy, tmp);
             Path segment = s.resolve("wal/wal-0000000000000000.seg");
             flip(segment, at);
             List<CliRun.Damage> d = verified(s, segment);
@@ -99,7 +88,7 @@ class CliDamageMessagesTest {
      */
     @Test
     void aDamagedRecoveryFileHeaderIsItsChecksumNotAnotherVersion() throws IOException {
-        Path s = copy(mid);
+        Path s = StoreCopy.under(mid, tmp);
         Path file;
         try (Stream<Path> l = Files.list(s.resolve("checkpoints"))) {
             file = l.filter(p -> p.getFileName().toString().endsWith("-recovery-01.bin")).findFirst().orElseThrow();
@@ -120,7 +109,7 @@ class CliDamageMessagesTest {
      */
     @Test
     void verifyAndOpenNumberSnapshotLogRecordsAlike() throws IOException {
-        Path s = copy(healthy);
+        Path s = StoreCopy.under(healthy, tmp);
         Path log = s.resolve("archive/snapshots.log");
         long record1 = 16 + 48 + 48; // header, base block, record 0
         flip(log, record1 + 9);
@@ -131,7 +120,7 @@ class CliDamageMessagesTest {
         String open = openFailure(s);
         assertTrue(open.contains("record 1 is damaged at offset " + record1), open);
 
-        s = copy(healthy);
+        s = StoreCopy.under(healthy, tmp);
         log = s.resolve("archive/snapshots.log");
         flip(log, 16 + 9);
         d = verified(s, log);
@@ -146,7 +135,7 @@ class CliDamageMessagesTest {
      */
     @Test
     void aDamagedArchiveMarkSaysEachOffsetOnce() throws IOException {
-        Path s = copy(healthy);
+        Path s = StoreCopy.under(healthy, tmp);
         Path log = s.resolve("archive/archive-marks.log");
         flip(log, 32 + 2 * 32 + 4); // record 2 of 32 bytes, after a 32-byte header
         List<CliRun.Damage> d = verified(s, log);

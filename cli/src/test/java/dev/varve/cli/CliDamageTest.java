@@ -32,7 +32,6 @@ class CliDamageTest {
     static Path tmp;
     static Path healthy;
     static Path mid;
-    private static int copies;
 
     @BeforeAll
     static void stores() {
@@ -44,16 +43,11 @@ class CliDamageTest {
 
     /** A fresh copy of {@code store}. */
     private static Path copy(Path store) throws IOException {
-        return StoreCopy.of(store, tmp.resolve("copy-" + copies++));
+        return StoreCopy.under(store, tmp);
     }
 
     private static void flip(Path file, long offset) throws IOException {
-        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-            f.seek(offset);
-            int b = f.read();
-            f.seek(offset);
-            f.write(b ^ 0x5a);
-        }
+        StoreCopy.flip(file, offset, 0x5a);
     }
 
     private static void truncate(Path file, long size) throws IOException {

@@ -121,12 +121,7 @@ class CliSalvageTest {
     }
 
     private static void flip(Path file, long offset) throws IOException {
-        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-            f.seek(offset);
-            int b = f.read();
-            f.seek(offset);
-            f.write(b ^ 0xff);
-        }
+        StoreCopy.flip(file, offset, 0xff);
     }
 
     /** Every table of a salvaged store, each partition's entries merged, values in hex. */

@@ -1,6 +1,7 @@
 package dev.varve.cli;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
@@ -19,5 +20,20 @@ final class StoreCopy {
             }
         }
         return to;
+    }
+
+    /** A copy of {@code store} in a new directory under {@code dir}, so that each damage has a copy of its own. */
+    static Path under(Path store, Path dir) throws IOException {
+        return of(store, Files.createTempDirectory(dir, "copy-"));
+    }
+
+    /** Damages one byte of {@code file}: XORs the byte at {@code offset} with {@code mask}. */
+    static void flip(Path file, long offset, int mask) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.seek(offset);
+            int b = f.read();
+            f.seek(offset);
+            f.write(b ^ mask);
+        }
     }
 }
