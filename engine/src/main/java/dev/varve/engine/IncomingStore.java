@@ -27,7 +27,6 @@ import java.util.stream.Stream;
  * stays: the finished store is locked through it. Not thread-safe.
  */
 public final class IncomingStore implements AutoCloseable {
-    private static final String LOCK_FILE = "varve.lock";
     /**
      * What TARGET may hold beside {@code .incoming} and its lock file while a transfer is unfinished: the store's own
      * entries, which a commit cut short had moved up (its files are a store's: pages, WAL, checkpoints, archive).
@@ -125,7 +124,7 @@ public final class IncomingStore implements AutoCloseable {
         try {
             try (Stream<Path> s = Files.list(incoming)) {
                 for (Path c : s.toList()) {
-                    if (c.getFileName().toString().equals(LOCK_FILE)) Files.delete(c);
+                    if (c.getFileName().toString().equals(StoreLock.FILE)) Files.delete(c);
                     else Files.move(c, target.resolve(c.getFileName()), StandardCopyOption.ATOMIC_MOVE);
                 }
             }
@@ -148,7 +147,7 @@ public final class IncomingStore implements AutoCloseable {
         try {
             deleteAllButLock();
             close();
-            Files.deleteIfExists(target.resolve(LOCK_FILE));
+            Files.deleteIfExists(target.resolve(StoreLock.FILE));
             if (createdTarget) Files.deleteIfExists(target);
         } catch (IOException e) {
             throw new StorageException("cannot remove the unfinished store", target, e);
@@ -187,7 +186,7 @@ public final class IncomingStore implements AutoCloseable {
             lock.release();
         }
         try {
-            Files.deleteIfExists(dir.resolve(LOCK_FILE));
+            Files.deleteIfExists(dir.resolve(StoreLock.FILE));
             if (createdTarget) Files.deleteIfExists(dir);
         } catch (java.nio.file.DirectoryNotEmptyException filledMeanwhile) {
             // another command put something there since the lock was let go: it stays
@@ -225,7 +224,7 @@ public final class IncomingStore implements AutoCloseable {
     }
 
     private void deleteAllButLock() throws IOException {
-        Path lockFile = target.resolve(LOCK_FILE);
+        Path lockFile = target.resolve(StoreLock.FILE);
         try (Stream<Path> walk = Files.walk(target)) {
             for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) if (!p.equals(target) && !p.equals(lockFile)) Files.delete(p);
         }
@@ -234,7 +233,7 @@ public final class IncomingStore implements AutoCloseable {
     /** TARGET's entries other than its lock file (left by an earlier transfer that locked it and was refused). */
     private static List<Path> others(Path dir) {
         try (Stream<Path> s = Files.list(dir)) {
-            return s.filter(p -> !p.getFileName().toString().equals(LOCK_FILE)).toList();
+            return s.filter(p -> !p.getFileName().toString().equals(StoreLock.FILE)).toList();
         } catch (IOException e) {
             throw new StorageException("cannot list the transfer target", dir, e);
         }

@@ -20,7 +20,6 @@ import java.util.List;
 final class NestedStoreCheck {
     /** A store's own directories: what marks a directory as a store's, and where no other store may lie. */
     private static final List<String> OWN = List.of("pages", "wal", "checkpoints");
-    private static final String LOCK_FILE = "varve.lock";
 
     private NestedStoreCheck() {
     }
@@ -57,7 +56,7 @@ final class NestedStoreCheck {
 
     /** A store's directory: its lock file and one of its own directories (a web site's pages/ is not one). */
     private static boolean isStore(Path dir) {
-        if (!Files.exists(dir.resolve(LOCK_FILE))) return false;
+        if (!Files.exists(dir.resolve(StoreLock.FILE))) return false;
         for (String own : OWN) if (Files.isDirectory(dir.resolve(own))) return true;
         return false;
     }

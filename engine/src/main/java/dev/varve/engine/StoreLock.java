@@ -30,6 +30,9 @@ import java.util.function.Supplier;
  */
 final class StoreLock {
     /** The locks this JVM holds, by directory (absolute, normalised). */
+    /** The lock file in a store's directory (also in a transfer's target, which keeps it once it is a store). */
+    static final String FILE = "varve.lock";
+
     private static final Map<Path, StoreLock> HELD = new HashMap<>();
 
     private final FileChannel channel;
@@ -150,7 +153,7 @@ final class StoreLock {
                 held.holders++;
                 return held;
             }
-            if (!Files.exists(dir.resolve("varve.lock"))) return null;
+            if (!Files.exists(dir.resolve(FILE))) return null;
             StoreLock l = lock(dir, true, what);
             l.key = key;
             l.holders = 1;
@@ -180,7 +183,7 @@ final class StoreLock {
     }
 
     private static StoreLock lock(Path dir, boolean shared, String what) {
-        Path file = dir.resolve("varve.lock");
+        Path file = dir.resolve(FILE);
         FileChannel ch = null;
         try {
             ch = shared ? FileChannel.open(file, StandardOpenOption.READ) : FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);

@@ -11,6 +11,7 @@ import dev.varve.core.memory.PageSlots;
 import dev.varve.core.spi.CheckpointListener;
 
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,7 +119,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /** Whether {@code dir} holds an archive's files (its marks or snapshot log): a directory no other store may lie in. */
     public static boolean holdsArchive(Path dir) {
-        return java.nio.file.Files.exists(dir.resolve(ArchiveMarksDescriptor.FILE)) || java.nio.file.Files.exists(dir.resolve(SnapshotLogDescriptor.FILE));
+        return Files.exists(dir.resolve(ArchiveMarksDescriptor.FILE)) || Files.exists(dir.resolve(SnapshotLogDescriptor.FILE));
     }
 
     /**
