@@ -3,7 +3,6 @@ package dev.varve.cli;
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.RecoveryMode;
 import dev.varve.config.VarveConfig;
-import dev.varve.engine.IncomingStore;
 import dev.varve.server.BackupException;
 import dev.varve.server.BackupResult;
 import dev.varve.server.ShipProgress;
@@ -11,8 +10,6 @@ import dev.varve.server.SnapshotBackup;
 
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -23,8 +20,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code varve backup --from}: runs a {@link SnapshotBackup} with progress lines on standard output, and in follow
  * mode stops it cleanly on SIGTERM or Ctrl-C (the standby is closed before the JVM goes). A transfer that fails is an
- * unusable-store exit (2) with the reason; the target stays marked unfinished once part of the image arrived, and is
- * removed when nothing did and this run created it.
+ * unusable-store exit (2) with the reason; the target stays marked unfinished once part of the image was written, and
+ * is removed when nothing was and this run created it.
  */
 final class RemoteBackup {
     /** A progress line every this many bytes of the image. */
@@ -32,7 +29,6 @@ final class RemoteBackup {
 
     private final SnapshotBackup backup;
     private final OutputOptions output;
-    private final Path to;
 
     RemoteBackup(InetSocketAddress from, Long asOf, Path to, RecoveryMode recoveryMode, RankTreePolicy retention, TransferLimits limits,
                  OutputOptions output) {
@@ -42,7 +38,6 @@ final class RemoteBackup {
         if (retention != null) backup.retention(retention);
         limits.applyTo(backup);
         this.output = output;
-        this.to = to;
     }
 
     /** HOST:PORT, with the port in 1..65535. */
@@ -74,39 +69,16 @@ final class RemoteBackup {
             }
         }, "varve-backup-stop");
         if (follow) Runtime.getRuntime().addShutdownHook(hook);
-        boolean created = !Files.exists(to, LinkOption.NOFOLLOW_LINKS);
         try {
             output.print(report(backup.run(), follow, progress.standby));
             return Main.OK;
-        } catch (BackupException e) {
-            throw failed(e, created);
+        } catch (BackupException e) { // it says what the target holds now: unfinished, or as it was
+            throw new UnusableStoreException(e.getMessage(), e);
         } finally {
             // after the report: once the hook returns the JVM halts, and a follow SIGTERM stopped ended without it
             closed.countDown();
             if (follow) removeHook(hook);
         }
-    }
-
-    /**
-     * The failure as the tool reports it. A transfer that failed before anything arrived (nothing listening, a snapshot
-     * the server does not have) leaves an unfinished mark over nothing: it is removed, with the target when this run
-     * created it, as a local backup that fails removes its target; one that received part of an image stays
-     * unfinished, for a rerun. A directory that was there before is kept.
-     */
-    private UnusableStoreException failed(BackupException e, boolean created) {
-        UnusableStoreException u;
-        try {
-            boolean removed = IncomingStore.discardIfNothingArrived(to, created);
-            String message = e.getMessage();
-            // SnapshotBackup says the target stays unfinished, as it leaves it; it no longer does
-            if (removed) message = message.replace("; " + to + " stays unfinished", "") + "; nothing had arrived, so " + to
-                    + (created ? ", which this run created, was removed" : " was left as it was before");
-            u = new UnusableStoreException(message, e);
-        } catch (RuntimeException x) {
-            u = new UnusableStoreException(e.getMessage(), e);
-            u.addSuppressed(x);
-        }
-        return u;
     }
 
     /** The report at the end; a follow's names the settings its standby opens with, where an operator who stopped it looks. */

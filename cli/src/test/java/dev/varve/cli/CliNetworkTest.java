@@ -116,7 +116,7 @@ class CliNetworkTest {
         Path target = dir.resolve("t");
         CliRun r = CliRun.of("backup", "--from", "127.0.0.1:1", "--as-of", "1", "--to", target.toString());
         assertEquals(Main.UNUSABLE, r.code(), r.toString());
-        assertTrue(r.err().contains("cannot connect to") && r.err().contains("which this run created, was removed"), r.toString());
+        assertTrue(r.err().contains("cannot connect to") && r.err().contains("which this backup created, was removed"), r.toString());
         assertFalse(Files.exists(target), "the failed backup left " + target);
         Path existing = Files.createDirectories(dir.resolve("existing"));
         r = CliRun.of("backup", "--from", "127.0.0.1:1", "--as-of", "1", "--to", existing.toString());

@@ -67,7 +67,7 @@ class CliTransferLimitsTest {
         Path to = dir.resolve("t");
         CliRun r = CliRun.of(backupFrom(at, to, "--idle-timeout", "300ms", "--min-receive-rate", "0"));
         assertEquals(Main.UNUSABLE, r.code(), r.toString());
-        assertTrue(r.err().contains("nothing arrived from the sender for 300 ms") && r.err().contains("which this run created, was removed"), r.toString());
+        assertTrue(r.err().contains("nothing arrived from the sender for 300 ms") && r.err().contains("which this backup created, was removed"), r.toString());
         assertNothingLeft(to);
     }
 

@@ -157,43 +157,43 @@ public final class IncomingStore implements AutoCloseable {
     }
 
     /**
-     * Removes what a transfer that failed before anything arrived left in {@code target}: an empty {@code .incoming}
-     * and the lock file, and {@code target} itself when {@code createdTarget} (the caller made it: it was not there
-     * before the transfer). Changes nothing and returns false when {@code .incoming} holds anything or anything else
-     * lies beside it: an unfinished transfer that holds part of an image stays for a rerun, and a directory that
-     * held something is never removed. Checked under the target's lock (false when another transfer or an open holds
-     * it), so what a transfer begun there meanwhile writes is left alone.
+     * Ends a transfer that failed before anything of its store arrived: when {@code .incoming} is empty and nothing
+     * else lies beside it, removes it and the lock file, and TARGET itself when {@link #prepare} created it, as if the
+     * transfer had never run, and returns true. Otherwise it only lets go of the lock and returns false: a target holding
+     * part of a store stays unfinished, for the same transfer to be run again.
      *
-     * @throws StorageException if the directory cannot be read or the mark removed
+     * @throws IllegalStateException if the transfer was already committed, discarded or closed
+     * @throws StorageException      if the directory cannot be read or the mark removed (the lock is let go)
      */
-    public static boolean discardIfNothingArrived(Path target, boolean createdTarget) {
-        if (target == null) throw new IllegalArgumentException("target must not be null");
-        Path dir = target.toAbsolutePath().normalize();
-        Path incoming = dir.resolve(Varve.INCOMING_DIR);
-        if (!Files.isDirectory(incoming, LinkOption.NOFOLLOW_LINKS)) return false;
-        StoreLock lock;
-        try {
-            lock = StoreLock.acquire(dir, "transfer target");
-        } catch (IllegalStateException busy) {
-            return false;
-        }
+    public boolean discardIfEmpty() {
+        checkHeld();
         try (Stream<Path> in = Files.list(incoming)) {
-            if (in.findAny().isPresent() || !others(dir).equals(List.of(incoming))) return false;
+            if (in.findAny().isPresent() || !others(target).equals(List.of(incoming))) return false;
             Files.delete(incoming);
         } catch (IOException e) {
             throw new StorageException("cannot remove the mark of a transfer that received nothing", incoming, e);
         } finally {
-            lock.release();
+            close();
         }
         try {
-            Files.deleteIfExists(dir.resolve(StoreLock.FILE));
-            if (createdTarget) Files.deleteIfExists(dir);
+            Files.deleteIfExists(target.resolve(StoreLock.FILE));
+            if (createdTarget) Files.deleteIfExists(target);
         } catch (java.nio.file.DirectoryNotEmptyException filledMeanwhile) {
-            // another command put something there since the lock was let go: it stays
+            // another command put something there once the lock was let go: it stays
         } catch (IOException e) {
-            throw new StorageException("cannot remove the directory of a transfer that received nothing", dir, e);
+            throw new StorageException("cannot remove the directory of a transfer that received nothing", target, e);
         }
         return true;
+    }
+
+    /** Whether {@link #prepare} created TARGET (it was not there before the transfer). */
+    public boolean createdTarget() {
+        return createdTarget;
+    }
+
+    /** Whether the transfer still holds TARGET: not yet committed, discarded or closed. */
+    public boolean isHeld() {
+        return lock != null;
     }
 
     /** Lets go of the lock, leaving TARGET as it is (unfinished, unless committed). Idempotent. */

@@ -36,33 +36,32 @@ class IncomingStoreTest {
     }
 
     /**
-     * What a transfer that failed before anything arrived leaves is removed, the target too when the caller made it;
-     * a target holding anything is left exactly as it is, and so is one another transfer holds.
+     * What a transfer that failed before anything arrived leaves is removed, the target too when prepare made it; a
+     * target holding anything is left exactly as it is, unfinished, and the lock is let go either way.
      */
     @Test
     void onlyATargetThatReceivedNothingIsDiscarded() throws IOException {
         Path created = tmp.resolve("created");
-        IncomingStore.prepare(created).close();
-        assertTrue(IncomingStore.discardIfNothingArrived(created, true));
+        IncomingStore fresh = IncomingStore.prepare(created);
+        assertTrue(fresh.createdTarget());
+        assertTrue(fresh.discardIfEmpty());
+        assertFalse(fresh.isHeld());
         assertFalse(Files.exists(created));
 
         Path existing = Files.createDirectories(tmp.resolve("existing"));
-        IncomingStore.prepare(existing).close();
-        assertTrue(IncomingStore.discardIfNothingArrived(existing, false));
+        IncomingStore there = IncomingStore.prepare(existing);
+        assertFalse(there.createdTarget());
+        assertTrue(there.discardIfEmpty());
         assertEquals(List.of(), names(existing), "a directory that was there stays, empty as it was");
 
         Path begun = tmp.resolve("begun");
-        try (IncomingStore s = IncomingStore.prepare(begun)) {
-            Files.writeString(s.storeDir().resolve("data"), "part of an image");
-        }
-        assertFalse(IncomingStore.discardIfNothingArrived(begun, true));
+        IncomingStore part = IncomingStore.prepare(begun);
+        Files.writeString(part.storeDir().resolve("data"), "part of an image");
+        assertFalse(part.discardIfEmpty());
+        assertFalse(part.isHeld(), "the lock is let go");
         assertEquals("part of an image", Files.readString(begun.resolve(Varve.INCOMING_DIR).resolve("data")));
-
-        Path held = tmp.resolve("held");
-        try (IncomingStore s = IncomingStore.prepare(held)) {
-            assertFalse(IncomingStore.discardIfNothingArrived(held, true), "a transfer running there keeps its target");
-            assertTrue(Files.isDirectory(s.storeDir()));
-        }
+        IncomingStore.prepare(begun).close(); // a rerun can take it
+        assertThrows(IllegalStateException.class, part::discardIfEmpty, "once let go, it is not the transfer's to remove");
     }
 
     @Test

@@ -168,17 +168,44 @@ public final class SnapshotBackup {
     /**
      * Runs the backup to completion.
      *
-     * @throws BackupException if it did not complete (the target stays marked unfinished)
+     * @throws BackupException if it did not complete: the target stays marked unfinished once part of the image was
+     *                         written; a transfer that failed before that (nothing listening, a snapshot the sender does
+     *                         not have) leaves the target as it was before, removed when this run created it
      * @throws IllegalArgumentException if the target exists and is neither empty nor an unfinished backup (a standby is
      *                                  neither: a follow cannot be resumed)
      */
-    @SuppressWarnings("deprecation") // RCVBUF_ALLOCATOR: netty 4.2 deprecates it and offers no replacement for the NIO transport
     public BackupResult run() {
         long started = System.nanoTime();
         if (java.nio.file.Files.exists(target.resolve(Standby.SNAPSHOT_MAP)))
             throw new IllegalArgumentException(target + " holds the standby of an earlier follow, which cannot be resumed: open it as it is, or back up"
                     + " or follow into a new directory");
         IncomingStore incoming = IncomingStore.prepare(target);
+        try {
+            return transfer(incoming, started);
+        } catch (BackupException e) {
+            throw incoming.isHeld() ? unfinished(e, incoming) : e; // not held: committed, so the image is in and the follow failed
+        } finally {
+            incoming.close(); // the target's lock, when the image was not committed (which let go of it)
+        }
+    }
+
+    /**
+     * The failure of a transfer whose image was not committed, saying what it left: nothing, when nothing of the image
+     * was written (the mark is removed), or an unfinished target for a rerun.
+     */
+    private BackupException unfinished(BackupException e, IncomingStore incoming) {
+        String left = "; " + target + " stays unfinished";
+        try {
+            if (incoming.discardIfEmpty())
+                left = "; nothing of the image was written, so " + target + (incoming.createdTarget() ? ", which this backup created, was removed" : " was left as it was before");
+        } catch (RuntimeException x) {
+            e.addSuppressed(x);
+        }
+        return new BackupException(e.getMessage() + left, e);
+    }
+
+    @SuppressWarnings("deprecation") // RCVBUF_ALLOCATOR: netty 4.2 deprecates it and offers no replacement for the NIO transport
+    private BackupResult transfer(IncomingStore incoming, long started) {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         ExecutorService applier = Executors.newSingleThreadExecutor(r -> new Thread(r, "varve-backup-applier"));
         CompletableFuture<BackupResult> result = new CompletableFuture<>();
@@ -211,7 +238,7 @@ public final class SnapshotBackup {
                 return result.get();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new BackupException("interrupted; " + target + " stays unfinished", e);
+                throw new BackupException("interrupted", e);
             } catch (ExecutionException e) {
                 Throwable c = e.getCause();
                 if (c instanceof BackupException) throw new BackupException(c.getMessage(), c);
@@ -226,7 +253,6 @@ public final class SnapshotBackup {
                 Thread.currentThread().interrupt();
             }
             writer.close(); // after the applier stopped: it is the stores' only other user
-            incoming.close(); // the target's lock, when the image was not committed (which let go of it)
             receiver.closeStandby();
         }
     }
@@ -329,7 +355,7 @@ public final class SnapshotBackup {
         /** Ends the transfer, on the applier after the frames queued before it (as the idle timeout does). */
         @Override
         public void tooSlow(ChannelHandlerContext ctx, String why) {
-            applier.execute(() -> result.completeExceptionally(new BackupException(standby == null ? why + "; " + target + " stays unfinished"
+            applier.execute(() -> result.completeExceptionally(new BackupException(standby == null ? why
                     : why + "; the follow ends: " + standbyHolds())));
             ctx.close();
         }
@@ -419,8 +445,7 @@ public final class SnapshotBackup {
                             + standby.changesApplied() + " writes; " + standbyHolds()));
                 } else {
                     result.completeExceptionally(new BackupException("the connection to " + from + " closed after "
-                            + writer.received().pages() + " of " + writer.imagePages() + " pages, before the image was complete; " + target
-                            + " stays unfinished"));
+                            + writer.received().pages() + " of " + writer.imagePages() + " pages, before the image was complete"));
                 }
             });
         }
@@ -440,7 +465,7 @@ public final class SnapshotBackup {
             if (evt instanceof IdleStateEvent) {
                 if (queuedBytes.get() >= MAX_QUEUED_BYTES) return; // reads wait for the applier here, not for the sender
                 String silent = "nothing arrived from the sender for " + said(idleTimeout);
-                applier.execute(() -> result.completeExceptionally(new BackupException(standby == null ? silent + "; " + target + " stays unfinished"
+                applier.execute(() -> result.completeExceptionally(new BackupException(standby == null ? silent
                         : silent + " while following (it sends a heartbeat every second); the follow ends: " + standbyHolds())));
                 ctx.close(); // after the failure was queued: it comes before the one the closed connection queues
             } else {

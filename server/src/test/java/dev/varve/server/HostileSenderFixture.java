@@ -15,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +26,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -150,6 +152,15 @@ abstract class HostileSenderFixture {
         ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(60, TimeUnit.SECONDS));
         assertInstanceOf(BackupException.class, e.getCause(), () -> "a BackupException, not " + e.getCause());
         return e.getCause().getMessage();
+    }
+
+    /**
+     * A transfer that failed before any frame of the image was written left nothing: the target it created is gone,
+     * and its message says so instead of calling it unfinished.
+     */
+    void assertRemoved(String failure) {
+        assertTrue(failure.contains("nothing of the image was written, so " + target + ", which this backup created, was removed"), failure);
+        assertFalse(Files.exists(target), () -> target + " is left behind");
     }
 
     void assertUnfinished() {

@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -104,7 +105,7 @@ class ShippingTest {
 
     @Test
     @Timeout(60)
-    void unknownSnapshotIsRefusedAndTheTargetStaysUnfinishedUntilARerunCompletes() {
+    void unknownSnapshotIsRefusedLeavingNoTargetAndARerunCompletes() {
         try (Varve store = Varve.open(config(dir.resolve("source"), RecoveryMode.WAL_PHYSICAL), UnforcedFileIOFactory.INSTANCE);
              VarveServer server = VarveServer.start(store, LOOPBACK)) {
             Workload w = new Workload(7, 200);
@@ -113,8 +114,8 @@ class ShippingTest {
             long id = store.snapshotNow();
             Path target = dir.resolve("backup");
             BackupException e = assertThrows(BackupException.class, () -> new SnapshotBackup(server.address(), id + 5, target).run());
-            assertTrue(e.getMessage().contains("never declared"), e.getMessage());
-            StoreAssert.assertRefusesToOpen(target);
+            assertTrue(e.getMessage().contains("never declared") && e.getMessage().contains("which this backup created, was removed"), e.getMessage());
+            assertFalse(Files.exists(target), "a refused backup leaves no directory it created");
             new SnapshotBackup(server.address(), id, target).run();
             StoreAssert.assertStoreEquals(w.snapshot(), target);
             // a finished store is never overwritten
@@ -144,10 +145,17 @@ class ShippingTest {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
         }
-        BackupException e = assertThrows(BackupException.class,
-                () -> new SnapshotBackup(new InetSocketAddress("127.0.0.1", port), 1, dir.resolve("b")).run());
-        assertTrue(e.getMessage().contains("cannot connect"), e.getMessage());
-        assertTrue(Files.exists(dir.resolve("b").resolve(Varve.INCOMING_DIR)));
+        InetSocketAddress nobody = new InetSocketAddress("127.0.0.1", port);
+        BackupException e = assertThrows(BackupException.class, () -> new SnapshotBackup(nobody, 1, dir.resolve("b")).run());
+        assertTrue(e.getMessage().contains("cannot connect") && e.getMessage().contains("which this backup created, was removed"), e.getMessage());
+        assertFalse(Files.exists(dir.resolve("b")), "a backup that received nothing leaves no directory it created");
+
+        Path empty = Files.createDirectory(dir.resolve("empty"));
+        e = assertThrows(BackupException.class, () -> new SnapshotBackup(nobody, 1, empty).run());
+        assertTrue(e.getMessage().contains("nothing of the image was written, so " + empty + " was left as it was before"), e.getMessage());
+        try (java.util.stream.Stream<Path> left = Files.list(empty)) {
+            assertEquals(List.of(), left.toList(), "an empty directory that was there stays as it was");
+        }
     }
 
     @Test
