@@ -29,10 +29,10 @@ import java.util.function.Supplier;
  * another process while this one still writes it.
  */
 final class StoreLock {
-    /** The locks this JVM holds, by directory (absolute, normalised). */
     /** The lock file in a store's directory (also in a transfer's target, which keeps it once it is a store). */
     static final String FILE = "varve.lock";
 
+    /** The locks this JVM holds, by directory (absolute, normalised). */
     private static final Map<Path, StoreLock> HELD = new HashMap<>();
 
     private final FileChannel channel;
