@@ -1,0 +1,208 @@
+package dev.varve.engine;
+
+import static dev.varve.engine.FixtureSupport.bytes;
+import static dev.varve.engine.FixtureSupport.utf8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.varve.config.RankTreePolicy;
+import dev.varve.config.RecoveryMode;
+import dev.varve.config.Retention;
+import dev.varve.config.VarveConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * What {@link VarveMetrics}' Javadoc promises, checked after every step of a run that writes, reads, declares and
+ * ranks snapshots under a rank-tree policy that drops them, forces checkpoints, closes and reopens, in both recovery
+ * modes: counters never fall while the store is open; writes and reads are the operations the caller made; the gauges
+ * stay within the buffers and region they count; the last checkpoint's breakdown adds up to its total and the
+ * counters to the checkpoints' breakdowns; the archive's levels add up to its bytes; a closed store keeps its figures
+ * and a reopened one starts them at 0. No timer-driven checkpoint runs (the period is a day), so every checkpoint is
+ * one the test asked for, or the close's.
+ */
+class MetricsInvariantsTest {
+    @TempDir
+    Path dir;
+
+    static VarveConfig config(Path dir, RecoveryMode mode) {
+        return FixtureSupport.small(dir).recoveryMode(mode).name("metrics-invariants-" + mode + "-" + dir.getParent().getFileName()) // the @TempDir's own
+                .checkpointFrequency(Duration.ofDays(1)).archiveSegmentSize(256L << 10).snapshotDiffChain(0).snapshotPageWindow(0)
+                .retention(RankTreePolicy.levels(Retention.keepLast(2), Retention.keepLast(2))).build();
+    }
+
+    /** Every figure of {@link VarveMetrics} read once (archiveDeadBytes aside: it reads the files). */
+    record Figures(long wal, long recoveryFileBytes, long checkpoints, long checkpointPages, long throttled, long archive, long reclaimed,
+                   long[] perLevel, long copied, double compactness, long writes, long reads, long pagesRead, long evicted, long dirty,
+                   long copyOnWrite, long bufferUsed, long bufferPages, CheckpointStats last, String failure) {
+        static Figures of(VarveMetrics m) {
+            return new Figures(m.walBytesWritten(), m.recoveryFileBytesWritten(), m.checkpointsCompleted(), m.checkpointPagesWritten(),
+                    m.throttledNanos(), m.archiveBytes(), m.archiveBytesReclaimed(), m.archiveBytesPerLevel(), m.archiveBytesCopiedByRanking(),
+                    m.diffCompactness(), m.writes(), m.reads(), m.pagesRead(), m.pagesEvicted(), m.dirtyPages(), m.copyOnWritePages(),
+                    m.checkpointBufferUsedPages(), m.checkpointBufferPages(), m.lastCheckpoint(), m.failure());
+        }
+
+        long[] counters() {
+            return new long[]{wal, recoveryFileBytes, checkpoints, checkpointPages, throttled, reclaimed, copied, writes, reads, pagesRead,
+                    evicted, copyOnWrite, last.id()};
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Figures f && Arrays.equals(counters(), f.counters()) && archive == f.archive && Arrays.equals(perLevel, f.perLevel)
+                    && Double.compare(compactness, f.compactness) == 0 && dirty == f.dirty && bufferUsed == f.bufferUsed
+                    && bufferPages == f.bufferPages && last.equals(f.last) && java.util.Objects.equals(failure, f.failure);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(counters());
+        }
+
+        @Override
+        public String toString() {
+            return "counters " + Arrays.toString(counters()) + ", archive " + archive + " " + Arrays.toString(perLevel) + ", dirty " + dirty
+                    + ", buffer " + bufferUsed + "/" + bufferPages + ", last " + last;
+        }
+    }
+
+    /** The run's own tally: the operations it made and every checkpoint it saw, by id. */
+    static final class Tally {
+        long writes;
+        long reads;
+        final Map<Long, CheckpointStats> checkpoints = new HashMap<>();
+
+        void saw(CheckpointStats s) {
+            if (s.id() == 0) return;
+            CheckpointStats before = checkpoints.putIfAbsent(s.id(), s);
+            if (before != null) assertEquals(before, s, "one checkpoint, two breakdowns");
+        }
+    }
+
+    /** What holds of the figures at any moment of an open store. */
+    private static void checkGauges(Figures f, VarveConfig c) {
+        assertEquals(c.checkpointBufferSize() / c.pageSize(), f.bufferPages(), "checkpointBufferPages is the buffer's capacity in pages");
+        assertTrue(f.bufferUsed() >= 0 && f.bufferUsed() <= f.bufferPages(), "checkpoint buffer used " + f.bufferUsed() + " of " + f.bufferPages());
+        assertTrue(f.dirty() >= 0 && f.dirty() <= c.dataRegionSize() / c.pageSize(), "dirty pages " + f.dirty() + " beyond the region");
+        for (long counter : f.counters()) assertTrue(counter >= 0, f.toString());
+        assertEquals(c.retention().levels().size(), f.perLevel().length, "one figure per rank level");
+        for (long l : f.perLevel()) assertTrue(l >= 0, Arrays.toString(f.perLevel()));
+        if (f.copied() == 0) assertTrue(Double.isNaN(f.compactness()), "NaN before the first copy, was " + f.compactness());
+        else assertTrue(f.compactness() > 0 && f.compactness() <= 1.0, "diff compactness " + f.compactness());
+        assertNull(f.failure(), "a sound store");
+    }
+
+    /** What holds at a quiescent moment: nothing runs, so the figures read one after the other agree. */
+    private static void checkQuiescent(Figures f, VarveConfig c, Tally t) {
+        checkGauges(f, c);
+        assertEquals(Arrays.stream(f.perLevel()).sum(), f.archive(), "archiveBytes is the sum of archiveBytesPerLevel");
+        assertEquals(t.writes, f.writes(), "writes() counts the puts and removes made");
+        assertEquals(t.reads, f.reads(), "reads() counts the gets of the live state made");
+        t.saw(f.last());
+        checkBreakdown(f.last(), c);
+        assertEquals(t.checkpoints.size(), f.checkpoints(), "checkpointsCompleted: the checkpoints seen " + t.checkpoints.keySet());
+        assertEquals(t.checkpoints.values().stream().mapToLong(CheckpointStats::pages).sum(), f.checkpointPages(),
+                "checkpointPagesWritten is the sum of the checkpoints' pages");
+        assertEquals(t.checkpoints.values().stream().mapToLong(CheckpointStats::recoveryDataBytes).sum(), f.recoveryFileBytes(),
+                "recoveryFileBytesWritten is the sum of the checkpoints' recovery-file bytes");
+        // each checkpoint's share of the counters: what writers copied and waited, the WAL up to its mark
+        assertTrue(t.checkpoints.values().stream().mapToLong(CheckpointStats::copyOnWritePages).sum() <= f.copyOnWrite(), f.toString());
+        assertTrue(t.checkpoints.values().stream().mapToLong(CheckpointStats::throttledNanos).sum() <= f.throttled(), f.toString());
+        assertTrue(t.checkpoints.values().stream().mapToLong(CheckpointStats::walBytes).sum() <= f.wal(), f.toString());
+        long maxId = t.checkpoints.keySet().stream().mapToLong(Long::longValue).max().orElse(0);
+        assertEquals(maxId, f.last().id(), "lastCheckpoint is the latest one");
+    }
+
+    /** One checkpoint's breakdown against itself. */
+    private static void checkBreakdown(CheckpointStats s, VarveConfig c) {
+        if (s.id() == 0) {
+            assertSame(CheckpointStats.NONE, s);
+            return;
+        }
+        long parts = s.lockHoldNanos() + s.recoveryDataNanos() + s.pageWriteNanos() + s.fsyncNanos();
+        assertTrue(parts <= s.totalNanos(), "the parts of " + s + " exceed its total");
+        assertTrue(s.pages() >= 0 && s.copyOnWritePages() >= 0 && s.copyOnWritePages() <= s.pages(), "a page is copied once a checkpoint: " + s);
+        assertTrue(s.walBytes() >= 0 && s.throttledNanos() >= 0 && s.recoveryDataBytes() >= 0, s.toString());
+        if (s.recoveryData().equals("physical wal")) {
+            assertEquals(RecoveryMode.WAL_PHYSICAL, c.recoveryMode(), s.toString());
+            assertEquals(0, s.recoveryDataBytes(), s.toString());
+            assertEquals(0, s.recoveryDataNanos(), s.toString());
+        } else {
+            assertEquals("recovery files", s.recoveryData(), s.toString());
+            if (s.pages() > 0) assertTrue(s.recoveryDataBytes() > 0, "pages were written under recovery files of 0 bytes: " + s);
+        }
+    }
+
+    private static void checkNoneFell(Figures before, Figures after) {
+        long[] b = before.counters();
+        long[] a = after.counters();
+        for (int i = 0; i < b.length; i++) assertTrue(a[i] >= b[i], "a counter fell: " + before + " -> " + after);
+        // the archive only grows by appending and only shrinks by reclamation: held plus given back never falls
+        assertTrue(after.archive() + after.reclaimed() >= before.archive() + before.reclaimed(), before + " -> " + after);
+    }
+
+    /** A round of the caller's operations: puts, removes, batches and gets of every kind the counters count. */
+    static void round(Varve store, Table t, int round, Tally tally) {
+        for (int i = 0; i < 150; i++) t.put(utf8("k" + i), bytes(round * 1000L + i, 300));
+        tally.writes += 150;
+        int p = 0;
+        byte[] placed = null;
+        for (int i = 0; placed == null; i++) {
+            byte[] k = utf8("k" + i);
+            if (KeyHash.partition(k, t.partitions()) == p) placed = k;
+        }
+        t.partition(p).put(placed, bytes(round, 100));
+        tally.writes++;
+        assertTrue(t.remove(utf8("k" + (round % 150))), "a present key");
+        tally.writes++;
+        byte[] key = utf8("batch-" + round);
+        store.write(b -> b.put("t", key, bytes(round, 50)).put("u", key, bytes(round, 60)).remove("t", utf8("k" + ((round + 1) % 150))));
+        tally.writes += 3;
+        for (int i = 0; i < 40; i++) assertTrue(t.get(utf8("k" + (i + 20))) != null || i + 20 == round % 150 || i + 20 == (round + 1) % 150);
+        assertNull(t.get(utf8("absent")));
+        t.partition(p).get(placed);
+        tally.reads += 42;
+        // refused before anything was applied: not counted
+        assertThrows(IllegalArgumentException.class, () -> t.put(new byte[store.maxKeyBytes() + 1], new byte[1]));
+        assertThrows(IllegalArgumentException.class, () -> t.get(new byte[store.maxKeyBytes() + 1]));
+        // scans are not point reads
+        try (Cursor c = t.scan(null, null)) {
+            while (c.next()) {
+                c.key();
+            }
+        }
+    }
+
+    /**
+     * A snapshot raised to a level that holds nothing yet has no base there: lazy ranking copies every page whole, and
+     * R is then 1.0, as the Javadoc says. It was 1.002 at 4 KiB pages: a whole page's range field counted as diff bytes.
+     */
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(value = 1, unit = TimeUnit.MINUTES)
+    void diffCompactnessIsOneWhenEveryCopiedPageWentWhole(RecoveryMode mode) {
+        try (Varve store = Varve.open(config(dir.resolve("store"), mode))) {
+            Table t = store.table("t");
+            for (int i = 0; i < 100; i++) t.put(utf8("k" + i), bytes(i, 300));
+            long s = store.snapshotNow();
+            for (int i = 0; i < 100; i++) t.put(utf8("k" + i), bytes(1000 + i, 300)); // the pre-states s reads
+            store.rank(s, 2); // level 2 holds nothing: no base to diff against
+            store.checkpoint().join();
+            VarveMetrics m = store.metrics();
+            assertTrue(m.archiveBytesCopiedByRanking() > 0, "s was copied into level 2");
+            assertEquals(1.0, m.diffCompactness(), "every page went whole");
+        }
+    }
+}
