@@ -205,4 +205,35 @@ class MetricsInvariantsTest {
             assertEquals(1.0, m.diffCompactness(), "every page went whole");
         }
     }
+
+    /**
+     * The last checkpoint is this open's, and an idle reopened store runs none: a reopen of a cleanly closed store ran
+     * a "recovery" checkpoint (markers, an empty recovery file) whenever the close's checkpoint had written pages, as
+     * its WAL witness lay past the mark.
+     */
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(value = 1, unit = TimeUnit.MINUTES)
+    void anIdleReopenedStoreRunsNoCheckpoint(RecoveryMode mode) {
+        VarveConfig c = config(dir.resolve("store"), mode);
+        try (Varve store = Varve.open(c)) {
+            store.table("t").put(utf8("k"), utf8("v"));
+        } // the close's checkpoint writes the page
+        for (int open = 0; open < 2; open++) {
+            try (Varve store = Varve.open(c)) {
+                assertSame(CheckpointStats.NONE, store.metrics().lastCheckpoint(), "open " + open);
+                assertEquals(0, store.metrics().checkpointsCompleted(), "open " + open);
+                assertEquals(0, store.metrics().walBytesWritten(), "open " + open);
+                assertEquals(utf8("v")[0], store.table("t").get(utf8("k"))[0]);
+            }
+        }
+        try (Varve store = Varve.open(c)) { // and the next checkpoint goes on from the close's mark
+            store.table("t").put(utf8("k2"), utf8("v2"));
+            CheckpointStats s = store.checkpoint().join();
+            assertEquals(1, s.pages() > 0 ? store.metrics().checkpointsCompleted() : -1, s.toString());
+        }
+        try (Varve store = Varve.open(c)) {
+            assertEquals(utf8("v2")[0], store.table("t").get(utf8("k2"))[0]);
+        }
+    }
 }

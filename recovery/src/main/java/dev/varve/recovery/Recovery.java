@@ -40,6 +40,8 @@ public final class Recovery {
     private final CheckpointMarkers markers;
     private final Checkpointer checkpointer;
     private final RecoveryStart start;
+    /** Set by {@link #replay}: the WAL past the mark holds no record but checkpoint witnesses. */
+    private boolean onlyWitnessesPastMark = true;
 
     /**
      * Recovery over the store's parts from {@code start} (decided before the WAL was opened); the checkpointer's
@@ -88,7 +90,13 @@ public final class Recovery {
         replay.beforeReplay(complete == null, from);
         long replayed = replay(from, replay, scannedEnd);
         boolean pending = finalCheckpointInBackground && replayed > 0;
-        if (!pending) checkpointer.checkpoint("recovery", wal::position);
+        // past the mark of a cleanly closed store the WAL holds the witness of its last checkpoint alone, which needs
+        // no new mark: marked at that mark with no page dirty, the checkpoint runs none (an idle reopened store runs
+        // none, as VarveMetrics.lastCheckpoint says); marked at the WAL's end it wrote markers and an empty recovery
+        // file at every reopen after a checkpoint that wrote pages, and showed operators a "recovery" checkpoint
+        // after a clean restart
+        boolean nothingPastMark = complete != null && !start.interrupted() && onlyWitnessesPastMark && wal.tailCut().isEmpty();
+        if (!pending) checkpointer.checkpoint("recovery", nothingPastMark ? () -> from : wal::position);
         RecoveryReport report = new RecoveryReport(restored, restoredPages, replayed, wal.tailCut().map(Object::toString).orElse(null),
                 pending, System.nanoTime() - t0);
         if (replayed > 0 || restoredPages > 0 || report.walTailCut() != null) LOG.info("{}", report);
@@ -153,6 +161,7 @@ public final class Recovery {
         try (WalReader r = wal.read(from)) {
             r.checkedBefore(scannedEnd);
             while (r.next()) {
+                if (r.type() != RecordTypes.CHECKPOINT_STARTED) onlyWitnessesPastMark = false;
                 if (!RecordTypes.isLogical(r.type())) continue;
                 int bytes = r.payload().remaining();
                 int ops = replay.operations(r.type(), r.payload());
