@@ -6,7 +6,8 @@ import java.util.concurrent.TimeUnit;
  * The figures of one checkpoint, in the shape of the IEP-113 breakdown.
  *
  * @param id                   checkpoint id
- * @param reason               what triggered it (timer, dirty pages, wal volume, explicit, shutdown, recovery)
+ * @param reason               what triggered it (timer, dirty pages, wal volume, memory pressure, explicit, shutdown,
+ *                             recovery)
  * @param pages                pages written
  * @param recoveryData         "recovery files", "physical wal" or "none"
  * @param recoveryDataBytes    bytes of recovery files written

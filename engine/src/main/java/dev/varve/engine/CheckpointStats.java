@@ -25,7 +25,10 @@ public final class CheckpointStats {
         return s.id();
     }
 
-    /** What triggered it: timer, dirty pages, wal volume, explicit, shutdown, recovery. */
+    /**
+     * What triggered it: timer, dirty pages, wal volume, memory pressure (a writer waiting for a clean page or for
+     * data-region head-room), explicit, shutdown, recovery.
+     */
     public String reason() {
         return s.reason();
     }

@@ -125,12 +125,17 @@ class MetricsInvariantsTest {
         assertEquals(maxId, f.last().id(), "lastCheckpoint is the latest one");
     }
 
+    /** What {@link CheckpointStats#reason()} says may trigger a checkpoint. */
+    private static final java.util.Set<String> REASONS = java.util.Set.of("timer", "dirty pages", "wal volume", "memory pressure", "explicit",
+            "shutdown", "recovery");
+
     /** One checkpoint's breakdown against itself. */
     private static void checkBreakdown(CheckpointStats s, VarveConfig c) {
         if (s.id() == 0) {
             assertSame(CheckpointStats.NONE, s);
             return;
         }
+        assertTrue(REASONS.contains(s.reason()), "a reason the Javadoc names: " + s);
         long parts = s.lockHoldNanos() + s.recoveryDataNanos() + s.pageWriteNanos() + s.fsyncNanos();
         assertTrue(parts <= s.totalNanos(), "the parts of " + s + " exceed its total");
         assertTrue(s.pages() >= 0 && s.copyOnWritePages() >= 0 && s.copyOnWritePages() <= s.pages(), "a page is copied once a checkpoint: " + s);
@@ -235,5 +240,30 @@ class MetricsInvariantsTest {
         try (Varve store = Varve.open(c)) {
             assertEquals(utf8("v2")[0], store.table("t").get(utf8("k2"))[0]);
         }
+    }
+
+    /**
+     * A data region that fills faster than the dirty-page trigger fires (0.95 of it) makes writers wait for a clean
+     * page, which starts a checkpoint for "memory pressure": a reason the Javadoc did not name.
+     */
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
+    void everyCheckpointReasonIsOneTheJavadocNames(RecoveryMode mode) {
+        VarveConfig c = config(dir.resolve("store"), mode).toBuilder().checkpointDirtyRatio(0.95).build();
+        java.util.Set<String> seen = new java.util.TreeSet<>();
+        try (Varve store = Varve.open(c)) {
+            Table t = store.table("t");
+            for (int i = 0; i < 60_000; i++) {
+                t.put(utf8("k" + i), bytes(i, 300)); // some 20 MiB of leaves through an 8 MiB region
+                if (i % 50 == 0) {
+                    CheckpointStats s = store.metrics().lastCheckpoint();
+                    checkBreakdown(s, c);
+                    seen.add(s.reason());
+                }
+            }
+            assertTrue(store.metrics().checkpointsCompleted() > 1, "the region filled: " + store.metrics());
+        }
+        assertTrue(REASONS.containsAll(seen), seen.toString());
     }
 }
