@@ -35,7 +35,7 @@ public interface VarveMetrics {
      */
     long archiveBytesReclaimed();
 
-    /** Snapshot-archive bytes per rank level's region (its volume and Maplog), level 1 first. */
+    /** Snapshot-archive bytes per rank level's region (its volume, Maplog and ranked extents), level 1 first. */
     long[] archiveBytesPerLevel();
 
     /**
