@@ -190,6 +190,112 @@ class MetricsInvariantsTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void figuresKeepTheirContractOverARunACloseAndAReopen(RecoveryMode mode) throws Exception {
+        VarveConfig c = config(dir.resolve("store"), mode);
+        Tally tally = new Tally();
+        Varve store = Varve.open(c);
+        try {
+            run(store, c, tally);
+        } finally {
+            store.close(); // idempotent: a failed check leaves no store open under this name
+        }
+    }
+
+    private void run(Varve store, VarveConfig c, Tally tally) throws Exception {
+        VarveMetrics m = store.metrics();
+        Figures prev = Figures.of(m);
+        checkQuiescent(prev, c, tally);
+        Table t = store.table("t");
+        long lastRank2 = 0;
+        long previous = 0;
+        for (int r = 0; r < 30; r++) {
+            round(store, t, r, tally);
+            // raised after this round's writes changed its pages: copied into level 2 at the next checkpoint (a window of 0)
+            if (r % 5 == 4) store.rank(previous, 2);
+            Figures f = Figures.of(m);
+            checkGauges(f, c);
+            checkNoneFell(prev, f);
+            prev = f;
+            long s;
+            if (r % 3 == 2) {
+                s = store.writeAndSnapshot(b -> b.put("t", utf8("ws"), utf8("x")));
+                tally.writes++;
+            } else {
+                s = store.snapshotNow();
+            }
+            try (SnapshotView v = store.asOf(s)) { // reads through a view are not reads of the live state
+                v.table("t").get(utf8("k1"));
+            }
+            previous = s;
+            if (r % 7 == 6) lastRank2 = store.snapshotNow(2);
+            if (r % 4 == 3) {
+                CheckpointStats cs = store.checkpoint().get();
+                tally.saw(cs);
+                checkBreakdown(cs, c);
+                f = Figures.of(m);
+                checkQuiescent(f, c, tally);
+                checkNoneFell(prev, f);
+                prev = f;
+            }
+        }
+        CheckpointStats cs = store.checkpoint().get();
+        tally.saw(cs);
+        Figures open = Figures.of(m);
+        checkQuiescent(open, c, tally);
+        checkNoneFell(prev, open);
+        assertTrue(open.reclaimed() > 0, "keepLast(2) dropped snapshots and their segments were reclaimed: " + open);
+        assertTrue(open.copied() > 0, "raised snapshots were copied into level 2: " + open);
+        assertTrue(open.perLevel()[1] > 0, "level 2 holds the raised snapshots: " + open);
+        assertTrue(lastRank2 > 0 && store.snapshots().stream().anyMatch(i -> i.rank() == 2));
+        assertTrue(open.dirty() == 0 && open.bufferUsed() == 0, "nothing written since the checkpoint: " + open);
+
+        // close: a shutdown checkpoint for the writes since, then the figures stay as they were left
+        t.put(utf8("after"), utf8("the last checkpoint"));
+        tally.writes++;
+        store.close();
+        Figures closed = Figures.of(m);
+        checkNoneFell(open, closed);
+        assertEquals("shutdown", closed.last().reason());
+        tally.saw(closed.last());
+        assertEquals(tally.checkpoints.size(), closed.checkpoints());
+        assertEquals(tally.writes, closed.writes());
+        assertEquals(0, closed.dirty(), "the shutdown checkpoint wrote every dirty page");
+        assertEquals(closed, Figures.of(m), "a closed store's figures keep their last values");
+        assertEquals(Arrays.stream(closed.perLevel()).sum(), closed.archive());
+
+        // reopen: every counter starts at 0, the last checkpoint is this open's (none), the archive is what it was
+        try (Varve reopened = Varve.open(c)) {
+            VarveMetrics m2 = reopened.metrics();
+            Figures fresh = Figures.of(m2);
+            assertSame(CheckpointStats.NONE, fresh.last(), "no checkpoint yet in this open");
+            assertEquals(0, fresh.checkpoints());
+            assertEquals(0, fresh.checkpointPages());
+            assertEquals(0, fresh.recoveryFileBytes());
+            assertEquals(0, fresh.writes());
+            assertEquals(0, fresh.reads());
+            assertEquals(0, fresh.copied());
+            assertTrue(Double.isNaN(fresh.compactness()));
+            assertEquals(0, fresh.copyOnWrite());
+            assertEquals(0, fresh.throttled());
+            assertEquals(0, fresh.reclaimed(), "nothing was left to reclaim at the open");
+            assertEquals(0, fresh.wal(), "a clean open appends nothing");
+            assertEquals(closed.archive(), fresh.archive(), "the archive holds what it held at the close");
+            assertArrayEquals(closed.perLevel(), fresh.perLevel());
+            Tally again = new Tally();
+            checkQuiescent(fresh, c, again);
+            Table t2 = reopened.table("t");
+            round(reopened, t2, 100, again);
+            reopened.snapshotNow();
+            CheckpointStats first = reopened.checkpoint().get();
+            again.saw(first);
+            assertEquals(closed.last().id() + 1, first.id(), "checkpoint ids go on across a reopen");
+            checkQuiescent(Figures.of(m2), c, again);
+        }
+    }
+
     /**
      * A snapshot raised to a level that holds nothing yet has no base there: lazy ranking copies every page whole, and
      * R is then 1.0, as the Javadoc says. It was 1.002 at 4 KiB pages: a whole page's range field counted as diff bytes.
@@ -239,6 +345,72 @@ class MetricsInvariantsTest {
         }
         try (Varve store = Varve.open(c)) {
             assertEquals(utf8("v2")[0], store.table("t").get(utf8("k2"))[0]);
+        }
+    }
+
+    /**
+     * Gauges and counters read while a writer and checkpoints run: the counters never fall, the checkpoint buffer never
+     * shows more pages in use than it has, dirty pages stay within the region; once the writer stops, a checkpoint
+     * leaves no page dirty or held and the buffer empty, copy-on-write or not.
+     */
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
+    void figuresReadDuringWritesAndCheckpointsStayWithinBounds(RecoveryMode mode) throws Exception {
+        VarveConfig c = config(dir.resolve("store"), mode);
+        try (Varve store = Varve.open(c)) {
+            VarveMetrics m = store.metrics();
+            Table t = store.table("t");
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
+            Thread writer = new Thread(() -> {
+                try {
+                    for (int i = 0; !stop.get(); i++) {
+                        t.put(utf8("k" + (i % 4000)), bytes(i, 200));
+                        writes.incrementAndGet();
+                        if (i % 500 == 0) store.snapshotNow();
+                    }
+                } catch (Throwable e) {
+                    failed.set(e);
+                }
+            }, "metrics-writer");
+            Thread sampler = new Thread(() -> {
+                try {
+                    Figures prev = Figures.of(m);
+                    while (!stop.get()) {
+                        Figures f = Figures.of(m);
+                        checkGauges(f, c);
+                        long[] b = prev.counters();
+                        long[] a = f.counters();
+                        for (int i = 0; i < b.length; i++) assertTrue(a[i] >= b[i], "a counter fell: " + prev + " -> " + f);
+                        prev = f;
+                    }
+                } catch (Throwable e) {
+                    failed.set(e);
+                }
+            }, "metrics-sampler");
+            writer.start();
+            sampler.start();
+            try {
+                for (int i = 0; i < 12 && failed.get() == null; i++) {
+                    while (writes.get() < (i + 1) * 2000L && failed.get() == null && writer.isAlive()) Thread.sleep(1); // bounded by @Timeout
+                    checkBreakdown(store.checkpoint().get(), c);
+                }
+            } finally {
+                stop.set(true);
+                writer.join();
+                sampler.join();
+            }
+            if (failed.get() != null) throw new AssertionError("a writer or the sampler failed", failed.get());
+            assertEquals(writes.get(), m.writes());
+            assertTrue(m.dirtyPages() > 0, "the writer's last puts are not checkpointed yet");
+            store.checkpoint().get();
+            store.checkpoint().get(); // the one after a checkpoint the writer copied pages of: nothing is left held
+            assertEquals(0, m.dirtyPages(), "nothing dirty or held once the checkpoints ran: " + Figures.of(m));
+            assertEquals(0, m.checkpointBufferUsedPages(), Figures.of(m).toString());
+            long dead = m.archiveDeadBytes();
+            assertTrue(dead >= 0 && dead <= m.archiveBytes(), dead + " dead of " + m.archiveBytes());
         }
     }
 
