@@ -63,7 +63,10 @@ public interface VarveMetrics {
 
     /**
      * The IEP-113 breakdown of the last checkpoint since open: {@link CheckpointStats#NONE} (id 0) until this open's
-     * first, however many the store ran before (an idle store runs none).
+     * first, however many the store ran before. A reopen runs none unless it recovers something; after a checkpoint
+     * that wrote pages (the close's, before a reopen) the next one, whatever asks for it, runs even with nothing
+     * written since, to write no page: it moves the mark past the WAL record that checkpoint left. So an idle store
+     * runs that one at its next timer tick, then none.
      */
     CheckpointStats lastCheckpoint();
 

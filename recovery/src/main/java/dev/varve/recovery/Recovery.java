@@ -91,10 +91,10 @@ public final class Recovery {
         long replayed = replay(from, replay, scannedEnd);
         boolean pending = finalCheckpointInBackground && replayed > 0;
         // past the mark of a cleanly closed store the WAL holds the witness of its last checkpoint alone, which needs
-        // no new mark: marked at that mark with no page dirty, the checkpoint runs none (an idle reopened store runs
-        // none, as VarveMetrics.lastCheckpoint says); marked at the WAL's end it wrote markers and an empty recovery
-        // file at every reopen after a checkpoint that wrote pages, and showed operators a "recovery" checkpoint
-        // after a clean restart
+        // no new mark: marked at that mark with no page dirty, the checkpoint runs none (a reopen runs none unless it
+        // recovers something, as VarveMetrics.lastCheckpoint says); marked at the WAL's end it wrote markers and an
+        // empty recovery file at every reopen after a checkpoint that wrote pages, and showed operators a "recovery"
+        // checkpoint after a clean restart
         boolean nothingPastMark = complete != null && !start.interrupted() && onlyWitnessesPastMark && wal.tailCut().isEmpty();
         if (!pending) checkpointer.checkpoint("recovery", nothingPastMark ? () -> from : wal::position);
         RecoveryReport report = new RecoveryReport(restored, restoredPages, replayed, wal.tailCut().map(Object::toString).orElse(null),
