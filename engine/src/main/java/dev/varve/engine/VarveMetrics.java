@@ -2,7 +2,8 @@ package dev.varve.engine;
 
 /**
  * Figures of an open store. The counters are cumulative since open: each open starts them again at 0 (to Prometheus, a
- * counter reset), and a closed store's keep their last values.
+ * counter reset), and a closed store's keep their last values. A store opened read-only after a crash counts what its
+ * recovery did in memory (the recovery checkpoint's WAL bytes, recovery-file bytes and pages), though no file changed.
  */
 public interface VarveMetrics {
     /** WAL bytes appended. */
