@@ -72,14 +72,6 @@ public final class WalFileCheck {
         return fileSize;
     }
 
-    /** Why the header of segment {@code index} in {@code f} does not check out, or null when it does. */
-    private static String headerProblem(FileIO f, Path p, long index) throws IOException {
-        ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        if (f.read(h, 0) < HEADER_SIZE) return null; // no whole header: reported by its size
-        WalSegmentDescriptor.refuseOtherVersion(h, p);
-        return WalSegmentDescriptor.checkHeader(h, index);
-    }
-
     /**
      * Checks every segment in {@code dir}, whose segments are {@code segmentSize} bytes. Each segment's tail is judged
      * by the walSyncMode that wrote it, which its header records; {@code mode} judges a version 1 segment, which does
@@ -115,7 +107,7 @@ public final class WalFileCheck {
                 long size = f.size();
                 // the header first: it records the segment size, so a segment whose header fails its check is reported as
                 // that, not also as a file of the wrong size (judged against a size nothing read from it confirmed)
-                String bad = headerProblem(f, p, index);
+                String bad = WalSegmentDescriptor.headerProblem(f, p, index);
                 if (bad != null) {
                     sink.damage(p, 0, bad);
                     continue;

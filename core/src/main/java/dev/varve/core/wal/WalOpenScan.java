@@ -248,12 +248,11 @@ public final class WalOpenScan {
     /**
      * Why a segment file that does not have the segment size is bad: its header's damage when the header fails its
      * check (the header records the size, so with it unreadable the size said nothing on its own: the size it was
-     * judged against may be a default, not the store's), else the size.
+     * judged against may be a default, not the store's), else the size. A newer release's segment is refused as such.
      */
     private static String wrongSize(FileIOFactory io, Path path, long index, long segmentSize) {
         try (FileIO f = io.open(path, false)) {
-            ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-            String bad = f.read(h, 0) < HEADER_SIZE ? null : WalSegmentDescriptor.checkHeader(h, index);
+            String bad = WalSegmentDescriptor.headerProblem(f, path, index);
             if (bad != null) return bad;
         } catch (IOException | UncheckedIOException e) {
             // the file read a moment ago: its size is reason enough

@@ -2,8 +2,10 @@ package dev.varve.core.wal;
 
 import dev.varve.config.WalSyncMode;
 import dev.varve.core.io.CorruptionException;
+import dev.varve.core.io.FileIO;
 import dev.varve.core.store.StoreTag;
 
+import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -268,6 +270,19 @@ public final class WalSegmentDescriptor {
      */
     public static boolean isNewerVersionRefusal(CorruptionException e) {
         return e.offset() == VERSION_OFFSET && e.what() != null && e.what().startsWith(NEWER_VERSION);
+    }
+
+    /**
+     * Why the header of segment {@code segmentIndex} in the file {@code f} (at {@code file}) does not check out, or null
+     * when it does or the file is shorter than a header (its size says what is wrong then).
+     *
+     * @throws CorruptionException if a newer release wrote it ({@link #refuseOtherVersion})
+     */
+    static String headerProblem(FileIO f, Path file, long segmentIndex) throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        if (f.read(h, 0) < HEADER_SIZE) return null;
+        refuseOtherVersion(h, file);
+        return checkHeader(h, segmentIndex);
     }
 
     /** Why the header in {@code seg} is not that of segment {@code segmentIndex}, or null when it is. */
