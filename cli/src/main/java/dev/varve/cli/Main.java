@@ -29,8 +29,8 @@ import java.nio.file.Path;
         footer = {"  0   success (verify: no damage found)",
                 "  1   damage found (verify), or entries lost (salvage)",
                 "  2   the store cannot be used: not a store, open elsewhere, unreadable, or the operation failed (backup --from: the "
-                        + "transfer failed; NEWDIR stays marked unfinished once part of the image arrived, and is removed if this run "
-                        + "created it and nothing arrived)",
+                        + "transfer failed; NEWDIR stays marked unfinished once part of the image was written, and is removed if this run "
+                        + "created it and nothing was)",
                 "  3   key absent (get)",
                 "  64  bad command line",
                 "  serve and backup --follow run until stopped: on SIGTERM (Ctrl-C) they close the store cleanly;",
