@@ -38,7 +38,6 @@ import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReadWriteLock;
-import java.util.concurrent.locks.StampedLock;
 
 /**
  * The wired store: page store, page memory, WAL, checkpointer, catalog and partitions, tied together by the write
@@ -64,7 +63,7 @@ final class Engine {
     final LongAdder writes = new LongAdder();
     final LongAdder reads = new LongAdder();
     final ChangePublisher changes = new ChangePublisher();
-    private final ReadWriteLock checkpointLock = new StampedLock().asReadWriteLock();
+    private final ReadWriteLock checkpointLock = new CheckpointLock();
     final Snapshots snapshots = new Snapshots(this, checkpointLock);
     final TableRegistry tables = new TableRegistry(this);
     /** Every change of the store's pages: head-room, the checkpoint lock, the partition locks, the WAL, the commit. */

@@ -19,9 +19,11 @@
  *       write lock, for microseconds. The mark's listener (the archive's {@code onMark}) runs under it. A
  *       {@code writeAndSnapshot} holds the write lock instead of the read lock across its batch's append-and-apply
  *       and the declaration after it (the partition locks are released before the declaration). It is a
- *       {@link java.util.concurrent.locks.StampedLock}'s read-write view, not a {@code ReentrantReadWriteLock}: every
- *       put takes its read side, and the reentrant lock's per-thread hold counts (a thread-local lookup once two
- *       threads read) cost two writers 6-15% of their puts. It is not reentrant: nothing under either side takes it
+ *       {@link java.util.concurrent.locks.StampedLock}'s views ({@code CheckpointLock}), not a
+ *       {@code ReentrantReadWriteLock}: every put takes its read side, and the reentrant lock's per-thread hold counts
+ *       (a thread-local lookup once two threads read) cost two writers 6-15% of their puts. A thread asking for the
+ *       write side goes before readers that arrive after it (a bare {@code StampedLock} lets them in, and two writers
+ *       kept a mark waiting for tens of milliseconds). It is not reentrant: nothing under either side takes it
  *       again.</li>
  *   <li><b>Partition locks</b> ({@code PartitionHandle.lock}): a writer takes the write locks of every partition its
  *       operation touches in file-id order; readers take one read lock.</li>
