@@ -1,8 +1,10 @@
 package dev.varve.benchmarks;
 
 import dev.varve.config.ConfigLimits;
+import dev.varve.config.VarveConfig;
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
+import dev.varve.engine.VarveMetrics;
 import dev.varve.server.BackupResult;
 import dev.varve.server.SnapshotBackup;
 import dev.varve.server.VarveServer;
@@ -35,7 +37,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       and value bytes per second of the whole transfer (its final fsync, open and check included), and the
  *       writer's put rate meanwhile.</li>
  * </ol>
- * Sender and receiver share the machine's cores and disk, as a backup onto the same host would. With
+ * Sender and receiver share the machine's cores and disk, as a backup onto the same host would; so that a run says
+ * which of the two held the transfer back, it also reports the process's CPU (cores busy) and the source store's own
+ * disk writes (WAL, recovery files, checkpoint pages, archive) with the writer alone and during the transfer. With
  * {@code --ship-idle} no writer runs: the transfer alone.
  */
 final class ShipJob {
@@ -46,6 +50,7 @@ final class ShipJob {
     /** The warm-up's image, or the measured image where that is smaller. */
     private static final int WARM_UP_MIB = 64;
     private static final int WARM_UP_TRANSFERS = 5;
+    private static final int CORES = Runtime.getRuntime().availableProcessors();
 
     private final Options opts;
     private final PrintStream out;
@@ -62,7 +67,8 @@ final class ShipJob {
                 WRITER_KEYS, opts.dir.toAbsolutePath());
         double diskBytesPerSec = diskBandwidth(opts.dir.resolve("disk-probe"), Math.min(imageBytes, 1L << 30));
         out.printf(Locale.ROOT, "disk: durable sequential writes %.0f MiB/s%n", diskBytesPerSec / (1 << 20));
-        try (Varve store = Varve.open(opts.config(opts.dir.resolve("source")).build())) {
+        VarveConfig config = opts.config(opts.dir.resolve("source")).build();
+        try (Varve store = Varve.open(config)) {
             long snapshot = load(store, imageBytes);
             long imageKeyValueBytes = imageBytes / (IMAGE_VALUE_BYTES + 16) * (IMAGE_VALUE_BYTES + 16);
             int seconds = opts.secondsSet ? opts.seconds : BASELINE_SECONDS_DEFAULT;
@@ -72,7 +78,13 @@ final class ShipJob {
                 // raised "during / without" by as much (1.19 against 0.99 on a 64 MiB image)
                 out.printf(Locale.ROOT, "writer warm-up, untimed: %.0f puts/s over %d s%n", writerRate(store, seconds), seconds);
             }
+            long baselineStart = System.nanoTime();
+            CpuTimes baselineCpu0 = CpuTimes.now();
+            long baselineDisk0 = diskWrites(store, config);
             double baseline = opts.shipIdle ? 0 : writerRate(store, seconds);
+            long baselineNanos = System.nanoTime() - baselineStart;
+            double baselineCores = coresBusy(CpuTimes.now().since(baselineCpu0), baselineNanos);
+            double baselineDiskRate = (diskWrites(store, config) - baselineDisk0) / (baselineNanos / 1e9);
             if (!opts.shipIdle) out.printf(Locale.ROOT, "writer without a transfer: %.0f puts/s over %d s%n", baseline, seconds);
             // right before the transfer: code that went cold during the load and the baseline is flushed from the code
             // cache and compiled again when it runs (a warm-up before them left C2 busy during the measured transfer)
@@ -83,6 +95,8 @@ final class ShipJob {
                 Thread writer = new Thread(() -> write(store, stop, puts), "ship-writer");
                 if (!opts.shipIdle) writer.start();
                 long t0 = System.nanoTime();
+                CpuTimes cpu0 = CpuTimes.now();
+                long disk0 = diskWrites(store, config);
                 BackupResult r;
                 try {
                     r = new SnapshotBackup(server.address(), snapshot, opts.dir.resolve("backup")).run();
@@ -90,7 +104,10 @@ final class ShipJob {
                     stop.set(true);
                     if (!opts.shipIdle) writer.join();
                 }
-                double secs = (System.nanoTime() - t0) / 1e9;
+                long nanos = System.nanoTime() - t0;
+                double transferCores = coresBusy(CpuTimes.now().since(cpu0), nanos);
+                double secs = nanos / 1e9;
+                double storeDiskRate = (diskWrites(store, config) - disk0) / secs;
                 double during = puts.get() / secs;
                 double shipBytesPerSec = r.bytes() / (r.nanos() / 1e9);
                 double imageBytesPerSec = imageKeyValueBytes / (r.nanos() / 1e9);
@@ -107,10 +124,16 @@ final class ShipJob {
                 t.row("disk durable write bandwidth, MiB/s", List.of(String.format(Locale.ROOT, "%.1f", diskBytesPerSec / (1 << 20))));
                 t.row("page bytes / disk bandwidth", List.of(String.format(Locale.ROOT, "%.2f", shipBytesPerSec / diskBytesPerSec)));
                 t.row("key+value bytes / disk bandwidth", List.of(String.format(Locale.ROOT, "%.2f", imageBytesPerSec / diskBytesPerSec)));
+                t.row("process CPU during the transfer, cores busy", List.of(String.format(Locale.ROOT, "%.2f of %d", transferCores, CORES)));
+                t.row("the source store's own disk writes during the transfer, MiB/s", List.of(String.format(Locale.ROOT, "%.1f", storeDiskRate / (1 << 20))));
+                t.row("(page bytes + the store's writes) / disk bandwidth",
+                        List.of(String.format(Locale.ROOT, "%.2f", (shipBytesPerSec + storeDiskRate) / diskBytesPerSec)));
                 if (!opts.shipIdle) {
                     t.row("writer puts/s without transfer", List.of(String.format(Locale.ROOT, "%.0f", baseline)));
                     t.row("writer puts/s during transfer", List.of(String.format(Locale.ROOT, "%.0f", during)));
                     t.row("during / without", List.of(String.format(Locale.ROOT, "%.2f", during / baseline)));
+                    t.row("process CPU of the writer alone, cores busy", List.of(String.format(Locale.ROOT, "%.2f of %d", baselineCores, CORES)));
+                    t.row("the store's disk writes with the writer alone, MiB/s", List.of(String.format(Locale.ROOT, "%.1f", baselineDiskRate / (1 << 20))));
                 }
                 t.print(out);
             }
@@ -185,6 +208,25 @@ final class ShipJob {
         store.checkpoint().join();
         out.printf(Locale.ROOT, "loaded %d entries in %.1f s, snapshot %d%n", n, (System.nanoTime() - t0) / 1e9, snapshot);
         return snapshot;
+    }
+
+    /**
+     * The process's CPU time over a wall-clock interval, in cores: sender, receiver and writer share one JVM here, so
+     * with the writer alone's figure this says how much of the machine the transfer had left (-1 where the JVM cannot
+     * tell).
+     */
+    private static double coresBusy(CpuTimes spent, long wallNanos) {
+        return spent.processNanos() < 0 ? -1 : spent.processNanos() / (double) wallNanos;
+    }
+
+    /**
+     * What the source store has written to its disk so far: WAL, recovery files, checkpoint pages and archive (the
+     * transfer's target is on the same disk, so these share its bandwidth with the transfer).
+     */
+    private static long diskWrites(Varve store, VarveConfig config) {
+        VarveMetrics m = store.metrics();
+        return m.walBytesWritten() + m.recoveryFileBytesWritten() + m.checkpointPagesWritten() * config.pageSize()
+                + m.archiveBytes() + m.archiveBytesReclaimed();
     }
 
     private static double writerRate(Varve store, int seconds) throws InterruptedException {
