@@ -54,14 +54,27 @@ final class CheckpointLock implements ReadWriteLock {
         return writersWaiting.get() != 0;
     }
 
-    /** Returns once no writer is waiting, or false when interrupted first and {@code interruptible}. */
+    /**
+     * Returns once no writer is waiting, or false when interrupted first and {@code interruptible}. Uninterruptible,
+     * it keeps an interrupt for the caller, as the lock it stands before does, rather than spin on a park that
+     * returns at once.
+     */
     private boolean awaitNoWaitingWriter(boolean interruptible) {
+        boolean interrupted = false;
         for (int turn = 0; writersWaiting.get() != 0; turn++) {
-            if (interruptible && Thread.interrupted()) return false;
-            if (turn < SPINS) Thread.onSpinWait();
-            else if (turn < SPINS + YIELDS) Thread.yield(); // on a machine of few cores the writer may need this one
-            else LockSupport.parkNanos(this, PARK_NANOS);
+            if (turn < SPINS) {
+                Thread.onSpinWait();
+            } else if (turn < SPINS + YIELDS) {
+                Thread.yield(); // on a machine of few cores the writer may need this one
+            } else {
+                LockSupport.parkNanos(this, PARK_NANOS);
+                if (Thread.interrupted()) {
+                    if (interruptible) return false;
+                    interrupted = true;
+                }
+            }
         }
+        if (interrupted) Thread.currentThread().interrupt();
         return true;
     }
 
