@@ -16,10 +16,10 @@ import java.util.concurrent.locks.StampedLock;
  *
  * <p>A {@code StampedLock} lets a reader in whenever no thread <em>holds</em> the write side, even while one waits
  * for it: with two threads putting back to back, the read count seldom falls to zero, and a checkpoint's mark waited
- * 30-200 ms for the write side (two writers on two cores, physical WAL records: 200 ms a checkpoint on average) — a
- * mark, or a {@code snapshotNow()}, late by as much. Here a thread that asks for the write side says so first, and a
- * reader that sees it waits until the write side has been taken and let go, so the reads inside drain and none
- * enters meanwhile. A reader that looked just before the writer said so gets in; the writer waits for it as for any
+ * tens to hundreds of milliseconds for the write side (two writers on two cores, physical WAL records: 200 ms a
+ * checkpoint on average) — a mark, or a {@code snapshotNow()}, late by as much. Here a thread that asks for the write
+ * side says so first, and a reader that sees it waits until the writer has it (then queues behind it in the
+ * {@code StampedLock}), so the reads inside drain and none enters meanwhile. A reader that looked just before the writer said so gets in; the writer waits for it as for any
  * read already inside, one operation.
  *
  * <p>Not reentrant, as the store's use needs: nothing under either side takes the lock again.
@@ -28,7 +28,7 @@ final class CheckpointLock implements ReadWriteLock {
     /** Spins before a waiting reader yields its core, and yields before it parks: the write side is held for microseconds. */
     private static final int SPINS = 64;
     private static final int YIELDS = 16;
-    /** A waiting reader's park between looks: a write side held long (a writeAndSnapshot's batch, close) costs it no core. */
+    /** A waiting reader's park between looks: a writer waiting long (behind a large batch inside) costs it no core. */
     private static final long PARK_NANOS = 20_000;
 
     private final StampedLock lock = new StampedLock();
