@@ -55,11 +55,10 @@ final class CheckpointLock implements ReadWriteLock {
     }
 
     /**
-     * Returns once no writer is waiting, or false when interrupted first and {@code interruptible}. Uninterruptible,
-     * it keeps an interrupt for the caller, as the lock it stands before does, rather than spin on a park that
-     * returns at once.
+     * Returns once no writer is waiting. It keeps an interrupt for the caller, as the lock it stands before does,
+     * rather than spin on a park that returns at once.
      */
-    private boolean awaitNoWaitingWriter(boolean interruptible) {
+    private void awaitNoWaitingWriter() {
         boolean interrupted = false;
         for (int turn = 0; writersWaiting.get() != 0; turn++) {
             if (turn < SPINS) {
@@ -68,48 +67,22 @@ final class CheckpointLock implements ReadWriteLock {
                 Thread.yield(); // on a machine of few cores the writer may need this one
             } else {
                 LockSupport.parkNanos(this, PARK_NANOS);
-                if (Thread.interrupted()) {
-                    if (interruptible) return false;
-                    interrupted = true;
-                }
+                interrupted |= Thread.interrupted();
             }
         }
         if (interrupted) Thread.currentThread().interrupt();
-        return true;
     }
 
-    private final class ReadSide implements Lock {
+    /** What neither side offers: the store takes the lock with {@code lock()} and {@code tryLock()} only. */
+    private abstract static class Side implements Lock {
         @Override
-        public void lock() {
-            awaitNoWaitingWriter(false);
-            read.lock();
+        public void lockInterruptibly() {
+            throw new UnsupportedOperationException("the checkpoint lock is taken with lock() or tryLock()");
         }
 
         @Override
-        public void lockInterruptibly() throws InterruptedException {
-            if (!awaitNoWaitingWriter(true)) throw new InterruptedException();
-            read.lockInterruptibly();
-        }
-
-        @Override
-        public boolean tryLock() {
-            return writersWaiting.get() == 0 && read.tryLock();
-        }
-
-        @Override
-        public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-            long deadline = System.nanoTime() + unit.toNanos(time);
-            while (writersWaiting.get() != 0) {
-                if (Thread.interrupted()) throw new InterruptedException();
-                if (System.nanoTime() - deadline >= 0) return false;
-                LockSupport.parkNanos(this, PARK_NANOS);
-            }
-            return read.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        }
-
-        @Override
-        public void unlock() {
-            read.unlock();
+        public boolean tryLock(long time, TimeUnit unit) {
+            throw new UnsupportedOperationException("the checkpoint lock is taken with lock() or tryLock()");
         }
 
         @Override
@@ -118,7 +91,25 @@ final class CheckpointLock implements ReadWriteLock {
         }
     }
 
-    private final class WriteSide implements Lock {
+    private final class ReadSide extends Side {
+        @Override
+        public void lock() {
+            awaitNoWaitingWriter();
+            read.lock();
+        }
+
+        @Override
+        public boolean tryLock() {
+            return writersWaiting.get() == 0 && read.tryLock();
+        }
+
+        @Override
+        public void unlock() {
+            read.unlock();
+        }
+    }
+
+    private final class WriteSide extends Side {
         @Override
         public void lock() {
             writersWaiting.incrementAndGet();
@@ -130,38 +121,13 @@ final class CheckpointLock implements ReadWriteLock {
         }
 
         @Override
-        public void lockInterruptibly() throws InterruptedException {
-            writersWaiting.incrementAndGet();
-            try {
-                write.lockInterruptibly();
-            } finally {
-                writersWaiting.decrementAndGet();
-            }
-        }
-
-        @Override
         public boolean tryLock() {
             return write.tryLock();
         }
 
         @Override
-        public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-            writersWaiting.incrementAndGet();
-            try {
-                return write.tryLock(time, unit);
-            } finally {
-                writersWaiting.decrementAndGet();
-            }
-        }
-
-        @Override
         public void unlock() {
             write.unlock();
-        }
-
-        @Override
-        public Condition newCondition() {
-            throw new UnsupportedOperationException("the checkpoint lock has no conditions");
         }
     }
 }
