@@ -40,8 +40,6 @@ public final class Recovery {
     private final CheckpointMarkers markers;
     private final Checkpointer checkpointer;
     private final RecoveryStart start;
-    /** Set by {@link #replay}: the WAL past the mark holds no record but checkpoint witnesses. */
-    private boolean onlyWitnessesPastMark = true;
 
     /**
      * Recovery over the store's parts from {@code start} (decided before the WAL was opened); the checkpointer's
@@ -94,8 +92,8 @@ public final class Recovery {
         // no new mark: marked at that mark with no page dirty, the checkpoint runs none (a reopen runs none unless it
         // recovers something, as VarveMetrics.lastCheckpoint says); marked at the WAL's end it wrote markers and an
         // empty recovery file at every reopen after a checkpoint that wrote pages, and showed operators a "recovery"
-        // checkpoint after a clean restart
-        boolean nothingPastMark = complete != null && !start.interrupted() && onlyWitnessesPastMark && wal.tailCut().isEmpty();
+        // checkpoint after a clean restart. Nothing replayed, the pages are as of that mark, so it is never too late.
+        boolean nothingPastMark = complete != null && !start.interrupted() && replayed == 0 && wal.tailCut().isEmpty();
         if (!pending) checkpointer.checkpoint("recovery", nothingPastMark ? () -> from : wal::position);
         RecoveryReport report = new RecoveryReport(restored, restoredPages, replayed, wal.tailCut().map(Object::toString).orElse(null),
                 pending, System.nanoTime() - t0);
@@ -161,7 +159,6 @@ public final class Recovery {
         try (WalReader r = wal.read(from)) {
             r.checkedBefore(scannedEnd);
             while (r.next()) {
-                if (r.type() != RecordTypes.CHECKPOINT_STARTED) onlyWitnessesPastMark = false;
                 if (!RecordTypes.isLogical(r.type())) continue;
                 int bytes = r.payload().remaining();
                 int ops = replay.operations(r.type(), r.payload());
