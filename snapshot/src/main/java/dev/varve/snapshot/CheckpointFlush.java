@@ -102,6 +102,9 @@ final class CheckpointFlush {
         }
         for (SnapshotRegistry.Move m : due) ranker.copyToLevel(m, markLsn);
         for (ArchiveLevel l : levels) l.volume.forceFilled(); // the bulk of the write-back, while the archiver still appends
+        // then the segment it appends to, before the gate: declarations wait for the gate holding the checkpoint write
+        // lock, so every writer stalls for what is synced under it; left there is only what the archiver wrote since
+        for (ArchiveLevel l : levels) l.volume.force();
         registry.forceDropCauses(); // the WAL records behind the drops, while declarations go on
         lock.lockAppends(); // not the state lock: captures go on while the files sync
         try {
