@@ -105,6 +105,7 @@ final class CheckpointFlush {
         // then the segment it appends to, before the gate: declarations wait for the gate holding the checkpoint write
         // lock, so every writer stalls for what is synced under it; left there is only what the archiver wrote since
         for (ArchiveLevel l : levels) l.volume.force();
+        for (ArchiveLevel l : levels) l.maplog.forceWritten(); // likewise the Maplog parts written so far
         registry.forceDropCauses(); // the WAL records behind the drops, while declarations go on
         lock.lockAppends(); // not the state lock: captures go on while the files sync
         try {

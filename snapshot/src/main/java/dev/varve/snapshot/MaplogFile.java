@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -291,6 +292,29 @@ final class MaplogFile implements AutoCloseable {
             if (a != null) a[into + i] = buf.getLong(off + MaplogDescriptor.A_OFFSET);
             if (b != null) b[into + i] = buf.getLong(off + MaplogDescriptor.B_OFFSET);
             if (c != null) c[into + i] = buf.getLong(off + MaplogDescriptor.C_OFFSET);
+        }
+    }
+
+    /**
+     * Fsyncs the parts written since the last fsync without holding this log's monitor, so the archiver's appends go
+     * on meanwhile: the checkpoint's flush calls it before it takes the archive's append gate, and {@link #force}
+     * under the gate is left with what was written since. The buffered entries stay buffered (writing them may start
+     * a part, with fsyncs, which is the archiver's to do outside the archive's locks). Parts are closed only by the
+     * checkpoint's own thread (reclamation, compaction), by recovery and by close.
+     */
+    void forceWritten() {
+        List<PartFile> written;
+        synchronized (this) {
+            written = List.copyOf(dirty);
+        }
+        for (PartFile f : written) {
+            try {
+                f.force();
+            } catch (java.nio.channels.ClosedChannelException e) {
+                // closed since it was listed (the store closing): the force under the gate reports what is left
+            } catch (IOException e) {
+                throw new StorageException("archive fsync failed: " + e.getMessage(), f.path(), e);
+            }
         }
     }
 

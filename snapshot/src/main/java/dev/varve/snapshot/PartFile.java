@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -21,7 +22,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * written with, which is the one that reports their write-back error.
  *
  * <p>Reads may run concurrently (views read Pagelog segments without the volume's lock): they share a read lock,
- * and letting the descriptor go takes the write lock, so it waits for the reads under way.
+ * and letting the descriptor go takes the write lock, so it waits for the reads under way. A force may run beside a
+ * write (the checkpoint forces a Maplog's parts before it stops the archiver's appends, see
+ * {@link MaplogFile#forceWritten}): writes are counted when they begin and when they are done, and a force covers
+ * those done before it began, so a write it may have missed leaves the file unforced.
  */
 final class PartFile implements FileIO {
     private final FileIOFactory io;
@@ -30,7 +34,11 @@ final class PartFile implements FileIO {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     /** Null while released; changed under the write lock. */
     private FileIO file;
-    private volatile boolean unforced;
+    /** Writes (and truncates) begun, and done, through this handle; one writer at a time (the file's owner). */
+    private final AtomicLong begun = new AtomicLong();
+    private final AtomicLong done = new AtomicLong();
+    /** The count of writes done when the latest force began: the writes up to there are durable. */
+    private final AtomicLong forcedThrough = new AtomicLong();
     private volatile boolean keepOpen;
     private volatile boolean closed;
     /** When it was last used (nanoTime): the budget lets the least recently used go first. */
@@ -96,7 +104,7 @@ final class PartFile implements FileIO {
         lock.writeLock().lock();
         try {
             if (file == null) return true;
-            if (keepOpen || unforced) return false;
+            if (keepOpen || unforced()) return false;
             f = file;
             file = null;
         } finally {
@@ -109,7 +117,7 @@ final class PartFile implements FileIO {
 
     /** Whether the budget may let its descriptor go now. */
     boolean releasable() {
-        return !keepOpen && !unforced && !closed;
+        return !keepOpen && !unforced() && !closed;
     }
 
     long lastUse() {
@@ -126,24 +134,43 @@ final class PartFile implements FileIO {
         return use(f -> f.read(dst, position));
     }
 
-    @Override
-    public void write(ByteBuffer src, long position) throws IOException {
-        unforced = true; // before the write: a release that sees it clear cannot close the descriptor the write uses
-        use(f -> {
-            f.write(src, position);
-            return null;
-        });
+    /** Whether a write begun through this handle is not covered by a force yet. */
+    private boolean unforced() {
+        return forcedThrough.get() < begun.get();
     }
 
-    /** Forces what was written; the file's writer calls it, never beside one of its own writes. */
+    @Override
+    public void write(ByteBuffer src, long position) throws IOException {
+        written(f -> f.write(src, position));
+    }
+
+    /** Runs a write counted as begun before (a release that sees it cannot close the descriptor it uses) and done after. */
+    private void written(Write write) throws IOException {
+        begun.incrementAndGet();
+        try {
+            use(f -> {
+                write.on(f);
+                return null;
+            });
+        } finally {
+            done.incrementAndGet(); // failed half-way, it may still have changed the file: the next force covers it
+        }
+    }
+
+    private interface Write {
+        void on(FileIO f) throws IOException;
+    }
+
+    /** Forces what was written; it may run beside a write, which it then leaves to the next force. */
     @Override
     public void force() throws IOException {
-        if (!unforced) return; // nothing written since the last force (or ever, through this handle)
+        if (!unforced()) return; // nothing written since the last force (or ever, through this handle)
+        long covered = done.get(); // read before the fsync: the writes done by then are what it makes durable
         use(f -> {
             f.force();
             return null;
         });
-        unforced = false;
+        forcedThrough.accumulateAndGet(covered, Math::max);
     }
 
     @Override
@@ -153,11 +180,7 @@ final class PartFile implements FileIO {
 
     @Override
     public void truncate(long size) throws IOException {
-        unforced = true;
-        use(f -> {
-            f.truncate(size);
-            return null;
-        });
+        written(f -> f.truncate(size));
     }
 
     @Override

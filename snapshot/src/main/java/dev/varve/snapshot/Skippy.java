@@ -300,6 +300,14 @@ final class Skippy implements AutoCloseable {
     }
 
     /** fsync of every level and uplink file, Maplog first. */
+    /** See {@link MaplogFile#forceWritten}: every level and uplink log, holding none of their monitors. */
+    void forceWritten() {
+        for (int i = 0; i <= height; i++) {
+            levels[i].forceWritten();
+            if (i < height) uplinks[i].forceWritten();
+        }
+    }
+
     void force() {
         for (int i = 0; i <= height; i++) {
             levels[i].force();
