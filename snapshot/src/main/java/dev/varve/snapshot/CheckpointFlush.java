@@ -13,7 +13,9 @@ import java.util.List;
  *
  * <p>The fsyncs run under the archive's append gate only, never under the state lock the writer's path takes: the
  * positions are taken under the state lock first, and the gate keeps the logs still while they are forced, so a
- * capture goes on while the disk syncs ({@link ArchiveLock}).
+ * capture goes on while the disk syncs ({@link ArchiveLock}). A declaration waits for the gate holding the checkpoint
+ * write lock, and so every writer with it: the volumes and the Maplog parts written so far are forced before the gate
+ * is taken, with the archiver still appending, which leaves the forces under it what was written in between.
  */
 final class CheckpointFlush {
     private final ArchiveLock lock;
