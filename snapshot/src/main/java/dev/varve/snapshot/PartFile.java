@@ -24,8 +24,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * <p>Reads may run concurrently (views read Pagelog segments without the volume's lock): they share a read lock,
  * and letting the descriptor go takes the write lock, so it waits for the reads under way. A force may run beside a
  * write (the checkpoint forces a Maplog's parts before it stops the archiver's appends, see
- * {@link MaplogFile#forceWritten}): writes are counted when they begin and when they are done, and a force covers
- * those done before it began, so a write it may have missed leaves the file unforced.
+ * {@link MaplogFile#forceWritten}): writes are counted when they begin and when they are done, and a force that
+ * began with a write under way leaves the file unforced, for the next force to cover.
  */
 final class PartFile implements FileIO {
     private final FileIOFactory io;
@@ -34,10 +34,10 @@ final class PartFile implements FileIO {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     /** Null while released; changed under the write lock. */
     private FileIO file;
-    /** Writes (and truncates) begun, and done, through this handle; one writer at a time (the file's owner). */
+    /** Writes (and truncates) begun, and done, through this handle. */
     private final AtomicLong begun = new AtomicLong();
     private final AtomicLong done = new AtomicLong();
-    /** The count of writes done when the latest force began: the writes up to there are durable. */
+    /** The writes begun before the latest force that found none under way began: all of them durable. */
     private final AtomicLong forcedThrough = new AtomicLong();
     private volatile boolean keepOpen;
     private volatile boolean closed;
@@ -165,12 +165,16 @@ final class PartFile implements FileIO {
     @Override
     public void force() throws IOException {
         if (!unforced()) return; // nothing written since the last force (or ever, through this handle)
-        long covered = done.get(); // read before the fsync: the writes done by then are what it makes durable
+        // read before the fsync, done first: as many done as begun since means none under way, and the fsync makes all
+        // of them durable; with one under way it cannot tell which are, and the next force counts them
+        long doneBefore = done.get();
+        long begunBefore = begun.get();
+        boolean noneUnderWay = doneBefore == begunBefore;
         use(f -> {
             f.force();
             return null;
         });
-        forcedThrough.accumulateAndGet(covered, Math::max);
+        if (noneUnderWay) forcedThrough.accumulateAndGet(begunBefore, Math::max);
     }
 
     @Override
