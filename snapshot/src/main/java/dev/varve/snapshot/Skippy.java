@@ -299,7 +299,6 @@ final class Skippy implements AutoCloseable {
         }
     }
 
-    /** fsync of every level and uplink file, Maplog first. */
     /** See {@link MaplogFile#forceWritten}: every level and uplink log, holding none of their monitors. */
     void forceWritten() {
         for (int i = 0; i <= height; i++) {
@@ -308,6 +307,7 @@ final class Skippy implements AutoCloseable {
         }
     }
 
+    /** fsync of every level and uplink file, Maplog first. */
     void force() {
         for (int i = 0; i <= height; i++) {
             levels[i].force();
