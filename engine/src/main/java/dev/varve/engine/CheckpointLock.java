@@ -19,8 +19,8 @@ import java.util.concurrent.locks.StampedLock;
  * tens to hundreds of milliseconds for the write side (two writers on two cores, physical WAL records: 200 ms a
  * checkpoint on average) — a mark, or a {@code snapshotNow()}, late by as much. Here a thread that asks for the write
  * side says so first, and a reader that sees it waits until the writer has it (then queues behind it in the
- * {@code StampedLock}), so the reads inside drain and none enters meanwhile. A reader that looked just before the writer said so gets in; the writer waits for it as for any
- * read already inside, one operation.
+ * {@code StampedLock}), so the reads inside drain and none enters meanwhile. A reader that looked just before the
+ * writer said so gets in; the writer waits for it as for any read already inside, one operation.
  *
  * <p>Not reentrant, as the store's use needs: nothing under either side takes the lock again.
  */

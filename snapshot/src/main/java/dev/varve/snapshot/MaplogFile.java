@@ -300,7 +300,8 @@ final class MaplogFile implements AutoCloseable {
      * on meanwhile: the checkpoint's flush calls it before it takes the archive's append gate, and {@link #force}
      * under the gate is left with what was written since. The buffered entries stay buffered (writing them may start
      * a part, with fsyncs, which is the archiver's to do outside the archive's locks). Parts are closed only by the
-     * checkpoint's own thread (reclamation, compaction), by recovery and by close.
+     * checkpoint's own thread (reclamation, compaction), by recovery and by close after the last checkpoint, so none
+     * goes while this forces it.
      */
     void forceWritten() {
         List<PartFile> written;
@@ -310,8 +311,6 @@ final class MaplogFile implements AutoCloseable {
         for (PartFile f : written) {
             try {
                 f.force();
-            } catch (java.nio.channels.ClosedChannelException e) {
-                // closed since it was listed (the store closing): the force under the gate reports what is left
             } catch (IOException e) {
                 throw new StorageException("archive fsync failed: " + e.getMessage(), f.path(), e);
             }

@@ -141,24 +141,20 @@ final class PartFile implements FileIO {
 
     @Override
     public void write(ByteBuffer src, long position) throws IOException {
-        written(f -> f.write(src, position));
+        written(f -> {
+            f.write(src, position);
+            return null;
+        });
     }
 
     /** Runs a write counted as begun before (a release that sees it cannot close the descriptor it uses) and done after. */
-    private void written(Write write) throws IOException {
+    private void written(Use<Void> write) throws IOException {
         begun.incrementAndGet();
         try {
-            use(f -> {
-                write.on(f);
-                return null;
-            });
+            use(write);
         } finally {
             done.incrementAndGet(); // failed half-way, it may still have changed the file: the next force covers it
         }
-    }
-
-    private interface Write {
-        void on(FileIO f) throws IOException;
     }
 
     /** Forces what was written; it may run beside a write, which it then leaves to the next force. */
@@ -184,7 +180,10 @@ final class PartFile implements FileIO {
 
     @Override
     public void truncate(long size) throws IOException {
-        written(f -> f.truncate(size));
+        written(f -> {
+            f.truncate(size);
+            return null;
+        });
     }
 
     @Override
