@@ -315,7 +315,7 @@ final class ChannelFileIOFactory implements FileIOFactory {
 
                 @Override
                 public void force(int offset, int len) {
-                    PacedForce.force(mb::force, offset, len); // see PacedForce for why not in one call
+                    mb.force(offset, len);
                 }
             };
         }
