@@ -418,33 +418,46 @@ public final class Checkpointer implements AutoCloseable {
         Set<Integer> touched = ConcurrentHashMap.newKeySet();
         int pageSize = memory.pageSize();
         pool.forEachIndexed(CheckpointPool.slices(pages, pool.threads()), (n, slice) -> {
-            // sorted by id, a slice holds runs of consecutive pages of a file: each run goes out in one write (one
-            // system call where there were up to RUN_PAGES), and its pages are finished only once it is written, as
-            // an evicted page's file must hold its image
-            ByteBuffer run = ByteBuffer.allocateDirect(RUN_PAGES * pageSize);
-            List<Frame> latched = new ArrayList<>(); // written, to be finished once a writer lets go of them
-            for (int from = 0, count; from < slice.size(); from += count) {
-                long first = slice.get(from).heldPageId();
-                count = 0;
-                do {
-                    memory.copyCheckpointImage(slice.get(from + count), run, count * pageSize);
-                    PageChecksum.stamp(run, count * pageSize, pageSize);
-                    count++;
-                } while (count < RUN_PAGES && from + count < slice.size() && slice.get(from + count).heldPageId() == first + count
-                        && PageId.fileId(first + count) == PageId.fileId(first));
-                memory.store().write(first, run, 0, count);
-                for (int i = 0; i < count; i++) {
-                    if (memory.tryFinishCheckpointPage(slice.get(from + i))) throttle.pageWritten();
-                    else latched.add(slice.get(from + i));
-                }
-                touched.add(PageId.fileId(first));
-            }
-            for (Frame f : latched) {
-                memory.finishCheckpointPage(f);
-                throttle.pageWritten();
+            try {
+                writeSlice(slice, touched, pageSize);
+            } catch (RuntimeException | Error e) {
+                // failed at once, not once every slice is done: another slice may wait for the latch of a page whose
+                // writer waits for a slot of this checkpoint, and only the failure lets that writer go (onPressure)
+                if (failure == null) failure = e;
+                throw e;
             }
         });
         return touched;
+    }
+
+    /**
+     * Writes one slice, sorted by id: its runs of consecutive pages of a file each go out in one write (one system
+     * call where there were up to RUN_PAGES), and their pages are finished only once written, as an evicted page's
+     * file must hold its image.
+     */
+    private void writeSlice(List<Frame> slice, Set<Integer> touched, int pageSize) {
+        ByteBuffer run = ByteBuffer.allocateDirect(RUN_PAGES * pageSize);
+        List<Frame> latched = new ArrayList<>(); // written, to be finished once a writer lets go of them
+        for (int from = 0, count; from < slice.size(); from += count) {
+            long first = slice.get(from).heldPageId();
+            count = 0;
+            do {
+                memory.copyCheckpointImage(slice.get(from + count), run, count * pageSize);
+                PageChecksum.stamp(run, count * pageSize, pageSize);
+                count++;
+            } while (count < RUN_PAGES && from + count < slice.size() && slice.get(from + count).heldPageId() == first + count
+                    && PageId.fileId(first + count) == PageId.fileId(first));
+            memory.store().write(first, run, 0, count);
+            for (int i = 0; i < count; i++) {
+                if (memory.tryFinishCheckpointPage(slice.get(from + i))) throttle.pageWritten();
+                else latched.add(slice.get(from + i));
+            }
+            touched.add(PageId.fileId(first));
+        }
+        for (Frame f : latched) {
+            memory.finishCheckpointPage(f);
+            throttle.pageWritten();
+        }
     }
 
     private void checkUsable() {

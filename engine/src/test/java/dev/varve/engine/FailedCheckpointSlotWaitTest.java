@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.StorageException;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -15,8 +16,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -77,6 +80,101 @@ class FailedCheckpointSlotWaitTest {
             for (int k = 0; k < 200; k++)
                 assertArrayEquals(FixtureSupport.bytes((whole ? 2000 : 1000) + k, 1500), t.get(key(k)), "key " + k + ": the batch whole or absent");
         }
+    }
+
+    /**
+     * The same, with the checkpoint's page writes on two threads, the failure in one slice while the other waits for a
+     * page the writer holds latched (the writer waits for a slot with that latch held): the slice waits for the writer,
+     * the writer for the failure, and the failure was set only once every slice was done — a deadlock, which a CI run
+     * met by chance. Both slices are held at their first write until the writer waits; then one, drawn at random, goes on,
+     * and once it waits for the writer's latch the other fails. Which slice the writer blocks is the layout's, so a run
+     * where the released slice finishes instead is done again on a fresh store.
+     */
+    @Test
+    void aFailureInOneSliceReachesAWriterThatAnotherSliceWaitsFor() throws Exception {
+        for (int attempt = 0; attempt < 40; attempt++) {
+            if (failureReachesTheWriter(dir.resolve("attempt-" + attempt))) return;
+        }
+        throw new AssertionError("in 40 runs the released slice never waited for a page the writer holds");
+    }
+
+    /** One run of the test above; false when the scenario did not arise (the released slice did not wait for the writer). */
+    private static boolean failureReachesTheWriter(Path dir) throws Exception {
+        AtomicBoolean armed = new AtomicBoolean();
+        Thread[] slice = new Thread[2]; // in the order they got to their first write
+        AtomicReference<Thread> failing = new AtomicReference<>();
+        CountDownLatch bothHeld = new CountDownLatch(2);
+        CountDownLatch[] release = {new CountDownLatch(1), new CountDownLatch(1)};
+        HookedFileIOFactory io = new HookedFileIOFactory((op, file) -> {
+            if (op != HookedFileIOFactory.Op.WRITE || !file.getFileName().toString().endsWith(".page") || !armed.get()) return;
+            int mine;
+            synchronized (slice) {
+                if (slice[0] == null) slice[0] = Thread.currentThread();
+                else if (slice[1] == null && slice[0] != Thread.currentThread()) slice[1] = Thread.currentThread();
+                else return; // a later write of a slice already held: goes on
+                mine = slice[0] == Thread.currentThread() ? 0 : 1;
+            }
+            bothHeld.countDown();
+            try {
+                release[mine].await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (failing.get() == Thread.currentThread()) throw new IOException("injected: the page write fails");
+        });
+        VarveConfig config = FixtureSupport.small(dir).dataRegionSize(32L << 20).checkpointBufferSize(256L << 10).partitions(1)
+                .checkpointThreads(2).build();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        Varve store = Varve.open(config, io);
+        try {
+            Table t = store.table("t");
+            for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(k, 1500));
+            store.checkpoint().join();
+            for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(1000 + k, 1500));
+            armed.set(true);
+            CompletableFuture<CheckpointStats> checkpoint = store.checkpoint();
+            assertTrue(bothHeld.await(60, TimeUnit.SECONDS), "both slices got to their first page write");
+            Thread[] writer = new Thread[1];
+            CompletableFuture<Void> batch = CompletableFuture.runAsync(() -> {
+                writer[0] = Thread.currentThread();
+                store.write(b -> {
+                    for (int k = 0; k < 200; k++) b.put("t", key(k), FixtureSupport.bytes(2000 + k, 1500));
+                });
+            }, pool);
+            while (writer[0] == null || !HookedFileIOFactory.waitsForACheckpointBufferSlot(writer[0])) {
+                assertTrue(!batch.isDone(), "the batch ended without waiting for a slot");
+                Thread.onSpinWait();
+            }
+            int first = ThreadLocalRandom.current().nextInt(2); // the slice released first, to wait for the writer
+            failing.set(slice[1 - first]);
+            release[first].countDown();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+            boolean waits = false;
+            while (!waits && System.nanoTime() < deadline) {
+                waits = waitsForALatch(slice[first]);
+                Thread.onSpinWait();
+            }
+            release[1 - first].countDown();
+            if (!waits) return false;
+            assertThrows(ExecutionException.class, () -> checkpoint.get(60, TimeUnit.SECONDS));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> batch.get(60, TimeUnit.SECONDS));
+            assertInstanceOf(StorageException.class, e.getCause());
+            assertTrue(e.getCause().getMessage().contains("checkpointer failed"), e.getCause().getMessage());
+            return true;
+        } finally {
+            release[0].countDown();
+            release[1].countDown();
+            store.halt();
+            pool.shutdownNow();
+        }
+    }
+
+    /** Whether {@code t}, a checkpoint thread, waits for a page's latch to copy or finish it. */
+    private static boolean waitsForALatch(Thread t) {
+        Thread.State state = t.getState();
+        if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) return false;
+        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("finishCheckpointPage")
+                || f.getMethodName().equals("copyCheckpointImage"));
     }
 
     private static byte[] key(int k) {
