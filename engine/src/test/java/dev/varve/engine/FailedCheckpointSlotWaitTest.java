@@ -148,11 +148,11 @@ class FailedCheckpointSlotWaitTest {
             int first = ThreadLocalRandom.current().nextInt(2); // the slice released first, to wait for the writer
             failing.set(slice[1 - first]);
             release[first].countDown();
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             boolean waits = false;
-            while (!waits && System.nanoTime() < deadline) {
-                waits = waitsForALatch(slice[first]);
-                Thread.onSpinWait();
+            while (!waits && System.nanoTime() < deadline && writesPages(slice[first])) {
+                // seen twice 20 ms apart: finishing a page no writer holds takes microseconds
+                waits = finishesAPage(slice[first]) && pause() && finishesAPage(slice[first]);
             }
             release[1 - first].countDown();
             if (!waits) return false;
@@ -169,12 +169,22 @@ class FailedCheckpointSlotWaitTest {
         }
     }
 
-    /** Whether {@code t}, a checkpoint thread, waits for a page's latch to copy or finish it. */
-    private static boolean waitsForALatch(Thread t) {
-        Thread.State state = t.getState();
-        if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) return false;
-        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("finishCheckpointPage")
-                || f.getMethodName().equals("copyCheckpointImage"));
+    /**
+     * Whether {@code t}, a checkpoint thread, is finishing a page: where it waits for the latch of a page the writer
+     * copied and holds (the only latch a writer waiting for a slot holds, see CheckpointFrames.copyImage).
+     */
+    private static boolean finishesAPage(Thread t) {
+        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("finishCheckpointPage"));
+    }
+
+    /** Whether {@code t}, a checkpoint thread, is still on its slice (an idle one has no checkpointer frame). */
+    private static boolean writesPages(Thread t) {
+        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().equals("dev.varve.checkpoint.Checkpointer"));
+    }
+
+    private static boolean pause() throws InterruptedException {
+        Thread.sleep(20);
+        return true;
     }
 
     private static byte[] key(int k) {
