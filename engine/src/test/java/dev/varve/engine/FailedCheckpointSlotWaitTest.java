@@ -47,24 +47,11 @@ class FailedCheckpointSlotWaitTest {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         Varve store = Varve.open(config, io);
         try {
-            Table t = store.table("t");
-            for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(k, 1500));
-            store.checkpoint().join();
-            for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(1000 + k, 1500));
+            fillTwice(store);
             hold.set(true);
             CompletableFuture<CheckpointStats> checkpoint = store.checkpoint();
             assertTrue(held.await(60, TimeUnit.SECONDS), "the checkpoint got to its page writes");
-            Thread[] writer = new Thread[1];
-            CompletableFuture<Void> batch = CompletableFuture.runAsync(() -> {
-                writer[0] = Thread.currentThread();
-                store.write(b -> {
-                    for (int k = 0; k < 200; k++) b.put("t", key(k), FixtureSupport.bytes(2000 + k, 1500));
-                });
-            }, pool);
-            while (writer[0] == null || !HookedFileIOFactory.waitsForACheckpointBufferSlot(writer[0])) {
-                assertTrue(!batch.isDone(), "the batch ended without waiting for a slot");
-                Thread.onSpinWait();
-            }
+            CompletableFuture<Void> batch = batchWaitingForASlot(store, pool);
             release.countDown();
             assertThrows(ExecutionException.class, () -> checkpoint.get(60, TimeUnit.SECONDS));
             ExecutionException e = assertThrows(ExecutionException.class, () -> batch.get(60, TimeUnit.SECONDS));
@@ -127,24 +114,11 @@ class FailedCheckpointSlotWaitTest {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         Varve store = Varve.open(config, io);
         try {
-            Table t = store.table("t");
-            for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(k, 1500));
-            store.checkpoint().join();
-            for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(1000 + k, 1500));
+            fillTwice(store);
             armed.set(true);
             CompletableFuture<CheckpointStats> checkpoint = store.checkpoint();
             assertTrue(bothHeld.await(60, TimeUnit.SECONDS), "both slices got to their first page write");
-            Thread[] writer = new Thread[1];
-            CompletableFuture<Void> batch = CompletableFuture.runAsync(() -> {
-                writer[0] = Thread.currentThread();
-                store.write(b -> {
-                    for (int k = 0; k < 200; k++) b.put("t", key(k), FixtureSupport.bytes(2000 + k, 1500));
-                });
-            }, pool);
-            while (writer[0] == null || !HookedFileIOFactory.waitsForACheckpointBufferSlot(writer[0])) {
-                assertTrue(!batch.isDone(), "the batch ended without waiting for a slot");
-                Thread.onSpinWait();
-            }
+            CompletableFuture<Void> batch = batchWaitingForASlot(store, pool);
             int first = ThreadLocalRandom.current().nextInt(2); // the slice released first, to wait for the writer
             failing.set(slice[1 - first]);
             release[first].countDown();
@@ -185,6 +159,30 @@ class FailedCheckpointSlotWaitTest {
     private static boolean pause() throws InterruptedException {
         Thread.sleep(20);
         return true;
+    }
+
+    /** Writes every key, checkpoints, and writes every key again: about a hundred dirty leaves of 64 slots' worth. */
+    private static void fillTwice(Varve store) {
+        Table t = store.table("t");
+        for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(k, 1500));
+        store.checkpoint().join();
+        for (int k = 0; k < 200; k++) t.put(key(k), FixtureSupport.bytes(1000 + k, 1500));
+    }
+
+    /** A batch over every key on {@code pool}, returned once it waits for a checkpoint-buffer slot. */
+    private static CompletableFuture<Void> batchWaitingForASlot(Varve store, ExecutorService pool) {
+        Thread[] writer = new Thread[1];
+        CompletableFuture<Void> batch = CompletableFuture.runAsync(() -> {
+            writer[0] = Thread.currentThread();
+            store.write(b -> {
+                for (int k = 0; k < 200; k++) b.put("t", key(k), FixtureSupport.bytes(2000 + k, 1500));
+            });
+        }, pool);
+        while (writer[0] == null || !HookedFileIOFactory.waitsForACheckpointBufferSlot(writer[0])) {
+            assertTrue(!batch.isDone(), "the batch ended without waiting for a slot");
+            Thread.onSpinWait();
+        }
+        return batch;
     }
 
     private static byte[] key(int k) {
