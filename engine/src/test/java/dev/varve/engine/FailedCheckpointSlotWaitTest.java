@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.varve.checkpoint.Checkpointer;
 import dev.varve.config.VarveConfig;
 import dev.varve.core.io.StorageException;
 import java.io.IOException;
@@ -153,7 +154,7 @@ class FailedCheckpointSlotWaitTest {
 
     /** Whether {@code t}, a checkpoint thread, is still on its slice (an idle one has no checkpointer frame). */
     private static boolean writesPages(Thread t) {
-        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().equals("dev.varve.checkpoint.Checkpointer"));
+        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().equals(Checkpointer.class.getName()));
     }
 
     private static boolean pause() throws InterruptedException {
