@@ -32,8 +32,7 @@ final class FrameReplacer {
     private final PageMemory memory;
     /** By slot; null until the slot's frame is made, published by a release store (see {@link #make}). */
     private final Frame[] frames;
-    private final ByteBuffer[] chunks;
-    private final int framesPerChunk;
+    private final GrowingRegion region;
     /** Slots below this have been claimed for a frame. */
     private final AtomicInteger made = new AtomicInteger();
     /** Frames handed back by a miss that lost its race to map the page. */
@@ -42,12 +41,11 @@ final class FrameReplacer {
     private final LongAdder pagesRead = new LongAdder();
     private final LongAdder pagesEvicted = new LongAdder();
 
-    /** Replacement over {@code frames}, none of them made yet, their pages in {@code chunks} as {@link RegionChunks} cuts them. */
-    FrameReplacer(PageMemory memory, Frame[] frames, ByteBuffer[] chunks) {
+    /** Replacement over {@code frames}, none of them made yet, their pages in {@code region}. */
+    FrameReplacer(PageMemory memory, Frame[] frames, GrowingRegion region) {
         this.memory = memory;
         this.frames = frames;
-        this.chunks = chunks;
-        this.framesPerChunk = RegionChunks.framesPerChunk(memory.pageSize);
+        this.region = region;
         freeFrames = new MpmcAtomicArrayQueue<>(frames.length);
     }
 
@@ -111,18 +109,22 @@ final class FrameReplacer {
     }
 
     /**
-     * A frame, loading, for the next slot never used, or null when every slot has one. It is published to the clock
-     * by a release store after it is loading, so the clock, reading the slot with an acquire, sees it whole and passes
-     * it by until it is loaded; everyone else finds it through the page table, whose monitor publishes it.
+     * A frame, loading, for the next slot never used, or null when every slot the region can give has one. The slot is
+     * claimed only once its chunk of the region is allocated, so a slot is never left claimed without a frame. The
+     * frame is published to the clock by a release store after it is loading, so the clock, reading the slot with an
+     * acquire, sees it whole and passes it by until it is loaded; everyone else finds it through the page table, whose
+     * monitor publishes it.
      */
     private Frame make() {
         while (true) {
             int slot = made.get();
-            if (slot >= frames.length) return null;
+            if (slot >= region.capacity()) return null;
+            ByteBuffer chunk = region.chunkOf(slot);
+            if (chunk == null) return null; // the region stopped growing there: evict instead
             if (!made.compareAndSet(slot, slot + 1)) continue;
             Frame f;
             try {
-                f = new Frame(chunks[slot / framesPerChunk], (slot % framesPerChunk) * memory.pageSize, memory.pageSize, slot);
+                f = new Frame(chunk, region.offsetOf(slot), memory.pageSize, slot);
             } catch (OutOfMemoryError e) {
                 // the slot stays without a frame (the clock passes it by): with the heap exhausted, that page of the
                 // region is the least of the store's troubles, and handing the slot out again could race its makers

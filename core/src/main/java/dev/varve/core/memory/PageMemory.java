@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntFunction;
 
 /**
  * Off-heap page memory bounded by the data region: direct-buffer chunks cut into frames, a striped page table,
@@ -57,10 +58,16 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     volatile boolean closed;
     private final PageCopier copier = new PageCopier(this);
     private final PageAccess unlatchedReads = new UnlatchedReads(this);
+    private final GrowingRegion region;
     private final FrameReplacer replacer;
 
     /** Page memory of {@code regionBytes} over {@code store}, with a checkpoint buffer of {@code checkpointBufferBytes}. */
     public PageMemory(PageStore store, long regionBytes, long checkpointBufferBytes) {
+        this(store, regionBytes, checkpointBufferBytes, frames -> new GrowingRegion(frames, store.pageSize()));
+    }
+
+    /** As above, the region's memory from {@code regionOfFrames} (a test's, whose growth can fail on demand). */
+    PageMemory(PageStore store, long regionBytes, long checkpointBufferBytes, IntFunction<GrowingRegion> regionOfFrames) {
         this.store = store;
         this.pageSize = store.pageSize();
         long count = regionBytes / pageSize;
@@ -74,10 +81,10 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             frames = new Frame[(int) count];
             dirtyFrames = new MpscAtomicArrayQueue<>(frames.length);
             markedFrames = new MpscAtomicArrayQueue<>(frames.length);
-            ByteBuffer[] chunks = RegionChunks.allocate(frames.length, pageSize);
+            region = regionOfFrames.apply(frames.length);
             table = new PageTable(frames);
             childHints = new ChildHints(ChildHints.REFS_PER_FRAME * (long) frames.length);
-            replacer = new FrameReplacer(this, frames, chunks);
+            replacer = new FrameReplacer(this, frames, region);
         } catch (OutOfMemoryError e) {
             throw PageSlots.cannotAllocate("dataRegionSize", regionBytes, e);
         }
@@ -236,12 +243,14 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      * dirty, as waiting out the limit would not free one.
      */
     void waitForCleanPage(long startNanos) {
-        if (recovering && heldFrames.get() >= frames.length)
-            throw new StorageException("recovery filled the data region with the changes of one WAL record (" + frames.length
+        int usable = region.capacity();
+        if (recovering && heldFrames.get() >= usable)
+            throw new StorageException("recovery filled the data region with the changes of one WAL record (" + usable
                     + " pages of " + pageSize + " bytes, all dirty, none of which can be written out before the record is applied): "
-                    + "dataRegionSize of " + (long) frames.length * pageSize + " bytes is too small to replay it; reopen with a larger "
+                    + "dataRegionSize of " + (long) frames.length * pageSize + " bytes" + (usable < frames.length ? " (of which the JVM "
+                    + "gave " + (long) usable * pageSize + ")" : "") + " is too small to replay it; reopen with a larger "
                     + "dataRegionSize (the one the store was written with, if that was larger)");
-        waitOrFail(startNanos, "a clean page to evict (" + heldPages() + " of " + frames.length + " pages dirty)");
+        waitOrFail(startNanos, "a clean page to evict (" + heldPages() + " of " + usable + " pages dirty)");
     }
 
     void waitOrFail(long startNanos, String what) {
@@ -304,18 +313,28 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         while (!tryReserve(pages)) {
             stillPossible.run();
             if (start == 0) start = System.nanoTime();
-            waitOrFail(start, "room in the data region (" + heldFrames.get() + " of " + frames.length + " pages dirty)");
+            waitOrFail(start, "room in the data region (" + heldFrames.get() + " of " + region.capacity() + " pages dirty)");
         }
     }
 
-    /** Reserves head-room for {@code pages} if there is room now; false (nothing reserved) otherwise. */
+    /**
+     * Reserves head-room for {@code pages} if there is room now; false (nothing reserved) otherwise. Head-room is
+     * granted only within the region's memory allocated so far, slack included, which grows here (holding no lock,
+     * see {@link #awaitHeadroom}) when a reservation needs it: a region that then cannot grow has already given every
+     * frame it promised, and the slack stays in memory that exists.
+     */
     public boolean tryReserve(int pages) {
-        long limit = frames.length - slackFrames;
+        int usable = region.capacity(); // the region's pages, unless it could not grow to them all (see GrowingRegion)
+        long limit = usable - slackFrames;
         if (pages > limit) throw new IllegalArgumentException("an operation touching ~" + pages + " pages cannot fit a data region of "
-                + frames.length + " pages; raise dataRegionSize or split the batch");
+                + usable + " pages; raise dataRegionSize or split the batch");
         while (true) {
             long r = reservedFrames.get();
-            if (heldFrames.get() + r + pages > limit) return false;
+            long wanted = heldFrames.get() + r + pages;
+            if (wanted > region.allocated() - slackFrames) {
+                if (wanted <= region.capacity() - slackFrames && region.grow()) continue;
+                return false;
+            }
             if (reservedFrames.compareAndSet(r, r + pages)) return true;
         }
     }
@@ -455,5 +474,6 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        region.awaitAllocations();
     }
 }

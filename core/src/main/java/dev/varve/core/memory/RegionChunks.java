@@ -4,11 +4,11 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
- * Allocates a data region (or a {@link PageSlots} pool) as direct buffers of up to {@value #CHUNK_BYTES} bytes, in parallel.
- * {@code allocateDirect} zero-fills its memory, so the kernel faults in every page of the region before the store can
- * open; on a VM that costs about a second per GiB on one thread (measured: 2.1 GiB in 1.0 s), most of a recovery's
- * open with a large region. Page faults in different mappings proceed in parallel, so the chunks are allocated by
- * {@link Arrays#parallelSetAll} (the common fork-join pool and the calling thread: one thread per core).
+ * Allocates a {@link PageSlots} pool (the checkpoint buffer, the capture buffer) as direct buffers of up to
+ * {@value #CHUNK_BYTES} bytes, in parallel. {@code allocateDirect} zero-fills its memory, so the kernel faults in
+ * every page of a pool before the store can open; page faults in different mappings proceed in parallel, so the
+ * chunks are allocated by {@link Arrays#parallelSetAll} (the common fork-join pool and the calling thread: one thread
+ * per core). The data region, larger and often mostly unused, is allocated as it is used instead ({@link GrowingRegion}).
  */
 final class RegionChunks {
     static final int CHUNK_BYTES = 256 << 20;

@@ -31,14 +31,8 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(120)
 class ChildHintsTest extends PageMemoryFixture {
-    private static final int FILE = PageId.fileId(3, 1);
-
     ChildHintsTest() {
         super(64);
-    }
-
-    private static long id(int index) {
-        return PageId.of(FILE, index);
     }
 
     /** Writes pages 0..count-1, each filled with its index, and makes them clean (written to the file). */

@@ -34,37 +34,9 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(180)
 class PageMemoryTest extends PageMemoryFixture {
-    private static final int FILE = PageId.fileId(2, 5);
 
     PageMemoryTest() {
         super(16);
-    }
-
-    private static long id(int index) {
-        return PageId.of(FILE, index);
-    }
-
-    /** Deterministic body of page {@code index}, version {@code version}. */
-    private static byte[] body(int index, int version) {
-        byte[] b = new byte[PAGE - PageHeader.SIZE];
-        long x = index * 0x9E3779B97F4A7C15L + version * 0xC2B2AE3D27D4EB4FL + 1;
-        for (int i = 0; i < b.length; i++) {
-            x ^= x << 13;
-            x ^= x >>> 7;
-            x ^= x << 17;
-            b[i] = (byte) x;
-        }
-        return b;
-    }
-
-    private void writeNew(int index, int version) {
-        Page p = memory.acquireNew(id(index));
-        try {
-            p.type(PageHeader.TYPE_LEAF);
-            p.putBytes(PageHeader.SIZE, body(index, version), 0, PAGE - PageHeader.SIZE);
-        } finally {
-            memory.releaseWrite(p);
-        }
     }
 
     private void rewrite(int index, int version) {
@@ -76,32 +48,6 @@ class PageMemoryTest extends PageMemoryFixture {
         }
     }
 
-    private byte[] read(int index) {
-        Page p = memory.acquireRead(id(index));
-        try {
-            byte[] b = new byte[PAGE - PageHeader.SIZE];
-            p.getBytes(PageHeader.SIZE, b, 0, b.length);
-            assertEquals(id(index), p.pageId(), "page id in the header");
-            return b;
-        } finally {
-            memory.releaseRead(p);
-        }
-    }
-
-    /** A hand-run checkpoint: every held page's mark image stamped and written to its file. Returns the page count. */
-    private int flush() {
-        memory.markCheckpoint();
-        List<Frame> set = memory.markedPages();
-        ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
-        for (Frame f : set) {
-            memory.copyCheckpointImage(f, image, 0);
-            PageChecksum.stamp(image, 0, PAGE);
-            store.write(f.heldPageId(), image, 0);
-            memory.finishCheckpointPage(f);
-        }
-        return set.size();
-    }
-
     private static void flipByte(Path file, long offset) throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ByteBuffer one = ByteBuffer.allocate(1);
@@ -109,15 +55,6 @@ class PageMemoryTest extends PageMemoryFixture {
             one.put(0, (byte) (one.get(0) ^ 0x10)).rewind();
             ch.write(one, offset);
         }
-    }
-
-    /** Writes new pages {@code from} to {@code to - 1} (version 1), a checkpoint every 256 and one at the end: all clean. */
-    private void writeClean(int from, int to) {
-        for (int i = from; i < to; i++) {
-            writeNew(i, 1);
-            if (i % 256 == 255) flush();
-        }
-        flush();
     }
 
     @Test

@@ -1,0 +1,137 @@
+package dev.varve.core.memory;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntFunction;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The data region allocated as used ({@link GrowingRegion}): a chunk at open, the next in the background when the one
+ * before is first used, each once; a chunk the JVM cannot give stops the growth there, and page memory then works in
+ * the chunks it has.
+ */
+@Timeout(60)
+class GrowingRegionTest extends PageMemoryFixture {
+    private static final int CHUNK = 64 * PAGE;
+
+    GrowingRegionTest() {
+        super(16);
+    }
+
+    /** Records the size of every chunk asked for, and refuses those from {@code refuseFrom} on (-1: none). */
+    private static final class Allocations implements IntFunction<ByteBuffer> {
+        final List<Integer> sizes = new CopyOnWriteArrayList<>();
+        final int refuseFrom;
+
+        Allocations(int refuseFrom) {
+            this.refuseFrom = refuseFrom;
+        }
+
+        @Override
+        public ByteBuffer apply(int bytes) {
+            sizes.add(bytes);
+            if (refuseFrom >= 0 && sizes.size() > refuseFrom) throw new OutOfMemoryError("Cannot reserve " + bytes + " bytes of direct buffer memory");
+            return ByteBuffer.allocateDirect(bytes);
+        }
+
+        /** Waits for the background allocation of chunk {@code n - 1} to have been asked for. */
+        void awaitAsked(int n) throws InterruptedException {
+            while (sizes.size() < n) Thread.sleep(1);
+        }
+    }
+
+    @Test
+    void onlyTheFirstChunkIsAllocatedAtOpenAndTheNextWhenTheOneBeforeIsFirstUsed() throws Exception {
+        Allocations asked = new Allocations(-1);
+        // 3.5 chunks: the last one is half a chunk
+        GrowingRegion region = new GrowingRegion(64 * 3 + 32, PAGE, CHUNK, asked);
+        assertEquals(List.of(CHUNK), asked.sizes, "at open");
+        ByteBuffer first = region.chunkOf(0);
+        assertEquals(CHUNK, first.capacity());
+        asked.awaitAsked(2); // the second, begun in the background
+        assertSame(first, region.chunkOf(63), "a chunk is allocated once");
+        ByteBuffer fourth = region.chunkOf(64 * 3 + 31); // not begun yet: allocated by the caller
+        assertEquals(32 * PAGE, fourth.capacity(), "the last chunk holds only the region's last pages");
+        assertEquals(31 * PAGE, region.offsetOf(64 * 3 + 31));
+        region.awaitAllocations();
+        assertEquals(List.of(CHUNK, CHUNK, 32 * PAGE), asked.sizes, "the third chunk, never used, was never asked for");
+        assertEquals(64 * 3 + 32, region.capacity());
+    }
+
+    @Test
+    void threadsRacingForAChunkGetTheSameOneAllocatedOnce() throws Exception {
+        Allocations asked = new Allocations(-1);
+        GrowingRegion region = new GrowingRegion(64 * 8, PAGE, CHUNK, asked);
+        AtomicReferenceArray<ByteBuffer> seen = new AtomicReferenceArray<>(8);
+        Set<String> failures = ConcurrentHashMap.newKeySet();
+        CountDownLatch go = new CountDownLatch(1);
+        Thread[] threads = new Thread[4];
+        for (int t = 0; t < threads.length; t++) {
+            threads[t] = new Thread(() -> {
+                try {
+                    go.await();
+                    for (int slot = 0; slot < 64 * 8; slot += 7) {
+                        ByteBuffer chunk = region.chunkOf(slot);
+                        if (!seen.compareAndSet(slot / 64, null, chunk) && seen.get(slot / 64) != chunk) failures.add("two chunks for " + slot / 64);
+                    }
+                } catch (Throwable e) {
+                    failures.add(e.toString());
+                }
+            });
+            threads[t].start();
+        }
+        go.countDown();
+        for (Thread t : threads) t.join();
+        region.awaitAllocations();
+        assertEquals(Set.of(), failures);
+        assertEquals(8, asked.sizes.size(), "each chunk asked for once");
+    }
+
+    @Test
+    void aChunkTheJvmCannotGiveStopsTheGrowthThere() throws Exception {
+        Allocations asked = new Allocations(2); // the first two chunks, no more
+        GrowingRegion region = new GrowingRegion(64 * 4, PAGE, CHUNK, asked);
+        assertNotNull(region.chunkOf(0));
+        asked.awaitAsked(2); // the second chunk asked for before the third, which is refused
+        assertNotNull(region.chunkOf(64));
+        asked.awaitAsked(3);
+        assertNull(region.chunkOf(128), "the third chunk could not be allocated");
+        assertEquals(128, region.capacity(), "the region stops at the chunks it has");
+        assertNotNull(region.chunkOf(127), "and still serves them");
+        region.awaitAllocations();
+        assertEquals(3, asked.sizes.size(), "no chunk asked for past the one refused");
+    }
+
+    /**
+     * Page memory over a region that stops growing at two of its four chunks: frames are made for those slots only,
+     * and pages past them are read by evicting clean ones, each exactly as written.
+     */
+    @Test
+    void pageMemoryWhoseRegionStopsGrowingEvictsWithinTheChunksItHas() {
+        int frames = 4 * FRAMES;
+        int chunk = FRAMES * PAGE;
+        open();
+        memory.close();
+        memory = new PageMemory(store, (long) frames * PAGE, 16L * PAGE, n -> new GrowingRegion(n, PAGE, chunk, new Allocations(2)));
+        writeClean(0, frames);
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < frames; i += 3) assertArrayEquals(body(i, 1), read(i), "page " + i);
+        }
+        assertEquals(2 * FRAMES, memory.framesMade(), "frames made in the two chunks the region has, no more");
+        assertTrue(memory.pagesEvicted() > 0, "pages past them were read by evicting clean ones");
+    }
+}
