@@ -21,7 +21,9 @@ import java.util.function.IntFunction;
  * when a frame is first made in a chunk, the next one is allocated on a thread of its own, so a store that grows
  * seldom waits for its memory. A chunk the JVM cannot give (direct memory taken since open by other stores or
  * libraries: the open already refused settings over the JVM's limit) stops the growth: the region stays at the chunks
- * it has, {@link #capacity} says so, and head-room and eviction work within it, with a warning naming the setting.
+ * it has, {@link #capacity} says so, and eviction works within it, with a warning naming the setting. Head-room
+ * ({@link PageMemory#tryReserve}) is granted only within the chunks {@link #allocated}, growing the region first when
+ * it needs more, so a region that stops growing has never promised a frame it cannot give.
  */
 final class GrowingRegion {
     static final int CHUNK_BYTES = 32 << 20;
@@ -72,7 +74,7 @@ final class GrowingRegion {
             stop(c, e.getCause());
             return null;
         }
-        advance();
+        if (allocated <= slot) advance(); // the chunk is new: count it (once counted, no lock is taken here)
         if (c + 1 < chunks.length() && chunks.get(c + 1) == null) begin(c + 1, true);
         return chunk;
     }
@@ -104,6 +106,25 @@ final class GrowingRegion {
     }
 
     /**
+     * Begins allocating, in the background, the first chunk past those allocated that is not begun yet, keeping at most
+     * two under way: called when head-room nears the end of the allocated chunks, so {@link #grow} seldom has to wait.
+     */
+    void growAhead() {
+        int c = allocated / framesPerChunk;
+        for (int last = Math.min(chunks.length(), c + 2); c < last && allocated < capacity; c++) {
+            if (chunks.get(c) == null) {
+                begin(c, true);
+                return;
+            }
+        }
+    }
+
+    /** Frames in a chunk: how far ahead of need {@link #growAhead} is called. */
+    int framesPerChunk() {
+        return framesPerChunk;
+    }
+
+    /**
      * Waits for a chunk allocation still under way, so the thread allocating it has ended when the store's close
      * returns (its memory goes back with the region's at the next collection).
      */
@@ -125,7 +146,7 @@ final class GrowingRegion {
             try {
                 mine.complete(allocator.apply(chunkBytes(c)));
                 advance();
-            } catch (OutOfMemoryError e) {
+            } catch (RuntimeException | Error e) { // OutOfMemoryError, as a rule: whatever it is, no waiter waits forever
                 mine.completeExceptionally(e);
             }
         };

@@ -17,9 +17,9 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 
 /**
- * Off-heap page memory bounded by the data region: direct-buffer chunks cut into frames, a striped page table,
- * clock replacement of clean pages ({@link FrameReplacer}), per-page latches, and head-room; dirty tracking and the
- * checkpoint's copy-on-write are {@link CheckpointFrames}'.
+ * Off-heap page memory bounded by the data region: direct-buffer chunks, allocated as used ({@link GrowingRegion}), cut
+ * into frames, a striped page table, clock replacement of clean pages ({@link FrameReplacer}), per-page latches, and
+ * head-room; dirty tracking and the checkpoint's copy-on-write are {@link CheckpointFrames}'.
  *
  * <p>Design note. No-steal: a dirty page is never evicted; only a checkpoint makes it clean. Writers therefore
  * reserve head-room before an operation ({@link #awaitHeadroom}) while holding no lock the checkpointer needs, and
@@ -331,7 +331,9 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         while (true) {
             long r = reservedFrames.get();
             long wanted = heldFrames.get() + r + pages;
-            if (wanted > region.allocated() - slackFrames) {
+            long room = region.allocated() - slackFrames;
+            if (wanted > room - region.framesPerChunk()) region.growAhead(); // within a chunk of the end: the next one
+            if (wanted > room) {
                 if (wanted <= region.capacity() - slackFrames && region.grow()) continue;
                 return false;
             }
