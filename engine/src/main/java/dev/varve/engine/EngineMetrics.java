@@ -115,6 +115,11 @@ final class EngineMetrics implements VarveMetrics {
     }
 
     @Override
+    public long dataRegionAllocatedBytes() {
+        return e.memory.allocatedBytes();
+    }
+
+    @Override
     public String failure() {
         Throwable f = e.failure();
         return f == null ? null : f.toString();

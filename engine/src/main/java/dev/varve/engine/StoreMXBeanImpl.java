@@ -200,6 +200,11 @@ final class StoreMXBeanImpl implements VarveStoreMXBean {
     }
 
     @Override
+    public long getDataRegionAllocatedBytes() {
+        return m.dataRegionAllocatedBytes();
+    }
+
+    @Override
     public String getFailure() {
         return m.failure();
     }

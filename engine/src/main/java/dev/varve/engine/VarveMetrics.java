@@ -96,6 +96,13 @@ public interface VarveMetrics {
     long checkpointBufferPages();
 
     /**
+     * Bytes of the data region allocated now. The region is allocated as the store uses it, 32 MiB at a time, up to
+     * {@code dataRegionSize}; less than that in a store that has used little of it, or whose region stopped growing
+     * when the JVM could not give it more direct memory (a warning names the setting).
+     */
+    long dataRegionAllocatedBytes();
+
+    /**
      * What stopped the store, or null while it is sound: the first failure (a full disk, an I/O error, a failed
      * checkpoint, a change that failed after its WAL record) since which every write, snapshot and checkpoint is
      * refused until the store is reopened (and, after a failed WAL write or fsync, reads of the live state). After a

@@ -74,6 +74,9 @@ public interface VarveStoreMXBean {
     /** See {@link VarveMetrics#checkpointBufferPages()}. */
     long getCheckpointBufferPages();
 
+    /** See {@link VarveMetrics#dataRegionAllocatedBytes()}. */
+    long getDataRegionAllocatedBytes();
+
     /** See {@link VarveMetrics#failure()}: null while the store is sound. */
     String getFailure();
 

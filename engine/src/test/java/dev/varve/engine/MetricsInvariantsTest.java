@@ -46,12 +46,12 @@ class MetricsInvariantsTest {
     /** Every figure of {@link VarveMetrics} read once (archiveDeadBytes aside: it reads the files). */
     record Figures(long wal, long recoveryFileBytes, long checkpoints, long checkpointPages, long throttled, long archive, long reclaimed,
                    long[] perLevel, long copied, double compactness, long writes, long reads, long pagesRead, long evicted, long dirty,
-                   long copyOnWrite, long bufferUsed, long bufferPages, CheckpointStats last, String failure) {
+                   long copyOnWrite, long bufferUsed, long bufferPages, long regionAllocated, CheckpointStats last, String failure) {
         static Figures of(VarveMetrics m) {
             return new Figures(m.walBytesWritten(), m.recoveryFileBytesWritten(), m.checkpointsCompleted(), m.checkpointPagesWritten(),
                     m.throttledNanos(), m.archiveBytes(), m.archiveBytesReclaimed(), m.archiveBytesPerLevel(), m.archiveBytesCopiedByRanking(),
                     m.diffCompactness(), m.writes(), m.reads(), m.pagesRead(), m.pagesEvicted(), m.dirtyPages(), m.copyOnWritePages(),
-                    m.checkpointBufferUsedPages(), m.checkpointBufferPages(), m.lastCheckpoint(), m.failure());
+                    m.checkpointBufferUsedPages(), m.checkpointBufferPages(), m.dataRegionAllocatedBytes(), m.lastCheckpoint(), m.failure());
         }
 
         long[] counters() {
@@ -96,6 +96,8 @@ class MetricsInvariantsTest {
         assertEquals(c.checkpointBufferSize() / c.pageSize(), f.bufferPages(), "checkpointBufferPages is the buffer's capacity in pages");
         assertTrue(f.bufferUsed() >= 0 && f.bufferUsed() <= f.bufferPages(), "checkpoint buffer used " + f.bufferUsed() + " of " + f.bufferPages());
         assertTrue(f.dirty() >= 0 && f.dirty() <= c.dataRegionSize() / c.pageSize(), "dirty pages " + f.dirty() + " beyond the region");
+        assertTrue(f.regionAllocated() > 0 && f.regionAllocated() <= c.dataRegionSize() && f.regionAllocated() % c.pageSize() == 0,
+                "data region allocated " + f.regionAllocated() + " of " + c.dataRegionSize());
         for (long counter : f.counters()) assertTrue(counter >= 0, f.toString());
         assertEquals(c.retention().levels().size(), f.perLevel().length, "one figure per rank level");
         for (long l : f.perLevel()) assertTrue(l >= 0, Arrays.toString(f.perLevel()));

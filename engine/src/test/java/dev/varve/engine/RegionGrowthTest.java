@@ -39,14 +39,24 @@ class RegionGrowthTest {
                 dir.resolve("store").toString());
         assertEquals(0, r.exitCode(), r::describe);
         assertTrue(r.output().contains("VERIFIED " + ShortOfDirectMemory.KEYS), r::describe);
-        Matcher atOpen = Pattern.compile("DIRECT_AT_OPEN (\\d+)").matcher(r.output());
-        assertTrue(atOpen.find(), r::describe);
         // the first chunks of the region (the second is allocated ahead as soon as the first is used) and the two
         // buffers, not the whole region: before, the open allocated the region and was refused
-        assertTrue(Long.parseLong(atOpen.group(1)) < REGION, "direct memory an open holds: " + atOpen.group(1));
+        long atOpen = figure(r, "DIRECT_AT_OPEN");
+        assertTrue(atOpen < REGION, "direct memory an open holds: " + atOpen);
         assertTrue(r.output().contains("the data region stops growing at"), "the operator is told, naming the setting: " + r.describe());
+        // and sees it in the metrics: the region allocated grew from open to where it stopped, short of the setting
+        long atOpenAllocated = figure(r, "ALLOCATED_AT_OPEN");
+        long atEnd = figure(r, "ALLOCATED_AT_END");
+        assertTrue(atOpenAllocated < atEnd && atEnd < REGION, atOpenAllocated + " then " + atEnd + " of " + REGION);
+        assertTrue(r.output().contains("(" + atEnd + " bytes of dataRegionSize " + REGION + ")"), "the warning and the metric agree: " + r.describe());
         assertTrue(r.output().contains("lower dataRegionSize, or raise the JVM's -Xmx / -XX:MaxDirectMemorySize"), r::describe);
         assertTrue(r.output().contains("CLOSED"), r::describe);
+    }
+
+    private static long figure(FixtureChildJvm.Result r, String name) {
+        Matcher m = Pattern.compile(name + " (\\d+)").matcher(r.output());
+        assertTrue(m.find(), name + " missing: " + r.describe());
+        return Long.parseLong(m.group(1));
     }
 
     /** Child JVM main: args {@code dir}; run under {@code -XX:MaxDirectMemorySize=160m}. */
@@ -63,6 +73,7 @@ class RegionGrowthTest {
                     .walSegmentSize(16L << 20).checkpointFrequency(Duration.ofDays(1)).build();
             try (Varve store = Varve.open(cfg)) {
                 System.out.println("DIRECT_AT_OPEN " + (directBytes() - before));
+                System.out.println("ALLOCATED_AT_OPEN " + store.metrics().dataRegionAllocatedBytes());
                 Table t = store.table("t");
                 // about 100 MiB of values: more pages than the region the JVM can give
                 for (int i = 0; i < KEYS; i++) t.put(key(i), FixtureSupport.bytes(i, 1000));
@@ -72,6 +83,7 @@ class RegionGrowthTest {
                     verified++;
                 }
                 System.out.println("VERIFIED " + verified);
+                System.out.println("ALLOCATED_AT_END " + store.metrics().dataRegionAllocatedBytes());
             }
             System.out.println("CLOSED");
         }

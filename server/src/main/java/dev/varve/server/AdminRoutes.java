@@ -124,6 +124,7 @@ final class AdminRoutes {
                 .field("writes", m.writes()).field("reads", m.reads()).field("pagesRead", m.pagesRead()).field("pagesEvicted", m.pagesEvicted())
                 .field("dirtyPages", m.dirtyPages()).field("copyOnWritePages", m.copyOnWritePages())
                 .field("checkpointBufferUsedPages", m.checkpointBufferUsedPages()).field("checkpointBufferPages", m.checkpointBufferPages())
+                .field("dataRegionAllocatedBytes", m.dataRegionAllocatedBytes())
                 .field("failure", m.failure());
         j.name("archiveDeadBytes");
         if (deadBytes == MetricsSampler.UNKNOWN) j.value((String) null); // its measurement failed

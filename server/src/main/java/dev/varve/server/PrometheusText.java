@@ -41,6 +41,8 @@ final class PrometheusText {
         p.counter("varve_copy_on_write_pages_total", "Pages writers copied into the checkpoint buffer since open.", m.copyOnWritePages());
         p.gauge("varve_checkpoint_buffer_used_pages", "Checkpoint-buffer pages in use.", m.checkpointBufferUsedPages());
         p.gauge("varve_checkpoint_buffer_capacity_pages", "Checkpoint-buffer capacity.", m.checkpointBufferPages());
+        p.gauge("varve_data_region_allocated_bytes", "Data-region memory allocated, which grows as the store uses pages up to dataRegionSize.",
+                m.dataRegionAllocatedBytes());
         p.gauge("varve_snapshots_live", "Live snapshots.", liveSnapshots);
         p.gauge("varve_failed", "1 once a failure (a full disk, an I/O error) stopped the store's writes until it is reopened, else 0.",
                 m.failure() == null ? 0 : 1);

@@ -95,6 +95,7 @@ class AdminHttpTest {
         expected.put("varve_copy_on_write_pages_total", (double) m.copyOnWritePages());
         expected.put("varve_checkpoint_buffer_used_pages", (double) m.checkpointBufferUsedPages());
         expected.put("varve_checkpoint_buffer_capacity_pages", (double) m.checkpointBufferPages());
+        expected.put("varve_data_region_allocated_bytes", (double) m.dataRegionAllocatedBytes());
         expected.put("varve_snapshots_live", (double) store.snapshots().size());
         expected.put("varve_failed", 0.0);
         expected.put("varve_last_checkpoint_info{reason=\"" + c.reason() + "\",recovery_data=\"" + c.recoveryData() + "\"}", 1.0);

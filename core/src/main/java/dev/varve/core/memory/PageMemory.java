@@ -425,6 +425,11 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         return frames.length;
     }
 
+    /** Bytes of the region allocated so far (see {@link GrowingRegion}). */
+    public long allocatedBytes() {
+        return (long) region.allocated() * pageSize;
+    }
+
     /** Pages that cannot be evicted now (dirty, or the checkpoint's only image). */
     public long heldPages() {
         return heldFrames.get();

@@ -14,6 +14,7 @@ import java.util.function.IntFunction;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -60,6 +61,7 @@ class GrowingRegionTest extends PageMemoryFixture {
         // 3.5 chunks: the last one is half a chunk
         GrowingRegion region = new GrowingRegion(64 * 3 + 32, PAGE, CHUNK, asked);
         assertEquals(List.of(CHUNK), asked.sizes, "at open");
+        assertEquals(64, region.allocated());
         ByteBuffer first = region.chunkOf(0);
         assertEquals(CHUNK, first.capacity());
         asked.awaitAsked(2); // the second, begun in the background
@@ -69,6 +71,10 @@ class GrowingRegionTest extends PageMemoryFixture {
         assertEquals(31 * PAGE, region.offsetOf(64 * 3 + 31));
         region.awaitAllocations();
         assertEquals(List.of(CHUNK, CHUNK, 32 * PAGE), asked.sizes, "the third chunk, never used, was never asked for");
+        assertEquals(128, region.allocated(), "allocated counts the chunks from the first on without a gap");
+        assertTrue(region.grow(), "the gap filled");
+        assertEquals(64 * 3 + 32, region.allocated());
+        assertFalse(region.grow(), "every chunk there");
         assertEquals(64 * 3 + 32, region.capacity());
     }
 
