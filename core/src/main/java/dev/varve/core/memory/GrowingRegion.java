@@ -62,8 +62,8 @@ final class GrowingRegion {
 
     /**
      * The chunk holding {@code slot}'s page, or null when that chunk cannot be allocated (the region has stopped
-     * growing). Waits for the chunk's allocation if it is under way, allocates it on this
-     * thread if it is not, and begins the next chunk's in the background.
+     * growing). Waits for the chunk's allocation if it is under way, allocates it on this thread if it is not, and
+     * begins the next chunk's in the background.
      */
     ByteBuffer chunkOf(int slot) {
         int c = slot / framesPerChunk;
@@ -131,8 +131,7 @@ final class GrowingRegion {
     void awaitAllocations() {
         for (int c = 0; c < chunks.length(); c++) {
             CompletableFuture<ByteBuffer> chunk = chunks.get(c);
-            if (chunk == null) return; // allocations begin in chunk order
-            chunk.exceptionally(e -> null).join();
+            if (chunk != null) chunk.exceptionally(e -> null).join();
         }
     }
 
