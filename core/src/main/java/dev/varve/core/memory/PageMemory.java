@@ -327,7 +327,8 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         int usable = region.capacity(); // the region's pages, unless it could not grow to them all (see GrowingRegion)
         long limit = usable - slackFrames;
         if (pages > limit) throw new IllegalArgumentException("an operation touching ~" + pages + " pages cannot fit a data region of "
-                + usable + " pages; raise dataRegionSize or split the batch");
+                + usable + " pages; " + (usable < frames.length ? "the JVM gave it only " + usable + " of its " + frames.length + " pages: raise "
+                + "-XX:MaxDirectMemorySize, or split the batch" : "raise dataRegionSize or split the batch"));
         while (true) {
             long r = reservedFrames.get();
             long wanted = heldFrames.get() + r + pages;

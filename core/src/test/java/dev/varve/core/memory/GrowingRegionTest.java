@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -139,5 +140,10 @@ class GrowingRegionTest extends PageMemoryFixture {
         }
         assertEquals(2 * FRAMES, memory.framesMade(), "frames made in the two chunks the region has, no more");
         assertTrue(memory.pagesEvicted() > 0, "pages past them were read by evicting clean ones");
+        assertTrue(memory.tryReserve(2 * FRAMES - 320), "head-room within the region it has, its slack of 320 aside");
+        memory.releaseHeadroom(2 * FRAMES - 320);
+        IllegalArgumentException tooLarge = assertThrows(IllegalArgumentException.class, () -> memory.tryReserve(2 * FRAMES));
+        assertTrue(tooLarge.getMessage().contains("the JVM gave it only 2560 of its 5120 pages: raise -XX:MaxDirectMemorySize"),
+                tooLarge.getMessage());
     }
 }
