@@ -43,8 +43,7 @@ class FailedCheckpointSlotWaitTest {
         CountDownLatch release = new CountDownLatch(1);
         // once armed, the checkpoint's first page write waits for the test, then fails as a dying disk would
         HookedFileIOFactory io = HookedFileIOFactory.holdingAPageWrite(hold, held, release, true);
-        // 64 checkpoint-buffer slots; 200 values of 1,500 bytes fill about a hundred leaves
-        VarveConfig config = FixtureSupport.small(dir).dataRegionSize(32L << 20).checkpointBufferSize(256L << 10).partitions(1).build();
+        VarveConfig config = config(dir).build();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         Varve store = Varve.open(config, io);
         try {
@@ -110,8 +109,7 @@ class FailedCheckpointSlotWaitTest {
             }
             if (failing.get() == Thread.currentThread()) throw new IOException("injected: the page write fails");
         });
-        VarveConfig config = FixtureSupport.small(dir).dataRegionSize(32L << 20).checkpointBufferSize(256L << 10).partitions(1)
-                .checkpointThreads(2).build();
+        VarveConfig config = config(dir).checkpointThreads(2).build();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         Varve store = Varve.open(config, io);
         try {
@@ -160,6 +158,11 @@ class FailedCheckpointSlotWaitTest {
     private static boolean pause() throws InterruptedException {
         Thread.sleep(20);
         return true;
+    }
+
+    /** A store of one partition with 64 checkpoint-buffer slots, which {@link #fillTwice} outgrows. */
+    private static VarveConfig.Builder config(Path dir) {
+        return FixtureSupport.small(dir).dataRegionSize(32L << 20).checkpointBufferSize(256L << 10).partitions(1);
     }
 
     /** Writes every key, checkpoints, and writes every key again: about a hundred dirty leaves of 64 slots' worth. */
