@@ -33,7 +33,9 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      * Frames never handed out as head-room: readers can always load pages, and an operation that dirties a little
      * more than its estimate (a split deeper than it counted) still finds clean frames instead of waiting for a
      * checkpoint that its own lock blocks. The overflow chains a write frees (~260 pages at 1 MiB) are reserved by
-     * the write itself, not taken from here: several writers freeing them at once would exhaust it.
+     * the write itself, not taken from here: several writers freeing them at once would exhaust it. The slack is a
+     * sixteenth of the memory allocated so far ({@link #slackWithin}), not of the whole region: a fixed sixteenth of a
+     * 2 GiB region would have the first write wait for 160 MiB of memory to be allocated before it starts.
      */
     private static final int MIN_SLACK_FRAMES = 320;
     private static final long WAIT_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(120);
@@ -43,7 +45,6 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     private final Frame[] frames;
     final PageTable table;
     final ChildHints childHints;
-    private final int slackFrames;
     private final PageSlots checkpointBuffer;
     private final CheckpointFrames checkpointFrames;
     private final AtomicLong heldFrames = new AtomicLong();
@@ -88,7 +89,6 @@ public final class PageMemory implements PageAccess, AutoCloseable {
         } catch (OutOfMemoryError e) {
             throw PageSlots.cannotAllocate("dataRegionSize", regionBytes, e);
         }
-        slackFrames = Math.max(MIN_SLACK_FRAMES, frames.length / 16);
         checkpointBuffer = new PageSlots(checkpointBufferBytes, pageSize, "checkpointBufferSize");
         checkpointFrames = new CheckpointFrames(dirtyFrames, markedFrames, checkpointBuffer, heldFrames);
     }
@@ -325,21 +325,27 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      */
     public boolean tryReserve(int pages) {
         int usable = region.capacity(); // the region's pages, unless it could not grow to them all (see GrowingRegion)
-        long limit = usable - slackFrames;
+        long limit = usable - slackWithin(usable);
         if (pages > limit) throw new IllegalArgumentException("an operation touching ~" + pages + " pages cannot fit a data region of "
                 + usable + " pages; " + (usable < frames.length ? "the JVM gave it only " + usable + " of its " + frames.length + " pages: raise "
                 + "-XX:MaxDirectMemorySize, or split the batch" : "raise dataRegionSize or split the batch"));
         while (true) {
             long r = reservedFrames.get();
             long wanted = heldFrames.get() + r + pages;
-            long room = region.allocated() - slackFrames;
+            int allocated = region.allocated();
+            long room = allocated - slackWithin(allocated);
             if (wanted > room - region.framesPerChunk()) region.growAhead(); // within a chunk of the end: the next one
             if (wanted > room) {
-                if (wanted <= region.capacity() - slackFrames && region.grow()) continue;
+                if (wanted <= limit && region.grow()) continue;
                 return false;
             }
             if (reservedFrames.compareAndSet(r, r + pages)) return true;
         }
+    }
+
+    /** Frames of {@code frames} never handed out as head-room (see {@link #MIN_SLACK_FRAMES}). */
+    private static long slackWithin(int frames) {
+        return Math.max(MIN_SLACK_FRAMES, frames / 16);
     }
 
     /**
