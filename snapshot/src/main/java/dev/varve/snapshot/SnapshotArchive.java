@@ -67,6 +67,8 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     private final RankedExtents extents = new RankedExtents();
     private final Capture capture;
     private final Archiver archiver;
+    /** The capture buffer, whose memory is allocated as captures first use it. */
+    private final PageSlots slots;
     private final OpenViews views;
     private final RetentionEnforcer retention;
     private final PendingCaptures pending;
@@ -89,7 +91,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
         this.storeId = new AtomicLong(settings.storeId());
         RankTreePolicy policy = settings.retention();
         // the capture buffer before the files: a buffer that cannot be allocated fails the open with no file left open
-        PageSlots slots = new PageSlots(settings.captureBufferBytes(), pageSize, "captureBufferSize");
+        this.slots = new PageSlots(settings.captureBufferBytes(), pageSize, "captureBufferSize");
         ArchiveFiles files = ArchiveFiles.open(io, settings, storeId);
         this.levels = files.levels();
         this.registry = files.registry();
@@ -492,6 +494,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
     public void close() {
         try {
             archiver.stop();
+            slots.awaitAllocations();
         } finally {
             List<AutoCloseable> parts = new ArrayList<>(List.of(levels));
             parts.addAll(List.of(registry, marks, moves));

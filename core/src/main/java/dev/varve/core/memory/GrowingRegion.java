@@ -10,20 +10,22 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntFunction;
 
 /**
- * The data region's memory, allocated a chunk of {@value #CHUNK_BYTES} bytes at a time as frames first need it, not
- * all at open. {@code allocateDirect} zero-fills what it allocates, so the kernel faults in every page of it: on the
- * VMs Varve is benchmarked on that cost 3.7 ms a MiB on one thread (a 256 MiB region about a second, the 2.1 GiB region
- * of a recovery with 1 GiB dirty 4 s on two), paid by every open, for pages a store may never use. Allocated as used,
- * a store holds memory for the pages it has touched — an empty store opens at once, and a recovery faults in the pages
+ * Direct memory for page-sized slots, allocated a chunk at a time as slots first need it, not all at open: the data
+ * region ({@value #CHUNK_BYTES}-byte chunks) and the checkpoint and capture buffers ({@link PageSlots}, smaller ones).
+ * {@code allocateDirect} zero-fills what it allocates, so the kernel faults in every page of it: on the VMs Varve is
+ * benchmarked on that cost 3.7 ms a MiB on one thread (a 256 MiB region about a second, the 2.1 GiB region of a
+ * recovery with 1 GiB dirty 4 s on two), paid by every open, for pages a store may never use. Allocated as used, a
+ * store holds memory for the pages it has touched — an empty store opens at once, and a recovery faults in the pages
  * it replays, not the whole region.
  *
  * <p>Chunks are allocated in slot order, as {@link FrameReplacer} makes frames. The first is allocated here, at open;
- * when a frame is first made in a chunk, the next one is allocated on a thread of its own, so a store that grows
+ * when a slot is first used in a chunk, the next one is allocated on a thread of its own, so a store that grows
  * seldom waits for its memory. A chunk the JVM cannot give (direct memory taken since open by other stores or
- * libraries: the open already refused settings over the JVM's limit) stops the growth: the region stays at the chunks
- * it has, {@link #capacity} says so, and eviction works within it, with a warning naming the setting. Head-room
- * ({@link PageMemory#tryReserve}) is granted only within the chunks {@link #allocated}, growing the region first when
- * it needs more, so a region that stops growing has never promised a frame it cannot give.
+ * libraries: the open already refused settings over the JVM's limit) stops the growth: the memory stays at the chunks
+ * it has, {@link #capacity} says so, and its user works within it (the region evicts, a buffer's slots past the stop
+ * are never handed out), with a warning naming the setting. Head-room ({@link PageMemory#tryReserve}) is granted only
+ * within the chunks {@link #allocated}, growing the region first when it needs more, so a region that stops growing
+ * has never promised a frame it cannot give.
  */
 final class GrowingRegion {
     static final int CHUNK_BYTES = 32 << 20;
@@ -31,6 +33,8 @@ final class GrowingRegion {
 
     private final int frames;
     private final int pageSize;
+    /** The setting that sized this memory, named by the warning when it stops growing. */
+    private final String setting;
     private final int framesPerChunk;
     /** Direct memory of the given size: {@code allocateDirect}, or a test's stand-in that fails as the JVM can. */
     private final IntFunction<ByteBuffer> allocator;
@@ -41,15 +45,20 @@ final class GrowingRegion {
     /** Slots of the chunks allocated, from the first on without a gap: memory that frames can be made in now. */
     private volatile int allocated;
 
-    /** A region of {@code frames} pages of {@code pageSize} bytes, its first chunk allocated now. */
+    /** A data region of {@code frames} pages of {@code pageSize} bytes, its first chunk allocated now. */
     GrowingRegion(int frames, int pageSize) {
-        this(frames, pageSize, CHUNK_BYTES, ByteBuffer::allocateDirect);
+        this(frames, pageSize, "dataRegionSize", CHUNK_BYTES, ByteBuffer::allocateDirect);
     }
 
-    /** As above, in chunks of {@code chunkBytes} taken from {@code allocator}. */
-    GrowingRegion(int frames, int pageSize, int chunkBytes, IntFunction<ByteBuffer> allocator) {
+    /**
+     * Memory for {@code frames} pages that {@code setting} sized, in chunks of {@code chunkBytes} taken from
+     * {@code allocator} (a test's may fail as the JVM can), the first allocated now: an {@code OutOfMemoryError} reaches
+     * the caller.
+     */
+    GrowingRegion(int frames, int pageSize, String setting, int chunkBytes, IntFunction<ByteBuffer> allocator) {
         this.frames = frames;
         this.pageSize = pageSize;
+        this.setting = setting;
         this.framesPerChunk = Math.max(1, chunkBytes / pageSize);
         this.allocator = allocator;
         this.chunks = new AtomicReferenceArray<>((frames + framesPerChunk - 1) / framesPerChunk);
@@ -99,10 +108,19 @@ final class GrowingRegion {
      * grew; false when it has every chunk or cannot have the next one.
      */
     boolean grow() {
-        int have = allocated;
-        if (have >= capacity) return false;
-        chunkOf(have);
-        return allocated > have;
+        return growPast(allocated);
+    }
+
+    /**
+     * As {@link #grow}, for a caller that saw {@code seen} slots {@link #allocated}: true at once when the region has
+     * grown past them since (background allocations finish at any moment), so the caller looks again rather than
+     * taking a region grown to its end for one that cannot grow.
+     */
+    boolean growPast(int seen) {
+        if (allocated > seen) return true;
+        if (seen >= capacity) return false;
+        chunkOf(seen);
+        return allocated > seen;
     }
 
     /**
@@ -150,7 +168,7 @@ final class GrowingRegion {
             }
         };
         if (background) {
-            Thread t = new Thread(allocate, "varve-region-chunk-" + c);
+            Thread t = new Thread(allocate, "varve-" + (setting.equals("dataRegionSize") ? "region" : setting) + "-chunk-" + c);
             t.setDaemon(true);
             t.start();
         } else {
@@ -176,8 +194,8 @@ final class GrowingRegion {
         int slots = c * framesPerChunk;
         if (slots >= capacity) return;
         capacity = slots;
-        LOG.warn("the data region stops growing at {} of its {} pages ({} bytes of dataRegionSize {}): the JVM could not allocate "
-                + "more direct memory ({}); lower dataRegionSize, or raise the JVM's -Xmx / -XX:MaxDirectMemorySize",
-                slots, frames, (long) slots * pageSize, (long) frames * pageSize, why.getMessage());
+        LOG.warn("{} stops growing at {} of its {} pages ({} bytes of {} {}): the JVM could not allocate more direct memory "
+                + "({}); lower {}, or raise the JVM's -Xmx / -XX:MaxDirectMemorySize", setting.equals("dataRegionSize") ? "the data region"
+                : "the memory of " + setting, slots, frames, (long) slots * pageSize, setting, (long) frames * pageSize, why.getMessage(), setting);
     }
 }

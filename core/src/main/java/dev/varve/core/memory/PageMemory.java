@@ -336,7 +336,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             long room = allocated - slackWithin(allocated);
             if (wanted > room - region.framesPerChunk()) region.growAhead(); // within a chunk of the end: the next one
             if (wanted > room) {
-                if (wanted <= limit && region.grow()) continue;
+                if (wanted <= limit && region.growPast(allocated)) continue;
                 return false;
             }
             if (reservedFrames.compareAndSet(r, r + pages)) return true;
@@ -489,5 +489,6 @@ public final class PageMemory implements PageAccess, AutoCloseable {
     public void close() {
         closed = true;
         region.awaitAllocations();
+        checkpointBuffer.awaitAllocations();
     }
 }

@@ -4,36 +4,43 @@ import dev.varve.core.page.Page;
 import org.jctools.queues.atomic.MpmcAtomicArrayQueue;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 
 /**
  * A bounded off-heap pool of page-sized slots: the checkpoint buffer (copy-on-write images of pages the running
  * checkpoint has not written yet) and the snapshot capture buffer (pre-states on their way to the archive). Slots
  * are handed out and returned through a JCTools MPMC queue: writers take, checkpoint threads or the archiver give
- * back.
+ * back. The slots' memory is allocated as slots are first handed out, {@value #CHUNK_BYTES} bytes at a time
+ * ({@link GrowingRegion}): a store that never checkpoints under writes, or never snapshots, does not pay at open for
+ * buffers of tens of MiB it would not use. Slots whose memory the JVM cannot give are never handed out.
  */
 public final class PageSlots {
-    /**
-     * The slots' memory, {@link RegionChunks#framesPerChunk} slots to a buffer: one buffer's capacity is an int, and the
-     * settings allow up to 64 GiB (one buffer cut them to under 2 GiB in silence).
-     */
-    private final ByteBuffer[] chunks;
-    private final int slotsPerChunk;
+    static final int CHUNK_BYTES = 4 << 20;
+
+    private final GrowingRegion memory;
     private final int pageSize;
     private final int capacity;
     private final MpmcAtomicArrayQueue<Integer> freeSlots;
+    /** Slots taken from the free list whose chunk could not be allocated: gone from the pool for good. */
+    private final AtomicInteger lost = new AtomicInteger();
     /** Slot numbers boxed once, so handing slots around allocates nothing. */
     private final Integer[] boxes;
 
     /** A pool of {@code bytes / pageSize} slots; {@code setting} names the configuration that sized it, for errors. */
     public PageSlots(long bytes, int pageSize, String setting) {
-        this.pageSize = pageSize;
+        this(bytes, pageSize, setting, CHUNK_BYTES, ByteBuffer::allocateDirect);
+    }
+
+    /** As above, its memory taken from {@code allocator} in chunks of {@code chunkBytes}. */
+    PageSlots(long bytes, int pageSize, String setting, int chunkBytes, IntFunction<ByteBuffer> allocator) {
         long slots = bytes / pageSize;
         // the slot numbers are ints, and the free list and its boxes arrays
         if (slots > Integer.MAX_VALUE - 8) throw new IllegalArgumentException(setting + " of " + bytes + " bytes holds too many pages");
+        this.pageSize = pageSize;
         this.capacity = (int) slots;
-        this.slotsPerChunk = RegionChunks.framesPerChunk(pageSize);
         try {
-            this.chunks = RegionChunks.allocate(capacity, pageSize);
+            this.memory = new GrowingRegion(capacity, pageSize, setting, chunkBytes, allocator);
         } catch (OutOfMemoryError e) {
             throw cannotAllocate(setting, bytes, e);
         }
@@ -56,10 +63,17 @@ public final class PageSlots {
 
     /** Copies {@code page} into a free slot; returns the slot or -1 when the pool is empty. */
     public int copyOf(Page page) {
-        Integer slot = freeSlots.poll();
-        if (slot == null) return -1;
-        page.copyTo(memoryOf(slot), offsetOf(slot));
-        return slot;
+        while (true) {
+            Integer slot = freeSlots.poll();
+            if (slot == null) return -1;
+            ByteBuffer chunk = memory.chunkOf(slot);
+            if (chunk == null) { // the JVM could not give its memory (logged once): the pool goes on without it
+                lost.incrementAndGet();
+                continue;
+            }
+            page.copyTo(chunk, memory.offsetOf(slot));
+            return slot;
+        }
     }
 
     /** Copies slot contents to {@code dst}. */
@@ -67,14 +81,14 @@ public final class PageSlots {
         dst.put(dstOffset, memoryOf(slot), offsetOf(slot), pageSize);
     }
 
-    /** The memory holding slot {@code slot}, which starts at {@link #offsetOf} in it. */
+    /** The memory holding slot {@code slot}, one {@link #copyOf} handed out, which starts at {@link #offsetOf} in it. */
     public ByteBuffer memoryOf(int slot) {
-        return chunks[slot / slotsPerChunk];
+        return memory.chunkOf(slot);
     }
 
     /** Byte offset of a slot in {@link #memoryOf}. */
     public int offsetOf(int slot) {
-        return (slot % slotsPerChunk) * pageSize;
+        return memory.offsetOf(slot);
     }
 
     /** Returns a slot to the pool. */
@@ -82,13 +96,18 @@ public final class PageSlots {
         freeSlots.offer(boxes[slot]);
     }
 
-    /** Slots in all. */
+    /** Slots in all: those the setting asked for, less any whose memory the JVM could not give. */
     public int capacity() {
-        return capacity;
+        return capacity - lost.get();
     }
 
     /** Slots handed out. */
     public int used() {
-        return capacity - freeSlots.size();
+        return capacity - lost.get() - freeSlots.size();
+    }
+
+    /** Waits for a chunk allocation still under way (at close: no allocating thread outlives the store). */
+    public void awaitAllocations() {
+        memory.awaitAllocations();
     }
 }

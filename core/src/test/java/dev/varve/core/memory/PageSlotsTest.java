@@ -2,34 +2,39 @@ package dev.varve.core.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.varve.core.page.Page;
 import java.nio.ByteBuffer;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** A slot pool larger than one buffer chunk keeps every slot's page apart, across the chunk boundary too. */
+/**
+ * A slot pool keeps every slot's page apart, across chunk boundaries too; its memory is allocated as slots are first
+ * handed out, and slots whose chunk the JVM cannot give are never handed out.
+ */
 @Timeout(60)
 class PageSlotsTest {
     private static final int PAGE = 4096;
+    private static final int PER_CHUNK = PageSlots.CHUNK_BYTES / PAGE;
+
+    private final ByteBuffer src = ByteBuffer.allocateDirect(PAGE);
+    private final Page page = new Page(src, 0, PAGE);
 
     @Test
     void slotsOnBothSidesOfAChunkBoundaryHoldTheirOwnPage() {
-        int perChunk = RegionChunks.framesPerChunk(PAGE);
-        PageSlots slots = new PageSlots((perChunk + 2L) * PAGE, PAGE, "checkpointBufferSize");
-        assertEquals(perChunk + 2, slots.capacity());
-        ByteBuffer src = ByteBuffer.allocateDirect(PAGE);
-        Page page = new Page(src, 0, PAGE);
+        PageSlots slots = new PageSlots((PER_CHUNK + 2L) * PAGE, PAGE, "checkpointBufferSize");
+        assertEquals(PER_CHUNK + 2, slots.capacity());
         Set<ByteBuffer> buffers = Collections.newSetFromMap(new IdentityHashMap<>()); // a buffer's hashCode reads its content
-        int[] taken = new int[perChunk + 2];
-        for (int i = 0; i < taken.length; i++) {
-            src.putInt(0, i).putInt(PAGE - 4, ~i);
-            taken[i] = slots.copyOf(page);
-        }
+        int[] taken = takeAll(slots, PER_CHUNK + 2);
         assertEquals(-1, slots.copyOf(page), "every slot is taken");
+        assertEquals(PER_CHUNK + 2, slots.used());
         ByteBuffer dst = ByteBuffer.allocate(PAGE);
         for (int i = 0; i < taken.length; i++) {
             slots.copyOut(taken[i], dst, 0);
@@ -40,8 +45,63 @@ class PageSlotsTest {
             buffers.add(memory);
         }
         assertEquals(2, buffers.size(), "the slots span two chunks");
-        slots.free(taken[perChunk]);
-        assertEquals(taken[perChunk], slots.copyOf(page));
-        assertSame(slots.memoryOf(perChunk), slots.memoryOf(perChunk + 1));
+        slots.free(taken[PER_CHUNK]);
+        assertEquals(taken[PER_CHUNK], slots.copyOf(page));
+        assertSame(slots.memoryOf(PER_CHUNK), slots.memoryOf(PER_CHUNK + 1));
+        slots.awaitAllocations();
+    }
+
+    @Test
+    void onlyTheFirstChunkIsAllocatedUntilSlotsAreHandedOut() throws Exception {
+        List<Integer> asked = new CopyOnWriteArrayList<>();
+        PageSlots slots = new PageSlots(16L * PER_CHUNK * PAGE, PAGE, "checkpointBufferSize", PageSlots.CHUNK_BYTES, bytes -> {
+            asked.add(bytes);
+            return ByteBuffer.allocateDirect(bytes);
+        });
+        assertEquals(List.of(PageSlots.CHUNK_BYTES), asked, "a 64 MiB buffer holds 4 MiB at open");
+        takeAll(slots, PER_CHUNK + 1);
+        slots.awaitAllocations();
+        assertTrue(asked.size() >= 2 && asked.size() <= 3, "chunks as the slots handed out reach them, and one ahead: " + asked);
+    }
+
+    @Test
+    void slotsWhoseChunkCannotBeAllocatedAreNeverHandedOut() {
+        int[] chunks = {0};
+        PageSlots slots = new PageSlots(4L * PER_CHUNK * PAGE, PAGE, "captureBufferSize", PageSlots.CHUNK_BYTES, bytes -> {
+            if (++chunks[0] > 2) throw new OutOfMemoryError("Cannot reserve " + bytes + " bytes of direct buffer memory");
+            return ByteBuffer.allocateDirect(bytes);
+        });
+        int[] taken = takeAll(slots, 2 * PER_CHUNK);
+        assertEquals(-1, slots.copyOf(page), "the slots of the two chunks the JVM gave, no more");
+        assertEquals(2 * PER_CHUNK, slots.capacity(), "the pool counts only slots it can hand out");
+        assertEquals(2 * PER_CHUNK, slots.used());
+        ByteBuffer dst = ByteBuffer.allocate(PAGE);
+        for (int i = 0; i < taken.length; i += 97) {
+            slots.copyOut(taken[i], dst, 0);
+            assertEquals(i, dst.getInt(0));
+        }
+        slots.free(taken[5]);
+        assertEquals(taken[5], slots.copyOf(page), "a slot given back is handed out again");
+        slots.awaitAllocations();
+    }
+
+    @Test
+    void aFirstChunkTheJvmCannotGiveNamesTheSetting() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new PageSlots(64L * PAGE, PAGE, "captureBufferSize",
+                PageSlots.CHUNK_BYTES, bytes -> {
+                    throw new OutOfMemoryError("Cannot reserve " + bytes + " bytes of direct buffer memory");
+                }));
+        assertTrue(e.getMessage().startsWith("captureBufferSize of 262144 bytes cannot be allocated"), e.getMessage());
+    }
+
+    /** Takes {@code n} slots, slot i holding a page stamped with i at both ends. */
+    private int[] takeAll(PageSlots slots, int n) {
+        int[] taken = new int[n];
+        for (int i = 0; i < n; i++) {
+            src.putInt(0, i).putInt(PAGE - 4, ~i);
+            taken[i] = slots.copyOf(page);
+            assertTrue(taken[i] >= 0, "slot " + i);
+        }
+        return taken;
     }
 }
