@@ -11,7 +11,9 @@ import java.util.function.IntFunction;
 
 /**
  * Direct memory for page-sized slots, allocated a chunk at a time as slots first need it, not all at open: the data
- * region ({@value #CHUNK_BYTES}-byte chunks) and the checkpoint and capture buffers ({@link PageSlots}, smaller ones).
+ * region (a {@value #REGION_CHUNKS}th of it at a time, {@value #MIN_REGION_CHUNK_BYTES} to {@value #MAX_REGION_CHUNK_BYTES}
+ * bytes: an open zero-fills little, a large region is not cut into thousands of pieces) and the checkpoint and capture
+ * buffers ({@link PageSlots}).
  * {@code allocateDirect} zero-fills what it allocates, so the kernel faults in every page of it: on the VMs Varve is
  * benchmarked on that cost 3.7 ms a MiB on one thread (a 256 MiB region about a second, the 2.1 GiB region of a
  * recovery with 1 GiB dirty 4 s on two), paid by every open, for pages a store may never use. Allocated as used, a
@@ -28,7 +30,9 @@ import java.util.function.IntFunction;
  * has never promised a frame it cannot give.
  */
 final class GrowingRegion {
-    static final int CHUNK_BYTES = 32 << 20;
+    static final int REGION_CHUNKS = 64;
+    static final int MIN_REGION_CHUNK_BYTES = 4 << 20;
+    static final int MAX_REGION_CHUNK_BYTES = 32 << 20;
     private static final Logger LOG = LoggerFactory.getLogger(GrowingRegion.class);
 
     private final int frames;
@@ -47,7 +51,12 @@ final class GrowingRegion {
 
     /** A data region of {@code frames} pages of {@code pageSize} bytes, its first chunk allocated now. */
     GrowingRegion(int frames, int pageSize) {
-        this(frames, pageSize, "dataRegionSize", CHUNK_BYTES, ByteBuffer::allocateDirect);
+        this(frames, pageSize, "dataRegionSize", regionChunkBytes((long) frames * pageSize), ByteBuffer::allocateDirect);
+    }
+
+    /** The chunk of a data region of {@code regionBytes}. */
+    static int regionChunkBytes(long regionBytes) {
+        return (int) Math.max(MIN_REGION_CHUNK_BYTES, Math.min(MAX_REGION_CHUNK_BYTES, regionBytes / REGION_CHUNKS));
     }
 
     /**

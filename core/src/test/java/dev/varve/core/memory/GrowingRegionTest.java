@@ -170,4 +170,17 @@ class GrowingRegionTest extends PageMemoryFixture {
         assertFalse(memory.tryReserve(1));
         memory.releaseHeadroom(frames - frames / 16);
     }
+
+    /** A data region grows a 64th at a time, within 4 and 32 MiB: a default open zero-fills 4 MiB, not 32. */
+    @Test
+    void aDataRegionGrowsBySixtyFourthsOfItWithinFourAndThirtyTwoMiB() {
+        assertEquals(4 << 20, GrowingRegion.regionChunkBytes(8L << 20));
+        assertEquals(4 << 20, GrowingRegion.regionChunkBytes(256L << 20), "the default region");
+        assertEquals(16 << 20, GrowingRegion.regionChunkBytes(1L << 30));
+        assertEquals(32 << 20, GrowingRegion.regionChunkBytes(2L << 30));
+        assertEquals(32 << 20, GrowingRegion.regionChunkBytes(1L << 40), "the largest region: 32,768 pieces, not 262,144");
+        GrowingRegion region = new GrowingRegion(65536, 4096); // 256 MiB of 4 KiB pages
+        assertEquals(1024, region.allocated(), "4 MiB allocated at open");
+        region.awaitAllocations();
+    }
 }
