@@ -6,6 +6,7 @@
 @SuppressWarnings("module")
 module dev.varve.core {
     requires transitive dev.varve.config;
+    requires java.management; // the JVM's direct memory: its limit and what is reserved (DirectMemory)
     requires org.slf4j;
     requires org.jctools.core;
     requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT (looked up by name): uncached writes of shipped page images

@@ -2,11 +2,8 @@ package dev.varve.engine;
 
 import dev.varve.config.VarveConfig;
 import dev.varve.config.WalSyncMode;
+import dev.varve.core.memory.DirectMemory;
 
-import javax.management.JMException;
-import javax.management.ObjectName;
-import javax.management.openmbean.CompositeData;
-import java.lang.management.ManagementFactory;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -27,7 +24,7 @@ final class DirectMemoryBudget {
 
     /** Refuses {@code config} when the direct memory its open allocates is over the JVM's limit, naming the settings. */
     static void refuseOverLimit(VarveConfig config) {
-        long limit = jvmLimit();
+        long limit = DirectMemory.limit();
         if (limit > 0) refuseOver(config, limit);
     }
 
@@ -63,21 +60,5 @@ final class DirectMemoryBudget {
     private static IllegalArgumentException overLimit(String what, String lower, long limit) {
         return new IllegalArgumentException(what + " cannot be allocated (the JVM's limit on direct memory is "
                 + limit + " bytes); lower " + lower + ", or raise the JVM's -Xmx / -XX:MaxDirectMemorySize");
-    }
-
-    /**
-     * The JVM's limit on direct memory: {@code -XX:MaxDirectMemorySize}, or the maximum heap when it is not set (0),
-     * as the JDK takes it; 0 when the JVM does not say. Asked through the platform MBean server, so the engine needs
-     * no module beyond {@code java.management}.
-     */
-    private static long jvmLimit() {
-        try {
-            Object option = ManagementFactory.getPlatformMBeanServer().invoke(new ObjectName("com.sun.management:type=HotSpotDiagnostic"),
-                    "getVMOption", new Object[] {"MaxDirectMemorySize"}, new String[] {String.class.getName()});
-            long set = Long.parseLong(String.valueOf(((CompositeData) option).get("value")));
-            return set > 0 ? set : Runtime.getRuntime().maxMemory();
-        } catch (JMException | RuntimeException notSaid) {
-            return 0;
-        }
     }
 }

@@ -40,7 +40,10 @@ final class GrowingRegion {
     /** The setting that sized this memory, named by the warning when it stops growing. */
     private final String setting;
     private final int framesPerChunk;
-    /** Direct memory of the given size: {@code allocateDirect}, or a test's stand-in that fails as the JVM can. */
+    /**
+     * Direct memory of the given size for every chunk after the first: {@code allocateDirect} keeping the JVM's reserve
+     * ({@link DirectMemory}), or a test's stand-in that fails as the JVM can.
+     */
     private final IntFunction<ByteBuffer> allocator;
     /** By chunk; null until its allocation begins, then done when the chunk (or its failure) is known. */
     private final AtomicReferenceArray<CompletableFuture<ByteBuffer>> chunks;
@@ -51,7 +54,7 @@ final class GrowingRegion {
 
     /** A data region of {@code frames} pages of {@code pageSize} bytes, its first chunk allocated now. */
     GrowingRegion(int frames, int pageSize) {
-        this(frames, pageSize, "dataRegionSize", regionChunkBytes((long) frames * pageSize), ByteBuffer::allocateDirect);
+        this(frames, pageSize, "dataRegionSize", regionChunkBytes((long) frames * pageSize), ByteBuffer::allocateDirect, DirectMemory.growthAllocator());
     }
 
     /** The chunk of a data region of {@code regionBytes}. */
@@ -59,12 +62,16 @@ final class GrowingRegion {
         return (int) Math.max(MIN_REGION_CHUNK_BYTES, Math.min(MAX_REGION_CHUNK_BYTES, regionBytes / REGION_CHUNKS));
     }
 
-    /**
-     * Memory for {@code frames} pages that {@code setting} sized, in chunks of {@code chunkBytes} taken from
-     * {@code allocator} (a test's may fail as the JVM can), the first allocated now: an {@code OutOfMemoryError} reaches
-     * the caller.
-     */
+    /** As below, every chunk from {@code allocator} (a test's, which may fail as the JVM can). */
     GrowingRegion(int frames, int pageSize, String setting, int chunkBytes, IntFunction<ByteBuffer> allocator) {
+        this(frames, pageSize, setting, chunkBytes, allocator, allocator);
+    }
+
+    /**
+     * Memory for {@code frames} pages that {@code setting} sized, in chunks of {@code chunkBytes}: the first from
+     * {@code first}, now (an {@code OutOfMemoryError} reaches the caller), the others from {@code allocator} as used.
+     */
+    GrowingRegion(int frames, int pageSize, String setting, int chunkBytes, IntFunction<ByteBuffer> first, IntFunction<ByteBuffer> allocator) {
         this.frames = frames;
         this.pageSize = pageSize;
         this.setting = setting;
@@ -72,9 +79,9 @@ final class GrowingRegion {
         this.allocator = allocator;
         this.chunks = new AtomicReferenceArray<>((frames + framesPerChunk - 1) / framesPerChunk);
         this.capacity = frames;
-        CompletableFuture<ByteBuffer> first = new CompletableFuture<>();
-        chunks.set(0, first);
-        first.complete(allocator.apply(chunkBytes(0))); // an OutOfMemoryError reaches the opener
+        CompletableFuture<ByteBuffer> firstChunk = new CompletableFuture<>();
+        chunks.set(0, firstChunk);
+        firstChunk.complete(first.apply(chunkBytes(0))); // an OutOfMemoryError reaches the opener
         this.allocated = Math.min(frames, framesPerChunk);
     }
 

@@ -29,18 +29,22 @@ public final class PageSlots {
 
     /** A pool of {@code bytes / pageSize} slots; {@code setting} names the configuration that sized it, for errors. */
     public PageSlots(long bytes, int pageSize, String setting) {
-        this(bytes, pageSize, setting, CHUNK_BYTES, ByteBuffer::allocateDirect);
+        this(bytes, pageSize, setting, CHUNK_BYTES, ByteBuffer::allocateDirect, DirectMemory.growthAllocator());
     }
 
     /** As above, its memory taken from {@code allocator} in chunks of {@code chunkBytes}. */
     PageSlots(long bytes, int pageSize, String setting, int chunkBytes, IntFunction<ByteBuffer> allocator) {
+        this(bytes, pageSize, setting, chunkBytes, allocator, allocator);
+    }
+
+    private PageSlots(long bytes, int pageSize, String setting, int chunkBytes, IntFunction<ByteBuffer> first, IntFunction<ByteBuffer> growth) {
         long slots = bytes / pageSize;
         // the slot numbers are ints, and the free list and its boxes arrays
         if (slots > Integer.MAX_VALUE - 8) throw new IllegalArgumentException(setting + " of " + bytes + " bytes holds too many pages");
         this.pageSize = pageSize;
         this.capacity = (int) slots;
         try {
-            this.memory = new GrowingRegion(capacity, pageSize, setting, chunkBytes, allocator);
+            this.memory = new GrowingRegion(capacity, pageSize, setting, chunkBytes, first, growth);
         } catch (OutOfMemoryError e) {
             throw cannotAllocate(setting, bytes, e);
         }
