@@ -59,9 +59,10 @@ public final class DirectMemory {
 
     /**
      * An allocator that gives a chunk from {@code allocator} only while {@code reserved} plus the chunk stays
-     * {@link #RESERVE_BYTES} under {@code limit} (not checked when the JVM does not say its limit), and otherwise throws the {@code OutOfMemoryError} a full JVM would,
-     * which stops the growth (see {@link GrowingRegion}). Before refusing it asks for a collection, as the JDK does
-     * when a reservation fails, and waits a little for it: buffers of closed stores count as reserved until collected.
+     * {@link #RESERVE_BYTES} under the limit {@code limitSaid} gives (not checked when the JVM does not say it), and
+     * otherwise throws the {@code OutOfMemoryError} a full JVM would, which stops the growth (see {@link GrowingRegion}).
+     * Before refusing it asks for a collection, as the JDK does when a reservation fails, and waits a little for it:
+     * buffers of closed stores count as reserved until collected.
      */
     static IntFunction<ByteBuffer> keepingReserve(LongSupplier limitSaid, LongSupplier reserved, IntFunction<ByteBuffer> allocator) {
         return bytes -> {

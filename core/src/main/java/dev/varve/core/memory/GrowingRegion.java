@@ -11,14 +11,14 @@ import java.util.function.IntFunction;
 
 /**
  * Direct memory for page-sized slots, allocated a chunk at a time as slots first need it, not all at open: the data
- * region (a {@value #REGION_CHUNKS}th of it at a time, {@value #MIN_REGION_CHUNK_BYTES} to {@value #MAX_REGION_CHUNK_BYTES}
- * bytes: an open zero-fills little, a large region is not cut into thousands of pieces) and the checkpoint and capture
- * buffers ({@link PageSlots}).
- * {@code allocateDirect} zero-fills what it allocates, so the kernel faults in every page of it: on the VMs Varve is
- * benchmarked on that cost 3.7 ms a MiB on one thread (a 256 MiB region about a second, the 2.1 GiB region of a
- * recovery with 1 GiB dirty 4 s on two), paid by every open, for pages a store may never use. Allocated as used, a
- * store holds memory for the pages it has touched — an empty store opens at once, and a recovery faults in the pages
- * it replays, not the whole region.
+ * region (a {@value #REGION_CHUNKS}th of it at a time, {@value #MIN_REGION_CHUNK_BYTES} to {@value
+ * #MAX_REGION_CHUNK_BYTES} bytes: an open zero-fills little, a large region is not cut into thousands of pieces) and
+ * the checkpoint and capture buffers ({@link PageSlots}); growth leaves the JVM a reserve of direct memory ({@link
+ * DirectMemory}). {@code allocateDirect} zero-fills what it allocates, so the kernel faults in every page of it: on the
+ * VMs Varve is benchmarked on that cost 3.7 ms a MiB on one thread (a 256 MiB region about a second, the 2.1 GiB region
+ * of a recovery with 1 GiB dirty 4 s on two), paid by every open, for pages a store may never use. Allocated as used, a
+ * store holds memory for the pages it has touched — an empty store opens at once, and a recovery faults in the pages it
+ * replays, not the whole region.
  *
  * <p>Chunks are allocated in slot order, as {@link FrameReplacer} makes frames. The first is allocated here, at open;
  * when a slot is first used in a chunk, the next one is allocated on a thread of its own, so a store that grows
