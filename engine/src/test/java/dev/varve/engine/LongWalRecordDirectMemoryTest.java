@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.varve.config.ConfigLimits;
 import dev.varve.config.VarveConfig;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -78,9 +79,16 @@ class LongWalRecordDirectMemoryTest {
         }
     }
 
-    /** Child JVM main: opens the store in {@code args[0]}, printing OPENED or REFUSED with the message. */
+    /**
+     * Child JVM main: opens the store in {@code args[0]}, printing OPENED or REFUSED with the message, while 48 of the
+     * JVM's 64 MiB of direct memory are held by "another library" (the store's memory is allocated as used, so its own
+     * would leave the record's 16 MiB room).
+     */
     public static final class OpenIt {
+        static ByteBuffer ballast;
+
         public static void main(String[] args) {
+            ballast = ByteBuffer.allocateDirect(48 << 20);
             try {
                 Varve.open(config(Path.of(args[0]))).close();
                 System.out.println("OPENED");

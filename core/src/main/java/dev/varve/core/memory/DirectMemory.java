@@ -13,14 +13,15 @@ import java.util.function.LongSupplier;
 
 /**
  * The JVM's direct memory as {@code java.nio} counts it — its limit and what is reserved — and the allocator that grows
- * a store's memory ({@link GrowingRegion}) only while {@value #RESERVE_BYTES} bytes of it stay free. Growth that took
+ * a store's memory ({@link GrowingRegion}) only while {@value #RESERVE_BYTES} bytes of it stay free (an eighth of it in a
+ * JVM of less than 512 MiB of direct memory, whose stores the open admitted at that size). Growth that took
  * the JVM's direct memory to its last byte would starve what the store allocates as it goes (a checkpoint thread's
  * recovery-file and write buffers, the archive's read caches, the JDK's own buffers for heap-buffer IO) and the
  * other libraries of the JVM: a checkpoint that could not get its megabyte failed, and the store refused every
  * checkpoint after it. The reserve is the room the sizing guidance (docs/operations.md, Memory) sets aside for those.
  */
 public final class DirectMemory {
-    /** Direct memory that growth leaves free: the IO buffers' share of the sizing guidance. */
+    /** Direct memory that growth leaves free: the IO buffers' share of the sizing guidance (see {@link #reserveOf}). */
     public static final long RESERVE_BYTES = 64L << 20;
     /** How long a refused growth waits for the buffers of closed stores to be collected before it gives up. */
     private static final long COLLECTION_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
@@ -59,7 +60,7 @@ public final class DirectMemory {
 
     /**
      * An allocator that gives a chunk from {@code allocator} only while {@code reserved} plus the chunk stays
-     * {@link #RESERVE_BYTES} under the limit {@code limitSaid} gives (not checked when the JVM does not say it), and
+     * {@link #reserveOf its reserve} under the limit {@code limitSaid} gives (not checked when the JVM does not say it), and
      * otherwise throws the {@code OutOfMemoryError} a full JVM would, which stops the growth (see {@link GrowingRegion}).
      * Before refusing it asks for a collection, as the JDK does when a reservation fails, and waits a little for it:
      * buffers of closed stores count as reserved until collected.
@@ -72,7 +73,7 @@ public final class DirectMemory {
                 long start = System.nanoTime();
                 while (!fits(limit, reserved, bytes)) {
                     if (System.nanoTime() - start > COLLECTION_WAIT_NANOS)
-                        throw new OutOfMemoryError("growing by " + bytes + " bytes would leave less than " + RESERVE_BYTES + " bytes of the JVM's "
+                        throw new OutOfMemoryError("growing by " + bytes + " bytes would leave less than " + reserveOf(limit) + " bytes of the JVM's "
                                 + limit + " bytes of direct memory free (" + reserved.getAsLong() + " reserved) for IO buffers");
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
                 }
@@ -81,7 +82,12 @@ public final class DirectMemory {
         };
     }
 
+    /** The reserve under {@code limit}: {@link #RESERVE_BYTES}, or an eighth of a smaller JVM's direct memory. */
+    static long reserveOf(long limit) {
+        return Math.min(RESERVE_BYTES, limit / 8);
+    }
+
     private static boolean fits(long limit, LongSupplier reserved, int bytes) {
-        return reserved.getAsLong() + bytes + RESERVE_BYTES <= limit;
+        return reserved.getAsLong() + bytes + reserveOf(limit) <= limit;
     }
 }

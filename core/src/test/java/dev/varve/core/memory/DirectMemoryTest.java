@@ -25,15 +25,15 @@ class DirectMemoryTest {
 
     @Test
     void growthStopsWhereItWouldEatIntoTheReserve() {
-        long limit = 256 * MIB;
-        AtomicLong reserved = new AtomicLong(150 * MIB);
+        long limit = 512 * MIB;
+        AtomicLong reserved = new AtomicLong(400 * MIB);
         IntFunction<ByteBuffer> grow = DirectMemory.keepingReserve(() -> limit, reserved::get, HEAP);
-        assertEquals(32 * MIB, grow.apply((int) (32 * MIB)).capacity(), "150 + 32 leaves 74 MiB free");
-        reserved.set(182 * MIB);
+        assertEquals(32 * MIB, grow.apply((int) (32 * MIB)).capacity(), "400 + 32 leaves 80 MiB free");
+        reserved.set(432 * MIB);
         OutOfMemoryError refused = assertThrows(OutOfMemoryError.class, () -> grow.apply((int) (32 * MIB)));
-        assertTrue(refused.getMessage().contains("would leave less than 67108864 bytes of the JVM's 268435456 bytes of direct memory free "
-                + "(190840832 reserved)"), refused.getMessage());
-        assertEquals(8 * MIB, grow.apply((int) (8 * MIB)).capacity(), "182 + 8 leaves the reserve whole");
+        assertTrue(refused.getMessage().contains("would leave less than 67108864 bytes of the JVM's 536870912 bytes of direct memory free "
+                + "(452984832 reserved)"), refused.getMessage());
+        assertEquals(8 * MIB, grow.apply((int) (8 * MIB)).capacity(), "432 + 8 leaves the reserve whole");
     }
 
     @Test
@@ -46,6 +46,15 @@ class DirectMemoryTest {
     }
 
     @Test
+    void aSmallJvmKeepsAnEighthOfItsDirectMemory() {
+        assertEquals(64 * MIB, DirectMemory.reserveOf(1024 * MIB));
+        assertEquals(64 * MIB, DirectMemory.reserveOf(512 * MIB));
+        assertEquals(8 * MIB, DirectMemory.reserveOf(64 * MIB), "a 48 MiB region admitted under 64 MiB still grows to 56");
+        IntFunction<ByteBuffer> grow = DirectMemory.keepingReserve(() -> 64 * MIB, () -> 52 * MIB, HEAP);
+        assertEquals(4 * MIB, grow.apply((int) (4 * MIB)).capacity());
+    }
+
+    @Test
     void aJvmThatDoesNotSayItsLimitIsNotChecked() {
         IntFunction<ByteBuffer> grow = DirectMemory.keepingReserve(() -> 0, () -> Long.MAX_VALUE / 2, HEAP);
         assertEquals(MIB, grow.apply((int) MIB).capacity());
@@ -54,17 +63,17 @@ class DirectMemoryTest {
     /** A region growing under the reserve stops where the reserve begins, with the region's warning, and keeps what it has. */
     @Test
     void aRegionStopsGrowingAtTheReserve() {
-        AtomicLong reserved = new AtomicLong(100 * MIB);
-        IntFunction<ByteBuffer> grow = DirectMemory.keepingReserve(() -> 200 * MIB, reserved::get, bytes -> {
+        AtomicLong reserved = new AtomicLong(400 * MIB);
+        IntFunction<ByteBuffer> grow = DirectMemory.keepingReserve(() -> 512 * MIB, reserved::get, bytes -> {
             reserved.addAndGet(bytes);
             return ByteBuffer.allocateDirect(bytes);
         });
         GrowingRegion region = new GrowingRegion(64 * 1024, 1024, "dataRegionSize", (int) MIB, ByteBuffer::allocateDirect, grow);
         for (int slot = 0; slot < 64 * 1024; slot += 1024) {
-            if (slot < 37 * 1024) assertNotNull(region.chunkOf(slot), "chunk " + slot / 1024);
+            if (slot < 49 * 1024) assertNotNull(region.chunkOf(slot), "chunk " + slot / 1024);
             else assertNull(region.chunkOf(slot), "chunk " + slot / 1024 + " would eat into the reserve");
         }
         region.awaitAllocations();
-        assertEquals(37 * 1024, region.capacity(), "the first chunk, and 36 more up to 64 MiB under the limit");
+        assertEquals(49 * 1024, region.capacity(), "the first chunk, and 48 more up to 64 MiB under the limit");
     }
 }
