@@ -31,17 +31,26 @@ public final class DirectMemory {
 
     /**
      * The JVM's limit on direct memory: {@code -XX:MaxDirectMemorySize}, or the maximum heap when it is not set (0),
-     * as the JDK takes it; 0 when the JVM does not say. Asked through the platform MBean server, so no module beyond
-     * {@code java.management} is needed.
+     * as the JDK takes it; 0 when the JVM does not say. Fixed for the JVM's life, so asked once (every open and every
+     * piece a store grows by reads it).
      */
     public static long limit() {
-        try {
-            Object option = ManagementFactory.getPlatformMBeanServer().invoke(new ObjectName("com.sun.management:type=HotSpotDiagnostic"),
-                    "getVMOption", new Object[] {"MaxDirectMemorySize"}, new String[] {String.class.getName()});
-            long set = Long.parseLong(String.valueOf(((CompositeData) option).get("value")));
-            return set > 0 ? set : Runtime.getRuntime().maxMemory();
-        } catch (JMException | RuntimeException notSaid) {
-            return 0;
+        return Limit.BYTES;
+    }
+
+    /** The limit, asked on first use through the platform MBean server, so no module beyond {@code java.management} is needed. */
+    private static final class Limit {
+        static final long BYTES = ask();
+
+        private static long ask() {
+            try {
+                Object option = ManagementFactory.getPlatformMBeanServer().invoke(new ObjectName("com.sun.management:type=HotSpotDiagnostic"),
+                        "getVMOption", new Object[] {"MaxDirectMemorySize"}, new String[] {String.class.getName()});
+                long set = Long.parseLong(String.valueOf(((CompositeData) option).get("value")));
+                return set > 0 ? set : Runtime.getRuntime().maxMemory();
+            } catch (JMException | RuntimeException notSaid) {
+                return 0;
+            }
         }
     }
 

@@ -39,6 +39,8 @@ final class GrowingRegion {
     private final int pageSize;
     /** The setting that sized this memory, named by the warning when it stops growing. */
     private final String setting;
+    /** What the warning and the allocating threads call this memory. */
+    private final boolean dataRegion;
     private final int framesPerChunk;
     /**
      * Direct memory of the given size for every chunk after the first: {@code allocateDirect} keeping the JVM's reserve
@@ -75,6 +77,7 @@ final class GrowingRegion {
         this.frames = frames;
         this.pageSize = pageSize;
         this.setting = setting;
+        this.dataRegion = setting.equals("dataRegionSize");
         this.framesPerChunk = Math.max(1, chunkBytes / pageSize);
         this.allocator = allocator;
         this.chunks = new AtomicReferenceArray<>((frames + framesPerChunk - 1) / framesPerChunk);
@@ -184,7 +187,7 @@ final class GrowingRegion {
             }
         };
         if (background) {
-            Thread t = new Thread(allocate, "varve-" + (setting.equals("dataRegionSize") ? "region" : setting) + "-chunk-" + c);
+            Thread t = new Thread(allocate, "varve-" + (dataRegion ? "region" : setting) + "-chunk-" + c);
             t.setDaemon(true);
             t.start();
         } else {
@@ -211,7 +214,6 @@ final class GrowingRegion {
         if (slots >= capacity) return;
         capacity = slots;
         LOG.warn("{} stops growing at {} of its {} pages ({} bytes of {} {}): the JVM could not allocate more direct memory "
-                + "({}); lower {}, or raise the JVM's -Xmx / -XX:MaxDirectMemorySize", setting.equals("dataRegionSize") ? "the data region"
-                : "the memory of " + setting, slots, frames, (long) slots * pageSize, setting, (long) frames * pageSize, why.getMessage(), setting);
+                + "({}); lower {}, or raise the JVM's -Xmx / -XX:MaxDirectMemorySize", dataRegion ? "the data region" : "the memory of " + setting, slots, frames, (long) slots * pageSize, setting, (long) frames * pageSize, why.getMessage(), setting);
     }
 }
