@@ -13,16 +13,22 @@ import java.util.function.IntFunction;
  * are handed out and returned through a JCTools MPMC queue: writers take, checkpoint threads or the archiver give
  * back. The slots' memory is allocated as slots are first handed out, {@value #CHUNK_BYTES} bytes at a time
  * ({@link GrowingRegion}): a store that never checkpoints under writes, or never snapshots, does not pay at open for
- * buffers of tens of MiB it would not use. Slots whose memory the JVM cannot give are never handed out.
+ * buffers of tens of MiB it would not use. A slot given back is handed out again before any slot never used, so the
+ * memory follows the most slots in use at once, not every slot in turn: a queue of all the slots, cycling through
+ * them, had a 64 MiB checkpoint buffer allocated whole within a store's first checkpoints, each 4 MiB zero-filled
+ * while a writer, holding a page's latch, waited for a slot in it. Slots whose memory the JVM cannot give are never
+ * handed out.
  */
 public final class PageSlots {
     static final int CHUNK_BYTES = 4 << 20;
 
     private final GrowingRegion memory;
     private final int pageSize;
-    private final int capacity;
+    /** Slots given back, to be handed out again. */
     private final MpmcAtomicArrayQueue<Integer> freeSlots;
-    /** Slots taken from the free list whose chunk could not be allocated: gone from the pool for good. */
+    /** Slots {@code [0, fresh)} were handed out at least once; the next slot never used is {@code fresh}. */
+    private final AtomicInteger fresh = new AtomicInteger();
+    /** Slots handed out whose chunk could not be allocated: gone from the pool for good. */
     private final AtomicInteger lost = new AtomicInteger();
     /** Slot numbers boxed once, so handing slots around allocates nothing. */
     private final Integer[] boxes;
@@ -42,7 +48,7 @@ public final class PageSlots {
         // the slot numbers are ints, and the free list and its boxes arrays
         if (slots > Integer.MAX_VALUE - 8) throw new IllegalArgumentException(setting + " of " + bytes + " bytes holds too many pages");
         this.pageSize = pageSize;
-        this.capacity = (int) slots;
+        int capacity = (int) slots;
         try {
             this.memory = new GrowingRegion(capacity, pageSize, setting, chunkBytes, first, growth);
         } catch (OutOfMemoryError e) {
@@ -50,10 +56,7 @@ public final class PageSlots {
         }
         this.freeSlots = new MpmcAtomicArrayQueue<>(Math.max(2, capacity));
         this.boxes = new Integer[capacity];
-        for (int i = 0; i < capacity; i++) {
-            boxes[i] = i;
-            freeSlots.offer(boxes[i]);
-        }
+        for (int i = 0; i < capacity; i++) boxes[i] = i;
     }
 
     /**
@@ -68,8 +71,9 @@ public final class PageSlots {
     /** Copies {@code page} into a free slot; returns the slot or -1 when the pool is empty. */
     public int copyOf(Page page) {
         while (true) {
-            Integer slot = freeSlots.poll();
-            if (slot == null) return -1;
+            Integer given = freeSlots.poll();
+            int slot = given != null ? given : takeFresh();
+            if (slot < 0) return -1;
             ByteBuffer chunk = memory.chunkOf(slot);
             if (chunk == null) { // the JVM could not give its memory (logged once): the pool goes on without it
                 lost.incrementAndGet();
@@ -78,6 +82,14 @@ public final class PageSlots {
             page.copyTo(chunk, memory.offsetOf(slot));
             return slot;
         }
+    }
+
+    /** The first slot never handed out, now taken; -1 when none is left that may have memory. */
+    private int takeFresh() {
+        for (int n; (n = fresh.get()) < memory.capacity(); ) {
+            if (fresh.compareAndSet(n, n + 1)) return n;
+        }
+        return -1;
     }
 
     /** Copies slot contents to {@code dst}. */
@@ -102,12 +114,12 @@ public final class PageSlots {
 
     /** Slots in all: those the setting asked for, less any whose memory the JVM could not give. */
     public int capacity() {
-        return capacity - lost.get();
+        return memory.capacity();
     }
 
-    /** Slots handed out. */
+    /** Slots handed out and not given back. */
     public int used() {
-        return capacity - lost.get() - freeSlots.size();
+        return fresh.get() - lost.get() - freeSlots.size();
     }
 
     /** Waits for a chunk allocation still under way (at close: no allocating thread outlives the store). */

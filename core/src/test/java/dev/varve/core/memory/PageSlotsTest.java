@@ -65,6 +65,24 @@ class PageSlotsTest {
     }
 
     @Test
+    void slotsGivenBackAreHandedOutBeforeNewMemory() {
+        List<Integer> asked = new CopyOnWriteArrayList<>();
+        PageSlots slots = new PageSlots(16L * PER_CHUNK * PAGE, PAGE, "checkpointBufferSize", PageSlots.CHUNK_BYTES, bytes -> {
+            asked.add(bytes);
+            return ByteBuffer.allocateDirect(bytes);
+        });
+        // a checkpoint's copies come and go: ten at a time, forty chunks' worth in all
+        for (int round = 0; round < 4 * PER_CHUNK; round++) {
+            int[] taken = takeAll(slots, 10);
+            for (int slot : taken) slots.free(slot);
+        }
+        assertEquals(0, slots.used());
+        slots.awaitAllocations();
+        // a pool cycling through all its slots would have allocated all 16 chunks
+        assertEquals(List.of(PageSlots.CHUNK_BYTES, PageSlots.CHUNK_BYTES), asked, "the first chunk, and the one begun ahead of it");
+    }
+
+    @Test
     void slotsWhoseChunkCannotBeAllocatedAreNeverHandedOut() {
         int[] chunks = {0};
         PageSlots slots = new PageSlots(4L * PER_CHUNK * PAGE, PAGE, "captureBufferSize", PageSlots.CHUNK_BYTES, bytes -> {
