@@ -214,6 +214,7 @@ final class GrowingRegion {
         if (slots >= capacity) return;
         capacity = slots;
         LOG.warn("{} stops growing at {} of its {} pages ({} bytes of {} {}): the JVM could not allocate more direct memory "
-                + "({}); lower {}, or raise the JVM's -Xmx / -XX:MaxDirectMemorySize", dataRegion ? "the data region" : "the memory of " + setting, slots, frames, (long) slots * pageSize, setting, (long) frames * pageSize, why.getMessage(), setting);
+                + "({}); lower {}, or raise the JVM's -Xmx / -XX:MaxDirectMemorySize", dataRegion ? "the data region" : "the memory of " + setting,
+                slots, frames, (long) slots * pageSize, setting, (long) frames * pageSize, why.getMessage(), setting);
     }
 }
