@@ -43,8 +43,9 @@ import java.util.stream.Stream;
 
 /**
  * Builds a new store from a {@link SnapshotImage}'s pages: creates an empty store in an empty directory, writes the
- * image's page files over it and makes them durable (fsyncs run behind the writes, on a thread of their own). The
- * pages go straight into the page files, a run of them per call: no WAL, no B+tree, no checkpoint.
+ * image's page files over it and makes them durable (the writes run behind the caller, several at once, see {@link
+ * ImageWrites}, and fsyncs behind the writes, on a thread of their own). The pages go straight into the page files, a
+ * run of them per call: no WAL, no B+tree, no checkpoint.
  *
  * <p>Each page is checked as it arrives — its CRC, the page id it carries against where it goes, SavedAfter cleared
  * — and {@link #finish} checks the whole: every file holds exactly the pages its meta page counts, and
@@ -77,7 +78,8 @@ public final class ImageLoader implements AutoCloseable {
     private Future<?> flushing;
     /** Uncached handles by file id (null: that file's writes go through the page store). */
     private final Map<Integer, FileIO> uncached = new HashMap<>();
-    private ByteBuffer aligned;
+    /** The uncached writes, run behind {@link #write} (cached ones go through the page store at once). */
+    private final ImageWrites writes;
     private boolean done;
     /** The files fsynced and closed once all their pages were written (see {@link #release}). */
     private final Set<Integer> durable = new HashSet<>();
@@ -90,6 +92,7 @@ public final class ImageLoader implements AutoCloseable {
         this.config = config;
         this.io = io;
         this.pageSize = config.pageSize();
+        this.writes = new ImageWrites(pageSize);
         this.lock = StoreLock.acquire(config.path(), "store");
         try {
             // the empty store's checkpoint made its id durable: the image's files carry it (a loaded image is a new store)
@@ -146,6 +149,7 @@ public final class ImageLoader implements AutoCloseable {
      *
      * @throws CorruptionException      when a page's CRC or page id is wrong, or it carries snapshot state: nothing of the call is written
      * @throws IllegalArgumentException when a page of the run was written before, or the run is not whole pages
+     * @throws StorageException         when a write begun by this call or an earlier one failed (it names the file)
      */
     public void write(int fileId, int firstIndex, ByteBuffer pages) {
         if (done) throw new IllegalStateException("the image is finished or closed");
@@ -170,16 +174,8 @@ public final class ImageLoader implements AutoCloseable {
                 throw new CorruptionException("image page " + PageId.toString(pageId) + ": " + wrong, store.pathOf(fileId), store.offsetOf(pageId));
         }
         FileIO uncached = uncachedFile(fileId);
-        if (uncached == null) {
-            store.write(PageId.of(fileId, firstIndex), pages, pages.position(), count);
-        } else {
-            ByteBuffer run = aligned(pages);
-            try {
-                uncached.write(run, store.offsetOf(PageId.of(fileId, firstIndex)));
-            } catch (IOException e) {
-                throw new StorageException("image page write failed: " + e.getMessage(), store.pathOf(fileId), e);
-            }
-        }
+        if (uncached == null) store.write(PageId.of(fileId, firstIndex), pages, pages.position(), count);
+        else writes.write(uncached, store.pathOf(fileId), pages, store.offsetOf(PageId.of(fileId, firstIndex)));
         BitSet all = written.computeIfAbsent(fileId, f -> new BitSet());
         all.set(firstIndex, firstIndex + count);
         unflushed.add(fileId);
@@ -212,6 +208,7 @@ public final class ImageLoader implements AutoCloseable {
      * could succeed with pages lost. {@link #finish} opens the files again one at a time, to check them.
      */
     private void release(int fileId) {
+        writes.drain(); // its writes are on the disk before its fsync
         if (flushingFiles.contains(fileId)) awaitFlush(); // the flusher's fsync of it must not meet a closed channel
         if (durable.add(fileId)) store.force(fileId);
         unflushed.remove(fileId);
@@ -244,21 +241,9 @@ public final class ImageLoader implements AutoCloseable {
         return f;
     }
 
-    /**
-     * A direct buffer of at least {@code bytes} whose address is a multiple of {@code pageSize}: pages handed to
-     * {@link #write} in one are written uncached as they are, without a copy into an aligned buffer.
-     */
+    /** A direct buffer of at least {@code bytes} whose address is a multiple of {@code pageSize}, as uncached writes need. */
     public static ByteBuffer alignedBuffer(int bytes, int pageSize) {
         return ByteBuffer.allocateDirect(bytes + pageSize).alignedSlice(pageSize);
-    }
-
-    /** {@code pages} as uncached writes need them (at an address that is a multiple of the page size), copied if need be. */
-    private ByteBuffer aligned(ByteBuffer pages) {
-        if (pages.isDirect() && pages.alignmentOffset(pages.position(), pageSize) == 0) return pages.duplicate();
-        if (aligned == null || aligned.capacity() < pages.remaining()) aligned = alignedBuffer(pages.remaining(), pageSize);
-        aligned.clear();
-        aligned.put(pages.duplicate());
-        return aligned.flip();
     }
 
     /**
@@ -268,6 +253,7 @@ public final class ImageLoader implements AutoCloseable {
      */
     private void flushBehind() {
         awaitFlush();
+        writes.drain(); // an fsync covers the writes before it
         List<Integer> files = new ArrayList<>(unflushed);
         unflushed.clear();
         unflushedBytes = 0;
@@ -380,6 +366,7 @@ public final class ImageLoader implements AutoCloseable {
     public void close() {
         if (done) return;
         done = true;
+        writes.close(); // before the files close: a write under way ends first
         flusher.shutdown(); // not shutdownNow: an interrupt would close the file channel under the fsync
         try {
             flusher.awaitTermination(1, TimeUnit.MINUTES); // an fsync under way finishes before its file closes

@@ -1,0 +1,147 @@
+package dev.varve.engine;
+
+import dev.varve.core.io.FileIO;
+import dev.varve.core.io.StorageException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An image's uncached page writes, run behind the {@link ImageLoader}'s caller with up to {@value #IN_FLIGHT} at once.
+ * An {@code O_DIRECT} write returns when the disk has the bytes, so a loader writing one run at a time kept one write
+ * in flight: its thread waited out each one (JFR of a 1 GiB transfer beside a busy store: 3.4 s in 141 writes over 10
+ * ms, the store's checkpoint writes queued on the same disk), and checked no pages meanwhile. Here each run is copied
+ * into a buffer of this class's own, aligned for the uncached write, and written on a thread of a small pool while
+ * the caller checks the next; with no buffer free the caller waits, so the memory held stays at {@value #IN_FLIGHT}
+ * runs however slow the disk.
+ *
+ * <p>A write that fails is reported, naming its file, by the next {@link #take}, {@link #drain} or {@link #close};
+ * the loader drains before each fsync and before a file closes, so no fsync runs ahead of a write it should cover.
+ * Not thread-safe: the loader's caller drives it.
+ */
+final class ImageWrites implements AutoCloseable {
+    /** Writes in flight at once, and buffers held: enough for the disk to queue several, few enough to stay small. */
+    static final int IN_FLIGHT = 4;
+
+    private final int alignment;
+    private final ExecutorService writers;
+    /** Buffers no write holds; the pool grows to {@link #IN_FLIGHT}. */
+    private final ArrayDeque<ByteBuffer> free = new ArrayDeque<>();
+    /** Writes begun and not yet seen done by the caller. */
+    private final ArrayDeque<Write> inFlight = new ArrayDeque<>();
+    private int buffers;
+
+    /** The writes of one run: its buffer, and its outcome once done (null: written). */
+    private static final class Write {
+        final ByteBuffer buffer;
+        boolean done;
+        StorageException failure;
+
+        Write(ByteBuffer buffer) {
+            this.buffer = buffer;
+        }
+    }
+
+    /** Writes of buffers aligned to {@code alignment} bytes (the page size: what uncached writes need). */
+    ImageWrites(int alignment) {
+        this.alignment = alignment;
+        this.writers = Executors.newFixedThreadPool(IN_FLIGHT, r -> {
+            Thread t = new Thread(r, "varve-image-write");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Begins writing {@code pages} (its remaining bytes, copied here: the caller may reuse it at once) at {@code
+     * position} of {@code file}, whose path names it in a failure. Waits for a free buffer when {@value #IN_FLIGHT}
+     * writes are in flight, and throws the failure of any write found done meanwhile.
+     */
+    void write(FileIO file, Path path, ByteBuffer pages, long position) {
+        ByteBuffer buffer = take(pages.remaining());
+        buffer.clear().put(pages.duplicate()).flip();
+        Write w = new Write(buffer);
+        inFlight.add(w);
+        writers.execute(() -> {
+            StorageException failure = null;
+            try {
+                file.write(buffer, position);
+            } catch (IOException | RuntimeException e) {
+                failure = new StorageException("image page write failed: " + e.getMessage(), path, e);
+            }
+            synchronized (this) {
+                w.failure = failure;
+                w.done = true;
+                notifyAll();
+            }
+        });
+    }
+
+    /** A buffer of at least {@code bytes}, once one is free; the failure of a write done meanwhile is thrown. */
+    private ByteBuffer take(int bytes) {
+        while (free.isEmpty() && buffers == IN_FLIGHT) reapOne();
+        reapDone();
+        ByteBuffer b = free.poll();
+        if (b == null || b.capacity() < bytes) {
+            if (b == null) buffers++;
+            b = ImageLoader.alignedBuffer(bytes, alignment);
+        }
+        return b;
+    }
+
+    /** Waits until every write begun is done; throws the first failure among them. */
+    void drain() {
+        while (!inFlight.isEmpty()) reapOne();
+    }
+
+    /** Sees the oldest write in flight done, waiting for it, and frees its buffer; throws its failure. */
+    private void reapOne() {
+        Write w = inFlight.poll();
+        synchronized (this) {
+            boolean interrupted = false;
+            while (!w.done) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true; // a write under way finishes before its buffer is reused or its file closes
+                }
+            }
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+        free.add(w.buffer);
+        if (w.failure != null) throw w.failure;
+    }
+
+    /** Frees the buffers of the writes at the front that are done, throwing a failure among them. */
+    private void reapDone() {
+        while (!inFlight.isEmpty()) {
+            synchronized (this) {
+                if (!inFlight.peek().done) return;
+            }
+            reapOne();
+        }
+    }
+
+    /** Waits for the writes in flight (their failures are not thrown: the load is given up) and ends the threads. */
+    @Override
+    public void close() {
+        while (!inFlight.isEmpty()) {
+            try {
+                reapOne();
+            } catch (StorageException ignored) {
+                // closing without finish: the directory stays unfinished, and the failure no longer matters
+            }
+        }
+        writers.shutdown();
+        try {
+            writers.awaitTermination(1, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
