@@ -173,17 +173,33 @@ public final class ImageLoader implements AutoCloseable {
             if (wrong != null)
                 throw new CorruptionException("image page " + PageId.toString(pageId) + ": " + wrong, store.pathOf(fileId), store.offsetOf(pageId));
         }
+        int metaPages = firstIndex == 0 ? countOf(fileId, pages, pages.position()) : -1; // read before pages is handed over
         FileIO uncached = uncachedFile(fileId);
-        if (uncached == null) store.write(PageId.of(fileId, firstIndex), pages, pages.position(), count);
-        else writes.write(uncached, store.pathOf(fileId), pages, store.offsetOf(PageId.of(fileId, firstIndex)));
+        if (uncached == null) {
+            store.write(PageId.of(fileId, firstIndex), pages, pages.position(), count);
+            writes.giveBack(pages);
+        } else {
+            writes.write(uncached, store.pathOf(fileId), pages, store.offsetOf(PageId.of(fileId, firstIndex)));
+        }
         BitSet all = written.computeIfAbsent(fileId, f -> new BitSet());
         all.set(firstIndex, firstIndex + count);
+        if (firstIndex == 0) metaCount.put(fileId, metaPages);
         unflushed.add(fileId);
         unflushedBytes += (long) count * pageSize;
-        if (firstIndex == 0) metaCount.put(fileId, countOf(fileId, pages, pages.position()));
         Integer fileCount = metaCount.get(fileId);
         if (fileCount != null && all.nextClearBit(0) == fileCount && all.length() == fileCount) release(fileId);
         else if (unflushedBytes >= FLUSH_EVERY_BYTES) flushBehind();
+    }
+
+    /**
+     * A buffer for a run of up to {@code bytes} (whole pages) to be filled and handed to {@link #write}, which then
+     * writes from it as it is, without copying it into one of its own: the caller leaves it alone once handed over.
+     * The same buffer until then. Optional: {@code write} takes a run in any buffer.
+     */
+    public ByteBuffer runBuffer(int bytes) {
+        if (done) throw new IllegalStateException("the image is finished or closed");
+        if (bytes <= 0 || bytes % pageSize != 0) throw new IllegalArgumentException("a page run is whole pages of " + pageSize + " bytes, got " + bytes + " bytes");
+        return writes.buffer(bytes);
     }
 
     /**
@@ -239,11 +255,6 @@ public final class ImageLoader implements AutoCloseable {
         }
         uncached.put(fileId, f);
         return f;
-    }
-
-    /** A direct buffer of at least {@code bytes} whose address is a multiple of {@code pageSize}, as uncached writes need. */
-    public static ByteBuffer alignedBuffer(int bytes, int pageSize) {
-        return ByteBuffer.allocateDirect(bytes + pageSize).alignedSlice(pageSize);
     }
 
     /**

@@ -15,12 +15,12 @@ import java.util.concurrent.TimeUnit;
  * An image's uncached page writes, run behind the {@link ImageLoader}'s caller with up to {@value #IN_FLIGHT} at once.
  * An {@code O_DIRECT} write returns when the disk has the bytes, so a loader writing one run at a time kept one write
  * in flight: its thread waited out each one (JFR of a 1 GiB transfer beside a busy store: 3.4 s in 141 writes over 10
- * ms, the store's checkpoint writes queued on the same disk), and checked no pages meanwhile. Here each run is copied
- * into a buffer of this class's own, aligned for the uncached write, and written on a thread of a small pool while
- * the caller checks the next; with no buffer free the caller waits, so the memory held stays at {@value #IN_FLIGHT}
- * runs however slow the disk.
+ * ms, the store's checkpoint writes queued on the same disk), and checked no pages meanwhile. Here each run is written
+ * from a buffer of this class's own, aligned for the uncached write, on a thread of a small pool while the caller
+ * checks the next: the buffer {@link #buffer} handed out, filled by the caller (no copy), or a copy of the caller's
+ * run. With no buffer free the caller waits, so the memory held stays at {@value #IN_FLIGHT} runs however slow the disk.
  *
- * <p>A write that fails is reported, naming its file, by the next {@link #take}, {@link #drain} or {@link #close};
+ * <p>A write that fails is reported, naming its file, by the next {@link #buffer}, {@link #write}, {@link #drain};
  * the loader drains before each fsync and before a file closes, so no fsync runs ahead of a write it should cover.
  * Not thread-safe: the loader's caller drives it.
  */
@@ -35,6 +35,8 @@ final class ImageWrites implements AutoCloseable {
     /** Writes begun and not yet seen done by the caller. */
     private final ArrayDeque<Write> inFlight = new ArrayDeque<>();
     private int buffers;
+    /** The buffer {@link #buffer} handed out and no write has taken yet, or null. */
+    private ByteBuffer handedOut;
 
     /** The writes of one run: its buffer, and its outcome once done (null: written). */
     private static final class Write {
@@ -58,19 +60,47 @@ final class ImageWrites implements AutoCloseable {
     }
 
     /**
-     * Begins writing {@code pages} (its remaining bytes, copied here: the caller may reuse it at once) at {@code
-     * position} of {@code file}, whose path names it in a failure. Waits for a free buffer when {@value #IN_FLIGHT}
-     * writes are in flight, and throws the failure of any write found done meanwhile.
+     * A buffer for the caller to fill with its next run of up to {@code bytes} and hand to {@link #write}, which then
+     * writes from it without a copy (or to {@link #giveBack}, when the run goes elsewhere); the same one until then.
+     * Waits for a free buffer when {@value #IN_FLIGHT} writes are in flight, throwing the failure of any found done.
+     */
+    ByteBuffer buffer(int bytes) {
+        if (handedOut != null && handedOut.capacity() >= bytes) return handedOut.clear();
+        giveBack(handedOut);
+        handedOut = take(bytes);
+        return handedOut.clear();
+    }
+
+    /** Takes back the buffer {@link #buffer} handed out, if {@code b} is it: its run was not written from it. */
+    void giveBack(ByteBuffer b) {
+        if (b == null || b != handedOut) return;
+        free.add(handedOut);
+        handedOut = null;
+    }
+
+    /**
+     * Begins writing {@code pages} (its remaining bytes) at {@code position} of {@code file}, whose path names it in a
+     * failure: from {@code pages} itself when it is the buffer {@link #buffer} handed out, which the caller then
+     * leaves alone; otherwise from a copy, and the caller may reuse {@code pages} at once. Waits for a free buffer
+     * when {@value #IN_FLIGHT} writes are in flight, and throws the failure of any write found done meanwhile.
      */
     void write(FileIO file, Path path, ByteBuffer pages, long position) {
-        ByteBuffer buffer = take(pages.remaining());
-        buffer.clear().put(pages.duplicate()).flip();
+        ByteBuffer buffer;
+        if (pages == handedOut && pages.alignmentOffset(pages.position(), alignment) == 0) {
+            buffer = pages;
+            handedOut = null;
+        } else {
+            buffer = take(pages.remaining());
+            buffer.clear().put(pages.duplicate()).flip();
+            giveBack(pages); // after the copy: a buffer handed out but not aligned at the run's start
+        }
         Write w = new Write(buffer);
         inFlight.add(w);
+        ByteBuffer run = buffer.duplicate(); // the write moves its position, not the caller's
         writers.execute(() -> {
             StorageException failure = null;
             try {
-                file.write(buffer, position);
+                file.write(run, position);
             } catch (IOException | RuntimeException e) {
                 failure = new StorageException("image page write failed: " + e.getMessage(), path, e);
             }
@@ -89,7 +119,7 @@ final class ImageWrites implements AutoCloseable {
         ByteBuffer b = free.poll();
         if (b == null || b.capacity() < bytes) {
             if (b == null) buffers++;
-            b = ImageLoader.alignedBuffer(bytes, alignment);
+            b = ByteBuffer.allocateDirect(bytes + alignment).alignedSlice(alignment); // at an address uncached writes take
         }
         return b;
     }
@@ -130,6 +160,7 @@ final class ImageWrites implements AutoCloseable {
     /** Waits for the writes in flight (their failures are not thrown: the load is given up) and ends the threads. */
     @Override
     public void close() {
+        handedOut = null;
         while (!inFlight.isEmpty()) {
             try {
                 reapOne();

@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@link ImageWrites}: runs written behind the caller land where they were asked to, from a copy (the caller reuses
- * its buffer at once); no more than {@link ImageWrites#IN_FLIGHT} are in flight, the caller waiting for a buffer
+ * its buffer at once) or from a buffer handed out to be filled; no more than {@link ImageWrites#IN_FLIGHT} are in flight, the caller waiting for a buffer
  * beyond that; a write that fails is reported by the next call, naming its file.
  */
 @Timeout(60)
@@ -41,6 +41,24 @@ class ImageWritesTest {
             for (int r = 15; r >= 0; r--) { // runs out of order, one buffer reused for all of them
                 run.clear();
                 for (int i = 0; i < run.capacity(); i++) run.put((byte) (r * 31 + i));
+                run.flip();
+                run.get(0, expected, r * 4 * PAGE, run.remaining());
+                writes.write(file, path, run, (long) r * 4 * PAGE);
+            }
+            writes.drain();
+        }
+        assertArrayEquals(expected, Files.readAllBytes(path));
+    }
+
+    @Test
+    void aBufferHandedOutIsWrittenFromAsItIs() throws IOException {
+        Path path = dir.resolve("f");
+        byte[] expected = new byte[8 * 4 * PAGE];
+        try (FileIO file = FileIOFactory.standard().open(path, true); ImageWrites writes = new ImageWrites(PAGE)) {
+            for (int r = 0; r < 8; r++) {
+                ByteBuffer run = writes.buffer(4 * PAGE);
+                assertTrue(run.isDirect() && run.alignmentOffset(0, PAGE) == 0, "aligned for uncached writes");
+                for (int i = 0; i < 4 * PAGE; i++) run.put((byte) (r * 7 + i));
                 run.flip();
                 run.get(0, expected, r * 4 * PAGE, run.remaining());
                 writes.write(file, path, run, (long) r * 4 * PAGE);

@@ -91,15 +91,15 @@ class SnapshotImageTest {
         }
     }
 
-    /** Loads the image page by page (snapshot shipping sends runs; its own tests cover those). */
+    /**
+     * Loads the image page by page (snapshot shipping sends runs; its own tests cover those), each page read into the
+     * loader's own buffer, which it writes from as it is (a buffer of the caller's is copied: ImageLoaderOpenFilesTest).
+     */
     private static Path load(SnapshotImage image, VarveConfig target) {
         try (ImageLoader loader = ImageLoader.create(target)) {
-            ByteBuffer page = ByteBuffer.allocateDirect(image.pageSize());
             long pages = 0;
-            while (image.next(page.clear())) {
+            for (ByteBuffer page; image.next(page = loader.runBuffer(image.pageSize())); pages++)
                 loader.write(image.fileId(), image.index(), page.flip());
-                pages++;
-            }
             assertEquals(image.pageCount(), pages);
             assertEquals(image.tables(), loader.finish(), "the loaded catalog and entry counts are the image's");
         }

@@ -30,8 +30,6 @@ final class ImageWriter implements AutoCloseable {
     private final ImageDigest received = new ImageDigest();
     private final List<SnapshotImage.TableImage> tables = new ArrayList<>();
     private ImageLoader loader;
-    /** The pages of one frame, aligned for the loader's uncached writes. */
-    private ByteBuffer run;
     private VarveConfig config;
     private int pageSize;
     private long snapshotId;
@@ -152,12 +150,12 @@ final class ImageWriter implements AutoCloseable {
         if (count < 1 || count > ShipProtocol.pagesPerFrame(pageSize) || (long) count * pageSize != p.readableBytes())
             throw new BackupException("a PAGES frame says " + count + " pages of " + pageSize + " bytes and holds " + p.readableBytes() + " bytes");
         checkOrder(fileId, first, count);
-        if (run == null || run.capacity() < p.readableBytes()) run = ImageLoader.alignedBuffer(p.readableBytes(), pageSize);
-        run.clear().limit(p.readableBytes());
+        ByteBuffer run = loader.runBuffer(p.readableBytes()).limit(p.readableBytes());
         p.getBytes(p.readerIndex(), run); // the one copy of the pages on this side: out of the received buffers
-        loader.write(fileId, first, run.flip());
-        // the loader checked each page's bytes against its stored CRC: the digest holds the CRCs against the sender's
+        run.flip();
+        // the loader checks each page's bytes against its stored CRC: the digest holds the CRCs against the sender's
         for (int i = 0; i < count; i++) received.page(fileId, first + i, PageChecksum.stored(run, i * pageSize));
+        loader.write(fileId, first, run); // written from run as it is, which is the loader's from here on
     }
 
     /**
