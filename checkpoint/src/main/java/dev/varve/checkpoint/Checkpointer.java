@@ -7,15 +7,12 @@ import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.Frame;
 import dev.varve.core.memory.PageMemory;
 import dev.varve.core.page.Page;
-import dev.varve.core.page.PageId;
 import dev.varve.core.spi.CheckpointListener;
 import dev.varve.core.spi.RecordTypes;
-import dev.varve.core.store.PageChecksum;
 import dev.varve.core.wal.Wal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -37,7 +34,8 @@ import java.util.function.ToLongFunction;
  * checkpoint's just after, see {@code PageMemory.markCheckpoint}); (2) writers copy-on-write pages they change before
  * they are written; (3) recovery files, unless every change since the previous mark was logged physically;
  * (4) listeners (snapshot archive, I4); (5) start marker; (6) pages, sorted, in parallel, fsync per file; (7) end
- * marker, then old markers, recovery files and WAL segments go.
+ * marker, then old markers, recovery files and WAL segments go. The writes of (3) and (6) are {@link
+ * CheckpointPageWriter}'s.
  *
  * <p>Triggers (background thread, {@link CheckpointTrigger}): the period, the dirty-page ratio, WAL volume since
  * the last mark, memory pressure and explicit requests. Recovery and shutdown call {@link #checkpoint} directly.
@@ -51,11 +49,11 @@ public final class Checkpointer implements AutoCloseable {
     private final Wal wal;
     private final CheckpointMarkers markers;
     private final ReadWriteLock checkpointLock;
-    private final ToLongFunction<Page> unusedRange;
     private final PageCodec codec;
     private final PhysicalPageLog physicalLog;
     private final Throttle throttle;
     private final CheckpointPool pool;
+    private final CheckpointPageWriter pageWriter;
     private final CheckpointTrigger trigger;
     private final Agents agents;
     private final List<CheckpointListener> listeners = new CopyOnWriteArrayList<>();
@@ -97,10 +95,12 @@ public final class Checkpointer implements AutoCloseable {
         this.wal = wal;
         this.markers = markers;
         this.checkpointLock = checkpointLock;
-        this.unusedRange = unusedRange;
         this.codec = PageCodec.of(config.recoveryCompression());
         this.throttle = new Throttle(memory, this::checkUsable); // writers waiting for room learn of a failed checkpoint at once
         this.pool = new CheckpointPool(config.checkpointThreads(), agents.parallel());
+        this.pageWriter = new CheckpointPageWriter(memory, markers, codec, unusedRange, pool, throttle, e -> {
+            if (failure == null) failure = e;
+        });
         this.physicalLog = config.recoveryMode() == RecoveryMode.WAL_PHYSICAL ? new PhysicalPageLog(wal, memory.pageSize(), unusedRange, codec) : null;
         if (physicalLog != null) memory.addWriteHook(physicalLog);
         this.trigger = new CheckpointTrigger(this, config, memory);
@@ -242,11 +242,11 @@ public final class Checkpointer implements AutoCloseable {
         try {
             wal.force(); // I1: the records that produced these page versions are durable before any of them is written
             long rd0 = System.nanoTime();
-            RecoveryFiles files = covered ? RecoveryFiles.NONE : writeRecoveryFiles(id, pages);
+            CheckpointPageWriter.RecoveryFiles files = covered ? CheckpointPageWriter.RecoveryFiles.NONE : pageWriter.writeRecoveryFiles(id, pages);
             long recoveryNanos = System.nanoTime() - rd0;
             for (CheckpointListener l : listeners) l.beforeStartMarker(id, mark);
             markers.write(new CheckpointMarker(CheckpointMarker.START, id, mark, lastMarkLsn,
-                    covered ? CheckpointMarker.PHYSICAL_WAL : CheckpointMarker.RECOVERY_FILES, codec.ordinal(), files.entries, files.bytes,
+                    covered ? CheckpointMarker.PHYSICAL_WAL : CheckpointMarker.RECOVERY_FILES, codec.ordinal(), files.entries(), files.bytes(),
                     generations.storeId(), null, largestValue.getAsInt()));
             storeIdDurable(); // in the start marker: page files and WAL segments may carry it now
             // the WAL witnesses that pages of this checkpoint may reach the page files (a lost start marker is named);
@@ -256,7 +256,7 @@ public final class Checkpointer implements AutoCloseable {
                 wal.force();
             }
             long w0 = System.nanoTime();
-            Set<Integer> touched = writePages(pages);
+            Set<Integer> touched = pageWriter.writePages(pages);
             long pageWriteNanos = System.nanoTime() - w0;
             long f0 = System.nanoTime();
             Set<Integer> stamped = stampAndForce(touched, id);
@@ -346,7 +346,7 @@ public final class Checkpointer implements AutoCloseable {
         }
         List<Frame> pages = memory.markedPages();
         pages.sort(Comparator.comparingLong(Frame::heldPageId));
-        restoredFiles.addAll(stampAndForce(writePages(pages), id));
+        restoredFiles.addAll(stampAndForce(pageWriter.writePages(pages), id));
     }
 
     /**
@@ -376,88 +376,6 @@ public final class Checkpointer implements AutoCloseable {
         memory.store().storeIdDurable(generations.storeId());
         wal.storeIdDurable(generations.storeId());
         for (CheckpointListener l : listeners) l.storeIdDurable(generations.storeId());
-    }
-
-    private record RecoveryFiles(int[] entries, long[] bytes) {
-        static final RecoveryFiles NONE = new RecoveryFiles(new int[0], new long[0]);
-
-        long total() {
-            long t = 0;
-            for (long b : bytes) t += b;
-            return t;
-        }
-    }
-
-    private RecoveryFiles writeRecoveryFiles(long id, List<Frame> pages) {
-        List<List<Frame>> slices = CheckpointPool.slices(pages, pool.threads());
-        int[] entries = new int[slices.size()];
-        long[] bytes = new long[slices.size()];
-        int pageSize = memory.pageSize();
-        pool.forEachIndexed(slices, (n, slice) -> {
-            ByteBuffer buf = ByteBuffer.allocateDirect(pageSize);
-            Page image = new Page(buf, 0, pageSize);
-            try (RecoveryFileWriter w = new RecoveryFileWriter(markers.io(), markers.recoveryFilePath(id, n), id, pageSize, codec, unusedRange)) {
-                for (Frame f : slice) {
-                    long pageId = f.heldPageId();
-                    memory.copyCheckpointImage(f, buf, 0);
-                    PageChecksum.stamp(buf, 0, pageSize);
-                    w.append(pageId, image);
-                }
-                w.finish();
-                entries[n] = w.entries();
-                bytes[n] = w.bytes();
-            }
-        });
-        return new RecoveryFiles(entries, bytes);
-    }
-
-    /** Pages a checkpoint thread writes in one call at most (a run of consecutive pages of one file). */
-    private static final int RUN_PAGES = 32;
-
-    private Set<Integer> writePages(List<Frame> pages) {
-        Set<Integer> touched = ConcurrentHashMap.newKeySet();
-        int pageSize = memory.pageSize();
-        pool.forEachIndexed(CheckpointPool.slices(pages, pool.threads()), (n, slice) -> {
-            try {
-                writeSlice(slice, touched, pageSize);
-            } catch (RuntimeException | Error e) {
-                // failed at once, not once every slice is done: another slice may wait for the latch of a page whose
-                // writer waits for a slot of this checkpoint, and only the failure lets that writer go (onPressure)
-                if (failure == null) failure = e;
-                throw e;
-            }
-        });
-        return touched;
-    }
-
-    /**
-     * Writes one slice, sorted by id: its runs of consecutive pages of a file each go out in one write (one system
-     * call where there were up to RUN_PAGES), and their pages are finished only once written, as an evicted page's
-     * file must hold its image.
-     */
-    private void writeSlice(List<Frame> slice, Set<Integer> touched, int pageSize) {
-        ByteBuffer run = ByteBuffer.allocateDirect(RUN_PAGES * pageSize);
-        List<Frame> latched = new ArrayList<>(); // written, to be finished once a writer lets go of them
-        for (int from = 0, count; from < slice.size(); from += count) {
-            long first = slice.get(from).heldPageId();
-            count = 0;
-            do {
-                memory.copyCheckpointImage(slice.get(from + count), run, count * pageSize);
-                PageChecksum.stamp(run, count * pageSize, pageSize);
-                count++;
-            } while (count < RUN_PAGES && from + count < slice.size() && slice.get(from + count).heldPageId() == first + count
-                    && PageId.fileId(first + count) == PageId.fileId(first));
-            memory.store().write(first, run, 0, count);
-            for (int i = 0; i < count; i++) {
-                if (memory.tryFinishCheckpointPage(slice.get(from + i))) throttle.pageWritten();
-                else latched.add(slice.get(from + i));
-            }
-            touched.add(PageId.fileId(first));
-        }
-        for (Frame f : latched) {
-            memory.finishCheckpointPage(f);
-            throttle.pageWritten();
-        }
     }
 
     private void checkUsable() {
