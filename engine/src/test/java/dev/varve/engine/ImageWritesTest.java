@@ -22,8 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@link ImageWrites}: runs written behind the caller land where they were asked to, from a copy (the caller reuses
- * its buffer at once) or from a buffer handed out to be filled; no more than {@link ImageWrites#IN_FLIGHT} are in flight, the caller waiting for a buffer
- * beyond that; a write that fails is reported by the next call, naming its file.
+ * its buffer at once) or from a buffer handed out to be filled; no more than {@link ImageWrites#IN_FLIGHT} are in
+ * flight, the caller waiting for a buffer beyond that; a write that fails is reported by the next call, naming its file.
  */
 @Timeout(60)
 class ImageWritesTest {
