@@ -7,6 +7,8 @@ import dev.varve.core.io.StorageException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -32,33 +34,21 @@ class ImageWritesTest {
     @TempDir
     Path dir;
 
-    @Test
-    void runsLandWhereAskedFromACopyOfTheCallersBuffer() throws IOException {
+    /**
+     * Sixteen runs written out of order, each from one buffer of the caller's reused for all of them (copied) or from
+     * the buffer handed out (written from as it is), land where they were asked to.
+     */
+    @ParameterizedTest(name = "from a handed-out buffer: {0}")
+    @ValueSource(booleans = {false, true})
+    void runsLandWhereAsked(boolean handedOut) throws IOException {
         Path path = dir.resolve("f");
         byte[] expected = new byte[64 * PAGE];
         try (FileIO file = FileIOFactory.standard().open(path, true); ImageWrites writes = new ImageWrites(PAGE)) {
-            ByteBuffer run = ByteBuffer.allocate(4 * PAGE);
-            for (int r = 15; r >= 0; r--) { // runs out of order, one buffer reused for all of them
-                run.clear();
-                for (int i = 0; i < run.capacity(); i++) run.put((byte) (r * 31 + i));
-                run.flip();
-                run.get(0, expected, r * 4 * PAGE, run.remaining());
-                writes.write(file, path, run, (long) r * 4 * PAGE);
-            }
-            writes.drain();
-        }
-        assertArrayEquals(expected, Files.readAllBytes(path));
-    }
-
-    @Test
-    void aBufferHandedOutIsWrittenFromAsItIs() throws IOException {
-        Path path = dir.resolve("f");
-        byte[] expected = new byte[8 * 4 * PAGE];
-        try (FileIO file = FileIOFactory.standard().open(path, true); ImageWrites writes = new ImageWrites(PAGE)) {
-            for (int r = 0; r < 8; r++) {
-                ByteBuffer run = writes.buffer(4 * PAGE);
-                assertTrue(run.isDirect() && run.alignmentOffset(0, PAGE) == 0, "aligned for uncached writes");
-                for (int i = 0; i < 4 * PAGE; i++) run.put((byte) (r * 7 + i));
+            ByteBuffer callers = ByteBuffer.allocate(4 * PAGE);
+            for (int r = 15; r >= 0; r--) {
+                ByteBuffer run = handedOut ? writes.buffer(4 * PAGE) : callers.clear();
+                if (handedOut) assertTrue(run.isDirect() && run.alignmentOffset(0, PAGE) == 0, "aligned for uncached writes");
+                for (int i = 0; i < 4 * PAGE; i++) run.put((byte) (r * 31 + i));
                 run.flip();
                 run.get(0, expected, r * 4 * PAGE, run.remaining());
                 writes.write(file, path, run, (long) r * 4 * PAGE);
