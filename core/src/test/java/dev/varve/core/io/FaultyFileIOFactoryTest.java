@@ -112,6 +112,9 @@ class FaultyFileIOFactoryTest {
                 byte[] old = bytes(rnd, FILE_BYTES);
                 byte[] neu = bytes(rnd, 3000);
                 int off = rnd.nextInt(2000);
+                // the write's last byte differs from the file's: a tear before it is then told from the whole write (seed
+                // 14380386382191 tore at a sector boundary one byte before the end, where the two bytes were equal)
+                if (neu[neu.length - 1] == old[off + neu.length - 1]) neu[neu.length - 1] ^= 1;
                 try (FileIO f = io.open(file, true)) {
                     f.write(ByteBuffer.wrap(old), 0);
                     f.force();
