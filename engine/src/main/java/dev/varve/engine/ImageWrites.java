@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -32,21 +34,13 @@ final class ImageWrites implements AutoCloseable {
     private final ExecutorService writers;
     /** Buffers no write holds; the pool grows to {@link #IN_FLIGHT}. */
     private final ArrayDeque<ByteBuffer> free = new ArrayDeque<>();
-    /** Writes begun and not yet seen done by the caller. */
+    /** Writes begun and not yet seen done by the caller, oldest first. */
     private final ArrayDeque<Write> inFlight = new ArrayDeque<>();
-    private int buffers;
     /** The buffer {@link #buffer} handed out and no write has taken yet, or null. */
     private ByteBuffer handedOut;
 
-    /** The writes of one run: its buffer, and its outcome once done (null: written). */
-    private static final class Write {
-        final ByteBuffer buffer;
-        boolean done;
-        StorageException failure;
-
-        Write(ByteBuffer buffer) {
-            this.buffer = buffer;
-        }
+    /** One run's write: the buffer it is written from, and its outcome (a {@link StorageException} naming the file). */
+    private record Write(ByteBuffer buffer, CompletableFuture<Void> done) {
     }
 
     /** Writes of buffers aligned to {@code alignment} bytes (the page size: what uncached writes need). */
@@ -94,33 +88,22 @@ final class ImageWrites implements AutoCloseable {
             buffer.clear().put(pages.duplicate()).flip();
             giveBack(pages); // after the copy: a buffer handed out but not aligned at the run's start
         }
-        Write w = new Write(buffer);
-        inFlight.add(w);
         ByteBuffer run = buffer.duplicate(); // the write moves its position, not the caller's
-        writers.execute(() -> {
-            StorageException failure = null;
+        inFlight.add(new Write(buffer, CompletableFuture.runAsync(() -> {
             try {
                 file.write(run, position);
             } catch (IOException | RuntimeException e) {
-                failure = new StorageException("image page write failed: " + e.getMessage(), path, e);
+                throw new StorageException("image page write failed: " + e.getMessage(), path, e);
             }
-            synchronized (this) {
-                w.failure = failure;
-                w.done = true;
-                notifyAll();
-            }
-        });
+        }, writers)));
     }
 
     /** A buffer of at least {@code bytes}, once one is free; the failure of a write done meanwhile is thrown. */
     private ByteBuffer take(int bytes) {
-        while (free.isEmpty() && buffers == IN_FLIGHT) reapOne();
-        reapDone();
+        while (free.isEmpty() && inFlight.size() + (handedOut == null ? 0 : 1) >= IN_FLIGHT) reapOne();
+        while (!inFlight.isEmpty() && inFlight.peek().done().isDone()) reapOne();
         ByteBuffer b = free.poll();
-        if (b == null || b.capacity() < bytes) {
-            if (b == null) buffers++;
-            b = ByteBuffer.allocateDirect(bytes + alignment).alignedSlice(alignment); // at an address uncached writes take
-        }
+        if (b == null || b.capacity() < bytes) b = ByteBuffer.allocateDirect(bytes + alignment).alignedSlice(alignment); // as uncached writes need
         return b;
     }
 
@@ -129,31 +112,19 @@ final class ImageWrites implements AutoCloseable {
         while (!inFlight.isEmpty()) reapOne();
     }
 
-    /** Sees the oldest write in flight done, waiting for it, and frees its buffer; throws its failure. */
+    /**
+     * Sees the oldest write in flight done, waiting for it (uninterruptibly: a write under way finishes before its
+     * buffer is reused or its file closes), and frees its buffer; throws its failure.
+     */
     private void reapOne() {
         Write w = inFlight.poll();
-        synchronized (this) {
-            boolean interrupted = false;
-            while (!w.done) {
-                try {
-                    wait();
-                } catch (InterruptedException e) {
-                    interrupted = true; // a write under way finishes before its buffer is reused or its file closes
-                }
-            }
-            if (interrupted) Thread.currentThread().interrupt();
-        }
-        free.add(w.buffer);
-        if (w.failure != null) throw w.failure;
-    }
-
-    /** Frees the buffers of the writes at the front that are done, throwing a failure among them. */
-    private void reapDone() {
-        while (!inFlight.isEmpty()) {
-            synchronized (this) {
-                if (!inFlight.peek().done) return;
-            }
-            reapOne();
+        try {
+            w.done().join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof Error err) throw err;
+            throw (StorageException) e.getCause(); // the write's task throws nothing else
+        } finally {
+            free.add(w.buffer());
         }
     }
 
