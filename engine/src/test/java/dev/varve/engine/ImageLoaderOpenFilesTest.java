@@ -14,7 +14,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -46,6 +48,14 @@ class ImageLoaderOpenFilesTest {
         final AtomicInteger open = new AtomicInteger();
         final AtomicInteger most = new AtomicInteger();
         final AtomicInteger closedUnsynced = new AtomicInteger();
+        /**
+         * Uncached handles closed while a write through them was under way, or after writes no fsync of their file
+         * (through any descriptor: their bytes bypass the cache) began after: the loader runs these writes behind its
+         * caller, and must wait for them before it fsyncs and closes the file.
+         */
+        final AtomicInteger closedBeforeUncachedWritesSynced = new AtomicInteger();
+        /** By file: uncached writes under way, done, and done before the latest fsync of the file began. */
+        private final Map<Path, long[]> uncachedWrites = new ConcurrentHashMap<>();
 
         CountingIO(boolean uncached) {
             this.uncached = uncached;
@@ -53,17 +63,18 @@ class ImageLoaderOpenFilesTest {
 
         @Override
         public FileIO open(Path file, boolean create) throws IOException {
-            return counted(delegate.open(file, create), true);
+            return counted(delegate.open(file, create), true, file);
         }
 
         @Override
         public Optional<FileIO> openUncached(Path file, int alignment) throws IOException {
             if (!uncached) return Optional.empty();
-            return delegate.openUncached(file, alignment).map(f -> counted(f, false)); // its writes bypass the cache
+            return delegate.openUncached(file, alignment).map(f -> counted(f, false, file)); // its writes bypass the cache
         }
 
-        private FileIO counted(FileIO f, boolean cached) {
+        private FileIO counted(FileIO f, boolean cached, Path file) {
             most.accumulateAndGet(open.incrementAndGet(), Math::max);
+            long[] writes = uncachedWrites.computeIfAbsent(file.toAbsolutePath().normalize(), p -> new long[3]);
             return new ForwardingFileIO(f) {
                 private boolean closed;
                 private boolean unsynced;
@@ -71,13 +82,37 @@ class ImageLoaderOpenFilesTest {
                 @Override
                 public void write(ByteBuffer src, long position) throws IOException {
                     unsynced = cached;
-                    super.write(src, position);
+                    if (cached) {
+                        super.write(src, position);
+                        return;
+                    }
+                    synchronized (writes) {
+                        writes[0]++;
+                    }
+                    try {
+                        Thread.sleep(1); // a slow disk: the loader's caller moves on while the write is under way
+                        super.write(src, position);
+                    } catch (InterruptedException e) {
+                        throw new IOException(e);
+                    } finally {
+                        synchronized (writes) {
+                            writes[0]--;
+                            writes[1]++;
+                        }
+                    }
                 }
 
                 @Override
                 public void force() throws IOException {
+                    long done;
+                    synchronized (writes) {
+                        done = writes[1];
+                    }
                     super.force();
                     unsynced = false;
+                    synchronized (writes) {
+                        writes[2] = Math.max(writes[2], done);
+                    }
                 }
 
                 @Override
@@ -85,6 +120,9 @@ class ImageLoaderOpenFilesTest {
                     if (!closed) {
                         open.decrementAndGet();
                         if (unsynced) closedUnsynced.incrementAndGet();
+                        synchronized (writes) {
+                            if (!cached && (writes[0] > 0 || writes[1] != writes[2])) closedBeforeUncachedWritesSynced.incrementAndGet();
+                        }
                     }
                     closed = true;
                     super.close();
@@ -118,6 +156,7 @@ class ImageLoaderOpenFilesTest {
         }
         assertEquals(0, io.open.get(), "every file the loader opened is closed");
         assertEquals(0, io.closedUnsynced.get(), "page files closed with writes no fsync through their descriptor followed");
+        assertEquals(0, io.closedBeforeUncachedWritesSynced.get(), "uncached page files closed before their writes were done and fsynced");
         try (Varve copy = Varve.open(target)) {
             assertArrayEquals(new byte[200], copy.table("t5", TableOptions.callerPlaced(PARTITIONS)).partition(7).get(bytes("k49")));
         }
