@@ -227,7 +227,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                 digest.table(t.name(), t.options(), t.entries());
             }
             int pageSize = image.pageSize();
-            int perFrame = ShipProtocol.pagesPerFrame(pageSize);
+            int perFrame = ShipProtocol.pagesPerSentFrame(pageSize);
             ByteBuf frame = null;
             int runFile = -1;
             int runNext = -1;
@@ -240,7 +240,8 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                         sendPages(ch, full, runFile, runNext - count, count);
                     }
                     if (frame == null) {
-                        frame = Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, 12 + perFrame * pageSize).writeZero(12);
+                        frame = Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, ShipProtocol.PAGES_RUN_BYTES + perFrame * pageSize)
+                                .writeZero(ShipProtocol.PAGES_RUN_BYTES);
                         runFile = image.nextFileId();
                         runNext = image.nextIndex();
                         count = 0;
