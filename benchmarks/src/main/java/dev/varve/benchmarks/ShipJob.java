@@ -17,11 +17,15 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
 
 /**
  * {@code --ship}: snapshot shipping on loopback, in one run and on one disk. Warms the shipping code up with small
@@ -29,13 +33,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * overflow page), declares a snapshot, then measures, one after another:
  * <ol>
  *   <li>the disk's durable sequential write bandwidth: a file as large as the image (at most 1 GiB) written in
- *       1 MiB pieces and fsynced;</li>
+ *       1 MiB pieces and fsynced, {@value #DISK_PROBES} times (the fractions below are of their median);</li>
  *   <li>a writer's put rate (1 KiB values over 200,000 keys, full speed) for {@code --seconds} without a transfer,
  *       after as long a run of the same writer untimed;</li>
- *   <li>the transfer ({@link SnapshotBackup} from a {@link VarveServer} on loopback into a new directory on the
- *       same disk) while the same writer runs: the snapshot's page bytes (what is shipped and written) and its key
- *       and value bytes per second of the whole transfer (its final fsync, open and check included), and the
- *       writer's put rate meanwhile.</li>
+ *   <li>{@value #TRANSFERS} transfers, one after another ({@link SnapshotBackup} from a {@link VarveServer} on
+ *       loopback into a new directory on the same disk) while the same writer runs: for each, the snapshot's page
+ *       bytes (what is shipped and written) and its key and value bytes per second of the whole transfer (its final
+ *       fsync, open and check included), and the writer's put rate meanwhile; and the median of each figure. A
+ *       single transfer moved with how much the JIT compiler still had to do during it (0.4-1.5 s of compiling in a
+ *       transfer of 1.5-3.6 s, after the warm-up).</li>
  * </ol>
  * Sender and receiver share the machine's cores and disk, as a backup onto the same host would; so that a run says
  * which of the two held the transfer back, it also reports the process's CPU (cores busy) and the source store's own
@@ -51,6 +57,10 @@ final class ShipJob {
     private static final int WARM_UP_MIB = 64;
     private static final int WARM_UP_TRANSFERS = 5;
     private static final int CORES = Runtime.getRuntime().availableProcessors();
+    /** Measured transfers of the image, one after another: the first may still pay the JIT compiler (see warmUp). */
+    private static final int TRANSFERS = 3;
+    /** Disk probes, whose median the fractions are of: one probe read anywhere from 473 to 1,440 MiB/s here. */
+    private static final int DISK_PROBES = 3;
 
     private final Options opts;
     private final PrintStream out;
@@ -65,8 +75,12 @@ final class ShipJob {
         long imageBytes = (long) opts.shipMiB << 20;
         out.printf(Locale.ROOT, "--ship: %d MiB image, writer %d-byte puts over %d keys, store in %s%n", opts.shipMiB, WRITER_VALUE_BYTES,
                 WRITER_KEYS, opts.dir.toAbsolutePath());
-        double diskBytesPerSec = diskBandwidth(opts.dir.resolve("disk-probe"), Math.min(imageBytes, 1L << 30));
-        out.printf(Locale.ROOT, "disk: durable sequential writes %.0f MiB/s%n", diskBytesPerSec / (1 << 20));
+        double[] probes = new double[DISK_PROBES];
+        for (int i = 0; i < DISK_PROBES; i++) probes[i] = diskBandwidth(opts.dir.resolve("disk-probe"), Math.min(imageBytes, 1L << 30));
+        double diskBytesPerSec = median(probes);
+        out.printf(Locale.ROOT, "disk: durable sequential writes %s MiB/s, median %.0f%n",
+                Arrays.stream(probes).mapToObj(b -> String.format(Locale.ROOT, "%.0f", b / (1 << 20))).collect(Collectors.joining(", ")),
+                diskBytesPerSec / (1 << 20));
         VarveConfig config = opts.config(opts.dir.resolve("source")).build();
         try (Varve store = Varve.open(config)) {
             long snapshot = load(store, imageBytes);
@@ -85,60 +99,101 @@ final class ShipJob {
             long baselineNanos = System.nanoTime() - baselineStart;
             double baselineCores = coresBusy(CpuTimes.now().since(baselineCpu0), baselineNanos);
             double baselineDiskRate = (diskWrites(store, config) - baselineDisk0) / (baselineNanos / 1e9);
-            if (!opts.shipIdle) out.printf(Locale.ROOT, "writer without a transfer: %.0f puts/s over %d s%n", baseline, seconds);
-            // right before the transfer: code that went cold during the load and the baseline is flushed from the code
+            if (!opts.shipIdle) {
+                out.printf(Locale.ROOT, "writer without a transfer: %.0f puts/s over %d s, %.2f of %d cores busy, the store writing %.1f MiB/s%n",
+                        baseline, seconds, baselineCores, CORES, baselineDiskRate / (1 << 20));
+            }
+            // right before the transfers: code that went cold during the load and the baseline is flushed from the code
             // cache and compiled again when it runs (a warm-up before them left C2 busy during the measured transfer)
             warmUp();
+            List<Transfer> transfers = new ArrayList<>();
             try (VarveServer server = VarveServer.start(store, new InetSocketAddress("127.0.0.1", 0))) {
-                AtomicBoolean stop = new AtomicBoolean();
-                AtomicLong puts = new AtomicLong();
-                Thread writer = new Thread(() -> write(store, stop, puts), "ship-writer");
-                if (!opts.shipIdle) writer.start();
-                long t0 = System.nanoTime();
-                CpuTimes cpu0 = CpuTimes.now();
-                long disk0 = diskWrites(store, config);
-                BackupResult r;
-                try {
-                    r = new SnapshotBackup(server.address(), snapshot, opts.dir.resolve("backup")).run();
-                } finally {
-                    stop.set(true);
-                    if (!opts.shipIdle) writer.join();
-                }
-                long nanos = System.nanoTime() - t0;
-                double transferCores = coresBusy(CpuTimes.now().since(cpu0), nanos);
-                double secs = nanos / 1e9;
-                double storeDiskRate = (diskWrites(store, config) - disk0) / secs;
-                double during = puts.get() / secs;
-                double shipBytesPerSec = r.bytes() / (r.nanos() / 1e9);
-                double imageBytesPerSec = imageKeyValueBytes / (r.nanos() / 1e9);
-                long backupBytes = StoreDirs.size(opts.dir.resolve("backup"));
-                TextTable t = new TextTable("snapshot shipping, " + opts.shipMiB + " MiB", List.of("figure"));
-                t.row("entries shipped", List.of(Long.toString(r.entries())));
-                t.row("key+value bytes in the image, MiB", List.of(String.format(Locale.ROOT, "%.0f", imageKeyValueBytes / (double) (1 << 20))));
-                t.row("page bytes shipped, MiB", List.of(String.format(Locale.ROOT, "%.0f", r.bytes() / (double) (1 << 20))));
-                t.row("backup directory on disk, MiB", List.of(String.format(Locale.ROOT, "%.0f", backupBytes / (double) (1 << 20))));
-                t.row("transfer time, s", List.of(String.format(Locale.ROOT, "%.1f", r.nanos() / 1e9)));
-                t.row("  of which fsync, open and check, s", List.of(String.format(Locale.ROOT, "%.1f", r.verifyNanos() / 1e9)));
-                t.row("transfer throughput (page bytes), MiB/s", List.of(String.format(Locale.ROOT, "%.1f", shipBytesPerSec / (1 << 20))));
-                t.row("transfer throughput (key+value bytes), MiB/s", List.of(String.format(Locale.ROOT, "%.1f", imageBytesPerSec / (1 << 20))));
-                t.row("disk durable write bandwidth, MiB/s", List.of(String.format(Locale.ROOT, "%.1f", diskBytesPerSec / (1 << 20))));
-                t.row("page bytes / disk bandwidth", List.of(String.format(Locale.ROOT, "%.2f", shipBytesPerSec / diskBytesPerSec)));
-                t.row("key+value bytes / disk bandwidth", List.of(String.format(Locale.ROOT, "%.2f", imageBytesPerSec / diskBytesPerSec)));
-                t.row("process CPU during the transfer, cores busy", List.of(String.format(Locale.ROOT, "%.2f of %d", transferCores, CORES)));
-                t.row("the source store's own disk writes during the transfer, MiB/s", List.of(String.format(Locale.ROOT, "%.1f", storeDiskRate / (1 << 20))));
-                t.row("(page bytes + the store's writes) / disk bandwidth",
-                        List.of(String.format(Locale.ROOT, "%.2f", (shipBytesPerSec + storeDiskRate) / diskBytesPerSec)));
-                if (!opts.shipIdle) {
-                    t.row("writer puts/s without transfer", List.of(String.format(Locale.ROOT, "%.0f", baseline)));
-                    t.row("writer puts/s during transfer", List.of(String.format(Locale.ROOT, "%.0f", during)));
-                    t.row("during / without", List.of(String.format(Locale.ROOT, "%.2f", during / baseline)));
-                    t.row("process CPU of the writer alone, cores busy", List.of(String.format(Locale.ROOT, "%.2f of %d", baselineCores, CORES)));
-                    t.row("the store's disk writes with the writer alone, MiB/s", List.of(String.format(Locale.ROOT, "%.1f", baselineDiskRate / (1 << 20))));
-                }
-                t.print(out);
+                for (int i = 0; i < TRANSFERS; i++) transfers.add(transfer(store, config, server, snapshot));
             }
+            BackupResult first = transfers.get(0).result();
+            out.printf(Locale.ROOT, "image: %d entries, %.0f MiB of keys and values, %.0f MiB of pages%n", first.entries(),
+                    imageKeyValueBytes / (double) (1 << 20), first.bytes() / (double) (1 << 20));
+            List<String> headings = new ArrayList<>();
+            for (int i = 1; i <= TRANSFERS; i++) headings.add("transfer " + i);
+            headings.add("median");
+            TextTable t = new TextTable("snapshot shipping, " + opts.shipMiB + " MiB", headings);
+            row(t, transfers, "backup directory on disk, MiB", "%.0f", x -> x.backupBytes() / (double) (1 << 20));
+            row(t, transfers, "transfer time, s", "%.1f", x -> x.result().nanos() / 1e9);
+            row(t, transfers, "  of which fsync, open and check, s", "%.1f", x -> x.result().verifyNanos() / 1e9);
+            row(t, transfers, "transfer throughput (page bytes), MiB/s", "%.1f", x -> x.pageBytesPerSec() / (1 << 20));
+            row(t, transfers, "transfer throughput (key+value bytes), MiB/s", "%.1f", x -> imageKeyValueBytes / x.resultSecs() / (1 << 20));
+            row(t, transfers, "page bytes / disk bandwidth", "%.2f", x -> x.pageBytesPerSec() / diskBytesPerSec);
+            row(t, transfers, "key+value bytes / disk bandwidth", "%.2f", x -> imageKeyValueBytes / x.resultSecs() / diskBytesPerSec);
+            row(t, transfers, "process CPU during the transfer, cores busy", "%.2f", Transfer::cores);
+            row(t, transfers, "JIT compiling during the transfer, ms", "%.0f", x -> x.jitMillis());
+            row(t, transfers, "the source store's own disk writes during the transfer, MiB/s", "%.1f", x -> x.storeDiskRate() / (1 << 20));
+            row(t, transfers, "(page bytes + the store's writes) / disk bandwidth", "%.2f", x -> (x.pageBytesPerSec() + x.storeDiskRate()) / diskBytesPerSec);
+            if (!opts.shipIdle) {
+                row(t, transfers, "writer puts/s during transfer", "%.0f", Transfer::putsPerSec);
+                row(t, transfers, "during / without", "%.2f", x -> x.putsPerSec() / baseline);
+            }
+            t.print(out);
         }
         StoreDirs.delete(opts.dir); // the image and its backup: twice --ship-mib and more
+    }
+
+    /**
+     * One measured transfer of {@code snapshot} from {@code server} into a new directory, with the writer writing to
+     * {@code store} meanwhile (none with {@code --ship-idle}); the directory is deleted once measured.
+     */
+    private Transfer transfer(Varve store, VarveConfig config, VarveServer server, long snapshot) throws Exception {
+        Path backup = opts.dir.resolve("backup");
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong puts = new AtomicLong();
+        Thread writer = new Thread(() -> write(store, stop, puts), "ship-writer");
+        if (!opts.shipIdle) writer.start();
+        long t0 = System.nanoTime();
+        CpuTimes cpu0 = CpuTimes.now();
+        long disk0 = diskWrites(store, config);
+        BackupResult r;
+        try {
+            r = new SnapshotBackup(server.address(), snapshot, backup).run();
+        } finally {
+            stop.set(true);
+            if (!opts.shipIdle) writer.join();
+        }
+        long nanos = System.nanoTime() - t0;
+        CpuTimes cpu = CpuTimes.now().since(cpu0);
+        double secs = nanos / 1e9;
+        Transfer x = new Transfer(r, coresBusy(cpu, nanos), cpu.compileMillis(), (diskWrites(store, config) - disk0) / secs, puts.get() / secs,
+                StoreDirs.size(backup));
+        StoreDirs.delete(backup);
+        return x;
+    }
+
+    /**
+     * A measured transfer: the receiver's result, the process's cores busy, the JIT compiler's milliseconds, the source
+     * store's own disk writes (bytes per second) and the writer's puts per second meanwhile, the backup's size.
+     */
+    private record Transfer(BackupResult result, double cores, long jitMillis, double storeDiskRate, double putsPerSec, long backupBytes) {
+        double resultSecs() {
+            return result.nanos() / 1e9;
+        }
+
+        double pageBytesPerSec() {
+            return result.bytes() / resultSecs();
+        }
+    }
+
+    /** A row of one figure per transfer, and their median. */
+    private static void row(TextTable t, List<Transfer> transfers, String label, String format, ToDoubleFunction<Transfer> figure) {
+        double[] values = transfers.stream().mapToDouble(figure).toArray();
+        List<String> cells = new ArrayList<>();
+        for (double v : values) cells.add(String.format(Locale.ROOT, format, v));
+        cells.add(String.format(Locale.ROOT, format, median(values)));
+        t.row(label, cells);
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     /**
