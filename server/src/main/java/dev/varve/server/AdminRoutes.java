@@ -61,12 +61,14 @@ final class AdminRoutes {
 
     private final Varve store;
     private final MetricsSampler sampler;
+    private final ShipCounters ship;
     private final boolean allowWrites;
     private final StaticFiles files = new StaticFiles();
 
-    AdminRoutes(Varve store, MetricsSampler sampler, boolean allowWrites) {
+    AdminRoutes(Varve store, MetricsSampler sampler, ShipCounters ship, boolean allowWrites) {
         this.store = store;
         this.sampler = sampler;
+        this.ship = ship;
         this.allowWrites = allowWrites;
     }
 
@@ -82,7 +84,7 @@ final class AdminRoutes {
             switch (path) {
                 case "/metrics":
                     return new Response(200, PrometheusText.CONTENT_TYPE, PrometheusText.render(store.metrics(), sampler.archiveDeadBytes(),
-                            store.snapshots().size()).getBytes(StandardCharsets.UTF_8));
+                            store.snapshots().size(), ship).getBytes(StandardCharsets.UTF_8));
                 case "/api/metrics": return Response.json(200, metrics());
                 case "/api/series": return Response.json(200, series());
                 case "/api/checkpoints": return Response.json(200, checkpoints());
@@ -134,6 +136,9 @@ final class AdminRoutes {
         j.endArray();
         j.name("lastCheckpoint");
         checkpoint(j, m.lastCheckpoint(), 0);
+        j.name("shipping").beginObject().field("imagesInProgress", ship.imagesInProgress()).field("imagesSent", ship.imagesSent())
+                .field("imagesFailed", ship.imagesFailed()).field("pageBytesSent", ship.pageBytes())
+                .field("followers", ship.followers()).field("changeBytesSent", ship.changeBytes()).endObject();
         return j.endObject().toString();
     }
 

@@ -5,7 +5,7 @@ import dev.varve.engine.VarveMetrics;
 
 /**
  * Renders the store's metrics in the Prometheus text exposition format (version 0.0.4): every {@link VarveMetrics}
- * figure, the last checkpoint's IEP-113 breakdown, and the live snapshot count. Units are last in the names
+ * figure, the last checkpoint's IEP-113 breakdown, the live snapshot count, and the server's shipping figures. Units are last in the names
  * ({@code _bytes}, {@code _seconds}, {@code _pages}); counters end in {@code _total}.
  */
 final class PrometheusText {
@@ -16,7 +16,7 @@ final class PrometheusText {
     private PrometheusText() {
     }
 
-    static String render(VarveMetrics m, long archiveDeadBytes, int liveSnapshots) {
+    static String render(VarveMetrics m, long archiveDeadBytes, int liveSnapshots, ShipCounters ship) {
         PrometheusText p = new PrometheusText();
         p.counter("varve_wal_bytes_written_total", "WAL bytes appended since open.", m.walBytesWritten());
         p.counter("varve_recovery_file_bytes_written_total", "Checkpoint recovery-file bytes written since open.", m.recoveryFileBytesWritten());
@@ -47,6 +47,7 @@ final class PrometheusText {
         p.gauge("varve_failed", "1 once a failure (a full disk, an I/O error) stopped the store's writes until it is reopened, else 0.",
                 m.failure() == null ? 0 : 1);
         p.lastCheckpoint(m.lastCheckpoint());
+        p.shipping(ship);
         return p.out.toString();
     }
 
@@ -65,6 +66,20 @@ final class PrometheusText {
         gauge("varve_last_checkpoint_copy_on_write_pages", "Pages writers copied during the last checkpoint.", c.copyOnWritePages());
         gauge("varve_last_checkpoint_throttled_seconds", "Time writers were throttled during the last checkpoint.", seconds(c.throttledNanos()));
         gauge("varve_last_checkpoint_wal_bytes", "WAL bytes written between the previous checkpoint's mark and the last one's.", c.walBytes());
+    }
+
+    /** What this server's shipping connections did since it started (not since the store opened). */
+    private void shipping(ShipCounters s) {
+        gauge("varve_ship_images_in_progress", "Snapshot images being sent now (backups, and follow streams before their changes).",
+                s.imagesInProgress());
+        counter("varve_ship_images_sent_total", "Snapshot images sent whole (their END frame handed to the connection) since the server started.",
+                s.imagesSent());
+        counter("varve_ship_images_failed_total", "Snapshot image transfers that ended before their END frame (receiver gone, connection cut,"
+                + " a store error) since the server started.", s.imagesFailed());
+        counter("varve_ship_page_bytes_total", "Bytes of pages sent in snapshot images since the server started.", s.pageBytes());
+        gauge("varve_ship_followers", "Follow streams sending their store's changes now.", s.followers());
+        counter("varve_ship_change_bytes_total", "Bytes of follow frames (changes, snapshots, ranks, heartbeats) sent since the server started.",
+                s.changeBytes());
     }
 
     static double seconds(long nanos) {

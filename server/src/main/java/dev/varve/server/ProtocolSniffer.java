@@ -67,7 +67,7 @@ final class ProtocolSniffer extends ByteToMessageDecoder {
             in.skipBytes(ShipProtocol.MAGIC.length);
             p.remove(IDLE);
             p.addLast(new FrameDecoder(ShipProtocol.MAX_REQUEST_FRAME_BYTES));
-            p.addLast(new ShipSender(shared.store, shared.shipThreads, shared.options));
+            p.addLast(new ShipSender(shared.store, shared.shipThreads, shared.shipCounters, shared.options));
         } else {
             ServerOptions o = shared.options;
             RequestDeadline deadline = new RequestDeadline(o.requestTimeout().toNanos(), acceptedNanos);

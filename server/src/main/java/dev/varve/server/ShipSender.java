@@ -46,6 +46,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
 
     private final Varve store;
     private final Executor shipThreads;
+    private final ShipCounters counters;
     private final long stallNanos;
     private final long helloNanos;
     private final boolean allowFollow;
@@ -57,9 +58,10 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     private ScheduledFuture<?> helloDeadline;
     private volatile Throwable writeFailure;
 
-    ShipSender(Varve store, Executor shipThreads, ServerOptions options) {
+    ShipSender(Varve store, Executor shipThreads, ShipCounters counters, ServerOptions options) {
         this.store = store;
         this.shipThreads = shipThreads;
+        this.counters = counters;
         this.stallNanos = options.shipStallTimeout().toNanos();
         this.helloNanos = options.idleTimeout().toNanos();
         this.allowFollow = options.allowWrites();
@@ -161,6 +163,16 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
     /** Ships the image (and closes it), then the changes after it until the stream ends. */
     private void follow(Channel ch, ChangeQueue queue, SnapshotImage image) {
         shipImage(ch, image);
+        counters.followStarted();
+        try {
+            streamChanges(ch, queue);
+        } finally {
+            counters.followEnded();
+        }
+    }
+
+    /** Sends the follow frames {@code queue} takes, heartbeats while it has none, until the stream ends. */
+    private void streamChanges(Channel ch, ChangeQueue queue) {
         long sequence = 0; // of the follow frames, from 1 on
         while (true) {
             List<byte[]> bodies;
@@ -188,7 +200,9 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                 ByteBuf f = Frame.start(ch.alloc(), body[0], ShipProtocol.SEQUENCE_BYTES + body.length - 1);
                 f.writeLong(++sequence); // a frame left out or repeated on the way shows as a gap (LSNs have gaps of their own)
                 f.writeBytes(body, 1, body.length - 1);
-                send(ch, Frame.finish(f));
+                ByteBuf done = Frame.finish(f);
+                counters.changesSent(done.readableBytes());
+                send(ch, done);
             }
         }
     }
@@ -212,8 +226,19 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         shipImage(ch, SnapshotImage.open(store, id));
     }
 
-    /** Ships {@code image} as {@link #shipImage(Channel, long)} does, and closes it. */
+    /** Ships {@code image} as {@link #shipImage(Channel, long)} does, and closes it; counts it as sent or failed. */
     private void shipImage(Channel ch, SnapshotImage image) {
+        counters.imageStarted();
+        boolean sent = false;
+        try {
+            sendImage(ch, image);
+            sent = true;
+        } finally {
+            counters.imageEnded(sent);
+        }
+    }
+
+    private void sendImage(Channel ch, SnapshotImage image) {
         long id = image.snapshot();
         try (image) {
             send(ch, header(ch, image));
@@ -238,6 +263,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                         ByteBuf full = frame;
                         frame = null;
                         sendPages(ch, full, runFile, runNext - count, count);
+                        counters.pagesSent((long) count * pageSize);
                     }
                     if (frame == null) {
                         frame = Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, ShipProtocol.PAGES_RUN_BYTES + perFrame * pageSize)
@@ -258,6 +284,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                     ByteBuf last = frame;
                     frame = null;
                     sendPages(ch, last, runFile, runNext - count, count);
+                    counters.pagesSent((long) count * pageSize);
                 }
             } finally {
                 if (frame != null) frame.release();

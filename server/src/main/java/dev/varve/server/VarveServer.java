@@ -52,12 +52,15 @@ public final class VarveServer implements AutoCloseable {
         final AdminRoutes routes;
         final ExecutorService adminThreads;
         final ExecutorService shipThreads;
+        final ShipCounters shipCounters;
         final HostCheck hostCheck;
 
-        Shared(Varve store, ServerOptions options, AdminRoutes routes, ExecutorService adminThreads, ExecutorService shipThreads) {
+        Shared(Varve store, ServerOptions options, AdminRoutes routes, ExecutorService adminThreads, ExecutorService shipThreads,
+                ShipCounters shipCounters) {
             this.store = store;
             this.options = options;
             this.routes = routes;
+            this.shipCounters = shipCounters;
             this.hostCheck = new HostCheck(options.allowedHosts());
             this.adminThreads = adminThreads;
             this.shipThreads = shipThreads;
@@ -94,7 +97,9 @@ public final class VarveServer implements AutoCloseable {
             shipThreadsMade.add(t);
             return t;
         });
-        this.shared = new Shared(store, options, new AdminRoutes(store, sampler, options.allowWrites()), adminThreads(), shipThreads);
+        ShipCounters shipCounters = new ShipCounters();
+        this.shared = new Shared(store, options, new AdminRoutes(store, sampler, shipCounters, options.allowWrites()), adminThreads(), shipThreads,
+                shipCounters);
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
         try {
