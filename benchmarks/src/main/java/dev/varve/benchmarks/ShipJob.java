@@ -40,8 +40,8 @@ import java.util.stream.Collectors;
  *       loopback into a new directory on the same disk) while the same writer runs: for each, the snapshot's page
  *       bytes (what is shipped and written) and its key and value bytes per second of the whole transfer (its final
  *       fsync, open and check included), and the writer's put rate meanwhile; and the median of each figure. A
- *       single transfer moved with how much the JIT compiler still had to do during it (0.4-1.5 s of compiling in a
- *       transfer of 1.5-3.6 s, after the warm-up).</li>
+ *       single transfer moved with how much the JIT compiler still had to do during it (0.2-1.7 s of compiling in a
+ *       transfer of 1.3-3.9 s, after the warm-up).</li>
  * </ol>
  * Sender and receiver share the machine's cores and disk, as a backup onto the same host would; so that a run says
  * which of the two held the transfer back, it also reports the process's CPU (cores busy) and the source store's own

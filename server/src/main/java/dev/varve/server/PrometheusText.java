@@ -5,8 +5,8 @@ import dev.varve.engine.VarveMetrics;
 
 /**
  * Renders the store's metrics in the Prometheus text exposition format (version 0.0.4): every {@link VarveMetrics}
- * figure, the last checkpoint's IEP-113 breakdown, the live snapshot count, and the server's shipping figures. Units are last in the names
- * ({@code _bytes}, {@code _seconds}, {@code _pages}); counters end in {@code _total}.
+ * figure, the last checkpoint's IEP-113 breakdown, the live snapshot count, and the server's shipping figures. Units
+ * are last in the names ({@code _bytes}, {@code _seconds}, {@code _pages}); counters end in {@code _total}.
  */
 final class PrometheusText {
     static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
