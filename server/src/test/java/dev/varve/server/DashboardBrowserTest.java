@@ -2,6 +2,7 @@ package dev.varve.server;
 
 import dev.varve.config.RankTreePolicy;
 import dev.varve.config.Retention;
+import dev.varve.engine.SnapshotInfo;
 import dev.varve.engine.Varve;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -68,10 +69,13 @@ class DashboardBrowserTest {
 
                 paused.set(true); // a still store: the page must settle on exactly what the API says
                 Thread.sleep(500);
+                List<SnapshotInfo> live = store.snapshots();
+                new SnapshotBackup(server.address(), live.get(live.size() - 1).id(), dir.resolve("backup")).run(); // shipping figures off 0
                 String[] difference = {null};
                 wait.withMessage(() -> "the page never showed what the API reports: " + difference[0])
                         .until(d -> (difference[0] = pageMatchesApi(d, api, store)) == null);
                 assertEquals("live", browser.findElement(By.id("status")).getText());
+                assertEquals("1", attrs(browser, "#stat-shipped", "data-value").get(0), "the backup above, shown");
                 Path shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE).toPath();
                 Files.copy(shot, Path.of("target", "dashboard.png"), StandardCopyOption.REPLACE_EXISTING);
 
@@ -144,6 +148,11 @@ class DashboardBrowserTest {
                 if (Long.parseLong(bars.get(i)) != levels[i]) return "level " + (i + 1) + " bytes: store " + levels[i] + ", page " + bars.get(i);
             String live = attrs(page, "#stat-live", "data-value").get(0);
             if (!live.equals(Integer.toString(liveApi.size()))) return "live count: " + live;
+            Map<?, ?> ship = (Map<?, ?>) HttpProbe.json(api.get("/api/metrics")).get("shipping");
+            for (String[] stat : new String[][]{{"#stat-shipped", "imagesSent"}, {"#stat-ship-failed", "imagesFailed"}, {"#stat-followers", "followers"}}) {
+                String shown = attrs(page, stat[0], "data-value").get(0);
+                if (!shown.equals(Long.toString(num(ship.get(stat[1]))))) return stat[1] + ": api " + ship.get(stat[1]) + ", page " + shown;
+            }
             return null;
         } catch (Exception e) {
             return e.toString();

@@ -238,6 +238,9 @@
     setStat('stat-throttled', metrics.throttledNanos, (metrics.throttledNanos / 1e6).toFixed(0) + ' ms');
     setStat('stat-archive', metrics.archiveBytes, bytes(metrics.archiveBytes));
     setStat('stat-live', snaps.live.length, count(snaps.live.length));
+    setStat('stat-shipped', metrics.shipping.imagesSent, count(metrics.shipping.imagesSent));
+    setStat('stat-ship-failed', metrics.shipping.imagesFailed, count(metrics.shipping.imagesFailed));
+    setStat('stat-followers', metrics.shipping.followers, count(metrics.shipping.followers));
     var samples = series.samples;
     drawCheckpoints(checkpoints.checkpoints);
     lineChart(document.getElementById('chart-pages'), [
