@@ -12,10 +12,10 @@ import org.junit.jupiter.api.io.TempDir;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -115,19 +115,10 @@ class FollowBusySenderTest {
 
     /** Follows until the image is in place (or the follow ended), then stops; returns how the follow ended. */
     private CompletableFuture<BackupResult> followUntilImage(VarveServer server) throws InterruptedException {
-        CountDownLatch image = new CountDownLatch(1);
-        SnapshotBackup follow = new SnapshotBackup(server.address(), 1, dir.resolve("standby")).follow(true).progress(new ShipProgress() {
-            @Override
-            public void received(long pages, long imagePages, long bytes) {
-            }
-
-            @Override
-            public void imageComplete(BackupResult result) {
-                image.countDown();
-            }
-        });
+        ImageInPlace image = new ImageInPlace();
+        SnapshotBackup follow = new SnapshotBackup(server.address(), 1, dir.resolve("standby")).follow(true).progress(image);
         CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
-        while (!image.await(10, TimeUnit.MILLISECONDS) && !run.isDone()) Thread.onSpinWait(); // the class's @Timeout bounds it
+        while (!image.await(Duration.ofMillis(10)) && !run.isDone()) Thread.onSpinWait(); // the class's @Timeout bounds it
         follow.stop();
         return run;
     }

@@ -17,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -93,20 +92,11 @@ class FollowSilenceTest {
             Workload w = new Workload(5, 500);
             w.createTables(store);
             for (int i = 0; i < 500; i++) w.step(store);
-            CountDownLatch imageIn = new CountDownLatch(1);
+            ImageInPlace imageIn = new ImageInPlace();
             SnapshotBackup follow = new SnapshotBackup(proxy.address(), 1, target).follow(true).idleTimeout(Duration.ofSeconds(3))
-                    .progress(new ShipProgress() {
-                        @Override
-                        public void received(long pages, long imagePages, long bytes) {
-                        }
-
-                        @Override
-                        public void imageComplete(BackupResult image) {
-                            imageIn.countDown();
-                        }
-                    });
+                    .progress(imageIn);
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
-            assertTrue(imageIn.await(60, TimeUnit.SECONDS), "image in place");
+            assertTrue(imageIn.await(Duration.ofSeconds(60)), "image in place");
             proxy.silent = true;
             ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(60, TimeUnit.SECONDS));
             assertInstanceOf(BackupException.class, e.getCause());

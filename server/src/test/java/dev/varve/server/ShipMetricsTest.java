@@ -13,9 +13,9 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -62,20 +62,10 @@ class ShipMetricsTest {
             await(http, m -> m.get("imagesFailed") == 1 && m.get("imagesInProgress") == 0, "the cut transfer failed");
             assertEquals(1L, shipping(http).get("imagesSent"));
 
-            CountDownLatch imageIn = new CountDownLatch(1);
-            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, dir.resolve("standby")).follow(true);
-            follow.progress(new ShipProgress() {
-                @Override
-                public void received(long pages, long imagePages, long bytes) {
-                }
-
-                @Override
-                public void imageComplete(BackupResult image) {
-                    imageIn.countDown();
-                }
-            });
+            ImageInPlace imageIn = new ImageInPlace();
+            SnapshotBackup follow = new SnapshotBackup(server.address(), 1, dir.resolve("standby")).follow(true).progress(imageIn);
             CompletableFuture<BackupResult> run = CompletableFuture.supplyAsync(follow::run);
-            assertTrue(imageIn.await(60, TimeUnit.SECONDS), "the follow's image in place");
+            assertTrue(imageIn.await(Duration.ofSeconds(60)), "the follow's image in place");
             await(http, m -> m.get("followers") == 1 && m.get("imagesSent") == 2, "a follower, its image sent");
             long changeBytes = shipping(http).get("changeBytesSent");
             t.put("after".getBytes(StandardCharsets.UTF_8), value);
