@@ -262,8 +262,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                     if (frame != null && (count == perFrame || image.nextFileId() != runFile || image.nextIndex() != runNext)) {
                         ByteBuf full = frame;
                         frame = null;
-                        sendPages(ch, full, runFile, runNext - count, count);
-                        counters.pagesSent((long) count * pageSize);
+                        sendPages(ch, full, runFile, runNext - count, count, pageSize);
                     }
                     if (frame == null) {
                         frame = Frame.startDirect(ch.alloc(), ShipProtocol.PAGES, ShipProtocol.PAGES_RUN_BYTES + perFrame * pageSize)
@@ -283,8 +282,7 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
                 if (frame != null) {
                     ByteBuf last = frame;
                     frame = null;
-                    sendPages(ch, last, runFile, runNext - count, count);
-                    counters.pagesSent((long) count * pageSize);
+                    sendPages(ch, last, runFile, runNext - count, count, pageSize);
                 }
             } finally {
                 if (frame != null) frame.release();
@@ -309,11 +307,12 @@ final class ShipSender extends SimpleChannelInboundHandler<Frame> {
         return Frame.finish(h);
     }
 
-    /** Fills in a PAGES frame's header (room for it was left after the type) and sends it. */
-    private void sendPages(Channel ch, ByteBuf frame, int fileId, int firstIndex, int count) {
+    /** Fills in a PAGES frame's header (room for it was left after the type), sends it and counts its pages as sent. */
+    private void sendPages(Channel ch, ByteBuf frame, int fileId, int firstIndex, int count, int pageSize) {
         int at = frame.readerIndex() + ShipProtocol.LENGTH_BYTES + 1;
         frame.setInt(at, fileId).setInt(at + 4, firstIndex).setInt(at + 8, count);
         send(ch, Frame.finish(frame));
+        counters.pagesSent((long) count * pageSize);
     }
 
     /** Writes a finished frame once the channel can take it; the frame is released whatever happens. */

@@ -73,6 +73,18 @@ final class FakeSender implements AutoCloseable {
         return Frame.finish(f);
     }
 
+    /** The bytes of {@link #frame}{@code (type, payload)}, as a client writes them to its socket. */
+    static byte[] frameBytes(byte type, Consumer<ByteBuf> payload) {
+        ByteBuf f = frame(type, payload);
+        try {
+            byte[] bytes = new byte[f.readableBytes()];
+            f.readBytes(bytes);
+            return bytes;
+        } finally {
+            f.release();
+        }
+    }
+
     /** Sends a finished frame (and releases it). */
     void send(ByteBuf frame) throws IOException {
         try {

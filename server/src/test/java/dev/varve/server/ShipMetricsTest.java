@@ -2,8 +2,6 @@ package dev.varve.server;
 
 import dev.varve.engine.Table;
 import dev.varve.engine.Varve;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.UnpooledByteBufAllocator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,7 +52,7 @@ class ShipMetricsTest {
                 receiver.setReceiveBufferSize(64 << 10); // fixed, not grown by the kernel: the sender stalls well before the image's end
                 receiver.connect(server.address(), 5_000);
                 receiver.getOutputStream().write(ShipProtocol.MAGIC);
-                receiver.getOutputStream().write(hello(id));
+                receiver.getOutputStream().write(FakeSender.frameBytes(ShipProtocol.HELLO, h -> h.writeInt(ShipProtocol.VERSION).writeLong(id).writeInt(0)));
                 InputStream in = receiver.getInputStream();
                 assertEquals(64 << 10, in.readNBytes(64 << 10).length);
                 await(http, m -> m.get("imagesInProgress") == 1, "the cut transfer under way");
@@ -82,19 +80,6 @@ class ShipMetricsTest {
             assertEquals(json.get("pageBytesSent").doubleValue(), prometheus.get("varve_ship_page_bytes_total"));
             assertEquals(json.get("followers").doubleValue(), prometheus.get("varve_ship_followers"));
             assertEquals(json.get("changeBytesSent").doubleValue(), prometheus.get("varve_ship_change_bytes_total"));
-        }
-    }
-
-    /** A HELLO asking for the image of snapshot {@code id}, as the receiver sends it after the magic. */
-    private static byte[] hello(long id) {
-        ByteBuf f = Frame.start(UnpooledByteBufAllocator.DEFAULT, ShipProtocol.HELLO, 16);
-        try {
-            f.writeInt(ShipProtocol.VERSION).writeLong(id).writeInt(0);
-            byte[] bytes = new byte[Frame.finish(f).readableBytes()];
-            f.readBytes(bytes);
-            return bytes;
-        } finally {
-            f.release();
         }
     }
 

@@ -210,11 +210,8 @@ class ShippingTest {
     private static String refusalOfHello(VarveServer server, int version, long id) throws Exception {
         try (java.net.Socket socket = new java.net.Socket(server.address().getAddress(), server.address().getPort())) {
             socket.setSoTimeout(30_000);
-            io.netty.buffer.ByteBuf hello = FakeSender.frame(ShipProtocol.HELLO, h -> h.writeInt(version).writeLong(id).writeInt(0));
-            byte[] bytes = new byte[hello.readableBytes()];
-            hello.readBytes(bytes).release();
             socket.getOutputStream().write(ShipProtocol.MAGIC);
-            socket.getOutputStream().write(bytes);
+            socket.getOutputStream().write(FakeSender.frameBytes(ShipProtocol.HELLO, h -> h.writeInt(version).writeLong(id).writeInt(0)));
             java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
             int length = in.readInt();
             assertEquals(ShipProtocol.ERROR, in.readByte());
