@@ -23,16 +23,16 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A thread that finds the state lock taken spins for up to {@link #SPIN_NANOS} before it parks. The lock is held
  * for memory work only, so the holder usually lets go sooner than a park and its wake-up take: on a 2-vCPU VM a
- * writer parked on it some 5,500 times in 3 s of a snapshot every 10 ms (mostly behind the archiver's mappings of a
- * batch), asleep 11-12% of the time, each park and wake-up some 60 µs; spinning first halved the parks and gave
- * 5-12% more batches in three alternating pairs (docs/performance.md, The capture path's parks on the state lock).
+ * writer slept 11-17% of its time in thousands of parks a second on it (mostly behind the archiver's mappings of a
+ * batch), each park and wake-up some 60-75 µs; spinning first halved its sleeps, and after every batch gave 4-7% more
+ * batches in four alternating pairs (docs/performance.md, The capture path's parks on the state lock).
  */
 final class ArchiveLock {
     private final ReentrantLock state = new ReentrantLock();
     private final ReentrantLock appends = new ReentrantLock();
 
     /** How long a thread spins for the state lock before it parks. */
-    static final long SPIN_NANOS = 20_000;
+    private static final long SPIN_NANOS = 20_000;
     /** Spins between two reads of the clock (a spin took some 25 ns on the 2-vCPU AMD EPYC VM). */
     private static final int SPINS_PER_CLOCK_READ = 32;
 
