@@ -7,6 +7,7 @@ import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.page.Page;
+import dev.varve.core.util.StoreThreads;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -119,7 +120,8 @@ final class Pagelog implements AutoCloseable {
         this.reader = new PagelogReader(this, segments, pageSize, recordBytes, recordsPerSegment, chain);
         this.diffRanges = PageDiff.rangesFor(pageSize);
         this.pack = new DiffPack(pageSize, chain);
-        this.forcing = new SegmentForcing(this, segments, budget, dir, () -> firstSegment, this::lastSegment);
+        this.forcing = new SegmentForcing(this, segments, budget, dir, () -> firstSegment, this::lastSegment,
+                "varve-pagelog-forcer" + StoreThreads.suffix());
         PagelogSegments found = PagelogSegments.open(io, dir, pageSize, recordsPerSegment, budget, storeId.get());
         segments.putAll(found.segments);
         versions.putAll(found.versions);
@@ -362,6 +364,7 @@ final class Pagelog implements AutoCloseable {
                 if (unsized.contains(seg - 1)) forcing.forceSegments(seg - 1); // else a power cut leaves a short one open refuses
                 else forcing.forceOldestFilled(seg);
                 newSegment(seg);
+                if (segments.containsKey(seg - 1)) forcing.filled(seg - 1);
             }
             stage.flip();
             segments.get(seg).write(stage, offsetOf(first));
@@ -458,6 +461,7 @@ final class Pagelog implements AutoCloseable {
 
     @Override
     public void close() {
+        forcing.close(); // a force ahead under way ends before its segment closes
         Closeables.closeAll(segments.values().toArray(new AutoCloseable[0]));
     }
 }

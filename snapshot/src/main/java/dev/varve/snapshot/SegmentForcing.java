@@ -5,13 +5,23 @@ import dev.varve.core.io.StorageException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 /**
  * Which of a {@link Pagelog}'s segments were written since their last force, and their forcing: the archiver leaves
- * filled segments unforced for the checkpoint (an fsync on its path would stall the captures behind it), up to
- * {@link #MAX_UNFORCED_FILLED} of them, and the checkpoint forces them. The bookkeeping is guarded by the volume's
- * monitor ({@code lock}), which every caller but {@link #forceFilled} already holds.
+ * filled segments unforced (an fsync on its path would stall the captures behind it), a short-lived thread forces each
+ * once the next one begins ({@link #filled}), and the checkpoint forces whatever is still unforced. Past
+ * {@link #MAX_UNFORCED_FILLED} unforced filled segments the archiver forces the oldest itself. The bookkeeping is
+ * guarded by the volume's monitor ({@code lock}), which every caller but {@link #forceFilled} and the forcing thread
+ * already holds.
+ *
+ * <p>Why ahead of the checkpoint: with a snapshot every 10 ms a store archived 130-150 MB/s, a 64 MiB segment every
+ * half second, and the checkpoint (every 30 s by default) came far too late, so from the ninth segment on the archiver
+ * fsynced one itself at every new segment, 46-62 ms each, with the capture buffer filling and the writer waiting
+ * behind it (docs/performance.md, What is left of the writer's sleeps). A force ahead that fails is reported by every
+ * later force (the checkpoint's included, which then fails): a failed fsync may have lost the segment's write-back,
+ * and a second fsync can succeed without it.
  */
 final class SegmentForcing {
     /** Filled segments left unforced for the next checkpoint, at most; each holds a descriptor until forced. */
@@ -25,14 +35,118 @@ final class SegmentForcing {
     private final IntSupplier lastSegment;
     /** The first segment written since the last force; the segments from it on are forced by the next flush. */
     private int unforcedFrom = Integer.MAX_VALUE;
+    private final String threadName;
+    // guarded by lock: the filled segments handed to the forcing thread go up to forceAheadTo, it has taken those up to
+    // forcedAhead (NONE_HANDED before the first), and it runs while forcingAhead is not null; closed once the volume closes
+    private static final int NONE_HANDED = Integer.MIN_VALUE;
+    private int forceAheadTo = -1;
+    private int forcedAhead = NONE_HANDED;
+    private Thread forcingAhead;
+    private boolean closed;
+    /** The first force ahead that failed, reported by every force after it. */
+    private volatile StorageException failedAhead;
 
-    SegmentForcing(Object lock, Map<Integer, PartFile> segments, DescriptorBudget budget, Path dir, IntSupplier firstSegment, IntSupplier lastSegment) {
+    SegmentForcing(Object lock, Map<Integer, PartFile> segments, DescriptorBudget budget, Path dir, IntSupplier firstSegment, IntSupplier lastSegment,
+                   String threadName) {
         this.lock = lock;
         this.segments = segments;
         this.budget = budget;
         this.dir = dir;
         this.firstSegment = firstSegment;
         this.lastSegment = lastSegment;
+        this.threadName = threadName;
+    }
+
+    /**
+     * Holding the volume's monitor: segment {@code seg} is filled (the next one begins), so a thread of its own forces
+     * it, and any filled before it not forced yet, while the archiver goes on. A thread the OS refuses leaves them to
+     * the checkpoint, as before there was one.
+     */
+    void filled(int seg) {
+        if (forcedAhead == NONE_HANDED) forcedAhead = seg - 1; // those before were durable at open
+        forceAheadTo = Math.max(forceAheadTo, seg);
+        if (forcingAhead != null || closed) return; // the running thread takes it too
+        Thread t = new Thread(this::forceAhead, threadName);
+        t.setDaemon(true);
+        forcingAhead = t;
+        try {
+            t.start();
+        } catch (OutOfMemoryError e) {
+            forcingAhead = null; // unable to create native thread: the checkpoint forces them
+        }
+    }
+
+    /**
+     * The forcing thread: forces the filled segments handed to it in order, outside the volume's monitor. It leaves
+     * {@link #unforcedFrom} alone: a later force of a segment it forced finds nothing written since and makes no call.
+     */
+    private void forceAhead() {
+        boolean ended = false;
+        try {
+            while (true) {
+                int s;
+                PartFile f;
+                synchronized (lock) {
+                    s = Math.max(forcedAhead + 1, firstSegment.getAsInt());
+                    if (s > forceAheadTo || failedAhead != null) { // at close too, once it forced what it was handed
+                        // in the same hold as the check: a segment handed over after it starts a thread of its own
+                        ended = true;
+                        forcingAhead = null;
+                        lock.notifyAll();
+                        return;
+                    }
+                    forcedAhead = s;
+                    f = segments.get(s);
+                }
+                if (f != null) forceAhead(s, f);
+            }
+        } finally {
+            if (!ended) {
+                synchronized (lock) {
+                    forcingAhead = null;
+                    lock.notifyAll();
+                }
+            }
+        }
+    }
+
+    /** Forces segment {@code s}; a failure is kept for every later force (and ends the forcing thread). */
+    private void forceAhead(int s, PartFile f) {
+        try {
+            f.force();
+            budget.trim(); // forced, it may let its descriptor go
+        } catch (IOException | RuntimeException e) {
+            synchronized (lock) { // reclamation closes and removes a segment holding the monitor: then it was not needed
+                if (segments.get(s) == f) failedAhead = new StorageException("Pagelog fsync failed: " + e.getMessage(), f.path(), e);
+            }
+        }
+    }
+
+    /** A force ahead failed: so does this one, naming that segment's file. */
+    private void checkAhead() {
+        StorageException f = failedAhead;
+        if (f != null) throw new StorageException("a Pagelog segment forced ahead of the checkpoint failed its fsync: " + f.getMessage(), f.file(), f);
+    }
+
+    /**
+     * The volume closes: waits for the forces ahead it was handed (no thread outlives the store, and a segment filled
+     * before the close is durable after it), and starts none after.
+     */
+    void close() {
+        synchronized (lock) {
+            closed = true;
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+            while (forcingAhead != null) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) return; // a hung fsync: its daemon thread is left to it
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(lock, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
     }
 
     /** Holding the volume's monitor: segment {@code seg} was written, not forced. */
@@ -47,6 +161,7 @@ final class SegmentForcing {
      * archiver's path again, but only when more than that many segments fill between two checkpoints).
      */
     void forceOldestFilled(int seg) throws IOException {
+        checkAhead();
         while (unforcedFrom != Integer.MAX_VALUE && seg - Math.max(unforcedFrom, firstSegment.getAsInt()) > MAX_UNFORCED_FILLED) {
             int oldest = Math.max(unforcedFrom, firstSegment.getAsInt());
             PartFile f = segments.get(oldest);
@@ -61,6 +176,7 @@ final class SegmentForcing {
      * archiver's appends for {@link Pagelog#force}, which is then left with the last segment's records to sync.
      */
     void forceFilled() {
+        checkAhead();
         int from;
         int to;
         synchronized (lock) {
@@ -88,6 +204,7 @@ final class SegmentForcing {
 
     /** Holding the volume's monitor: forces the segments written since the last force, up to and including {@code upTo}. */
     void forceSegments(int upTo) {
+        checkAhead();
         if (segments.isEmpty()) return;
         for (int s = Math.max(firstSegment.getAsInt(), Math.min(unforcedFrom, upTo + 1)); s <= upTo; s++) {
             try {
