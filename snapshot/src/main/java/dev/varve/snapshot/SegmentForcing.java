@@ -114,18 +114,23 @@ final class SegmentForcing {
     private void forceAhead(int s, PartFile f) {
         try {
             f.force();
-            budget.trim(); // forced, it may let its descriptor go
         } catch (IOException | RuntimeException e) {
             synchronized (lock) { // reclamation closes and removes a segment holding the monitor: then it was not needed
                 if (segments.get(s) == f) failedAhead = new StorageException("Pagelog fsync failed: " + e.getMessage(), f.path(), e);
             }
+            return;
+        }
+        try {
+            budget.trim(); // forced, it may let its descriptor go
+        } catch (IOException e) {
+            failedAhead = new StorageException("cannot close a Pagelog segment: " + e.getMessage(), dir, e);
         }
     }
 
     /** A force ahead failed: so does this one, naming that segment's file. */
     private void checkAhead() {
         StorageException f = failedAhead;
-        if (f != null) throw new StorageException("a Pagelog segment forced ahead of the checkpoint failed its fsync: " + f.getMessage(), f.file(), f);
+        if (f != null) throw new StorageException("forcing a filled Pagelog segment ahead of the checkpoint failed: " + f.getMessage(), f.file(), f);
     }
 
     /**
