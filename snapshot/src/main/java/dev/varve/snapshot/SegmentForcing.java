@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.StorageException;
+import dev.varve.core.util.ThreadEnd;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -39,6 +40,8 @@ final class SegmentForcing {
     // guarded by lock: the filled segments handed to the forcing thread go up to forceAheadTo, it has taken those up to
     // forcedAhead (NONE_HANDED before the first), and it runs while forcingAhead is not null; closed once the volume closes
     private static final int NONE_HANDED = Integer.MIN_VALUE;
+    /** How long the volume's close waits for a force ahead under way. */
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.MINUTES.toNanos(1);
     private int forceAheadTo = -1;
     private int forcedAhead = NONE_HANDED;
     private Thread forcingAhead;
@@ -81,7 +84,6 @@ final class SegmentForcing {
      * {@link #unforcedFrom} alone: a later force of a segment it forced finds nothing written since and makes no call.
      */
     private void forceAhead() {
-        boolean ended = false;
         try {
             while (true) {
                 int s;
@@ -90,9 +92,7 @@ final class SegmentForcing {
                     s = Math.max(forcedAhead + 1, firstSegment.getAsInt());
                     if (s > forceAheadTo || failedAhead != null) { // at close too, once it forced what it was handed
                         // in the same hold as the check: a segment handed over after it starts a thread of its own
-                        ended = true;
                         forcingAhead = null;
-                        lock.notifyAll();
                         return;
                     }
                     forcedAhead = s;
@@ -101,11 +101,8 @@ final class SegmentForcing {
                 if (f != null) forceAhead(s, f);
             }
         } finally {
-            if (!ended) {
-                synchronized (lock) {
-                    forcingAhead = null;
-                    lock.notifyAll();
-                }
+            synchronized (lock) { // ended by an error: the next segment filled starts another
+                if (forcingAhead == Thread.currentThread()) forcingAhead = null;
             }
         }
     }
@@ -138,20 +135,12 @@ final class SegmentForcing {
      * before the close is durable after it), and starts none after.
      */
     void close() {
+        Thread running;
         synchronized (lock) {
             closed = true;
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
-            while (forcingAhead != null) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) return; // a hung fsync: its daemon thread is left to it
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(lock, left);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
+            running = forcingAhead;
         }
+        if (running != null) ThreadEnd.await(running, System.nanoTime() + CLOSE_WAIT_NANOS); // a hung fsync: its daemon thread is left
     }
 
     /** Holding the volume's monitor: segment {@code seg} was written, not forced. */
