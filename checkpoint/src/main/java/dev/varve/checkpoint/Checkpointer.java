@@ -10,9 +10,11 @@ import dev.varve.core.page.Page;
 import dev.varve.core.spi.CheckpointListener;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.wal.Wal;
+import dev.varve.core.wal.WalSegmentDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -63,6 +65,12 @@ public final class Checkpointer implements AutoCloseable {
     private long lastId;
     private long lastMarkLsn;
     private volatile long walBytesAtLastMark; // read by the trigger thread
+    /**
+     * WAL bytes the last checkpoint appended past its own mark: its witness ({@code CHECKPOINT_STARTED}), or 0. When
+     * no other byte was appended since, and no page is dirty, the store is idle: another checkpoint would only move
+     * the mark past that witness, which recovery reads as nothing to do, at the cost of two markers and their fsyncs.
+     */
+    private long witnessBytesPastMark;
     private boolean physicalSinceLastMark;
     private PageFileGenerations generations = PageFileGenerations.fresh();
     private volatile IntSupplier largestValue = () -> CheckpointMarker.LARGEST_VALUE_UNKNOWN;
@@ -139,6 +147,7 @@ public final class Checkpointer implements AutoCloseable {
             lastId = checkpointId;
             lastMarkLsn = markLsn;
             walBytesAtLastMark = wal.bytesWritten();
+            witnessBytesPastMark = 0;
         } finally {
             running.unlock();
         }
@@ -232,7 +241,7 @@ public final class Checkpointer implements AutoCloseable {
         }
         long lockHold = System.nanoTime() - lockStart;
         pages = memory.markedPages(); // first: an abandoned checkpoint hands these back
-        if (pages.isEmpty() && mark == lastMarkLsn) {
+        if (pages.isEmpty() && (mark == lastMarkLsn || walBytesAtMark - walBytesAtLastMark == witnessBytesPastMark)) {
             if (lastId > 0) for (CheckpointListener l : listeners) l.whileIdle(lastId, lastMarkLsn);
             return last;
         }
@@ -251,8 +260,11 @@ public final class Checkpointer implements AutoCloseable {
             storeIdDurable(); // in the start marker: page files and WAL segments may carry it now
             // the WAL witnesses that pages of this checkpoint may reach the page files (a lost start marker is named);
             // a checkpoint with no page to write needs no witness and costs the WAL nothing
+            int witnessBytes = 0;
             if (!pages.isEmpty()) {
-                wal.append(RecordTypes.CHECKPOINT_STARTED, RecordTypes.checkpointStarted(id));
+                ByteBuffer witness = RecordTypes.checkpointStarted(id);
+                witnessBytes = WalSegmentDescriptor.RECORD_HEADER_SIZE + witness.remaining();
+                wal.append(RecordTypes.CHECKPOINT_STARTED, witness);
                 wal.force();
             }
             long w0 = System.nanoTime();
@@ -269,6 +281,7 @@ public final class Checkpointer implements AutoCloseable {
             lastId = id;
             lastMarkLsn = mark;
             walBytesAtLastMark = walBytesAtMark;
+            witnessBytesPastMark = witnessBytes;
             CheckpointStats s = new CheckpointStats(id, reason, pages.size(), covered ? "physical wal" : "recovery files", files.total(),
                     covered ? 0 : recoveryNanos, pageWriteNanos, fsyncNanos, lockHold, System.nanoTime() - t0,
                     memory.copyOnWritePages() - cowBefore, throttle.throttledNanos() - throttledBefore, walBytes);
@@ -310,6 +323,7 @@ public final class Checkpointer implements AutoCloseable {
             lastId = start.id();
             lastMarkLsn = start.markLsn();
             walBytesAtLastMark = wal.bytesWritten();
+            witnessBytesPastMark = 0;
         } finally {
             running.unlock();
         }

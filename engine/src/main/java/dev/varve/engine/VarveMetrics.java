@@ -64,10 +64,10 @@ public interface VarveMetrics {
 
     /**
      * The IEP-113 breakdown of the last checkpoint since open: {@link CheckpointStats#NONE} (id 0) until this open's
-     * first, however many the store ran before. A reopen runs none unless it recovers something; after a checkpoint
-     * that wrote pages (the close's, before a reopen) the next one, whatever asks for it, runs even with nothing
-     * written since, to write no page: it moves the mark past the WAL record that checkpoint left. So an idle store
-     * runs that one at its next timer tick, then none.
+     * first, however many the store ran before. A reopen runs none unless it recovers something, and an idle store
+     * runs none: with no page dirty and nothing appended to the WAL since the last checkpoint but that checkpoint's
+     * own witness record, a checkpoint asked for (a timer tick, {@code checkpoint()}, the close's) returns the last
+     * one again. A declaration or a rank change with no page written still gets a checkpoint that writes no page.
      */
     CheckpointStats lastCheckpoint();
 

@@ -44,7 +44,10 @@ class ConfigEffectsTest {
                 store.snapshotNow();
             }
             long before = store.metrics().checkpointsCompleted();
-            while (store.metrics().checkpointsCompleted() < before + 2) Thread.sleep(10); // checkpointFrequency: none requested
+            while (store.metrics().checkpointsCompleted() < before + 2) { // checkpointFrequency: none requested
+                t.put(utf8("k0"), value); // an idle store runs none
+                Thread.sleep(10);
+            }
             List<String> checkpointThreads = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                     .filter(n -> n.startsWith("varve-checkpoint-")).sorted().toList();
             assertEquals(List.of("varve-checkpoint-1 [effects-store]", "varve-checkpoint-2 [effects-store]",
