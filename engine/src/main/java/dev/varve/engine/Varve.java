@@ -226,8 +226,9 @@ public final class Varve implements AutoCloseable {
 
     /**
      * Starts a checkpoint (after any running one); completes when it is durable. With nothing for it to do (no page
-     * dirty, and the WAL not grown past the last checkpoint's mark) none runs, and the future completes with the last
-     * one's figures ({@link CheckpointStats#NONE} when none ran since open): what the store holds is durable already.
+     * dirty, and the WAL not grown past the last checkpoint's mark but by that checkpoint's own witness record) none
+     * runs, and the future completes with the last one's figures ({@link CheckpointStats#NONE} when none ran since
+     * open): what the store holds is durable already.
      */
     public CompletableFuture<CheckpointStats> checkpoint() {
         engine.checkOpen();
