@@ -10,7 +10,6 @@ import dev.varve.core.page.Page;
 import dev.varve.core.spi.CheckpointListener;
 import dev.varve.core.spi.RecordTypes;
 import dev.varve.core.wal.Wal;
-import dev.varve.core.wal.WalSegmentDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -263,7 +262,7 @@ public final class Checkpointer implements AutoCloseable {
             int witnessBytes = 0;
             if (!pages.isEmpty()) {
                 ByteBuffer witness = RecordTypes.checkpointStarted(id);
-                witnessBytes = WalSegmentDescriptor.RECORD_HEADER_SIZE + witness.remaining();
+                witnessBytes = Wal.recordBytes(witness.remaining());
                 wal.append(RecordTypes.CHECKPOINT_STARTED, witness);
                 wal.force();
             }

@@ -185,7 +185,7 @@ public final class Wal implements AutoCloseable {
                     + " bytes (payload " + maxPayloadBytes + ") for a WAL segment of " + segmentSize
                     + " bytes; raise walSegmentSize");
         }
-        int length = RECORD_HEADER_SIZE + payloadBytes;
+        int length = recordBytes(payloadBytes);
         WalSegment seg;
         int off;
         long end;
@@ -391,6 +391,11 @@ public final class Wal implements AutoCloseable {
     /** Record bytes (headers included, alignment padding not) appended since open. */
     public long bytesWritten() {
         return bytesWritten;
+    }
+
+    /** What {@link #bytesWritten} grows by when a record of {@code payloadBytes} is appended. */
+    public static int recordBytes(int payloadBytes) {
+        return RECORD_HEADER_SIZE + payloadBytes;
     }
 
     /** The first LSN of the oldest segment kept. */
