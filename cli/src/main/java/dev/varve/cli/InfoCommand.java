@@ -71,7 +71,7 @@ final class InfoCommand implements Callable<Integer> {
 
     private static Map<String, Object> wal(VarveConfig config) throws IOException {
         WalInspector.Range wal = WalInspector.range(config);
-        Map<String, Object> w = new LinkedHashMap<>(files(config.path().resolve("wal"), "wal-*.seg{,.tmp}")); // .tmp: the next segment, prepared
+        Map<String, Object> w = new LinkedHashMap<>(files(config.path().resolve("wal"), "wal-*.seg{,.tmp,.durable}")); // .tmp: the next segment, prepared; .durable: what forces write
         w.put("firstLsn", wal.firstLsn());
         w.put("endLsn", wal.endLsn());
         w.put("tornTail", wal.tailCut() == null ? "none" : wal.tailCut());

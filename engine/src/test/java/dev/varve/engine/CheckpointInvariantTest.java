@@ -195,14 +195,17 @@ class CheckpointInvariantTest {
         }
     }
 
-    /** Removes every WAL record at or after {@code lsn}: zeroes the rest of its segment, deletes later segments. */
+    /**
+     * Removes every WAL record at or after {@code lsn}: zeroes the rest of its segment (and of the segment's durable
+     * copy, which holds the records forces wrote), deletes later segments.
+     */
     private void cutWalAt(long lsn, long segmentSize) throws IOException {
         long segment = lsn / segmentSize;
         try (Stream<Path> s = Files.list(dir.resolve("wal"))) {
             for (Path p : (Iterable<Path>) s::iterator) {
                 String n = p.getFileName().toString();
-                if (!n.matches("wal-\\d+\\.seg")) continue; // the next segment prepared ahead: open deletes it
-                long index = Long.parseLong(n.substring(4, n.length() - 4));
+                if (!n.matches("wal-\\d+\\.seg(\\.durable)?")) continue; // the next segment prepared ahead: open deletes it
+                long index = Long.parseLong(n.substring(4, 20));
                 if (index > segment) Files.delete(p);
                 else if (index == segment) {
                     try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {

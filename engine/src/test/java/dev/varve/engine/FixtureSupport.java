@@ -139,20 +139,47 @@ final class FixtureSupport {
     record WalRecord(Path file, int offset, int length, int type) {
     }
 
-    /** Every record of every WAL segment, oldest first (records are 8-aligned after a 40-byte header; length 0 ends). */
+    /**
+     * Every record of every WAL segment, oldest first (records are 8-aligned after a 40-byte header; length 0 ends), in
+     * the file open reads them from: a segment's durable copy when it holds more records than the segment file (after
+     * a power loss took the mapped file's unforced pages), else the segment file.
+     */
     static List<WalRecord> walRecords(Path store) throws IOException {
         List<WalRecord> out = new ArrayList<>();
         for (Path f : walSegments(store)) {
-            ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(f)).order(ByteOrder.LITTLE_ENDIAN);
-            int off = 40;
-            while (off + 17 <= b.capacity()) {
-                int len = b.getInt(off);
-                if (len <= 0) break;
-                out.add(new WalRecord(f, off, len, b.get(off + 16) & 0xFF));
-                off += (len + 7) & ~7;
-            }
+            List<WalRecord> inFile = recordsIn(f);
+            Path copy = f.resolveSibling(f.getFileName() + ".durable");
+            List<WalRecord> inCopy = Files.exists(copy) ? recordsIn(copy) : List.of();
+            out.addAll(inCopy.size() > inFile.size() ? inCopy : inFile);
         }
         return out;
+    }
+
+    private static List<WalRecord> recordsIn(Path f) throws IOException {
+        List<WalRecord> out = new ArrayList<>();
+        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(f)).order(ByteOrder.LITTLE_ENDIAN);
+        int off = 40;
+        while (off + 17 <= b.capacity()) {
+            int len = b.getInt(off);
+            if (len <= 0) break;
+            out.add(new WalRecord(f, off, len, b.get(off + 16) & 0xFF));
+            off += (len + 7) & ~7;
+        }
+        return out;
+    }
+
+    /**
+     * Flips a byte {@code at} bytes into WAL record {@code r}, in its file and in the other file holding the same
+     * record — the segment file and its durable copy, which open would otherwise read the record from, whole.
+     */
+    static void flipWalRecordByte(WalRecord r, int at) throws IOException {
+        flipByte(r.file(), r.offset() + at);
+        String name = r.file().getFileName().toString();
+        Path twin = name.endsWith(".durable") ? r.file().resolveSibling(name.substring(0, name.length() - ".durable".length()))
+                : r.file().resolveSibling(name + ".durable");
+        if (Files.exists(twin) && recordsIn(twin).stream().anyMatch(o -> o.offset() == r.offset() && o.length() == r.length())) {
+            flipByte(twin, r.offset() + at);
+        }
     }
 
     /** The last record of the newest WAL segment. */

@@ -165,7 +165,7 @@ class InterruptedCheckpointSalvageTest {
         List<FixtureSupport.WalRecord> records = FixtureSupport.walRecords(dir);
         FixtureSupport.WalRecord last = records.get(records.size() - 1);
         assertEquals(WAL_CHECKPOINT_STARTED, last.type(), "the crashed checkpoint's started record ends the WAL");
-        FixtureSupport.flipByte(last.file(), last.offset() + 20); // a whole record that fails its CRC: damage under LOG_ONLY
+        FixtureSupport.flipWalRecordByte(last, 20); // a whole record that fails its CRC: damage under LOG_ONLY
         return model;
     }
 

@@ -28,6 +28,7 @@ final class SweepFiles {
         kind("catalog-page", "pages/t00000-p\\d+\\.page"); // table 0: the catalog of tables
         kind("page", "pages/t\\d+-p\\d+\\.page");
         kind("wal-segment", "wal/wal-\\d+\\.seg");
+        kind("wal-durable-copy", "wal/wal-\\d+\\.seg\\.durable"); // what forces write: the segment's name once it is whole
         kind("wal-temp", "wal/.*\\.tmp");
         kind("cp-start", "checkpoints/cp-\\d+-start\\.bin");
         kind("cp-end", "checkpoints/cp-\\d+-end\\.bin");

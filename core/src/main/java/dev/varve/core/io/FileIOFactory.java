@@ -30,6 +30,18 @@ public interface FileIOFactory {
     }
 
     /**
+     * How many names the file has (its hard links), or 0 when the file system does not tell: a file with other names
+     * than the store's (a backup made of hard links) must not be truncated when the store replaces it.
+     */
+    default int linkCount(Path file) throws IOException {
+        try {
+            return ((Number) java.nio.file.Files.getAttribute(file, "unix:nlink")).intValue();
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            return 0;
+        }
+    }
+
+    /**
      * Makes the entries created, renamed and deleted in {@code dir} so far durable (fsync of the directory): for a file
      * that something durable will name before the file's own rename would (a WAL segment prepared under its temporary
      * name, which the seal of the segment before it names).

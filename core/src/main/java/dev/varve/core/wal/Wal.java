@@ -8,6 +8,8 @@ import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.util.StoreThreads;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -41,6 +43,7 @@ import java.util.function.BooleanSupplier;
  * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
  */
 public final class Wal implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Wal.class);
     private final Path dir;
     private final FileIOFactory io;
     private final long segmentSize;
@@ -78,7 +81,7 @@ public final class Wal implements AutoCloseable {
     private final BooleanSupplier failed = () -> failure.get() != null;
     private volatile boolean closed;
 
-    private Wal(WalOpenScan scan, WalSegment last, int endOffset, Duration flushFrequency) {
+    private Wal(WalOpenScan scan, WalSegment last, int endOffset, Duration flushFrequency, boolean withCopy) {
         this.dir = scan.dir;
         this.io = scan.io;
         this.segmentSize = scan.segmentSize;
@@ -92,13 +95,13 @@ public final class Wal implements AutoCloseable {
                 WalPublication.PARK_NANOS);
         this.reservedEnd = publication.position();
         // what a crashed process left in the page cache may not be durable yet
-        last.force(0, endOffset);
+        last.forceOpened(endOffset);
         this.staging = mode == WalSyncMode.FSYNC ? WalSegment.stagingBuffer(segmentSize) : null;
         this.current = staging == null ? last : last.staged(staging, endOffset);
         this.groupCommit = new WalGroupCommit(publication.position(), mode == WalSyncMode.FSYNC);
         this.flusher = mode == WalSyncMode.BACKGROUND ? new WalBackgroundFlusher(this, flushFrequency) : null;
-        this.preparer = new WalSegmentPreparer(io, dir, segmentSize, mode, scan.storeId, "varve-wal-preparer" + StoreThreads.suffix());
-        this.closer = new WalSegmentCloser(io, dir, "varve-wal-closer" + StoreThreads.suffix(), this::fail);
+        this.preparer = new WalSegmentPreparer(io, dir, segmentSize, mode, withCopy, scan.storeId, "varve-wal-preparer" + StoreThreads.suffix());
+        this.closer = new WalSegmentCloser(io, dir, "varve-wal-closer" + StoreThreads.suffix(), this::fail, this::retire);
         this.forcer = new WalForcer(segmentSize, publication, groupCommit, closer, current, this::checkWritable,
                 this::fail);
     }
@@ -148,14 +151,15 @@ public final class Wal implements AutoCloseable {
             throw new IllegalArgumentException("BACKGROUND WAL sync needs a positive flush frequency, was "
                     + flushFrequency);
         }
-        WalSegment last = scan.carryOut();
+        boolean withCopy = !inMemoryOnly && scan.mode != WalSyncMode.FSYNC;
+        WalSegment last = scan.carryOut(withCopy);
         try {
             int endOffset = scan.endOffset;
             if (WalOpenSwitch.needed(last, endOffset, scan.mode, inMemoryOnly)) {
-                last = WalOpenSwitch.startNext(scan.io, scan.dir, last, endOffset, scan.mode, scan.storeId);
+                last = WalOpenSwitch.startNext(scan.io, scan.dir, last, endOffset, scan.mode, scan.storeId, withCopy);
                 endOffset = HEADER_SIZE;
             }
-            Wal wal = new Wal(scan, last, endOffset, flushFrequency);
+            Wal wal = new Wal(scan, last, endOffset, flushFrequency, withCopy);
             if (wal.flusher != null) wal.flusher.start(agents);
             return wal;
         } catch (RuntimeException | Error e) { // the flusher's thread refused too: the open that failed keeps no file
@@ -311,6 +315,25 @@ public final class Wal implements AutoCloseable {
         endOffset = HEADER_SIZE;
     }
 
+    /**
+     * Gives the newest segment's durable copy its name at a close. Every record is durable in the copy already, so a
+     * failure (the directory moved away, say) costs nothing: the next open reads the file, or the copy after a power
+     * loss, as after a crash.
+     */
+    private void installCopyAtClose() {
+        try {
+            current.installCopy(io, dir, endOffset);
+        } catch (StorageException e) {
+            LOG.warn("WAL {}: the durable copy of segment {} keeps its own name ({}); the next open reads it as after a crash",
+                    dir, current.index, e.getMessage());
+        }
+    }
+
+    /** The closer made {@code old} whole under its name: it is closed once no force reads it ({@link WalForcer#retire}). */
+    private void retire(WalSegment old) {
+        forcer.retire(old);
+    }
+
     /** Appending moves to {@code next}: the position moves to its first LSN, which its first record waits for in publish. */
     private void makeCurrent(WalSegment next) {
         current = next;
@@ -440,13 +463,18 @@ public final class Wal implements AutoCloseable {
             awaitPublished(reservedEnd); // appends in flight finish before the unmap (or the WAL failed)
             groupCommit.lock();
             try {
-                if (failure.get() == null) groupCommit.durableUpTo(forcer.forceAppended());
+                if (failure.get() == null) {
+                    groupCommit.durableUpTo(forcer.forceAppended());
+                    closer.finish(); // the segment is named before its durable copy takes the name
+                    installCopyAtClose();
+                }
                 closed = true;
             } catch (StorageException e) {
                 throw fail(e);
             } finally {
                 closer.finishQuietly(); // after a failure, the closer may still be using the old segment
-                WalSegment.closeQuietly(current);
+                forcer.closeRetired();
+                current.retire(); // closes it; truncates the file a copy replaced
                 groupCommit.unlock();
             }
         } finally {

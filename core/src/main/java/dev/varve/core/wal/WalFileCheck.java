@@ -20,7 +20,7 @@ import java.util.zip.CRC32C;
  * Offline check of WAL segment files (operator tools): size, header and every record's length, CRC32C and LSN,
  * reported to a {@link DamageSink} instead of cut away as opening the WAL does. What opening would cut as a torn tail
  * (by {@link WalOpenScan}'s rule, the one rule for both) is reported separately ({@link Result#tornTail}), not as
- * damage. Reads only.
+ * damage. A segment open would read from its {@linkplain WalSegmentCopy durable copy} is checked in the copy. Reads only.
  */
 public final class WalFileCheck {
     /** What the check saw: segments, records, and the torn tail if any (null when none). */
@@ -101,6 +101,8 @@ public final class WalFileCheck {
             Path p = files.get(i);
             long index = i == files.size() - 1 && unnamedIndex >= 0 ? unnamedIndex : WalSegmentDescriptor.parseIndex(p);
             boolean last = i == files.size() - 1;
+            WalSegmentCopy.Choice copied = WalSegmentCopy.choose(io, p, index, segmentSize, mode, !last, false); // as open chooses
+            if (copied != null) p = copied.copy();
             segments++;
             ByteBuffer b;
             try (FileIO f = io.open(p, false)) {
@@ -125,8 +127,9 @@ public final class WalFileCheck {
                 continue;
             }
             WalSyncMode judged = WalSegmentDescriptor.judgedUnder(b, mode); // as open judges it
+            boolean sectorTears = copied != null || judged == WalSyncMode.FSYNC; // a copy is written as FSYNC's segments are
             WalSegmentWindow segment = WalSegmentWindow.over(b, index, p);
-            WalOpenScan.Stop stop = WalOpenScan.scanRecords(segment, HEADER_SIZE, !last, judged, crc, heads);
+            WalOpenScan.Stop stop = WalOpenScan.scanRecords(segment, HEADER_SIZE, !last, judged, sectorTears, crc, heads);
             records += stop.records();
             boolean reported = false;
             while (stop.reason() != null && stop.evidence() != null) { // damage, not a torn tail: name it, check on from the next valid record
@@ -135,7 +138,7 @@ public final class WalFileCheck {
                         + (next < 0 ? "; no valid record follows it in the segment" : "; the next valid record starts at offset " + next));
                 reported = true;
                 if (next < 0) break;
-                stop = WalOpenScan.scanRecords(segment, next, !last, judged, crc, heads);
+                stop = WalOpenScan.scanRecords(segment, next, !last, judged, sectorTears, crc, heads);
                 records += stop.records();
                 reported = false;
             }

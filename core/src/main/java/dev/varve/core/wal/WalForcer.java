@@ -1,6 +1,8 @@
 package dev.varve.core.wal;
 
 import dev.varve.core.io.StorageException;
+import java.util.Iterator;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.UnaryOperator;
 
 /**
@@ -30,6 +32,8 @@ final class WalForcer {
      */
     private final Object segmentView = new Object();
     private WalSegment current; // segmentView: the segment the position is in
+    /** Segments switched away from, sealed and whole in their files, waiting to be closed ({@link #retire}). */
+    private final ConcurrentLinkedQueue<WalSegment> retired = new ConcurrentLinkedQueue<>();
 
     /**
      * {@code current} is the segment being written; {@code checkWritable} throws when the WAL refuses work, and
@@ -49,6 +53,7 @@ final class WalForcer {
     /** Forces everything appended so far; returns the LSN below which every record is now durable. Holds the force lock. */
     long forceAppended() {
         checkWritable.run();
+        closeRetired(); // before this force picks its segment, which is then never one of them
         long target;
         WalSegment seg;
         synchronized (segmentView) { // target is in seg, or seg's end when seg is full
@@ -72,6 +77,36 @@ final class WalForcer {
             throw onFailure.apply(e);
         }
         return target;
+    }
+
+    /**
+     * Closes {@code seg}, sealed and whole in its file, truncating the file its copy replaced ({@link WalSegment#retire})
+     * once no force can read its buffer any more: under the force lock, which every force holds, and once forces moved to a later
+     * segment. Now when the lock is free, else at the next force: the closer, which calls this, must not wait for the
+     * lock, as a force holding it may be waiting for the closer ({@link #forceAppended}).
+     */
+    void retire(WalSegment seg) {
+        retired.add(seg);
+        if (!groupCommit.tryLock()) return;
+        try {
+            closeRetired();
+        } finally {
+            groupCommit.unlock();
+        }
+    }
+
+    /** Closes the retired segments forces have moved past. Caller holds the force lock. */
+    void closeRetired() {
+        long currentIndex;
+        synchronized (segmentView) {
+            currentIndex = current.index;
+        }
+        for (Iterator<WalSegment> it = retired.iterator(); it.hasNext(); ) {
+            WalSegment seg = it.next();
+            if (seg.index >= currentIndex) continue;
+            it.remove();
+            seg.retire();
+        }
     }
 
     /** Where {@code seg}'s bytes that no force has made durable begin: [0, durableLsn) needs none. */

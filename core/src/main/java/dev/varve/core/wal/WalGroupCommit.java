@@ -120,6 +120,11 @@ final class WalGroupCommit {
     }
 
     /** Takes the force lock, for a step that must not run beside a force (a segment switch, closing). */
+    /** Takes the force lock if no thread holds it: for a thread that must not wait for a force. */
+    boolean tryLock() {
+        return forceLock.tryLock();
+    }
+
     void lock() {
         forceLock.lock();
     }

@@ -15,6 +15,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.zip.CRC32C;
 
 /**
@@ -80,11 +82,14 @@ public final class WalOpenScan {
     final long storeId;
     /** Per record type, whether the scan met one, and the first payload long of the last one (see {@link #lastOf}). */
     private final ScannedTypes types;
+    /** The segments read from their durable copy ({@link WalSegmentCopy}), by index: copied into the files when carried out. */
+    private final Map<Long, WalSegmentCopy.Choice> copies;
 
     private WalOpenScan(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long lastIndex, int endOffset,
                         long firstIndex, WalTailCut tailCut, List<Path> toDelete, boolean empty, ScannedTypes types,
-                        Path unnamedLast, long storeId) {
+                        Path unnamedLast, long storeId, Map<Long, WalSegmentCopy.Choice> copies) {
         this.io = io;
+        this.copies = copies;
         this.storeId = storeId;
         this.dir = dir;
         this.segmentSize = segmentSize;
@@ -160,10 +165,11 @@ public final class WalOpenScan {
         WalSegmentDescriptor.checkSegmentSize(segmentSize);
         List<Long> indexes = listSegments(io, dir);
         List<Path> toDelete = new ArrayList<>();
+        Map<Long, WalSegmentCopy.Choice> copies = new TreeMap<>();
         refuseForeign(io, dir, indexes, storeId);
         if (indexes.isEmpty()) {
             if (neededFrom > WalSegmentDescriptor.firstLsn(0, segmentSize)) throw missing(dir, neededFrom, segmentSize);
-            return new WalOpenScan(io, dir, segmentSize, mode, 0, HEADER_SIZE, 0, null, toDelete, true, null, null, storeId);
+            return new WalOpenScan(io, dir, segmentSize, mode, 0, HEADER_SIZE, 0, null, toDelete, true, null, null, storeId, new TreeMap<>());
         }
         int start = firstOfLastRun(indexes);
         for (int i = 0; i < start; i++) toDelete.add(segmentPath(dir, indexes.get(i)));
@@ -182,6 +188,11 @@ public final class WalOpenScan {
         int endOffset = (int) segmentSize; // a mark at the next segment's start: the last one is full
         for (long index = Math.min(fromIndex, last); index <= last; index++) {
             Path path = unnamed != null && index == last ? unnamed : segmentPath(dir, index);
+            WalSegmentCopy.Choice copied = WalSegmentCopy.choose(io, path, index, segmentSize, mode, index < last, truncateDamage);
+            if (copied != null) {
+                copies.put(index, copied);
+                path = copied.copy();
+            }
             int offset = index == fromIndex ? WalSegmentDescriptor.offset(from, segmentSize) : HEADER_SIZE;
             Stop stop;
             try (window) { // closes the segment's file; the window's buffer serves the next one
@@ -195,7 +206,7 @@ public final class WalOpenScan {
                     WalSyncMode judged = WalSegmentDescriptor.judgedUnder(header, mode); // read before the scan moves the window
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
-                            : scanRecords(window, offset, index < last, judged, crc, types);
+                            : scanRecords(window, offset, index < last, judged, copied != null || judged == WalSyncMode.FSYNC, crc, types);
                 }
             }
             Path successor = index == last && unnamed == null ? unnamedSuccessor(io, dir, stop, index) : null;
@@ -216,7 +227,7 @@ public final class WalOpenScan {
                 int sealAt = stop.offset - WalSegmentDescriptor.SEAL_BYTES;
                 WalTailCut cut = new WalTailCut(path, sealAt, WalSegmentDescriptor.lsn(index, sealAt, segmentSize),
                         "successor " + next.getFileName() + " missing", 0);
-                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, types, null, storeId);
+                return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, types, null, storeId, copies);
             }
             if (stop.reason == null && !stop.sealed && index < last) stop = unsealed(stop, index);
             if (stop.reason == null) {
@@ -234,15 +245,15 @@ public final class WalOpenScan {
                 WalTailCut cut = new WalTailCut(path, 0, WalSegmentDescriptor.firstLsn(index, segmentSize),
                         "segment " + path.getFileName() + ": " + stop.reason, (int) (last - index + 1));
                 return new WalOpenScan(io, dir, segmentSize, mode, index - 1, (int) segmentSize, first, cut, toDelete,
-                        false, types, null, storeId);
+                        false, types, null, storeId, copies);
             }
             for (long i = last; i > index; i--) toDelete.add(i == last && unnamed != null ? unnamed : segmentPath(dir, i));
             WalTailCut cut = new WalTailCut(path, stop.offset, WalSegmentDescriptor.endLsn(index, stop.offset, segmentSize),
                     stop.reason, (int) (last - index));
             return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false, types,
-                    index == last ? unnamed : null, storeId);
+                    index == last ? unnamed : null, storeId, copies);
         }
-        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, types, unnamed, storeId);
+        return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, types, unnamed, storeId, copies);
     }
 
     /**
@@ -338,6 +349,17 @@ public final class WalOpenScan {
      * otherwise it is a torn tail. Each valid record is noted in {@code types}.
      */
     static Stop scanRecords(WalSegmentWindow w, int off, boolean durable, WalSyncMode mode, CRC32C crc, ScannedTypes types) {
+        return scanRecords(w, off, durable, mode, mode == WalSyncMode.FSYNC, crc, types);
+    }
+
+    /**
+     * {@link #scanRecords(WalSegmentWindow, int, boolean, WalSyncMode, CRC32C, ScannedTypes)} where
+     * {@code sectorTears} says the segment's records reached it by {@code pwrite}s a power cut may leave with sectors
+     * unwritten ({@link #tornByPowerLoss}): FSYNC's segments, and a segment's durable copy ({@link WalSegmentCopy}),
+     * whose records are otherwise judged by the mode that wrote them.
+     */
+    static Stop scanRecords(WalSegmentWindow w, int off, boolean durable, WalSyncMode mode, boolean sectorTears, CRC32C crc,
+                            ScannedTypes types) {
         int size = (int) w.segmentSize();
         boolean sealed = false;
         long records = 0;
@@ -352,7 +374,7 @@ public final class WalOpenScan {
             }
             if (bad != null) {
                 String evidence = durable ? "a later segment exists, so this one was forced whole before it"
-                        : mode == WalSyncMode.FSYNC && tornByPowerLoss(w, off) ? null
+                        : sectorTears && tornByPowerLoss(w, off) ? null
                         : validRecordAfter(w, off, crc) ? "a valid record follows it"
                         : length != 0 && mode != WalSyncMode.FSYNC ? "the record's length is written last, so "
                                 + "under " + mode + " a crash leaves no record with a length but a bad body"
@@ -413,23 +435,37 @@ public final class WalOpenScan {
     }
 
     /**
-     * Applies this scan's repairs for {@link Wal#open(WalOpenScan, java.time.Duration)}: deletions first (newest
-     * first), then the cut zeroed; returns the last segment, open.
+     * Applies this scan's repairs for {@link Wal#open(WalOpenScan, java.time.Duration)}: the records only a durable copy
+     * held copied into their segment file and forced (a name, and every deletion, relies on earlier segments being
+     * whole), then deletions (newest first; durable copies too, but the last segment's when it goes on being forced
+     * through one), then the cut zeroed; returns the last segment, open, forced through a durable copy with
+     * {@code withCopy}.
      */
-    WalSegment carryOut() {
+    WalSegment carryOut(boolean withCopy) {
         try {
             io.createDirectories(dir);
+            for (Map.Entry<Long, WalSegmentCopy.Choice> e : copies.entrySet()) {
+                long i = e.getKey();
+                if (i > lastIndex) continue; // cut off
+                WalSegmentCopy.Choice c = e.getValue();
+                Path file = i == lastIndex && unnamedLast != null ? unnamedLast : segmentPath(dir, i);
+                WalSegmentCopy.copyInto(io, c.copy(), file, c.fileEnd(), i == lastIndex ? Math.min(c.copyEnd(), endOffset) : c.copyEnd());
+            }
             if (unnamedLast != null) io.atomicMove(unnamedLast, dir.resolve(WalSegmentDescriptor.fileName(lastIndex)));
             for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) {
                 if (p.getFileName().toString().endsWith(WalSegmentDescriptor.TEMP_SUFFIX)) io.delete(p);
             }
             for (Path p : toDelete) io.deleteDurably(p); // newest first, each before the next: a power cut leaves no gap
+            for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) {
+                long i = WalSegmentCopy.parseIndex(p);
+                if (i >= 0 && !(withCopy && i == lastIndex && !empty)) io.delete(p);
+            }
         } catch (IOException e) {
             throw new StorageException("cannot clean up the WAL directory", dir, e);
         }
-        if (empty) return WalSegment.create(io, dir, 0, segmentSize, mode, storeId);
+        if (empty) return WalSegment.create(io, dir, 0, segmentSize, mode, storeId, withCopy);
         Path path = dir.resolve(WalSegmentDescriptor.fileName(lastIndex));
-        WalSegment last = WalSegment.open(io, path, lastIndex, segmentSize);
+        WalSegment last = WalSegment.open(io, path, lastIndex, segmentSize, withCopy);
         if (last == null) throw new StorageException("WAL segment changed size while it was opened", path);
         if (tailCut != null) last.zero(endOffset, (int) segmentSize); // the opener says so (Wal#tailCut): it knows whether files change
         return last;

@@ -44,16 +44,17 @@ final class WalOpenSwitch {
 
     /**
      * Seals {@code last} (mapped, records ending at {@code at}) unless it is full, and returns its successor, created
-     * for {@code mode} and the store whose durable id is {@code storeId} (or 0), named and mapped; {@code last} is closed. A crash at any point leaves a WAL that opens: records
+     * for {@code mode} and the store whose durable id is {@code storeId} (or 0), named and mapped (forced through a durable
+     * copy with {@code withCopy}); {@code last} is closed. A crash at any point leaves a WAL that opens: records
      * forced first, the successor prepared under its temporary name before the seal names it, named once the seal is
      * durable.
      */
-    static WalSegment startNext(FileIOFactory io, Path dir, WalSegment last, int at, WalSyncMode mode, long storeId) {
+    static WalSegment startNext(FileIOFactory io, Path dir, WalSegment last, int at, WalSyncMode mode, long storeId, boolean withCopy) {
         long size = last.buffer.capacity();
         long next = last.index + 1;
         boolean seal = !full(last, at);
         if (seal) last.force(0, at); // what a crashed process left in the page cache: durable before a successor has a name
-        WalSegment.prepareFile(io, dir, next, size, mode, storeId);
+        WalSegment.prepareFile(io, dir, next, size, mode, storeId, withCopy);
         if (seal) {
             try {
                 WalSegmentDescriptor.putBody(last.buffer, at, WalSegmentDescriptor.lsn(last.index, at, size),
@@ -65,8 +66,9 @@ final class WalOpenSwitch {
                 throw new StorageException("cannot seal WAL segment " + last.index + " at offset " + at, last.path, new IOException(e));
             }
         }
-        WalSegment successor = WalSegment.install(io, dir, next, size);
-        WalSegment.closeQuietly(last);
+        last.installCopy(io, dir, seal ? at + SEAL_BYTES : at); // its records and seal durable under its name
+        WalSegment successor = WalSegment.install(io, dir, next, size, withCopy);
+        last.retire();
         return successor;
     }
 }

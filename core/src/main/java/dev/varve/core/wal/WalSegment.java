@@ -11,11 +11,14 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One WAL segment file, mapped whole, or — the segment an FSYNC WAL appends to — {@linkplain #staged staged}: its
  * records are written into a buffer of the process and reach the file by one {@code pwrite} of the forced range
- * ({@link #force}).
+ * ({@link #force}). A mapped segment of a LOG_ONLY or BACKGROUND WAL has a {@linkplain WalSegmentCopy durable copy}:
+ * forces write the forced range into it instead of forcing the mapping, and the copy replaces the file once whole.
  * Creation goes through a temporary name and an atomic rename, so a file with a segment's name always has a durable
  * header and its directory entry is durable too (the rename fsyncs the directory). IO failures become
  * {@link StorageException}s naming the file.
@@ -27,6 +30,7 @@ import java.nio.file.Path;
  * so it may wait in the process until then.
  */
 final class WalSegment implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WalSegment.class);
     private static final byte[] ZEROS = new byte[4096];
     private static final int PREALLOCATE_CHUNK_BYTES = 1 << 20;
 
@@ -36,6 +40,18 @@ final class WalSegment implements AutoCloseable {
     private final FileIO file;
     /** The mapping writes go to; null when staged. */
     private final MappedRegion region;
+    /** Where forces write, with a durable copy (see {@link WalSegmentCopy}); null without one. */
+    private final FileIOFactory copyIO;
+    private FileIO copy; // this: opened at the first force
+    /** The copy holds this segment's bytes [0, copied): a force writes it from there (or from where it starts, if before). */
+    private int copied; // this
+    /** The copy was prepared with the segment and holds no record: its first force need not look for its records' end. */
+    private final boolean copyPrepared;
+    /**
+     * The copy was renamed over the file, {@link #file} is the old one, no longer named, and it had no other name (a
+     * hard link): it may be truncated.
+     */
+    private volatile boolean replacedFileUnnamed;
     /**
      * The whole segment, little-endian; position/limit of this instance are never changed. Staged: the process's
      * copy, which holds what was written to the file (or is about to be) in [0, the WAL's end offset) and anything
@@ -43,11 +59,13 @@ final class WalSegment implements AutoCloseable {
      */
     final ByteBuffer buffer;
 
-    private WalSegment(long index, Path path, FileIO file, MappedRegion region) {
+    private WalSegment(long index, Path path, FileIO file, MappedRegion region, FileIOFactory copyIO, boolean copyPrepared) {
         this.index = index;
         this.path = path;
         this.file = file;
         this.region = region;
+        this.copyIO = copyIO;
+        this.copyPrepared = copyPrepared;
         this.buffer = region.buffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
 
@@ -56,6 +74,8 @@ final class WalSegment implements AutoCloseable {
         this.path = mapped.path;
         this.file = mapped.file;
         this.region = null;
+        this.copyIO = null;
+        this.copyPrepared = false;
         this.buffer = staging;
     }
 
@@ -76,9 +96,9 @@ final class WalSegment implements AutoCloseable {
      * Creates segment {@code index} in {@code dir}: every block allocated (so a full disk fails here, not as a fault
      * on a mapped store), header written and forced, directory entry durable.
      */
-    static WalSegment create(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode, long storeId) {
-        prepareFile(io, dir, index, segmentSize, mode, storeId);
-        return install(io, dir, index, segmentSize);
+    static WalSegment create(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode, long storeId, boolean withCopy) {
+        prepareFile(io, dir, index, segmentSize, mode, storeId, withCopy);
+        return install(io, dir, index, segmentSize, withCopy);
     }
 
     /**
@@ -88,23 +108,31 @@ final class WalSegment implements AutoCloseable {
      * crash leaves only a temporary file, which open deletes. The name is made durable here, not only at the rename:
      * the old segment's seal names this file before the rename does, and a power cut between the two must not keep
      * the seal and lose the file (where a new entry is durable only once its directory is fsynced), which open
-     * refuses as a lost segment.
+     * refuses as a lost segment. With {@code withCopy}, its {@linkplain WalSegmentCopy durable copy} is prepared the
+     * same way, so forces never need a block a full disk lacks either.
      */
-    static void prepareFile(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode, long storeId) {
-        Path temp = tempPath(dir, index);
-        try (FileIO tempFile = io.open(temp, true)) {
-            tempFile.truncate(0); // a leftover from a crashed creation may hold anything
-            ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(segmentSize, PREALLOCATE_CHUNK_BYTES));
-            for (long p = 0; p < segmentSize; p += zeros.capacity()) {
-                tempFile.write(zeros.clear().limit((int) Math.min(zeros.capacity(), segmentSize - p)), p);
-            }
-            ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-            WalSegmentDescriptor.writeHeader(header, segmentSize, index, mode, storeId);
-            tempFile.write(header, 0);
-            tempFile.force();
+    static void prepareFile(FileIOFactory io, Path dir, long index, long segmentSize, WalSyncMode mode, long storeId, boolean withCopy) {
+        ByteBuffer header = ByteBuffer.allocate(WalSegmentDescriptor.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        WalSegmentDescriptor.writeHeader(header, segmentSize, index, mode, storeId);
+        try {
+            allocate(io, tempPath(dir, index), segmentSize, header);
+            if (withCopy) allocate(io, WalSegmentCopy.path(dir, index), segmentSize, header);
             io.forceDirectory(dir);
         } catch (IOException | UncheckedIOException e) {
             throw new StorageException("cannot create WAL segment " + index + ": " + unwrap(e).getMessage(), dir.resolve(WalSegmentDescriptor.fileName(index)), unwrap(e));
+        }
+    }
+
+    /** Writes {@code file} whole: zeros with {@code header} first, every block allocated, and forced. */
+    private static void allocate(FileIOFactory io, Path file, long segmentSize, ByteBuffer header) throws IOException {
+        try (FileIO f = io.open(file, true)) {
+            f.truncate(0); // a leftover from a crashed creation may hold anything
+            ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(segmentSize, PREALLOCATE_CHUNK_BYTES));
+            for (long p = 0; p < segmentSize; p += zeros.capacity()) {
+                f.write(zeros.clear().limit((int) Math.min(zeros.capacity(), segmentSize - p)), p);
+            }
+            f.write(header.duplicate(), 0);
+            f.force();
         }
     }
 
@@ -123,10 +151,13 @@ final class WalSegment implements AutoCloseable {
         }
     }
 
-    /** The fast half of {@link #create}: gives the prepared file its segment name (directory entry durable) and maps it. */
-    static WalSegment install(FileIOFactory io, Path dir, long index, long segmentSize) {
+    /**
+     * The fast half of {@link #create}: gives the prepared file its segment name (directory entry durable) and maps it,
+     * forced through a durable copy with {@code withCopy}.
+     */
+    static WalSegment install(FileIOFactory io, Path dir, long index, long segmentSize, boolean withCopy) {
         rename(io, dir, index);
-        return openPrepared(io, dir.resolve(WalSegmentDescriptor.fileName(index)), index, segmentSize);
+        return openPrepared(io, dir.resolve(WalSegmentDescriptor.fileName(index)), index, segmentSize, withCopy);
     }
 
     /** Where segment {@code index} is prepared, and written until it is named (see {@link WalSegmentCloser}). */
@@ -136,13 +167,13 @@ final class WalSegment implements AutoCloseable {
 
     /**
      * Maps a file {@link #prepareFile} wrote, under whichever name it has now; a failure names the segment's file (the
-     * message says which name it had).
+     * message says which name it had); forced through a durable copy with {@code withCopy}.
      */
-    static WalSegment openPrepared(FileIOFactory io, Path path, long index, long segmentSize) {
+    static WalSegment openPrepared(FileIOFactory io, Path path, long index, long segmentSize, boolean withCopy) {
         Path named = path.resolveSibling(WalSegmentDescriptor.fileName(index));
         WalSegment seg;
         try {
-            seg = open(io, path, index, segmentSize);
+            seg = open(io, path, index, segmentSize, withCopy ? Copy.PREPARED : Copy.NONE);
         } catch (StorageException e) {
             if (path.equals(named)) throw e;
             // the reason stays in the message: it is what a log line shows
@@ -173,14 +204,22 @@ final class WalSegment implements AutoCloseable {
     }
 
     /**
-     * Opens and maps an existing segment file without checking its records. Returns null when the file does not have
-     * {@code segmentSize} bytes; throws when it is a valid segment of another size (the size cannot change).
+     * Opens and maps an existing segment file without checking its records, forced through a durable copy (see
+     * {@link WalSegmentCopy}) with {@code withCopy}. Returns null when the file does not have {@code segmentSize} bytes;
+     * throws when it is a valid segment of another size (the size cannot change).
      */
-    static WalSegment open(FileIOFactory io, Path path, long index, long segmentSize) {
+    static WalSegment open(FileIOFactory io, Path path, long index, long segmentSize, boolean withCopy) {
+        return open(io, path, index, segmentSize, withCopy ? Copy.LEFT : Copy.NONE);
+    }
+
+    /** How a segment opened is forced: through no copy, one prepared with it (empty), or one an earlier run left. */
+    private enum Copy { NONE, PREPARED, LEFT }
+
+    private static WalSegment open(FileIOFactory io, Path path, long index, long segmentSize, Copy copy) {
         FileIO file = openFile(io, path, index, segmentSize);
         if (file == null) return null;
         try {
-            return new WalSegment(index, path, file, map(file, segmentSize));
+            return new WalSegment(index, path, file, map(file, segmentSize), copy == Copy.NONE ? null : io, copy == Copy.PREPARED);
         } catch (IOException | UncheckedIOException e) {
             closeQuietly(file);
             throw new StorageException("cannot open WAL segment " + index + ": " + unwrap(e).getMessage(), path, unwrap(e));
@@ -239,15 +278,34 @@ final class WalSegment implements AutoCloseable {
     void force(int from, int to) {
         if (to <= from) return;
         try {
-            if (region != null) {
-                region.force(from, to - from);
-            } else {
+            if (region == null) {
                 file.write(buffer.duplicate().limit(to).position(from), from);
                 file.forceData(); // the size never changes: a segment is created whole
+            } else if (copyIO != null) {
+                forceCopy(from, to);
+            } else {
+                region.force(from, to - from);
             }
         } catch (IOException | UncheckedIOException e) {
             throw new StorageException("cannot force WAL segment " + index + " bytes [" + from + ", " + to + "): " + unwrap(e).getMessage(),
                     path, unwrap(e));
+        }
+    }
+
+    /**
+     * Makes bytes [0, to) of a segment an open goes on appending to durable in its own file, mapping and all: what a
+     * crashed process left in the page cache (its durable copy, if any, is written on by later forces from where its
+     * own records end). Once per open, so the mapping's writeback costs no more than it did.
+     */
+    void forceOpened(int to) {
+        if (region == null) {
+            force(0, to);
+            return;
+        }
+        try {
+            region.force(0, to);
+        } catch (IOException | UncheckedIOException e) {
+            throw new StorageException("cannot force WAL segment " + index + " bytes [0, " + to + "): " + unwrap(e).getMessage(), path, unwrap(e));
         }
     }
 
@@ -260,10 +318,90 @@ final class WalSegment implements AutoCloseable {
         force(from, to);
     }
 
+    /**
+     * Writes bytes [from, to) of the mapping into the durable copy — from where the copy's bytes end, if that is
+     * before — and forces it. The closer and a force may both force a segment just switched away from, hence the
+     * monitor.
+     */
+    private synchronized void forceCopy(int from, int to) throws IOException {
+        FileIO c = copy();
+        int start = Math.min(from, copied);
+        c.write(buffer.duplicate().limit(to).position(start), start);
+        c.forceData();
+        copied = Math.max(copied, to);
+    }
+
+    /**
+     * The durable copy, opened at this segment's first force: one a crashed process left holds its valid records (the
+     * scan's rule) and is written on from their end; a new one (or one not whole) is made the segment's size, with
+     * holes, its size and entry forced. Caller holds the monitor.
+     */
+    private FileIO copy() throws IOException {
+        if (copy != null) return copy;
+        Path dir = path.getParent();
+        Path p = WalSegmentCopy.path(dir, index);
+        int size = buffer.capacity();
+        int end = copyPrepared ? -1 : WalSegmentCopy.end(copyIO, dir, index, size);
+        FileIO c = copyIO.open(p, true);
+        try {
+            if (end == 0) { // none, or not whole
+                c.truncate(0);
+                c.write(ByteBuffer.allocate(1), size - 1); // reads as zeros up to there
+                c.force(); // the size with it: fdatasync need not keep it
+                copyIO.forceDirectory(dir);
+            }
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(c);
+            throw e;
+        }
+        copy = c;
+        copied = Math.max(end, 0);
+        return c;
+    }
+
+    /**
+     * Gives the durable copy, forced up to {@code end} (where the records end, the seal included), this segment's name
+     * (the rename made durable): the name then holds every record on disk, and the file the mapping writes to, unnamed,
+     * is truncated when the segment {@linkplain #retire retires}. A segment without a copy keeps its file.
+     */
+    void installCopy(FileIOFactory io, Path dir, int end) {
+        if (copyIO == null) return;
+        try {
+            forceCopy(end, end); // writes only what no force wrote yet (normally nothing: the caller forced to the end)
+            boolean onlyName = io.linkCount(path) == 1;
+            io.atomicMove(WalSegmentCopy.path(dir, index), path);
+            io.forceDirectory(dir);
+            replacedFileUnnamed = onlyName;
+        } catch (IOException | UncheckedIOException e) {
+            throw new StorageException("cannot name the durable copy of WAL segment " + index + ": " + unwrap(e).getMessage(), path, unwrap(e));
+        }
+    }
+
+    /**
+     * Closes the segment; when its copy has its name and the old file no other (a hard link a backup made would see
+     * it emptied), truncates the old file first, so the dirty pages of the mapping are dropped, never written back.
+     * Call once nothing reads this segment's buffer again: a read of the truncated mapping faults.
+     */
+    void retire() {
+        try {
+            if (replacedFileUnnamed) file.truncate(0);
+        } catch (IOException | UncheckedIOException e) {
+            LOG.warn("cannot truncate the replaced file of WAL segment {}: {}", index, unwrap(e).getMessage());
+        } finally {
+            closeQuietly(this);
+        }
+    }
+
     @Override
     public void close() {
         try {
-            file.close();
+            try {
+                synchronized (this) {
+                    if (copy != null) copy.close();
+                }
+            } finally {
+                file.close();
+            }
         } catch (IOException e) {
             throw new StorageException("cannot close WAL segment " + index, path, e);
         }

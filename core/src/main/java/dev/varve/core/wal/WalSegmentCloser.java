@@ -6,14 +6,16 @@ import java.nio.file.Path;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.ThreadFactory;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The second half of a segment switch under LOG_ONLY and BACKGROUND, run off the writers' path: forces what of the
- * old segment is not durable yet (its seal included), then gives the new segment — which writers have been appending
- * to since the switch, under its temporary name — its segment name.
+ * old segment is not durable yet (its seal included) into its {@linkplain WalSegmentCopy durable copy}, gives that copy
+ * the segment's name, then gives the new segment — which writers have been appending to since the switch, under its
+ * temporary name — its segment name.
  *
  * <p>Design note. Forcing the old segment used to be the switch itself, under the append lock: every writer (and,
  * behind the WAL, every operation holding the checkpoint read lock) waited for an {@code msync} of up to a
@@ -32,31 +34,42 @@ final class WalSegmentCloser {
     private final Path dir;
     private final String threadName;
     private final UnaryOperator<StorageException> onFailure;
+    /** Takes a segment the closer made whole in its file, to close once no force reads it ({@link WalForcer#retire}). */
+    private final Consumer<WalSegment> retire;
     private FutureTask<Void> pending; // guarded by this
     /** Makes the closing thread: {@code Thread::new}, or in tests one the OS refuses to start. */
     volatile ThreadFactory threads = Thread::new;
 
-    /** {@code onFailure} records a failure of the background half (the WAL then refuses work) and returns it. */
-    WalSegmentCloser(FileIOFactory io, Path dir, String threadName, UnaryOperator<StorageException> onFailure) {
+    /**
+     * {@code onFailure} records a failure of the background half (the WAL then refuses work) and returns it;
+     * {@code retire} takes each old segment once it is whole in its file.
+     */
+    WalSegmentCloser(FileIOFactory io, Path dir, String threadName, UnaryOperator<StorageException> onFailure, Consumer<WalSegment> retire) {
         this.io = io;
         this.dir = dir;
         this.threadName = threadName;
         this.onFailure = onFailure;
+        this.retire = retire;
     }
 
     /**
      * Starts, in the background, forcing bytes [from, to) of {@code old} (sealed, and written to no more), then naming
-     * {@code next} and closing {@code old}. Call after {@link #finish} (no other switch pending).
+     * {@code next} and retiring {@code old} (closed as it is when that fails). Call after {@link #finish} (no other
+     * switch pending).
      */
     void begin(WalSegment old, int from, int to, WalSegment next) {
         FutureTask<Void> task = new FutureTask<>(() -> {
+            boolean whole = false;
             try {
                 old.force(from, to);
+                old.installCopy(io, dir, to); // its name now holds every record, durable
                 next.name(io, dir);
+                whole = true;
             } catch (StorageException e) {
                 throw onFailure.apply(e);
             } finally {
-                WalSegment.closeQuietly(old);
+                if (whole) retire.accept(old);
+                else WalSegment.closeQuietly(old); // its stage, if any, may hold records its file lacks: the open reads it
             }
         }, null);
         synchronized (this) {

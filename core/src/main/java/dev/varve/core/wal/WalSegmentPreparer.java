@@ -34,6 +34,8 @@ final class WalSegmentPreparer implements AutoCloseable {
     private final long segmentSize;
     /** The mode the WAL appends under, which the segments' headers record. */
     private final WalSyncMode mode;
+    /** Whether the segments are forced through a durable copy (see {@link WalSegmentCopy}). */
+    private final boolean withCopy;
     private final String threadName;
     /**
      * The store's id once a checkpoint marker holds it, else 0 (see {@link WalSegmentDescriptor}): what a segment's
@@ -47,11 +49,12 @@ final class WalSegmentPreparer implements AutoCloseable {
     private CompletableFuture<Long> task; // guarded by this; completes with the store id the header records
     private boolean closed; // guarded by this
 
-    WalSegmentPreparer(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, long storeId, String threadName) {
+    WalSegmentPreparer(FileIOFactory io, Path dir, long segmentSize, WalSyncMode mode, boolean withCopy, long storeId, String threadName) {
         this.io = io;
         this.dir = dir;
         this.segmentSize = segmentSize;
         this.mode = mode;
+        this.withCopy = withCopy;
         this.storeId = storeId;
         this.threadName = threadName;
     }
@@ -70,7 +73,7 @@ final class WalSegmentPreparer implements AutoCloseable {
         Thread t = threads.newThread(() -> {
             try {
                 long id = storeId;
-                WalSegment.prepareFile(io, dir, next, segmentSize, mode, id);
+                WalSegment.prepareFile(io, dir, next, segmentSize, mode, id, withCopy);
                 f.complete(id);
             } catch (Throwable e) {
                 f.completeExceptionally(e);
@@ -107,9 +110,9 @@ final class WalSegmentPreparer implements AutoCloseable {
             task = null;
         }
         long id = storeId;
-        if (f == null || !succeeded(f)) WalSegment.prepareFile(io, dir, next, segmentSize, mode, id);
+        if (f == null || !succeeded(f)) WalSegment.prepareFile(io, dir, next, segmentSize, mode, id, withCopy);
         else if (f.join() != id) WalSegment.restampPrepared(io, dir, next, segmentSize, mode, id); // prepared before the id was durable
-        return WalSegment.openPrepared(io, WalSegment.tempPath(dir, next), next, segmentSize);
+        return WalSegment.openPrepared(io, WalSegment.tempPath(dir, next), next, segmentSize, withCopy);
     }
 
     private static boolean succeeded(CompletableFuture<Long> f) {
@@ -138,6 +141,7 @@ final class WalSegmentPreparer implements AutoCloseable {
         succeeded(f);
         Path temp = WalSegment.tempPath(dir, pending);
         try {
+            io.delete(WalSegmentCopy.path(dir, pending));
             io.delete(temp);
         } catch (IOException e) {
             LOG.debug("cannot delete the prepared WAL segment {}; the next open deletes it", temp, e);

@@ -18,6 +18,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     final AtomicInteger recordForces = new AtomicInteger();
+    /** Forces through a mapping ({@code msync}): what writing through a stage never does. */
+    final AtomicInteger mappedForces = new AtomicInteger();
     volatile long forceDelayNanos;
     volatile boolean failForce;
     volatile boolean failWrite;
@@ -29,9 +31,12 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     /** Renames to a name containing {@link #holdRenamesTo} wait until this latch opens. */
     volatile CountDownLatch renameGate = new CountDownLatch(0);
     volatile String holdRenamesTo;
-    /** Mapped forces wait until this latch opens (an {@code msync} a busy disk holds); {@link #mappedForcesHeld} counts them. */
-    volatile CountDownLatch mappedForceGate = new CountDownLatch(0);
-    final AtomicInteger mappedForcesHeld = new AtomicInteger();
+    /**
+     * Forces of records wait until this latch opens (an {@code msync} or {@code fdatasync} a busy disk holds);
+     * {@link #recordForcesHeld} counts them.
+     */
+    volatile CountDownLatch recordForceGate = new CountDownLatch(0);
+    final AtomicInteger recordForcesHeld = new AtomicInteger();
 
     @Override
     public void atomicMove(Path from, Path to) throws IOException {
@@ -66,15 +71,27 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
         if (delay > 0) LockSupport.parkNanos(delay);
     }
 
+    /** A force of records: counted, and held while {@link #recordForceGate} is closed. */
+    private void beforeRecordForce() throws IOException {
+        beforeForce();
+        recordForces.incrementAndGet();
+        CountDownLatch gate = recordForceGate;
+        if (gate.getCount() > 0) {
+            recordForcesHeld.incrementAndGet();
+            await(gate, "the force");
+        }
+    }
+
     /** Counts and fails what the factory's switches say; every other call goes to the real file. */
     private final class CountingFileIO extends ForwardingFileIO {
         CountingFileIO(FileIO file) {
             super(file);
         }
 
+        /** A full disk refuses the writes that need new blocks; those over blocks a file has (zeros included) succeed. */
         @Override
         public void write(ByteBuffer src, long position) throws IOException {
-            if (failWrite) throw new IOException("injected write failure (disk full)");
+            if (failWrite && position + src.remaining() > delegate.size()) throw new IOException("injected write failure (disk full)");
             delegate.write(src, position);
         }
 
@@ -86,21 +103,15 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
 
         @Override
         public void forceData() throws IOException {
-            beforeForce();
-            recordForces.incrementAndGet();
+            beforeRecordForce();
             delegate.forceData();
         }
 
         @Override
         public MappedRegion map(long position, int length) throws IOException {
             return withForce(delegate.map(position, length), (region, offset, len) -> {
-                beforeForce();
-                recordForces.incrementAndGet();
-                CountDownLatch gate = mappedForceGate;
-                if (gate.getCount() > 0) {
-                    mappedForcesHeld.incrementAndGet();
-                    await(gate, "the force");
-                }
+                beforeRecordForce();
+                mappedForces.incrementAndGet();
                 region.force(offset, len);
             });
         }

@@ -81,15 +81,15 @@ class WalSegmentCloserTest {
         try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
             long first = append(wal, 40_000);
             while (!wal.nextSegmentReady()) LockSupport.parkNanos(1_000_000);
-            io.mappedForceGate = new CountDownLatch(1);
+            io.recordForceGate = new CountDownLatch(1);
             Thread forcer = new Thread(wal::force, "forcer");
             forcer.setDaemon(true);
             forcer.start();
-            while (io.mappedForcesHeld.get() == 0) LockSupport.parkNanos(1_000_000); // inside msync, holding the force lock
+            while (io.recordForcesHeld.get() == 0) LockSupport.parkNanos(1_000_000); // inside the force, holding the force lock
             long second = append(wal, 40_000); // switches to segment 1; hangs until the timeout if it waits for the force
             assertEquals(1, WalSegmentDescriptor.segmentIndex(second, SEGMENT_SIZE));
             assertTrue(forcer.isAlive(), "the force is still held");
-            io.mappedForceGate.countDown();
+            io.recordForceGate.countDown();
             forcer.join();
             wal.force();
             assertTrue(Files.exists(segmentFile(dir, 1)), "named once segment 0 is durable");
