@@ -53,6 +53,16 @@ class WalSegmentCopyTest {
         return wal.append(7, ByteBuffer.wrap(p));
     }
 
+    /** Appends {@code forced} records of 4,000 bytes, forces them, appends {@code unforced} more, and takes the crash image. */
+    private void crashWith(int forced, int unforced) throws IOException {
+        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            for (int i = 0; i < forced; i++) append(wal, 4_000);
+            wal.force();
+            for (int i = 0; i < unforced; i++) append(wal, 4_000); // in the mapped file only: no force wrote them to the copy
+            crashImage();
+        }
+    }
+
     /** What kill -9 leaves: every file as the OS has it (the page cache). */
     private void crashImage() throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
@@ -132,12 +142,7 @@ class WalSegmentCopyTest {
 
     @Test
     void aPowerLossThatCostTheSegmentFileItsPagesReadsTheForcedRecordsFromTheCopy() throws IOException {
-        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
-            for (int i = 0; i < 3; i++) append(wal, 4_000);
-            wal.force();
-            append(wal, 4_000); // not forced: a power loss may take it
-            crashImage();
-        }
+        crashWith(3, 1);
         loseUnforcedPages(segmentFile(image, 0));
         assertEquals(3, verifiedRecords(image), "verify reads the copy, as open does");
         try (Wal wal = Wal.open(image, FileIOFactory.standard(), SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
@@ -172,12 +177,7 @@ class WalSegmentCopyTest {
     @ParameterizedTest
     @EnumSource(Damage.class)
     void aDamagedOrShortCopyNeverHidesTheSegmentFilesRecords(Damage damage) throws IOException {
-        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
-            for (int i = 0; i < 3; i++) append(wal, 4_000);
-            wal.force();
-            for (int i = 0; i < 2; i++) append(wal, 4_000);
-            crashImage();
-        }
+        crashWith(3, 2);
         Path copy = WalSegmentCopy.path(image, 0);
         switch (damage) {
             case GONE -> Files.delete(copy);
@@ -194,11 +194,7 @@ class WalSegmentCopyTest {
 
     @Test
     void pagesAPowerLossLeftOutOfOrderAreReadFromTheCopyThatHoldsThemAll() throws IOException {
-        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
-            for (int i = 0; i < 4; i++) append(wal, 4_000);
-            wal.force();
-            crashImage();
-        }
+        crashWith(4, 0);
         // the kernel wrote back the mapped file's first and third pages of records, not the second
         WalTestSupport.overwrite(segmentFile(image, 0), 4096, new byte[4096]);
         assertEquals(4, verifiedRecords(image), "verify reads the copy, as open does");
@@ -207,12 +203,7 @@ class WalSegmentCopyTest {
 
     @Test
     void aDamagedSegmentFileHoldingRecordsItsCopyLacksIsRefused() throws IOException {
-        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
-            for (int i = 0; i < 2; i++) append(wal, 4_000);
-            wal.force();
-            for (int i = 0; i < 2; i++) append(wal, 4_000); // in the mapped file only
-            crashImage();
-        }
+        crashWith(2, 2);
         // a flipped byte in the first record, with records after it, two of them nowhere else: damage the scan names
         WalTestSupport.flipByte(segmentFile(image, 0), WalSegmentDescriptor.HEADER_SIZE + 100);
         CorruptionException e = assertThrows(CorruptionException.class,
@@ -226,22 +217,14 @@ class WalSegmentCopyTest {
 
     @Test
     void aDamagedSegmentFileWhoseCopyHoldsEveryRecordIsReadFromTheCopy() throws IOException {
-        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
-            for (int i = 0; i < 4; i++) append(wal, 4_000);
-            wal.force();
-            crashImage();
-        }
+        crashWith(4, 0);
         WalTestSupport.flipByte(segmentFile(image, 0), WalSegmentDescriptor.HEADER_SIZE + 4_200);
         assertReads(image, 4);
     }
 
     @Test
     void aCopyDamagedPastTheFilesRecordsIsReadAndItsDamageNamed() throws IOException {
-        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
-            for (int i = 0; i < 3; i++) append(wal, 4_000);
-            wal.force();
-            crashImage();
-        }
+        crashWith(3, 0);
         loseUnforcedPages(segmentFile(image, 0)); // a power loss: the mapped file kept nothing
         int last = WalSegmentDescriptor.HEADER_SIZE + 2 * WalSegmentDescriptor.aligned(WalSegmentDescriptor.RECORD_HEADER_SIZE + 4_000);
         WalTestSupport.flipByte(WalSegmentCopy.path(image, 0), last + 100); // the last forced record, whole but for one byte
