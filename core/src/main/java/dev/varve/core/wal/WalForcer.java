@@ -97,6 +97,7 @@ final class WalForcer {
 
     /** Closes the retired segments forces have moved past. Caller holds the force lock. */
     void closeRetired() {
+        if (retired.isEmpty()) return; // every force asks: most find none
         long currentIndex;
         synchronized (segmentView) {
             currentIndex = current.index;

@@ -355,7 +355,9 @@ final class WalSegment implements AutoCloseable {
             throw e;
         }
         copy = c;
-        copied = Math.max(end, 0);
+        // a copy with no record yet is written whole, header first: one prepared before the store's id was durable
+        // has the header without it, which the mapping's has (restampPrepared)
+        copied = end > WalSegmentDescriptor.HEADER_SIZE ? end : 0;
         return c;
     }
 
