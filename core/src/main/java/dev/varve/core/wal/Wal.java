@@ -8,8 +8,6 @@ import dev.varve.core.agent.Agents;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.core.util.StoreThreads;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -43,7 +41,6 @@ import java.util.function.BooleanSupplier;
  * refuses appends (it cannot vouch for what reached the disk). Recovery is to reopen it.
  */
 public final class Wal implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(Wal.class);
     private final Path dir;
     private final FileIOFactory io;
     private final long segmentSize;
@@ -315,20 +312,6 @@ public final class Wal implements AutoCloseable {
         endOffset = HEADER_SIZE;
     }
 
-    /**
-     * Gives the newest segment's durable copy its name at a close. Every record is durable in the copy already, so a
-     * failure (the directory moved away, say) costs nothing: the next open reads the file, or the copy after a power
-     * loss, as after a crash.
-     */
-    private void installCopyAtClose() {
-        try {
-            current.installCopy(io, dir, endOffset);
-        } catch (StorageException e) {
-            LOG.warn("WAL {}: the durable copy of segment {} keeps its own name ({}); the next open reads it as after a crash",
-                    dir, current.index, e.getMessage());
-        }
-    }
-
     /** The closer made {@code old} whole under its name: it is closed once no force reads it ({@link WalForcer#retire}). */
     private void retire(WalSegment old) {
         forcer.retire(old);
@@ -466,7 +449,7 @@ public final class Wal implements AutoCloseable {
                 if (failure.get() == null) {
                     groupCommit.durableUpTo(forcer.forceAppended());
                     closer.finish(); // the segment is named before its durable copy takes the name
-                    installCopyAtClose();
+                    current.installCopyAtClose(io, dir, endOffset);
                 }
                 closed = true;
             } catch (StorageException e) {

@@ -444,13 +444,11 @@ public final class WalOpenScan {
     WalSegment carryOut(boolean withCopy) {
         try {
             io.createDirectories(dir);
-            for (Map.Entry<Long, WalSegmentCopy.Choice> e : copies.entrySet()) {
-                long i = e.getKey();
-                if (i > lastIndex) continue; // cut off
-                WalSegmentCopy.Choice c = e.getValue();
-                Path file = i == lastIndex && unnamedLast != null ? unnamedLast : segmentPath(dir, i);
-                WalSegmentCopy.copyInto(io, c.copy(), file, c.fileEnd(), i == lastIndex ? Math.min(c.copyEnd(), endOffset) : c.copyEnd());
-            }
+            copies.forEach((i, c) -> { // those after lastIndex were cut off
+                if (i < lastIndex) WalSegmentCopy.copyInto(io, c.copy(), segmentPath(dir, i), c.fileEnd(), c.copyEnd());
+                if (i == lastIndex) WalSegmentCopy.copyInto(io, c.copy(), unnamedLast != null ? unnamedLast : segmentPath(dir, i), c.fileEnd(),
+                        Math.min(c.copyEnd(), endOffset));
+            });
             if (unnamedLast != null) io.atomicMove(unnamedLast, dir.resolve(WalSegmentDescriptor.fileName(lastIndex)));
             for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) {
                 if (p.getFileName().toString().endsWith(WalSegmentDescriptor.TEMP_SUFFIX)) io.delete(p);

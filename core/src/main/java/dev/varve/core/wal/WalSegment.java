@@ -380,6 +380,18 @@ final class WalSegment implements AutoCloseable {
     }
 
     /**
+     * {@link #installCopy} at a close. Every record is durable in the copy already, so a failure (the directory moved
+     * away, say) costs nothing: the next open reads the file, or the copy after a power loss, as after a crash.
+     */
+    void installCopyAtClose(FileIOFactory io, Path dir, int end) {
+        try {
+            installCopy(io, dir, end);
+        } catch (StorageException e) {
+            LOG.warn("the durable copy of WAL segment {} keeps its own name ({}); the next open reads it as after a crash", index, e.getMessage());
+        }
+    }
+
+    /**
      * Closes the segment; when its copy has its name and the old file no other (a hard link a backup made would see
      * it emptied), truncates the old file first, so the dirty pages of the mapping are dropped, never written back.
      * Call once nothing reads this segment's buffer again: a read of the truncated mapping faults.

@@ -69,7 +69,7 @@ final class WalSegmentCloser {
                 throw onFailure.apply(e);
             } finally {
                 if (whole) retire.accept(old);
-                else WalSegment.closeQuietly(old); // its stage, if any, may hold records its file lacks: the open reads it
+                else WalSegment.closeQuietly(old); // its copy may be the only file with every record: the open reads it
             }
         }, null);
         synchronized (this) {
