@@ -74,7 +74,12 @@ final class WalSegmentCopy {
                          boolean truncateDamage) {
         Path copy = path(file.getParent(), index);
         if (!io.exists(copy)) return null;
-        Reach inFile = reach(io, file, index, segmentSize, mode, false, durable);
+        Reach inFile;
+        try {
+            inFile = reach(io, file, index, segmentSize, mode, false, durable);
+        } catch (StorageException e) {
+            inFile = null; // a segment of another size: the scan (or verify) reports it
+        }
         if (inFile == null) return null; // not whole: the scan judges the file
         Reach inCopy;
         try {
@@ -141,6 +146,7 @@ final class WalSegmentCopy {
 
     /** Copies bytes [from, to) of {@code copy} into {@code file} at the same offsets and forces the file. */
     static void copyInto(FileIOFactory io, Path copy, Path file, int from, int to) {
+        if (to <= from) return;
         try (FileIO src = io.open(copy, false); FileIO dst = io.open(file, false)) {
             ByteBuffer b = ByteBuffer.allocateDirect(Math.min(to - from, COPY_BYTES));
             for (int p = from; p < to; p += b.capacity()) {
