@@ -64,11 +64,12 @@ final class WalSegmentCopy {
     /**
      * Whether segment {@code index}, whose file is {@code file}, is read from its durable copy (see the class comment),
      * and the ends of both; null when it is read from its file. The copy is read when it is whole and its records reach
-     * past where the file's stop and at least as far as the file's last valid record, wherever that lies: so a file
+     * past the file's first stop and at least as far as the file's last valid record, wherever that lies: so a file
      * with damage, or pages a power loss left out of order, loses to a copy holding every record it holds (its damage
      * is logged), and is read — its damage reported by the scan — when it holds records the copy lacks; a copy with
-     * damage past the file's records is read, and the scan reports its damage. {@code durable} says a later segment exists; with {@code truncateDamage} (the operator accepts losing
-     * what follows damage) a copy reaching past the file's first stop is read. Reads only.
+     * damage past the file's records is read, and the scan reports its damage. {@code durable} says a later segment
+     * exists; with {@code truncateDamage} (the operator accepts losing what follows damage) a copy reaching past the
+     * file's first stop is read. Reads only.
      */
     static Choice choose(FileIOFactory io, Path file, long index, long segmentSize, WalSyncMode mode, boolean durable,
                          boolean truncateDamage) {
@@ -95,8 +96,8 @@ final class WalSegmentCopy {
         int copyEnd = inCopy.first().offset();
         if (copyEnd <= fileStop || copyEnd < inFile.last() && !truncateDamage) return null;
         if (inFile.first().evidence() != null) {
-            LOG.warn("WAL segment {} is read from its durable copy {}, which holds every record of the file: the file is damaged at offset {} ({})",
-                    index, copy, fileStop, inFile.first().reason());
+            LOG.warn("WAL segment {} is read from its durable copy {}, whose records reach offset {}: the file is damaged at offset {} ({})",
+                    index, copy, copyEnd, fileStop, inFile.first().reason());
         }
         return new Choice(copy, fileStop, copyEnd);
     }
