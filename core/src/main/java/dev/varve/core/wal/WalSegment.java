@@ -326,6 +326,7 @@ final class WalSegment implements AutoCloseable {
     private synchronized void forceCopy(int from, int to) throws IOException {
         FileIO c = copy();
         int start = Math.min(from, copied);
+        if (start >= to) return; // durable already: installCopy asks after the force that wrote the last records
         c.write(buffer.duplicate().limit(to).position(start), start);
         c.forceData();
         copied = Math.max(copied, to);
