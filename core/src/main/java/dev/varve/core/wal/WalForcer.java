@@ -63,9 +63,12 @@ final class WalForcer {
         long from = groupCommit.durableLsn();
         if (target <= from) return from;
         // the previous segment's records (a mapped segment's switch leaves them to the closer, begun before the switch
-        // made the next segment current) before this one's; a segment switched away from meanwhile is forced here all
-        // the same: its mapping outlives the closer's close of its file
-        if (WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index) closer.finish();
+        // made the next segment current) before this one's. The switch pending may be seg's own, begun before the
+        // switch made the next segment current: then the closer made all of seg durable, target included, and seg
+        // may be closed already — finish ran the switch's second half on this thread, whose retire then took the
+        // force lock this thread holds. A segment switched away from after the pick is not closed before this force
+        // ends: the closer's retire of it finds the lock taken.
+        if (WalSegmentDescriptor.segmentIndex(from, segmentSize) < seg.index && closer.finish() >= seg.index) return target;
         // target may be the next segment's first LSN when current is full
         int to = WalSegmentDescriptor.segmentIndex(target, segmentSize) > seg.index
                 ? (int) segmentSize : WalSegmentDescriptor.offset(target, segmentSize);

@@ -119,12 +119,12 @@ final class WalGroupCommit {
         }
     }
 
-    /** Takes the force lock, for a step that must not run beside a force (a segment switch, closing). */
     /** Takes the force lock if no thread holds it: for a thread that must not wait for a force. */
     boolean tryLock() {
         return forceLock.tryLock();
     }
 
+    /** Takes the force lock, for a step that must not run beside a force (a segment switch, closing). */
     void lock() {
         forceLock.lock();
     }

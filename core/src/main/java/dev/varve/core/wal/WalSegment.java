@@ -119,7 +119,7 @@ final class WalSegment implements AutoCloseable {
             if (withCopy) allocate(io, WalSegmentCopy.path(dir, index), segmentSize, header);
             io.forceDirectory(dir);
         } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot create WAL segment " + index + ": " + unwrap(e).getMessage(), dir.resolve(WalSegmentDescriptor.fileName(index)), unwrap(e));
+            throw new StorageException("cannot create WAL segment " + index + ": " + reason(e), dir.resolve(WalSegmentDescriptor.fileName(index)), unwrap(e));
         }
     }
 
@@ -147,7 +147,7 @@ final class WalSegment implements AutoCloseable {
             tempFile.write(header, 0);
             tempFile.force();
         } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot write the header of WAL segment " + index + ": " + unwrap(e).getMessage(), tempPath(dir, index), unwrap(e));
+            throw new StorageException("cannot write the header of WAL segment " + index + ": " + reason(e), tempPath(dir, index), unwrap(e));
         }
     }
 
@@ -199,7 +199,7 @@ final class WalSegment implements AutoCloseable {
         try {
             io.atomicMove(tempPath(dir, index), named);
         } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot name WAL segment " + index + ": " + unwrap(e).getMessage(), named, unwrap(e));
+            throw new StorageException("cannot name WAL segment " + index + ": " + reason(e), named, unwrap(e));
         }
     }
 
@@ -222,7 +222,7 @@ final class WalSegment implements AutoCloseable {
             return new WalSegment(index, path, file, map(file, segmentSize), copy == Copy.NONE ? null : io, copy == Copy.PREPARED);
         } catch (IOException | UncheckedIOException e) {
             closeQuietly(file);
-            throw new StorageException("cannot open WAL segment " + index + ": " + unwrap(e).getMessage(), path, unwrap(e));
+            throw new StorageException("cannot open WAL segment " + index + ": " + reason(e), path, unwrap(e));
         }
     }
 
@@ -248,7 +248,7 @@ final class WalSegment implements AutoCloseable {
             return null;
         } catch (IOException | UncheckedIOException e) {
             closeQuietly(file);
-            throw new StorageException("cannot open WAL segment " + index + ": " + unwrap(e).getMessage(), path, unwrap(e));
+            throw new StorageException("cannot open WAL segment " + index + ": " + reason(e), path, unwrap(e));
         }
     }
 
@@ -287,7 +287,7 @@ final class WalSegment implements AutoCloseable {
                 region.force(from, to - from);
             }
         } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot force WAL segment " + index + " bytes [" + from + ", " + to + "): " + unwrap(e).getMessage(),
+            throw new StorageException("cannot force WAL segment " + index + " bytes [" + from + ", " + to + "): " + reason(e),
                     path, unwrap(e));
         }
     }
@@ -305,7 +305,7 @@ final class WalSegment implements AutoCloseable {
         try {
             region.force(0, to);
         } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot force WAL segment " + index + " bytes [0, " + to + "): " + unwrap(e).getMessage(), path, unwrap(e));
+            throw new StorageException("cannot force WAL segment " + index + " bytes [0, " + to + "): " + reason(e), path, unwrap(e));
         }
     }
 
@@ -376,7 +376,7 @@ final class WalSegment implements AutoCloseable {
             io.forceDirectory(dir);
             replacedFileUnnamed = onlyName;
         } catch (IOException | UncheckedIOException e) {
-            throw new StorageException("cannot name the durable copy of WAL segment " + index + ": " + unwrap(e).getMessage(), path, unwrap(e));
+            throw new StorageException("cannot name the durable copy of WAL segment " + index + ": " + reason(e), path, unwrap(e));
         }
     }
 
@@ -401,7 +401,7 @@ final class WalSegment implements AutoCloseable {
         try {
             if (replacedFileUnnamed) file.truncate(0);
         } catch (IOException | UncheckedIOException e) {
-            LOG.warn("cannot truncate the replaced file of WAL segment {}: {}", index, unwrap(e).getMessage());
+            LOG.warn("cannot truncate the replaced file of WAL segment {}: {}", index, reason(e));
         } finally {
             closeQuietly(this);
         }
@@ -433,6 +433,12 @@ final class WalSegment implements AutoCloseable {
 
     static IOException unwrap(Exception e) {
         return e instanceof UncheckedIOException ? ((UncheckedIOException) e).getCause() : (IOException) e;
+    }
+
+    /** What went wrong, for a message: the IO failure's message, or its kind when it has none (a closed channel). */
+    static String reason(Exception e) {
+        IOException cause = unwrap(e);
+        return cause.getMessage() != null ? cause.getMessage() : cause.toString();
     }
 
     @Override

@@ -37,6 +37,8 @@ final class WalSegmentCloser {
     /** Takes a segment the closer made whole in its file, to close once no force reads it ({@link WalForcer#retire}). */
     private final Consumer<WalSegment> retire;
     private FutureTask<Void> pending; // guarded by this
+    /** The index of the last segment a switch's second half made whole under its name; -1 before the first. */
+    private volatile long wholeThrough = -1;
     /** Makes the closing thread: {@code Thread::new}, or in tests one the OS refuses to start. */
     volatile ThreadFactory threads = Thread::new;
 
@@ -65,6 +67,7 @@ final class WalSegmentCloser {
                 old.installCopy(io, dir, to); // its name now holds every record, durable
                 next.name(io, dir);
                 whole = true;
+                wholeThrough = old.index;
             } catch (StorageException e) {
                 throw onFailure.apply(e);
             } finally {
@@ -91,16 +94,18 @@ final class WalSegmentCloser {
 
     /**
      * Returns once the pending switch (if any) is finished: the old segment durable, the new one named. Runs it on the
-     * calling thread when its own has not started yet, otherwise waits for it.
+     * calling thread when its own has not started yet, otherwise waits for it; so a caller holding the force lock may
+     * see the old segment {@linkplain WalForcer#retire retired} — closed — by the time this returns.
      *
+     * @return the index of the last segment a switch made whole under its name (every record of it durable), -1 for none
      * @throws StorageException when it failed (as it did for every caller since; the WAL was failed with it)
      */
-    void finish() {
+    long finish() {
         FutureTask<Void> task;
         synchronized (this) {
             task = pending;
         }
-        if (task == null) return;
+        if (task == null) return wholeThrough;
         task.run(); // no-op when it ran or runs elsewhere
         boolean interrupted = false;
         try {
@@ -123,6 +128,7 @@ final class WalSegmentCloser {
         synchronized (this) {
             if (pending == task) pending = null;
         }
+        return wholeThrough;
     }
 
     /** As {@link #finish}, for a WAL that failed or is being halted: a failure here was reported already. */

@@ -158,7 +158,7 @@ final class WalSegmentCopy {
             dst.forceData();
         } catch (IOException | UncheckedIOException e) {
             throw new StorageException("cannot copy the records of " + copy.getFileName() + " into their segment: "
-                    + WalSegment.unwrap(e).getMessage(), file, WalSegment.unwrap(e));
+                    + WalSegment.reason(e), file, WalSegment.unwrap(e));
         }
     }
 }

@@ -129,7 +129,7 @@ final class WalSegmentWindow implements AutoCloseable {
         } catch (IOException | UncheckedIOException e) {
             IOException cause = WalSegment.unwrap(e);
             throw new StorageException("cannot read WAL segment " + index + " bytes [" + from + ", " + to + "): "
-                    + cause.getMessage(), path, cause);
+                    + WalSegment.reason(e), path, cause);
         }
         base = from;
         filled = to - from;

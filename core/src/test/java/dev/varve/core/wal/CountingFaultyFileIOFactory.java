@@ -31,6 +31,8 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     /** Renames to a name containing {@link #holdRenamesTo} wait until this latch opens. */
     volatile CountDownLatch renameGate = new CountDownLatch(0);
     volatile String holdRenamesTo;
+    /** Renames that reached {@link #renameGate} while it was closed. */
+    final AtomicInteger renamesHeld = new AtomicInteger();
     /**
      * Forces of records wait until this latch opens (an {@code msync} or {@code fdatasync} a busy disk holds);
      * {@link #recordForcesHeld} counts them.
@@ -41,7 +43,11 @@ final class CountingFaultyFileIOFactory extends ForwardingFileIOFactory {
     @Override
     public void atomicMove(Path from, Path to) throws IOException {
         String hold = holdRenamesTo;
-        if (hold != null && to.getFileName().toString().contains(hold)) await(renameGate, "the rename");
+        if (hold != null && to.getFileName().toString().contains(hold)) {
+            CountDownLatch gate = renameGate;
+            if (gate.getCount() > 0) renamesHeld.incrementAndGet();
+            await(gate, "the rename");
+        }
         delegate.atomicMove(from, to);
     }
 

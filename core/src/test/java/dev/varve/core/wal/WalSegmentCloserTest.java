@@ -23,6 +23,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -116,6 +118,58 @@ class WalSegmentCloserTest {
             force.get();
             assertTrue(Files.exists(segmentFile(dir, 1)));
             assertTrue(wal.durableLsn() > inNext, "durable past the new segment's record");
+        }
+    }
+
+    @Test
+    void aForceThatFinishesItsOwnSegmentsSwitchDoesNotWriteToItAfterwards() throws Exception {
+        // A force reads the segment being switched away from while the switch has begun its second half but not yet
+        // made the next segment current, then finishes that half on its own thread: the closer makes the segment whole
+        // and retires it, closing its files, as the next segment is current by then. The force then wrote to the closed
+        // copy and failed the WAL (a kill -9 test's checkpoint did, under memory pressure).
+        io.holdRenamesTo = WalSegmentDescriptor.fileName(2);
+        io.renameGate = new CountDownLatch(1); // the force, running the switch's second half, waits at naming segment 2
+        AtomicReference<Wal> walRef = new AtomicReference<>();
+        AtomicBoolean armed = new AtomicBoolean();
+        AtomicReference<Thread> forcer = new AtomicReference<>();
+        AtomicReference<Throwable> forceFailure = new AtomicReference<>();
+        try (Wal wal = Wal.open(dir, io, SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            walRef.set(wal);
+            wal.threadFactory(task -> {
+                if (!armed.compareAndSet(true, false)) return new Thread(task);
+                // the closer's thread for the switch from segment 1, asked for before segment 2 is made current
+                Thread f = new Thread(() -> {
+                    try {
+                        walRef.get().force();
+                    } catch (Throwable t) {
+                        forceFailure.set(t);
+                    }
+                }, "forcer");
+                f.setDaemon(true);
+                f.start();
+                forcer.set(f);
+                while (io.renamesHeld.get() == 0 && f.isAlive()) LockSupport.parkNanos(1_000_000);
+                return new Thread(() -> { }); // leaves the second half to the force, which is running it
+            });
+            long first = append(wal, 40_000);
+            append(wal, 40_000); // switches to segment 1; nothing forces, so the durable LSN stays in segment 0
+            while (!wal.nextSegmentReady() || !Files.exists(segmentFile(dir, 1))) LockSupport.parkNanos(1_000_000);
+            armed.set(true);
+            long third = append(wal, 40_000); // switches to segment 2
+            assertEquals(2, WalSegmentDescriptor.segmentIndex(third, SEGMENT_SIZE));
+            assertTrue(forcer.get().isAlive(), "the force waits at naming segment 2");
+            io.renameGate.countDown();
+            forcer.get().join();
+            assertNull(forceFailure.get(), "the force of segment 1's records");
+            assertNull(wal.failure());
+            wal.force();
+            assertTrue(wal.durableLsn() > third);
+            assertEquals(3, readAll(wal, first).size());
+        }
+        try (Wal wal = Wal.open(dir, FileIOFactory.standard(), SEGMENT_SIZE, WalSyncMode.LOG_ONLY, null)) {
+            List<Rec> read = readAll(wal, wal.firstLsn());
+            assertEquals(payloads.size(), read.size());
+            for (int i = 0; i < read.size(); i++) assertArrayEquals(payloads.get(i), read.get(i).payload());
         }
     }
 
