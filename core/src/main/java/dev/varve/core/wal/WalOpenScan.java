@@ -444,10 +444,11 @@ public final class WalOpenScan {
     WalSegment carryOut(boolean withCopy) {
         try {
             io.createDirectories(dir);
-            copies.forEach((i, c) -> { // those after lastIndex were cut off
-                if (i < lastIndex) WalSegmentCopy.copyInto(io, c.copy(), segmentPath(dir, i), c.fileEnd(), c.copyEnd());
-                if (i == lastIndex) WalSegmentCopy.copyInto(io, c.copy(), unnamedLast != null ? unnamedLast : segmentPath(dir, i), c.fileEnd(),
-                        Math.min(c.copyEnd(), endOffset));
+            copies.forEach((i, c) -> {
+                if (i > lastIndex) return; // cut off
+                Path file = i == lastIndex && unnamedLast != null ? unnamedLast : segmentPath(dir, i);
+                int to = i == lastIndex ? Math.min(c.copyEnd(), endOffset) : c.copyEnd(); // the last one up to the cut
+                WalSegmentCopy.copyInto(io, c.copy(), file, c.fileEnd(), to);
             });
             if (unnamedLast != null) io.atomicMove(unnamedLast, dir.resolve(WalSegmentDescriptor.fileName(lastIndex)));
             for (Path p : io.list(dir, WalSegmentDescriptor.FILE_PREFIX)) {
