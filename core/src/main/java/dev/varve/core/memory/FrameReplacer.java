@@ -119,12 +119,12 @@ final class FrameReplacer {
         while (true) {
             int slot = made.get();
             if (slot >= region.capacity()) return null;
-            ByteBuffer chunk = region.chunkOf(slot);
-            if (chunk == null) return null; // the region stopped growing there: evict instead
+            ByteBuffer buffer = region.bufferOf(slot);
+            if (buffer == null) return null; // the region stopped growing there: evict instead
             if (!made.compareAndSet(slot, slot + 1)) continue;
             Frame f;
             try {
-                f = new Frame(chunk, region.offsetOf(slot), memory.pageSize, slot);
+                f = new Frame(buffer, region.offsetOf(slot), memory.pageSize, slot);
             } catch (OutOfMemoryError e) {
                 // the slot stays without a frame (the clock passes it by): with the heap exhausted, that page of the
                 // region is the least of the store's troubles, and handing the slot out again could race its makers

@@ -28,11 +28,20 @@ import java.util.function.IntFunction;
  * are never handed out), with a warning naming the setting. Head-room ({@link PageMemory#tryReserve}) is granted only
  * within the chunks {@link #allocated}, growing the region first when it needs more, so a region that stops growing
  * has never promised a frame it cannot give.
+ *
+ * <p>A chunk is allocated in pieces of at most {@value #PIECE_BYTES} bytes, each a buffer of its own. {@code
+ * allocateDirect} zero-fills its memory inside the JVM, where no safepoint can begin until it returns, so every other
+ * thread that reaches a safepoint meanwhile — a writer at the JVM's periodic one or at a collection — waits for the
+ * whole fill: a 4 MiB buffer held them 2-3 ms on the VMs Varve is benchmarked on, a 256 KiB one 0.2-0.35 ms
+ * (docs/performance.md, "Safepoints behind a chunk's zero-fill"). {@link #bufferOf} and {@link #offsetOf} name a slot's
+ * piece and its place in it.
  */
 final class GrowingRegion {
     static final int REGION_CHUNKS = 64;
     static final int MIN_REGION_CHUNK_BYTES = 4 << 20;
     static final int MAX_REGION_CHUNK_BYTES = 32 << 20;
+    /** The most one {@code allocateDirect} of a chunk asks for (at least a page): see the class comment. */
+    static final int PIECE_BYTES = 256 << 10;
     private static final Logger LOG = LoggerFactory.getLogger(GrowingRegion.class);
 
     private final int frames;
@@ -42,13 +51,15 @@ final class GrowingRegion {
     /** What the warning and the allocating threads call this memory. */
     private final boolean dataRegion;
     private final int framesPerChunk;
+    /** Frames in a piece of a chunk; a chunk's last piece may hold fewer. */
+    private final int framesPerPiece;
     /**
      * Direct memory of the given size for every chunk after the first: {@code allocateDirect} keeping the JVM's reserve
      * ({@link DirectMemory}), or a test's stand-in that fails as the JVM can.
      */
     private final IntFunction<ByteBuffer> allocator;
-    /** By chunk; null until its allocation begins, then done when the chunk (or its failure) is known. */
-    private final AtomicReferenceArray<CompletableFuture<ByteBuffer>> chunks;
+    /** By chunk, its pieces; null until its allocation begins, then done when the chunk (or its failure) is known. */
+    private final AtomicReferenceArray<CompletableFuture<ByteBuffer[]>> chunks;
     /** Slots that may have frames: all of them until a chunk cannot be allocated, then those of the chunks before it. */
     private volatile int capacity;
     /** Slots of the chunks allocated, from the first on without a gap: memory that frames can be made in now. */
@@ -79,37 +90,38 @@ final class GrowingRegion {
         this.setting = setting;
         this.dataRegion = setting.equals("dataRegionSize");
         this.framesPerChunk = Math.max(1, chunkBytes / pageSize);
+        this.framesPerPiece = Math.min(framesPerChunk, Math.max(1, PIECE_BYTES / pageSize));
         this.allocator = allocator;
         this.chunks = new AtomicReferenceArray<>((frames + framesPerChunk - 1) / framesPerChunk);
         this.capacity = frames;
-        CompletableFuture<ByteBuffer> firstChunk = new CompletableFuture<>();
+        CompletableFuture<ByteBuffer[]> firstChunk = new CompletableFuture<>();
         chunks.set(0, firstChunk);
-        firstChunk.complete(first.apply(chunkBytes(0))); // an OutOfMemoryError reaches the opener
+        firstChunk.complete(pieces(0, first, false)); // an OutOfMemoryError reaches the opener
         this.allocated = Math.min(frames, framesPerChunk);
     }
 
     /**
-     * The chunk holding {@code slot}'s page, or null when that chunk cannot be allocated (the region has stopped
-     * growing). Waits for the chunk's allocation if it is under way, allocates it on this thread if it is not, and
-     * begins the next chunk's in the background.
+     * The buffer holding {@code slot}'s page (a piece of its chunk), or null when that chunk cannot be allocated (the
+     * region has stopped growing). Waits for the chunk's allocation if it is under way, allocates it on this thread if
+     * it is not, and begins the next chunk's in the background.
      */
-    ByteBuffer chunkOf(int slot) {
+    ByteBuffer bufferOf(int slot) {
         int c = slot / framesPerChunk;
-        ByteBuffer chunk;
+        ByteBuffer[] pieces;
         try {
-            chunk = begin(c, false).join();
+            pieces = begin(c, false).join();
         } catch (CompletionException e) {
             stop(c, e.getCause());
             return null;
         }
         if (allocated <= slot) advance(); // the chunk is new: count it (once counted, no lock is taken here)
         if (c + 1 < chunks.length() && chunks.get(c + 1) == null) begin(c + 1, true);
-        return chunk;
+        return pieces[slot % framesPerChunk / framesPerPiece];
     }
 
-    /** The offset in its chunk of the page of {@code slot}. */
+    /** The offset of {@code slot}'s page in its {@linkplain #bufferOf buffer}. */
     int offsetOf(int slot) {
-        return (slot % framesPerChunk) * pageSize;
+        return slot % framesPerChunk % framesPerPiece * pageSize;
     }
 
     /** Slots that may have frames: every slot, unless a chunk could not be allocated. */
@@ -138,7 +150,7 @@ final class GrowingRegion {
     boolean growPast(int seen) {
         if (allocated > seen) return true;
         if (seen >= capacity) return false;
-        chunkOf(seen);
+        bufferOf(seen);
         return allocated > seen;
     }
 
@@ -167,20 +179,20 @@ final class GrowingRegion {
      */
     void awaitAllocations() {
         for (int c = 0; c < chunks.length(); c++) {
-            CompletableFuture<ByteBuffer> chunk = chunks.get(c);
+            CompletableFuture<ByteBuffer[]> chunk = chunks.get(c);
             if (chunk != null) chunk.exceptionally(e -> null).join();
         }
     }
 
     /** Chunk {@code c}'s allocation, begun now (on a thread of its own when {@code background}) if it was not yet. */
-    private CompletableFuture<ByteBuffer> begin(int c, boolean background) {
-        CompletableFuture<ByteBuffer> chunk = chunks.get(c);
+    private CompletableFuture<ByteBuffer[]> begin(int c, boolean background) {
+        CompletableFuture<ByteBuffer[]> chunk = chunks.get(c);
         if (chunk != null) return chunk;
-        CompletableFuture<ByteBuffer> mine = new CompletableFuture<>();
+        CompletableFuture<ByteBuffer[]> mine = new CompletableFuture<>();
         if (!chunks.compareAndSet(c, null, mine)) return chunks.get(c);
         Runnable allocate = () -> {
             try {
-                mine.complete(allocator.apply(chunkBytes(c)));
+                mine.complete(pieces(c, allocator, background));
                 advance();
             } catch (RuntimeException | Error e) { // OutOfMemoryError, as a rule: whatever it is, no waiter waits forever
                 mine.completeExceptionally(e);
@@ -196,14 +208,26 @@ final class GrowingRegion {
         return mine;
     }
 
-    private int chunkBytes(int c) {
-        return Math.min(framesPerChunk, frames - c * framesPerChunk) * pageSize;
+    /**
+     * Chunk {@code c}'s memory from {@code from}, a piece at a time (see the class comment); a piece refused fails the
+     * whole chunk, and those allocated before it go back with the next collection. In the {@code background}, the
+     * thread yields its core after each piece: the OS tends to start it on the core of the writer that asked for it,
+     * which then waits for the whole chunk's fill unless the allocating thread lets it run.
+     */
+    private ByteBuffer[] pieces(int c, IntFunction<ByteBuffer> from, boolean background) {
+        int chunkFrames = Math.min(framesPerChunk, frames - c * framesPerChunk);
+        ByteBuffer[] pieces = new ByteBuffer[(chunkFrames + framesPerPiece - 1) / framesPerPiece];
+        for (int p = 0; p < pieces.length; p++) {
+            pieces[p] = from.apply(Math.min(framesPerPiece, chunkFrames - p * framesPerPiece) * pageSize);
+            if (background) Thread.yield();
+        }
+        return pieces;
     }
 
     /** Moves {@link #allocated} past the chunks allocated since, in order (a later chunk may be done first). */
     private synchronized void advance() {
         while (allocated < frames) {
-            CompletableFuture<ByteBuffer> next = chunks.get(allocated / framesPerChunk);
+            CompletableFuture<ByteBuffer[]> next = chunks.get(allocated / framesPerChunk);
             if (next == null || !next.isDone() || next.isCompletedExceptionally()) return;
             allocated = Math.min(frames, allocated + framesPerChunk);
         }

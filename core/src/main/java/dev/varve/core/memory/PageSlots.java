@@ -74,12 +74,12 @@ public final class PageSlots {
             Integer given = freeSlots.poll();
             int slot = given != null ? given : takeFresh();
             if (slot < 0) return -1;
-            ByteBuffer chunk = memory.chunkOf(slot);
-            if (chunk == null) { // the JVM could not give its memory (logged once): the pool goes on without it
+            ByteBuffer buffer = memory.bufferOf(slot);
+            if (buffer == null) { // the JVM could not give its memory (logged once): the pool goes on without it
                 lost.incrementAndGet();
                 continue;
             }
-            page.copyTo(chunk, memory.offsetOf(slot));
+            page.copyTo(buffer, memory.offsetOf(slot));
             return slot;
         }
     }
@@ -99,7 +99,7 @@ public final class PageSlots {
 
     /** The memory holding slot {@code slot}, one {@link #copyOf} handed out, which starts at {@link #offsetOf} in it. */
     public ByteBuffer memoryOf(int slot) {
-        return memory.chunkOf(slot);
+        return memory.bufferOf(slot);
     }
 
     /** Byte offset of a slot in {@link #memoryOf}. */

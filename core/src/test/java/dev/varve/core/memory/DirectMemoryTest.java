@@ -70,8 +70,8 @@ class DirectMemoryTest {
         });
         GrowingRegion region = new GrowingRegion(64 * 1024, 1024, "dataRegionSize", (int) MIB, ByteBuffer::allocateDirect, grow);
         for (int slot = 0; slot < 64 * 1024; slot += 1024) {
-            if (slot < 49 * 1024) assertNotNull(region.chunkOf(slot), "chunk " + slot / 1024);
-            else assertNull(region.chunkOf(slot), "chunk " + slot / 1024 + " would eat into the reserve");
+            if (slot < 49 * 1024) assertNotNull(region.bufferOf(slot), "chunk " + slot / 1024);
+            else assertNull(region.bufferOf(slot), "chunk " + slot / 1024 + " would eat into the reserve");
         }
         region.awaitAllocations();
         assertEquals(49 * 1024, region.capacity(), "the first chunk, and 48 more up to 64 MiB under the limit");

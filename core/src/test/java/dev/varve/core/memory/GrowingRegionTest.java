@@ -35,20 +35,28 @@ class GrowingRegionTest extends PageMemoryFixture {
         super(16);
     }
 
-    /** Records the size of every chunk asked for, and refuses those from {@code refuseFrom} on (-1: none). */
+    /**
+     * Records the size of every allocation asked for (a chunk, or a piece of one larger than {@link
+     * GrowingRegion#PIECE_BYTES}), and refuses those that would take the bytes asked past {@code limit} (-1: none).
+     */
     private static final class Allocations implements IntFunction<ByteBuffer> {
         final List<Integer> sizes = new CopyOnWriteArrayList<>();
-        final int refuseFrom;
+        final long limit;
 
-        Allocations(int refuseFrom) {
-            this.refuseFrom = refuseFrom;
+        Allocations(long limit) {
+            this.limit = limit;
         }
 
         @Override
         public ByteBuffer apply(int bytes) {
             sizes.add(bytes);
-            if (refuseFrom >= 0 && sizes.size() > refuseFrom) throw new OutOfMemoryError("Cannot reserve " + bytes + " bytes of direct buffer memory");
+            if (limit >= 0 && bytes() > limit) throw new OutOfMemoryError("Cannot reserve " + bytes + " bytes of direct buffer memory");
             return ByteBuffer.allocateDirect(bytes);
+        }
+
+        /** Bytes asked for in all: chunks larger than a piece are asked for a piece at a time. */
+        long bytes() {
+            return sizes.stream().mapToLong(Integer::longValue).sum();
         }
 
         /** Waits for the background allocation of chunk {@code n - 1} to have been asked for. */
@@ -64,11 +72,11 @@ class GrowingRegionTest extends PageMemoryFixture {
         GrowingRegion region = new GrowingRegion(64 * 3 + 32, PAGE, "dataRegionSize", CHUNK, asked);
         assertEquals(List.of(CHUNK), asked.sizes, "at open");
         assertEquals(64, region.allocated());
-        ByteBuffer first = region.chunkOf(0);
+        ByteBuffer first = region.bufferOf(0);
         assertEquals(CHUNK, first.capacity());
         asked.awaitAsked(2); // the second, begun in the background
-        assertSame(first, region.chunkOf(63), "a chunk is allocated once");
-        ByteBuffer fourth = region.chunkOf(64 * 3 + 31); // not begun yet: allocated by the caller
+        assertSame(first, region.bufferOf(63), "a chunk is allocated once");
+        ByteBuffer fourth = region.bufferOf(64 * 3 + 31); // not begun yet: allocated by the caller
         assertEquals(32 * PAGE, fourth.capacity(), "the last chunk holds only the region's last pages");
         assertEquals(31 * PAGE, region.offsetOf(64 * 3 + 31));
         region.awaitAllocations();
@@ -78,6 +86,37 @@ class GrowingRegionTest extends PageMemoryFixture {
         assertEquals(64 * 3 + 32, region.allocated());
         assertFalse(region.grow(), "every chunk there");
         assertEquals(64 * 3 + 32, region.capacity());
+    }
+
+    /**
+     * A chunk larger than {@link GrowingRegion#PIECE_BYTES} is asked for a piece at a time, so that no one zero-fill
+     * holds the JVM's safepoints for long; every slot's page has a place of its own in the pieces, a chunk's last
+     * piece holding what is left of it.
+     */
+    @Test
+    void aChunkLargerThanAPieceIsAllocatedInPiecesAndEverySlotHasAPlaceOfItsOwn() {
+        Allocations asked = new Allocations(-1);
+        int perPiece = GrowingRegion.PIECE_BYTES / PAGE;
+        int perChunk = perPiece * 2 + perPiece / 4; // two whole pieces and a quarter of one
+        int frames = perChunk * 2 + 10; // two chunks and ten frames
+        GrowingRegion region = new GrowingRegion(frames, PAGE, "dataRegionSize", perChunk * PAGE, asked);
+        assertEquals(List.of(GrowingRegion.PIECE_BYTES, GrowingRegion.PIECE_BYTES, perPiece / 4 * PAGE), asked.sizes, "the first chunk, at open");
+        for (int slot = 0; slot < frames; slot++) {
+            ByteBuffer b = region.bufferOf(slot);
+            assertTrue(region.offsetOf(slot) + PAGE <= b.capacity(), "slot " + slot + " inside its piece");
+            b.putLong(region.offsetOf(slot), slot);
+            b.putLong(region.offsetOf(slot) + PAGE - 8, ~slot);
+        }
+        for (int slot = 0; slot < frames; slot++) {
+            ByteBuffer b = region.bufferOf(slot);
+            assertEquals(slot, b.getLong(region.offsetOf(slot)), "slot " + slot + " kept its first bytes");
+            assertEquals(~slot, b.getLong(region.offsetOf(slot) + PAGE - 8), "slot " + slot + " kept its last bytes");
+        }
+        region.awaitAllocations();
+        int pieceBytes = GrowingRegion.PIECE_BYTES;
+        assertEquals(List.of(pieceBytes, pieceBytes, perPiece / 4 * PAGE, pieceBytes, pieceBytes, perPiece / 4 * PAGE, 10 * PAGE), asked.sizes,
+                "every piece asked for once, in order");
+        assertEquals(frames, region.allocated());
     }
 
     @Test
@@ -93,7 +132,7 @@ class GrowingRegionTest extends PageMemoryFixture {
                 try {
                     go.await();
                     for (int slot = 0; slot < 64 * 8; slot += 7) {
-                        ByteBuffer chunk = region.chunkOf(slot);
+                        ByteBuffer chunk = region.bufferOf(slot);
                         if (!seen.compareAndSet(slot / 64, null, chunk) && seen.get(slot / 64) != chunk) failures.add("two chunks for " + slot / 64);
                     }
                 } catch (Throwable e) {
@@ -111,15 +150,15 @@ class GrowingRegionTest extends PageMemoryFixture {
 
     @Test
     void aChunkTheJvmCannotGiveStopsTheGrowthThere() throws Exception {
-        Allocations asked = new Allocations(2); // the first two chunks, no more
+        Allocations asked = new Allocations(2L * CHUNK); // the first two chunks, no more
         GrowingRegion region = new GrowingRegion(64 * 4, PAGE, "dataRegionSize", CHUNK, asked);
-        assertNotNull(region.chunkOf(0));
+        assertNotNull(region.bufferOf(0));
         asked.awaitAsked(2); // the second chunk asked for before the third, which is refused
-        assertNotNull(region.chunkOf(64));
+        assertNotNull(region.bufferOf(64));
         asked.awaitAsked(3);
-        assertNull(region.chunkOf(128), "the third chunk could not be allocated");
+        assertNull(region.bufferOf(128), "the third chunk could not be allocated");
         assertEquals(128, region.capacity(), "the region stops at the chunks it has");
-        assertNotNull(region.chunkOf(127), "and still serves them");
+        assertNotNull(region.bufferOf(127), "and still serves them");
         region.awaitAllocations();
         assertEquals(3, asked.sizes.size(), "no chunk asked for past the one refused");
     }
@@ -134,7 +173,7 @@ class GrowingRegionTest extends PageMemoryFixture {
         int chunk = FRAMES * PAGE;
         open();
         memory.close();
-        memory = new PageMemory(store, (long) frames * PAGE, 16L * PAGE, n -> new GrowingRegion(n, PAGE, "dataRegionSize", chunk, new Allocations(2)));
+        memory = new PageMemory(store, (long) frames * PAGE, 16L * PAGE, n -> new GrowingRegion(n, PAGE, "dataRegionSize", chunk, new Allocations(2L * chunk)));
         writeClean(0, frames);
         for (int round = 0; round < 2; round++) {
             for (int i = 0; i < frames; i += 3) assertArrayEquals(body(i, 1), read(i), "page " + i);
@@ -163,10 +202,10 @@ class GrowingRegionTest extends PageMemoryFixture {
         memory.close();
         memory = new PageMemory(store, (long) frames * PAGE, 16L * PAGE, n -> new GrowingRegion(n, PAGE, "dataRegionSize", chunk, asked));
         assertTrue(memory.tryReserve(1));
-        assertTrue(asked.sizes.size() <= 2, "the first chunk, and the next begun in the background, no more: " + asked.sizes);
+        assertTrue(asked.bytes() <= 2L * chunk, "the first chunk, and the next begun in the background, no more: " + asked.sizes);
         memory.releaseHeadroom(1);
         assertTrue(memory.tryReserve(frames - frames / 16), "all the region's head-room, its slack of a sixteenth aside");
-        assertEquals(32, asked.sizes.size(), "every chunk allocated to grant it");
+        assertEquals(32L * chunk, asked.bytes(), "every chunk allocated to grant it");
         assertFalse(memory.tryReserve(1));
         memory.releaseHeadroom(frames - frames / 16);
     }

@@ -23,6 +23,8 @@ import org.junit.jupiter.api.Timeout;
 class PageSlotsTest {
     private static final int PAGE = 4096;
     private static final int PER_CHUNK = PageSlots.CHUNK_BYTES / PAGE;
+    /** A chunk's memory comes in pieces (GrowingRegion): buffers of this many slots. */
+    private static final int PER_PIECE = GrowingRegion.PIECE_BYTES / PAGE;
 
     private final ByteBuffer src = ByteBuffer.allocateDirect(PAGE);
     private final Page page = new Page(src, 0, PAGE);
@@ -44,7 +46,7 @@ class PageSlotsTest {
             assertEquals(i, memory.getInt(slots.offsetOf(taken[i])), "memoryOf and offsetOf find slot " + taken[i]);
             buffers.add(memory);
         }
-        assertEquals(2, buffers.size(), "the slots span two chunks");
+        assertEquals(PER_CHUNK / PER_PIECE + 1, buffers.size(), "the slots span two chunks, the first in its pieces");
         slots.free(taken[PER_CHUNK]);
         assertEquals(taken[PER_CHUNK], slots.copyOf(page));
         assertSame(slots.memoryOf(PER_CHUNK), slots.memoryOf(PER_CHUNK + 1));
@@ -58,10 +60,11 @@ class PageSlotsTest {
             asked.add(bytes);
             return ByteBuffer.allocateDirect(bytes);
         });
-        assertEquals(List.of(PageSlots.CHUNK_BYTES), asked, "a 64 MiB buffer holds 4 MiB at open");
+        assertEquals(Collections.nCopies(PER_CHUNK / PER_PIECE, GrowingRegion.PIECE_BYTES), asked, "a 64 MiB buffer holds 4 MiB at open, in pieces");
         takeAll(slots, PER_CHUNK + 1);
         slots.awaitAllocations();
-        assertTrue(asked.size() >= 2 && asked.size() <= 3, "chunks as the slots handed out reach them, and one ahead: " + asked);
+        long chunks = bytes(asked) / PageSlots.CHUNK_BYTES;
+        assertTrue(chunks >= 2 && chunks <= 3, "chunks as the slots handed out reach them, and one ahead: " + chunks);
     }
 
     @Test
@@ -79,14 +82,14 @@ class PageSlotsTest {
         assertEquals(0, slots.used());
         slots.awaitAllocations();
         // a pool cycling through all its slots would have allocated all 16 chunks
-        assertEquals(List.of(PageSlots.CHUNK_BYTES, PageSlots.CHUNK_BYTES), asked, "the first chunk, and the one begun ahead of it");
+        assertEquals(2L * PageSlots.CHUNK_BYTES, bytes(asked), "the first chunk, and the one begun ahead of it");
     }
 
     @Test
     void slotsWhoseChunkCannotBeAllocatedAreNeverHandedOut() {
-        int[] chunks = {0};
+        long[] asked = {0};
         PageSlots slots = new PageSlots(4L * PER_CHUNK * PAGE, PAGE, "captureBufferSize", PageSlots.CHUNK_BYTES, bytes -> {
-            if (++chunks[0] > 2) throw new OutOfMemoryError("Cannot reserve " + bytes + " bytes of direct buffer memory");
+            if ((asked[0] += bytes) > 2L * PageSlots.CHUNK_BYTES) throw new OutOfMemoryError("Cannot reserve " + bytes + " bytes of direct buffer memory");
             return ByteBuffer.allocateDirect(bytes);
         });
         int[] taken = takeAll(slots, 2 * PER_CHUNK);
@@ -110,6 +113,10 @@ class PageSlotsTest {
                     throw new OutOfMemoryError("Cannot reserve " + bytes + " bytes of direct buffer memory");
                 }));
         assertTrue(e.getMessage().startsWith("captureBufferSize of 262144 bytes cannot be allocated"), e.getMessage());
+    }
+
+    private static long bytes(List<Integer> asked) {
+        return asked.stream().mapToLong(Integer::longValue).sum();
     }
 
     /** Takes {@code n} slots, slot i holding a page stamped with i at both ends. */
