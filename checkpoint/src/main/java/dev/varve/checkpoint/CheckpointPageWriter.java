@@ -22,6 +22,14 @@ import java.util.function.ToLongFunction;
 final class CheckpointPageWriter {
     /** Pages a checkpoint thread writes in one call at most (a run of consecutive pages of one file). */
     private static final int RUN_PAGES = 32;
+    /**
+     * Recovery-file entries a checkpoint thread compresses between two yields of its core. Checkpoint threads run for
+     * tens of milliseconds at a time, and the OS may run them on a writer's core while the other stays idle (on the
+     * 2-vCPU VMs Varve is benchmarked on, until its next tick): yielding every 64 pages (some 0.3 ms of Snappy), and
+     * after every run it writes, keeps a writer from waiting behind them for milliseconds (docs/performance.md,
+     * "Checkpoint threads that yield").
+     */
+    private static final int ENTRIES_BETWEEN_YIELDS = 64;
     private final PageMemory memory;
     private final CheckpointMarkers markers;
     private final PageCodec codec;
@@ -71,11 +79,13 @@ final class CheckpointPageWriter {
             ByteBuffer buf = ByteBuffer.allocateDirect(pageSize);
             Page image = new Page(buf, 0, pageSize);
             try (RecoveryFileWriter w = new RecoveryFileWriter(markers.io(), markers.recoveryFilePath(id, n), id, pageSize, codec, unusedRange)) {
+                int appended = 0;
                 for (Frame f : slice) {
                     long pageId = f.heldPageId();
                     memory.copyCheckpointImage(f, buf, 0);
                     PageChecksum.stamp(buf, 0, pageSize);
                     w.append(pageId, image);
+                    if (++appended % ENTRIES_BETWEEN_YIELDS == 0) Thread.yield();
                 }
                 w.finish();
                 entries[n] = w.entries();
@@ -126,6 +136,7 @@ final class CheckpointPageWriter {
                 else latched.add(slice.get(from + i));
             }
             touched.add(PageId.fileId(first));
+            Thread.yield(); // see ENTRIES_BETWEEN_YIELDS
         }
         for (Frame f : latched) {
             memory.finishCheckpointPage(f);

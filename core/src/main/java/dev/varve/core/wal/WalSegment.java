@@ -123,13 +123,18 @@ final class WalSegment implements AutoCloseable {
         }
     }
 
-    /** Writes {@code file} whole: zeros with {@code header} first, every block allocated, and forced. */
+    /**
+     * Writes {@code file} whole: zeros with {@code header} first, every block allocated, and forced. The thread yields
+     * its core after each MiB: the preparer, started by a writer's append, tends to run on that writer's core, which
+     * would otherwise wait behind a good part of the fill (docs/performance.md, "Checkpoint threads that yield").
+     */
     private static void allocate(FileIOFactory io, Path file, long segmentSize, ByteBuffer header) throws IOException {
         try (FileIO f = io.open(file, true)) {
             f.truncate(0); // a leftover from a crashed creation may hold anything
             ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(segmentSize, PREALLOCATE_CHUNK_BYTES));
             for (long p = 0; p < segmentSize; p += zeros.capacity()) {
                 f.write(zeros.clear().limit((int) Math.min(zeros.capacity(), segmentSize - p)), p);
+                Thread.yield();
             }
             f.write(header.duplicate(), 0);
             f.force();
