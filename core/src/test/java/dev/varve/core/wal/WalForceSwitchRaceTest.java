@@ -23,9 +23,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Forces racing segment switches, as a checkpointer's and a background flusher's forces race writers: two writers
- * switch a small segment every few appends while a third thread forces without pause. Every force returns, the WAL
- * never fails, and every record reads back, before and after a reopen. The interleavings are the scheduler's, so this
- * is a coarse net under {@link WalSegmentCloserTest}, which makes the known ones happen one at a time: the force that
+ * switch a small segment every few appends while a third thread forces with short random pauses. Every force returns,
+ * the WAL never fails, and every record reads back, before and after a reopen. The interleavings are the scheduler's,
+ * so this is a coarse net under {@link WalSegmentCloserTest}, which makes the known ones happen one at a time: the force that
  * finished its own segment's switch and then wrote to the segment the switch had closed failed it, before the fix, in
  * 1 of 5 runs with 6,000 records a writer and 1 of 6 with 24,000 (the window is a thread's start inside the switch).
  */
