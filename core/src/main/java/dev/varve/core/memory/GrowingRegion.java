@@ -6,6 +6,7 @@ import org.slf4j.LoggerFactory;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntFunction;
 
@@ -34,7 +35,9 @@ import java.util.function.IntFunction;
  * thread that reaches a safepoint meanwhile — a writer at the JVM's periodic one or at a collection — waits for the
  * whole fill: a 4 MiB buffer held them 2-3 ms on the VMs Varve is benchmarked on, a 256 KiB one 0.2-0.35 ms
  * (docs/performance.md, "Safepoints behind a chunk's zero-fill"). {@link #bufferOf} and {@link #offsetOf} name a slot's
- * piece and its place in it.
+ * piece and its place in it. A thread that needs a chunk still being allocated in the background allocates its
+ * remaining pieces itself rather than wait: the background thread yields its core after each piece, and on two busy
+ * cores a writer waited 10-24 ms for a chunk that way (docs/performance.md, "What keeps two writers from scaling").
  */
 final class GrowingRegion {
     static final int REGION_CHUNKS = 64;
@@ -58,8 +61,8 @@ final class GrowingRegion {
      * ({@link DirectMemory}), or a test's stand-in that fails as the JVM can.
      */
     private final IntFunction<ByteBuffer> allocator;
-    /** By chunk, its pieces; null until its allocation begins, then done when the chunk (or its failure) is known. */
-    private final AtomicReferenceArray<CompletableFuture<ByteBuffer[]>> chunks;
+    /** By chunk, its allocation; null until it begins. */
+    private final AtomicReferenceArray<Allocation> chunks;
     /** Slots that may have frames: all of them until a chunk cannot be allocated, then those of the chunks before it. */
     private volatile int capacity;
     /** Slots of the chunks allocated, from the first on without a gap: memory that frames can be made in now. */
@@ -94,22 +97,31 @@ final class GrowingRegion {
         this.allocator = allocator;
         this.chunks = new AtomicReferenceArray<>((frames + framesPerChunk - 1) / framesPerChunk);
         this.capacity = frames;
-        CompletableFuture<ByteBuffer[]> firstChunk = new CompletableFuture<>();
+        Allocation firstChunk = new Allocation(0, first);
         chunks.set(0, firstChunk);
-        firstChunk.complete(pieces(0, first, false)); // an OutOfMemoryError reaches the opener
+        firstChunk.allocate(false);
+        try {
+            firstChunk.pieces.join();
+        } catch (CompletionException e) { // an OutOfMemoryError reaches the opener as itself
+            if (e.getCause() instanceof Error err) throw err;
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            throw e;
+        }
         this.allocated = Math.min(frames, framesPerChunk);
     }
 
     /**
      * The buffer holding {@code slot}'s page (a piece of its chunk), or null when that chunk cannot be allocated (the
-     * region has stopped growing). Waits for the chunk's allocation if it is under way, allocates it on this thread if
-     * it is not, and begins the next chunk's in the background.
+     * region has stopped growing). Allocates the chunk on this thread if its allocation has not begun, and the pieces
+     * not begun yet if it is under way (waiting for those begun), and begins the next chunk's in the background.
      */
     ByteBuffer bufferOf(int slot) {
         int c = slot / framesPerChunk;
         ByteBuffer[] pieces;
         try {
-            pieces = begin(c, false).join();
+            Allocation chunk = begin(c, false);
+            if (!chunk.pieces.isDone()) chunk.allocate(false);
+            pieces = chunk.pieces.join();
         } catch (CompletionException e) {
             stop(c, e.getCause());
             return null;
@@ -175,60 +187,87 @@ final class GrowingRegion {
 
     /**
      * Waits for a chunk allocation still under way, so the thread allocating it has ended when the store's close
-     * returns (its memory goes back with the region's at the next collection).
+     * returns (its memory goes back with the region's at the next collection), and counts what it allocated in
+     * {@link #allocated} (the allocating thread does so only after its waiters may have woken).
      */
     void awaitAllocations() {
         for (int c = 0; c < chunks.length(); c++) {
-            CompletableFuture<ByteBuffer[]> chunk = chunks.get(c);
-            if (chunk != null) chunk.exceptionally(e -> null).join();
+            Allocation chunk = chunks.get(c);
+            if (chunk != null) chunk.pieces.exceptionally(e -> null).join();
         }
+        advance();
     }
 
-    /** Chunk {@code c}'s allocation, begun now (on a thread of its own when {@code background}) if it was not yet. */
-    private CompletableFuture<ByteBuffer[]> begin(int c, boolean background) {
-        CompletableFuture<ByteBuffer[]> chunk = chunks.get(c);
+    /**
+     * Chunk {@code c}'s allocation, begun now if it was not yet: on a thread of its own when {@code background},
+     * otherwise on this one before this returns.
+     */
+    private Allocation begin(int c, boolean background) {
+        Allocation chunk = chunks.get(c);
         if (chunk != null) return chunk;
-        CompletableFuture<ByteBuffer[]> mine = new CompletableFuture<>();
+        Allocation mine = new Allocation(c, allocator);
         if (!chunks.compareAndSet(c, null, mine)) return chunks.get(c);
-        Runnable allocate = () -> {
-            try {
-                mine.complete(pieces(c, allocator, background));
-                advance();
-            } catch (RuntimeException | Error e) { // OutOfMemoryError, as a rule: whatever it is, no waiter waits forever
-                mine.completeExceptionally(e);
-            }
-        };
         if (background) {
-            Thread t = new Thread(allocate, "varve-" + (dataRegion ? "region" : setting) + "-chunk-" + c);
+            Thread t = new Thread(() -> mine.allocate(true), "varve-" + (dataRegion ? "region" : setting) + "-chunk-" + c);
             t.setDaemon(true);
             t.start();
         } else {
-            allocate.run();
+            mine.allocate(false);
         }
         return mine;
     }
 
     /**
-     * Chunk {@code c}'s memory from {@code from}, a piece at a time (see the class comment); a piece refused fails the
-     * whole chunk, and those allocated before it go back with the next collection. In the {@code background}, the
-     * thread yields its core after each piece: the OS tends to start it on the core of the writer that asked for it,
-     * which then waits for the whole chunk's fill unless the allocating thread lets it run.
+     * One chunk's memory from {@code from}, a piece at a time (see the class comment), by whichever threads take part:
+     * each takes the next piece not begun until none is left, and the one that finishes the last completes
+     * {@link #pieces}. A piece refused fails the whole chunk, and those allocated go back with the next collection.
      */
-    private ByteBuffer[] pieces(int c, IntFunction<ByteBuffer> from, boolean background) {
-        int chunkFrames = Math.min(framesPerChunk, frames - c * framesPerChunk);
-        ByteBuffer[] pieces = new ByteBuffer[(chunkFrames + framesPerPiece - 1) / framesPerPiece];
-        for (int p = 0; p < pieces.length; p++) {
-            pieces[p] = from.apply(Math.min(framesPerPiece, chunkFrames - p * framesPerPiece) * pageSize);
-            if (background) Thread.yield();
+    private final class Allocation {
+        /** The chunk's pieces once every one is allocated; failed with the first refusal. */
+        final CompletableFuture<ByteBuffer[]> pieces = new CompletableFuture<>();
+        private final int chunk;
+        private final IntFunction<ByteBuffer> from;
+        private final ByteBuffer[] allocatedPieces;
+        /** The next piece to begin. */
+        private final AtomicInteger next = new AtomicInteger();
+        /** Pieces not allocated yet: the thread that takes this to 0 has seen every other piece's store (each before its decrement). */
+        private final AtomicInteger left;
+
+        Allocation(int chunk, IntFunction<ByteBuffer> from) {
+            this.chunk = chunk;
+            this.from = from;
+            int chunkFrames = Math.min(framesPerChunk, frames - chunk * framesPerChunk);
+            this.allocatedPieces = new ByteBuffer[(chunkFrames + framesPerPiece - 1) / framesPerPiece];
+            this.left = new AtomicInteger(allocatedPieces.length);
         }
-        return pieces;
+
+        /**
+         * Allocates pieces until none is left to begin. The chunk's own thread ({@code background}) yields its core
+         * after each: the OS tends to start it on the core of the writer that asked for it.
+         */
+        void allocate(boolean background) {
+            int chunkFrames = Math.min(framesPerChunk, frames - chunk * framesPerChunk);
+            for (int p; (p = next.getAndIncrement()) < allocatedPieces.length && !pieces.isDone(); ) {
+                try {
+                    allocatedPieces[p] = from.apply(Math.min(framesPerPiece, chunkFrames - p * framesPerPiece) * pageSize);
+                } catch (RuntimeException | Error e) { // OutOfMemoryError, as a rule: whatever it is, no waiter waits forever
+                    pieces.completeExceptionally(e);
+                    return;
+                }
+                if (left.decrementAndGet() == 0) {
+                    pieces.complete(allocatedPieces);
+                    advance();
+                }
+                if (background) Thread.yield();
+            }
+        }
     }
 
     /** Moves {@link #allocated} past the chunks allocated since, in order (a later chunk may be done first). */
     private synchronized void advance() {
         while (allocated < frames) {
-            CompletableFuture<ByteBuffer[]> next = chunks.get(allocated / framesPerChunk);
-            if (next == null || !next.isDone() || next.isCompletedExceptionally()) return;
+            Allocation next = chunks.get(allocated / framesPerChunk);
+            if (next == null || !next.pieces.isDone() || next.pieces.isCompletedExceptionally()) return;
             allocated = Math.min(frames, allocated + framesPerChunk);
         }
     }

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntFunction;
 
@@ -114,9 +115,55 @@ class GrowingRegionTest extends PageMemoryFixture {
         }
         region.awaitAllocations();
         int pieceBytes = GrowingRegion.PIECE_BYTES;
-        assertEquals(List.of(pieceBytes, pieceBytes, perPiece / 4 * PAGE, pieceBytes, pieceBytes, perPiece / 4 * PAGE, 10 * PAGE), asked.sizes,
-                "every piece asked for once, in order");
+        // a piece may be asked for by the background thread or by a thread that needed the chunk meanwhile, in any order
+        assertEquals(sorted(List.of(pieceBytes, pieceBytes, perPiece / 4 * PAGE, pieceBytes, pieceBytes, perPiece / 4 * PAGE, 10 * PAGE)),
+                sorted(asked.sizes), "every piece asked for once");
         assertEquals(frames, region.allocated());
+    }
+
+    /**
+     * A thread that needs a chunk whose background allocation is under way allocates the pieces not begun yet itself,
+     * rather than wait for a thread that yields its core after every piece; it waits only for the piece the background
+     * thread is in.
+     */
+    @Test
+    void aThreadThatNeedsAChunkUnderWayAllocatesItsRemainingPiecesItself() throws Exception {
+        CountDownLatch backgroundInFirstPiece = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> askedBy = new CopyOnWriteArrayList<>();
+        IntFunction<ByteBuffer> allocator = bytes -> {
+            String thread = Thread.currentThread().getName();
+            askedBy.add(thread);
+            if (thread.contains("-chunk-1") && backgroundInFirstPiece.getCount() > 0) {
+                backgroundInFirstPiece.countDown();
+                try {
+                    release.await(); // the background thread held in chunk 1's first piece
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return ByteBuffer.allocateDirect(bytes);
+        };
+        int perPiece = GrowingRegion.PIECE_BYTES / PAGE;
+        int perChunk = perPiece * 4;
+        GrowingRegion region = new GrowingRegion(perChunk * 2, PAGE, "dataRegionSize", perChunk * PAGE, allocator);
+        region.bufferOf(0); // the first chunk's first use begins the second's in the background
+        assertTrue(backgroundInFirstPiece.await(10, TimeUnit.SECONDS), "the background thread began chunk 1");
+        Thread needing = new Thread(() -> region.bufferOf(perChunk), "needing");
+        needing.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (askedBy.stream().filter("needing"::equals).count() < 3 && System.nanoTime() < deadline) Thread.sleep(1);
+        assertEquals(3, askedBy.stream().filter("needing"::equals).count(), "while the background thread is held, by the thread that needs the chunk: " + askedBy);
+        assertTrue(needing.isAlive(), "it still waits for the piece the background thread is in");
+        release.countDown();
+        needing.join(10_000);
+        assertFalse(needing.isAlive(), "it has its chunk once the background thread's piece is done");
+        assertEquals(4 + 4, askedBy.size(), "the first chunk's four pieces, and chunk 1's four, each once: " + askedBy);
+        assertEquals(perChunk * 2, region.allocated());
+    }
+
+    private static List<Integer> sorted(List<Integer> sizes) {
+        return sizes.stream().sorted().toList();
     }
 
     @Test
