@@ -225,8 +225,9 @@ final class GrowingRegion {
     private final class Allocation {
         /** The chunk's pieces once every one is allocated; failed with the first refusal. */
         final CompletableFuture<ByteBuffer[]> pieces = new CompletableFuture<>();
-        private final int chunk;
         private final IntFunction<ByteBuffer> from;
+        /** Frames in this chunk: the region's last chunk may hold fewer. */
+        private final int chunkFrames;
         private final ByteBuffer[] allocatedPieces;
         /** The next piece to begin. */
         private final AtomicInteger next = new AtomicInteger();
@@ -234,9 +235,8 @@ final class GrowingRegion {
         private final AtomicInteger left;
 
         Allocation(int chunk, IntFunction<ByteBuffer> from) {
-            this.chunk = chunk;
             this.from = from;
-            int chunkFrames = Math.min(framesPerChunk, frames - chunk * framesPerChunk);
+            this.chunkFrames = Math.min(framesPerChunk, frames - chunk * framesPerChunk);
             this.allocatedPieces = new ByteBuffer[(chunkFrames + framesPerPiece - 1) / framesPerPiece];
             this.left = new AtomicInteger(allocatedPieces.length);
         }
@@ -246,7 +246,6 @@ final class GrowingRegion {
          * after each: the OS tends to start it on the core of the writer that asked for it.
          */
         void allocate(boolean background) {
-            int chunkFrames = Math.min(framesPerChunk, frames - chunk * framesPerChunk);
             for (int p; (p = next.getAndIncrement()) < allocatedPieces.length && !pieces.isDone(); ) {
                 try {
                     allocatedPieces[p] = from.apply(Math.min(framesPerPiece, chunkFrames - p * framesPerPiece) * pageSize);
