@@ -85,6 +85,7 @@ final class CheckpointPageWriter {
                     memory.copyCheckpointImage(f, buf, 0);
                     PageChecksum.stamp(buf, 0, pageSize);
                     w.append(pageId, image);
+                    throttle.entryWritten();
                     if (++appended % ENTRIES_BETWEEN_YIELDS == 0) Thread.yield();
                 }
                 w.finish();

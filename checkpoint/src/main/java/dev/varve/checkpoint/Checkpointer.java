@@ -246,7 +246,7 @@ public final class Checkpointer implements AutoCloseable {
         }
         pages.sort(Comparator.comparingLong(Frame::heldPageId)); // by file and index; outside the lock, writers are running again
         long id = lastId + 1;
-        throttle.begin(pages.size());
+        throttle.begin(pages.size(), !covered);
         try {
             wal.force(); // I1: the records that produced these page versions are durable before any of them is written
             long rd0 = System.nanoTime();

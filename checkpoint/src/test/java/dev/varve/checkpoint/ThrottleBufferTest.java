@@ -16,6 +16,7 @@ import dev.varve.core.store.PageStore;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -31,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link Throttle} over real page memory and its checkpoint buffer. Pacing: writers are parked only when the pages
- * the checkpoint has still to write could overflow the buffer. The reservation: the deadlock it removes, set up step
+ * the checkpoint has still to write could overflow the buffer, or when they dirty pages ahead of its progress. The reservation: the deadlock it removes, set up step
  * by step — a write that changes two pages of the running checkpoint when the buffer has room for one copy. Without
  * the reservation the writer takes the last slot for its first page, waits for a second slot holding that page's
  * write latch, and a checkpointer that comes to that page first waits for its latch for good — slots free only as the
@@ -67,7 +68,7 @@ class ThrottleBufferTest {
         Throttle throttle = new Throttle(memory);
         for (int i = 0; i < SLOTS; i++) write(i, 1);
         memory.markCheckpoint();
-        throttle.begin(memory.markedPages().size());
+        throttle.begin(memory.markedPages().size(), false);
         for (int i = 0; i < SLOTS - 1; i++) write(i, 2); // three quarters of the buffer used, no page written yet
         throttle.beforeWrite(1);
         throttle.afterWrite(1);
@@ -80,11 +81,51 @@ class ThrottleBufferTest {
         Throttle throttle = new Throttle(memory);
         for (int i = 0; i < 2 * SLOTS; i++) write(i, 1);
         memory.markCheckpoint();
-        throttle.begin(memory.markedPages().size());
+        throttle.begin(memory.markedPages().size(), false);
         for (int i = 0; i < SLOTS - 1; i++) write(i, 2);
         throttle.beforeWrite(1);
         throttle.afterWrite(1);
         assertTrue(throttle.throttledNanos() > 0, "three quarters full, nothing written, and more pages than slots to come");
+    }
+
+    /**
+     * Region pacing: the pages dirtied while a checkpoint runs may grow in step with its progress, up to the frames
+     * free when it began — not up to the frames it frees as it writes its pages, which would leave the next checkpoint
+     * no room; a writer ahead of that is parked, unless the region is at most half held.
+     */
+    @Test
+    void writersDirtyingPagesAheadOfTheCheckpointAreParkedPastHalfHeld() {
+        open();
+        Throttle throttle = new Throttle(memory);
+        long limit = memory.headroomLimit();
+        int marked = (int) limit / 3;
+        for (int i = 0; i < marked; i++) write(i, 1);
+        memory.markCheckpoint();
+        List<Frame> set = memory.markedPages();
+        set.sort(Comparator.comparingLong(Frame::heldPageId));
+        throttle.begin(set.size(), false);
+        int next = marked;
+        for (; next < marked + 20; next++) write(next, 1);
+        assertEquals(0, paced(throttle), (marked + 20) + " frames held of " + limit + ": the region is not paced");
+        for (; next < limit / 2 + 10; next++) write(next, 1);
+        assertTrue(paced(throttle) > 0, "past half held, and nothing of the checkpoint done");
+
+        CheckpointPageWriter pageWriter = new CheckpointPageWriter(memory, new CheckpointMarkers(FileIOFactory.standard(), dir),
+                PageCodec.DISABLED, p -> 0, new CheckpointPool(1, false), throttle, e -> { });
+        pageWriter.writePages(set);
+        assertEquals(0, paced(throttle), "the checkpoint done: " + (next - marked) + " pages dirtied of the " + (limit - marked) + " free at its start");
+        long budget = limit - marked;
+        for (; next < marked + budget + 5; next++) write(next, 1);
+        assertTrue(memory.heldPages() < limit, "the checkpoint's own pages are free again");
+        assertTrue(paced(throttle) > 0, "more pages dirtied than were free when the checkpoint began");
+    }
+
+    /** One write's pass through the throttle: the time it was parked. */
+    private static long paced(Throttle throttle) {
+        long before = throttle.throttledNanos();
+        throttle.beforeWrite(1);
+        throttle.afterWrite(1);
+        return throttle.throttledNanos() - before;
     }
 
     @Test

@@ -325,7 +325,7 @@ public final class PageMemory implements PageAccess, AutoCloseable {
      */
     public boolean tryReserve(int pages) {
         int usable = region.capacity(); // the region's pages, unless it could not grow to them all (see GrowingRegion)
-        long limit = usable - slackWithin(usable);
+        long limit = headroomLimit();
         if (pages > limit) throw new IllegalArgumentException("an operation touching ~" + pages + " pages cannot fit a data region of "
                 + usable + " pages; " + (usable < frames.length ? "the JVM gave it only " + usable + " of its " + frames.length + " pages: raise "
                 + "-XX:MaxDirectMemorySize, or split the batch" : "raise dataRegionSize or split the batch"));
@@ -341,6 +341,12 @@ public final class PageMemory implements PageAccess, AutoCloseable {
             }
             if (reservedFrames.compareAndSet(r, r + pages)) return true;
         }
+    }
+
+    /** The most frames that may be held (dirty, or the checkpoint's only image) at once: the region less its slack. */
+    public long headroomLimit() {
+        int usable = region.capacity();
+        return usable - slackWithin(usable);
     }
 
     /** Frames of {@code frames} never handed out as head-room (see {@link #MIN_SLACK_FRAMES}). */
