@@ -32,12 +32,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link Throttle} over real page memory and its checkpoint buffer. Pacing: writers are parked only when the pages
- * the checkpoint has still to write could overflow the buffer, or when they dirty pages ahead of its progress. The reservation: the deadlock it removes, set up step
- * by step — a write that changes two pages of the running checkpoint when the buffer has room for one copy. Without
- * the reservation the writer takes the last slot for its first page, waits for a second slot holding that page's
- * write latch, and a checkpointer that comes to that page first waits for its latch for good — slots free only as the
- * checkpoint goes on. With it, the writer waits in {@link Throttle#beforeWrite} holding nothing, and the checkpoint
- * goes through in any order.
+ * the checkpoint has still to write could overflow the buffer, or when they dirty pages ahead of its progress. The
+ * reservation: the deadlock it removes, set up step by step — a write that changes two pages of the running checkpoint
+ * when the buffer has room for one copy. Without the reservation the writer takes the last slot for its first page,
+ * waits for a second slot holding that page's write latch, and a checkpointer that comes to that page first waits for
+ * its latch for good — slots free only as the checkpoint goes on. With it, the writer waits in {@link
+ * Throttle#beforeWrite} holding nothing, and the checkpoint goes through in any order.
  */
 @Timeout(120)
 class ThrottleBufferTest {
