@@ -1,7 +1,6 @@
 package dev.varve.core.memory;
 
 import dev.varve.core.page.Page;
-import org.jctools.queues.atomic.MpmcAtomicArrayQueue;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -9,15 +8,15 @@ import java.util.function.IntFunction;
 
 /**
  * A bounded off-heap pool of page-sized slots: the checkpoint buffer (copy-on-write images of pages the running
- * checkpoint has not written yet) and the snapshot capture buffer (pre-states on their way to the archive). Slots
- * are handed out and returned through a JCTools MPMC queue: writers take, checkpoint threads or the archiver give
- * back. The slots' memory is allocated as slots are first handed out, {@value #CHUNK_BYTES} bytes at a time
- * ({@link GrowingRegion}): a store that never checkpoints under writes, or never snapshots, does not pay at open for
- * buffers of tens of MiB it would not use. A slot given back is handed out again before any slot never used, so the
- * memory follows the most slots in use at once, not every slot in turn: a queue of all the slots, cycling through
- * them, had a 64 MiB checkpoint buffer allocated whole within a store's first checkpoints, each 4 MiB zero-filled
- * while a writer, holding a page's latch, waited for a slot in it. Slots whose memory the JVM cannot give are never
- * handed out.
+ * checkpoint has not written yet) and the snapshot capture buffer (pre-states on their way to the archive). Slots are
+ * handed out and returned through a lock-free stack ({@link FreeSlots}): writers take, checkpoint threads or the
+ * archiver give back, and the slot given back last is handed out first, its memory likely still cached. The slots'
+ * memory is allocated as slots are first handed out, {@value #CHUNK_BYTES} bytes at a time ({@link GrowingRegion}): a
+ * store that never checkpoints under writes, or never snapshots, does not pay at open for buffers of tens of MiB it
+ * would not use. A slot given back is handed out again before any slot never used, so the memory follows the most slots
+ * in use at once, not every slot in turn: a queue of all the slots, cycling through them, had a 64 MiB checkpoint
+ * buffer allocated whole within a store's first checkpoints, each 4 MiB zero-filled while a writer, holding a page's
+ * latch, waited for a slot in it. Slots whose memory the JVM cannot give are never handed out.
  */
 public final class PageSlots {
     static final int CHUNK_BYTES = 4 << 20;
@@ -25,13 +24,11 @@ public final class PageSlots {
     private final GrowingRegion memory;
     private final int pageSize;
     /** Slots given back, to be handed out again. */
-    private final MpmcAtomicArrayQueue<Integer> freeSlots;
+    private final FreeSlots freeSlots;
     /** Slots {@code [0, fresh)} were handed out at least once; the next slot never used is {@code fresh}. */
     private final AtomicInteger fresh = new AtomicInteger();
     /** Slots handed out whose chunk could not be allocated: gone from the pool for good. */
     private final AtomicInteger lost = new AtomicInteger();
-    /** Slot numbers boxed once, so handing slots around allocates nothing. */
-    private final Integer[] boxes;
 
     /** A pool of {@code bytes / pageSize} slots; {@code setting} names the configuration that sized it, for errors. */
     public PageSlots(long bytes, int pageSize, String setting) {
@@ -54,9 +51,7 @@ public final class PageSlots {
         } catch (OutOfMemoryError e) {
             throw cannotAllocate(setting, bytes, e);
         }
-        this.freeSlots = new MpmcAtomicArrayQueue<>(Math.max(2, capacity));
-        this.boxes = new Integer[capacity];
-        for (int i = 0; i < capacity; i++) boxes[i] = i;
+        this.freeSlots = new FreeSlots(capacity);
     }
 
     /**
@@ -71,8 +66,8 @@ public final class PageSlots {
     /** Copies {@code page} into a free slot; returns the slot or -1 when the pool is empty. */
     public int copyOf(Page page) {
         while (true) {
-            Integer given = freeSlots.poll();
-            int slot = given != null ? given : takeFresh();
+            int given = freeSlots.pop();
+            int slot = given >= 0 ? given : takeFresh();
             if (slot < 0) return -1;
             ByteBuffer buffer = memory.bufferOf(slot);
             if (buffer == null) { // the JVM could not give its memory (logged once): the pool goes on without it
@@ -109,7 +104,7 @@ public final class PageSlots {
 
     /** Returns a slot to the pool. */
     public void free(int slot) {
-        freeSlots.offer(boxes[slot]);
+        freeSlots.push(slot);
     }
 
     /** Slots in all: those the setting asked for, less any whose memory the JVM could not give. */

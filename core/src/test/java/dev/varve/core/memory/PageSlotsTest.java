@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A slot pool keeps every slot's page apart, across chunk boundaries too; its memory is allocated as slots are first
- * handed out, and slots whose chunk the JVM cannot give are never handed out.
+ * handed out, slots given back are handed out again last in, first out, and slots whose chunk the JVM cannot give are
+ * never handed out.
  */
 @Timeout(60)
 class PageSlotsTest {
@@ -83,6 +84,19 @@ class PageSlotsTest {
         slots.awaitAllocations();
         // a pool cycling through all its slots would have allocated all 16 chunks
         assertEquals(2L * PageSlots.CHUNK_BYTES, bytes(asked), "the first chunk, and the one begun ahead of it");
+    }
+
+    @Test
+    void theSlotGivenBackLastIsHandedOutFirst() {
+        PageSlots slots = new PageSlots(64L * PAGE, PAGE, "captureBufferSize");
+        int[] taken = takeAll(slots, 8);
+        for (int i : new int[] {2, 6, 4}) slots.free(taken[i]);
+        // its memory is the likeliest still cached: a queue would hand out taken[2] first, the coldest
+        assertEquals(taken[4], slots.copyOf(page));
+        assertEquals(taken[6], slots.copyOf(page));
+        assertEquals(taken[2], slots.copyOf(page));
+        assertEquals(8, slots.used());
+        slots.awaitAllocations();
     }
 
     @Test
