@@ -3,9 +3,9 @@ package dev.varve.snapshot;
 import dev.varve.core.io.Closeables;
 import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.DurableFiles;
-import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
+import dev.varve.core.util.StoreThreads;
 import dev.varve.snapshot.MaplogDescriptor.Kind;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,6 +64,8 @@ final class MaplogFile implements AutoCloseable {
      * than {@value #BUFFERED_ENTRIES}: a promotion of a whole node then fits after {@link #makeRoom}.
      */
     private final MaplogBuffer unwritten;
+    /** Where new parts come from: each created ahead of need, while the one before it fills. */
+    private final NextPart next;
     private final CRC32C crc = new CRC32C();
     /** The store's durable id, shared by the archive's files (0 until a marker holds it): what new parts record. */
     private final AtomicLong storeId;
@@ -78,9 +80,10 @@ final class MaplogFile implements AutoCloseable {
     /** The last part's entries as found at open; null once its tail was cut or when the log was created. */
     private LogScan tail;
     /**
-     * Parts found after a part a power loss left short (its entries were not forced, the next part's creation was):
-     * they hold nothing any checkpoint mark made durable ({@link #checkDurable} says so), and the recovery cut deletes
-     * them ({@link #truncate}); until then they are set aside, never read.
+     * Parts found after a part left short (a power loss lost its unforced entries while the next part's creation was
+     * durable, or a crash left a part created ahead of need): they hold nothing any checkpoint mark made durable
+     * ({@link #checkDurable} says so), and the recovery cut deletes them ({@link #truncate}); until then they are set
+     * aside, never read.
      */
     private final java.util.List<Path> pastShortPart;
     /** Parts of a one-part log found beside a newer part a rewrite wrote whole: never read, deleted by {@link #truncate}. */
@@ -110,6 +113,7 @@ final class MaplogFile implements AutoCloseable {
         this.partEntries = partEntries;
         int promoted = kind == Kind.MAPPINGS && level > 0 ? nodeEntries : 0;
         this.unwritten = new MaplogBuffer(BUFFERED_ENTRIES + promoted);
+        this.next = new NextPart(io, budget, "varve-maplog-parts" + StoreThreads.suffix());
         MaplogParts found = MaplogParts.open(io, path, kind, level, nodeEntries, partEntries, budget, storeId.get());
         this.parts = found.parts;
         this.pastShortPart = found.pastShortPart;
@@ -233,7 +237,7 @@ final class MaplogFile implements AutoCloseable {
                 Map.Entry<Long, PartFile> last = parts.lastEntry();
                 long room = partEntries - (written - last.getKey());
                 if (room <= 0) {
-                    newLastPart(written, DurableFiles.create(io, partPath(written), header()));
+                    newLastPart(written, next.start(partPath(written), header(), partPath(written + partEntries)));
                     continue;
                 }
                 int n = (int) Math.min(room, buffered.remaining() / ENTRY);
@@ -330,9 +334,8 @@ final class MaplogFile implements AutoCloseable {
     }
 
     /** Appends go to the part at {@code first}, just created: the one before may let its descriptor go once forced. */
-    private void newLastPart(long first, FileIO created) {
+    private void newLastPart(long first, PartFile part) {
         parts.lastEntry().getValue().keepOpen(false);
-        PartFile part = PartFile.created(io, created, budget);
         part.keepOpen(true);
         parts.put(first, part);
     }
@@ -342,8 +345,8 @@ final class MaplogFile implements AutoCloseable {
      * them: recovery, once it has decided what is durable.
      */
     synchronized void truncate(long n) {
-        deleteSetAside(pastShortPart, "a part past one a power loss left short");
-        deleteSetAside(superseded, "a part a rewrite replaced");
+        MaplogParts.deleteSetAside(io, pastShortPart, "a part past one left short (by a power loss, or created ahead of need and not used)");
+        MaplogParts.deleteSetAside(io, superseded, "a part a rewrite replaced");
         if (n > count) return;
         if (n == count && (tail == null || !tail.hasTail())) {
             tail = null;
@@ -370,23 +373,6 @@ final class MaplogFile implements AutoCloseable {
         }
         count = n;
         written = n;
-    }
-
-    /**
-     * Deletes the parts open set aside, the last first, each deletion durable before the next: a crash or a power cut
-     * here leaves a shorter run, never a gap.
-     */
-    private void deleteSetAside(java.util.List<Path> setAside, String what) {
-        for (int i = setAside.size() - 1; i >= 0; i--) {
-            Path p = setAside.get(i);
-            LOG.warn("archive file {}: {} is deleted", p, what);
-            try {
-                io.deleteDurably(p);
-            } catch (IOException e) {
-                throw new StorageException("cannot delete an archive file part: " + e.getMessage(), p, e);
-            }
-        }
-        setAside.clear();
     }
 
     /** Recovery of a log appended in mark order: the length of the longest prefix whose first fields {@code keep} accepts. */
@@ -443,7 +429,7 @@ final class MaplogFile implements AutoCloseable {
         Path newPath = partPath(newFirst);
         PartFile rewritten = PartFile.created(io, MaplogPartWriter.write(io, newPath, header(), n, source), budget);
         rewritten.keepOpen(true);
-        deleteSetAside(superseded, "a part an earlier rewrite replaced");
+        MaplogParts.deleteSetAside(io, superseded, "a part an earlier rewrite replaced");
         try {
             for (PartFile old : parts.values()) {
                 old.close();
@@ -492,7 +478,11 @@ final class MaplogFile implements AutoCloseable {
         try {
             writeBuffered();
         } finally {
-            Closeables.closeAll(parts.values().toArray(new AutoCloseable[0]));
+            try {
+                Closeables.closeAll(parts.values().toArray(new AutoCloseable[0]));
+            } finally {
+                next.close(); // a part created ahead and not used is deleted
+            }
         }
     }
 }

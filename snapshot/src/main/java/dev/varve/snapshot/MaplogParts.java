@@ -6,6 +6,8 @@ import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
 import dev.varve.snapshot.MaplogDescriptor.Kind;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -20,10 +22,12 @@ import java.util.TreeMap;
 /**
  * The part files of one Maplog-format log as open finds them ({@link MaplogFile}), reading only: each part's header
  * checked; of a one-part log found with several, the newest alone, the older ones — a rewrite a crash cut short
- * replaced them — set aside ({@link #superseded}); a gap between parts is a lost part, and the parts after one a power
- * loss left short are set aside too ({@link #pastShortPart}). Set-aside parts are never read; recovery deletes them.
+ * replaced them — set aside ({@link #superseded}); a gap between parts is a lost part, and the parts after one left
+ * short — by a power loss, or a part of no entries created ahead of need ({@link NextPart}) after a crash — are set
+ * aside too ({@link #pastShortPart}). Set-aside parts are never read; recovery deletes them.
  */
 final class MaplogParts {
+    private static final Logger LOG = LoggerFactory.getLogger(MaplogParts.class);
     private static final int HEADER = MaplogDescriptor.HEADER_SIZE;
     private static final int ENTRY = MaplogDescriptor.ENTRY_SIZE;
 
@@ -32,8 +36,8 @@ final class MaplogParts {
     /** Parts of a one-part log found beside a newer part a rewrite wrote whole. */
     final List<Path> superseded = new ArrayList<>();
     /**
-     * Parts found after a part a power loss left short (its entries were not forced, the next part's creation was):
-     * they hold nothing any checkpoint mark made durable.
+     * Parts found after a part left short (a power loss lost its unforced entries while the next part's creation was
+     * durable, or the next part was created ahead of need): they hold nothing any checkpoint mark made durable.
      */
     final List<Path> pastShortPart = new ArrayList<>();
     /** True when the header holds checkpoint marks of an older archive (stored as uplinks). */
@@ -154,5 +158,22 @@ final class MaplogParts {
             }
             prev = e;
         }
+    }
+
+    /**
+     * Deletes the parts open set aside, the last first, each deletion durable before the next: a crash or a power cut
+     * here leaves a shorter run, never a gap.
+     */
+    static void deleteSetAside(FileIOFactory io, List<Path> setAside, String what) {
+        for (int i = setAside.size() - 1; i >= 0; i--) {
+            Path p = setAside.get(i);
+            LOG.warn("archive file {}: {} is deleted", p, what);
+            try {
+                io.deleteDurably(p);
+            } catch (IOException e) {
+                throw new StorageException("cannot delete an archive file part: " + e.getMessage(), p, e);
+            }
+        }
+        setAside.clear();
     }
 }

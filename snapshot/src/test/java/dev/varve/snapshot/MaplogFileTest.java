@@ -19,6 +19,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -220,6 +222,95 @@ class MaplogFileTest {
         }
     }
 
+    /**
+     * Each part is created ahead of need, off the appending thread, while the part before it fills: the archiver that
+     * appends the Maplog created every part itself before, 30 ms of fsyncs each, while the capture buffer filled. A
+     * clean close deletes the part created ahead and not used.
+     */
+    @Test
+    void partsAreCreatedAheadOfNeedOffTheAppendingThreadAndACleanCloseLeavesNone() throws Exception {
+        Path path = dir.resolve("maplog-L0.log");
+        CreatorIO io = new CreatorIO();
+        try (MaplogFile log = new MaplogFile(io, path, Kind.MAPPINGS, 0, NODE, 4, MaplogFile.Missing.CREATE)) {
+            fill(log, 5); // parts at 0 and 4: the one at 4 made here, the first part switch; the one at 8 begun ahead
+            Path ahead = dir.resolve(MaplogDescriptor.partFileName("maplog-L0.log", 8));
+            awaitCreated(io, ahead);
+            assertEquals(MaplogDescriptor.entryOffset(0), Files.size(ahead), "a header, no entries");
+            for (int i = 5; i < 13; i++) log.append(i, 10L * i, 100L * i);
+            log.force(); // parts at 8 and 12 in use now, 16 begun ahead
+            awaitCreated(io, dir.resolve(MaplogDescriptor.partFileName("maplog-L0.log", 16)));
+            String appender = Thread.currentThread().getName();
+            assertEquals(appender, io.creator.get(dir.resolve(MaplogDescriptor.partFileName("maplog-L0.log", 4))), "the first switch finds none ahead");
+            for (long first : new long[] {8, 12, 16}) {
+                String creator = io.creator.get(dir.resolve(MaplogDescriptor.partFileName("maplog-L0.log", first)));
+                assertTrue(creator.startsWith("varve-maplog-parts"), "part " + first + " created by " + creator);
+            }
+            readBack(log, 13);
+        }
+        assertFalse(Files.exists(dir.resolve(MaplogDescriptor.partFileName("maplog-L0.log", 16))), "the part created ahead, unused, is deleted at close");
+        try (MaplogFile log = open(path, Kind.MAPPINGS, 4, MaplogFile.Missing.CORRUPT)) {
+            assertEquals(13, log.count());
+            log.checkDurable(13);
+            readBack(log, 13);
+        }
+    }
+
+    /**
+     * After a crash a part created ahead is a part of no entries after one that is not full: set aside at open, like a
+     * part past one a power loss left short, and deleted by the recovery cut; the entries before it all read back.
+     */
+    @Test
+    void aPartCreatedAheadFoundAfterACrashIsSetAsideAndCut() throws Exception {
+        Path path = dir.resolve("maplog-L0.log");
+        Path crashed = Files.createDirectory(dir.resolve("crashed"));
+        CreatorIO io = new CreatorIO();
+        try (MaplogFile log = new MaplogFile(io, path, Kind.MAPPINGS, 0, NODE, 4, MaplogFile.Missing.CREATE)) {
+            fill(log, 6); // parts at 0 and 4 (two entries), 8 created ahead
+            awaitCreated(io, dir.resolve(MaplogDescriptor.partFileName("maplog-L0.log", 8)));
+            try (var files = Files.list(dir)) { // the files as a kill -9 now would leave them
+                for (Path p : (Iterable<Path>) files::iterator) if (Files.isRegularFile(p)) Files.copy(p, crashed.resolve(p.getFileName()));
+            }
+        }
+        Path ahead = crashed.resolve(MaplogDescriptor.partFileName("maplog-L0.log", 8));
+        assertTrue(Files.exists(ahead));
+        try (MaplogFile log = open(crashed.resolve("maplog-L0.log"), Kind.MAPPINGS, 4, MaplogFile.Missing.CORRUPT)) {
+            assertEquals(6, log.count());
+            log.checkDurable(6);
+            log.truncate(6);
+            assertFalse(Files.exists(ahead), "the recovery cut deletes it");
+            readBack(log, 6);
+            for (int i = 6; i < 10; i++) log.append(i, 10L * i, 100L * i);
+            log.force(); // the log goes on past it: part 8 made again, with its entries
+            readBack(log, 10);
+        }
+    }
+
+    private static void readBack(MaplogFile log, int n) {
+        long[] a = new long[n];
+        long[] b = new long[n];
+        log.read(0, n, a, b, null);
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, a[i]);
+            assertEquals(10L * i, b[i]);
+        }
+    }
+
+    /** Waits until {@code part} is created (renamed into place) and its creator has let it go. */
+    private static void awaitCreated(CreatorIO io, Path part) throws InterruptedException {
+        while (!io.creator.containsKey(part)) Thread.sleep(1);
+    }
+
+    /** The standard factory, recording which thread created each file (renamed it into place, as durable creation does). */
+    private static final class CreatorIO extends ForwardingFileIOFactory {
+        final Map<Path, String> creator = new ConcurrentHashMap<>();
+
+        @Override
+        public void atomicMove(Path from, Path to) throws IOException {
+            super.atomicMove(from, to);
+            creator.put(to, Thread.currentThread().getName());
+        }
+    }
+
     @Test
     void aMissingLogIsCreatedOnlyForANewArchive() {
         Path path = dir.resolve("drops.log");
@@ -236,7 +327,7 @@ class MaplogFileTest {
      */
     @Test
     void descriptorsStayBoundedWhateverTheNumberOfParts() throws IOException {
-        final int held = 1 + 4; // the last part, and the log's budget of parts before it
+        final int held = 1 + 4 + 1; // the last part, the log's budget of parts before it, and the next part being created ahead
         Path path = dir.resolve("many.log");
         CountingIO io = new CountingIO();
         int parts = 200;
@@ -280,20 +371,24 @@ class MaplogFileTest {
 
     /** The standard factory, counting the files open through it. */
     private static final class CountingIO extends ForwardingFileIOFactory {
-        int open;
+        volatile int open;
         int most;
 
         @Override
         public FileIO open(Path file, boolean create) throws IOException {
             FileIO f = delegate.open(file, create);
-            most = Math.max(most, ++open);
+            synchronized (this) { // parts ahead are created on a thread of their own
+                most = Math.max(most, ++open);
+            }
             return new ForwardingFileIO(f) {
                 private boolean closed;
 
                 @Override
                 public void close() throws IOException {
-                    if (!closed) open--;
-                    closed = true;
+                    synchronized (CountingIO.this) {
+                        if (!closed) open--;
+                        closed = true;
+                    }
                     delegate.close();
                 }
             };
