@@ -113,8 +113,9 @@ final class NextPart implements AutoCloseable {
         Path p = path;
         path = null;
         try {
-            io.delete(p); // not durably: should it come back after a power cut, open sets it aside as a part of no entries
-            io.delete(DurableFiles.tempOf(p)); // a creation that failed before its rename
+            // durably, as every part goes (each deletion before the next, the log's rule); a creation that failed may
+            // have left its temp file, or its part under its name if only the directory's fsync failed
+            for (Path f : new Path[] {p, DurableFiles.tempOf(p)}) if (io.exists(f)) io.deleteDurably(f);
         } catch (IOException e) {
             LOG.warn("archive file {}: created ahead and unused, it could not be deleted ({}); open sets it aside", p, e.toString());
         }
