@@ -202,7 +202,7 @@ public final class Wal implements AutoCloseable {
             end = WalSegmentDescriptor.endLsn(seg.index, endOffset, segmentSize);
             reservedEnd = end;
             bytesWritten += length;
-            if (endOffset > segmentSize / 2 && preparing != seg.index + 1) {
+            if (endOffset > segmentSize / WalSegmentPreparer.BEGIN_PAST_PART && preparing != seg.index + 1) {
                 preparing = seg.index + 1;
                 preparer.prepareAhead(preparing);
             }
