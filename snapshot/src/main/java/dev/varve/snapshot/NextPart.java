@@ -10,6 +10,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -35,6 +36,7 @@ final class NextPart implements AutoCloseable {
     private final FileIOFactory io;
     private final DescriptorBudget budget;
     private final String threadName;
+    private final ThreadFactory threads;
     // guarded by this: the part being or been created and its header, and the thread creating it (null once its end
     // was awaited); created is written by that thread and read after its end
     private Path path;
@@ -45,9 +47,15 @@ final class NextPart implements AutoCloseable {
 
     /** Parts of a log whose files are opened under {@code budget}; creations ahead run on threads named {@code threadName}. */
     NextPart(FileIOFactory io, DescriptorBudget budget, String threadName) {
+        this(io, budget, threadName, Thread::new);
+    }
+
+    /** As above, the creating threads made by {@code threads} (in tests, one the OS refuses to start). */
+    NextPart(FileIOFactory io, DescriptorBudget budget, String threadName, ThreadFactory threads) {
         this.io = io;
         this.budget = budget;
         this.threadName = threadName;
+        this.threads = threads;
     }
 
     /**
@@ -66,9 +74,18 @@ final class NextPart implements AutoCloseable {
         path = part;
         header = h.duplicate();
         created = false;
-        creating = new Thread(() -> create(part, h), threadName);
-        creating.setDaemon(true); // a hung fsync must not keep the JVM alive; the wait for it is bounded
-        creating.start();
+        Thread t = threads.newThread(() -> create(part, h));
+        t.setName(threadName);
+        t.setDaemon(true); // a hung fsync must not keep the JVM alive; the wait for it is bounded
+        try {
+            t.start();
+            creating = t;
+        } catch (OutOfMemoryError e) {
+            // no thread to create it (unable to create native thread): the archiver creates the part when it needs it,
+            // and the append that started this part must not fail for it
+            LOG.warn("archive file {}: cannot start a thread to create it ahead of need ({}); the archiver will create it", part, e.toString());
+            path = null;
+        }
     }
 
     /** The creating thread's work: {@link #created} tells whether it succeeded, read once the thread has ended. */

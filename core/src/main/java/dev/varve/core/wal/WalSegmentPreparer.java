@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
  * while every writer waits on the WAL's append lock (and, behind it, on the checkpoint read lock).
  *
  * <p>Design note. The slow part of {@link WalSegment#create} — allocating every block and forcing the header, under
- * the file's temporary name — runs on a short-lived daemon thread once a quarter of the current segment is written; the switch
- * then only maps it. The file keeps its temporary name until the previous segment is durable and sealed (the switch
+ * the file's temporary name — runs on a short-lived daemon thread once a quarter of the current segment is written
+ * ({@link #BEGIN_PAST_PART}); the switch then only maps it. The file keeps its temporary name until the previous segment is durable and sealed (the switch
  * names it under FSYNC, {@link WalSegmentCloser} after it otherwise), so
  * the WAL's on-disk rules do not change: a file with a segment's name still proves every earlier segment durable,
  * and a crash leaves a temporary file that open deletes. A preparation that failed (a full disk) is not reported
