@@ -343,6 +343,14 @@ final class Engine {
 
     byte[] get(PartitionHandle h, byte[] key) {
         checkReadable();
+        long settled = h.writesSettled(); // first without the lock: see PartitionHandle
+        if (settled >= 0) {
+            byte[] value = h.tree.getUnsettled(key);
+            if (value != BPlusTree.UNSETTLED && h.noWritesSince(settled)) {
+                reads.increment();
+                return value;
+            }
+        }
         h.lock.readLock().lock();
         try {
             reads.increment();

@@ -346,7 +346,7 @@ final class WritePath {
      */
     private Logged logAndApply(int reserved, int estimate, List<Puts> puts, List<PartitionHandle> locked, int type, Supplier<ByteBuffer> record,
                                IntSupplier freed, Change change) {
-        for (PartitionHandle h : locked) h.lock.writeLock().lock();
+        for (PartitionHandle h : locked) h.lockWrites();
         try {
             engine.checkWritable();
             // a partition whose page file failed (a read error) would fail the apply after the record is logged: the
@@ -358,7 +358,7 @@ final class WritePath {
             if ((long) estimate + freedPages > reserved) throw new MoreRoom((long) estimate + freedPages);
             return append(type, record.get(), change);
         } finally {
-            for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).lock.writeLock().unlock();
+            for (int i = locked.size() - 1; i >= 0; i--) locked.get(i).unlockWrites();
         }
     }
 

@@ -339,7 +339,7 @@ class ConcurrencyTest {
             assertEquals(0, locked.index);
             ExecutorService pool = Executors.newFixedThreadPool(2);
             try {
-                locked.lock.writeLock().lock(); // partition 0's writer is inside its critical section
+                locked.lockWrites(); // partition 0's writer is inside its critical section
                 Future<?> blocked;
                 try {
                     Future<?> others = pool.submit(() -> {
@@ -358,7 +358,7 @@ class ConcurrencyTest {
                     assertThrows(TimeoutException.class, () -> blocked.get(300, TimeUnit.MILLISECONDS),
                             "a reader of the locked partition must wait for its writer");
                 } finally {
-                    locked.lock.writeLock().unlock();
+                    locked.unlockWrites();
                 }
                 assertTrue(blocked.get(10, TimeUnit.SECONDS) != null);
             } finally {

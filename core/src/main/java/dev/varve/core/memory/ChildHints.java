@@ -66,9 +66,14 @@ final class ChildHints {
      * loaded; -1 otherwise (no hint, or a stale one). Nothing is pinned: see {@link Frame#stampIfHolding}.
      */
     static long peek(Frame parent, int index, long childId) {
-        Frame[] hints = parent.childHints;
-        Frame c = hints != null && index < hints.length ? hints[index] : null;
+        Frame c = hinted(parent, index);
         return c == null ? -1 : c.stampIfHolding(childId);
+    }
+
+    /** The frame {@code parent}'s hint names for child {@code index}, or null; nothing checked. */
+    static Frame hinted(Frame parent, int index) {
+        Frame[] hints = parent.childHints;
+        return hints != null && index < hints.length ? hints[index] : null;
     }
 
     /**

@@ -57,6 +57,18 @@ final class UnlatchedReads implements PageAccess {
     }
 
     @Override
+    public Page stampedChild(Page parent, int index, long stamp) {
+        Frame hinted = ChildHints.hinted((Frame) parent, index); // rewritten since the peek: the slot tells
+        return hinted != null && hinted.slot == (int) (stamp >>> 32) ? hinted : stamped(stamp);
+    }
+
+    @Override
+    public boolean validate(Page page, long stamp) {
+        Frame f = (Frame) page;
+        return f.slot == (int) (stamp >>> 32) && f.validate(stamp);
+    }
+
+    @Override
     public void releaseRead(Page page) {
         ((Frame) page).unpin();
     }

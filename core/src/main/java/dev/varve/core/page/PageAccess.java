@@ -60,6 +60,20 @@ public interface PageAccess {
         return false;
     }
 
+    /**
+     * {@link #stamped} for a stamp {@link #peekChild} gave for child {@code index} of {@code parent}: the same page, found
+     * where the source can through the parent's hint, whose lines the peek has just read, rather than through the
+     * stamp's slot (a frame array over the whole region, whose line a get over many pages finds cold).
+     */
+    default Page stampedChild(Page parent, int index, long stamp) {
+        return stamped(stamp);
+    }
+
+    /** {@link #validate} of {@code stamp}, given the page {@link #stamped} or {@link #stampedChild} returned for it. */
+    default boolean validate(Page page, long stamp) {
+        return validate(stamp);
+    }
+
     /** Releases a page taken by {@link #acquireRead}, {@link #acquireReadChild} or {@link #acquireReadAgain}. */
     void releaseRead(Page page);
 

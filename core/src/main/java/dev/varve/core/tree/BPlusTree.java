@@ -143,6 +143,56 @@ public final class BPlusTree {
         return OverflowChain.pageCount(pageSize, Math.min(Math.max(valueBytes, 0), MAX_VALUE_BYTES));
     }
 
+    /** What {@link #getUnsettled} returns when its read cannot stand: the caller reads again with {@link #get}. */
+    public static final byte[] UNSETTLED = new byte[0];
+
+    /**
+     * {@link #get} without a pin or a latch, the leaf included, for a caller that takes no lock against this tree's
+     * writers but checks afterwards that none ran (the engine's partitions count their writers' holds): every page is
+     * read by stamp ({@link PageAccess#peekChild}) and checked after, and an inline value is copied out before the
+     * leaf's check. Returns the value, null when the key is absent, or {@link #UNSETTLED} (the same array, compared by
+     * identity) when a page could not be stamped (no hint, or the page is not in memory), eviction took one meanwhile,
+     * the value lies on overflow pages, or bytes changing under the read made it throw. Nothing it returns is the
+     * tree's unless the caller's check then finds no writer ran. Never loads or pins a page but the meta page.
+     */
+    public byte[] getUnsettled(byte[] key) {
+        checkKey(key);
+        try {
+            MetaPage.Top top = tops.read(pages);
+            long id = top.root();
+            int height = top.height();
+            Page parent = top.meta();
+            int index = 0;
+            for (int level = 0; level < height; level++) {
+                long stamp = pages.peekChild(parent, index, id);
+                if (stamp < 0) return UNSETTLED;
+                Page page = pages.stampedChild(parent, index, stamp);
+                if (level == height - 1) {
+                    byte[] value = page.type() == PageHeader.TYPE_LEAF ? inlineValue(page, key) : UNSETTLED;
+                    return pages.validate(page, stamp) ? value : UNSETTLED;
+                }
+                if (page.type() != PageHeader.TYPE_INNER) return UNSETTLED;
+                index = InnerPage.childIndex(page, key);
+                id = InnerPage.child(page, index);
+                if (!pages.validate(page, stamp)) return UNSETTLED;
+                parent = page;
+            }
+            return UNSETTLED; // a height below 1: the meta page changed under the read
+        } catch (RuntimeException | AssertionError e) { // a writer's bytes, or another page's: the caller reads again
+            return UNSETTLED;
+        }
+    }
+
+    /** {@code key}'s value in {@code leaf} when it is inline, null when the key is absent, else {@link #UNSETTLED}. */
+    private static byte[] inlineValue(Page leaf, byte[] key) {
+        int pos = LeafPage.search(leaf, key);
+        if (pos < 0) return null;
+        int offset = SlottedPage.slot(leaf, pos);
+        int valueLength = LeafPage.valueLength(leaf, offset);
+        if (!LeafPage.isInline(leaf.size(), key.length, valueLength)) return UNSETTLED;
+        return leaf.getBytes(LeafPage.valueOffset(leaf, offset), valueLength);
+    }
+
     /** What {@link #atLeaf} reads of the entry at {@code offset} of the read-latched leaf {@code page}. */
     private interface LeafRead<T> {
         T read(PageAccess pages, Page page, int offset, byte[] key);
@@ -170,7 +220,7 @@ public final class BPlusTree {
         for (int level = 0; ; level++) {
             long stamp = level < height - 1 ? pages.peekChild(parent, index, id) : -1;
             if (stamp >= 0) { // an inner page read without a pin: a pin and an unpin write a line every reader shares
-                Page page = pages.stamped(stamp);
+                Page page = pages.stampedChild(parent, index, stamp);
                 int childIndex = -1;
                 long child = 0;
                 try {
@@ -181,7 +231,7 @@ public final class BPlusTree {
                 } catch (RuntimeException | AssertionError e) {
                     childIndex = -1; // the frame took another page under the read, or the page is bad: the read below tells
                 }
-                if (childIndex >= 0 && pages.validate(stamp)) {
+                if (childIndex >= 0 && pages.validate(page, stamp)) {
                     index = childIndex;
                     id = child;
                     parent = page;

@@ -211,36 +211,94 @@ class ChildHintsTest extends PageMemoryFixture {
         }
         byte[] replacement = otherInner;
 
-        PageAccess unlatched = memory.underWriterExclusion();
-        boolean[] taken = {false};
-        PageAccess evictingOnce = new PageAccess() {
-            @Override public int pageSize() { return PAGE; }
-            @Override public Page acquireRead(long pageId) { return unlatched.acquireRead(pageId); }
-            @Override public Page acquireReadChild(Page parent, int index, long childId) { return unlatched.acquireReadChild(parent, index, childId); }
-            @Override public Page acquireReadAgain(Page last, long pageId) { return unlatched.acquireReadAgain(last, pageId); }
-            @Override public long peekChild(Page parent, int index, long childId) { return unlatched.peekChild(parent, index, childId); }
-            @Override public long peekAgain(Page last, long pageId) { return unlatched.peekAgain(last, pageId); }
-            @Override public boolean validate(long stamp) { return unlatched.validate(stamp); }
-            @Override public void releaseRead(Page page) { unlatched.releaseRead(page); }
-            @Override public Page acquireWrite(long pageId) { throw new UnsupportedOperationException(); }
-            @Override public Page acquireNew(long pageId) { throw new UnsupportedOperationException(); }
-            @Override public void releaseWrite(Page page) { throw new UnsupportedOperationException(); }
-
-            @Override
-            public Page stamped(long stamp) {
-                Frame f = (Frame) unlatched.stamped(stamp);
-                if (!taken[0] && f.pageId() == rootId) { // what a load into a frame eviction took looks like to the reader
-                    assertTrue(memory.table.claimForEviction(rootId, f));
-                    f.putBytes(0, replacement, 0, PAGE);
-                    taken[0] = true;
-                }
-                return f;
-            }
-        };
+        TakingOnce evictingOnce = new TakingOnce(f -> f.pageId() == rootId, f -> replacement);
         BPlusTree reader = new BPlusTree(evictingOnce, FILE);
         assertArrayEquals(value(1), reader.get(key(1)), "the first get leaves the hints the next one reads through");
         for (int k = 0; k < 5_000; k += 7) assertArrayEquals(value(k), reader.get(key(k)), "key " + k);
-        assertTrue(taken[0], "the root was read without a pin and taken under the read");
+        assertTrue(evictingOnce.taken, "the root was read without a pin and taken under the read");
+    }
+
+    /**
+     * {@link BPlusTree#getUnsettled} reads the leaf without a pin too: when eviction takes the leaf's frame for another
+     * leaf under the read, it says so ({@link BPlusTree#UNSETTLED}) rather than return what that leaf holds (nothing
+     * for the key); with no hint to the leaf, or a value on overflow pages, it leaves the get to the locked read.
+     */
+    @Test
+    void anUnsettledGetWhoseLeafIsTakenDuringTheReadSaysSo() {
+        open();
+        BPlusTree tree = treeOf(5_000);
+        byte[][] leaves = new byte[2][];
+        long[] leafIds = new long[2];
+        for (int i = 1, n = 0; n < 2; i++) {
+            Page p = memory.acquireRead(id(i));
+            if (p.type() == PageHeader.TYPE_LEAF) {
+                leaves[n] = p.getBytes(0, PAGE);
+                leafIds[n++] = p.pageId();
+            }
+            memory.releaseRead(p);
+        }
+        TakingOnce evictingOnce = new TakingOnce(f -> f.type() == PageHeader.TYPE_LEAF, f -> f.pageId() == leafIds[0] ? leaves[1] : leaves[0]);
+        BPlusTree reader = new BPlusTree(evictingOnce, FILE);
+        evictingOnce.armed = false;
+        assertArrayEquals(value(1), reader.get(key(1)), "the locked read leaves the hints");
+        assertArrayEquals(value(1), reader.getUnsettled(key(1)), "read through the hints without a pin");
+        assertNull(reader.get(key(-1)));
+        assertNull(reader.getUnsettled(key(-1)), "an absent key, its leaf hinted");
+        evictingOnce.armed = true;
+        assertSame(BPlusTree.UNSETTLED, reader.getUnsettled(key(1)), "the leaf's frame was taken for another leaf under the read");
+        assertTrue(evictingOnce.taken);
+        assertSame(BPlusTree.UNSETTLED, reader.getUnsettled(key(1)), "the hint names a frame that holds the leaf no more: nothing is loaded");
+        assertArrayEquals(value(1), reader.get(key(1)));
+        assertArrayEquals(value(1), reader.getUnsettled(key(1)));
+
+        BPlusTree writer = new BPlusTree(new PageMemoryTreeRandomizedTest.Flushing(memory, store, FRAMES / 4), FILE);
+        byte[] large = new byte[3 * PAGE];
+        writer.put(key(2), large);
+        assertArrayEquals(large, reader.get(key(2)));
+        assertSame(BPlusTree.UNSETTLED, reader.getUnsettled(key(2)), "a value on overflow pages is read under the lock");
+        assertEquals(5_000, tree.size());
+    }
+
+    /**
+     * Reads without a latch, and once armed, the first frame {@code which} picks is taken by eviction under the read
+     * it is stamped for and loaded with {@code replacement}'s bytes: what a reader sees when a load into a frame
+     * eviction claimed races its read.
+     */
+    private final class TakingOnce implements PageAccess {
+        private final PageAccess unlatched = memory.underWriterExclusion();
+        private final java.util.function.Predicate<Frame> which;
+        private final java.util.function.Function<Frame, byte[]> replacement;
+        boolean armed = true;
+        boolean taken;
+
+        TakingOnce(java.util.function.Predicate<Frame> which, java.util.function.Function<Frame, byte[]> replacement) {
+            this.which = which;
+            this.replacement = replacement;
+        }
+
+        @Override public int pageSize() { return PAGE; }
+        @Override public Page acquireRead(long pageId) { return unlatched.acquireRead(pageId); }
+        @Override public Page acquireReadChild(Page parent, int index, long childId) { return unlatched.acquireReadChild(parent, index, childId); }
+        @Override public Page acquireReadAgain(Page last, long pageId) { return unlatched.acquireReadAgain(last, pageId); }
+        @Override public long peekChild(Page parent, int index, long childId) { return unlatched.peekChild(parent, index, childId); }
+        @Override public long peekAgain(Page last, long pageId) { return unlatched.peekAgain(last, pageId); }
+        @Override public boolean validate(long stamp) { return unlatched.validate(stamp); }
+        @Override public void releaseRead(Page page) { unlatched.releaseRead(page); }
+        @Override public Page acquireWrite(long pageId) { throw new UnsupportedOperationException(); }
+        @Override public Page acquireNew(long pageId) { throw new UnsupportedOperationException(); }
+        @Override public void releaseWrite(Page page) { throw new UnsupportedOperationException(); }
+
+        @Override
+        public Page stamped(long stamp) {
+            Frame f = (Frame) unlatched.stamped(stamp);
+            if (armed && !taken && which.test(f)) {
+                byte[] bytes = replacement.apply(f);
+                assertTrue(memory.table.claimForEviction(f.pageId(), f));
+                f.putBytes(0, bytes, 0, PAGE);
+                taken = true;
+            }
+            return f;
+        }
     }
 
     @Test
