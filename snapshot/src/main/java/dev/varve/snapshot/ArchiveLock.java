@@ -1,6 +1,7 @@
 package dev.varve.snapshot;
 
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * The archive's two locks, and the order between them.
@@ -56,6 +57,16 @@ final class ArchiveLock {
 
     void unlock() {
         state.unlock();
+    }
+
+    /** What {@code read} returns, read holding the state lock. */
+    <T> T read(Supplier<T> read) {
+        lock();
+        try {
+            return read.get();
+        } finally {
+            unlock();
+        }
     }
 
     /** Takes the append gate; refused under the state lock, which would make a capture wait behind an fsync. */

@@ -313,32 +313,17 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /** The declaration of live snapshot {@code id}, or null (never declared, or dropped by the policy). */
     public SnapshotRecord find(long id) {
-        lock.lock();
-        try {
-            return registry.find(id);
-        } finally {
-            lock.unlock();
-        }
+        return lock.read(() -> registry.find(id));
     }
 
     /** The rank level whose rule keeps live snapshot {@code id} now, 0 when none does (it goes at the next check) or it is not live. */
     public int keptAt(long id) {
-        lock.lock();
-        try {
-            return registry.keptAt(id);
-        } finally {
-            lock.unlock();
-        }
+        return lock.read(() -> registry.keptAt(id));
     }
 
     /** Every live snapshot, oldest first. */
     public List<SnapshotRecord> snapshots() {
-        lock.lock();
-        try {
-            return registry.live();
-        } finally {
-            lock.unlock();
-        }
+        return lock.read(registry::live);
     }
 
     // ---------------------------------------------------------------- sizes and metrics
@@ -477,12 +462,7 @@ public final class SnapshotArchive implements CheckpointListener, AutoCloseable 
 
     /** The level live snapshot {@code id} is read through (tests: a reopen reads it back the same). */
     int readLevel(long id) {
-        lock.lock();
-        try {
-            return registry.readLevel(id);
-        } finally {
-            lock.unlock();
-        }
+        return lock.read(() -> registry.readLevel(id));
     }
 
     /** Level {@code level}'s volume (tests that break the reclamation order on purpose). */

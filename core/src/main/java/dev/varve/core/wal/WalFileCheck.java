@@ -129,20 +129,20 @@ public final class WalFileCheck {
             WalSyncMode judged = WalSegmentDescriptor.judgedUnder(b, mode); // as open judges it
             boolean sectorTears = copied != null || judged == WalSyncMode.FSYNC; // a copy is written as FSYNC's segments are
             WalSegmentWindow segment = WalSegmentWindow.over(b, index, p);
-            WalOpenScan.Stop stop = WalOpenScan.scanRecords(segment, HEADER_SIZE, !last, judged, sectorTears, crc, heads);
+            WalRecordScan.Stop stop = WalRecordScan.scanRecords(segment, HEADER_SIZE, !last, judged, sectorTears, crc, heads);
             records += stop.records();
             boolean reported = false;
             while (stop.reason() != null && stop.evidence() != null) { // damage, not a torn tail: name it, check on from the next valid record
-                int next = WalOpenScan.nextValidRecord(segment, stop.offset(), crc);
+                int next = WalRecordScan.nextValidRecord(segment, stop.offset(), crc);
                 sink.damage(p, stop.offset(), stop.reason() + "; not a torn write: " + stop.evidence()
                         + (next < 0 ? "; no valid record follows it in the segment" : "; the next valid record starts at offset " + next));
                 reported = true;
                 if (next < 0) break;
-                stop = WalOpenScan.scanRecords(segment, next, !last, judged, sectorTears, crc, heads);
+                stop = WalRecordScan.scanRecords(segment, next, !last, judged, sectorTears, crc, heads);
                 records += stop.records();
                 reported = false;
             }
-            if (stop.reason() == null && !stop.sealed() && !last) stop = WalOpenScan.unsealed(stop, index);
+            if (stop.reason() == null && !stop.sealed() && !last) stop = WalRecordScan.unsealed(stop, index);
             if (stop.reason() == null) {
                 Path successor = last && unnamedIndex < 0 ? WalOpenScan.unnamedSuccessor(io, dir, stop, index) : null;
                 if (successor != null) {

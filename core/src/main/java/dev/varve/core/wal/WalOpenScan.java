@@ -7,6 +7,7 @@ import dev.varve.core.io.CorruptionException;
 import dev.varve.core.io.FileIO;
 import dev.varve.core.io.FileIOFactory;
 import dev.varve.core.io.StorageException;
+import dev.varve.core.wal.WalRecordScan.Stop;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -39,7 +40,7 @@ import java.util.zip.CRC32C;
  * <ul>
  *   <li>a bad record in a segment that is not the last is damage;</li>
  *   <li>a bad record with a valid record anywhere after it is damage, except under {@link WalSyncMode#FSYNC} when it
- *       has the shape a power cut leaves ({@link #tornByPowerLoss}): there the last commit's range goes out in one
+ *       has the shape a power cut leaves ({@link WalRecordScan#tornByPowerLoss}): there the last commit's range goes out in one
  *       write and one fdatasync, and the disk may keep a later sector of it (a whole later record) without an
  *       earlier one, none of it acknowledged;</li>
  *   <li>a zero length followed by bytes of a record that never got its length is a torn tail;</li>
@@ -123,17 +124,6 @@ public final class WalOpenScan {
     }
 
     /**
-     * Where the records of one segment stop, why if not at a clean end, and, when that is damage rather than a torn
-     * tail, what shows it ({@code evidence}, null for a torn tail); {@code records} valid records came before the
-     * stop. The offline check ({@link WalFileCheck}) reads segments by the same rule, so verify and open agree.
-     */
-    record Stop(int offset, String reason, String evidence, boolean sealed, long records) {
-        Stop(int offset, String reason, String evidence) {
-            this(offset, reason, evidence, false, 0);
-        }
-    }
-
-    /**
      * Scans the WAL in {@code dir}.
      *
      * @param neededFrom     the first LSN recovery reads, or -1 for every record of the oldest segment on
@@ -206,17 +196,17 @@ public final class WalOpenScan {
                     WalSyncMode judged = WalSegmentDescriptor.judgedUnder(header, mode); // read before the scan moves the window
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
-                            : scanRecords(window, offset, index < last, judged, copied != null || judged == WalSyncMode.FSYNC, crc, types);
+                            : WalRecordScan.scanRecords(window, offset, index < last, judged, copied != null || judged == WalSyncMode.FSYNC, crc, types);
                 }
             }
             Path successor = index == last && unnamed == null ? unnamedSuccessor(io, dir, stop, index) : null;
             if (successor != null) {
                 unnamed = successor;
                 last++;
-                endOffset = stop.offset;
+                endOffset = stop.offset();
                 continue;
             }
-            if (stop.reason == null && stop.sealed && index == last) {
+            if (stop.reason() == null && stop.sealed() && index == last) {
                 // the newest segment names a successor: that file existed and is gone, with its records
                 Path next = segmentPath(dir, last + 1);
                 if (!truncateDamage) {
@@ -224,33 +214,33 @@ public final class WalOpenScan {
                             + next.getFileName() + " was created, but that file is missing. To accept losing its "
                             + "records, open with the option to truncate a damaged WAL", next, 0);
                 }
-                int sealAt = stop.offset - WalSegmentDescriptor.SEAL_BYTES;
+                int sealAt = stop.offset() - WalSegmentDescriptor.SEAL_BYTES;
                 WalTailCut cut = new WalTailCut(path, sealAt, WalSegmentDescriptor.lsn(index, sealAt, segmentSize),
                         "successor " + next.getFileName() + " missing", 0);
                 return new WalOpenScan(io, dir, segmentSize, mode, index, sealAt, first, cut, toDelete, false, types, null, storeId, copies);
             }
-            if (stop.reason == null && !stop.sealed && index < last) stop = unsealed(stop, index);
-            if (stop.reason == null) {
-                endOffset = stop.offset;
+            if (stop.reason() == null && !stop.sealed() && index < last) stop = WalRecordScan.unsealed(stop, index);
+            if (stop.reason() == null) {
+                endOffset = stop.offset();
                 continue;
             }
-            if (stop.evidence != null && !truncateDamage) {
-                throw new CorruptionException("WAL damaged where recovery needs it (" + stop.reason + "); not a torn "
-                        + "write: " + stop.evidence + ". To accept losing every record from here on, open with the "
-                        + "option to truncate a damaged WAL", path, stop.offset);
+            if (stop.evidence() != null && !truncateDamage) {
+                throw new CorruptionException("WAL damaged where recovery needs it (" + stop.reason() + "); not a torn "
+                        + "write: " + stop.evidence() + ". To accept losing every record from here on, open with the "
+                        + "option to truncate a damaged WAL", path, stop.offset());
             }
-            if (stop.offset == 0) { // the whole segment is bad: the WAL ends where the previous one does
+            if (stop.offset() == 0) { // the whole segment is bad: the WAL ends where the previous one does
                 if (index == fromIndex && offset > 0) throw missing(dir, from, segmentSize);
                 for (long i = last; i >= index; i--) toDelete.add(i == last && unnamed != null ? unnamed : segmentPath(dir, i));
                 WalTailCut cut = new WalTailCut(path, 0, WalSegmentDescriptor.firstLsn(index, segmentSize),
-                        "segment " + path.getFileName() + ": " + stop.reason, (int) (last - index + 1));
+                        "segment " + path.getFileName() + ": " + stop.reason(), (int) (last - index + 1));
                 return new WalOpenScan(io, dir, segmentSize, mode, index - 1, (int) segmentSize, first, cut, toDelete,
                         false, types, null, storeId, copies);
             }
             for (long i = last; i > index; i--) toDelete.add(i == last && unnamed != null ? unnamed : segmentPath(dir, i));
-            WalTailCut cut = new WalTailCut(path, stop.offset, WalSegmentDescriptor.endLsn(index, stop.offset, segmentSize),
-                    stop.reason, (int) (last - index));
-            return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset, first, cut, toDelete, false, types,
+            WalTailCut cut = new WalTailCut(path, stop.offset(), WalSegmentDescriptor.endLsn(index, stop.offset(), segmentSize),
+                    stop.reason(), (int) (last - index));
+            return new WalOpenScan(io, dir, segmentSize, mode, index, stop.offset(), first, cut, toDelete, false, types,
                     index == last ? unnamed : null, storeId, copies);
         }
         return new WalOpenScan(io, dir, segmentSize, mode, last, endOffset, first, null, toDelete, false, types, unnamed, storeId, copies);
@@ -278,16 +268,7 @@ public final class WalOpenScan {
      */
     static Path unnamedSuccessor(FileIOFactory io, Path dir, Stop stop, long index) {
         Path temp = WalSegment.tempPath(dir, index + 1);
-        return stop.reason == null && stop.sealed && io.exists(temp) ? temp : null;
-    }
-
-    /**
-     * A segment that is not the newest whose records end (zeros to its end) without its seal: every such segment was
-     * sealed and forced whole before its successor got its name, so records of it are gone — damage, not a torn tail.
-     */
-    static Stop unsealed(Stop clean, long index) {
-        return new Stop(clean.offset, "the records end without the seal naming segment " + (index + 1),
-                "a later segment exists, so this one was sealed and forced whole before it", false, clean.records);
+        return stop.reason() == null && stop.sealed() && io.exists(temp) ? temp : null;
     }
 
     /**
@@ -339,99 +320,6 @@ public final class WalOpenScan {
             bad = "header segment size " + WalSegmentDescriptor.headerSegmentSize(header) + " differs from the file's";
         }
         return bad;
-    }
-
-    /**
-     * Validates the records of the segment {@code w} reads from {@code off}, by the rule of {@code mode}, the one that
-     * wrote the segment ({@link WalSegmentDescriptor#judgedUnder}). A bad record is damage when a later segment exists
-     * ({@code durable}), when a valid record follows it (unless, under {@code FSYNC}, it has the shape of a power cut's
-     * tear, {@link #tornByPowerLoss}), or when it has a length and the mode does not run with unforced records;
-     * otherwise it is a torn tail. Each valid record is noted in {@code types}.
-     */
-    static Stop scanRecords(WalSegmentWindow w, int off, boolean durable, WalSyncMode mode, CRC32C crc, ScannedTypes types) {
-        return scanRecords(w, off, durable, mode, mode == WalSyncMode.FSYNC, crc, types);
-    }
-
-    /**
-     * {@link #scanRecords(WalSegmentWindow, int, boolean, WalSyncMode, CRC32C, ScannedTypes)} where
-     * {@code sectorTears} says the segment's records reached it by {@code pwrite}s a power cut may leave with sectors
-     * unwritten ({@link #tornByPowerLoss}): FSYNC's segments, and a segment's durable copy ({@link WalSegmentCopy}),
-     * whose records are otherwise judged by the mode that wrote them.
-     */
-    static Stop scanRecords(WalSegmentWindow w, int off, boolean durable, WalSyncMode mode, boolean sectorTears, CRC32C crc,
-                            ScannedTypes types) {
-        int size = (int) w.segmentSize();
-        boolean sealed = false;
-        long records = 0;
-        while (off < size) {
-            int length = w.length(off);
-            String bad;
-            if (length == 0) {
-                if (w.isZero(off, size)) return new Stop(off, null, null, sealed, records);
-                bad = "zero record length followed by non-zero bytes";
-            } else {
-                bad = w.checkRecord(off, crc);
-            }
-            if (bad != null) {
-                String evidence = durable ? "a later segment exists, so this one was forced whole before it"
-                        : sectorTears && tornByPowerLoss(w, off) ? null
-                        : validRecordAfter(w, off, crc) ? "a valid record follows it"
-                        : length != 0 && mode != WalSyncMode.FSYNC ? "the record's length is written last, so "
-                                + "under " + mode + " a crash leaves no record with a length but a bad body"
-                        : null;
-                return new Stop(off, bad, evidence, false, records);
-            }
-            records++;
-            ByteBuffer b = w.cover(off, length); // held already: checkRecord read it whole
-            int at = off - w.base();
-            int type = b.get(at + WalSegmentDescriptor.TYPE_OFFSET) & 0xFF;
-            sealed = type == WalSegmentDescriptor.SEAL_TYPE;
-            types.saw(b, at, type);
-            off += WalSegmentDescriptor.aligned(length);
-        }
-        return new Stop(off, null, null, sealed, records);
-    }
-
-    /** Sector size of the disk's atomic writes, the unit a power cut keeps or loses. */
-    private static final int SECTOR = 512;
-
-    /**
-     * Whether a power cut during the last commit's fsync (under {@code FSYNC}) can explain the bad record at
-     * {@code off}. That commit's range reaches the file in one write ({@link WalSegment#force}) before one fdatasync,
-     * so after power loss each of its 512-byte sectors may hold the write or not — and records after the bad one may
-     * be whole. A sector that never reached the disk reads as the zeros the segment was created (or a cut was) with:
-     * so such a record has a zero length, or a sector-aligned stretch of it that reads all zeros. A flipped bit or
-     * garbage has neither shape and stays damage when records follow it.
-     */
-    static boolean tornByPowerLoss(WalSegmentWindow w, int off) {
-        int length = w.length(off);
-        if (length == 0) return true;
-        if (WalSegmentDescriptor.badLength(length, off, w.segmentSize()) != null) return false; // no write had this length
-        int end = off + length;
-        for (int s = off & -SECTOR; s < end; s += SECTOR) {
-            if (w.isZero(Math.max(s, off), Math.min(s + SECTOR, end))) return true;
-        }
-        return false;
-    }
-
-    /** True when a whole, valid record starts at some aligned offset after {@code off}: what follows was written. */
-    private static boolean validRecordAfter(WalSegmentWindow w, int off, CRC32C crc) {
-        return nextValidRecord(w, off, crc) >= 0;
-    }
-
-    /** The first aligned offset after {@code off} where a whole, valid record starts; -1 when none does. */
-    static int nextValidRecord(WalSegmentWindow w, int off, CRC32C crc) {
-        long size = w.segmentSize();
-        for (int p = off + WalSegmentDescriptor.RECORD_ALIGNMENT; p + WalSegmentDescriptor.RECORD_HEADER_SIZE <= size;
-             p += WalSegmentDescriptor.RECORD_ALIGNMENT) {
-            // the LSN field equal to the position is a cheap filter before the CRC
-            ByteBuffer b = w.cover(p, WalSegmentDescriptor.RECORD_HEADER_SIZE);
-            if (b.getLong(p - w.base() + WalSegmentDescriptor.LSN_OFFSET) == WalSegmentDescriptor.lsn(w.index(), p, size)
-                    && w.checkRecord(p, crc) == null) {
-                return p;
-            }
-        }
-        return -1;
     }
 
     /**

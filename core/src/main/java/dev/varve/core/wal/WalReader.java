@@ -134,7 +134,7 @@ public final class WalReader implements AutoCloseable {
     public long skipDamaged() {
         long index = WalSegmentDescriptor.segmentIndex(nextLsn, segmentSize);
         int next = window.index() == index
-                ? WalOpenScan.nextValidRecord(window, WalSegmentDescriptor.offset(nextLsn, segmentSize), crc) : -1;
+                ? WalRecordScan.nextValidRecord(window, WalSegmentDescriptor.offset(nextLsn, segmentSize), crc) : -1;
         nextLsn = next >= 0 ? WalSegmentDescriptor.lsn(index, next, segmentSize) : WalSegmentDescriptor.firstLsn(index + 1, segmentSize);
         return nextLsn;
     }

@@ -275,7 +275,7 @@ final class WalSegment implements AutoCloseable {
      * Makes bytes [from, to) durable; a staged segment writes them to its file first, in one {@code pwrite}. That write
      * may be cut short (the kernel stops at a page boundary when the process is killed) or, on power loss, land in any
      * subset of its 512-byte sectors, so a record's length may reach the file without all of its body. That is a torn
-     * tail by FSYNC's rule ({@link WalOpenScan#scanRecords}), and that rule judges this segment whichever mode reopens
+     * tail by FSYNC's rule ({@link WalRecordScan#scanRecords}), and that rule judges this segment whichever mode reopens
      * it: its header records FSYNC (format 2 on; a writable open never appends to a segment of another mode or of
      * format 1, {@link WalOpenSwitch}). Where the range starts mid-sector, after records an earlier force made
      * durable, the disk rewrites that sector with those records' bytes unchanged: kept or lost, it leaves them whole.

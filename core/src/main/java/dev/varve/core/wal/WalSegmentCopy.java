@@ -103,12 +103,12 @@ final class WalSegmentCopy {
     }
 
     /** Where a file's records first stop, and where the last valid record anywhere in it ends. */
-    private record Reach(WalOpenScan.Stop first, int last) {
+    private record Reach(WalRecordScan.Stop first, int last) {
     }
 
     /**
      * How far the records of {@code path} reach, judged by the mode its header records (or {@code mode}, if it records
-     * none), as a durable copy when {@code copy} (see {@link WalOpenScan#scanRecords}); null when the file is not whole
+     * none), as a durable copy when {@code copy} (see {@link WalRecordScan#scanRecords}); null when the file is not whole
      * (size, header).
      */
     private static Reach reach(FileIOFactory io, Path path, long index, long segmentSize, WalSyncMode mode, boolean copy, boolean durable) {
@@ -121,12 +121,12 @@ final class WalSegmentCopy {
             WalSyncMode judged = WalSegmentDescriptor.judgedUnder(header, mode);
             boolean sectorTears = copy || judged == WalSyncMode.FSYNC;
             CRC32C crc = new CRC32C();
-            WalOpenScan.Stop first = WalOpenScan.scanRecords(w, HEADER_SIZE, durable, judged, sectorTears, crc, new ScannedTypes());
+            WalRecordScan.Stop first = WalRecordScan.scanRecords(w, HEADER_SIZE, durable, judged, sectorTears, crc, new ScannedTypes());
             int last = first.offset();
-            for (WalOpenScan.Stop s = first; s.reason() != null; ) { // valid records after a bad one: where do they end?
-                int next = WalOpenScan.nextValidRecord(w, s.offset(), crc);
+            for (WalRecordScan.Stop s = first; s.reason() != null; ) { // valid records after a bad one: where do they end?
+                int next = WalRecordScan.nextValidRecord(w, s.offset(), crc);
                 if (next < 0) break;
-                s = WalOpenScan.scanRecords(w, next, durable, judged, sectorTears, crc, new ScannedTypes());
+                s = WalRecordScan.scanRecords(w, next, durable, judged, sectorTears, crc, new ScannedTypes());
                 last = s.offset();
             }
             return new Reach(first, last);
