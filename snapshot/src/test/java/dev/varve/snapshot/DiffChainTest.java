@@ -84,6 +84,39 @@ class DiffChainTest {
     }
 
     /**
+     * Entries longer than a link's first read (1,200 changed bytes each, read again whole) on a chain of 40 whose
+     * links together outgrow the reading thread's first buffer: every version reads back, from the files alone.
+     */
+    @Test
+    void aChainOfEntriesLongerThanTheFirstReadReadsBack() {
+        SplittableRandom random = new SplittableRandom(23);
+        List<Version> versions = new ArrayList<>();
+        byte[] page = randomPage(random);
+        ByteBuffer image = ByteBuffer.allocateDirect(PAGE);
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, LONG_SEGMENT)) {
+            image.put(0, page);
+            long head = log.append(1, 0, 1, image, 0);
+            versions.add(new Version(1, head, head, page.clone(), 0));
+            for (int step = 1; step <= 40; step++) {
+                int from = CHUNK * random.nextInt((PAGE - 1200) / CHUNK);
+                for (int b = from; b < from + 1200; b++) page[b] = (byte) random.nextInt();
+                image.put(0, page);
+                Version last = versions.get(versions.size() - 1);
+                long address = log.appendDiff(1, step, step + 1, last.address(), head, chunks(from, from + 1200), image, 0);
+                assertTrue(Pagelog.isDiff(address), "a diff, in one segment");
+                versions.add(new Version(1, address, head, page.clone(), step));
+            }
+            log.writeStaged();
+            versions = resolved(log, versions);
+            log.force();
+        }
+        try (Pagelog log = new Pagelog(IO, dir, PAGE, LONG_SEGMENT)) {
+            assertReadsBack(log, versions, true); // the newest first: 40 long links walked back to the head
+            assertReadsBack(log, versions, false);
+        }
+    }
+
+    /**
      * Reclamation moving forward through random histories in segments of 16 records (chains restart whole in each,
      * packs end at a segment's last record): after each step every version a live snapshot needs still reads back,
      * with the pages rebuilt before kept and again from the files alone.
