@@ -46,6 +46,7 @@ public final class Main {
                 case RECOVERY_TIME -> new RecoveryTimeJob(opts, out).run();
                 case RETENTION -> new RetentionComparison(opts, out).run();
                 case SNAPSHOT_COST -> new SnapshotCostJob(opts, out).run();
+                case CHAIN_COST -> new ChainCostJob(opts, out).run();
                 case SHIP -> new ShipJob(opts, out).run();
                 case INFINISPAN -> new InfinispanComparison(opts, out).run();
             }

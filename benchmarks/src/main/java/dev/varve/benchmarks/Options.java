@@ -13,7 +13,7 @@ import java.util.Locale;
 /** The command-line flags of {@link Main}, parsed and checked; {@link UsageException} names a bad one. */
 final class Options {
     /** What to run. */
-    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, SNAPSHOT_COST, SHIP, INFINISPAN, HELP }
+    enum Job { DEMO, COMPARE, RECOVERY_MODES, RECOVERY_TIME, RETENTION, SNAPSHOT_COST, CHAIN_COST, SHIP, INFINISPAN, HELP }
 
     /** What {@code java -jar varve-benchmarks.jar} runs without a job flag. */
     static final Job DEFAULT_JOB = Job.COMPARE;
@@ -66,6 +66,9 @@ final class Options {
             "                          bytes per changed byte, WAL bytes per put, as-of get latency (recent and old snapshot);",
             "                          writes SNAPSHOT-COST.md to --out and prints the table (about 7 minutes at the default",
             "                          " + SNAPSHOT_COST_SECONDS_DEFAULT + " s per row)",
+            "  --chain-cost            what each snapshotDiffChain bound (whole pages, 7, 15, 31, the default) buys and costs:",
+            "                          archive bytes per changed byte against the first as-of pass over old history, on the",
+            "                          same history for every bound; writes CHAIN-COST.md to --out (about 3 minutes)",
             "  --ship                  snapshot shipping on loopback: a --ship-mib image pulled from a live store while a",
             "                          writer keeps writing; throughput against the disk's durable write bandwidth and the",
             "                          writer's put rate during the transfer against without it; the process's CPU and",
@@ -98,7 +101,7 @@ final class Options {
             "                          and FSYNC, " + COMPARE_SECONDS_LONG + " s per phase (about an hour on 2 cores)",
             "  --out PATH              compare: report directory (default ./" + OUT_DEFAULT + "): BENCHMARKS.md, charts, data, logs;",
             "                          retention: the same directory, for RETENTION.md and its chart; snapshot-cost: for",
-            "                          SNAPSHOT-COST.md",
+            "                          SNAPSHOT-COST.md; chain-cost: for CHAIN-COST.md",
             "  --threads N             compare: writer threads; infinispan: writer threads of the one node and of each of",
             "                          the three nodes (default 1)",
             "  --rate N                compare: puts/s of the fixed-rate phases (default " + RATE_DEFAULT + ")",
@@ -166,6 +169,7 @@ final class Options {
                 case "--recovery-time" -> o.job(Job.RECOVERY_TIME);
                 case "--retention" -> o.job(Job.RETENTION);
                 case "--snapshot-cost" -> o.job(Job.SNAPSHOT_COST);
+                case "--chain-cost" -> o.job(Job.CHAIN_COST);
                 case "--ship" -> o.job(Job.SHIP);
                 case "--ship-mib" -> o.shipMiB = (int) number(args, ++i, flag, 1, 64 * 1024);
                 case "--ship-idle" -> o.shipIdle = true;
