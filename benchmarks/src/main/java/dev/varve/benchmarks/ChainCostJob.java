@@ -4,7 +4,6 @@ import dev.varve.config.ConfigLimits;
 import dev.varve.config.WalSyncMode;
 import dev.varve.engine.SnapshotView;
 import dev.varve.engine.Varve;
-import dev.varve.engine.VarveMetrics;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -105,10 +104,10 @@ final class ChainCostJob {
             store.checkpoint().join();
             runBatches(load, scale.batchesBefore());
             load.markNextDeclaration();
-            long archive0 = archiveWritten(store.metrics());
+            long archive0 = SnapshotCostJob.archiveWritten(store.metrics());
             long batches0 = load.batches();
             long nanos = runBatches(load, 2L * scale.batchesBefore());
-            long archive = archiveWritten(store.metrics()) - archive0;
+            long archive = SnapshotCostJob.archiveWritten(store.metrics()) - archive0;
             store.checkpoint().join(); // the captures archived and the pages written: the gets have the cores
             long[] atOld = load.markedTokens();
             GetLatency gets = new GetLatency(scale.gets(), load.keys(), SEED + 1);
@@ -119,10 +118,6 @@ final class ChainCostJob {
         }
         StoreDirs.delete(dir);
         return row;
-    }
-
-    private static long archiveWritten(VarveMetrics m) {
-        return m.archiveBytes() + m.archiveBytesReclaimed();
     }
 
     /** Steps the load for {@code batches} batches; returns the nanoseconds they took. */

@@ -181,7 +181,7 @@ final class SnapshotCostJob {
     }
 
     /** Bytes the archive has taken in since open: what it holds plus what reclamation gave back. */
-    private static long archiveWritten(VarveMetrics m) {
+    static long archiveWritten(VarveMetrics m) {
         return m.archiveBytes() + m.archiveBytesReclaimed();
     }
 
