@@ -40,9 +40,9 @@ import java.util.zip.CRC32C;
  * <ul>
  *   <li>a bad record in a segment that is not the last is damage;</li>
  *   <li>a bad record with a valid record anywhere after it is damage, except under {@link WalSyncMode#FSYNC} when it
- *       has the shape a power cut leaves ({@link WalRecordScan#tornByPowerLoss}): there the last commit's range goes out in one
- *       write and one fdatasync, and the disk may keep a later sector of it (a whole later record) without an
- *       earlier one, none of it acknowledged;</li>
+ *       has the shape a power cut leaves ({@link WalRecordScan#tornByPowerLoss}): there the last commit's range goes
+ *       out in one write and one fdatasync, and the disk may keep a later sector of it (a whole later record) without
+ *       an earlier one, none of it acknowledged;</li>
  *   <li>a zero length followed by bytes of a record that never got its length is a torn tail;</li>
  *   <li>a bad record with a non-zero length at the very end is a torn tail only under {@link WalSyncMode#FSYNC}, the
  *       one mode that promises survival of power loss and so runs with records beyond the last fsync; under
@@ -196,7 +196,8 @@ public final class WalOpenScan {
                     WalSyncMode judged = WalSegmentDescriptor.judgedUnder(header, mode); // read before the scan moves the window
                     stop = bad != null ? new Stop(0, bad, SEGMENTS_ARE_WHOLE)
                             : fromIndex > last ? new Stop((int) segmentSize, null, null)
-                            : WalRecordScan.scanRecords(window, offset, index < last, judged, copied != null || judged == WalSyncMode.FSYNC, crc, types);
+                            : WalRecordScan.scanRecords(window, offset, index < last, judged,
+                                    copied != null || judged == WalSyncMode.FSYNC, crc, types);
                 }
             }
             Path successor = index == last && unnamed == null ? unnamedSuccessor(io, dir, stop, index) : null;
