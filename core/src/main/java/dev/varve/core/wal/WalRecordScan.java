@@ -7,8 +7,8 @@ import java.util.zip.CRC32C;
 /**
  * How the records of one WAL segment are judged: where they stop, and whether a stop is a clean end, a torn tail
  * that may be cut or damage that is refused, by the rules {@link WalOpenScan} sets out. The open's scan, the offline
- * check ({@link WalFileCheck}), the choice of a durable copy ({@link WalSegmentCopy}) and the reader all judge a
- * segment through here, so open, verify and read agree.
+ * check ({@link WalFileCheck}) and the choice of a durable copy ({@link WalSegmentCopy}) judge a segment through here,
+ * so open and verify agree; the reader ({@link WalReader}) finds the records after damage by the same test.
  */
 final class WalRecordScan {
     private WalRecordScan() {
