@@ -28,8 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Records appended and not yet forced are past the mark and recovery cuts them — but the archive must still open. A
  * segment filled is forced on a thread of its own once the next one begins, and by the next checkpoint's flush at the
  * latest, never on the archiver's path, so a power cut can leave a short segment that is not the last: open sets aside
- * the segments after it, and the recovery cut deletes them. A short segment whose header records no segment size (an older archive) may be another
- * archiveSegmentSize and is still refused.
+ * the segments after it, and the recovery cut deletes them. A short segment whose header records no segment size (an
+ * older archive) may be another archiveSegmentSize and is still refused.
  */
 @Timeout(60)
 class PagelogPowerCutTest {
