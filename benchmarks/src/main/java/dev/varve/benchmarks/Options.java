@@ -68,7 +68,7 @@ final class Options {
             "                          " + SNAPSHOT_COST_SECONDS_DEFAULT + " s per row)",
             "  --chain-cost            what each snapshotDiffChain bound (whole pages, 7, 15, 31, the default) buys and costs:",
             "                          archive bytes per changed byte against the first as-of pass over old history, on the",
-            "                          same history for every bound; writes CHAIN-COST.md to --out (about 3 minutes)",
+            "                          same history for every bound; writes CHAIN-COST.md to --out (about 2 minutes)",
             "  --ship                  snapshot shipping on loopback: a --ship-mib image pulled from a live store while a",
             "                          writer keeps writing; throughput against the disk's durable write bandwidth and the",
             "                          writer's put rate during the transfer against without it; the process's CPU and",
