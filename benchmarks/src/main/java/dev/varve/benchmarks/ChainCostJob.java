@@ -152,8 +152,7 @@ final class ChainCostJob {
     }
 
     private static double median(List<Row> rows, ToDoubleFunction<Row> f) {
-        double[] v = rows.stream().mapToDouble(f).sorted().toArray();
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+        return Medians.of(rows.stream().mapToDouble(f).toArray());
     }
 
     private static String range(double[] values, String format) {

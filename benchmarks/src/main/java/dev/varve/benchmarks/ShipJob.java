@@ -77,7 +77,7 @@ final class ShipJob {
                 WRITER_KEYS, opts.dir.toAbsolutePath());
         double[] probes = new double[DISK_PROBES];
         for (int i = 0; i < DISK_PROBES; i++) probes[i] = diskBandwidth(opts.dir.resolve("disk-probe"), Math.min(imageBytes, 1L << 30));
-        double diskBytesPerSec = median(probes);
+        double diskBytesPerSec = Medians.of(probes);
         out.printf(Locale.ROOT, "disk: durable sequential writes %s MiB/s, median %.0f%n",
                 Arrays.stream(probes).mapToObj(b -> String.format(Locale.ROOT, "%.0f", b / (1 << 20))).collect(Collectors.joining(", ")),
                 diskBytesPerSec / (1 << 20));
@@ -185,15 +185,8 @@ final class ShipJob {
         double[] values = transfers.stream().mapToDouble(figure).toArray();
         List<String> cells = new ArrayList<>();
         for (double v : values) cells.add(String.format(Locale.ROOT, format, v));
-        cells.add(String.format(Locale.ROOT, format, median(values)));
+        cells.add(String.format(Locale.ROOT, format, Medians.of(values)));
         t.row(label, cells);
-    }
-
-    private static double median(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     /**

@@ -236,11 +236,8 @@ final class SnapshotCostJob {
 
     /** The median batches/s of the rows without snapshots under {@code sync}. */
     static double noneBaseline(List<Row> rows, WalSyncMode sync) {
-        double[] nones = rows.stream().filter(n -> n.setup().cadence() == SnapshotCadence.NONE && n.setup().sync() == sync)
-                .mapToDouble(Row::batchesPerSecond).sorted().toArray();
-        if (nones.length == 0) return Double.NaN;
-        int mid = nones.length / 2;
-        return nones.length % 2 == 1 ? nones[mid] : (nones[mid - 1] + nones[mid]) / 2;
+        return Medians.of(rows.stream().filter(n -> n.setup().cadence() == SnapshotCadence.NONE && n.setup().sync() == sync)
+                .mapToDouble(Row::batchesPerSecond).toArray());
     }
 
     static String table(List<Row> rows) {
