@@ -127,12 +127,30 @@ final class PagelogReader {
                 || offset + PagelogDescriptor.entryLayout(volume.versionOf(record)).headerSize() > pageSize)
             throw new CorruptionException("Pagelog address " + address + " names a diff entry where none can be", f.path(), off);
         try {
-            // the whole record is kept, for the other entries of its pack
-            recent.readPart(record, f, volume.offsetOf(record), readBuf.get(), BODY + offset, recordBytes - BODY - offset, dst);
+            // a filled segment is read through its mapping where the file has one: a copy of the entry alone, no system
+            // call; else the whole record is read and kept, for the other entries of its pack
+            if (!filled(record) || !readMapped(f, dst, off, Math.min(dst.remaining(), recordBytes - BODY - offset)))
+                recent.readPart(record, f, volume.offsetOf(record), readBuf.get(), BODY + offset, recordBytes - BODY - offset, dst);
         } catch (IOException x) {
             throw new StorageException("Pagelog read failed: " + x.getMessage(), f.path(), x);
         }
         return off;
+    }
+
+    /** Whether every record of {@code record}'s segment is written: records below the end never change. */
+    private boolean filled(long record) {
+        return (record / recordsPerSegment + 1) * recordsPerSegment <= volume.end();
+    }
+
+    /** Copies {@code n} bytes at {@code off} of filled segment file {@code f} into {@code dst} through its mapping; false where it has none. */
+    private boolean readMapped(FileIO f, ByteBuffer dst, long off, int n) throws IOException {
+        int limit = dst.limit();
+        dst.limit(dst.position() + n);
+        try {
+            return f.readMapped(dst, off, volume.offsetOf(recordsPerSegment - 1) + recordBytes);
+        } finally {
+            dst.limit(limit);
+        }
     }
 
     /**

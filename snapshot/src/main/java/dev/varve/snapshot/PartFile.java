@@ -134,6 +134,12 @@ final class PartFile implements FileIO {
         return use(f -> f.read(dst, position));
     }
 
+    /** Through the open descriptor's mapping, which goes when the descriptor does (the budget counts both). */
+    @Override
+    public boolean readMapped(ByteBuffer dst, long position, long sealed) throws IOException {
+        return use(f -> f.readMapped(dst, position, sealed));
+    }
+
     /** Whether a write begun through this handle is not covered by a force yet. */
     private boolean unforced() {
         return forcedThrough.get() < begun.get();

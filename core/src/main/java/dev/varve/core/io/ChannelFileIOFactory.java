@@ -164,6 +164,8 @@ final class ChannelFileIOFactory implements FileIOFactory {
         private volatile FileChannel channel;
         private volatile boolean closed;
         private volatile FsyncWitness witness; // set under this; opened before the first force, so it sees every error a force may
+        /** The sealed bytes mapped ({@link #readMapped}); set under this, let go of by a cut and at close. */
+        private volatile SealedMapping mapping;
 
         private ChannelFileIO(Path path, OpenOption[] options, FsyncWitness.Opener witnesses, FileChannel channel) {
             this.path = path;
@@ -295,12 +297,39 @@ final class ChannelFileIOFactory implements FileIOFactory {
         }
 
         @Override
+        public boolean readMapped(ByteBuffer dst, long position, long sealed) throws IOException {
+            if (!SealedMapping.AVAILABLE) return false;
+            SealedMapping m = mapping;
+            if (m == null && (m = mapSealed(sealed)) == null) return false;
+            return position + dst.remaining() <= sealed && m.copy(dst, position);
+        }
+
+        /**
+         * The mapping, made now of the first {@code sealed} bytes if there is none; null for a file shorter than that
+         * (damaged: its reads report it) or too long for one buffer. A file cut under its mapping faults a read of the
+         * bytes cut, which {@link SealedMapping#copy} reports as an {@link IOException}; only recovery cuts a filled
+         * archive segment, at open, before anything reads it.
+         */
+        private synchronized SealedMapping mapSealed(long sealed) throws IOException {
+            if (closed) throw new ClosedChannelException();
+            if (mapping != null || sealed > Integer.MAX_VALUE || size() < sealed) return mapping;
+            return mapping = call(ch -> SealedMapping.map(ch, sealed));
+        }
+
+        @Override
         public long size() throws IOException {
             return call(FileChannel::size);
         }
 
         @Override
         public void truncate(long size) throws IOException {
+            synchronized (this) { // bytes past the cut must not be read through a mapping (they fault), nor change under it
+                SealedMapping m = mapping;
+                if (m != null && m.length() > size) {
+                    mapping = null;
+                    m.close();
+                }
+            }
             call(ch -> ch.truncate(size));
         }
 
@@ -327,7 +356,11 @@ final class ChannelFileIOFactory implements FileIOFactory {
                 try {
                     channel.close();
                 } finally {
-                    if (witness != null) witness.close();
+                    try {
+                        if (witness != null) witness.close();
+                    } finally {
+                        if (mapping != null) mapping.close();
+                    }
                 }
             }
             synchronized (OPEN) {

@@ -34,6 +34,17 @@ public interface FileIO extends Closeable {
         force();
     }
 
+    /**
+     * Copies the bytes at {@code position} into {@code dst} (until it is full, advancing it) from a read-only mapping of
+     * the file's first {@code sealed} bytes — bytes the caller knows never change again, a filled archive segment — and
+     * returns true; returns false, having read nothing, where this file is not mapped: the default, Java before 22
+     * (which unmaps only through a garbage collection), a file shorter than {@code sealed}, or a range past it. The
+     * caller then reads through {@link #read}.
+     */
+    default boolean readMapped(ByteBuffer dst, long position, long sealed) throws IOException {
+        return false;
+    }
+
     /** Current size in bytes. */
     long size() throws IOException;
 

@@ -6,7 +6,8 @@ import java.nio.file.Path;
 
 /**
  * A {@link FileIO} that forwards every call to another: a test wrapper (returned by a
- * {@link ForwardingFileIOFactory}'s {@code open}) extends it and overrides only the calls it watches or holds.
+ * {@link ForwardingFileIOFactory}'s {@code open}) extends it and overrides only the calls it watches or holds. All
+ * but {@link FileIO#readMapped}, left at its default (not mapped): every read a wrapper sees goes through {@link #read}.
  */
 public abstract class ForwardingFileIO implements FileIO {
     /** The file every call goes to. */
