@@ -69,18 +69,24 @@ class DiffCaptureCrashTest {
         }
     }
 
+    /**
+     * Every point with chains of every length to 3; the Pagelog's points again with chains to 20, whose versions at
+     * positions 8 and 16 are skip links (diffs against the version 8 back).
+     */
     static Stream<Arguments> cases() {
         List<Arguments> out = new ArrayList<>();
-        for (RecoveryMode mode : RecoveryMode.values()) for (Point p : Point.values()) out.add(Arguments.of(mode, p));
+        for (RecoveryMode mode : RecoveryMode.values()) for (Point p : Point.values()) out.add(Arguments.of(mode, p, 3));
+        for (RecoveryMode mode : RecoveryMode.values())
+            for (Point p : new Point[] {Point.PAGELOG_WRITE, Point.PAGELOG_FSYNC, Point.SEGMENT_DELETE}) out.add(Arguments.of(mode, p, 20));
         return out.stream();
     }
 
-    @ParameterizedTest(name = "{0}, crash at {1}")
+    @ParameterizedTest(name = "{0}, crash at {1}, chains to {2}")
     @MethodSource("cases")
-    void everyAcknowledgedSnapshotReadsBackAfterAPowerLossWhileArchiving(RecoveryMode mode, Point point) {
-        VarveConfig config = SnapshotTest.config(dir, mode).toBuilder().walSyncMode(WalSyncMode.FSYNC).snapshotDiffChain(3)
+    void everyAcknowledgedSnapshotReadsBackAfterAPowerLossWhileArchiving(RecoveryMode mode, Point point, int chain) {
+        VarveConfig config = SnapshotTest.config(dir, mode).toBuilder().walSyncMode(WalSyncMode.FSYNC).snapshotDiffChain(chain)
                 .archiveSegmentSize(256L << 10).retention(RankTreePolicy.levels(Retention.keepLast(KEEP))).build();
-        long seed = mode.ordinal() * 10L + point.ordinal();
+        long seed = mode.ordinal() * 10L + point.ordinal() + 100L * chain;
         FaultyFileIOFactory io = new FaultyFileIOFactory(seed);
         TreeMap<Long, Map<String, String>> models = new TreeMap<>();
         Map<String, String> model = new TreeMap<>();

@@ -35,7 +35,18 @@ class DiffCaptureTest {
     @ParameterizedTest
     @EnumSource(RecoveryMode.class)
     void everySnapshotReadsBackExactlyAfterACrash(RecoveryMode mode) {
-        VarveConfig config = SnapshotTest.config(dir, mode).toBuilder().snapshotDiffChain(3).build(); // short chains: every length, often
+        everySnapshotReadsBackAfterACrash(mode, 3); // short chains: every length, often
+    }
+
+    /** The same with chains to 20: the versions at positions 8 and 16 are skip links, diffs against the version 8 back. */
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    void everySnapshotReadsBackExactlyAfterACrashWithSkipLinks(RecoveryMode mode) {
+        everySnapshotReadsBackAfterACrash(mode, 20);
+    }
+
+    private void everySnapshotReadsBackAfterACrash(RecoveryMode mode, int chain) {
+        VarveConfig config = SnapshotTest.config(dir, mode).toBuilder().snapshotDiffChain(chain).build();
         TreeMap<Long, Map<String, String>> models = new TreeMap<>();
         Varve store = Varve.open(config);
         write(store, new SplittableRandom(mode.ordinal()), models);

@@ -189,6 +189,10 @@ final class Pagelog implements AutoCloseable {
         return packsAllowed;
     }
 
+    int pageSize() {
+        return pageSize;
+    }
+
     /** Next address to be written. */
     long end() {
         return end;
