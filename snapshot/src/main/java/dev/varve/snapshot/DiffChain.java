@@ -12,8 +12,10 @@ import java.util.zip.CRC32C;
 /**
  * Diff capture's entries and chains (Thresher's diffs, taken at capture time): a pre-state stored as byte ranges, the
  * runs of the page's chunks that changed since its previous archived version — the base — which may itself be a
- * diff, back to a whole page (the head). Chains are bounded ({@code snapshotDiffChain}), so a read costs at most that many entry reads
- * and one record read. The entry layout is {@link PagelogDescriptor}'s; entries live in a {@link Pagelog}'s packs.
+ * diff, back to a whole page (the head). Chains are bounded ({@code snapshotDiffChain}) and every {@link PendingCaptures#SKIP}th
+ * version's base lies that many versions back (a skip link), so a read costs at most {@code SKIP - 1} entry reads plus
+ * one per {@code SKIP} versions of the chain, and one record read. The entry layout is {@link PagelogDescriptor}'s;
+ * entries live in a {@link Pagelog}'s packs.
  *
  * <p>Why it is safe: the chunks come from the page's own change tracking ({@link Page#takeChanged}), and each entry
  * carries the CRC32C of the whole page it rebuilds, checked after the chain is applied — a change tracking ever

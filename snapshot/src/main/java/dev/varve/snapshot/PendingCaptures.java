@@ -1,8 +1,8 @@
 package dev.varve.snapshot;
 
 import dev.varve.core.io.StorageException;
-import dev.varve.core.page.Page;
 import dev.varve.core.memory.PageSlots;
+import dev.varve.core.page.Page;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -121,12 +121,12 @@ final class PendingCaptures {
             return hi;
         }
 
-        /** Links from this version back to a whole page: 0 for a whole page. */
         /** Its address in its volume once archived and resolved; -1 before. */
         long address() {
             return address;
         }
 
+        /** Links from this version back to a whole page: 0 for a whole page. */
         int chain() {
             return chain;
         }
