@@ -175,7 +175,9 @@ final class ChainCostJob {
         sb.append("- Archive/changed: growth of archiveBytes() + archiveBytesReclaimed() over the batches after the old snapshot, over the bytes ")
                 .append("their puts changed (").append(SnapshotCostLoad.CHANGED_BYTES_PER_PUT).append(" per put).\n");
         sb.append("- First pass: the first of two passes of random gets as of the old snapshot, which rebuilds every diff-based page it ")
-                .append("reaches (a record read per link not in the records the Pagelog read last); medians over the rounds, the p99 as ")
+                .append("reaches (at most 7 links plus one per 8, as every 8th version is a skip link; each link a record read ")
+                .append("before Java 22 unless the Pagelog read the record lately, a copy from the segment's mapping since); ")
+                .append("medians over the rounds, the p99 as ")
                 .append("the range of the rounds and against the whole-page row of the same round. Second pass: the same gets again, ")
                 .append("served by what the first pass kept. Every value of both passes is checked against what the key held then.\n");
         Files.createDirectories(opts.out);

@@ -2,7 +2,6 @@ package dev.varve.snapshot;
 
 import dev.varve.core.io.StorageException;
 import dev.varve.core.memory.PageSlots;
-import dev.varve.core.page.Page;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -22,9 +21,11 @@ final class PendingCaptures {
      * version this many links back (of every chunk changed since), not the one before it. A read then walks at most
      * {@code SKIP - 1} links to the last such version and one link per {@code SKIP} from there to the chain's whole
      * page: at most 14 at the default bound of 63, not 63. A mapped first read costs some 0.4 µs a link (measured
-     * 2026-12-07, Java 25). What it costs: a skip link stores again what the links it skips changed (a whole page
-     * never, its entry no bigger than half a page, else an ordinary link is stored). Readers follow any earlier base
-     * of the segment, so this is no format change.
+     * 2026-12-07, Java 25). What it costs: a skip link stores again what the links it skips changed; one that does
+     * not fit a pack is stored whole, which starts the chain again, so the walk stays bounded however much the page
+     * changes between captures (with a snapshot every 10 ms a skip entry of the job's load takes some 2.3 KiB: half a
+     * page as a limit for it, measured, left such chains without skip links and their first reads at 63 links).
+     * Readers follow any earlier base of the segment, so this is no format change.
      */
     static final int SKIP = 8;
     /** How long a capture or a checkpoint waits for the archiver before it gives up. */
@@ -150,8 +151,7 @@ final class PendingCaptures {
                 int position = b.chain + 1;
                 Pending a = b.chain % SKIP == 0 ? b : b.anchor;
                 long[] since = a == b || a == null ? changed : or(b.sinceAnchor, changed);
-                boolean skip = position % SKIP == 0 && a != b && a != null
-                        && PagelogDescriptor.entryBytesAtMost(since, v.pageSize() / Page.CHUNKS) <= v.pageSize() / 2;
+                boolean skip = position % SKIP == 0 && a != b && a != null;
                 address = skip ? v.appendDiff(pageId, lo, hi, a.address, a.head, since, slots.memoryOf(slot), slots.offsetOf(slot))
                         : v.appendDiff(pageId, lo, hi, b.address, b.head, changed, slots.memoryOf(slot), slots.offsetOf(slot));
                 boolean storedAsDiff = Pagelog.isDiff(address); // else whole: its base lies in an earlier segment
