@@ -117,7 +117,7 @@ final class Pagelog implements AutoCloseable {
         this.recordLimit = Math.min(1L << PagelogDescriptor.RECORD_BITS, (long) Integer.MAX_VALUE * recordsPerSegment);
         this.stage = ByteBuffer.allocateDirect(recordBytes * 256).order(ByteOrder.LITTLE_ENDIAN);
         this.chain = new DiffChain(pageSize);
-        this.reader = new PagelogReader(this, segments, pageSize, recordBytes, recordsPerSegment, chain);
+        this.reader = new PagelogReader(this, segments, pageSize, recordBytes, recordsPerSegment, chain, io.mapsSealedFiles());
         this.diffRanges = PageDiff.rangesFor(pageSize);
         this.pack = new DiffPack(pageSize, chain);
         this.forcing = new SegmentForcing(this, segments, budget, dir, () -> firstSegment, this::lastSegment,

@@ -34,9 +34,11 @@ final class PagelogReader {
     /** Records read lately, for the chains of old diff-based history (one read per link otherwise). */
     private final RecentRecords recent;
     private final DiffChain chain;
+    /** Whether the segment files may be read through a mapping ({@link FileIO#readMapped}): asked only if so. */
+    private final boolean mapped;
 
     PagelogReader(Pagelog volume, Map<Integer, ? extends FileIO> segments, int pageSize, int recordBytes, long recordsPerSegment,
-            DiffChain chain) {
+            DiffChain chain, boolean mapped) {
         this.volume = volume;
         this.segments = segments;
         this.pageSize = pageSize;
@@ -45,6 +47,7 @@ final class PagelogReader {
         this.readBuf = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(recordBytes).order(ByteOrder.LITTLE_ENDIAN));
         this.recent = new RecentRecords(recordBytes);
         this.chain = chain;
+        this.mapped = mapped;
     }
 
     /** This thread's buffer of one whole record, for a read of one (the volume's checked scan of a segment too). */
@@ -129,7 +132,7 @@ final class PagelogReader {
         try {
             // a filled segment is read through its mapping where the file has one: a copy of the entry alone, no system
             // call; else the whole record is read and kept, for the other entries of its pack
-            if (!filled(record) || !readMapped(f, dst, off, Math.min(dst.remaining(), recordBytes - BODY - offset)))
+            if (!mapped || !filled(record) || !readMapped(f, dst, off, Math.min(dst.remaining(), recordBytes - BODY - offset)))
                 recent.readPart(record, f, volume.offsetOf(record), readBuf.get(), BODY + offset, recordBytes - BODY - offset, dst);
         } catch (IOException x) {
             throw new StorageException("Pagelog read failed: " + x.getMessage(), f.path(), x);

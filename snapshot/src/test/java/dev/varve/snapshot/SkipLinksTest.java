@@ -123,12 +123,17 @@ class SkipLinksTest {
         }
     }
 
-    /** The links from {@code address} back to its chain's whole page, each entry read and checked. */
+    /**
+     * The links from {@code address} back to its chain's whole page, each entry read and checked, and each base in the
+     * entry's own segment (reclaiming a segment whole must never take a base a live version's chain reads, I8).
+     */
     private static int walk(Pagelog volume, DiffChain links, long address) {
         int n = 0;
         for (long at = address; PagelogDescriptor.entryOffsetOf(at) != 0; n++) {
             int version = volume.versionOf(PagelogDescriptor.recordOf(at));
-            at = links.readEntry(volume, at, PAGE_ID, version).getLong(PagelogDescriptor.entryLayout(version).base());
+            long base = links.readEntry(volume, at, PAGE_ID, version).getLong(PagelogDescriptor.entryLayout(version).base());
+            assertEquals(volume.pathOf(at), volume.pathOf(base), "the base of entry " + at + " lies in its segment");
+            at = base;
         }
         return n;
     }

@@ -43,6 +43,11 @@ final class ChannelFileIOFactory implements FileIOFactory {
                 : ChannelFileIO.open(file, witnesses, StandardOpenOption.READ, StandardOpenOption.WRITE);
     }
 
+    @Override
+    public boolean mapsSealedFiles() {
+        return SealedMapping.AVAILABLE;
+    }
+
     private static OpenOption directOption() {
         try {
             return (OpenOption) Class.forName("com.sun.nio.file.ExtendedOpenOption").getField("DIRECT").get(null);

@@ -70,6 +70,14 @@ public interface FileIOFactory {
         return Optional.empty();
     }
 
+    /**
+     * Whether the files this factory opens may serve {@link FileIO#readMapped}: false by default, and before Java 22,
+     * so that a caller does not ask on every read of a file that never maps.
+     */
+    default boolean mapsSealedFiles() {
+        return false;
+    }
+
     /** The real file system. */
     static FileIOFactory standard() {
         return ChannelFileIOFactory.INSTANCE;

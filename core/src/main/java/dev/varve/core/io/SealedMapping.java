@@ -17,7 +17,7 @@ import java.nio.channels.FileChannel;
  * <p>Why only on Java 22 and later: a mapping must be let go of when its file is deleted (a reclaimed segment's disk
  * space) or cut. A {@code java.lang.foreign.Arena} unmaps when it closes, and a shared one makes a read racing the
  * close fail with an {@link IllegalStateException} rather than touch unmapped memory; Java 17's mapped buffers are
- * unmapped only by a garbage collection, or through {@code sun.misc.Unsafe}, which Varve does not use. The build
+ * unmapped only by a garbage collection, or through the JDK's internal unsafe API, which Varve does not use. The build
  * targets Java 17, so the arena and the mapping are looked up at run time; before Java 22 nothing is mapped
  * ({@link #AVAILABLE} false) and reads go through the file. The system property {@value #PROPERTY} set to
  * {@code false} turns mapping off on any Java.

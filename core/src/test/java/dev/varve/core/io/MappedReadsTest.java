@@ -46,6 +46,8 @@ class MappedReadsTest {
         byte[] all = Files.readAllBytes(file);
         boolean mapped = Runtime.version().feature() >= 22 && !"false".equals(System.getProperty(SealedMapping.PROPERTY));
         assertEquals(mapped, SealedMapping.AVAILABLE, "offered on Java 22 and later only");
+        assertEquals(mapped, FileIOFactory.standard().mapsSealedFiles(), "and said so by the factory, so callers ask only then");
+        assertFalse(new ForwardingFileIOFactory() { }.mapsSealedFiles(), "not by a test seam's");
         try (FileIO f = FileIOFactory.standard().open(file, false)) {
             for (int at : new int[] {0, 4096 - 7, SIZE - 512}) {
                 ByteBuffer dst = ByteBuffer.allocate(512);
