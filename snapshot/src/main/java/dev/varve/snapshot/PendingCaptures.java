@@ -151,7 +151,7 @@ final class PendingCaptures {
                 int position = b.chain + 1;
                 Pending a = b.chain % SKIP == 0 ? b : b.anchor;
                 long[] since = a == b || a == null ? changed : or(b.sinceAnchor, changed);
-                boolean skip = position % SKIP == 0 && a != b && a != null;
+                boolean skip = position % SKIP == 0 && a != null; // then b sits at SKIP - 1 past a multiple: a is its anchor
                 address = skip ? v.appendDiff(pageId, lo, hi, a.address, a.head, since, slots.memoryOf(slot), slots.offsetOf(slot))
                         : v.appendDiff(pageId, lo, hi, b.address, b.head, changed, slots.memoryOf(slot), slots.offsetOf(slot));
                 boolean storedAsDiff = Pagelog.isDiff(address); // else whole: its base lies in an earlier segment

@@ -104,17 +104,7 @@ final class SealedMapping {
     }
 
     /** The Java 22 methods, looked up by name: {@code Arena.ofShared}, {@code FileChannel.map} into one, {@code MemorySegment.asByteBuffer}. */
-    private static final class Handles {
-        private final MethodHandle ofShared;
-        private final MethodHandle map;
-        private final MethodHandle asByteBuffer;
-
-        private Handles(MethodHandle ofShared, MethodHandle map, MethodHandle asByteBuffer) {
-            this.ofShared = ofShared;
-            this.map = map;
-            this.asByteBuffer = asByteBuffer;
-        }
-
+    private record Handles(MethodHandle ofShared, MethodHandle map, MethodHandle asByteBuffer) {
         /** The handles, or null before Java 22 (in 21 the API is a preview). */
         static Handles lookUp() {
             if (Runtime.version().feature() < 22) return null;
